@@ -1,0 +1,312 @@
+/* GENERATED FILE - DO NOT EDIT.
+ * The bfo alphabet: fragment types, flags, events.
+ * Generated from spec/alphabet.tab by tools/bfo_gen.py (run `make gen`).
+ * Change the spec and regenerate; `make check-gen` fails when this
+ * file is not what the spec generates. */
+#ifndef BFO_ALPHABET_H
+#define BFO_ALPHABET_H
+
+/* Fragment types: BFO_FRAGMENTS(X) calls X(NAME, CODE, LAYOUT, HAS_PAYLOAD, DEDUP). */
+#define BFO_FRAGMENTS(X) \
+    X(MATCH, 0x01, match, 1, 0) \
+    X(RNDV, 0x02, rndv, 1, 1) \
+    X(RGET, 0x03, rget, 0, 1) \
+    X(ACK, 0x04, ack, 0, 0) \
+    X(FRAG, 0x05, frag, 1, 0) \
+    X(PUT, 0x06, put, 0, 0) \
+    X(FIN, 0x07, fin, 0, 1) \
+    X(NOTIFY, 0x08, restart, 0, 1) \
+    X(RESTARTACK, 0x09, restart, 0, 0) \
+    X(RESTARTNACK, 0x0a, restart, 0, 0) \
+    X(RECVERRNOTIFY, 0x0b, restart, 0, 0) \
+    X(BROKEN, 0x10, railctl, 0, 0) \
+    X(PROBE, 0x11, railctl, 0, 0) \
+    X(PROBEACK, 0x12, railctl, 0, 0)
+
+enum bfo_frag_type {
+    BFO_FRAG_MATCH = 0x01, /* eager message: match header and the whole payload */
+    BFO_FRAG_RNDV = 0x02, /* rendezvous start: match header, total length, first bytes */
+    BFO_FRAG_RGET = 0x03, /* rendezvous for RDMA read: where the receiver may read the message */
+    BFO_FRAG_ACK = 0x04, /* receiver to sender: send bytes from offset on by FRAG */
+    BFO_FRAG_FRAG = 0x05, /* a piece of the message sent by copy */
+    BFO_FRAG_PUT = 0x06, /* receiver to sender: RDMA-write this range into this memory */
+    BFO_FRAG_FIN = 0x07, /* an RDMA range is done (sender after a write, receiver after a read) */
+    BFO_FRAG_NOTIFY = 0x08, /* RNDVRESTARTNOTIFY: sender to receiver, this message restarts */
+    BFO_FRAG_RESTARTACK = 0x09, /* RNDVRESTARTACK: receiver to sender, ready for the restart */
+    BFO_FRAG_RESTARTNACK = 0x0a, /* RNDVRESTARTNACK: receiver to sender, the message is already complete */
+    BFO_FRAG_RECVERRNOTIFY = 0x0b, /* receiver to sender: an operation of the receiver failed */
+    BFO_FRAG_BROKEN = 0x10, /* rail control: the rail named in the header failed at the sender */
+    BFO_FRAG_PROBE = 0x11, /* rail control: heartbeat, or probe of a rail coming back */
+    BFO_FRAG_PROBEACK = 0x12, /* rail control: answer to PROBE, echoing its nonce */
+    BFO_FRAG_MAX_CODE = 0x12
+};
+
+#define BFO_FRAG_COUNT 14
+
+/* Header flag bits. */
+#define BFO_FLAG_RESTART 0x01 /* restarted rendezvous: dreq names the receive request, rseq is the new generation (RNDV, RGET) */
+#define BFO_FLAG_PIN 0x02 /* the sender's buffer is registered: the receiver may answer with PUT (RNDV) */
+
+/* Events: the one alphabet of every machine.  0 is no event. */
+#define BFO_EVENTS(X) \
+    X(MATCH_RCVD, 1) \
+    X(MATCH_DELIVERED, 2) \
+    X(MATCH_FAILED, 3) \
+    X(RNDV_RCVD, 4) \
+    X(RNDV_DUP_RCVD, 5) \
+    X(RNDV_DELIVERED, 6) \
+    X(RNDV_FAILED, 7) \
+    X(RGET_RCVD, 8) \
+    X(RGET_DUP_RCVD, 9) \
+    X(RGET_DELIVERED, 10) \
+    X(RGET_FAILED, 11) \
+    X(ACK_RCVD, 12) \
+    X(ACK_DELIVERED, 13) \
+    X(ACK_FAILED, 14) \
+    X(FRAG_RCVD, 15) \
+    X(FRAG_DELIVERED, 16) \
+    X(FRAG_FAILED, 17) \
+    X(PUT_RCVD, 18) \
+    X(PUT_DELIVERED, 19) \
+    X(PUT_FAILED, 20) \
+    X(FIN_RCVD, 21) \
+    X(FIN_DUP_RCVD, 22) \
+    X(FIN_DELIVERED, 23) \
+    X(FIN_FAILED, 24) \
+    X(NOTIFY_RCVD, 25) \
+    X(NOTIFY_DUP_RCVD, 26) \
+    X(NOTIFY_DELIVERED, 27) \
+    X(NOTIFY_FAILED, 28) \
+    X(RESTARTACK_RCVD, 29) \
+    X(RESTARTACK_DELIVERED, 30) \
+    X(RESTARTACK_FAILED, 31) \
+    X(RESTARTNACK_RCVD, 32) \
+    X(RESTARTNACK_DELIVERED, 33) \
+    X(RESTARTNACK_FAILED, 34) \
+    X(RECVERRNOTIFY_RCVD, 35) \
+    X(RECVERRNOTIFY_DELIVERED, 36) \
+    X(RECVERRNOTIFY_FAILED, 37) \
+    X(BROKEN_RCVD, 38) \
+    X(BROKEN_DELIVERED, 39) \
+    X(BROKEN_FAILED, 40) \
+    X(PROBE_RCVD, 41) \
+    X(PROBE_DELIVERED, 42) \
+    X(PROBE_FAILED, 43) \
+    X(PROBEACK_RCVD, 44) \
+    X(PROBEACK_DELIVERED, 45) \
+    X(PROBEACK_FAILED, 46) \
+    X(WRITE_COMPLETED, 47) \
+    X(WRITE_FAILED, 48) \
+    X(READ_COMPLETED, 49) \
+    X(READ_FAILED, 50) \
+    X(EAGER_CHOSEN, 51) \
+    X(RNDV_CHOSEN, 52) \
+    X(RGET_CHOSEN, 53) \
+    X(COPY_CHOSEN, 54) \
+    X(PUT_CHOSEN, 55) \
+    X(GET_CHOSEN, 56) \
+    X(DRAINED, 57) \
+    X(ALL_DELIVERED, 58) \
+    X(PEER_UNREACHABLE, 59) \
+    X(CONNECTED, 60) \
+    X(CONNECT_FAILED, 61) \
+    X(RAIL_ERROR, 62) \
+    X(HEARTBEAT_DUE, 63) \
+    X(SILENCE_DETECTED, 64) \
+    X(BACKOFF_EXPIRED, 65) \
+    X(PROBE_TIMED_OUT, 66) \
+    X(RETRIES_EXHAUSTED, 67)
+
+enum bfo_event {
+    BFO_EV_NONE = 0,
+    BFO_EV_MATCH_RCVD = 1, /* a MATCH arrived for this machine */
+    BFO_EV_MATCH_DELIVERED = 2, /* a MATCH posted here completed: the peer has it */
+    BFO_EV_MATCH_FAILED = 3, /* a MATCH posted here completed with an error: it may have arrived */
+    BFO_EV_RNDV_RCVD = 4, /* a RNDV arrived for this machine */
+    BFO_EV_RNDV_DUP_RCVD = 5, /* a RNDV arrived that duplicates one already taken */
+    BFO_EV_RNDV_DELIVERED = 6, /* a RNDV posted here completed: the peer has it */
+    BFO_EV_RNDV_FAILED = 7, /* a RNDV posted here completed with an error: it may have arrived */
+    BFO_EV_RGET_RCVD = 8, /* a RGET arrived for this machine */
+    BFO_EV_RGET_DUP_RCVD = 9, /* a RGET arrived that duplicates one already taken */
+    BFO_EV_RGET_DELIVERED = 10, /* a RGET posted here completed: the peer has it */
+    BFO_EV_RGET_FAILED = 11, /* a RGET posted here completed with an error: it may have arrived */
+    BFO_EV_ACK_RCVD = 12, /* a ACK arrived for this machine */
+    BFO_EV_ACK_DELIVERED = 13, /* a ACK posted here completed: the peer has it */
+    BFO_EV_ACK_FAILED = 14, /* a ACK posted here completed with an error: it may have arrived */
+    BFO_EV_FRAG_RCVD = 15, /* a FRAG arrived for this machine */
+    BFO_EV_FRAG_DELIVERED = 16, /* a FRAG posted here completed: the peer has it */
+    BFO_EV_FRAG_FAILED = 17, /* a FRAG posted here completed with an error: it may have arrived */
+    BFO_EV_PUT_RCVD = 18, /* a PUT arrived for this machine */
+    BFO_EV_PUT_DELIVERED = 19, /* a PUT posted here completed: the peer has it */
+    BFO_EV_PUT_FAILED = 20, /* a PUT posted here completed with an error: it may have arrived */
+    BFO_EV_FIN_RCVD = 21, /* a FIN arrived for this machine */
+    BFO_EV_FIN_DUP_RCVD = 22, /* a FIN arrived that duplicates one already taken */
+    BFO_EV_FIN_DELIVERED = 23, /* a FIN posted here completed: the peer has it */
+    BFO_EV_FIN_FAILED = 24, /* a FIN posted here completed with an error: it may have arrived */
+    BFO_EV_NOTIFY_RCVD = 25, /* a NOTIFY arrived for this machine */
+    BFO_EV_NOTIFY_DUP_RCVD = 26, /* a NOTIFY arrived that duplicates one already taken */
+    BFO_EV_NOTIFY_DELIVERED = 27, /* a NOTIFY posted here completed: the peer has it */
+    BFO_EV_NOTIFY_FAILED = 28, /* a NOTIFY posted here completed with an error: it may have arrived */
+    BFO_EV_RESTARTACK_RCVD = 29, /* a RESTARTACK arrived for this machine */
+    BFO_EV_RESTARTACK_DELIVERED = 30, /* a RESTARTACK posted here completed: the peer has it */
+    BFO_EV_RESTARTACK_FAILED = 31, /* a RESTARTACK posted here completed with an error: it may have arrived */
+    BFO_EV_RESTARTNACK_RCVD = 32, /* a RESTARTNACK arrived for this machine */
+    BFO_EV_RESTARTNACK_DELIVERED = 33, /* a RESTARTNACK posted here completed: the peer has it */
+    BFO_EV_RESTARTNACK_FAILED = 34, /* a RESTARTNACK posted here completed with an error: it may have arrived */
+    BFO_EV_RECVERRNOTIFY_RCVD = 35, /* a RECVERRNOTIFY arrived for this machine */
+    BFO_EV_RECVERRNOTIFY_DELIVERED = 36, /* a RECVERRNOTIFY posted here completed: the peer has it */
+    BFO_EV_RECVERRNOTIFY_FAILED = 37, /* a RECVERRNOTIFY posted here completed with an error: it may have arrived */
+    BFO_EV_BROKEN_RCVD = 38, /* a BROKEN arrived for this machine */
+    BFO_EV_BROKEN_DELIVERED = 39, /* a BROKEN posted here completed: the peer has it */
+    BFO_EV_BROKEN_FAILED = 40, /* a BROKEN posted here completed with an error: it may have arrived */
+    BFO_EV_PROBE_RCVD = 41, /* a PROBE arrived for this machine */
+    BFO_EV_PROBE_DELIVERED = 42, /* a PROBE posted here completed: the peer has it */
+    BFO_EV_PROBE_FAILED = 43, /* a PROBE posted here completed with an error: it may have arrived */
+    BFO_EV_PROBEACK_RCVD = 44, /* a PROBEACK arrived for this machine */
+    BFO_EV_PROBEACK_DELIVERED = 45, /* a PROBEACK posted here completed: the peer has it */
+    BFO_EV_PROBEACK_FAILED = 46, /* a PROBEACK posted here completed with an error: it may have arrived */
+    BFO_EV_WRITE_COMPLETED = 47, /* an RDMA write posted by this side completed: the data is in the peer's memory */
+    BFO_EV_WRITE_FAILED = 48, /* an RDMA write posted by this side failed: the data may or may not be there */
+    BFO_EV_READ_COMPLETED = 49, /* an RDMA read posted by this side completed: the data is here */
+    BFO_EV_READ_FAILED = 50, /* an RDMA read posted by this side failed */
+    BFO_EV_EAGER_CHOSEN = 51, /* the engine chose the eager protocol for this send */
+    BFO_EV_RNDV_CHOSEN = 52, /* the engine chose rendezvous (copy or PUT, the receiver decides) for this send */
+    BFO_EV_RGET_CHOSEN = 53, /* the engine chose RDMA GET for this send */
+    BFO_EV_COPY_CHOSEN = 54, /* the receiver chose to take the rest of the message by copy (ACK, FRAGs) */
+    BFO_EV_PUT_CHOSEN = 55, /* the receiver chose to take the rest of the message by RDMA PUT */
+    BFO_EV_GET_CHOSEN = 56, /* the receiver chose to read the message by RDMA GET */
+    BFO_EV_DRAINED = 57, /* fact: the request has no operation whose completion is outstanding */
+    BFO_EV_ALL_DELIVERED = 58, /* fact: every byte of the message is delivered and nothing is outstanding */
+    BFO_EV_PEER_UNREACHABLE = 59, /* fact: no rail to the peer is left (after the engine's grace period) */
+    BFO_EV_CONNECTED = 60, /* the transport connected this rail to the peer */
+    BFO_EV_CONNECT_FAILED = 61, /* the transport could not connect this rail to the peer */
+    BFO_EV_RAIL_ERROR = 62, /* the transport reported an error on this rail (for this peer or all peers) */
+    BFO_EV_HEARTBEAT_DUE = 63, /* fact: the rail has been idle for a heartbeat interval */
+    BFO_EV_SILENCE_DETECTED = 64, /* fact: nothing arrived on the rail for the silence timeout */
+    BFO_EV_BACKOFF_EXPIRED = 65, /* fact: the back-off before the next reconnect attempt is over */
+    BFO_EV_PROBE_TIMED_OUT = 66, /* fact: a probe got no PROBEACK in time */
+    BFO_EV_RETRIES_EXHAUSTED = 67, /* fact: the rail reached the configured number of reconnect attempts */
+};
+#define BFO_EV_COUNT 68 /* events are 1 .. BFO_EV_COUNT-1 */
+
+/* Name of a fragment type ("MATCH"), or NULL. */
+static inline const char *bfo_frag_name(int type)
+{
+    switch (type) {
+    case 0x01: return "MATCH";
+    case 0x02: return "RNDV";
+    case 0x03: return "RGET";
+    case 0x04: return "ACK";
+    case 0x05: return "FRAG";
+    case 0x06: return "PUT";
+    case 0x07: return "FIN";
+    case 0x08: return "NOTIFY";
+    case 0x09: return "RESTARTACK";
+    case 0x0a: return "RESTARTNACK";
+    case 0x0b: return "RECVERRNOTIFY";
+    case 0x10: return "BROKEN";
+    case 0x11: return "PROBE";
+    case 0x12: return "PROBEACK";
+    default: return (const char *)0;
+    }
+}
+
+/* Flags defined for a fragment type (other bits are malformed). */
+static inline unsigned bfo_frag_flags_allowed(int type)
+{
+    switch (type) {
+    case 0x01: return 0u;
+    case 0x02: return BFO_FLAG_RESTART | BFO_FLAG_PIN;
+    case 0x03: return BFO_FLAG_RESTART;
+    case 0x04: return 0u;
+    case 0x05: return 0u;
+    case 0x06: return 0u;
+    case 0x07: return 0u;
+    case 0x08: return 0u;
+    case 0x09: return 0u;
+    case 0x0a: return 0u;
+    case 0x0b: return 0u;
+    case 0x10: return 0u;
+    case 0x11: return 0u;
+    case 0x12: return 0u;
+    default: return 0u;
+    }
+}
+
+/* Name of an event ("ACK_RCVD"), or "(invalid)". */
+static inline const char *bfo_event_name(int ev)
+{
+    static const char *const names[] = {
+        "(none)",
+        "MATCH_RCVD",
+        "MATCH_DELIVERED",
+        "MATCH_FAILED",
+        "RNDV_RCVD",
+        "RNDV_DUP_RCVD",
+        "RNDV_DELIVERED",
+        "RNDV_FAILED",
+        "RGET_RCVD",
+        "RGET_DUP_RCVD",
+        "RGET_DELIVERED",
+        "RGET_FAILED",
+        "ACK_RCVD",
+        "ACK_DELIVERED",
+        "ACK_FAILED",
+        "FRAG_RCVD",
+        "FRAG_DELIVERED",
+        "FRAG_FAILED",
+        "PUT_RCVD",
+        "PUT_DELIVERED",
+        "PUT_FAILED",
+        "FIN_RCVD",
+        "FIN_DUP_RCVD",
+        "FIN_DELIVERED",
+        "FIN_FAILED",
+        "NOTIFY_RCVD",
+        "NOTIFY_DUP_RCVD",
+        "NOTIFY_DELIVERED",
+        "NOTIFY_FAILED",
+        "RESTARTACK_RCVD",
+        "RESTARTACK_DELIVERED",
+        "RESTARTACK_FAILED",
+        "RESTARTNACK_RCVD",
+        "RESTARTNACK_DELIVERED",
+        "RESTARTNACK_FAILED",
+        "RECVERRNOTIFY_RCVD",
+        "RECVERRNOTIFY_DELIVERED",
+        "RECVERRNOTIFY_FAILED",
+        "BROKEN_RCVD",
+        "BROKEN_DELIVERED",
+        "BROKEN_FAILED",
+        "PROBE_RCVD",
+        "PROBE_DELIVERED",
+        "PROBE_FAILED",
+        "PROBEACK_RCVD",
+        "PROBEACK_DELIVERED",
+        "PROBEACK_FAILED",
+        "WRITE_COMPLETED",
+        "WRITE_FAILED",
+        "READ_COMPLETED",
+        "READ_FAILED",
+        "EAGER_CHOSEN",
+        "RNDV_CHOSEN",
+        "RGET_CHOSEN",
+        "COPY_CHOSEN",
+        "PUT_CHOSEN",
+        "GET_CHOSEN",
+        "DRAINED",
+        "ALL_DELIVERED",
+        "PEER_UNREACHABLE",
+        "CONNECTED",
+        "CONNECT_FAILED",
+        "RAIL_ERROR",
+        "HEARTBEAT_DUE",
+        "SILENCE_DETECTED",
+        "BACKOFF_EXPIRED",
+        "PROBE_TIMED_OUT",
+        "RETRIES_EXHAUSTED",
+    };
+    return (ev >= 0 && ev < 68) ? names[ev] : "(invalid)";
+}
+
+#endif /* BFO_ALPHABET_H */

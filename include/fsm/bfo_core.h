@@ -1,0 +1,209 @@
+/* bfo_core.h - error codes, the step record and the one function every
+ * transition of every bfo state machine passes through.
+ *
+ * Part of bfo (see bfo.h for the overview, vendoring and options).
+ * No allocation, no I/O: the caller owns every byte.
+ */
+#ifndef BFO_CORE_H
+#define BFO_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bfo_alphabet.h" /* generated: events, fragment types (BFO_EV_COUNT) */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Compile-time options (define before including any bfo header)
+ * ------------------------------------------------------------------------
+ * BFO_MAX_ACTIONS   most actions one transition may emit (default 4).  The
+ *                   generated machines assert at compile time that they fit.
+ *                   Raising it is safe; lowering it below what the spec
+ *                   needs fails the build with a message.
+ * BFO_NO_TRACE      define to compile the trace hook out of bfo_fsm_step.
+ */
+#ifndef BFO_MAX_ACTIONS
+#define BFO_MAX_ACTIONS 4
+#endif
+
+/* Compile-time assertion usable at file scope in C11 and C++11. */
+#ifdef __cplusplus
+#define BFO_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define BFO_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+/* ------------------------------------------------------------------------
+ * Error codes: named, stable, negative.  New codes get new numbers; a
+ * number is never reused.  bfo_strerror() and bfo_errname() read this table.
+ * ------------------------------------------------------------------------ */
+#define BFO_ERRORS(X)                                                          \
+    X(BFO_OK, 0, "success")                                                    \
+    X(BFO_ERR_ILLEGAL_EVENT, -1, "event not allowed in the machine's state")   \
+    X(BFO_ERR_BAD_EVENT, -2, "not an event of the bfo alphabet")               \
+    X(BFO_ERR_BAD_STATE, -3, "not a state of this machine")                    \
+    X(BFO_ERR_TRUNCATED, -10, "frame shorter than its header")                 \
+    X(BFO_ERR_BAD_TYPE, -11, "unknown fragment type")                          \
+    X(BFO_ERR_BAD_FLAGS, -12, "flag bit not defined for this fragment type")   \
+    X(BFO_ERR_BAD_FIELD, -13, "reserved field not zero or field out of range") \
+    X(BFO_ERR_BAD_LENGTH, -14, "frame length does not match its header")       \
+    X(BFO_ERR_NO_SPACE, -15, "buffer too small for the encoded header")
+
+enum bfo_error {
+#define BFO__ERR_ENUM(name, num, text) name = num,
+    BFO_ERRORS(BFO__ERR_ENUM)
+#undef BFO__ERR_ENUM
+    BFO_ERR__LAST = -15
+};
+
+/* Name of an error code ("BFO_ERR_ILLEGAL_EVENT"), or "BFO_ERR_UNKNOWN". */
+static inline const char *bfo_errname(int err)
+{
+    switch (err) {
+#define BFO__ERR_NAME(name, num, text) case num: return #name;
+    BFO_ERRORS(BFO__ERR_NAME)
+#undef BFO__ERR_NAME
+    default: return "BFO_ERR_UNKNOWN";
+    }
+}
+
+/* One-line description of an error code. */
+static inline const char *bfo_strerror(int err)
+{
+    switch (err) {
+#define BFO__ERR_TEXT(name, num, text) case num: return text;
+    BFO_ERRORS(BFO__ERR_TEXT)
+#undef BFO__ERR_TEXT
+    default: return "unknown error";
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Machines and steps
+ * ------------------------------------------------------------------------ */
+enum bfo_machine_id {
+    BFO_MACHINE_SEND = 1, /* send request, bfo_send_* (gen/bfo_send.h) */
+    BFO_MACHINE_RECV = 2, /* receive request, bfo_recv_* (gen/bfo_recv.h) */
+    BFO_MACHINE_RAIL = 3  /* one rail seen from one peer, bfo_rail_* */
+};
+
+struct bfo_step;
+struct bfo_machine;
+
+/* The trace hook: called once for every step, legal or refused, after the
+ * machine's state has been updated.  `step` says what happened. */
+typedef void (*bfo_trace_fn)(void *user, const struct bfo_machine *machine,
+                             const struct bfo_step *step);
+
+typedef struct bfo_tracer {
+    bfo_trace_fn fn;
+    void *user;
+} bfo_tracer;
+
+/* A step record: the caller sets `trace` and `obj` (both optional) and keeps
+ * the record around; each bfo_<machine>_step() call fills the rest.  The
+ * actions are the machine's output: the caller carries them out in order. */
+typedef struct bfo_step {
+    const bfo_tracer *trace;  /* in: hook to call, or NULL */
+    const void *obj;          /* in: the request or rail, shown to the hook */
+    int from;                 /* out: state before the event */
+    int to;                   /* out: state after (== from when refused) */
+    int event;                /* out: the event fed */
+    int result;               /* out: BFO_OK or a BFO_ERR_* code */
+    unsigned n_actions;       /* out: number of actions emitted */
+    uint8_t actions[BFO_MAX_ACTIONS]; /* out: BFO_<M>_ACT_* in order */
+} bfo_step;
+
+/* What the generated code tells the core about one machine. */
+typedef int (*bfo__exec_fn)(int cs, unsigned char event, bfo_step *out);
+
+typedef struct bfo_machine {
+    int id;                         /* BFO_MACHINE_* */
+    const char *name;               /* "send", "recv", "rail" */
+    int n_states;                   /* valid states are 1 .. n_states-1 */
+    int start;                      /* the state bfo_<m>_init() sets */
+    const char *const *state_names; /* [n_states]; [0] is "(none)" */
+    const char *const *action_names;/* indexed by BFO_<M>_ACT_* */
+    const unsigned char *final;     /* [n_states]: 1 if the state is final */
+    bfo__exec_fn exec;              /* Ragel's machine, one event */
+} bfo_machine;
+
+/* Emits one action into the step record.  Called from the generated
+ * machines only; the generator proves at build time that a transition
+ * never emits more than BFO_MAX_ACTIONS. */
+static inline void bfo__emit(bfo_step *out, int action)
+{
+    if (out->n_actions < BFO_MAX_ACTIONS)
+        out->actions[out->n_actions++] = (uint8_t)action;
+}
+
+/* Every transition of every machine passes through here.
+ * Returns BFO_OK, or
+ *   BFO_ERR_BAD_EVENT      event is not in the alphabet      (state unchanged)
+ *   BFO_ERR_BAD_STATE      *cs is not a state of the machine (state unchanged)
+ *   BFO_ERR_ILLEGAL_EVENT  the spec has no transition for (state, event)
+ *                          (state unchanged, no action emitted)
+ * In every case `out` is filled and the trace hook, if any, is called. */
+static inline int bfo_fsm_step(const bfo_machine *m, int *cs, int event,
+                               bfo_step *out)
+{
+    int from = *cs, to = from, result = BFO_OK;
+
+    out->n_actions = 0;
+    if (event <= 0 || event >= BFO_EV_COUNT) {
+        result = BFO_ERR_BAD_EVENT;
+    } else if (from <= 0 || from >= m->n_states) {
+        result = BFO_ERR_BAD_STATE;
+    } else {
+        to = m->exec(from, (unsigned char)event, out);
+        if (to <= 0) { /* Ragel's error state: no such transition */
+            to = from;
+            out->n_actions = 0;
+            result = BFO_ERR_ILLEGAL_EVENT;
+        }
+    }
+    *cs = to;
+    out->from = from;
+    out->to = to;
+    out->event = event;
+    out->result = result;
+#ifndef BFO_NO_TRACE
+    if (out->trace && out->trace->fn)
+        out->trace->fn(out->trace->user, m, out);
+#endif
+    return result;
+}
+
+/* Would the machine take `event` in `state`?  Runs the step on a copy and
+ * throws the result away; the engine uses it to feed facts (DRAINED,
+ * ALL_DELIVERED) only to machines that wait for them. */
+static inline int bfo_fsm_accepts(const bfo_machine *m, int state, int event)
+{
+    bfo_step scratch;
+    scratch.n_actions = 0;
+    if (event <= 0 || event >= BFO_EV_COUNT || state <= 0 ||
+        state >= m->n_states)
+        return 0;
+    return m->exec(state, (unsigned char)event, &scratch) > 0;
+}
+
+/* Name of a state of machine m, or "(invalid)". */
+static inline const char *bfo_fsm_state_name(const bfo_machine *m, int state)
+{
+    return (state > 0 && state < m->n_states) ? m->state_names[state]
+                                               : "(invalid)";
+}
+
+/* 1 if the state is final (every transition out of it is a self-loop). */
+static inline int bfo_fsm_is_final(const bfo_machine *m, int state)
+{
+    return state > 0 && state < m->n_states && m->final[state];
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BFO_CORE_H */

@@ -1,0 +1,112 @@
+/* bfo_wire.h - the wire format: frames in, validated headers out.
+ *
+ * Part of bfo (see bfo.h).  The layouts, structs, encoders and the syntactic
+ * decoder are generated from spec/alphabet.tab into gen/bfo_codec.h; this
+ * header adds the checks a layout table cannot say (handles that must be
+ * set, lengths that must add up) and restart-sequence arithmetic.
+ *
+ * Everything is little-endian and fixed-size.  A decoder never reads past
+ * the length it is given, and every malformed frame gets a named error.
+ */
+#ifndef BFO_WIRE_H
+#define BFO_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bfo_codec.h"
+#include "bfo_core.h"
+#include "bfo_le.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+BFO_STATIC_ASSERT(BFO_HDR_MATCH_SIZE <= 16, "the MATCH header must fit in 16 bytes");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_restart *)0)->rseq) >= 2,
+                  "restart sequences are at least 16 bits on the wire");
+
+/* Restart sequences are 16-bit serial numbers (RFC 1982 style): a is newer
+ * than b when it is ahead by less than half the space.  Returns <0, 0, >0. */
+static inline int bfo_rseq_cmp(uint16_t a, uint16_t b)
+{
+    return (int)(int16_t)(uint16_t)(a - b);
+}
+
+/* 1 if off + len overflows 64 bits. */
+static inline int bfo__range_overflows(uint64_t off, uint64_t len)
+{
+    return off + len < off;
+}
+
+/* Checks what the layout table cannot: returns BFO_OK or BFO_ERR_BAD_FIELD
+ * (a handle that must be set is null, a restart flag and dreq disagree, a
+ * range is empty or overflows) or BFO_ERR_BAD_LENGTH (payload longer than
+ * the message, a FRAG without data). */
+static inline int bfo_frame_validate(const bfo_frame *f)
+{
+    switch (f->type) {
+    case BFO_FRAG_MATCH:
+        return BFO_OK;
+    case BFO_FRAG_RNDV:
+    case BFO_FRAG_RGET: {
+        /* rndv and rget share their leading fields */
+        uint64_t msg_len = f->type == BFO_FRAG_RNDV ? f->h.rndv.msg_len : f->h.rget.msg_len;
+        bfo_handle sreq = f->type == BFO_FRAG_RNDV ? f->h.rndv.sreq : f->h.rget.sreq;
+        bfo_handle dreq = f->type == BFO_FRAG_RNDV ? f->h.rndv.dreq : f->h.rget.dreq;
+        int restart = (f->flags & BFO_FLAG_RESTART) != 0;
+        if (bfo_handle_is_null(sreq) || restart == bfo_handle_is_null(dreq))
+            return BFO_ERR_BAD_FIELD;
+        if (f->payload_len > msg_len)
+            return BFO_ERR_BAD_LENGTH;
+        return BFO_OK;
+    }
+    case BFO_FRAG_ACK:
+        if (bfo_handle_is_null(f->h.ack.sreq) || bfo_handle_is_null(f->h.ack.dreq))
+            return BFO_ERR_BAD_FIELD;
+        return BFO_OK;
+    case BFO_FRAG_FRAG:
+        if (bfo_handle_is_null(f->h.frag.dreq))
+            return BFO_ERR_BAD_FIELD;
+        if (f->payload_len == 0)
+            return BFO_ERR_BAD_LENGTH;
+        if (bfo__range_overflows(f->h.frag.offset, f->payload_len))
+            return BFO_ERR_BAD_FIELD;
+        return BFO_OK;
+    case BFO_FRAG_PUT:
+        if (bfo_handle_is_null(f->h.put.sreq) || bfo_handle_is_null(f->h.put.dreq) ||
+            f->h.put.length == 0 || bfo__range_overflows(f->h.put.offset, f->h.put.length))
+            return BFO_ERR_BAD_FIELD;
+        return BFO_OK;
+    case BFO_FRAG_FIN:
+        if (bfo_handle_is_null(f->h.fin.dreq) ||
+            bfo__range_overflows(f->h.fin.offset, f->h.fin.length))
+            return BFO_ERR_BAD_FIELD;
+        return BFO_OK;
+    case BFO_FRAG_NOTIFY:
+    case BFO_FRAG_RESTARTACK:
+    case BFO_FRAG_RESTARTNACK:
+    case BFO_FRAG_RECVERRNOTIFY:
+        if (bfo_handle_is_null(f->h.restart.sreq) || bfo_handle_is_null(f->h.restart.dreq))
+            return BFO_ERR_BAD_FIELD;
+        return BFO_OK;
+    default: /* rail control: nothing beyond the layout */
+        return BFO_OK;
+    }
+}
+
+/* Decodes and validates one received frame of exactly len bytes: what a
+ * transport should call on every frame.  Returns BFO_OK or one of
+ * BFO_ERR_TRUNCATED, BFO_ERR_BAD_TYPE, BFO_ERR_BAD_FLAGS, BFO_ERR_BAD_FIELD,
+ * BFO_ERR_BAD_LENGTH (see bfo_frame_decode and bfo_frame_validate).  On an
+ * error the contents of *f are unspecified. */
+static inline int bfo_frame_parse(bfo_frame *f, const uint8_t *buf, size_t len)
+{
+    int rc = bfo_frame_decode(f, buf, len);
+    return rc != BFO_OK ? rc : bfo_frame_validate(f);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BFO_WIRE_H */

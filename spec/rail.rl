@@ -1,0 +1,101 @@
+%%{
+# The rail: one rail (a NIC, an IB/RoCE port) as seen from one peer.
+# Grammar only; the C binding is rail_binding.rl.
+#
+# A rail carries traffic only in UP.  It gets there only through PROBING:
+# a PROBE answered by a PROBEACK proves the rail works both ways, on first
+# connection and again after every failure (re-admission, which the 2010
+# design never had).  A rail fails by a local error, by silence, or by the
+# peer's broken-rail notice (BROKEN), so both sides agree that it is out
+# (the design's section 9); the side that saw the error sends the notice
+# over another rail, the side that got the notice does not echo it.
+#
+# What C keeps, not this machine: timers and their intervals (heartbeat,
+# silence timeout, probe timeout, back-off), the count of reconnect
+# attempts, the rail's epoch (bumped at each admission; a BROKEN or PROBE
+# naming an older epoch is stale and dropped before it gets here), the count
+# of UP rails per peer (PEER_UNREACHABLE for the requests), and moving queued
+# work off a rail that is mapped out.
+
+  machine bfo_rail_grammar;
+  include bfo_alphabet "bfo_alphabet.rl";
+
+  # Completions of the rail's own control messages.  The BROKEN about this
+  # rail travels on another rail but belongs to this one.
+  rail_completion = PROBE_DELIVERED | PROBE_FAILED | PROBEACK_DELIVERED
+                  | PROBEACK_FAILED | BROKEN_DELIVERED | BROKEN_FAILED;
+
+  Rail = (
+    # The transport is connecting the rail to the peer.
+    start: CONNECTING: (
+        CONNECTED @send_probe -> PROBING
+      | CONNECT_FAILED @schedule_reconnect -> FAILED
+      | RAIL_ERROR @schedule_reconnect -> FAILED
+      | BROKEN_RCVD @schedule_reconnect -> FAILED
+      | PROBE_RCVD @send_probeack -> CONNECTING
+    ),
+
+    # Connected; our PROBE is out.  The peer probes too and we answer.
+    PROBING: (
+        PROBEACK_RCVD @admit -> UP
+      | PROBE_RCVD @send_probeack -> PROBING
+      | PROBE_DELIVERED -> PROBING
+      | PROBEACK_DELIVERED -> PROBING
+      | BROKEN_DELIVERED -> PROBING
+      | BROKEN_FAILED -> PROBING
+      | PROBE_FAILED @schedule_reconnect -> FAILED
+      | PROBEACK_FAILED @schedule_reconnect -> FAILED
+      | PROBE_TIMED_OUT @schedule_reconnect -> FAILED
+      | RAIL_ERROR @schedule_reconnect -> FAILED
+      | BROKEN_RCVD @schedule_reconnect -> FAILED
+    ),
+
+    # In use.  An idle rail sends a PROBE as heartbeat.
+    UP: (
+        HEARTBEAT_DUE @send_probe -> UP
+      | PROBE_RCVD @send_probeack -> UP
+      | PROBEACK_RCVD -> UP
+      | PROBE_DELIVERED -> UP
+      | PROBEACK_DELIVERED -> UP
+      | BROKEN_DELIVERED -> UP
+      | BROKEN_FAILED -> UP
+      | RAIL_ERROR @map_out @send_broken @schedule_reconnect -> FAILED
+      | PROBE_FAILED @map_out @send_broken @schedule_reconnect -> FAILED
+      | PROBEACK_FAILED @map_out @send_broken @schedule_reconnect -> FAILED
+      | SILENCE_DETECTED @map_out @send_broken @schedule_reconnect -> FAILED
+      | BROKEN_RCVD @map_out @schedule_reconnect -> FAILED
+    ),
+
+    # Mapped out; waiting for the back-off to end.  The peer may reconnect
+    # first: its connection or its PROBE brings the rail to PROBING.
+    FAILED: (
+        BACKOFF_EXPIRED @reconnect -> RECONNECTING
+      | CONNECTED @send_probe -> PROBING
+      | PROBE_RCVD @send_probeack @send_probe -> PROBING
+      | RETRIES_EXHAUSTED @retire -> RETIRED
+      | RAIL_ERROR -> FAILED
+      | BROKEN_RCVD -> FAILED
+      | BROKEN_FAILED @send_broken -> FAILED
+      | (rail_completion - BROKEN_FAILED) -> FAILED
+    ),
+
+    # The transport is connecting the rail again.
+    RECONNECTING: (
+        CONNECTED @send_probe -> PROBING
+      | CONNECT_FAILED @schedule_reconnect -> FAILED
+      | RAIL_ERROR @schedule_reconnect -> FAILED
+      | PROBE_RCVD @send_probeack -> RECONNECTING
+      | BROKEN_RCVD -> RECONNECTING
+      | BROKEN_FAILED @send_broken -> RECONNECTING
+      | (rail_completion - BROKEN_FAILED) -> RECONNECTING
+    ),
+
+    # Final: the rail is given up (the peer is gone, or the attempts ran
+    # out).  Late completions are taken and ignored.
+    RETIRED: (
+        rail_completion -> RETIRED
+      | RAIL_ERROR -> RETIRED
+      | BROKEN_RCVD -> RETIRED
+    )
+  );
+}%%
