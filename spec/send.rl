@@ -29,10 +29,14 @@
   machine bfo_send_grammar;
   include bfo_alphabet "bfo_alphabet.rl";
 
+  # Completions a rendezvous may have in flight when something fails (a
+  # NOTIFY is never in flight then: the dance waits for its completion).
+  rndv_completion = RNDV_DELIVERED | RNDV_FAILED | RGET_DELIVERED | RGET_FAILED
+                  | FRAG_DELIVERED | FRAG_FAILED | WRITE_COMPLETED | WRITE_FAILED
+                  | FIN_DELIVERED | FIN_FAILED;
+
   # Completions of everything a send request may have in flight.
-  send_completion = MATCH_DELIVERED | MATCH_FAILED | RNDV_DELIVERED | RNDV_FAILED
-                  | RGET_DELIVERED | RGET_FAILED | FRAG_DELIVERED | FRAG_FAILED
-                  | WRITE_COMPLETED | WRITE_FAILED | FIN_DELIVERED | FIN_FAILED
+  send_completion = MATCH_DELIVERED | MATCH_FAILED | rndv_completion
                   | NOTIFY_DELIVERED | NOTIFY_FAILED;
 
   # What the receiver may still say about a message this side gave up on.
@@ -115,7 +119,7 @@
     # Something failed: post nothing new, let every outstanding completion
     # come back, drop what the receiver says meanwhile; then NOTIFY.
     ERROR_DRAINING: (
-        send_completion -> ERROR_DRAINING
+        rndv_completion -> ERROR_DRAINING
       | ACK_RCVD @drop -> ERROR_DRAINING
       | PUT_RCVD @drop -> ERROR_DRAINING
       | FIN_RCVD @drop -> ERROR_DRAINING

@@ -1,0 +1,78 @@
+# bfo - GNU Make.
+#
+#   make             build the tests (needs a C compiler and cmocka; not Ragel)
+#   make check       run every test, and compile every header alone (C11, C++17)
+#   make gen         regenerate gen/ from spec/ (needs Ragel 6 and python3)
+#   make check-gen   regenerate into a temporary directory; fail on any difference
+#   make diagrams    render gen/*.dot to docs/diagrams/*.svg (needs Graphviz)
+#   make check SAN=1 the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make clean
+#
+# Variables: CC, CXX, CFLAGS, PYTHON, RAGEL, DOT, SAN.
+
+CC      ?= cc
+CXX     ?= c++
+PYTHON  ?= python3
+RAGEL   ?= ragel
+DOT     ?= dot
+CFLAGS  ?= -O2 -g
+SAN     ?= 0
+
+WARN    := -Wall -Wextra -Werror -pedantic
+INC     := -Iinclude/fsm -Igen
+BUILD   := build/$(notdir $(CC))
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+BUILD    := $(BUILD)-san
+endif
+
+TESTS    := test_transitions test_scenarios test_wire
+HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
+MACHINES := send recv rail
+
+.PHONY: all check check-headers gen check-gen diagrams clean
+
+all: $(TESTS:%=$(BUILD)/%)
+
+$(BUILD):
+	mkdir -p $@
+
+$(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests $< -o $@ -lcmocka
+
+check: all check-headers
+	@set -e; for t in $(TESTS); do echo "== $$t"; ./$(BUILD)/$$t; done
+	@echo "== all tests passed ($(CC)$(if $(filter 1,$(SAN)), with ASan+UBSan,))"
+
+# Every public and generated header must compile on its own, as C11 and as
+# C++17, with every warning an error.
+check-headers: | $(BUILD)
+	@set -e; for h in $(HEADERS); do \
+	  b=$$(basename $$h); \
+	  printf '#include "%s"\n' $$b > $(BUILD)/hdr.c; \
+	  $(CC) -std=c11 $(WARN) $(INC) -fsyntax-only $(BUILD)/hdr.c || { echo "$$h: not self-contained in C11"; exit 1; }; \
+	  $(CXX) -x c++ -std=c++17 $(WARN) $(INC) -fsyntax-only $(BUILD)/hdr.c || { echo "$$h: not self-contained in C++17"; exit 1; }; \
+	done; echo "== $(words $(HEADERS)) headers compile alone as C11 ($(CC)) and C++17 ($(CXX))"
+
+gen:
+	$(PYTHON) tools/bfo_gen.py --ragel $(RAGEL)
+
+check-gen:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(PYTHON) tools/bfo_gen.py --ragel $(RAGEL) --out "$$tmp" >/dev/null && \
+	if diff -r -u gen "$$tmp" > "$$tmp.diff"; then \
+	  rm -f "$$tmp.diff"; echo "== check-gen: gen/ is what spec/ generates"; \
+	else \
+	  head -40 "$$tmp.diff"; rm -f "$$tmp.diff"; \
+	  echo "check-gen: gen/ differs from what spec/ generates: run 'make gen' and commit; never edit gen/ by hand"; \
+	  exit 1; \
+	fi
+
+diagrams: $(MACHINES:%=docs/diagrams/bfo_%.svg)
+
+docs/diagrams/%.svg: gen/%.dot
+	@mkdir -p docs/diagrams
+	$(DOT) -Tsvg $< -o $@
+
+clean:
+	rm -rf build

@@ -1,0 +1,623 @@
+/* test_transitions.c - every transition of every machine, one test each.
+ *
+ * The tables below are the expected behaviour, written by hand: for each
+ * machine every legal (state, event) -> (next state, actions).  Each row is
+ * a named test ("send: RNDV_SENT --ACK_RCVD--> FRAGS_SENDING / send_frags")
+ * that puts the machine in the state and feeds the event.  For each state,
+ * one more test feeds every other event and expects BFO_ERR_ILLEGAL_EVENT
+ * with the state unchanged.  And per machine, a coverage test compares the
+ * table with the transitions Ragel built (gen/bfo_<m>_transitions.h): a
+ * transition in the spec without a row, or a row the spec no longer has,
+ * fails `make check`.  Change the protocol: edit spec/, `make gen`, then
+ * make this table say what you meant.
+ */
+#include "bfo_test.h"
+
+#include "bfo_rail_transitions.h"
+#include "bfo_recv_transitions.h"
+#include "bfo_send_transitions.h"
+
+typedef struct row {
+    int from, event, to;
+    const char *actions; /* spec names, space separated; "" for none */
+} row;
+
+/* ---------------------------------------------------------------- send -- */
+#define S(from, ev, to, acts) { BFO_SEND_ST_##from, BFO_EV_##ev, BFO_SEND_ST_##to, acts }
+static const row send_rows[] = {
+    S(IDLE, EAGER_CHOSEN, MATCH_SENT, "post_match"),
+    S(IDLE, RNDV_CHOSEN, RNDV_SENT, "post_rndv"),
+    S(IDLE, RGET_CHOSEN, RGET_SENT, "post_rget"),
+    S(IDLE, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    S(MATCH_SENT, MATCH_DELIVERED, COMPLETE, "complete"),
+    S(MATCH_SENT, MATCH_FAILED, MATCH_SENT, "post_match"),
+    S(MATCH_SENT, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    S(RNDV_SENT, RNDV_DELIVERED, RNDV_SENT, ""),
+    S(RNDV_SENT, RNDV_FAILED, RNDV_SENT, "post_rndv"),
+    S(RNDV_SENT, ACK_RCVD, FRAGS_SENDING, "send_frags"),
+    S(RNDV_SENT, PUT_RCVD, PUTS_SERVING, "post_write"),
+    S(RNDV_SENT, RECVERRNOTIFY_RCVD, ERROR_DRAINING, "note_error"),
+    S(RNDV_SENT, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    S(FRAGS_SENDING, RNDV_DELIVERED, FRAGS_SENDING, ""),
+    S(FRAGS_SENDING, RNDV_FAILED, FRAGS_SENDING, ""),
+    S(FRAGS_SENDING, FRAG_DELIVERED, FRAGS_SENDING, "send_frags"),
+    S(FRAGS_SENDING, FRAG_FAILED, ERROR_DRAINING, "note_error"),
+    S(FRAGS_SENDING, RECVERRNOTIFY_RCVD, ERROR_DRAINING, "note_error"),
+    S(FRAGS_SENDING, ALL_DELIVERED, COMPLETE, "complete"),
+    S(FRAGS_SENDING, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    S(PUTS_SERVING, RNDV_DELIVERED, PUTS_SERVING, ""),
+    S(PUTS_SERVING, RNDV_FAILED, PUTS_SERVING, ""),
+    S(PUTS_SERVING, PUT_RCVD, PUTS_SERVING, "post_write"),
+    S(PUTS_SERVING, WRITE_COMPLETED, PUTS_SERVING, "post_fin"),
+    S(PUTS_SERVING, WRITE_FAILED, ERROR_DRAINING, "note_error"),
+    S(PUTS_SERVING, FIN_DELIVERED, PUTS_SERVING, ""),
+    S(PUTS_SERVING, FIN_FAILED, PUTS_SERVING, "post_fin"),
+    S(PUTS_SERVING, RECVERRNOTIFY_RCVD, ERROR_DRAINING, "note_error"),
+    S(PUTS_SERVING, ALL_DELIVERED, COMPLETE, "complete"),
+    S(PUTS_SERVING, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    S(RGET_SENT, RGET_DELIVERED, RGET_SENT, ""),
+    S(RGET_SENT, RGET_FAILED, RGET_SENT, "post_rget"),
+    S(RGET_SENT, FIN_RCVD, RGET_SENT, "note_fin"),
+    S(RGET_SENT, FIN_DUP_RCVD, RGET_SENT, "drop"),
+    S(RGET_SENT, ACK_RCVD, FRAGS_SENDING, "send_frags"),
+    S(RGET_SENT, RECVERRNOTIFY_RCVD, ERROR_DRAINING, "note_error"),
+    S(RGET_SENT, ALL_DELIVERED, COMPLETE, "complete"),
+    S(RGET_SENT, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    S(ERROR_DRAINING, RNDV_DELIVERED, ERROR_DRAINING, ""),
+    S(ERROR_DRAINING, RNDV_FAILED, ERROR_DRAINING, ""),
+    S(ERROR_DRAINING, RGET_DELIVERED, ERROR_DRAINING, ""),
+    S(ERROR_DRAINING, RGET_FAILED, ERROR_DRAINING, ""),
+    S(ERROR_DRAINING, FRAG_DELIVERED, ERROR_DRAINING, ""),
+    S(ERROR_DRAINING, FRAG_FAILED, ERROR_DRAINING, ""),
+    S(ERROR_DRAINING, WRITE_COMPLETED, ERROR_DRAINING, ""),
+    S(ERROR_DRAINING, WRITE_FAILED, ERROR_DRAINING, ""),
+    S(ERROR_DRAINING, FIN_DELIVERED, ERROR_DRAINING, ""),
+    S(ERROR_DRAINING, FIN_FAILED, ERROR_DRAINING, ""),
+    S(ERROR_DRAINING, ACK_RCVD, ERROR_DRAINING, "drop"),
+    S(ERROR_DRAINING, PUT_RCVD, ERROR_DRAINING, "drop"),
+    S(ERROR_DRAINING, FIN_RCVD, ERROR_DRAINING, "drop"),
+    S(ERROR_DRAINING, FIN_DUP_RCVD, ERROR_DRAINING, "drop"),
+    S(ERROR_DRAINING, RECVERRNOTIFY_RCVD, ERROR_DRAINING, "drop"),
+    S(ERROR_DRAINING, DRAINED, NOTIFY_SENT, "post_notify"),
+    S(ERROR_DRAINING, ALL_DELIVERED, COMPLETE, "complete"),
+    S(ERROR_DRAINING, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    S(NOTIFY_SENT, NOTIFY_DELIVERED, NOTIFY_LANDED, ""),
+    S(NOTIFY_SENT, NOTIFY_FAILED, NOTIFY_SENT, "repost_notify"),
+    S(NOTIFY_SENT, RESTARTACK_RCVD, RESTART_ACKED, ""),
+    S(NOTIFY_SENT, RESTARTNACK_RCVD, RESTART_NACKED, ""),
+    S(NOTIFY_SENT, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    S(NOTIFY_LANDED, RESTARTACK_RCVD, RESTARTED, "restart"),
+    S(NOTIFY_LANDED, RESTARTNACK_RCVD, COMPLETE, "complete"),
+    S(NOTIFY_LANDED, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    S(RESTART_ACKED, NOTIFY_DELIVERED, RESTARTED, "restart"),
+    S(RESTART_ACKED, NOTIFY_FAILED, RESTARTED, "restart"),
+    S(RESTART_ACKED, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    S(RESTART_NACKED, NOTIFY_DELIVERED, COMPLETE, "complete"),
+    S(RESTART_NACKED, NOTIFY_FAILED, COMPLETE, "complete"),
+    S(RESTART_NACKED, PEER_UNREACHABLE, RESTART_NACKED, ""),
+
+    S(RESTARTED, RNDV_CHOSEN, RNDV_SENT, "post_rndv"),
+    S(RESTARTED, RGET_CHOSEN, RGET_SENT, "post_rget"),
+    S(RESTARTED, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    S(UNREACHABLE_DRAINING, MATCH_DELIVERED, COMPLETE, "complete"),
+    S(UNREACHABLE_DRAINING, MATCH_FAILED, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, RNDV_DELIVERED, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, RNDV_FAILED, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, RGET_DELIVERED, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, RGET_FAILED, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, FRAG_DELIVERED, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, FRAG_FAILED, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, WRITE_COMPLETED, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, WRITE_FAILED, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, FIN_DELIVERED, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, FIN_FAILED, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, NOTIFY_DELIVERED, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, NOTIFY_FAILED, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, ACK_RCVD, UNREACHABLE_DRAINING, "drop"),
+    S(UNREACHABLE_DRAINING, PUT_RCVD, UNREACHABLE_DRAINING, "drop"),
+    S(UNREACHABLE_DRAINING, FIN_RCVD, UNREACHABLE_DRAINING, "drop"),
+    S(UNREACHABLE_DRAINING, FIN_DUP_RCVD, UNREACHABLE_DRAINING, "drop"),
+    S(UNREACHABLE_DRAINING, RECVERRNOTIFY_RCVD, UNREACHABLE_DRAINING, "drop"),
+    S(UNREACHABLE_DRAINING, RESTARTACK_RCVD, UNREACHABLE_DRAINING, "drop"),
+    S(UNREACHABLE_DRAINING, RESTARTNACK_RCVD, UNREACHABLE_DRAINING, "drop"),
+    S(UNREACHABLE_DRAINING, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+    S(UNREACHABLE_DRAINING, ALL_DELIVERED, COMPLETE, "complete"),
+    S(UNREACHABLE_DRAINING, DRAINED, FAILED, "fail_unreachable"),
+
+    S(COMPLETE, FIN_DUP_RCVD, COMPLETE, "drop"),
+    S(COMPLETE, RECVERRNOTIFY_RCVD, COMPLETE, "drop"),
+    S(COMPLETE, RESTARTNACK_RCVD, COMPLETE, "drop"),
+    S(COMPLETE, PEER_UNREACHABLE, COMPLETE, ""),
+
+    S(FAILED, ACK_RCVD, FAILED, "drop"),
+    S(FAILED, PUT_RCVD, FAILED, "drop"),
+    S(FAILED, FIN_RCVD, FAILED, "drop"),
+    S(FAILED, FIN_DUP_RCVD, FAILED, "drop"),
+    S(FAILED, RECVERRNOTIFY_RCVD, FAILED, "drop"),
+    S(FAILED, RESTARTACK_RCVD, FAILED, "drop"),
+    S(FAILED, RESTARTNACK_RCVD, FAILED, "drop"),
+    S(FAILED, PEER_UNREACHABLE, FAILED, ""),
+};
+#undef S
+
+/* ---------------------------------------------------------------- recv -- */
+#define R(from, ev, to, acts) { BFO_RECV_ST_##from, BFO_EV_##ev, BFO_RECV_ST_##to, acts }
+static const row recv_rows[] = {
+    R(POSTED, MATCH_RCVD, COMPLETE, "deliver_match"),
+    R(POSTED, RNDV_RCVD, RNDV_MATCHED, "accept_rndv"),
+    R(POSTED, RGET_RCVD, RGET_MATCHED, "accept_rget"),
+    R(POSTED, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    R(RNDV_MATCHED, COPY_CHOSEN, ACK_SENT, "post_ack"),
+    R(RNDV_MATCHED, PUT_CHOSEN, PUTS_SENT, "post_puts"),
+    R(RNDV_MATCHED, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    R(RGET_MATCHED, GET_CHOSEN, READING, "post_reads"),
+    R(RGET_MATCHED, COPY_CHOSEN, ACK_SENT, "post_ack"),
+    R(RGET_MATCHED, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    R(ACK_SENT, ACK_DELIVERED, ACK_SENT, ""),
+    R(ACK_SENT, ACK_FAILED, RECVERR_SENT, "post_recverrnotify"),
+    R(ACK_SENT, FRAG_RCVD, ACK_SENT, "accept_frag"),
+    R(ACK_SENT, NOTIFY_RCVD, RESTART_ACK_OWED, "accept_notify"),
+    R(ACK_SENT, RNDV_DUP_RCVD, ACK_SENT, "drop"),
+    R(ACK_SENT, RGET_DUP_RCVD, ACK_SENT, "drop"),
+    R(ACK_SENT, ALL_DELIVERED, COMPLETE, "complete"),
+    R(ACK_SENT, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    R(PUTS_SENT, PUT_DELIVERED, PUTS_SENT, ""),
+    R(PUTS_SENT, PUT_FAILED, RECVERR_SENT, "post_recverrnotify"),
+    R(PUTS_SENT, FIN_RCVD, PUTS_SENT, "accept_fin post_puts"),
+    R(PUTS_SENT, FIN_DUP_RCVD, PUTS_SENT, "drop"),
+    R(PUTS_SENT, NOTIFY_RCVD, RESTART_ACK_OWED, "accept_notify"),
+    R(PUTS_SENT, RNDV_DUP_RCVD, PUTS_SENT, "drop"),
+    R(PUTS_SENT, ALL_DELIVERED, COMPLETE, "complete"),
+    R(PUTS_SENT, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    R(READING, READ_COMPLETED, READING, "post_reads"),
+    R(READING, READ_FAILED, RECVERR_SENT, "post_recverrnotify"),
+    R(READING, NOTIFY_RCVD, RESTART_ACK_OWED, "accept_notify"),
+    R(READING, RGET_DUP_RCVD, READING, "drop"),
+    R(READING, ALL_DELIVERED, FIN_SENT, "post_fin"),
+    R(READING, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    R(FIN_SENT, FIN_DELIVERED, COMPLETE, "complete"),
+    R(FIN_SENT, FIN_FAILED, FIN_SENT, "post_fin"),
+    R(FIN_SENT, RGET_DUP_RCVD, FIN_SENT, "drop"),
+    R(FIN_SENT, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    R(RECVERR_SENT, RECVERRNOTIFY_DELIVERED, RECVERR_SENT, ""),
+    R(RECVERR_SENT, RECVERRNOTIFY_FAILED, RECVERR_SENT, "post_recverrnotify"),
+    R(RECVERR_SENT, ACK_DELIVERED, RECVERR_SENT, ""),
+    R(RECVERR_SENT, ACK_FAILED, RECVERR_SENT, ""),
+    R(RECVERR_SENT, PUT_DELIVERED, RECVERR_SENT, ""),
+    R(RECVERR_SENT, PUT_FAILED, RECVERR_SENT, ""),
+    R(RECVERR_SENT, READ_COMPLETED, RECVERR_SENT, "account_read"),
+    R(RECVERR_SENT, READ_FAILED, RECVERR_SENT, ""),
+    R(RECVERR_SENT, FRAG_RCVD, RECVERR_SENT, "accept_frag"),
+    R(RECVERR_SENT, FIN_RCVD, RECVERR_SENT, "accept_fin"),
+    R(RECVERR_SENT, FIN_DUP_RCVD, RECVERR_SENT, "drop"),
+    R(RECVERR_SENT, RNDV_DUP_RCVD, RECVERR_SENT, "drop"),
+    R(RECVERR_SENT, RGET_DUP_RCVD, RECVERR_SENT, "drop"),
+    R(RECVERR_SENT, NOTIFY_RCVD, RESTART_ACK_OWED, "accept_notify"),
+    R(RECVERR_SENT, ALL_DELIVERED, COMPLETE, "complete"),
+    R(RECVERR_SENT, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    R(RESTART_ACK_OWED, DRAINED, RESTART_ACKED, "post_restartack"),
+    R(RESTART_ACK_OWED, NOTIFY_DUP_RCVD, RESTART_ACK_OWED, "drop"),
+    R(RESTART_ACK_OWED, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    R(RESTART_ACKED, RESTARTACK_DELIVERED, RESTART_ACKED, ""),
+    R(RESTART_ACKED, RESTARTACK_FAILED, RESTART_ACKED, "post_restartack"),
+    R(RESTART_ACKED, NOTIFY_DUP_RCVD, RESTART_ACKED, "drop"),
+    R(RESTART_ACKED, RNDV_RCVD, RNDV_MATCHED, "reset accept_rndv"),
+    R(RESTART_ACKED, RGET_RCVD, RGET_MATCHED, "reset accept_rget"),
+    R(RESTART_ACKED, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    R(UNREACHABLE_DRAINING, ACK_DELIVERED, UNREACHABLE_DRAINING, ""),
+    R(UNREACHABLE_DRAINING, ACK_FAILED, UNREACHABLE_DRAINING, ""),
+    R(UNREACHABLE_DRAINING, PUT_DELIVERED, UNREACHABLE_DRAINING, ""),
+    R(UNREACHABLE_DRAINING, PUT_FAILED, UNREACHABLE_DRAINING, ""),
+    R(UNREACHABLE_DRAINING, READ_COMPLETED, UNREACHABLE_DRAINING, ""),
+    R(UNREACHABLE_DRAINING, READ_FAILED, UNREACHABLE_DRAINING, ""),
+    R(UNREACHABLE_DRAINING, FIN_DELIVERED, UNREACHABLE_DRAINING, ""),
+    R(UNREACHABLE_DRAINING, FIN_FAILED, UNREACHABLE_DRAINING, ""),
+    R(UNREACHABLE_DRAINING, RECVERRNOTIFY_DELIVERED, UNREACHABLE_DRAINING, ""),
+    R(UNREACHABLE_DRAINING, RECVERRNOTIFY_FAILED, UNREACHABLE_DRAINING, ""),
+    R(UNREACHABLE_DRAINING, RESTARTACK_DELIVERED, UNREACHABLE_DRAINING, ""),
+    R(UNREACHABLE_DRAINING, RESTARTACK_FAILED, UNREACHABLE_DRAINING, ""),
+    R(UNREACHABLE_DRAINING, FRAG_RCVD, UNREACHABLE_DRAINING, "drop"),
+    R(UNREACHABLE_DRAINING, FIN_RCVD, UNREACHABLE_DRAINING, "drop"),
+    R(UNREACHABLE_DRAINING, FIN_DUP_RCVD, UNREACHABLE_DRAINING, "drop"),
+    R(UNREACHABLE_DRAINING, NOTIFY_RCVD, UNREACHABLE_DRAINING, "drop"),
+    R(UNREACHABLE_DRAINING, NOTIFY_DUP_RCVD, UNREACHABLE_DRAINING, "drop"),
+    R(UNREACHABLE_DRAINING, RNDV_DUP_RCVD, UNREACHABLE_DRAINING, "drop"),
+    R(UNREACHABLE_DRAINING, RGET_DUP_RCVD, UNREACHABLE_DRAINING, "drop"),
+    R(UNREACHABLE_DRAINING, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+    R(UNREACHABLE_DRAINING, ALL_DELIVERED, COMPLETE, "complete"),
+    R(UNREACHABLE_DRAINING, DRAINED, FAILED, "fail_unreachable"),
+
+    R(COMPLETE, NOTIFY_RCVD, COMPLETE, "post_restartnack"),
+    R(COMPLETE, NOTIFY_DUP_RCVD, COMPLETE, "drop"),
+    R(COMPLETE, FIN_DUP_RCVD, COMPLETE, "drop"),
+    R(COMPLETE, RNDV_DUP_RCVD, COMPLETE, "drop"),
+    R(COMPLETE, RGET_DUP_RCVD, COMPLETE, "drop"),
+    R(COMPLETE, PEER_UNREACHABLE, COMPLETE, ""),
+
+    R(FAILED, FRAG_RCVD, FAILED, "drop"),
+    R(FAILED, FIN_RCVD, FAILED, "drop"),
+    R(FAILED, FIN_DUP_RCVD, FAILED, "drop"),
+    R(FAILED, NOTIFY_RCVD, FAILED, "drop"),
+    R(FAILED, NOTIFY_DUP_RCVD, FAILED, "drop"),
+    R(FAILED, RNDV_DUP_RCVD, FAILED, "drop"),
+    R(FAILED, RGET_DUP_RCVD, FAILED, "drop"),
+    R(FAILED, PEER_UNREACHABLE, FAILED, ""),
+};
+#undef R
+
+/* ---------------------------------------------------------------- rail -- */
+#define L(from, ev, to, acts) { BFO_RAIL_ST_##from, BFO_EV_##ev, BFO_RAIL_ST_##to, acts }
+#define DOWN_LOCAL "map_out send_broken schedule_reconnect"
+static const row rail_rows[] = {
+    L(CONNECTING, CONNECTED, PROBING, "send_probe"),
+    L(CONNECTING, CONNECT_FAILED, FAILED, "schedule_reconnect"),
+    L(CONNECTING, RAIL_ERROR, FAILED, "schedule_reconnect"),
+    L(CONNECTING, BROKEN_RCVD, FAILED, "schedule_reconnect"),
+    L(CONNECTING, PROBE_RCVD, CONNECTING, "send_probeack"),
+
+    L(PROBING, PROBEACK_RCVD, UP, "admit"),
+    L(PROBING, PROBE_RCVD, PROBING, "send_probeack"),
+    L(PROBING, PROBE_DELIVERED, PROBING, ""),
+    L(PROBING, PROBEACK_DELIVERED, PROBING, ""),
+    L(PROBING, BROKEN_DELIVERED, PROBING, ""),
+    L(PROBING, BROKEN_FAILED, PROBING, ""),
+    L(PROBING, PROBE_FAILED, FAILED, "schedule_reconnect"),
+    L(PROBING, PROBEACK_FAILED, FAILED, "schedule_reconnect"),
+    L(PROBING, PROBE_TIMED_OUT, FAILED, "schedule_reconnect"),
+    L(PROBING, RAIL_ERROR, FAILED, "schedule_reconnect"),
+    L(PROBING, BROKEN_RCVD, FAILED, "schedule_reconnect"),
+
+    L(UP, HEARTBEAT_DUE, UP, "send_probe"),
+    L(UP, PROBE_RCVD, UP, "send_probeack"),
+    L(UP, PROBEACK_RCVD, UP, ""),
+    L(UP, PROBE_DELIVERED, UP, ""),
+    L(UP, PROBEACK_DELIVERED, UP, ""),
+    L(UP, BROKEN_DELIVERED, UP, ""),
+    L(UP, BROKEN_FAILED, UP, ""),
+    L(UP, RAIL_ERROR, FAILED, DOWN_LOCAL),
+    L(UP, PROBE_FAILED, FAILED, DOWN_LOCAL),
+    L(UP, PROBEACK_FAILED, FAILED, DOWN_LOCAL),
+    L(UP, SILENCE_DETECTED, FAILED, DOWN_LOCAL),
+    L(UP, BROKEN_RCVD, FAILED, "map_out schedule_reconnect"),
+
+    L(FAILED, BACKOFF_EXPIRED, RECONNECTING, "reconnect"),
+    L(FAILED, CONNECTED, PROBING, "send_probe"),
+    L(FAILED, PROBE_RCVD, PROBING, "send_probeack send_probe"),
+    L(FAILED, RETRIES_EXHAUSTED, RETIRED, "retire"),
+    L(FAILED, RAIL_ERROR, FAILED, ""),
+    L(FAILED, BROKEN_RCVD, FAILED, ""),
+    L(FAILED, BROKEN_FAILED, FAILED, "send_broken"),
+    L(FAILED, BROKEN_DELIVERED, FAILED, ""),
+    L(FAILED, PROBE_DELIVERED, FAILED, ""),
+    L(FAILED, PROBE_FAILED, FAILED, ""),
+    L(FAILED, PROBEACK_DELIVERED, FAILED, ""),
+    L(FAILED, PROBEACK_FAILED, FAILED, ""),
+
+    L(RECONNECTING, CONNECTED, PROBING, "send_probe"),
+    L(RECONNECTING, CONNECT_FAILED, FAILED, "schedule_reconnect"),
+    L(RECONNECTING, RAIL_ERROR, FAILED, "schedule_reconnect"),
+    L(RECONNECTING, PROBE_RCVD, RECONNECTING, "send_probeack"),
+    L(RECONNECTING, BROKEN_RCVD, RECONNECTING, ""),
+    L(RECONNECTING, BROKEN_FAILED, RECONNECTING, "send_broken"),
+    L(RECONNECTING, BROKEN_DELIVERED, RECONNECTING, ""),
+    L(RECONNECTING, PROBE_DELIVERED, RECONNECTING, ""),
+    L(RECONNECTING, PROBE_FAILED, RECONNECTING, ""),
+    L(RECONNECTING, PROBEACK_DELIVERED, RECONNECTING, ""),
+    L(RECONNECTING, PROBEACK_FAILED, RECONNECTING, ""),
+
+    L(RETIRED, PROBE_DELIVERED, RETIRED, ""),
+    L(RETIRED, PROBE_FAILED, RETIRED, ""),
+    L(RETIRED, PROBEACK_DELIVERED, RETIRED, ""),
+    L(RETIRED, PROBEACK_FAILED, RETIRED, ""),
+    L(RETIRED, BROKEN_DELIVERED, RETIRED, ""),
+    L(RETIRED, BROKEN_FAILED, RETIRED, ""),
+    L(RETIRED, RAIL_ERROR, RETIRED, ""),
+    L(RETIRED, BROKEN_RCVD, RETIRED, ""),
+};
+#undef L
+#undef DOWN_LOCAL
+
+/* ------------------------------------------- the transitions Ragel built -- */
+typedef struct spec_row {
+    int from, event, to;
+    const char *a[BFO_MAX_ACTIONS];
+} spec_row;
+
+#define SPEC_SEND(F, E, T, N, A1, A2, A3, A4) \
+    { BFO_SEND_ST_##F, BFO_EV_##E, BFO_SEND_ST_##T, { #A1, #A2, #A3, #A4 } },
+#define SPEC_RECV(F, E, T, N, A1, A2, A3, A4) \
+    { BFO_RECV_ST_##F, BFO_EV_##E, BFO_RECV_ST_##T, { #A1, #A2, #A3, #A4 } },
+#define SPEC_RAIL(F, E, T, N, A1, A2, A3, A4) \
+    { BFO_RAIL_ST_##F, BFO_EV_##E, BFO_RAIL_ST_##T, { #A1, #A2, #A3, #A4 } },
+static const spec_row send_spec[] = { BFO_SEND_TRANSITIONS(SPEC_SEND) };
+static const spec_row recv_spec[] = { BFO_RECV_TRANSITIONS(SPEC_RECV) };
+static const spec_row rail_spec[] = { BFO_RAIL_TRANSITIONS(SPEC_RAIL) };
+
+/* "a b" from {"a", "b", "NONE", "NONE"} */
+static void spec_actions(const spec_row *s, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < BFO_MAX_ACTIONS && strcmp(s->a[i], "NONE") != 0; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? " " : "", s->a[i]);
+}
+
+typedef struct table {
+    const char *name;
+    const bfo_machine *m;
+    const row *rows;
+    size_t n_rows;
+    const spec_row *spec;
+    size_t n_spec;
+} table;
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+static const table tables[] = {
+    { "send", &bfo_send_machine, send_rows, N_OF(send_rows), send_spec, N_OF(send_spec) },
+    { "recv", &bfo_recv_machine, recv_rows, N_OF(recv_rows), recv_spec, N_OF(recv_spec) },
+    { "rail", &bfo_rail_machine, rail_rows, N_OF(rail_rows), rail_spec, N_OF(rail_spec) },
+};
+
+typedef struct row_case {
+    const table *t;
+    const row *r;
+} row_case;
+
+typedef struct state_case {
+    const table *t;
+    int state;
+} state_case;
+
+static const row *find_row(const table *t, int from, int event)
+{
+    for (size_t i = 0; i < t->n_rows; i++)
+        if (t->rows[i].from == from && t->rows[i].event == event)
+            return &t->rows[i];
+    return NULL;
+}
+
+/* One legal transition: put the machine in `from`, feed `event`. */
+static void test_row(void **state)
+{
+    const row_case *c = (const row_case *)*state;
+    bfo_step st;
+    char acts[128];
+    int cs = c->r->from;
+
+    memset(&st, 0, sizeof st);
+    assert_int_equal(bfo_fsm_step(c->t->m, &cs, c->r->event, &st), BFO_OK);
+    assert_string_equal(bfo_fsm_state_name(c->t->m, cs), bfo_fsm_state_name(c->t->m, c->r->to));
+    assert_int_equal(st.from, c->r->from);
+    assert_int_equal(st.to, c->r->to);
+    actions_str(c->t->m, &st, acts, sizeof acts);
+    assert_string_equal(acts, c->r->actions);
+    assert_true(bfo_fsm_accepts(c->t->m, c->r->from, c->r->event));
+}
+
+/* Every event the table does not list for a state is refused, by name. */
+static void test_illegal(void **state)
+{
+    const state_case *c = (const state_case *)*state;
+    int refused = 0;
+    for (int ev = 1; ev < BFO_EV_COUNT; ev++) {
+        bfo_step st;
+        int cs = c->state;
+        if (find_row(c->t, c->state, ev))
+            continue;
+        memset(&st, 0, sizeof st);
+        if (bfo_fsm_step(c->t->m, &cs, ev, &st) != BFO_ERR_ILLEGAL_EVENT || cs != c->state ||
+            st.n_actions != 0 || st.to != c->state || bfo_fsm_accepts(c->t->m, c->state, ev))
+            fail_msg("%s: %s --%s--> was taken, the table says it is illegal", c->t->name,
+                     bfo_fsm_state_name(c->t->m, c->state), bfo_event_name(ev));
+        refused++;
+    }
+    assert_true(refused > 0);
+}
+
+/* Out-of-range events and states get their own named errors. */
+static void test_bad_input(void **state)
+{
+    const table *t = (const table *)*state;
+    bfo_step st;
+    int cs = t->m->start;
+    memset(&st, 0, sizeof st);
+    assert_int_equal(bfo_fsm_step(t->m, &cs, 0, &st), BFO_ERR_BAD_EVENT);
+    assert_int_equal(bfo_fsm_step(t->m, &cs, BFO_EV_COUNT, &st), BFO_ERR_BAD_EVENT);
+    assert_int_equal(bfo_fsm_step(t->m, &cs, -7, &st), BFO_ERR_BAD_EVENT);
+    assert_int_equal(cs, t->m->start);
+    cs = 0;
+    assert_int_equal(bfo_fsm_step(t->m, &cs, BFO_EV_PEER_UNREACHABLE, &st), BFO_ERR_BAD_STATE);
+    assert_int_equal(cs, 0);
+    cs = t->m->n_states;
+    assert_int_equal(bfo_fsm_step(t->m, &cs, BFO_EV_PEER_UNREACHABLE, &st), BFO_ERR_BAD_STATE);
+    assert_int_equal(cs, t->m->n_states);
+    assert_string_equal(bfo_fsm_state_name(t->m, 0), "(invalid)");
+    assert_int_equal(bfo_fsm_accepts(t->m, 0, BFO_EV_DRAINED), 0);
+}
+
+/* The table and the spec list the same transitions. */
+static void test_coverage(void **state)
+{
+    const table *t = (const table *)*state;
+    int missing = 0, extra = 0, differ = 0;
+    char want[128];
+
+    for (size_t i = 0; i < t->n_spec; i++) {
+        const spec_row *s = &t->spec[i];
+        const row *r = find_row(t, s->from, s->event);
+        spec_actions(s, want, sizeof want);
+        if (!r) {
+            print_error("%s: the spec has %s --%s--> %s / %s, the table has no row for it\n",
+                        t->name, bfo_fsm_state_name(t->m, s->from), bfo_event_name(s->event),
+                        bfo_fsm_state_name(t->m, s->to), want);
+            missing++;
+        } else if (r->to != s->to || strcmp(r->actions, want) != 0) {
+            print_error("%s: %s --%s-->: the spec says %s / %s, the table says %s / %s\n",
+                        t->name, bfo_fsm_state_name(t->m, s->from), bfo_event_name(s->event),
+                        bfo_fsm_state_name(t->m, s->to), want,
+                        bfo_fsm_state_name(t->m, r->to), r->actions);
+            differ++;
+        }
+    }
+    for (size_t i = 0; i < t->n_rows; i++) {
+        const row *r = &t->rows[i];
+        int found = 0;
+        for (size_t j = 0; j < t->n_spec; j++)
+            found += t->spec[j].from == r->from && t->spec[j].event == r->event;
+        if (found == 0) {
+            print_error("%s: the table has %s --%s--> %s, the spec no longer does\n", t->name,
+                        bfo_fsm_state_name(t->m, r->from), bfo_event_name(r->event),
+                        bfo_fsm_state_name(t->m, r->to));
+            extra++;
+        }
+        if (find_row(t, r->from, r->event) != r) {
+            print_error("%s: the table lists %s --%s--> twice\n", t->name,
+                        bfo_fsm_state_name(t->m, r->from), bfo_event_name(r->event));
+            extra++;
+        }
+    }
+    if (missing || extra || differ)
+        fail_msg("%s: %d spec transitions without a row, %d rows not in the spec, %d differ",
+                 t->name, missing, extra, differ);
+    print_message("%s: %zu transitions in the spec, %zu rows, all covered\n", t->name,
+                  t->n_spec, t->n_rows);
+}
+
+/* The trace hook sees every step, refused ones included. */
+typedef struct trace_log {
+    int calls, last_result, last_from, last_to;
+    const bfo_machine *machine;
+    const void *obj;
+} trace_log;
+
+static void on_trace(void *user, const bfo_machine *m, const bfo_step *st)
+{
+    trace_log *log = (trace_log *)user;
+    log->calls++;
+    log->machine = m;
+    log->obj = st->obj;
+    log->last_result = st->result;
+    log->last_from = st->from;
+    log->last_to = st->to;
+}
+
+static void test_trace_hook_sees_every_step(void **state)
+{
+    trace_log log;
+    bfo_tracer tr;
+    bfo_step st;
+    bfo_send_fsm fsm;
+    int request = 42;
+    (void)state;
+
+    memset(&log, 0, sizeof log);
+    memset(&st, 0, sizeof st);
+    tr.fn = on_trace;
+    tr.user = &log;
+    st.trace = &tr;
+    st.obj = &request;
+    bfo_send_init(&fsm);
+    assert_int_equal(bfo_send_step(&fsm, BFO_EV_RNDV_CHOSEN, &st), BFO_OK);
+    assert_int_equal(log.calls, 1);
+    assert_ptr_equal(log.machine, &bfo_send_machine);
+    assert_ptr_equal(log.obj, &request);
+    assert_int_equal(log.last_from, BFO_SEND_ST_IDLE);
+    assert_int_equal(log.last_to, BFO_SEND_ST_RNDV_SENT);
+    assert_int_equal(bfo_send_step(&fsm, BFO_EV_MATCH_RCVD, &st), BFO_ERR_ILLEGAL_EVENT);
+    assert_int_equal(log.calls, 2);
+    assert_int_equal(log.last_result, BFO_ERR_ILLEGAL_EVENT);
+    assert_int_equal(log.last_to, BFO_SEND_ST_RNDV_SENT);
+    assert_int_equal(bfo_send_step(&fsm, 999, &st), BFO_ERR_BAD_EVENT);
+    assert_int_equal(log.calls, 3);
+    assert_string_equal(bfo_errname(log.last_result), "BFO_ERR_BAD_EVENT");
+}
+
+static void test_names_and_finals(void **state)
+{
+    (void)state;
+    assert_string_equal(bfo_send_state_name(BFO_SEND_ST_RNDV_SENT), "RNDV_SENT");
+    assert_string_equal(bfo_recv_state_name(BFO_RECV_ST_RESTART_ACK_OWED), "RESTART_ACK_OWED");
+    assert_string_equal(bfo_rail_state_name(BFO_RAIL_ST_PROBING), "PROBING");
+    assert_string_equal(bfo_send_action_name(BFO_SEND_ACT_POST_NOTIFY), "post_notify");
+    assert_string_equal(bfo_send_action_name(0), "(invalid)");
+    assert_string_equal(bfo_event_name(BFO_EV_ACK_RCVD), "ACK_RCVD");
+    assert_string_equal(bfo_event_name(BFO_EV_COUNT), "(invalid)");
+    assert_string_equal(bfo_errname(BFO_ERR_ILLEGAL_EVENT), "BFO_ERR_ILLEGAL_EVENT");
+    assert_string_equal(bfo_errname(12345), "BFO_ERR_UNKNOWN");
+    assert_true(bfo_send_is_final(BFO_SEND_ST_COMPLETE));
+    assert_true(bfo_send_is_final(BFO_SEND_ST_FAILED));
+    assert_false(bfo_send_is_final(BFO_SEND_ST_IDLE));
+    assert_true(bfo_recv_is_final(BFO_RECV_ST_COMPLETE));
+    assert_true(bfo_rail_is_final(BFO_RAIL_ST_RETIRED));
+    assert_false(bfo_rail_is_final(BFO_RAIL_ST_UP));
+    /* the start states */
+    bfo_send_fsm s;
+    bfo_recv_fsm r;
+    bfo_rail_fsm l;
+    bfo_send_init(&s);
+    bfo_recv_init(&r);
+    bfo_rail_init(&l);
+    assert_int_equal(s.cs, BFO_SEND_ST_IDLE);
+    assert_int_equal(r.cs, BFO_RECV_ST_POSTED);
+    assert_int_equal(l.cs, BFO_RAIL_ST_CONNECTING);
+}
+
+int main(void)
+{
+    test_list list = { 0 };
+    static row_case rcases[N_OF(send_rows) + N_OF(recv_rows) + N_OF(rail_rows)];
+    static state_case scases[64];
+    size_t nr = 0, ns = 0;
+
+    for (size_t t = 0; t < N_OF(tables); t++)
+        test_list_add(&list, test_coverage, (void *)&tables[t],
+                      "%s: every spec transition has a row and every row is in the spec",
+                      tables[t].name);
+    for (size_t t = 0; t < N_OF(tables); t++) {
+        const table *tb = &tables[t];
+        for (size_t i = 0; i < tb->n_rows; i++) {
+            const row *r = &tb->rows[i];
+            rcases[nr].t = tb;
+            rcases[nr].r = r;
+            test_list_add(&list, test_row, &rcases[nr++], "%s: %s --%s--> %s%s%s", tb->name,
+                          bfo_fsm_state_name(tb->m, r->from), bfo_event_name(r->event),
+                          bfo_fsm_state_name(tb->m, r->to), *r->actions ? " / " : "",
+                          r->actions);
+        }
+        for (int s = 1; s < tb->m->n_states; s++) {
+            scases[ns].t = tb;
+            scases[ns].state = s;
+            test_list_add(&list, test_illegal, &scases[ns++],
+                          "%s: %s refuses every other event with BFO_ERR_ILLEGAL_EVENT",
+                          tb->name, bfo_fsm_state_name(tb->m, s));
+        }
+        test_list_add(&list, test_bad_input, (void *)tb,
+                      "%s: bad event -> BFO_ERR_BAD_EVENT, bad state -> BFO_ERR_BAD_STATE",
+                      tb->name);
+    }
+    test_list_add(&list, test_trace_hook_sees_every_step, NULL,
+                  "trace hook sees every step, refused ones included");
+    test_list_add(&list, test_names_and_finals, NULL, "names of states, actions, events, errors");
+    return test_list_run(&list, "transitions");
+}
