@@ -21,7 +21,7 @@ typedef struct test_list {
     size_t n, cap;
 } test_list;
 
-static void test_list_add(test_list *l, CMUnitTestFunction fn, void *state,
+static inline void test_list_add(test_list *l, CMUnitTestFunction fn, void *state,
                           const char *fmt, ...)
 {
     char buf[256];
@@ -49,13 +49,13 @@ static void test_list_add(test_list *l, CMUnitTestFunction fn, void *state,
     l->n++;
 }
 
-static int test_list_run(test_list *l, const char *group)
+static inline int test_list_run(test_list *l, const char *group)
 {
     return _cmocka_run_group_tests(group, l->tests, l->n, NULL, NULL);
 }
 
 /* The actions of a step as their spec names, space separated. */
-static void actions_str(const bfo_machine *m, const bfo_step *st, char *buf, size_t cap)
+static inline void actions_str(const bfo_machine *m, const bfo_step *st, char *buf, size_t cap)
 {
     size_t len = 0;
     buf[0] = 0;

@@ -1,0 +1,386 @@
+/* test_wire.c - the wire format: every fragment type round-trips, every
+ * malformed frame gets its named error, nothing is read past the frame.
+ * Frames are copied into heap buffers of their exact length, so that under
+ * AddressSanitizer (make check SAN=1) a read past the end is caught. */
+#include "bfo_test.h"
+
+static bfo_handle H(uint32_t index, uint32_t gen)
+{
+    bfo_handle h;
+    h.index = index;
+    h.gen = gen;
+    return h;
+}
+
+/* Decodes (and validates) a copy of buf[0..len) in a buffer of exactly len bytes. */
+static int parse_exact(bfo_frame *f, const uint8_t *buf, size_t len)
+{
+    uint8_t *copy = (uint8_t *)malloc(len ? len : 1);
+    int rc;
+    assert_non_null(copy);
+    if (len)
+        memcpy(copy, buf, len);
+    rc = bfo_frame_parse(f, copy, len);
+    free(copy);
+    return rc;
+}
+
+/* One valid header of each fragment type, encoded, with its size. */
+typedef struct sample {
+    int type;
+    uint8_t bytes[BFO_MAX_HDR_SIZE + 16];
+    size_t len; /* header + payload */
+} sample;
+
+static size_t encode_sample(int type, uint8_t flags, uint8_t *buf, size_t cap)
+{
+    switch (type) {
+    case BFO_FRAG_MATCH: {
+        bfo_hdr_match h = { BFO_FRAG_MATCH, flags, 7, 3, 0x11223344u, 9 };
+        return bfo_hdr_match_encode(&h, buf, cap);
+    }
+    case BFO_FRAG_RNDV: {
+        bfo_hdr_rndv h = { BFO_FRAG_RNDV, flags, 7, 3, 5, 10, 2, 1u << 20, H(4, 1), H(0, 0) };
+        if (flags & BFO_FLAG_RESTART)
+            h.dreq = H(8, 2);
+        return bfo_hdr_rndv_encode(&h, buf, cap);
+    }
+    case BFO_FRAG_RGET: {
+        bfo_hdr_rget h = { BFO_FRAG_RGET, flags, 7, 3, 5, 11, 0, 4096, H(4, 1), H(0, 0),
+                           0xdeadbeef000ull, 0x1234 };
+        if (flags & BFO_FLAG_RESTART)
+            h.dreq = H(8, 2);
+        return bfo_hdr_rget_encode(&h, buf, cap);
+    }
+    case BFO_FRAG_ACK: {
+        bfo_hdr_ack h = { BFO_FRAG_ACK, flags, 1, H(4, 1), H(8, 2), 65536 };
+        return bfo_hdr_ack_encode(&h, buf, cap);
+    }
+    case BFO_FRAG_FRAG: {
+        bfo_hdr_frag h = { BFO_FRAG_FRAG, flags, 1, H(8, 2), 65536 };
+        return bfo_hdr_frag_encode(&h, buf, cap);
+    }
+    case BFO_FRAG_PUT: {
+        bfo_hdr_put h = { BFO_FRAG_PUT, flags, 1, 3, H(4, 1), H(8, 2), 0, 1 << 20, 0x7000, 77 };
+        return bfo_hdr_put_encode(&h, buf, cap);
+    }
+    case BFO_FRAG_FIN: {
+        bfo_hdr_fin h = { BFO_FRAG_FIN, flags, 1, 3, H(8, 2), 0, 1 << 20, 7, 9 };
+        return bfo_hdr_fin_encode(&h, buf, cap);
+    }
+    case BFO_FRAG_NOTIFY:
+    case BFO_FRAG_RESTARTACK:
+    case BFO_FRAG_RESTARTNACK:
+    case BFO_FRAG_RECVERRNOTIFY: {
+        bfo_hdr_restart h = { (uint8_t)type, flags, 65535, 7, 9, 3, H(4, 1), H(8, 2) };
+        return bfo_hdr_restart_encode(&h, buf, cap);
+    }
+    case BFO_FRAG_BROKEN:
+    case BFO_FRAG_PROBE:
+    case BFO_FRAG_PROBEACK: {
+        bfo_hdr_railctl h = { (uint8_t)type, flags, 1, 5, 0x0102030405060708ull };
+        return bfo_hdr_railctl_encode(&h, buf, cap);
+    }
+    default:
+        return 0;
+    }
+}
+
+#define FRAG_CODE(name, code, layout, payload, dedup) code,
+static const int all_types[] = { BFO_FRAGMENTS(FRAG_CODE) };
+#define FRAG_PAYLOAD(name, code, layout, payload, dedup) payload,
+static const int has_payload[] = { BFO_FRAGMENTS(FRAG_PAYLOAD) };
+#define N_TYPES (sizeof(all_types) / sizeof(all_types[0]))
+
+static void test_every_type_round_trips(void **state)
+{
+    (void)state;
+    assert_int_equal(N_TYPES, BFO_FRAG_COUNT);
+    for (size_t i = 0; i < N_TYPES; i++) {
+        uint8_t buf[BFO_MAX_HDR_SIZE + 8];
+        bfo_frame f;
+        size_t n = encode_sample(all_types[i], 0, buf, sizeof buf);
+        assert_int_equal(n, bfo_frag_hdr_size(all_types[i]));
+        size_t len = n;
+        if (has_payload[i]) { /* three bytes of payload */
+            buf[n] = 'a';
+            buf[n + 1] = 'b';
+            buf[n + 2] = 'c';
+            len += 3;
+        }
+        if (parse_exact(&f, buf, len) != BFO_OK)
+            fail_msg("%s does not round-trip", bfo_frag_name(all_types[i]));
+        assert_int_equal(f.type, all_types[i]);
+        assert_int_equal(f.payload_len, len - n);
+        if (has_payload[i])
+            assert_memory_equal(f.payload, "abc", 3);
+        else
+            assert_null(f.payload);
+        /* too small a buffer to encode into */
+        assert_int_equal(encode_sample(all_types[i], 0, buf, n - 1), 0);
+    }
+}
+
+static void test_fields_survive_encoding(void **state)
+{
+    uint8_t buf[64];
+    bfo_frame f;
+    (void)state;
+
+    assert_int_equal(encode_sample(BFO_FRAG_RNDV, BFO_FLAG_RESTART | BFO_FLAG_PIN, buf, sizeof buf),
+                     BFO_HDR_RNDV_SIZE);
+    assert_int_equal(parse_exact(&f, buf, BFO_HDR_RNDV_SIZE), BFO_OK);
+    assert_int_equal(f.flags, BFO_FLAG_RESTART | BFO_FLAG_PIN);
+    assert_int_equal(f.h.rndv.ctx, 7);
+    assert_int_equal(f.h.rndv.src, 3);
+    assert_int_equal(f.h.rndv.tag, 5);
+    assert_int_equal(f.h.rndv.seq, 10);
+    assert_int_equal(f.h.rndv.rseq, 2);
+    assert_true(f.h.rndv.msg_len == (1u << 20));
+    assert_true(bfo_handle_eq(f.h.rndv.sreq, H(4, 1)));
+    assert_true(bfo_handle_eq(f.h.rndv.dreq, H(8, 2)));
+
+    assert_int_equal(encode_sample(BFO_FRAG_FIN, 0, buf, sizeof buf), BFO_HDR_FIN_SIZE);
+    assert_int_equal(parse_exact(&f, buf, BFO_HDR_FIN_SIZE), BFO_OK);
+    assert_int_equal(f.h.fin.rseq, 1);
+    assert_int_equal(f.h.fin.slot, 3);
+    assert_true(f.h.fin.length == (1u << 20));
+    assert_int_equal(f.h.fin.ctx, 7);
+    assert_int_equal(f.h.fin.seq, 9);
+
+    assert_int_equal(encode_sample(BFO_FRAG_NOTIFY, 0, buf, sizeof buf), BFO_HDR_RESTART_SIZE);
+    assert_int_equal(parse_exact(&f, buf, BFO_HDR_RESTART_SIZE), BFO_OK);
+    assert_int_equal(f.h.restart.rseq, 65535); /* 16 bits, not 8 */
+
+    assert_int_equal(encode_sample(BFO_FRAG_PROBE, 0, buf, sizeof buf), BFO_HDR_RAILCTL_SIZE);
+    assert_int_equal(parse_exact(&f, buf, BFO_HDR_RAILCTL_SIZE), BFO_OK);
+    assert_true(f.h.railctl.nonce == 0x0102030405060708ull);
+}
+
+/* The MATCH header byte for byte: little-endian, 16 bytes. */
+static void test_match_golden_bytes(void **state)
+{
+    static const uint8_t want[16] = { 0x01, 0x00, 0x07, 0x00, 0x03, 0x00, 0x00, 0x00,
+                                      0x44, 0x33, 0x22, 0x11, 0x09, 0x00, 0x00, 0x00 };
+    uint8_t buf[16];
+    (void)state;
+    assert_int_equal(encode_sample(BFO_FRAG_MATCH, 0, buf, sizeof buf), 16);
+    assert_memory_equal(buf, want, 16);
+    assert_true(BFO_HDR_MATCH_SIZE <= 16);
+}
+
+static void test_truncated_at_every_length(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_TYPES; i++) {
+        uint8_t buf[BFO_MAX_HDR_SIZE];
+        bfo_frame f;
+        size_t n = encode_sample(all_types[i], 0, buf, sizeof buf);
+        for (size_t len = 0; len < n; len++)
+            if (parse_exact(&f, buf, len) != BFO_ERR_TRUNCATED)
+                fail_msg("%s cut to %zu bytes is not BFO_ERR_TRUNCATED",
+                         bfo_frag_name(all_types[i]), len);
+    }
+}
+
+static void test_unknown_types(void **state)
+{
+    int unknown = 0;
+    (void)state;
+    for (int t = 0; t < 256; t++) {
+        uint8_t buf[BFO_MAX_HDR_SIZE] = { 0 };
+        bfo_frame f;
+        if (bfo_frag_name(t))
+            continue;
+        buf[0] = (uint8_t)t;
+        assert_int_equal(parse_exact(&f, buf, sizeof buf), BFO_ERR_BAD_TYPE);
+        assert_int_equal(bfo_frag_hdr_size(t), 0);
+        unknown++;
+    }
+    assert_int_equal(unknown, 256 - BFO_FRAG_COUNT);
+}
+
+static void test_undefined_flags(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_TYPES; i++) {
+        for (int bit = 0; bit < 8; bit++) {
+            uint8_t buf[BFO_MAX_HDR_SIZE];
+            bfo_frame f;
+            size_t n = encode_sample(all_types[i], 0, buf, sizeof buf);
+            int rc;
+            if (bfo_frag_flags_allowed(all_types[i]) & (1u << bit))
+                continue;
+            buf[1] = (uint8_t)(1u << bit);
+            rc = parse_exact(&f, buf, n);
+            if (rc != BFO_ERR_BAD_FLAGS)
+                fail_msg("%s with flag bit %d: %s", bfo_frag_name(all_types[i]), bit,
+                         bfo_errname(rc));
+        }
+    }
+}
+
+static void test_reserved_fields(void **state)
+{
+    uint8_t buf[64];
+    bfo_frame f;
+    (void)state;
+    /* match: rsvd at 14; ack and frag: at 4; fin: at 36; restart: at 12 */
+    struct { int type; size_t off; } cases[] = {
+        { BFO_FRAG_MATCH, 14 }, { BFO_FRAG_ACK, 4 }, { BFO_FRAG_FRAG, 4 },
+        { BFO_FRAG_FIN, 36 },   { BFO_FRAG_NOTIFY, 12 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = encode_sample(cases[i].type, 0, buf, sizeof buf);
+        size_t len = n + (cases[i].type == BFO_FRAG_FRAG); /* a FRAG carries data */
+        buf[n] = 'x';
+        assert_int_equal(parse_exact(&f, buf, len), BFO_OK);
+        buf[cases[i].off] = 1;
+        if (parse_exact(&f, buf, len) != BFO_ERR_BAD_FIELD)
+            fail_msg("%s with a reserved byte set is not BFO_ERR_BAD_FIELD",
+                     bfo_frag_name(cases[i].type));
+    }
+}
+
+static void test_bytes_after_a_header_without_payload(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_TYPES; i++) {
+        uint8_t buf[BFO_MAX_HDR_SIZE + 1];
+        bfo_frame f;
+        size_t n;
+        if (has_payload[i])
+            continue;
+        n = encode_sample(all_types[i], 0, buf, sizeof buf);
+        buf[n] = 0;
+        if (parse_exact(&f, buf, n + 1) != BFO_ERR_BAD_LENGTH)
+            fail_msg("%s with a trailing byte is not BFO_ERR_BAD_LENGTH",
+                     bfo_frag_name(all_types[i]));
+    }
+}
+
+/* What the layout cannot say: handles, lengths, ranges. */
+static void test_field_semantics(void **state)
+{
+    uint8_t buf[96];
+    bfo_frame f;
+    size_t n;
+    (void)state;
+
+    { /* RNDV without a sender handle */
+        bfo_hdr_rndv h = { BFO_FRAG_RNDV, 0, 1, 2, 3, 4, 0, 100, H(0, 0), H(0, 0) };
+        n = bfo_hdr_rndv_encode(&h, buf, sizeof buf);
+        assert_int_equal(parse_exact(&f, buf, n), BFO_ERR_BAD_FIELD);
+        h.sreq = H(1, 1); /* a restart must name the receive request ... */
+        h.flags = BFO_FLAG_RESTART;
+        n = bfo_hdr_rndv_encode(&h, buf, sizeof buf);
+        assert_int_equal(parse_exact(&f, buf, n), BFO_ERR_BAD_FIELD);
+        h.flags = 0; /* ... and a first RNDV must not */
+        h.dreq = H(2, 2);
+        n = bfo_hdr_rndv_encode(&h, buf, sizeof buf);
+        assert_int_equal(parse_exact(&f, buf, n), BFO_ERR_BAD_FIELD);
+        h.dreq = H(0, 0); /* more eager bytes than the message has */
+        h.msg_len = 2;
+        n = bfo_hdr_rndv_encode(&h, buf, sizeof buf);
+        memcpy(buf + n, "abc", 3);
+        assert_int_equal(parse_exact(&f, buf, n + 3), BFO_ERR_BAD_LENGTH);
+        h.msg_len = 3;
+        n = bfo_hdr_rndv_encode(&h, buf, sizeof buf);
+        assert_int_equal(parse_exact(&f, buf, n + 3), BFO_OK);
+    }
+    { /* FRAG: empty, and a range past 2^64 */
+        bfo_hdr_frag h = { BFO_FRAG_FRAG, 0, 0, H(1, 1), 10 };
+        n = bfo_hdr_frag_encode(&h, buf, sizeof buf);
+        assert_int_equal(parse_exact(&f, buf, n), BFO_ERR_BAD_LENGTH);
+        h.offset = UINT64_MAX;
+        n = bfo_hdr_frag_encode(&h, buf, sizeof buf);
+        buf[n] = 'z';
+        assert_int_equal(parse_exact(&f, buf, n + 1), BFO_ERR_BAD_FIELD);
+    }
+    { /* PUT: empty range, overflow */
+        bfo_hdr_put h = { BFO_FRAG_PUT, 0, 0, 0, H(1, 1), H(2, 1), 0, 0, 0, 0 };
+        n = bfo_hdr_put_encode(&h, buf, sizeof buf);
+        assert_int_equal(parse_exact(&f, buf, n), BFO_ERR_BAD_FIELD);
+        h.length = 2;
+        h.offset = UINT64_MAX;
+        n = bfo_hdr_put_encode(&h, buf, sizeof buf);
+        assert_int_equal(parse_exact(&f, buf, n), BFO_ERR_BAD_FIELD);
+    }
+    { /* FIN, ACK and restart messages need their handles */
+        bfo_hdr_fin fin = { BFO_FRAG_FIN, 0, 0, 0, H(0, 0), 0, 1, 0, 0 };
+        bfo_hdr_ack ack = { BFO_FRAG_ACK, 0, 0, H(1, 1), H(0, 0), 0 };
+        bfo_hdr_restart rs = { BFO_FRAG_RESTARTNACK, 0, 1, 0, 0, 0, H(1, 1), H(0, 0) };
+        n = bfo_hdr_fin_encode(&fin, buf, sizeof buf);
+        assert_int_equal(parse_exact(&f, buf, n), BFO_ERR_BAD_FIELD);
+        n = bfo_hdr_ack_encode(&ack, buf, sizeof buf);
+        assert_int_equal(parse_exact(&f, buf, n), BFO_ERR_BAD_FIELD);
+        n = bfo_hdr_restart_encode(&rs, buf, sizeof buf);
+        assert_int_equal(parse_exact(&f, buf, n), BFO_ERR_BAD_FIELD);
+    }
+}
+
+/* Random bytes of random lengths: always a named result, never a crash
+ * (and, under ASan, never a read past the frame). */
+static void test_random_bytes_get_named_results(void **state)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    int counts[20] = { 0 };
+    (void)state;
+    for (int i = 0; i < 200000; i++) {
+        uint8_t buf[80];
+        bfo_frame f;
+        size_t len;
+        int rc;
+        for (size_t j = 0; j < sizeof buf; j++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            buf[j] = (uint8_t)x;
+        }
+        len = (size_t)(x >> 40) % sizeof buf;
+        if (i & 1) /* half the time a known type, to get past the first check */
+            buf[0] = (uint8_t)all_types[(x >> 20) % N_TYPES];
+        if (i & 2)
+            buf[1] = 0;
+        rc = parse_exact(&f, buf, len);
+        assert_true(rc <= 0 && rc >= BFO_ERR__LAST);
+        assert_string_not_equal(bfo_errname(rc), "BFO_ERR_UNKNOWN");
+        counts[-rc]++;
+    }
+    print_message("200000 random frames: ok %d, truncated %d, bad type %d, bad flags %d, "
+                  "bad field %d, bad length %d\n", counts[0], counts[10], counts[11], counts[12],
+                  counts[13], counts[14]);
+    assert_true(counts[0] > 0 && counts[10] > 0 && counts[11] > 0 && counts[13] > 0);
+}
+
+static void test_restart_sequence_wraps(void **state)
+{
+    (void)state;
+    assert_true(bfo_rseq_cmp(1, 0) > 0);
+    assert_true(bfo_rseq_cmp(0, 1) < 0);
+    assert_true(bfo_rseq_cmp(5, 5) == 0);
+    assert_true(bfo_rseq_cmp(0, 65535) > 0);  /* 65535 -> 0 is one step forward */
+    assert_true(bfo_rseq_cmp(65535, 0) < 0);
+    assert_true(bfo_rseq_cmp(300, 200) > 0);  /* more than 8 bits */
+    assert_true(bfo_rseq_cmp(40000, 10000) > 0); /* 30000 ahead: newer */
+    assert_true(bfo_rseq_cmp(10000, 50000) > 0); /* 50000 + 25536 wraps to 10000 */
+    assert_true(bfo_rseq_cmp(50000, 10000) < 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_type_round_trips),
+        cmocka_unit_test(test_fields_survive_encoding),
+        cmocka_unit_test(test_match_golden_bytes),
+        cmocka_unit_test(test_truncated_at_every_length),
+        cmocka_unit_test(test_unknown_types),
+        cmocka_unit_test(test_undefined_flags),
+        cmocka_unit_test(test_reserved_fields),
+        cmocka_unit_test(test_bytes_after_a_header_without_payload),
+        cmocka_unit_test(test_field_semantics),
+        cmocka_unit_test(test_random_bytes_get_named_results),
+        cmocka_unit_test(test_restart_sequence_wraps),
+    };
+    return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
+}
