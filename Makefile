@@ -1,9 +1,11 @@
 # bfo - GNU Make.
 #
 #   make             build the tests (needs a C compiler and cmocka; not Ragel)
+#   make demo        run examples/dance.c: a traced failover and restart dance
 #   make check       run every test, and compile every header alone (C11, C++17)
 #   make gen         regenerate gen/ from spec/ (needs Ragel 6 and python3)
 #   make check-gen   regenerate into a temporary directory; fail on any difference
+#   make check-meta  prove check-gen and the coverage test catch what they are for
 #   make diagrams    render gen/*.dot to docs/diagrams/*.svg (needs Graphviz)
 #   make check SAN=1 the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make clean
@@ -30,15 +32,21 @@ TESTS    := test_transitions test_scenarios test_wire
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail
 
-.PHONY: all check check-headers gen check-gen diagrams clean
+.PHONY: all demo check check-headers gen check-gen check-meta diagrams clean
 
-all: $(TESTS:%=$(BUILD)/%)
+all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance
 
 $(BUILD):
 	mkdir -p $@
 
 $(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests $< -o $@ -lcmocka
+
+demo: $(BUILD)/dance
+	./$(BUILD)/dance
+
+$(BUILD)/dance: examples/dance.c $(HEADERS) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $< -o $@
 
 check: all check-headers
 	@set -e; for t in $(TESTS); do echo "== $$t"; ./$(BUILD)/$$t; done
@@ -76,3 +84,8 @@ docs/diagrams/%.svg: gen/%.dot
 
 clean:
 	rm -rf build
+
+# Proves check-gen and the coverage test catch a hand edit of gen/ and a
+# spec change without tests (on a scratch copy; needs Ragel and python3).
+check-meta:
+	CC=$(CC) CXX=$(CXX) bash tests/check_meta.sh
