@@ -12,6 +12,7 @@
 #
 # Variables: CC, CXX, CFLAGS, PYTHON, RAGEL, DOT, SAN.
 
+SHELL   := /bin/bash
 CC      ?= cc
 CXX     ?= c++
 PYTHON  ?= python3
@@ -49,8 +50,12 @@ $(BUILD)/dance: examples/dance.c $(HEADERS) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $< -o $@
 
 check: all check-headers
-	@set -e; for t in $(TESTS); do echo "== $$t"; ./$(BUILD)/$$t; done
-	@echo "== all tests passed ($(CC)$(if $(filter 1,$(SAN)), with ASan+UBSan,))"
+	@set -eo pipefail; total=0; for t in $(TESTS); do \
+	  echo "== $$t"; ./$(BUILD)/$$t 2>&1 | tee $(BUILD)/$$t.log; \
+	  n=$$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' $(BUILD)/$$t.log); total=$$((total + n)); \
+	done; \
+	echo "== all tests passed ($(CC)$(if $(filter 1,$(SAN)), with ASan+UBSan,))"; \
+	echo "tests: $$total passed, 0 failed"
 
 # Every public and generated header must compile on its own, as C11 and as
 # C++17, with every warning an error.

@@ -67,5 +67,5 @@ sed -i 's/ (void)fentry(RETIRED);//' "$scratch/repo/spec/rail_binding.rl"
 expect fail "a state left out of name_states in spec/rail_binding.rl: make gen" \
     "has no name" mk gen
 
-echo "$pass passed, $fail failed"
+echo "meta: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
