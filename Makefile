@@ -66,6 +66,9 @@ check-headers: | $(BUILD)
 	  $(CC) -std=c11 $(WARN) $(INC) -fsyntax-only $(BUILD)/hdr.c || { echo "$$h: not self-contained in C11"; exit 1; }; \
 	  $(CXX) -x c++ -std=c++17 $(WARN) $(INC) -fsyntax-only $(BUILD)/hdr.c || { echo "$$h: not self-contained in C++17"; exit 1; }; \
 	done; echo "== $(words $(HEADERS)) headers compile alone as C11 ($(CC)) and C++17 ($(CXX))"
+	@if grep -nE '\b(malloc|calloc|realloc|free|aligned_alloc)[[:space:]]*\(' include/fsm/*.h gen/*.h; then \
+	  echo "the headers must not allocate: malloc/calloc/realloc/free found above"; exit 1; \
+	fi; echo "== no malloc, calloc, realloc or free under include/ and gen/"
 
 gen:
 	$(PYTHON) tools/bfo_gen.py --ragel $(RAGEL)
@@ -73,6 +76,9 @@ gen:
 check-gen:
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(PYTHON) tools/bfo_gen.py --ragel $(RAGEL) --out "$$tmp" >/dev/null && \
+	if grep -rnE '^[[:space:]]*#[[:space:]]*line|$(CURDIR)|/tmp/' gen; then \
+	  echo "check-gen: gen/ must hold no #line directive and no path of this machine"; exit 1; \
+	fi; \
 	if diff -r -u gen "$$tmp" > "$$tmp.diff"; then \
 	  rm -f "$$tmp.diff"; echo "== check-gen: gen/ is what spec/ generates"; \
 	else \

@@ -284,7 +284,12 @@ def gen_codec_h(ab):
                 o.append("    h->%s = bfo_get%d(buf + %d);\n" % (field, WIDTH[typ] * 8, off))
         o.append("    return BFO_OK;\n}\n\n")
     # size per fragment type
-    o.append("/* Header size of a fragment type, or 0 for an unknown type. */\n")
+    o.append("/* Header size of each fragment type. */\n")
+    for fr in ab.fragments:
+        o.append("#define BFO_FRAG_%s_HDR_SIZE BFO_HDR_%s_SIZE\n" % (fr["name"], fr["layout"].upper()))
+        o.append("BFO_STATIC_ASSERT(BFO_FRAG_%s_HDR_SIZE == %d, \"%s header: %d bytes\");\n"
+                 % (fr["name"], sizes[fr["layout"]], fr["name"], sizes[fr["layout"]]))
+    o.append("\n/* Header size of a fragment type, or 0 for an unknown type. */\n")
     o.append("static inline size_t bfo_frag_hdr_size(int type)\n{\n    switch (type) {\n")
     for fr in ab.fragments:
         o.append("    case BFO_FRAG_%s: return BFO_HDR_%s_SIZE;\n" % (fr["name"], fr["layout"].upper()))
