@@ -324,7 +324,7 @@ static void test_field_semantics(void **state)
 static void test_random_bytes_get_named_results(void **state)
 {
     uint64_t x = 0x9e3779b97f4a7c15ull;
-    int counts[20] = { 0 };
+    int counts[64] = { 0 };
     (void)state;
     for (int i = 0; i < 200000; i++) {
         uint8_t buf[80];
@@ -343,7 +343,7 @@ static void test_random_bytes_get_named_results(void **state)
         if (i & 2)
             buf[1] = 0;
         rc = parse_exact(&f, buf, len);
-        assert_true(rc <= 0 && rc >= BFO_ERR__LAST);
+        assert_true(rc <= 0 && rc > -64);
         assert_string_not_equal(bfo_errname(rc), "BFO_ERR_UNKNOWN");
         counts[-rc]++;
     }

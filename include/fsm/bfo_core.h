@@ -56,7 +56,6 @@ enum bfo_error {
 #define BFO__ERR_ENUM(name, num, text) name = num,
     BFO_ERRORS(BFO__ERR_ENUM)
 #undef BFO__ERR_ENUM
-    BFO_ERR__LAST = -15
 };
 
 /* Name of an error code ("BFO_ERR_ILLEGAL_EVENT"), or "BFO_ERR_UNKNOWN". */
@@ -94,7 +93,9 @@ struct bfo_step;
 struct bfo_machine;
 
 /* The trace hook: called once for every step, legal or refused, after the
- * machine's state has been updated.  `step` says what happened. */
+ * machine's state has been updated.  `step` says what happened.  Tell the
+ * machines apart by machine->id: each translation unit has its own copy of
+ * the machine descriptors, so their addresses differ between files. */
 typedef void (*bfo_trace_fn)(void *user, const struct bfo_machine *machine,
                              const struct bfo_step *step);
 
