@@ -233,6 +233,86 @@ static inline unsigned bfo_frag_flags_allowed(int type)
     }
 }
 
+/* The event of fragment type `type` for kind: BFO_EVK_RCVD, BFO_EVK_DUP_RCVD,
+ * BFO_EVK_DELIVERED or BFO_EVK_FAILED; 0 when there is none. */
+enum bfo_event_kind { BFO_EVK_RCVD, BFO_EVK_DUP_RCVD, BFO_EVK_DELIVERED, BFO_EVK_FAILED };
+static inline int bfo_frag_event(int type, int kind)
+{
+    switch (type) {
+    case 0x01: {
+        static const int ev[4] = { BFO_EV_MATCH_RCVD, 0, BFO_EV_MATCH_DELIVERED,
+                                   BFO_EV_MATCH_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    case 0x02: {
+        static const int ev[4] = { BFO_EV_RNDV_RCVD, BFO_EV_RNDV_DUP_RCVD, BFO_EV_RNDV_DELIVERED,
+                                   BFO_EV_RNDV_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    case 0x03: {
+        static const int ev[4] = { BFO_EV_RGET_RCVD, BFO_EV_RGET_DUP_RCVD, BFO_EV_RGET_DELIVERED,
+                                   BFO_EV_RGET_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    case 0x04: {
+        static const int ev[4] = { BFO_EV_ACK_RCVD, 0, BFO_EV_ACK_DELIVERED,
+                                   BFO_EV_ACK_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    case 0x05: {
+        static const int ev[4] = { BFO_EV_FRAG_RCVD, 0, BFO_EV_FRAG_DELIVERED,
+                                   BFO_EV_FRAG_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    case 0x06: {
+        static const int ev[4] = { BFO_EV_PUT_RCVD, 0, BFO_EV_PUT_DELIVERED,
+                                   BFO_EV_PUT_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    case 0x07: {
+        static const int ev[4] = { BFO_EV_FIN_RCVD, BFO_EV_FIN_DUP_RCVD, BFO_EV_FIN_DELIVERED,
+                                   BFO_EV_FIN_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    case 0x08: {
+        static const int ev[4] = { BFO_EV_NOTIFY_RCVD, BFO_EV_NOTIFY_DUP_RCVD, BFO_EV_NOTIFY_DELIVERED,
+                                   BFO_EV_NOTIFY_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    case 0x09: {
+        static const int ev[4] = { BFO_EV_RESTARTACK_RCVD, 0, BFO_EV_RESTARTACK_DELIVERED,
+                                   BFO_EV_RESTARTACK_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    case 0x0a: {
+        static const int ev[4] = { BFO_EV_RESTARTNACK_RCVD, 0, BFO_EV_RESTARTNACK_DELIVERED,
+                                   BFO_EV_RESTARTNACK_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    case 0x0b: {
+        static const int ev[4] = { BFO_EV_RECVERRNOTIFY_RCVD, 0, BFO_EV_RECVERRNOTIFY_DELIVERED,
+                                   BFO_EV_RECVERRNOTIFY_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    case 0x10: {
+        static const int ev[4] = { BFO_EV_BROKEN_RCVD, 0, BFO_EV_BROKEN_DELIVERED,
+                                   BFO_EV_BROKEN_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    case 0x11: {
+        static const int ev[4] = { BFO_EV_PROBE_RCVD, 0, BFO_EV_PROBE_DELIVERED,
+                                   BFO_EV_PROBE_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    case 0x12: {
+        static const int ev[4] = { BFO_EV_PROBEACK_RCVD, 0, BFO_EV_PROBEACK_DELIVERED,
+                                   BFO_EV_PROBEACK_FAILED };
+        return kind >= 0 && kind < 4 ? ev[kind] : 0;
+    }
+    default: return 0;
+    }
+}
+
 /* Name of an event ("ACK_RCVD"), or "(invalid)". */
 static inline const char *bfo_event_name(int ev)
 {

@@ -50,7 +50,14 @@ extern "C" {
     X(BFO_ERR_BAD_FLAGS, -12, "flag bit not defined for this fragment type")   \
     X(BFO_ERR_BAD_FIELD, -13, "reserved field not zero or field out of range") \
     X(BFO_ERR_BAD_LENGTH, -14, "frame length does not match its header")       \
-    X(BFO_ERR_NO_SPACE, -15, "buffer too small for the encoded header")
+    X(BFO_ERR_NO_SPACE, -15, "buffer too small for the encoded header")       \
+    X(BFO_ERR_PEER_UNREACHABLE, -20, "no rail to the peer is left")            \
+    X(BFO_ERR_TRUNCATE, -21, "message larger than the receive buffer")        \
+    X(BFO_ERR_AGAIN, -22, "no buffer now: offer the frame again later")       \
+    X(BFO_ERR_NO_MEMORY, -23, "memory given to the engine is too small")      \
+    X(BFO_ERR_INVALID, -24, "invalid argument")                               \
+    X(BFO_ERR_PROTOCOL, -25, "frame breaks the protocol: dropped and counted") \
+    X(BFO_ERR_STALE, -26, "frame names a finished request or an old restart")
 
 enum bfo_error {
 #define BFO__ERR_ENUM(name, num, text) name = num,

@@ -1,0 +1,78 @@
+/* bfo_backend.h - what a transport gives the engine, and what it reports.
+ *
+ * Part of bfo (see bfo.h).  A backend (TCP, verbs, the simulator) turns the
+ * engine's posts into wire operations and reports back through three engine
+ * calls:
+ *     bfo_engine_completion(e, token, ok)       every post completes once
+ *     bfo_engine_frame(e, peer, rail, buf, len) a frame arrived
+ *     bfo_engine_rail_event(e, peer, rail, ev)  BFO_EV_CONNECTED,
+ *                                               BFO_EV_CONNECT_FAILED,
+ *                                               BFO_EV_RAIL_ERROR
+ *                                               (peer BFO_ALL_PEERS: all)
+ *
+ * THE GUARANTEES THE ENGINE RELIES ON
+ *   1. A completion with ok != 0 means the peer received the frame (or the
+ *      RDMA data is in place).  A successful write() into a socket is not
+ *      that: a TCP backend acknowledges delivery from the peer.
+ *   2. Every operation that may not have arrived completes with ok == 0,
+ *      even if it did arrive.  The protocol handles that case.
+ *   3. After a rail error, every operation in flight on that rail completes
+ *      (with ok == 0), so nothing waits forever.
+ *   4. Frames of one rail arrive in the order they were posted on it;
+ *      across rails there is no order.
+ * A post that cannot be carried out at all returns non-zero; the engine
+ * then treats it as completed with an error.
+ */
+#ifndef BFO_BACKEND_H
+#define BFO_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BFO_ALL_PEERS (-1)
+
+/* One piece of a frame to send: the engine sends a header and, for MATCH,
+ * RNDV and FRAG, a piece of the user's buffer. */
+typedef struct bfo_iov {
+    const void *base;
+    size_t len;
+} bfo_iov;
+
+/* Capabilities of a rail. */
+enum bfo_rail_caps {
+    BFO_CAP_RDMA = 1 /* post_write and post_read work on this rail */
+};
+
+typedef struct bfo_backend {
+    void *ctx; /* passed back to every function */
+
+    /* Sends one frame, the concatenation of iov[0..iovcnt), to peer over
+     * rail.  The engine keeps the memory valid until the completion. */
+    int (*post_send)(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt,
+                     uint64_t token);
+
+    /* RDMA: write local[0..len) to the peer's (raddr, rkey), or read it into
+     * local.  NULL when no rail can RDMA. */
+    int (*post_write)(void *ctx, int peer, int rail, const void *local, size_t len,
+                      uint64_t raddr, uint64_t rkey, uint64_t token);
+    int (*post_read)(void *ctx, int peer, int rail, void *local, size_t len,
+                     uint64_t raddr, uint64_t rkey, uint64_t token);
+
+    /* Starts (re)connecting a rail to a peer; the result comes back as a
+     * BFO_EV_CONNECTED or BFO_EV_CONNECT_FAILED rail event. */
+    int (*connect)(void *ctx, int peer, int rail);
+
+    /* What a rail can do (BFO_CAP_*) and its bandwidth in MB/s (weights
+     * for striping; 0 counts as 1). */
+    unsigned (*rail_caps)(void *ctx, int rail);
+    unsigned (*rail_bandwidth)(void *ctx, int rail);
+} bfo_backend;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BFO_BACKEND_H */
