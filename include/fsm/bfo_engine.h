@@ -81,6 +81,7 @@ typedef struct bfo_request {
     int complete, kind, cs, peer, ctx, want_tag;
     uint16_t seq, rseq;
     uint8_t restarted;
+    uint8_t counting;  /* the data phase began: done_bytes means something */
     char *buf;
     size_t cap, done_bytes, next_off;
     int outstanding, frags_inflight, next_event;
@@ -557,6 +558,7 @@ static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
         r->restarted = 1;
         r->done_bytes = r->next_off = 0;
         r->frags_inflight = 0;
+        r->counting = 0;
         e->stats.restarts++;
         r->next_event = BFO_EV_RNDV_CHOSEN; /* copy: the protocol every rail has */
         break;
@@ -599,6 +601,7 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
             r->rseq = f->h.rndv.rseq;
             r->seq = f->h.rndv.seq;
             r->done_bytes = e->in_payload_len;
+            r->counting = 1;
             if (bfo_handle_is_null(r->self))
                 r->self = bfo__handle_alloc(e, r);
         }
@@ -679,7 +682,8 @@ static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev)
         ev = r->next_event;
         if (!ev && r->outstanding == 0 && !r->complete) {
             size_t total = r->kind == BFO_REQ_SEND ? r->cap : r->length;
-            if (r->done_bytes >= total && bfo_fsm_accepts(m, r->cs, BFO_EV_ALL_DELIVERED))
+            if (r->counting && r->done_bytes >= total &&
+                bfo_fsm_accepts(m, r->cs, BFO_EV_ALL_DELIVERED))
                 ev = BFO_EV_ALL_DELIVERED;
             else if (bfo_fsm_accepts(m, r->cs, BFO_EV_DRAINED))
                 ev = BFO_EV_DRAINED;
@@ -1100,6 +1104,7 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
             r->remote = f.h.ack.dreq;
             r->next_off = (size_t)f.h.ack.offset;
             r->done_bytes = (size_t)f.h.ack.offset;
+            r->counting = 1;
         }
         bfo__req_feed(e, r, BFO_EV_ACK_RCVD);
         break;

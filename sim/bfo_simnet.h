@@ -1,0 +1,299 @@
+/* bfo_simnet.h - a deterministic in-memory network for bfo engines.
+ *
+ * N engines in one process.  Every post becomes a message in flight; a
+ * seeded scheduler picks which one moves next (so rails reorder against
+ * each other, never within one rail), delivers it, and completes it at the
+ * sender.  Faults are injected by operation count:
+ *   type fault   the n-th fragment of a type (or any): lose (not delivered,
+ *                completion error) or deliver-error (delivered, completion
+ *                error);
+ *   rail down    when the n-th operation of the run is posted, a rail fails:
+ *                every message in flight on it completes with an error,
+ *                delivered or not as the seed decides; later posts on it fail;
+ *   rail up      when the n-th operation is posted, the rail comes back.
+ * Simulated time advances a little with every delivery and jumps to the
+ * next timer when the network is idle.  This is a test tool: it allocates.
+ */
+#ifndef BFO_SIMNET_H
+#define BFO_SIMNET_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfo_engine.h"
+
+#define SN_MAX_RANKS 8
+#define SN_MAX_FAULTS 16
+
+enum sn_kind { SN_NONE = 0, SN_LOSE, SN_DELIVER_ERROR, SN_DELAY };
+enum sn_fault_what { SN_FAULT_TYPE = 1, SN_FAULT_RAIL_DOWN, SN_FAULT_RAIL_UP };
+
+typedef struct sn_fault {
+    int what;   /* SN_FAULT_* */
+    int type;   /* fragment type, 0 for ANY (SN_FAULT_TYPE) */
+    int rail;   /* SN_FAULT_RAIL_* */
+    uint64_t n; /* the n-th such fragment, or the n-th operation of the run */
+    int kind;   /* SN_LOSE, SN_DELIVER_ERROR, SN_DELAY */
+    int fired;
+} sn_fault;
+
+typedef struct sn_msg {
+    int src, dst, rail, kind, type, dead; /* dead: rail failed under it */
+    uint64_t token, order;
+    size_t len;
+    uint8_t *data;
+} sn_msg;
+
+typedef struct sn_endpoint {
+    struct simnet *sn;
+    int rank;
+} sn_endpoint;
+
+typedef struct simnet {
+    int n, nrails;
+    bfo_engine *eng[SN_MAX_RANKS];
+    sn_endpoint ep[SN_MAX_RANKS];
+    bfo_backend be[SN_MAX_RANKS];
+    sn_msg *q;
+    size_t qlen, qcap;
+    uint64_t now, ops, order, rng;
+    uint64_t type_count[256];
+    int rail_down[BFO_MAX_RAILS];
+    sn_fault faults[SN_MAX_FAULTS];
+    int nfaults;
+    int connects[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* pending connect requests */
+    uint64_t delivered, lost, deliver_errors;
+} simnet;
+
+static inline uint64_t sn_rand(simnet *sn)
+{
+    uint64_t x = sn->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    sn->rng = x;
+    return x;
+}
+
+static inline void sn_push(simnet *sn, const sn_msg *m)
+{
+    if (sn->qlen == sn->qcap) {
+        sn->qcap = sn->qcap ? 2 * sn->qcap : 256;
+        sn->q = (sn_msg *)realloc(sn->q, sn->qcap * sizeof *sn->q);
+        if (!sn->q)
+            abort();
+    }
+    sn->q[sn->qlen++] = *m;
+}
+
+static inline void sn_rail_fails(simnet *sn, int rail)
+{
+    sn->rail_down[rail] = 1;
+    for (size_t i = 0; i < sn->qlen; i++)
+        if (sn->q[i].rail == rail && !sn->q[i].dead) {
+            sn->q[i].dead = 1;
+            /* delivered or not, as the seed decides; the sender sees an error */
+            sn->q[i].kind = (sn_rand(sn) & 1) ? SN_LOSE : SN_DELIVER_ERROR;
+        }
+}
+
+static inline void sn_apply_op_faults(simnet *sn)
+{
+    for (int i = 0; i < sn->nfaults; i++) {
+        sn_fault *f = &sn->faults[i];
+        if (f->fired || f->n != sn->ops)
+            continue;
+        if (f->what == SN_FAULT_RAIL_DOWN) {
+            f->fired = 1;
+            sn_rail_fails(sn, f->rail);
+        } else if (f->what == SN_FAULT_RAIL_UP) {
+            f->fired = 1;
+            sn->rail_down[f->rail] = 0;
+        }
+    }
+}
+
+static inline int sn_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt,
+                               uint64_t token)
+{
+    sn_endpoint *ep = (sn_endpoint *)ctx;
+    simnet *sn = ep->sn;
+    sn_msg m;
+    size_t len = 0;
+    memset(&m, 0, sizeof m);
+    for (int i = 0; i < iovcnt; i++)
+        len += iov[i].len;
+    m.data = (uint8_t *)malloc(len ? len : 1);
+    if (!m.data)
+        abort();
+    for (int i = 0, off = 0; i < iovcnt; off += (int)iov[i].len, i++)
+        if (iov[i].len)
+            memcpy(m.data + off, iov[i].base, iov[i].len);
+    m.len = len;
+    m.src = ep->rank;
+    m.dst = peer;
+    m.rail = rail;
+    m.token = token;
+    m.order = sn->order++;
+    m.type = len ? m.data[0] : 0;
+    sn->ops++;
+    sn_apply_op_faults(sn);
+    sn->type_count[m.type]++;
+    for (int i = 0; i < sn->nfaults; i++) {
+        sn_fault *f = &sn->faults[i];
+        if (f->what == SN_FAULT_TYPE && !f->fired &&
+            ((f->type == 0 && f->n == sn->ops) || (f->type == m.type && f->n == sn->type_count[m.type]))) {
+            f->fired = 1;
+            m.kind = f->kind;
+        }
+    }
+    if (sn->rail_down[rail]) {
+        m.dead = 1;
+        m.kind = SN_LOSE;
+    }
+    sn_push(sn, &m);
+    return 0;
+}
+
+static inline int sn_connect(void *ctx, int peer, int rail)
+{
+    sn_endpoint *ep = (sn_endpoint *)ctx;
+    ep->sn->connects[ep->rank][peer][rail] = 1;
+    return 0;
+}
+
+/* Sets up the network; the engines are attached with sn_attach. */
+static inline void sn_init(simnet *sn, int n, int nrails, uint64_t seed)
+{
+    memset(sn, 0, sizeof *sn);
+    sn->n = n;
+    sn->nrails = nrails;
+    sn->rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    sn->now = 1000;
+    for (int i = 0; i < n; i++) {
+        sn->ep[i].sn = sn;
+        sn->ep[i].rank = i;
+        memset(&sn->be[i], 0, sizeof sn->be[i]);
+        sn->be[i].ctx = &sn->ep[i];
+        sn->be[i].post_send = sn_post_send;
+        sn->be[i].connect = sn_connect;
+    }
+}
+
+static inline void sn_add_fault(simnet *sn, const sn_fault *f)
+{
+    if (sn->nfaults < SN_MAX_FAULTS)
+        sn->faults[sn->nfaults++] = *f;
+}
+
+static inline void sn_rail_event(simnet *sn, int rank, int peer, int rail, int ev)
+{
+    bfo_engine_rail_event(sn->eng[rank], peer, rail, ev, sn->now);
+}
+
+/* Pending connects: each end still waiting for a connection (CONNECTING,
+ * FAILED, RECONNECTING) learns of it; an end that has one already
+ * (PROBING, UP) keeps it, and a rail that is down refuses. */
+static inline int sn_do_connects(simnet *sn)
+{
+    int did = 0;
+    for (int a = 0; a < sn->n; a++)
+        for (int b = 0; b < sn->n; b++)
+            for (int r = 0; r < sn->nrails; r++) {
+                if (!sn->connects[a][b][r])
+                    continue;
+                sn->connects[a][b][r] = 0;
+                did = 1;
+                if (sn->rail_down[r]) {
+                    sn_rail_event(sn, a, b, r, BFO_EV_CONNECT_FAILED);
+                    continue;
+                }
+                int ends[2] = { a, b }, peers[2] = { b, a };
+                for (int k = 0; k < 2; k++) {
+                    int cs = sn->eng[ends[k]]->peers[peers[k]].rail[r].fsm.cs;
+                    if (bfo_rail_accepts(cs, BFO_EV_CONNECTED))
+                        sn_rail_event(sn, ends[k], peers[k], r, BFO_EV_CONNECTED);
+                }
+            }
+    return did;
+}
+
+/* Moves one message: the head of a randomly chosen (src, dst, rail) queue.
+ * Returns 0 when nothing could move. */
+static inline int sn_step(simnet *sn)
+{
+    size_t pick = (size_t)-1, cand = 0;
+    if (sn_do_connects(sn))
+        return 1;
+    for (size_t i = 0; i < sn->qlen; i++) {
+        int head = 1;
+        for (size_t j = 0; j < i && head; j++) /* FIFO within a rail */
+            if (sn->q[j].src == sn->q[i].src && sn->q[j].dst == sn->q[i].dst &&
+                sn->q[j].rail == sn->q[i].rail)
+                head = 0;
+        if (!head)
+            continue;
+        /* a delayed message waits while anything else can move */
+        if (sn->q[i].kind == SN_DELAY && sn->qlen > 1) {
+            sn->q[i].kind = SN_NONE;
+            continue;
+        }
+        cand++;
+        if (sn_rand(sn) % cand == 0)
+            pick = i;
+    }
+    if (pick == (size_t)-1)
+        return 0;
+    sn_msg m = sn->q[pick];
+    memmove(&sn->q[pick], &sn->q[pick + 1], (sn->qlen - pick - 1) * sizeof *sn->q);
+    sn->qlen--;
+    sn->now += 1000; /* 1 us a message */
+    int ok = m.kind == SN_NONE || m.kind == SN_DELAY;
+    if (m.kind != SN_LOSE) {
+        int rc = bfo_engine_frame(sn->eng[m.dst], m.src, m.rail, m.data, m.len, sn->now);
+        if (rc == BFO_ERR_AGAIN) { /* no buffer yet: the frame waits, in order */
+            memmove(&sn->q[1], &sn->q[0], sn->qlen * sizeof *sn->q);
+            sn->q[0] = m;
+            sn->qlen++;
+            return 0;
+        }
+        sn->delivered++;
+    } else {
+        sn->lost++;
+    }
+    if (!ok)
+        sn->deliver_errors += m.kind == SN_DELIVER_ERROR;
+    free(m.data);
+    bfo_engine_completion(sn->eng[m.src], m.token, ok);
+    if (m.dead)
+        sn_rail_event(sn, m.src, m.dst, m.rail, BFO_EV_RAIL_ERROR);
+    return 1;
+}
+
+/* Runs until done(arg) is true or the simulated time passes limit_ns.
+ * Returns 1 when done. */
+static inline int sn_run(simnet *sn, int (*done)(void *), void *arg, uint64_t limit_ns)
+{
+    uint64_t end = sn->now + limit_ns;
+    while (!done(arg)) {
+        if (sn->now >= end)
+            return 0;
+        if (!sn_step(sn)) /* idle: let timers fire */
+            sn->now += 5000000; /* 5 ms */
+        for (int i = 0; i < sn->n; i++)
+            bfo_engine_progress(sn->eng[i], sn->now);
+    }
+    return 1;
+}
+
+static inline void sn_free(simnet *sn)
+{
+    for (size_t i = 0; i < sn->qlen; i++)
+        free(sn->q[i].data);
+    free(sn->q);
+    sn->q = NULL;
+    sn->qlen = sn->qcap = 0;
+}
+
+#endif /* BFO_SIMNET_H */
