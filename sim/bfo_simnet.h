@@ -64,6 +64,7 @@ typedef struct simnet {
     int nfaults;
     int connects[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* pending connect requests */
     uint64_t delivered, lost, deliver_errors;
+    void *user; /* for whoever drives the network */
 } simnet;
 
 static inline uint64_t sn_rand(simnet *sn)

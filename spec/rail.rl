@@ -36,9 +36,12 @@
     ),
 
     # Connected; our PROBE is out.  The peer probes too and we answer.
+    # Both ends connect, so a second attempt may fail while this connection
+    # stands: CONNECT_FAILED changes nothing here or in UP.
     PROBING: (
         PROBEACK_RCVD @admit -> UP
       | PROBE_RCVD @send_probeack -> PROBING
+      | CONNECT_FAILED -> PROBING
       | PROBE_DELIVERED -> PROBING
       | PROBEACK_DELIVERED -> PROBING
       | BROKEN_DELIVERED -> PROBING
@@ -55,6 +58,7 @@
         HEARTBEAT_DUE @send_probe -> UP
       | PROBE_RCVD @send_probeack -> UP
       | PROBEACK_RCVD -> UP
+      | CONNECT_FAILED -> UP
       | PROBE_DELIVERED -> UP
       | PROBEACK_DELIVERED -> UP
       | BROKEN_DELIVERED -> UP
@@ -67,7 +71,8 @@
     ),
 
     # Mapped out; waiting for the back-off to end.  The peer may reconnect
-    # first: its connection or its PROBE brings the rail to PROBING.
+    # first: its connection or its PROBE brings the rail to PROBING.  A
+    # PROBEACK answering a probe of the connection that failed is ignored.
     FAILED: (
         BACKOFF_EXPIRED @reconnect -> RECONNECTING
       | CONNECTED @send_probe -> PROBING
@@ -75,6 +80,7 @@
       | RETRIES_EXHAUSTED @retire -> RETIRED
       | RAIL_ERROR -> FAILED
       | BROKEN_RCVD -> FAILED
+      | PROBEACK_RCVD -> FAILED
       | BROKEN_FAILED @send_broken -> FAILED
       | (rail_completion - BROKEN_FAILED) -> FAILED
     ),
@@ -85,6 +91,7 @@
       | CONNECT_FAILED @schedule_reconnect -> FAILED
       | RAIL_ERROR @schedule_reconnect -> FAILED
       | PROBE_RCVD @send_probeack -> RECONNECTING
+      | PROBEACK_RCVD -> RECONNECTING
       | BROKEN_RCVD -> RECONNECTING
       | BROKEN_FAILED @send_broken -> RECONNECTING
       | (rail_completion - BROKEN_FAILED) -> RECONNECTING

@@ -278,6 +278,7 @@ static const row rail_rows[] = {
 
     L(PROBING, PROBEACK_RCVD, UP, "admit"),
     L(PROBING, PROBE_RCVD, PROBING, "send_probeack"),
+    L(PROBING, CONNECT_FAILED, PROBING, ""),
     L(PROBING, PROBE_DELIVERED, PROBING, ""),
     L(PROBING, PROBEACK_DELIVERED, PROBING, ""),
     L(PROBING, BROKEN_DELIVERED, PROBING, ""),
@@ -291,6 +292,7 @@ static const row rail_rows[] = {
     L(UP, HEARTBEAT_DUE, UP, "send_probe"),
     L(UP, PROBE_RCVD, UP, "send_probeack"),
     L(UP, PROBEACK_RCVD, UP, ""),
+    L(UP, CONNECT_FAILED, UP, ""),
     L(UP, PROBE_DELIVERED, UP, ""),
     L(UP, PROBEACK_DELIVERED, UP, ""),
     L(UP, BROKEN_DELIVERED, UP, ""),
@@ -307,6 +309,7 @@ static const row rail_rows[] = {
     L(FAILED, RETRIES_EXHAUSTED, RETIRED, "retire"),
     L(FAILED, RAIL_ERROR, FAILED, ""),
     L(FAILED, BROKEN_RCVD, FAILED, ""),
+    L(FAILED, PROBEACK_RCVD, FAILED, ""),
     L(FAILED, BROKEN_FAILED, FAILED, "send_broken"),
     L(FAILED, BROKEN_DELIVERED, FAILED, ""),
     L(FAILED, PROBE_DELIVERED, FAILED, ""),
@@ -318,6 +321,7 @@ static const row rail_rows[] = {
     L(RECONNECTING, CONNECT_FAILED, FAILED, "schedule_reconnect"),
     L(RECONNECTING, RAIL_ERROR, FAILED, "schedule_reconnect"),
     L(RECONNECTING, PROBE_RCVD, RECONNECTING, "send_probeack"),
+    L(RECONNECTING, PROBEACK_RCVD, RECONNECTING, ""),
     L(RECONNECTING, BROKEN_RCVD, RECONNECTING, ""),
     L(RECONNECTING, BROKEN_FAILED, RECONNECTING, "send_broken"),
     L(RECONNECTING, BROKEN_DELIVERED, RECONNECTING, ""),
@@ -468,9 +472,9 @@ static void test_coverage(void **state)
         const row *r = find_row(t, s->from, s->event);
         spec_actions(s, want, sizeof want);
         if (!r) {
-            print_error("%s: the spec has %s --%s--> %s / %s, the table has no row for it\n",
+            print_error("%s: the spec has %s --%s--> %s%s%s, the table has no row for it\n",
                         t->name, bfo_fsm_state_name(t->m, s->from), bfo_event_name(s->event),
-                        bfo_fsm_state_name(t->m, s->to), want);
+                        bfo_fsm_state_name(t->m, s->to), *want ? " / " : "", want);
             missing++;
         } else if (r->to != s->to || strcmp(r->actions, want) != 0) {
             print_error("%s: %s --%s-->: the spec says %s / %s, the table says %s / %s\n",

@@ -60,11 +60,13 @@ typedef struct bfo_config {
     int frag_pipeline;     /* FRAGs in flight per request (default 8) */
     uint64_t heartbeat_ns;        /* probe an idle rail after (default 100 ms) */
     uint64_t silence_ns;          /* rail failed when nothing heard for (default 1 s) */
-    uint64_t probe_timeout_ns;    /* a probe unanswered for (default 1 s) */
+    uint64_t probe_timeout_ns;    /* a probe unanswered for (default 100 ms) */
     uint64_t backoff_min_ns;      /* first reconnect delay (default 10 ms) */
-    uint64_t backoff_max_ns;      /* doubling up to (default 1 s) */
+    uint64_t backoff_max_ns;      /* doubling up to (default 500 ms) */
     int max_reconnects;           /* then the rail is retired (default 100) */
-    uint64_t unreachable_grace_ns;/* no rail UP for this long: peer unreachable (default 200 ms) */
+    uint64_t unreachable_grace_ns;/* no rail UP for this long: peer unreachable (default 2 s;
+                                   * keep it above probe_timeout + backoff_max, so that a
+                                   * rail that works gets a full probe cycle first) */
 } bfo_config;
 
 enum bfo_req_kind { BFO_REQ_SEND = 1, BFO_REQ_RECV = 2 };
@@ -171,11 +173,11 @@ static inline void bfo__config_defaults(bfo_config *c)
     BFO__DEF(frag_pipeline, 8);
     BFO__DEF(heartbeat_ns, 100000000ull);
     BFO__DEF(silence_ns, 1000000000ull);
-    BFO__DEF(probe_timeout_ns, 1000000000ull);
+    BFO__DEF(probe_timeout_ns, 100000000ull);
     BFO__DEF(backoff_min_ns, 10000000ull);
-    BFO__DEF(backoff_max_ns, 1000000000ull);
+    BFO__DEF(backoff_max_ns, 500000000ull);
     BFO__DEF(max_reconnects, 100);
-    BFO__DEF(unreachable_grace_ns, 200000000ull);
+    BFO__DEF(unreachable_grace_ns, 2000000000ull);
 #undef BFO__DEF
 }
 
@@ -768,6 +770,7 @@ static inline void bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, in
 }
 
 static inline void bfo__peer_unreachable(bfo_engine *e, int peer);
+static inline int bfo__all_unreachable(const bfo_engine *e);
 
 static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
 {
@@ -1255,7 +1258,7 @@ static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap
         bfo__uxm_put(e, i);
         return BFO_OK;
     }
-    if (peer >= 0 && e->peers[peer].unreachable) {
+    if (peer >= 0 ? e->peers[peer].unreachable : bfo__all_unreachable(e)) {
         bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE);
         return BFO_ERR_PEER_UNREACHABLE;
     }
@@ -1270,12 +1273,24 @@ static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap
 /* 1 when the request is complete (read r->status), else 0. */
 static inline int bfo_test(const bfo_request *r) { return r->complete; }
 
-/* No rail of the peer came back in time: every request of it fails. */
+/* 1 when no other rank is reachable: an ANY_SOURCE receive never can be. */
+static inline int bfo__all_unreachable(const bfo_engine *e)
+{
+    for (int i = 0; i < e->cfg.nranks; i++)
+        if (i != e->cfg.rank && !e->peers[i].unreachable)
+            return 0;
+    return 1;
+}
+
+/* No rail of the peer came back in time: every request of it fails, and
+ * ANY_SOURCE receives too once no peer at all is left. */
 static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
 {
     bfo_peer *p = &e->peers[peer];
     bfo_request *prev = NULL, *r, *next;
+    int none_left;
     p->unreachable = 1;
+    none_left = bfo__all_unreachable(e);
     for (int i = 0; i < e->cfg.max_requests; i++) {
         r = e->slot_req[i];
         if (r && r->peer == peer && !r->complete)
@@ -1283,7 +1298,7 @@ static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
     }
     for (r = e->posted_head; r; r = next) { /* receives naming this peer */
         next = r->next;
-        if (r->peer != peer) {
+        if (r->peer != peer && !(r->peer == BFO_ANY_SOURCE && none_left)) {
             prev = r;
             continue;
         }

@@ -1,0 +1,243 @@
+/* bfo_simrun.h - one simulated scenario, run and judged.
+ *
+ * A scenario: ranks, rails, messages (from, to, size, tag, any-source
+ * receive), faults, a seed.  It passes when every message is delivered
+ * exactly once with the right bytes (or, only when no rail to that peer is
+ * left, fails with BFO_ERR_PEER_UNREACHABLE), no request waits past the
+ * simulated time limit, every pool entry of every engine is back, and both
+ * ends agree on which rails are up.  Shared by `bfo sim` and the tests.
+ * A test tool: it allocates.
+ */
+#ifndef BFO_SIMRUN_H
+#define BFO_SIMRUN_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfo_engine.h"
+#include "bfo_simnet.h"
+
+#define SR_MAX_MSGS 64
+
+typedef struct sr_msg {
+    int src, dst, tag, any; /* any: the receive is posted for BFO_ANY_SOURCE */
+    size_t size;
+} sr_msg;
+
+typedef struct sr_scenario {
+    int ranks, rails;
+    unsigned rail_bw[BFO_MAX_RAILS];
+    size_t eager_limit; /* 0: engine default */
+    int nmsgs;
+    sr_msg msgs[SR_MAX_MSGS];
+    int nfaults;
+    sn_fault faults[SN_MAX_FAULTS];
+    uint64_t seed;
+    uint64_t limit_ns; /* 0: 30 s of simulated time */
+    FILE *trace;       /* every transition, or NULL */
+} sr_scenario;
+
+typedef struct sr_result {
+    int passed;
+    uint64_t delivered, lost, duplicates, corrupt, hung, leaked, unreachable_errors, restarts,
+        mapouts, readmissions, ops;
+    char why[256];
+} sr_result;
+
+typedef struct sr_world {
+    simnet sn;
+    bfo_engine e[SN_MAX_RANKS];
+    void *mem[SN_MAX_RANKS];
+    bfo_request sreq[SR_MAX_MSGS], rreq[SR_MAX_MSGS];
+    uint8_t *sbuf[SR_MAX_MSGS], *rbuf[SR_MAX_MSGS];
+    const sr_scenario *sc;
+} sr_world;
+
+static inline uint8_t sr_pattern(int msg, size_t i) { return (uint8_t)(msg * 31 + i * 7 + (i >> 8)); }
+
+static inline int sr_all_done(void *arg)
+{
+    sr_world *w = (sr_world *)arg;
+    for (int i = 0; i < w->sc->nmsgs; i++)
+        if (!bfo_test(&w->sreq[i]) || !bfo_test(&w->rreq[i]))
+            return 0;
+    return 1;
+}
+
+static inline unsigned sr_rail_bw(void *ctx, int rail)
+{
+    const sr_scenario *sc = (const sr_scenario *)((sn_endpoint *)ctx)->sn->user;
+    return sc->rail_bw[rail];
+}
+
+typedef struct sr_trace_ctx {
+    simnet *sn;
+    int rank;
+    FILE *out;
+} sr_trace_ctx;
+
+/* simulated time, rank, object, machine: state -> state, event [/ actions] */
+static inline void sr_trace(void *user, const bfo_machine *m, const bfo_step *st)
+{
+    sr_trace_ctx *t = (sr_trace_ctx *)user;
+    fprintf(t->out, "%12.6f ms  rank %d  %p  %-4s %s -> %s  %s", (double)t->sn->now / 1e6, t->rank,
+            st->obj, m->name, bfo_fsm_state_name(m, st->from), bfo_fsm_state_name(m, st->to),
+            bfo_event_name(st->event));
+    for (unsigned i = 0; i < st->n_actions; i++)
+        fprintf(t->out, "%s%s", i ? ", " : " / ", m->action_names[st->actions[i]]);
+    if (st->result != BFO_OK)
+        fprintf(t->out, "  [%s]", bfo_errname(st->result));
+    fputc('\n', t->out);
+}
+
+static inline void sr_note(sr_result *r, const char *fmt, int a, int b)
+{
+    if (!r->why[0])
+        snprintf(r->why, sizeof r->why, fmt, a, b);
+}
+
+/* Runs one scenario; fills *res.  Returns res->passed. */
+static inline int sr_run(const sr_scenario *sc, sr_result *res)
+{
+    sr_world *w = (sr_world *)calloc(1, sizeof *w);
+    sr_trace_ctx tctx[SN_MAX_RANKS];
+    bfo_tracer tracer[SN_MAX_RANKS];
+    memset(res, 0, sizeof *res);
+    if (!w)
+        abort();
+    w->sc = sc;
+    sn_init(&w->sn, sc->ranks, sc->rails, sc->seed);
+    w->sn.user = (void *)sc;
+    for (int i = 0; i < sc->nfaults; i++)
+        sn_add_fault(&w->sn, &sc->faults[i]);
+    for (int i = 0; i < sc->ranks; i++) {
+        bfo_config c;
+        memset(&c, 0, sizeof c);
+        c.rank = i;
+        c.nranks = sc->ranks;
+        c.nrails = sc->rails;
+        c.max_requests = 2 * SR_MAX_MSGS + 8;
+        c.max_ops = 512;
+        c.max_unexpected = 2 * SR_MAX_MSGS;
+        c.eager_limit = sc->eager_limit;
+        w->sn.be[i].rail_bandwidth = sr_rail_bw;
+        size_t need = bfo_engine_mem_size(&c);
+        w->mem[i] = malloc(need);
+        w->sn.eng[i] = &w->e[i];
+        if (!w->mem[i] || bfo_engine_init(&w->e[i], &c, &w->sn.be[i], w->mem[i], need, w->sn.now))
+            abort();
+        if (sc->trace) {
+            tctx[i].sn = &w->sn;
+            tctx[i].rank = i;
+            tctx[i].out = sc->trace;
+            tracer[i].fn = sr_trace;
+            tracer[i].user = &tctx[i];
+            w->e[i].trace = &tracer[i];
+        }
+    }
+    for (int i = 0; i < sc->nmsgs; i++) {
+        const sr_msg *m = &sc->msgs[i];
+        w->sbuf[i] = (uint8_t *)malloc(m->size + 1);
+        w->rbuf[i] = (uint8_t *)calloc(1, m->size + 1);
+        for (size_t k = 0; k < m->size; k++)
+            w->sbuf[i][k] = sr_pattern(i, k);
+        bfo_irecv(&w->e[m->dst], &w->rreq[i], w->rbuf[i], m->size, m->any ? BFO_ANY_SOURCE : m->src,
+                  0, m->tag, w->sn.now);
+    }
+    for (int i = 0; i < sc->nmsgs; i++) {
+        const sr_msg *m = &sc->msgs[i];
+        bfo_isend(&w->e[m->src], &w->sreq[i], w->sbuf[i], m->size, m->dst, 0, m->tag, w->sn.now);
+    }
+    int done = sn_run(&w->sn, sr_all_done, w, sc->limit_ns ? sc->limit_ns : 30000000000ull);
+    /* settle for 3 s of simulated time: last completions, heartbeats,
+     * back-off and probing, so both ends can agree on the rails */
+    for (uint64_t end = w->sn.now + 3000000000ull; w->sn.now < end;) {
+        if (!sn_step(&w->sn))
+            w->sn.now += 5000000;
+        for (int i = 0; i < sc->ranks; i++)
+            bfo_engine_progress(&w->e[i], w->sn.now);
+    }
+    /* then drain what is in flight (heartbeats), firing no new timer */
+    for (int k = 0; k < 100000 && sn_step(&w->sn); k++)
+        ;
+    res->ops = w->sn.ops;
+    for (int i = 0; i < sc->nmsgs; i++) {
+        const sr_msg *m = &sc->msgs[i];
+        bfo_request *s = &w->sreq[i], *r = &w->rreq[i];
+        if (!bfo_test(s) || !bfo_test(r)) {
+            res->hung++;
+            sr_note(res, "message %d: a request never completed (send %d)", i, bfo_test(s));
+            continue;
+        }
+        if (r->status == BFO_OK && s->status != BFO_ERR_PEER_UNREACHABLE && s->status != BFO_OK)
+            sr_note(res, "message %d: send failed with %d", i, s->status);
+        if (r->status == BFO_ERR_PEER_UNREACHABLE || s->status == BFO_ERR_PEER_UNREACHABLE) {
+            res->unreachable_errors += (r->status != BFO_OK) + (s->status != BFO_OK);
+            /* allowed only when no rail to the peer is left */
+            int left = 0;
+            for (int k = 0; k < sc->rails; k++)
+                left += !w->sn.rail_down[k];
+            if (left)
+                sr_note(res, "message %d: unreachable error with %d rail(s) up", i, left);
+            if (r->status == BFO_ERR_PEER_UNREACHABLE) {
+                res->lost++;
+                continue;
+            }
+        }
+        if (r->status != BFO_OK) {
+            sr_note(res, "message %d: receive failed with %d", i, r->status);
+            continue;
+        }
+        if (r->length != m->size || r->source != m->src || r->tag != m->tag) {
+            res->corrupt++;
+            sr_note(res, "message %d: wrong length, source or tag (length %d)", i, (int)r->length);
+            continue;
+        }
+        size_t k = 0;
+        while (k < m->size && w->rbuf[i][k] == sr_pattern(i, k))
+            k++;
+        if (k < m->size) {
+            res->corrupt++;
+            sr_note(res, "message %d: byte %d is wrong", i, (int)k);
+            continue;
+        }
+        res->delivered++;
+    }
+    for (int i = 0; i < sc->ranks; i++) {
+        bfo_engine *e = &w->e[i];
+        res->restarts += e->stats.restarts;
+        res->mapouts += e->stats.mapouts;
+        res->readmissions += e->stats.readmissions;
+        if (e->uxm_in_use) { /* a message nobody will ever receive: a duplicate */
+            res->duplicates += (uint64_t)e->uxm_in_use;
+            sr_note(res, "rank %d: %d messages left unexpected (duplicates)", i, e->uxm_in_use);
+        }
+        if (e->ops_in_use || e->slots_in_use) {
+            res->leaked += (uint64_t)(e->ops_in_use + e->slots_in_use);
+            sr_note(res, "rank %d: %d pool entries not back", i, e->ops_in_use + e->slots_in_use);
+        }
+        if (e->stats.protocol_violations)
+            sr_note(res, "rank %d: %d protocol violations", i, (int)e->stats.protocol_violations);
+        for (int p = 0; p < sc->ranks; p++)
+            for (int k = 0; p != i && k < sc->rails; k++) {
+                int a = e->peers[p].rail[k].fsm.cs == BFO_RAIL_ST_UP;
+                int b = w->e[p].peers[i].rail[k].fsm.cs == BFO_RAIL_ST_UP;
+                if (a != b && !w->sn.rail_down[k])
+                    sr_note(res, "ranks %d and %d disagree on a rail", i, p);
+            }
+    }
+    (void)done;
+    res->passed = res->why[0] == 0;
+    for (int i = 0; i < sc->nmsgs; i++) {
+        free(w->sbuf[i]);
+        free(w->rbuf[i]);
+    }
+    for (int i = 0; i < sc->ranks; i++)
+        free(w->mem[i]);
+    sn_free(&w->sn);
+    free(w);
+    return res->passed;
+}
+
+#endif /* BFO_SIMRUN_H */

@@ -1,0 +1,504 @@
+/* bfo - the command-line tool.
+ *
+ *   bfo sim [--ranks N] [--rails R] [--rail-bw W1,W2,...] [--seed S]
+ *           [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:tag=T][:any]]...
+ *           [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]
+ *
+ * Runs the engine on the deterministic simulated network (sim/) and judges
+ * every scenario: each message delivered once with the right bytes (or the
+ * unreachable error when no rail is left), no request waiting forever, every
+ * pool entry back, both ends agreeing on the rails.  Exit status 0 if and
+ * only if no scenario failed.  A failing scenario is printed as the command
+ * that replays it.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bfo_simrun.h"
+
+static const char usage[] =
+    "usage: bfo sim [--ranks N] [--rails R] [--rail-bw W1,W2,...] [--seed S]\n"
+    "               [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:tag=T][:any]]...\n"
+    "               [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]\n"
+    "  --msg    0>1:64  0>1:4M  1>0:200K:any   (K and M suffixes; none given: a mixed set)\n"
+    "  --fault  TYPE#N:KIND     the N-th fragment of TYPE posted (from 1); TYPE one of MATCH RNDV\n"
+    "                           RGET ACK FRAG PUT FIN NOTIFY RESTARTACK RESTARTNACK RECVERRNOTIFY\n"
+    "                           WRITE READ ANY; KIND lose | deliver-error | delay\n"
+    "           railR@op:N:down|up   rail R (from 0) fails / comes back when the N-th operation\n"
+    "                           of the run is posted\n"
+    "  --explore single         every single fault over the scenario (or the standard set)\n"
+    "           double          every pair of faults (small scenarios)\n"
+    "  --random N               N random schedules of several faults each\n";
+
+typedef struct options {
+    int ranks, rails, json, trace, explore, random_n, protocol, nmsgs, nfaults;
+    unsigned bw[BFO_MAX_RAILS];
+    uint64_t seed;
+    sr_msg msgs[SR_MAX_MSGS];
+    sn_fault faults[SN_MAX_FAULTS];
+} options;
+
+enum { P_AUTO, P_EAGER, P_COPY, P_PUT, P_GET };
+
+typedef struct totals {
+    uint64_t scenarios, passed, failed, delivered, lost, duplicates, corrupt, hung, leaked,
+        unreachable_errors, restarts, mapouts, readmissions;
+    int shown;
+    FILE *failures; /* JSON objects of failures, or the human lines */
+} totals;
+
+static int die(const char *what, const char *arg)
+{
+    fprintf(stderr, "bfo sim: %s: %s\n%s", what, arg, usage);
+    exit(2);
+}
+
+static size_t parse_size(const char *s, const char **end)
+{
+    char *e;
+    unsigned long long v = strtoull(s, &e, 10);
+    if (e == s)
+        die("not a size", s);
+    if (*e == 'K' || *e == 'k')
+        v <<= 10, e++;
+    else if (*e == 'M' || *e == 'm')
+        v <<= 20, e++;
+    *end = e;
+    return (size_t)v;
+}
+
+static sr_msg parse_msg(const char *s)
+{
+    sr_msg m;
+    char *e;
+    const char *p;
+    memset(&m, 0, sizeof m);
+    m.src = (int)strtol(s, &e, 10);
+    if (e == s || *e != '>')
+        die("--msg wants FROM>TO:SIZE", s);
+    p = e + 1;
+    m.dst = (int)strtol(p, &e, 10);
+    if (e == p || *e != ':')
+        die("--msg wants FROM>TO:SIZE", s);
+    m.size = parse_size(e + 1, &p);
+    m.tag = -2; /* not given */
+    while (*p == ':') {
+        if (!strncmp(p, ":tag=", 5)) {
+            m.tag = (int)strtol(p + 5, &e, 10);
+            p = e;
+        } else if (!strncmp(p, ":any", 4)) {
+            m.any = 1;
+            p += 4;
+        } else {
+            die("unknown --msg option", p);
+        }
+    }
+    if (*p)
+        die("trailing text in --msg", p);
+    return m;
+}
+
+static int frag_type_of(const char *name, size_t len)
+{
+    if (len == 3 && !strncmp(name, "ANY", 3))
+        return 0;
+    for (int t = 1; t < 256; t++) {
+        const char *n = bfo_frag_name(t);
+        if (n && strlen(n) == len && !strncmp(n, name, len))
+            return t;
+    }
+    if ((len == 5 && !strncmp(name, "WRITE", 5)) || (len == 4 && !strncmp(name, "READ", 4)))
+        return -2; /* RDMA: the engine does not post any yet */
+    return -1;
+}
+
+static sn_fault parse_fault(const char *s)
+{
+    sn_fault f;
+    const char *h = strchr(s, '#');
+    memset(&f, 0, sizeof f);
+    if (!strncmp(s, "rail", 4) && strstr(s, "@op:")) {
+        char *e;
+        f.rail = (int)strtol(s + 4, &e, 10);
+        if (strncmp(e, "@op:", 4))
+            die("bad rail fault", s);
+        f.n = strtoull(e + 4, &e, 10);
+        if (!strcmp(e, ":down"))
+            f.what = SN_FAULT_RAIL_DOWN;
+        else if (!strcmp(e, ":up"))
+            f.what = SN_FAULT_RAIL_UP;
+        else
+            die("rail fault wants :down or :up", s);
+        if (f.n == 0 || f.rail < 0 || f.rail >= BFO_MAX_RAILS)
+            die("bad rail fault", s);
+        return f;
+    }
+    if (!h)
+        die("--fault wants TYPE#N:KIND or railR@op:N:down|up", s);
+    f.what = SN_FAULT_TYPE;
+    f.type = frag_type_of(s, (size_t)(h - s));
+    if (f.type == -1)
+        die("unknown fragment type", s);
+    char *e;
+    f.n = strtoull(h + 1, &e, 10);
+    if (f.n == 0 || *e != ':')
+        die("--fault wants TYPE#N:KIND with N from 1", s);
+    if (!strcmp(e + 1, "lose"))
+        f.kind = SN_LOSE;
+    else if (!strcmp(e + 1, "deliver-error"))
+        f.kind = SN_DELIVER_ERROR;
+    else if (!strcmp(e + 1, "delay"))
+        f.kind = SN_DELAY;
+    else
+        die("KIND is lose, deliver-error or delay", s);
+    return f;
+}
+
+static void fault_str(const sn_fault *f, char *buf, size_t cap)
+{
+    static const char *kinds[] = { "none", "lose", "deliver-error", "delay" };
+    if (f->what == SN_FAULT_RAIL_DOWN || f->what == SN_FAULT_RAIL_UP)
+        snprintf(buf, cap, "rail%d@op:%" PRIu64 ":%s", f->rail, f->n,
+                 f->what == SN_FAULT_RAIL_DOWN ? "down" : "up");
+    else
+        snprintf(buf, cap, "%s#%" PRIu64 ":%s", f->type < 0 ? "WRITE" : f->type ? bfo_frag_name(f->type) : "ANY",
+                 f->n, kinds[f->kind]);
+}
+
+/* The command that replays a scenario. */
+static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap, "bfo sim --ranks %d --rails %d --seed %" PRIu64,
+                                sc->ranks, sc->rails, sc->seed);
+    if (sc->eager_limit == 1 && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --protocol copy");
+    for (int i = 0; i < sc->nmsgs && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, " --msg %d>%d:%zu:tag=%d%s", sc->msgs[i].src,
+                              sc->msgs[i].dst, sc->msgs[i].size, sc->msgs[i].tag,
+                              sc->msgs[i].any ? ":any" : "");
+    for (int i = 0; i < sc->nfaults && n < cap; i++) {
+        char f[64];
+        fault_str(&sc->faults[i], f, sizeof f);
+        n += (size_t)snprintf(buf + n, cap - n, " --fault %s", f);
+    }
+}
+
+static void account(totals *t, const sr_scenario *sc, const sr_result *r, int json)
+{
+    t->scenarios++;
+    t->delivered += r->delivered;
+    t->lost += r->lost;
+    t->duplicates += r->duplicates;
+    t->corrupt += r->corrupt;
+    t->hung += r->hung;
+    t->leaked += r->leaked;
+    t->unreachable_errors += r->unreachable_errors;
+    t->restarts += r->restarts;
+    t->mapouts += r->mapouts;
+    t->readmissions += r->readmissions;
+    if (r->passed) {
+        t->passed++;
+        return;
+    }
+    t->failed++;
+    if (t->shown++ >= 20)
+        return;
+    char replay[2048], faults[512] = "";
+    replay_str(sc, replay, sizeof replay);
+    for (int i = 0; i < sc->nfaults; i++) {
+        size_t n = strlen(faults);
+        if (i)
+            faults[n++] = ' ';
+        fault_str(&sc->faults[i], faults + n, sizeof faults - n);
+    }
+    if (json)
+        fprintf(t->failures, "%s{\"seed\":%" PRIu64 ",\"faults\":\"%s\",\"why\":\"%s\",\"replay\":\"%s\"}",
+                t->shown > 1 ? "," : "", sc->seed, faults, r->why, replay);
+    else
+        fprintf(t->failures, "FAILED: %s\n  replay: %s\n", r->why, replay);
+}
+
+/* The standard set: each protocol, 1-3 rails, both directions, ANY_SOURCE. */
+static int standard_set(sr_scenario *out, int max)
+{
+    int n = 0;
+    for (int rails = 1; rails <= 3; rails++)
+        for (int proto = 0; proto < 2; proto++) {
+            sr_scenario *sc = &out[n++];
+            memset(sc, 0, sizeof *sc);
+            sc->ranks = 2;
+            sc->rails = rails;
+            sc->eager_limit = proto ? 1 : 0; /* copy: every message by rendezvous */
+            static const sr_msg eager_msgs[] = { { 0, 1, 0, 0, 64 }, { 1, 0, 1, 0, 1000 },
+                                                 { 0, 1, 2, 1, 4096 }, { 0, 1, 3, 0, 0 } };
+            static const sr_msg copy_msgs[] = { { 0, 1, 0, 0, 100000 }, { 1, 0, 1, 1, 9000 },
+                                                { 0, 1, 2, 0, 200 } };
+            const sr_msg *m = proto ? copy_msgs : eager_msgs;
+            sc->nmsgs = proto ? 3 : 4;
+            memcpy(sc->msgs, m, (size_t)sc->nmsgs * sizeof *m);
+            sc->seed = (uint64_t)(rails * 10 + proto);
+            if (n == max)
+                return n;
+        }
+    return n;
+}
+
+static void run_one(totals *t, sr_scenario *sc, const options *o)
+{
+    sr_result r;
+    sr_run(sc, &r);
+    account(t, sc, &r, o->json);
+}
+
+static void explore_single(totals *t, const sr_scenario *base, const options *o)
+{
+    static const int kinds[] = { SN_LOSE, SN_DELIVER_ERROR, SN_DELAY };
+    sr_result r;
+    sr_scenario sc = *base;
+    sr_run(&sc, &r); /* how many operations it posts */
+    account(t, &sc, &r, o->json);
+    for (uint64_t op = 1; op <= r.ops; op++) {
+        for (int k = 0; k < 3; k++) {
+            sc = *base;
+            sc.nfaults = 1;
+            memset(&sc.faults[0], 0, sizeof sc.faults[0]);
+            sc.faults[0].what = SN_FAULT_TYPE;
+            sc.faults[0].n = op;
+            sc.faults[0].kind = kinds[k];
+            sc.seed = base->seed * 1000003 + op * 3 + (uint64_t)k;
+            run_one(t, &sc, o);
+        }
+        for (int rail = 0; rail < base->rails; rail++) {
+            sc = *base;
+            sc.nfaults = 1;
+            memset(&sc.faults[0], 0, sizeof sc.faults[0]);
+            sc.faults[0].what = SN_FAULT_RAIL_DOWN;
+            sc.faults[0].rail = rail;
+            sc.faults[0].n = op;
+            sc.seed = base->seed * 1000003 + op * 7 + (uint64_t)rail;
+            run_one(t, &sc, o);
+        }
+    }
+}
+
+static void explore_double(totals *t, const sr_scenario *base, const options *o)
+{
+    static const int kinds[] = { SN_LOSE, SN_DELIVER_ERROR, SN_DELAY };
+    sr_result r;
+    sr_scenario sc = *base;
+    sr_run(&sc, &r);
+    account(t, &sc, &r, o->json);
+    uint64_t n = r.ops < 40 ? r.ops : 40;
+    for (uint64_t a = 1; a <= n; a++)
+        for (uint64_t b = a + 1; b <= n + 10; b++)
+            for (int ka = 0; ka < 3; ka++)
+                for (int kb = 0; kb < 3; kb++) {
+                    sc = *base;
+                    sc.nfaults = 2;
+                    memset(sc.faults, 0, 2 * sizeof sc.faults[0]);
+                    sc.faults[0].what = sc.faults[1].what = SN_FAULT_TYPE;
+                    sc.faults[0].n = a;
+                    sc.faults[0].kind = kinds[ka];
+                    sc.faults[1].n = b;
+                    sc.faults[1].kind = kinds[kb];
+                    sc.seed = a * 131 + b * 17 + (uint64_t)(ka * 3 + kb);
+                    run_one(t, &sc, o);
+                }
+}
+
+static uint64_t rnd(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static void random_runs(totals *t, const sr_scenario *set, int nset, const options *o)
+{
+    uint64_t x = o->seed * 0x9e3779b97f4a7c15ull + 12345;
+    for (int i = 0; i < o->random_n; i++) {
+        sr_scenario sc = set[rnd(&x) % (uint64_t)nset];
+        sc.seed = rnd(&x);
+        sc.nfaults = 1 + (int)(rnd(&x) % 3);
+        for (int k = 0; k < sc.nfaults; k++) {
+            sn_fault *f = &sc.faults[k];
+            memset(f, 0, sizeof *f);
+            f->n = 1 + rnd(&x) % 40;
+            if (rnd(&x) % 5 == 0) {
+                f->what = SN_FAULT_RAIL_DOWN;
+                f->rail = (int)(rnd(&x) % (uint64_t)sc.rails);
+                if (rnd(&x) & 1 && sc.nfaults < SN_MAX_FAULTS) { /* and back later */
+                    sn_fault *u = &sc.faults[sc.nfaults++];
+                    *u = *f;
+                    u->what = SN_FAULT_RAIL_UP;
+                    u->n = f->n + 1 + rnd(&x) % 20;
+                }
+            } else {
+                f->what = SN_FAULT_TYPE;
+                f->type = (rnd(&x) & 1) ? 0 : (int)(1 + rnd(&x) % 11);
+                f->kind = 1 + (int)(rnd(&x) % 3);
+            }
+        }
+        run_one(t, &sc, o);
+    }
+}
+
+static int cmd_sim(int argc, char **argv)
+{
+    options o;
+    memset(&o, 0, sizeof o);
+    o.ranks = 2;
+    o.rails = 2;
+    o.seed = 1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED_ARG() if (!v) die("missing value for", a); i++
+        if (!strcmp(a, "--ranks")) { NEED_ARG(); o.ranks = atoi(v); }
+        else if (!strcmp(a, "--rails")) { NEED_ARG(); o.rails = atoi(v); }
+        else if (!strcmp(a, "--seed")) { NEED_ARG(); o.seed = strtoull(v, NULL, 10); }
+        else if (!strcmp(a, "--rail-bw")) {
+            NEED_ARG();
+            const char *p = v;
+            for (int k = 0; *p && k < BFO_MAX_RAILS; k++) {
+                char *e;
+                o.bw[k] = (unsigned)strtoul(p, &e, 10);
+                p = *e == ',' ? e + 1 : e;
+            }
+        } else if (!strcmp(a, "--protocol")) {
+            NEED_ARG();
+            if (!strcmp(v, "auto")) o.protocol = P_AUTO;
+            else if (!strcmp(v, "eager")) o.protocol = P_EAGER;
+            else if (!strcmp(v, "copy")) o.protocol = P_COPY;
+            else if (!strcmp(v, "put") || !strcmp(v, "get")) {
+                fprintf(stderr, "bfo sim: --protocol %s: the engine does not bind RDMA %s yet "
+                                "(docs/engine-design.md)\n", v, v);
+                return 2;
+            } else die("unknown protocol", v);
+        } else if (!strcmp(a, "--msg")) {
+            NEED_ARG();
+            if (o.nmsgs == SR_MAX_MSGS) die("too many --msg", v);
+            o.msgs[o.nmsgs] = parse_msg(v);
+            if (o.msgs[o.nmsgs].tag == -2)
+                o.msgs[o.nmsgs].tag = o.nmsgs;
+            o.nmsgs++;
+        } else if (!strcmp(a, "--fault")) {
+            NEED_ARG();
+            if (o.nfaults == SN_MAX_FAULTS) die("too many --fault", v);
+            o.faults[o.nfaults] = parse_fault(v);
+            if (o.faults[o.nfaults].type == -2) {
+                fprintf(stderr, "bfo sim: --fault %s: the engine posts no RDMA %s yet\n", v, v);
+                return 2;
+            }
+            o.nfaults++;
+        } else if (!strcmp(a, "--explore")) {
+            NEED_ARG();
+            if (!strcmp(v, "single")) o.explore = 1;
+            else if (!strcmp(v, "double")) o.explore = 2;
+            else die("--explore wants single or double", v);
+        } else if (!strcmp(a, "--random")) { NEED_ARG(); o.random_n = atoi(v); }
+        else if (!strcmp(a, "--trace")) o.trace = 1;
+        else if (!strcmp(a, "--json")) o.json = 1;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage, stdout); return 0; }
+        else die("unknown option", a);
+#undef NEED_ARG
+    }
+    if (o.ranks < 2 || o.ranks > SN_MAX_RANKS)
+        die("--ranks is 2..8", "");
+    if (o.rails < 1 || o.rails > BFO_MAX_RAILS)
+        die("--rails is 1..8", "");
+    for (int i = 0; i < o.nmsgs; i++)
+        if (o.msgs[i].src < 0 || o.msgs[i].src >= o.ranks || o.msgs[i].dst < 0 ||
+            o.msgs[i].dst >= o.ranks || o.msgs[i].src == o.msgs[i].dst)
+            die("--msg names a rank outside --ranks, or sends to itself", "");
+    for (int i = 0; i < o.nfaults; i++)
+        if (o.faults[i].what != SN_FAULT_TYPE && o.faults[i].rail >= o.rails)
+            die("a rail fault names a rail outside --rails", "");
+
+    /* the scenarios: the one given, or the standard set */
+    static sr_scenario set[16];
+    int nset;
+    if (o.nmsgs) {
+        sr_scenario *sc = &set[0];
+        memset(sc, 0, sizeof *sc);
+        sc->ranks = o.ranks;
+        sc->rails = o.rails;
+        sc->nmsgs = o.nmsgs;
+        memcpy(sc->msgs, o.msgs, sizeof o.msgs);
+        nset = 1;
+    } else {
+        nset = standard_set(set, 16);
+        if (o.ranks != 2 || o.rails != 2) { /* the standard messages, given shape */
+            for (int i = 0; i < nset; i++) {
+                set[i].ranks = o.ranks;
+                if (o.rails != 2)
+                    set[i].rails = o.rails;
+            }
+        }
+    }
+    for (int i = 0; i < nset; i++) {
+        if (o.protocol == P_EAGER)
+            set[i].eager_limit = 1u << 30;
+        else if (o.protocol == P_COPY)
+            set[i].eager_limit = 1;
+        for (int k = 0; k < BFO_MAX_RAILS; k++)
+            set[i].rail_bw[k] = o.bw[k];
+        if (!o.explore && !o.random_n) {
+            set[i].nfaults = o.nfaults;
+            memcpy(set[i].faults, o.faults, sizeof o.faults);
+            set[i].seed = o.seed + (uint64_t)i;
+        }
+        set[i].trace = o.trace ? stdout : NULL;
+    }
+
+    totals t;
+    char *fbuf = NULL;
+    size_t flen = 0;
+    memset(&t, 0, sizeof t);
+    t.failures = open_memstream(&fbuf, &flen);
+    if (o.explore == 1)
+        for (int i = 0; i < nset; i++)
+            explore_single(&t, &set[i], &o);
+    else if (o.explore == 2)
+        for (int i = 0; i < nset; i++)
+            explore_double(&t, &set[i], &o);
+    if (o.random_n)
+        random_runs(&t, set, nset, &o);
+    if (!o.explore && !o.random_n)
+        for (int i = 0; i < nset; i++)
+            run_one(&t, &set[i], &o);
+    fclose(t.failures);
+
+    if (o.json) {
+        printf("{\"scenarios\":%" PRIu64 ",\"passed\":%" PRIu64 ",\"failed\":%" PRIu64
+               ",\"delivered\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"duplicates\":%" PRIu64
+               ",\"corrupt\":%" PRIu64 ",\"hung\":%" PRIu64 ",\"leaked\":%" PRIu64
+               ",\"unreachable_errors\":%" PRIu64 ",\"restarts\":%" PRIu64 ",\"mapouts\":%" PRIu64
+               ",\"readmissions\":%" PRIu64 ",\"failures\":[%s]}\n",
+               t.scenarios, t.passed, t.failed, t.delivered, t.lost, t.duplicates, t.corrupt, t.hung,
+               t.leaked, t.unreachable_errors, t.restarts, t.mapouts, t.readmissions, fbuf ? fbuf : "");
+    } else {
+        if (fbuf && flen)
+            fputs(fbuf, stdout);
+        printf("scenarios %" PRIu64 ": delivered %" PRIu64 ", lost %" PRIu64 ", duplicates %" PRIu64
+               ", corrupt %" PRIu64 ", hung %" PRIu64 ", leaked %" PRIu64 ", unreachable errors %" PRIu64
+               ", restarts %" PRIu64 ", map-outs %" PRIu64 ", re-admissions %" PRIu64 "\n",
+               t.scenarios, t.delivered, t.lost, t.duplicates, t.corrupt, t.hung, t.leaked,
+               t.unreachable_errors, t.restarts, t.mapouts, t.readmissions);
+        printf("sim: %" PRIu64 " passed, %" PRIu64 " failed\n", t.passed, t.failed);
+    }
+    free(fbuf);
+    return t.failed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "sim"))
+        return cmd_sim(argc - 2, argv + 2);
+    fprintf(stderr, "usage: bfo sim [options]   (bfo sim --help)\n");
+    return 2;
+}
