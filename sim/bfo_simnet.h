@@ -64,7 +64,8 @@ typedef struct simnet {
     int nfaults;
     int connects[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* pending connect requests */
     uint64_t delivered, lost, deliver_errors;
-    void *user; /* for whoever drives the network */
+    uint64_t last_fault_at; /* simulated time the last fault fired */
+    void *user;             /* for whoever drives the network */
 } simnet;
 
 static inline uint64_t sn_rand(simnet *sn)
@@ -107,9 +108,11 @@ static inline void sn_apply_op_faults(simnet *sn)
             continue;
         if (f->what == SN_FAULT_RAIL_DOWN) {
             f->fired = 1;
+            sn->last_fault_at = sn->now;
             sn_rail_fails(sn, f->rail);
         } else if (f->what == SN_FAULT_RAIL_UP) {
             f->fired = 1;
+            sn->last_fault_at = sn->now;
             sn->rail_down[f->rail] = 0;
         }
     }
@@ -146,6 +149,7 @@ static inline int sn_post_send(void *ctx, int peer, int rail, const bfo_iov *iov
         if (f->what == SN_FAULT_TYPE && !f->fired &&
             ((f->type == 0 && f->n == sn->ops) || (f->type == m.type && f->n == sn->type_count[m.type]))) {
             f->fired = 1;
+            sn->last_fault_at = sn->now;
             m.kind = f->kind;
         }
     }

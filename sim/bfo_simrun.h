@@ -150,17 +150,24 @@ static inline int sr_run(const sr_scenario *sc, sr_result *res)
         bfo_isend(&w->e[m->src], &w->sreq[i], w->sbuf[i], m->size, m->dst, 0, m->tag, w->sn.now);
     }
     int done = sn_run(&w->sn, sr_all_done, w, sc->limit_ns ? sc->limit_ns : 30000000000ull);
-    /* settle for 3 s of simulated time: last completions, heartbeats,
-     * back-off and probing, so both ends can agree on the rails */
-    for (uint64_t end = w->sn.now + 3000000000ull; w->sn.now < end;) {
-        if (!sn_step(&w->sn))
-            w->sn.now += 5000000;
-        for (int i = 0; i < sc->ranks; i++)
-            bfo_engine_progress(&w->e[i], w->sn.now);
+    /* settle for 3 s of simulated time after the end and after the last
+     * fault (completions, heartbeats, back-off, probing: so that both ends
+     * can agree on the rails), then drain what is in flight without firing
+     * new timers; again if a fault fired while draining */
+    for (int round = 0; round < 10; round++) {
+        for (uint64_t end = w->sn.now + 3000000000ull; w->sn.now < end ||
+                                                        w->sn.now < w->sn.last_fault_at + 3000000000ull;) {
+            if (!sn_step(&w->sn))
+                w->sn.now += 5000000;
+            for (int i = 0; i < sc->ranks; i++)
+                bfo_engine_progress(&w->e[i], w->sn.now);
+        }
+        uint64_t drain_from = w->sn.now;
+        for (int k = 0; k < 100000 && sn_step(&w->sn); k++)
+            ;
+        if (w->sn.last_fault_at < drain_from)
+            break;
     }
-    /* then drain what is in flight (heartbeats), firing no new timer */
-    for (int k = 0; k < 100000 && sn_step(&w->sn); k++)
-        ;
     res->ops = w->sn.ops;
     for (int i = 0; i < sc->nmsgs; i++) {
         const sr_msg *m = &sc->msgs[i];

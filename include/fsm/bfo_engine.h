@@ -1311,6 +1311,19 @@ static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
         r->next = NULL;
         bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE);
     }
+    /* messages waiting for an earlier one that will never come */
+    for (int k = e->ooo_head, prevk = -1, nk; k >= 0; k = nk) {
+        nk = e->uxm[k].next;
+        if (e->uxm[k].peer != peer) {
+            prevk = k;
+            continue;
+        }
+        if (prevk >= 0)
+            e->uxm[prevk].next = nk;
+        else
+            e->ooo_head = nk;
+        bfo__uxm_put(e, k);
+    }
     int i = p->pend_head; /* operations waiting for a rail: they fail */
     p->pend_head = p->pend_tail = -1;
     while (i >= 0) {
