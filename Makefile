@@ -2,6 +2,7 @@
 #
 #   make             build the tests (needs a C compiler and cmocka; not Ragel)
 #   make demo        run examples/dance.c: a traced failover and restart dance
+#   make check-sim   the engine under the fault-injecting simulator (bfo sim)
 #   make check       run every test, and compile every header alone (C11, C++17)
 #   make gen         regenerate gen/ from spec/ (needs Ragel 6 and python3)
 #   make check-gen   regenerate into a temporary directory; fail on any difference
@@ -33,15 +34,27 @@ TESTS    := test_transitions test_scenarios test_wire test_engine
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail
 
-.PHONY: all demo check check-headers gen check-gen check-meta diagrams clean
+.PHONY: all demo check check-headers check-sim gen check-gen check-meta diagrams clean
 
-all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance
+all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo
 
 $(BUILD):
 	mkdir -p $@
 
 $(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim $< -o $@ -lcmocka
+
+$(BUILD)/bfo: tools/bfo.c $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim $< -o $@
+
+# The engine under the simulator: every single fault over the standard set,
+# every pair over small scenarios, three ranks, 100,000 random schedules.
+check-sim: $(BUILD)/bfo
+	./$(BUILD)/bfo sim --explore single
+	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any'
+	./$(BUILD)/bfo sim --explore double --rails 2 --msg '0>1:64' --msg '1>0:20K'
+	./$(BUILD)/bfo sim --explore double --rails 3 --msg '0>1:100K'
+	./$(BUILD)/bfo sim --random 100000 --seed 7
 
 demo: $(BUILD)/dance
 	./$(BUILD)/dance

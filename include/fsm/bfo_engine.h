@@ -660,6 +660,22 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
     }
 }
 
+/* The fact a request waits for, if it is true now: ALL_DELIVERED (the data
+ * phase began, every byte is delivered, nothing is outstanding) or DRAINED
+ * (nothing is outstanding); 0 when neither applies. */
+static inline int bfo__req_fact(const bfo_request *r)
+{
+    const bfo_machine *m = r->kind == BFO_REQ_SEND ? &bfo_send_machine : &bfo_recv_machine;
+    size_t total = r->kind == BFO_REQ_SEND ? r->cap : r->length;
+    if (r->complete || r->outstanding != 0)
+        return 0;
+    if (r->counting && r->done_bytes >= total && bfo_fsm_accepts(m, r->cs, BFO_EV_ALL_DELIVERED))
+        return BFO_EV_ALL_DELIVERED;
+    if (bfo_fsm_accepts(m, r->cs, BFO_EV_DRAINED))
+        return BFO_EV_DRAINED;
+    return 0;
+}
+
 /* Feeds one event to a request, carries out the actions, then the facts
  * (ALL_DELIVERED, DRAINED) and any event an action asked for. */
 static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev)
@@ -681,15 +697,7 @@ static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev)
             else
                 bfo__recv_action(e, r, st.actions[i]);
         }
-        ev = r->next_event;
-        if (!ev && r->outstanding == 0 && !r->complete) {
-            size_t total = r->kind == BFO_REQ_SEND ? r->cap : r->length;
-            if (r->counting && r->done_bytes >= total &&
-                bfo_fsm_accepts(m, r->cs, BFO_EV_ALL_DELIVERED))
-                ev = BFO_EV_ALL_DELIVERED;
-            else if (bfo_fsm_accepts(m, r->cs, BFO_EV_DRAINED))
-                ev = BFO_EV_DRAINED;
-        }
+        ev = r->next_event ? r->next_event : bfo__req_fact(r);
     }
 }
 
@@ -733,8 +741,7 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
     }
     if (rseq != r->rseq && r->kind == BFO_REQ_RECV) {
         /* posted under an older restart: only the count matters */
-        if (r->outstanding == 0 && bfo_fsm_accepts(&bfo_recv_machine, r->cs, BFO_EV_DRAINED))
-            bfo__req_feed(e, r, BFO_EV_DRAINED);
+        bfo__req_feed(e, r, bfo__req_fact(r));
         return;
     }
     bfo__req_feed(e, r, bfo_frag_event(type, ok ? BFO_EVK_DELIVERED : BFO_EVK_FAILED));
