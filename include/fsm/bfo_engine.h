@@ -1024,17 +1024,23 @@ static inline int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
 
 /* --------------------------------------------------------------- frames */
 
-/* The request a reply names, checked against its restart sequence.
- * Returns the event kind (BFO_EVK_RCVD or BFO_EVK_DUP_RCVD) or -1: stale. */
-static inline int bfo__classify(const bfo_request *r, uint16_t rseq, int newer_is_new)
+/* The live request of kind `want` that a handle names, checked against its
+ * restart sequence.  With newer_is_new (NOTIFY, restarted RNDV) a newer rseq
+ * is a new message and an equal one a duplicate; otherwise (replies and
+ * data) only an equal rseq is current.  Sets *evk to BFO_EVK_RCVD or
+ * BFO_EVK_DUP_RCVD; returns NULL when the message is stale. */
+static inline bfo_request *bfo__lookup(bfo_engine *e, bfo_handle h, int want, uint16_t rseq,
+                                       int newer_is_new, int *evk)
 {
+    bfo_request *r = bfo__handle_get(e, h);
     int d;
-    if (!r)
-        return -1;
+    if (!r || r->kind != want)
+        return NULL;
     d = bfo_rseq_cmp(rseq, r->rseq);
-    if (newer_is_new)
-        return d > 0 ? BFO_EVK_RCVD : d == 0 ? BFO_EVK_DUP_RCVD : -1;
-    return d == 0 ? BFO_EVK_RCVD : -1;
+    if (newer_is_new ? d < 0 : d != 0)
+        return NULL;
+    *evk = d > 0 || !newer_is_new ? BFO_EVK_RCVD : BFO_EVK_DUP_RCVD;
+    return r;
 }
 
 static inline void bfo__nack_from(bfo_engine *e, int peer, const bfo_frame *f)
@@ -1085,11 +1091,8 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
             rc = bfo__on_message(e, peer, &f);
             break;
         }
-        r = bfo__handle_get(e, f.h.rndv.dreq);
-        if (r && r->kind != BFO_REQ_RECV)
-            r = NULL;
-        kind = bfo__classify(r, f.h.rndv.rseq, 1);
-        if (kind < 0) {
+        r = bfo__lookup(e, f.h.rndv.dreq, BFO_REQ_RECV, f.h.rndv.rseq, 1, &kind);
+        if (!r) {
             rc = BFO_ERR_STALE;
             break;
         }
@@ -1098,11 +1101,8 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
             bfo__req_feed(e, r, BFO_EV_COPY_CHOSEN);
         break;
     case BFO_FRAG_ACK:
-        r = bfo__handle_get(e, f.h.ack.sreq);
-        if (r && r->kind != BFO_REQ_SEND)
-            r = NULL;
-        kind = bfo__classify(r, f.h.ack.rseq, 0);
-        if (kind < 0) {
+        r = bfo__lookup(e, f.h.ack.sreq, BFO_REQ_SEND, f.h.ack.rseq, 0, &kind);
+        if (!r) {
             rc = BFO_ERR_STALE;
             break;
         }
@@ -1119,11 +1119,8 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         bfo__req_feed(e, r, BFO_EV_ACK_RCVD);
         break;
     case BFO_FRAG_FRAG:
-        r = bfo__handle_get(e, f.h.frag.dreq);
-        if (r && r->kind != BFO_REQ_RECV)
-            r = NULL;
-        kind = bfo__classify(r, f.h.frag.rseq, 0);
-        if (kind < 0) {
+        r = bfo__lookup(e, f.h.frag.dreq, BFO_REQ_RECV, f.h.frag.rseq, 0, &kind);
+        if (!r) {
             rc = BFO_ERR_STALE;
             break;
         }
@@ -1140,8 +1137,8 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
             rc = BFO_ERR_STALE;
             break;
         }
-        kind = bfo__classify(r, f.h.restart.rseq, 1);
-        if (kind < 0) {
+        r = bfo__lookup(e, f.h.restart.dreq, BFO_REQ_RECV, f.h.restart.rseq, 1, &kind);
+        if (!r) {
             rc = BFO_ERR_STALE;
             break;
         }
@@ -1160,7 +1157,7 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
                 rc = BFO_ERR_STALE;
                 break;
             }
-        } else if (bfo__classify(r, f.h.restart.rseq, 0) < 0) {
+        } else if (!bfo__lookup(e, f.h.restart.sreq, BFO_REQ_SEND, f.h.restart.rseq, 0, &kind)) {
             rc = BFO_ERR_STALE;
             break;
         }
