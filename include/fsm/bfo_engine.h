@@ -133,7 +133,7 @@ typedef struct bfo_peer {
 
 typedef struct bfo_stats {
     uint64_t messages_sent, messages_received, duplicates_dropped, stale_dropped,
-        protocol_violations, malformed_frames, mapouts, readmissions, restarts,
+        protocol_violations, malformed_frames, mapouts, readmissions, restarts, notifies,
         unreachable_errors, ops_posted;
 } bfo_stats;
 
@@ -549,6 +549,7 @@ static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
     case BFO_SEND_ACT_POST_RNDV: bfo__send_rndv(e, r); break;
     case BFO_SEND_ACT_SEND_FRAGS: bfo__send_frags(e, r); break;
     case BFO_SEND_ACT_POST_NOTIFY:
+        e->stats.notifies++;
         r->rseq++;
         bfo__post_restart_msg(e, r, BFO_FRAG_NOTIFY, r->self, r->remote);
         break;
