@@ -3,6 +3,7 @@
 #   make             build the tests (needs a C compiler and cmocka; not Ragel)
 #   make demo        run examples/dance.c: a traced failover and restart dance
 #   make check-sim   the engine under the fault-injecting simulator (bfo sim)
+#   make bench-engine instructions per eager pair and per 1 MiB rendezvous (callgrind)
 #   make check       run every test, and compile every header alone (C11, C++17)
 #   make gen         regenerate gen/ from spec/ (needs Ragel 6 and python3)
 #   make check-gen   regenerate into a temporary directory; fail on any difference
@@ -34,9 +35,9 @@ TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail
 
-.PHONY: all demo check check-headers check-sim gen check-gen check-meta diagrams clean
+.PHONY: all bench-engine demo check check-headers check-sim gen check-gen check-meta diagrams clean
 
-all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo
+all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine
 
 $(BUILD):
 	mkdir -p $@
@@ -55,6 +56,14 @@ check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore double --rails 2 --msg '0>1:64' --msg '1>0:20K'
 	./$(BUILD)/bfo sim --explore double --rails 3 --msg '0>1:100K'
 	./$(BUILD)/bfo sim --random 100000 --seed 7
+
+# Instructions per eager pair and per 1 MiB rendezvous under callgrind (the
+# allocation count after init is tests/test_noalloc.c, in make check).
+bench-engine: $(BUILD)/bench_engine
+	bash bench/bench_engine.sh ./$(BUILD)/bench_engine
+
+$(BUILD)/bench_engine: bench/bench_engine.c $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim $< -o $@
 
 demo: $(BUILD)/dance
 	./$(BUILD)/dance
