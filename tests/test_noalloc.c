@@ -20,8 +20,8 @@
 #endif
 #endif
 
-static int counting;
-static unsigned long allocs;
+static volatile int counting; /* volatile: GCC assumes malloc touches no globals */
+static volatile unsigned long allocs;
 
 #ifndef NOALLOC_SKIP
 extern void *__libc_malloc(size_t);
