@@ -11,6 +11,11 @@
  *                every message in flight on it completes with an error,
  *                delivered or not as the seed decides; later posts on it fail;
  *   rail up      when the n-th operation is posted, the rail comes back.
+ * RDMA: rails in rdma_mask (default all) can write and read; memory is
+ * registered per rank, and every access is checked against it: one to
+ * released memory fails (as on real hardware), one outside any registration
+ * is counted as a violation (a bug in the engine).  WRITE and READ are
+ * counted as fragment types SN_TYPE_WRITE and SN_TYPE_READ for faults.
  * Simulated time advances a little with every delivery and jumps to the
  * next timer when the network is idle.  This is a test tool: it allocates.
  */
@@ -27,6 +32,8 @@
 #define SN_MAX_FAULTS 16
 
 enum sn_kind { SN_NONE = 0, SN_LOSE, SN_DELIVER_ERROR, SN_DELAY };
+enum { SN_TYPE_WRITE = 0xF0, SN_TYPE_READ = 0xF1 }; /* RDMA, as fault types */
+enum { SN_SEND = 0, SN_WRITE, SN_READ };
 enum sn_fault_what { SN_FAULT_TYPE = 1, SN_FAULT_RAIL_DOWN, SN_FAULT_RAIL_UP };
 
 typedef struct sn_fault {
@@ -40,10 +47,18 @@ typedef struct sn_fault {
 
 typedef struct sn_msg {
     int src, dst, rail, kind, type, dead; /* dead: rail failed under it */
+    int op;                               /* SN_SEND, SN_WRITE, SN_READ */
     uint64_t token, order;
     size_t len;
-    uint8_t *data;
+    uint8_t *data;                        /* SEND and WRITE: the bytes */
+    void *local;                          /* READ: where they go */
+    uint64_t raddr, rkey;                 /* RDMA: the peer's memory */
 } sn_msg;
+
+typedef struct sn_reg {
+    int rank, live;
+    uint64_t base, len, key;
+} sn_reg;
 
 typedef struct sn_endpoint {
     struct simnet *sn;
@@ -63,6 +78,10 @@ typedef struct simnet {
     sn_fault faults[SN_MAX_FAULTS];
     int nfaults;
     int connects[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* pending connect requests */
+    unsigned rdma_mask;     /* rails that can RDMA (bit per rail) */
+    sn_reg *regs;
+    size_t nregs, capregs;
+    uint64_t rdma_violations, rdma_refused, regs_live;
     uint64_t delivered, lost, deliver_errors;
     uint64_t last_fault_at; /* simulated time the last fault fired */
     void *user;             /* for whoever drives the network */
@@ -118,11 +137,34 @@ static inline void sn_apply_op_faults(simnet *sn)
     }
 }
 
+/* Counts the operation, applies the faults it triggers, queues it. */
+static inline void sn_enqueue(simnet *sn, sn_msg *m)
+{
+    m->order = sn->order++;
+    sn->ops++;
+    sn_apply_op_faults(sn);
+    sn->type_count[m->type]++;
+    for (int i = 0; i < sn->nfaults; i++) {
+        sn_fault *f = &sn->faults[i];
+        if (f->what == SN_FAULT_TYPE && !f->fired &&
+            ((f->type == 0 && f->n == sn->ops) ||
+             (f->type == m->type && f->n == sn->type_count[m->type]))) {
+            f->fired = 1;
+            sn->last_fault_at = sn->now;
+            m->kind = f->kind;
+        }
+    }
+    if (sn->rail_down[m->rail]) {
+        m->dead = 1;
+        m->kind = SN_LOSE;
+    }
+    sn_push(sn, m);
+}
+
 static inline int sn_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt,
                                uint64_t token)
 {
     sn_endpoint *ep = (sn_endpoint *)ctx;
-    simnet *sn = ep->sn;
     sn_msg m;
     size_t len = 0;
     memset(&m, 0, sizeof m);
@@ -139,25 +181,108 @@ static inline int sn_post_send(void *ctx, int peer, int rail, const bfo_iov *iov
     m.dst = peer;
     m.rail = rail;
     m.token = token;
-    m.order = sn->order++;
     m.type = len ? m.data[0] : 0;
-    sn->ops++;
-    sn_apply_op_faults(sn);
-    sn->type_count[m.type]++;
-    for (int i = 0; i < sn->nfaults; i++) {
-        sn_fault *f = &sn->faults[i];
-        if (f->what == SN_FAULT_TYPE && !f->fired &&
-            ((f->type == 0 && f->n == sn->ops) || (f->type == m.type && f->n == sn->type_count[m.type]))) {
-            f->fired = 1;
-            sn->last_fault_at = sn->now;
-            m.kind = f->kind;
+    sn_enqueue(ep->sn, &m);
+    return 0;
+}
+
+static inline int sn_post_rdma(sn_endpoint *ep, int op, int peer, int rail, void *local,
+                               size_t len, uint64_t raddr, uint64_t rkey, uint64_t token)
+{
+    sn_msg m;
+    if (!((ep->sn->rdma_mask >> rail) & 1))
+        return -1; /* the engine must not ask: counted by the caller as a failure */
+    memset(&m, 0, sizeof m);
+    m.op = op;
+    m.src = ep->rank;
+    m.dst = peer;
+    m.rail = rail;
+    m.token = token;
+    m.len = len;
+    m.raddr = raddr;
+    m.rkey = rkey;
+    m.type = op == SN_WRITE ? SN_TYPE_WRITE : SN_TYPE_READ;
+    if (op == SN_WRITE) { /* the source is read when the write is posted */
+        m.data = (uint8_t *)malloc(len ? len : 1);
+        if (!m.data)
+            abort();
+        memcpy(m.data, local, len);
+    } else {
+        m.local = local;
+    }
+    sn_enqueue(ep->sn, &m);
+    return 0;
+}
+
+static inline int sn_post_write(void *ctx, int peer, int rail, const void *local, size_t len,
+                                uint64_t raddr, uint64_t rkey, uint64_t token)
+{
+    return sn_post_rdma((sn_endpoint *)ctx, SN_WRITE, peer, rail, (void *)(uintptr_t)local, len,
+                        raddr, rkey, token);
+}
+
+static inline int sn_post_read(void *ctx, int peer, int rail, void *local, size_t len,
+                               uint64_t raddr, uint64_t rkey, uint64_t token)
+{
+    return sn_post_rdma((sn_endpoint *)ctx, SN_READ, peer, rail, local, len, raddr, rkey, token);
+}
+
+static inline int sn_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t *rkey)
+{
+    sn_endpoint *ep = (sn_endpoint *)ctx;
+    simnet *sn = ep->sn;
+    if (sn->nregs == sn->capregs) {
+        sn->capregs = sn->capregs ? 2 * sn->capregs : 64;
+        sn->regs = (sn_reg *)realloc(sn->regs, sn->capregs * sizeof *sn->regs);
+        if (!sn->regs)
+            abort();
+    }
+    sn_reg *g = &sn->regs[sn->nregs++];
+    g->rank = ep->rank;
+    g->live = 1;
+    g->base = (uint64_t)(uintptr_t)buf;
+    g->len = len;
+    g->key = 0x5000 + sn->nregs; /* never reused */
+    sn->regs_live++;
+    *raddr = g->base;
+    *rkey = g->key;
+    return 0;
+}
+
+static inline void sn_dereg_mem(void *ctx, uint64_t rkey)
+{
+    simnet *sn = ((sn_endpoint *)ctx)->sn;
+    for (size_t i = 0; i < sn->nregs; i++)
+        if (sn->regs[i].key == rkey && sn->regs[i].live) {
+            sn->regs[i].live = 0;
+            sn->regs_live--;
+            return;
         }
+    sn->rdma_violations++; /* released twice, or never registered */
+}
+
+static inline unsigned sn_rail_caps(void *ctx, int rail)
+{
+    return (((sn_endpoint *)ctx)->sn->rdma_mask >> rail) & 1 ? BFO_CAP_RDMA : 0;
+}
+
+/* An RDMA access to rank's memory: 1 if it may go ahead, 0 if refused
+ * (released memory); a violation (counted) if outside every registration. */
+static inline int sn_rdma_check(simnet *sn, int rank, uint64_t raddr, uint64_t rkey, size_t len)
+{
+    for (size_t i = 0; i < sn->nregs; i++) {
+        sn_reg *g = &sn->regs[i];
+        if (g->key != rkey || g->rank != rank)
+            continue;
+        if (raddr < g->base || len > g->len || raddr - g->base > g->len - len) {
+            sn->rdma_violations++;
+            return 0;
+        }
+        if (!g->live)
+            sn->rdma_refused++;
+        return g->live;
     }
-    if (sn->rail_down[rail]) {
-        m.dead = 1;
-        m.kind = SN_LOSE;
-    }
-    sn_push(sn, &m);
+    sn->rdma_violations++;
     return 0;
 }
 
@@ -176,12 +301,18 @@ static inline void sn_init(simnet *sn, int n, int nrails, uint64_t seed)
     sn->nrails = nrails;
     sn->rng = seed * 0x9e3779b97f4a7c15ull + 1;
     sn->now = 1000;
+    sn->rdma_mask = ~0u;
     for (int i = 0; i < n; i++) {
         sn->ep[i].sn = sn;
         sn->ep[i].rank = i;
         memset(&sn->be[i], 0, sizeof sn->be[i]);
         sn->be[i].ctx = &sn->ep[i];
         sn->be[i].post_send = sn_post_send;
+        sn->be[i].post_write = sn_post_write;
+        sn->be[i].post_read = sn_post_read;
+        sn->be[i].reg_mem = sn_reg_mem;
+        sn->be[i].dereg_mem = sn_dereg_mem;
+        sn->be[i].rail_caps = sn_rail_caps;
         sn->be[i].connect = sn_connect;
     }
 }
@@ -255,7 +386,18 @@ static inline int sn_step(simnet *sn)
     sn->qlen--;
     sn->now += 1000; /* 1 us a message */
     int ok = m.kind == SN_NONE || m.kind == SN_DELAY;
-    if (m.kind != SN_LOSE) {
+    if (m.op != SN_SEND) { /* RDMA: the peer's memory, checked */
+        if (m.kind != SN_LOSE && sn_rdma_check(sn, m.dst, m.raddr, m.rkey, m.len)) {
+            if (m.op == SN_WRITE)
+                memcpy((void *)(uintptr_t)m.raddr, m.data, m.len);
+            else
+                memcpy(m.local, (const void *)(uintptr_t)m.raddr, m.len);
+            sn->delivered++;
+        } else {
+            ok = 0;
+            sn->lost++;
+        }
+    } else if (m.kind != SN_LOSE) {
         int rc = bfo_engine_frame(sn->eng[m.dst], m.src, m.rail, m.data, m.len, sn->now);
         if (rc == BFO_ERR_AGAIN) { /* no buffer yet: the frame waits, in order */
             memmove(&sn->q[1], &sn->q[0], sn->qlen * sizeof *sn->q);
@@ -297,6 +439,8 @@ static inline void sn_free(simnet *sn)
     for (size_t i = 0; i < sn->qlen; i++)
         free(sn->q[i].data);
     free(sn->q);
+    free(sn->regs);
+    sn->regs = NULL;
     sn->q = NULL;
     sn->qlen = sn->qcap = 0;
 }

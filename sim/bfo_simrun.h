@@ -29,6 +29,10 @@ typedef struct sr_scenario {
     int ranks, rails;
     unsigned rail_bw[BFO_MAX_RAILS];
     size_t eager_limit; /* 0: engine default */
+    int rdma;           /* bfo_config.rdma (enum bfo_rdma_mode) */
+    size_t rdma_min;    /* 0: engine default */
+    unsigned plain_rails; /* rails that cannot RDMA (bit per rail; 0: every rail can) */
+    int protocol;       /* the driver's name for the above (bfo sim --protocol), for replay */
     int nmsgs;
     sr_msg msgs[SR_MAX_MSGS];
     int nfaults;
@@ -41,7 +45,7 @@ typedef struct sr_scenario {
 typedef struct sr_result {
     int passed;
     uint64_t delivered, lost, duplicates, corrupt, hung, leaked, unreachable_errors, restarts,
-        mapouts, readmissions, ops;
+        mapouts, readmissions, ops, eagers, copies, puts, gets, rdma_ops;
     char why[256];
 } sr_result;
 
@@ -109,6 +113,7 @@ static inline int sr_run(const sr_scenario *sc, sr_result *res)
     w->sc = sc;
     sn_init(&w->sn, sc->ranks, sc->rails, sc->seed);
     w->sn.user = (void *)sc;
+    w->sn.rdma_mask = ~sc->plain_rails;
     for (int i = 0; i < sc->nfaults; i++)
         sn_add_fault(&w->sn, &sc->faults[i]);
     for (int i = 0; i < sc->ranks; i++) {
@@ -118,9 +123,10 @@ static inline int sr_run(const sr_scenario *sc, sr_result *res)
         c.nranks = sc->ranks;
         c.nrails = sc->rails;
         c.max_requests = 2 * SR_MAX_MSGS + 8;
-        c.max_ops = 512;
         c.max_unexpected = 2 * SR_MAX_MSGS;
         c.eager_limit = sc->eager_limit;
+        c.rdma = sc->rdma;
+        c.rdma_min = sc->rdma_min;
         w->sn.be[i].rail_bandwidth = sr_rail_bw;
         size_t need = bfo_engine_mem_size(&c);
         w->mem[i] = malloc(need);
@@ -216,6 +222,11 @@ static inline int sr_run(const sr_scenario *sc, sr_result *res)
         res->restarts += e->stats.restarts;
         res->mapouts += e->stats.mapouts;
         res->readmissions += e->stats.readmissions;
+        res->eagers += e->stats.eagers;
+        res->copies += e->stats.copies;
+        res->puts += e->stats.puts;
+        res->gets += e->stats.gets;
+        res->rdma_ops += e->stats.rdma_writes + e->stats.rdma_reads;
         if (e->uxm_in_use) { /* a message nobody will ever receive: a duplicate */
             res->duplicates += (uint64_t)e->uxm_in_use;
             sr_note(res, "rank %d: %d messages left unexpected (duplicates)", i, e->uxm_in_use);
@@ -233,6 +244,14 @@ static inline int sr_run(const sr_scenario *sc, sr_result *res)
                 if (a != b && !w->sn.rail_down[k])
                     sr_note(res, "ranks %d and %d disagree on a rail", i, p);
             }
+    }
+    if (w->sn.rdma_violations)
+        sr_note(res, "%d RDMA accesses outside registered memory (%d refused)",
+                (int)w->sn.rdma_violations, (int)w->sn.rdma_refused);
+    if (w->sn.regs_live) {
+        res->leaked += w->sn.regs_live;
+        sr_note(res, "%d memory registrations not released (of %d)", (int)w->sn.regs_live,
+                (int)w->sn.nregs);
     }
     (void)done;
     res->passed = res->why[0] == 0;

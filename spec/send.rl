@@ -75,11 +75,14 @@
     ),
 
     # Copy protocol: FRAGs carry the bytes from the ACK's offset on.  The
-    # ACK may come before the RNDV's own completion; once it is here a
-    # failed RNDV did arrive.
+    # ACK may come before the RNDV's (or, when the receiver fell back to
+    # copy, the RGET's) own completion; once it is here a failed RNDV or
+    # RGET did arrive.
     FRAGS_SENDING: (
         RNDV_DELIVERED -> FRAGS_SENDING
       | RNDV_FAILED -> FRAGS_SENDING
+      | RGET_DELIVERED -> FRAGS_SENDING
+      | RGET_FAILED -> FRAGS_SENDING
       | FRAG_DELIVERED @send_frags -> FRAGS_SENDING
       | FRAG_FAILED @note_error -> ERROR_DRAINING
       | RECVERRNOTIFY_RCVD @note_error -> ERROR_DRAINING

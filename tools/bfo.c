@@ -3,6 +3,7 @@
  *   bfo sim [--ranks N] [--rails R] [--rail-bw W1,W2,...] [--seed S]
  *           [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:tag=T][:any]]...
  *           [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]
+ *           [--rdma-rails R1,R2,...]
  *
  * Runs the engine on the deterministic simulated network (sim/) and judges
  * every scenario: each message delivered once with the right bytes (or the
@@ -31,10 +32,15 @@ static const char usage[] =
     "                           of the run is posted\n"
     "  --explore single         every single fault over the scenario (or the standard set)\n"
     "           double          every pair of faults (small scenarios)\n"
-    "  --random N               N random schedules of several faults each\n";
+    "  --random N               N random schedules of several faults each\n"
+    "  --protocol               eager: every message eager; copy: rendezvous by copy; put, get:\n"
+    "                           every rendezvous by RDMA PUT or GET; auto (default): the engine's\n"
+    "                           choice (GET from 64 KiB when the rails can RDMA, else copy)\n"
+    "  --rdma-rails LIST        the rails that can RDMA (default: all); the others copy\n";
 
 typedef struct options {
     int ranks, rails, json, trace, explore, random_n, protocol, nmsgs, nfaults;
+    unsigned plain_rails;
     unsigned bw[BFO_MAX_RAILS];
     uint64_t seed;
     sr_msg msgs[SR_MAX_MSGS];
@@ -42,10 +48,32 @@ typedef struct options {
 } options;
 
 enum { P_AUTO, P_EAGER, P_COPY, P_PUT, P_GET };
+static const char *const proto_names[] = { "auto", "eager", "copy", "put", "get" };
+
+/* What --protocol means for a scenario (its messages already set). */
+static void set_protocol(sr_scenario *sc, int proto)
+{
+    sc->protocol = proto;
+    sc->eager_limit = 0;
+    sc->rdma = BFO_RDMA_AUTO;
+    sc->rdma_min = 0;
+    switch (proto) {
+    case P_EAGER: /* the largest message fits */
+        sc->eager_limit = 1;
+        for (int i = 0; i < sc->nmsgs; i++)
+            if (sc->msgs[i].size > sc->eager_limit)
+                sc->eager_limit = sc->msgs[i].size;
+        break;
+    case P_COPY: sc->eager_limit = 1; sc->rdma = BFO_RDMA_OFF; break;
+    case P_PUT: sc->rdma = BFO_RDMA_PUT; sc->rdma_min = 1; break;
+    case P_GET: sc->rdma = BFO_RDMA_GET; sc->rdma_min = 1; break;
+    default: break;
+    }
+}
 
 typedef struct totals {
     uint64_t scenarios, passed, failed, delivered, lost, duplicates, corrupt, hung, leaked,
-        unreachable_errors, restarts, mapouts, readmissions;
+        unreachable_errors, restarts, mapouts, readmissions, eagers, copies, puts, gets, rdma_ops;
     int shown;
     FILE *failures; /* JSON objects of failures, or the human lines */
 } totals;
@@ -110,8 +138,10 @@ static int frag_type_of(const char *name, size_t len)
         if (n && strlen(n) == len && !strncmp(n, name, len))
             return t;
     }
-    if ((len == 5 && !strncmp(name, "WRITE", 5)) || (len == 4 && !strncmp(name, "READ", 4)))
-        return -2; /* RDMA: the engine does not post any yet */
+    if (len == 5 && !strncmp(name, "WRITE", 5))
+        return SN_TYPE_WRITE;
+    if (len == 4 && !strncmp(name, "READ", 4))
+        return SN_TYPE_READ;
     return -1;
 }
 
@@ -164,7 +194,11 @@ static void fault_str(const sn_fault *f, char *buf, size_t cap)
         snprintf(buf, cap, "rail%d@op:%" PRIu64 ":%s", f->rail, f->n,
                  f->what == SN_FAULT_RAIL_DOWN ? "down" : "up");
     else
-        snprintf(buf, cap, "%s#%" PRIu64 ":%s", f->type < 0 ? "WRITE" : f->type ? bfo_frag_name(f->type) : "ANY",
+        snprintf(buf, cap, "%s#%" PRIu64 ":%s",
+                 f->type == SN_TYPE_WRITE ? "WRITE"
+                 : f->type == SN_TYPE_READ ? "READ"
+                 : f->type                 ? bfo_frag_name(f->type)
+                                           : "ANY",
                  f->n, kinds[f->kind]);
 }
 
@@ -173,8 +207,18 @@ static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
 {
     size_t n = (size_t)snprintf(buf, cap, "bfo sim --ranks %d --rails %d --seed %" PRIu64,
                                 sc->ranks, sc->rails, sc->seed);
-    if (sc->eager_limit == 1 && n < cap)
-        n += (size_t)snprintf(buf + n, cap - n, " --protocol copy");
+    if (sc->protocol != P_AUTO && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --protocol %s", proto_names[sc->protocol]);
+    if (sc->plain_rails && n < cap) {
+        n += (size_t)snprintf(buf + n, cap - n, " --rdma-rails ");
+        for (int k = 0, first = 1; k < sc->rails && n < cap; k++)
+            if (!((sc->plain_rails >> k) & 1)) {
+                n += (size_t)snprintf(buf + n, cap - n, "%s%d", first ? "" : ",", k);
+                first = 0;
+            }
+    }
+    for (int k = 0; k < sc->rails && sc->rail_bw[k] && n < cap; k++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%u", k ? "," : " --rail-bw ", sc->rail_bw[k]);
     for (int i = 0; i < sc->nmsgs && n < cap; i++)
         n += (size_t)snprintf(buf + n, cap - n, " --msg %d>%d:%zu:tag=%d%s", sc->msgs[i].src,
                               sc->msgs[i].dst, sc->msgs[i].size, sc->msgs[i].tag,
@@ -199,6 +243,11 @@ static void account(totals *t, const sr_scenario *sc, const sr_result *r, int js
     t->restarts += r->restarts;
     t->mapouts += r->mapouts;
     t->readmissions += r->readmissions;
+    t->eagers += r->eagers;
+    t->copies += r->copies;
+    t->puts += r->puts;
+    t->gets += r->gets;
+    t->rdma_ops += r->rdma_ops;
     if (r->passed) {
         t->passed++;
         return;
@@ -221,25 +270,37 @@ static void account(totals *t, const sr_scenario *sc, const sr_result *r, int js
         fprintf(t->failures, "FAILED: %s\n  replay: %s\n", r->why, replay);
 }
 
-/* The standard set: each protocol, 1-3 rails, both directions, ANY_SOURCE. */
+/* The standard set: each protocol (eager, copy, PUT, GET, and automatic
+ * over rails of which only some can RDMA), 1-3 rails, both directions,
+ * ANY_SOURCE. */
 static int standard_set(sr_scenario *out, int max)
 {
+    static const sr_msg eager_msgs[] = { { 0, 1, 0, 0, 64 }, { 1, 0, 1, 0, 1000 },
+                                         { 0, 1, 2, 1, 4096 }, { 0, 1, 3, 0, 0 } };
+    static const sr_msg rndv_msgs[] = { { 0, 1, 0, 0, 100000 }, { 1, 0, 1, 1, 9000 },
+                                        { 0, 1, 2, 0, 200 } };
+    static const int protos[] = { P_EAGER, P_COPY, P_PUT, P_GET, P_AUTO };
     int n = 0;
     for (int rails = 1; rails <= 3; rails++)
-        for (int proto = 0; proto < 2; proto++) {
+        for (int k = 0; k < 5; k++) {
+            const int proto = protos[k];
+            if (proto == P_AUTO && rails == 1)
+                continue; /* mixed rails need two */
             sr_scenario *sc = &out[n++];
             memset(sc, 0, sizeof *sc);
             sc->ranks = 2;
             sc->rails = rails;
-            sc->eager_limit = proto ? 1 : 0; /* copy: every message by rendezvous */
-            static const sr_msg eager_msgs[] = { { 0, 1, 0, 0, 64 }, { 1, 0, 1, 0, 1000 },
-                                                 { 0, 1, 2, 1, 4096 }, { 0, 1, 3, 0, 0 } };
-            static const sr_msg copy_msgs[] = { { 0, 1, 0, 0, 100000 }, { 1, 0, 1, 1, 9000 },
-                                                { 0, 1, 2, 0, 200 } };
-            const sr_msg *m = proto ? copy_msgs : eager_msgs;
-            sc->nmsgs = proto ? 3 : 4;
-            memcpy(sc->msgs, m, (size_t)sc->nmsgs * sizeof *m);
-            sc->seed = (uint64_t)(rails * 10 + proto);
+            if (proto == P_EAGER) {
+                sc->nmsgs = 4;
+                memcpy(sc->msgs, eager_msgs, sizeof eager_msgs);
+            } else {
+                sc->nmsgs = 3;
+                memcpy(sc->msgs, rndv_msgs, sizeof rndv_msgs);
+            }
+            set_protocol(sc, proto);
+            if (proto == P_AUTO) /* rail 0 cannot RDMA; the others can */
+                sc->plain_rails = 1;
+            sc->seed = (uint64_t)(rails * 10 + k);
             if (n == max)
                 return n;
         }
@@ -339,7 +400,8 @@ static void random_runs(totals *t, const sr_scenario *set, int nset, const optio
                 }
             } else {
                 f->what = SN_FAULT_TYPE;
-                f->type = (rnd(&x) & 1) ? 0 : (int)(1 + rnd(&x) % 11);
+                uint64_t t = rnd(&x) % 13; /* MATCH .. RECVERRNOTIFY, WRITE, READ */
+                f->type = (rnd(&x) & 1) ? 0 : t < 11 ? (int)(1 + t) : t == 11 ? SN_TYPE_WRITE : SN_TYPE_READ;
                 f->kind = 1 + (int)(rnd(&x) % 3);
             }
         }
@@ -374,11 +436,23 @@ static int cmd_sim(int argc, char **argv)
             if (!strcmp(v, "auto")) o.protocol = P_AUTO;
             else if (!strcmp(v, "eager")) o.protocol = P_EAGER;
             else if (!strcmp(v, "copy")) o.protocol = P_COPY;
-            else if (!strcmp(v, "put") || !strcmp(v, "get")) {
-                fprintf(stderr, "bfo sim: --protocol %s: the engine does not bind RDMA %s yet "
-                                "(docs/engine-design.md)\n", v, v);
-                return 2;
-            } else die("unknown protocol", v);
+            else if (!strcmp(v, "put")) o.protocol = P_PUT;
+            else if (!strcmp(v, "get")) o.protocol = P_GET;
+            else die("unknown protocol", v);
+        } else if (!strcmp(a, "--rdma-rails")) {
+            NEED_ARG();
+            unsigned can = 0;
+            for (const char *p = v; *p;) {
+                char *e;
+                long k = strtol(p, &e, 10);
+                if (e == p || k < 0 || k >= BFO_MAX_RAILS)
+                    die("--rdma-rails wants rail numbers", v);
+                can |= 1u << k;
+                p = *e == ',' ? e + 1 : e;
+                if (*e && *e != ',')
+                    die("--rdma-rails wants rail numbers", v);
+            }
+            o.plain_rails = ~can & ((1u << BFO_MAX_RAILS) - 1);
         } else if (!strcmp(a, "--msg")) {
             NEED_ARG();
             if (o.nmsgs == SR_MAX_MSGS) die("too many --msg", v);
@@ -390,10 +464,6 @@ static int cmd_sim(int argc, char **argv)
             NEED_ARG();
             if (o.nfaults == SN_MAX_FAULTS) die("too many --fault", v);
             o.faults[o.nfaults] = parse_fault(v);
-            if (o.faults[o.nfaults].type == -2) {
-                fprintf(stderr, "bfo sim: --fault %s: the engine posts no RDMA %s yet\n", v, v);
-                return 2;
-            }
             o.nfaults++;
         } else if (!strcmp(a, "--explore")) {
             NEED_ARG();
@@ -420,7 +490,7 @@ static int cmd_sim(int argc, char **argv)
             die("a rail fault names a rail outside --rails", "");
 
     /* the scenarios: the one given, or the standard set */
-    static sr_scenario set[16];
+    static sr_scenario set[32];
     int nset;
     if (o.nmsgs) {
         sr_scenario *sc = &set[0];
@@ -431,7 +501,7 @@ static int cmd_sim(int argc, char **argv)
         memcpy(sc->msgs, o.msgs, sizeof o.msgs);
         nset = 1;
     } else {
-        nset = standard_set(set, 16);
+        nset = standard_set(set, 32);
         if (o.ranks != 2 || o.rails != 2) { /* the standard messages, given shape */
             for (int i = 0; i < nset; i++) {
                 set[i].ranks = o.ranks;
@@ -441,10 +511,10 @@ static int cmd_sim(int argc, char **argv)
         }
     }
     for (int i = 0; i < nset; i++) {
-        if (o.protocol == P_EAGER)
-            set[i].eager_limit = 1u << 30;
-        else if (o.protocol == P_COPY)
-            set[i].eager_limit = 1;
+        if (o.nmsgs || o.protocol != P_AUTO)
+            set_protocol(&set[i], o.protocol);
+        if (o.plain_rails)
+            set[i].plain_rails = o.plain_rails;
         for (int k = 0; k < BFO_MAX_RAILS; k++)
             set[i].rail_bw[k] = o.bw[k];
         if (!o.explore && !o.random_n) {
@@ -478,9 +548,12 @@ static int cmd_sim(int argc, char **argv)
                ",\"delivered\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"duplicates\":%" PRIu64
                ",\"corrupt\":%" PRIu64 ",\"hung\":%" PRIu64 ",\"leaked\":%" PRIu64
                ",\"unreachable_errors\":%" PRIu64 ",\"restarts\":%" PRIu64 ",\"mapouts\":%" PRIu64
-               ",\"readmissions\":%" PRIu64 ",\"failures\":[%s]}\n",
+               ",\"readmissions\":%" PRIu64 ",\"protocols\":{\"eager\":%" PRIu64
+               ",\"copy\":%" PRIu64 ",\"put\":%" PRIu64 ",\"get\":%" PRIu64 "},\"rdma_ops\":%" PRIu64
+               ",\"failures\":[%s]}\n",
                t.scenarios, t.passed, t.failed, t.delivered, t.lost, t.duplicates, t.corrupt, t.hung,
-               t.leaked, t.unreachable_errors, t.restarts, t.mapouts, t.readmissions, fbuf ? fbuf : "");
+               t.leaked, t.unreachable_errors, t.restarts, t.mapouts, t.readmissions, t.eagers,
+               t.copies, t.puts, t.gets, t.rdma_ops, fbuf ? fbuf : "");
     } else {
         if (fbuf && flen)
             fputs(fbuf, stdout);
@@ -489,6 +562,9 @@ static int cmd_sim(int argc, char **argv)
                ", restarts %" PRIu64 ", map-outs %" PRIu64 ", re-admissions %" PRIu64 "\n",
                t.scenarios, t.delivered, t.lost, t.duplicates, t.corrupt, t.hung, t.leaked,
                t.unreachable_errors, t.restarts, t.mapouts, t.readmissions);
+        printf("protocols taken: eager %" PRIu64 ", copy %" PRIu64 ", put %" PRIu64 ", get %" PRIu64
+               "; RDMA operations %" PRIu64 "\n",
+               t.eagers, t.copies, t.puts, t.gets, t.rdma_ops);
         printf("sim: %" PRIu64 " passed, %" PRIu64 " failed\n", t.passed, t.failed);
     }
     free(fbuf);

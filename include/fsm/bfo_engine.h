@@ -5,11 +5,13 @@
  * pool is carved out of the memory given to bfo_engine_init); no I/O (a
  * bfo_backend does it); time is an argument (`now`, nanoseconds).
  *
- * STATUS: eager and rendezvous-by-copy protocols, matching, the restart
- * dance, rails (probe, heartbeat, back-off, re-admission) and the peer
- * unreachable fact.  RDMA PUT and GET are not bound yet: the engine never
- * chooses them, and a PUT, RGET or FIN from a peer counts as a protocol
- * violation.
+ * Protocols: eager (MATCH) at or below eager_limit; above it RDMA GET
+ * (RGET, the receiver reads, FIN) or RDMA PUT (RNDV, the receiver answers
+ * PUTs, the sender writes and FINs) when the message reaches rdma_min, both
+ * buffers can be registered and an RDMA rail to the peer is UP; otherwise
+ * rendezvous by copy (RNDV, ACK, FRAGs).  Data of a large message is striped
+ * over the peer's UP rails in proportion to their bandwidth; eager messages
+ * go round-robin.  Failures: see docs/engine-design.md.
  *
  * USE
  *   bfo_config cfg = {0};  cfg.rank = r; cfg.nranks = n; cfg.nrails = 2;
@@ -47,17 +49,32 @@ extern "C" {
 #define BFO_ANY_SOURCE (-1)
 #define BFO_ANY_TAG (-1)
 
+/* Which RDMA protocols the engine may use (bfo_config.rdma). */
+enum bfo_rdma_mode {
+    BFO_RDMA_AUTO = 0, /* GET when it can, else PUT, else copy (default) */
+    BFO_RDMA_GET = 1,  /* GET or copy */
+    BFO_RDMA_PUT = 2,  /* PUT or copy */
+    BFO_RDMA_OFF = 3   /* copy only */
+};
+
+#define BFO_MAX_PIPELINE 64 /* frag_pipeline is at most this */
+
 /* Configuration: zero means the default given here. */
 typedef struct bfo_config {
     int rank, nranks;      /* this process, and how many (required) */
     int nrails;            /* rails per peer, 1..BFO_MAX_RAILS (required) */
     int max_requests;      /* requests alive at once (default 1024) */
-    int max_ops;           /* operations in flight (default 4096) */
+    int max_ops;           /* operations in flight (default and minimum: enough for every
+                            * request at once, max_requests * (frag_pipeline + 3),
+                            * plus engine control messages, see bfo__min_ops) */
     int max_unexpected;    /* unexpected or out-of-order messages (default 256) */
     int max_contexts;      /* context ids 0..max_contexts-1 (default 16) */
     size_t eager_limit;    /* largest eager payload, and RNDV's first bytes (default 4096) */
     size_t frag_size;      /* bytes per FRAG (default 65536) */
-    int frag_pipeline;     /* FRAGs in flight per request (default 8) */
+    int frag_pipeline;     /* FRAGs, PUTs or reads in flight per request (default 8,
+                            * at most BFO_MAX_PIPELINE) */
+    int rdma;              /* enum bfo_rdma_mode (default BFO_RDMA_AUTO) */
+    size_t rdma_min;       /* smallest message sent by RDMA GET or PUT (default 65536) */
     uint64_t heartbeat_ns;        /* probe an idle rail after (default 100 ms) */
     uint64_t silence_ns;          /* rail failed when nothing heard for (default 1 s) */
     uint64_t probe_timeout_ns;    /* a probe unanswered for (default 100 ms) */
@@ -84,10 +101,16 @@ typedef struct bfo_request {
     uint16_t seq, rseq;
     uint8_t restarted;
     uint8_t counting;  /* the data phase began: done_bytes means something */
+    uint8_t reg;       /* buf is registered (my_raddr, my_rkey) */
+    uint8_t pin;       /* receive: the RNDV said the sender's buffer is registered */
     char *buf;
-    size_t cap, done_bytes, next_off;
+    size_t cap, done_bytes, next_off, first;
     int outstanding, frags_inflight, next_event;
     bfo_handle self, remote;
+    uint64_t my_raddr, my_rkey;   /* this side's registration */
+    uint64_t raddr, rkey;         /* GET receive: the sender's registration */
+    uint32_t slot_next, slot_base;/* PUT receive: slots issued; lowest not FINned */
+    uint64_t slot_mask;           /* PUT receive: FINned slots from slot_base on */
     struct bfo_request *next;
 } bfo_request;
 
@@ -95,13 +118,16 @@ typedef struct bfo_request {
 typedef struct bfo_op {
     uint32_t gen;
     int next;            /* free list or pending list */
-    int type;            /* BFO_FRAG_* */
+    int type;            /* BFO_FRAG_*, or BFO__OP_WRITE / BFO__OP_READ */
     int peer, rail;      /* rail chosen at post; about_rail for rail control */
     int fixed_rail;      /* -1: any UP rail; else this rail only */
     int about_rail;      /* rail control: the rail it concerns */
     bfo_handle owner;    /* the request, or null for engine-owned messages */
     uint16_t rseq;       /* the owner's rseq when posted */
-    uint64_t off, len;   /* data range (FRAG) */
+    uint64_t off, len;   /* data range (FRAG, WRITE, READ, FIN) */
+    uint64_t raddr, rkey;/* RDMA: the peer's memory */
+    uint32_t slot;       /* PUT slot (WRITE, FIN) */
+    char *local;         /* RDMA: this side's memory */
     const void *payload;
     size_t payload_len, hdr_len;
     uint8_t hdr[BFO_MAX_HDR_SIZE];
@@ -119,13 +145,15 @@ typedef struct bfo_rail_link {
     uint32_t epoch;
     unsigned caps, bw;
     uint64_t last_rx, last_tx, probe_sent, deadline, backoff;
+    uint64_t vfinish;  /* striping: virtual finish time of the last op posted */
     int attempts, ever_up;
 } bfo_rail_link;
 
 typedef struct bfo_peer {
     bfo_rail_link rail[BFO_MAX_RAILS];
     uint16_t *send_seq, *recv_seq; /* [max_contexts]: last sent, next expected */
-    int rr;                        /* round-robin cursor */
+    int rr;                        /* round-robin cursor (eager) */
+    uint64_t vclock;               /* striping: virtual start time of the last data op */
     int unreachable;
     uint64_t down_since;           /* when the last UP rail went (0: some rail is UP) */
     int pend_head, pend_tail;      /* ops waiting for an UP rail */
@@ -134,7 +162,9 @@ typedef struct bfo_peer {
 typedef struct bfo_stats {
     uint64_t messages_sent, messages_received, duplicates_dropped, stale_dropped,
         protocol_violations, malformed_frames, mapouts, readmissions, restarts, notifies,
-        unreachable_errors, ops_posted;
+        unreachable_errors, ops_posted, rdma_writes, rdma_reads;
+    uint64_t eagers, copies, puts, gets; /* messages received by each protocol */
+    uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload bytes posted per rail (all peers) */
 } bfo_stats;
 
 typedef struct bfo_engine {
@@ -143,7 +173,8 @@ typedef struct bfo_engine {
     uint64_t now;
     bfo_peer *peers;
     bfo_op *ops;
-    int op_free, ops_in_use;
+    int op_free, ops_in_use, ctl_in_use;
+    int fail_head, fail_tail;  /* ops that could not be posted: completed with an error later */
     bfo_request **slot_req;
     uint32_t *slot_gen;
     int *slot_next;
@@ -155,22 +186,40 @@ typedef struct bfo_engine {
     const uint8_t *in_payload;
     size_t in_payload_len;
     int in_peer, in_rail;
+    uint32_t act_slot;        /* the op that just completed, for actions */
+    uint64_t act_off, act_len;
     bfo_tracer *trace;        /* optional: every transition (set after init) */
     bfo_stats stats;
 } bfo_engine;
 
 /* ------------------------------------------------------------------ init */
 
+/* Engine control messages (PROBE, PROBEACK, BROKEN, RESTARTNACK) in flight
+ * at once, at most; beyond it a probe waits for the next heartbeat and a
+ * frame that needs an answer is refused with BFO_ERR_AGAIN. */
+static inline int bfo__ctl_budget(const bfo_config *c) { return 4 * c->nranks * c->nrails + 16; }
+
+/* A request has at most frag_pipeline + 3 operations in flight (data, plus
+ * RNDV or ACK, RECVERRNOTIFY or NOTIFY, FIN or RESTARTACK), so with this
+ * many operations no request ever waits for one. */
+static inline int bfo__min_ops(const bfo_config *c)
+{
+    int pipe = c->frag_pipeline ? c->frag_pipeline : 8;
+    if (pipe > BFO_MAX_PIPELINE)
+        pipe = BFO_MAX_PIPELINE;
+    return (c->max_requests ? c->max_requests : 1024) * (pipe + 3) + bfo__ctl_budget(c);
+}
+
 static inline void bfo__config_defaults(bfo_config *c)
 {
 #define BFO__DEF(f, v) if (!c->f) c->f = v
     BFO__DEF(max_requests, 1024);
-    BFO__DEF(max_ops, 4096);
     BFO__DEF(max_unexpected, 256);
     BFO__DEF(max_contexts, 16);
     BFO__DEF(eager_limit, 4096);
     BFO__DEF(frag_size, 65536);
     BFO__DEF(frag_pipeline, 8);
+    BFO__DEF(rdma_min, 65536);
     BFO__DEF(heartbeat_ns, 100000000ull);
     BFO__DEF(silence_ns, 1000000000ull);
     BFO__DEF(probe_timeout_ns, 100000000ull);
@@ -179,6 +228,10 @@ static inline void bfo__config_defaults(bfo_config *c)
     BFO__DEF(max_reconnects, 100);
     BFO__DEF(unreachable_grace_ns, 2000000000ull);
 #undef BFO__DEF
+    if (c->frag_pipeline > BFO_MAX_PIPELINE)
+        c->frag_pipeline = BFO_MAX_PIPELINE;
+    if (!c->max_ops)
+        c->max_ops = bfo__min_ops(c);
 }
 
 static inline size_t bfo__align(size_t n) { return (n + 15) & ~(size_t)15; }
@@ -220,6 +273,8 @@ static inline int bfo_engine_init(bfo_engine *e, const bfo_config *cfg, const bf
         return BFO_ERR_INVALID;
     e->cfg = *cfg;
     bfo__config_defaults(&e->cfg);
+    if (e->cfg.max_ops < bfo__min_ops(&e->cfg) || e->cfg.rdma < 0 || e->cfg.rdma > BFO_RDMA_OFF)
+        return BFO_ERR_INVALID;
     if (!mem || mem_len < bfo_engine_mem_size(cfg))
         return BFO_ERR_NO_MEMORY;
     e->be = *be;
@@ -259,6 +314,7 @@ static inline int bfo_engine_init(bfo_engine *e, const bfo_config *cfg, const bf
         e->ops[i].gen = 1;
     }
     e->op_free = 0;
+    e->fail_head = e->fail_tail = -1;
     for (int i = 0; i < c->max_requests; i++) {
         e->slot_req[i] = NULL;
         e->slot_gen[i] = 1;
@@ -351,9 +407,21 @@ static inline bfo_op *bfo__op_alloc(bfo_engine *e, int type, int peer)
     return op;
 }
 
+/* An engine-owned control op, within the control budget; NULL beyond it. */
+static inline bfo_op *bfo__ctl_alloc(bfo_engine *e, int type, int peer)
+{
+    bfo_op *op;
+    if (e->ctl_in_use >= bfo__ctl_budget(&e->cfg) || !(op = bfo__op_alloc(e, type, peer)))
+        return NULL;
+    e->ctl_in_use++;
+    return op;
+}
+
 static inline void bfo__op_free(bfo_engine *e, bfo_op *op)
 {
     int i = (int)(op - e->ops);
+    if (bfo_handle_is_null(op->owner))
+        e->ctl_in_use--;
     if (++op->gen == 0)
         op->gen = 1;
     op->next = e->op_free;
@@ -384,38 +452,130 @@ static inline int bfo__pick_rail(bfo_engine *e, int peer)
     return -1;
 }
 
-static inline void bfo__op_fail_now(bfo_engine *e, bfo_op *op);
+/* Operations that are not engine frames: RDMA by this side. */
+#define BFO__OP_WRITE 0x100
+#define BFO__OP_READ 0x101
+
+static inline int bfo__rail_rdma(const bfo_engine *e, int peer, int rail)
+{
+    return bfo__rail_up(e, peer, rail) && (e->peers[peer].rail[rail].caps & BFO_CAP_RDMA);
+}
+
+/* 1 when RDMA can be used with this peer: the backend can, and a rail that
+ * can is UP (up_now), or is not retired (the sender's choice, made before
+ * the rails may be up; the receiver, who decides last, checks up_now). */
+static inline int bfo__rdma_ok(const bfo_engine *e, int peer, int up_now)
+{
+    if (!e->be.post_write || !e->be.post_read || !e->be.reg_mem)
+        return 0;
+    for (int r = 0; r < e->cfg.nrails; r++) {
+        const bfo_rail_link *rl = &e->peers[peer].rail[r];
+        if ((rl->caps & BFO_CAP_RDMA) &&
+            (up_now ? rl->fsm.cs == BFO_RAIL_ST_UP : rl->fsm.cs != BFO_RAIL_ST_RETIRED))
+            return 1;
+    }
+    return 0;
+}
+
+/* Striping of data (FRAG, WRITE, READ): start-time fair queueing over the
+ * UP rails (RDMA rails only for RDMA), each op costing len / bandwidth, so
+ * that bytes split in proportion to bandwidth.  A rail that comes back
+ * starts at the peer's clock (no burst to catch up). */
+static inline int bfo__pick_weighted(bfo_engine *e, int peer, uint64_t len, int rdma)
+{
+    bfo_peer *p = &e->peers[peer];
+    int best = -1;
+    uint64_t best_start = 0, best_finish = 0;
+    for (int r = 0; r < e->cfg.nrails; r++) {
+        const bfo_rail_link *rl = &p->rail[r];
+        if (rdma ? !bfo__rail_rdma(e, peer, r) : !bfo__rail_up(e, peer, r))
+            continue;
+        uint64_t start = rl->vfinish > p->vclock ? rl->vfinish : p->vclock;
+        uint64_t finish = start + ((len + 1) << 10) / rl->bw;
+        if (best < 0 || finish < best_finish) {
+            best = r;
+            best_start = start;
+            best_finish = finish;
+        }
+    }
+    if (best >= 0) {
+        p->vclock = best_start;
+        p->rail[best].vfinish = best_finish;
+    }
+    return best;
+}
+
+/* An op that could not be posted completes with an error, but not inside
+ * the action that posted it: it waits in the failed list, which every entry
+ * point runs before it returns. */
+static inline void bfo__op_fail_later(bfo_engine *e, bfo_op *op)
+{
+    int i = (int)(op - e->ops);
+    op->next = -1;
+    if (e->fail_tail >= 0)
+        e->ops[e->fail_tail].next = i;
+    else
+        e->fail_head = i;
+    e->fail_tail = i;
+}
+
+static inline void bfo__pend(bfo_engine *e, bfo_peer *p, bfo_op *op)
+{
+    op->next = -1;
+    if (p->pend_tail >= 0)
+        e->ops[p->pend_tail].next = (int)(op - e->ops);
+    else
+        p->pend_head = (int)(op - e->ops);
+    p->pend_tail = (int)(op - e->ops);
+}
 
 /* Posts op on its fixed rail or an UP rail; with no UP rail it waits in the
- * peer's pending list (moved to a surviving or re-admitted rail later). */
+ * peer's pending list (moved to a surviving or re-admitted rail later).  An
+ * RDMA op with rails UP but none that can RDMA fails (the request then runs
+ * the restart dance and goes on by copy). */
 static inline void bfo__post(bfo_engine *e, bfo_op *op)
 {
     bfo_peer *p = &e->peers[op->peer];
-    int rail = op->fixed_rail >= 0 ? op->fixed_rail : bfo__pick_rail(e, op->peer);
+    const int rdma = op->type == BFO__OP_WRITE || op->type == BFO__OP_READ;
+    int rail, rc;
     bfo_iov iov[2];
+    if (op->fixed_rail >= 0)
+        rail = op->fixed_rail;
+    else if (rdma || op->type == BFO_FRAG_FRAG)
+        rail = bfo__pick_weighted(e, op->peer, op->len, rdma);
+    else
+        rail = bfo__pick_rail(e, op->peer);
     if (rail < 0) {
-        if (p->unreachable) {
-            bfo__op_fail_now(e, op);
-            return;
-        }
-        op->next = -1;
-        if (p->pend_tail >= 0)
-            e->ops[p->pend_tail].next = (int)(op - e->ops);
+        if (p->unreachable || (rdma && bfo__pick_rail(e, op->peer) >= 0))
+            bfo__op_fail_later(e, op);
         else
-            p->pend_head = (int)(op - e->ops);
-        p->pend_tail = (int)(op - e->ops);
+            bfo__pend(e, p, op);
         return;
     }
     op->rail = rail;
-    iov[0].base = op->hdr;
-    iov[0].len = op->hdr_len;
-    iov[1].base = op->payload;
-    iov[1].len = op->payload_len;
     p->rail[rail].last_tx = e->now;
     e->stats.ops_posted++;
-    if (e->be.post_send(e->be.ctx, op->peer, rail, iov, op->payload_len ? 2 : 1,
-                        bfo__token(e, op)) != 0)
-        bfo__op_fail_now(e, op);
+    if (op->type == BFO__OP_WRITE) {
+        e->stats.rdma_writes++;
+        e->stats.rail_bytes[rail] += op->len;
+        rc = e->be.post_write(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
+                              op->rkey, bfo__token(e, op));
+    } else if (op->type == BFO__OP_READ) {
+        e->stats.rdma_reads++;
+        e->stats.rail_bytes[rail] += op->len;
+        rc = e->be.post_read(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
+                             op->rkey, bfo__token(e, op));
+    } else {
+        iov[0].base = op->hdr;
+        iov[0].len = op->hdr_len;
+        iov[1].base = op->payload;
+        iov[1].len = op->payload_len;
+        e->stats.rail_bytes[rail] += op->payload_len;
+        rc = e->be.post_send(e->be.ctx, op->peer, rail, iov, op->payload_len ? 2 : 1,
+                             bfo__token(e, op));
+    }
+    if (rc != 0)
+        bfo__op_fail_later(e, op);
 }
 
 /* Posts the ops waiting for a rail of this peer. */
@@ -436,14 +596,75 @@ static inline void bfo__flush_pending(bfo_engine *e, int peer)
 static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev);
 static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok);
 
-/* An op that could not be posted completes with an error, now. */
-static inline void bfo__op_fail_now(bfo_engine *e, bfo_op *op) { bfo__op_done(e, op, 0); }
+/* Completes, with an error, the ops that could not be posted (those there
+ * now: an op failing again waits for the next entry point, so a backend that
+ * refuses every post cannot make this loop forever). */
+static inline void bfo__run_failed(bfo_engine *e)
+{
+    int i = e->fail_head, last = e->fail_tail;
+    if (i < 0)
+        return;
+    e->fail_head = e->fail_tail = -1;
+    for (;;) {
+        int next = e->ops[i].next, was_last = i == last;
+        bfo__op_done(e, &e->ops[i], 0);
+        if (was_last)
+            break;
+        i = next;
+    }
+}
 
 static inline void bfo__finish(bfo_engine *e, bfo_request *r, int status)
 {
     r->status = status;
     r->complete = 1;
+    if (r->reg) { /* after this, a peer's RDMA into or out of buf fails */
+        r->reg = 0;
+        if (e->be.dereg_mem)
+            e->be.dereg_mem(e->be.ctx, r->my_rkey);
+    }
     bfo__handle_release(e, r->self);
+}
+
+/* Registers the request's buffer once; 1 when it is registered. */
+static inline int bfo__req_register(bfo_engine *e, bfo_request *r)
+{
+    if (!r->reg && r->cap && e->be.reg_mem &&
+        e->be.reg_mem(e->be.ctx, r->buf, r->cap, &r->my_raddr, &r->my_rkey) == 0)
+        r->reg = 1;
+    return r->reg;
+}
+
+/* The sender's choice for a message above eager_limit (and after a
+ * restart): GET, or RNDV (with PIN when the receiver may PUT). */
+static inline int bfo__send_choose(bfo_engine *e, bfo_request *r)
+{
+    const int mode = e->cfg.rdma;
+    if (mode == BFO_RDMA_OFF || r->cap < e->cfg.rdma_min || !bfo__rdma_ok(e, r->peer, 0) ||
+        !bfo__req_register(e, r))
+        return BFO_EV_RNDV_CHOSEN;
+    return mode == BFO_RDMA_PUT ? BFO_EV_RNDV_CHOSEN : BFO_EV_RGET_CHOSEN;
+}
+
+/* The receiver's choice once an RNDV or RGET matched: PUT (RNDV with PIN),
+ * GET (RGET), else copy.  A message larger than the buffer (truncation)
+ * goes by copy. */
+static inline int bfo__recv_choose(bfo_engine *e, bfo_request *r)
+{
+    const int mode = e->cfg.rdma, rget = r->cs == BFO_RECV_ST_RGET_MATCHED;
+    if (mode == BFO_RDMA_OFF || r->length > r->cap || !bfo__rdma_ok(e, r->peer, 1) ||
+        (rget ? mode == BFO_RDMA_PUT : (mode == BFO_RDMA_GET || !r->pin ||
+                                        r->length < e->cfg.rdma_min)) ||
+        !bfo__req_register(e, r)) {
+        e->stats.copies++;
+        return BFO_EV_COPY_CHOSEN;
+    }
+    if (rget) {
+        e->stats.gets++;
+        return BFO_EV_GET_CHOSEN;
+    }
+    e->stats.puts++;
+    return BFO_EV_PUT_CHOSEN;
 }
 
 static inline bfo_op *bfo__req_op(bfo_engine *e, bfo_request *r, int type)
@@ -464,7 +685,7 @@ static inline void bfo__post_restart_msg(bfo_engine *e, bfo_request *r, int type
     bfo_hdr_restart h;
     bfo_op *op = bfo__req_op(e, r, type);
     if (!op)
-        return; /* pool exhausted: the engine is sized too small; counted */
+        return; /* cannot happen: max_ops covers every request (bfo__min_ops) */
     h.type = (uint8_t)type;
     h.flags = 0;
     h.rseq = r->rseq;
@@ -486,6 +707,9 @@ static inline void bfo__send_rndv(bfo_engine *e, bfo_request *r)
         return;
     h.type = BFO_FRAG_RNDV;
     h.flags = r->restarted ? BFO_FLAG_RESTART : 0;
+    if (r->reg && e->cfg.rdma != BFO_RDMA_OFF && e->cfg.rdma != BFO_RDMA_GET &&
+        r->cap >= e->cfg.rdma_min && bfo__rdma_ok(e, r->peer, 0))
+        h.flags |= BFO_FLAG_PIN;
     h.ctx = (uint16_t)r->ctx;
     h.src = (uint32_t)e->cfg.rank;
     h.tag = (uint32_t)r->want_tag;
@@ -497,6 +721,30 @@ static inline void bfo__send_rndv(bfo_engine *e, bfo_request *r)
     op->hdr_len = bfo_hdr_rndv_encode(&h, op->hdr, sizeof op->hdr);
     op->payload = r->buf;
     op->payload_len = first;
+    r->first = first;
+    bfo__post(e, op);
+}
+
+static inline void bfo__send_rget(bfo_engine *e, bfo_request *r)
+{
+    bfo_hdr_rget h;
+    bfo_op *op = bfo__req_op(e, r, BFO_FRAG_RGET);
+    if (!op)
+        return;
+    h.type = BFO_FRAG_RGET;
+    h.flags = r->restarted ? BFO_FLAG_RESTART : 0;
+    h.ctx = (uint16_t)r->ctx;
+    h.src = (uint32_t)e->cfg.rank;
+    h.tag = (uint32_t)r->want_tag;
+    h.seq = r->seq;
+    h.rseq = r->rseq;
+    h.msg_len = r->cap;
+    h.sreq = r->self;
+    h.dreq = r->restarted ? r->remote : bfo__null_handle();
+    h.raddr = r->my_raddr;
+    h.rkey = r->my_rkey;
+    op->hdr_len = bfo_hdr_rget_encode(&h, op->hdr, sizeof op->hdr);
+    r->first = 0;
     bfo__post(e, op);
 }
 
@@ -526,6 +774,90 @@ static inline void bfo__send_frags(bfo_engine *e, bfo_request *r)
     }
 }
 
+/* The range of PUT slot s of a receive: the message after its first bytes,
+ * cut into frag_size pieces. */
+static inline void bfo__slot_range(const bfo_engine *e, const bfo_request *r, uint32_t s,
+                                   uint64_t *off, uint64_t *len)
+{
+    uint64_t o = (uint64_t)r->first + (uint64_t)s * e->cfg.frag_size;
+    uint64_t n = o < r->length ? r->length - o : 0;
+    *off = o;
+    *len = n < e->cfg.frag_size ? n : e->cfg.frag_size;
+}
+
+/* PUT receive: PUTs for the next ranges, up to frag_pipeline not FINned. */
+static inline void bfo__post_puts(bfo_engine *e, bfo_request *r)
+{
+    while (r->next_off < r->length && r->frags_inflight < e->cfg.frag_pipeline) {
+        bfo_hdr_put h;
+        uint64_t off, len;
+        bfo_op *op = bfo__req_op(e, r, BFO_FRAG_PUT);
+        if (!op)
+            return;
+        bfo__slot_range(e, r, r->slot_next, &off, &len);
+        h.type = BFO_FRAG_PUT;
+        h.flags = 0;
+        h.rseq = r->rseq;
+        h.slot = r->slot_next++;
+        h.sreq = r->remote;
+        h.dreq = r->self;
+        h.offset = off;
+        h.length = len;
+        h.raddr = r->my_raddr + off;
+        h.rkey = r->my_rkey;
+        op->hdr_len = bfo_hdr_put_encode(&h, op->hdr, sizeof op->hdr);
+        r->next_off = (size_t)(off + len);
+        r->frags_inflight++;
+        bfo__post(e, op);
+    }
+}
+
+/* GET receive: reads of the next ranges, up to frag_pipeline in flight. */
+static inline void bfo__post_reads(bfo_engine *e, bfo_request *r)
+{
+    while (r->next_off < r->length && r->frags_inflight < e->cfg.frag_pipeline) {
+        size_t n = r->length - r->next_off;
+        bfo_op *op = bfo__req_op(e, r, BFO__OP_READ);
+        if (!op)
+            return;
+        if (n > e->cfg.frag_size)
+            n = e->cfg.frag_size;
+        op->local = r->buf + r->next_off;
+        op->off = r->next_off;
+        op->len = n;
+        op->raddr = r->raddr + r->next_off;
+        op->rkey = r->rkey;
+        r->next_off += n;
+        r->frags_inflight++;
+        bfo__post(e, op);
+    }
+}
+
+/* FIN: the sender's after a write (PUT slot), or the receiver's after every
+ * read (the whole message, slot 0). */
+static inline void bfo__post_fin(bfo_engine *e, bfo_request *r, uint32_t slot, uint64_t off,
+                                 uint64_t len)
+{
+    bfo_hdr_fin h;
+    bfo_op *op = bfo__req_op(e, r, BFO_FRAG_FIN);
+    if (!op)
+        return;
+    h.type = BFO_FRAG_FIN;
+    h.flags = 0;
+    h.rseq = r->rseq;
+    h.slot = slot;
+    h.dreq = r->remote;
+    h.offset = off;
+    h.length = len;
+    h.ctx = (uint16_t)r->ctx;
+    h.seq = r->seq;
+    op->hdr_len = bfo_hdr_fin_encode(&h, op->hdr, sizeof op->hdr);
+    op->slot = slot;
+    op->off = off;
+    op->len = len;
+    bfo__post(e, op);
+}
+
 static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
 {
     switch (act) {
@@ -547,7 +879,29 @@ static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
         break;
     }
     case BFO_SEND_ACT_POST_RNDV: bfo__send_rndv(e, r); break;
+    case BFO_SEND_ACT_POST_RGET: bfo__send_rget(e, r); break;
     case BFO_SEND_ACT_SEND_FRAGS: bfo__send_frags(e, r); break;
+    case BFO_SEND_ACT_POST_WRITE: { /* the PUT being taken (e->in) */
+        const bfo_hdr_put *p = &e->in->h.put;
+        bfo_op *op = bfo__req_op(e, r, BFO__OP_WRITE);
+        if (!op)
+            return;
+        op->local = r->buf + p->offset;
+        op->off = p->offset;
+        op->len = p->length;
+        op->raddr = p->raddr;
+        op->rkey = p->rkey;
+        op->slot = p->slot;
+        bfo__post(e, op);
+        break;
+    }
+    case BFO_SEND_ACT_POST_FIN: /* the write that completed, or the FIN that failed */
+        bfo__post_fin(e, r, e->act_slot, e->act_off, e->act_len);
+        break;
+    case BFO_SEND_ACT_NOTE_FIN: /* the receiver read everything */
+        r->done_bytes = r->cap;
+        r->counting = 1;
+        break;
     case BFO_SEND_ACT_POST_NOTIFY:
         e->stats.notifies++;
         r->rseq++;
@@ -563,7 +917,7 @@ static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
         r->frags_inflight = 0;
         r->counting = 0;
         e->stats.restarts++;
-        r->next_event = BFO_EV_RNDV_CHOSEN; /* copy: the protocol every rail has */
+        r->next_event = bfo__send_choose(e, r); /* for the rails left */
         break;
     case BFO_SEND_ACT_COMPLETE:
         e->stats.messages_sent++;
@@ -576,40 +930,56 @@ static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
     case BFO_SEND_ACT_NOTE_ERROR:
     case BFO_SEND_ACT_DROP:
         break;
-    default: /* POST_RGET, POST_WRITE, POST_FIN, NOTE_FIN: not bound yet */
+    default:
         e->stats.protocol_violations++;
         break;
     }
+}
+
+/* A matched RNDV or RGET: the receive takes its description. */
+static inline void bfo__accept_rzv(bfo_engine *e, bfo_request *r, const bfo_frame *f)
+{
+    const int rget = f->type == BFO_FRAG_RGET;
+    size_t n = e->in_payload_len < r->cap ? e->in_payload_len : r->cap;
+    if (n)
+        memcpy(r->buf, e->in_payload, n);
+    r->source = e->in_peer;
+    r->tag = (int)(rget ? f->h.rget.tag : f->h.rndv.tag);
+    r->length = (size_t)(rget ? f->h.rget.msg_len : f->h.rndv.msg_len);
+    r->remote = rget ? f->h.rget.sreq : f->h.rndv.sreq;
+    r->rseq = rget ? f->h.rget.rseq : f->h.rndv.rseq;
+    r->seq = rget ? f->h.rget.seq : f->h.rndv.seq;
+    r->raddr = rget ? f->h.rget.raddr : 0;
+    r->rkey = rget ? f->h.rget.rkey : 0;
+    r->pin = !rget && (f->flags & BFO_FLAG_PIN);
+    r->first = r->done_bytes = e->in_payload_len;
+    r->next_off = r->first;
+    r->frags_inflight = 0;
+    r->slot_next = r->slot_base = 0;
+    r->slot_mask = 0;
+    r->counting = 1;
+    if (bfo_handle_is_null(r->self))
+        r->self = bfo__handle_alloc(e, r);
 }
 
 static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
 {
     const bfo_frame *f = e->in;
     switch (act) {
-    case BFO_RECV_ACT_DELIVER_MATCH:
-    case BFO_RECV_ACT_ACCEPT_RNDV: {
+    case BFO_RECV_ACT_DELIVER_MATCH: {
         size_t n = e->in_payload_len < r->cap ? e->in_payload_len : r->cap;
         if (n)
             memcpy(r->buf, e->in_payload, n);
         r->source = e->in_peer;
-        if (act == BFO_RECV_ACT_DELIVER_MATCH) {
-            r->tag = (int)f->h.match.tag;
-            r->length = e->in_payload_len;
-            e->stats.messages_received++;
-            bfo__finish(e, r, r->length > r->cap ? BFO_ERR_TRUNCATE : BFO_OK);
-        } else {
-            r->tag = (int)f->h.rndv.tag;
-            r->length = (size_t)f->h.rndv.msg_len;
-            r->remote = f->h.rndv.sreq;
-            r->rseq = f->h.rndv.rseq;
-            r->seq = f->h.rndv.seq;
-            r->done_bytes = e->in_payload_len;
-            r->counting = 1;
-            if (bfo_handle_is_null(r->self))
-                r->self = bfo__handle_alloc(e, r);
-        }
+        r->tag = (int)f->h.match.tag;
+        r->length = e->in_payload_len;
+        e->stats.messages_received++;
+        e->stats.eagers++;
+        bfo__finish(e, r, r->length > r->cap ? BFO_ERR_TRUNCATE : BFO_OK);
         break;
     }
+    case BFO_RECV_ACT_ACCEPT_RNDV:
+    case BFO_RECV_ACT_ACCEPT_RGET: bfo__accept_rzv(e, r, f); break;
     case BFO_RECV_ACT_POST_ACK: {
         bfo_hdr_ack h;
         bfo_op *op = bfo__req_op(e, r, BFO_FRAG_ACK);
@@ -636,6 +1006,23 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
         r->done_bytes += e->in_payload_len;
         break;
     }
+    case BFO_RECV_ACT_POST_PUTS: bfo__post_puts(e, r); break;
+    case BFO_RECV_ACT_ACCEPT_FIN: { /* a PUT slot is written (checked by the engine) */
+        uint32_t bit = f->h.fin.slot - r->slot_base;
+        r->slot_mask |= (uint64_t)1 << bit;
+        while (r->slot_mask & 1) {
+            r->slot_mask >>= 1;
+            r->slot_base++;
+        }
+        r->done_bytes += (size_t)f->h.fin.length;
+        r->frags_inflight--;
+        break;
+    }
+    case BFO_RECV_ACT_POST_READS: bfo__post_reads(e, r); break;
+    case BFO_RECV_ACT_ACCOUNT_READ: break; /* bytes are counted as each read completes */
+    case BFO_RECV_ACT_POST_FIN:
+        bfo__post_fin(e, r, 0, 0, r->length);
+        break;
     case BFO_RECV_ACT_POST_RECVERRNOTIFY:
         bfo__post_restart_msg(e, r, BFO_FRAG_RECVERRNOTIFY, r->remote, r->self);
         break;
@@ -653,9 +1040,7 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
         bfo__finish(e, r, BFO_ERR_PEER_UNREACHABLE);
         break;
     case BFO_RECV_ACT_DROP: break;
-    default: /* ACCEPT_RGET, POST_PUTS, POST_READS, ACCOUNT_READ, ACCEPT_FIN,
-              * POST_FIN, POST_RESTARTNACK (the engine NACKs for released
-              * requests): not bound yet */
+    default: /* POST_RESTARTNACK: the engine NACKs for released requests */
         e->stats.protocol_violations++;
         break;
     }
@@ -702,6 +1087,16 @@ static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev)
     }
 }
 
+/* The event of an op's completion. */
+static inline int bfo__op_event(int type, int ok)
+{
+    if (type == BFO__OP_WRITE)
+        return ok ? BFO_EV_WRITE_COMPLETED : BFO_EV_WRITE_FAILED;
+    if (type == BFO__OP_READ)
+        return ok ? BFO_EV_READ_COMPLETED : BFO_EV_READ_FAILED;
+    return bfo_frag_event(type, ok ? BFO_EVK_DELIVERED : BFO_EVK_FAILED);
+}
+
 /* A completion for an op: route it to its owner. */
 static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
 {
@@ -718,43 +1113,54 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
     }
     if (bfo_handle_is_null(owner)) { /* an engine-owned NACK: until delivered */
         if (!ok && !e->peers[peer].unreachable) {
-            bfo_op *again = bfo__op_alloc(e, type, peer);
+            bfo_op *again;
+            uint8_t hdr[BFO_MAX_HDR_SIZE];
+            size_t hdr_len = op->hdr_len;
+            memcpy(hdr, op->hdr, hdr_len);
+            bfo__op_free(e, op);
+            again = bfo__ctl_alloc(e, type, peer);
             if (again) {
-                memcpy(again->hdr, op->hdr, op->hdr_len);
-                again->hdr_len = op->hdr_len;
-                bfo__op_free(e, op);
+                memcpy(again->hdr, hdr, hdr_len);
+                again->hdr_len = hdr_len;
                 bfo__post(e, again);
-                return;
             }
+            return;
         }
         bfo__op_free(e, op);
         return;
     }
+    e->act_slot = op->slot;
+    e->act_off = op->off;
+    e->act_len = op->len;
     bfo__op_free(e, op);
     r = bfo__handle_get(e, owner);
     if (!r)
         return; /* the request is gone: nothing waits for this */
     r->outstanding--;
-    if (type == BFO_FRAG_FRAG) {
-        r->frags_inflight--;
-        if (ok && rseq == r->rseq)
+    if (rseq == r->rseq) { /* bytes delivered: by copy, by read, or PUT slots FINned */
+        if (type == BFO_FRAG_FRAG || type == BFO__OP_READ) {
+            r->frags_inflight--;
+            if (ok)
+                r->done_bytes += (size_t)len;
+        } else if (type == BFO_FRAG_FIN && ok && r->kind == BFO_REQ_SEND) {
             r->done_bytes += (size_t)len;
+        }
     }
     if (rseq != r->rseq && r->kind == BFO_REQ_RECV) {
         /* posted under an older restart: only the count matters */
         bfo__req_feed(e, r, bfo__req_fact(r));
         return;
     }
-    bfo__req_feed(e, r, bfo_frag_event(type, ok ? BFO_EVK_DELIVERED : BFO_EVK_FAILED));
+    bfo__req_feed(e, r, bfo__op_event(type, ok));
 }
 
 /* Called by the backend once per posted operation. */
 static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok)
 {
     uint32_t idx = (uint32_t)token, gen = (uint32_t)(token >> 32);
-    if (idx >= (uint32_t)e->cfg.max_ops || e->ops[idx].gen != gen)
-        return; /* not ours, or already completed */
-    bfo__op_done(e, &e->ops[idx], ok);
+    if (idx < (uint32_t)e->cfg.max_ops && e->ops[idx].gen == gen)
+        bfo__op_done(e, &e->ops[idx], ok);
+    bfo__run_failed(e);
 }
 
 /* --------------------------------------------------------------- rails */
@@ -763,9 +1169,9 @@ static inline void bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, in
                                  uint64_t nonce)
 {
     bfo_hdr_railctl h;
-    bfo_op *op = bfo__op_alloc(e, type, peer);
+    bfo_op *op = bfo__ctl_alloc(e, type, peer);
     if (!op)
-        return;
+        return; /* over the control budget: a probe times out and is sent again */
     op->about_rail = rail;
     op->fixed_rail = on_rail;
     h.type = (uint8_t)type;
@@ -867,10 +1273,10 @@ static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int 
         for (int i = 0; i < e->cfg.nranks; i++)
             if (i != e->cfg.rank)
                 bfo__rail_step(e, i, rail, ev);
-        return;
-    }
-    if (peer >= 0 && peer < e->cfg.nranks && peer != e->cfg.rank)
+    } else if (peer >= 0 && peer < e->cfg.nranks && peer != e->cfg.rank) {
         bfo__rail_step(e, peer, rail, ev);
+    }
+    bfo__run_failed(e);
 }
 
 /* ------------------------------------------------------------ matching */
@@ -905,16 +1311,37 @@ static inline void bfo__uxm_fill(bfo_engine *e, int i, int peer, const bfo_frame
     u->f.payload = u->data;
 }
 
-static inline int bfo__frame_ctx(const bfo_frame *f) { return f->h.match.ctx; }
+/* Matching fields of MATCH, RNDV and RGET. */
+static inline int bfo__frame_ctx(const bfo_frame *f)
+{
+    return f->type == BFO_FRAG_MATCH  ? f->h.match.ctx
+           : f->type == BFO_FRAG_RNDV ? f->h.rndv.ctx
+                                      : f->h.rget.ctx;
+}
 static inline int bfo__frame_tag(const bfo_frame *f)
 {
-    return (int)(f->type == BFO_FRAG_MATCH ? f->h.match.tag : f->h.rndv.tag);
+    return (int)(f->type == BFO_FRAG_MATCH  ? f->h.match.tag
+                 : f->type == BFO_FRAG_RNDV ? f->h.rndv.tag
+                                            : f->h.rget.tag);
+}
+static inline uint32_t bfo__frame_src(const bfo_frame *f)
+{
+    return f->type == BFO_FRAG_MATCH  ? f->h.match.src
+           : f->type == BFO_FRAG_RNDV ? f->h.rndv.src
+                                      : f->h.rget.src;
 }
 
 static inline int bfo__matches(const bfo_request *r, int peer, const bfo_frame *f)
 {
     return r->ctx == bfo__frame_ctx(f) && (r->peer == BFO_ANY_SOURCE || r->peer == peer) &&
            (r->want_tag == BFO_ANY_TAG || r->want_tag == bfo__frame_tag(f));
+}
+
+/* After an RNDV or RGET matched: the receiver's choice of protocol. */
+static inline void bfo__recv_chosen(bfo_engine *e, bfo_request *r)
+{
+    if (!r->complete && (r->cs == BFO_RECV_ST_RNDV_MATCHED || r->cs == BFO_RECV_ST_RGET_MATCHED))
+        bfo__req_feed(e, r, bfo__recv_choose(e, r));
 }
 
 /* A posted receive takes a message: the first event of its machine. */
@@ -926,9 +1353,10 @@ static inline void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, const
     e->in_peer = peer;
     r->peer = peer;
     r->ctx = bfo__frame_ctx(f);
-    bfo__req_feed(e, r, f->type == BFO_FRAG_MATCH ? BFO_EV_MATCH_RCVD : BFO_EV_RNDV_RCVD);
-    if (!r->complete && r->cs == BFO_RECV_ST_RNDV_MATCHED)
-        bfo__req_feed(e, r, BFO_EV_COPY_CHOSEN);
+    bfo__req_feed(e, r, f->type == BFO_FRAG_MATCH  ? BFO_EV_MATCH_RCVD
+                        : f->type == BFO_FRAG_RNDV ? BFO_EV_RNDV_RCVD
+                                                   : BFO_EV_RGET_RCVD);
+    bfo__recv_chosen(e, r);
     e->in = NULL;
 }
 
@@ -964,7 +1392,9 @@ static inline int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_frame
 
 static inline int bfo__frame_seq(const bfo_frame *f)
 {
-    return f->type == BFO_FRAG_MATCH ? f->h.match.seq : f->h.rndv.seq;
+    return f->type == BFO_FRAG_MATCH  ? f->h.match.seq
+           : f->type == BFO_FRAG_RNDV ? f->h.rndv.seq
+                                      : f->h.rget.seq;
 }
 
 /* MATCH or first RNDV: the sequence window, then in-order delivery. */
@@ -975,7 +1405,7 @@ static inline int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
     uint16_t seq = (uint16_t)bfo__frame_seq(f);
     int d;
     if (ctx >= e->cfg.max_contexts || f->payload_len > e->cfg.eager_limit ||
-        (f->type == BFO_FRAG_MATCH ? f->h.match.src : f->h.rndv.src) != (uint32_t)peer)
+        bfo__frame_src(f) != (uint32_t)peer)
         return BFO_ERR_PROTOCOL;
     d = bfo_rseq_cmp(seq, p->recv_seq[ctx]);
     if (d < 0) {
@@ -1030,12 +1460,12 @@ static inline int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
  * is a new message and an equal one a duplicate; otherwise (replies and
  * data) only an equal rseq is current.  Sets *evk to BFO_EVK_RCVD or
  * BFO_EVK_DUP_RCVD; returns NULL when the message is stale. */
-static inline bfo_request *bfo__lookup(bfo_engine *e, bfo_handle h, int want, uint16_t rseq,
-                                       int newer_is_new, int *evk)
+static inline bfo_request *bfo__lookup(bfo_engine *e, int peer, bfo_handle h, int want,
+                                       uint16_t rseq, int newer_is_new, int *evk)
 {
     bfo_request *r = bfo__handle_get(e, h);
     int d;
-    if (!r || r->kind != want)
+    if (!r || r->kind != want || r->peer != peer)
         return NULL;
     d = bfo_rseq_cmp(rseq, r->rseq);
     if (newer_is_new ? d < 0 : d != 0)
@@ -1044,16 +1474,19 @@ static inline bfo_request *bfo__lookup(bfo_engine *e, bfo_handle h, int want, ui
     return r;
 }
 
-static inline void bfo__nack_from(bfo_engine *e, int peer, const bfo_frame *f)
+/* Answers a NOTIFY for a request that is gone; BFO_ERR_AGAIN when the
+ * control budget is spent (the transport offers the NOTIFY again later). */
+static inline int bfo__nack_from(bfo_engine *e, int peer, const bfo_frame *f)
 {
     bfo_hdr_restart h = f->h.restart;
-    bfo_op *op = bfo__op_alloc(e, BFO_FRAG_RESTARTNACK, peer);
+    bfo_op *op = bfo__ctl_alloc(e, BFO_FRAG_RESTARTNACK, peer);
     if (!op)
-        return;
+        return BFO_ERR_AGAIN;
     h.type = BFO_FRAG_RESTARTNACK;
     h.src = (uint32_t)e->cfg.rank;
     op->hdr_len = bfo_hdr_restart_encode(&h, op->hdr, sizeof op->hdr);
     bfo__post(e, op);
+    return BFO_ERR_STALE;
 }
 
 /* Called by the backend for each frame that arrives.  Returns BFO_OK (taken
@@ -1088,21 +1521,77 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         rc = bfo__on_message(e, peer, &f);
         break;
     case BFO_FRAG_RNDV:
+    case BFO_FRAG_RGET: {
+        const int rget = f.type == BFO_FRAG_RGET;
+        const uint64_t msg_len = rget ? f.h.rget.msg_len : f.h.rndv.msg_len;
+        if (msg_len < f.payload_len || (rget && !msg_len)) {
+            rc = BFO_ERR_PROTOCOL;
+            break;
+        }
         if (!(f.flags & BFO_FLAG_RESTART)) {
             rc = bfo__on_message(e, peer, &f);
             break;
         }
-        r = bfo__lookup(e, f.h.rndv.dreq, BFO_REQ_RECV, f.h.rndv.rseq, 1, &kind);
+        r = bfo__lookup(e, peer, rget ? f.h.rget.dreq : f.h.rndv.dreq, BFO_REQ_RECV,
+                        rget ? f.h.rget.rseq : f.h.rndv.rseq, 1, &kind);
         if (!r) {
             rc = BFO_ERR_STALE;
             break;
         }
         bfo__req_feed(e, r, bfo_frag_event(f.type, kind));
-        if (!r->complete && r->cs == BFO_RECV_ST_RNDV_MATCHED)
-            bfo__req_feed(e, r, BFO_EV_COPY_CHOSEN);
+        bfo__recv_chosen(e, r);
+        break;
+    }
+    case BFO_FRAG_PUT: /* the receiver asks: write this range there */
+        r = bfo__lookup(e, peer, f.h.put.sreq, BFO_REQ_SEND, f.h.put.rseq, 0, &kind);
+        if (!r) {
+            rc = BFO_ERR_STALE;
+            break;
+        }
+        if (!r->reg || !f.h.put.length || f.h.put.offset > r->cap ||
+            f.h.put.length > r->cap - f.h.put.offset) {
+            rc = BFO_ERR_PROTOCOL;
+            break;
+        }
+        if (r->cs == BFO_SEND_ST_RNDV_SENT) { /* the first PUT: the RNDV arrived */
+            r->remote = f.h.put.dreq;
+            r->done_bytes = r->first;
+            r->counting = 1;
+        }
+        bfo__req_feed(e, r, BFO_EV_PUT_RCVD);
+        break;
+    case BFO_FRAG_FIN:
+        r = bfo__handle_get(e, f.h.fin.dreq);
+        if (!r || r->peer != peer || bfo_rseq_cmp(f.h.fin.rseq, r->rseq) != 0) {
+            rc = BFO_ERR_STALE;
+            break;
+        }
+        if (r->kind == BFO_REQ_SEND) { /* GET: the receiver read it all */
+            if (f.h.fin.offset != 0 || f.h.fin.length != r->cap) {
+                rc = BFO_ERR_PROTOCOL;
+                break;
+            }
+            kind = r->counting && r->done_bytes >= r->cap ? BFO_EVK_DUP_RCVD : BFO_EVK_RCVD;
+        } else { /* PUT: one slot is written */
+            uint64_t off, len;
+            uint32_t s = f.h.fin.slot;
+            if (s >= r->slot_next) {
+                rc = BFO_ERR_PROTOCOL;
+                break;
+            }
+            bfo__slot_range(e, r, s, &off, &len);
+            if (f.h.fin.offset != off || f.h.fin.length != len) {
+                rc = BFO_ERR_PROTOCOL;
+                break;
+            }
+            kind = s < r->slot_base || ((r->slot_mask >> (s - r->slot_base)) & 1)
+                       ? BFO_EVK_DUP_RCVD
+                       : BFO_EVK_RCVD;
+        }
+        bfo__req_feed(e, r, bfo_frag_event(f.type, kind));
         break;
     case BFO_FRAG_ACK:
-        r = bfo__lookup(e, f.h.ack.sreq, BFO_REQ_SEND, f.h.ack.rseq, 0, &kind);
+        r = bfo__lookup(e, peer, f.h.ack.sreq, BFO_REQ_SEND, f.h.ack.rseq, 0, &kind);
         if (!r) {
             rc = BFO_ERR_STALE;
             break;
@@ -1120,7 +1609,7 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         bfo__req_feed(e, r, BFO_EV_ACK_RCVD);
         break;
     case BFO_FRAG_FRAG:
-        r = bfo__lookup(e, f.h.frag.dreq, BFO_REQ_RECV, f.h.frag.rseq, 0, &kind);
+        r = bfo__lookup(e, peer, f.h.frag.dreq, BFO_REQ_RECV, f.h.frag.rseq, 0, &kind);
         if (!r) {
             rc = BFO_ERR_STALE;
             break;
@@ -1134,11 +1623,10 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
     case BFO_FRAG_NOTIFY:
         r = bfo__handle_get(e, f.h.restart.dreq);
         if (!r || r->kind != BFO_REQ_RECV) { /* complete and gone: NACK */
-            bfo__nack_from(e, peer, &f);
-            rc = BFO_ERR_STALE;
+            rc = bfo__nack_from(e, peer, &f);
             break;
         }
-        r = bfo__lookup(e, f.h.restart.dreq, BFO_REQ_RECV, f.h.restart.rseq, 1, &kind);
+        r = bfo__lookup(e, peer, f.h.restart.dreq, BFO_REQ_RECV, f.h.restart.rseq, 1, &kind);
         if (!r) {
             rc = BFO_ERR_STALE;
             break;
@@ -1149,7 +1637,7 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
     case BFO_FRAG_RESTARTNACK:
     case BFO_FRAG_RECVERRNOTIFY:
         r = bfo__handle_get(e, f.h.restart.sreq);
-        if (!r || r->kind != BFO_REQ_SEND) {
+        if (!r || r->kind != BFO_REQ_SEND || r->peer != peer) {
             rc = BFO_ERR_STALE;
             break;
         }
@@ -1158,7 +1646,7 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
                 rc = BFO_ERR_STALE;
                 break;
             }
-        } else if (!bfo__lookup(e, f.h.restart.sreq, BFO_REQ_SEND, f.h.restart.rseq, 0, &kind)) {
+        } else if (!bfo__lookup(e, peer, f.h.restart.sreq, BFO_REQ_SEND, f.h.restart.rseq, 0, &kind)) {
             rc = BFO_ERR_STALE;
             break;
         }
@@ -1183,11 +1671,12 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
                        bfo_frag_event(f.type, BFO_EVK_RCVD));
         break;
     }
-    default: /* RGET, PUT, FIN: not bound yet */
+    default:
         rc = BFO_ERR_PROTOCOL;
         break;
     }
     e->in = NULL;
+    bfo__run_failed(e);
     if (rc == BFO_ERR_STALE)
         e->stats.stale_dropped++;
     else if (rc == BFO_ERR_PROTOCOL)
@@ -1231,7 +1720,8 @@ static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size
         return BFO_ERR_PEER_UNREACHABLE;
     }
     r->seq = ++e->peers[peer].send_seq[ctx];
-    bfo__req_feed(e, r, len <= e->cfg.eager_limit ? BFO_EV_EAGER_CHOSEN : BFO_EV_RNDV_CHOSEN);
+    bfo__req_feed(e, r, len <= e->cfg.eager_limit ? BFO_EV_EAGER_CHOSEN : bfo__send_choose(e, r));
+    bfo__run_failed(e);
     return BFO_OK;
 }
 
@@ -1261,6 +1751,7 @@ static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap
             e->ux_tail = prev;
         bfo__recv_take(e, r, u->peer, &u->f);
         bfo__uxm_put(e, i);
+        bfo__run_failed(e);
         return BFO_OK;
     }
     if (peer >= 0 ? e->peers[peer].unreachable : bfo__all_unreachable(e)) {
@@ -1374,6 +1865,7 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
         if (!p->unreachable && p->down_since && e->now - p->down_since >= c->unreachable_grace_ns)
             bfo__peer_unreachable(e, i);
     }
+    bfo__run_failed(e);
 }
 
 #ifdef __cplusplus
