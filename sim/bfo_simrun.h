@@ -39,13 +39,17 @@ typedef struct sr_scenario {
     sn_fault faults[SN_MAX_FAULTS];
     uint64_t seed;
     uint64_t limit_ns; /* 0: 30 s of simulated time */
+    uint64_t start_ns; /* simulated time before the messages are posted (rails come up) */
     FILE *trace;       /* every transition, or NULL */
+    const bfo_config *cfg; /* the engines' configuration (rank, nranks, nrails are set per
+                            * engine), or NULL: derived from the fields above */
 } sr_scenario;
 
 typedef struct sr_result {
     int passed;
     uint64_t delivered, lost, duplicates, corrupt, hung, leaked, unreachable_errors, restarts,
         mapouts, readmissions, ops, eagers, copies, puts, gets, rdma_ops;
+    uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload and RDMA bytes posted per rail */
     char why[256];
 } sr_result;
 
@@ -55,7 +59,14 @@ typedef struct sr_world {
     void *mem[SN_MAX_RANKS];
     bfo_request sreq[SR_MAX_MSGS], rreq[SR_MAX_MSGS];
     uint8_t *sbuf[SR_MAX_MSGS], *rbuf[SR_MAX_MSGS];
-    const sr_scenario *sc;
+    const sr_scenario *sc; /* = &scenario */
+    sr_scenario scenario;  /* a copy: the world outlives the caller's */
+    struct sr_trace_ctx {
+        simnet *sn;
+        int rank;
+        FILE *out;
+    } tctx[SN_MAX_RANKS];
+    bfo_tracer tracer[SN_MAX_RANKS];
 } sr_world;
 
 static inline uint8_t sr_pattern(int msg, size_t i) { return (uint8_t)(msg * 31 + i * 7 + (i >> 8)); }
@@ -75,11 +86,7 @@ static inline unsigned sr_rail_bw(void *ctx, int rail)
     return sc->rail_bw[rail];
 }
 
-typedef struct sr_trace_ctx {
-    simnet *sn;
-    int rank;
-    FILE *out;
-} sr_trace_ctx;
+typedef struct sr_trace_ctx sr_trace_ctx;
 
 /* simulated time, rank, object, machine: state -> state, event [/ actions] */
 static inline void sr_trace(void *user, const bfo_machine *m, const bfo_step *st)
@@ -101,16 +108,30 @@ static inline void sr_note(sr_result *r, const char *fmt, int a, int b)
         snprintf(r->why, sizeof r->why, fmt, a, b);
 }
 
-/* Runs one scenario; fills *res.  Returns res->passed. */
-static inline int sr_run(const sr_scenario *sc, sr_result *res)
+/* Time passes by: steps the network for `ns` of simulated time, timers
+ * firing. */
+static inline void sr_advance(sr_world *w, uint64_t ns)
+{
+    if (!w->sc)
+        return;
+    for (uint64_t end = w->sn.now + ns; w->sn.now < end;) {
+        if (!sn_step(&w->sn))
+            w->sn.now += 5000000;
+        for (int i = 0; i < w->sc->ranks; i++)
+            bfo_engine_progress(&w->e[i], w->sn.now);
+    }
+}
+
+/* A scenario's world: engines initialised, every receive posted (in message
+ * order), then every send.  Tests may look inside (w->e[i].stats, requests)
+ * or drive it by hand before sr_go. */
+static inline sr_world *sr_new(const sr_scenario *sc)
 {
     sr_world *w = (sr_world *)calloc(1, sizeof *w);
-    sr_trace_ctx tctx[SN_MAX_RANKS];
-    bfo_tracer tracer[SN_MAX_RANKS];
-    memset(res, 0, sizeof *res);
     if (!w)
         abort();
-    w->sc = sc;
+    w->scenario = *sc;
+    sc = w->sc = &w->scenario;
     sn_init(&w->sn, sc->ranks, sc->rails, sc->seed);
     w->sn.user = (void *)sc;
     w->sn.rdma_mask = ~sc->plain_rails;
@@ -118,15 +139,20 @@ static inline int sr_run(const sr_scenario *sc, sr_result *res)
         sn_add_fault(&w->sn, &sc->faults[i]);
     for (int i = 0; i < sc->ranks; i++) {
         bfo_config c;
-        memset(&c, 0, sizeof c);
+        if (sc->cfg)
+            c = *sc->cfg;
+        else
+            memset(&c, 0, sizeof c);
         c.rank = i;
         c.nranks = sc->ranks;
         c.nrails = sc->rails;
-        c.max_requests = 2 * SR_MAX_MSGS + 8;
-        c.max_unexpected = 2 * SR_MAX_MSGS;
-        c.eager_limit = sc->eager_limit;
-        c.rdma = sc->rdma;
-        c.rdma_min = sc->rdma_min;
+        if (!sc->cfg) {
+            c.max_requests = 2 * SR_MAX_MSGS + 8;
+            c.max_unexpected = 2 * SR_MAX_MSGS;
+            c.eager_limit = sc->eager_limit;
+            c.rdma = sc->rdma;
+            c.rdma_min = sc->rdma_min;
+        }
         w->sn.be[i].rail_bandwidth = sr_rail_bw;
         size_t need = bfo_engine_mem_size(&c);
         w->mem[i] = malloc(need);
@@ -134,18 +160,22 @@ static inline int sr_run(const sr_scenario *sc, sr_result *res)
         if (!w->mem[i] || bfo_engine_init(&w->e[i], &c, &w->sn.be[i], w->mem[i], need, w->sn.now))
             abort();
         if (sc->trace) {
-            tctx[i].sn = &w->sn;
-            tctx[i].rank = i;
-            tctx[i].out = sc->trace;
-            tracer[i].fn = sr_trace;
-            tracer[i].user = &tctx[i];
-            w->e[i].trace = &tracer[i];
+            w->tctx[i].sn = &w->sn;
+            w->tctx[i].rank = i;
+            w->tctx[i].out = sc->trace;
+            w->tracer[i].fn = sr_trace;
+            w->tracer[i].user = &w->tctx[i];
+            w->e[i].trace = &w->tracer[i];
         }
     }
+    if (sc->start_ns)
+        sr_advance(w, sc->start_ns);
     for (int i = 0; i < sc->nmsgs; i++) {
         const sr_msg *m = &sc->msgs[i];
         w->sbuf[i] = (uint8_t *)malloc(m->size + 1);
         w->rbuf[i] = (uint8_t *)calloc(1, m->size + 1);
+        if (!w->sbuf[i] || !w->rbuf[i])
+            abort();
         for (size_t k = 0; k < m->size; k++)
             w->sbuf[i][k] = sr_pattern(i, k);
         bfo_irecv(&w->e[m->dst], &w->rreq[i], w->rbuf[i], m->size, m->any ? BFO_ANY_SOURCE : m->src,
@@ -155,25 +185,37 @@ static inline int sr_run(const sr_scenario *sc, sr_result *res)
         const sr_msg *m = &sc->msgs[i];
         bfo_isend(&w->e[m->src], &w->sreq[i], w->sbuf[i], m->size, m->dst, 0, m->tag, w->sn.now);
     }
+    return w;
+}
+
+/* Runs until every request is complete or the time limit, then settles:
+ * 3 s of simulated time after the end and after the last fault
+ * (completions, heartbeats, back-off, probing: so that both ends can agree
+ * on the rails), then drains what is in flight without firing new timers;
+ * again if a fault fired while draining.  Returns 1 if every request
+ * completed within the limit. */
+static inline int sr_go(sr_world *w)
+{
+    const sr_scenario *sc = w->sc;
     int done = sn_run(&w->sn, sr_all_done, w, sc->limit_ns ? sc->limit_ns : 30000000000ull);
-    /* settle for 3 s of simulated time after the end and after the last
-     * fault (completions, heartbeats, back-off, probing: so that both ends
-     * can agree on the rails), then drain what is in flight without firing
-     * new timers; again if a fault fired while draining */
     for (int round = 0; round < 10; round++) {
-        for (uint64_t end = w->sn.now + 3000000000ull; w->sn.now < end ||
-                                                        w->sn.now < w->sn.last_fault_at + 3000000000ull;) {
-            if (!sn_step(&w->sn))
-                w->sn.now += 5000000;
-            for (int i = 0; i < sc->ranks; i++)
-                bfo_engine_progress(&w->e[i], w->sn.now);
-        }
+        sr_advance(w, 3000000000ull);
+        if (w->sn.now < w->sn.last_fault_at + 3000000000ull)
+            sr_advance(w, w->sn.last_fault_at + 3000000000ull - w->sn.now);
         uint64_t drain_from = w->sn.now;
         for (int k = 0; k < 100000 && sn_step(&w->sn); k++)
             ;
         if (w->sn.last_fault_at < drain_from)
             break;
     }
+    return done;
+}
+
+/* Judges a world after sr_go; fills *res.  Returns res->passed. */
+static inline int sr_judge(sr_world *w, sr_result *res)
+{
+    const sr_scenario *sc = w->sc;
+    memset(res, 0, sizeof *res);
     res->ops = w->sn.ops;
     for (int i = 0; i < sc->nmsgs; i++) {
         const sr_msg *m = &sc->msgs[i];
@@ -227,6 +269,8 @@ static inline int sr_run(const sr_scenario *sc, sr_result *res)
         res->puts += e->stats.puts;
         res->gets += e->stats.gets;
         res->rdma_ops += e->stats.rdma_writes + e->stats.rdma_reads;
+        for (int k = 0; k < BFO_MAX_RAILS; k++)
+            res->rail_bytes[k] += e->stats.rail_bytes[k];
         if (e->uxm_in_use) { /* a message nobody will ever receive: a duplicate */
             res->duplicates += (uint64_t)e->uxm_in_use;
             sr_note(res, "rank %d: %d messages left unexpected (duplicates)", i, e->uxm_in_use);
@@ -253,16 +297,29 @@ static inline int sr_run(const sr_scenario *sc, sr_result *res)
         sr_note(res, "%d memory registrations not released (of %d)", (int)w->sn.regs_live,
                 (int)w->sn.nregs);
     }
-    (void)done;
     res->passed = res->why[0] == 0;
-    for (int i = 0; i < sc->nmsgs; i++) {
+    return res->passed;
+}
+
+static inline void sr_del(sr_world *w)
+{
+    for (int i = 0; i < w->sc->nmsgs; i++) {
         free(w->sbuf[i]);
         free(w->rbuf[i]);
     }
-    for (int i = 0; i < sc->ranks; i++)
+    for (int i = 0; i < w->sc->ranks; i++)
         free(w->mem[i]);
     sn_free(&w->sn);
     free(w);
+}
+
+/* Runs one scenario; fills *res.  Returns res->passed. */
+static inline int sr_run(const sr_scenario *sc, sr_result *res)
+{
+    sr_world *w = sr_new(sc);
+    sr_go(w);
+    sr_judge(w, res);
+    sr_del(w);
     return res->passed;
 }
 

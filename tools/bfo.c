@@ -74,6 +74,7 @@ static void set_protocol(sr_scenario *sc, int proto)
 typedef struct totals {
     uint64_t scenarios, passed, failed, delivered, lost, duplicates, corrupt, hung, leaked,
         unreachable_errors, restarts, mapouts, readmissions, eagers, copies, puts, gets, rdma_ops;
+    uint64_t rail_bytes[BFO_MAX_RAILS];
     int shown;
     FILE *failures; /* JSON objects of failures, or the human lines */
 } totals;
@@ -248,6 +249,8 @@ static void account(totals *t, const sr_scenario *sc, const sr_result *r, int js
     t->puts += r->puts;
     t->gets += r->gets;
     t->rdma_ops += r->rdma_ops;
+    for (int k = 0; k < BFO_MAX_RAILS; k++)
+        t->rail_bytes[k] += r->rail_bytes[k];
     if (r->passed) {
         t->passed++;
         return;
@@ -563,8 +566,11 @@ static int cmd_sim(int argc, char **argv)
                t.scenarios, t.delivered, t.lost, t.duplicates, t.corrupt, t.hung, t.leaked,
                t.unreachable_errors, t.restarts, t.mapouts, t.readmissions);
         printf("protocols taken: eager %" PRIu64 ", copy %" PRIu64 ", put %" PRIu64 ", get %" PRIu64
-               "; RDMA operations %" PRIu64 "\n",
+               "; RDMA operations %" PRIu64 "; bytes per rail",
                t.eagers, t.copies, t.puts, t.gets, t.rdma_ops);
+        for (int k = 0; k < o.rails; k++)
+            printf(" %" PRIu64, t.rail_bytes[k]);
+        putchar('\n');
         printf("sim: %" PRIu64 " passed, %" PRIu64 " failed\n", t.passed, t.failed);
     }
     free(fbuf);

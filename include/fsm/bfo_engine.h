@@ -153,7 +153,6 @@ typedef struct bfo_peer {
     bfo_rail_link rail[BFO_MAX_RAILS];
     uint16_t *send_seq, *recv_seq; /* [max_contexts]: last sent, next expected */
     int rr;                        /* round-robin cursor (eager) */
-    uint64_t vclock;               /* striping: virtual start time of the last data op */
     int unreachable;
     uint64_t down_since;           /* when the last UP rail went (0: some rail is UP) */
     int pend_head, pend_tail;      /* ops waiting for an UP rail */
@@ -477,32 +476,44 @@ static inline int bfo__rdma_ok(const bfo_engine *e, int peer, int up_now)
     return 0;
 }
 
-/* Striping of data (FRAG, WRITE, READ): start-time fair queueing over the
- * UP rails (RDMA rails only for RDMA), each op costing len / bandwidth, so
- * that bytes split in proportion to bandwidth.  A rail that comes back
- * starts at the peer's clock (no burst to catch up). */
+/* Striping of data (FRAG, WRITE, READ): each rail has a virtual finish
+ * time, the bytes given to it divided by its bandwidth; an op goes to the
+ * eligible UP rail (RDMA rails only, for RDMA) where it would finish first,
+ * so bytes split in proportion to bandwidth.  A rail that is admitted again
+ * starts level with the others (bfo__stripe_rejoin): no burst to catch up,
+ * no penalty. */
 static inline int bfo__pick_weighted(bfo_engine *e, int peer, uint64_t len, int rdma)
 {
     bfo_peer *p = &e->peers[peer];
     int best = -1;
-    uint64_t best_start = 0, best_finish = 0;
+    uint64_t best_finish = 0;
     for (int r = 0; r < e->cfg.nrails; r++) {
         const bfo_rail_link *rl = &p->rail[r];
         if (rdma ? !bfo__rail_rdma(e, peer, r) : !bfo__rail_up(e, peer, r))
             continue;
-        uint64_t start = rl->vfinish > p->vclock ? rl->vfinish : p->vclock;
-        uint64_t finish = start + ((len + 1) << 10) / rl->bw;
+        uint64_t finish = rl->vfinish + ((len + 1) << 10) / rl->bw;
         if (best < 0 || finish < best_finish) {
             best = r;
-            best_start = start;
             best_finish = finish;
         }
     }
-    if (best >= 0) {
-        p->vclock = best_start;
+    if (best >= 0)
         p->rail[best].vfinish = best_finish;
-    }
     return best;
+}
+
+static inline void bfo__stripe_rejoin(bfo_engine *e, int peer, int rail)
+{
+    bfo_peer *p = &e->peers[peer];
+    int found = 0;
+    uint64_t lo = 0;
+    for (int r = 0; r < e->cfg.nrails; r++)
+        if (r != rail && bfo__rail_up(e, peer, r) && (!found || p->rail[r].vfinish < lo)) {
+            lo = p->rail[r].vfinish;
+            found = 1;
+        }
+    if (found && p->rail[rail].vfinish < lo)
+        p->rail[rail].vfinish = lo;
 }
 
 /* An op that could not be posted completes with an error, but not inside
@@ -1207,6 +1218,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
         rs->attempts = 0;
         rs->backoff = e->cfg.backoff_min_ns;
         rs->last_rx = rs->last_tx = e->now;
+        bfo__stripe_rejoin(e, peer, rail);
         p->down_since = 0;
         p->unreachable = 0;
         break;
@@ -1498,7 +1510,7 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
                                    size_t len, uint64_t now)
 {
     bfo_frame f;
-    int rc = BFO_OK, kind;
+    int rc = BFO_OK, kind = BFO_EVK_RCVD;
     bfo_request *r;
     if (peer < 0 || peer >= e->cfg.nranks || peer == e->cfg.rank || rail < 0 ||
         rail >= e->cfg.nrails)
@@ -1677,6 +1689,8 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
     }
     e->in = NULL;
     bfo__run_failed(e);
+    if (rc == BFO_OK && kind == BFO_EVK_DUP_RCVD)
+        e->stats.duplicates_dropped++;
     if (rc == BFO_ERR_STALE)
         e->stats.stale_dropped++;
     else if (rc == BFO_ERR_PROTOCOL)
