@@ -12,7 +12,7 @@
  *     one line per rank on stderr ("bfo run: rank 1 pid 123: exit 0" or
  *     "...: signal 9").  Exit 0 only if every rank exited 0.
  *
- *   bfo stream [--size S | --sizes S1,S2,...] [--count N] [--window W] [--json]
+ *   bfo stream [--size S | --sizes S1,S2,...] [--count N | --duration SEC] [--window W] [--json]
  *              [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL]
  *              [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T]
  *              [--grace-ms T] [--user-timeout-ms T] [--connect-timeout-ms T]
@@ -22,6 +22,9 @@
  *     64,1000,4096,65536,300000,1048576: eager and rendezvous); byte k of
  *     message i is a function of (src, dst, i, k) and every byte is checked.
  *     W messages in flight per peer and direction (default 8).
+ *     --duration SEC: send for SEC seconds instead of a fixed count (--count
+ *       is then the cap, default 1000000); each sender ends with a TOTAL
+ *       message naming its count, and the receiver checks against it.
  *     --tolerate-death: a peer that becomes unreachable (killed) is counted,
  *       not a failure; the others go on.
  *     --skip-rank R: rank R takes no part (it runs something else, e.g. a
@@ -251,7 +254,11 @@ typedef struct slot {
 
 typedef struct peer_st {
     slot *snd, *rcv;
-    uint64_t sposted, sdone, rposted, rdone;
+    uint64_t sposted, sdone, rposted, rdone, nseen;
+    uint64_t total;     /* messages the peer sends us (known at once, or by its TOTAL) */
+    uint64_t total_out; /* what our TOTAL message says */
+    bfo_request total_rreq, total_sreq;
+    int total_known, total_posted, stopped;
     uint8_t *seen;
     int dead, skip;
 } peer_st;
@@ -260,7 +267,7 @@ typedef struct stream {
     bfo_tcp *t;
     bfo_engine *e;
     int rank, size, window, tolerate, verbose;
-    uint64_t count;
+    uint64_t count, duration_ns;
     size_t sizes[ST_MAX_SIZES];
     int nsizes;
     size_t maxsize;
@@ -368,7 +375,8 @@ static int wait_all(stream *s, bfo_request **reqs, int n, uint64_t deadline)
 }
 
 static const char stream_usage[] =
-    "usage: bfo stream [--size S | --sizes S1,S2,...] [--count N] [--window W] [--json]\n"
+    "usage: bfo stream [--size S | --sizes S1,S2,...] [--count N | --duration SEC] [--window W]\n"
+    "                  [--json]\n"
     "                  [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL]\n"
     "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
     "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n";
@@ -380,7 +388,7 @@ int bfo_cmd_stream(int argc, char **argv)
     bfo_tcp_options opt;
     int json = 0, drop_rail = -1, rc, bad = 0, skip[64], nskip = 0;
     double timeout = 120;
-    int applied = 0;
+    int applied = 0, count_given = 0;
     uint64_t t_start, deadline;
     memset(s, 0, sizeof *s);
     memset(&cfg, 0, sizeof cfg);
@@ -413,7 +421,13 @@ int bfo_cmd_stream(int argc, char **argv)
             for (const char *p = v; p && *p && s->nsizes < ST_MAX_SIZES; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
                 s->sizes[s->nsizes++] = parse_size(p);
             i++;
+        } else if (!strcmp(a, "--duration")) {
+            s->duration_ns = (uint64_t)(atof(v) * 1e9);
+            if (!count_given)
+                s->count = 1000000;
+            i++;
         } else if (!strcmp(a, "--count")) {
+            count_given = 1;
             s->count = strtoull(v, NULL, 10);
             i++;
         } else if (!strcmp(a, "--window")) {
@@ -503,6 +517,16 @@ int bfo_cmd_stream(int argc, char **argv)
     }
     t_start = bfo_tcp_now();
     deadline = t_start + (uint64_t)(timeout * 1e9);
+    for (int p = 0; p < s->size; p++) { /* how many each peer sends us */
+        peer_st *ps = &s->p[p];
+        if (!peer_alive(s, p))
+            continue;
+        ps->total = s->count;
+        ps->total_known = !s->duration_ns;
+        if (s->duration_ns &&
+            bfo_irecv(s->e, &ps->total_rreq, &ps->total, sizeof ps->total, p, 1, 7, t_start) != BFO_OK)
+            ps->dead = 1;
+    }
 
     /* ---- the stream */
     for (;;) {
@@ -536,7 +560,8 @@ int bfo_cmd_stream(int argc, char **argv)
                             ps->dead = 1;
                     }
                 }
-                if (!sl->active && !ps->dead && ps->sposted < s->count) {
+                if (!sl->active && !ps->dead && !ps->stopped && ps->sposted < s->count &&
+                    !(s->duration_ns && now - t_start >= s->duration_ns)) {
                     sl->idx = ps->sposted++;
                     sl->len = size_of(s, s->rank, p, sl->idx);
                     pattern(sl->buf, sl->len, s->rank, p, sl->idx);
@@ -550,6 +575,30 @@ int bfo_cmd_stream(int argc, char **argv)
                     busy = 1;
                 }
                 unfinished += sl->active;
+            }
+            if (ps->snd && !ps->stopped &&
+                (ps->sposted >= s->count || (s->duration_ns && now - t_start >= s->duration_ns))) {
+                ps->stopped = 1; /* no more sends: tell the peer how many there were */
+                ps->total_out = ps->sposted;
+                if (s->duration_ns && !ps->dead) {
+                    rc = bfo_isend(s->e, &ps->total_sreq, &ps->total_out, sizeof ps->total_out, p, 1, 7,
+                                   now);
+                    ps->total_posted = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE;
+                }
+            }
+            if (s->duration_ns && !ps->total_known && bfo_test(&ps->total_rreq)) {
+                ps->total_known = 1;
+                if (ps->total_rreq.status != BFO_OK) {
+                    if (ps->total_rreq.status == BFO_ERR_PEER_UNREACHABLE && s->tolerate)
+                        note_unreachable(s, p, now);
+                    else
+                        bad = 1;
+                    ps->dead = 1;
+                } else if (ps->total > s->count) {
+                    fprintf(stderr, "bfo stream[%d]: peer %d sent more than --count\n", s->rank, p);
+                    bad = 1;
+                    ps->total = s->count;
+                }
             }
             for (int w = 0; w < s->window && ps->rcv; w++) {
                 slot *sl = &ps->rcv[w];
@@ -569,6 +618,7 @@ int bfo_cmd_stream(int argc, char **argv)
                                     s->rank, tag, p);
                         } else {
                             ps->seen[tag] = 1;
+                            ps->nseen++;
                             if (tag != sl->idx)
                                 fprintf(stderr, "bfo stream[%d]: message %" PRIu64 " from %d arrived "
                                         "as number %" PRIu64 "\n", s->rank, tag, p, sl->idx);
@@ -591,7 +641,7 @@ int bfo_cmd_stream(int argc, char **argv)
                             ps->dead = 1;
                     }
                 }
-                if (!sl->active && !ps->dead && ps->rposted < s->count) {
+                if (!sl->active && !ps->dead && ps->rposted < ps->total) {
                     sl->idx = ps->rposted++;
                     rc = bfo_irecv(s->e, &sl->req, sl->buf, s->maxsize, p, 0, BFO_ANY_TAG, now);
                     sl->active = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE;
@@ -602,9 +652,13 @@ int bfo_cmd_stream(int argc, char **argv)
                     }
                     busy = 1;
                 }
-                unfinished += sl->active;
             }
-            if (!ps->dead && (ps->sdone < s->count || ps->rdone < s->count))
+            if (ps->dead || !ps->snd)
+                continue;
+            for (int w = 0; w < s->window; w++) /* receives past the total may stay posted */
+                unfinished += ps->snd[w].active + (ps->rcv[w].active && ps->rcv[w].idx < ps->total);
+            if (!ps->stopped || (ps->total_posted && !bfo_test(&ps->total_sreq)) || !ps->total_known ||
+                ps->nseen < ps->total)
                 unfinished++;
         }
         if (s->e->stats.mapouts != s->last_mapouts) {
@@ -626,7 +680,7 @@ int bfo_cmd_stream(int argc, char **argv)
     int timed_out = bfo_tcp_now() > deadline;
     for (int p = 0; p < s->size; p++)
         if (peer_alive(s, p) || (p != s->rank && s->p[p].dead && !s->tolerate && !s->p[p].skip))
-            for (uint64_t i = 0; i < s->count; i++)
+            for (uint64_t i = 0; i < s->p[p].total; i++)
                 s->f[F_LOST] += !s->p[p].seen[i];
 
     /* ---- the end: a barrier, the duplicate check, counts to rank 0, bye */
@@ -635,10 +689,9 @@ int bfo_cmd_stream(int argc, char **argv)
         bfo_request *rq = calloc(4 * (size_t)s->size, sizeof *rq);
         bfo_request **w = calloc(4 * (size_t)s->size, sizeof *w);
         uint64_t *in = calloc((size_t)s->size, sizeof *in);
-        uint64_t (*counts)[NF + BFO_MAX_RAILS] = calloc((size_t)s->size, sizeof *counts);
         uint8_t *sink = malloc(s->maxsize);
         int nw = 0;
-        if (!rq || !w || !in || !counts || !sink)
+        if (!rq || !w || !in || !sink)
             return 1;
         for (int p = 0; p < s->size; p++)
             if (peer_alive(s, p)) {
@@ -661,9 +714,15 @@ int bfo_cmd_stream(int argc, char **argv)
         for (uint64_t end = bfo_tcp_now() + 20000000ull; bfo_tcp_now() < end;)
             bfo_tcp_progress(s->t, 1);
         for (int p = 0; p < s->size; p++)
-            if (peer_alive(s, p) && bfo_test(&rq[4 * p + 2]) && rq[4 * p + 2].status == BFO_OK) {
-                s->f[F_DUPS]++;
-                fprintf(stderr, "bfo stream[%d]: an extra message from %d\n", s->rank, p);
+            if (peer_alive(s, p)) {
+                int extra = bfo_test(&rq[4 * p + 2]) && rq[4 * p + 2].status == BFO_OK;
+                for (int w2 = 0; w2 < s->window; w2++) /* receives left posted past the total */
+                    extra += s->p[p].rcv[w2].active && bfo_test(&s->p[p].rcv[w2].req) &&
+                             s->p[p].rcv[w2].req.status == BFO_OK;
+                if (extra) {
+                    s->f[F_DUPS] += (uint64_t)extra;
+                    fprintf(stderr, "bfo stream[%d]: %d extra message(s) from %d\n", s->rank, extra, p);
+                }
             }
         /* counts */
         const bfo_tcp_stats *ts = bfo_tcp_get_stats(s->t);
@@ -753,7 +812,6 @@ int bfo_cmd_stream(int argc, char **argv)
         free(rq);
         free(w);
         free(in);
-        free(counts);
         free(sink);
         free(all);
     } else {
