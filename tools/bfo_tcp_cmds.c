@@ -13,7 +13,7 @@
  *     "...: signal 9").  Exit 0 only if every rank exited 0.
  *
  *   bfo stream [--size S | --sizes S1,S2,...] [--count N | --duration SEC] [--window W] [--json]
- *              [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL]
+ *              [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]
  *              [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T]
  *              [--grace-ms T] [--user-timeout-ms T] [--connect-timeout-ms T]
  *              [--timeout SEC] [-v]
@@ -29,6 +29,8 @@
  *       not a failure; the others go on.
  *     --skip-rank R: rank R takes no part (it runs something else, e.g. a
  *       misbehaving test peer); the others do not stream with it.
+ *     --recv-delay-ms T: post no receive for the first T ms (the senders'
+ *       eager messages fill the engine's unexpected buffers: back-pressure).
  *     --drop-on-signal RAIL: SIGUSR1 toggles the backend's fault hook
  *       (every frame on RAIL silently lost) in this process.
  *     --json: rank 0 prints ONE object for the whole job (the other ranks
@@ -36,7 +38,7 @@
  *       {"ranks","messages","bytes","verified","corrupt","duplicates","lost",
  *        "unreachable","dead_peers","failovers","readmissions",
  *        "recovery_ms_max","stall_ms_max","unreachable_ms_max","elapsed_ms",
- *        "conn_errors","malformed_drops","per_rail_bytes":[...]}
+ *        "conn_errors","malformed_drops","backpressure","per_rail_bytes":[...]}
  *       messages/bytes/verified: received at the destinations; failovers and
  *       readmissions: the engines' mapouts and readmissions; recovery_ms_max:
  *       the longest time from a rail being mapped out to the next message
@@ -239,10 +241,10 @@ int bfo_cmd_run(int argc, char **argv)
 /* --------------------------------------------------------------- stream */
 
 #define ST_MAX_SIZES 32
-#define NF 12 /* counters sent to rank 0 */
+#define NF 13 /* counters sent to rank 0 */
 
 enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD, F_MAPOUTS,
-       F_READMIT, F_CONNERR, F_MALFORMED };
+       F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE };
 
 typedef struct slot {
     bfo_request req;
@@ -267,7 +269,7 @@ typedef struct stream {
     bfo_tcp *t;
     bfo_engine *e;
     int rank, size, window, tolerate, verbose;
-    uint64_t count, duration_ns;
+    uint64_t count, duration_ns, recv_delay_ns;
     size_t sizes[ST_MAX_SIZES];
     int nsizes;
     size_t maxsize;
@@ -377,7 +379,7 @@ static int wait_all(stream *s, bfo_request **reqs, int n, uint64_t deadline)
 static const char stream_usage[] =
     "usage: bfo stream [--size S | --sizes S1,S2,...] [--count N | --duration SEC] [--window W]\n"
     "                  [--json]\n"
-    "                  [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL]\n"
+    "                  [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]\n"
     "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
     "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n";
 
@@ -420,6 +422,9 @@ int bfo_cmd_stream(int argc, char **argv)
             s->nsizes = 0;
             for (const char *p = v; p && *p && s->nsizes < ST_MAX_SIZES; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
                 s->sizes[s->nsizes++] = parse_size(p);
+            i++;
+        } else if (!strcmp(a, "--recv-delay-ms")) {
+            s->recv_delay_ns = (uint64_t)(atof(v) * 1e6);
             i++;
         } else if (!strcmp(a, "--duration")) {
             s->duration_ns = (uint64_t)(atof(v) * 1e9);
@@ -641,7 +646,8 @@ int bfo_cmd_stream(int argc, char **argv)
                             ps->dead = 1;
                     }
                 }
-                if (!sl->active && !ps->dead && ps->rposted < ps->total) {
+                if (!sl->active && !ps->dead && ps->rposted < ps->total &&
+                    now - t_start >= s->recv_delay_ns) {
                     sl->idx = ps->rposted++;
                     rc = bfo_irecv(s->e, &sl->req, sl->buf, s->maxsize, p, 0, BFO_ANY_TAG, now);
                     sl->active = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE;
@@ -732,6 +738,7 @@ int bfo_cmd_stream(int argc, char **argv)
             s->rail_bytes[r] = ts->rail[r].bytes_tx;
             s->f[F_CONNERR] += ts->rail[r].conn_errors;
             s->f[F_MALFORMED] += ts->rail[r].malformed;
+            s->f[F_BACKPRESSURE] += ts->rail[r].backpressure;
         }
         uint64_t mine[NF + BFO_MAX_RAILS + 3];
         memcpy(mine, s->f, sizeof s->f);
@@ -792,13 +799,14 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"failovers\":%" PRIu64 ",\"readmissions\":%" PRIu64
                        ",\"recovery_ms_max\":%.3f,\"stall_ms_max\":%.3f,\"unreachable_ms_max\":%.3f"
                        ",\"elapsed_ms\":%.1f,\"conn_errors\":%" PRIu64 ",\"malformed_drops\":%" PRIu64
+                       ",\"backpressure\":%" PRIu64
                        ",\"per_rail_bytes\":[",
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
                        tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
                        tot[F_READMIT], (double)tot[NF + BFO_MAX_RAILS] / 1e6,
                        (double)tot[NF + BFO_MAX_RAILS + 1] / 1e6,
                        (double)tot[NF + BFO_MAX_RAILS + 2] / 1e6,
-                       (double)(bfo_tcp_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED]);
+                       (double)(bfo_tcp_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE]);
                 for (int r = 0; r < bfo_tcp_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
                 printf("]}\n");

@@ -91,7 +91,7 @@ struct bfo_tcp {
     pend *pend;
     int npend;
     uint8_t *rxmem;
-    int links_ready;
+    int links_ready, nbroken;
     size_t max_frame, rx_cap;
     bfo_tcp_stats st;
 };
@@ -216,14 +216,15 @@ static void link_events(bfo_tcp *t, tlink *l)
         l->evmask = want;
 }
 
-static void set_broken(tlink *l, int malformed, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_broken(tlink *l, int malformed, const char *fmt, ...)
+static void set_broken(bfo_tcp *t, tlink *l, int malformed, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void set_broken(bfo_tcp *t, tlink *l, int malformed, const char *fmt, ...)
 {
     va_list ap;
     if (l->broken)
         return;
     l->broken = 1;
+    t->nbroken++;
     l->broken_malformed = malformed;
     va_start(ap, fmt);
     vsnprintf(l->broken_why, sizeof l->broken_why, fmt, ap);
@@ -357,7 +358,7 @@ static void settle(bfo_tcp *t)
 {
     for (int round = 0; round < 1000; round++) {
         int any = 0;
-        for (int i = 0; i < t->size * t->nrails; i++) {
+        for (int i = 0; t->nbroken && i < t->size * t->nrails; i++) {
             tlink *l = &t->links[i];
             if (l->broken) {
                 char why[sizeof l->broken_why];
@@ -366,6 +367,8 @@ static void settle(bfo_tcp *t)
                 any = 1;
             }
         }
+        if (!any)
+            t->nbroken = 0;
         if (t->failed.head >= 0) {
             elist f = t->failed;
             t->failed.head = t->failed.tail = -1;
@@ -465,7 +468,7 @@ static void link_flush(bfo_tcp *t, tlink *l)
             if (errno == EINTR)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
-                set_broken(l, 0, "send: %s", strerror(errno));
+                set_broken(t, l, 0, "send: %s", strerror(errno));
             break;
         }
         done = (size_t)w;
@@ -560,7 +563,7 @@ static int tcp_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int 
 static void take_ack(bfo_tcp *t, tlink *l, uint64_t ack)
 {
     if (ack > l->last_written) {
-        set_broken(l, 1, "ack %llu beyond the last frame sent (%llu)", (unsigned long long)ack,
+        set_broken(t, l, 1, "ack %llu beyond the last frame sent (%llu)", (unsigned long long)ack,
                    (unsigned long long)l->last_written);
         return;
     }
@@ -607,14 +610,14 @@ static void parse(bfo_tcp *t, tlink *l)
         int kind = h[6];
         uint64_t seq = bfo_get64(h + 8), ack = bfo_get64(h + 16);
         if (bfo_get16(h + 4) != BFO_TCP_MAGIC || h[7] != 0) {
-            set_broken(l, 1, "bad frame header (magic %04x flags %u)", bfo_get16(h + 4), h[7]);
+            set_broken(t, l, 1, "bad frame header (magic %04x flags %u)", bfo_get16(h + 4), h[7]);
             return;
         }
         if ((kind == BFO_TCP_K_DATA && (len == 0 || len > t->max_frame)) ||
             (kind == BFO_TCP_K_ACK && len != 0) ||
             (kind == BFO_TCP_K_HELLO && len != BFO_TCP_HELLO_SIZE) ||
             (kind != BFO_TCP_K_DATA && kind != BFO_TCP_K_ACK && kind != BFO_TCP_K_HELLO)) {
-            set_broken(l, 1, "bad frame (kind %d, length %u)", kind, len);
+            set_broken(t, l, 1, "bad frame (kind %d, length %u)", kind, len);
             return;
         }
         if (l->rx_len - l->rx_off < BFO_TCP_HDR_SIZE + (size_t)len)
@@ -629,7 +632,7 @@ static void parse(bfo_tcp *t, tlink *l)
             char why[96];
             int rank;
             if (hello_check(t, h, l->peer, l->rail, why, sizeof why, &rank) != 0) {
-                set_broken(l, 1, "hello reply: %s", why);
+                set_broken(t, l, 1, "hello reply: %s", why);
                 return;
             }
             l->rx_off += BFO_TCP_HDR_SIZE + len;
@@ -641,12 +644,12 @@ static void parse(bfo_tcp *t, tlink *l)
             continue;
         }
         if (kind == BFO_TCP_K_HELLO) {
-            set_broken(l, 1, "hello on an established connection");
+            set_broken(t, l, 1, "hello on an established connection");
             return;
         }
         if (kind == BFO_TCP_K_ACK) {
             if (seq != 0) {
-                set_broken(l, 1, "ack frame with a sequence number");
+                set_broken(t, l, 1, "ack frame with a sequence number");
                 return;
             }
             l->rx_off += BFO_TCP_HDR_SIZE;
@@ -654,7 +657,7 @@ static void parse(bfo_tcp *t, tlink *l)
             continue;
         }
         if (seq != l->rx_seq + 1) {
-            set_broken(l, 1, "frame sequence %llu, expected %llu", (unsigned long long)seq,
+            set_broken(t, l, 1, "frame sequence %llu, expected %llu", (unsigned long long)seq,
                        (unsigned long long)(l->rx_seq + 1));
             return;
         }
@@ -670,7 +673,7 @@ static void parse(bfo_tcp *t, tlink *l)
             return;
         }
         if (rc != BFO_OK && rc != BFO_ERR_STALE) {
-            set_broken(l, 1, "engine rejected a frame: %s", bfo_errname(rc));
+            set_broken(t, l, 1, "engine rejected a frame: %s", bfo_errname(rc));
             return;
         }
         l->stalled = 0;
@@ -701,17 +704,17 @@ static void link_read(bfo_tcp *t, tlink *l)
         n = read(l->fd, l->rx + l->rx_len, space);
         if (n == 0) {
             if (l->rx_len > l->rx_off)
-                set_broken(l, 1, "connection closed inside a frame (%zu bytes of it)",
+                set_broken(t, l, 1, "connection closed inside a frame (%zu bytes of it)",
                            l->rx_len - l->rx_off);
             else
-                set_broken(l, 0, "closed by the peer");
+                set_broken(t, l, 0, "closed by the peer");
             return;
         }
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
-                set_broken(l, 0, "receive: %s", strerror(errno));
+                set_broken(t, l, 0, "receive: %s", strerror(errno));
             return;
         }
         l->rx_len += (size_t)n;
@@ -746,7 +749,7 @@ static void start_conn(bfo_tcp *t, tlink *l, int fd, int state)
     ev.data.u64 = ev_data(EV_LINK, l->gen, (int)(l - t->links));
     l->evmask = ev.events;
     if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
-        set_broken(l, 0, "epoll: %s", strerror(errno));
+        set_broken(t, l, 0, "epoll: %s", strerror(errno));
 }
 
 static void dial(bfo_tcp *t, tlink *l)
@@ -765,9 +768,9 @@ static void dial(bfo_tcp *t, tlink *l)
     l->deadline = t->now + t->o.connect_timeout_ns;
     tlog(t, 3, "peer %d rail %d: dialing %s:%u", l->peer, l->rail, ipstr(to->ip, a), to->port);
     if (bind(fd, (struct sockaddr *)&me, sizeof me) != 0)
-        set_broken(l, 0, "bind: %s", strerror(errno));
+        set_broken(t, l, 0, "bind: %s", strerror(errno));
     else if (connect(fd, (struct sockaddr *)&them, sizeof them) != 0 && errno != EINPROGRESS)
-        set_broken(l, 0, "connect: %s", strerror(errno));
+        set_broken(t, l, 0, "connect: %s", strerror(errno));
 }
 
 static void dialed(bfo_tcp *t, tlink *l)
@@ -777,7 +780,7 @@ static void dialed(bfo_tcp *t, tlink *l)
     if (getsockopt(l->fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
         err = errno;
     if (err) {
-        set_broken(l, 0, "connect: %s", strerror(err));
+        set_broken(t, l, 0, "connect: %s", strerror(err));
         return;
     }
     l->state = CS_HELLO_WAIT;
@@ -910,7 +913,7 @@ static void timeouts(bfo_tcp *t)
         if (l->peer == t->rank || t->now < l->deadline)
             continue;
         if (l->fd >= 0 && (l->state == CS_DIALING || l->state == CS_HELLO_WAIT))
-            set_broken(l, 0, "no connection within the connect timeout");
+            set_broken(t, l, 0, "no connection within the connect timeout");
         else if (l->fd < 0 && l->awaiting && !l->dialer) {
             l->awaiting = 0;
             t->st.rail[l->rail].connect_failures++;
@@ -979,7 +982,7 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
                     socklen_t el = sizeof err;
                     getsockopt(l->fd, SOL_SOCKET, SO_ERROR, &err, &el);
                     if (err)
-                        set_broken(l, 0, "socket error: %s", strerror(err));
+                        set_broken(t, l, 0, "socket error: %s", strerror(err));
                 }
                 if (evs[k].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
                     link_read(t, l);

@@ -4,7 +4,7 @@
 # none lost or duplicated, the rail comes back each time.
 . "$(dirname "$0")/lib.sh"
 command -v ss >/dev/null || { echo "skip: no ss"; exit 0; }
-run_bg 2 --timeout 50 -- "$BFO_TCP" stream --json --duration 4
+run_bg 2 --timeout 50 -- "$BFO_TCP" stream --json --duration 4 --timeout 30
 kills=0
 sleep 0.3
 for i in 1 2 3 4 5; do

@@ -10,7 +10,7 @@ SILENCE=200
 one_run() { # $1: nft | hook
     rm -f "$WORK/pids" "$WORK/out"
     run_bg 2 --timeout 50 -- "$BFO_TCP" stream --json --duration 3.5 --silence-ms $SILENCE \
-        --drop-on-signal 1
+        --drop-on-signal 1 --timeout 30
     sleep 0.8
     if [ "$1" = nft ]; then
         nft add table ip "$TABLE" && nft add chain ip "$TABLE" out '{ type filter hook output priority 0; }' &&

@@ -4,7 +4,7 @@
 # (unreachable_grace 2 s + detection), nothing hangs, and ranks 0 and 1 keep
 # talking to each other: all their messages verified.
 . "$(dirname "$0")/lib.sh"
-run_bg 3 --timeout 50 --keep-going -- "$BFO_TCP" stream --json --duration 3 --tolerate-death
+run_bg 3 --timeout 50 --keep-going -- "$BFO_TCP" stream --json --duration 3 --tolerate-death --timeout 30
 sleep "1.$((RANDOM % 5))"
 kill -9 "$(rank_pid 2)"
 killed_at=$(date +%s%N)
