@@ -1,0 +1,1431 @@
+/* bfo_tcp.c - the TCP backend (see bfo_tcp.h for the contract and design). */
+#define _GNU_SOURCE
+#include "bfo_tcp.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { CS_NONE = 0, CS_DIALING, CS_HELLO_WAIT, CS_UP };
+enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3 };
+
+#define MAX_IOV 64
+#define FRAME_HELLO (BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE)
+
+/* A send descriptor: one posted frame, from post to completion. */
+typedef struct ent {
+    uint8_t hdr[BFO_TCP_HDR_SIZE];
+    const void *base[2];
+    size_t len[2];
+    int n;
+    size_t total, off; /* bytes of the whole frame, bytes written */
+    uint64_t seq, token;
+    int next;
+} ent;
+
+typedef struct elist {
+    int head, tail;
+} elist;
+
+typedef struct tlink {
+    int peer, rail, fd, state, dialer;
+    uint32_t gen;      /* connection generation (stale epoll events) */
+    int reported;      /* the engine was told CONNECTED for this connection */
+    int awaiting;      /* the engine waits for CONNECTED / CONNECT_FAILED */
+    int connect_req;   /* connect() called: handled in progress */
+    int broken;        /* fails at the next safe point */
+    int broken_malformed;
+    char broken_why[96];
+    int poisoned;      /* the fault hook swallowed a frame of it */
+    int stalled;       /* back-pressure: the frame at rx_off waits */
+    uint32_t evmask;   /* registered epoll events */
+    uint64_t deadline; /* dial / hello / waiting for the peer */
+    /* send */
+    elist q;    /* written and unacknowledged, then unwritten */
+    int unsent; /* first unwritten entry, -1 none */
+    elist hole; /* swallowed by the fault hook */
+    uint64_t next_seq, last_written;
+    uint8_t ctl[2 * FRAME_HELLO];
+    size_t ctl_len, ctl_off;
+    /* receive */
+    uint8_t *rx;
+    size_t rx_len, rx_off;
+    uint64_t rx_seq, ack_sent, rx_since;
+    unsigned rx_frames;
+    size_t rx_bytes;
+} tlink;
+
+typedef struct pend {
+    int fd, rail;
+    uint32_t gen;
+    size_t got;
+    uint8_t buf[FRAME_HELLO];
+    uint64_t deadline;
+} pend;
+
+struct bfo_tcp {
+    int rank, size, nrails, ep, log;
+    bfo_tcp_options o;
+    uint32_t ip[BFO_MAX_RAILS];
+    int lfd[BFO_MAX_RAILS];
+    int drop[BFO_MAX_RAILS];
+    bfo_tcp_addr *table;
+    uint64_t job, now;
+    bfo_engine eng;
+    void *emem;
+    tlink *links;
+    ent *ents;
+    int nents, ent_free;
+    elist failed;
+    pend *pend;
+    int npend;
+    uint8_t *rxmem;
+    int links_ready, nbroken;
+    size_t max_frame, rx_cap;
+    bfo_tcp_stats st;
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+uint64_t bfo_tcp_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void tlog(const bfo_tcp *t, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void tlog(const bfo_tcp *t, int level, const char *fmt, ...)
+{
+    va_list ap;
+    char line[512];
+    if (t->log < level)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "bfo-tcp[%d]: %s\n", t->rank, line);
+}
+
+const char *bfo_tcp_errname(int rc)
+{
+    if (rc == BFO_TCP_ERR_SOCKET)
+        return "BFO_TCP_ERR_SOCKET";
+    if (rc == BFO_TCP_ERR_BOOTSTRAP)
+        return "BFO_TCP_ERR_BOOTSTRAP";
+    return bfo_errname(rc);
+}
+
+int bfo_tcp_parse_rail(const char *s, uint32_t *ip)
+{
+    struct in_addr a;
+    char buf[64];
+    size_t n;
+    if (!s)
+        return -1;
+    if (!strncmp(s, "tcp:", 4))
+        s += 4;
+    n = strcspn(s, ",");
+    if (n == 0 || n >= sizeof buf)
+        return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    if (inet_pton(AF_INET, buf, &a) != 1)
+        return -1;
+    *ip = ntohl(a.s_addr);
+    return 0;
+}
+
+int bfo_tcp_parse_rails(const char *list, uint32_t *ips, int max)
+{
+    int n = 0;
+    const char *p = list;
+    if (!list || !*list)
+        return -1;
+    for (;;) {
+        if (n >= max || bfo_tcp_parse_rail(p, &ips[n]) != 0)
+            return -1;
+        n++;
+        p = strchr(p, ',');
+        if (!p)
+            return n;
+        p++;
+    }
+}
+
+static const char *ipstr(uint32_t ip, char *buf)
+{
+    struct in_addr a;
+    a.s_addr = htonl(ip);
+    inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
+    return buf;
+}
+
+static struct sockaddr_in sin_of(uint32_t ip, uint16_t port)
+{
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(ip);
+    sa.sin_port = htons(port);
+    return sa;
+}
+
+static void sock_opts(const bfo_tcp *t, int fd)
+{
+    int one = 1;
+    unsigned to = t->o.user_timeout_ms;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &to, sizeof to);
+}
+
+static uint64_t ev_data(int type, uint32_t gen, int idx)
+{
+    return ((uint64_t)type << 60) | ((uint64_t)(gen & 0x0fffffffu) << 32) | (uint32_t)idx;
+}
+
+static tlink *link_of(bfo_tcp *t, int peer, int rail) { return &t->links[peer * t->nrails + rail]; }
+
+static void link_events(bfo_tcp *t, tlink *l)
+{
+    uint32_t want = 0;
+    struct epoll_event ev;
+    if (l->fd < 0)
+        return;
+    if (!l->stalled)
+        want |= EPOLLIN;
+    if (l->state == CS_DIALING || l->ctl_off < l->ctl_len || l->unsent >= 0)
+        want |= EPOLLOUT;
+    if (want == l->evmask)
+        return;
+    ev.events = want;
+    ev.data.u64 = ev_data(EV_LINK, l->gen, (int)(l - t->links));
+    if (epoll_ctl(t->ep, EPOLL_CTL_MOD, l->fd, &ev) == 0)
+        l->evmask = want;
+}
+
+static void set_broken(bfo_tcp *t, tlink *l, int malformed, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void set_broken(bfo_tcp *t, tlink *l, int malformed, const char *fmt, ...)
+{
+    va_list ap;
+    if (l->broken)
+        return;
+    l->broken = 1;
+    t->nbroken++;
+    l->broken_malformed = malformed;
+    va_start(ap, fmt);
+    vsnprintf(l->broken_why, sizeof l->broken_why, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------ entry pool */
+
+static void el_push(bfo_tcp *t, elist *L, int i)
+{
+    t->ents[i].next = -1;
+    if (L->tail >= 0)
+        t->ents[L->tail].next = i;
+    else
+        L->head = i;
+    L->tail = i;
+}
+
+static int el_pop(bfo_tcp *t, elist *L)
+{
+    int i = L->head;
+    if (i >= 0) {
+        L->head = t->ents[i].next;
+        if (L->head < 0)
+            L->tail = -1;
+    }
+    return i;
+}
+
+static void el_append(bfo_tcp *t, elist *dst, elist *src)
+{
+    if (src->head < 0)
+        return;
+    if (dst->tail >= 0)
+        t->ents[dst->tail].next = src->head;
+    else
+        dst->head = src->head;
+    dst->tail = src->tail;
+    src->head = src->tail = -1;
+}
+
+/* Completes an entry: frees it first (the engine may post from inside). */
+static void complete(bfo_tcp *t, int i, int ok, int rail)
+{
+    uint64_t token = t->ents[i].token;
+    t->ents[i].next = t->ent_free;
+    t->ent_free = i;
+    if (ok)
+        t->st.rail[rail].completed_ok++;
+    else
+        t->st.rail[rail].completed_failed++;
+    bfo_engine_completion(&t->eng, token, ok);
+}
+
+/* --------------------------------------------------------------- events */
+
+static const char *evname(int ev)
+{
+    return ev == BFO_EV_CONNECTED ? "CONNECTED"
+           : ev == BFO_EV_CONNECT_FAILED ? "CONNECT_FAILED" : "RAIL_ERROR";
+}
+
+/* A rail event, now (only from progress, never inside a post).  An event
+ * the rail machine would refuse in its state is not reported: e.g.
+ * CONNECT_FAILED while FAILED (the engine already gave up on the attempt). */
+static void emit(bfo_tcp *t, tlink *l, int ev)
+{
+    int cs = t->eng.peers[l->peer].rail[l->rail].fsm.cs;
+    tlog(t, 2, "peer %d rail %d: %s%s", l->peer, l->rail, evname(ev),
+         bfo_rail_accepts(cs, ev) ? "" : " (not for the engine in this state)");
+    if (bfo_rail_accepts(cs, ev))
+        bfo_engine_rail_event(&t->eng, l->peer, l->rail, ev, t->now);
+}
+
+static void link_reset(tlink *l)
+{
+    l->fd = -1;
+    l->state = CS_NONE;
+    l->reported = l->broken = l->broken_malformed = l->poisoned = l->stalled = 0;
+    l->evmask = 0;
+    l->q.head = l->q.tail = l->hole.head = l->hole.tail = -1;
+    l->unsent = -1;
+    l->next_seq = l->last_written = 0;
+    l->ctl_len = l->ctl_off = 0;
+    l->rx_len = l->rx_off = 0;
+    l->rx_seq = l->ack_sent = l->rx_since = 0;
+    l->rx_frames = 0;
+    l->rx_bytes = 0;
+}
+
+/* Tears a connection down: RAIL_ERROR (if the engine had it) or
+ * CONNECT_FAILED (if the engine waited for it), then every frame not
+ * acknowledged completes with ok=0.  Only at safe points. */
+static void conn_close(bfo_tcp *t, tlink *l, int malformed, const char *why, int report)
+{
+    elist dead = { -1, -1 };
+    int reported = l->reported && report, awaiting = l->awaiting;
+    if (l->fd < 0 && l->q.head < 0 && l->hole.head < 0) {
+        l->broken = 0;
+        return;
+    }
+    if (malformed) {
+        t->st.rail[l->rail].malformed++;
+        tlog(t, 1, "peer %d rail %d: connection dropped: %s", l->peer, l->rail, why);
+    } else {
+        if (l->state == CS_UP)
+            t->st.rail[l->rail].conn_errors++;
+        tlog(t, l->state == CS_UP && report ? 1 : 2, "peer %d rail %d: connection closed: %s",
+             l->peer, l->rail, why);
+    }
+    if (l->fd >= 0)
+        close(l->fd);
+    el_append(t, &dead, &l->q);
+    el_append(t, &dead, &l->hole);
+    link_reset(l);
+    l->gen++;
+    if (reported) {
+        emit(t, l, BFO_EV_RAIL_ERROR);
+    } else if (awaiting && (l->dialer || !report)) {
+        /* a dial that failed; an acceptor waiting keeps waiting */
+        l->awaiting = 0;
+        t->st.rail[l->rail].connect_failures++;
+        emit(t, l, BFO_EV_CONNECT_FAILED);
+    }
+    for (int i = el_pop(t, &dead); i >= 0; i = el_pop(t, &dead))
+        complete(t, i, 0, l->rail);
+}
+
+/* Broken connections close, failed posts complete: until nothing is left. */
+static void settle(bfo_tcp *t)
+{
+    for (int round = 0; round < 1000; round++) {
+        int any = 0;
+        for (int i = 0; t->nbroken && i < t->size * t->nrails; i++) {
+            tlink *l = &t->links[i];
+            if (l->broken) {
+                char why[sizeof l->broken_why];
+                memcpy(why, l->broken_why, sizeof why);
+                conn_close(t, l, l->broken_malformed, why, 1);
+                any = 1;
+            }
+        }
+        if (!any)
+            t->nbroken = 0;
+        if (t->failed.head >= 0) {
+            elist f = t->failed;
+            t->failed.head = t->failed.tail = -1;
+            for (int i = el_pop(t, &f); i >= 0; i = el_pop(t, &f))
+                complete(t, i, 0, (int)(t->ents[i].seq));
+            any = 1;
+        }
+        if (!any)
+            return;
+    }
+}
+
+/* ----------------------------------------------------------------- send */
+
+static void put_hdr(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint64_t ack)
+{
+    bfo_put32(h, len);
+    bfo_put16(h + 4, (uint16_t)BFO_TCP_MAGIC);
+    h[6] = (uint8_t)kind;
+    h[7] = 0;
+    bfo_put64(h + 8, seq);
+    bfo_put64(h + 16, ack);
+}
+
+static void put_hello(const bfo_tcp *t, uint8_t *p, int rail)
+{
+    put_hdr(p, BFO_TCP_HELLO_SIZE, BFO_TCP_K_HELLO, 0, 0);
+    p += BFO_TCP_HDR_SIZE;
+    bfo_put32(p, 1);
+    bfo_put32(p + 4, (uint32_t)t->rank);
+    bfo_put32(p + 8, (uint32_t)rail);
+    bfo_put32(p + 12, (uint32_t)t->size);
+    bfo_put64(p + 16, t->job);
+    bfo_put64(p + 24, 0);
+}
+
+/* The fault hook or an earlier swallowed frame: nothing goes out. */
+static int swallowing(bfo_tcp *t, tlink *l)
+{
+    if (t->drop[l->rail])
+        l->poisoned = 1;
+    return l->poisoned;
+}
+
+/* Writes what can be written now; errors mark the tlink broken. */
+static void link_flush(bfo_tcp *t, tlink *l)
+{
+    if (l->fd < 0 || l->broken || l->state == CS_DIALING)
+        return;
+    if (swallowing(t, l)) {
+        while (l->unsent >= 0) { /* the rest of the queue vanishes */
+            int i = l->unsent;
+            l->unsent = t->ents[i].next;
+            t->st.rail[l->rail].dropped_tx++;
+        }
+        /* unwritten entries stay in q: they complete with ok=0 at close */
+        l->ctl_len = l->ctl_off = 0;
+        link_events(t, l);
+        return;
+    }
+    while (l->ctl_off < l->ctl_len || l->unsent >= 0) {
+        struct iovec iov[MAX_IOV];
+        struct msghdr mh;
+        int n = 0;
+        ssize_t w;
+        size_t done;
+        if (l->ctl_off < l->ctl_len) {
+            iov[n].iov_base = l->ctl + l->ctl_off;
+            iov[n++].iov_len = l->ctl_len - l->ctl_off;
+        }
+        for (int i = l->unsent; i >= 0 && n + 3 <= MAX_IOV; i = t->ents[i].next) {
+            ent *en = &t->ents[i];
+            size_t skip = en->off;
+            if (en->off == 0) { /* the freshest cumulative ack rides along */
+                bfo_put64(en->hdr + 16, l->rx_seq);
+                l->ack_sent = l->rx_seq;
+                l->rx_frames = 0;
+                l->rx_bytes = 0;
+            }
+            const void *b[3] = { en->hdr, en->base[0], en->base[1] };
+            size_t len[3] = { BFO_TCP_HDR_SIZE, en->len[0], en->len[1] };
+            for (int k = 0; k < 1 + en->n; k++) {
+                if (skip >= len[k]) {
+                    skip -= len[k];
+                    continue;
+                }
+                iov[n].iov_base = (void *)((uintptr_t)b[k] + skip);
+                iov[n++].iov_len = len[k] - skip;
+                skip = 0;
+            }
+        }
+        memset(&mh, 0, sizeof mh);
+        mh.msg_iov = iov;
+        mh.msg_iovlen = (size_t)n;
+        w = sendmsg(l->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                set_broken(t, l, 0, "send: %s", strerror(errno));
+            break;
+        }
+        done = (size_t)w;
+        if (l->ctl_off < l->ctl_len) {
+            size_t c = l->ctl_len - l->ctl_off;
+            if (c > done)
+                c = done;
+            l->ctl_off += c;
+            done -= c;
+            if (l->ctl_off == l->ctl_len)
+                l->ctl_off = l->ctl_len = 0;
+        }
+        while (done && l->unsent >= 0) {
+            ent *en = &t->ents[l->unsent];
+            size_t c = en->total - en->off;
+            if (c > done)
+                c = done;
+            en->off += c;
+            done -= c;
+            if (en->off == en->total) {
+                l->last_written = en->seq;
+                t->st.rail[l->rail].frames_tx++;
+                t->st.rail[l->rail].bytes_tx += en->total - BFO_TCP_HDR_SIZE;
+                l->unsent = en->next;
+            }
+        }
+    }
+    link_events(t, l);
+}
+
+/* A standalone ACK, unless a data frame is about to carry it anyway. */
+static void send_ack(bfo_tcp *t, tlink *l)
+{
+    if (l->state != CS_UP || l->rx_seq == l->ack_sent || l->broken)
+        return;
+    if (l->unsent < 0 && l->ctl_len == 0) {
+        put_hdr(l->ctl, 0, BFO_TCP_K_ACK, 0, l->rx_seq);
+        l->ctl_len = BFO_TCP_HDR_SIZE;
+        l->ctl_off = 0;
+        l->ack_sent = l->rx_seq;
+        l->rx_frames = 0;
+        l->rx_bytes = 0;
+        t->st.rail[l->rail].acks_tx++;
+    }
+    link_flush(t, l);
+}
+
+static int tcp_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt,
+                         uint64_t token)
+{
+    bfo_tcp *t = (bfo_tcp *)ctx;
+    tlink *l;
+    ent *en;
+    size_t len = 0;
+    int i;
+    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails ||
+        iovcnt < 1 || iovcnt > 2)
+        return -1;
+    for (int k = 0; k < iovcnt; k++)
+        len += iov[k].len;
+    if (len > t->max_frame || t->ent_free < 0) {
+        tlog(t, 1, "post refused: %s", len > t->max_frame ? "frame too large" : "no descriptor");
+        return -1;
+    }
+    l = link_of(t, peer, rail);
+    i = t->ent_free;
+    en = &t->ents[i];
+    t->ent_free = en->next;
+    en->n = iovcnt;
+    en->base[0] = iov[0].base;
+    en->len[0] = iov[0].len;
+    en->base[1] = iovcnt > 1 ? iov[1].base : NULL;
+    en->len[1] = iovcnt > 1 ? iov[1].len : 0;
+    en->total = BFO_TCP_HDR_SIZE + len;
+    en->off = 0;
+    en->token = token;
+    if (l->state != CS_UP || !l->reported || l->broken) {
+        en->seq = (uint64_t)rail; /* the failed list keeps the rail here */
+        el_push(t, &t->failed, i);
+        return 0;
+    }
+    en->seq = ++l->next_seq;
+    put_hdr(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, en->seq, 0);
+    el_push(t, &l->q, i);
+    if (l->unsent < 0)
+        l->unsent = i;
+    link_flush(t, l);
+    return 0;
+}
+
+/* The acks of one header: frames up to ack completed ok. */
+static void take_ack(bfo_tcp *t, tlink *l, uint64_t ack)
+{
+    if (ack > l->last_written) {
+        set_broken(t, l, 1, "ack %llu beyond the last frame sent (%llu)", (unsigned long long)ack,
+                   (unsigned long long)l->last_written);
+        return;
+    }
+    while (l->q.head >= 0 && l->q.head != l->unsent && t->ents[l->q.head].seq <= ack)
+        complete(t, el_pop(t, &l->q), 1, l->rail);
+}
+
+/* -------------------------------------------------------------- receive */
+
+static int hello_check(const bfo_tcp *t, const uint8_t *f, int want_rank, int want_rail,
+                       char *why, size_t whylen, int *rank_out)
+{
+    const uint8_t *b = f + BFO_TCP_HDR_SIZE;
+    uint32_t rank = bfo_get32(b + 4), rail = bfo_get32(b + 8);
+    if (bfo_get16(f + 4) != BFO_TCP_MAGIC || f[6] != BFO_TCP_K_HELLO ||
+        bfo_get32(f) != BFO_TCP_HELLO_SIZE || f[7] != 0) {
+        snprintf(why, whylen, "not a hello (magic %04x kind %u len %u)", bfo_get16(f + 4), f[6],
+                 bfo_get32(f));
+        return -1;
+    }
+    if (bfo_get32(b) != 1 || bfo_get32(b + 12) != (uint32_t)t->size || bfo_get64(b + 16) != t->job) {
+        snprintf(why, whylen, "hello of another job or version");
+        return -1;
+    }
+    if (rank >= (uint32_t)t->size || rank == (uint32_t)t->rank ||
+        (want_rank >= 0 ? rank != (uint32_t)want_rank : rank > (uint32_t)t->rank)) {
+        snprintf(why, whylen, "hello from rank %u, which may not connect here", rank);
+        return -1;
+    }
+    if (rail != (uint32_t)want_rail) {
+        snprintf(why, whylen, "hello for rail %u on rail %d", rail, want_rail);
+        return -1;
+    }
+    *rank_out = (int)rank;
+    return 0;
+}
+
+/* Frames in the receive buffer, in order, until one must wait. */
+static void parse(bfo_tcp *t, tlink *l)
+{
+    while (!l->broken && l->fd >= 0 && l->rx_len - l->rx_off >= BFO_TCP_HDR_SIZE) {
+        uint8_t *h = l->rx + l->rx_off;
+        uint32_t len = bfo_get32(h);
+        int kind = h[6];
+        uint64_t seq = bfo_get64(h + 8), ack = bfo_get64(h + 16);
+        if (bfo_get16(h + 4) != BFO_TCP_MAGIC || h[7] != 0) {
+            set_broken(t, l, 1, "bad frame header (magic %04x flags %u)", bfo_get16(h + 4), h[7]);
+            return;
+        }
+        if ((kind == BFO_TCP_K_DATA && (len == 0 || len > t->max_frame)) ||
+            (kind == BFO_TCP_K_ACK && len != 0) ||
+            (kind == BFO_TCP_K_HELLO && len != BFO_TCP_HELLO_SIZE) ||
+            (kind != BFO_TCP_K_DATA && kind != BFO_TCP_K_ACK && kind != BFO_TCP_K_HELLO)) {
+            set_broken(t, l, 1, "bad frame (kind %d, length %u)", kind, len);
+            return;
+        }
+        if (l->rx_len - l->rx_off < BFO_TCP_HDR_SIZE + (size_t)len)
+            break;
+        if (t->drop[l->rail] || l->poisoned) { /* the fault hook: it never came */
+            l->poisoned = 1;
+            t->st.rail[l->rail].dropped_rx++;
+            l->rx_off += BFO_TCP_HDR_SIZE + len;
+            continue;
+        }
+        if (l->state == CS_HELLO_WAIT) {
+            char why[96];
+            int rank;
+            if (hello_check(t, h, l->peer, l->rail, why, sizeof why, &rank) != 0) {
+                set_broken(t, l, 1, "hello reply: %s", why);
+                return;
+            }
+            l->rx_off += BFO_TCP_HDR_SIZE + len;
+            l->state = CS_UP;
+            l->reported = 1;
+            l->awaiting = 0;
+            t->st.rail[l->rail].connects++;
+            emit(t, l, BFO_EV_CONNECTED);
+            continue;
+        }
+        if (kind == BFO_TCP_K_HELLO) {
+            set_broken(t, l, 1, "hello on an established connection");
+            return;
+        }
+        if (kind == BFO_TCP_K_ACK) {
+            if (seq != 0) {
+                set_broken(t, l, 1, "ack frame with a sequence number");
+                return;
+            }
+            l->rx_off += BFO_TCP_HDR_SIZE;
+            take_ack(t, l, ack);
+            continue;
+        }
+        if (seq != l->rx_seq + 1) {
+            set_broken(t, l, 1, "frame sequence %llu, expected %llu", (unsigned long long)seq,
+                       (unsigned long long)(l->rx_seq + 1));
+            return;
+        }
+        take_ack(t, l, ack); /* idempotent when the frame is offered again */
+        if (l->broken || l->fd < 0)
+            return;
+        int rc = bfo_engine_frame(&t->eng, l->peer, l->rail, h + BFO_TCP_HDR_SIZE, len, t->now);
+        if (rc == BFO_ERR_AGAIN) {
+            if (!l->stalled)
+                t->st.rail[l->rail].backpressure++;
+            l->stalled = 1;
+            link_events(t, l);
+            return;
+        }
+        if (rc != BFO_OK && rc != BFO_ERR_STALE) {
+            set_broken(t, l, 1, "engine rejected a frame: %s", bfo_errname(rc));
+            return;
+        }
+        l->stalled = 0;
+        l->rx_off += BFO_TCP_HDR_SIZE + len;
+        if (l->rx_seq == l->ack_sent)
+            l->rx_since = t->now;
+        l->rx_seq = seq;
+        l->rx_frames++;
+        l->rx_bytes += len;
+        t->st.rail[l->rail].frames_rx++;
+        t->st.rail[l->rail].bytes_rx += len;
+    }
+    if (l->rx_off == l->rx_len)
+        l->rx_off = l->rx_len = 0;
+}
+
+static void link_read(bfo_tcp *t, tlink *l)
+{
+    for (int round = 0; round < 8 && l->fd >= 0 && !l->broken && !l->stalled; round++) {
+        size_t space;
+        ssize_t n;
+        if (l->rx_off && t->rx_cap - l->rx_len < BFO_TCP_HDR_SIZE + t->max_frame) {
+            memmove(l->rx, l->rx + l->rx_off, l->rx_len - l->rx_off);
+            l->rx_len -= l->rx_off;
+            l->rx_off = 0;
+        }
+        space = t->rx_cap - l->rx_len;
+        n = read(l->fd, l->rx + l->rx_len, space);
+        if (n == 0) {
+            if (l->rx_len > l->rx_off)
+                set_broken(t, l, 1, "connection closed inside a frame (%zu bytes of it)",
+                           l->rx_len - l->rx_off);
+            else
+                set_broken(t, l, 0, "closed by the peer");
+            return;
+        }
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                set_broken(t, l, 0, "receive: %s", strerror(errno));
+            return;
+        }
+        l->rx_len += (size_t)n;
+        parse(t, l);
+        if ((size_t)n < space)
+            return;
+    }
+}
+
+static void retry_stalled(bfo_tcp *t)
+{
+    for (int i = 0; i < t->size * t->nrails; i++) {
+        tlink *l = &t->links[i];
+        if (!l->stalled || l->fd < 0)
+            continue;
+        parse(t, l);
+        if (!l->stalled)
+            link_events(t, l);
+    }
+}
+
+/* ----------------------------------------------------------- connecting */
+
+static void start_conn(bfo_tcp *t, tlink *l, int fd, int state)
+{
+    struct epoll_event ev;
+    link_reset(l);
+    l->gen++;
+    l->fd = fd;
+    l->state = state;
+    ev.events = EPOLLIN | EPOLLOUT;
+    ev.data.u64 = ev_data(EV_LINK, l->gen, (int)(l - t->links));
+    l->evmask = ev.events;
+    if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+        set_broken(t, l, 0, "epoll: %s", strerror(errno));
+}
+
+static void dial(bfo_tcp *t, tlink *l)
+{
+    char a[INET_ADDRSTRLEN];
+    const bfo_tcp_addr *to = &t->table[l->peer * t->nrails + l->rail];
+    struct sockaddr_in me = sin_of(t->ip[l->rail], 0), them = sin_of(to->ip, to->port);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        tlog(t, 1, "socket: %s", strerror(errno));
+        l->deadline = t->now; /* fails at the next timeout check */
+        return;
+    }
+    sock_opts(t, fd);
+    start_conn(t, l, fd, CS_DIALING);
+    l->deadline = t->now + t->o.connect_timeout_ns;
+    tlog(t, 3, "peer %d rail %d: dialing %s:%u", l->peer, l->rail, ipstr(to->ip, a), to->port);
+    if (bind(fd, (struct sockaddr *)&me, sizeof me) != 0)
+        set_broken(t, l, 0, "bind: %s", strerror(errno));
+    else if (connect(fd, (struct sockaddr *)&them, sizeof them) != 0 && errno != EINPROGRESS)
+        set_broken(t, l, 0, "connect: %s", strerror(errno));
+}
+
+static void dialed(bfo_tcp *t, tlink *l)
+{
+    int err = 0;
+    socklen_t el = sizeof err;
+    if (getsockopt(l->fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+        err = errno;
+    if (err) {
+        set_broken(t, l, 0, "connect: %s", strerror(err));
+        return;
+    }
+    l->state = CS_HELLO_WAIT;
+    put_hello(t, l->ctl, l->rail);
+    l->ctl_len = FRAME_HELLO;
+    l->ctl_off = 0;
+    link_flush(t, l);
+}
+
+static int tcp_connect(void *ctx, int peer, int rail)
+{
+    bfo_tcp *t = (bfo_tcp *)ctx;
+    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
+        return -1;
+    link_of(t, peer, rail)->connect_req = 1;
+    return 0;
+}
+
+/* connect() requests: whatever connection the rail had is over (the
+ * engine gave up on it); dial, or wait for the peer to dial. */
+static void handle_connects(bfo_tcp *t)
+{
+    for (int i = 0; i < t->size * t->nrails; i++) {
+        tlink *l = &t->links[i];
+        if (!l->connect_req)
+            continue;
+        l->connect_req = 0;
+        l->awaiting = 0;
+        if (l->fd >= 0 || l->q.head >= 0)
+            conn_close(t, l, 0, "the engine reconnects", 0);
+        l->awaiting = 1;
+        l->deadline = t->now + t->o.connect_timeout_ns;
+        if (l->dialer)
+            dial(t, l);
+    }
+}
+
+static void pend_close(bfo_tcp *t, pend *p, const char *why)
+{
+    if (why) {
+        t->st.hellos_rejected++;
+        t->st.rail[p->rail].malformed++;
+        tlog(t, 1, "rail %d: incoming connection dropped: %s", p->rail, why);
+    }
+    close(p->fd);
+    p->fd = -1;
+}
+
+static void do_accept(bfo_tcp *t, int rail)
+{
+    for (;;) {
+        int fd = accept4(t->lfd[rail], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), k;
+        struct epoll_event ev;
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                tlog(t, 1, "rail %d: accept: %s", rail, strerror(errno));
+            return;
+        }
+        for (k = 0; k < t->npend && t->pend[k].fd >= 0; k++)
+            ;
+        if (k == t->npend) {
+            tlog(t, 1, "rail %d: too many connections without a hello; refused", rail);
+            close(fd);
+            continue;
+        }
+        sock_opts(t, fd);
+        t->pend[k].fd = fd;
+        t->pend[k].rail = rail;
+        t->pend[k].got = 0;
+        t->pend[k].gen++;
+        t->pend[k].deadline = t->now + t->o.connect_timeout_ns;
+        ev.events = EPOLLIN;
+        ev.data.u64 = ev_data(EV_PEND, t->pend[k].gen, k);
+        if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+            pend_close(t, &t->pend[k], NULL);
+    }
+}
+
+/* An accepted connection's hello: it becomes the rail's connection. */
+static void pend_read(bfo_tcp *t, pend *p)
+{
+    char why[96];
+    int rank;
+    ssize_t n = read(p->fd, p->buf + p->got, FRAME_HELLO - p->got);
+    if (n == 0) {
+        pend_close(t, p, p->got ? "closed inside its hello" : NULL);
+        return;
+    }
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            pend_close(t, p, NULL);
+        return;
+    }
+    p->got += (size_t)n;
+    if (p->got >= BFO_TCP_HDR_SIZE && bfo_get16(p->buf + 4) != BFO_TCP_MAGIC) {
+        pend_close(t, p, "not a hello (bad magic)");
+        return;
+    }
+    if (p->got < FRAME_HELLO)
+        return;
+    if (t->drop[p->rail]) { /* the fault hook: the hello never came */
+        t->st.rail[p->rail].dropped_rx++;
+        pend_close(t, p, NULL);
+        return;
+    }
+    if (hello_check(t, p->buf, -1, p->rail, why, sizeof why, &rank) != 0) {
+        pend_close(t, p, why);
+        return;
+    }
+    tlink *l = link_of(t, rank, p->rail);
+    int fd = p->fd;
+    p->fd = -1;
+    epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL);
+    if (l->fd >= 0 || l->q.head >= 0)
+        conn_close(t, l, 0, "replaced by a newer connection", 1);
+    start_conn(t, l, fd, CS_UP);
+    put_hello(t, l->ctl, l->rail);
+    l->ctl_len = FRAME_HELLO;
+    l->reported = 1;
+    l->awaiting = 0;
+    t->st.rail[l->rail].connects++;
+    link_flush(t, l);
+    emit(t, l, BFO_EV_CONNECTED);
+}
+
+static void timeouts(bfo_tcp *t)
+{
+    for (int i = 0; i < t->size * t->nrails; i++) {
+        tlink *l = &t->links[i];
+        if (l->peer == t->rank || t->now < l->deadline)
+            continue;
+        if (l->fd >= 0 && (l->state == CS_DIALING || l->state == CS_HELLO_WAIT))
+            set_broken(t, l, 0, "no connection within the connect timeout");
+        else if (l->fd < 0 && l->awaiting && !l->dialer) {
+            l->awaiting = 0;
+            t->st.rail[l->rail].connect_failures++;
+            tlog(t, 2, "peer %d rail %d: the peer did not connect in time", l->peer, l->rail);
+            emit(t, l, BFO_EV_CONNECT_FAILED);
+        } else if (l->fd < 0 && l->awaiting && l->dialer && l->state == CS_NONE) {
+            l->awaiting = 0; /* the socket could not even be made */
+            t->st.rail[l->rail].connect_failures++;
+            emit(t, l, BFO_EV_CONNECT_FAILED);
+        }
+    }
+    for (int k = 0; k < t->npend; k++)
+        if (t->pend[k].fd >= 0 && t->now >= t->pend[k].deadline)
+            pend_close(t, &t->pend[k], t->pend[k].got ? "no complete hello in time" : NULL);
+}
+
+static void acks_due(bfo_tcp *t, int all)
+{
+    for (int i = 0; i < t->size * t->nrails; i++) {
+        tlink *l = &t->links[i];
+        if (l->state != CS_UP || l->rx_seq == l->ack_sent)
+            continue;
+        if (all || l->rx_frames >= t->o.ack_frames || l->rx_bytes >= t->o.ack_bytes ||
+            t->now - l->rx_since >= t->o.ack_delay_ns)
+            send_ack(t, l);
+    }
+}
+
+/* ------------------------------------------------------------- progress */
+
+int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
+{
+    struct epoll_event evs[64];
+    int n, handled = 0;
+    t->now = bfo_tcp_now();
+    retry_stalled(t);
+    settle(t);
+    if (timeout_ms > 0) { /* about to sleep: nothing else goes out soon */
+        acks_due(t, 1);
+        settle(t);
+        if (t->failed.head >= 0)
+            timeout_ms = 0;
+    }
+    n = epoll_wait(t->ep, evs, 64, timeout_ms);
+    t->now = bfo_tcp_now();
+    for (int k = 0; k < n; k++) {
+        uint64_t d = evs[k].data.u64;
+        int type = (int)(d >> 60), idx = (int)(uint32_t)d;
+        uint32_t gen = (uint32_t)(d >> 32) & 0x0fffffffu;
+        handled++;
+        if (type == EV_LISTEN) {
+            do_accept(t, idx);
+        } else if (type == EV_PEND) {
+            if (t->pend[idx].fd >= 0 && (t->pend[idx].gen & 0x0fffffffu) == gen)
+                pend_read(t, &t->pend[idx]);
+        } else if (type == EV_LINK) {
+            tlink *l = &t->links[idx];
+            if (l->fd < 0 || (l->gen & 0x0fffffffu) != gen)
+                continue;
+            if (l->state == CS_DIALING) {
+                if (evs[k].events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+                    dialed(t, l);
+            } else {
+                if ((evs[k].events & EPOLLERR) && l->stalled) {
+                    int err = 0;
+                    socklen_t el = sizeof err;
+                    getsockopt(l->fd, SOL_SOCKET, SO_ERROR, &err, &el);
+                    if (err)
+                        set_broken(t, l, 0, "socket error: %s", strerror(err));
+                }
+                if (evs[k].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+                    link_read(t, l);
+                if ((evs[k].events & EPOLLOUT) && l->fd >= 0)
+                    link_flush(t, l);
+            }
+        }
+        settle(t);
+    }
+    timeouts(t);
+    settle(t);
+    acks_due(t, 0);
+    settle(t);
+    bfo_engine_progress(&t->eng, t->now);
+    settle(t);
+    handle_connects(t);
+    settle(t);
+    return handled;
+}
+
+/* ------------------------------------------------------------ bootstrap */
+
+static int parse_hostport(const char *s, uint32_t *ip, uint16_t *port)
+{
+    char buf[64];
+    const char *c = strrchr(s ? s : "", ':');
+    long p;
+    char *end;
+    if (!c || (size_t)(c - s) >= sizeof buf)
+        return -1;
+    memcpy(buf, s, (size_t)(c - s));
+    buf[c - s] = 0;
+    if (bfo_tcp_parse_rail(buf, ip) != 0)
+        return -1;
+    p = strtol(c + 1, &end, 10);
+    if (*end || p <= 0 || p > 65535)
+        return -1;
+    *port = (uint16_t)p;
+    return 0;
+}
+
+/* Blocking transfer of exactly len bytes before the deadline. */
+static int xfer(int fd, void *buf, size_t len, int out, uint64_t deadline)
+{
+    size_t done = 0;
+    while (done < len) {
+        struct pollfd pf = { fd, (short)(out ? POLLOUT : POLLIN), 0 };
+        uint64_t now = bfo_tcp_now();
+        ssize_t n;
+        if (now >= deadline)
+            return -1;
+        if (poll(&pf, 1, (int)((deadline - now) / 1000000 + 1)) <= 0)
+            continue;
+        n = out ? send(fd, (char *)buf + done, len - done, MSG_NOSIGNAL)
+                : recv(fd, (char *)buf + done, len - done, 0);
+        if (n == 0)
+            return -1;
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN)
+                continue;
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+#define BOOT_MAGIC 0xBF0B0075u
+
+int bfo_tcp_bootstrap(const char *addr, int rank, int size, int nrails, const bfo_tcp_addr *mine,
+                      bfo_tcp_addr *table, uint64_t *job, uint64_t timeout_ns)
+{
+    uint32_t ip;
+    uint16_t port;
+    uint64_t deadline = bfo_tcp_now() + (timeout_ns ? timeout_ns : 30000000000ull);
+    size_t msg_len = 12 + 8 * (size_t)nrails, tab_len = 20 + 8 * (size_t)size * (size_t)nrails;
+    uint8_t *buf;
+    int rc = BFO_TCP_ERR_BOOTSTRAP;
+    if (size < 1 || rank < 0 || rank >= size || nrails < 1 || nrails > BFO_MAX_RAILS)
+        return BFO_ERR_INVALID;
+    for (int r = 0; r < nrails; r++)
+        table[rank * nrails + r] = mine[r];
+    if (size == 1) {
+        *job = bfo_tcp_now() ^ ((uint64_t)getpid() << 32);
+        return BFO_OK;
+    }
+    if (!addr || parse_hostport(addr, &ip, &port) != 0)
+        return BFO_ERR_INVALID;
+    buf = (uint8_t *)malloc(tab_len > msg_len ? tab_len : msg_len);
+    if (!buf)
+        return BFO_ERR_NO_MEMORY;
+    struct sockaddr_in sa = sin_of(ip, port);
+    if (rank == 0) {
+        int one = 1, got = 1;
+        int *fds = (int *)malloc(sizeof(int) * (size_t)size);
+        int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (!fds || s < 0)
+            goto out0;
+        for (int i = 0; i < size; i++)
+            fds[i] = -1;
+        setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(s, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(s, size) != 0)
+            goto out0;
+        while (got < size) {
+            struct pollfd pf = { s, POLLIN, 0 };
+            uint64_t now = bfo_tcp_now();
+            if (now >= deadline)
+                goto out0;
+            if (poll(&pf, 1, (int)((deadline - now) / 1000000 + 1)) <= 0)
+                continue;
+            int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
+            if (c < 0)
+                continue;
+            if (xfer(c, buf, msg_len, 0, deadline) != 0 || bfo_get32(buf) != BOOT_MAGIC ||
+                bfo_get32(buf + 8) != (uint32_t)nrails || bfo_get32(buf + 4) == 0 ||
+                bfo_get32(buf + 4) >= (uint32_t)size) {
+                close(c);
+                continue;
+            }
+            int k = (int)bfo_get32(buf + 4);
+            if (fds[k] >= 0)
+                close(fds[k]);
+            else
+                got++;
+            fds[k] = c;
+            for (int r = 0; r < nrails; r++) {
+                table[k * nrails + r].ip = bfo_get32(buf + 12 + 8 * r);
+                table[k * nrails + r].port = bfo_get16(buf + 16 + 8 * r);
+            }
+        }
+        *job = (bfo_tcp_now() * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)getpid() << 32) ^ port;
+        bfo_put32(buf, BOOT_MAGIC);
+        bfo_put32(buf + 4, (uint32_t)size);
+        bfo_put32(buf + 8, (uint32_t)nrails);
+        bfo_put64(buf + 12, *job);
+        for (int i = 0; i < size * nrails; i++) {
+            bfo_put32(buf + 20 + 8 * i, table[i].ip);
+            bfo_put16(buf + 24 + 8 * i, table[i].port);
+            bfo_put16(buf + 26 + 8 * i, 0);
+        }
+        rc = BFO_OK;
+        for (int i = 1; i < size; i++)
+            if (xfer(fds[i], buf, tab_len, 1, deadline) != 0)
+                rc = BFO_TCP_ERR_BOOTSTRAP;
+    out0:
+        if (fds)
+            for (int i = 0; i < size; i++)
+                if (fds[i] >= 0)
+                    close(fds[i]);
+        if (s >= 0)
+            close(s);
+        free(fds);
+    } else {
+        int s = -1;
+        while (bfo_tcp_now() < deadline) {
+            s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            if (s < 0)
+                break;
+            if (connect(s, (struct sockaddr *)&sa, sizeof sa) == 0)
+                break;
+            close(s);
+            s = -1;
+            usleep(20000); /* rank 0 may not listen yet */
+        }
+        if (s >= 0) {
+            bfo_put32(buf, BOOT_MAGIC);
+            bfo_put32(buf + 4, (uint32_t)rank);
+            bfo_put32(buf + 8, (uint32_t)nrails);
+            for (int r = 0; r < nrails; r++) {
+                bfo_put32(buf + 12 + 8 * r, mine[r].ip);
+                bfo_put16(buf + 16 + 8 * r, mine[r].port);
+                bfo_put16(buf + 18 + 8 * r, 0);
+            }
+            if (xfer(s, buf, msg_len, 1, deadline) == 0 && xfer(s, buf, tab_len, 0, deadline) == 0 &&
+                bfo_get32(buf) == BOOT_MAGIC && bfo_get32(buf + 4) == (uint32_t)size &&
+                bfo_get32(buf + 8) == (uint32_t)nrails) {
+                *job = bfo_get64(buf + 12);
+                for (int i = 0; i < size * nrails; i++) {
+                    table[i].ip = bfo_get32(buf + 20 + 8 * i);
+                    table[i].port = bfo_get16(buf + 24 + 8 * i);
+                }
+                rc = BFO_OK;
+            }
+            close(s);
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+/* ----------------------------------------------------------------- init */
+
+static unsigned tcp_rail_caps(void *ctx, int rail)
+{
+    (void)ctx;
+    (void)rail;
+    return 0; /* no BFO_CAP_RDMA: the engine uses its copy protocols */
+}
+
+static unsigned tcp_rail_bw(void *ctx, int rail)
+{
+    const bfo_tcp *t = (const bfo_tcp *)ctx;
+    return rail >= 0 && rail < t->nrails ? t->o.rail_bandwidth[rail] : 0;
+}
+
+static int env_int(const char *name, int *v)
+{
+    const char *s = getenv(name);
+    char *end;
+    long x;
+    if (!s || !*s)
+        return -1;
+    x = strtol(s, &end, 10);
+    if (*end || x < 0 || x > 1000000)
+        return -1;
+    *v = (int)x;
+    return 0;
+}
+
+int bfo_tcp_init(bfo_tcp **out, const bfo_config *cfg, const bfo_tcp_options *opt)
+{
+    int rank, size;
+    if (env_int("BFO_RANK", &rank) != 0 || env_int("BFO_SIZE", &size) != 0 || size < 1 ||
+        rank >= size) {
+        fprintf(stderr, "bfo-tcp: BFO_RANK and BFO_SIZE must be set (bfo run sets them)\n");
+        return BFO_ERR_INVALID;
+    }
+    return bfo_tcp_init_with(out, rank, size, getenv("BFO_BOOTSTRAP"), cfg, opt);
+}
+
+int bfo_tcp_init_with(bfo_tcp **out, int rank, int size, const char *bootstrap,
+                      const bfo_config *cfg_in, const bfo_tcp_options *opt)
+{
+    bfo_tcp *t;
+    bfo_config cfg;
+    bfo_backend be;
+    bfo_tcp_addr mine[BFO_MAX_RAILS];
+    const char *lv = getenv("BFO_TCP_LOG");
+    int rc;
+    *out = NULL;
+    t = (bfo_tcp *)calloc(1, sizeof *t);
+    if (!t)
+        return BFO_ERR_NO_MEMORY;
+    t->ep = -1;
+    for (int r = 0; r < BFO_MAX_RAILS; r++)
+        t->lfd[r] = -1;
+    if (opt)
+        t->o = *opt;
+    t->rank = rank;
+    t->size = size;
+    t->log = t->o.log_level ? t->o.log_level : 1;
+    if (lv && *lv)
+        t->log = atoi(lv);
+    if (!t->o.user_timeout_ms)
+        t->o.user_timeout_ms = 1000;
+    if (!t->o.connect_timeout_ns)
+        t->o.connect_timeout_ns = 1000000000ull;
+    if (!t->o.ack_delay_ns)
+        t->o.ack_delay_ns = 50000;
+    if (!t->o.ack_frames)
+        t->o.ack_frames = 8;
+    if (!t->o.ack_bytes)
+        t->o.ack_bytes = 256 * 1024;
+    if (t->o.nrails > 0) {
+        t->nrails = t->o.nrails > BFO_MAX_RAILS ? -1 : t->o.nrails;
+        for (int r = 0; r < t->nrails; r++)
+            if (bfo_tcp_parse_rail(t->o.rails[r], &t->ip[r]) != 0)
+                t->nrails = -1;
+    } else {
+        const char *rails = getenv("BFO_RAILS");
+        t->nrails = rails && *rails ? bfo_tcp_parse_rails(rails, t->ip, BFO_MAX_RAILS)
+                                    : bfo_tcp_parse_rails("127.0.0.1", t->ip, BFO_MAX_RAILS);
+    }
+    rc = BFO_ERR_INVALID;
+    if (t->nrails < 1) {
+        tlog(t, 1, "bad rail list (BFO_RAILS=ADDR,ADDR or tcp:ADDR; at most %d)", BFO_MAX_RAILS);
+        goto fail;
+    }
+    rc = BFO_TCP_ERR_SOCKET;
+    t->ep = epoll_create1(EPOLL_CLOEXEC);
+    if (t->ep < 0)
+        goto fail;
+    for (int r = 0; r < t->nrails; r++) {
+        struct sockaddr_in sa = sin_of(t->ip[r], 0);
+        socklen_t sl = sizeof sa;
+        struct epoll_event ev;
+        char a[INET_ADDRSTRLEN];
+        t->lfd[r] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (t->lfd[r] < 0 || bind(t->lfd[r], (struct sockaddr *)&sa, sizeof sa) != 0 ||
+            listen(t->lfd[r], 128) != 0 || getsockname(t->lfd[r], (struct sockaddr *)&sa, &sl) != 0) {
+            tlog(t, 1, "rail %d (%s): cannot listen: %s", r, ipstr(t->ip[r], a), strerror(errno));
+            goto fail;
+        }
+        mine[r].ip = t->ip[r];
+        mine[r].port = ntohs(sa.sin_port);
+        ev.events = EPOLLIN;
+        ev.data.u64 = ev_data(EV_LISTEN, 0, r);
+        if (epoll_ctl(t->ep, EPOLL_CTL_ADD, t->lfd[r], &ev) != 0)
+            goto fail;
+    }
+    rc = BFO_ERR_NO_MEMORY;
+    t->table = (bfo_tcp_addr *)calloc((size_t)size * (size_t)t->nrails, sizeof *t->table);
+    if (!t->table)
+        goto fail;
+    rc = bfo_tcp_bootstrap(bootstrap, rank, size, t->nrails, mine, t->table, &t->job,
+                           t->o.bootstrap_timeout_ns);
+    if (rc != BFO_OK) {
+        tlog(t, 1, "bootstrap through %s failed: %s", bootstrap ? bootstrap : "(BFO_BOOTSTRAP unset)",
+             bfo_tcp_errname(rc));
+        goto fail;
+    }
+
+    /* memory: everything now */
+    cfg = cfg_in ? *cfg_in : (bfo_config){ 0 };
+    cfg.rank = rank;
+    cfg.nranks = size;
+    cfg.nrails = t->nrails;
+    {
+        bfo_config d = cfg; /* the defaults the engine will use */
+        bfo__config_defaults(&d);
+        t->max_frame = BFO_MAX_HDR_SIZE + (d.eager_limit > d.frag_size ? d.eager_limit : d.frag_size);
+        t->nents = d.max_ops + 16;
+    }
+    t->rx_cap = 2 * (BFO_TCP_HDR_SIZE + t->max_frame);
+    rc = BFO_ERR_NO_MEMORY;
+    t->links = (tlink *)calloc((size_t)size * (size_t)t->nrails, sizeof *t->links);
+    t->ents = (ent *)calloc((size_t)t->nents, sizeof *t->ents);
+    t->npend = 4 * size * t->nrails + 8;
+    t->pend = (pend *)calloc((size_t)t->npend, sizeof *t->pend);
+    t->rxmem = (uint8_t *)malloc(t->rx_cap * (size_t)size * (size_t)t->nrails);
+    t->emem = malloc(bfo_engine_mem_size(&cfg));
+    if (!t->links || !t->ents || !t->pend || !t->rxmem || !t->emem)
+        goto fail;
+    for (int i = 0; i < t->nents; i++)
+        t->ents[i].next = i + 1 < t->nents ? i + 1 : -1;
+    t->ent_free = 0;
+    t->failed.head = t->failed.tail = -1;
+    for (int k = 0; k < t->npend; k++)
+        t->pend[k].fd = -1;
+    for (int p = 0; p < size; p++)
+        for (int r = 0; r < t->nrails; r++) {
+            tlink *l = link_of(t, p, r);
+            link_reset(l);
+            l->peer = p;
+            l->rail = r;
+            l->dialer = rank < p;
+            l->rx = t->rxmem + t->rx_cap * (size_t)(p * t->nrails + r);
+        }
+    t->links_ready = 1;
+    memset(&be, 0, sizeof be);
+    be.ctx = t;
+    be.post_send = tcp_post_send;
+    be.connect = tcp_connect;
+    be.rail_caps = tcp_rail_caps;
+    be.rail_bandwidth = tcp_rail_bw;
+    t->now = bfo_tcp_now();
+    rc = bfo_engine_init(&t->eng, &cfg, &be, t->emem, bfo_engine_mem_size(&cfg), t->now);
+    if (rc != BFO_OK)
+        goto fail;
+    tlog(t, 2, "rank %d of %d, %d rail(s), job %016llx", rank, size, t->nrails,
+         (unsigned long long)t->job);
+    *out = t;
+    return BFO_OK;
+fail:
+    bfo_tcp_fini(t);
+    return rc;
+}
+
+/* ----------------------------------------------------------- accessors */
+
+bfo_engine *bfo_tcp_engine(bfo_tcp *t) { return &t->eng; }
+int bfo_tcp_rank(const bfo_tcp *t) { return t->rank; }
+int bfo_tcp_size(const bfo_tcp *t) { return t->size; }
+int bfo_tcp_nrails(const bfo_tcp *t) { return t->nrails; }
+const bfo_tcp_stats *bfo_tcp_get_stats(const bfo_tcp *t) { return &t->st; }
+
+void bfo_tcp_fault_drop(bfo_tcp *t, int rail, int on)
+{
+    if (rail >= 0 && rail < t->nrails) {
+        t->drop[rail] = on != 0;
+        tlog(t, 2, "rail %d: fault hook %s", rail, on ? "on (frames vanish)" : "off");
+    }
+}
+
+void bfo_tcp_fini(bfo_tcp *t)
+{
+    if (!t)
+        return;
+    if (t->links_ready) {
+        int nl = t->size * t->nrails;
+        uint64_t end;
+        t->now = bfo_tcp_now();
+        acks_due(t, 1);
+        /* let what is queued (our last acks) go out, then close politely */
+        end = t->now + 200000000ull;
+        for (;;) {
+            int busy = 0;
+            for (int i = 0; i < nl; i++) {
+                tlink *l = &t->links[i];
+                if (l->fd >= 0 && !l->broken && (l->ctl_len || l->unsent >= 0)) {
+                    link_flush(t, l);
+                    busy |= l->fd >= 0 && !l->broken && (l->ctl_len || l->unsent >= 0);
+                }
+            }
+            if (!busy || bfo_tcp_now() >= end)
+                break;
+            usleep(1000);
+        }
+        for (int i = 0; i < nl; i++)
+            if (t->links[i].fd >= 0)
+                shutdown(t->links[i].fd, SHUT_WR);
+        /* read what is still coming until the peers close too (bounded), so
+         * that closing does not reset a connection with our acks unread */
+        end = bfo_tcp_now() + 100000000ull;
+        for (int i = 0; i < nl; i++) {
+            tlink *l = &t->links[i];
+            char sink[4096];
+            while (l->fd >= 0 && bfo_tcp_now() < end) {
+                struct pollfd pf = { l->fd, POLLIN, 0 };
+                if (poll(&pf, 1, 5) <= 0)
+                    continue;
+                if (read(l->fd, sink, sizeof sink) <= 0)
+                    break;
+            }
+            if (l->fd >= 0)
+                close(l->fd);
+            l->fd = -1;
+        }
+    }
+    if (t->pend)
+        for (int k = 0; k < t->npend; k++)
+            if (t->pend[k].fd >= 0)
+                close(t->pend[k].fd);
+    for (int r = 0; r < BFO_MAX_RAILS; r++)
+        if (t->lfd[r] >= 0)
+            close(t->lfd[r]);
+    if (t->ep >= 0)
+        close(t->ep);
+    free(t->table);
+    free(t->links);
+    free(t->ents);
+    free(t->pend);
+    free(t->rxmem);
+    free(t->emem);
+    free(t);
+}

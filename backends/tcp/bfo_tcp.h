@@ -1,0 +1,226 @@
+/* bfo_tcp.h - the TCP backend: bfo rails over TCP/IPv4, one process per rank.
+ *
+ * Part of bfo (see bfo.h).  A rail is a local IPv4 address (127.0.0.1,
+ * 127.0.0.2, ... on one machine; one address per NIC across machines).
+ * Every rank listens on every rail; there is one TCP connection per
+ * (peer, rail).  Non-blocking sockets, one epoll set, no threads.
+ *
+ * ---------------------------------------------------------------------------
+ * USE
+ *   bfo_config cfg = {0};                 // engine tunables; rank, nranks
+ *   bfo_tcp *t;                           // and nrails are filled in
+ *   int rc = bfo_tcp_init(&t, &cfg, NULL); // reads BFO_RANK, BFO_SIZE,
+ *                                          // BFO_BOOTSTRAP, BFO_RAILS
+ *   bfo_engine *e = bfo_tcp_engine(t);
+ *   bfo_isend(e, &req, buf, len, peer, 0, tag, bfo_tcp_now());
+ *   while (!bfo_test(&req)) bfo_tcp_progress(t, 1);
+ *   bfo_tcp_fini(t);
+ * bfo_tcp_progress does the I/O, reports to the engine (completions, frames,
+ * rail events) and then runs bfo_engine_progress: call it often (at least
+ * every few ms).  The engine is not re-entrant and neither is this backend:
+ * one thread drives both.
+ *
+ * ENVIRONMENT (set by `bfo run`)
+ *   BFO_RANK, BFO_SIZE      this process and how many
+ *   BFO_BOOTSTRAP=ADDR:PORT rank 0 listens there; the others connect, send
+ *                           their rail listen addresses, and get the whole
+ *                           table back (with a job id every hello carries)
+ *   BFO_RAILS=A,B,...       rail addresses, `tcp:ADDR` or bare ADDR
+ *                           (default 127.0.0.1); the count must be equal
+ *                           on every rank
+ *   BFO_TCP_LOG=N           log level (overrides the option)
+ *
+ * OPTIONS (bfo_tcp_options; zero means the default)
+ *   rails[], nrails       rail addresses, instead of BFO_RAILS
+ *   rail_bandwidth[]      MB/s per rail, the engine's striping weights
+ *                         (default: all equal)
+ *   user_timeout_ms       TCP_USER_TIMEOUT on every connection (default 1000):
+ *                         data unacknowledged by the peer's kernel for this
+ *                         long fails the connection
+ *   connect_timeout_ns    dial + hello exchange, or how long the accepting
+ *                         side waits for the peer to dial (default 1 s)
+ *   ack_delay_ns          a standalone ack goes out at the latest this long
+ *                         after the first unacknowledged frame (default 50 us)
+ *   ack_frames, ack_bytes ... or once this many frames / bytes are
+ *                         unacknowledged (default 8 frames, 256 KiB)
+ *   bootstrap_timeout_ns  (default 30 s)
+ *   log_level             -1 silent, 1 errors and dropped connections
+ *                         (default), 2 connections, 3 debug; on stderr
+ *
+ * ERRORS: BFO_OK, BFO_ERR_INVALID (bad option or environment),
+ *   BFO_ERR_NO_MEMORY, BFO_TCP_ERR_SOCKET (a socket call failed at init),
+ *   BFO_TCP_ERR_BOOTSTRAP (the exchange failed or timed out).
+ *   bfo_tcp_errname() names them and the BFO_ERR_* codes.
+ *
+ * ---------------------------------------------------------------------------
+ * GUARANTEES (bfo_backend.h) AND HOW THEY ARE KEPT
+ *   1. ok only when the peer has it: every data frame carries a
+ *      per-connection sequence number; the receiver acknowledges
+ *      cumulatively once the engine has taken the frame (bfo_engine_frame
+ *      returned anything but BFO_ERR_AGAIN).  Acks ride on outgoing frames;
+ *      a standalone ack goes out after ack_delay / ack_frames / ack_bytes, or
+ *      at once when the process is about to block in epoll.  A completion
+ *      with ok=1 is reported only for acknowledged frames.
+ *   2, 3. When a connection fails (reset, EPIPE, EOF, TCP_USER_TIMEOUT,
+ *      malformed framing, an engine parse error, a newer connection for the
+ *      same (peer, rail), or the engine asking to reconnect), the backend
+ *      reports BFO_EV_RAIL_ERROR for (peer, rail) and then completes every
+ *      unacknowledged frame of it with ok=0.  Posts while a rail has no
+ *      connection complete with ok=0 from the next progress.
+ *   4. One TCP connection carries a rail: frames stay in order.
+ *
+ * CONNECTIONS.  The engine calls connect(peer, rail) on both sides.  The
+ *   lower rank dials (from its own rail address, so `ss -K src|dst ADDR`
+ *   takes the whole rail down), the higher rank accepts.  A HELLO each way
+ *   names rank, rail and job; the dialer reports CONNECTED when the reply
+ *   hello arrives, the acceptor when the hello arrives.  A new connection
+ *   for a (peer, rail) replaces the old one (RAIL_ERROR for the old first).
+ *   connect() on a rail that still has a connection (the engine mapped it
+ *   out for silence, say) closes it and starts afresh.  CONNECT_FAILED:
+ *   refused, or connect_timeout without a hello.
+ *
+ * BACK-PRESSURE.  bfo_engine_frame returning BFO_ERR_AGAIN: the frame stays
+ *   in the connection's buffer, the connection is not read until a later
+ *   progress offers the frame again successfully.
+ *
+ * MALFORMED INPUT.  Bad magic, unknown kind, length above the largest frame,
+ *   out-of-sequence numbers, an ack beyond what was sent, a bad hello, or a
+ *   frame the engine rejects (parse error, BFO_ERR_PROTOCOL): the
+ *   connection is dropped with a logged reason and counted
+ *   (bfo_tcp_rail_stats.malformed); the process stays up.
+ *
+ * RDMA.  TCP rails do not claim BFO_CAP_RDMA: post_write/post_read are
+ *   NULL and the engine uses its copy protocols (eager, RNDV + FRAGs).
+ *   Emulating RDMA over a socket would add a copy on the receiving side
+ *   anyway and buys nothing.
+ *
+ * MEMORY.  Everything is allocated in bfo_tcp_init: the engine, one
+ *   receive buffer per (peer, rail) (two of the largest frames), and a pool
+ *   of send descriptors as large as the engine's max_ops (so a post never
+ *   finds it empty).  Sends are zero-copy: the frame header lives in the
+ *   descriptor and writev/sendmsg takes the engine's iov directly (the
+ *   engine keeps them valid until the completion).  No malloc on the
+ *   per-message path.
+ *
+ * WIRE.  Every frame: a 24-byte header, little-endian:
+ *     u32 len   bytes that follow (engine frame, hello body, 0 for ACK)
+ *     u16 magic BFO_TCP_MAGIC    u8 kind (BFO_TCP_K_*)    u8 flags (0)
+ *     u64 seq   DATA: per connection, from 1; else 0
+ *     u64 ack   every DATA frame up to this seq reached the engine
+ *   HELLO body (32 bytes): u32 version (1), u32 rank, u32 rail,
+ *     u32 nranks, u64 job, u64 0.
+ *
+ * FAULT HOOK (tests).  bfo_tcp_fault_drop(t, rail, 1): every frame on that
+ *   rail, out or in, vanishes silently from then on (as a cut cable or a
+ *   firewall drop would: no error, no ack).  A connection that lost a frame
+ *   stays silent until it is replaced; new connections work again once the
+ *   hook is off.  The engine finds out by its heartbeat and silence timers.
+ */
+#ifndef BFO_TCP_H
+#define BFO_TCP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bfo_engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BFO_TCP_ERR_SOCKET (-100)
+#define BFO_TCP_ERR_BOOTSTRAP (-101)
+
+#define BFO_TCP_MAGIC 0xBF07u
+#define BFO_TCP_HDR_SIZE 24
+#define BFO_TCP_HELLO_SIZE 32
+enum bfo_tcp_kind { BFO_TCP_K_DATA = 1, BFO_TCP_K_ACK = 2, BFO_TCP_K_HELLO = 3 };
+
+typedef struct bfo_tcp_options {
+    int nrails;
+    const char *rails[BFO_MAX_RAILS];
+    unsigned rail_bandwidth[BFO_MAX_RAILS];
+    unsigned user_timeout_ms;
+    uint64_t connect_timeout_ns;
+    uint64_t ack_delay_ns;
+    unsigned ack_frames;
+    size_t ack_bytes;
+    uint64_t bootstrap_timeout_ns;
+    int log_level;
+} bfo_tcp_options;
+
+typedef struct bfo_tcp_rail_stats {
+    uint64_t frames_tx, frames_rx;   /* DATA frames written / taken by the engine */
+    uint64_t bytes_tx, bytes_rx;     /* their engine bytes */
+    uint64_t acks_tx;                /* standalone ACK frames */
+    uint64_t connects, connect_failures;
+    uint64_t conn_errors;            /* connections lost: reset, EOF, timeout, replaced */
+    uint64_t malformed;              /* connections dropped for malformed input */
+    uint64_t completed_ok, completed_failed;
+    uint64_t dropped_tx, dropped_rx; /* frames swallowed by the fault hook */
+    uint64_t backpressure;           /* frames the engine asked to offer again */
+} bfo_tcp_rail_stats;
+
+typedef struct bfo_tcp_stats {
+    bfo_tcp_rail_stats rail[BFO_MAX_RAILS];
+    uint64_t hellos_rejected; /* accepted connections closed before a valid hello */
+} bfo_tcp_stats;
+
+/* One rail's listen address of one rank (host byte order). */
+typedef struct bfo_tcp_addr {
+    uint32_t ip;
+    uint16_t port;
+} bfo_tcp_addr;
+
+typedef struct bfo_tcp bfo_tcp;
+
+/* Bootstrap from the environment, listen on every rail, exchange the
+ * address table, set up the engine with cfg (rank, nranks and nrails are
+ * taken from the environment and the rails) and start connecting.
+ * opt may be NULL. */
+int bfo_tcp_init(bfo_tcp **out, const bfo_config *cfg, const bfo_tcp_options *opt);
+
+/* The same with rank, size and bootstrap address given, not read from the
+ * environment (bootstrap: "ADDR:PORT"). */
+int bfo_tcp_init_with(bfo_tcp **out, int rank, int size, const char *bootstrap,
+                      const bfo_config *cfg, const bfo_tcp_options *opt);
+
+/* Does the I/O, reports to the engine, runs its timers.  Waits up to
+ * timeout_ms (0: poll) for something to happen.  Returns the number of
+ * events handled (>= 0). */
+int bfo_tcp_progress(bfo_tcp *t, int timeout_ms);
+
+bfo_engine *bfo_tcp_engine(bfo_tcp *t);
+int bfo_tcp_rank(const bfo_tcp *t);
+int bfo_tcp_size(const bfo_tcp *t);
+int bfo_tcp_nrails(const bfo_tcp *t);
+const bfo_tcp_stats *bfo_tcp_get_stats(const bfo_tcp *t);
+
+/* CLOCK_MONOTONIC in nanoseconds: the `now` the engine takes. */
+uint64_t bfo_tcp_now(void);
+
+/* Test hook: silently drop every frame on rail (both directions), or stop. */
+void bfo_tcp_fault_drop(bfo_tcp *t, int rail, int on);
+
+/* Sends the acks still owed, closes every connection, frees everything. */
+void bfo_tcp_fini(bfo_tcp *t);
+
+/* The bootstrap alone: rank 0 listens on addr ("ADDR:PORT"), the others
+ * connect; each gives mine[0..nrails) and gets table[size * nrails]
+ * (rank-major) and the job id.  Blocking, bounded by timeout_ns. */
+int bfo_tcp_bootstrap(const char *addr, int rank, int size, int nrails, const bfo_tcp_addr *mine,
+                      bfo_tcp_addr *table, uint64_t *job, uint64_t timeout_ns);
+
+/* Parses "tcp:ADDR" or "ADDR" (IPv4 dotted quad); 0 on success. */
+int bfo_tcp_parse_rail(const char *s, uint32_t *ip);
+
+/* Parses a comma-separated rail list; returns the count, or -1. */
+int bfo_tcp_parse_rails(const char *list, uint32_t *ips, int max);
+
+/* "BFO_TCP_ERR_SOCKET", "BFO_ERR_INVALID", ... */
+const char *bfo_tcp_errname(int rc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BFO_TCP_H */

@@ -1,0 +1,55 @@
+# lib.sh - shared by tests/tcp/t*.sh.  Needs BFO_TCP (the bfo-tcp binary).
+set -u
+: "${BFO_TCP:?set BFO_TCP to the bfo-tcp binary (make check-tcp does)}"
+BFO_TCP=$(readlink -f "$BFO_TCP")
+RAILS=127.0.0.1,127.0.0.2
+WORK=$(mktemp -d /tmp/bfo-tcp-test.XXXXXX)
+CLEANUP=()
+cleanup() {
+    local c
+    for c in "${CLEANUP[@]}"; do eval "$c" >/dev/null 2>&1 || true; done
+    # our own launcher and children only, by the pids we wrote down
+    if [ -f "$WORK/pids" ]; then
+        while read -r _ pid; do kill -9 "$pid" 2>/dev/null || true; done < "$WORK/pids"
+    fi
+    [ -n "${LAUNCHER:-}" ] && kill -9 "$LAUNCHER" 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*"; echo "--- stderr (last 40 lines)"; tail -40 "$WORK/err" 2>/dev/null; exit 1; }
+
+# jget FIELD: a number from the JSON line in $WORK/out
+jget() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$WORK/out" | head -1; }
+# jrail N: per_rail_bytes[N]
+jrail() { sed -n 's/.*"per_rail_bytes":\[\([0-9,]*\)\].*/\1/p' "$WORK/out" | cut -d, -f$(($1 + 1)); }
+
+# Every message of every live pair exactly once with the right bytes.
+check_exact() {
+    local m v
+    [ -s "$WORK/out" ] || fail "no JSON from rank 0"
+    m=$(jget messages); v=$(jget verified)
+    [ -n "$m" ] && [ "$m" -gt 0 ] || fail "no messages"
+    [ "$v" = "$m" ] || fail "verified $v of $m"
+    [ "$(jget corrupt)" = 0 ] || fail "corrupt messages"
+    [ "$(jget duplicates)" = 0 ] || fail "duplicates"
+    [ "$(jget lost)" = 0 ] || fail "lost messages"
+}
+
+# ms_lt A B: A < B for decimal milliseconds
+ms_lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+
+# Starts the launcher in the background: run_bg N [run options] -- stream args
+run_bg() {
+    local n=$1; shift
+    "$BFO_TCP" run -n "$n" --rails "$RAILS" --pidfile "$WORK/pids" "$@" > "$WORK/out" 2> "$WORK/err" &
+    LAUNCHER=$!
+    for _ in $(seq 100); do [ -s "$WORK/pids" ] && break; sleep 0.05; done
+}
+rank_pid() { awk -v r="$1" '$1 == r { print $2 }' "$WORK/pids"; }
+summary() {
+    echo "   messages $(jget messages), bytes $(jget bytes), verified $(jget verified), lost $(jget lost)," \
+         "duplicates $(jget duplicates), failovers $(jget failovers), readmissions $(jget readmissions)," \
+         "recovery_ms_max $(jget recovery_ms_max), stall_ms_max $(jget stall_ms_max)," \
+         "per_rail_bytes [$(jrail 0),$(jrail 1)], elapsed_ms $(jget elapsed_ms)"
+}

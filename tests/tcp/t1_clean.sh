@@ -1,0 +1,11 @@
+#!/bin/bash
+# (a) 2 processes, 2 rails, no fault: every message verified, both rails used.
+. "$(dirname "$0")/lib.sh"
+timeout 60 "$BFO_TCP" run -n 2 --rails "$RAILS" --timeout 50 -- \
+    "$BFO_TCP" stream --json --count 400 > "$WORK/out" 2> "$WORK/err" || fail "exit status $?"
+check_exact
+[ "$(jget messages)" = 800 ] || fail "expected 800 messages, got $(jget messages)"
+[ "$(jget failovers)" = 0 ] || fail "a failover without a fault"
+[ "$(jrail 0)" -gt 0 ] && [ "$(jrail 1)" -gt 0 ] || fail "a rail carried nothing"
+summary
+echo "ok: t1 clean stream"

@@ -1,0 +1,848 @@
+/* bfo_tcp_cmds.c - `bfo run` (a local launcher) and `bfo stream` (a verified
+ * all-pairs stream over the TCP backend).
+ *
+ *   bfo run -n N [--rails A,B,...] [--timeout SEC] [--keep-going]
+ *           [--pidfile FILE] [--bootstrap ADDR:PORT] -- PROGRAM ARGS...
+ *     Forks N processes of PROGRAM with BFO_RANK, BFO_SIZE, BFO_BOOTSTRAP
+ *     (a free port on 127.0.0.1 unless given) and BFO_RAILS (when --rails
+ *     is given; else inherited).  Waits for all.  When one dies abnormally
+ *     (signal or non-zero exit) the others are killed, unless --keep-going.
+ *     --timeout: kill everything after SEC seconds (exit 124).  --pidfile:
+ *     "RANK PID" lines, for tests that signal or kill one rank.  At the end
+ *     one line per rank on stderr ("bfo run: rank 1 pid 123: exit 0" or
+ *     "...: signal 9").  Exit 0 only if every rank exited 0.
+ *
+ *   bfo stream [--size S | --sizes S1,S2,...] [--count N | --duration SEC] [--window W] [--json]
+ *              [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]
+ *              [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T]
+ *              [--grace-ms T] [--user-timeout-ms T] [--connect-timeout-ms T]
+ *              [--timeout SEC] [-v]
+ *     Run under `bfo run`.  Every ordered pair of ranks (src, dst) carries
+ *     N messages (default 100) with sizes cycling through the list (default
+ *     64,1000,4096,65536,300000,1048576: eager and rendezvous); byte k of
+ *     message i is a function of (src, dst, i, k) and every byte is checked.
+ *     W messages in flight per peer and direction (default 8).
+ *     --duration SEC: send for SEC seconds instead of a fixed count (--count
+ *       is then the cap, default 1000000); each sender ends with a TOTAL
+ *       message naming its count, and the receiver checks against it.
+ *     --tolerate-death: a peer that becomes unreachable (killed) is counted,
+ *       not a failure; the others go on.
+ *     --skip-rank R: rank R takes no part (it runs something else, e.g. a
+ *       misbehaving test peer); the others do not stream with it.
+ *     --recv-delay-ms T: post no receive for the first T ms (the senders'
+ *       eager messages fill the engine's unexpected buffers: back-pressure).
+ *     --drop-on-signal RAIL: SIGUSR1 toggles the backend's fault hook
+ *       (every frame on RAIL silently lost) in this process.
+ *     --json: rank 0 prints ONE object for the whole job (the other ranks
+ *       send their counts to rank 0 at the end):
+ *       {"ranks","messages","bytes","verified","corrupt","duplicates","lost",
+ *        "unreachable","dead_peers","failovers","readmissions",
+ *        "recovery_ms_max","stall_ms_max","unreachable_ms_max","elapsed_ms",
+ *        "conn_errors","malformed_drops","backpressure","per_rail_bytes":[...]}
+ *       messages/bytes/verified: received at the destinations; failovers and
+ *       readmissions: the engines' mapouts and readmissions; recovery_ms_max:
+ *       the longest time from a rail being mapped out to the next message
+ *       completion; stall_ms_max: the longest gap between two message
+ *       completions; unreachable_ms_max: from a peer's last rail going down
+ *       to its requests failing with BFO_ERR_PEER_UNREACHABLE;
+ *       per_rail_bytes: engine bytes written per rail, all ranks.
+ *     Exit 0 only if every message of every live pair arrived exactly once
+ *     with the right bytes (rank 0: for the whole job).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bfo_tcp.h"
+
+int bfo_cmd_run(int argc, char **argv);
+int bfo_cmd_stream(int argc, char **argv);
+
+/* ------------------------------------------------------------------ run */
+
+static volatile sig_atomic_t run_stop;
+static void run_on_signal(int sig) { run_stop = sig; }
+
+static int free_port(void)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    int s = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (s >= 0 && bind(s, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        getsockname(s, (struct sockaddr *)&sa, &sl) == 0)
+        port = ntohs(sa.sin_port);
+    if (s >= 0)
+        close(s);
+    return port;
+}
+
+static const char run_usage[] =
+    "usage: bfo run -n N [--rails A,B,...] [--timeout SEC] [--keep-going] [--pidfile FILE]\n"
+    "               [--bootstrap ADDR:PORT] -- PROGRAM ARGS...\n";
+
+static void kill_all(const pid_t *pid, const int *alive, int n, int sig)
+{
+    for (int i = 0; i < n; i++)
+        if (alive[i])
+            kill(pid[i], sig);
+}
+
+int bfo_cmd_run(int argc, char **argv)
+{
+    int n = 0, keep = 0, i, prog = -1, failed = 0, left, timed_out = 0;
+    double timeout = 0;
+    const char *rails = NULL, *pidfile = NULL, *boot = NULL;
+    char bootbuf[64];
+    pid_t *pid;
+    int *alive, *status;
+    struct timespec t0, tn;
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) {
+            prog = i + 1;
+            break;
+        } else if (!strcmp(argv[i], "-n") && i + 1 < argc)
+            n = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--rails") && i + 1 < argc)
+            rails = argv[++i];
+        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
+            timeout = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--keep-going"))
+            keep = 1;
+        else if (!strcmp(argv[i], "--pidfile") && i + 1 < argc)
+            pidfile = argv[++i];
+        else if (!strcmp(argv[i], "--bootstrap") && i + 1 < argc)
+            boot = argv[++i];
+        else {
+            fputs(run_usage, stderr);
+            return 2;
+        }
+    }
+    if (n < 1 || n > 4096 || prog < 0 || prog >= argc) {
+        fputs(run_usage, stderr);
+        return 2;
+    }
+    if (rails) {
+        uint32_t ips[BFO_MAX_RAILS];
+        if (bfo_tcp_parse_rails(rails, ips, BFO_MAX_RAILS) < 1) {
+            fprintf(stderr, "bfo run: bad --rails %s\n", rails);
+            return 2;
+        }
+    }
+    if (!boot) {
+        int port = free_port();
+        if (port < 0) {
+            fprintf(stderr, "bfo run: no free port for the bootstrap\n");
+            return 1;
+        }
+        snprintf(bootbuf, sizeof bootbuf, "127.0.0.1:%d", port);
+        boot = bootbuf;
+    }
+    pid = calloc((size_t)n, sizeof *pid);
+    alive = calloc((size_t)n, sizeof *alive);
+    status = calloc((size_t)n, sizeof *status);
+    if (!pid || !alive || !status)
+        return 1;
+    signal(SIGINT, run_on_signal);
+    signal(SIGTERM, run_on_signal);
+    fflush(NULL);
+    for (i = 0; i < n; i++) {
+        pid[i] = fork();
+        if (pid[i] < 0) {
+            perror("bfo run: fork");
+            kill_all(pid, alive, i, SIGKILL);
+            return 1;
+        }
+        if (pid[i] == 0) {
+            char b[32];
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            snprintf(b, sizeof b, "%d", i);
+            setenv("BFO_RANK", b, 1);
+            snprintf(b, sizeof b, "%d", n);
+            setenv("BFO_SIZE", b, 1);
+            setenv("BFO_BOOTSTRAP", boot, 1);
+            if (rails)
+                setenv("BFO_RAILS", rails, 1);
+            execvp(argv[prog], argv + prog);
+            fprintf(stderr, "bfo run: %s: %s\n", argv[prog], strerror(errno));
+            _exit(127);
+        }
+        alive[i] = 1;
+    }
+    if (pidfile) {
+        FILE *f = fopen(pidfile, "w");
+        if (f) {
+            for (i = 0; i < n; i++)
+                fprintf(f, "%d %d\n", i, (int)pid[i]);
+            fclose(f);
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    left = n;
+    while (left > 0) {
+        int st;
+        pid_t w = waitpid(-1, &st, WNOHANG);
+        if (w > 0) {
+            for (i = 0; i < n && pid[i] != w; i++)
+                ;
+            if (i == n)
+                continue;
+            alive[i] = 0;
+            status[i] = st;
+            left--;
+            if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+                failed = 1;
+                if (!keep && left > 0) {
+                    fprintf(stderr, "bfo run: rank %d failed; stopping the others\n", i);
+                    kill_all(pid, alive, n, SIGTERM);
+                }
+            }
+            continue;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &tn);
+        if (run_stop || (timeout > 0 && (double)(tn.tv_sec - t0.tv_sec) +
+                                                (double)(tn.tv_nsec - t0.tv_nsec) / 1e9 > timeout)) {
+            if (!run_stop && !timed_out)
+                fprintf(stderr, "bfo run: timed out after %g s; killing every rank\n", timeout);
+            timed_out = !run_stop;
+            kill_all(pid, alive, n, SIGKILL);
+            run_stop = 0;
+            timeout = 0;
+            failed = 1;
+        }
+        usleep(5000);
+    }
+    for (i = 0; i < n; i++) {
+        if (WIFEXITED(status[i]))
+            fprintf(stderr, "bfo run: rank %d pid %d: exit %d\n", i, (int)pid[i],
+                    WEXITSTATUS(status[i]));
+        else
+            fprintf(stderr, "bfo run: rank %d pid %d: signal %d\n", i, (int)pid[i],
+                    WIFSIGNALED(status[i]) ? WTERMSIG(status[i]) : -1);
+    }
+    free(pid);
+    free(alive);
+    free(status);
+    return timed_out ? 124 : failed ? 1 : 0;
+}
+
+/* --------------------------------------------------------------- stream */
+
+#define ST_MAX_SIZES 32
+#define NF 13 /* counters sent to rank 0 */
+
+enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD, F_MAPOUTS,
+       F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE };
+
+typedef struct slot {
+    bfo_request req;
+    uint8_t *buf;
+    uint64_t idx;
+    size_t len;
+    int active;
+} slot;
+
+typedef struct peer_st {
+    slot *snd, *rcv;
+    uint64_t sposted, sdone, rposted, rdone, nseen;
+    uint64_t total;     /* messages the peer sends us (known at once, or by its TOTAL) */
+    uint64_t total_out; /* what our TOTAL message says */
+    bfo_request total_rreq, total_sreq;
+    int total_known, total_posted, stopped;
+    uint8_t *seen;
+    int dead, skip;
+} peer_st;
+
+typedef struct stream {
+    bfo_tcp *t;
+    bfo_engine *e;
+    int rank, size, window, tolerate, verbose;
+    uint64_t count, duration_ns, recv_delay_ns;
+    size_t sizes[ST_MAX_SIZES];
+    int nsizes;
+    size_t maxsize;
+    peer_st *p;
+    uint64_t f[NF];
+    uint64_t rail_bytes[BFO_MAX_RAILS];
+    uint64_t last_mapouts, err_at, last_done, recovery_max, stall_max, unreach_max;
+    int err_pending;
+} stream;
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static void pattern(uint8_t *b, size_t len, int src, int dst, uint64_t idx)
+{
+    uint64_t seed = mix64(((uint64_t)src << 48) ^ ((uint64_t)dst << 32) ^ idx);
+    for (size_t k = 0; k < len; k += 8) {
+        uint64_t w = mix64(seed + k);
+        size_t n = len - k < 8 ? len - k : 8;
+        memcpy(b + k, &w, n);
+    }
+}
+
+static int pattern_ok(const uint8_t *b, size_t len, int src, int dst, uint64_t idx)
+{
+    uint64_t seed = mix64(((uint64_t)src << 48) ^ ((uint64_t)dst << 32) ^ idx);
+    for (size_t k = 0; k < len; k += 8) {
+        uint64_t w = mix64(seed + k);
+        size_t n = len - k < 8 ? len - k : 8;
+        if (memcmp(b + k, &w, n))
+            return 0;
+    }
+    return 1;
+}
+
+static size_t size_of(const stream *s, int src, int dst, uint64_t i)
+{
+    return s->sizes[(i + (uint64_t)src + 2 * (uint64_t)dst) % (uint64_t)s->nsizes];
+}
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*end == 'K' || *end == 'k')
+        v *= 1024;
+    else if (*end == 'M' || *end == 'm')
+        v *= 1024 * 1024;
+    return v < 0 ? 0 : (size_t)v;
+}
+
+static int peer_alive(const stream *s, int p) { return p != s->rank && !s->p[p].dead && !s->p[p].skip; }
+
+static void note_unreachable(stream *s, int p, uint64_t now)
+{
+    s->f[F_UNREACH]++;
+    if (!s->p[p].dead) {
+        uint64_t since = s->e->peers[p].down_since;
+        s->p[p].dead = 1;
+        s->f[F_DEAD]++;
+        if (since && now > since && now - since > s->unreach_max)
+            s->unreach_max = now - since;
+        fprintf(stderr, "bfo stream[%d]: peer %d unreachable (%.0f ms after its last rail went down)\n",
+                s->rank, p, since && now > since ? (double)(now - since) / 1e6 : -1.0);
+    }
+}
+
+static void completed_one(stream *s, uint64_t now)
+{
+    if (s->err_pending) {
+        if (now - s->err_at > s->recovery_max)
+            s->recovery_max = now - s->err_at;
+        s->err_pending = 0;
+    }
+    if (s->last_done && now - s->last_done > s->stall_max)
+        s->stall_max = now - s->last_done;
+    s->last_done = now;
+}
+
+static volatile sig_atomic_t drop_toggles;
+static void on_usr1(int sig)
+{
+    (void)sig;
+    drop_toggles++;
+}
+
+/* Progress until every request in reqs[0..n) is complete or the deadline. */
+static int wait_all(stream *s, bfo_request **reqs, int n, uint64_t deadline)
+{
+    for (;;) {
+        int left = 0;
+        for (int i = 0; i < n; i++)
+            left += reqs[i] && !bfo_test(reqs[i]);
+        if (!left)
+            return 0;
+        if (bfo_tcp_now() > deadline)
+            return -1;
+        bfo_tcp_progress(s->t, 1);
+    }
+}
+
+static const char stream_usage[] =
+    "usage: bfo stream [--size S | --sizes S1,S2,...] [--count N | --duration SEC] [--window W]\n"
+    "                  [--json]\n"
+    "                  [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]\n"
+    "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
+    "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n";
+
+int bfo_cmd_stream(int argc, char **argv)
+{
+    stream S, *s = &S;
+    bfo_config cfg;
+    bfo_tcp_options opt;
+    int json = 0, drop_rail = -1, rc, bad = 0, skip[64], nskip = 0;
+    double timeout = 120;
+    int applied = 0, count_given = 0;
+    uint64_t t_start, deadline;
+    memset(s, 0, sizeof *s);
+    memset(&cfg, 0, sizeof cfg);
+    memset(&opt, 0, sizeof opt);
+    s->count = 100;
+    s->window = 8;
+    {
+        static const size_t def[] = { 64, 1000, 4096, 65536, 300000, 1048576 };
+        for (int i = 0; i < 6; i++)
+            s->sizes[i] = def[i];
+        s->nsizes = 6;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--json"))
+            json = 1;
+        else if (!strcmp(a, "--tolerate-death"))
+            s->tolerate = 1;
+        else if (!strcmp(a, "-v"))
+            s->verbose = 1;
+        else if (!v) {
+            fputs(stream_usage, stderr);
+            return 2;
+        } else if (!strcmp(a, "--size")) {
+            s->sizes[0] = parse_size(v);
+            s->nsizes = 1;
+            i++;
+        } else if (!strcmp(a, "--sizes")) {
+            s->nsizes = 0;
+            for (const char *p = v; p && *p && s->nsizes < ST_MAX_SIZES; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+                s->sizes[s->nsizes++] = parse_size(p);
+            i++;
+        } else if (!strcmp(a, "--recv-delay-ms")) {
+            s->recv_delay_ns = (uint64_t)(atof(v) * 1e6);
+            i++;
+        } else if (!strcmp(a, "--duration")) {
+            s->duration_ns = (uint64_t)(atof(v) * 1e9);
+            if (!count_given)
+                s->count = 1000000;
+            i++;
+        } else if (!strcmp(a, "--count")) {
+            count_given = 1;
+            s->count = strtoull(v, NULL, 10);
+            i++;
+        } else if (!strcmp(a, "--window")) {
+            s->window = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--skip-rank") && nskip < 64) {
+            skip[nskip++] = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--drop-on-signal")) {
+            drop_rail = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--heartbeat-ms")) {
+            cfg.heartbeat_ns = (uint64_t)(atof(v) * 1e6);
+            i++;
+        } else if (!strcmp(a, "--silence-ms")) {
+            cfg.silence_ns = (uint64_t)(atof(v) * 1e6);
+            i++;
+        } else if (!strcmp(a, "--probe-timeout-ms")) {
+            cfg.probe_timeout_ns = (uint64_t)(atof(v) * 1e6);
+            i++;
+        } else if (!strcmp(a, "--grace-ms")) {
+            cfg.unreachable_grace_ns = (uint64_t)(atof(v) * 1e6);
+            i++;
+        } else if (!strcmp(a, "--user-timeout-ms")) {
+            opt.user_timeout_ms = (unsigned)atoi(v);
+            i++;
+        } else if (!strcmp(a, "--connect-timeout-ms")) {
+            opt.connect_timeout_ns = (uint64_t)(atof(v) * 1e6);
+            i++;
+        } else if (!strcmp(a, "--timeout")) {
+            timeout = atof(v);
+            i++;
+        } else {
+            fputs(stream_usage, stderr);
+            return 2;
+        }
+    }
+    if (s->count == 0 || s->window < 1 || s->nsizes < 1) {
+        fputs(stream_usage, stderr);
+        return 2;
+    }
+    for (int i = 0; i < s->nsizes; i++)
+        if (s->sizes[i] > s->maxsize)
+            s->maxsize = s->sizes[i];
+    if (!s->maxsize)
+        s->maxsize = 1;
+    cfg.max_requests = 4096;
+    rc = bfo_tcp_init(&s->t, &cfg, &opt);
+    if (rc != BFO_OK) {
+        fprintf(stderr, "bfo stream: init: %s\n", bfo_tcp_errname(rc));
+        return 1;
+    }
+    s->e = bfo_tcp_engine(s->t);
+    s->rank = bfo_tcp_rank(s->t);
+    s->size = bfo_tcp_size(s->t);
+    if (drop_rail >= 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_usr1;
+        sigaction(SIGUSR1, &sa, NULL);
+    }
+    s->p = calloc((size_t)s->size, sizeof *s->p);
+    if (!s->p)
+        return 1;
+    for (int k = 0; k < nskip; k++)
+        if (skip[k] >= 0 && skip[k] < s->size)
+            s->p[skip[k]].skip = 1;
+    if (s->p[s->rank].skip) { /* this rank takes no part */
+        bfo_tcp_fini(s->t);
+        return 0;
+    }
+    for (int p = 0; p < s->size; p++) {
+        peer_st *ps = &s->p[p];
+        if (!peer_alive(s, p))
+            continue;
+        ps->snd = calloc((size_t)s->window, sizeof *ps->snd);
+        ps->rcv = calloc((size_t)s->window, sizeof *ps->rcv);
+        ps->seen = calloc((size_t)s->count, 1);
+        if (!ps->snd || !ps->rcv || !ps->seen)
+            return 1;
+        for (int w = 0; w < s->window; w++) {
+            ps->snd[w].buf = malloc(s->maxsize);
+            ps->rcv[w].buf = malloc(s->maxsize);
+            if (!ps->snd[w].buf || !ps->rcv[w].buf)
+                return 1;
+        }
+    }
+    t_start = bfo_tcp_now();
+    deadline = t_start + (uint64_t)(timeout * 1e9);
+    for (int p = 0; p < s->size; p++) { /* how many each peer sends us */
+        peer_st *ps = &s->p[p];
+        if (!peer_alive(s, p))
+            continue;
+        ps->total = s->count;
+        ps->total_known = !s->duration_ns;
+        if (s->duration_ns &&
+            bfo_irecv(s->e, &ps->total_rreq, &ps->total, sizeof ps->total, p, 1, 7, t_start) != BFO_OK)
+            ps->dead = 1;
+    }
+
+    /* ---- the stream */
+    for (;;) {
+        int busy = 0, unfinished = 0;
+        uint64_t now = bfo_tcp_now();
+        if (drop_rail >= 0 && applied != drop_toggles) {
+            applied = drop_toggles;
+            bfo_tcp_fault_drop(s->t, drop_rail, applied & 1);
+            fprintf(stderr, "bfo stream[%d]: fault hook on rail %d %s\n", s->rank, drop_rail,
+                    applied & 1 ? "ON" : "OFF");
+        }
+        for (int p = 0; p < s->size; p++) {
+            peer_st *ps = &s->p[p];
+            if (p == s->rank || ps->skip)
+                continue;
+            for (int w = 0; w < s->window && ps->snd; w++) {
+                slot *sl = &ps->snd[w];
+                if (sl->active && bfo_test(&sl->req)) {
+                    sl->active = 0;
+                    busy = 1;
+                    ps->sdone++;
+                    if (sl->req.status == BFO_OK)
+                        completed_one(s, now);
+                    else if (sl->req.status == BFO_ERR_PEER_UNREACHABLE && s->tolerate)
+                        note_unreachable(s, p, now);
+                    else {
+                        fprintf(stderr, "bfo stream[%d]: send %" PRIu64 " to %d: %s\n", s->rank,
+                                sl->idx, p, bfo_errname(sl->req.status));
+                        bad = 1;
+                        if (sl->req.status == BFO_ERR_PEER_UNREACHABLE)
+                            ps->dead = 1;
+                    }
+                }
+                if (!sl->active && !ps->dead && !ps->stopped && ps->sposted < s->count &&
+                    !(s->duration_ns && now - t_start >= s->duration_ns)) {
+                    sl->idx = ps->sposted++;
+                    sl->len = size_of(s, s->rank, p, sl->idx);
+                    pattern(sl->buf, sl->len, s->rank, p, sl->idx);
+                    rc = bfo_isend(s->e, &sl->req, sl->buf, sl->len, p, 0, (int)sl->idx, now);
+                    sl->active = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE;
+                    if (!sl->active) {
+                        fprintf(stderr, "bfo stream[%d]: isend: %s\n", s->rank, bfo_errname(rc));
+                        bad = 1;
+                        ps->sposted--;
+                    }
+                    busy = 1;
+                }
+                unfinished += sl->active;
+            }
+            if (ps->snd && !ps->stopped &&
+                (ps->sposted >= s->count || (s->duration_ns && now - t_start >= s->duration_ns))) {
+                ps->stopped = 1; /* no more sends: tell the peer how many there were */
+                ps->total_out = ps->sposted;
+                if (s->duration_ns && !ps->dead) {
+                    rc = bfo_isend(s->e, &ps->total_sreq, &ps->total_out, sizeof ps->total_out, p, 1, 7,
+                                   now);
+                    ps->total_posted = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE;
+                }
+            }
+            if (s->duration_ns && !ps->total_known && bfo_test(&ps->total_rreq)) {
+                ps->total_known = 1;
+                if (ps->total_rreq.status != BFO_OK) {
+                    if (ps->total_rreq.status == BFO_ERR_PEER_UNREACHABLE && s->tolerate)
+                        note_unreachable(s, p, now);
+                    else
+                        bad = 1;
+                    ps->dead = 1;
+                } else if (ps->total > s->count) {
+                    fprintf(stderr, "bfo stream[%d]: peer %d sent more than --count\n", s->rank, p);
+                    bad = 1;
+                    ps->total = s->count;
+                }
+            }
+            for (int w = 0; w < s->window && ps->rcv; w++) {
+                slot *sl = &ps->rcv[w];
+                if (sl->active && bfo_test(&sl->req)) {
+                    bfo_request *r = &sl->req;
+                    sl->active = 0;
+                    busy = 1;
+                    ps->rdone++;
+                    if (r->status == BFO_OK) {
+                        uint64_t tag = (uint64_t)r->tag;
+                        s->f[F_MSGS]++;
+                        s->f[F_BYTES] += r->length;
+                        completed_one(s, now);
+                        if (tag >= s->count || ps->seen[tag]) {
+                            s->f[F_DUPS]++;
+                            fprintf(stderr, "bfo stream[%d]: duplicate message %" PRIu64 " from %d\n",
+                                    s->rank, tag, p);
+                        } else {
+                            ps->seen[tag] = 1;
+                            ps->nseen++;
+                            if (tag != sl->idx)
+                                fprintf(stderr, "bfo stream[%d]: message %" PRIu64 " from %d arrived "
+                                        "as number %" PRIu64 "\n", s->rank, tag, p, sl->idx);
+                            if (r->length == size_of(s, p, s->rank, tag) &&
+                                pattern_ok(sl->buf, r->length, p, s->rank, tag))
+                                s->f[F_VERIFIED]++;
+                            else {
+                                s->f[F_CORRUPT]++;
+                                fprintf(stderr, "bfo stream[%d]: message %" PRIu64 " from %d corrupt "
+                                        "(length %zu)\n", s->rank, tag, p, r->length);
+                            }
+                        }
+                    } else if (r->status == BFO_ERR_PEER_UNREACHABLE && s->tolerate) {
+                        note_unreachable(s, p, now);
+                    } else {
+                        fprintf(stderr, "bfo stream[%d]: receive from %d: %s\n", s->rank, p,
+                                bfo_errname(r->status));
+                        bad = 1;
+                        if (r->status == BFO_ERR_PEER_UNREACHABLE)
+                            ps->dead = 1;
+                    }
+                }
+                if (!sl->active && !ps->dead && ps->rposted < ps->total &&
+                    now - t_start >= s->recv_delay_ns) {
+                    sl->idx = ps->rposted++;
+                    rc = bfo_irecv(s->e, &sl->req, sl->buf, s->maxsize, p, 0, BFO_ANY_TAG, now);
+                    sl->active = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE;
+                    if (!sl->active) {
+                        fprintf(stderr, "bfo stream[%d]: irecv: %s\n", s->rank, bfo_errname(rc));
+                        bad = 1;
+                        ps->rposted--;
+                    }
+                    busy = 1;
+                }
+            }
+            if (ps->dead || !ps->snd)
+                continue;
+            for (int w = 0; w < s->window; w++) /* receives past the total may stay posted */
+                unfinished += ps->snd[w].active + (ps->rcv[w].active && ps->rcv[w].idx < ps->total);
+            if (!ps->stopped || (ps->total_posted && !bfo_test(&ps->total_sreq)) || !ps->total_known ||
+                ps->nseen < ps->total)
+                unfinished++;
+        }
+        if (s->e->stats.mapouts != s->last_mapouts) {
+            s->last_mapouts = s->e->stats.mapouts;
+            if (!s->err_pending) {
+                s->err_pending = 1;
+                s->err_at = now;
+            }
+        }
+        if (!unfinished)
+            break;
+        if (now > deadline) {
+            fprintf(stderr, "bfo stream[%d]: timed out with messages outstanding\n", s->rank);
+            bad = 1;
+            break;
+        }
+        bfo_tcp_progress(s->t, busy ? 0 : 1);
+    }
+    int timed_out = bfo_tcp_now() > deadline;
+    for (int p = 0; p < s->size; p++)
+        if (peer_alive(s, p) || (p != s->rank && s->p[p].dead && !s->tolerate && !s->p[p].skip))
+            for (uint64_t i = 0; i < s->p[p].total; i++)
+                s->f[F_LOST] += !s->p[p].seen[i];
+
+    /* ---- the end: a barrier, the duplicate check, counts to rank 0, bye */
+    if (!timed_out) {
+        uint64_t one = 1, dl = bfo_tcp_now() + 30000000000ull;
+        bfo_request *rq = calloc(4 * (size_t)s->size, sizeof *rq);
+        bfo_request **w = calloc(4 * (size_t)s->size, sizeof *w);
+        uint64_t *in = calloc((size_t)s->size, sizeof *in);
+        uint8_t *sink = malloc(s->maxsize);
+        int nw = 0;
+        if (!rq || !w || !in || !sink)
+            return 1;
+        for (int p = 0; p < s->size; p++)
+            if (peer_alive(s, p)) {
+                bfo_isend(s->e, &rq[4 * p], &one, sizeof one, p, 1, 1, bfo_tcp_now());
+                bfo_irecv(s->e, &rq[4 * p + 1], &in[p], sizeof in[p], p, 1, 1, bfo_tcp_now());
+                w[nw++] = &rq[4 * p];
+                w[nw++] = &rq[4 * p + 1];
+            }
+        if (wait_all(s, w, nw, dl) != 0) {
+            fprintf(stderr, "bfo stream[%d]: end barrier timed out\n", s->rank);
+            bad = 1;
+        }
+        for (int i = 0; i < nw; i++)
+            if (w[i]->status == BFO_ERR_PEER_UNREACHABLE && s->tolerate)
+                note_unreachable(s, w[i]->peer >= 0 ? w[i]->peer : 0, bfo_tcp_now());
+        /* anything more on the data context is a duplicate */
+        for (int p = 0; p < s->size; p++)
+            if (peer_alive(s, p))
+                bfo_irecv(s->e, &rq[4 * p + 2], sink, s->maxsize, p, 0, BFO_ANY_TAG, bfo_tcp_now());
+        for (uint64_t end = bfo_tcp_now() + 20000000ull; bfo_tcp_now() < end;)
+            bfo_tcp_progress(s->t, 1);
+        for (int p = 0; p < s->size; p++)
+            if (peer_alive(s, p)) {
+                int extra = bfo_test(&rq[4 * p + 2]) && rq[4 * p + 2].status == BFO_OK;
+                for (int w2 = 0; w2 < s->window; w2++) /* receives left posted past the total */
+                    extra += s->p[p].rcv[w2].active && bfo_test(&s->p[p].rcv[w2].req) &&
+                             s->p[p].rcv[w2].req.status == BFO_OK;
+                if (extra) {
+                    s->f[F_DUPS] += (uint64_t)extra;
+                    fprintf(stderr, "bfo stream[%d]: %d extra message(s) from %d\n", s->rank, extra, p);
+                }
+            }
+        /* counts */
+        const bfo_tcp_stats *ts = bfo_tcp_get_stats(s->t);
+        s->f[F_MAPOUTS] = s->e->stats.mapouts;
+        s->f[F_READMIT] = s->e->stats.readmissions;
+        for (int r = 0; r < bfo_tcp_nrails(s->t); r++) {
+            s->rail_bytes[r] = ts->rail[r].bytes_tx;
+            s->f[F_CONNERR] += ts->rail[r].conn_errors;
+            s->f[F_MALFORMED] += ts->rail[r].malformed;
+            s->f[F_BACKPRESSURE] += ts->rail[r].backpressure;
+        }
+        uint64_t mine[NF + BFO_MAX_RAILS + 3];
+        memcpy(mine, s->f, sizeof s->f);
+        memcpy(mine + NF, s->rail_bytes, sizeof s->rail_bytes);
+        mine[NF + BFO_MAX_RAILS] = s->recovery_max;
+        mine[NF + BFO_MAX_RAILS + 1] = s->stall_max;
+        mine[NF + BFO_MAX_RAILS + 2] = s->unreach_max;
+        uint64_t (*all)[NF + BFO_MAX_RAILS + 3] = calloc((size_t)s->size, sizeof *all);
+        if (!all)
+            return 1;
+        memcpy(all[s->rank], mine, sizeof mine);
+        nw = 0;
+        if (s->rank == 0) {
+            for (int p = 1; p < s->size; p++)
+                if (peer_alive(s, p)) {
+                    bfo_irecv(s->e, &rq[4 * p + 3], all[p], sizeof all[p], p, 2, 2, bfo_tcp_now());
+                    w[nw++] = &rq[4 * p + 3];
+                }
+        } else if (peer_alive(s, 0)) {
+            bfo_isend(s->e, &rq[3], mine, sizeof mine, 0, 2, 2, bfo_tcp_now());
+            w[nw++] = &rq[3];
+        }
+        if (wait_all(s, w, nw, dl) != 0)
+            bad = 1;
+        /* bye: rank 0 lets the others go once it has every count */
+        bfo_request bye[1];
+        nw = 0;
+        if (s->rank == 0) {
+            for (int p = 1; p < s->size; p++)
+                if (peer_alive(s, p)) {
+                    bfo_isend(s->e, &rq[4 * p], &one, sizeof one, p, 3, 3, bfo_tcp_now());
+                    w[nw++] = &rq[4 * p];
+                }
+        } else if (peer_alive(s, 0)) {
+            bfo_irecv(s->e, bye, &in[0], sizeof in[0], 0, 3, 3, bfo_tcp_now());
+            w[nw++] = bye;
+        }
+        if (wait_all(s, w, nw, dl) != 0)
+            bad = 1;
+        if (s->rank == 0) {
+            uint64_t tot[NF + BFO_MAX_RAILS + 3];
+            memset(tot, 0, sizeof tot);
+            for (int p = 0; p < s->size; p++) {
+                if (p != 0 && !peer_alive(s, p))
+                    continue;
+                for (int k = 0; k < NF + BFO_MAX_RAILS; k++)
+                    tot[k] += all[p][k];
+                for (int k = NF + BFO_MAX_RAILS; k < NF + BFO_MAX_RAILS + 3; k++)
+                    if (all[p][k] > tot[k])
+                        tot[k] = all[p][k];
+                if (all[p][F_DEAD] > 0 && p != 0)
+                    tot[F_DEAD] -= all[p][F_DEAD]; /* counted once: rank 0's view */
+            }
+            if (json) {
+                printf("{\"ranks\":%d,\"messages\":%" PRIu64 ",\"bytes\":%" PRIu64
+                       ",\"verified\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"duplicates\":%" PRIu64
+                       ",\"lost\":%" PRIu64 ",\"unreachable\":%" PRIu64 ",\"dead_peers\":%" PRIu64
+                       ",\"failovers\":%" PRIu64 ",\"readmissions\":%" PRIu64
+                       ",\"recovery_ms_max\":%.3f,\"stall_ms_max\":%.3f,\"unreachable_ms_max\":%.3f"
+                       ",\"elapsed_ms\":%.1f,\"conn_errors\":%" PRIu64 ",\"malformed_drops\":%" PRIu64
+                       ",\"backpressure\":%" PRIu64
+                       ",\"per_rail_bytes\":[",
+                       s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
+                       tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
+                       tot[F_READMIT], (double)tot[NF + BFO_MAX_RAILS] / 1e6,
+                       (double)tot[NF + BFO_MAX_RAILS + 1] / 1e6,
+                       (double)tot[NF + BFO_MAX_RAILS + 2] / 1e6,
+                       (double)(bfo_tcp_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE]);
+                for (int r = 0; r < bfo_tcp_nrails(s->t); r++)
+                    printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
+                printf("]}\n");
+                fflush(stdout);
+            }
+            if (tot[F_CORRUPT] || tot[F_DUPS] || tot[F_LOST] ||
+                tot[F_VERIFIED] + tot[F_CORRUPT] != tot[F_MSGS])
+                bad = 1;
+        }
+        bfo_tcp_fini(s->t);
+        free(rq);
+        free(w);
+        free(in);
+        free(sink);
+        free(all);
+    } else {
+        bfo_tcp_fini(s->t);
+    }
+    if (s->f[F_CORRUPT] || s->f[F_DUPS] || s->f[F_LOST])
+        bad = 1;
+    if (s->verbose || bad)
+        fprintf(stderr,
+                "bfo stream[%d]: %s: received %" PRIu64 " (verified %" PRIu64 ", corrupt %" PRIu64
+                ", duplicates %" PRIu64 ", lost %" PRIu64 ", unreachable %" PRIu64 ")\n",
+                s->rank, bad ? "FAILED" : "ok", s->f[F_MSGS], s->f[F_VERIFIED], s->f[F_CORRUPT],
+                s->f[F_DUPS], s->f[F_LOST], s->f[F_UNREACH]);
+    for (int p = 0; p < s->size; p++) {
+        if (s->p[p].snd)
+            for (int w2 = 0; w2 < s->window; w2++) {
+                free(s->p[p].snd[w2].buf);
+                free(s->p[p].rcv[w2].buf);
+            }
+        free(s->p[p].snd);
+        free(s->p[p].rcv);
+        free(s->p[p].seen);
+    }
+    free(s->p);
+    return bad ? 1 : 0;
+}
