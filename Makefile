@@ -35,6 +35,8 @@ endif
 TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail
+TCP_SRC  := backends/tcp/bfo_tcp.c
+TCP_HDR  := backends/tcp/bfo_tcp.h $(HEADERS)
 
 .PHONY: all bench-engine demo check check-headers check-sim check-tcp gen check-gen check-meta diagrams clean
 
@@ -46,8 +48,9 @@ $(BUILD):
 $(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim $< -o $@ -lcmocka
 
-$(BUILD)/bfo: tools/bfo.c $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim $< -o $@
+# bfo: sim (the simulator), run and stream (the TCP backend)
+$(BUILD)/bfo: tools/bfo.c tools/bfo_tcp_cmds.c $(TCP_SRC) $(TCP_HDR) $(wildcard sim/*.h) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim -Ibackends/tcp tools/bfo.c tools/bfo_tcp_cmds.c $(TCP_SRC) -o $@
 
 # The engine under the simulator: every single fault over the standard set,
 # every pair over small scenarios, three ranks, 100,000 random schedules.
@@ -58,12 +61,7 @@ check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore double --rails 3 --msg '0>1:100K'
 	./$(BUILD)/bfo sim --random 100000 --seed 7
 
-# The TCP backend: bfo-tcp (run + stream) and a misbehaving test peer.
-TCP_SRC := backends/tcp/bfo_tcp.c
-TCP_HDR := backends/tcp/bfo_tcp.h $(HEADERS)
-
-$(BUILD)/bfo-tcp: tools/bfo_tcp_main.c tools/bfo_tcp_cmds.c $(TCP_SRC) $(TCP_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Ibackends/tcp tools/bfo_tcp_main.c tools/bfo_tcp_cmds.c $(TCP_SRC) -o $@
+# The TCP backend's misbehaving test peer.
 
 $(BUILD)/tcp_badpeer: tests/tcp/badpeer.c $(TCP_SRC) $(TCP_HDR) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Ibackends/tcp tests/tcp/badpeer.c $(TCP_SRC) -o $@
@@ -71,10 +69,12 @@ $(BUILD)/tcp_badpeer: tests/tcp/badpeer.c $(TCP_SRC) $(TCP_HDR) | $(BUILD)
 # Real processes over loopback rails (127.0.0.1, 127.0.0.2): a clean
 # stream, connections reset from outside (ss -K), silent loss (nftables, or
 # the backend's fault hook), a rank killed, a peer sending malformed frames.
-check-tcp: $(BUILD)/bfo-tcp $(BUILD)/tcp_badpeer
-	@set -e; for t in tests/tcp/t*_*.sh; do \
-	  echo "== $$t"; BFO_TCP=./$(BUILD)/bfo-tcp BFO_BADPEER=./$(BUILD)/tcp_badpeer bash $$t; \
-	done; echo "== check-tcp: every TCP test passed ($(CC)$(if $(filter 1,$(SAN)), with ASan+UBSan,))"
+check-tcp: $(BUILD)/bfo $(BUILD)/tcp_badpeer
+	@set -eo pipefail; n=0; for t in tests/tcp/t*_*.sh; do \
+	  echo "== $$t"; BFO_TCP=./$(BUILD)/bfo BFO_BADPEER=./$(BUILD)/tcp_badpeer bash $$t | tee $(BUILD)/tcp.log; \
+	  n=$$((n + $$(grep -c '^ok:' $(BUILD)/tcp.log))); \
+	done; echo "== check-tcp: every TCP test passed ($(CC)$(if $(filter 1,$(SAN)), with ASan+UBSan,))"; \
+	echo "tests: $$n passed, 0 failed"
 
 # Instructions per eager pair and per 1 MiB rendezvous under callgrind (the
 # allocation count after init is tests/test_noalloc.c, in make check).

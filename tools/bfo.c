@@ -5,7 +5,10 @@
  *           [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]
  *           [--rdma-rails R1,R2,...]
  *
- * Runs the engine on the deterministic simulated network (sim/) and judges
+ *   bfo run -n N [--rails ADDR,ADDR] -- PROGRAM ARGS   (tools/bfo_tcp_cmds.c)
+ *   bfo stream [--size S|--sizes LIST] [--count N] [--json]
+ *
+ * bfo sim runs the engine on the deterministic simulated network (sim/) and judges
  * every scenario: each message delivered once with the right bytes (or the
  * unreachable error when no rail is left), no request waiting forever, every
  * pool entry back, both ends agreeing on the rails.  Exit status 0 if and
@@ -577,10 +580,21 @@ static int cmd_sim(int argc, char **argv)
     return t.failed ? 1 : 0;
 }
 
+/* tools/bfo_tcp_cmds.c: processes over the TCP backend */
+int bfo_cmd_run(int argc, char **argv);
+int bfo_cmd_stream(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "sim"))
         return cmd_sim(argc - 2, argv + 2);
-    fprintf(stderr, "usage: bfo sim [options]   (bfo sim --help)\n");
+    if (argc >= 2 && !strcmp(argv[1], "run"))
+        return bfo_cmd_run(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "stream"))
+        return bfo_cmd_stream(argc - 1, argv + 1);
+    fprintf(stderr, "usage: bfo sim [options]                       the engine under the simulator\n"
+                    "       bfo run -n N [--rails A,B] -- PROGRAM ARGS  N local processes, wired up\n"
+                    "       bfo stream [options]                    verified streams between ranks\n"
+                    "       (bfo COMMAND --help for options)\n");
     return 2;
 }

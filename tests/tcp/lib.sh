@@ -1,6 +1,6 @@
-# lib.sh - shared by tests/tcp/t*.sh.  Needs BFO_TCP (the bfo-tcp binary).
+# lib.sh - shared by tests/tcp/t*.sh.  Needs BFO_TCP (the bfo binary: bfo run, bfo stream).
 set -u
-: "${BFO_TCP:?set BFO_TCP to the bfo-tcp binary (make check-tcp does)}"
+: "${BFO_TCP:?set BFO_TCP to the bfo binary (make check-tcp does)}"
 BFO_TCP=$(readlink -f "$BFO_TCP")
 RAILS=127.0.0.1,127.0.0.2
 WORK=$(mktemp -d /tmp/bfo-tcp-test.XXXXXX)
