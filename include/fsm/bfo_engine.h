@@ -1274,20 +1274,19 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev)
 }
 
 /* Called by the backend: BFO_EV_CONNECTED, BFO_EV_CONNECT_FAILED or
- * BFO_EV_RAIL_ERROR for one peer, or every peer (BFO_ALL_PEERS). */
+ * BFO_EV_RAIL_ERROR for one peer, or every peer (BFO_ALL_PEERS).  An event
+ * the rail does not wait for (CONNECTED on a rail already probing or up, an
+ * error on a rail already failed) changes nothing and is not an error. */
 static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int ev, uint64_t now)
 {
     if (rail < 0 || rail >= e->cfg.nrails)
         return;
     if (now > e->now)
         e->now = now;
-    if (peer == BFO_ALL_PEERS) {
-        for (int i = 0; i < e->cfg.nranks; i++)
-            if (i != e->cfg.rank)
-                bfo__rail_step(e, i, rail, ev);
-    } else if (peer >= 0 && peer < e->cfg.nranks && peer != e->cfg.rank) {
-        bfo__rail_step(e, peer, rail, ev);
-    }
+    for (int i = peer == BFO_ALL_PEERS ? 0 : peer;
+         i >= 0 && i < e->cfg.nranks && (peer == BFO_ALL_PEERS || i == peer); i++)
+        if (i != e->cfg.rank && bfo_rail_accepts(e->peers[i].rail[rail].fsm.cs, ev))
+            bfo__rail_step(e, i, rail, ev);
     bfo__run_failed(e);
 }
 
