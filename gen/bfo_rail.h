@@ -62,6 +62,10 @@ static const char *const bfo_rail__action_names[] = {
 static const unsigned char bfo_rail__final[] = {
     0, 0, 0, 0, 0, 0, 1,
 };
+/* BFO_WAITS_* facts each state takes */
+static const unsigned char bfo_rail__waits[] = {
+    0, 0, 0, 0, 0, 0, 0,
+};
 
 /* ---- Ragel's output for spec/rail_binding.rl, #line directives removed ---- */
 
@@ -228,7 +232,8 @@ _again:
 
 static const bfo_machine bfo_rail_machine = {
     BFO_MACHINE_RAIL, "rail", BFO_RAIL_NUM_STATES, BFO_RAIL_ST_CONNECTING,
-    bfo_rail__state_names, bfo_rail__action_names, bfo_rail__final, bfo_rail__exec
+    bfo_rail__state_names, bfo_rail__action_names, bfo_rail__final, bfo_rail__waits,
+    bfo_rail__exec
 };
 
 /* The caller's state of one rail (one rail seen from one peer). */

@@ -96,6 +96,10 @@ static const char *const bfo_recv__action_names[] = {
 static const unsigned char bfo_recv__final[] = {
     0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0,
 };
+/* BFO_WAITS_* facts each state takes */
+static const unsigned char bfo_recv__waits[] = {
+    0, 0, 0, 0, 2, 2, 1, 0, 0, 2, 0, 3, 0, 2,
+};
 
 /* ---- Ragel's output for spec/recv_binding.rl, #line directives removed ---- */
 
@@ -357,7 +361,8 @@ _again:
 
 static const bfo_machine bfo_recv_machine = {
     BFO_MACHINE_RECV, "recv", BFO_RECV_NUM_STATES, BFO_RECV_ST_POSTED,
-    bfo_recv__state_names, bfo_recv__action_names, bfo_recv__final, bfo_recv__exec
+    bfo_recv__state_names, bfo_recv__action_names, bfo_recv__final, bfo_recv__waits,
+    bfo_recv__exec
 };
 
 /* The caller's state of one receive request. */

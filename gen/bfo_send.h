@@ -92,6 +92,10 @@ static const char *const bfo_send__action_names[] = {
 static const unsigned char bfo_send__final[] = {
     0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
+/* BFO_WAITS_* facts each state takes */
+static const unsigned char bfo_send__waits[] = {
+    0, 0, 0, 0, 3, 0, 0, 2, 3, 0, 0, 0, 2, 0, 0, 2,
+};
 
 /* ---- Ragel's output for spec/send_binding.rl, #line directives removed ---- */
 
@@ -334,7 +338,8 @@ _again:
 
 static const bfo_machine bfo_send_machine = {
     BFO_MACHINE_SEND, "send", BFO_SEND_NUM_STATES, BFO_SEND_ST_IDLE,
-    bfo_send__state_names, bfo_send__action_names, bfo_send__final, bfo_send__exec
+    bfo_send__state_names, bfo_send__action_names, bfo_send__final, bfo_send__waits,
+    bfo_send__exec
 };
 
 /* The caller's state of one send request. */

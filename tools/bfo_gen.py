@@ -421,6 +421,11 @@ def read_machine(ragel, ab, short, defname, incdir, tmp):
     m.final = {sid: all(to == sid for (fr, _, to, _) in m.trans if fr == sid)
                for sid in names}
     m.max_actions = max([len(a) for (_, _, _, a) in m.trans] + [0])
+    # facts C computes, and which states wait for them (bfo_machine.waits)
+    fact_bits = {"DRAINED": 1, "ALL_DELIVERED": 2}
+    m.waits = {sid: 0 for sid in names}
+    for (fr, ev, _, _) in m.trans:
+        m.waits[fr] |= fact_bits.get(evnames[ev - 1], 0)
     with open(c_path, encoding="utf-8") as f:
         m.ccode = clean_ragel_c(f.read(), short)
     return m
@@ -470,14 +475,17 @@ def gen_machine_h(m, ab):
         o.append("    \"%s\",\n" % a)
     o.append("};\nstatic const unsigned char bfo_%s__final[] = {\n    0," % m.short)
     o.append("".join(" %d," % int(m.final[sid]) for sid in range(1, m.n_states)))
+    o.append("\n};\n/* BFO_WAITS_* facts each state takes */\n")
+    o.append("static const unsigned char bfo_%s__waits[] = {\n    0," % m.short)
+    o.append("".join(" %d," % m.waits[sid] for sid in range(1, m.n_states)))
     o.append("\n};\n\n")
     o.append("/* ---- Ragel's output for %s, #line directives removed ---- */\n\n" % m.binding)
     o.append(m.ccode)
     o.append("\n/* ---- typed API ---- */\n\n")
     o.append("static const bfo_machine bfo_%s_machine = {\n" % m.short)
     o.append("    BFO_MACHINE_%s, \"%s\", BFO_%s_NUM_STATES, %s,\n" % (up, m.short, up, st(m.start)))
-    o.append("    bfo_%s__state_names, bfo_%s__action_names, bfo_%s__final, bfo_%s__exec\n};\n\n"
-             % (m.short, m.short, m.short, m.short))
+    o.append("    bfo_%s__state_names, bfo_%s__action_names, bfo_%s__final, bfo_%s__waits,\n"
+             "    bfo_%s__exec\n};\n\n" % (m.short, m.short, m.short, m.short, m.short))
     o.append("/* The caller's state of one %s. */\n" % m.title)
     o.append("typedef struct bfo_%s_fsm {\n    int cs; /* a BFO_%s_ST_* value */\n} bfo_%s_fsm;\n\n"
              % (m.short, up, m.short))

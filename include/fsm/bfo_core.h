@@ -128,6 +128,11 @@ typedef struct bfo_step {
 /* What the generated code tells the core about one machine. */
 typedef int (*bfo__exec_fn)(int cs, unsigned char event, bfo_step *out);
 
+/* Facts the caller computes from its counters (bfo_machine.waits): a state
+ * has the bit when it has a transition on that event. */
+#define BFO_WAITS_DRAINED 1       /* BFO_EV_DRAINED */
+#define BFO_WAITS_ALL_DELIVERED 2 /* BFO_EV_ALL_DELIVERED */
+
 typedef struct bfo_machine {
     int id;                         /* BFO_MACHINE_* */
     const char *name;               /* "send", "recv", "rail" */
@@ -136,6 +141,7 @@ typedef struct bfo_machine {
     const char *const *state_names; /* [n_states]; [0] is "(none)" */
     const char *const *action_names;/* indexed by BFO_<M>_ACT_* */
     const unsigned char *final;     /* [n_states]: 1 if the state is final */
+    const unsigned char *waits;     /* [n_states]: BFO_WAITS_* facts the state takes */
     bfo__exec_fn exec;              /* Ragel's machine, one event */
 } bfo_machine;
 

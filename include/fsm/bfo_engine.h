@@ -1062,15 +1062,14 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
  * (nothing is outstanding); 0 when neither applies. */
 static inline int bfo__req_fact(const bfo_request *r)
 {
-    const bfo_machine *m = r->kind == BFO_REQ_SEND ? &bfo_send_machine : &bfo_recv_machine;
-    size_t total = r->kind == BFO_REQ_SEND ? r->cap : r->length;
+    unsigned waits;
     if (r->complete || r->outstanding != 0)
         return 0;
-    if (r->counting && r->done_bytes >= total && bfo_fsm_accepts(m, r->cs, BFO_EV_ALL_DELIVERED))
+    waits = (r->kind == BFO_REQ_SEND ? bfo_send_machine.waits : bfo_recv_machine.waits)[r->cs];
+    if ((waits & BFO_WAITS_ALL_DELIVERED) && r->counting &&
+        r->done_bytes >= (r->kind == BFO_REQ_SEND ? r->cap : r->length))
         return BFO_EV_ALL_DELIVERED;
-    if (bfo_fsm_accepts(m, r->cs, BFO_EV_DRAINED))
-        return BFO_EV_DRAINED;
-    return 0;
+    return waits & BFO_WAITS_DRAINED ? BFO_EV_DRAINED : 0;
 }
 
 /* Feeds one event to a request, carries out the actions, then the facts
@@ -1079,8 +1078,7 @@ static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev)
 {
     while (ev && !r->complete) {
         const bfo_machine *m = r->kind == BFO_REQ_SEND ? &bfo_send_machine : &bfo_recv_machine;
-        bfo_step st;
-        memset(&st, 0, sizeof st);
+        bfo_step st; /* bfo_fsm_step fills the rest */
         st.trace = e->trace;
         st.obj = r;
         r->next_event = 0;

@@ -1,7 +1,6 @@
 /* bfo_le.h - little-endian loads and stores, and the request handle.
  *
- * Part of bfo (see bfo.h).  Byte-wise, so alignment and host byte order do
- * not matter; compilers turn each into one load or store on x86 and ARM.
+ * Part of bfo (see bfo.h).  Alignment and host byte order do not matter.
  */
 #ifndef BFO_LE_H
 #define BFO_LE_H
@@ -32,37 +31,77 @@ static inline int bfo_handle_eq(bfo_handle a, bfo_handle b)
     return a.index == b.index && a.gen == b.gen;
 }
 
+/* On a little-endian host with GCC or Clang the wire order is the host's:
+ * memcpy, which compilers turn into one unaligned load or store.  Elsewhere
+ * byte by byte.  BFO_LE_PORTABLE forces the byte-wise code. */
+#if !defined(BFO_LE_PORTABLE) && defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define BFO__LE_NATIVE 1
+#else
+#define BFO__LE_NATIVE 0
+#endif
+
 static inline void bfo_put16(uint8_t *p, uint16_t v)
 {
+#if BFO__LE_NATIVE
+    __builtin_memcpy(p, &v, 2);
+#else
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
+#endif
 }
 
 static inline void bfo_put32(uint8_t *p, uint32_t v)
 {
+#if BFO__LE_NATIVE
+    __builtin_memcpy(p, &v, 4);
+#else
     bfo_put16(p, (uint16_t)v);
     bfo_put16(p + 2, (uint16_t)(v >> 16));
+#endif
 }
 
 static inline void bfo_put64(uint8_t *p, uint64_t v)
 {
+#if BFO__LE_NATIVE
+    __builtin_memcpy(p, &v, 8);
+#else
     bfo_put32(p, (uint32_t)v);
     bfo_put32(p + 4, (uint32_t)(v >> 32));
+#endif
 }
 
 static inline uint16_t bfo_get16(const uint8_t *p)
 {
+#if BFO__LE_NATIVE
+    uint16_t v;
+    __builtin_memcpy(&v, p, 2);
+    return v;
+#else
     return (uint16_t)(p[0] | (uint16_t)(p[1] << 8));
+#endif
 }
 
 static inline uint32_t bfo_get32(const uint8_t *p)
 {
+#if BFO__LE_NATIVE
+    uint32_t v;
+    __builtin_memcpy(&v, p, 4);
+    return v;
+#else
     return (uint32_t)bfo_get16(p) | ((uint32_t)bfo_get16(p + 2) << 16);
+#endif
 }
 
 static inline uint64_t bfo_get64(const uint8_t *p)
 {
+#if BFO__LE_NATIVE
+    uint64_t v;
+    __builtin_memcpy(&v, p, 8);
+    return v;
+#else
     return (uint64_t)bfo_get32(p) | ((uint64_t)bfo_get32(p + 4) << 32);
+#endif
 }
 
 static inline void bfo_put_handle(uint8_t *p, bfo_handle h)
