@@ -1,4 +1,5 @@
-/* bfo.h - failover point-to-point protocol: state machines and wire format.
+/* bfo.h - failover point-to-point protocol: state machines, wire format,
+ * and (bfo_engine.h) the engine built on them.
  *
  * bfo keeps messages flowing when one of the network rails they are striped
  * over fails: it finds out what may not have arrived, resends or restarts
@@ -42,11 +43,21 @@
  *   Wire: bfo_frame_parse() decodes and validates a received frame;
  *   bfo_hdr_<layout>_encode() writes a header.  See bfo_wire.h.
  *
+ *   The engine (#include "bfo_engine.h"): a complete point-to-point layer
+ *   over a transport you provide (bfo_backend.h): bfo_engine_mem_size,
+ *   bfo_engine_init, bfo_isend, bfo_irecv, bfo_test, and the transport's
+ *   calls bfo_engine_frame, bfo_engine_completion, bfo_engine_rail_event,
+ *   bfo_engine_progress.  Its top comment shows the use; its options are
+ *   the fields of bfo_config (zero means the documented default).
+ *
  * ---------------------------------------------------------------------------
  * COMPILE-TIME OPTIONS (define before including)
  *   BFO_MAX_ACTIONS  most actions per transition in bfo_step (default 4;
  *                    the build fails with a message if the spec needs more)
  *   BFO_NO_TRACE     compile the trace hook out of bfo_fsm_step
+ *   BFO_LE_PORTABLE  byte-wise wire loads/stores even on little-endian
+ *                    GCC/Clang hosts (default: one unaligned load/store)
+ *   BFO_MAX_RAILS    rails per peer in the engine (default 8)
  *
  * ---------------------------------------------------------------------------
  * ERRORS (stable numbers, see BFO_ERRORS in bfo_core.h)
@@ -55,12 +66,24 @@
  *   bfo_frame_parse:    BFO_OK, BFO_ERR_TRUNCATED, BFO_ERR_BAD_TYPE,
  *                       BFO_ERR_BAD_FLAGS, BFO_ERR_BAD_FIELD, BFO_ERR_BAD_LENGTH
  *   bfo_hdr_*_encode:   the header size, or 0 when the buffer is too small
+ *   bfo_engine_init:    BFO_OK, BFO_ERR_INVALID (bad rank, rails, rdma mode,
+ *                       max_ops below the minimum), BFO_ERR_NO_MEMORY
+ *   bfo_isend:          BFO_OK, BFO_ERR_INVALID, BFO_ERR_NO_MEMORY (no request
+ *                       slot), BFO_ERR_PEER_UNREACHABLE (completed at once)
+ *   bfo_irecv:          BFO_OK, BFO_ERR_INVALID, BFO_ERR_PEER_UNREACHABLE
+ *   request.status:     BFO_OK, BFO_ERR_TRUNCATE (receive: the buffer got what
+ *                       fits, .length is the message's), BFO_ERR_PEER_UNREACHABLE
+ *   bfo_engine_frame:   BFO_OK, BFO_ERR_AGAIN (offer it again later),
+ *                       BFO_ERR_STALE, BFO_ERR_PROTOCOL, BFO_ERR_INVALID, or a
+ *                       bfo_frame_parse error (dropped and counted)
  *
  * ---------------------------------------------------------------------------
  * HEADERS
  *   bfo_core.h   errors, bfo_step, bfo_tracer, bfo_fsm_step
  *   bfo_le.h     little-endian loads/stores, bfo_handle
  *   bfo_wire.h   frame validation, restart-sequence arithmetic
+ *   bfo_backend.h  what a transport provides and guarantees
+ *   bfo_engine.h   the engine (not included by this header)
  *   gen/bfo_alphabet.h  fragment types, flags, events (generated)
  *   gen/bfo_codec.h     header structs, encoders, decoders (generated)
  *   gen/bfo_send.h, gen/bfo_recv.h, gen/bfo_rail.h  the machines (generated)
