@@ -52,13 +52,17 @@ $(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
 $(BUILD)/bfo: tools/bfo.c tools/bfo_tcp_cmds.c $(TCP_SRC) $(TCP_HDR) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim -Ibackends/tcp tools/bfo.c tools/bfo_tcp_cmds.c $(TCP_SRC) -o $@
 
-# The engine under the simulator: every single fault over the standard set,
-# every pair over small scenarios, three ranks, 100,000 random schedules.
+# The engine under the simulator: every single fault over the standard set
+# (eager, copy, PUT, GET, mixed rails; 1-3 rails), every pair over small
+# scenarios (each protocol), three ranks, 100,000 random schedules.
 check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore single
 	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any'
 	./$(BUILD)/bfo sim --explore double --rails 2 --msg '0>1:64' --msg '1>0:20K'
 	./$(BUILD)/bfo sim --explore double --rails 3 --msg '0>1:100K'
+	./$(BUILD)/bfo sim --explore double --rails 2 --protocol put --msg '0>1:100K' --msg '1>0:64'
+	./$(BUILD)/bfo sim --explore double --rails 2 --protocol get --msg '0>1:200K'
+	./$(BUILD)/bfo sim --explore double --rails 2 --rdma-rails 1 --msg '0>1:100K' --msg '1>0:200K'
 	./$(BUILD)/bfo sim --random 100000 --seed 7
 
 # The TCP backend's misbehaving test peer.

@@ -405,7 +405,10 @@ static inline int sn_step(simnet *sn)
             sn->qlen++;
             return 0;
         }
-        sn->delivered++;
+        if (rc == BFO_ERR_PEER_UNREACHABLE) /* refused, not acknowledged */
+            ok = 0;
+        else
+            sn->delivered++;
     } else {
         sn->lost++;
     }

@@ -464,6 +464,52 @@ static void test_all_rails_down_unreachable_no_hang(void **state)
     sr_del(w);
 }
 
+/* A peer given up is given up for good: rails that come back later do not
+ * bring it back (its sequence space is gone), new requests fail at once. */
+static void test_unreachable_is_for_good_after_rails_return(void **state)
+{
+    bfo_request s, r;
+    uint8_t x = 7, y = 0;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 48);
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 1000000);
+    sn_rail_fails(&w->sn, 0);
+    sn_rail_fails(&w->sn, 1);
+    sr_advance(w, 5000000000ull);
+    assert_true(w->e[0].peers[1].unreachable && w->e[1].peers[0].unreachable);
+    w->sn.rail_down[0] = w->sn.rail_down[1] = 0; /* the cables are back */
+    sr_advance(w, 3000000000ull);
+    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 0, 1, w->sn.now), BFO_ERR_PEER_UNREACHABLE);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 0, 1, w->sn.now), BFO_ERR_PEER_UNREACHABLE);
+    assert_int_equal(w->e[0].peers[1].rail[0].fsm.cs == BFO_RAIL_ST_UP, 0);
+    sr_go(w);
+    sr_del(w);
+}
+
+/* Only one side gave the other up: the other's new message is not lost in
+ * silence.  The frames are refused, its rails fail, and its request ends
+ * with the unreachable error in bounded time. */
+static void test_one_sided_unreachable_fails_the_other_side_too(void **state)
+{
+    bfo_request s;
+    uint8_t x = 7;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 49);
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 1000000);
+    bfo__peer_unreachable(&w->e[0], 1); /* rank 0 alone gives rank 1 up */
+    assert_int_equal(bfo_isend(&w->e[1], &s, &x, 1, 0, 0, 1, w->sn.now), BFO_OK);
+    sr_advance(w, 10000000000ull);
+    assert_true(bfo_test(&s));
+    assert_int_equal(s.status, BFO_ERR_PEER_UNREACHABLE);
+    assert_true(w->e[1].peers[0].unreachable);
+    assert_true(w->e[0].stats.unreachable_frames > 0);
+    assert_int_equal(w->e[0].stats.messages_received, 0);
+    sr_go(w);
+    sr_del(w);
+}
+
 static void test_hostile_frames_are_counted_not_fatal(void **state)
 {
     uint8_t junk[64];
@@ -631,6 +677,8 @@ int main(void)
         cmocka_unit_test(test_rail_down_at_every_operation),
         cmocka_unit_test(test_rail_readmitted_and_used_again),
         cmocka_unit_test(test_all_rails_down_unreachable_no_hang),
+        cmocka_unit_test(test_unreachable_is_for_good_after_rails_return),
+        cmocka_unit_test(test_one_sided_unreachable_fails_the_other_side_too),
         cmocka_unit_test(test_hostile_frames_are_counted_not_fatal),
         cmocka_unit_test(test_forged_put_and_fin_are_refused),
         cmocka_unit_test(test_control_budget_back_pressure),

@@ -161,7 +161,7 @@ typedef struct bfo_peer {
 typedef struct bfo_stats {
     uint64_t messages_sent, messages_received, duplicates_dropped, stale_dropped,
         protocol_violations, malformed_frames, mapouts, readmissions, restarts, notifies,
-        unreachable_errors, ops_posted, rdma_writes, rdma_reads;
+        unreachable_errors, unreachable_frames, ops_posted, rdma_writes, rdma_reads;
     uint64_t eagers, copies, puts, gets; /* messages received by each protocol */
     uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload bytes posted per rail (all peers) */
 } bfo_stats;
@@ -1218,7 +1218,6 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
         rs->last_rx = rs->last_tx = e->now;
         bfo__stripe_rejoin(e, peer, rail);
         p->down_since = 0;
-        p->unreachable = 0;
         break;
     case BFO_RAIL_ACT_MAP_OUT: {
         int up = 0;
@@ -1283,7 +1282,8 @@ static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int 
         e->now = now;
     for (int i = peer == BFO_ALL_PEERS ? 0 : peer;
          i >= 0 && i < e->cfg.nranks && (peer == BFO_ALL_PEERS || i == peer); i++)
-        if (i != e->cfg.rank && bfo_rail_accepts(e->peers[i].rail[rail].fsm.cs, ev))
+        if (i != e->cfg.rank && !e->peers[i].unreachable &&
+            bfo_rail_accepts(e->peers[i].rail[rail].fsm.cs, ev))
             bfo__rail_step(e, i, rail, ev);
     bfo__run_failed(e);
 }
@@ -1502,7 +1502,9 @@ static inline int bfo__nack_from(bfo_engine *e, int peer, const bfo_frame *f)
  * or dropped as duplicate), BFO_ERR_AGAIN (no buffer: offer it again
  * later), BFO_ERR_STALE (dropped: names a finished request or an older
  * restart), BFO_ERR_PROTOCOL or a bfo_frame_parse error (dropped, counted;
- * the transport may drop the connection). */
+ * the transport may drop the connection), BFO_ERR_PEER_UNREACHABLE (this
+ * side gave the peer up: the transport must not acknowledge the frame, so
+ * that its sender sees an error, and should drop the connection). */
 static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint8_t *buf,
                                    size_t len, uint64_t now)
 {
@@ -1514,6 +1516,10 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         return BFO_ERR_INVALID;
     if (now > e->now)
         e->now = now;
+    if (e->peers[peer].unreachable) { /* for good: see bfo__peer_unreachable */
+        e->stats.unreachable_frames++;
+        return BFO_ERR_PEER_UNREACHABLE;
+    }
     rc = bfo_frame_parse(&f, buf, len);
     if (rc != BFO_OK) {
         e->stats.malformed_frames++;
@@ -1790,7 +1796,14 @@ static inline int bfo__all_unreachable(const bfo_engine *e)
 }
 
 /* No rail of the peer came back in time: every request of it fails, and
- * ANY_SOURCE receives too once no peer at all is left. */
+ * ANY_SOURCE receives too once no peer at all is left.  It is for good, as
+ * a failed process is: later requests fail at once, the engine stops
+ * probing the peer's rails, and refuses its frames (bfo_engine_frame
+ * returns BFO_ERR_PEER_UNREACHABLE: the transport does not acknowledge
+ * the frame and drops the connection), so that the peer, if alive, fails
+ * its operations too and declares this side unreachable in turn.  Neither
+ * side can then mistake a message of the old sequence space for a new one.
+ * (Resuming a peer needs a new sequence space agreed by both: future work.) */
 static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
 {
     bfo_peer *p = &e->peers[peer];
@@ -1849,7 +1862,7 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
         e->now = now;
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *p = &e->peers[i];
-        if (i == c->rank)
+        if (i == c->rank || p->unreachable)
             continue;
         for (int k = 0; k < c->nrails; k++) {
             bfo_rail_link *rs = &p->rail[k];
