@@ -383,7 +383,7 @@ static void settle(bfo_tcp *t)
 
 /* ----------------------------------------------------------------- send */
 
-static void put_hdr(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint64_t ack)
+void bfo_tcp_frame_header(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint64_t ack)
 {
     bfo_put32(h, len);
     bfo_put16(h + 4, (uint16_t)BFO_TCP_MAGIC);
@@ -395,7 +395,7 @@ static void put_hdr(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint64_t a
 
 static void put_hello(const bfo_tcp *t, uint8_t *p, int rail)
 {
-    put_hdr(p, BFO_TCP_HELLO_SIZE, BFO_TCP_K_HELLO, 0, 0);
+    bfo_tcp_frame_header(p, BFO_TCP_HELLO_SIZE, BFO_TCP_K_HELLO, 0, 0);
     p += BFO_TCP_HDR_SIZE;
     bfo_put32(p, 1);
     bfo_put32(p + 4, (uint32_t)t->rank);
@@ -505,7 +505,7 @@ static void send_ack(bfo_tcp *t, tlink *l)
     if (l->state != CS_UP || l->rx_seq == l->ack_sent || l->broken)
         return;
     if (l->unsent < 0 && l->ctl_len == 0) {
-        put_hdr(l->ctl, 0, BFO_TCP_K_ACK, 0, l->rx_seq);
+        bfo_tcp_frame_header(l->ctl, 0, BFO_TCP_K_ACK, 0, l->rx_seq);
         l->ctl_len = BFO_TCP_HDR_SIZE;
         l->ctl_off = 0;
         l->ack_sent = l->rx_seq;
@@ -551,7 +551,7 @@ static int tcp_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int 
         return 0;
     }
     en->seq = ++l->next_seq;
-    put_hdr(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, en->seq, 0);
+    bfo_tcp_frame_header(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, en->seq, 0);
     el_push(t, &l->q, i);
     if (l->unsent < 0)
         l->unsent = i;

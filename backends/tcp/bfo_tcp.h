@@ -133,6 +133,10 @@ extern "C" {
 
 #define BFO_TCP_MAGIC 0xBF07u
 #define BFO_TCP_HDR_SIZE 24
+
+/* Writes a frame header (BFO_TCP_HDR_SIZE bytes) at h; for tests and tools
+ * that speak the wire format. */
+void bfo_tcp_frame_header(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint64_t ack);
 #define BFO_TCP_HELLO_SIZE 32
 enum bfo_tcp_kind { BFO_TCP_K_DATA = 1, BFO_TCP_K_ACK = 2, BFO_TCP_K_HELLO = 3 };
 

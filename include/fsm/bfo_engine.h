@@ -709,6 +709,20 @@ static inline void bfo__post_restart_msg(bfo_engine *e, bfo_request *r, int type
     bfo__post(e, op);
 }
 
+/* The fields RNDV and RGET share: matching, length, restart, handles. */
+#define BFO__RZV_FILL(h, e, r)                                                  \
+    do {                                                                        \
+        (h).flags = (r)->restarted ? BFO_FLAG_RESTART : 0;                      \
+        (h).ctx = (uint16_t)(r)->ctx;                                           \
+        (h).src = (uint32_t)(e)->cfg.rank;                                      \
+        (h).tag = (uint32_t)(r)->want_tag;                                      \
+        (h).seq = (r)->seq;                                                     \
+        (h).rseq = (r)->rseq;                                                   \
+        (h).msg_len = (r)->cap;                                                 \
+        (h).sreq = (r)->self;                                                   \
+        (h).dreq = (r)->restarted ? (r)->remote : bfo__null_handle();           \
+    } while (0)
+
 static inline void bfo__send_rndv(bfo_engine *e, bfo_request *r)
 {
     bfo_hdr_rndv h;
@@ -717,18 +731,10 @@ static inline void bfo__send_rndv(bfo_engine *e, bfo_request *r)
     if (!op)
         return;
     h.type = BFO_FRAG_RNDV;
-    h.flags = r->restarted ? BFO_FLAG_RESTART : 0;
+    BFO__RZV_FILL(h, e, r);
     if (r->reg && e->cfg.rdma != BFO_RDMA_OFF && e->cfg.rdma != BFO_RDMA_GET &&
         r->cap >= e->cfg.rdma_min && bfo__rdma_ok(e, r->peer, 0))
         h.flags |= BFO_FLAG_PIN;
-    h.ctx = (uint16_t)r->ctx;
-    h.src = (uint32_t)e->cfg.rank;
-    h.tag = (uint32_t)r->want_tag;
-    h.seq = r->seq;
-    h.rseq = r->rseq;
-    h.msg_len = r->cap;
-    h.sreq = r->self;
-    h.dreq = r->restarted ? r->remote : bfo__null_handle();
     op->hdr_len = bfo_hdr_rndv_encode(&h, op->hdr, sizeof op->hdr);
     op->payload = r->buf;
     op->payload_len = first;
@@ -743,15 +749,7 @@ static inline void bfo__send_rget(bfo_engine *e, bfo_request *r)
     if (!op)
         return;
     h.type = BFO_FRAG_RGET;
-    h.flags = r->restarted ? BFO_FLAG_RESTART : 0;
-    h.ctx = (uint16_t)r->ctx;
-    h.src = (uint32_t)e->cfg.rank;
-    h.tag = (uint32_t)r->want_tag;
-    h.seq = r->seq;
-    h.rseq = r->rseq;
-    h.msg_len = r->cap;
-    h.sreq = r->self;
-    h.dreq = r->restarted ? r->remote : bfo__null_handle();
+    BFO__RZV_FILL(h, e, r);
     h.raddr = r->my_raddr;
     h.rkey = r->my_rkey;
     op->hdr_len = bfo_hdr_rget_encode(&h, op->hdr, sizeof op->hdr);

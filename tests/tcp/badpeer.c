@@ -27,15 +27,7 @@ static const char *const scen_name[] = {
 };
 #define NSCEN 7
 
-static void hdr(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint64_t ack)
-{
-    bfo_put32(h, len);
-    bfo_put16(h + 4, (uint16_t)BFO_TCP_MAGIC);
-    h[6] = (uint8_t)kind;
-    h[7] = 0;
-    bfo_put64(h + 8, seq);
-    bfo_put64(h + 16, ack);
-}
+#define hdr bfo_tcp_frame_header
 
 static void hello(uint8_t *p, int rank, int rail, int size, uint64_t job)
 {
