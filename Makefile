@@ -1,7 +1,9 @@
 # bfo - GNU Make.
 #
 #   make             build the tests (needs a C compiler and cmocka; not Ragel)
-#   make demo        run examples/dance.c: a traced failover and restart dance
+#   make demo        the main job: bfo demo, a verified stream over 2 rails through
+#                    a connection reset and a silently dropping rail (root)
+#   make dance       examples/dance.c: a traced failover and restart dance
 #   make check-sim   the engine under the fault-injecting simulator (bfo sim)
 #   make check-tcp   the TCP backend: real processes on loopback rails, faults from outside
 #   make bench-engine instructions per eager pair and per 1 MiB rendezvous (callgrind)
@@ -38,7 +40,7 @@ MACHINES := send recv rail
 TCP_SRC  := backends/tcp/bfo_tcp.c
 TCP_HDR  := backends/tcp/bfo_tcp.h $(HEADERS)
 
-.PHONY: all bench-engine demo check check-headers check-sim check-tcp gen check-gen check-meta diagrams clean
+.PHONY: all bench-engine dance demo check check-headers check-sim check-tcp gen check-gen check-meta diagrams clean
 
 all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine
 
@@ -49,8 +51,9 @@ $(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim $< -o $@ -lcmocka
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
-$(BUILD)/bfo: tools/bfo.c tools/bfo_tcp_cmds.c $(TCP_SRC) $(TCP_HDR) $(wildcard sim/*.h) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim -Ibackends/tcp tools/bfo.c tools/bfo_tcp_cmds.c $(TCP_SRC) -o $@
+BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c $(TCP_SRC)
+$(BUILD)/bfo: $(BFO_SRC) $(TCP_HDR) $(wildcard sim/*.h) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim -Ibackends/tcp $(BFO_SRC) -o $@
 
 # The engine under the simulator: every single fault over the standard set
 # (eager, copy, PUT, GET, mixed rails; 1-3 rails), every pair over small
@@ -88,7 +91,13 @@ bench-engine: $(BUILD)/bench_engine
 $(BUILD)/bench_engine: bench/bench_engine.c $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim $< -o $@
 
-demo: $(BUILD)/dance
+# The main job: bfo demo (2 processes, 2 rails, a verified stream through a
+# connection reset and a silent rail; root for ss -K and nft).
+demo: $(BUILD)/bfo
+	./$(BUILD)/bfo demo
+
+# The restart dance, traced transition by transition (no network needed).
+dance: $(BUILD)/dance
 	./$(BUILD)/dance
 
 $(BUILD)/dance: examples/dance.c $(HEADERS) | $(BUILD)

@@ -278,7 +278,47 @@ typedef struct stream {
     uint64_t rail_bytes[BFO_MAX_RAILS];
     uint64_t last_mapouts, err_at, last_done, recovery_max, stall_max, unreach_max;
     int err_pending;
+    uint64_t tl_every, tl_next, tl_bytes[BFO_MAX_RAILS], tl_mapouts, tl_readm; /* timeline */
+    int tty;
 } stream;
+
+/* Rank 0's view as the stream goes: per rail, the bytes sent since the last
+ * line (MB/s) and the rail's state towards the next rank; map-outs and
+ * re-admissions as they happen.  Every --timeline interval one line; on a
+ * terminal without --timeline, one line rewritten in place (a progress
+ * display), with a full line at each failover. */
+static void timeline(stream *s, uint64_t now, uint64_t t_start, int last)
+{
+    const bfo_engine *e = s->e;
+    uint64_t every = s->tl_every ? s->tl_every : 200000000ull;
+    int peer = (s->rank + 1) % s->size, event;
+    char line[512];
+    size_t n;
+    if (s->rank != 0 || (!s->tl_every && !s->tty) || (now < s->tl_next && !last))
+        return;
+    double dt = s->tl_next ? (double)(now - (s->tl_next - every)) / 1e9 : (double)(now - t_start) / 1e9;
+    event = e->stats.mapouts != s->tl_mapouts || e->stats.readmissions != s->tl_readm;
+    n = (size_t)snprintf(line, sizeof line, "%7.2f s ", (double)(now - t_start) / 1e9);
+    for (int k = 0; k < e->cfg.nrails && n < sizeof line; k++) {
+        int cs = e->peers[peer].rail[k].fsm.cs;
+        double mbs = dt > 0 ? (double)(e->stats.rail_bytes[k] - s->tl_bytes[k]) / dt / 1e6 : 0;
+        s->tl_bytes[k] = e->stats.rail_bytes[k];
+        n += (size_t)snprintf(line + n, sizeof line - n, "| rail %d %8.1f MB/s %-12s", k, mbs,
+                              bfo_rail_state_name(cs));
+    }
+    if (n < sizeof line)
+        n += (size_t)snprintf(line + n, sizeof line - n, "| msgs %" PRIu64 " | failovers %" PRIu64
+                              " readmissions %" PRIu64 "%s", s->f[F_MSGS], e->stats.mapouts,
+                              e->stats.readmissions, event ? "  <-" : "");
+    s->tl_mapouts = e->stats.mapouts;
+    s->tl_readm = e->stats.readmissions;
+    if (s->tl_every || event || last)
+        fprintf(stderr, "%s%s\n", s->tty && !s->tl_every ? "\r" : "", line);
+    else
+        fprintf(stderr, "\r%s", line);
+    fflush(stderr);
+    s->tl_next = now + every;
+}
 
 static uint64_t mix64(uint64_t x)
 {
@@ -381,7 +421,8 @@ static const char stream_usage[] =
     "                  [--json]\n"
     "                  [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]\n"
     "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
-    "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n";
+    "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n"
+    "                  [--timeline MS]   rank 0: per-rail throughput and rail states every MS\n";
 
 int bfo_cmd_stream(int argc, char **argv)
 {
@@ -465,6 +506,9 @@ int bfo_cmd_stream(int argc, char **argv)
         } else if (!strcmp(a, "--timeout")) {
             timeout = atof(v);
             i++;
+        } else if (!strcmp(a, "--timeline")) {
+            s->tl_every = (uint64_t)(atof(v) * 1e6);
+            i++;
         } else {
             fputs(stream_usage, stderr);
             return 2;
@@ -522,6 +566,7 @@ int bfo_cmd_stream(int argc, char **argv)
     }
     t_start = bfo_tcp_now();
     deadline = t_start + (uint64_t)(timeout * 1e9);
+    s->tty = isatty(2);
     for (int p = 0; p < s->size; p++) { /* how many each peer sends us */
         peer_st *ps = &s->p[p];
         if (!peer_alive(s, p))
@@ -674,6 +719,7 @@ int bfo_cmd_stream(int argc, char **argv)
                 s->err_at = now;
             }
         }
+        timeline(s, now, t_start, !unfinished);
         if (!unfinished)
             break;
         if (now > deadline) {
