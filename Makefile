@@ -37,8 +37,33 @@ endif
 TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail
-TCP_SRC  := backends/tcp/bfo_tcp.c
-TCP_HDR  := backends/tcp/bfo_tcp.h $(HEADERS)
+TCP_SRC  := backends/tcp/bfo_tcp.c backends/tcp/bfo_tcp_pmix.c
+TCP_HDR  := backends/tcp/bfo_tcp.h backends/tcp/bfo_tcp_pmix.h $(HEADERS)
+
+# PMIx (Debian: libpmix-dev): the TCP backend wires up under mpirun when
+# <pmix.h> is found (pkg-config pmix, else Debian's pmix2 directory).
+# PMIX=0 builds without it; PMIX=1 fails when it is missing.
+PMIX     ?= auto
+ifneq ($(PMIX),0)
+ifneq ($(shell pkg-config --exists pmix 2>/dev/null && echo yes),)
+PMIX_CFLAGS := $(filter-out -I/usr/include,$(shell pkg-config --cflags-only-I pmix))
+PMIX_LIBS   := $(shell pkg-config --libs pmix)
+else
+PMIX_DIR    := /usr/lib/$(shell $(CC) -print-multiarch 2>/dev/null)/pmix2
+PMIX_CFLAGS := -I$(PMIX_DIR)/include
+PMIX_LIBS   := -L$(PMIX_DIR)/lib -Wl,-rpath,$(PMIX_DIR)/lib -lpmix
+endif
+PMIX_CFLAGS := $(patsubst -I%,-isystem %,$(PMIX_CFLAGS))
+ifeq ($(shell printf '\043include <pmix.h>\n' | $(CC) $(PMIX_CFLAGS) -E -x c - >/dev/null 2>&1 && echo yes),yes)
+PMIX_CFLAGS += -DBFO_TCP_HAVE_PMIX
+else
+PMIX_CFLAGS :=
+PMIX_LIBS   :=
+ifeq ($(PMIX),1)
+$(error PMIX=1 but <pmix.h> was not found (apt-get install libpmix-dev))
+endif
+endif
+endif
 
 .PHONY: all bench-engine dance demo check check-headers check-sim check-tcp gen check-gen check-meta diagrams clean
 
@@ -53,7 +78,7 @@ $(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
 # bfo: sim (the simulator), run and stream (the TCP backend)
 BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c $(TCP_SRC)
 $(BUILD)/bfo: $(BFO_SRC) $(TCP_HDR) $(wildcard sim/*.h) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim -Ibackends/tcp $(BFO_SRC) -o $@
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) -Isim -Ibackends/tcp $(BFO_SRC) -o $@ $(PMIX_LIBS)
 
 # The engine under the simulator: every single fault over the standard set
 # (eager, copy, PUT, GET, mixed rails; 1-3 rails), every pair over small
@@ -71,7 +96,7 @@ check-sim: $(BUILD)/bfo
 # The TCP backend's misbehaving test peer.
 
 $(BUILD)/tcp_badpeer: tests/tcp/badpeer.c $(TCP_SRC) $(TCP_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Ibackends/tcp tests/tcp/badpeer.c $(TCP_SRC) -o $@
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) -Ibackends/tcp tests/tcp/badpeer.c $(TCP_SRC) -o $@ $(PMIX_LIBS)
 
 # Real processes over loopback rails (127.0.0.1, 127.0.0.2): a clean
 # stream, connections reset from outside (ss -K), silent loss (nftables, or

@@ -1,6 +1,7 @@
 /* bfo_tcp.c - the TCP backend (see bfo_tcp.h for the contract and design). */
 #define _GNU_SOURCE
 #include "bfo_tcp.h"
+#include "bfo_tcp_pmix.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -94,6 +95,7 @@ struct bfo_tcp {
     int links_ready, nbroken;
     size_t max_frame, rx_cap;
     bfo_tcp_stats st;
+    int pmix; /* wired up through PMIx: PMIx_Finalize at fini */
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -1202,9 +1204,26 @@ static int env_int(const char *name, int *v)
     return 0;
 }
 
+static int init_common(bfo_tcp **out, int rank, int size, const char *bootstrap, int via_pmix,
+                       const bfo_config *cfg_in, const bfo_tcp_options *opt);
+
 int bfo_tcp_init(bfo_tcp **out, const bfo_config *cfg, const bfo_tcp_options *opt)
 {
-    int rank, size;
+    int rank, size, rc;
+    *out = NULL;
+    /* neither BFO_RANK nor BFO_SIZE, but a PMIx launch (mpirun): wire up
+     * through PMIx (bfo_tcp_pmix.h) */
+    if (!getenv("BFO_RANK") && !getenv("BFO_SIZE") && bfo_tcp_pmix_env()) {
+        rc = bfo_tcp_pmix_init(&rank, &size);
+        if (rc != BFO_OK)
+            return rc;
+        rc = init_common(out, rank, size, NULL, 1, cfg, opt);
+        if (rc != BFO_OK)
+            bfo_tcp_pmix_fini();
+        else
+            (*out)->pmix = 1;
+        return rc;
+    }
     if (env_int("BFO_RANK", &rank) != 0 || env_int("BFO_SIZE", &size) != 0 || size < 1 ||
         rank >= size) {
         fprintf(stderr, "bfo-tcp: BFO_RANK and BFO_SIZE must be set (bfo run sets them)\n");
@@ -1215,6 +1234,12 @@ int bfo_tcp_init(bfo_tcp **out, const bfo_config *cfg, const bfo_tcp_options *op
 
 int bfo_tcp_init_with(bfo_tcp **out, int rank, int size, const char *bootstrap,
                       const bfo_config *cfg_in, const bfo_tcp_options *opt)
+{
+    return init_common(out, rank, size, bootstrap, 0, cfg_in, opt);
+}
+
+static int init_common(bfo_tcp **out, int rank, int size, const char *bootstrap, int via_pmix,
+                       const bfo_config *cfg_in, const bfo_tcp_options *opt)
 {
     bfo_tcp *t;
     bfo_config cfg;
@@ -1287,11 +1312,13 @@ int bfo_tcp_init_with(bfo_tcp **out, int rank, int size, const char *bootstrap,
     t->table = (bfo_tcp_addr *)calloc((size_t)size * (size_t)t->nrails, sizeof *t->table);
     if (!t->table)
         goto fail;
-    rc = bfo_tcp_bootstrap(bootstrap, rank, size, t->nrails, mine, t->table, &t->job,
-                           t->o.bootstrap_timeout_ns);
+    rc = via_pmix ? bfo_tcp_pmix_exchange(rank, size, t->nrails, mine, t->table, &t->job,
+                                          t->o.bootstrap_timeout_ns)
+                  : bfo_tcp_bootstrap(bootstrap, rank, size, t->nrails, mine, t->table, &t->job,
+                                      t->o.bootstrap_timeout_ns);
     if (rc != BFO_OK) {
-        tlog(t, 1, "bootstrap through %s failed: %s", bootstrap ? bootstrap : "(BFO_BOOTSTRAP unset)",
-             bfo_tcp_errname(rc));
+        tlog(t, 1, "bootstrap through %s failed: %s",
+             via_pmix ? "PMIx" : bootstrap ? bootstrap : "(BFO_BOOTSTRAP unset)", bfo_tcp_errname(rc));
         goto fail;
     }
 
@@ -1427,5 +1454,7 @@ void bfo_tcp_fini(bfo_tcp *t)
     free(t->pend);
     free(t->rxmem);
     free(t->emem);
+    if (t->pmix)
+        bfo_tcp_pmix_fini();
     free(t);
 }

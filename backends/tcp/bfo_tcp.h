@@ -29,6 +29,11 @@
  *                           (default 127.0.0.1); the count must be equal
  *                           on every rank
  *   BFO_TCP_LOG=N           log level (overrides the option)
+ *   PMIX_RANK/PMIX_NAMESPACE without BFO_RANK and BFO_SIZE (Open MPI's
+ *                           mpirun): rank, size and the address table
+ *                           through PMIx instead (bfo_tcp_pmix.h; built
+ *                           when the Makefile finds <pmix.h>), and
+ *                           PMIx_Finalize at bfo_tcp_fini
  *
  * OPTIONS (bfo_tcp_options; zero means the default)
  *   rails[], nrails       rail addresses, instead of BFO_RAILS
