@@ -49,8 +49,8 @@ $(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim $< -o $@ -lcmocka
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
-$(BUILD)/bfo: tools/bfo.c tools/bfo_tcp_cmds.c $(TCP_SRC) $(TCP_HDR) $(wildcard sim/*.h) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim -Ibackends/tcp tools/bfo.c tools/bfo_tcp_cmds.c $(TCP_SRC) -o $@
+$(BUILD)/bfo: tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_bench.c $(TCP_SRC) $(TCP_HDR) $(wildcard sim/*.h) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim -Ibackends/tcp tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_bench.c $(TCP_SRC) -o $@
 
 # The engine under the simulator: every single fault over the standard set
 # (eager, copy, PUT, GET, mixed rails; 1-3 rails), every pair over small

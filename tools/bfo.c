@@ -583,6 +583,7 @@ static int cmd_sim(int argc, char **argv)
 /* tools/bfo_tcp_cmds.c: processes over the TCP backend */
 int bfo_cmd_run(int argc, char **argv);
 int bfo_cmd_stream(int argc, char **argv);
+int bfo_cmd_bench(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
@@ -592,6 +593,8 @@ int main(int argc, char **argv)
         return bfo_cmd_run(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "stream"))
         return bfo_cmd_stream(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "bench"))
+        return bfo_cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "usage: bfo sim [options]                       the engine under the simulator\n"
                     "       bfo run -n N [--rails A,B] -- PROGRAM ARGS  N local processes, wired up\n"
                     "       bfo stream [options]                    verified streams between ranks\n"
