@@ -23,7 +23,7 @@
  *   --iters N       ping-pongs per round (default: 1000 for small messages,
  *                   fewer for large ones, at least 10)
  *   --msgs N        messages per bandwidth round (default: 64 MiB worth,
- *                   between 16 and 20000)
+ *                   between 32 and 4000)
  *   --window W      bfo messages in flight in the stream (default 16)
  *   --raw-blocking  the raw side blocks in recv (as NetPIPE does) instead of
  *                   busy-polling with MSG_DONTWAIT (the default: bfo busy-
@@ -445,11 +445,11 @@ static void print_table(FILE *f, const result *res, int n, int baseline, int nra
         char sz[32];
         fmt_size(sz, sizeof sz, r->size);
         if (baseline)
-            fprintf(f, "%8s %10.2f %9.2f %10.1f | %10.2f %9.2f %10.1f | %9.3f %8.3f\n", sz, r->lat,
+            fprintf(f, "%8s %10.2f %9.2f %10.2f | %10.2f %9.2f %10.2f | %9.3f %8.3f\n", sz, r->lat,
                     r->lat_min, r->bw, r->raw_lat, r->raw_lat_min, r->raw_bw, r->lat / r->raw_lat,
                     r->bw / r->raw_bw);
         else
-            fprintf(f, "%8s %10.2f %9.2f %10.1f\n", sz, r->lat, r->lat_min, r->bw);
+            fprintf(f, "%8s %10.2f %9.2f %10.2f\n", sz, r->lat, r->lat_min, r->bw);
     }
     for (int i = 0; baseline && i < n; i++) {
         if (res[i].size == 8)
@@ -758,7 +758,7 @@ int bfo_cmd_bench(int argc, char **argv)
         if (!b->iters)
             iters = iters < 10 ? 10 : iters > 1000 ? 1000 : iters;
         if (!b->msgs)
-            msgs = msgs < 16 ? 16 : msgs > 20000 ? 20000 : msgs;
+            msgs = msgs < 32 ? 32 : msgs > 4000 ? 4000 : msgs;
         double *lat = malloc(sizeof(double) * (size_t)iters * (size_t)b->rounds);
         double *rlat = malloc(sizeof(double) * (size_t)iters * (size_t)b->rounds);
         double *tmp = malloc(sizeof(double) * (size_t)iters);
