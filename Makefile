@@ -76,7 +76,7 @@ $(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim $< -o $@ -lcmocka
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
-BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c $(TCP_SRC)
+BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(TCP_SRC)
 $(BUILD)/bfo: $(BFO_SRC) $(TCP_HDR) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) -Isim -Ibackends/tcp $(BFO_SRC) -o $@ $(PMIX_LIBS)
 

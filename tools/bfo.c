@@ -584,6 +584,7 @@ static int cmd_sim(int argc, char **argv)
 int bfo_cmd_run(int argc, char **argv);
 int bfo_cmd_stream(int argc, char **argv);
 int bfo_cmd_demo(int argc, char **argv); /* tools/bfo_demo.c */
+int bfo_cmd_bench(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
@@ -595,10 +596,13 @@ int main(int argc, char **argv)
         return bfo_cmd_stream(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "demo"))
         return bfo_cmd_demo(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "bench"))
+        return bfo_cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "usage: bfo sim [options]                       the engine under the simulator\n"
                     "       bfo run -n N [--rails A,B] -- PROGRAM ARGS  N local processes, wired up\n"
                     "       bfo stream [options]                    verified streams between ranks\n"
                     "       bfo demo                                a stream living through two rail faults\n"
+                    "       bfo bench [--sizes LIST] [--baseline]    latency and bandwidth, against raw TCP\n"
                     "       (bfo COMMAND --help for options)\n");
     return 2;
 }
