@@ -240,73 +240,57 @@ static int bfo_lat(bench *b, size_t size, int n, double *out)
 
 /* Rank 0 streams n messages, W in flight; rank 1 answers once it has them
  * all.  Returns bytes/s on rank 0 (0 on rank 1), -1 on failure. */
-static double bfo_bw(bench *b, size_t size, int n)
+/* One side of the bandwidth stream: W messages of `size` in flight (sends
+ * or receives), each reposted as it completes, until n have completed.
+ * Returns 0, or -1 (failed or overdue). */
+static int bn_window(bench *b, size_t size, int n, int sender)
 {
-    uint64_t done = 0;
-    bfo_request dr;
+    bfo_request *q = sender ? b->sreq : b->rreq;
     int W = b->window, posted = 0, finished = 0;
     char act[256];
-    uint64_t t0 = bfo_tcp_now();
     memset(act, 0, sizeof act);
-    if (b->rank == 0) {
-        if (bn_recv(b, &dr, &done, sizeof done, BN_TAG_DONE))
-            return -1;
-        for (int w = 0; w < W && posted < n; w++, posted++)
-            if ((act[w] = 1, bn_send(b, &b->sreq[w], b->sbuf, size, BN_TAG_BW)))
-                return -1;
-        while (finished < n) {
-            if (overdue(b))
-                return -1;
-            bfo_tcp_progress(b->t, 0);
-            for (int w = 0; w < W; w++) {
-                bfo_request *s = &b->sreq[w];
-                if (act[w] && bfo_test(s)) {
-                    if (s->status != BFO_OK) {
-                        fprintf(stderr, "bfo bench[0]: send failed: %s\n", bfo_errname(s->status));
-                        b->failed = 1;
-                        return -1;
-                    }
-                    finished++;
-                    act[w] = 0;
-                    if (posted < n) {
-                        posted++;
-                        act[w] = 1;
-                        if (bn_send(b, s, b->sbuf, size, BN_TAG_BW))
-                            return -1;
-                    }
-                }
-            }
-        }
-        if (bn_wait(b, &dr))
-            return -1;
-        return (double)size * n / ((double)(bfo_tcp_now() - t0) / 1e9);
-    }
-    for (int w = 0; w < W && posted < n; w++, posted++)
-        if ((act[w] = 1, bn_recv(b, &b->rreq[w], b->rbuf, size, BN_TAG_BW)))
-            return -1;
-    while (finished < n) {
+    for (; finished < n; bfo_tcp_progress(b->t, 0)) {
         if (overdue(b))
             return -1;
-        bfo_tcp_progress(b->t, 0);
         for (int w = 0; w < W; w++) {
-            bfo_request *r = &b->rreq[w];
-            if (act[w] && bfo_test(r)) {
-                if (r->status != BFO_OK) {
-                    fprintf(stderr, "bfo bench[1]: receive failed: %s\n", bfo_errname(r->status));
+            if (act[w] && bfo_test(&q[w])) {
+                if (q[w].status != BFO_OK) {
+                    fprintf(stderr, "bfo bench[%d]: %s failed: %s\n", b->rank,
+                            sender ? "send" : "receive", bfo_errname(q[w].status));
                     b->failed = 1;
                     return -1;
                 }
                 finished++;
                 act[w] = 0;
-                if (posted < n) {
-                    posted++;
-                    act[w] = 1;
-                    if (bn_recv(b, r, b->rbuf, size, BN_TAG_BW))
-                        return -1;
-                }
+            }
+            if (!act[w] && posted < n) {
+                posted++;
+                act[w] = 1;
+                if (sender ? bn_send(b, &q[w], b->sbuf, size, BN_TAG_BW)
+                           : bn_recv(b, &q[w], b->rbuf, size, BN_TAG_BW))
+                    return -1;
             }
         }
     }
+    return 0;
+}
+
+static double bfo_bw(bench *b, size_t size, int n)
+{
+    uint64_t done = 0;
+    bfo_request dr;
+    uint64_t t0 = bfo_tcp_now();
+    if (b->rank == 0) {
+        if (bn_recv(b, &dr, &done, sizeof done, BN_TAG_DONE))
+            return -1;
+        if (bn_window(b, size, n, 1))
+            return -1;
+        if (bn_wait(b, &dr))
+            return -1;
+        return (double)size * n / ((double)(bfo_tcp_now() - t0) / 1e9);
+    }
+    if (bn_window(b, size, n, 0))
+        return -1;
     done = (uint64_t)n;
     if (bn_send(b, &dr, &done, sizeof done, BN_TAG_DONE) || bn_wait(b, &dr))
         return -1;
