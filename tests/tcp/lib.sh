@@ -46,6 +46,12 @@ run_bg() {
     LAUNCHER=$!
     for _ in $(seq 100); do [ -s "$WORK/pids" ] && break; sleep 0.05; done
 }
+# wait_bg: waits (60 s at most) for the launcher run_bg started; sets rc to
+# its exit status.
+wait_bg() {
+    timeout 60 tail --pid="$LAUNCHER" -f /dev/null
+    wait "$LAUNCHER"; rc=$?; LAUNCHER=
+}
 rank_pid() { awk -v r="$1" '$1 == r { print $2 }' "$WORK/pids"; }
 summary() {
     echo "   messages $(jget messages), bytes $(jget bytes), verified $(jget verified), lost $(jget lost)," \

@@ -13,8 +13,7 @@ for i in 1 2 3 4 5; do
     ss -K dst 127.0.0.2 >/dev/null 2>&1; ss -K src 127.0.0.2 >/dev/null 2>&1
     kills=$((kills + 1))
 done
-timeout 60 tail --pid="$LAUNCHER" -f /dev/null
-wait "$LAUNCHER"; rc=$?; LAUNCHER=
+wait_bg
 [ $rc = 0 ] || fail "exit status $rc"
 check_exact
 [ "$(jget failovers)" -ge 2 ] || fail "expected failovers after $kills resets, got $(jget failovers)"

@@ -20,8 +20,7 @@ one_run() { # $1: nft | hook
     fi
     sleep 1.2
     if [ "$1" = nft ]; then nft delete table ip "$TABLE"; else kill -USR1 "$(rank_pid 1)"; fi
-    timeout 60 tail --pid="$LAUNCHER" -f /dev/null
-    wait "$LAUNCHER"; rc=$?; LAUNCHER=
+    wait_bg
     [ $rc = 0 ] || fail "$1: exit status $rc"
     check_exact
     [ "$(jget failovers)" -ge 1 ] || fail "$1: the silent rail was never mapped out"

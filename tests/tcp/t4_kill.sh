@@ -8,8 +8,7 @@ run_bg 3 --timeout 50 --keep-going -- "$BFO_TCP" stream --json --duration 3 --to
 sleep "1.$((RANDOM % 5))"
 kill -9 "$(rank_pid 2)"
 killed_at=$(date +%s%N)
-timeout 60 tail --pid="$LAUNCHER" -f /dev/null
-wait "$LAUNCHER"; rc=$?; LAUNCHER=
+wait_bg
 [ $rc != 0 ] || fail "the launcher should report the killed rank"
 grep -q "rank 2 pid .*: signal 9" "$WORK/err" || fail "rank 2 not reported killed"
 grep -q "rank 0 pid .*: exit 0" "$WORK/err" || fail "rank 0 failed"
