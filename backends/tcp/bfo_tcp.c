@@ -22,6 +22,19 @@ enum { CS_NONE = 0, CS_DIALING, CS_HELLO_WAIT, CS_UP };
 enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3 };
 
 #define MAX_IOV 64
+/* Busy polling (bfo_tcp_progress(t, 0)): a link that took a data frame in
+ * the last HOT_NS is "hot": it leaves the epoll set and is read directly at
+ * every progress.  That saves a system call on the critical path (epoll,
+ * then read) and the kernel's epoll wake-up work for every segment that
+ * arrives.  epoll still runs at least every EPOLL_EVERY_NS for the other
+ * links, accepts and writability; a link goes back into the epoll set when
+ * it cools down, and all of them before the process sleeps.  The periodic
+ * scans (connect timeouts, the engine's timers) run every SCAN_EVERY_NS, or
+ * at once before sleeping; delayed acks are checked at every progress. */
+#define HOT_MAX 4
+#define HOT_NS 1000000ull
+#define EPOLL_EVERY_NS 20000ull
+#define SCAN_EVERY_NS 20000ull
 #define FRAME_HELLO (BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE)
 
 /* A send descriptor: one posted frame, from post to completion. */
@@ -50,6 +63,9 @@ typedef struct tlink {
     char broken_why[96];
     int poisoned;      /* the fault hook swallowed a frame of it */
     int stalled;       /* back-pressure: the frame at rx_off waits */
+    int hot;           /* in t->hot[] (HOT_NS) */
+    int in_epoll;      /* the connection is in the epoll set */
+    uint64_t hot_at;   /* the last data frame taken */
     uint32_t evmask;   /* registered epoll events */
     uint64_t deadline; /* dial / hello / waiting for the peer */
     /* send */
@@ -93,6 +109,10 @@ struct bfo_tcp {
     int npend;
     uint8_t *rxmem;
     int links_ready, nbroken;
+    int nstalled, nconnect_req;
+    int hot[HOT_MAX], nhot;
+    uint64_t last_epoll, last_scan;
+    int busy; /* this progress does not sleep: links may turn hot */
     size_t max_frame, rx_cap;
     bfo_tcp_stats st;
     int pmix; /* wired up through PMIx: PMIx_Finalize at fini */
@@ -204,7 +224,7 @@ static void link_events(bfo_tcp *t, tlink *l)
 {
     uint32_t want = 0;
     struct epoll_event ev;
-    if (l->fd < 0)
+    if (l->fd < 0 || !l->in_epoll)
         return;
     if (!l->stalled)
         want |= EPOLLIN;
@@ -216,6 +236,36 @@ static void link_events(bfo_tcp *t, tlink *l)
     ev.data.u64 = ev_data(EV_LINK, l->gen, (int)(l - t->links));
     if (epoll_ctl(t->ep, EPOLL_CTL_MOD, l->fd, &ev) == 0)
         l->evmask = want;
+}
+
+/* A hot link leaves the epoll set: progress reads it directly. */
+static void heat(bfo_tcp *t, tlink *l)
+{
+    if (l->in_epoll && epoll_ctl(t->ep, EPOLL_CTL_DEL, l->fd, NULL) != 0)
+        return;
+    l->in_epoll = 0;
+    l->evmask = 0;
+    l->hot = 1;
+    t->hot[t->nhot++] = (int)(l - t->links);
+}
+
+/* The hot link at t->hot[k] goes back into the epoll set (if it still has
+ * the same connection) and out of the hot set. */
+static void cool(bfo_tcp *t, int k)
+{
+    tlink *l = &t->links[t->hot[k]];
+    l->hot = 0;
+    t->hot[k] = t->hot[--t->nhot];
+    if (l->fd >= 0 && !l->in_epoll) {
+        struct epoll_event ev;
+        ev.events = EPOLLIN;
+        ev.data.u64 = ev_data(EV_LINK, l->gen, (int)(l - t->links));
+        if (epoll_ctl(t->ep, EPOLL_CTL_ADD, l->fd, &ev) == 0) {
+            l->in_epoll = 1;
+            l->evmask = EPOLLIN;
+            link_events(t, l);
+        }
+    }
 }
 
 static void set_broken(bfo_tcp *t, tlink *l, int malformed, const char *fmt, ...)
@@ -301,12 +351,16 @@ static void emit(bfo_tcp *t, tlink *l, int ev)
         bfo_engine_rail_event(&t->eng, l->peer, l->rail, ev, t->now);
 }
 
-static void link_reset(tlink *l)
+static void link_reset(bfo_tcp *t, tlink *l)
 {
+    if (l->stalled)
+        t->nstalled--;
     l->fd = -1;
     l->state = CS_NONE;
     l->reported = l->broken = l->broken_malformed = l->poisoned = l->stalled = 0;
     l->evmask = 0;
+    l->in_epoll = 0;
+    l->hot_at = 0;
     l->q.head = l->q.tail = l->hole.head = l->hole.tail = -1;
     l->unsent = -1;
     l->next_seq = l->last_written = 0;
@@ -341,7 +395,7 @@ static void conn_close(bfo_tcp *t, tlink *l, int malformed, const char *why, int
         close(l->fd);
     el_append(t, &dead, &l->q);
     el_append(t, &dead, &l->hole);
-    link_reset(l);
+    link_reset(t, l);
     l->gen++;
     if (reported) {
         emit(t, l, BFO_EV_RAIL_ERROR);
@@ -668,8 +722,10 @@ static void parse(bfo_tcp *t, tlink *l)
             return;
         int rc = bfo_engine_frame(&t->eng, l->peer, l->rail, h + BFO_TCP_HDR_SIZE, len, t->now);
         if (rc == BFO_ERR_AGAIN) {
-            if (!l->stalled)
+            if (!l->stalled) {
                 t->st.rail[l->rail].backpressure++;
+                t->nstalled++;
+            }
             l->stalled = 1;
             link_events(t, l);
             return;
@@ -678,8 +734,14 @@ static void parse(bfo_tcp *t, tlink *l)
             set_broken(t, l, 1, "engine rejected a frame: %s", bfo_errname(rc));
             return;
         }
-        l->stalled = 0;
+        if (l->stalled) {
+            l->stalled = 0;
+            t->nstalled--;
+        }
         l->rx_off += BFO_TCP_HDR_SIZE + len;
+        l->hot_at = t->now;
+        if (!l->hot && t->busy && t->nhot < HOT_MAX)
+            heat(t, l);
         if (l->rx_seq == l->ack_sent)
             l->rx_since = t->now;
         l->rx_seq = seq;
@@ -690,6 +752,9 @@ static void parse(bfo_tcp *t, tlink *l)
     }
     if (l->rx_off == l->rx_len)
         l->rx_off = l->rx_len = 0;
+    if (!l->broken && l->fd >= 0 && l->state == CS_UP &&
+        (l->rx_frames >= t->o.ack_frames || l->rx_bytes >= t->o.ack_bytes))
+        send_ack(t, l); /* the sender's pipeline waits for it */
 }
 
 static void link_read(bfo_tcp *t, tlink *l)
@@ -743,13 +808,14 @@ static void retry_stalled(bfo_tcp *t)
 static void start_conn(bfo_tcp *t, tlink *l, int fd, int state)
 {
     struct epoll_event ev;
-    link_reset(l);
+    link_reset(t, l);
     l->gen++;
     l->fd = fd;
     l->state = state;
     ev.events = EPOLLIN | EPOLLOUT;
     ev.data.u64 = ev_data(EV_LINK, l->gen, (int)(l - t->links));
     l->evmask = ev.events;
+    l->in_epoll = 1;
     if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
         set_broken(t, l, 0, "epoll: %s", strerror(errno));
 }
@@ -797,6 +863,8 @@ static int tcp_connect(void *ctx, int peer, int rail)
     bfo_tcp *t = (bfo_tcp *)ctx;
     if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
         return -1;
+    if (!link_of(t, peer, rail)->connect_req)
+        t->nconnect_req++;
     link_of(t, peer, rail)->connect_req = 1;
     return 0;
 }
@@ -810,6 +878,7 @@ static void handle_connects(bfo_tcp *t)
         if (!l->connect_req)
             continue;
         l->connect_req = 0;
+        t->nconnect_req--;
         l->awaiting = 0;
         if (l->fd >= 0 || l->q.head >= 0)
             conn_close(t, l, 0, "the engine reconnects", 0);
@@ -946,21 +1015,36 @@ static void acks_due(bfo_tcp *t, int all)
 
 /* ------------------------------------------------------------- progress */
 
-int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
+/* Busy polling: reads the hot links directly (they are not in the epoll
+ * set); a link that has cooled down, or lost its connection, leaves the
+ * set.  Returns 1 when epoll must run too: it is due, no link is hot, or a
+ * hot link waits to write. */
+static int poll_hot(bfo_tcp *t)
+{
+    int need_epoll = t->nhot == 0 || t->now - t->last_epoll >= EPOLL_EVERY_NS;
+    for (int k = 0; k < t->nhot;) {
+        tlink *l = &t->links[t->hot[k]];
+        if (l->fd < 0 || l->state != CS_UP || l->in_epoll || t->now - l->hot_at > HOT_NS) {
+            cool(t, k);
+            continue;
+        }
+        if (!l->stalled && !l->broken)
+            link_read(t, l);
+        if (l->fd >= 0 && (l->unsent >= 0 || l->ctl_off < l->ctl_len))
+            link_flush(t, l);
+        settle(t);
+        k++;
+    }
+    return need_epoll;
+}
+
+static int poll_epoll(bfo_tcp *t, int timeout_ms)
 {
     struct epoll_event evs[64];
     int n, handled = 0;
-    t->now = bfo_tcp_now();
-    retry_stalled(t);
-    settle(t);
-    if (timeout_ms > 0) { /* about to sleep: nothing else goes out soon */
-        acks_due(t, 1);
-        settle(t);
-        if (t->failed.head >= 0)
-            timeout_ms = 0;
-    }
     n = epoll_wait(t->ep, evs, 64, timeout_ms);
     t->now = bfo_tcp_now();
+    t->last_epoll = t->now;
     for (int k = 0; k < n; k++) {
         uint64_t d = evs[k].data.u64;
         int type = (int)(d >> 60), idx = (int)(uint32_t)d;
@@ -994,14 +1078,42 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
         }
         settle(t);
     }
-    timeouts(t);
+    return handled;
+}
+
+int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
+{
+    int handled = 0;
+    t->now = bfo_tcp_now();
+    if (t->nstalled)
+        retry_stalled(t);
     settle(t);
+    if (timeout_ms > 0) { /* about to sleep: nothing else goes out soon */
+        acks_due(t, 1);
+        settle(t);
+        if (t->failed.head >= 0)
+            timeout_ms = 0;
+    }
+    t->busy = timeout_ms == 0;
+    if (timeout_ms > 0) /* about to sleep: every link back into epoll */
+        while (t->nhot)
+            cool(t, 0);
+    if (timeout_ms > 0 || poll_hot(t))
+        handled += poll_epoll(t, timeout_ms);
+    t->busy = 0;
     acks_due(t, 0);
     settle(t);
-    bfo_engine_progress(&t->eng, t->now);
-    settle(t);
-    handle_connects(t);
-    settle(t);
+    if (timeout_ms > 0 || t->now - t->last_scan >= SCAN_EVERY_NS) {
+        t->last_scan = t->now;
+        timeouts(t);
+        settle(t);
+        bfo_engine_progress(&t->eng, t->now);
+        settle(t);
+    }
+    if (t->nconnect_req) {
+        handle_connects(t);
+        settle(t);
+    }
     return handled;
 }
 
@@ -1352,7 +1464,7 @@ static int init_common(bfo_tcp **out, int rank, int size, const char *bootstrap,
     for (int p = 0; p < size; p++)
         for (int r = 0; r < t->nrails; r++) {
             tlink *l = link_of(t, p, r);
-            link_reset(l);
+            link_reset(t, l);
             l->peer = p;
             l->rail = r;
             l->dialer = rank < p;

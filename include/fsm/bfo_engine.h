@@ -10,8 +10,9 @@
  * PUTs, the sender writes and FINs) when the message reaches rdma_min, both
  * buffers can be registered and an RDMA rail to the peer is UP; otherwise
  * rendezvous by copy (RNDV, ACK, FRAGs).  Data of a large message is striped
- * over the peer's UP rails in proportion to their bandwidth; eager messages
- * go round-robin.  Failures: see docs/engine-design.md.
+ * over the peer's UP rails in proportion to their bandwidth; eager and
+ * control messages go to the UP rail with the fewest operations in flight
+ * (the lowest-numbered on a tie).  Failures: see docs/engine-design.md.
  *
  * USE
  *   bfo_config cfg = {0};  cfg.rank = r; cfg.nranks = n; cfg.nrails = 2;
@@ -121,6 +122,7 @@ typedef struct bfo_op {
     int type;            /* BFO_FRAG_*, or BFO__OP_WRITE / BFO__OP_READ */
     int peer, rail;      /* rail chosen at post; about_rail for rail control */
     int fixed_rail;      /* -1: any UP rail; else this rail only */
+    int posted;          /* given to the backend: counted in its rail's inflight */
     int about_rail;      /* rail control: the rail it concerns */
     bfo_handle owner;    /* the request, or null for engine-owned messages */
     uint16_t rseq;       /* the owner's rseq when posted */
@@ -146,13 +148,13 @@ typedef struct bfo_rail_link {
     unsigned caps, bw;
     uint64_t last_rx, last_tx, probe_sent, deadline, backoff;
     uint64_t vfinish;  /* striping: virtual finish time of the last op posted */
+    int inflight;      /* ops given to the backend on this rail, not yet completed */
     int attempts, ever_up;
 } bfo_rail_link;
 
 typedef struct bfo_peer {
     bfo_rail_link rail[BFO_MAX_RAILS];
     uint16_t *send_seq, *recv_seq; /* [max_contexts]: last sent, next expected */
-    int rr;                        /* round-robin cursor (eager) */
     int unreachable;
     uint64_t down_since;           /* when the last UP rail went (0: some rail is UP) */
     int pend_head, pend_tail;      /* ops waiting for an UP rail */
@@ -396,6 +398,7 @@ static inline bfo_op *bfo__op_alloc(bfo_engine *e, int type, int peer)
     op->type = type;
     op->peer = peer;
     op->rail = -1;
+    op->posted = 0;
     op->fixed_rail = -1;
     op->about_rail = -1;
     op->owner = bfo__null_handle();
@@ -416,9 +419,19 @@ static inline bfo_op *bfo__ctl_alloc(bfo_engine *e, int type, int peer)
     return op;
 }
 
+/* The op is back from the backend (completed, or never taken). */
+static inline void bfo__op_unpost(bfo_engine *e, bfo_op *op)
+{
+    if (op->posted) {
+        op->posted = 0;
+        e->peers[op->peer].rail[op->rail].inflight--;
+    }
+}
+
 static inline void bfo__op_free(bfo_engine *e, bfo_op *op)
 {
     int i = (int)(op - e->ops);
+    bfo__op_unpost(e, op);
     if (bfo_handle_is_null(op->owner))
         e->ctl_in_use--;
     if (++op->gen == 0)
@@ -438,17 +451,18 @@ static inline int bfo__rail_up(const bfo_engine *e, int peer, int rail)
     return e->peers[peer].rail[rail].fsm.cs == BFO_RAIL_ST_UP;
 }
 
+/* Eager and control messages: the UP rail with the fewest operations in
+ * flight, the lowest-numbered on a tie.  An idle peer's small messages
+ * therefore keep to one rail (the receiver finds them where it last did);
+ * a stream of them spreads over every rail as operations queue up. */
 static inline int bfo__pick_rail(bfo_engine *e, int peer)
 {
-    bfo_peer *p = &e->peers[peer];
-    for (int k = 0; k < e->cfg.nrails; k++) {
-        int r = (p->rr + k) % e->cfg.nrails;
-        if (bfo__rail_up(e, peer, r)) {
-            p->rr = (r + 1) % e->cfg.nrails;
-            return r;
-        }
-    }
-    return -1;
+    const bfo_peer *p = &e->peers[peer];
+    int best = -1;
+    for (int r = 0; r < e->cfg.nrails; r++)
+        if (bfo__rail_up(e, peer, r) && (best < 0 || p->rail[r].inflight < p->rail[best].inflight))
+            best = r;
+    return best;
 }
 
 /* Operations that are not engine frames: RDMA by this side. */
@@ -564,6 +578,8 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
         return;
     }
     op->rail = rail;
+    op->posted = 1; /* before the call: a backend may complete at once */
+    p->rail[rail].inflight++;
     p->rail[rail].last_tx = e->now;
     e->stats.ops_posted++;
     if (op->type == BFO__OP_WRITE) {
@@ -585,8 +601,10 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
         rc = e->be.post_send(e->be.ctx, op->peer, rail, iov, op->payload_len ? 2 : 1,
                              bfo__token(e, op));
     }
-    if (rc != 0)
+    if (rc != 0) {
+        bfo__op_unpost(e, op);
         bfo__op_fail_later(e, op);
+    }
 }
 
 /* Posts the ops waiting for a rail of this peer. */
@@ -1113,6 +1131,7 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
     const uint64_t len = op->len;
     bfo_request *r;
 
+    bfo__op_unpost(e, op);
     if (about >= 0) { /* rail control: the rail machine it concerns */
         bfo__op_free(e, op);
         bfo__rail_step(e, peer, about, bfo_frag_event(type, ok ? BFO_EVK_DELIVERED : BFO_EVK_FAILED));
