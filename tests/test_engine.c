@@ -742,22 +742,31 @@ static void stream_check(stream *st)
         fail_msg("after the stream: %s", res.why);
 }
 
-/* A world of 2 ranks and 2 rails with the default timers, rails up. */
-static sr_world *detect_world(uint64_t seed, int transport_heard, mapout_watch *x)
+/* A world of 2 ranks and 2 rails with these timers (NULL: the defaults),
+ * rails up. */
+static sr_world *detect_world_cfg(uint64_t seed, int transport_heard, mapout_watch *x,
+                                  const bfo_config *cfg)
 {
-    static bfo_config cfg; /* zero: every default */
+    static const bfo_config defaults; /* zero: every default */
     sr_scenario sc = make(NULL, 0, 2, 2, seed);
-    sc.cfg = &cfg;
+    sc.cfg = cfg ? cfg : &defaults;
     sr_world *w = sr_new(&sc);
     w->sn.transport_heard = transport_heard;
-    assert_int_equal(w->e[0].cfg.heartbeat_ns, 100 * MS);
-    assert_int_equal(w->e[0].cfg.probe_timeout_ns, 40 * MS);
-    assert_int_equal(w->e[0].cfg.silence_ns, 1000 * MS);
+    if (!cfg) {
+        assert_int_equal(w->e[0].cfg.heartbeat_ns, 100 * MS);
+        assert_int_equal(w->e[0].cfg.probe_timeout_ns, 40 * MS);
+        assert_int_equal(w->e[0].cfg.silence_ns, 1000 * MS);
+    }
     watch_mapouts(w, x);
     pass_time(w, 5 * MS);
     for (int k = 0; k < 2; k++)
         assert_true(rail_up(w, 0, 1, k) && rail_up(w, 1, 0, k));
     return w;
+}
+
+static sr_world *detect_world(uint64_t seed, int transport_heard, mapout_watch *x)
+{
+    return detect_world_cfg(seed, transport_heard, x, NULL);
 }
 
 /* The bound: heartbeat + probe timeout, plus 1 ms timer resolution twice. */
@@ -766,18 +775,24 @@ static sr_world *detect_world(uint64_t seed, int transport_heard, mapout_watch *
 static const char *ev_name(int ev) { return ev ? bfo_event_name(ev) : "(none)"; }
 
 /* Rail 0 between ranks 0 and 1 is mapped out on both sides, each within
- * DETECT_BOUND of `since`; returns the later of the two. */
-static uint64_t both_mapped_out_within(const mapout_watch *x, uint64_t since, const char *what)
+ * `bound` of `since`; returns the later of the two. */
+static uint64_t mapped_out_within(const mapout_watch *x, uint64_t since, uint64_t bound,
+                                  const char *what)
 {
     uint64_t d0 = x[0].at[1][0] - since, d1 = x[1].at[0][0] - since;
     print_message("%s: rank 0 mapped rail 0 out after %llu ns (%s), rank 1 after %llu ns (%s)\n",
                   what, (unsigned long long)d0, ev_name(x[0].ev[1][0]), (unsigned long long)d1,
                   ev_name(x[1].ev[0][0]));
     assert_true(x[0].at[1][0] >= since && x[1].at[0][0] >= since);
-    assert_true(d0 <= DETECT_BOUND);
-    assert_true(d1 <= DETECT_BOUND);
+    assert_true(d0 <= bound);
+    assert_true(d1 <= bound);
     assert_true(x[0].ev[1][0] != BFO_EV_SILENCE_DETECTED && x[1].ev[0][0] != BFO_EV_SILENCE_DETECTED);
     return d0 > d1 ? d0 : d1;
+}
+
+static uint64_t both_mapped_out_within(const mapout_watch *x, uint64_t since, const char *what)
+{
+    return mapped_out_within(x, since, DETECT_BOUND, what);
 }
 
 /* ----------------------------------------------- failure detection: tests */
@@ -915,6 +930,33 @@ static void test_heartbeat_over_control_budget_not_outstanding_sent_later(void *
     w->e[1].cfg.heartbeat_ns = 100 * MS;
     sr_go(w);
     sr_del(w);
+}
+
+/* The timers set low: heartbeat 20 ms, probe timeout 30 ms.  A busy rail
+ * that turns silent is mapped out within ~50 ms; a second of streaming
+ * before it maps nothing out. */
+static void test_short_timers_silent_rail_mapped_out_within_50_ms(void **state)
+{
+    static stream st;
+    static bfo_config cfg;
+    mapout_watch x[2];
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.heartbeat_ns = 20 * MS;
+    cfg.probe_timeout_ns = 30 * MS;
+    for (int heard = 0; heard < 2; heard++) {
+        memset(&st, 0, sizeof st);
+        st.w = detect_world_cfg(70 + (uint64_t)heard, heard, x, &cfg);
+        stream_for(&st, 1000 * MS, 2 * MS, 1);
+        assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+        uint64_t t = st.w->sn.now;
+        rail_path(st.w, 0, 1, 0, SN_PATH_SILENT);
+        stream_for(&st, 100 * MS, 2 * MS, 1);
+        mapped_out_within(x, t, 50 * MS + 2 * MS, "heartbeat 20 ms, probe timeout 30 ms");
+        rail_path(st.w, 0, 1, 0, SN_PATH_OPEN);
+        stream_check(&st);
+        sr_del(st.w);
+    }
 }
 
 /* A stalled stream: frames 1->0 on rail 0 are held (rank 0 does not read
@@ -1070,6 +1112,7 @@ int main(void)
         cmocka_unit_test(test_silent_loss_idle_rail_mapped_out_within_heartbeat_plus_probe_timeout),
         cmocka_unit_test(test_one_directional_loss_probe_timeout_on_one_side_broken_on_the_other),
         cmocka_unit_test(test_silent_way_back_busy_sender_probes_and_times_out),
+        cmocka_unit_test(test_short_timers_silent_rail_mapped_out_within_50_ms),
         cmocka_unit_test(test_stalled_peer_heard_is_not_failed_until_it_falls_silent),
         cmocka_unit_test(test_heartbeat_over_control_budget_not_outstanding_sent_later),
         cmocka_unit_test(test_rail_heard_ignores_bad_arguments),
