@@ -181,10 +181,10 @@ enum bfo_event {
     BFO_EV_CONNECTED = 60, /* the transport connected this rail to the peer */
     BFO_EV_CONNECT_FAILED = 61, /* the transport could not connect this rail to the peer */
     BFO_EV_RAIL_ERROR = 62, /* the transport reported an error on this rail (for this peer or all peers) */
-    BFO_EV_HEARTBEAT_DUE = 63, /* fact: the rail has been idle for a heartbeat interval */
+    BFO_EV_HEARTBEAT_DUE = 63, /* fact: no probe is outstanding and the rail heard or sent nothing for a heartbeat interval */
     BFO_EV_SILENCE_DETECTED = 64, /* fact: nothing arrived on the rail for the silence timeout */
     BFO_EV_BACKOFF_EXPIRED = 65, /* fact: the back-off before the next reconnect attempt is over */
-    BFO_EV_PROBE_TIMED_OUT = 66, /* fact: a probe got no PROBEACK in time */
+    BFO_EV_PROBE_TIMED_OUT = 66, /* fact: a probe got no PROBEACK in time (in UP: nothing heard on the rail for the probe timeout since it went out) */
     BFO_EV_RETRIES_EXHAUSTED = 67, /* fact: the rail reached the configured number of reconnect attempts */
 };
 #define BFO_EV_COUNT 68 /* events are 1 .. BFO_EV_COUNT-1 */

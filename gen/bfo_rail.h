@@ -78,15 +78,15 @@ static const unsigned char bfo_rail__waits[] = {
 #define BFO_RAIL__EMIT(a) bfo__emit(out, BFO_RAIL_ACT_##a)
 
 static const unsigned char bfo_rail__trans_keys[] = {
-	0u, 0u, 38u, 62u, 38u, 67u, 38u, 66u, 38u, 64u, 38u, 62u, 38u, 62u, 0
+	0u, 0u, 38u, 62u, 38u, 67u, 38u, 66u, 38u, 66u, 38u, 62u, 38u, 62u, 0
 };
 
 static const char bfo_rail__key_spans[] = {
-	0, 25, 30, 29, 27, 25, 25
+	0, 25, 30, 29, 29, 25, 25
 };
 
 static const unsigned char bfo_rail__index_offsets[] = {
-	0, 0, 26, 57, 87, 115, 141
+	0, 0, 26, 57, 87, 117, 143
 };
 
 static const char bfo_rail__indicies[] = {
@@ -104,14 +104,14 @@ static const char bfo_rail__indicies[] = {
 	12, 13, 13, 14, 13, 15, 13, 13,
 	15, 1, 1, 1, 1, 1, 1, 1,
 	1, 1, 1, 1, 1, 1, 1, 13,
-	15, 16, 15, 1, 17, 17, 18, 19,
-	17, 17, 17, 17, 17, 1, 1, 1,
+	15, 16, 15, 1, 15, 1, 17, 17,
+	18, 19, 17, 17, 17, 17, 17, 1,
 	1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 3, 0, 0, 1, 20, 20,
-	20, 1, 20, 20, 1, 20, 20, 1,
+	1, 1, 1, 1, 3, 0, 0, 1,
+	20, 20, 20, 1, 20, 20, 1, 20,
+	20, 1, 1, 1, 1, 1, 1, 1,
 	1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 20, 1,
-	0
+	20, 1, 0
 };
 
 static const char bfo_rail__trans_targs[] = {

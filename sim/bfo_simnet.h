@@ -10,7 +10,30 @@
  *   rail down    when the n-th operation of the run is posted, a rail fails:
  *                every message in flight on it completes with an error,
  *                delivered or not as the seed decides; later posts on it fail;
- *   rail up      when the n-th operation is posted, the rail comes back.
+ *   rail up      when the n-th operation is posted, the rail comes back;
+ *   path         when the n-th operation is posted, one direction of a rail
+ *                (from one rank to another, or every direction) turns:
+ *       silent   a silent drop (a cut cable, a firewall rule): frames vanish
+ *                with no error and no completion, the frames in flight too,
+ *                and so do the acknowledgements of frames going the other
+ *                way (they are delivered, their sender never hears so).  A
+ *                connection that lost something stays silent: what its
+ *                sender posts later vanishes too.  Once the connection is
+ *                replaced (its end asks to reconnect, or accepts a new
+ *                connection) every such operation of that end completes with
+ *                an error, as TCP completes unacknowledged frames when it
+ *                closes a connection.  Connecting over a silent rail fails;
+ *       hold     a stall (the receiver does not read the connection): frames
+ *                wait, in order, and so do the acknowledgements of frames
+ *                going the other way, until the path opens again (or the
+ *                connection is replaced: they complete with an error);
+ *       open     back to normal (what was lost stays lost until replaced).
+ *                sn_set_path() does the same at once, from a test.
+ * The transport's own liveness (transport_heard, on by default): like the
+ * TCP backend, a sender hears from the peer (bfo_engine_rail_heard) at
+ * every acknowledgement (a completion without error) and at every keepalive
+ * of a receiver applying back-pressure (a frame refused with BFO_ERR_AGAIN
+ * and offered again), when the way back is open.
  * RDMA: rails in rdma_mask (default all) can write and read; memory is
  * registered per rank, and every access is checked against it: one to
  * released memory fails (as on real hardware), one outside any registration
@@ -34,19 +57,32 @@
 enum sn_kind { SN_NONE = 0, SN_LOSE, SN_DELIVER_ERROR, SN_DELAY };
 enum { SN_TYPE_WRITE = 0xF0, SN_TYPE_READ = 0xF1 }; /* RDMA, as fault types */
 enum { SN_SEND = 0, SN_WRITE, SN_READ };
-enum sn_fault_what { SN_FAULT_TYPE = 1, SN_FAULT_RAIL_DOWN, SN_FAULT_RAIL_UP };
+enum sn_fault_what { SN_FAULT_TYPE = 1, SN_FAULT_RAIL_DOWN, SN_FAULT_RAIL_UP, SN_FAULT_PATH };
+
+/* One direction (src -> dst) of a rail (simnet.path). */
+enum sn_path { SN_PATH_OPEN = 0, SN_PATH_SILENT, SN_PATH_HOLD };
+
+/* What a message in the queue waits for (sn_msg.wait). */
+enum sn_wait {
+    SN_W_NONE = 0, /* in flight (held while its path is on hold) */
+    SN_W_LOST,     /* vanished on a silent path; its path stays blocked */
+    SN_W_ACK_LOST, /* delivered; its acknowledgement vanished on the way back */
+    SN_W_ACK_HELD  /* delivered; its acknowledgement waits for the way back to open */
+};
 
 typedef struct sn_fault {
     int what;   /* SN_FAULT_* */
     int type;   /* fragment type, 0 for ANY (SN_FAULT_TYPE) */
-    int rail;   /* SN_FAULT_RAIL_* */
+    int rail;   /* SN_FAULT_RAIL_*, SN_FAULT_PATH */
     uint64_t n; /* the n-th such fragment, or the n-th operation of the run */
-    int kind;   /* SN_LOSE, SN_DELIVER_ERROR, SN_DELAY */
+    int kind;   /* SN_LOSE, SN_DELIVER_ERROR, SN_DELAY; SN_FAULT_PATH: enum sn_path */
+    int from, to; /* SN_FAULT_PATH: the direction; from == to: every direction */
     int fired;
 } sn_fault;
 
 typedef struct sn_msg {
     int src, dst, rail, kind, type, dead; /* dead: rail failed under it */
+    int wait;                             /* enum sn_wait */
     int op;                               /* SN_SEND, SN_WRITE, SN_READ */
     uint64_t token, order;
     size_t len;
@@ -84,6 +120,8 @@ typedef struct simnet {
     uint64_t rdma_violations, rdma_refused, regs_live;
     uint64_t delivered, lost, deliver_errors;
     uint64_t last_fault_at; /* simulated time the last fault fired */
+    int path[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* [src][dst][rail]: enum sn_path */
+    int transport_heard;    /* acknowledgements and keepalives reach the engines (default 1) */
     void *user;             /* for whoever drives the network */
 } simnet;
 
@@ -113,10 +151,92 @@ static inline void sn_rail_fails(simnet *sn, int rail)
     sn->rail_down[rail] = 1;
     for (size_t i = 0; i < sn->qlen; i++)
         if (sn->q[i].rail == rail && !sn->q[i].dead) {
-            sn->q[i].dead = 1;
-            /* delivered or not, as the seed decides; the sender sees an error */
-            sn->q[i].kind = (sn_rand(sn) & 1) ? SN_LOSE : SN_DELIVER_ERROR;
+            sn_msg *m = &sn->q[i];
+            m->dead = 1;
+            if (m->wait == SN_W_ACK_LOST || m->wait == SN_W_ACK_HELD)
+                m->kind = SN_LOSE; /* delivered already: only the error is left */
+            else if (m->wait == SN_W_LOST)
+                m->kind = SN_LOSE;
+            else /* delivered or not, as the seed decides; the sender sees an error */
+                m->kind = (sn_rand(sn) & 1) ? SN_LOSE : SN_DELIVER_ERROR;
+            m->wait = SN_W_NONE;
         }
+}
+
+/* 1 when a frame from src to dst on rail vanished and its connection is not
+ * replaced yet: what follows it on that path vanishes too. */
+static inline int sn_path_lost(const simnet *sn, int src, int dst, int rail)
+{
+    for (size_t i = 0; i < sn->qlen; i++)
+        if (sn->q[i].wait == SN_W_LOST && sn->q[i].src == src && sn->q[i].dst == dst &&
+            sn->q[i].rail == rail)
+            return 1;
+    return 0;
+}
+
+/* Turns one direction of a rail silent, on hold, or open again (see the top). */
+static inline void sn_set_path(simnet *sn, int src, int dst, int rail, int mode)
+{
+    sn->path[src][dst][rail] = mode;
+    sn->last_fault_at = sn->now;
+    if (mode != SN_PATH_SILENT)
+        return;
+    for (size_t i = 0; i < sn->qlen; i++) {
+        sn_msg *m = &sn->q[i];
+        if (m->dead || m->rail != rail)
+            continue;
+        if (m->src == src && m->dst == dst && m->wait == SN_W_NONE)
+            m->wait = SN_W_LOST; /* in flight: gone */
+        else if (m->src == dst && m->dst == src && m->wait == SN_W_ACK_HELD)
+            m->wait = SN_W_ACK_LOST; /* its acknowledgement: gone */
+    }
+}
+
+/* A path fault: one direction, or every direction between every pair. */
+static inline void sn_path_fault(simnet *sn, const sn_fault *f)
+{
+    for (int a = 0; a < sn->n; a++)
+        for (int b = 0; b < sn->n; b++)
+            if (a != b && (f->from == f->to || (a == f->from && b == f->to)))
+                sn_set_path(sn, a, b, f->rail, f->kind);
+}
+
+/* 1 when a rail is down or some direction of it is not open. */
+static inline int sn_rail_faulty(const simnet *sn, int rail)
+{
+    if (sn->rail_down[rail])
+        return 1;
+    for (int a = 0; a < sn->n; a++)
+        for (int b = 0; b < sn->n; b++)
+            if (sn->path[a][b][rail] != SN_PATH_OPEN)
+                return 1;
+    return 0;
+}
+
+/* The end `src` replaced its connection to dst on rail: every operation of
+ * it that waits because of a path fault completes with an error (not
+ * delivered, if it was not already).  Only from the network's step, never
+ * inside an engine call. */
+static inline void sn_close_conn(simnet *sn, int src, int dst, int rail)
+{
+    for (;;) {
+        size_t i;
+        for (i = 0; i < sn->qlen; i++) {
+            const sn_msg *m = &sn->q[i];
+            if (m->src == src && m->dst == dst && m->rail == rail && !m->dead &&
+                (m->wait != SN_W_NONE || sn->path[src][dst][rail] == SN_PATH_HOLD))
+                break;
+        }
+        if (i == sn->qlen)
+            return;
+        sn_msg m = sn->q[i];
+        memmove(&sn->q[i], &sn->q[i + 1], (sn->qlen - i - 1) * sizeof *sn->q);
+        sn->qlen--;
+        if (m.wait == SN_W_NONE || m.wait == SN_W_LOST)
+            sn->lost++;
+        free(m.data);
+        bfo_engine_completion(sn->eng[src], m.token, 0); /* may post: the queue moves */
+    }
 }
 
 static inline void sn_apply_op_faults(simnet *sn)
@@ -133,6 +253,9 @@ static inline void sn_apply_op_faults(simnet *sn)
             f->fired = 1;
             sn->last_fault_at = sn->now;
             sn->rail_down[f->rail] = 0;
+        } else if (f->what == SN_FAULT_PATH) {
+            f->fired = 1;
+            sn_path_fault(sn, f);
         }
     }
 }
@@ -157,6 +280,9 @@ static inline void sn_enqueue(simnet *sn, sn_msg *m)
     if (sn->rail_down[m->rail]) {
         m->dead = 1;
         m->kind = SN_LOSE;
+    } else if (sn->path[m->src][m->dst][m->rail] == SN_PATH_SILENT ||
+               sn_path_lost(sn, m->src, m->dst, m->rail)) {
+        m->wait = SN_W_LOST;
     }
     sn_push(sn, m);
 }
@@ -302,6 +428,7 @@ static inline void sn_init(simnet *sn, int n, int nrails, uint64_t seed)
     sn->rng = seed * 0x9e3779b97f4a7c15ull + 1;
     sn->now = 1000;
     sn->rdma_mask = ~0u;
+    sn->transport_heard = 1;
     for (int i = 0; i < n; i++) {
         sn->ep[i].sn = sn;
         sn->ep[i].rank = i;
@@ -328,9 +455,11 @@ static inline void sn_rail_event(simnet *sn, int rank, int peer, int rail, int e
     bfo_engine_rail_event(sn->eng[rank], peer, rail, ev, sn->now);
 }
 
-/* Pending connects: each end still waiting for a connection (CONNECTING,
- * FAILED, RECONNECTING) learns of it; an end that has one already
- * (PROBING, UP) keeps it, and a rail that is down refuses. */
+/* Pending connects: the end that asked gives its old connection up; each
+ * end still waiting for a connection (CONNECTING, FAILED, RECONNECTING)
+ * learns of the new one, after its old one is gone; an end that has one
+ * already (PROBING, UP) keeps it; a rail that is down, or silent in either
+ * direction, refuses. */
 static inline int sn_do_connects(simnet *sn)
 {
     int did = 0;
@@ -341,18 +470,32 @@ static inline int sn_do_connects(simnet *sn)
                     continue;
                 sn->connects[a][b][r] = 0;
                 did = 1;
-                if (sn->rail_down[r]) {
+                sn_close_conn(sn, a, b, r);
+                if (sn->rail_down[r] || sn->path[a][b][r] == SN_PATH_SILENT ||
+                    sn->path[b][a][r] == SN_PATH_SILENT) {
                     sn_rail_event(sn, a, b, r, BFO_EV_CONNECT_FAILED);
                     continue;
                 }
                 int ends[2] = { a, b }, peers[2] = { b, a };
                 for (int k = 0; k < 2; k++) {
                     int cs = sn->eng[ends[k]]->peers[peers[k]].rail[r].fsm.cs;
+                    if (!bfo_rail_accepts(cs, BFO_EV_CONNECTED))
+                        continue;
+                    sn_close_conn(sn, ends[k], peers[k], r);
+                    cs = sn->eng[ends[k]]->peers[peers[k]].rail[r].fsm.cs;
                     if (bfo_rail_accepts(cs, BFO_EV_CONNECTED))
                         sn_rail_event(sn, ends[k], peers[k], r, BFO_EV_CONNECTED);
                 }
             }
     return did;
+}
+
+/* The peer's transport acknowledged, or kept the connection alive: the
+ * sender hears from it (when the simulated transport reports that). */
+static inline void sn_heard(simnet *sn, const sn_msg *m)
+{
+    if (sn->transport_heard)
+        bfo_engine_rail_heard(sn->eng[m->src], m->dst, m->rail, sn->now);
 }
 
 /* Moves one message: the head of a randomly chosen (src, dst, rail) queue.
@@ -363,17 +506,28 @@ static inline int sn_step(simnet *sn)
     if (sn_do_connects(sn))
         return 1;
     for (size_t i = 0; i < sn->qlen; i++) {
-        int head = 1;
-        for (size_t j = 0; j < i && head; j++) /* FIFO within a rail */
-            if (sn->q[j].src == sn->q[i].src && sn->q[j].dst == sn->q[i].dst &&
-                sn->q[j].rail == sn->q[i].rail)
-                head = 0;
-        if (!head)
-            continue;
-        /* a delayed message waits while anything else can move */
-        if (sn->q[i].kind == SN_DELAY && sn->qlen > 1) {
-            sn->q[i].kind = SN_NONE;
-            continue;
+        const sn_msg *m = &sn->q[i];
+        if (m->wait == SN_W_LOST || m->wait == SN_W_ACK_LOST)
+            continue; /* until its connection is replaced */
+        if (m->wait == SN_W_ACK_HELD) { /* its acknowledgement, once the way back opens */
+            if (sn->path[m->dst][m->src][m->rail] == SN_PATH_HOLD)
+                continue;
+        } else {
+            int head = 1;
+            for (size_t j = 0; j < i && head; j++) /* FIFO within a rail */
+                if (sn->q[j].src == m->src && sn->q[j].dst == m->dst &&
+                    sn->q[j].rail == m->rail &&
+                    (sn->q[j].wait == SN_W_NONE || sn->q[j].wait == SN_W_LOST))
+                    head = 0;
+            if (!head)
+                continue;
+            if (!m->dead && sn->path[m->src][m->dst][m->rail] == SN_PATH_HOLD)
+                continue; /* held, and what follows it */
+            /* a delayed message waits while anything else can move */
+            if (sn->q[i].kind == SN_DELAY && sn->qlen > 1) {
+                sn->q[i].kind = SN_NONE;
+                continue;
+            }
         }
         cand++;
         if (sn_rand(sn) % cand == 0)
@@ -385,6 +539,11 @@ static inline int sn_step(simnet *sn)
     memmove(&sn->q[pick], &sn->q[pick + 1], (sn->qlen - pick - 1) * sizeof *sn->q);
     sn->qlen--;
     sn->now += 1000; /* 1 us a message */
+    if (m.wait == SN_W_ACK_HELD) { /* delivered before; now acknowledged */
+        sn_heard(sn, &m);
+        bfo_engine_completion(sn->eng[m.src], m.token, 1);
+        return 1;
+    }
     int ok = m.kind == SN_NONE || m.kind == SN_DELAY;
     if (m.op != SN_SEND) { /* RDMA: the peer's memory, checked */
         if (m.kind != SN_LOSE && sn_rdma_check(sn, m.dst, m.raddr, m.rkey, m.len)) {
@@ -403,6 +562,8 @@ static inline int sn_step(simnet *sn)
             memmove(&sn->q[1], &sn->q[0], sn->qlen * sizeof *sn->q);
             sn->q[0] = m;
             sn->qlen++;
+            if (sn->path[m.dst][m.src][m.rail] == SN_PATH_OPEN)
+                sn_heard(sn, &m); /* the receiver's keepalive while it holds back */
             return 0;
         }
         if (rc == BFO_ERR_PEER_UNREACHABLE) /* refused, not acknowledged */
@@ -415,6 +576,15 @@ static inline int sn_step(simnet *sn)
     if (!ok)
         sn->deliver_errors += m.kind == SN_DELIVER_ERROR;
     free(m.data);
+    m.data = NULL;
+    if (ok && !m.dead && sn->path[m.dst][m.src][m.rail] != SN_PATH_OPEN) {
+        /* delivered; the acknowledgement cannot come back (yet) */
+        m.wait = sn->path[m.dst][m.src][m.rail] == SN_PATH_SILENT ? SN_W_ACK_LOST : SN_W_ACK_HELD;
+        sn_push(sn, &m);
+        return 1;
+    }
+    if (ok)
+        sn_heard(sn, &m);
     bfo_engine_completion(sn->eng[m.src], m.token, ok);
     if (m.dead)
         sn_rail_event(sn, m.src, m.dst, m.rail, BFO_EV_RAIL_ERROR);

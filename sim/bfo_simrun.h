@@ -5,7 +5,9 @@
  * exactly once with the right bytes (or, only when no rail to that peer is
  * left, fails with BFO_ERR_PEER_UNREACHABLE), no request waits past the
  * simulated time limit, every pool entry of every engine is back, and both
- * ends agree on which rails are up.  Shared by `bfo sim` and the tests.
+ * ends agree on which rails are up.  (A rail left down at the end, or with
+ * a direction silent or on hold, counts as no rail, and the ends may
+ * disagree on it.)  Shared by `bfo sim` and the tests.
  * A test tool: it allocates.
  */
 #ifndef BFO_SIMRUN_H
@@ -232,7 +234,7 @@ static inline int sr_judge(sr_world *w, sr_result *res)
             /* allowed only when no rail to the peer is left */
             int left = 0;
             for (int k = 0; k < sc->rails; k++)
-                left += !w->sn.rail_down[k];
+                left += !sn_rail_faulty(&w->sn, k);
             if (left)
                 sr_note(res, "message %d: unreachable error with %d rail(s) up", i, left);
             if (r->status == BFO_ERR_PEER_UNREACHABLE) {
@@ -285,7 +287,7 @@ static inline int sr_judge(sr_world *w, sr_result *res)
             for (int k = 0; p != i && k < sc->rails; k++) {
                 int a = e->peers[p].rail[k].fsm.cs == BFO_RAIL_ST_UP;
                 int b = w->e[p].peers[i].rail[k].fsm.cs == BFO_RAIL_ST_UP;
-                if (a != b && !w->sn.rail_down[k])
+                if (a != b && !sn_rail_faulty(&w->sn, k))
                     sr_note(res, "ranks %d and %d disagree on a rail", i, p);
             }
     }

@@ -5,17 +5,34 @@
 # A rail carries traffic only in UP.  It gets there only through PROBING:
 # a PROBE answered by a PROBEACK proves the rail works both ways, on first
 # connection and again after every failure (re-admission, which the 2010
-# design never had).  A rail fails by a local error, by silence, or by the
-# peer's broken-rail notice (BROKEN), so both sides agree that it is out
-# (the design's section 9); the side that saw the error sends the notice
-# over another rail, the side that got the notice does not echo it.
+# design never had).  A rail fails by a local error, by an unanswered
+# heartbeat probe, by silence, or by the peer's broken-rail notice
+# (BROKEN), so both sides agree that it is out (the design's section 9); the
+# side that saw the error sends the notice over another rail, the side that
+# got the notice does not echo it.
+#
+# Failure detection in UP.  A heartbeat PROBE goes out (HEARTBEAT_DUE) when
+# no probe is outstanding and the rail has heard nothing, or sent nothing,
+# for the heartbeat interval: a busy sender whose peer went quiet probes too.
+# The probe is timed out (PROBE_TIMED_OUT) when nothing at all was heard
+# from the peer on the rail for the probe timeout since it went out: a
+# frame, or the transport's word that the peer is alive (an acknowledgement,
+# a keepalive while the peer applies back-pressure), keeps it waiting for
+# its PROBEACK, so a peer that is alive but stalled is not failed.  A rail
+# that drops everything is thus mapped out within about heartbeat + probe
+# timeout.  A loss in one direction only is caught by the side that hears
+# nothing, whose notice maps the rail out on the other side.
+# SILENCE_DETECTED (nothing heard for the longer silence timeout) stays as
+# a backstop, e.g. for a probe that the control budget kept from going out.
 #
 # What C keeps, not this machine: timers and their intervals (heartbeat,
-# silence timeout, probe timeout, back-off), the count of reconnect
-# attempts, the rail's epoch (bumped at each admission; a BROKEN or PROBE
-# naming an older epoch is stale and dropped before it gets here), the count
-# of UP rails per peer (PEER_UNREACHABLE for the requests), and moving queued
-# work off a rail that is mapped out.
+# silence timeout, probe timeout, back-off), whether a heartbeat probe is
+# outstanding (set when one goes out, cleared by its PROBEACK, on admission
+# and when the rail leaves UP), the count of reconnect attempts, the rail's
+# epoch (bumped at each admission; a BROKEN naming an older epoch is stale
+# and dropped before it gets here), the count of UP rails per peer
+# (PEER_UNREACHABLE for the requests), and moving queued work off a rail
+# that is mapped out.
 
   machine bfo_rail_grammar;
   include bfo_alphabet "bfo_alphabet.rl";
@@ -53,7 +70,8 @@
       | BROKEN_RCVD @schedule_reconnect -> FAILED
     ),
 
-    # In use.  An idle rail sends a PROBE as heartbeat.
+    # In use.  A PROBE goes out as heartbeat; its PROBEACK answers it (C
+    # clears the outstanding mark).
     UP: (
         HEARTBEAT_DUE @send_probe -> UP
       | PROBE_RCVD @send_probeack -> UP
@@ -66,6 +84,7 @@
       | RAIL_ERROR @map_out @send_broken @schedule_reconnect -> FAILED
       | PROBE_FAILED @map_out @send_broken @schedule_reconnect -> FAILED
       | PROBEACK_FAILED @map_out @send_broken @schedule_reconnect -> FAILED
+      | PROBE_TIMED_OUT @map_out @send_broken @schedule_reconnect -> FAILED
       | SILENCE_DETECTED @map_out @send_broken @schedule_reconnect -> FAILED
       | BROKEN_RCVD @map_out @schedule_reconnect -> FAILED
     ),

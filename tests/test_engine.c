@@ -625,6 +625,432 @@ static void test_control_budget_back_pressure(void **state)
     sr_del(w);
 }
 
+/* ------------------------------------------- failure detection: helpers */
+
+#define MS 1000000ull
+
+/* Simulated time passes with timers checked at least every millisecond
+ * (the runner's idle step is 5 ms): detection times are measured to 1 ms. */
+static void pass_time(sr_world *w, uint64_t ns)
+{
+    for (uint64_t end = w->sn.now + ns; w->sn.now < end;) {
+        if (!sn_step(&w->sn))
+            w->sn.now = w->sn.now + MS < end ? w->sn.now + MS : end;
+        for (int i = 0; i < w->sc->ranks; i++)
+            bfo_engine_progress(&w->e[i], w->sn.now);
+    }
+}
+
+/* When each rank first mapped each (peer, rail) out (UP -> FAILED), and by
+ * which event; mapouts counts them all. */
+typedef struct mapout_watch {
+    sr_world *w;
+    int rank;
+    uint64_t at[SN_MAX_RANKS][BFO_MAX_RAILS];
+    int ev[SN_MAX_RANKS][BFO_MAX_RAILS];
+    int mapouts;
+    bfo_tracer tracer;
+} mapout_watch;
+
+static void on_rail_step(void *user, const bfo_machine *m, const bfo_step *st)
+{
+    mapout_watch *x = (mapout_watch *)user;
+    if (m != &bfo_rail_machine || st->result != BFO_OK || st->from != BFO_RAIL_ST_UP ||
+        st->to != BFO_RAIL_ST_FAILED)
+        return;
+    x->mapouts++;
+    for (int p = 0; p < x->w->sc->ranks; p++)
+        for (int k = 0; k < x->w->sc->rails; k++)
+            if (st->obj == &x->w->e[x->rank].peers[p].rail[k] && !x->at[p][k]) {
+                x->at[p][k] = x->w->e[x->rank].now;
+                x->ev[p][k] = st->event;
+            }
+}
+
+static void watch_mapouts(sr_world *w, mapout_watch *x)
+{
+    for (int i = 0; i < w->sc->ranks; i++) {
+        memset(&x[i], 0, sizeof x[i]);
+        x[i].w = w;
+        x[i].rank = i;
+        x[i].tracer.fn = on_rail_step;
+        x[i].tracer.user = &x[i];
+        w->e[i].trace = &x[i].tracer;
+    }
+}
+
+static int rail_up(sr_world *w, int rank, int peer, int rail)
+{
+    return w->e[rank].peers[peer].rail[rail].fsm.cs == BFO_RAIL_ST_UP;
+}
+
+/* Both directions of a rail between ranks a and b. */
+static void rail_path(sr_world *w, int a, int b, int rail, int mode)
+{
+    sn_set_path(&w->sn, a, b, rail, mode);
+    sn_set_path(&w->sn, b, a, rail, mode);
+}
+
+/* A stream of small (eager) messages posted as time goes by, each checked
+ * at the end: delivered once, its bytes, source and tag. */
+#define STREAM_MAX 1024
+#define STREAM_LEN 200
+typedef struct stream {
+    sr_world *w;
+    int n;
+    int src[STREAM_MAX], dst[STREAM_MAX];
+    bfo_request s[STREAM_MAX], r[STREAM_MAX];
+    uint8_t out[STREAM_MAX][STREAM_LEN], in[STREAM_MAX][STREAM_LEN];
+} stream;
+
+static void stream_post(stream *st, int src, int dst)
+{
+    sr_world *w = st->w;
+    int i = st->n++;
+    assert_true(i < STREAM_MAX);
+    st->src[i] = src;
+    st->dst[i] = dst;
+    for (int k = 0; k < STREAM_LEN; k++)
+        st->out[i][k] = sr_pattern(i, (size_t)k);
+    assert_int_equal(bfo_irecv(&w->e[dst], &st->r[i], st->in[i], STREAM_LEN, src, 1, i, w->sn.now),
+                     BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[src], &st->s[i], st->out[i], STREAM_LEN, dst, 1, i, w->sn.now),
+                     BFO_OK);
+}
+
+/* Posts one message every `every` ns for `ns` (0->1, or both ways in turn). */
+static void stream_for(stream *st, uint64_t ns, uint64_t every, int both_ways)
+{
+    for (uint64_t t = 0; t < ns; t += every) {
+        int back = both_ways && (st->n & 1);
+        stream_post(st, back, !back);
+        pass_time(st->w, every);
+    }
+}
+
+/* Lets the world settle (sr_go), then: every message arrived exactly once
+ * with its bytes, every pool entry is back, the ends agree on the rails. */
+static void stream_check(stream *st)
+{
+    sr_result res;
+    sr_world *w = st->w;
+    sr_go(w);
+    for (int i = 0; i < st->n; i++) {
+        if (!bfo_test(&st->s[i]) || !bfo_test(&st->r[i]))
+            fail_msg("message %d: send in %s, receive in %s", i, bfo_send_state_name(st->s[i].cs),
+                     bfo_recv_state_name(st->r[i].cs));
+        assert_int_equal(st->s[i].status, BFO_OK);
+        assert_int_equal(st->r[i].status, BFO_OK);
+        assert_int_equal(st->r[i].source, st->src[i]);
+        assert_int_equal(st->r[i].tag, i);
+        assert_int_equal(st->r[i].length, STREAM_LEN);
+        assert_memory_equal(st->in[i], st->out[i], STREAM_LEN);
+    }
+    if (!sr_judge(w, &res)) /* pools, unexpected leftovers (duplicates), rails */
+        fail_msg("after the stream: %s", res.why);
+}
+
+/* A world of 2 ranks and 2 rails with these timers (NULL: the defaults),
+ * rails up. */
+static sr_world *detect_world_cfg(uint64_t seed, int transport_heard, mapout_watch *x,
+                                  const bfo_config *cfg)
+{
+    static const bfo_config defaults; /* zero: every default */
+    sr_scenario sc = make(NULL, 0, 2, 2, seed);
+    sc.cfg = cfg ? cfg : &defaults;
+    sr_world *w = sr_new(&sc);
+    w->sn.transport_heard = transport_heard;
+    if (!cfg) {
+        assert_int_equal(w->e[0].cfg.heartbeat_ns, 100 * MS);
+        assert_int_equal(w->e[0].cfg.probe_timeout_ns, 40 * MS);
+        assert_int_equal(w->e[0].cfg.silence_ns, 1000 * MS);
+    }
+    watch_mapouts(w, x);
+    pass_time(w, 5 * MS);
+    for (int k = 0; k < 2; k++)
+        assert_true(rail_up(w, 0, 1, k) && rail_up(w, 1, 0, k));
+    return w;
+}
+
+static sr_world *detect_world(uint64_t seed, int transport_heard, mapout_watch *x)
+{
+    return detect_world_cfg(seed, transport_heard, x, NULL);
+}
+
+/* The bound: heartbeat + probe timeout, plus 1 ms timer resolution twice. */
+#define DETECT_BOUND (100 * MS + 40 * MS + 2 * MS)
+
+static const char *ev_name(int ev) { return ev ? bfo_event_name(ev) : "(none)"; }
+
+/* Rail 0 between ranks 0 and 1 is mapped out on both sides, each within
+ * `bound` of `since`; returns the later of the two. */
+static uint64_t mapped_out_within(const mapout_watch *x, uint64_t since, uint64_t bound,
+                                  const char *what)
+{
+    uint64_t d0 = x[0].at[1][0] - since, d1 = x[1].at[0][0] - since;
+    print_message("%s: rank 0 mapped rail 0 out after %llu ns (%s), rank 1 after %llu ns (%s)\n",
+                  what, (unsigned long long)d0, ev_name(x[0].ev[1][0]), (unsigned long long)d1,
+                  ev_name(x[1].ev[0][0]));
+    assert_true(x[0].at[1][0] >= since && x[1].at[0][0] >= since);
+    assert_true(d0 <= bound);
+    assert_true(d1 <= bound);
+    assert_true(x[0].ev[1][0] != BFO_EV_SILENCE_DETECTED && x[1].ev[0][0] != BFO_EV_SILENCE_DETECTED);
+    return d0 > d1 ? d0 : d1;
+}
+
+static uint64_t both_mapped_out_within(const mapout_watch *x, uint64_t since, const char *what)
+{
+    return mapped_out_within(x, since, DETECT_BOUND, what);
+}
+
+/* ----------------------------------------------- failure detection: tests */
+
+/* Rank 0 streams eager messages to rank 1 over both rails: its rails are
+ * never idle, and rank 1 sends nothing but rail control.  Rail 0 turns
+ * silent both ways.  The busy sender probes because it hears nothing; the
+ * probe times out: both sides map the rail out within heartbeat + probe
+ * timeout (the old silence timer took 1 s), and every message arrives once.
+ * Run with the transport's acknowledgements reaching the engine (as over
+ * TCP) and without (the sender then hears nothing at engine level). */
+static void test_silent_loss_busy_rail_mapped_out_within_heartbeat_plus_probe_timeout(void **state)
+{
+    (void)state;
+    for (int heard = 0; heard < 2; heard++) {
+        static stream st;
+        mapout_watch x[2];
+        memset(&st, 0, sizeof st);
+        st.w = detect_world(61 + (uint64_t)heard, heard, x);
+        stream_for(&st, 300 * MS, MS, 0); /* heartbeats come and go: nothing fails */
+        assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+        uint64_t t = st.w->sn.now;
+        rail_path(st.w, 0, 1, 0, SN_PATH_SILENT);
+        stream_for(&st, DETECT_BOUND + 60 * MS, MS, 0);
+        print_message("transport acknowledgements %s the engine\n", heard ? "reach" : "do not reach");
+        both_mapped_out_within(x, t, "busy rail, silent both ways");
+        /* the first to notice was a probe timing out */
+        int first = x[0].at[1][0] <= x[1].at[0][0] ? x[0].ev[1][0] : x[1].ev[0][0];
+        assert_int_equal(first, BFO_EV_PROBE_TIMED_OUT);
+        rail_path(st.w, 0, 1, 0, SN_PATH_OPEN);
+        stream_check(&st);
+        assert_true(rail_up(st.w, 0, 1, 0) && rail_up(st.w, 1, 0, 0)); /* back after probing */
+        sr_del(st.w);
+    }
+}
+
+/* No traffic at all; rail 0 turns silent both ways: the heartbeat probe
+ * finds it out within heartbeat + probe timeout; messages sent afterwards
+ * arrive over rail 1. */
+static void test_silent_loss_idle_rail_mapped_out_within_heartbeat_plus_probe_timeout(void **state)
+{
+    static stream st;
+    mapout_watch x[2];
+    (void)state;
+    memset(&st, 0, sizeof st);
+    st.w = detect_world(63, 1, x);
+    pass_time(st.w, 300 * MS);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    uint64_t t = st.w->sn.now;
+    rail_path(st.w, 0, 1, 0, SN_PATH_SILENT);
+    pass_time(st.w, DETECT_BOUND + 10 * MS);
+    both_mapped_out_within(x, t, "idle rail, silent both ways");
+    stream_for(&st, 20 * MS, MS, 1);
+    rail_path(st.w, 0, 1, 0, SN_PATH_OPEN);
+    stream_check(&st);
+    sr_del(st.w);
+}
+
+/* Only 0->1 on rail 0 drops, silently, with traffic both ways.  Rank 0
+ * keeps hearing rank 1 on rail 0 and cannot tell; rank 1 hears nothing from
+ * rank 0 there, its probe times out, and its notice (over rail 1) maps the
+ * rail out on rank 0.  The frames 1->0 that arrived but whose
+ * acknowledgements were lost are sent again and dropped as duplicates. */
+static void test_one_directional_loss_probe_timeout_on_one_side_broken_on_the_other(void **state)
+{
+    static stream st;
+    mapout_watch x[2];
+    (void)state;
+    memset(&st, 0, sizeof st);
+    st.w = detect_world(64, 1, x);
+    stream_for(&st, 300 * MS, MS, 1);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    uint64_t t = st.w->sn.now;
+    sn_set_path(&st.w->sn, 0, 1, 0, SN_PATH_SILENT);
+    stream_for(&st, DETECT_BOUND + 20 * MS, MS, 1);
+    both_mapped_out_within(x, t, "0->1 silent on rail 0");
+    assert_int_equal(x[1].ev[0][0], BFO_EV_PROBE_TIMED_OUT); /* it heard nothing */
+    assert_int_equal(x[0].ev[1][0], BFO_EV_BROKEN_RCVD);     /* it heard rank 1 all along */
+    sn_set_path(&st.w->sn, 0, 1, 0, SN_PATH_OPEN);
+    stream_check(&st);
+    assert_true(STAT(st.w, duplicates_dropped) > 0);
+    sr_del(st.w);
+}
+
+/* Rank 0 streams to rank 1 and its rails are never idle; only the way back
+ * (1->0) on rail 0 turns silent.  Rank 1 hears everything and cannot tell:
+ * rank 0 must find out by itself, by probing because it hears nothing, and
+ * its notice maps the rail out on rank 1. */
+static void test_silent_way_back_busy_sender_probes_and_times_out(void **state)
+{
+    static stream st;
+    mapout_watch x[2];
+    (void)state;
+    for (int heard = 0; heard < 2; heard++) {
+        memset(&st, 0, sizeof st);
+        st.w = detect_world(67 + (uint64_t)heard, heard, x);
+        stream_for(&st, 300 * MS, MS, 0);
+        assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+        uint64_t t = st.w->sn.now;
+        sn_set_path(&st.w->sn, 1, 0, 0, SN_PATH_SILENT);
+        stream_for(&st, DETECT_BOUND + 20 * MS, MS, 0);
+        both_mapped_out_within(x, t, "1->0 silent on rail 0, 0 streams to 1");
+        assert_int_equal(x[0].ev[1][0], BFO_EV_PROBE_TIMED_OUT);
+        assert_int_equal(x[1].ev[0][0], BFO_EV_BROKEN_RCVD);
+        sn_set_path(&st.w->sn, 1, 0, 0, SN_PATH_OPEN);
+        stream_check(&st);
+        sr_del(st.w);
+    }
+}
+
+/* Over the control budget a heartbeat probe cannot go out: it is not
+ * marked outstanding (so it cannot time out), and it goes out at a later
+ * progress once the budget allows.  Rank 1 is kept from probing. */
+static void test_heartbeat_over_control_budget_not_outstanding_sent_later(void **state)
+{
+    mapout_watch x[2];
+    (void)state;
+    sr_world *w = detect_world(69, 1, x);
+    bfo_engine *e = &w->e[0];
+    const int budget = bfo__ctl_budget(&e->cfg);
+    w->e[1].cfg.heartbeat_ns = 10000 * MS;
+    e->ctl_in_use += budget;
+    pass_time(w, 200 * MS); /* the heartbeat was due at 100 ms */
+    for (int k = 0; k < 2; k++) {
+        assert_false(e->peers[1].rail[k].probe_out);
+        assert_true(rail_up(w, 0, 1, k) && rail_up(w, 1, 0, k));
+    }
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    uint64_t t = w->sn.now;
+    e->ctl_in_use -= budget;
+    pass_time(w, 2 * MS);
+    for (int k = 0; k < 2; k++) /* sent, answered */
+        assert_true(e->peers[1].rail[k].probe_sent >= t && e->peers[1].rail[k].last_rx >= t);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    w->e[1].cfg.heartbeat_ns = 100 * MS;
+    sr_go(w);
+    sr_del(w);
+}
+
+/* The timers set low: heartbeat 20 ms, probe timeout 30 ms.  A busy rail
+ * that turns silent is mapped out within ~50 ms; a second of streaming
+ * before it maps nothing out. */
+static void test_short_timers_silent_rail_mapped_out_within_50_ms(void **state)
+{
+    static stream st;
+    static bfo_config cfg;
+    mapout_watch x[2];
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.heartbeat_ns = 20 * MS;
+    cfg.probe_timeout_ns = 30 * MS;
+    for (int heard = 0; heard < 2; heard++) {
+        memset(&st, 0, sizeof st);
+        st.w = detect_world_cfg(70 + (uint64_t)heard, heard, x, &cfg);
+        stream_for(&st, 1000 * MS, 2 * MS, 1);
+        assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+        uint64_t t = st.w->sn.now;
+        rail_path(st.w, 0, 1, 0, SN_PATH_SILENT);
+        stream_for(&st, 100 * MS, 2 * MS, 1);
+        mapped_out_within(x, t, 50 * MS + 2 * MS, "heartbeat 20 ms, probe timeout 30 ms");
+        rail_path(st.w, 0, 1, 0, SN_PATH_OPEN);
+        stream_check(&st);
+        sr_del(st.w);
+    }
+}
+
+/* A stalled stream: frames 1->0 on rail 0 are held (rank 0 does not read
+ * them), so rank 0's heartbeat probe gets no PROBEACK; rank 0's transport
+ * still hears rank 1 (the test calls bfo_engine_rail_heard every 10 ms, as
+ * the TCP backend does for acknowledgements and keepalives).  Rank 0
+ * streams to rank 1, which therefore hears rank 0 on rail 0 all along.  No
+ * map-out for 10 heartbeat intervals, the probe outstanding throughout;
+ * once the calls stop, the probe times out within probe_timeout of the last
+ * one. */
+static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **state)
+{
+    static stream st;
+    mapout_watch x[2];
+    uint64_t last_heard = 0;
+    (void)state;
+    memset(&st, 0, sizeof st);
+    st.w = detect_world(65, 1, x);
+    sr_world *w = st.w;
+    sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD);
+    /* rank 0, idle on rail 0, sends its heartbeat probe; it is not answered */
+    while (!w->e[0].peers[1].rail[0].probe_out) {
+        assert_true(w->sn.now < 200 * MS);
+        pass_time(w, MS);
+    }
+    for (int ms = 0; ms < 1000; ms++) { /* the stall lasts 10 heartbeat intervals */
+        if (ms % 10 == 0) {
+            bfo_engine_rail_heard(&w->e[0], 1, 0, w->sn.now);
+            last_heard = w->sn.now;
+        }
+        if (ms % 2 == 0)
+            stream_post(&st, 0, 1);
+        pass_time(w, MS);
+        assert_true(w->e[0].peers[1].rail[0].probe_out);
+    }
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    assert_true(rail_up(w, 0, 1, 0) && rail_up(w, 1, 0, 0));
+    for (int ms = 0; ms < 100 && !x[0].at[1][0]; ms++) { /* rank 1 falls silent */
+        if (ms % 2 == 0)
+            stream_post(&st, 0, 1);
+        pass_time(w, MS);
+    }
+    pass_time(w, 2 * MS); /* rank 0's notice reaches rank 1 over rail 1 */
+    uint64_t d = x[0].at[1][0] - last_heard;
+    print_message("stalled peer: no map-out for 1 s while heard; mapped out %llu ns after the "
+                  "last heard (%s), rank 1 by %s\n",
+                  (unsigned long long)d, ev_name(x[0].ev[1][0]), ev_name(x[1].ev[0][0]));
+    assert_int_equal(x[0].ev[1][0], BFO_EV_PROBE_TIMED_OUT);
+    assert_true(d >= 40 * MS && d <= 40 * MS + 2 * MS);
+    assert_int_equal(x[1].ev[0][0], BFO_EV_BROKEN_RCVD);
+    assert_true(x[1].at[0][0] - x[0].at[1][0] <= 2 * MS);
+    sn_set_path(&w->sn, 1, 0, 0, SN_PATH_OPEN);
+    stream_check(&st);
+    sr_del(w);
+}
+
+/* bfo_engine_rail_heard ignores what it cannot be about, and feeds the
+ * rail's timers whatever the rail's state. */
+static void test_rail_heard_ignores_bad_arguments(void **state)
+{
+    sr_scenario sc = make(NULL, 0, 3, 2, 66);
+    (void)state;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 1000000);
+    bfo_engine *e = &w->e[0];
+    uint64_t before = e->peers[1].rail[0].last_rx, later = w->sn.now + 7;
+    bfo_engine_rail_heard(e, -1, 0, later);
+    bfo_engine_rail_heard(e, 3, 0, later);
+    bfo_engine_rail_heard(e, 0, 0, later); /* itself */
+    bfo_engine_rail_heard(e, 1, -1, later);
+    bfo_engine_rail_heard(e, 1, 2, later);
+    assert_int_equal(e->peers[1].rail[0].last_rx, before);
+    assert_int_equal(e->peers[0].rail[0].last_rx, 0);
+    e->peers[2].unreachable = 1;
+    bfo_engine_rail_heard(e, 2, 0, later);
+    assert_true(e->peers[2].rail[0].last_rx < later);
+    e->peers[2].unreachable = 0;
+    bfo_engine_rail_heard(e, 1, 1, later);
+    assert_int_equal(e->peers[1].rail[1].last_rx, later);
+    assert_int_equal(e->now, later);
+    bfo_engine_rail_heard(e, 1, 1, later - 5); /* time does not go back */
+    assert_int_equal(e->peers[1].rail[1].last_rx, later);
+    sr_go(w);
+    sr_del(w);
+}
+
 static void test_engine_init_errors(void **state)
 {
     bfo_config c;
@@ -690,6 +1116,14 @@ int main(void)
         cmocka_unit_test(test_hostile_frames_are_counted_not_fatal),
         cmocka_unit_test(test_forged_put_and_fin_are_refused),
         cmocka_unit_test(test_control_budget_back_pressure),
+        cmocka_unit_test(test_silent_loss_busy_rail_mapped_out_within_heartbeat_plus_probe_timeout),
+        cmocka_unit_test(test_silent_loss_idle_rail_mapped_out_within_heartbeat_plus_probe_timeout),
+        cmocka_unit_test(test_one_directional_loss_probe_timeout_on_one_side_broken_on_the_other),
+        cmocka_unit_test(test_silent_way_back_busy_sender_probes_and_times_out),
+        cmocka_unit_test(test_short_timers_silent_rail_mapped_out_within_50_ms),
+        cmocka_unit_test(test_stalled_peer_heard_is_not_failed_until_it_falls_silent),
+        cmocka_unit_test(test_heartbeat_over_control_budget_not_outstanding_sent_later),
+        cmocka_unit_test(test_rail_heard_ignores_bad_arguments),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }

@@ -384,6 +384,23 @@ static const sstep rail_half_broken_both_agree[] = {
     RA(BROKEN_DELIVERED, FAILED, ""),
 };
 
+/* The rail drops everything in silence: A's heartbeat probe gets no
+ * PROBEACK and A hears nothing else, so the probe times out; A's notice
+ * (over another rail) maps the rail out on B, whose own probe was out too. */
+static const sstep rail_silent_probe_times_out_both_agree[] = {
+    RA(CONNECTED, PROBING, "send_probe"),
+    RB(CONNECTED, PROBING, "send_probe"),
+    RA(PROBE_RCVD, PROBING, "send_probeack"),
+    RB(PROBE_RCVD, PROBING, "send_probeack"),
+    RA(PROBEACK_RCVD, UP, "admit"),
+    RB(PROBEACK_RCVD, UP, "admit"),
+    RA(HEARTBEAT_DUE, UP, "send_probe"),
+    RB(HEARTBEAT_DUE, UP, "send_probe"),
+    RA(PROBE_TIMED_OUT, FAILED, "map_out send_broken schedule_reconnect"),
+    RB(BROKEN_RCVD, FAILED, "map_out schedule_reconnect"),
+    RA(BROKEN_DELIVERED, FAILED, ""),
+};
+
 /* A rail that never comes back is given up after the configured attempts. */
 static const sstep rail_retired[] = {
     RA(CONNECT_FAILED, FAILED, "schedule_reconnect"),
@@ -422,6 +439,8 @@ static const scenario scenarios[] = {
     SCENARIO("rail: both ends connect, probe and admit", rail_comes_up),
     SCENARIO("rail: local error, broken-rail notice, re-admission", rail_fails_and_is_readmitted),
     SCENARIO("rail: half-broken rail, the notice makes both agree", rail_half_broken_both_agree),
+    SCENARIO("rail: silent rail, the heartbeat probe times out, the notice makes both agree",
+             rail_silent_probe_times_out_both_agree),
     SCENARIO("rail: retired after the reconnect attempts", rail_retired),
 };
 

@@ -302,6 +302,7 @@ static const row rail_rows[] = {
     L(UP, RAIL_ERROR, FAILED, DOWN_LOCAL),
     L(UP, PROBE_FAILED, FAILED, DOWN_LOCAL),
     L(UP, PROBEACK_FAILED, FAILED, DOWN_LOCAL),
+    L(UP, PROBE_TIMED_OUT, FAILED, DOWN_LOCAL), /* a heartbeat probe unanswered, peer silent */
     L(UP, SILENCE_DETECTED, FAILED, DOWN_LOCAL),
     L(UP, BROKEN_RCVD, FAILED, "map_out schedule_reconnect"),
 

@@ -33,6 +33,9 @@ static const char usage[] =
     "                           WRITE READ ANY; KIND lose | deliver-error | delay\n"
     "           railR@op:N:down|up   rail R (from 0) fails / comes back when the N-th operation\n"
     "                           of the run is posted\n"
+    "           railR@op:N:silent|hold|open[:A>B]   from the N-th operation, rail R (from rank\n"
+    "                           A to rank B, or every way) drops in silence / holds frames\n"
+    "                           back (a stalled receiver) / works again (sim/bfo_simnet.h)\n"
     "  --explore single         every single fault over the scenario (or the standard set)\n"
     "           double          every pair of faults (small scenarios)\n"
     "  --random N               N random schedules of several faults each\n"
@@ -149,6 +152,8 @@ static int frag_type_of(const char *name, size_t len)
     return -1;
 }
 
+static const char *const path_names[] = { "open", "silent", "hold" };
+
 static sn_fault parse_fault(const char *s)
 {
     sn_fault f;
@@ -164,8 +169,26 @@ static sn_fault parse_fault(const char *s)
             f.what = SN_FAULT_RAIL_DOWN;
         else if (!strcmp(e, ":up"))
             f.what = SN_FAULT_RAIL_UP;
-        else
-            die("rail fault wants :down or :up", s);
+        for (int k = 0; k < 3 && !f.what; k++) {
+            size_t len = strlen(path_names[k]);
+            if (e[0] != ':' || strncmp(e + 1, path_names[k], len) || (e[1 + len] && e[1 + len] != ':'))
+                continue;
+            f.what = SN_FAULT_PATH;
+            f.kind = k;
+            if (e[1 + len]) { /* :A>B */
+                const char *p = e + 2 + len;
+                f.from = (int)strtol(p, &e, 10);
+                if (e == p || *e != '>')
+                    die("a path fault wants :A>B", s);
+                p = e + 1;
+                f.to = (int)strtol(p, &e, 10);
+                if (e == p || *e || f.from == f.to || f.from < 0 || f.to < 0 ||
+                    f.from >= SN_MAX_RANKS || f.to >= SN_MAX_RANKS)
+                    die("a path fault wants :A>B, two ranks", s);
+            }
+        }
+        if (!f.what)
+            die("rail fault wants :down, :up, :silent, :hold or :open", s);
         if (f.n == 0 || f.rail < 0 || f.rail >= BFO_MAX_RAILS)
             die("bad rail fault", s);
         return f;
@@ -197,6 +220,11 @@ static void fault_str(const sn_fault *f, char *buf, size_t cap)
     if (f->what == SN_FAULT_RAIL_DOWN || f->what == SN_FAULT_RAIL_UP)
         snprintf(buf, cap, "rail%d@op:%" PRIu64 ":%s", f->rail, f->n,
                  f->what == SN_FAULT_RAIL_DOWN ? "down" : "up");
+    else if (f->what == SN_FAULT_PATH && f->from != f->to)
+        snprintf(buf, cap, "rail%d@op:%" PRIu64 ":%s:%d>%d", f->rail, f->n, path_names[f->kind],
+                 f->from, f->to);
+    else if (f->what == SN_FAULT_PATH)
+        snprintf(buf, cap, "rail%d@op:%" PRIu64 ":%s", f->rail, f->n, path_names[f->kind]);
     else
         snprintf(buf, cap, "%s#%" PRIu64 ":%s",
                  f->type == SN_TYPE_WRITE ? "WRITE"
@@ -348,6 +376,20 @@ static void explore_single(totals *t, const sr_scenario *base, const options *o)
             sc.seed = base->seed * 1000003 + op * 7 + (uint64_t)rail;
             run_one(t, &sc, o);
         }
+        /* the rail drops in silence from here on: every way, or 0 -> 1 only */
+        for (int rail = 0; rail < base->rails; rail++)
+            for (int one_way = 0; one_way < 2; one_way++) {
+                sc = *base;
+                sc.nfaults = 1;
+                memset(&sc.faults[0], 0, sizeof sc.faults[0]);
+                sc.faults[0].what = SN_FAULT_PATH;
+                sc.faults[0].kind = SN_PATH_SILENT;
+                sc.faults[0].rail = rail;
+                sc.faults[0].to = one_way;
+                sc.faults[0].n = op;
+                sc.seed = base->seed * 1000003 + op * 11 + (uint64_t)(2 * rail + one_way);
+                run_one(t, &sc, o);
+            }
     }
 }
 
@@ -492,8 +534,10 @@ static int cmd_sim(int argc, char **argv)
             o.msgs[i].dst >= o.ranks || o.msgs[i].src == o.msgs[i].dst)
             die("--msg names a rank outside --ranks, or sends to itself", "");
     for (int i = 0; i < o.nfaults; i++)
-        if (o.faults[i].what != SN_FAULT_TYPE && o.faults[i].rail >= o.rails)
-            die("a rail fault names a rail outside --rails", "");
+        if ((o.faults[i].what != SN_FAULT_TYPE && o.faults[i].rail >= o.rails) ||
+            (o.faults[i].what == SN_FAULT_PATH &&
+             (o.faults[i].from >= o.ranks || o.faults[i].to >= o.ranks)))
+            die("a rail fault names a rail outside --rails or a rank outside --ranks", "");
 
     /* the scenarios: the one given, or the standard set */
     static sr_scenario set[32];

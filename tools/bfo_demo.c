@@ -114,7 +114,8 @@ int bfo_cmd_demo(int argc, char **argv)
         close(out[1]);
         execl(self, self, "run", "-n", "2", "--rails", rails, "--timeout", "90", "--pidfile", pidfile,
               "--", self, "stream", "--duration", dur, "--timeline", "250", "--json", "--silence-ms",
-              "300", "--heartbeat-ms", "50", "--drop-on-signal", "1", "--timeout", "60", (char *)NULL);
+              "300", "--heartbeat-ms", "50", "--probe-timeout-ms", "40", "--drop-on-signal", "1",
+              "--timeout", "60", (char *)NULL);
         _exit(127);
     }
     close(out[1]);
@@ -161,10 +162,10 @@ int bfo_cmd_demo(int argc, char **argv)
            "%.0f corrupt\n", rc == 0 ? "completed" : "FAILED", msgs, ver, json_num(json, "lost"),
            json_num(json, "duplicates"), json_num(json, "corrupt"));
     printf("  failovers %.0f, re-admissions %.0f; from a rail error to the next message: at most "
-           "%.1f ms; longest gap between messages %.1f ms (a silent rail is found by the %d ms "
-           "silence timer)\n",
+           "%.1f ms; longest gap between messages %.1f ms (a silent rail is found by a "
+           "heartbeat probe: %d ms heartbeat + %d ms probe timeout; %d ms silence backstop)\n",
            json_num(json, "failovers"), json_num(json, "readmissions"),
-           json_num(json, "recovery_ms_max"), json_num(json, "stall_ms_max"), 300);
+           json_num(json, "recovery_ms_max"), json_num(json, "stall_ms_max"), 50, 40, 300);
     if (len)
         printf("  %s", json);
     return rc;

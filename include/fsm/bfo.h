@@ -47,8 +47,14 @@
  *   over a transport you provide (bfo_backend.h): bfo_engine_mem_size,
  *   bfo_engine_init, bfo_isend, bfo_irecv, bfo_test, and the transport's
  *   calls bfo_engine_frame, bfo_engine_completion, bfo_engine_rail_event,
- *   bfo_engine_progress.  Its top comment shows the use; its options are
- *   the fields of bfo_config (zero means the documented default).
+ *   bfo_engine_rail_heard (the transport heard from the peer on a rail: an
+ *   acknowledgement or a keepalive), bfo_engine_progress (the timers).  Its
+ *   top comment shows the use; its options are the fields of bfo_config
+ *   (zero means the documented default).  Failure detection: heartbeat_ns
+ *   (default 100 ms), probe_timeout_ns (40 ms) and silence_ns (1 s, a
+ *   backstop): a silently dead rail is mapped out within about heartbeat +
+ *   probe_timeout, so every process must run bfo_engine_progress (and its
+ *   transport) more often than that.  docs/engine-design.md has the rules.
  *
  * ---------------------------------------------------------------------------
  * COMPILE-TIME OPTIONS (define before including)
@@ -74,8 +80,11 @@
  *   request.status:     BFO_OK, BFO_ERR_TRUNCATE (receive: the buffer got what
  *                       fits, .length is the message's), BFO_ERR_PEER_UNREACHABLE
  *   bfo_engine_frame:   BFO_OK, BFO_ERR_AGAIN (offer it again later),
- *                       BFO_ERR_STALE, BFO_ERR_PROTOCOL, BFO_ERR_INVALID, or a
+ *                       BFO_ERR_STALE, BFO_ERR_PROTOCOL, BFO_ERR_INVALID,
+ *                       BFO_ERR_PEER_UNREACHABLE (do not acknowledge it), or a
  *                       bfo_frame_parse error (dropped and counted)
+ *   bfo_engine_completion, bfo_engine_rail_event, bfo_engine_rail_heard,
+ *   bfo_engine_progress: no result (what does not apply is ignored)
  *
  * ---------------------------------------------------------------------------
  * HEADERS

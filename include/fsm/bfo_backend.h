@@ -1,14 +1,29 @@
 /* bfo_backend.h - what a transport gives the engine, and what it reports.
  *
  * Part of bfo (see bfo.h).  A backend (TCP, verbs, the simulator) turns the
- * engine's posts into wire operations and reports back through three engine
- * calls:
+ * engine's posts into wire operations and reports back through four engine
+ * calls (each also takes `now`):
  *     bfo_engine_completion(e, token, ok)       every post completes once
  *     bfo_engine_frame(e, peer, rail, buf, len) a frame arrived
  *     bfo_engine_rail_event(e, peer, rail, ev)  BFO_EV_CONNECTED,
  *                                               BFO_EV_CONNECT_FAILED,
  *                                               BFO_EV_RAIL_ERROR
  *                                               (peer BFO_ALL_PEERS: all)
+ *     bfo_engine_rail_heard(e, peer, rail)      the transport heard from the
+ *                                               peer on this rail without a
+ *                                               frame for the engine: an
+ *                                               acknowledgement, or a keepalive
+ *                                               the peer sends while it applies
+ *                                               back-pressure (the rail is
+ *                                               alive; harmless in any state)
+ *
+ * FAILURE DETECTION.  The engine maps a silent rail out within about
+ * heartbeat + probe_timeout (bfo_config): a heartbeat probe that gets no
+ * PROBEACK while nothing at all is heard from the peer on the rail for
+ * probe_timeout.  A transport that can tell the peer is alive though its
+ * frames are held up (a receiver not reading a stalled connection) says so
+ * with bfo_engine_rail_heard, or such a stall longer than that looks like a
+ * dead rail.
  *
  * THE GUARANTEES THE ENGINE RELIES ON
  *   1. A completion with ok != 0 means the peer received the frame (or the

@@ -76,9 +76,14 @@ typedef struct bfo_config {
                             * at most BFO_MAX_PIPELINE) */
     int rdma;              /* enum bfo_rdma_mode (default BFO_RDMA_AUTO) */
     size_t rdma_min;       /* smallest message sent by RDMA GET or PUT (default 65536) */
-    uint64_t heartbeat_ns;        /* probe an idle rail after (default 100 ms) */
-    uint64_t silence_ns;          /* rail failed when nothing heard for (default 1 s) */
-    uint64_t probe_timeout_ns;    /* a probe unanswered for (default 100 ms) */
+    uint64_t heartbeat_ns;        /* probe a rail that heard or sent nothing for this long
+                                   * (default 100 ms) */
+    uint64_t silence_ns;          /* backstop: rail failed when nothing heard for (default 1 s) */
+    uint64_t probe_timeout_ns;    /* a probe unanswered, and nothing heard from the peer on
+                                   * the rail, for this long: the rail fails (default 40 ms).
+                                   * A silently dead rail is mapped out within about
+                                   * heartbeat + probe_timeout; a process must run progress
+                                   * at least that often, or its peers map its rails out */
     uint64_t backoff_min_ns;      /* first reconnect delay (default 10 ms) */
     uint64_t backoff_max_ns;      /* doubling up to (default 500 ms) */
     int max_reconnects;           /* then the rail is retired (default 100) */
@@ -146,10 +151,14 @@ typedef struct bfo_rail_link {
     bfo_rail_fsm fsm;
     uint32_t epoch;
     unsigned caps, bw;
-    uint64_t last_rx, last_tx, probe_sent, deadline, backoff;
-    uint64_t vfinish;  /* striping: virtual finish time of the last op posted */
-    int inflight;      /* ops given to the backend on this rail, not yet completed */
+    uint64_t last_rx;    /* heard from the peer: a frame, or bfo_engine_rail_heard */
+    uint64_t last_tx;    /* posted an operation on the rail */
+    uint64_t probe_sent; /* the last probe (its nonce), or the last attempt to send one */
+    uint64_t deadline, backoff;
+    uint64_t vfinish;    /* striping: virtual finish time of the last op posted */
+    int inflight;        /* ops given to the backend on this rail, not yet completed */
     int attempts, ever_up;
+    int probe_out;       /* UP: a heartbeat probe is out, its PROBEACK not yet here */
 } bfo_rail_link;
 
 typedef struct bfo_peer {
@@ -223,7 +232,7 @@ static inline void bfo__config_defaults(bfo_config *c)
     BFO__DEF(rdma_min, 65536);
     BFO__DEF(heartbeat_ns, 100000000ull);
     BFO__DEF(silence_ns, 1000000000ull);
-    BFO__DEF(probe_timeout_ns, 100000000ull);
+    BFO__DEF(probe_timeout_ns, 40000000ull);
     BFO__DEF(backoff_min_ns, 10000000ull);
     BFO__DEF(backoff_max_ns, 500000000ull);
     BFO__DEF(max_reconnects, 100);
@@ -1191,13 +1200,16 @@ static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok)
 
 /* --------------------------------------------------------------- rails */
 
-static inline void bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, int on_rail,
-                                 uint64_t nonce)
+/* Sends a rail control message; 0 when over the control budget (not sent:
+ * a heartbeat probe is tried again at a later progress, a PROBING probe
+ * times out and the rail reconnects). */
+static inline int bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, int on_rail,
+                                uint64_t nonce)
 {
     bfo_hdr_railctl h;
     bfo_op *op = bfo__ctl_alloc(e, type, peer);
     if (!op)
-        return; /* over the control budget: a probe times out and is sent again */
+        return 0;
     op->about_rail = rail;
     op->fixed_rail = on_rail;
     h.type = (uint8_t)type;
@@ -1207,6 +1219,7 @@ static inline void bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, in
     h.nonce = nonce;
     op->hdr_len = bfo_hdr_railctl_encode(&h, op->hdr, sizeof op->hdr);
     bfo__post(e, op);
+    return 1;
 }
 
 static inline void bfo__peer_unreachable(bfo_engine *e, int peer);
@@ -1218,8 +1231,9 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
     bfo_rail_link *rs = &p->rail[rail];
     switch (act) {
     case BFO_RAIL_ACT_SEND_PROBE:
-        rs->probe_sent = e->now;
-        bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBE, rail, e->now);
+        rs->probe_sent = e->now; /* PROBING times out from the attempt, sent or not */
+        if (bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBE, rail, e->now))
+            rs->probe_out = 1; /* only a probe that went out waits for its PROBEACK */
         break;
     case BFO_RAIL_ACT_SEND_PROBEACK:
         bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBEACK, rail,
@@ -1233,6 +1247,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
         rs->attempts = 0;
         rs->backoff = e->cfg.backoff_min_ns;
         rs->last_rx = rs->last_tx = e->now;
+        rs->probe_out = 0;
         bfo__stripe_rejoin(e, peer, rail);
         p->down_since = 0;
         break;
@@ -1283,6 +1298,8 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev)
     }
     for (unsigned i = 0; i < st.n_actions; i++)
         bfo__rail_action(e, peer, rail, st.actions[i]);
+    if (was_up && !bfo__rail_up(e, peer, rail))
+        p->rail[rail].probe_out = 0; /* a heartbeat probe belongs to one stay in UP */
     if (!was_up && bfo__rail_up(e, peer, rail))
         bfo__flush_pending(e, peer);
 }
@@ -1701,6 +1718,9 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         }
         bfo__rail_step(e, peer, f.type == BFO_FRAG_BROKEN ? about : rail,
                        bfo_frag_event(f.type, BFO_EVK_RCVD));
+        if (f.type == BFO_FRAG_PROBEACK && bfo__rail_up(e, peer, rail) &&
+            f.h.railctl.nonce == e->peers[peer].rail[rail].probe_sent)
+            e->peers[peer].rail[rail].probe_out = 0; /* the heartbeat probe is answered */
         break;
     }
     default:
@@ -1870,8 +1890,31 @@ static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
     }
 }
 
-/* Timers: heartbeats, silence, probe timeouts, back-off, unreachable peers.
- * Call it often (every few milliseconds of `now` at least). */
+/* Called by the backend when it heard from the peer on this rail without a
+ * frame for the engine: a transport acknowledgement, or a keepalive that the
+ * peer sends while it applies back-pressure (it is alive, only not reading).
+ * The rail is alive: an outstanding heartbeat probe waits probe_timeout from
+ * now before it times out (it stays outstanding until its PROBEACK), and the
+ * silence timer starts again.  Harmless in any rail state; an out-of-range
+ * peer or rail, this rank and an unreachable peer are ignored. */
+static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint64_t now)
+{
+    if (peer < 0 || peer >= e->cfg.nranks || peer == e->cfg.rank || rail < 0 ||
+        rail >= e->cfg.nrails || e->peers[peer].unreachable)
+        return;
+    if (now > e->now)
+        e->now = now;
+    e->peers[peer].rail[rail].last_rx = e->now;
+}
+
+/* Timers: heartbeats, probe timeouts, silence, back-off, unreachable peers.
+ * Call it often (every few milliseconds of `now` at least, and well within
+ * probe_timeout).  A rail in UP:
+ *   HEARTBEAT_DUE    no probe out, and nothing heard or nothing sent for
+ *                    heartbeat_ns (a busy sender whose peer went quiet probes);
+ *   PROBE_TIMED_OUT  a probe out, and nothing heard for probe_timeout_ns since
+ *                    the later of the probe and the last thing heard;
+ *   SILENCE_DETECTED nothing heard for silence_ns (the backstop). */
 static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
 {
     const bfo_config *c = &e->cfg;
@@ -1884,12 +1927,17 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
         for (int k = 0; k < c->nrails; k++) {
             bfo_rail_link *rs = &p->rail[k];
             switch (rs->fsm.cs) {
-            case BFO_RAIL_ST_UP:
+            case BFO_RAIL_ST_UP: {
+                const uint64_t heard = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
                 if (e->now - rs->last_rx >= c->silence_ns)
                     bfo__rail_step(e, i, k, BFO_EV_SILENCE_DETECTED);
-                else if (e->now - rs->last_tx >= c->heartbeat_ns)
+                else if (rs->probe_out && e->now - heard >= c->probe_timeout_ns)
+                    bfo__rail_step(e, i, k, BFO_EV_PROBE_TIMED_OUT);
+                else if (!rs->probe_out && (e->now - rs->last_rx >= c->heartbeat_ns ||
+                                            e->now - rs->last_tx >= c->heartbeat_ns))
                     bfo__rail_step(e, i, k, BFO_EV_HEARTBEAT_DUE);
                 break;
+            }
             case BFO_RAIL_ST_PROBING:
                 if (e->now - rs->probe_sent >= c->probe_timeout_ns)
                     bfo__rail_step(e, i, k, BFO_EV_PROBE_TIMED_OUT);
