@@ -16,7 +16,7 @@
  *              [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]
  *              [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T]
  *              [--grace-ms T] [--user-timeout-ms T] [--connect-timeout-ms T]
- *              [--timeout SEC] [-v]
+ *              [--timeout SEC] [-v] [--trace-rails]
  *     Run under `bfo run`.  Every ordered pair of ranks (src, dst) carries
  *     N messages (default 100) with sizes cycling through the list (default
  *     64,1000,4096,65536,300000,1048576: eager and rendezvous); byte k of
@@ -31,6 +31,8 @@
  *       misbehaving test peer); the others do not stream with it.
  *     --recv-delay-ms T: post no receive for the first T ms (the senders'
  *       eager messages fill the engine's unexpected buffers: back-pressure).
+ *     --trace-rails: every rail state change on stderr (time, peer, rail,
+ *       from --event--> to).
  *     --drop-on-signal RAIL: SIGUSR1 toggles the backend's fault hook
  *       (every frame on RAIL silently lost) in this process.
  *     --json: rank 0 prints ONE object for the whole job (the other ranks
@@ -38,7 +40,8 @@
  *       {"ranks","messages","bytes","verified","corrupt","duplicates","lost",
  *        "unreachable","dead_peers","failovers","readmissions",
  *        "recovery_ms_max","stall_ms_max","unreachable_ms_max","elapsed_ms",
- *        "conn_errors","malformed_drops","backpressure","per_rail_bytes":[...]}
+ *        "conn_errors","malformed_drops","backpressure","keepalives",
+ *        "per_rail_bytes":[...]}
  *       messages/bytes/verified: received at the destinations; failovers and
  *       readmissions: the engines' mapouts and readmissions; recovery_ms_max:
  *       the longest time from a rail being mapped out to the next message
@@ -241,10 +244,9 @@ int bfo_cmd_run(int argc, char **argv)
 /* --------------------------------------------------------------- stream */
 
 #define ST_MAX_SIZES 32
-#define NF 13 /* counters sent to rank 0 */
-
 enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD, F_MAPOUTS,
-       F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE };
+       F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE, F_KEEPALIVES,
+       NF /* counters sent to rank 0 */ };
 
 typedef struct slot {
     bfo_request req;
@@ -382,6 +384,30 @@ static void note_unreachable(stream *s, int p, uint64_t now)
     }
 }
 
+static int trace_rails;
+
+/* --trace-rails: every rail transition on stderr, with the time since start. */
+static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
+{
+    const stream *s = (const stream *)user;
+    static uint64_t t0;
+    uint64_t now = bfo_tcp_now();
+    if (m->id != BFO_MACHINE_RAIL || st->from == st->to)
+        return;
+    int peer = -1, rail = -1;
+    if (!t0)
+        t0 = now;
+    for (int p = 0; p < s->size; p++)
+        for (int r = 0; r < s->e->cfg.nrails; r++)
+            if (st->obj == (const void *)&s->e->peers[p].rail[r]) {
+                peer = p;
+                rail = r;
+            }
+    fprintf(stderr, "bfo stream[%d]: %9.3f ms peer %d rail %d: %s --%s--> %s\n", s->rank,
+            (double)(now - t0) / 1e6, peer, rail, bfo_rail_state_name(st->from),
+            bfo_event_name(st->event), bfo_rail_state_name(st->to));
+}
+
 static void completed_one(stream *s, uint64_t now)
 {
     if (s->err_pending) {
@@ -420,6 +446,7 @@ static const char stream_usage[] =
     "usage: bfo stream [--size S | --sizes S1,S2,...] [--count N | --duration SEC] [--window W]\n"
     "                  [--json]\n"
     "                  [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]\n"
+    "                  [--trace-rails]\n"
     "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
     "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n"
     "                  [--timeline MS]   rank 0: per-rail throughput and rail states every MS\n";
@@ -452,6 +479,8 @@ int bfo_cmd_stream(int argc, char **argv)
             s->tolerate = 1;
         else if (!strcmp(a, "-v"))
             s->verbose = 1;
+        else if (!strcmp(a, "--trace-rails"))
+            trace_rails = 1;
         else if (!v) {
             fputs(stream_usage, stderr);
             return 2;
@@ -532,6 +561,12 @@ int bfo_cmd_stream(int argc, char **argv)
     s->e = bfo_tcp_engine(s->t);
     s->rank = bfo_tcp_rank(s->t);
     s->size = bfo_tcp_size(s->t);
+    if (trace_rails) {
+        static bfo_tracer tr;
+        tr.fn = trace_rail;
+        tr.user = s;
+        s->e->trace = &tr;
+    }
     if (drop_rail >= 0) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -785,6 +820,7 @@ int bfo_cmd_stream(int argc, char **argv)
             s->f[F_CONNERR] += ts->rail[r].conn_errors;
             s->f[F_MALFORMED] += ts->rail[r].malformed;
             s->f[F_BACKPRESSURE] += ts->rail[r].backpressure;
+            s->f[F_KEEPALIVES] += ts->rail[r].keepalives_tx;
         }
         uint64_t mine[NF + BFO_MAX_RAILS + 3];
         memcpy(mine, s->f, sizeof s->f);
@@ -845,14 +881,15 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"failovers\":%" PRIu64 ",\"readmissions\":%" PRIu64
                        ",\"recovery_ms_max\":%.3f,\"stall_ms_max\":%.3f,\"unreachable_ms_max\":%.3f"
                        ",\"elapsed_ms\":%.1f,\"conn_errors\":%" PRIu64 ",\"malformed_drops\":%" PRIu64
-                       ",\"backpressure\":%" PRIu64
+                       ",\"backpressure\":%" PRIu64 ",\"keepalives\":%" PRIu64
                        ",\"per_rail_bytes\":[",
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
                        tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
                        tot[F_READMIT], (double)tot[NF + BFO_MAX_RAILS] / 1e6,
                        (double)tot[NF + BFO_MAX_RAILS + 1] / 1e6,
                        (double)tot[NF + BFO_MAX_RAILS + 2] / 1e6,
-                       (double)(bfo_tcp_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE]);
+                       (double)(bfo_tcp_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE],
+                       tot[F_KEEPALIVES]);
                 for (int r = 0; r < bfo_tcp_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
                 printf("]}\n");

@@ -63,6 +63,9 @@ typedef struct tlink {
     char broken_why[96];
     int poisoned;      /* the fault hook swallowed a frame of it */
     int stalled;       /* back-pressure: the frame at rx_off waits */
+    uint64_t ka_at;    /* ... the last keepalive telling the peer so */
+    int peer_stalled;  /* the peer said it is stalled */
+    int uto_off;       /* TCP_USER_TIMEOUT is off (a side is stalled) */
     int hot;           /* in t->hot[] (HOT_NS) */
     int in_epoll;      /* the connection is in the epoll set */
     uint64_t hot_at;   /* the last data frame taken */
@@ -112,6 +115,7 @@ struct bfo_tcp {
     int nstalled, nconnect_req;
     int hot[HOT_MAX], nhot;
     uint64_t last_epoll, last_scan;
+    uint64_t ka_ns; /* back-pressure keepalive interval */
     int busy; /* this progress does not sleep: links may turn hot */
     size_t max_frame, rx_cap;
     bfo_tcp_stats st;
@@ -211,6 +215,35 @@ static void sock_opts(const bfo_tcp *t, int fd)
     unsigned to = t->o.user_timeout_ms;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &to, sizeof to);
+}
+
+/* TCP_USER_TIMEOUT is off while either side of the connection is stalled
+ * (back-pressure): the kernel counts zero-window probes against it, and a
+ * stall is not a failure.  The peer's stall is known from its flag (on its
+ * keepalives and data frames), which also proves it alive
+ * (bfo_engine_rail_heard); if they stop, the engine's probe timeout fails
+ * the rail.  A side stalled itself offers its stalled frame to the engine
+ * again at every progress, which counts as hearing from the peer; when both
+ * sides are stalled nothing can cross the connection until one of them
+ * reads again. */
+static void user_timeout_update(bfo_tcp *t, tlink *l)
+{
+    int off = l->stalled || l->peer_stalled;
+    unsigned to = off ? 0 : t->o.user_timeout_ms;
+    if (off == l->uto_off || l->fd < 0)
+        return;
+    l->uto_off = off;
+    setsockopt(l->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &to, sizeof to);
+    tlog(t, 3, "peer %d rail %d: user timeout %s (stalled: %s%s)", l->peer, l->rail,
+         off ? "off" : "on", l->stalled ? "this side " : "", l->peer_stalled ? "the peer" : "");
+}
+
+static void peer_stall(bfo_tcp *t, tlink *l, int stalled)
+{
+    if (stalled != l->peer_stalled) {
+        l->peer_stalled = stalled;
+        user_timeout_update(t, l);
+    }
 }
 
 static uint64_t ev_data(int type, uint32_t gen, int idx)
@@ -358,6 +391,8 @@ static void link_reset(bfo_tcp *t, tlink *l)
     l->fd = -1;
     l->state = CS_NONE;
     l->reported = l->broken = l->broken_malformed = l->poisoned = l->stalled = 0;
+    l->peer_stalled = l->uto_off = 0;
+    l->ka_at = 0;
     l->evmask = 0;
     l->in_epoll = 0;
     l->hot_at = 0;
@@ -499,6 +534,7 @@ static void link_flush(bfo_tcp *t, tlink *l)
             ent *en = &t->ents[i];
             size_t skip = en->off;
             if (en->off == 0) { /* the freshest cumulative ack rides along */
+                en->hdr[7] = l->stalled ? BFO_TCP_F_STALLED : 0;
                 bfo_put64(en->hdr + 16, l->rx_seq);
                 l->ack_sent = l->rx_seq;
                 l->rx_frames = 0;
@@ -568,6 +604,26 @@ static void send_ack(bfo_tcp *t, tlink *l)
         l->rx_frames = 0;
         l->rx_bytes = 0;
         t->st.rail[l->rail].acks_tx++;
+    }
+    link_flush(t, l);
+}
+
+/* Back-pressure keepalive: a stalled receiver tells the peer, at least
+ * every keepalive interval, that it is alive and stalled: an ACK with
+ * BFO_TCP_F_STALLED, or, while its own data frames are queued, the flag on
+ * each of them. */
+static void send_keepalive(bfo_tcp *t, tlink *l)
+{
+    if (l->state != CS_UP || l->broken || t->now - l->ka_at < t->ka_ns)
+        return;
+    l->ka_at = t->now;
+    if (l->unsent < 0 && l->ctl_len == 0) { /* never inside a frame being written */
+        bfo_tcp_frame_header(l->ctl, 0, BFO_TCP_K_ACK, 0, l->rx_seq);
+        l->ctl[7] = BFO_TCP_F_STALLED;
+        l->ctl_len = BFO_TCP_HDR_SIZE;
+        l->ctl_off = 0;
+        l->ack_sent = l->rx_seq;
+        t->st.rail[l->rail].keepalives_tx++;
     }
     link_flush(t, l);
 }
@@ -665,7 +721,8 @@ static void parse(bfo_tcp *t, tlink *l)
         uint32_t len = bfo_get32(h);
         int kind = h[6];
         uint64_t seq = bfo_get64(h + 8), ack = bfo_get64(h + 16);
-        if (bfo_get16(h + 4) != BFO_TCP_MAGIC || h[7] != 0) {
+        if (bfo_get16(h + 4) != BFO_TCP_MAGIC || (h[7] & ~BFO_TCP_F_STALLED) ||
+            (h[7] && kind == BFO_TCP_K_HELLO)) {
             set_broken(t, l, 1, "bad frame header (magic %04x flags %u)", bfo_get16(h + 4), h[7]);
             return;
         }
@@ -710,6 +767,8 @@ static void parse(bfo_tcp *t, tlink *l)
             }
             l->rx_off += BFO_TCP_HDR_SIZE;
             take_ack(t, l, ack);
+            peer_stall(t, l, h[7] & BFO_TCP_F_STALLED);
+            bfo_engine_rail_heard(&t->eng, l->peer, l->rail, t->now);
             continue;
         }
         if (seq != l->rx_seq + 1) {
@@ -720,6 +779,7 @@ static void parse(bfo_tcp *t, tlink *l)
         take_ack(t, l, ack); /* idempotent when the frame is offered again */
         if (l->broken || l->fd < 0)
             return;
+        peer_stall(t, l, h[7] & BFO_TCP_F_STALLED);
         int rc = bfo_engine_frame(&t->eng, l->peer, l->rail, h + BFO_TCP_HDR_SIZE, len, t->now);
         if (rc == BFO_ERR_AGAIN) {
             if (!l->stalled) {
@@ -727,7 +787,9 @@ static void parse(bfo_tcp *t, tlink *l)
                 t->nstalled++;
             }
             l->stalled = 1;
+            user_timeout_update(t, l);
             link_events(t, l);
+            send_keepalive(t, l);
             return;
         }
         if (rc != BFO_OK && rc != BFO_ERR_STALE) {
@@ -737,6 +799,7 @@ static void parse(bfo_tcp *t, tlink *l)
         if (l->stalled) {
             l->stalled = 0;
             t->nstalled--;
+            user_timeout_update(t, l);
         }
         l->rx_off += BFO_TCP_HDR_SIZE + len;
         l->hot_at = t->now;
@@ -800,6 +863,8 @@ static void retry_stalled(bfo_tcp *t)
         parse(t, l);
         if (!l->stalled)
             link_events(t, l);
+        else
+            send_keepalive(t, l);
     }
 }
 
@@ -1481,6 +1546,10 @@ static int init_common(bfo_tcp **out, int rank, int size, const char *bootstrap,
     rc = bfo_engine_init(&t->eng, &cfg, &be, t->emem, bfo_engine_mem_size(&cfg), t->now);
     if (rc != BFO_OK)
         goto fail;
+    /* keepalives while stalled: four per probe timeout, at most 10 ms apart */
+    t->ka_ns = t->eng.cfg.probe_timeout_ns / 4;
+    if (t->ka_ns > 10000000ull || t->ka_ns == 0)
+        t->ka_ns = 10000000ull;
     tlog(t, 2, "rank %d of %d, %d rail(s), job %016llx", rank, size, t->nrails,
          (unsigned long long)t->job);
     *out = t;

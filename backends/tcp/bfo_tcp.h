@@ -86,7 +86,15 @@
  *
  * BACK-PRESSURE.  bfo_engine_frame returning BFO_ERR_AGAIN: the frame stays
  *   in the connection's buffer, the connection is not read until a later
- *   progress offers the frame again successfully.
+ *   progress offers the frame again successfully.  A stall is not a
+ *   failure, however long: the stalled side sends a keepalive (an ACK
+ *   with BFO_TCP_F_STALLED) at least every probe_timeout / 4 (at most
+ *   10 ms apart) and flags its data frames; the other side then turns
+ *   TCP_USER_TIMEOUT off on that connection (the kernel counts zero-window
+ *   probes against it) until a frame without the flag arrives.  Every ACK
+ *   received is reported with bfo_engine_rail_heard, so the engine's
+ *   heartbeat probe, queued behind the stalled frames, does not time out
+ *   while keepalives arrive, and does once they stop.
  *
  * MALFORMED INPUT.  Bad magic, unknown kind, length above the largest frame,
  *   out-of-sequence numbers, an ack beyond what was sent, a bad hello, or a
@@ -109,7 +117,8 @@
  *
  * WIRE.  Every frame: a 24-byte header, little-endian:
  *     u32 len   bytes that follow (engine frame, hello body, 0 for ACK)
- *     u16 magic BFO_TCP_MAGIC    u8 kind (BFO_TCP_K_*)    u8 flags (0)
+ *     u16 magic BFO_TCP_MAGIC    u8 kind (BFO_TCP_K_*)
+ *     u8 flags  BFO_TCP_F_STALLED on DATA and ACK, else 0
  *     u64 seq   DATA: per connection, from 1; else 0
  *     u64 ack   every DATA frame up to this seq reached the engine
  *   HELLO body (32 bytes): u32 version (1), u32 rank, u32 rail,
@@ -144,6 +153,9 @@ extern "C" {
 void bfo_tcp_frame_header(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint64_t ack);
 #define BFO_TCP_HELLO_SIZE 32
 enum bfo_tcp_kind { BFO_TCP_K_DATA = 1, BFO_TCP_K_ACK = 2, BFO_TCP_K_HELLO = 3 };
+/* Header flags (DATA and ACK): the sender of the frame is stalled reading
+ * this connection (back-pressure). */
+#define BFO_TCP_F_STALLED 0x01
 
 typedef struct bfo_tcp_options {
     int nrails;
@@ -168,6 +180,7 @@ typedef struct bfo_tcp_rail_stats {
     uint64_t completed_ok, completed_failed;
     uint64_t dropped_tx, dropped_rx; /* frames swallowed by the fault hook */
     uint64_t backpressure;           /* frames the engine asked to offer again */
+    uint64_t keepalives_tx;          /* back-pressure keepalives sent */
 } bfo_tcp_rail_stats;
 
 typedef struct bfo_tcp_stats {
