@@ -128,7 +128,7 @@
  *   rail, out or in, vanishes silently from then on (as a cut cable or a
  *   firewall drop would: no error, no ack).  A connection that lost a frame
  *   stays silent until it is replaced; new connections work again once the
- *   hook is off.  The engine finds out by its heartbeat and silence timers.
+ *   hook is off.  The engine finds out by its heartbeat probe timing out.
  */
 #ifndef BFO_TCP_H
 #define BFO_TCP_H
