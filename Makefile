@@ -34,7 +34,7 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 BUILD    := $(BUILD)-san
 endif
 
-TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc
+TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc test_verbs_map
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail
 TCP_SRC  := backends/tcp/bfo_tcp.c backends/tcp/bfo_tcp_pmix.c
@@ -72,8 +72,8 @@ all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine
 $(BUILD):
 	mkdir -p $@
 
-$(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim $< -o $@ -lcmocka
+$(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) backends/verbs/bfo_verbs_map.h | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim -Ibackends/verbs $< -o $@ -lcmocka
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
 BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(TCP_SRC)
