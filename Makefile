@@ -65,7 +65,28 @@ endif
 endif
 endif
 
-.PHONY: all bench-engine dance demo check check-headers check-sim check-tcp gen check-gen check-meta diagrams clean
+# libibverbs (Debian: libibverbs-dev): the verbs backend (backends/verbs) is
+# built when <infiniband/verbs.h> is found; otherwise make says so and
+# builds everything else (a verbs rail is then refused at run time).
+# VERBS=0 builds without it; VERBS=1 fails when it is missing.
+VERBS    ?= auto
+ifneq ($(VERBS),0)
+ifeq ($(shell printf '\043include <infiniband/verbs.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo yes),yes)
+VERBS_CFLAGS := -DBFO_HAVE_VERBS -Ibackends/verbs
+VERBS_LIBS   := -libverbs
+VERBS_SRC    := backends/verbs/bfo_verbs.c
+else
+ifeq ($(VERBS),1)
+$(error VERBS=1 but <infiniband/verbs.h> was not found (apt-get install libibverbs-dev))
+endif
+$(info make: <infiniband/verbs.h> not found: building without the verbs backend (apt-get install libibverbs-dev))
+endif
+endif
+NET_SRC  := backends/net/bfo_net.c backends/net/bfo_tcpsub.c $(VERBS_SRC)
+NET_HDR  := backends/net/bfo_net.h backends/net/bfo_tcpsub.h backends/bfo_sink.h \
+            backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h
+
+.PHONY: all bench-engine dance demo check check-headers check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 
 all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine
 
@@ -76,9 +97,9 @@ $(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) backends/v
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim -Ibackends/verbs $< -o $@ -lcmocka
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
-BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(TCP_SRC)
-$(BUILD)/bfo: $(BFO_SRC) $(TCP_HDR) $(wildcard sim/*.h) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) -Isim -Ibackends/tcp $(BFO_SRC) -o $@ $(PMIX_LIBS)
+BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(TCP_SRC) $(NET_SRC)
+$(BUILD)/bfo: $(BFO_SRC) $(TCP_HDR) $(NET_HDR) $(wildcard sim/*.h) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) -Isim -Ibackends -Ibackends/tcp -Ibackends/net $(BFO_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS)
 
 # The engine under the simulator: every single fault over the standard set
 # (eager, copy, PUT, GET, mixed rails; 1-3 rails), every pair over small
