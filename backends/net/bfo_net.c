@@ -391,6 +391,11 @@ int bfo_net_init(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options 
             goto fail;
     }
     free(list);
+    /* a first round now: the connect requests of init are handled before the
+     * peers' first connections can arrive (bfo_tcp would take a hello that
+     * came first for a stale request and close it) */
+    if (n->tcp)
+        bfo_tcpsub_progress(n->tcp);
     *out = n;
     return BFO_OK;
 fail:

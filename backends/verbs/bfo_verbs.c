@@ -169,7 +169,8 @@ static void vlog(const bfo_verbs *v, int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "bfo-verbs[%d]: %s\n", v->rank, line);
+    /* CLOCK_MONOTONIC seconds: tests line these up with the time of a fault */
+    fprintf(stderr, "bfo-verbs[%d] %.3f: %s\n", v->rank, (double)now_ns() / 1e9, line);
 }
 
 const char *bfo_verbs_errname(int rc)
@@ -1067,6 +1068,7 @@ static void acceptor_req(bfo_verbs *v, vqp *q, int fd, const uint8_t *req)
     if (q->qp || q->cfd >= 0 || q->posted.head >= 0 || q->backlog.head >= 0)
         conn_close(v, q, "replaced by a newer connection", 1);
     ctl_decode(v, req, BFO_VERBS_K_REQ, q->rail, &rank, q, why, sizeof why); /* checked before */
+    q->connect_req = 0; /* a connect() not handled yet asked for just this */
     q->cfd = fd;
     if (qp_create(v, q) != 0 || qp_connect(v, q) != 0) {
         set_broken(v, q, 0, "cannot bring a queue pair up for the peer's request");

@@ -1,0 +1,63 @@
+# lib.sh - shared by the guest scripts tests/verbs/t*.sh (run inside the
+# guests by tests/verbs/vm.sh run2; ROLE, OUT, PEER0.. come from there).
+# Rank 0 runs in guest a, rank 1 in guest b; rails: verbs:rxe0 (link 0),
+# verbs:rxe1 (link 1), tcp (link 2).  BFO is the bfo binary.
+set -u
+[ -f "$OUT/env" ] && . "$OUT/env"   # extra settings from the host (e.g. BFO_VERBS_LOG=2)
+BFO=${BFO:-$(cat "$OUT/bfo.path")}
+if [ "$ROLE" = a ]; then RANK=0 ME=1; else RANK=1 ME=2; fi
+RAILS="verbs:rxe0,verbs:rxe1,tcp:10.0.2.$ME"
+export BFO_RANK=$RANK BFO_SIZE=2 BFO_BOOTSTRAP=10.0.2.1:7117 BFO_RAILS=$RAILS
+up() { cut -d' ' -f1 /proc/uptime; }
+say() { echo "[$(up)] $ROLE: $*"; }
+fail() { say "FAIL: $*"; echo "--- stderr (last 30 lines)"; tail -30 "$OUT/err.$ROLE" 2>/dev/null; exit 1; }
+
+# monitor GUEST COMMAND: the host sends COMMAND to that guest's QEMU
+# monitor (e.g. "set_link n0 off" pulls link 0's cable at that guest);
+# returns once it is done (10 s at most).
+monitor() {
+    local f="$OUT/mon.$1" n
+    echo "$2" >> "$f"
+    n=$(wc -l < "$f")
+    for _ in $(seq 500); do
+        [ "$(cat "$f.done" 2>/dev/null || echo 0)" -ge "$n" ] && { say "monitor $1: $2 (done)"; return 0; }
+        sleep 0.02
+    done
+    fail "the host did not carry out '$2' for guest $1"
+}
+
+# stream ARGS...: bfo stream in the background (rank 0 writes the JSON to
+# $OUT/json); STREAM_PID.
+stream() {
+    "$BFO" stream --json "$@" > "$OUT/json.$ROLE" 2> "$OUT/err.$ROLE" &
+    STREAM_PID=$!
+}
+# wait_stream SEC: waits at most SEC for the stream; sets rc.
+wait_stream() {
+    local t=$1
+    for _ in $(seq $((t * 10))); do kill -0 "$STREAM_PID" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$STREAM_PID" 2>/dev/null; then
+        kill -9 "$STREAM_PID"
+        wait "$STREAM_PID" 2>/dev/null
+        rc=124
+        return
+    fi
+    wait "$STREAM_PID"; rc=$?
+}
+jget() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$OUT/json.a" | head -1; }
+jrail() { sed -n 's/.*"per_rail_bytes":\[\([0-9,]*\)\].*/\1/p' "$OUT/json.a" | cut -d, -f$(($1 + 1)); }
+check_exact() {
+    local m v
+    [ -s "$OUT/json.a" ] || fail "no JSON from rank 0"
+    m=$(jget messages); v=$(jget verified)
+    [ -n "$m" ] && [ "$m" -gt 0 ] || fail "no messages"
+    [ "$v" = "$m" ] || fail "verified $v of $m"
+    [ "$(jget corrupt)" = 0 ] || fail "corrupt messages"
+    [ "$(jget duplicates)" = 0 ] || fail "duplicates"
+    [ "$(jget lost)" = 0 ] || fail "lost messages"
+}
+summary() {
+    say "messages $(jget messages), bytes $(jget bytes), verified $(jget verified), lost $(jget lost)," \
+        "failovers $(jget failovers), readmissions $(jget readmissions), recovery_ms_max $(jget recovery_ms_max)," \
+        "stall_ms_max $(jget stall_ms_max), per_rail_bytes [$(jrail 0),$(jrail 1),$(jrail 2)], elapsed_ms $(jget elapsed_ms)"
+}
