@@ -61,3 +61,21 @@ summary() {
         "failovers $(jget failovers), readmissions $(jget readmissions), recovery_ms_max $(jget recovery_ms_max)," \
         "stall_ms_max $(jget stall_ms_max), per_rail_bytes [$(jrail 0),$(jrail 1),$(jrail 2)], elapsed_ms $(jget elapsed_ms)"
 }
+
+# mono: CLOCK_MONOTONIC seconds (the backend's log lines carry the same clock)
+mono() { awk '{ print $1 }' /proc/uptime; }
+# first_log_after T PATTERN: the time of the first verbs log line of rank
+# 0 after T that matches PATTERN (empty if none)
+first_log_after() {
+    sed -n 's/^bfo-verbs\[[0-9]*\] \([0-9.]*\): \(.*\)$/\1 \2/p' "$OUT/err.$ROLE" |
+        awk -v t="$1" -v p="$2" '$1 >= t && $0 ~ p { print $1; exit }'
+}
+ms_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", (b - a) * 1000 }'; }
+# rail_moves_after R: a timeline line (rank 0, --timeline) after the last
+# re-admission shows rail R UP and moving data
+rail_moves_after_readmission() {
+    awk -F'|' -v r="$1" '
+        /readmissions [1-9]/ { seen = 1 }
+        seen { f = $(r + 2); if (f ~ /UP/) { split(f, w, " "); if (w[3] + 0 > 0) ok = 1 } }
+        END { exit !ok }' "$OUT/err.a"
+}
