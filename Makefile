@@ -129,6 +129,17 @@ check-tcp: $(BUILD)/bfo $(BUILD)/tcp_badpeer
 	done; echo "== check-tcp: every TCP test passed ($(CC)$(if $(filter 1,$(SAN)), with ASan+UBSan,))"; \
 	echo "tests: $$n passed, 0 failed"
 
+# The verbs backend on real Soft-RoCE: two QEMU/TCG guests, two rxe rails
+# and a TCP rail between them (tests/verbs/; root, qemu-system-x86,
+# rdma-core, ibverbs-providers, busybox-static; ~5 min).  Needs the verbs
+# backend built (libibverbs-dev).
+check-verbs: $(BUILD)/bfo
+	@if [ -z "$(VERBS_SRC)" ]; then echo "check-verbs: built without libibverbs (apt-get install libibverbs-dev)"; exit 1; fi
+	bash tests/verbs/run.sh ./$(BUILD)/bfo
+
+vm-setup:
+	bash tests/verbs/vm.sh setup
+
 # Instructions per eager pair and per 1 MiB rendezvous under callgrind (the
 # allocation count after init is tests/test_noalloc.c, in make check).
 bench-engine: $(BUILD)/bench_engine

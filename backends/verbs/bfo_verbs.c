@@ -569,7 +569,7 @@ static void qp_destroy(bfo_verbs *v, vqp *q, vlist *dead)
 {
     if (q->qp) {
         struct ibv_qp_attr a;
-        uint64_t until = now_ns() + 500000000ull;
+        uint64_t until = now_ns() + 100000000ull; /* rxe flushes at once; bounded */
         memset(&a, 0, sizeof a);
         a.qp_state = IBV_QPS_ERR;
         ibv_modify_qp(q->qp, &a, IBV_QP_STATE);
@@ -578,14 +578,16 @@ static void qp_destroy(bfo_verbs *v, vqp *q, vlist *dead)
                 usleep(200);
         }
         if (q->sq_used > 0 || q->rposted > 0)
-            vlog(v, 1, "peer %d rail %d: %d operation(s) and %d receive(s) not flushed in 0.5 s",
+            vlog(v, 2, "peer %d rail %d: %d operation(s) and %d receive(s) not flushed in time",
                  q->peer, q->rail, q->sq_used, q->rposted);
+        vlog(v, 3, "peer %d rail %d: flushed; destroying the queue pair", q->peer, q->rail);
         ibv_destroy_qp(q->qp);
         q->qp = NULL;
     }
     if (q->cq) {
         ibv_destroy_cq(q->cq);
         q->cq = NULL;
+        vlog(v, 3, "peer %d rail %d: queue pair destroyed", q->peer, q->rail);
     }
     /* what never came back: its buffers are free again (the QP is gone) */
     for (int k = q->posted.head; k >= 0; k = v->ents[k].next)
@@ -627,9 +629,8 @@ static void conn_close(bfo_verbs *v, vqp *q, const char *why, int report)
         vlog(v, q->reported && report ? 1 : 2, "peer %d rail %d: queue pair closed: %s", q->peer,
              q->rail, why);
     ctl_close(q);
-    qp_destroy(v, q, &dead);
-    q->state = Q_NONE;
-    q->reported = q->broken = q->malformed = 0;
+    q->state = Q_NONE; /* posts from here on fail */
+    q->reported = 0;
     if (reported) {
         emit(v, q, BFO_EV_RAIL_ERROR);
     } else if (awaiting && (q->dialer || !report)) {
@@ -637,6 +638,8 @@ static void conn_close(bfo_verbs *v, vqp *q, const char *why, int report)
         v->st[q->rail].connect_failures++;
         emit(v, q, BFO_EV_CONNECT_FAILED);
     }
+    qp_destroy(v, q, &dead);
+    q->broken = q->malformed = 0;
     for (int i = vl_pop(v, &dead); i >= 0; i = vl_pop(v, &dead))
         complete(v, i, 0, q->rail);
 }

@@ -3,6 +3,7 @@
 # Rank 0 runs in guest a, rank 1 in guest b; rails: verbs:rxe0 (link 0),
 # verbs:rxe1 (link 1), tcp (link 2).  BFO is the bfo binary.
 set -u
+export BFO_VERBS_LOG=${BFO_VERBS_LOG:-2}   # connections too: the tests time them
 [ -f "$OUT/env" ] && . "$OUT/env"   # extra settings from the host (e.g. BFO_VERBS_LOG=2)
 BFO=${BFO:-$(cat "$OUT/bfo.path")}
 if [ "$ROLE" = a ]; then RANK=0 ME=1; else RANK=1 ME=2; fi
@@ -29,7 +30,8 @@ monitor() {
 # stream ARGS...: bfo stream in the background (rank 0 writes the JSON to
 # $OUT/json); STREAM_PID.
 stream() {
-    "$BFO" stream --json "$@" > "$OUT/json.$ROLE" 2> "$OUT/err.$ROLE" &
+    # TCG guests are slow: a probe gets 400 ms (the engine default is 100 ms)
+    "$BFO" stream --json --probe-timeout-ms 400 "$@" > "$OUT/json.$ROLE" 2> "$OUT/err.$ROLE" &
     STREAM_PID=$!
 }
 # wait_stream SEC: waits at most SEC for the stream; sets rc.

@@ -4,7 +4,7 @@
 # stream goes on over the others with every byte verified, and the rail
 # is re-admitted (a new queue pair, probed) and carries traffic again.
 . "$(dirname "$0")/lib.sh"
-stream --duration 11 --timeline 250 --timeout 100
+stream --duration 15 --timeline 250 --timeout 100
 if [ "$ROLE" = b ]; then
     sleep 4
     P=$(mono); monitor a "set_link n1 off"

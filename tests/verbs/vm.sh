@@ -116,26 +116,36 @@ guest() {
         -monitor "tcp:127.0.0.1:$mon,server,nowait" "${net[@]}" > "$out/console.$role.log" 2>&1
 }
 
-# Sends the new lines of $OUT/mon.ROLE to that guest's monitor.
+# Sends the new lines of $OUT/mon.ROLE to that guest's monitor, over one
+# connection kept for the whole run (QEMU's monitor serves one client;
+# reconnecting right after a close can be refused); its answers go to
+# $OUT/monitor.ROLE.log.
+declare -A MONFD
 forward_monitor() { # role port
-    local role=$1 port=$2 req="$OUT/mon.$1" done_n total line n=0
+    local role=$1 port=$2 req="$OUT/mon.$1" done_n total line n=0 fd
     [ -s "$req" ] || return 0
     done_n=$(cat "$req.done" 2>/dev/null || echo 0)
     total=$(wc -l < "$req")
     [ "$total" -gt "$done_n" ] || return 0
+    if [ -z "${MONFD[$role]:-}" ]; then
+        for _ in $(seq 50); do
+            if exec {fd}<>"/dev/tcp/127.0.0.1/$port"; then
+                MONFD[$role]=$fd
+                cat <&"$fd" > "$OUT/monitor.$role.log" &
+                break
+            fi 2>/dev/null
+            sleep 0.1
+        done
+        [ -n "${MONFD[$role]:-}" ] || { say "monitor $role: cannot connect to port $port"; return 0; }
+    fi
     while IFS= read -r line; do
         n=$((n + 1))
         [ "$n" -gt "$done_n" ] || continue
         [ "$n" -le "$total" ] || break
         say "[$(date +%T.%3N)] monitor $role: $line"
-        if exec 3<>"/dev/tcp/127.0.0.1/$port"; then
-            printf '%s\n' "$line" >&3
-            sleep 0.05
-            exec 3>&-
-        else
-            say "monitor $role: cannot connect to port $port"
-        fi
+        printf '%s\n' "$line" >&"${MONFD[$role]}" || say "monitor $role: write failed"
     done < "$req"
+    sleep 0.05 # QEMU carries it out at once; a moment for it to be read
     echo "$total" > "$req.done.tmp" && mv "$req.done.tmp" "$req.done"
 }
 
