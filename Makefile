@@ -73,7 +73,7 @@ VERBS    ?= auto
 ifneq ($(VERBS),0)
 ifeq ($(shell printf '\043include <infiniband/verbs.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo yes),yes)
 VERBS_CFLAGS := -DBFO_HAVE_VERBS -Ibackends/verbs
-VERBS_LIBS   := -libverbs
+VERBS_LIBS   := -libverbs -pthread
 VERBS_SRC    := backends/verbs/bfo_verbs.c
 else
 ifeq ($(VERBS),1)

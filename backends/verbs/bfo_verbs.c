@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,7 +149,61 @@ struct bfo_verbs {
     size_t max_frame;
     int started;
     bfo_verbs_rail_stats st[BFO_MAX_RAILS];
+    /* the reaper: destroys dead queue pairs off the progress path (rxe can
+     * block ibv_destroy_qp for seconds while packets of it sit in a queue
+     * of a link that went down) */
+    pthread_t reaper;
+    pthread_mutex_t rmu;
+    pthread_cond_t rcv;
+    int reaper_on, reaper_stop, nreap, reap_cap;
+    struct ibv_qp **reap_qp;
+    struct ibv_cq **reap_cq;
 };
+
+static void *reaper_main(void *arg)
+{
+    bfo_verbs *v = (bfo_verbs *)arg;
+    pthread_mutex_lock(&v->rmu);
+    for (;;) {
+        while (v->nreap == 0 && !v->reaper_stop)
+            pthread_cond_wait(&v->rcv, &v->rmu);
+        if (v->nreap == 0 && v->reaper_stop)
+            break;
+        struct ibv_qp *qp = v->reap_qp[v->nreap - 1];
+        struct ibv_cq *cq = v->reap_cq[v->nreap - 1];
+        v->nreap--;
+        pthread_mutex_unlock(&v->rmu);
+        if (qp)
+            ibv_destroy_qp(qp);
+        if (cq)
+            ibv_destroy_cq(cq);
+        pthread_mutex_lock(&v->rmu);
+    }
+    pthread_mutex_unlock(&v->rmu);
+    return NULL;
+}
+
+/* Hands a dead queue pair and its completion queue to the reaper (or
+ * destroys them here when it cannot take them). */
+static void reap(bfo_verbs *v, struct ibv_qp *qp, struct ibv_cq *cq)
+{
+    if (v->reaper_on) {
+        pthread_mutex_lock(&v->rmu);
+        if (v->nreap < v->reap_cap) {
+            v->reap_qp[v->nreap] = qp;
+            v->reap_cq[v->nreap] = cq;
+            v->nreap++;
+            pthread_cond_signal(&v->rcv);
+            pthread_mutex_unlock(&v->rmu);
+            return;
+        }
+        pthread_mutex_unlock(&v->rmu);
+    }
+    if (qp)
+        ibv_destroy_qp(qp);
+    if (cq)
+        ibv_destroy_cq(cq);
+}
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -580,15 +635,12 @@ static void qp_destroy(bfo_verbs *v, vqp *q, vlist *dead)
         if (q->sq_used > 0 || q->rposted > 0)
             vlog(v, 2, "peer %d rail %d: %d operation(s) and %d receive(s) not flushed in time",
                  q->peer, q->rail, q->sq_used, q->rposted);
-        vlog(v, 3, "peer %d rail %d: flushed; destroying the queue pair", q->peer, q->rail);
-        ibv_destroy_qp(q->qp);
-        q->qp = NULL;
+        vlog(v, 3, "peer %d rail %d: flushed; the queue pair goes to the reaper", q->peer, q->rail);
     }
-    if (q->cq) {
-        ibv_destroy_cq(q->cq);
-        q->cq = NULL;
-        vlog(v, 3, "peer %d rail %d: queue pair destroyed", q->peer, q->rail);
-    }
+    if (q->qp || q->cq)
+        reap(v, q->qp, q->cq);
+    q->qp = NULL;
+    q->cq = NULL;
     /* what never came back: its buffers are free again (the QP is gone) */
     for (int k = q->posted.head; k >= 0; k = v->ents[k].next)
         if (v->ents[k].kind == K_SEND && v->ents[k].slot >= 0) {
@@ -1649,6 +1701,14 @@ int bfo_verbs_start(bfo_verbs *v, const bfo_tcp_addr *table, uint64_t job, const
                 q->rfree[b] = b;
             q->nrfree = v->o.recv_depth;
         }
+    v->reap_cap = 4 * v->size * v->nrails + 16;
+    v->reap_qp = (struct ibv_qp **)calloc((size_t)v->reap_cap, sizeof *v->reap_qp);
+    v->reap_cq = (struct ibv_cq **)calloc((size_t)v->reap_cap, sizeof *v->reap_cq);
+    if (!v->reap_qp || !v->reap_cq)
+        return BFO_ERR_NO_MEMORY;
+    pthread_mutex_init(&v->rmu, NULL);
+    pthread_cond_init(&v->rcv, NULL);
+    v->reaper_on = pthread_create(&v->reaper, NULL, reaper_main, v) == 0;
     v->started = 1;
     return BFO_OK;
 }
@@ -1682,11 +1742,25 @@ void bfo_verbs_fini(bfo_verbs *v)
         return;
     if (v->qps) {
         for (int i = 0; i < v->size * v->nrails; i++) {
-            vqp *q = &v->qps[i];
             vlist dead = { -1, -1 };
-            ctl_close(q);
+            ctl_close(&v->qps[i]);
             if (v->started)
-                qp_destroy(v, q, &dead);
+                qp_destroy(v, &v->qps[i], &dead);
+        }
+    }
+    if (v->reaper_on) { /* every queue pair destroyed before the memory goes */
+        pthread_mutex_lock(&v->rmu);
+        v->reaper_stop = 1;
+        pthread_cond_signal(&v->rcv);
+        pthread_mutex_unlock(&v->rmu);
+        pthread_join(v->reaper, NULL);
+        v->reaper_on = 0;
+    }
+    free(v->reap_qp);
+    free(v->reap_cq);
+    if (v->qps) {
+        for (int i = 0; i < v->size * v->nrails; i++) {
+            vqp *q = &v->qps[i];
             if (q->smr)
                 ibv_dereg_mr(q->smr);
             if (q->rmr)

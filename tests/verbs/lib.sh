@@ -81,3 +81,13 @@ rail_moves_after_readmission() {
         seen { f = $(r + 2); if (f ~ /UP/) { split(f, w, " "); if (w[3] + 0 > 0) ok = 1 } }
         END { exit !ok }' "$OUT/err.a"
 }
+# moving: waits until this rank's stream has both verbs rails connected
+# (its log says so) and then SEC more (default 2): the guests boot at
+# their own pace, a fault must hit a stream that is moving.
+moving() {
+    for _ in $(seq 600); do
+        [ "$(grep -c 'rail [01]: CONNECTED' "$OUT/err.$ROLE" 2>/dev/null)" -ge 2 ] && break
+        sleep 0.1
+    done
+    sleep "${1:-2}"
+}

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 stream --duration 15 --timeline 250 --timeout 100
 if [ "$ROLE" = b ]; then
-    sleep 4
+    moving 2
     P=$(mono); ip link set eth0 down; say "ip link set eth0 down"
     sleep 4
     R=$(mono); ip link set eth0 up; say "ip link set eth0 up"

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 stream --duration 10 --timeline 250 --timeout 100
 if [ "$ROLE" = b ]; then
-    sleep 4
+    moving 2
     P=$(mono); monitor a "set_link n0 off"; monitor a "set_link n1 off"
     echo "$P" > "$OUT/pull.t"
 fi

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 stream --duration 30 --tolerate-death --timeout 60
 if [ "$ROLE" = b ]; then
-    sleep 4
+    moving 2
     monitor a "set_link n0 off"; monitor a "set_link n1 off"; monitor a "set_link n2 off"
 fi
 S=$(mono)
