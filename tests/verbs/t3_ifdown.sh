@@ -3,7 +3,7 @@
 # local errors (LOC_QP_OP_ERR, IBV_EVENT_PORT_ERR) map rail 0 out; the
 # stream goes on; the link comes back up and rail 0 is re-admitted.
 . "$(dirname "$0")/lib.sh"
-stream --duration 15 --timeline 250 --timeout 100
+stream --duration 20 --timeline 250 --timeout 100
 if [ "$ROLE" = b ]; then
     moving 2
     P=$(mono); ip link set eth0 down; say "ip link set eth0 down"
