@@ -73,11 +73,12 @@ first_log_after() {
         awk -v t="$1" -v p="$2" '$1 >= t && $0 ~ p { print $1; exit }'
 }
 ms_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", (b - a) * 1000 }'; }
-# rail_moves_after R: a timeline line (rank 0, --timeline) after the last
-# re-admission shows rail R UP and moving data
-rail_moves_after_readmission() {
-    awk -F'|' -v r="$1" '
-        /readmissions [1-9]/ { seen = 1 }
+# rail_moves_at_end R: in the last 3 s of rank 0's timeline (--timeline
+# 250) rail R is UP and moves data: it came back and carries traffic again
+rail_moves_at_end() {
+    grep ' MB/s ' "$OUT/err.a" | tail -12 |
+        awk -F'|' -v r="$1" '{ f = $(r + 2); if (f ~ /UP/) { split(f, w, " "); if (w[3] + 0 > 0) ok = 1 } } END { exit !ok }'
+}
         seen { f = $(r + 2); if (f ~ /UP/) { split(f, w, " "); if (w[3] + 0 > 0) ok = 1 } }
         END { exit !ok }' "$OUT/err.a"
 }
