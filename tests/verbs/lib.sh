@@ -79,9 +79,6 @@ rail_moves_at_end() {
     grep ' MB/s ' "$OUT/err.a" | tail -12 |
         awk -F'|' -v r="$1" '{ f = $(r + 2); if (f ~ /UP/) { split(f, w, " "); if (w[3] + 0 > 0) ok = 1 } } END { exit !ok }'
 }
-        seen { f = $(r + 2); if (f ~ /UP/) { split(f, w, " "); if (w[3] + 0 > 0) ok = 1 } }
-        END { exit !ok }' "$OUT/err.a"
-}
 # moving: waits until this rank's stream has both verbs rails connected
 # (its log says so) and then SEC more (default 2): the guests boot at
 # their own pace, a fault must hit a stream that is moving.
