@@ -1,5 +1,6 @@
 #!/bin/bash
-# (f) bfo bench inside the guests: ping-pong latency and streaming bandwidth
+# bfo bench inside the guests (not in make check-verbs: run it with
+# tests/verbs/run.sh build/cc/bfo tests/verbs/bench_guests.sh): ping-pong latency and streaming bandwidth
 # over one verbs rail (rxe0), then over the TCP rail alone (functional:
 # TCG numbers say nothing about real hardware).  Checks that every row is
 # there with positive values.
@@ -20,4 +21,4 @@ done
 echo "measure: ping-pong half round trip (us) and stream bandwidth (MB/s) in the guests (TCG), verbs:rxe0 vs tcp:"
 paste -d, "$OUT/bench.verbs.a.csv" "$OUT/bench.tcp.a.csv" |
     awk -F, '/^[0-9]/ { printf "measure:   size %8s B: verbs %9.1f us %7.2f MB/s | tcp %9.1f us %7.2f MB/s\n", $1, $2, $3, $11, $12 }'
-echo "ok: t6 bfo bench over a verbs rail and over the TCP rail"
+echo "ok: bench_guests: bfo bench over a verbs rail and over the TCP rail"
