@@ -59,6 +59,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "bfo_net.h"
 #include "bfo_tcp.h"
 
 int bfo_cmd_bench(int argc, char **argv);
@@ -72,7 +73,7 @@ int bfo_cmd_run(int argc, char **argv);
 #define BN_TAG_SYNC 4
 
 typedef struct bench {
-    bfo_tcp *t;
+    bfo_net *t;
     bfo_engine *e;
     int rank, peer, window, rounds, iters, msgs, baseline, raw_blocking;
     int fd; /* raw socket, or -1 */
@@ -145,7 +146,7 @@ static int bn_wait(bench *b, bfo_request *r)
     while (!bfo_test(r)) {
         if (overdue(b))
             return -1;
-        bfo_tcp_progress(b->t, 0);
+        bfo_net_progress(b->t, 0);
     }
     if (r->status != BFO_OK) {
         fprintf(stderr, "bfo bench[%d]: request failed: %s\n", b->rank, bfo_errname(r->status));
@@ -249,7 +250,7 @@ static int bn_window(bench *b, size_t size, int n, int sender)
     int W = b->window, posted = 0, finished = 0;
     char act[256];
     memset(act, 0, sizeof act);
-    for (; finished < n; bfo_tcp_progress(b->t, 0)) {
+    for (; finished < n; bfo_net_progress(b->t, 0)) {
         if (overdue(b))
             return -1;
         for (int w = 0; w < W; w++) {
@@ -585,7 +586,7 @@ int bfo_cmd_bench(int argc, char **argv)
 {
     bench B, *b = &B;
     bfo_config cfg;
-    bfo_tcp_options opt;
+    bfo_net_options opt;
     const char *rails = NULL, *csv = NULL, *png = NULL;
     const char *in_label[BN_MAX_INPUTS], *in_file[BN_MAX_INPUTS];
     int want_csv = 0, ninputs = 0, rc, nrails;
@@ -679,32 +680,28 @@ int bfo_cmd_bench(int argc, char **argv)
     if (!getenv("BFO_RANK"))
         return self_launch(argc, argv, rails, timeout);
 
-    if (rails) {
-        uint32_t ips[BFO_MAX_RAILS];
-        int k = bfo_tcp_parse_rails(rails, ips, BFO_MAX_RAILS);
-        char *copy = strdup(rails), *save = NULL;
-        if (k < 1 || !copy) {
+    if (rails) { /* TCP addresses and verbs:DEVICE rails (bfo_net) */
+        if (bfo_net_check_rails(rails) < 1) {
             fprintf(stderr, "bfo bench: bad --rails %s\n", rails);
             return 2;
         }
-        for (char *p = strtok_r(copy, ",", &save); p && opt.nrails < BFO_MAX_RAILS; p = strtok_r(NULL, ",", &save))
-            opt.rails[opt.nrails++] = p;
+        setenv("BFO_RAILS", rails, 1);
     }
     cfg.heartbeat_ns = 1000000000ull;
     cfg.silence_ns = 10000000000ull;
     cfg.probe_timeout_ns = 1000000000ull;
     cfg.unreachable_grace_ns = 15000000000ull;
-    rc = bfo_tcp_init(&b->t, &cfg, &opt);
+    rc = bfo_net_init(&b->t, &cfg, &opt);
     if (rc != BFO_OK) {
-        fprintf(stderr, "bfo bench: bfo_tcp_init: %s\n", bfo_tcp_errname(rc));
+        fprintf(stderr, "bfo bench: init: %s\n", bfo_net_errname(rc));
         return 1;
     }
-    b->e = bfo_tcp_engine(b->t);
-    b->rank = bfo_tcp_rank(b->t);
-    nrails = bfo_tcp_nrails(b->t);
-    if (bfo_tcp_size(b->t) != 2) {
+    b->e = bfo_net_engine(b->t);
+    b->rank = bfo_net_rank(b->t);
+    nrails = bfo_net_nrails(b->t);
+    if (bfo_net_size(b->t) != 2) {
         fprintf(stderr, "bfo bench: needs exactly 2 ranks (bfo run -n 2)\n");
-        bfo_tcp_fini(b->t);
+        bfo_net_fini(b->t);
         return 2;
     }
     b->peer = 1 - b->rank;
@@ -731,7 +728,7 @@ int bfo_cmd_bench(int argc, char **argv)
             break;
         if (overdue(b))
             goto out;
-        bfo_tcp_progress(b->t, 1);
+        bfo_net_progress(b->t, 1);
     }
     if (bn_sync(b) || (b->baseline && raw_setup(b)))
         goto out;
@@ -800,7 +797,7 @@ int bfo_cmd_bench(int argc, char **argv)
 out:
     if (b->fd >= 0)
         close(b->fd);
-    bfo_tcp_fini(b->t);
+    bfo_net_fini(b->t);
     rc = b->failed ? 1 : 0;
     if (b->rank == 0 && !b->failed) {
         if (!want_csv || csv)

@@ -65,6 +65,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bfo_net.h"
 #include "bfo_tcp.h"
 
 int bfo_cmd_run(int argc, char **argv);
@@ -137,8 +138,7 @@ int bfo_cmd_run(int argc, char **argv)
         return 2;
     }
     if (rails) {
-        uint32_t ips[BFO_MAX_RAILS];
-        if (bfo_tcp_parse_rails(rails, ips, BFO_MAX_RAILS) < 1) {
+        if (bfo_net_check_rails(rails) < 1) {
             fprintf(stderr, "bfo run: bad --rails %s\n", rails);
             return 2;
         }
@@ -268,7 +268,7 @@ typedef struct peer_st {
 } peer_st;
 
 typedef struct stream {
-    bfo_tcp *t;
+    bfo_net *t;
     bfo_engine *e;
     int rank, size, window, tolerate, verbose;
     uint64_t count, duration_ns, recv_delay_ns;
@@ -438,7 +438,7 @@ static int wait_all(stream *s, bfo_request **reqs, int n, uint64_t deadline)
             return 0;
         if (bfo_tcp_now() > deadline)
             return -1;
-        bfo_tcp_progress(s->t, 1);
+        bfo_net_progress(s->t, 1);
     }
 }
 
@@ -449,13 +449,14 @@ static const char stream_usage[] =
     "                  [--trace-rails]\n"
     "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
     "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n"
+    "                  [--verbs-timeout EXP] [--verbs-retry N]   verbs rails: QP timeout, retry_cnt\n"
     "                  [--timeline MS]   rank 0: per-rail throughput and rail states every MS\n";
 
 int bfo_cmd_stream(int argc, char **argv)
 {
     stream S, *s = &S;
     bfo_config cfg;
-    bfo_tcp_options opt;
+    bfo_net_options opt;
     int json = 0, drop_rail = -1, rc, bad = 0, skip[64], nskip = 0;
     double timeout = 120;
     int applied = 0, count_given = 0;
@@ -527,10 +528,17 @@ int bfo_cmd_stream(int argc, char **argv)
             cfg.unreachable_grace_ns = (uint64_t)(atof(v) * 1e6);
             i++;
         } else if (!strcmp(a, "--user-timeout-ms")) {
-            opt.user_timeout_ms = (unsigned)atoi(v);
+            opt.tcp.user_timeout_ms = (unsigned)atoi(v);
             i++;
         } else if (!strcmp(a, "--connect-timeout-ms")) {
-            opt.connect_timeout_ns = (uint64_t)(atof(v) * 1e6);
+            opt.tcp.connect_timeout_ns = (uint64_t)(atof(v) * 1e6);
+            opt.verbs_connect_timeout_ns = opt.tcp.connect_timeout_ns;
+            i++;
+        } else if (!strcmp(a, "--verbs-timeout")) {
+            opt.verbs_timeout = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--verbs-retry")) {
+            opt.verbs_retry_cnt = atoi(v);
             i++;
         } else if (!strcmp(a, "--timeout")) {
             timeout = atof(v);
@@ -553,14 +561,14 @@ int bfo_cmd_stream(int argc, char **argv)
     if (!s->maxsize)
         s->maxsize = 1;
     cfg.max_requests = 4096;
-    rc = bfo_tcp_init(&s->t, &cfg, &opt);
+    rc = bfo_net_init(&s->t, &cfg, &opt);
     if (rc != BFO_OK) {
-        fprintf(stderr, "bfo stream: init: %s\n", bfo_tcp_errname(rc));
+        fprintf(stderr, "bfo stream: init: %s\n", bfo_net_errname(rc));
         return 1;
     }
-    s->e = bfo_tcp_engine(s->t);
-    s->rank = bfo_tcp_rank(s->t);
-    s->size = bfo_tcp_size(s->t);
+    s->e = bfo_net_engine(s->t);
+    s->rank = bfo_net_rank(s->t);
+    s->size = bfo_net_size(s->t);
     if (trace_rails) {
         static bfo_tracer tr;
         tr.fn = trace_rail;
@@ -580,7 +588,7 @@ int bfo_cmd_stream(int argc, char **argv)
         if (skip[k] >= 0 && skip[k] < s->size)
             s->p[skip[k]].skip = 1;
     if (s->p[s->rank].skip) { /* this rank takes no part */
-        bfo_tcp_fini(s->t);
+        bfo_net_fini(s->t);
         return 0;
     }
     for (int p = 0; p < s->size; p++) {
@@ -619,7 +627,7 @@ int bfo_cmd_stream(int argc, char **argv)
         uint64_t now = bfo_tcp_now();
         if (drop_rail >= 0 && applied != drop_toggles) {
             applied = drop_toggles;
-            bfo_tcp_fault_drop(s->t, drop_rail, applied & 1);
+            bfo_net_fault_drop(s->t, drop_rail, applied & 1);
             fprintf(stderr, "bfo stream[%d]: fault hook on rail %d %s\n", s->rank, drop_rail,
                     applied & 1 ? "ON" : "OFF");
         }
@@ -762,7 +770,7 @@ int bfo_cmd_stream(int argc, char **argv)
             bad = 1;
             break;
         }
-        bfo_tcp_progress(s->t, busy ? 0 : 1);
+        bfo_net_progress(s->t, busy ? 0 : 1);
     }
     int timed_out = bfo_tcp_now() > deadline;
     for (int p = 0; p < s->size; p++)
@@ -799,7 +807,7 @@ int bfo_cmd_stream(int argc, char **argv)
             if (peer_alive(s, p))
                 bfo_irecv(s->e, &rq[4 * p + 2], sink, s->maxsize, p, 0, BFO_ANY_TAG, bfo_tcp_now());
         for (uint64_t end = bfo_tcp_now() + 20000000ull; bfo_tcp_now() < end;)
-            bfo_tcp_progress(s->t, 1);
+            bfo_net_progress(s->t, 1);
         for (int p = 0; p < s->size; p++)
             if (peer_alive(s, p)) {
                 int extra = bfo_test(&rq[4 * p + 2]) && rq[4 * p + 2].status == BFO_OK;
@@ -812,10 +820,10 @@ int bfo_cmd_stream(int argc, char **argv)
                 }
             }
         /* counts */
-        const bfo_tcp_stats *ts = bfo_tcp_get_stats(s->t);
+        const bfo_tcp_stats *ts = bfo_net_get_stats(s->t);
         s->f[F_MAPOUTS] = s->e->stats.mapouts;
         s->f[F_READMIT] = s->e->stats.readmissions;
-        for (int r = 0; r < bfo_tcp_nrails(s->t); r++) {
+        for (int r = 0; r < bfo_net_nrails(s->t); r++) {
             s->rail_bytes[r] = ts->rail[r].bytes_tx;
             s->f[F_CONNERR] += ts->rail[r].conn_errors;
             s->f[F_MALFORMED] += ts->rail[r].malformed;
@@ -890,7 +898,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        (double)tot[NF + BFO_MAX_RAILS + 2] / 1e6,
                        (double)(bfo_tcp_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE],
                        tot[F_KEEPALIVES]);
-                for (int r = 0; r < bfo_tcp_nrails(s->t); r++)
+                for (int r = 0; r < bfo_net_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
                 printf("]}\n");
                 fflush(stdout);
@@ -899,14 +907,14 @@ int bfo_cmd_stream(int argc, char **argv)
                 tot[F_VERIFIED] + tot[F_CORRUPT] != tot[F_MSGS])
                 bad = 1;
         }
-        bfo_tcp_fini(s->t);
+        bfo_net_fini(s->t);
         free(rq);
         free(w);
         free(in);
         free(sink);
         free(all);
     } else {
-        bfo_tcp_fini(s->t);
+        bfo_net_fini(s->t);
     }
     if (s->f[F_CORRUPT] || s->f[F_DUPS] || s->f[F_LOST])
         bad = 1;

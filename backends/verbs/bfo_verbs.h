@@ -1,0 +1,179 @@
+/* bfo_verbs.h - the verbs backend: bfo rails over InfiniBand / RoCE
+ * (libibverbs), one reliable-connected queue pair per (peer, rail).
+ *
+ * Part of bfo (see bfo.h).  A rail is a (device, port): `verbs:rxe0`,
+ * `verbs:mlx5_0:2`.  It runs under the rail multiplexer (bfo_net.h), which
+ * owns the engine, does the bootstrap for every rail and can put TCP rails
+ * beside the verbs ones; the backend reports through a bfo_sink.
+ *
+ * ---------------------------------------------------------------------------
+ * USE (bfo_net.c does this)
+ *   bfo_verbs_open(&v, rank, size, rails, nrails, &cfg, &opt);
+ *   bfo_verbs_addrs(v, mine);         // per rail: the control address
+ *   ... exchange mine[] among the ranks (BFO_BOOTSTRAP or PMIx) ...
+ *   bfo_verbs_start(v, table, job, &sink);
+ *   bfo_verbs_backend(v, &be);        // post_send/write/read, reg_mem, ...
+ *   loop: bfo_verbs_progress(v, now); ... bfo_verbs_fini(v);
+ *
+ * RAIL NAMES
+ *   verbs:DEVICE[:PORT][@ADDR]   port defaults to 1.  ADDR (IPv4) is where
+ *   this rank's control channel for the rail listens; by default the IPv4
+ *   address in the port's GID table (RoCE v2: ::ffff:a.b.c.d), so that the
+ *   control channel runs over the rail's own network and shares its fate.
+ *
+ * WIRE-UP (the control channel).  The bootstrap exchanges, per rank and
+ *   rail, the control channel's address (IPv4, TCP port): a bfo_tcp_addr,
+ *   the same table the TCP rails use.  Queue pairs are wired on demand,
+ *   like the TCP rails' connections: the engine calls connect(peer, rail)
+ *   on both sides; the lower rank dials the peer's control address from
+ *   its own rail address, the higher rank accepts.  Three messages, then
+ *   the TCP connection closes:
+ *     REQ  dialer -> acceptor : its QP number, PSN, GID, LID, MTU
+ *     REP  acceptor -> dialer : the same for the acceptor's new QP, which
+ *                               is now RTR and RTS
+ *     RTU  dialer -> acceptor : the dialer's QP is RTR and RTS
+ *   The dialer reports CONNECTED after sending RTU, the acceptor when RTU
+ *   arrives, so neither sends before the other can receive.  Every message
+ *   (64 bytes, little-endian): u32 magic BFO_VERBS_MAGIC, u8 kind, u8
+ *   version (1), u16 rail, u32 rank, u32 nranks, u64 job, u32 qpn, u32 psn,
+ *   u16 lid, u8 mtu, u8 pad, u8 gid[16], u32 0, u32 0, u32 0.  A REQ for
+ *   a (peer, rail) that has a queue pair replaces it (RAIL_ERROR first, as
+ *   a newer TCP connection replaces an older one).  CONNECT_FAILED: no
+ *   answer within connect_timeout, refused, a bad message, or the port is
+ *   down.  Re-admission after a fault is the same: a NEW queue pair, then
+ *   the engine's PROBE/PROBEACK before any traffic.
+ *
+ * GUARANTEES (bfo_backend.h) AND HOW THEY ARE KEPT
+ *   1. ok only when the peer has it: RC completions.  A send completes
+ *      successfully once the peer's adapter acknowledged it: the frame is in
+ *      a receive buffer of the peer, which the peer's backend hands to its
+ *      engine even when the queue pair fails afterwards (received frames
+ *      are never dropped: they wait, in order, until the engine takes them).
+ *   2, 3. Every error completion (RETRY_EXC_ERR, LOC_QP_OP_ERR, ...) marks
+ *      the queue pair failed; at the next safe point the backend reports
+ *      BFO_EV_RAIL_ERROR for (peer, rail), moves the queue pair to the
+ *      error state, collects every flushed work request (WR_FLUSH_ERR) and
+ *      completes every operation of it with ok=0, then destroys it.  The
+ *      mapping of statuses and async events is bfo_verbs_map.h (tested in
+ *      make check).  IBV_EVENT_PORT_ERR fails every queue pair of the port.
+ *      Posts while a rail has no queue pair complete with ok=0 at the next
+ *      progress.
+ *   4. One RC queue pair carries a rail to a peer: sends arrive in order;
+ *      received frames are offered to the engine in order.
+ *
+ * TIMEOUTS.  retry_cnt (default 6, at most 6: rxe retries forever on 7) and
+ *   timeout (the IB exponent, default 14: 4.096 us * 2^14 = 67 ms) bound
+ *   how long a dead path takes to show: about (retry_cnt + 1) * 67 ms =
+ *   0.47 s by default.  rnr_retry is 7 (the receiver not keeping up is
+ *   back-pressure, not a failure).
+ *
+ * BACK-PRESSURE.  bfo_engine_frame returning BFO_ERR_AGAIN: the frame and
+ *   those behind it wait in their receive buffers, which are not reposted;
+ *   the sender sees receiver-not-ready NAKs and waits.
+ *
+ * RDMA.  Rails claim BFO_CAP_RDMA.  reg_mem registers the buffer with the
+ *   protection domain of each device (at most 2 devices can RDMA: the
+ *   64-bit key the engine passes holds one 32-bit rkey per device, device
+ *   0 in the low half; rails on a third device carry sends only).  A
+ *   registration cache (reg_cache entries, default 32, 0 = none) keeps a
+ *   region registered after dereg_mem while nothing needs its place;
+ *   a cached region stays accessible to a peer holding its key, and a
+ *   buffer given back to the allocator while cached must be dropped
+ *   first with bfo_verbs_uncache (bfo stream and bfo bench keep theirs).
+ *   Reads and writes go from the engine's registered memory directly.
+ *
+ * MEMORY.  Everything is allocated and registered at bfo_verbs_start: per
+ *   (peer, rail) recv_depth receive buffers and send_depth send buffers of
+ *   the largest frame each (sends are copied into a registered buffer), and
+ *   a descriptor pool as large as the engine's max_ops.  Queue pairs and
+ *   their completion queues are created per connection.  No allocation on
+ *   the per-message path.
+ *
+ * FAULT HOOK (tests).  bfo_verbs_fault(v, rail): moves every queue pair of
+ *   the rail to the error state now, as a local failure would.
+ *
+ * ERRORS: BFO_OK, BFO_ERR_INVALID (bad rail name, unknown device or port),
+ *   BFO_ERR_NO_MEMORY, BFO_VERBS_ERR_DEVICE (a verbs call failed at init),
+ *   BFO_VERBS_ERR_SOCKET (the control listener).
+ */
+#ifndef BFO_VERBS_H
+#define BFO_VERBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bfo_engine.h"
+#include "bfo_sink.h"
+#include "bfo_tcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BFO_VERBS_ERR_DEVICE (-110)
+#define BFO_VERBS_ERR_SOCKET (-111)
+
+#define BFO_VERBS_MAGIC 0xBF0BE5B5u
+#define BFO_VERBS_CTL_SIZE 64
+enum bfo_verbs_ctl_kind { BFO_VERBS_K_REQ = 1, BFO_VERBS_K_REP = 2, BFO_VERBS_K_RTU = 3 };
+
+typedef struct bfo_verbs_options {
+    int retry_cnt;            /* 1..6 (default 6) */
+    int timeout;              /* IB local ACK timeout exponent, 1..31 (default 14) */
+    int recv_depth;           /* receive buffers per (peer, rail) (default 32) */
+    int send_depth;           /* send buffers per (peer, rail) (default 32) */
+    int reg_cache;            /* registration cache entries (default 32; -1: none) */
+    int gid_index;            /* -1 or 0: find the IPv4 RoCE v2 GID (default) */
+    uint64_t connect_timeout_ns; /* control exchange (default 2 s) */
+    unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s, striping weights (default: port speed) */
+    int log_level;            /* -1 silent, 1 errors (default), 2 connections, 3 debug */
+} bfo_verbs_options;
+
+typedef struct bfo_verbs_rail_stats {
+    uint64_t frames_tx, frames_rx, bytes_tx, bytes_rx;
+    uint64_t rdma_writes, rdma_reads, rdma_bytes;
+    uint64_t connects, connect_failures;
+    uint64_t qp_errors;         /* queue pairs lost: error completion, async event, replaced */
+    uint64_t completed_ok, completed_failed, flushed;
+    uint64_t wc_errors[22];     /* error completions by ibv_wc_status */
+    uint64_t port_errors;       /* IBV_EVENT_PORT_ERR */
+    uint64_t malformed;         /* bad control messages, oversized frames */
+    uint64_t backpressure;      /* frames the engine asked to offer again */
+    uint64_t reg_hits, reg_misses;
+} bfo_verbs_rail_stats;
+
+typedef struct bfo_verbs bfo_verbs;
+
+/* Is this rail name a verbs rail ("verbs:...")?  Parses it when so. */
+int bfo_verbs_is_rail(const char *name);
+int bfo_verbs_parse_rail(const char *name, char *dev, size_t devlen, int *port, uint32_t *ip);
+
+/* Opens the devices, finds each rail's address, listens for the control
+ * channel.  cfg: the engine's configuration (frame sizes, max_ops). */
+int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails, int nrails,
+                   const bfo_config *cfg, const bfo_verbs_options *opt);
+/* This rank's control address per rail (for the exchange). */
+void bfo_verbs_addrs(const bfo_verbs *v, bfo_tcp_addr *mine);
+/* The exchanged table (size * nrails, rank-major), the job id, the sink:
+ * allocates and registers the buffers; ready for connect(). */
+int bfo_verbs_start(bfo_verbs *v, const bfo_tcp_addr *table, uint64_t job, const bfo_sink *sink);
+/* The backend's functions (ctx = v). */
+void bfo_verbs_backend(bfo_verbs *v, bfo_backend *be);
+/* Polls completions, events and the control channel; reports to the sink.
+ * Returns the number of things handled. */
+int bfo_verbs_progress(bfo_verbs *v, uint64_t now);
+/* Arms the completion queues for a wake-up and fills fds (at most max) with
+ * what to poll() for reading while idle; returns the count, or -1 when
+ * there is work already (do not sleep). */
+int bfo_verbs_wait_fds(bfo_verbs *v, int *fds, int max);
+int bfo_verbs_nrails(const bfo_verbs *v);
+const bfo_verbs_rail_stats *bfo_verbs_get_stats(const bfo_verbs *v, int rail);
+void bfo_verbs_fault(bfo_verbs *v, int rail);
+void bfo_verbs_uncache(bfo_verbs *v, const void *buf, size_t len);
+void bfo_verbs_fini(bfo_verbs *v);
+const char *bfo_verbs_errname(int rc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BFO_VERBS_H */

@@ -1,0 +1,91 @@
+# lib.sh - shared by the guest scripts tests/verbs/t*.sh (run inside the
+# guests by tests/verbs/vm.sh run2; ROLE, OUT, PEER0.. come from there).
+# Rank 0 runs in guest a, rank 1 in guest b; rails: verbs:rxe0 (link 0),
+# verbs:rxe1 (link 1), tcp (link 2).  BFO is the bfo binary.
+set -u
+export BFO_VERBS_LOG=${BFO_VERBS_LOG:-2}   # connections too: the tests time them
+[ -f "$OUT/env" ] && . "$OUT/env"   # extra settings from the host (e.g. BFO_VERBS_LOG=2)
+BFO=${BFO:-$(cat "$OUT/bfo.path")}
+if [ "$ROLE" = a ]; then RANK=0 ME=1; else RANK=1 ME=2; fi
+RAILS="verbs:rxe0,verbs:rxe1,tcp:10.0.2.$ME"
+export BFO_RANK=$RANK BFO_SIZE=2 BFO_BOOTSTRAP=10.0.2.1:7117 BFO_RAILS=$RAILS
+up() { cut -d' ' -f1 /proc/uptime; }
+say() { echo "[$(up)] $ROLE: $*"; }
+fail() { say "FAIL: $*"; echo "--- stderr (last 30 lines)"; tail -30 "$OUT/err.$ROLE" 2>/dev/null; exit 1; }
+
+# monitor GUEST COMMAND: the host sends COMMAND to that guest's QEMU
+# monitor (e.g. "set_link n0 off" pulls link 0's cable at that guest);
+# returns once it is done (10 s at most).
+monitor() {
+    local f="$OUT/mon.$1" n
+    echo "$2" >> "$f"
+    n=$(wc -l < "$f")
+    for _ in $(seq 500); do
+        [ "$(cat "$f.done" 2>/dev/null || echo 0)" -ge "$n" ] && { say "monitor $1: $2 (done)"; return 0; }
+        sleep 0.02
+    done
+    fail "the host did not carry out '$2' for guest $1"
+}
+
+# stream ARGS...: bfo stream in the background (rank 0 writes the JSON to
+# $OUT/json); STREAM_PID.
+stream() {
+    # TCG guests are slow: a probe gets 400 ms (the engine default is 100 ms)
+    "$BFO" stream --json --probe-timeout-ms 400 "$@" > "$OUT/json.$ROLE" 2> "$OUT/err.$ROLE" &
+    STREAM_PID=$!
+}
+# wait_stream SEC: waits at most SEC for the stream; sets rc.
+wait_stream() {
+    local t=$1
+    for _ in $(seq $((t * 10))); do kill -0 "$STREAM_PID" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$STREAM_PID" 2>/dev/null; then
+        kill -9 "$STREAM_PID"
+        wait "$STREAM_PID" 2>/dev/null
+        rc=124
+        return
+    fi
+    wait "$STREAM_PID"; rc=$?
+}
+jget() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$OUT/json.a" | head -1; }
+jrail() { sed -n 's/.*"per_rail_bytes":\[\([0-9,]*\)\].*/\1/p' "$OUT/json.a" | cut -d, -f$(($1 + 1)); }
+check_exact() {
+    local m v
+    [ -s "$OUT/json.a" ] || fail "no JSON from rank 0"
+    m=$(jget messages); v=$(jget verified)
+    [ -n "$m" ] && [ "$m" -gt 0 ] || fail "no messages"
+    [ "$v" = "$m" ] || fail "verified $v of $m"
+    [ "$(jget corrupt)" = 0 ] || fail "corrupt messages"
+    [ "$(jget duplicates)" = 0 ] || fail "duplicates"
+    [ "$(jget lost)" = 0 ] || fail "lost messages"
+}
+summary() {
+    say "messages $(jget messages), bytes $(jget bytes), verified $(jget verified), lost $(jget lost)," \
+        "failovers $(jget failovers), readmissions $(jget readmissions), recovery_ms_max $(jget recovery_ms_max)," \
+        "stall_ms_max $(jget stall_ms_max), per_rail_bytes [$(jrail 0),$(jrail 1),$(jrail 2)], elapsed_ms $(jget elapsed_ms)"
+}
+
+# mono: CLOCK_MONOTONIC seconds (the backend's log lines carry the same clock)
+mono() { awk '{ print $1 }' /proc/uptime; }
+# first_log_after T PATTERN: the time of the first verbs log line of rank
+# 0 after T that matches PATTERN (empty if none)
+first_log_after() {
+    sed -n 's/^bfo-verbs\[[0-9]*\] \([0-9.]*\): \(.*\)$/\1 \2/p' "$OUT/err.$ROLE" |
+        awk -v t="$1" -v p="$2" '$1 >= t && $0 ~ p { print $1; exit }'
+}
+ms_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", (b - a) * 1000 }'; }
+# rail_moves_at_end R: in the last 3 s of rank 0's timeline (--timeline
+# 250) rail R is UP and moves data: it came back and carries traffic again
+rail_moves_at_end() {
+    grep ' MB/s ' "$OUT/err.a" | tail -12 |
+        awk -F'|' -v r="$1" '{ f = $(r + 2); if (f ~ /UP/) { split(f, w, " "); if (w[3] + 0 > 0) ok = 1 } } END { exit !ok }'
+}
+# moving: waits until this rank's stream has both verbs rails connected
+# (its log says so) and then SEC more (default 2): the guests boot at
+# their own pace, a fault must hit a stream that is moving.
+moving() {
+    for _ in $(seq 600); do
+        [ "$(grep -c 'rail [01]: CONNECTED' "$OUT/err.$ROLE" 2>/dev/null)" -ge 2 ] && break
+        sleep 0.1
+    done
+    sleep "${1:-2}"
+}

@@ -1,0 +1,35 @@
+#!/bin/bash
+# (b) the cable of verbs rail 1 pulled mid-stream at guest a (QEMU
+# set_link, host side), put back 4 s later: the rail is mapped out, the
+# stream goes on over the others with every byte verified, and the rail
+# is re-admitted (a new queue pair, probed) and carries traffic again.
+. "$(dirname "$0")/lib.sh"
+stream --duration 22 --timeline 250 --timeout 100
+if [ "$ROLE" = b ]; then
+    moving 2
+    P=$(mono); monitor a "set_link n1 off"
+    echo "$P" > "$OUT/pull.t"
+    sleep 4
+    R=$(mono); monitor a "set_link n1 on"
+    echo "$R" > "$OUT/restore.t"
+fi
+wait_stream 110
+[ "$rc" = 0 ] || fail "bfo stream exit status $rc"
+if [ "$ROLE" = b ]; then
+    P=$(cat "$OUT/pull.t") R=$(cat "$OUT/restore.t")
+    d=$(first_log_after "$P" "rail 1: (RAIL_ERROR|queue pair closed)")
+    u=$(first_log_after "$R" "rail 1: CONNECTED")
+    echo "measure: rank 1: cable pull -> rail 1 error reported $(ms_between "$P" "${d:-$P}") ms; cable back -> new queue pair connected $(ms_between "$R" "${u:-$R}") ms"
+    [ -n "$d" ] || fail "rank 1 never saw rail 1 fail"
+    exit 0
+fi
+check_exact
+[ "$(jget failovers)" -ge 1 ] || fail "rail 1 was never mapped out"
+[ "$(jget readmissions)" -ge 1 ] || fail "rail 1 was not re-admitted after the cable came back"
+rail_moves_at_end 1 || fail "rail 1 carried nothing after its re-admission"
+P=$(cat "$OUT/pull.t")
+d=$(first_log_after "$P" "rail 1: (RAIL_ERROR|queue pair closed)")
+[ -n "$d" ] || fail "rank 0 never saw rail 1 fail"
+echo "measure: rank 0: cable pull -> rail 1 error reported $(ms_between "$P" "$d") ms; longest gap between completions $(jget stall_ms_max) ms; mapped out -> next completion $(jget recovery_ms_max) ms"
+summary
+echo "ok: t2 cable of verbs rail 1 pulled and put back: failover, re-admission, traffic again"
