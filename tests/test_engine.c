@@ -885,10 +885,13 @@ static void test_one_directional_loss_probe_timeout_on_one_side_broken_on_the_ot
     sr_del(st.w);
 }
 
-/* Rank 0 streams to rank 1 and its rails are never idle; only the way back
- * (1->0) on rail 0 turns silent.  Rank 1 hears everything and cannot tell:
- * rank 0 must find out by itself, by probing because it hears nothing, and
- * its notice maps the rail out on rank 1. */
+/* Rank 0 streams to rank 1; only the way back (1->0) on rail 0 turns
+ * silent.  Rank 0 must find out by itself, by probing because it hears
+ * nothing.  Rank 1 may hear rank 0's frames on rail 0 until the end (then
+ * rank 0's notice maps the rail out there), or rank 0's messages move to
+ * rail 1 first (rail 0's operations are not acknowledged any more, so it
+ * has the most in flight) and rank 1's own probe times out: either way
+ * within the bound. */
 static void test_silent_way_back_busy_sender_probes_and_times_out(void **state)
 {
     static stream st;
@@ -904,7 +907,7 @@ static void test_silent_way_back_busy_sender_probes_and_times_out(void **state)
         stream_for(&st, DETECT_BOUND + 20 * MS, MS, 0);
         both_mapped_out_within(x, t, "1->0 silent on rail 0, 0 streams to 1");
         assert_int_equal(x[0].ev[1][0], BFO_EV_PROBE_TIMED_OUT);
-        assert_int_equal(x[1].ev[0][0], BFO_EV_BROKEN_RCVD);
+        assert_true(x[1].ev[0][0] == BFO_EV_BROKEN_RCVD || x[1].ev[0][0] == BFO_EV_PROBE_TIMED_OUT);
         sn_set_path(&st.w->sn, 1, 0, 0, SN_PATH_OPEN);
         stream_check(&st);
         sr_del(st.w);
@@ -968,13 +971,13 @@ static void test_short_timers_silent_rail_mapped_out_within_50_ms(void **state)
 }
 
 /* A stalled stream: frames 1->0 on rail 0 are held (rank 0 does not read
- * them), so rank 0's heartbeat probe gets no PROBEACK; rank 0's transport
- * still hears rank 1 (the test calls bfo_engine_rail_heard every 10 ms, as
- * the TCP backend does for acknowledgements and keepalives).  Rank 0
- * streams to rank 1, which therefore hears rank 0 on rail 0 all along.  No
- * map-out for 10 heartbeat intervals, the probe outstanding throughout;
- * once the calls stop, the probe times out within probe_timeout of the last
- * one. */
+ * them), so rank 0's heartbeat probe gets no PROBEACK.  As over TCP, each
+ * side still hears the other every 10 ms (the test calls
+ * bfo_engine_rail_heard on both): rank 0 offers its stalled frame again,
+ * and its keepalives reach rank 1.  No map-out for 10 heartbeat intervals,
+ * rank 0's probe outstanding throughout; once the calls stop, the probe
+ * times out within probe_timeout of the last one, and rank 1 maps the rail
+ * out by rank 0's notice or its own probe, at the same moment. */
 static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **state)
 {
     static stream st;
@@ -993,6 +996,7 @@ static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **s
     for (int ms = 0; ms < 1000; ms++) { /* the stall lasts 10 heartbeat intervals */
         if (ms % 10 == 0) {
             bfo_engine_rail_heard(&w->e[0], 1, 0, w->sn.now);
+            bfo_engine_rail_heard(&w->e[1], 0, 0, w->sn.now);
             last_heard = w->sn.now;
         }
         if (ms % 2 == 0)
@@ -1014,8 +1018,8 @@ static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **s
                   (unsigned long long)d, ev_name(x[0].ev[1][0]), ev_name(x[1].ev[0][0]));
     assert_int_equal(x[0].ev[1][0], BFO_EV_PROBE_TIMED_OUT);
     assert_true(d >= 40 * MS && d <= 40 * MS + 2 * MS);
-    assert_int_equal(x[1].ev[0][0], BFO_EV_BROKEN_RCVD);
-    assert_true(x[1].at[0][0] - x[0].at[1][0] <= 2 * MS);
+    assert_true(x[1].ev[0][0] == BFO_EV_BROKEN_RCVD || x[1].ev[0][0] == BFO_EV_PROBE_TIMED_OUT);
+    assert_true(x[1].at[0][0] <= x[0].at[1][0] + 2 * MS && x[0].at[1][0] <= x[1].at[0][0] + 2 * MS);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_OPEN);
     stream_check(&st);
     sr_del(w);
