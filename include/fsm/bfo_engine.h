@@ -1213,8 +1213,9 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
     switch (act) {
     case BFO_RAIL_ACT_SEND_PROBE:
         rs->probe_sent = e->now; /* PROBING times out from the attempt, sent or not */
-        if (bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBE, rail, e->now))
-            rs->probe_out = 1; /* only a probe that went out waits for its PROBEACK */
+        if (bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBE, rail, e->now) &&
+            rs->fsm.cs == BFO_RAIL_ST_UP)
+            rs->probe_out = 1; /* a heartbeat that went out waits for its PROBEACK */
         break;
     case BFO_RAIL_ACT_SEND_PROBEACK:
         bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBEACK, rail,
