@@ -1910,10 +1910,11 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
             bfo_rail_link *rs = &p->rail[k];
             switch (rs->fsm.cs) {
             case BFO_RAIL_ST_UP: {
-                const uint64_t heard = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
+                /* the probe waits from when it went out, or from the last thing heard */
+                const uint64_t since = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
                 if (e->now - rs->last_rx >= c->silence_ns)
                     bfo__rail_step(e, i, k, BFO_EV_SILENCE_DETECTED);
-                else if (rs->probe_out && e->now - heard >= c->probe_timeout_ns)
+                else if (rs->probe_out && e->now - since >= c->probe_timeout_ns)
                     bfo__rail_step(e, i, k, BFO_EV_PROBE_TIMED_OUT);
                 else if (!rs->probe_out && (e->now - rs->last_rx >= c->heartbeat_ns ||
                                             e->now - rs->last_tx >= c->heartbeat_ns))
