@@ -102,8 +102,10 @@ $(BUILD)/bfo: $(BFO_SRC) $(TCP_HDR) $(NET_HDR) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) -Isim -Ibackends -Ibackends/tcp -Ibackends/net $(BFO_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS)
 
 # The engine under the simulator: every single fault over the standard set
-# (eager, copy, PUT, GET, mixed rails; 1-3 rails), every pair over small
-# scenarios (each protocol), three ranks, 100,000 random schedules.
+# (eager, copy, PUT, GET, mixed rails; 1-3 rails; a fragment lost, failed or
+# delayed, a rail down, a rail silent every way or one way, at every
+# operation), every pair over small scenarios (each protocol), three ranks,
+# 100,000 random schedules.
 check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore single
 	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any'

@@ -1025,6 +1025,81 @@ static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **s
     sr_del(w);
 }
 
+/* Back-pressure in one direction: rank 1 posts no receive for 1 s while
+ * rank 0 sends 40 eager messages; its 8 unexpected buffers fill, it refuses
+ * the rest (BFO_ERR_AGAIN) and the frames wait on both rails, rank 0's
+ * heartbeat probes behind them.  The stalled receiver is fed by the frames
+ * offered again, the sender by the receiver's keepalives (the simulated
+ * transport, as TCP does, passes them to bfo_engine_rail_heard): no rail is
+ * mapped out for 10 heartbeat intervals, and everything arrives once the
+ * receives are posted.  Without the keepalives the same stall looks like
+ * two dead rails (and still nothing is lost). */
+static void test_back_pressure_keepalives_keep_the_rails_up(void **state)
+{
+    static stream st;
+    static bfo_config cfg;
+    mapout_watch x[2];
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.max_unexpected = 8;
+    for (int keepalive = 1; keepalive >= 0; keepalive--) {
+        memset(&st, 0, sizeof st);
+        sr_world *w = st.w = detect_world_cfg(72 + (uint64_t)keepalive, 1, x, &cfg);
+        bfo_request *r = st.r;
+        for (int i = 0; i < 40; i++) { /* sends only: the receives come later */
+            for (int k = 0; k < STREAM_LEN; k++)
+                st.out[i][k] = sr_pattern(i, (size_t)k);
+            st.src[i] = 0;
+            st.dst[i] = 1;
+            assert_int_equal(bfo_isend(&w->e[0], &st.s[i], st.out[i], STREAM_LEN, 1, 1, i, w->sn.now),
+                             BFO_OK);
+        }
+        st.n = 40;
+        w->sn.transport_heard = keepalive; /* acknowledgements and keepalives */
+        pass_time(w, 1000 * MS);
+        assert_int_equal(w->e[1].uxm_in_use, 8); /* it did push back */
+        if (keepalive) {
+            assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+            for (int k = 0; k < 2; k++) {
+                assert_true(rail_up(w, 0, 1, k) && rail_up(w, 1, 0, k));
+                assert_true(w->e[0].peers[1].rail[k].probe_out); /* behind the stalled frames */
+            }
+        } else {
+            assert_true(x[0].ev[1][0] == BFO_EV_PROBE_TIMED_OUT &&
+                        x[0].ev[1][1] == BFO_EV_PROBE_TIMED_OUT);
+        }
+        print_message("1 s of back-pressure %s keepalives: %d map-outs\n",
+                      keepalive ? "with" : "without", x[0].mapouts + x[1].mapouts);
+        w->sn.transport_heard = 1;
+        for (int i = 0; i < 40; i++)
+            assert_int_equal(bfo_irecv(&w->e[1], &r[i], st.in[i], STREAM_LEN, 0, 1, i, w->sn.now),
+                             BFO_OK);
+        stream_check(&st);
+        sr_del(w);
+    }
+}
+
+/* A heartbeat probe belongs to one stay in UP: a rail that leaves UP with
+ * its probe out does not carry the mark into its next admission. */
+static void test_probe_out_cleared_when_the_rail_leaves_up(void **state)
+{
+    mapout_watch x[2];
+    (void)state;
+    sr_world *w = detect_world(74, 1, x);
+    sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD);
+    while (!w->e[0].peers[1].rail[0].probe_out) {
+        assert_true(w->sn.now < 200 * MS);
+        pass_time(w, MS);
+    }
+    bfo_engine_rail_event(&w->e[0], 1, 0, BFO_EV_RAIL_ERROR, w->sn.now);
+    assert_int_equal(w->e[0].peers[1].rail[0].fsm.cs, BFO_RAIL_ST_FAILED);
+    assert_false(w->e[0].peers[1].rail[0].probe_out);
+    sn_set_path(&w->sn, 1, 0, 0, SN_PATH_OPEN);
+    sr_go(w);
+    assert_true(rail_up(w, 0, 1, 0) && !w->e[0].peers[1].rail[0].probe_out);
+    sr_del(w);
+}
+
 /* bfo_engine_rail_heard ignores what it cannot be about, and feeds the
  * rail's timers whatever the rail's state. */
 static void test_rail_heard_ignores_bad_arguments(void **state)
@@ -1127,6 +1202,8 @@ int main(void)
         cmocka_unit_test(test_short_timers_silent_rail_mapped_out_within_50_ms),
         cmocka_unit_test(test_stalled_peer_heard_is_not_failed_until_it_falls_silent),
         cmocka_unit_test(test_heartbeat_over_control_budget_not_outstanding_sent_later),
+        cmocka_unit_test(test_back_pressure_keepalives_keep_the_rails_up),
+        cmocka_unit_test(test_probe_out_cleared_when_the_rail_leaves_up),
         cmocka_unit_test(test_rail_heard_ignores_bad_arguments),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);

@@ -1232,8 +1232,9 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
     switch (act) {
     case BFO_RAIL_ACT_SEND_PROBE:
         rs->probe_sent = e->now; /* PROBING times out from the attempt, sent or not */
-        if (bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBE, rail, e->now))
-            rs->probe_out = 1; /* only a probe that went out waits for its PROBEACK */
+        if (bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBE, rail, e->now) &&
+            rs->fsm.cs == BFO_RAIL_ST_UP)
+            rs->probe_out = 1; /* a heartbeat that went out waits for its PROBEACK */
         break;
     case BFO_RAIL_ACT_SEND_PROBEACK:
         bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBEACK, rail,
@@ -1928,10 +1929,11 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
             bfo_rail_link *rs = &p->rail[k];
             switch (rs->fsm.cs) {
             case BFO_RAIL_ST_UP: {
-                const uint64_t heard = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
+                /* the probe waits from when it went out, or from the last thing heard */
+                const uint64_t since = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
                 if (e->now - rs->last_rx >= c->silence_ns)
                     bfo__rail_step(e, i, k, BFO_EV_SILENCE_DETECTED);
-                else if (rs->probe_out && e->now - heard >= c->probe_timeout_ns)
+                else if (rs->probe_out && e->now - since >= c->probe_timeout_ns)
                     bfo__rail_step(e, i, k, BFO_EV_PROBE_TIMED_OUT);
                 else if (!rs->probe_out && (e->now - rs->last_rx >= c->heartbeat_ns ||
                                             e->now - rs->last_tx >= c->heartbeat_ns))
