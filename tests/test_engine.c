@@ -1100,6 +1100,58 @@ static void test_probe_out_cleared_when_the_rail_leaves_up(void **state)
     sr_del(w);
 }
 
+/* A peer that answers late, not a dead one: the way back (1->0) on rail 0
+ * is held for 150 ms out of every 200 (a loaded peer, a congested path).
+ * Rank 0 hears nothing for the heartbeat interval (100 ms), probes, and the
+ * answer comes 50 ms later: past the 40 ms probe timeout.  The first probe
+ * caught like that times out and the rail is mapped out; after that its
+ * timeout is doubled and the round trips measured raise it, so for the next
+ * 3 s the rail stays up and carries traffic.  With a fixed 40 ms timeout
+ * it would be mapped out at every hold. */
+static void test_slow_answers_raise_the_probe_timeout_instead_of_failing_again(void **state)
+{
+    static stream st;
+    mapout_watch x[2];
+    (void)state;
+    memset(&st, 0, sizeof st);
+    st.w = detect_world(71, 1, x);
+    sr_world *w = st.w;
+    bfo_rail_link *rl = &w->e[0].peers[1].rail[0];
+    pass_time(w, 300 * MS);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    uint64_t settled = 0;
+    int first = 0;
+    for (int cycle = 0; cycle < 20; cycle++) {
+        sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD);
+        for (int ms = 0; ms < 150; ms += 10) {
+            stream_post(&st, 0, 1);
+            pass_time(w, 10 * MS);
+        }
+        sn_set_path(&w->sn, 1, 0, 0, SN_PATH_OPEN);
+        for (int ms = 0; ms < 50; ms += 10) {
+            stream_post(&st, 0, 1);
+            pass_time(w, 10 * MS);
+        }
+        if (cycle == 4) { /* one second in: whatever was mapped out is back */
+            first = x[0].mapouts + x[1].mapouts;
+            settled = w->sn.now;
+        }
+    }
+    int later = x[0].mapouts + x[1].mapouts - first;
+    print_message("slow answers: %d map-outs in the first second, %d in the next 3 s; rail 0 "
+                  "probe timeout now %llu ms (srtt %llu ms, rttvar %llu ms, doubled %d times)\n",
+                  first, later, (unsigned long long)(bfo__probe_timeout(&w->e[0], rl) / MS),
+                  (unsigned long long)(rl->srtt / MS), (unsigned long long)(rl->rttvar / MS),
+                  rl->pt_shift);
+    assert_true(settled > 0);
+    assert_true(first <= 4);
+    assert_int_equal(later, 0);
+    assert_true(bfo__probe_timeout(&w->e[0], rl) > 50 * MS);
+    assert_true(rail_up(w, 0, 1, 0) && rail_up(w, 1, 0, 0));
+    stream_check(&st);
+    sr_del(w);
+}
+
 /* bfo_engine_rail_heard ignores what it cannot be about, and feeds the
  * rail's timers whatever the rail's state. */
 static void test_rail_heard_ignores_bad_arguments(void **state)
@@ -1204,6 +1256,7 @@ int main(void)
         cmocka_unit_test(test_heartbeat_over_control_budget_not_outstanding_sent_later),
         cmocka_unit_test(test_back_pressure_keepalives_keep_the_rails_up),
         cmocka_unit_test(test_probe_out_cleared_when_the_rail_leaves_up),
+        cmocka_unit_test(test_slow_answers_raise_the_probe_timeout_instead_of_failing_again),
         cmocka_unit_test(test_rail_heard_ignores_bad_arguments),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);

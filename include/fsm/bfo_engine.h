@@ -83,7 +83,12 @@ typedef struct bfo_config {
                                    * the rail, for this long: the rail fails (default 40 ms).
                                    * A silently dead rail is mapped out within about
                                    * heartbeat + probe_timeout; a process must run progress
-                                   * at least that often, or its peers map its rails out */
+                                   * at least that often, or its peers map its rails out.
+                                   * The floor of an adaptive timeout (bfo__probe_timeout):
+                                   * probes answered slowly raise it (RTT estimate, like
+                                   * TCP's RTO), and each probe timeout in UP doubles it for
+                                   * that rail (up to 8x, at most silence_ns) until eight
+                                   * heartbeats in a row are answered in time */
     uint64_t backoff_min_ns;      /* first reconnect delay (default 10 ms) */
     uint64_t backoff_max_ns;      /* doubling up to (default 500 ms) */
     int max_reconnects;           /* then the rail is retired (default 100) */
@@ -159,6 +164,9 @@ typedef struct bfo_rail_link {
     int inflight;        /* ops given to the backend on this rail, not yet completed */
     int attempts, ever_up;
     int probe_out;       /* UP: a heartbeat probe is out, its PROBEACK not yet here */
+    uint64_t srtt, rttvar; /* probe round trips: smoothed, and their variation (0: none yet) */
+    int pt_shift;        /* probe timeouts in UP lately: the timeout is doubled this often */
+    int pt_good;         /* heartbeats answered in a row since the last doubling */
 } bfo_rail_link;
 
 typedef struct bfo_peer {
@@ -1225,6 +1233,41 @@ static inline int bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, int
 static inline void bfo__peer_unreachable(bfo_engine *e, int peer);
 static inline int bfo__all_unreachable(const bfo_engine *e);
 
+/* The probe timeout of one rail: probe_timeout_ns, or more when probes come
+ * back slowly (srtt + 4 rttvar), doubled after each recent probe timeout in
+ * UP; never above silence_ns.  A loaded peer that answers late is thus not
+ * failed again and again, while a quiet, healthy rail keeps the floor. */
+static inline uint64_t bfo__probe_timeout(const bfo_engine *e, const bfo_rail_link *rs)
+{
+    uint64_t t = e->cfg.probe_timeout_ns, est = rs->srtt + 4 * rs->rttvar;
+    if (est > t)
+        t = est;
+    t <<= rs->pt_shift;
+    return t < e->cfg.silence_ns ? t : e->cfg.silence_ns;
+}
+
+/* The PROBEACK of the last probe: one round trip measured (RFC 6298's
+ * gains, 1/8 and 1/4); in UP the heartbeat is answered. */
+static inline void bfo__probe_answered(bfo_engine *e, bfo_rail_link *rs)
+{
+    uint64_t rtt = e->now - rs->probe_sent;
+    if (!rs->srtt && !rs->rttvar) {
+        rs->srtt = rtt;
+        rs->rttvar = rtt / 2;
+    } else {
+        uint64_t d = rtt > rs->srtt ? rtt - rs->srtt : rs->srtt - rtt;
+        rs->rttvar = rs->rttvar - rs->rttvar / 4 + d / 4;
+        rs->srtt = rs->srtt - rs->srtt / 8 + rtt / 8;
+    }
+    if (rs->fsm.cs != BFO_RAIL_ST_UP)
+        return;
+    rs->probe_out = 0;
+    if (rs->pt_shift && ++rs->pt_good >= 8) {
+        rs->pt_shift--;
+        rs->pt_good = 0;
+    }
+}
+
 static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
 {
     bfo_peer *p = &e->peers[peer];
@@ -1719,9 +1762,8 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         }
         bfo__rail_step(e, peer, f.type == BFO_FRAG_BROKEN ? about : rail,
                        bfo_frag_event(f.type, BFO_EVK_RCVD));
-        if (f.type == BFO_FRAG_PROBEACK && bfo__rail_up(e, peer, rail) &&
-            f.h.railctl.nonce == e->peers[peer].rail[rail].probe_sent)
-            e->peers[peer].rail[rail].probe_out = 0; /* the heartbeat probe is answered */
+        if (f.type == BFO_FRAG_PROBEACK && f.h.railctl.nonce == e->peers[peer].rail[rail].probe_sent)
+            bfo__probe_answered(e, &e->peers[peer].rail[rail]);
         break;
     }
     default:
@@ -1933,15 +1975,19 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
                 const uint64_t since = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
                 if (e->now - rs->last_rx >= c->silence_ns)
                     bfo__rail_step(e, i, k, BFO_EV_SILENCE_DETECTED);
-                else if (rs->probe_out && e->now - since >= c->probe_timeout_ns)
+                else if (rs->probe_out && e->now - since >= bfo__probe_timeout(e, rs)) {
+                    if (rs->pt_shift < 3)
+                        rs->pt_shift++;
+                    rs->pt_good = 0;
                     bfo__rail_step(e, i, k, BFO_EV_PROBE_TIMED_OUT);
+                }
                 else if (!rs->probe_out && (e->now - rs->last_rx >= c->heartbeat_ns ||
                                             e->now - rs->last_tx >= c->heartbeat_ns))
                     bfo__rail_step(e, i, k, BFO_EV_HEARTBEAT_DUE);
                 break;
             }
             case BFO_RAIL_ST_PROBING:
-                if (e->now - rs->probe_sent >= c->probe_timeout_ns)
+                if (e->now - rs->probe_sent >= bfo__probe_timeout(e, rs))
                     bfo__rail_step(e, i, k, BFO_EV_PROBE_TIMED_OUT);
                 break;
             case BFO_RAIL_ST_FAILED:
