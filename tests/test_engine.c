@@ -1152,6 +1152,60 @@ static void test_slow_answers_raise_the_probe_timeout_instead_of_failing_again(v
     sr_del(w);
 }
 
+/* Out of order, then the pool runs dry.  Rank 0's messages on rail 0 wait
+ * (0->1 held) while those on rail 1 arrive ahead of them and fill rank 1's
+ * 8 buffers (the out-of-order list); once rail 0 opens, the next message in
+ * order finds no buffer (back-pressure).  Rank 1 then receives one message
+ * at a time, each receive posted after the last completed.  Every message
+ * waiting out of order must move on to the unexpected queue in the buffer
+ * it already has: if it needed a second one it would stay behind, the
+ * frames on the rails would keep asking for buffers, and nothing would move
+ * again (a deadlock seen over TCP under back-pressure). */
+static void test_out_of_order_messages_move_on_in_their_own_buffers(void **state)
+{
+    static stream st;
+    static bfo_config cfg;
+    mapout_watch x[2];
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    memset(&st, 0, sizeof st);
+    cfg.max_unexpected = 8;
+    sr_world *w = st.w = detect_world_cfg(74, 1, x, &cfg);
+    bfo_request *r = st.r;
+    sn_set_path(&w->sn, 0, 1, 0, SN_PATH_HOLD);
+    for (int i = 0; i < 40; i++) {
+        for (int k = 0; k < STREAM_LEN; k++)
+            st.out[i][k] = sr_pattern(i, (size_t)k);
+        st.src[i] = 0;
+        st.dst[i] = 1;
+        assert_int_equal(bfo_isend(&w->e[0], &st.s[i], st.out[i], STREAM_LEN, 1, 1, i, w->sn.now),
+                         BFO_OK);
+    }
+    st.n = 40;
+    pass_time(w, 20 * MS);
+    int ooo = 0;
+    for (int i = w->e[1].ooo_head; i >= 0; i = w->e[1].uxm[i].next)
+        ooo++;
+    assert_int_equal(ooo, 8); /* every buffer holds a message that came too early */
+    sn_set_path(&w->sn, 0, 1, 0, SN_PATH_OPEN);
+    pass_time(w, 20 * MS);
+    for (int i = 0; i < 40; i++) {
+        assert_int_equal(bfo_irecv(&w->e[1], &r[i], st.in[i], STREAM_LEN, 0, 1, i, w->sn.now), BFO_OK);
+        for (int ms = 0; ms < 200 && !bfo_test(&r[i]); ms++)
+            pass_time(w, MS);
+        assert_true(bfo_test(&r[i]));
+        assert_int_equal(r[i].status, BFO_OK);
+        assert_memory_equal(st.in[i], st.out[i], STREAM_LEN);
+    }
+    for (int ms = 0; ms < 200; ms++)
+        pass_time(w, MS);
+    for (int i = 0; i < 40; i++)
+        assert_true(bfo_test(&st.s[i]) && st.s[i].status == BFO_OK);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    assert_int_equal(w->e[1].uxm_in_use, 0);
+    sr_del(w);
+}
+
 /* bfo_engine_rail_heard ignores what it cannot be about, and feeds the
  * rail's timers whatever the rail's state. */
 static void test_rail_heard_ignores_bad_arguments(void **state)
@@ -1257,6 +1311,7 @@ int main(void)
         cmocka_unit_test(test_back_pressure_keepalives_keep_the_rails_up),
         cmocka_unit_test(test_probe_out_cleared_when_the_rail_leaves_up),
         cmocka_unit_test(test_slow_answers_raise_the_probe_timeout_instead_of_failing_again),
+        cmocka_unit_test(test_out_of_order_messages_move_on_in_their_own_buffers),
         cmocka_unit_test(test_rail_heard_ignores_bad_arguments),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);

@@ -53,6 +53,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,8 @@ typedef struct bench {
     bfo_request *sreq, *rreq;
     uint64_t deadline;
     int failed;
+    const char *phase; /* where it is, for the timeout message */
+    size_t phase_size;
     bfo_request sync_s[2]; /* barrier sends, completed lazily */
     uint64_t sync_out[2];
     int sync_used[2], nsync;
@@ -131,12 +134,29 @@ static double median(double *v, int n)
 
 /* ----------------------------------------------------------- bfo side */
 
+/* SIGUSR2: dump the transport's state (bfo_net_dump) once, and go on. */
+static volatile sig_atomic_t dump_asked;
+static void on_usr2(int sig)
+{
+    (void)sig;
+    dump_asked = 1;
+}
+
 static int overdue(bench *b)
 {
+    if (dump_asked) {
+        dump_asked = 0;
+        fprintf(stderr, "bfo bench[%d]: state in %s (%zu B)\n", b->rank, b->phase ? b->phase : "start",
+                b->phase_size);
+        bfo_net_dump(b->t, stderr);
+    }
     if (bfo_tcp_now() <= b->deadline)
         return 0;
-    if (!b->failed)
-        fprintf(stderr, "bfo bench[%d]: timed out\n", b->rank);
+    if (!b->failed) {
+        fprintf(stderr, "bfo bench[%d]: timed out in %s (%zu B)\n", b->rank,
+                b->phase ? b->phase : "start", b->phase_size);
+        bfo_net_dump(b->t, stderr);
+    }
     b->failed = 1;
     return 1;
 }
@@ -691,6 +711,7 @@ int bfo_cmd_bench(int argc, char **argv)
     cfg.silence_ns = 10000000000ull;
     cfg.probe_timeout_ns = 1000000000ull;
     cfg.unreachable_grace_ns = 15000000000ull;
+    signal(SIGUSR2, on_usr2);
     rc = bfo_net_init(&b->t, &cfg, &opt);
     if (rc != BFO_OK) {
         fprintf(stderr, "bfo bench: init: %s\n", bfo_net_errname(rc));
@@ -753,7 +774,12 @@ int bfo_cmd_bench(int argc, char **argv)
                 if (raw && !b->baseline)
                     continue;
                 double *dst = m >= 0 ? (raw ? rlat : lat) + (size_t)m * (size_t)iters : tmp;
-                if (bn_sync(b) || (raw ? raw_lat(b, size, iters, dst) : bfo_lat(b, size, iters, dst)))
+                b->phase = "the barrier before a latency phase";
+                b->phase_size = size;
+                if (bn_sync(b))
+                    break;
+                b->phase = raw ? "raw latency" : "bfo latency";
+                if (raw ? raw_lat(b, size, iters, dst) : bfo_lat(b, size, iters, dst))
                     break;
             }
             for (int pass = 0; pass < 2 && !b->failed; pass++) {
@@ -761,8 +787,11 @@ int bfo_cmd_bench(int argc, char **argv)
                 double v;
                 if (raw && !b->baseline)
                     continue;
+                b->phase = "the barrier before a bandwidth phase";
+                b->phase_size = size;
                 if (bn_sync(b))
                     break;
+                b->phase = raw ? "raw bandwidth" : "bfo bandwidth";
                 v = raw ? raw_bw(b, size, msgs) : bfo_bw(b, size, msgs);
                 if (v < 0)
                     break;

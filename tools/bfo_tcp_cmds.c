@@ -386,6 +386,14 @@ static void note_unreachable(stream *s, int p, uint64_t now)
 
 static int trace_rails;
 
+/* SIGUSR2: the transport's state on stderr (bfo_net_dump), and go on. */
+static volatile sig_atomic_t dump_asked;
+static void on_usr2(int sig)
+{
+    (void)sig;
+    dump_asked = 1;
+}
+
 /* --trace-rails: every rail transition on stderr, with the time since start. */
 static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
 {
@@ -566,6 +574,7 @@ int bfo_cmd_stream(int argc, char **argv)
         fprintf(stderr, "bfo stream: init: %s\n", bfo_net_errname(rc));
         return 1;
     }
+    signal(SIGUSR2, on_usr2);
     s->e = bfo_net_engine(s->t);
     s->rank = bfo_net_rank(s->t);
     s->size = bfo_net_size(s->t);
@@ -771,6 +780,10 @@ int bfo_cmd_stream(int argc, char **argv)
             break;
         }
         bfo_net_progress(s->t, busy ? 0 : 1);
+        if (dump_asked) {
+            dump_asked = 0;
+            bfo_net_dump(s->t, stderr);
+        }
     }
     int timed_out = bfo_tcp_now() > deadline;
     for (int p = 0; p < s->size; p++)

@@ -520,3 +520,11 @@ void bfo_net_fini(bfo_net *n)
         bfo_tcp_pmix_fini();
     free(n);
 }
+
+void bfo_net_dump(bfo_net *n, FILE *f)
+{
+    if (n->plain)
+        bfo_tcp_dump(n->plain, f);
+    else
+        fprintf(f, "bfo-net: mixed rails (no dump yet)\n");
+}

@@ -43,6 +43,7 @@ static char *tsub_getenv(const char *name);
 #define bfo_tcp_now bfo_tcpsub__now
 #define bfo_tcp_fault_drop bfo_tcpsub__fault_drop
 #define bfo_tcp_fini bfo_tcpsub__fini
+#define bfo_tcp_dump bfo_tcpsub__dump
 #define bfo_tcp_bootstrap bfo_tcpsub__bootstrap
 #define bfo_tcp_parse_rail bfo_tcpsub__parse_rail
 #define bfo_tcp_parse_rails bfo_tcpsub__parse_rails

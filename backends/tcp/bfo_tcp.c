@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -117,6 +118,7 @@ struct bfo_tcp {
     uint64_t last_epoll, last_scan;
     uint64_t ka_ns; /* back-pressure keepalive interval */
     int busy; /* this progress does not sleep: links may turn hot */
+    uint64_t nprogress, nepoll; /* calls, for bfo_tcp_dump */
     size_t max_frame, rx_cap;
     bfo_tcp_stats st;
     int pmix; /* wired up through PMIx: PMIx_Finalize at fini */
@@ -1110,6 +1112,7 @@ static int poll_epoll(bfo_tcp *t, int timeout_ms)
     n = epoll_wait(t->ep, evs, 64, timeout_ms);
     t->now = bfo_tcp_now();
     t->last_epoll = t->now;
+    t->nepoll++;
     for (int k = 0; k < n; k++) {
         uint64_t d = evs[k].data.u64;
         int type = (int)(d >> 60), idx = (int)(uint32_t)d;
@@ -1150,6 +1153,7 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
 {
     int handled = 0;
     t->now = bfo_tcp_now();
+    t->nprogress++;
     if (t->nstalled)
         retry_stalled(t);
     settle(t);
@@ -1180,6 +1184,94 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
         settle(t);
     }
     return handled;
+}
+
+/* The state of every connection, one line each (for tools on a timeout). */
+void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
+{
+    for (int i = 0; i < t->size * t->nrails; i++) {
+        const tlink *l = &t->links[i];
+        int q = 0, u = 0;
+        if (l->peer == t->rank)
+            continue;
+        for (int k = l->q.head; k >= 0; k = t->ents[k].next)
+            q++;
+        for (int k = l->unsent; k >= 0; k = t->ents[k].next)
+            u++;
+        int inq = -1, outq = -1;
+        if (l->fd >= 0) {
+            ioctl(l->fd, FIONREAD, &inq);
+            ioctl(l->fd, TIOCOUTQ, &outq);
+        }
+        struct tcp_info ti;
+        socklen_t tl = sizeof ti;
+        memset(&ti, 0, sizeof ti);
+        if (l->fd >= 0)
+            getsockopt(l->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl);
+        fprintf(f,
+                "bfo-tcp[%d]: peer %d rail %d: kernel: %d bytes to read, %d not yet acked by the "
+                "peer; ca_state %u retransmits %u probes %u backoff %u rto %u us cwnd %u unacked %u "
+                "lost %u last data sent %u ms ago, last ack %u ms ago\n",
+                t->rank, l->peer, l->rail, inq, outq, ti.tcpi_ca_state, ti.tcpi_retransmits,
+                ti.tcpi_probes, ti.tcpi_backoff, ti.tcpi_rto, ti.tcpi_snd_cwnd, ti.tcpi_unacked,
+                ti.tcpi_lost, ti.tcpi_last_data_sent, ti.tcpi_last_ack_recv);
+        fprintf(f,
+                "bfo-tcp[%d]: peer %d rail %d: fd %d state %d engine-rail %s hot %d in-epoll %d "
+                "evmask %x stalled %d peer-stalled %d queued %d unsent %d ctl %zu/%zu rx %zu/%zu "
+                "rx-seq %llu ack-sent %llu last-written %llu\n",
+                t->rank, l->peer, l->rail, l->fd, l->state,
+                bfo_rail_state_name(t->eng.peers[l->peer].rail[l->rail].fsm.cs), l->hot,
+                l->in_epoll, l->evmask, l->stalled, l->peer_stalled, q, u, l->ctl_off, l->ctl_len,
+                l->rx_off, l->rx_len, (unsigned long long)l->rx_seq,
+                (unsigned long long)l->ack_sent, (unsigned long long)l->last_written);
+    }
+    uint64_t now = bfo_tcp_now();
+    fprintf(f, "bfo-tcp[%d]: hot %d stalled %d connect-requests %d engine ops in use %d; "
+            "progress calls %llu, epoll calls %llu; last epoll %.3f ms ago, last scan %.3f ms ago, "
+            "engine time %.3f ms ago\n", t->rank,
+            t->nhot, t->nstalled, t->nconnect_req, t->eng.ops_in_use,
+            (unsigned long long)t->nprogress, (unsigned long long)t->nepoll,
+            (double)(now - t->last_epoll) / 1e6, (double)(now - t->last_scan) / 1e6,
+            (double)(now - t->eng.now) / 1e6);
+    {
+        const bfo_engine *e = &t->eng;
+        int ux = 0, ooo = 0, posted = 0;
+        for (int i = e->ux_head; i >= 0; i = e->uxm[i].next)
+            ux++;
+        for (int i = e->ooo_head; i >= 0; i = e->uxm[i].next)
+            ooo++;
+        for (const bfo_request *r = e->posted_head; r; r = r->next)
+            posted++;
+        fprintf(f, "bfo-tcp[%d]: engine: unexpected %d, out of order %d, buffers in use %d; receives posted %d\n",
+                t->rank, ux, ooo, e->uxm_in_use, posted);
+        for (int p = 0; p < t->size; p++) {
+            int pend = 0, fail = 0;
+            if (p == t->rank)
+                continue;
+            for (int i = e->peers[p].pend_head; i >= 0; i = e->ops[i].next)
+                pend++;
+            for (int i = e->fail_head; i >= 0; i = e->ops[i].next)
+                fail++;
+            fprintf(f, "bfo-tcp[%d]: engine: peer %d context 0: next seq expected %u, last sent %u; "
+                    "ops waiting for a rail %d, failed to post %d; inflight per rail %d %d\n",
+                    t->rank, p, e->peers[p].recv_seq[0], e->peers[p].send_seq[0], pend, fail,
+                    e->peers[p].rail[0].inflight, t->nrails > 1 ? e->peers[p].rail[1].inflight : -1);
+        }
+        for (int i = e->ooo_head, k = 0; i >= 0 && k < 3; i = e->uxm[i].next, k++)
+            fprintf(f, "bfo-tcp[%d]: engine: out of order from %d: type %d seq %d\n", t->rank,
+                    e->uxm[i].peer, e->uxm[i].f.type,
+                    e->uxm[i].f.type == BFO_FRAG_MATCH ? e->uxm[i].f.h.match.seq : -1);
+        for (int i = 0; i < t->size * t->nrails; i++) {
+            const tlink *l = &t->links[i];
+            bfo_frame fr;
+            if (!l->stalled || l->rx_len - l->rx_off < BFO_TCP_HDR_SIZE)
+                continue;
+            if (bfo_frame_decode(&fr, l->rx + l->rx_off + BFO_TCP_HDR_SIZE, bfo_get32(l->rx + l->rx_off)) == BFO_OK)
+                fprintf(f, "bfo-tcp[%d]: stalled frame on peer %d rail %d: type %d seq %d\n", t->rank,
+                        l->peer, l->rail, fr.type,
+                        fr.type == BFO_FRAG_MATCH ? fr.h.match.seq : fr.type == BFO_FRAG_RNDV ? fr.h.rndv.seq : -1);
+        }
+    }
 }
 
 /* ------------------------------------------------------------ bootstrap */

@@ -135,6 +135,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bfo_engine.h"
 
@@ -223,6 +224,10 @@ uint64_t bfo_tcp_now(void);
 
 /* Test hook: silently drop every frame on rail (both directions), or stop. */
 void bfo_tcp_fault_drop(bfo_tcp *t, int rail, int on);
+
+/* One line per connection (state, queues, stall and busy-poll flags) and a
+ * summary, on f: for a tool that timed out. */
+void bfo_tcp_dump(const bfo_tcp *t, FILE *f);
 
 /* Sends the acks still owed, closes every connection, frees everything. */
 void bfo_tcp_fini(bfo_tcp *t);

@@ -1448,8 +1448,11 @@ static inline void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, const
 }
 
 /* The message is next in its (context, peer) order: match it or queue it.
- * Returns BFO_ERR_AGAIN when it must wait for an unexpected buffer. */
-static inline int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_frame *f)
+ * `held` is the buffer that already holds it (it waited in the out-of-order
+ * list): it moves to the unexpected queue as it is, so that delivery never
+ * needs a second buffer and cannot fail.  A frame just arrived (held < 0)
+ * needs a free buffer when no receive matches: BFO_ERR_AGAIN without one. */
+static inline int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_frame *f, int held)
 {
     bfo_request *prev = NULL;
     for (bfo_request *r = e->posted_head; r; prev = r, r = r->next) {
@@ -1463,12 +1466,18 @@ static inline int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_frame
             e->posted_tail = prev;
         r->next = NULL;
         bfo__recv_take(e, r, peer, f);
+        if (held >= 0)
+            bfo__uxm_put(e, held);
         return BFO_OK;
     }
-    int i = bfo__uxm_take(e);
-    if (i < 0)
-        return BFO_ERR_AGAIN;
-    bfo__uxm_fill(e, i, peer, f);
+    int i = held;
+    if (i < 0) {
+        i = bfo__uxm_take(e);
+        if (i < 0)
+            return BFO_ERR_AGAIN;
+        bfo__uxm_fill(e, i, peer, f);
+    }
+    e->uxm[i].next = -1;
     if (e->ux_tail >= 0)
         e->uxm[e->ux_tail].next = i;
     else
@@ -1514,7 +1523,7 @@ static inline int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
         e->ooo_head = i;
         return BFO_OK;
     }
-    int rc = bfo__deliver_in_order(e, peer, f);
+    int rc = bfo__deliver_in_order(e, peer, f, -1);
     if (rc != BFO_OK)
         return rc;
     p->recv_seq[ctx]++;
@@ -1525,13 +1534,11 @@ static inline int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
             if (u->peer != peer || bfo__frame_ctx(&u->f) != ctx ||
                 bfo__frame_seq(&u->f) != p->recv_seq[ctx])
                 continue;
-            if (bfo__deliver_in_order(e, peer, &u->f) != BFO_OK)
-                return BFO_OK; /* it waits in the list; retried on the next frame */
-            if (prev >= 0)
+            if (prev >= 0) /* out of the list first: the buffer moves on as it is */
                 e->uxm[prev].next = u->next;
             else
                 e->ooo_head = u->next;
-            bfo__uxm_put(e, i);
+            bfo__deliver_in_order(e, peer, &u->f, i); /* cannot fail with its own buffer */
             p->recv_seq[ctx]++;
             progress = 1;
             break;
