@@ -38,7 +38,7 @@ TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc t
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail
 TCP_SRC  := backends/tcp/bfo_tcp.c backends/tcp/bfo_tcp_pmix.c
-TCP_HDR  := backends/tcp/bfo_tcp.h backends/tcp/bfo_tcp_pmix.h $(HEADERS)
+TCP_HDR  := backends/tcp/bfo_tcp.h backends/tcp/bfo_tcp_pmix.h backends/bfo_sink.h $(HEADERS)
 
 # PMIx (Debian: libpmix-dev): the TCP backend wires up under mpirun when
 # <pmix.h> is found (pkg-config pmix, else Debian's pmix2 directory).
@@ -82,8 +82,8 @@ endif
 $(info make: <infiniband/verbs.h> not found: building without the verbs backend (apt-get install libibverbs-dev))
 endif
 endif
-NET_SRC  := backends/net/bfo_net.c backends/net/bfo_tcpsub.c $(VERBS_SRC)
-NET_HDR  := backends/net/bfo_net.h backends/net/bfo_tcpsub.h backends/bfo_sink.h \
+NET_SRC  := backends/net/bfo_net.c $(VERBS_SRC)
+NET_HDR  := backends/net/bfo_net.h backends/bfo_sink.h \
             backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h
 
 .PHONY: all bench-engine dance demo check check-headers check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
@@ -119,7 +119,7 @@ check-sim: $(BUILD)/bfo
 # The TCP backend's misbehaving test peer.
 
 $(BUILD)/tcp_badpeer: tests/tcp/badpeer.c $(TCP_SRC) $(TCP_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) -Ibackends/tcp tests/tcp/badpeer.c $(TCP_SRC) -o $@ $(PMIX_LIBS)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) -Ibackends -Ibackends/tcp tests/tcp/badpeer.c $(TCP_SRC) -o $@ $(PMIX_LIBS)
 
 # Real processes over loopback rails (127.0.0.1, 127.0.0.2): a clean
 # stream, connections reset from outside (ss -K), silent loss (nftables, or

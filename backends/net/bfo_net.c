@@ -3,7 +3,6 @@
 #include "bfo_net.h"
 #include "bfo_sink.h"
 #include "bfo_tcp_pmix.h"
-#include "bfo_tcpsub.h"
 #ifdef BFO_HAVE_VERBS
 #include "bfo_verbs.h"
 #endif
@@ -16,7 +15,7 @@
 struct bfo_net {
     int rank, size, nrails, pmix;
     bfo_tcp *plain;                 /* TCP rails only: bfo_tcp, nothing else */
-    bfo_tcp *tcp;                   /* the TCP rail group of a mix */
+    bfo_tcp *tcp;                   /* the TCP rail group of a mix (under a sink) */
 #ifdef BFO_HAVE_VERBS
     bfo_verbs *verbs;
 #endif
@@ -170,6 +169,13 @@ static void up_event_tcp(void *ctx, int peer, int rail, int ev, uint64_t now)
     bfo_net *n = (bfo_net *)ctx;
     if (rail >= 0 && rail < n->ntcp)
         bfo_engine_rail_event(&n->eng, peer, n->g_tcp[rail], ev, now);
+}
+
+static void up_heard_tcp(void *ctx, int peer, int rail, uint64_t now)
+{
+    bfo_net *n = (bfo_net *)ctx;
+    if (rail >= 0 && rail < n->ntcp)
+        bfo_engine_rail_heard(&n->eng, peer, n->g_tcp[rail], now);
 }
 
 #ifdef BFO_HAVE_VERBS
@@ -345,13 +351,11 @@ int bfo_net_init(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options 
         goto fail;
     }
     if (n->ntcp > 0) {
-        bfo_sink ts = { n, up_completion, up_frame_tcp, up_event_tcp };
-        bfo_config tc = cfg;
-        tc.nrails = n->ntcp;
-        rc = bfo_tcpsub_open(&n->tcp, n->rank, n->size, &tc, &opt.tcp, &ts, exchange, n);
+        bfo_sink ts = { n, up_completion, up_frame_tcp, up_event_tcp, up_heard_tcp };
+        rc = bfo_tcp_init_sink(&n->tcp, n->rank, n->size, &cfg, &opt.tcp, &ts, exchange, n);
         if (rc != BFO_OK)
             goto fail;
-        bfo_tcpsub_backend(n->tcp, &n->tbe);
+        bfo_tcp_backend(n->tcp, &n->tbe);
     } else {
         rc = exchange(n, 0, NULL, NULL, &n->job);
         if (rc != BFO_OK) {
@@ -363,7 +367,7 @@ int bfo_net_init(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options 
     }
 #ifdef BFO_HAVE_VERBS
     if (n->verbs) {
-        bfo_sink vs = { n, up_completion, up_frame_verbs, up_event_verbs };
+        bfo_sink vs = { n, up_completion, up_frame_verbs, up_event_verbs, NULL };
         rc = bfo_verbs_start(n->verbs, n->vtable, n->job, &vs);
         if (rc != BFO_OK)
             goto fail;
@@ -391,11 +395,6 @@ int bfo_net_init(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options 
             goto fail;
     }
     free(list);
-    /* a first round now: the connect requests of init are handled before the
-     * peers' first connections can arrive (bfo_tcp would take a hello that
-     * came first for a stale request and close it) */
-    if (n->tcp)
-        bfo_tcpsub_progress(n->tcp);
     *out = n;
     return BFO_OK;
 fail:
@@ -426,11 +425,16 @@ int bfo_net_progress(bfo_net *n, int timeout_ms)
         handled += bfo_verbs_progress(n->verbs, now);
 #endif
     if (n->tcp)
-        handled += bfo_tcpsub_progress(n->tcp);
+        handled += bfo_tcp_progress(n->tcp, 0);
     bfo_engine_progress(&n->eng, bfo_tcp_now());
     if (timeout_ms > 0 && handled == 0) {
         struct pollfd pf[4 * BFO_MAX_RAILS * 8 + 64];
         int fds[sizeof pf / sizeof pf[0]], nf = 0;
+        /* busy-polled TCP links back into the epoll set, the acks owed out
+         * (progress with timeout 0 reads busy links outside epoll: without
+         * this, data waiting on one would not wake the poll below) */
+        if (n->tcp && bfo_tcp_prepare_sleep(n->tcp))
+            return handled;
 #ifdef BFO_HAVE_VERBS
         if (n->verbs) {
             nf = bfo_verbs_wait_fds(n->verbs, fds, (int)(sizeof fds / sizeof fds[0]) - 1);
@@ -438,10 +442,8 @@ int bfo_net_progress(bfo_net *n, int timeout_ms)
                 return handled;
         }
 #endif
-        if (n->tcp) {
-            bfo_tcpsub_before_sleep(n->tcp);
-            fds[nf++] = bfo_tcpsub_epoll_fd(n->tcp);
-        }
+        if (n->tcp)
+            fds[nf++] = bfo_tcp_epoll_fd(n->tcp);
         for (int i = 0; i < nf; i++) {
             pf[i].fd = fds[i];
             pf[i].events = POLLIN;
@@ -460,7 +462,7 @@ const bfo_tcp_stats *bfo_net_get_stats(bfo_net *n)
     for (int g = 0; g < n->nrails; g++) {
         bfo_tcp_rail_stats *o = &n->st.rail[g];
         if (n->kind[g] == BFO_NET_TCP) {
-            *o = bfo_tcpsub_stats(n->tcp)->rail[n->local[g]];
+            *o = bfo_tcp_get_stats(n->tcp)->rail[n->local[g]];
             continue;
         }
 #ifdef BFO_HAVE_VERBS
@@ -479,7 +481,7 @@ const bfo_tcp_stats *bfo_net_get_stats(bfo_net *n)
 #endif
     }
     if (n->tcp)
-        n->st.hellos_rejected = bfo_tcpsub_stats(n->tcp)->hellos_rejected;
+        n->st.hellos_rejected = bfo_tcp_get_stats(n->tcp)->hellos_rejected;
     return &n->st;
 }
 
@@ -492,7 +494,7 @@ void bfo_net_fault_drop(bfo_net *n, int rail, int on)
     if (rail < 0 || rail >= n->nrails)
         return;
     if (n->kind[rail] == BFO_NET_TCP)
-        bfo_tcpsub_fault_drop(n->tcp, n->local[rail], on);
+        bfo_tcp_fault_drop(n->tcp, n->local[rail], on);
 #ifdef BFO_HAVE_VERBS
     else if (on)
         bfo_verbs_fault(n->verbs, n->local[rail]);
@@ -509,7 +511,7 @@ void bfo_net_fini(bfo_net *n)
         return;
     }
     if (n->tcp)
-        bfo_tcpsub_fini(n->tcp);
+        bfo_tcp_fini(n->tcp);
 #ifdef BFO_HAVE_VERBS
     if (n->verbs)
         bfo_verbs_fini(n->verbs);

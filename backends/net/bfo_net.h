@@ -33,10 +33,19 @@
  *   gets everyone's, through BFO_BOOTSTRAP (bfo_tcp_bootstrap) or PMIx
  *   (under mpirun), with one job id for both transports.
  *
- * PROGRESS.  bfo_net_progress polls every transport, then runs the
- *   engine's timers; with timeout_ms > 0 and nothing to do it sleeps in
- *   poll() on the TCP epoll set, the verbs completion channels and the
- *   control sockets together, so either transport wakes it.
+ * TRANSPORTS.  The TCP rails are one bfo_tcp under a sink
+ *   (bfo_tcp_init_sink, bfo_tcp.h), the verbs rails one bfo_verbs
+ *   (bfo_verbs_start); both report to bfo_sink.h callbacks here, which
+ *   call the engine with its rail numbers (bfo_engine_completion, _frame,
+ *   _rail_event, and _rail_heard for TCP's acks and keepalives).
+ *
+ * PROGRESS.  bfo_net_progress polls every transport (TCP with timeout 0:
+ *   busy links are read directly, bfo_tcp.h), then runs the engine's
+ *   timers; with timeout_ms > 0 and nothing to do it puts the busy TCP
+ *   links back into the epoll set (bfo_tcp_prepare_sleep; it does not
+ *   sleep when TCP has work left) and sleeps in poll() on the TCP epoll
+ *   set, the verbs completion channels and the control sockets together,
+ *   so either transport wakes it.
  *
  * STATISTICS.  bfo_net_get_stats: per engine rail, in the TCP backend's
  *   shape (frames, bytes, connects, conn_errors, ...).  For a verbs rail:

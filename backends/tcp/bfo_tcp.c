@@ -103,7 +103,9 @@ struct bfo_tcp {
     int drop[BFO_MAX_RAILS];
     bfo_tcp_addr *table;
     uint64_t job, now;
+    int own;       /* reports to its own engine (eng), or to sink */
     bfo_engine eng;
+    bfo_sink sink;
     void *emem;
     tlink *links;
     ent *ents;
@@ -353,6 +355,58 @@ static void el_append(bfo_tcp *t, elist *dst, elist *src)
     src->head = src->tail = -1;
 }
 
+/* ------------------------------------------- the engine, or the sink
+ *
+ * Every call into the engine goes through these: to the backend's own
+ * engine (bfo_tcp_init), or to the sink it runs under (bfo_tcp_init_sink),
+ * whose owner runs the engine's timers. */
+
+static void up_completion(bfo_tcp *t, uint64_t token, int ok)
+{
+    if (t->own)
+        bfo_engine_completion(&t->eng, token, ok);
+    else
+        t->sink.completion(t->sink.ctx, token, ok);
+}
+
+static int up_frame(bfo_tcp *t, const tlink *l, const uint8_t *buf, size_t len)
+{
+    if (t->own)
+        return bfo_engine_frame(&t->eng, l->peer, l->rail, buf, len, t->now);
+    return t->sink.frame(t->sink.ctx, l->peer, l->rail, buf, len, t->now);
+}
+
+/* 1 when the rail machine takes ev in its state; under a sink the engine
+ * behind it decides (bfo_engine_rail_event ignores what its rail does not
+ * wait for), so every event is passed on. */
+static int up_accepts(const bfo_tcp *t, const tlink *l, int ev)
+{
+    return !t->own || bfo_rail_accepts(t->eng.peers[l->peer].rail[l->rail].fsm.cs, ev);
+}
+
+static void up_rail_event(bfo_tcp *t, const tlink *l, int ev)
+{
+    if (t->own)
+        bfo_engine_rail_event(&t->eng, l->peer, l->rail, ev, t->now);
+    else
+        t->sink.rail_event(t->sink.ctx, l->peer, l->rail, ev, t->now);
+}
+
+static void up_heard(bfo_tcp *t, const tlink *l)
+{
+    if (t->own)
+        bfo_engine_rail_heard(&t->eng, l->peer, l->rail, t->now);
+    else if (t->sink.heard)
+        t->sink.heard(t->sink.ctx, l->peer, l->rail, t->now);
+}
+
+/* The engine's timers: its owner runs them under a sink. */
+static void up_timers(bfo_tcp *t)
+{
+    if (t->own)
+        bfo_engine_progress(&t->eng, t->now);
+}
+
 /* Completes an entry: frees it first (the engine may post from inside). */
 static void complete(bfo_tcp *t, int i, int ok, int rail)
 {
@@ -363,7 +417,7 @@ static void complete(bfo_tcp *t, int i, int ok, int rail)
         t->st.rail[rail].completed_ok++;
     else
         t->st.rail[rail].completed_failed++;
-    bfo_engine_completion(&t->eng, token, ok);
+    up_completion(t, token, ok);
 }
 
 /* --------------------------------------------------------------- events */
@@ -376,14 +430,15 @@ static const char *evname(int ev)
 
 /* A rail event, now (only from progress, never inside a post).  An event
  * the rail machine would refuse in its state is not reported: e.g.
- * CONNECT_FAILED while FAILED (the engine already gave up on the attempt). */
+ * CONNECT_FAILED while FAILED (the engine already gave up on the attempt).
+ * Under a sink the engine behind it filters (up_accepts). */
 static void emit(bfo_tcp *t, tlink *l, int ev)
 {
-    int cs = t->eng.peers[l->peer].rail[l->rail].fsm.cs;
+    int ok = up_accepts(t, l, ev);
     tlog(t, 2, "peer %d rail %d: %s%s", l->peer, l->rail, evname(ev),
-         bfo_rail_accepts(cs, ev) ? "" : " (not for the engine in this state)");
-    if (bfo_rail_accepts(cs, ev))
-        bfo_engine_rail_event(&t->eng, l->peer, l->rail, ev, t->now);
+         ok ? "" : " (not for the engine in this state)");
+    if (ok)
+        up_rail_event(t, l, ev);
 }
 
 static void link_reset(bfo_tcp *t, tlink *l)
@@ -770,7 +825,7 @@ static void parse(bfo_tcp *t, tlink *l)
             l->rx_off += BFO_TCP_HDR_SIZE;
             take_ack(t, l, ack);
             peer_stall(t, l, h[7] & BFO_TCP_F_STALLED);
-            bfo_engine_rail_heard(&t->eng, l->peer, l->rail, t->now);
+            up_heard(t, l);
             continue;
         }
         if (seq != l->rx_seq + 1) {
@@ -782,7 +837,7 @@ static void parse(bfo_tcp *t, tlink *l)
         if (l->broken || l->fd < 0)
             return;
         peer_stall(t, l, h[7] & BFO_TCP_F_STALLED);
-        int rc = bfo_engine_frame(&t->eng, l->peer, l->rail, h + BFO_TCP_HDR_SIZE, len, t->now);
+        int rc = up_frame(t, l, h + BFO_TCP_HDR_SIZE, len);
         if (rc == BFO_ERR_AGAIN) {
             if (!l->stalled) {
                 t->st.rail[l->rail].backpressure++;
@@ -1032,8 +1087,18 @@ static void pend_read(bfo_tcp *t, pend *p)
     int fd = p->fd;
     p->fd = -1;
     epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL);
-    if (l->fd >= 0 || l->q.head >= 0)
+    if (l->connect_req) {
+        /* the engine's connect() not handled yet: this connection answers
+         * it (handle_connects would close it as a stale one); whatever the
+         * rail had before is over, as handle_connects would have it */
+        l->connect_req = 0;
+        t->nconnect_req--;
+        l->awaiting = 0;
+        if (l->fd >= 0 || l->q.head >= 0)
+            conn_close(t, l, 0, "the engine reconnects", 0);
+    } else if (l->fd >= 0 || l->q.head >= 0) {
         conn_close(t, l, 0, "replaced by a newer connection", 1);
+    }
     start_conn(t, l, fd, CS_UP);
     put_hello(t, l->ctl, l->rail);
     l->ctl_len = FRAME_HELLO;
@@ -1084,9 +1149,9 @@ static void acks_due(bfo_tcp *t, int all)
 
 /* Busy polling: reads the hot links directly (they are not in the epoll
  * set); a link that has cooled down, or lost its connection, leaves the
- * set.  Returns 1 when epoll must run too: it is due, no link is hot, or a
- * hot link waits to write. */
-static int poll_hot(bfo_tcp *t)
+ * set.  Returns 1 when epoll must run too: it is due, or no link is hot.
+ * *handled counts the hot links that had data frames for the engine. */
+static int poll_hot(bfo_tcp *t, int *handled)
 {
     int need_epoll = t->nhot == 0 || t->now - t->last_epoll >= EPOLL_EVERY_NS;
     for (int k = 0; k < t->nhot;) {
@@ -1095,8 +1160,11 @@ static int poll_hot(bfo_tcp *t)
             cool(t, k);
             continue;
         }
-        if (!l->stalled && !l->broken)
+        if (!l->stalled && !l->broken) {
+            uint64_t seq = l->rx_seq;
             link_read(t, l);
+            *handled += l->rx_seq != seq;
+        }
         if (l->fd >= 0 && (l->unsent >= 0 || l->ctl_off < l->ctl_len))
             link_flush(t, l);
         settle(t);
@@ -1149,6 +1217,26 @@ static int poll_epoll(bfo_tcp *t, int timeout_ms)
     return handled;
 }
 
+/* About to sleep in epoll: nothing else goes out soon, so every ack owed
+ * goes out now, and every hot link goes back into the epoll set (data
+ * already waiting on one makes the set readable at once).  Returns 1 when
+ * the caller must not sleep: posts wait to complete, or connect() requests
+ * to be handled (both only happen in progress). */
+static int sleep_prep(bfo_tcp *t)
+{
+    acks_due(t, 1);
+    settle(t);
+    while (t->nhot)
+        cool(t, 0);
+    return t->failed.head >= 0 || t->nconnect_req > 0;
+}
+
+int bfo_tcp_prepare_sleep(bfo_tcp *t)
+{
+    t->now = bfo_tcp_now();
+    return sleep_prep(t);
+}
+
 int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
 {
     int handled = 0;
@@ -1157,17 +1245,10 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
     if (t->nstalled)
         retry_stalled(t);
     settle(t);
-    if (timeout_ms > 0) { /* about to sleep: nothing else goes out soon */
-        acks_due(t, 1);
-        settle(t);
-        if (t->failed.head >= 0)
-            timeout_ms = 0;
-    }
+    if (timeout_ms > 0 && sleep_prep(t))
+        timeout_ms = 0;
     t->busy = timeout_ms == 0;
-    if (timeout_ms > 0) /* about to sleep: every link back into epoll */
-        while (t->nhot)
-            cool(t, 0);
-    if (timeout_ms > 0 || poll_hot(t))
+    if (timeout_ms > 0 || poll_hot(t, &handled))
         handled += poll_epoll(t, timeout_ms);
     t->busy = 0;
     acks_due(t, 0);
@@ -1176,7 +1257,7 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
         t->last_scan = t->now;
         timeouts(t);
         settle(t);
-        bfo_engine_progress(&t->eng, t->now);
+        up_timers(t);
         settle(t);
     }
     if (t->nconnect_req) {
@@ -1220,7 +1301,7 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
                 "evmask %x stalled %d peer-stalled %d queued %d unsent %d ctl %zu/%zu rx %zu/%zu "
                 "rx-seq %llu ack-sent %llu last-written %llu\n",
                 t->rank, l->peer, l->rail, l->fd, l->state,
-                bfo_rail_state_name(t->eng.peers[l->peer].rail[l->rail].fsm.cs), l->hot,
+                t->own ? bfo_rail_state_name(t->eng.peers[l->peer].rail[l->rail].fsm.cs) : "(sink)", l->hot,
                 l->in_epoll, l->evmask, l->stalled, l->peer_stalled, q, u, l->ctl_off, l->ctl_len,
                 l->rx_off, l->rx_len, (unsigned long long)l->rx_seq,
                 (unsigned long long)l->ack_sent, (unsigned long long)l->last_written);
@@ -1229,11 +1310,11 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
     fprintf(f, "bfo-tcp[%d]: hot %d stalled %d connect-requests %d engine ops in use %d; "
             "progress calls %llu, epoll calls %llu; last epoll %.3f ms ago, last scan %.3f ms ago, "
             "engine time %.3f ms ago\n", t->rank,
-            t->nhot, t->nstalled, t->nconnect_req, t->eng.ops_in_use,
+            t->nhot, t->nstalled, t->nconnect_req, t->own ? t->eng.ops_in_use : -1,
             (unsigned long long)t->nprogress, (unsigned long long)t->nepoll,
             (double)(now - t->last_epoll) / 1e6, (double)(now - t->last_scan) / 1e6,
-            (double)(now - t->eng.now) / 1e6);
-    {
+            t->own ? (double)(now - t->eng.now) / 1e6 : -1.0);
+    if (t->own) {
         const bfo_engine *e = &t->eng;
         int ux = 0, ooo = 0, posted = 0;
         for (int i = e->ux_head; i >= 0; i = e->uxm[i].next)
@@ -1473,8 +1554,17 @@ static int env_int(const char *name, int *v)
     return 0;
 }
 
-static int init_common(bfo_tcp **out, int rank, int size, const char *bootstrap, int via_pmix,
-                       const bfo_config *cfg_in, const bfo_tcp_options *opt);
+/* How init gets the address table, and where the backend reports. */
+typedef struct wireup {
+    const char *bootstrap;        /* bfo_tcp_bootstrap at this address */
+    int via_pmix;                 /* ... or PMIx */
+    const bfo_sink *sink;         /* ... or the caller's exchange, and no engine of its own */
+    bfo_tcp_exchange_fn exchange;
+    void *ctx;
+} wireup;
+
+static int init_common(bfo_tcp **out, int rank, int size, const wireup *w, const bfo_config *cfg_in,
+                       const bfo_tcp_options *opt);
 
 int bfo_tcp_init(bfo_tcp **out, const bfo_config *cfg, const bfo_tcp_options *opt)
 {
@@ -1486,7 +1576,8 @@ int bfo_tcp_init(bfo_tcp **out, const bfo_config *cfg, const bfo_tcp_options *op
         rc = bfo_tcp_pmix_init(&rank, &size);
         if (rc != BFO_OK)
             return rc;
-        rc = init_common(out, rank, size, NULL, 1, cfg, opt);
+        wireup w = { NULL, 1, NULL, NULL, NULL };
+        rc = init_common(out, rank, size, &w, cfg, opt);
         if (rc != BFO_OK)
             bfo_tcp_pmix_fini();
         else
@@ -1504,11 +1595,24 @@ int bfo_tcp_init(bfo_tcp **out, const bfo_config *cfg, const bfo_tcp_options *op
 int bfo_tcp_init_with(bfo_tcp **out, int rank, int size, const char *bootstrap,
                       const bfo_config *cfg_in, const bfo_tcp_options *opt)
 {
-    return init_common(out, rank, size, bootstrap, 0, cfg_in, opt);
+    wireup w = { bootstrap, 0, NULL, NULL, NULL };
+    return init_common(out, rank, size, &w, cfg_in, opt);
 }
 
-static int init_common(bfo_tcp **out, int rank, int size, const char *bootstrap, int via_pmix,
-                       const bfo_config *cfg_in, const bfo_tcp_options *opt)
+int bfo_tcp_init_sink(bfo_tcp **out, int rank, int size, const bfo_config *cfg,
+                      const bfo_tcp_options *opt, const bfo_sink *sink, bfo_tcp_exchange_fn exchange,
+                      void *ctx)
+{
+    wireup w = { NULL, 0, sink, exchange, ctx };
+    *out = NULL;
+    if (!cfg || !opt || opt->nrails < 1 || !sink || !sink->completion || !sink->frame ||
+        !sink->rail_event || !exchange || size < 1 || rank < 0 || rank >= size)
+        return BFO_ERR_INVALID;
+    return init_common(out, rank, size, &w, cfg, opt);
+}
+
+static int init_common(bfo_tcp **out, int rank, int size, const wireup *w, const bfo_config *cfg_in,
+                       const bfo_tcp_options *opt)
 {
     bfo_tcp *t;
     bfo_config cfg;
@@ -1581,13 +1685,21 @@ static int init_common(bfo_tcp **out, int rank, int size, const char *bootstrap,
     t->table = (bfo_tcp_addr *)calloc((size_t)size * (size_t)t->nrails, sizeof *t->table);
     if (!t->table)
         goto fail;
-    rc = via_pmix ? bfo_tcp_pmix_exchange(rank, size, t->nrails, mine, t->table, &t->job,
-                                          t->o.bootstrap_timeout_ns)
-                  : bfo_tcp_bootstrap(bootstrap, rank, size, t->nrails, mine, t->table, &t->job,
-                                      t->o.bootstrap_timeout_ns);
+    if (w->sink)
+        rc = w->exchange(w->ctx, t->nrails, mine, t->table, &t->job);
+    else if (w->via_pmix)
+        rc = bfo_tcp_pmix_exchange(rank, size, t->nrails, mine, t->table, &t->job,
+                                   t->o.bootstrap_timeout_ns);
+    else
+        rc = bfo_tcp_bootstrap(w->bootstrap, rank, size, t->nrails, mine, t->table, &t->job,
+                               t->o.bootstrap_timeout_ns);
     if (rc != BFO_OK) {
         tlog(t, 1, "bootstrap through %s failed: %s",
-             via_pmix ? "PMIx" : bootstrap ? bootstrap : "(BFO_BOOTSTRAP unset)", bfo_tcp_errname(rc));
+             w->sink       ? "the caller's exchange"
+             : w->via_pmix ? "PMIx"
+             : w->bootstrap ? w->bootstrap
+                            : "(BFO_BOOTSTRAP unset)",
+             bfo_tcp_errname(rc));
         goto fail;
     }
 
@@ -1595,12 +1707,17 @@ static int init_common(bfo_tcp **out, int rank, int size, const char *bootstrap,
     cfg = cfg_in ? *cfg_in : (bfo_config){ 0 };
     cfg.rank = rank;
     cfg.nranks = size;
-    cfg.nrails = t->nrails;
+    if (!w->sink || cfg.nrails < t->nrails) /* under a sink, cfg is the engine's: */
+        cfg.nrails = t->nrails;                /* its rails, not only these */
     {
         bfo_config d = cfg; /* the defaults the engine will use */
         bfo__config_defaults(&d);
         t->max_frame = BFO_MAX_HDR_SIZE + (d.eager_limit > d.frag_size ? d.eager_limit : d.frag_size);
         t->nents = d.max_ops + 16;
+        /* keepalives while stalled: four per probe timeout, at most 10 ms apart */
+        t->ka_ns = d.probe_timeout_ns / 4;
+        if (t->ka_ns > 10000000ull || t->ka_ns == 0)
+            t->ka_ns = 10000000ull;
     }
     t->rx_cap = 2 * (BFO_TCP_HDR_SIZE + t->max_frame);
     rc = BFO_ERR_NO_MEMORY;
@@ -1609,8 +1726,9 @@ static int init_common(bfo_tcp **out, int rank, int size, const char *bootstrap,
     t->npend = 4 * size * t->nrails + 8;
     t->pend = (pend *)calloc((size_t)t->npend, sizeof *t->pend);
     t->rxmem = (uint8_t *)malloc(t->rx_cap * (size_t)size * (size_t)t->nrails);
-    t->emem = malloc(bfo_engine_mem_size(&cfg));
-    if (!t->links || !t->ents || !t->pend || !t->rxmem || !t->emem)
+    t->own = !w->sink;
+    t->emem = t->own ? malloc(bfo_engine_mem_size(&cfg)) : NULL;
+    if (!t->links || !t->ents || !t->pend || !t->rxmem || (t->own && !t->emem))
         goto fail;
     for (int i = 0; i < t->nents; i++)
         t->ents[i].next = i + 1 < t->nents ? i + 1 : -1;
@@ -1628,22 +1746,17 @@ static int init_common(bfo_tcp **out, int rank, int size, const char *bootstrap,
             l->rx = t->rxmem + t->rx_cap * (size_t)(p * t->nrails + r);
         }
     t->links_ready = 1;
-    memset(&be, 0, sizeof be);
-    be.ctx = t;
-    be.post_send = tcp_post_send;
-    be.connect = tcp_connect;
-    be.rail_caps = tcp_rail_caps;
-    be.rail_bandwidth = tcp_rail_bw;
     t->now = bfo_tcp_now();
-    rc = bfo_engine_init(&t->eng, &cfg, &be, t->emem, bfo_engine_mem_size(&cfg), t->now);
-    if (rc != BFO_OK)
-        goto fail;
-    /* keepalives while stalled: four per probe timeout, at most 10 ms apart */
-    t->ka_ns = t->eng.cfg.probe_timeout_ns / 4;
-    if (t->ka_ns > 10000000ull || t->ka_ns == 0)
-        t->ka_ns = 10000000ull;
-    tlog(t, 2, "rank %d of %d, %d rail(s), job %016llx", rank, size, t->nrails,
-         (unsigned long long)t->job);
+    if (t->own) {
+        bfo_tcp_backend(t, &be);
+        rc = bfo_engine_init(&t->eng, &cfg, &be, t->emem, bfo_engine_mem_size(&cfg), t->now);
+        if (rc != BFO_OK)
+            goto fail;
+    } else {
+        t->sink = *w->sink;
+    }
+    tlog(t, 2, "rank %d of %d, %d rail(s), job %016llx%s", rank, size, t->nrails,
+         (unsigned long long)t->job, t->own ? "" : ", under a sink");
     *out = t;
     return BFO_OK;
 fail:
@@ -1653,7 +1766,19 @@ fail:
 
 /* ----------------------------------------------------------- accessors */
 
-bfo_engine *bfo_tcp_engine(bfo_tcp *t) { return &t->eng; }
+bfo_engine *bfo_tcp_engine(bfo_tcp *t) { return t->own ? &t->eng : NULL; }
+int bfo_tcp_epoll_fd(const bfo_tcp *t) { return t->ep; }
+
+void bfo_tcp_backend(bfo_tcp *t, bfo_backend *be)
+{
+    memset(be, 0, sizeof *be);
+    be->ctx = t;
+    be->post_send = tcp_post_send;
+    be->connect = tcp_connect;
+    be->rail_caps = tcp_rail_caps;
+    be->rail_bandwidth = tcp_rail_bw;
+}
+
 int bfo_tcp_rank(const bfo_tcp *t) { return t->rank; }
 int bfo_tcp_size(const bfo_tcp *t) { return t->size; }
 int bfo_tcp_nrails(const bfo_tcp *t) { return t->nrails; }

@@ -20,6 +20,36 @@
  * every few ms).  The engine is not re-entrant and neither is this backend:
  * one thread drives both.
  *
+ * UNDER A SINK (a rail group of a multiplexer, bfo_net.h)
+ *   bfo_tcp_init_sink(&t, rank, size, &cfg, &opt, &sink, exchange, ctx);
+ *   bfo_tcp_backend(t, &be);   // post_send, connect, rail_caps,
+ *                              // rail_bandwidth, ctx = t: for the
+ *                              // multiplexer's engine (TCP rail numbers)
+ *   loop: bfo_tcp_progress(t, 0); ...; bfo_engine_progress(e, now);
+ *         if nothing happened: if (!bfo_tcp_prepare_sleep(t))
+ *                                  poll() on bfo_tcp_epoll_fd(t) and others
+ *   No engine of its own (bfo_tcp_engine returns NULL) and no bootstrap:
+ *   rank and size are given, the rails come from opt (opt->rails,
+ *   opt->nrails >= 1; BFO_RAILS is the caller's), and the address table
+ *   from the caller's exchange (this backend's rails in, every rank's out,
+ *   with the job id).  cfg is the engine's configuration, as given to
+ *   bfo_engine_init (its rails may be more than these): it sizes the send
+ *   descriptors (max_ops) and frames, and its probe timeout sets the
+ *   keepalive interval.  Completions, frames, rail events and every ACK
+ *   heard (bfo_sink.h: completion, frame, rail_event, heard) go to the
+ *   sink with this backend's rail numbers, at the same points as to an
+ *   engine of its own.  Rail events are not filtered by rail state here:
+ *   the engine behind the sink ignores those its rail machine does not
+ *   wait for (with an engine of its own the backend checks the rail
+ *   state first, and logs an event it leaves out).
+ *   The engine's timers are the sink owner's to run.
+ *   Sleeping: bfo_tcp_progress(t, 0) may read busy links directly, outside
+ *   the epoll set (BUSY POLLING below); bfo_tcp_prepare_sleep sends every
+ *   ack owed and puts those links back, so the epoll fd is readable
+ *   whenever data waits.  It returns non-zero when the caller must not
+ *   sleep (posts to complete, connect() requests to handle: run
+ *   bfo_tcp_progress again).
+ *
  * ENVIRONMENT (set by `bfo run`)
  *   BFO_RANK, BFO_SIZE      this process and how many
  *   BFO_BOOTSTRAP=ADDR:PORT rank 0 listens there; the others connect, send
@@ -81,8 +111,12 @@
  *   hello arrives, the acceptor when the hello arrives.  A new connection
  *   for a (peer, rail) replaces the old one (RAIL_ERROR for the old first).
  *   connect() on a rail that still has a connection (the engine mapped it
- *   out for silence, say) closes it and starts afresh.  CONNECT_FAILED:
- *   refused, or connect_timeout without a hello.
+ *   out for silence, say) closes it and starts afresh.  connect() is
+ *   handled in the next progress; an accepted connection whose hello
+ *   arrives before that (at start-up the peer may dial first) answers it:
+ *   it is kept, and whatever the rail had before closes as connect()
+ *   would have it.  CONNECT_FAILED: refused, or connect_timeout without a
+ *   hello.
  *
  * BACK-PRESSURE.  bfo_engine_frame returning BFO_ERR_AGAIN: the frame stays
  *   in the connection's buffer, the connection is not read until a later
@@ -96,6 +130,12 @@
  *   heartbeat probe, queued behind the stalled frames, does not time out
  *   while keepalives arrive, and does once they stop.
  *
+ * BUSY POLLING.  bfo_tcp_progress(t, 0): a link that took a data frame in
+ *   the last millisecond leaves the epoll set and is read directly at every
+ *   such progress (no epoll_wait on the critical path); epoll still runs at
+ *   least every 20 us for the other links.  bfo_tcp_progress(t, > 0) and
+ *   bfo_tcp_prepare_sleep put every link back before anyone sleeps.
+ *
  * MALFORMED INPUT.  Bad magic, unknown kind, length above the largest frame,
  *   out-of-sequence numbers, an ack beyond what was sent, a bad hello, or a
  *   frame the engine rejects (parse error, BFO_ERR_PROTOCOL): the
@@ -107,10 +147,10 @@
  *   Emulating RDMA over a socket would add a copy on the receiving side
  *   anyway and buys nothing.
  *
- * MEMORY.  Everything is allocated in bfo_tcp_init: the engine, one
- *   receive buffer per (peer, rail) (two of the largest frames), and a pool
- *   of send descriptors as large as the engine's max_ops (so a post never
- *   finds it empty).  Sends are zero-copy: the frame header lives in the
+ * MEMORY.  Everything is allocated at init: the engine (none under a
+ *   sink), one receive buffer per (peer, rail) (two of the largest frames),
+ *   and a pool of send descriptors as large as the engine's max_ops (so a
+ *   post never finds it empty).  Sends are zero-copy: the frame header lives in the
  *   descriptor and writev/sendmsg takes the engine's iov directly (the
  *   engine keeps them valid until the completion).  No malloc on the
  *   per-message path.
@@ -138,6 +178,7 @@
 #include <stdio.h>
 
 #include "bfo_engine.h"
+#include "bfo_sink.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -208,11 +249,42 @@ int bfo_tcp_init(bfo_tcp **out, const bfo_config *cfg, const bfo_tcp_options *op
 int bfo_tcp_init_with(bfo_tcp **out, int rank, int size, const char *bootstrap,
                       const bfo_config *cfg, const bfo_tcp_options *opt);
 
-/* Does the I/O, reports to the engine, runs its timers.  Waits up to
- * timeout_ms (0: poll) for something to happen.  Returns the number of
- * events handled (>= 0). */
+/* The address exchange under a sink: this backend's nrails listen
+ * addresses in (mine), every rank's out (table[size * nrails], rank-major),
+ * and a job id every hello carries (the same on every rank).  Returns
+ * BFO_OK or an error code. */
+typedef int (*bfo_tcp_exchange_fn)(void *ctx, int nrails, const bfo_tcp_addr *mine,
+                                   bfo_tcp_addr *table, uint64_t *job);
+
+/* Under a sink (see UNDER A SINK above): no engine of its own, no
+ * bootstrap of its own; rank and size given, the rails from opt (required,
+ * opt->nrails >= 1), cfg the engine's configuration (required).  sink is
+ * copied; its completion, frame and rail_event are required, heard may be
+ * NULL. */
+int bfo_tcp_init_sink(bfo_tcp **out, int rank, int size, const bfo_config *cfg,
+                      const bfo_tcp_options *opt, const bfo_sink *sink, bfo_tcp_exchange_fn exchange,
+                      void *ctx);
+
+/* Does the I/O, reports to the engine (or the sink), runs the engine's
+ * timers (own engine only).  Waits up to timeout_ms (0: poll) for
+ * something to happen.  Returns the number of events handled (>= 0). */
 int bfo_tcp_progress(bfo_tcp *t, int timeout_ms);
 
+/* The transport functions for an engine (post_send, connect, rail_caps,
+ * rail_bandwidth; ctx = t; no RDMA).  Under a sink, for its owner. */
+void bfo_tcp_backend(bfo_tcp *t, bfo_backend *be);
+
+/* The epoll set: readable when something waits for bfo_tcp_progress (after
+ * bfo_tcp_prepare_sleep; a busy link may be outside it before that). */
+int bfo_tcp_epoll_fd(const bfo_tcp *t);
+
+/* The caller is about to sleep on bfo_tcp_epoll_fd (with other fds): sends
+ * every ack owed and puts busy-polled links back into the epoll set.
+ * Returns 0 when it may sleep, non-zero when there is work only
+ * bfo_tcp_progress does (call it again instead of sleeping). */
+int bfo_tcp_prepare_sleep(bfo_tcp *t);
+
+/* Its own engine; NULL under a sink. */
 bfo_engine *bfo_tcp_engine(bfo_tcp *t);
 int bfo_tcp_rank(const bfo_tcp *t);
 int bfo_tcp_size(const bfo_tcp *t);
@@ -226,7 +298,8 @@ uint64_t bfo_tcp_now(void);
 void bfo_tcp_fault_drop(bfo_tcp *t, int rail, int on);
 
 /* One line per connection (state, queues, stall and busy-poll flags) and a
- * summary, on f: for a tool that timed out. */
+ * summary, with the engine's queues when it owns one, on f: for a tool that
+ * timed out (bfo stream and bfo bench dump on SIGUSR2 too). */
 void bfo_tcp_dump(const bfo_tcp *t, FILE *f);
 
 /* Sends the acks still owed, closes every connection, frees everything. */
