@@ -133,6 +133,17 @@ static int n_connect(void *ctx, int peer, int rail)
     return b->connect ? b->connect(b->ctx, peer, n->local[rail]) : -1;
 }
 
+static void n_disconnect(void *ctx, int peer, int rail)
+{
+    bfo_net *n = (bfo_net *)ctx;
+    const bfo_backend *b;
+    if (rail < 0 || rail >= n->nrails)
+        return;
+    b = n->kind[rail] == BFO_NET_TCP ? &n->tbe : &n->vbe;
+    if (b->disconnect)
+        b->disconnect(b->ctx, peer, n->local[rail]);
+}
+
 static unsigned n_caps(void *ctx, int rail)
 {
     bfo_net *n = (bfo_net *)ctx;
@@ -384,6 +395,7 @@ int bfo_net_init(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options 
         be.reg_mem = n_reg_mem;
         be.dereg_mem = n_dereg_mem;
         be.connect = n_connect;
+        be.disconnect = n_disconnect;
         be.rail_caps = n_caps;
         be.rail_bandwidth = n_bw;
         rc = BFO_ERR_NO_MEMORY;

@@ -991,6 +991,20 @@ static int tcp_connect(void *ctx, int peer, int rail)
     return 0;
 }
 
+/* The engine mapped the rail out: the connection is dropped at the next
+ * safe point, and what is in flight on it completes with ok=0 then (not at
+ * the reconnect, after the back-off). */
+static void tcp_disconnect(void *ctx, int peer, int rail)
+{
+    bfo_tcp *t = (bfo_tcp *)ctx;
+    tlink *l;
+    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
+        return;
+    l = link_of(t, peer, rail);
+    if (l->fd >= 0 && !l->broken)
+        set_broken(t, l, 0, "the engine mapped the rail out");
+}
+
 /* connect() requests: whatever connection the rail had is over (the
  * engine gave up on it); dial, or wait for the peer to dial. */
 static void handle_connects(bfo_tcp *t)
@@ -1775,6 +1789,7 @@ void bfo_tcp_backend(bfo_tcp *t, bfo_backend *be)
     be->ctx = t;
     be->post_send = tcp_post_send;
     be->connect = tcp_connect;
+    be->disconnect = tcp_disconnect;
     be->rail_caps = tcp_rail_caps;
     be->rail_bandwidth = tcp_rail_bw;
 }

@@ -110,8 +110,11 @@
  *   names rank, rail and job; the dialer reports CONNECTED when the reply
  *   hello arrives, the acceptor when the hello arrives.  A new connection
  *   for a (peer, rail) replaces the old one (RAIL_ERROR for the old first).
- *   connect() on a rail that still has a connection (the engine mapped it
- *   out for silence, say) closes it and starts afresh.  connect() is
+ *   connect() on a rail that still has a connection closes it and starts
+ *   afresh.  disconnect() (the engine mapped the rail out: its probe timed
+ *   out, or the peer's notice came) drops the connection at the next
+ *   progress, so what was in flight on it fails over at once rather than
+ *   after the back-off.  connect() is
  *   handled in the next progress; an accepted connection whose hello
  *   arrives before that (at start-up the peer may dial first) answers it:
  *   it is kept, and whatever the rail had before closes as connect()

@@ -94,6 +94,15 @@ typedef struct bfo_backend {
      * BFO_EV_CONNECTED or BFO_EV_CONNECT_FAILED rail event. */
     int (*connect)(void *ctx, int peer, int rail);
 
+    /* Optional (may be NULL).  The engine mapped the rail out for this peer
+     * (its probe timed out, the peer's notice said so, ...): drop the
+     * connection now, so that every operation in flight on it completes
+     * with ok == 0 at once rather than at the reconnect, after the back-off;
+     * the engine then sends them again over the other rails.  Called from
+     * inside engine calls (even from bfo_engine_frame): mark the connection
+     * and report from the next progress, like any rail error. */
+    void (*disconnect)(void *ctx, int peer, int rail);
+
     /* What a rail can do (BFO_CAP_*) and its bandwidth in MB/s (weights
      * for striping; 0 counts as 1). */
     unsigned (*rail_caps)(void *ctx, int rail);

@@ -1302,6 +1302,8 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
             up += k != rail && bfo__rail_up(e, peer, k);
         if (!up && !p->down_since)
             p->down_since = e->now ? e->now : 1;
+        if (e->be.disconnect) /* what is in flight on it fails now, not at the reconnect */
+            e->be.disconnect(e->be.ctx, peer, rail);
         break;
     }
     case BFO_RAIL_ACT_SEND_BROKEN: {

@@ -1,15 +1,15 @@
 #!/bin/bash
 # (c) silent loss on rail 127.0.0.2: nothing arrives, no error.  Found by
-# the engine's heartbeat and silence timers (silence 200 ms here); traffic
-# moves to rail 0, nothing is lost, and the rail is re-admitted once the
-# loss stops.  Two ways: an nftables drop rule (when nft works here) and
+# the engine's heartbeat probe timing out (the defaults: heartbeat 100 ms,
+# probe timeout 40 ms; the silence backstop is 1 s); traffic moves to rail
+# 0, nothing is lost, and the rail is re-admitted once the loss stops.  Two ways: an nftables drop rule (when nft works here) and
 # the backend's fault hook (always; SIGUSR1 toggles it in rank 1).
 . "$(dirname "$0")/lib.sh"
-SILENCE=200
+HEARTBEAT=100
 
 one_run() { # $1: nft | hook
     rm -f "$WORK/pids" "$WORK/out"
-    run_bg 2 --timeout 50 -- "$BFO_TCP" stream --json --duration 3.5 --silence-ms $SILENCE \
+    run_bg 2 --timeout 50 -- "$BFO_TCP" stream --json --duration 3.5 \
         --drop-on-signal 1 --timeout 30
     sleep 0.8
     if [ "$1" = nft ]; then
@@ -25,9 +25,12 @@ one_run() { # $1: nft | hook
     check_exact
     [ "$(jget failovers)" -ge 1 ] || fail "$1: the silent rail was never mapped out"
     [ "$(jget readmissions)" -ge 1 ] || fail "$1: the rail was not re-admitted after the loss stopped"
-    # the longest pause in completions: about the silence timeout, not more than a second past it
-    ms_lt "$(jget stall_ms_max)" $((SILENCE + 1000)) || fail "$1: traffic stalled $(jget stall_ms_max) ms"
+    # the longest pause in completions: heartbeat + probe timeout + recovery
+    # (about 140 ms), well below the 1 s silence backstop even on a loaded machine
+    ms_lt "$(jget stall_ms_max)" 900 || fail "$1: traffic stalled $(jget stall_ms_max) ms"
     summary
+    echo "   silent loss to traffic moving again: at most $(jget stall_ms_max) ms," \
+        "the heartbeat ($HEARTBEAT ms) + $(awk -v s="$(jget stall_ms_max)" -v h=$HEARTBEAT 'BEGIN { printf "%.1f", s - h }') ms"
     echo "ok: t3 silent loss ($1)"
 }
 
