@@ -1736,6 +1736,62 @@ void bfo_verbs_fault(bfo_verbs *v, int rail)
     }
 }
 
+static int vl_count(const bfo_verbs *v, const vlist *L)
+{
+    int n = 0;
+    for (int k = L->head; k >= 0 && n <= v->nents; k = v->ents[k].next)
+        n++;
+    return n;
+}
+
+void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
+{
+    static const char *const st[] = { "NONE", "DIALING", "WAIT_REP", "WAIT_RTU", "UP" };
+    uint64_t now = now_ns();
+    int free_ents = 0;
+    if (!v->started) {
+        fprintf(f, "bfo-verbs[%d]: not started\n", v->rank);
+        return;
+    }
+    for (int i = 0; i < v->size * v->nrails; i++) {
+        const vqp *q = &v->qps[i];
+        struct ibv_qp_attr a;
+        struct ibv_qp_init_attr ia;
+        int qs = -1;
+        if (q->peer == v->rank)
+            continue;
+        if (q->qp && ibv_query_qp(q->qp, &a, IBV_QP_STATE, &ia) == 0)
+            qs = (int)a.qp_state;
+        fprintf(f,
+                "bfo-verbs[%d]: peer %d rail %d: %s qp %u (ibv state %d) reported %d awaiting %d "
+                "connect-req %d broken %d%s%s; sq %d posted %d backlog %d send-buffers free "
+                "%d; receives posted %d waiting for the engine %d free %d; cfd %d deadline %+.3f s\n",
+                v->rank, q->peer, q->rail, q->state >= 0 && q->state <= Q_UP ? st[q->state] : "?",
+                q->qp ? q->qp->qp_num : 0, qs, q->reported, q->awaiting, q->connect_req, q->broken,
+                q->broken ? ": " : "", q->broken ? q->why : "", q->sq_used,
+                vl_count(v, &q->posted), vl_count(v, &q->backlog), q->nsfree, q->rposted, q->rx_n,
+                q->nrfree, q->cfd, q->deadline ? ((double)q->deadline - (double)now) / 1e9 : 0.0);
+    }
+    for (int k = v->ent_free; k >= 0 && free_ents <= v->nents; k = v->ents[k].next)
+        free_ents++;
+    fprintf(f, "bfo-verbs[%d]: descriptors %d, free %d, failed (to complete) %d; reaper queue %d\n",
+            v->rank, v->nents, free_ents, vl_count(v, &v->failed), v->nreap);
+    for (int r = 0; r < v->nrails; r++) {
+        const bfo_verbs_rail_stats *s = &v->st[r];
+        fprintf(f,
+                "bfo-verbs[%d]: rail %d (%s:%d, port %s): frames tx %llu rx %llu, rdma w %llu r %llu, "
+                "ok %llu failed %llu flushed %llu, qp errors %llu, connects %llu failed %llu, "
+                "back-pressure %llu\n",
+                v->rank, r, v->rails[r].dev, v->rails[r].port, v->rails[r].port_up ? "up" : "down",
+                (unsigned long long)s->frames_tx, (unsigned long long)s->frames_rx,
+                (unsigned long long)s->rdma_writes, (unsigned long long)s->rdma_reads,
+                (unsigned long long)s->completed_ok, (unsigned long long)s->completed_failed,
+                (unsigned long long)s->flushed, (unsigned long long)s->qp_errors,
+                (unsigned long long)s->connects, (unsigned long long)s->connect_failures,
+                (unsigned long long)s->backpressure);
+    }
+}
+
 void bfo_verbs_fini(bfo_verbs *v)
 {
     if (!v)

@@ -101,6 +101,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bfo_engine.h"
 #include "bfo_sink.h"
@@ -170,6 +171,9 @@ int bfo_verbs_nrails(const bfo_verbs *v);
 const bfo_verbs_rail_stats *bfo_verbs_get_stats(const bfo_verbs *v, int rail);
 void bfo_verbs_fault(bfo_verbs *v, int rail);
 void bfo_verbs_uncache(bfo_verbs *v, const void *buf, size_t len);
+/* One line per (peer, rail): queue pair state, work in flight, receive
+ * buffers; then the descriptors (for a tool that timed out, or SIGUSR2). */
+void bfo_verbs_dump(const bfo_verbs *v, FILE *f);
 void bfo_verbs_fini(bfo_verbs *v);
 const char *bfo_verbs_errname(int rc);
 
