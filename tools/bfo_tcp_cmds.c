@@ -31,8 +31,9 @@
  *       misbehaving test peer); the others do not stream with it.
  *     --recv-delay-ms T: post no receive for the first T ms (the senders'
  *       eager messages fill the engine's unexpected buffers: back-pressure).
- *     --trace-rails: every rail state change on stderr (time, peer, rail,
- *       from --event--> to).
+ *     --trace-rails: every rail state change on stderr (ms since the
+ *       first, CLOCK_MONOTONIC seconds in parentheses, peer, rail, from
+ *       --event--> to).
  *     --drop-on-signal RAIL: SIGUSR1 toggles the backend's fault hook
  *       (every frame on RAIL silently lost) in this process.
  *     --json: rank 0 prints ONE object for the whole job (the other ranks
@@ -394,7 +395,8 @@ static void on_usr2(int sig)
     dump_asked = 1;
 }
 
-/* --trace-rails: every rail transition on stderr, with the time since start. */
+/* --trace-rails: every rail transition on stderr, with the time since the first
+ * (and CLOCK_MONOTONIC seconds, the clock of the verbs backend's log). */
 static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
 {
     const stream *s = (const stream *)user;
@@ -411,8 +413,8 @@ static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
                 peer = p;
                 rail = r;
             }
-    fprintf(stderr, "bfo stream[%d]: %9.3f ms peer %d rail %d: %s --%s--> %s\n", s->rank,
-            (double)(now - t0) / 1e6, peer, rail, bfo_rail_state_name(st->from),
+    fprintf(stderr, "bfo stream[%d]: %9.3f ms (%.3f) peer %d rail %d: %s --%s--> %s\n", s->rank,
+            (double)(now - t0) / 1e6, (double)now / 1e9, peer, rail, bfo_rail_state_name(st->from),
             bfo_event_name(st->event), bfo_rail_state_name(st->to));
 }
 

@@ -31,7 +31,8 @@ monitor() {
 # $OUT/json); STREAM_PID.
 stream() {
     # TCG guests are slow: a probe gets 400 ms (the engine default is 100 ms)
-    "$BFO" stream --json --probe-timeout-ms 400 "$@" > "$OUT/json.$ROLE" 2> "$OUT/err.$ROLE" &
+    # shellcheck disable=SC2086 # BFO_STREAM_ARGS: extra options, e.g. --trace-rails (from $OUT/env)
+    "$BFO" stream --json --probe-timeout-ms 400 ${BFO_STREAM_ARGS:-} "$@" > "$OUT/json.$ROLE" 2> "$OUT/err.$ROLE" &
     STREAM_PID=$!
 }
 # wait_stream SEC: waits at most SEC for the stream; sets rc.
