@@ -969,6 +969,27 @@ static int v_connect(void *ctx, int peer, int rail)
     return 0;
 }
 
+/* The engine mapped the rail out (its probe timed out, the peer's BROKEN
+ * notice): the queue pair it had goes down at the next progress as after an
+ * error completion (RAIL_ERROR, the queue pair to the error state, every
+ * operation of it completed with ok=0), not at the reconnect after the
+ * back-off.  Called from inside engine calls (even bfo_engine_frame, from
+ * deliver()): it only marks.  A connection the engine has not been told
+ * about (a newer one, still being wired) is left alone. */
+static void v_disconnect(void *ctx, int peer, int rail)
+{
+    bfo_verbs *v = (bfo_verbs *)ctx;
+    vqp *q;
+    if (!v->started || peer < 0 || peer >= v->size || peer == v->rank || rail < 0 || rail >= v->nrails)
+        return;
+    q = qp_of(v, peer, rail);
+    if (q->reported && !q->broken) {
+        vlog(v, 2, "peer %d rail %d: the engine mapped the rail out: the queue pair goes down", peer, rail);
+        v->st[rail].disconnects++;
+        set_broken(v, q, 0, "the engine mapped the rail out");
+    }
+}
+
 static int port_active(bfo_verbs *v, vrail *r)
 {
     struct ibv_port_attr pa;
@@ -1436,6 +1457,7 @@ void bfo_verbs_backend(bfo_verbs *v, bfo_backend *be)
     be->reg_mem = v_reg_mem;
     be->dereg_mem = v_dereg_mem;
     be->connect = v_connect;
+    be->disconnect = v_disconnect;
     be->rail_caps = v_rail_caps;
     be->rail_bandwidth = v_rail_bw;
 }
@@ -1780,14 +1802,15 @@ void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
         const bfo_verbs_rail_stats *s = &v->st[r];
         fprintf(f,
                 "bfo-verbs[%d]: rail %d (%s:%d, port %s): frames tx %llu rx %llu, rdma w %llu r %llu, "
-                "ok %llu failed %llu flushed %llu, qp errors %llu, connects %llu failed %llu, "
-                "back-pressure %llu\n",
+                "ok %llu failed %llu flushed %llu, qp errors %llu (disconnects %llu), connects %llu "
+                "failed %llu, back-pressure %llu\n",
                 v->rank, r, v->rails[r].dev, v->rails[r].port, v->rails[r].port_up ? "up" : "down",
                 (unsigned long long)s->frames_tx, (unsigned long long)s->frames_rx,
                 (unsigned long long)s->rdma_writes, (unsigned long long)s->rdma_reads,
                 (unsigned long long)s->completed_ok, (unsigned long long)s->completed_failed,
                 (unsigned long long)s->flushed, (unsigned long long)s->qp_errors,
-                (unsigned long long)s->connects, (unsigned long long)s->connect_failures,
+                (unsigned long long)s->disconnects, (unsigned long long)s->connects,
+                (unsigned long long)s->connect_failures,
                 (unsigned long long)s->backpressure);
     }
 }

@@ -57,7 +57,14 @@
  *      mapping of statuses and async events is bfo_verbs_map.h (tested in
  *      make check).  IBV_EVENT_PORT_ERR fails every queue pair of the port.
  *      Posts while a rail has no queue pair complete with ok=0 at the next
- *      progress.
+ *      progress.  disconnect(peer, rail) (the engine mapped the rail out by
+ *      itself: its probe timed out, or the peer's BROKEN notice came) marks
+ *      the queue pair the engine was told about as failed; the next
+ *      progress tears it down the same way (RAIL_ERROR, error state,
+ *      every operation of it completed with ok=0), so what was in flight
+ *      fails over at once instead of at the reconnect after the back-off
+ *      or at the adapter's retry timeout.  A queue pair still being wired
+ *      (not yet reported CONNECTED) is left alone.
  *   4. One RC queue pair carries a rail to a peer: sends arrive in order;
  *      received frames are offered to the engine in order.
  *
@@ -134,7 +141,9 @@ typedef struct bfo_verbs_rail_stats {
     uint64_t frames_tx, frames_rx, bytes_tx, bytes_rx;
     uint64_t rdma_writes, rdma_reads, rdma_bytes;
     uint64_t connects, connect_failures;
-    uint64_t qp_errors;         /* queue pairs lost: error completion, async event, replaced */
+    uint64_t qp_errors;         /* queue pairs lost: error completion, async event, replaced,
+                                 * dropped by disconnect() */
+    uint64_t disconnects;       /* disconnect() calls that dropped a queue pair */
     uint64_t completed_ok, completed_failed, flushed;
     uint64_t wc_errors[22];     /* error completions by ibv_wc_status */
     uint64_t port_errors;       /* IBV_EVENT_PORT_ERR */
