@@ -62,6 +62,7 @@ check_exact() {
 summary() {
     say "messages $(jget messages), bytes $(jget bytes), verified $(jget verified), lost $(jget lost)," \
         "failovers $(jget failovers), readmissions $(jget readmissions), recovery_ms_max $(jget recovery_ms_max)," \
+        "failover_ms_max $(jget failover_ms_max)," \
         "stall_ms_max $(jget stall_ms_max), per_rail_bytes [$(jrail 0),$(jrail 1),$(jrail 2)], elapsed_ms $(jget elapsed_ms)"
 }
 

@@ -30,6 +30,6 @@ rail_moves_at_end 1 || fail "rail 1 carried nothing after its re-admission"
 P=$(cat "$OUT/pull.t")
 d=$(first_log_after "$P" "rail 1: (RAIL_ERROR|queue pair closed)")
 [ -n "$d" ] || fail "rank 0 never saw rail 1 fail"
-echo "measure: rank 0: cable pull -> rail 1 error reported $(ms_between "$P" "$d") ms; longest gap between completions $(jget stall_ms_max) ms; mapped out -> next completion $(jget recovery_ms_max) ms"
+echo "measure: rank 0: cable pull -> rail 1 error reported $(ms_between "$P" "$d") ms; longest gap between completions $(jget stall_ms_max) ms; mapped out -> next completion $(jget recovery_ms_max) ms; out of UP -> its operations in flight failed $(jget failover_ms_max) ms"
 summary
 echo "ok: t2 cable of verbs rail 1 pulled and put back: failover, re-admission, traffic again"
