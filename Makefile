@@ -132,9 +132,9 @@ check-tcp: $(BUILD)/bfo $(BUILD)/tcp_badpeer
 	echo "tests: $$n passed, 0 failed"
 
 # The verbs backend on real Soft-RoCE: two QEMU/TCG guests, two rxe rails
-# and a TCP rail between them (tests/verbs/; root, qemu-system-x86,
-# rdma-core, ibverbs-providers, busybox-static; ~5 min).  Needs the verbs
-# backend built (libibverbs-dev).
+# and a TCP rail between them; the faults of t1-t5 and the ping-pong of t6
+# (tests/verbs/; root, qemu-system-x86, rdma-core, ibverbs-providers,
+# busybox-static; ~4 min).  Needs the verbs backend built (libibverbs-dev).
 check-verbs: $(BUILD)/bfo
 	@if [ -z "$(VERBS_SRC)" ]; then echo "check-verbs: built without libibverbs (apt-get install libibverbs-dev)"; exit 1; fi
 	bash tests/verbs/run.sh ./$(BUILD)/bfo

@@ -885,6 +885,60 @@ static void test_one_directional_loss_probe_timeout_on_one_side_broken_on_the_ot
     sr_del(st.w);
 }
 
+/* The backend's disconnect(): which (rank, peer, rail) the engine asked to
+ * drop, how often, and at what engine time (the simulator has none: the
+ * test puts this one in each engine's backend). */
+static struct {
+    int calls[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS];
+    uint64_t at[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS];
+    sr_world *w;
+} disc;
+
+static void rec_disconnect(void *ctx, int peer, int rail)
+{
+    const sn_endpoint *ep = (const sn_endpoint *)ctx;
+    assert_true(peer >= 0 && peer < SN_MAX_RANKS && rail >= 0 && rail < BFO_MAX_RAILS);
+    if (!disc.calls[ep->rank][peer][rail]++)
+        disc.at[ep->rank][peer][rail] = disc.w->e[ep->rank].now;
+}
+
+/* A map-out tells the transport to drop the rail's connection (so that what
+ * is in flight on it fails over at once, not at the reconnect): the side
+ * whose probe timed out and the side the notice reached each call
+ * disconnect(peer, rail) once, when the rail leaves UP; never for the rail
+ * that stays up, never while nothing fails; the stream arrives whole. */
+static void test_map_out_tells_the_transport_to_disconnect(void **state)
+{
+    static stream st;
+    mapout_watch x[2];
+    (void)state;
+    memset(&st, 0, sizeof st);
+    memset(&disc, 0, sizeof disc);
+    st.w = detect_world(65, 1, x);
+    disc.w = st.w;
+    for (int i = 0; i < 2; i++)
+        st.w->e[i].be.disconnect = rec_disconnect;
+    stream_for(&st, 300 * MS, MS, 1);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(disc.calls[i][1 - i][k], 0);
+    uint64_t t = st.w->sn.now;
+    sn_set_path(&st.w->sn, 0, 1, 0, SN_PATH_SILENT);
+    stream_for(&st, DETECT_BOUND + 20 * MS, MS, 1);
+    both_mapped_out_within(x, t, "0->1 silent on rail 0");
+    assert_int_equal(x[1].ev[0][0], BFO_EV_PROBE_TIMED_OUT);
+    assert_int_equal(x[0].ev[1][0], BFO_EV_BROKEN_RCVD);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(disc.calls[i][1 - i][0], 1);
+        assert_int_equal(disc.at[i][1 - i][0], x[i].at[1 - i][0]); /* at the map-out itself */
+        assert_int_equal(disc.calls[i][1 - i][1], 0);
+    }
+    sn_set_path(&st.w->sn, 0, 1, 0, SN_PATH_OPEN);
+    stream_check(&st);
+    sr_del(st.w);
+}
+
 /* Rank 0 streams to rank 1; only the way back (1->0) on rail 0 turns
  * silent.  Rank 0 must find out by itself, by probing because it hears
  * nothing.  Rank 1 may hear rank 0's frames on rail 0 until the end (then
@@ -1304,6 +1358,7 @@ int main(void)
         cmocka_unit_test(test_silent_loss_busy_rail_mapped_out_within_heartbeat_plus_probe_timeout),
         cmocka_unit_test(test_silent_loss_idle_rail_mapped_out_within_heartbeat_plus_probe_timeout),
         cmocka_unit_test(test_one_directional_loss_probe_timeout_on_one_side_broken_on_the_other),
+        cmocka_unit_test(test_map_out_tells_the_transport_to_disconnect),
         cmocka_unit_test(test_silent_way_back_busy_sender_probes_and_times_out),
         cmocka_unit_test(test_short_timers_silent_rail_mapped_out_within_50_ms),
         cmocka_unit_test(test_stalled_peer_heard_is_not_failed_until_it_falls_silent),

@@ -3,7 +3,7 @@
  *
  *   bfo bench [--sizes LIST] [--rails A,B,...] [--baseline] [--csv [FILE]]
  *             [--plot FILE.png] [--rounds R] [--window W] [--iters N]
- *             [--msgs N] [--raw-blocking] [--timeout SEC]
+ *             [--msgs N] [--raw-blocking] [--timeout SEC] [--verbose]
  *   bfo bench --plot FILE.png --input LABEL=FILE.csv [--input LABEL=FILE.csv]...
  *
  *   Two ranks.  Under `bfo run -n 2 [--rails A,B] -- bfo bench ...` it runs
@@ -32,6 +32,11 @@
  *                   lat_ratio,bw_ratio,lat_min_us,raw_lat_min_us (raw and
  *                   ratio fields empty without --baseline); no FILE or "-":
  *                   stdout, instead of the table
+ *   --timeout SEC   give up (exit 1, the transport's state on stderr) after
+ *                   SEC seconds (default 600); SIGUSR2 prints that state and
+ *                   goes on
+ *   --verbose       each phase on stderr as it starts (CLOCK_MONOTONIC
+ *                   seconds), and the engine's map-outs at the end
  *   --plot FILE.png latency and bandwidth against size (gnuplot, Debian
  *                   package gnuplot-nox; exit 1 if it is missing)
  *   --input LABEL=FILE.csv  with --plot: no benchmark, plot these CSVs (one
@@ -84,7 +89,7 @@ typedef struct bench {
     char *sbuf, *rbuf;
     bfo_request *sreq, *rreq;
     uint64_t deadline;
-    int failed;
+    int failed, verbose;
     const char *phase; /* where it is, for the timeout message */
     size_t phase_size;
     bfo_request sync_s[2]; /* barrier sends, completed lazily */
@@ -100,6 +105,7 @@ typedef struct result {
 static const char bench_usage[] =
     "usage: bfo bench [--sizes LIST] [--rails A,B,...] [--baseline] [--csv [FILE]] [--plot FILE.png]\n"
     "                 [--rounds R] [--iters N] [--msgs N] [--window W] [--raw-blocking] [--timeout SEC]\n"
+    "                 [--verbose]\n"
     "       bfo bench --plot FILE.png --input LABEL=FILE.csv [--input LABEL=FILE.csv]...\n"
     "  two ranks: under `bfo run -n 2 -- bfo bench ...`, or it launches itself so\n";
 
@@ -159,6 +165,17 @@ static int overdue(bench *b)
     }
     b->failed = 1;
     return 1;
+}
+
+/* --verbose: each phase as it starts (CLOCK_MONOTONIC seconds, the clock
+ * of the backends' log lines). */
+static void bn_phase(bench *b, const char *phase, size_t size, int round)
+{
+    b->phase = phase;
+    b->phase_size = size;
+    if (b->verbose)
+        fprintf(stderr, "bfo bench[%d] %.3f: %zu B round %d: %s\n", b->rank, (double)bfo_tcp_now() / 1e9,
+                size, round, phase);
 }
 
 static int bn_wait(bench *b, bfo_request *r)
@@ -623,6 +640,8 @@ int bfo_cmd_bench(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--baseline"))
             b->baseline = 1;
+        else if (!strcmp(a, "--verbose"))
+            b->verbose = 1;
         else if (!strcmp(a, "--raw-blocking"))
             b->raw_blocking = 1;
         else if (!strcmp(a, "--csv")) {
@@ -774,11 +793,10 @@ int bfo_cmd_bench(int argc, char **argv)
                 if (raw && !b->baseline)
                     continue;
                 double *dst = m >= 0 ? (raw ? rlat : lat) + (size_t)m * (size_t)iters : tmp;
-                b->phase = "the barrier before a latency phase";
-                b->phase_size = size;
+                bn_phase(b, "the barrier before a latency phase", size, round);
                 if (bn_sync(b))
                     break;
-                b->phase = raw ? "raw latency" : "bfo latency";
+                bn_phase(b, raw ? "raw latency" : "bfo latency", size, round);
                 if (raw ? raw_lat(b, size, iters, dst) : bfo_lat(b, size, iters, dst))
                     break;
             }
@@ -787,11 +805,10 @@ int bfo_cmd_bench(int argc, char **argv)
                 double v;
                 if (raw && !b->baseline)
                     continue;
-                b->phase = "the barrier before a bandwidth phase";
-                b->phase_size = size;
+                bn_phase(b, "the barrier before a bandwidth phase", size, round);
                 if (bn_sync(b))
                     break;
-                b->phase = raw ? "raw bandwidth" : "bfo bandwidth";
+                bn_phase(b, raw ? "raw bandwidth" : "bfo bandwidth", size, round);
                 v = raw ? raw_bw(b, size, msgs) : bfo_bw(b, size, msgs);
                 if (v < 0)
                     break;
@@ -826,6 +843,9 @@ int bfo_cmd_bench(int argc, char **argv)
 out:
     if (b->fd >= 0)
         close(b->fd);
+    if (b->verbose || b->e->stats.mapouts)
+        fprintf(stderr, "bfo bench[%d]: engine: map-outs %llu, re-admissions %llu\n", b->rank,
+                (unsigned long long)b->e->stats.mapouts, (unsigned long long)b->e->stats.readmissions);
     bfo_net_fini(b->t);
     rc = b->failed ? 1 : 0;
     if (b->rank == 0 && !b->failed) {

@@ -31,15 +31,17 @@
  *       misbehaving test peer); the others do not stream with it.
  *     --recv-delay-ms T: post no receive for the first T ms (the senders'
  *       eager messages fill the engine's unexpected buffers: back-pressure).
- *     --trace-rails: every rail state change on stderr (time, peer, rail,
- *       from --event--> to).
+ *     --trace-rails: every rail state change on stderr (ms since the
+ *       first, CLOCK_MONOTONIC seconds in parentheses, peer, rail, from
+ *       --event--> to), and how long a mapped-out rail's operations in
+ *       flight took to fail.
  *     --drop-on-signal RAIL: SIGUSR1 toggles the backend's fault hook
  *       (every frame on RAIL silently lost) in this process.
  *     --json: rank 0 prints ONE object for the whole job (the other ranks
  *       send their counts to rank 0 at the end):
  *       {"ranks","messages","bytes","verified","corrupt","duplicates","lost",
  *        "unreachable","dead_peers","failovers","readmissions",
- *        "recovery_ms_max","stall_ms_max","unreachable_ms_max","elapsed_ms",
+ *        "recovery_ms_max","stall_ms_max","unreachable_ms_max","failover_ms_max","elapsed_ms",
  *        "conn_errors","malformed_drops","backpressure","keepalives",
  *        "per_rail_bytes":[...]}
  *       messages/bytes/verified: received at the destinations; failovers and
@@ -48,6 +50,11 @@
  *       completion; stall_ms_max: the longest gap between two message
  *       completions; unreachable_ms_max: from a peer's last rail going down
  *       to its requests failing with BFO_ERR_PEER_UNREACHABLE;
+ *       failover_ms_max: the longest time from a rail being mapped out
+ *       (leaving UP) with operations in flight to the last of them
+ *       completing (failed: free to go out again over the other rails; 0
+ *       when the transport had failed them all by the time the stream
+ *       looked, as after an error completion); --trace-rails logs each;
  *       per_rail_bytes: engine bytes written per rail, all ranks.
  *     Exit 0 only if every message of every live pair arrived exactly once
  *     with the right bytes (rank 0: for the whole job).
@@ -265,6 +272,8 @@ typedef struct peer_st {
     int total_known, total_posted, stopped;
     uint8_t *seen;
     int dead, skip;
+    uint64_t drain_at[BFO_MAX_RAILS]; /* a rail left UP with operations in flight: since */
+    int was_up[BFO_MAX_RAILS];
 } peer_st;
 
 typedef struct stream {
@@ -278,7 +287,7 @@ typedef struct stream {
     peer_st *p;
     uint64_t f[NF];
     uint64_t rail_bytes[BFO_MAX_RAILS];
-    uint64_t last_mapouts, err_at, last_done, recovery_max, stall_max, unreach_max;
+    uint64_t last_mapouts, err_at, last_done, recovery_max, stall_max, unreach_max, drain_max;
     int err_pending;
     uint64_t tl_every, tl_next, tl_bytes[BFO_MAX_RAILS], tl_mapouts, tl_readm; /* timeline */
     int tty;
@@ -394,7 +403,8 @@ static void on_usr2(int sig)
     dump_asked = 1;
 }
 
-/* --trace-rails: every rail transition on stderr, with the time since start. */
+/* --trace-rails: every rail transition on stderr, with the time since the first
+ * (and CLOCK_MONOTONIC seconds, the clock of the verbs backend's log). */
 static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
 {
     const stream *s = (const stream *)user;
@@ -411,8 +421,8 @@ static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
                 peer = p;
                 rail = r;
             }
-    fprintf(stderr, "bfo stream[%d]: %9.3f ms peer %d rail %d: %s --%s--> %s\n", s->rank,
-            (double)(now - t0) / 1e6, peer, rail, bfo_rail_state_name(st->from),
+    fprintf(stderr, "bfo stream[%d]: %9.3f ms (%.3f) peer %d rail %d: %s --%s--> %s\n", s->rank,
+            (double)(now - t0) / 1e6, (double)now / 1e9, peer, rail, bfo_rail_state_name(st->from),
             bfo_event_name(st->event), bfo_rail_state_name(st->to));
 }
 
@@ -764,6 +774,31 @@ int bfo_cmd_stream(int argc, char **argv)
                 ps->nseen < ps->total)
                 unfinished++;
         }
+        /* a rail mapped out (UP -> another state) with operations in flight:
+         * how long until they all completed (failed), free to go out again
+         * over the other rails */
+        for (int p = 0; p < s->size; p++)
+            for (int r = 0; p != s->rank && r < s->e->cfg.nrails; r++) {
+                const bfo_rail_link *rl = &s->e->peers[p].rail[r];
+                uint64_t *at = &s->p[p].drain_at[r];
+                int was_up = s->p[p].was_up[r];
+                s->p[p].was_up[r] = rl->fsm.cs == BFO_RAIL_ST_UP;
+                if (!*at && was_up && rl->fsm.cs != BFO_RAIL_ST_UP && rl->inflight > 0) {
+                    *at = now;
+                    if (trace_rails)
+                        fprintf(stderr, "bfo stream[%d]: (%.3f) peer %d rail %d: %s with %d operation(s) "
+                                "in flight\n", s->rank, (double)now / 1e9, p, r,
+                                bfo_rail_state_name(rl->fsm.cs), rl->inflight);
+                } else if (*at && rl->inflight == 0) {
+                    if (now - *at > s->drain_max)
+                        s->drain_max = now - *at;
+                    if (trace_rails)
+                        fprintf(stderr, "bfo stream[%d]: (%.3f) peer %d rail %d: %s, nothing in flight any "
+                                "more: %.3f ms\n", s->rank, (double)now / 1e9, p, r,
+                                bfo_rail_state_name(rl->fsm.cs), (double)(now - *at) / 1e6);
+                    *at = 0;
+                }
+            }
         if (s->e->stats.mapouts != s->last_mapouts) {
             s->last_mapouts = s->e->stats.mapouts;
             if (!s->err_pending) {
@@ -843,13 +878,14 @@ int bfo_cmd_stream(int argc, char **argv)
             s->f[F_BACKPRESSURE] += ts->rail[r].backpressure;
             s->f[F_KEEPALIVES] += ts->rail[r].keepalives_tx;
         }
-        uint64_t mine[NF + BFO_MAX_RAILS + 3];
+        uint64_t mine[NF + BFO_MAX_RAILS + 4];
         memcpy(mine, s->f, sizeof s->f);
         memcpy(mine + NF, s->rail_bytes, sizeof s->rail_bytes);
         mine[NF + BFO_MAX_RAILS] = s->recovery_max;
         mine[NF + BFO_MAX_RAILS + 1] = s->stall_max;
         mine[NF + BFO_MAX_RAILS + 2] = s->unreach_max;
-        uint64_t (*all)[NF + BFO_MAX_RAILS + 3] = calloc((size_t)s->size, sizeof *all);
+        mine[NF + BFO_MAX_RAILS + 3] = s->drain_max;
+        uint64_t (*all)[NF + BFO_MAX_RAILS + 4] = calloc((size_t)s->size, sizeof *all);
         if (!all)
             return 1;
         memcpy(all[s->rank], mine, sizeof mine);
@@ -882,14 +918,14 @@ int bfo_cmd_stream(int argc, char **argv)
         if (wait_all(s, w, nw, dl) != 0)
             bad = 1;
         if (s->rank == 0) {
-            uint64_t tot[NF + BFO_MAX_RAILS + 3];
+            uint64_t tot[NF + BFO_MAX_RAILS + 4];
             memset(tot, 0, sizeof tot);
             for (int p = 0; p < s->size; p++) {
                 if (p != 0 && !peer_alive(s, p))
                     continue;
                 for (int k = 0; k < NF + BFO_MAX_RAILS; k++)
                     tot[k] += all[p][k];
-                for (int k = NF + BFO_MAX_RAILS; k < NF + BFO_MAX_RAILS + 3; k++)
+                for (int k = NF + BFO_MAX_RAILS; k < NF + BFO_MAX_RAILS + 4; k++)
                     if (all[p][k] > tot[k])
                         tot[k] = all[p][k];
                 if (all[p][F_DEAD] > 0 && p != 0)
@@ -901,6 +937,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"lost\":%" PRIu64 ",\"unreachable\":%" PRIu64 ",\"dead_peers\":%" PRIu64
                        ",\"failovers\":%" PRIu64 ",\"readmissions\":%" PRIu64
                        ",\"recovery_ms_max\":%.3f,\"stall_ms_max\":%.3f,\"unreachable_ms_max\":%.3f"
+                       ",\"failover_ms_max\":%.3f"
                        ",\"elapsed_ms\":%.1f,\"conn_errors\":%" PRIu64 ",\"malformed_drops\":%" PRIu64
                        ",\"backpressure\":%" PRIu64 ",\"keepalives\":%" PRIu64
                        ",\"per_rail_bytes\":[",
@@ -909,6 +946,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        tot[F_READMIT], (double)tot[NF + BFO_MAX_RAILS] / 1e6,
                        (double)tot[NF + BFO_MAX_RAILS + 1] / 1e6,
                        (double)tot[NF + BFO_MAX_RAILS + 2] / 1e6,
+                       (double)tot[NF + BFO_MAX_RAILS + 3] / 1e6,
                        (double)(bfo_tcp_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE],
                        tot[F_KEEPALIVES]);
                 for (int r = 0; r < bfo_net_nrails(s->t); r++)

@@ -535,10 +535,51 @@ void bfo_net_fini(bfo_net *n)
     free(n);
 }
 
+/* The multiplexer's engine: each rail's state per peer, what waits. */
+static void dump_engine(bfo_net *n, FILE *f)
+{
+    const bfo_engine *e = &n->eng;
+    uint64_t now = bfo_tcp_now();
+    int ux = 0, posted = 0;
+    for (int i = e->ux_head; i >= 0; i = e->uxm[i].next)
+        ux++;
+    for (const bfo_request *r = e->posted_head; r; r = r->next)
+        posted++;
+    fprintf(f, "bfo-net[%d]: engine: ops in use %d, unexpected %d, buffers in use %d, receives posted %d; "
+            "map-outs %llu, re-admissions %llu; engine time %.3f ms ago\n",
+            n->rank, e->ops_in_use, ux, e->uxm_in_use, posted, (unsigned long long)e->stats.mapouts,
+            (unsigned long long)e->stats.readmissions, (double)(now - e->now) / 1e6);
+    for (int p = 0; p < n->size; p++) {
+        int pend = 0;
+        if (p == n->rank)
+            continue;
+        for (int i = e->peers[p].pend_head; i >= 0; i = e->ops[i].next)
+            pend++;
+        fprintf(f, "bfo-net[%d]: engine: peer %d: next seq expected %u, last sent %u, ops waiting for a "
+                "rail %d%s\n", n->rank, p, e->peers[p].recv_seq[0], e->peers[p].send_seq[0], pend,
+                e->peers[p].unreachable ? ", unreachable" : "");
+        for (int r = 0; r < n->nrails; r++) {
+            const bfo_rail_link *rs = &e->peers[p].rail[r];
+            fprintf(f, "bfo-net[%d]: engine: peer %d rail %d (%s %d): %s, in flight %d, probe out %d, "
+                    "heard %.3f ms ago, posted %.3f ms ago\n", n->rank, p, r,
+                    n->kind[r] == BFO_NET_TCP ? "tcp" : "verbs", n->local[r],
+                    bfo_rail_state_name(rs->fsm.cs), rs->inflight, rs->probe_out,
+                    (double)(now - rs->last_rx) / 1e6, (double)(now - rs->last_tx) / 1e6);
+        }
+    }
+}
+
 void bfo_net_dump(bfo_net *n, FILE *f)
 {
-    if (n->plain)
+    if (n->plain) {
         bfo_tcp_dump(n->plain, f);
-    else
-        fprintf(f, "bfo-net: mixed rails (no dump yet)\n");
+        return;
+    }
+    dump_engine(n, f);
+    if (n->tcp)
+        bfo_tcp_dump(n->tcp, f);
+#ifdef BFO_HAVE_VERBS
+    if (n->verbs)
+        bfo_verbs_dump(n->verbs, f);
+#endif
 }

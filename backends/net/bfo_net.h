@@ -83,7 +83,8 @@ int bfo_net_size(const bfo_net *n);
 int bfo_net_nrails(const bfo_net *n);
 int bfo_net_rail_kind(const bfo_net *n, int rail); /* BFO_NET_TCP or BFO_NET_VERBS */
 const bfo_tcp_stats *bfo_net_get_stats(bfo_net *n);
-/* The transport's connections, one line each (bfo_tcp_dump), for a tool that timed out. */
+/* The transport's connections, one line each (bfo_tcp_dump, bfo_verbs_dump), and with mixed
+ * rails the engine's rails per peer, for a tool that timed out. */
 void bfo_net_dump(bfo_net *n, FILE *f);
 /* Test hook: a TCP rail drops every frame silently while on; a verbs rail
  * has its queue pairs moved to the error state (on, once). */

@@ -969,6 +969,27 @@ static int v_connect(void *ctx, int peer, int rail)
     return 0;
 }
 
+/* The engine mapped the rail out (its probe timed out, the peer's BROKEN
+ * notice): the queue pair it had goes down at the next progress as after an
+ * error completion (RAIL_ERROR, the queue pair to the error state, every
+ * operation of it completed with ok=0), not at the reconnect after the
+ * back-off.  Called from inside engine calls (even bfo_engine_frame, from
+ * deliver()): it only marks.  A connection the engine has not been told
+ * about (a newer one, still being wired) is left alone. */
+static void v_disconnect(void *ctx, int peer, int rail)
+{
+    bfo_verbs *v = (bfo_verbs *)ctx;
+    vqp *q;
+    if (!v->started || peer < 0 || peer >= v->size || peer == v->rank || rail < 0 || rail >= v->nrails)
+        return;
+    q = qp_of(v, peer, rail);
+    if (q->reported && !q->broken) {
+        vlog(v, 2, "peer %d rail %d: the engine mapped the rail out: the queue pair goes down", peer, rail);
+        v->st[rail].disconnects++;
+        set_broken(v, q, 0, "the engine mapped the rail out");
+    }
+}
+
 static int port_active(bfo_verbs *v, vrail *r)
 {
     struct ibv_port_attr pa;
@@ -1436,6 +1457,7 @@ void bfo_verbs_backend(bfo_verbs *v, bfo_backend *be)
     be->reg_mem = v_reg_mem;
     be->dereg_mem = v_dereg_mem;
     be->connect = v_connect;
+    be->disconnect = v_disconnect;
     be->rail_caps = v_rail_caps;
     be->rail_bandwidth = v_rail_bw;
 }
@@ -1733,6 +1755,63 @@ void bfo_verbs_fault(bfo_verbs *v, int rail)
             ibv_modify_qp(q->qp, &a, IBV_QP_STATE);
             set_broken(v, q, 0, "fault hook");
         }
+    }
+}
+
+static int vl_count(const bfo_verbs *v, const vlist *L)
+{
+    int n = 0;
+    for (int k = L->head; k >= 0 && n <= v->nents; k = v->ents[k].next)
+        n++;
+    return n;
+}
+
+void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
+{
+    static const char *const st[] = { "NONE", "DIALING", "WAIT_REP", "WAIT_RTU", "UP" };
+    uint64_t now = now_ns();
+    int free_ents = 0;
+    if (!v->started) {
+        fprintf(f, "bfo-verbs[%d]: not started\n", v->rank);
+        return;
+    }
+    for (int i = 0; i < v->size * v->nrails; i++) {
+        const vqp *q = &v->qps[i];
+        struct ibv_qp_attr a;
+        struct ibv_qp_init_attr ia;
+        int qs = -1;
+        if (q->peer == v->rank)
+            continue;
+        if (q->qp && ibv_query_qp(q->qp, &a, IBV_QP_STATE, &ia) == 0)
+            qs = (int)a.qp_state;
+        fprintf(f,
+                "bfo-verbs[%d]: peer %d rail %d: %s qp %u (ibv state %d) reported %d awaiting %d "
+                "connect-req %d broken %d%s%s; sq %d posted %d backlog %d send-buffers free "
+                "%d; receives posted %d waiting for the engine %d free %d; cfd %d deadline %+.3f s\n",
+                v->rank, q->peer, q->rail, q->state >= 0 && q->state <= Q_UP ? st[q->state] : "?",
+                q->qp ? q->qp->qp_num : 0, qs, q->reported, q->awaiting, q->connect_req, q->broken,
+                q->broken ? ": " : "", q->broken ? q->why : "", q->sq_used,
+                vl_count(v, &q->posted), vl_count(v, &q->backlog), q->nsfree, q->rposted, q->rx_n,
+                q->nrfree, q->cfd, q->deadline ? ((double)q->deadline - (double)now) / 1e9 : 0.0);
+    }
+    for (int k = v->ent_free; k >= 0 && free_ents <= v->nents; k = v->ents[k].next)
+        free_ents++;
+    fprintf(f, "bfo-verbs[%d]: descriptors %d, free %d, failed (to complete) %d; reaper queue %d\n",
+            v->rank, v->nents, free_ents, vl_count(v, &v->failed), v->nreap);
+    for (int r = 0; r < v->nrails; r++) {
+        const bfo_verbs_rail_stats *s = &v->st[r];
+        fprintf(f,
+                "bfo-verbs[%d]: rail %d (%s:%d, port %s): frames tx %llu rx %llu, rdma w %llu r %llu, "
+                "ok %llu failed %llu flushed %llu, qp errors %llu (disconnects %llu), connects %llu "
+                "failed %llu, back-pressure %llu\n",
+                v->rank, r, v->rails[r].dev, v->rails[r].port, v->rails[r].port_up ? "up" : "down",
+                (unsigned long long)s->frames_tx, (unsigned long long)s->frames_rx,
+                (unsigned long long)s->rdma_writes, (unsigned long long)s->rdma_reads,
+                (unsigned long long)s->completed_ok, (unsigned long long)s->completed_failed,
+                (unsigned long long)s->flushed, (unsigned long long)s->qp_errors,
+                (unsigned long long)s->disconnects, (unsigned long long)s->connects,
+                (unsigned long long)s->connect_failures,
+                (unsigned long long)s->backpressure);
     }
 }
 

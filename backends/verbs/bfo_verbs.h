@@ -57,7 +57,14 @@
  *      mapping of statuses and async events is bfo_verbs_map.h (tested in
  *      make check).  IBV_EVENT_PORT_ERR fails every queue pair of the port.
  *      Posts while a rail has no queue pair complete with ok=0 at the next
- *      progress.
+ *      progress.  disconnect(peer, rail) (the engine mapped the rail out by
+ *      itself: its probe timed out, or the peer's BROKEN notice came) marks
+ *      the queue pair the engine was told about as failed; the next
+ *      progress tears it down the same way (RAIL_ERROR, error state,
+ *      every operation of it completed with ok=0), so what was in flight
+ *      fails over at once instead of at the reconnect after the back-off
+ *      or at the adapter's retry timeout.  A queue pair still being wired
+ *      (not yet reported CONNECTED) is left alone.
  *   4. One RC queue pair carries a rail to a peer: sends arrive in order;
  *      received frames are offered to the engine in order.
  *
@@ -101,6 +108,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bfo_engine.h"
 #include "bfo_sink.h"
@@ -133,7 +141,9 @@ typedef struct bfo_verbs_rail_stats {
     uint64_t frames_tx, frames_rx, bytes_tx, bytes_rx;
     uint64_t rdma_writes, rdma_reads, rdma_bytes;
     uint64_t connects, connect_failures;
-    uint64_t qp_errors;         /* queue pairs lost: error completion, async event, replaced */
+    uint64_t qp_errors;         /* queue pairs lost: error completion, async event, replaced,
+                                 * dropped by disconnect() */
+    uint64_t disconnects;       /* disconnect() calls that dropped a queue pair */
     uint64_t completed_ok, completed_failed, flushed;
     uint64_t wc_errors[22];     /* error completions by ibv_wc_status */
     uint64_t port_errors;       /* IBV_EVENT_PORT_ERR */
@@ -170,6 +180,9 @@ int bfo_verbs_nrails(const bfo_verbs *v);
 const bfo_verbs_rail_stats *bfo_verbs_get_stats(const bfo_verbs *v, int rail);
 void bfo_verbs_fault(bfo_verbs *v, int rail);
 void bfo_verbs_uncache(bfo_verbs *v, const void *buf, size_t len);
+/* One line per (peer, rail): queue pair state, work in flight, receive
+ * buffers; then the descriptors (for a tool that timed out, or SIGUSR2). */
+void bfo_verbs_dump(const bfo_verbs *v, FILE *f);
 void bfo_verbs_fini(bfo_verbs *v);
 const char *bfo_verbs_errname(int rc);
 

@@ -31,7 +31,8 @@ monitor() {
 # $OUT/json); STREAM_PID.
 stream() {
     # TCG guests are slow: a probe gets 400 ms (the engine default is 100 ms)
-    "$BFO" stream --json --probe-timeout-ms 400 "$@" > "$OUT/json.$ROLE" 2> "$OUT/err.$ROLE" &
+    # shellcheck disable=SC2086 # BFO_STREAM_ARGS: extra options, e.g. --trace-rails (from $OUT/env)
+    "$BFO" stream --json --probe-timeout-ms 400 ${BFO_STREAM_ARGS:-} "$@" > "$OUT/json.$ROLE" 2> "$OUT/err.$ROLE" &
     STREAM_PID=$!
 }
 # wait_stream SEC: waits at most SEC for the stream; sets rc.
@@ -61,6 +62,7 @@ check_exact() {
 summary() {
     say "messages $(jget messages), bytes $(jget bytes), verified $(jget verified), lost $(jget lost)," \
         "failovers $(jget failovers), readmissions $(jget readmissions), recovery_ms_max $(jget recovery_ms_max)," \
+        "failover_ms_max $(jget failover_ms_max)," \
         "stall_ms_max $(jget stall_ms_max), per_rail_bytes [$(jrail 0),$(jrail 1),$(jrail 2)], elapsed_ms $(jget elapsed_ms)"
 }
 

@@ -18,6 +18,6 @@ check_exact
 # after the pull, only the TCP rail (2) moves data
 awk -F'|' '/failovers [2-9]/ { seen = 1 } seen && $4 ~ /UP/ { split($4, w, " "); if (w[3] + 0 > 0) ok = 1 } END { exit !ok }' \
     "$OUT/err.a" || fail "the TCP rail carried nothing after the verbs rails were lost"
-echo "measure: both verbs cables pulled -> stream moving over TCP: longest gap between completions $(jget stall_ms_max) ms (mapped out -> next completion $(jget recovery_ms_max) ms)"
+echo "measure: both verbs cables pulled -> stream moving over TCP: longest gap between completions $(jget stall_ms_max) ms (mapped out -> next completion $(jget recovery_ms_max) ms; out of UP -> its operations in flight failed $(jget failover_ms_max) ms)"
 summary
 echo "ok: t4 both verbs rails pulled: the stream finishes over TCP"
