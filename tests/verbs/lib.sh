@@ -30,9 +30,13 @@ monitor() {
 # stream ARGS...: bfo stream in the background (rank 0 writes the JSON to
 # $OUT/json); STREAM_PID.
 stream() {
-    # TCG guests are slow: a probe gets 400 ms (the engine default is 100 ms)
+    # TCG guests are slow, and a new queue pair's first packets slower still:
+    # a probe gets 1 s (the engine default is 40 ms) and the silence
+    # backstop 3 s (the probe timeout never exceeds it); a clean stream
+    # mapped rails out with 400 ms (t1, one CI run in several)
     # shellcheck disable=SC2086 # BFO_STREAM_ARGS: extra options, e.g. --trace-rails (from $OUT/env)
-    "$BFO" stream --json --probe-timeout-ms 400 ${BFO_STREAM_ARGS:-} "$@" > "$OUT/json.$ROLE" 2> "$OUT/err.$ROLE" &
+    "$BFO" stream --json --probe-timeout-ms 1000 --silence-ms 3000 ${BFO_STREAM_ARGS:-} "$@" \
+        > "$OUT/json.$ROLE" 2> "$OUT/err.$ROLE" &
     STREAM_PID=$!
 }
 # wait_stream SEC: waits at most SEC for the stream; sets rc.
