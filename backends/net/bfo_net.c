@@ -240,20 +240,6 @@ static int exchange(void *ctx, int ntcp, const bfo_tcp_addr *mine, bfo_tcp_addr 
 
 /* --------------------------------------------------------------- init */
 
-static int env_int(const char *name, int *v)
-{
-    const char *s = getenv(name);
-    char *end;
-    long x;
-    if (!s || !*s)
-        return -1;
-    x = strtol(s, &end, 10);
-    if (*end || x < 0 || x > 1000000)
-        return -1;
-    *v = (int)x;
-    return 0;
-}
-
 int bfo_net_init(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options *opt_in)
 {
     bfo_net *n;
@@ -304,8 +290,7 @@ int bfo_net_init(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options 
             return rc;
         }
         n->pmix = 1;
-    } else if (env_int("BFO_RANK", &n->rank) != 0 || env_int("BFO_SIZE", &n->size) != 0 ||
-               n->size < 1 || n->rank >= n->size) {
+    } else if (bfo_tcp_env_rank(&n->rank, &n->size) != 0) {
         fprintf(stderr, "bfo: BFO_RANK and BFO_SIZE must be set (bfo run sets them)\n");
         free(n);
         return BFO_ERR_INVALID;

@@ -1589,6 +1589,16 @@ static int env_int(const char *name, int *v)
     return 0;
 }
 
+int bfo_tcp_env_rank(int *rank, int *size)
+{
+    int r, n;
+    if (env_int("BFO_RANK", &r) != 0 || env_int("BFO_SIZE", &n) != 0 || n < 1 || r >= n)
+        return -1;
+    *rank = r;
+    *size = n;
+    return 0;
+}
+
 /* How init gets the address table, and where the backend reports. */
 typedef struct wireup {
     const char *bootstrap;        /* bfo_tcp_bootstrap at this address */
@@ -1619,8 +1629,7 @@ int bfo_tcp_init(bfo_tcp **out, const bfo_config *cfg, const bfo_tcp_options *op
             (*out)->pmix = 1;
         return rc;
     }
-    if (env_int("BFO_RANK", &rank) != 0 || env_int("BFO_SIZE", &size) != 0 || size < 1 ||
-        rank >= size) {
+    if (bfo_tcp_env_rank(&rank, &size) != 0) {
         fprintf(stderr, "bfo-tcp: BFO_RANK and BFO_SIZE must be set (bfo run sets them)\n");
         return BFO_ERR_INVALID;
     }

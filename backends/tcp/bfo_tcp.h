@@ -314,6 +314,10 @@ void bfo_tcp_fini(bfo_tcp *t);
 int bfo_tcp_bootstrap(const char *addr, int rank, int size, int nrails, const bfo_tcp_addr *mine,
                       bfo_tcp_addr *table, uint64_t *job, uint64_t timeout_ns);
 
+/* Reads BFO_RANK and BFO_SIZE (as bfo run sets them): 0 when both are set
+ * and 0 <= rank < size, else -1 (nothing written). */
+int bfo_tcp_env_rank(int *rank, int *size);
+
 /* Parses "tcp:ADDR" or "ADDR" (IPv4 dotted quad); 0 on success. */
 int bfo_tcp_parse_rail(const char *s, uint32_t *ip);
 

@@ -19,22 +19,8 @@ trap cleanup EXIT
 
 fail() { echo "FAIL: $*"; echo "--- stderr (last 40 lines)"; tail -40 "$WORK/err" 2>/dev/null; exit 1; }
 
-# jget FIELD: a number from the JSON line in $WORK/out
-jget() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$WORK/out" | head -1; }
-# jrail N: per_rail_bytes[N]
-jrail() { sed -n 's/.*"per_rail_bytes":\[\([0-9,]*\)\].*/\1/p' "$WORK/out" | cut -d, -f$(($1 + 1)); }
-
-# Every message of every live pair exactly once with the right bytes.
-check_exact() {
-    local m v
-    [ -s "$WORK/out" ] || fail "no JSON from rank 0"
-    m=$(jget messages); v=$(jget verified)
-    [ -n "$m" ] && [ "$m" -gt 0 ] || fail "no messages"
-    [ "$v" = "$m" ] || fail "verified $v of $m"
-    [ "$(jget corrupt)" = 0 ] || fail "corrupt messages"
-    [ "$(jget duplicates)" = 0 ] || fail "duplicates"
-    [ "$(jget lost)" = 0 ] || fail "lost messages"
-}
+STREAM_JSON=$WORK/out
+. "$(dirname "${BASH_SOURCE[0]}")/../stream_json.sh"
 
 # ms_lt A B: A < B for decimal milliseconds
 ms_lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }

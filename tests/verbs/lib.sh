@@ -51,18 +51,8 @@ wait_stream() {
     fi
     wait "$STREAM_PID"; rc=$?
 }
-jget() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" "$OUT/json.a" | head -1; }
-jrail() { sed -n 's/.*"per_rail_bytes":\[\([0-9,]*\)\].*/\1/p' "$OUT/json.a" | cut -d, -f$(($1 + 1)); }
-check_exact() {
-    local m v
-    [ -s "$OUT/json.a" ] || fail "no JSON from rank 0"
-    m=$(jget messages); v=$(jget verified)
-    [ -n "$m" ] && [ "$m" -gt 0 ] || fail "no messages"
-    [ "$v" = "$m" ] || fail "verified $v of $m"
-    [ "$(jget corrupt)" = 0 ] || fail "corrupt messages"
-    [ "$(jget duplicates)" = 0 ] || fail "duplicates"
-    [ "$(jget lost)" = 0 ] || fail "lost messages"
-}
+STREAM_JSON=$OUT/json.a
+. "$(dirname "${BASH_SOURCE[0]}")/../stream_json.sh"
 summary() {
     say "messages $(jget messages), bytes $(jget bytes), verified $(jget verified), lost $(jget lost)," \
         "failovers $(jget failovers), readmissions $(jget readmissions), recovery_ms_max $(jget recovery_ms_max)," \
