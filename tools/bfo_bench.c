@@ -846,6 +846,8 @@ out:
     if (b->verbose || b->e->stats.mapouts)
         fprintf(stderr, "bfo bench[%d]: engine: map-outs %llu, re-admissions %llu\n", b->rank,
                 (unsigned long long)b->e->stats.mapouts, (unsigned long long)b->e->stats.readmissions);
+    if (b->verbose)
+        bfo_net_dump(b->t, stderr); /* the transport's counters: progress and epoll calls, acks */
     bfo_net_fini(b->t);
     rc = b->failed ? 1 : 0;
     if (b->rank == 0 && !b->failed) {
