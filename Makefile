@@ -7,8 +7,9 @@
 #   make check-sim   the engine under the fault-injecting simulator (bfo sim)
 #   make check-tcp   the TCP backend: real processes on loopback rails, faults from outside
 #   make bench-engine instructions per eager pair and per 1 MiB rendezvous (callgrind)
-#   make check       run every test, and compile every header alone (C11, C++17)
-#                    and the single header alone (check-amalgamate)
+#   make check       run every test and examples/mini_mpi's loopback program,
+#                    compile every header alone (C11, C++17) and the single
+#                    header alone (check-amalgamate)
 #   make amalgamate  build/dist/bfo_single.h: include/fsm/ and gen/ in one header
 #   make check-amalgamate  the single header compiles alone and is those headers
 #   make libs        the backends as static archives (libbfo_tcp.a, libbfo_net.a)
@@ -20,7 +21,8 @@
 #                    single header alone, uninstall, nothing left
 #   make gen         regenerate gen/ from spec/ (needs Ragel 6 and python3)
 #   make check-gen   regenerate into a temporary directory; fail on any difference
-#   make check-meta  prove check-gen and the coverage test catch what they are for
+#   make check-meta  prove check-gen, the coverage test, the gen/ stamp and
+#                    check-amalgamate catch what they are for
 #   make diagrams    render gen/*.dot to docs/diagrams/*.svg (needs Graphviz)
 #   make check SAN=1 the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make clean

@@ -45,7 +45,7 @@ cflags=$(pkg-config --cflags bfo) libs=$(pkg-config --libs bfo)
 case " $cflags " in *" -I$prefix/include/bfo "*) ;; *) fail "pkg-config --cflags bfo: $cflags" ;; esac
 case " $libs " in *" -L$prefix/lib -lbfo_net -lbfo_tcp "*) ;; *) fail "pkg-config --libs bfo: $libs" ;; esac
 [ "$(pkg-config --variable=bindir bfo)" = "$prefix/bin" ] || fail "pkg-config --variable=bindir bfo"
-req=$(pkg-config --print-requires bfo | tr '\n' ' ')
+req=$(pkg-config --print-requires bfo | tr '\n' ' ' | sed 's/ *$//')
 ok "bfo.pc: version $v, Cflags -I<prefix>/include/bfo, Libs -lbfo_net -lbfo_tcp${req:+, Requires $req}"
 
 n=0

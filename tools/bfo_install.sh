@@ -70,7 +70,7 @@ if [ "$what" = install ]; then
         echo "# Libs rather than the .private fields, so --libs alone links a program."
         [ -z "${PC_REQUIRES// /}" ] || echo "Requires: $(echo $PC_REQUIRES)"
         echo "Cflags: -I\${includedir}/bfo"
-        echo "Libs: $libs $(echo ${PC_LIBS:-})"
+        echo "Libs: $libs${PC_LIBS:+ $(echo $PC_LIBS)}"
     } >"$pc.tmp"
     mv "$pc.tmp" "$pc"
     chmod 644 "$pc"
