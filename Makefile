@@ -7,15 +7,28 @@
 #   make check-sim   the engine under the fault-injecting simulator (bfo sim)
 #   make check-tcp   the TCP backend: real processes on loopback rails, faults from outside
 #   make bench-engine instructions per eager pair and per 1 MiB rendezvous (callgrind)
-#   make check       run every test, and compile every header alone (C11, C++17)
+#   make check       run every test and examples/mini_mpi's loopback program,
+#                    compile every header alone (C11, C++17) and the single
+#                    header alone (check-amalgamate)
+#   make amalgamate  build/dist/bfo_single.h: include/fsm/ and gen/ in one header
+#   make check-amalgamate  the single header compiles alone and is those headers
+#   make libs        the backends as static archives (libbfo_tcp.a, libbfo_net.a)
+#   make install     PREFIX=/usr/local (and DESTDIR): headers in include/bfo/,
+#                    bin/bfo, the archives, lib/pkgconfig/bfo.pc
+#   make uninstall   the same PREFIX and DESTDIR: removes exactly that
+#   make check-install  install into a scratch prefix, build and run
+#                    examples/mini_mpi through pkg-config and against the
+#                    single header alone, uninstall, nothing left
 #   make gen         regenerate gen/ from spec/ (needs Ragel 6 and python3)
 #   make check-gen   regenerate into a temporary directory; fail on any difference
-#   make check-meta  prove check-gen and the coverage test catch what they are for
+#   make check-meta  prove check-gen, the coverage test, the gen/ stamp and
+#                    check-amalgamate catch what they are for
 #   make diagrams    render gen/*.dot to docs/diagrams/*.svg (needs Graphviz)
 #   make check SAN=1 the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make clean
 #
-# Variables: CC, CXX, CFLAGS, PYTHON, RAGEL, DOT, SAN.
+# Variables: CC, CXX, CFLAGS, PYTHON, RAGEL, DOT, SAN, PMIX, VERBS; for install
+# PREFIX, DESTDIR, BINDIR, INCLUDEDIR, LIBDIR, PKGCONFIGDIR.
 
 SHELL   := /bin/bash
 CC      ?= cc
@@ -87,8 +100,9 @@ NET_HDR  := backends/net/bfo_net.h backends/bfo_sink.h \
             backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h
 
 .PHONY: all bench-engine dance demo check check-headers check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
+.PHONY: amalgamate check-amalgamate libs install uninstall check-install
 
-all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine
+all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine libs $(BUILD)/mini_mpi_loopback
 
 $(BUILD):
 	mkdir -p $@
@@ -100,6 +114,28 @@ $(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) backends/v
 BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(TCP_SRC) $(NET_SRC)
 $(BUILD)/bfo: $(BFO_SRC) $(TCP_HDR) $(NET_HDR) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) -Isim -Ibackends -Ibackends/tcp -Ibackends/net $(BFO_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS)
+
+# The backends as static archives for programs built against an installed
+# bfo (make install, bfo.pc): libbfo_tcp.a (bfo_tcp.h) and libbfo_net.a
+# (bfo_net.h, with the verbs transport when it is built; it needs
+# libbfo_tcp.a).  -fPIC: an MPI layer may link them into a shared object.
+ARCHIVES := $(BUILD)/libbfo_net.a $(BUILD)/libbfo_tcp.a
+LIB_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -fPIC $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) \
+             -Ibackends -Ibackends/tcp -Ibackends/net
+libs: $(ARCHIVES)
+
+$(BUILD)/obj:
+	mkdir -p $@
+$(BUILD)/obj/%.o: backends/tcp/%.c $(TCP_HDR) | $(BUILD)/obj
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+$(BUILD)/obj/%.o: backends/net/%.c $(NET_HDR) $(TCP_HDR) | $(BUILD)/obj
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+$(BUILD)/obj/%.o: backends/verbs/%.c $(NET_HDR) $(TCP_HDR) | $(BUILD)/obj
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+$(BUILD)/libbfo_tcp.a: $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(TCP_SRC)))
+	rm -f $@ && $(AR) rcs $@ $^
+$(BUILD)/libbfo_net.a: $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(NET_SRC)))
+	rm -f $@ && $(AR) rcs $@ $^
 
 # The engine under the simulator: every single fault over the standard set
 # (eager, copy, PUT, GET, mixed rails; 1-3 rails; a fragment lost, failed or
@@ -162,11 +198,20 @@ dance: $(BUILD)/dance
 $(BUILD)/dance: examples/dance.c $(HEADERS) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $< -o $@
 
-check: all check-headers
+# examples/mini_mpi's in-process program, in the tree (check-install builds
+# it out of the tree); make check runs it, under the sanitizers with SAN=1.
+MINI_MPI := examples/mini_mpi
+$(BUILD)/mini_mpi_loopback: $(MINI_MPI)/loopback.c $(MINI_MPI)/mini_mpi.c $(MINI_MPI)/exchange.c \
+                            $(MINI_MPI)/mini_mpi.h $(MINI_MPI)/exchange.h $(HEADERS) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(filter %.c,$^) -o $@
+
+check: all check-headers check-amalgamate
 	@set -eo pipefail; total=0; for t in $(TESTS); do \
 	  echo "== $$t"; ./$(BUILD)/$$t 2>&1 | tee $(BUILD)/$$t.log; \
 	  n=$$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' $(BUILD)/$$t.log); total=$$((total + n)); \
 	done; \
+	echo "== mini_mpi_loopback (examples/mini_mpi: two engines, one process, every byte checked)"; \
+	./$(BUILD)/mini_mpi_loopback; total=$$((total + 1)); \
 	echo "== all tests passed ($(CC)$(if $(filter 1,$(SAN)), with ASan+UBSan,))"; \
 	echo "tests: $$total passed, 0 failed"
 
@@ -182,6 +227,67 @@ check-headers: | $(BUILD)
 	@if grep -nE '\b(malloc|calloc|realloc|free|aligned_alloc)[[:space:]]*\(' include/fsm/*.h gen/*.h; then \
 	  echo "the headers must not allocate: malloc/calloc/realloc/free found above"; exit 1; \
 	fi; echo "== no malloc, calloc, realloc or free under include/ and gen/"
+
+# The single header: every header of include/fsm/ and gen/ in dependency
+# order, their own #include lines removed (tools/bfo_amalgamate.sh).  Made
+# from the committed headers, not committed itself: CI makes it afresh.
+AMALG := build/dist/bfo_single.h
+amalgamate: $(AMALG)
+$(AMALG): $(HEADERS) tools/bfo_amalgamate.sh
+	@bash tools/bfo_amalgamate.sh $@
+
+check-amalgamate: $(AMALG) | $(BUILD)
+	@CC=$(CC) CXX=$(CXX) bash tests/check_amalgamate.sh $(AMALG) $(BUILD)
+
+# Installing: the public headers and the backends' (one directory, as they
+# include each other by name), bfo, the archives and bfo.pc.  bfo.pc
+# names pmix and libibverbs when they are built in (tools/bfo_install.sh).
+PREFIX       ?= /usr/local
+DESTDIR      ?=
+BINDIR       ?= $(PREFIX)/bin
+INCLUDEDIR   ?= $(PREFIX)/include
+LIBDIR       ?= $(PREFIX)/lib
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+bfo_ver      = $(shell sed -n 's/^\#define BFO_VERSION_$(1) \([0-9]*\)$$/\1/p' include/fsm/bfo.h)
+VERSION      := $(call bfo_ver,MAJOR).$(call bfo_ver,MINOR).$(call bfo_ver,PATCH)
+INSTALL_HDR  := $(HEADERS) backends/bfo_sink.h backends/tcp/bfo_tcp.h backends/net/bfo_net.h \
+                $(if $(VERBS_SRC),backends/verbs/bfo_verbs.h)
+PC_REQUIRES  :=
+PC_LIBS      :=
+ifneq ($(PMIX_LIBS),)
+ifneq ($(shell pkg-config --exists pmix 2>/dev/null && echo yes),)
+PC_REQUIRES  += pmix
+else
+PC_LIBS      += $(PMIX_LIBS)
+endif
+endif
+ifneq ($(VERBS_SRC),)
+ifneq ($(shell pkg-config --exists libibverbs 2>/dev/null && echo yes),)
+PC_REQUIRES  += libibverbs
+else
+PC_LIBS      += -libverbs
+endif
+PC_LIBS      += -pthread
+endif
+INSTALL_VARS = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' BINDIR='$(BINDIR)' INCLUDEDIR='$(INCLUDEDIR)' \
+               LIBDIR='$(LIBDIR)' PKGCONFIGDIR='$(PKGCONFIGDIR)'
+
+install: $(BUILD)/bfo $(ARCHIVES)
+	@if [ "$(SAN)" = 1 ]; then echo "install: not a sanitizer build (SAN=1)"; exit 1; fi
+	@$(INSTALL_VARS) BFO_BIN='$(BUILD)/bfo' HEADERS='$(INSTALL_HDR)' ARCHIVES='$(ARCHIVES)' \
+	  VERSION='$(VERSION)' PC_REQUIRES='$(PC_REQUIRES)' PC_LIBS='$(PC_LIBS)' bash tools/bfo_install.sh install
+
+uninstall:
+	@$(INSTALL_VARS) ALL_HEADER_NAMES='$(notdir $(INSTALL_HDR) backends/verbs/bfo_verbs.h)' \
+	  bash tools/bfo_install.sh uninstall
+
+# An out-of-tree consumer end to end: install into a scratch prefix (and
+# once under DESTDIR), build examples/mini_mpi there through pkg-config and
+# run its two ranks over loopback rails, build it against build/dist's
+# single header copied alone, uninstall, and find nothing left.
+check-install: $(BUILD)/bfo $(ARCHIVES) $(AMALG)
+	@CC='$(CC)' CXX='$(CXX)' MAKE='$(MAKE)' MAKE_ARGS='CC=$(CC) CXX=$(CXX) PMIX=$(PMIX) VERBS=$(VERBS)' \
+	  VERSION='$(VERSION)' INSTALL_HDR='$(notdir $(INSTALL_HDR))' AMALG='$(AMALG)' bash tests/check_install.sh
 
 gen:
 	$(PYTHON) tools/bfo_gen.py --ragel $(RAGEL)

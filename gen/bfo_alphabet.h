@@ -6,6 +6,12 @@
 #ifndef BFO_ALPHABET_H
 #define BFO_ALPHABET_H
 
+/* What this gen/ is: BFO_GEN_ABI, the contract with include/fsm that
+ * bfo_core.h checks; BFO_GEN_STAMP, a digest of tools/bfo_gen.py and spec/
+ * that every other generated header checks. */
+#define BFO_GEN_ABI 1
+#define BFO_GEN_STAMP 0xb501b6af
+
 /* Fragment types: BFO_FRAGMENTS(X) calls X(NAME, CODE, LAYOUT, HAS_PAYLOAD, DEDUP). */
 #define BFO_FRAGMENTS(X) \
     X(MATCH, 0x01, match, 1, 0) \

@@ -13,6 +13,10 @@
 #include "bfo_core.h"
 #include "bfo_le.h"
 
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xb501b6af
+#error "gen/bfo_codec.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -8,6 +8,10 @@
 
 #include "bfo_rail.h"
 
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xb501b6af
+#error "gen/bfo_rail_transitions.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
+#endif
+
 /* BFO_RAIL_TRANSITIONS(X) calls X(FROM, EVENT, TO, N, A1, A2, A3, A4) once per
  * transition: states and events without their prefixes, the N actions by
  * their spec names, padded with NONE. */

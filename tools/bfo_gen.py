@@ -19,9 +19,16 @@ they behave the same), or when a transition emits more actions than allowed.
 
 Output is deterministic: no paths, no dates, no #line directives; a file is
 rewritten only when its bytes change.  Run from the repository root.
+
+The version stamp: bfo_alphabet.h defines BFO_GEN_ABI (GEN_ABI below, the
+contract with include/fsm, which bfo_core.h checks with an #error) and
+BFO_GEN_STAMP (a digest of this file and spec/, which every other generated
+header checks), so that a gen/ made for other headers, or files of two runs
+mixed, stop the build with "regenerate with make gen".
 """
 
 import argparse
+import hashlib
 import os
 import re
 import shutil
@@ -39,6 +46,12 @@ MACHINES = [
     ("rail", "Rail", "rail (one rail seen from one peer)"),
 ]
 MAX_ACTIONS = 4  # must match BFO_MAX_ACTIONS' default in bfo_core.h
+# The contract between gen/ and include/fsm: bfo_machine's layout,
+# bfo_fsm_step, BFO_STATIC_ASSERT, the bfo_le.h loads and stores the codec
+# calls.  bfo_core.h requires it (BFO_GEN_ABI_REQUIRED) and stops the build
+# when gen/ says otherwise; bump both together when either side changes it.
+GEN_ABI = 1
+CORE_H = os.path.join("include", "fsm", "bfo_core.h")
 WIDTH = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "handle": 8}
 CTYPE = {"u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t",
          "u64": "uint64_t", "handle": "bfo_handle"}
@@ -55,6 +68,48 @@ def banner(sources, what):
             " * Generated from %s by tools/bfo_gen.py (run `make gen`).\n"
             " * Change the spec and regenerate; `make check-gen` fails when this\n"
             " * file is not what the spec generates. */\n" % (what, src))
+
+
+def check_core_abi():
+    """The headers must expect what this generator writes."""
+    try:
+        with open(CORE_H, encoding="utf-8") as f:
+            m = re.search(r"^#define BFO_GEN_ABI_REQUIRED (\d+)", f.read(), re.M)
+    except OSError as e:
+        raise GenError("%s: %s" % (CORE_H, e))
+    if not m:
+        raise GenError("%s has no BFO_GEN_ABI_REQUIRED" % CORE_H)
+    if int(m.group(1)) != GEN_ABI:
+        raise GenError("%s requires BFO_GEN_ABI %s but tools/bfo_gen.py writes %d: "
+                       "change the generator to match the headers, then GEN_ABI"
+                       % (CORE_H, m.group(1), GEN_ABI))
+
+
+def gen_stamp():
+    """A digest of the generator and every spec file: the same for every
+    file of one run, so files of different runs do not mix unnoticed."""
+    h = hashlib.sha256(b"bfo_gen ABI %d\n" % GEN_ABI)
+    me = os.path.join("tools", "bfo_gen.py")
+    with open(os.path.abspath(__file__), "rb") as f:
+        h.update(me.encode() + b"\0" + f.read() + b"\0")
+    for name in sorted(os.listdir(SPEC)):
+        p = os.path.join(SPEC, name)
+        if os.path.isfile(p):
+            with open(p, "rb") as f:
+                h.update(p.encode() + b"\0" + f.read() + b"\0")
+    return "0x" + h.hexdigest()[:8]
+
+
+STAMP = None  # set by main()
+
+
+def stamp_check(path):
+    """Lines a generated header puts after its includes (bfo_alphabet.h,
+    reached through them, defines the stamp)."""
+    return ("#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != %s\n"
+            "#error \"%s and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py"
+            " (BFO_GEN_STAMP): regenerate with make gen\"\n"
+            "#endif\n\n" % (STAMP, path))
 
 
 def write_if_changed(path, text, written):
@@ -170,6 +225,10 @@ def layout_offsets(ab, name):
 def gen_alphabet_h(ab):
     o = [banner([ALPHABET], "The bfo alphabet: fragment types, flags, events.")]
     o.append("#ifndef BFO_ALPHABET_H\n#define BFO_ALPHABET_H\n\n")
+    o.append("/* What this gen/ is: BFO_GEN_ABI, the contract with include/fsm that\n"
+             " * bfo_core.h checks; BFO_GEN_STAMP, a digest of tools/bfo_gen.py and spec/\n"
+             " * that every other generated header checks. */\n")
+    o.append("#define BFO_GEN_ABI %d\n#define BFO_GEN_STAMP %s\n\n" % (GEN_ABI, STAMP))
     o.append("/* Fragment types: BFO_FRAGMENTS(X) calls X(NAME, CODE, LAYOUT, HAS_PAYLOAD, DEDUP). */\n")
     o.append("#define BFO_FRAGMENTS(X) \\\n")
     o.append(" \\\n".join("    X(%s, 0x%02x, %s, %d, %d)" % (
@@ -239,6 +298,7 @@ def gen_codec_h(ab):
     o.append("#ifndef BFO_CODEC_H\n#define BFO_CODEC_H\n\n")
     o.append("#include <stddef.h>\n#include <stdint.h>\n\n")
     o.append('#include "bfo_alphabet.h"\n#include "bfo_core.h"\n#include "bfo_le.h"\n\n')
+    o.append(stamp_check("gen/bfo_codec.h"))
     o.append("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n")
     sizes = {}
     for lname in ab.layout_order:
@@ -451,7 +511,9 @@ def gen_machine_h(m, ab):
     o = [banner([m.grammar, m.binding, ALPHABET],
                 "The %s machine (Ragel -F1) with its names and typed API." % m.title)]
     o.append("#ifndef BFO_%s_H\n#define BFO_%s_H\n\n" % (up, up))
-    o.append('#include "bfo_core.h"\n\n#ifdef __cplusplus\nextern "C" {\n#endif\n\n')
+    o.append('#include "bfo_core.h"\n\n')
+    o.append(stamp_check("gen/bfo_%s.h" % m.short))
+    o.append('#ifdef __cplusplus\nextern "C" {\n#endif\n\n')
     o.append("/* States (numbers are Ragel's: they change when the spec changes). */\n")
     o.append("enum bfo_%s_state {\n" % m.short)
     for sid in sorted(m.names):
@@ -517,6 +579,7 @@ def gen_transitions_h(m, ab):
                 "Every transition of the %s machine, as Ragel built it." % m.title)]
     o.append("#ifndef BFO_%s_TRANSITIONS_H\n#define BFO_%s_TRANSITIONS_H\n\n" % (up, up))
     o.append('#include "bfo_%s.h"\n\n' % m.short)
+    o.append(stamp_check("gen/bfo_%s_transitions.h" % m.short))
     o.append("/* BFO_%s_TRANSITIONS(X) calls X(FROM, EVENT, TO, N, A1, A2, A3, A4) once per\n"
              " * transition: states and events without their prefixes, the N actions by\n"
              " * their spec names, padded with NONE. */\n" % up)
@@ -581,7 +644,10 @@ def main():
         sys.exit("bfo_gen: %s not found; install Ragel 6 (Debian: apt-get install ragel)" % args.ragel)
     os.makedirs(args.out, exist_ok=True)
     written = []
+    global STAMP
     try:
+        check_core_abi()
+        STAMP = gen_stamp()
         ab = parse_alphabet(ALPHABET)
         write_if_changed(os.path.join(args.out, "bfo_alphabet.h"), gen_alphabet_h(ab), written)
         write_if_changed(os.path.join(args.out, "bfo_alphabet.rl"), gen_alphabet_rl(ab), written)

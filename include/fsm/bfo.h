@@ -18,6 +18,13 @@
  *   implementation macro to define.  C11 or C++11 and later.
  *   The Ragel specs and the generator (spec/, tools/) are needed only to
  *   change the protocol: edit spec/, run `make gen`, extend the tests.
+ *   Copy both directories from one checkout: gen/ is stamped for these
+ *   headers (BFO_GEN_ABI, checked in bfo_core.h) and for itself
+ *   (BFO_GEN_STAMP); a mismatch stops the build with "regenerate with
+ *   make gen".
+ *   Or: `make amalgamate` makes build/dist/bfo_single.h, all of it in one
+ *   header to copy alone; or `make install` puts the headers in
+ *   PREFIX/include/bfo/ with bfo.pc (pkg-config --cflags bfo).
  *
  * ---------------------------------------------------------------------------
  * USE

@@ -1,0 +1,183 @@
+/* mini_mpi.c - MPI point-to-point on the bfo engine (see mini_mpi.h). */
+#include "mini_mpi.h"
+
+#include <stdlib.h>
+
+struct mm_req {
+    bfo_request r;   /* first: the engine points at it until complete */
+    mm_comm *comm;
+    struct mm_req *next_free;
+    int is_recv, peer, tag;
+    size_t count;
+};
+
+struct mm_comm {
+    mm_transport t;
+    int context;
+    struct mm_req *pool, *free_list;
+};
+
+static int mm_error_of(int bfo_rc)
+{
+    switch (bfo_rc) {
+    case BFO_OK: return MM_SUCCESS;
+    case BFO_ERR_TRUNCATE: return MM_ERR_TRUNCATE;
+    case BFO_ERR_PEER_UNREACHABLE: return MM_ERR_PROC_FAILED;
+    case BFO_ERR_INVALID: return MM_ERR_ARG;
+    case BFO_ERR_NO_MEMORY: return MM_ERR_NO_REQUEST;
+    default: return MM_ERR_OTHER;
+    }
+}
+
+const char *mm_error_string(int err)
+{
+    static const char *const s[] = {"success", "message truncated", "peer unreachable (no rail left)",
+                                    "invalid argument", "no request free", "internal error"};
+    return err >= 0 && err <= MM_ERR_OTHER ? s[err] : "unknown error";
+}
+
+int mm_comm_create(mm_comm **out, const mm_transport *t, int context, int max_requests)
+{
+    mm_comm *c;
+    if (!out || !t || !t->engine || !t->progress || !t->now || max_requests <= 0 || context < 0)
+        return MM_ERR_ARG;
+    c = (mm_comm *)calloc(1, sizeof *c);
+    if (!c || !(c->pool = (struct mm_req *)calloc((size_t)max_requests, sizeof *c->pool))) {
+        free(c);
+        return MM_ERR_OTHER;
+    }
+    c->t = *t;
+    c->context = context;
+    for (int i = max_requests - 1; i >= 0; i--) {
+        c->pool[i].comm = c;
+        c->pool[i].next_free = c->free_list;
+        c->free_list = &c->pool[i];
+    }
+    *out = c;
+    return MM_SUCCESS;
+}
+
+void mm_comm_free(mm_comm *c)
+{
+    if (c) {
+        free(c->pool);
+        free(c);
+    }
+}
+
+int mm_comm_rank(const mm_comm *c) { return c->t.rank; }
+int mm_comm_size(const mm_comm *c) { return c->t.size; }
+
+static struct mm_req *req_get(mm_comm *c)
+{
+    struct mm_req *q = c->free_list;
+    if (q)
+        c->free_list = q->next_free;
+    return q;
+}
+
+static void req_put(struct mm_req *q)
+{
+    q->next_free = q->comm->free_list;
+    q->comm->free_list = q;
+}
+
+static int post(mm_comm *c, int is_recv, void *buf, size_t count, int peer, int tag, mm_request *req)
+{
+    struct mm_req *q;
+    int rc;
+    if (!c || !req)
+        return MM_ERR_ARG;
+    *req = MM_REQUEST_NULL;
+    if (!(q = req_get(c)))
+        return MM_ERR_NO_REQUEST;
+    q->is_recv = is_recv;
+    q->peer = peer;
+    q->tag = tag;
+    q->count = count;
+    rc = is_recv ? bfo_irecv(c->t.engine, &q->r, buf, count, peer, c->context, tag, c->t.now(c->t.ctx))
+                 : bfo_isend(c->t.engine, &q->r, buf, count, peer, c->context, tag, c->t.now(c->t.ctx));
+    if (rc != BFO_OK) { /* invalid, or complete at once (no rail to the peer) */
+        req_put(q);
+        return mm_error_of(rc);
+    }
+    *req = q;
+    return MM_SUCCESS;
+}
+
+int mm_isend(mm_comm *c, const void *buf, size_t count, int dest, int tag, mm_request *req)
+{
+    return post(c, 0, (void *)(uintptr_t)buf, count, dest, tag, req);
+}
+
+int mm_irecv(mm_comm *c, void *buf, size_t count, int source, int tag, mm_request *req)
+{
+    return post(c, 1, buf, count, source, tag, req);
+}
+
+/* The request is complete: fill the status, give the slot back. */
+static int finish(mm_request *req, mm_status *st)
+{
+    struct mm_req *q = *req;
+    int err = mm_error_of(q->r.status);
+    if (st) {
+        st->error = err;
+        if (q->is_recv) {
+            st->source = q->r.source;
+            st->tag = q->r.tag;
+            st->length = q->r.length;
+            st->count = q->r.length < q->count ? q->r.length : q->count;
+        } else {
+            st->source = q->peer;
+            st->tag = q->tag;
+            st->length = st->count = q->count;
+        }
+    }
+    req_put(q);
+    *req = MM_REQUEST_NULL;
+    return err;
+}
+
+int mm_test(mm_request *req, int *flag, mm_status *status)
+{
+    if (!req || !flag)
+        return MM_ERR_ARG;
+    *flag = 1;
+    if (*req == MM_REQUEST_NULL)
+        return MM_SUCCESS;
+    if (!bfo_test(&(*req)->r)) {
+        mm_comm *c = (*req)->comm;
+        c->t.progress(c->t.ctx, 0);
+        if (!bfo_test(&(*req)->r)) {
+            *flag = 0;
+            return MM_SUCCESS;
+        }
+    }
+    return finish(req, status);
+}
+
+int mm_wait(mm_request *req, mm_status *status)
+{
+    if (!req)
+        return MM_ERR_ARG;
+    if (*req == MM_REQUEST_NULL)
+        return MM_SUCCESS;
+    /* No timeout needed: bfo completes every request, with
+     * BFO_ERR_PEER_UNREACHABLE once no rail to its peer is left. */
+    while (!bfo_test(&(*req)->r)) {
+        mm_comm *c = (*req)->comm;
+        c->t.progress(c->t.ctx, 1);
+    }
+    return finish(req, status);
+}
+
+int mm_waitall(int n, mm_request *reqs, mm_status *statuses)
+{
+    int first = MM_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        int rc = mm_wait(&reqs[i], statuses ? &statuses[i] : NULL);
+        if (rc != MM_SUCCESS && first == MM_SUCCESS)
+            first = rc;
+    }
+    return first;
+}

@@ -1,0 +1,105 @@
+/* mini_mpi.h - the skeleton of an MPI point-to-point layer on bfo.
+ *
+ * What an MPI library's point-to-point layer does with bfo, cut down to
+ * bytes (no datatypes) and communicators that are a context id.  The names
+ * are mm_*, not MPI_*, so that this links next to a real MPI.
+ *
+ *   MPI                         here                    bfo
+ *   MPI_Isend(b,n,MPI_BYTE,..)  mm_isend(c,b,n,dst,tag) bfo_isend(e, req, b, n, dst, ctx, tag, now)
+ *   MPI_Irecv                   mm_irecv                bfo_irecv
+ *   MPI_ANY_SOURCE, _ANY_TAG    MM_ANY_SOURCE, _TAG     BFO_ANY_SOURCE, BFO_ANY_TAG
+ *   MPI_Test                    mm_test                 one progress of the transport, bfo_test
+ *   MPI_Wait, MPI_Waitall       mm_wait, mm_waitall     progress until bfo_test
+ *   MPI_Status                  mm_status               bfo_request .source .tag .length .status
+ *   MPI_ERR_TRUNCATE            MM_ERR_TRUNCATE         BFO_ERR_TRUNCATE
+ *   MPI_ERR_PROC_FAILED (ULFM)  MM_ERR_PROC_FAILED      BFO_ERR_PEER_UNREACHABLE: no rail left
+ *   a communicator's context    mm_comm's context       the engine's ctx (0..max_contexts-1)
+ *
+ * Rails failing underneath are bfo's business: a request completes as if
+ * nothing happened, or with MM_ERR_PROC_FAILED once no rail to the peer is
+ * left.  Matching is MPI's: in posting order, and messages of one sender in
+ * one context match in the order they were sent.
+ *
+ * A request is a bfo_request the layer owns (a pool per communicator): the
+ * engine keeps a pointer to it until bfo_test says it is complete, so it
+ * must not move, and the user sees only a handle.
+ *
+ * The transport is whatever drives the engine: bfo_tcp (tcp_ranks.c, real
+ * processes) or an in-memory one (loopback.c).  This file and mini_mpi.c
+ * need only the engine: bfo's headers (pkg-config --cflags bfo), or the
+ * single header alone with -DMM_SINGLE_HEADER.
+ */
+#ifndef MINI_MPI_H
+#define MINI_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef MM_SINGLE_HEADER
+#include "bfo_single.h"
+#else
+#include "bfo_engine.h"
+#endif
+
+/* What the layer needs from a transport. */
+typedef struct mm_transport {
+    bfo_engine *engine;
+    int rank, size;
+    /* Does the I/O, reports it to the engine, runs bfo_engine_progress;
+     * may wait up to timeout_ms for something to happen. */
+    int (*progress)(void *ctx, int timeout_ms);
+    uint64_t (*now)(void *ctx); /* the engine's clock, nanoseconds */
+    void *ctx;
+} mm_transport;
+
+typedef struct mm_comm mm_comm;
+typedef struct mm_req *mm_request;
+#define MM_REQUEST_NULL ((mm_request)0)
+
+typedef struct mm_status {
+    int source;   /* receive: the sender; send: the destination */
+    int tag;
+    int error;    /* MM_SUCCESS or MM_ERR_* */
+    size_t count; /* bytes in the buffer (a truncated receive: what fit) */
+    size_t length;/* receive: the message's length (more than count when truncated) */
+} mm_status;
+
+enum mm_error {
+    MM_SUCCESS = 0,
+    MM_ERR_TRUNCATE = 1,    /* the message was longer than the receive buffer */
+    MM_ERR_PROC_FAILED = 2, /* no rail to the peer is left */
+    MM_ERR_ARG = 3,         /* bad rank, tag, buffer or handle */
+    MM_ERR_NO_REQUEST = 4,  /* every request of the communicator is in use */
+    MM_ERR_OTHER = 5
+};
+
+#define MM_ANY_SOURCE BFO_ANY_SOURCE
+#define MM_ANY_TAG BFO_ANY_TAG
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A communicator over t (copied) with its own context id (0..15 with the
+ * engine's default max_contexts) and at most max_requests requests alive. */
+int mm_comm_create(mm_comm **out, const mm_transport *t, int context, int max_requests);
+void mm_comm_free(mm_comm *c); /* after every request completed */
+int mm_comm_rank(const mm_comm *c);
+int mm_comm_size(const mm_comm *c);
+
+int mm_isend(mm_comm *c, const void *buf, size_t count, int dest, int tag, mm_request *req);
+int mm_irecv(mm_comm *c, void *buf, size_t count, int source, int tag, mm_request *req);
+
+/* *flag = 1 and the request freed (*req = MM_REQUEST_NULL) when complete;
+ * returns its error then (status may be NULL), else MM_SUCCESS. */
+int mm_test(mm_request *req, int *flag, mm_status *status);
+int mm_wait(mm_request *req, mm_status *status);
+/* Returns MM_SUCCESS, or the first error (each status has its own). */
+int mm_waitall(int n, mm_request *reqs, mm_status *statuses);
+
+const char *mm_error_string(int err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MINI_MPI_H */

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# bfo_install.sh - make install / make uninstall (the Makefile passes the
+# variables below; run from the repository root).
+#
+#   install:   BFO_BIN -> BINDIR/bfo; HEADERS -> INCLUDEDIR/bfo/; ARCHIVES ->
+#              LIBDIR/; bfo.pc -> PKGCONFIGDIR/ (everything under DESTDIR).
+#   uninstall: removes those files (every name any configuration installs),
+#              INCLUDEDIR/bfo when empty, and the directories install had to
+#              create, when empty.  bfo.pc remembers which those were
+#              (bfo_created_dirs), so a directory that was there before,
+#              /usr/local/bin say, stays even when it ends up empty.
+#
+# Variables: DESTDIR PREFIX BINDIR INCLUDEDIR LIBDIR PKGCONFIGDIR, BFO_BIN,
+# HEADERS, ALL_HEADER_NAMES, ARCHIVES, VERSION, PC_REQUIRES, PC_LIBS.
+set -euo pipefail
+what=${1:?usage: bfo_install.sh install|uninstall}
+: "${PREFIX:?}" "${BINDIR:?}" "${INCLUDEDIR:?}" "${LIBDIR:?}" "${PKGCONFIGDIR:?}"
+DESTDIR=${DESTDIR:-}
+for d in "$PREFIX" "$BINDIR" "$INCLUDEDIR" "$LIBDIR" "$PKGCONFIGDIR"; do
+    case $d in /*) ;; *) echo "bfo_install: $d: install directories must be absolute" >&2; exit 1 ;; esac
+done
+pc=$DESTDIR$PKGCONFIGDIR/bfo.pc
+incdir=$INCLUDEDIR/bfo
+
+created_before() { # the directories an earlier install recorded in bfo.pc
+    [ -f "$pc" ] && sed -n 's/^bfo_created_dirs=//p' "$pc" || true
+}
+
+relative() { # $1 under PREFIX as ${prefix}/..., else as it is (bfo.pc)
+    case $1 in "$PREFIX") echo '${prefix}' ;; "$PREFIX"/*) echo "\${prefix}${1#"$PREFIX"}" ;; *) echo "$1" ;; esac
+}
+
+if [ "$what" = install ]; then
+    : "${BFO_BIN:?}" "${HEADERS:?}" "${ARCHIVES:?}" "${VERSION:?}"
+    created=$(created_before)
+    for d in "$BINDIR" "$incdir" "$LIBDIR" "$PKGCONFIGDIR"; do
+        p=$d missing=""
+        while [ ! -d "$DESTDIR$p" ]; do
+            missing="$p $missing"
+            p=$(dirname "$p")
+        done
+        for m in $missing; do
+            case " $created " in *" $m "*) ;; *) created="$created $m" ;; esac
+        done
+        mkdir -p "$DESTDIR$d"
+    done
+    created=$(echo $created) # one space apart, parents first
+    install -m 755 "$BFO_BIN" "$DESTDIR$BINDIR/bfo"
+    install -m 644 $HEADERS "$DESTDIR$incdir/"
+    install -m 644 $ARCHIVES "$DESTDIR$LIBDIR/"
+    libs="-L\${libdir}"
+    for a in $ARCHIVES; do
+        a=${a##*/lib}
+        libs="$libs -l${a%.a}"
+    done
+    {
+        echo "# bfo.pc - written by make install (tools/bfo_install.sh)"
+        echo "prefix=$PREFIX"
+        echo "exec_prefix=\${prefix}"
+        echo "bindir=$(relative "$BINDIR")"
+        echo "includedir=$(relative "$INCLUDEDIR")"
+        echo "libdir=$(relative "$LIBDIR")"
+        echo "# make uninstall removes these when empty: make install created them"
+        echo "bfo_created_dirs=$created"
+        echo
+        echo "Name: bfo"
+        echo "Description: messages that survive a failing rail: the header-only engine, TCP and verbs transports"
+        echo "Version: $VERSION"
+        echo "# The archives are static: what they link against is in Requires and"
+        echo "# Libs rather than the .private fields, so --libs alone links a program."
+        [ -z "${PC_REQUIRES// /}" ] || echo "Requires: $(echo $PC_REQUIRES)"
+        echo "Cflags: -I\${includedir}/bfo"
+        echo "Libs: $libs${PC_LIBS:+ $(echo $PC_LIBS)}"
+    } >"$pc.tmp"
+    mv "$pc.tmp" "$pc"
+    chmod 644 "$pc"
+    echo "bfo_install: bfo $VERSION into $DESTDIR$PREFIX: bin/bfo, $(echo $HEADERS | wc -w) headers in $incdir," \
+        "$(echo $ARCHIVES | wc -w) archives, $PKGCONFIGDIR/bfo.pc${created:+ (created: $created)}"
+elif [ "$what" = uninstall ]; then
+    : "${ALL_HEADER_NAMES:?}"
+    created=$(created_before)
+    rm -f "$DESTDIR$BINDIR/bfo" "$DESTDIR$LIBDIR/libbfo_tcp.a" "$DESTDIR$LIBDIR/libbfo_net.a" "$pc"
+    for h in $ALL_HEADER_NAMES; do rm -f "$DESTDIR$incdir/$h"; done
+    rmdir "$DESTDIR$incdir" 2>/dev/null || true
+    # deepest first: a parent empties once its children are gone
+    for d in $(for c in $created; do echo "$c"; done | LC_ALL=C sort -r); do
+        rmdir "$DESTDIR$d" 2>/dev/null || true
+    done
+    echo "bfo_install: bfo removed from $DESTDIR$PREFIX"
+else
+    echo "bfo_install: install or uninstall, not $what" >&2
+    exit 1
+fi
