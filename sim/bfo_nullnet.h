@@ -2,8 +2,10 @@
  * allocation.  Frames go through a ring carved from memory given at setup;
  * pumping delivers them in order and completes them at once.  Every
  * fail_every-th operation is delivered but completed with an error (the
- * hard case of the protocol), to run the failover paths without allocating.
- * Used by the allocation test and by `make bench-engine`.
+ * hard case of the protocol), and every lose_every-th is not delivered and
+ * completed with an error, to run the failover paths without allocating;
+ * nn_rail_down() fails a rail on both sides as a transport that lost the
+ * connection would.  Used by the allocation test and by `make bench-engine`.
  */
 #ifndef BFO_NULLNET_H
 #define BFO_NULLNET_H
@@ -18,6 +20,7 @@ typedef struct nn_frame {
     uint64_t token;
     size_t len;
     int fail; /* delivered, but its completion reports an error */
+    int lose; /* not delivered, and its completion reports an error */
     uint8_t *data;
 } nn_frame;
 
@@ -28,7 +31,7 @@ typedef struct nullnet {
     nn_frame *ring;
     int cap, head, count, nrails;
     size_t frame_max;
-    uint64_t ops, fail_every, now;
+    uint64_t ops, fail_every, lose_every, now;
     int connects[2][BFO_MAX_RAILS];
     struct nn_ep { struct nullnet *nn; int rank; } ep[2];
 } nullnet;
@@ -57,6 +60,7 @@ static inline int nn_post(void *ctx, int peer, int rail, const bfo_iov *iov, int
     nn->count++;
     nn->ops++;
     f->fail = nn->fail_every && nn->ops % nn->fail_every == 0;
+    f->lose = nn->lose_every && nn->ops % nn->lose_every == 0;
     return 0;
 }
 
@@ -112,15 +116,28 @@ static inline int nn_pump(nullnet *nn)
     while (nn->count) {
         nn_frame f = nn->ring[nn->head];
         int ok;
-        if (bfo_engine_frame(nn->eng[f.dst], f.src, f.rail, f.data, f.len, nn->now) == BFO_ERR_AGAIN)
+        if (!f.lose &&
+            bfo_engine_frame(nn->eng[f.dst], f.src, f.rail, f.data, f.len, nn->now) == BFO_ERR_AGAIN)
             break;
         nn->head = (nn->head + 1) % nn->cap;
         nn->count--;
-        ok = !f.fail;
+        ok = !f.fail && !f.lose;
         bfo_engine_completion(nn->eng[f.src], f.token, ok);
         moved++;
     }
     return moved;
+}
+
+/* The connection of one rail is gone: both engines hear RAIL_ERROR (the
+ * frames still in the ring are delivered or lost as they were going to be;
+ * the engines' back-off then reconnects the rail through nn_connect). */
+static inline void nn_rail_down(nullnet *nn, int rail)
+{
+    for (int k = 0; k < 2; k++) {
+        int cs = nn->eng[k]->peers[1 - k].rail[rail].fsm.cs;
+        if (bfo_rail_accepts(cs, BFO_EV_RAIL_ERROR))
+            bfo_engine_rail_event(nn->eng[k], 1 - k, rail, BFO_EV_RAIL_ERROR, nn->now);
+    }
 }
 
 #endif /* BFO_NULLNET_H */

@@ -3,9 +3,11 @@
  * malloc, calloc, realloc and free are interposed (glibc's __libc_* do the
  * work) and counted while engine code runs.  A long run of mixed traffic
  * (eager and rendezvous, both directions) goes over the null transport
- * with deliver-error faults injected, so resends and restart dances run
- * too.  Any allocation there fails the test.  Skipped under the
- * sanitizers, which own malloc.
+ * with faults injected: frames delivered but reported failed, frames lost,
+ * and a rail's connection failing every 250 messages, so resends, restart
+ * dances, map-outs, reconnects, probes and re-admissions run too.  Any
+ * allocation there fails the test.  Skipped under the sanitizers, which own
+ * malloc.
  */
 #include "bfo_test.h"
 
@@ -73,7 +75,8 @@ static void test_no_allocation_after_init(void **state)
     rbuf = (uint8_t *)malloc(MAXSZ);
     ring = malloc(nn_mem_size(256, 65536 + 128));
     nn_init(&nn, 2, 256, 65536 + 128, ring);
-    nn.fail_every = 97; /* every 97th operation: delivered, reported failed */
+    nn.fail_every = 97;  /* every 97th operation: delivered, reported failed */
+    nn.lose_every = 389; /* every 389th: lost, reported failed */
     for (int i = 0; i < 2; i++) {
         bfo_config c;
         memset(&c, 0, sizeof c);
@@ -101,6 +104,8 @@ static void test_no_allocation_after_init(void **state)
             sbuf[k] = pat(m, k);
         bfo_irecv(&e[to], &rreq, rbuf, MAXSZ, from, 0, m % 1000, nn.now);
         bfo_isend(&e[from], &sreq, sbuf, sz, to, 0, m % 1000, nn.now);
+        if (m % 250 == 125)
+            nn_rail_down(&nn, (m / 250) & 1); /* its frames posted: one rail, then the other */
         for (int spin = 0; !(bfo_test(&sreq) && bfo_test(&rreq)); spin++) {
             if (!nn_pump(&nn))
                 nn.now += 1000000;
@@ -118,11 +123,16 @@ static void test_no_allocation_after_init(void **state)
     }
     counting = 0;
 
-    print_message("%lu messages (%llu operations, %llu restart dances begun) with %lu "
-                  "allocations after init\n", delivered, (unsigned long long)nn.ops,
-                  (unsigned long long)(e[0].stats.notifies + e[1].stats.notifies), allocs);
+    print_message("%lu messages (%llu operations, %llu restart dances begun, %llu map-outs, "
+                  "%llu re-admissions) with %lu allocations after init\n",
+                  delivered, (unsigned long long)nn.ops,
+                  (unsigned long long)(e[0].stats.notifies + e[1].stats.notifies),
+                  (unsigned long long)(e[0].stats.mapouts + e[1].stats.mapouts),
+                  (unsigned long long)(e[0].stats.readmissions + e[1].stats.readmissions), allocs);
     assert_int_equal(allocs, 0);
     assert_true(e[0].stats.notifies + e[1].stats.notifies > 0); /* the dance did run */
+    assert_true(e[0].stats.mapouts + e[1].stats.mapouts >= 2 * (NMSG / 250)); /* and failover */
+    assert_true(e[0].stats.readmissions + e[1].stats.readmissions >= NMSG / 250);
     free(mem[0]);
     free(mem[1]);
     free(ring);
