@@ -14,7 +14,9 @@ generated parts of docs/*.md kept true.
       (runs `bfo sim SIM ARGS --trace` and draws it) and every block between
           <!-- bfo-snippet: PATH NAME -->  and  <!-- bfo-snippet end -->
       (the lines between /* doc begin: NAME */ and /* doc end: NAME */ in
-      PATH, a file that is compiled and run by make check).  With --check
+      PATH, a file that is compiled and run by make check) and every block
+      between  <!-- bfo-table: NAME -->  and  <!-- bfo-table end -->  (NAME
+      fragments, layouts, flags or events: from spec/alphabet.tab).  With --check
       it changes nothing and fails, naming each block, when a file is not
       what it would write: the docs are stale.
 """
@@ -216,8 +218,54 @@ def draw(lines, rails=False, from_fault=False, until_readmitted=False, times=Fal
     return '\n'.join(out) + '\n'
 
 
+def tab_lines(root):
+    with open(os.path.join(root, 'spec/alphabet.tab')) as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith('#'):
+                yield shlex.split(line)
+
+
+def table_block(root, name):
+    """A table generated from spec/alphabet.tab (and gen/bfo_codec.h's sizes)."""
+    with open(os.path.join(root, 'gen/bfo_codec.h')) as f:
+        sizes = dict((m.group(1).lower(), m.group(2))
+                     for m in re.finditer(r'#define BFO_HDR_([A-Z]+)_SIZE (\d+)', f.read()))
+    rows = list(tab_lines(root))
+    if name == 'fragments':
+        out = ['| code | type | layout | header | data | duplicates told apart | what it is |',
+               '|---|---|---|---|---|---|---|']
+        for r in rows:
+            if r[0] == 'fragment':
+                _, typ, code, layout, payload, dedup, desc = r
+                out.append('| %s | %s | %s | %s B | %s | %s | %s |' % (
+                    code, typ, layout, sizes[layout], 'yes' if payload == 'payload' else '',
+                    '`%s_DUP_RCVD`' % typ if dedup == 'dedup' else '', desc))
+        return out
+    if name == 'layouts':
+        out = ['| layout | size | fields after `type:u8 flags:u8`, in wire order |', '|---|---|---|']
+        for r in rows:
+            if r[0] == 'layout':
+                out.append('| %s | %s B | %s |' % (r[1], sizes[r[1]], ' '.join('`%s`' % f for f in r[2:])))
+        return out
+    if name == 'flags':
+        out = ['| flag | bit | on | meaning |', '|---|---|---|---|']
+        for r in rows:
+            if r[0] == 'flag':
+                out.append('| %s | %s | %s | %s |' % (r[1], r[2], r[3].replace(',', ', '), r[4]))
+        return out
+    if name == 'events':
+        out = ['| event | what it says |', '|---|---|']
+        for r in rows:
+            if r[0] == 'event':
+                out.append('| `%s` | %s |' % (r[1], r[2]))
+        return out
+    raise SystemExit('bfo_seq: no table named %s' % name)
+
+
 SEQ_BEGIN = re.compile(r'^<!-- bfo-seq: (?P<args>.*?) -->\s*$')
 SNIP_BEGIN = re.compile(r'^<!-- bfo-snippet: (?P<path>\S+) (?P<name>\S+) -->\s*$')
+TAB_BEGIN = re.compile(r'^<!-- bfo-table: (?P<name>\S+) -->\s*$')
 
 
 def sim_block(bfo, spec):
@@ -258,16 +306,21 @@ def update(path, bfo, root):
     out, i, blocks = [], 0, []
     while i < len(lines):
         line = lines[i]
-        ms, mn = SEQ_BEGIN.match(line), SNIP_BEGIN.match(line)
-        if not ms and not mn:
+        ms, mn, mt = SEQ_BEGIN.match(line), SNIP_BEGIN.match(line), TAB_BEGIN.match(line)
+        if not ms and not mn and not mt:
             out.append(line)
             i += 1
             continue
-        endmark = '<!-- bfo-seq end -->' if ms else '<!-- bfo-snippet end -->'
+        endmark = '<!-- bfo-%s end -->' % ('seq' if ms else 'snippet' if mn else 'table')
         j = next((k for k in range(i + 1, len(lines)) if lines[k].strip() == endmark), None)
         if j is None:
             raise SystemExit('%s:%d: no %s' % (path, i + 1, endmark))
-        body = sim_block(bfo, ms.group('args')) if ms else snippet_block(root, mn.group('path'), mn.group('name'))
+        if ms:
+            body = sim_block(bfo, ms.group('args'))
+        elif mn:
+            body = snippet_block(root, mn.group('path'), mn.group('name'))
+        else:
+            body = table_block(root, mt.group('name'))
         blocks.append((i + 1, line))
         out += [line] + body + [lines[j]]
         i = j + 1
