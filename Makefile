@@ -10,7 +10,8 @@
 #   make check       run every test, and compile every header alone (C11, C++17)
 #   make gen         regenerate gen/ from spec/ (needs Ragel 6 and python3)
 #   make check-gen   regenerate into a temporary directory; fail on any difference
-#   make check-meta  prove check-gen and the coverage test catch what they are for
+#   make check-meta  prove check-gen, the coverage test and the docs checks catch
+#                    what they are for
 #   make diagrams    render gen/*.dot to docs/diagrams/*.svg (needs Graphviz)
 #   make docs-seq    redraw the sequence diagrams and code snippets in docs/*.md
 #                    from bfo sim traces and tests/test_porting.c (python3)
@@ -233,6 +234,7 @@ clean:
 	rm -rf build
 
 # Proves check-gen and the coverage test catch a hand edit of gen/ and a
-# spec change without tests (on a scratch copy; needs Ragel and python3).
-check-meta:
-	CC=$(CC) CXX=$(CXX) bash tests/check_meta.sh
+# spec change without tests, and the docs checks an undocumented function
+# and stale diagrams or snippets (on a scratch copy; needs Ragel and python3).
+check-meta: $(BUILD)/bfo
+	CC=$(CC) CXX=$(CXX) BFO=$(CURDIR)/$(BUILD)/bfo bash tests/check_meta.sh

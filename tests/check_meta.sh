@@ -6,11 +6,12 @@
 #   3. a transition removed from the spec     -> `make gen && make check` fails
 #   4. a state the binding does not name      -> `make gen` fails
 #   5. the unchanged copy                     -> both pass (the nets are not stuck)
-#   6. a public function nobody documented    -> `make check-docs` fails
-#   7. docs/api.md documents a made-up one    -> `make check-docs` fails
-#   8. a sequence diagram edited by hand      -> `make check-docs` fails
+#   6. a public function nobody documented    -> tests/check_api_docs.py fails
+#   7. docs/api.md documents a made-up one    -> tests/check_api_docs.py fails
+#   8. a sequence diagram edited by hand      -> tools/bfo_seq.py update --check fails
 #   9. the engine changed, diagrams not redrawn -> `make check-docs` fails
-#  10. a snippet's source changed, not copied -> `make check-docs` fails
+#  10. a snippet's source changed, not copied -> tools/bfo_seq.py update --check fails
+# (make check-docs runs the two scripts; 9 goes through it, rebuilding bfo.)
 # Needs what `make gen` needs (ragel, python3).  Run by `make check-meta`.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +43,9 @@ expect() { # expect pass|fail "what" [reason-regex] command...
     fi
 }
 mk() { make -s "$@" CC="${CC:-cc}" CXX="${CXX:-c++}"; }
+# the docs checks without a rebuild: the work tree's bfo (make check-meta builds it)
+bfo=${BFO:-$top/build/${CC:-cc}/bfo}
+docs_check() { python3 tools/bfo_seq.py update --check --bfo "$bfo" docs/protocol.md docs/porting.md; }
 
 fresh
 expect pass "unchanged copy: make check-gen" mk check-gen
@@ -75,18 +79,18 @@ expect fail "a state left out of name_states in spec/rail_binding.rl: make gen" 
 fresh
 printf '/* a new public function */\nstatic inline int bfo_frame_count(void) { return 0; }\n' \
     >>"$scratch/repo/include/fsm/bfo_wire.h"
-expect fail "bfo_frame_count() added to bfo_wire.h, not in docs/api.md: make check-docs" \
-    "bfo_frame_count .* is public but not documented" mk check-docs
+expect fail "bfo_frame_count() added to bfo_wire.h, not in docs/api.md: tests/check_api_docs.py" \
+    "bfo_frame_count .* is public but not documented" python3 tests/check_api_docs.py
 
 fresh
 sed -i 's/^| `bfo_handle_eq` |/| `bfo_handle_eq`, `bfo_handle_cmp` |/' "$scratch/repo/docs/api.md"
-expect fail "docs/api.md documents bfo_handle_cmp, which does not exist: make check-docs" \
-    "bfo_handle_cmp is documented but no such public function exists" mk check-docs
+expect fail "docs/api.md documents bfo_handle_cmp, which does not exist: tests/check_api_docs.py" \
+    "bfo_handle_cmp is documented but no such public function exists" python3 tests/check_api_docs.py
 
 fresh
 sed -i '0,/R1->>R0: ACK rseq 0/s//R1->>R0: ACK rseq 9/' "$scratch/repo/docs/protocol.md"
-expect fail "a sequence diagram of docs/protocol.md edited by hand: make check-docs" \
-    "docs/protocol.md: generated blocks are stale" mk check-docs
+expect fail "a sequence diagram of docs/protocol.md edited by hand: tools/bfo_seq.py update --check" \
+    "docs/protocol.md: generated blocks are stale" docs_check
 
 fresh
 sed -i 's/BFO__DEF(eager_limit, 4096)/BFO__DEF(eager_limit, 2048)/' "$scratch/repo/include/fsm/bfo_engine.h"
@@ -96,8 +100,8 @@ expect fail "the engine's default eager limit changed, diagrams not redrawn: mak
 fresh
 sed -i 's/be->post_send = my_post_send;        \/\* required \*\//be->post_send = my_post_send; \/* the one callback required *\//' \
     "$scratch/repo/tests/test_porting.c"
-expect fail "a snippet's source in tests/test_porting.c changed, docs/porting.md not: make check-docs" \
-    "docs/porting.md: generated blocks are stale" mk check-docs
+expect fail "a snippet's source in tests/test_porting.c changed, docs/porting.md not: tools/bfo_seq.py update --check" \
+    "docs/porting.md: generated blocks are stale" docs_check
 
 echo "meta: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
