@@ -206,7 +206,7 @@ check-docs: $(BUILD)/bfo
 
 # Memcheck on a subset (tests/valgrind.sh): not with SAN=1, which owns malloc.
 check-valgrind: $(BUILD)/bfo $(BUILD)/test_wire $(BUILD)/test_transitions $(BUILD)/test_scenarios \
-                $(BUILD)/test_engine $(BUILD)/test_verbs_map
+                $(BUILD)/test_engine $(BUILD)/test_verbs_map $(BUILD)/test_porting
 	@if [ "$(SAN)" = 1 ]; then echo "check-valgrind: not with SAN=1 (the sanitizers own malloc)"; exit 1; fi
 	bash tests/valgrind.sh ./$(BUILD)
 

@@ -17,6 +17,7 @@ jobs=(
     "test_scenarios|$build/test_scenarios"
     "test_engine|$build/test_engine"
     "test_verbs_map|$build/test_verbs_map"
+    "test_porting|$build/test_porting"
     "sim-standard|$build/bfo sim"
     "sim-random|$build/bfo sim --random 1000 --seed 11"
     "sim-trace|$build/bfo sim --msg 0>1:4M --fault FRAG#3:lose --trace"

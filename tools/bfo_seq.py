@@ -364,7 +364,7 @@ def main():
                 f.write('\n'.join(new))
             print('%s: regenerated' % path)
     if a.check and not stale:
-        print('== docs: %d generated blocks (sequence diagrams, snippets) match the code' % nblocks)
+        print('== docs: %d generated blocks (sequence diagrams, tables, snippets) match the code' % nblocks)
     return 1 if stale else 0
 
 
