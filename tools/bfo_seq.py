@@ -204,14 +204,12 @@ def draw(lines, rails=False, from_fault=False, until_readmitted=False, times=Fal
             out.append('    R%d%sxR%d: %s, lost' % (s, dash, d, text))
         elif what in ('post-vanish', 'vanish'):
             out.append('    R%d%sxR%d: %s, vanishes (silent rail)' % (s, dash, d, text))
-        elif what == 'duplicate':
-            out.append('    Note over R%d: a duplicate (seq or slot seen before): dropped' % d)
-        elif what == 'stale':
-            out.append('    Note over R%d: stale (old rseq or a finished request): dropped' % d)
-        elif what == 'violation':
-            out.append('    Note over R%d: breaks the protocol: dropped and counted' % d)
-        elif what == 'again':
-            out.append('    Note over R%d: no buffer for %s: offered again later' % (d, e['type']))
+        elif what in ('duplicate', 'stale', 'violation', 'again'):
+            text = {'duplicate': 'a duplicate (seq or slot seen before): dropped',
+                    'stale': 'stale (old rseq or a finished request): dropped',
+                    'violation': 'breaks the protocol: dropped and counted',
+                    'again': 'no buffer for %s: offered again later' % e['type']}[what]
+            out.append('    Note over R%d: %s%s' % (d, ms(e['t']) + ' ' if times else '', text))
         # post, post-dead, closed: the arrow is drawn when the operation moves
         # (or the machines' notes tell its completion)
     flush()
