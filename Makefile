@@ -21,9 +21,14 @@
 #                    single header alone, uninstall, nothing left
 #   make gen         regenerate gen/ from spec/ (needs Ragel 6 and python3)
 #   make check-gen   regenerate into a temporary directory; fail on any difference
-#   make check-meta  prove check-gen, the coverage test, the gen/ stamp and
-#                    check-amalgamate catch what they are for
+#   make check-meta  prove check-gen, the coverage test, the gen/ stamp,
+#                    check-amalgamate and the docs checks catch what they are for
 #   make diagrams    render gen/*.dot to docs/diagrams/*.svg (needs Graphviz)
+#   make docs-seq    redraw the sequence diagrams and code snippets in docs/*.md
+#                    from bfo sim traces and tests/test_porting.c (python3)
+#   make check-docs  fail when those are stale, or docs/api.md misses a public
+#                    function (part of make check)
+#   make check-valgrind  memcheck on the unit tests and a few bfo sim runs (~1 min)
 #   make check SAN=1 the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make clean
 #
@@ -47,7 +52,9 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 BUILD    := $(BUILD)-san
 endif
 
-TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc test_verbs_map
+TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc test_verbs_map test_porting
+# docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
+DOCS_GEN := docs/protocol.md docs/porting.md
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail
 TCP_SRC  := backends/tcp/bfo_tcp.c backends/tcp/bfo_tcp_pmix.c
@@ -99,7 +106,7 @@ NET_SRC  := backends/net/bfo_net.c $(VERBS_SRC)
 NET_HDR  := backends/net/bfo_net.h backends/bfo_sink.h \
             backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h
 
-.PHONY: all bench-engine dance demo check check-headers check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
+.PHONY: all bench-engine dance demo check check-headers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
 
 all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine libs $(BUILD)/mini_mpi_loopback
@@ -205,7 +212,7 @@ $(BUILD)/mini_mpi_loopback: $(MINI_MPI)/loopback.c $(MINI_MPI)/mini_mpi.c $(MINI
                             $(MINI_MPI)/mini_mpi.h $(MINI_MPI)/exchange.h $(HEADERS) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(filter %.c,$^) -o $@
 
-check: all check-headers check-amalgamate
+check: all check-headers check-amalgamate check-docs
 	@set -eo pipefail; total=0; for t in $(TESTS); do \
 	  echo "== $$t"; ./$(BUILD)/$$t 2>&1 | tee $(BUILD)/$$t.log; \
 	  n=$$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' $(BUILD)/$$t.log); total=$$((total + n)); \
@@ -292,6 +299,22 @@ check-install: $(BUILD)/bfo $(ARCHIVES) $(AMALG)
 gen:
 	$(PYTHON) tools/bfo_gen.py --ragel $(RAGEL)
 
+# The docs that the code generates: sequence diagrams drawn from bfo sim
+# traces, snippets copied from tests/test_porting.c (compiled and run by
+# make check), and the API reference's coverage of the headers.
+docs-seq: $(BUILD)/bfo
+	$(PYTHON) tools/bfo_seq.py update --bfo ./$(BUILD)/bfo $(DOCS_GEN)
+
+check-docs: $(BUILD)/bfo
+	@$(PYTHON) tools/bfo_seq.py update --check --bfo ./$(BUILD)/bfo $(DOCS_GEN)
+	@$(PYTHON) tests/check_api_docs.py
+
+# Memcheck on a subset (tests/valgrind.sh): not with SAN=1, which owns malloc.
+check-valgrind: $(BUILD)/bfo $(BUILD)/test_wire $(BUILD)/test_transitions $(BUILD)/test_scenarios \
+                $(BUILD)/test_engine $(BUILD)/test_verbs_map $(BUILD)/test_porting
+	@if [ "$(SAN)" = 1 ]; then echo "check-valgrind: not with SAN=1 (the sanitizers own malloc)"; exit 1; fi
+	bash tests/valgrind.sh ./$(BUILD)
+
 check-gen:
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(PYTHON) tools/bfo_gen.py --ragel $(RAGEL) --out "$$tmp" >/dev/null && \
@@ -316,6 +339,7 @@ clean:
 	rm -rf build
 
 # Proves check-gen and the coverage test catch a hand edit of gen/ and a
-# spec change without tests (on a scratch copy; needs Ragel and python3).
-check-meta:
-	CC=$(CC) CXX=$(CXX) bash tests/check_meta.sh
+# spec change without tests, and the docs checks an undocumented function
+# and stale diagrams or snippets (on a scratch copy; needs Ragel and python3).
+check-meta: $(BUILD)/bfo
+	CC=$(CC) CXX=$(CXX) BFO=$(CURDIR)/$(BUILD)/bfo bash tests/check_meta.sh

@@ -41,11 +41,17 @@
  * counted as fragment types SN_TYPE_WRITE and SN_TYPE_READ for faults.
  * Simulated time advances a little with every delivery and jumps to the
  * next timer when the network is idle.  This is a test tool: it allocates.
+ * Wire trace (simnet.trace, set by bfo sim --trace): one line per frame or
+ * RDMA operation posted, moved (deliver, lost, error, again), vanished or
+ * failed with its connection, and per fault fired; tools/bfo_seq.py turns
+ * it into the sequence diagrams of docs/protocol.md.
  */
 #ifndef BFO_SIMNET_H
 #define BFO_SIMNET_H
 
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +91,7 @@ typedef struct sn_msg {
     int wait;                             /* enum sn_wait */
     int op;                               /* SN_SEND, SN_WRITE, SN_READ */
     uint64_t token, order;
+    uint64_t nth;                         /* the nth of its type posted (TYPE#N of a fault) */
     size_t len;
     uint8_t *data;                        /* SEND and WRITE: the bytes */
     void *local;                          /* READ: where they go */
@@ -123,7 +130,71 @@ typedef struct simnet {
     int path[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* [src][dst][rail]: enum sn_path */
     int transport_heard;    /* acknowledgements and keepalives reach the engines (default 1) */
     void *user;             /* for whoever drives the network */
+    FILE *trace;            /* the wire trace (see the top), or NULL */
 } simnet;
+
+static inline const char *sn_type_name(int type)
+{
+    if (type == SN_TYPE_WRITE)
+        return "WRITE";
+    if (type == SN_TYPE_READ)
+        return "READ";
+    const char *n = bfo_frag_name(type);
+    return n ? n : "?";
+}
+
+/* One wire line: time, what happened, the operation (TYPE#N as a fault
+ * names it), direction and rail, then what its header says. */
+static inline void sn_trace_msg(const simnet *sn, const char *what, const struct sn_msg *m)
+{
+    bfo_frame f;
+    FILE *o = sn->trace;
+    if (!o)
+        return;
+    fprintf(o, "%12.6f ms  wire  %-8s %s#%" PRIu64 "  %d>%d rail %d  %zu B", (double)sn->now / 1e6,
+            what, sn_type_name(m->type), m->nth, m->src, m->dst, m->rail, m->len);
+    if (m->op != SN_SEND || !m->data || bfo_frame_parse(&f, m->data, m->len) != BFO_OK) {
+        fputc('\n', o);
+        return;
+    }
+    switch (f.type) {
+    case BFO_FRAG_MATCH: fprintf(o, "  seq %u data %zu", f.h.match.seq, f.payload_len); break;
+    case BFO_FRAG_RNDV:
+        fprintf(o, "  seq %u rseq %u msg_len %" PRIu64 " data %zu", f.h.rndv.seq, f.h.rndv.rseq,
+                f.h.rndv.msg_len, f.payload_len);
+        break;
+    case BFO_FRAG_RGET:
+        fprintf(o, "  seq %u rseq %u msg_len %" PRIu64, f.h.rget.seq, f.h.rget.rseq, f.h.rget.msg_len);
+        break;
+    case BFO_FRAG_ACK: fprintf(o, "  rseq %u offset %" PRIu64, f.h.ack.rseq, f.h.ack.offset); break;
+    case BFO_FRAG_FRAG:
+        fprintf(o, "  rseq %u offset %" PRIu64 " len %zu", f.h.frag.rseq, f.h.frag.offset, f.payload_len);
+        break;
+    case BFO_FRAG_PUT:
+        fprintf(o, "  rseq %u slot %u offset %" PRIu64 " len %" PRIu64, f.h.put.rseq, f.h.put.slot,
+                f.h.put.offset, f.h.put.length);
+        break;
+    case BFO_FRAG_FIN:
+        fprintf(o, "  rseq %u slot %u offset %" PRIu64 " len %" PRIu64, f.h.fin.rseq, f.h.fin.slot,
+                f.h.fin.offset, f.h.fin.length);
+        break;
+    case BFO_FRAG_BROKEN: case BFO_FRAG_PROBE: case BFO_FRAG_PROBEACK:
+        fprintf(o, "  about %u epoch %u", f.h.railctl.rail, f.h.railctl.epoch);
+        break;
+    default: fprintf(o, "  rseq %u", f.h.restart.rseq); break; /* the restart layout */
+    }
+    if (f.flags & BFO_FLAG_RESTART)
+        fputs(" RESTART", o);
+    if (f.flags & BFO_FLAG_PIN)
+        fputs(" PIN", o);
+    fputc('\n', o);
+}
+
+static inline void sn_trace_fault(const simnet *sn, int rail, const char *what)
+{
+    if (sn->trace)
+        fprintf(sn->trace, "%12.6f ms  wire  fault    rail %d %s\n", (double)sn->now / 1e6, rail, what);
+}
 
 static inline uint64_t sn_rand(simnet *sn)
 {
@@ -148,6 +219,7 @@ static inline void sn_push(simnet *sn, const sn_msg *m)
 
 static inline void sn_rail_fails(simnet *sn, int rail)
 {
+    sn_trace_fault(sn, rail, "down");
     sn->rail_down[rail] = 1;
     for (size_t i = 0; i < sn->qlen; i++)
         if (sn->q[i].rail == rail && !sn->q[i].dead) {
@@ -185,9 +257,10 @@ static inline void sn_set_path(simnet *sn, int src, int dst, int rail, int mode)
         sn_msg *m = &sn->q[i];
         if (m->dead || m->rail != rail)
             continue;
-        if (m->src == src && m->dst == dst && m->wait == SN_W_NONE)
+        if (m->src == src && m->dst == dst && m->wait == SN_W_NONE) {
             m->wait = SN_W_LOST; /* in flight: gone */
-        else if (m->src == dst && m->dst == src && m->wait == SN_W_ACK_HELD)
+            sn_trace_msg(sn, "vanish", m);
+        } else if (m->src == dst && m->dst == src && m->wait == SN_W_ACK_HELD)
             m->wait = SN_W_ACK_LOST; /* its acknowledgement: gone */
     }
 }
@@ -195,6 +268,13 @@ static inline void sn_set_path(simnet *sn, int src, int dst, int rail, int mode)
 /* A path fault: one direction, or every direction between every pair. */
 static inline void sn_path_fault(simnet *sn, const sn_fault *f)
 {
+    static const char *const modes[] = { "open", "silent", "hold" };
+    char what[48];
+    if (f->from == f->to)
+        snprintf(what, sizeof what, "%s", modes[f->kind]);
+    else
+        snprintf(what, sizeof what, "%s %d>%d", modes[f->kind], f->from, f->to);
+    sn_trace_fault(sn, f->rail, what);
     for (int a = 0; a < sn->n; a++)
         for (int b = 0; b < sn->n; b++)
             if (a != b && (f->from == f->to || (a == f->from && b == f->to)))
@@ -234,6 +314,7 @@ static inline void sn_close_conn(simnet *sn, int src, int dst, int rail)
         sn->qlen--;
         if (m.wait == SN_W_NONE || m.wait == SN_W_LOST)
             sn->lost++;
+        sn_trace_msg(sn, "closed", &m);
         free(m.data);
         bfo_engine_completion(sn->eng[src], m.token, 0); /* may post: the queue moves */
     }
@@ -253,6 +334,7 @@ static inline void sn_apply_op_faults(simnet *sn)
             f->fired = 1;
             sn->last_fault_at = sn->now;
             sn->rail_down[f->rail] = 0;
+            sn_trace_fault(sn, f->rail, "up");
         } else if (f->what == SN_FAULT_PATH) {
             f->fired = 1;
             sn_path_fault(sn, f);
@@ -266,7 +348,7 @@ static inline void sn_enqueue(simnet *sn, sn_msg *m)
     m->order = sn->order++;
     sn->ops++;
     sn_apply_op_faults(sn);
-    sn->type_count[m->type]++;
+    m->nth = ++sn->type_count[m->type];
     for (int i = 0; i < sn->nfaults; i++) {
         sn_fault *f = &sn->faults[i];
         if (f->what == SN_FAULT_TYPE && !f->fired &&
@@ -284,6 +366,7 @@ static inline void sn_enqueue(simnet *sn, sn_msg *m)
                sn_path_lost(sn, m->src, m->dst, m->rail)) {
         m->wait = SN_W_LOST;
     }
+    sn_trace_msg(sn, m->wait == SN_W_LOST ? "post-vanish" : m->dead ? "post-dead" : "post", m);
     sn_push(sn, m);
 }
 
@@ -547,23 +630,37 @@ static inline int sn_step(simnet *sn)
     int ok = m.kind == SN_NONE || m.kind == SN_DELAY;
     if (m.op != SN_SEND) { /* RDMA: the peer's memory, checked */
         if (m.kind != SN_LOSE && sn_rdma_check(sn, m.dst, m.raddr, m.rkey, m.len)) {
+            sn_trace_msg(sn, m.kind == SN_DELIVER_ERROR ? "arrive-error" : "arrive", &m);
             if (m.op == SN_WRITE)
                 memcpy((void *)(uintptr_t)m.raddr, m.data, m.len);
             else
                 memcpy(m.local, (const void *)(uintptr_t)m.raddr, m.len);
             sn->delivered++;
         } else {
+            sn_trace_msg(sn, "lost", &m);
             ok = 0;
             sn->lost++;
         }
     } else if (m.kind != SN_LOSE) {
+        sn_trace_msg(sn, m.kind == SN_DELIVER_ERROR ? "arrive-error" : "arrive", &m);
+        const bfo_stats *st = &sn->eng[m.dst]->stats;
+        uint64_t dup = st->duplicates_dropped, stale = st->stale_dropped,
+                 bad = st->protocol_violations;
         int rc = bfo_engine_frame(sn->eng[m.dst], m.src, m.rail, m.data, m.len, sn->now);
+        /* what the engine dropped before any machine saw it */
+        if (st->duplicates_dropped != dup)
+            sn_trace_msg(sn, "duplicate", &m);
+        if (st->stale_dropped != stale)
+            sn_trace_msg(sn, "stale", &m);
+        if (st->protocol_violations != bad)
+            sn_trace_msg(sn, "violation", &m);
         if (rc == BFO_ERR_AGAIN) { /* no buffer yet: the frame waits, in order */
             memmove(&sn->q[1], &sn->q[0], sn->qlen * sizeof *sn->q);
             sn->q[0] = m;
             sn->qlen++;
             if (sn->path[m.dst][m.src][m.rail] == SN_PATH_OPEN)
                 sn_heard(sn, &m); /* the receiver's keepalive while it holds back */
+            sn_trace_msg(sn, "again", &sn->q[0]);
             return 0;
         }
         if (rc == BFO_ERR_PEER_UNREACHABLE) /* refused, not acknowledged */
@@ -571,6 +668,7 @@ static inline int sn_step(simnet *sn)
         else
             sn->delivered++;
     } else {
+        sn_trace_msg(sn, "lost", &m);
         sn->lost++;
     }
     if (!ok)

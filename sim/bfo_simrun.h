@@ -42,7 +42,7 @@ typedef struct sr_scenario {
     uint64_t seed;
     uint64_t limit_ns; /* 0: 30 s of simulated time */
     uint64_t start_ns; /* simulated time before the messages are posted (rails come up) */
-    FILE *trace;       /* every transition, or NULL */
+    FILE *trace;       /* every transition and the wire (simnet.trace), or NULL */
     const bfo_config *cfg; /* the engines' configuration (rank, nranks, nrails are set per
                             * engine), or NULL: derived from the fields above */
 } sr_scenario;
@@ -67,6 +67,7 @@ typedef struct sr_world {
         simnet *sn;
         int rank;
         FILE *out;
+        const struct sr_world *w;
     } tctx[SN_MAX_RANKS];
     bfo_tracer tracer[SN_MAX_RANKS];
 } sr_world;
@@ -90,12 +91,29 @@ static inline unsigned sr_rail_bw(void *ctx, int rail)
 
 typedef struct sr_trace_ctx sr_trace_ctx;
 
+/* What a step's object is, the same in every run: "msg N" (the scenario's
+ * message N) or "peer P rail R". */
+static inline void sr_obj_name(const sr_trace_ctx *t, const void *obj, char *buf, size_t cap)
+{
+    const bfo_engine *e = &t->w->e[t->rank];
+    snprintf(buf, cap, "?");
+    for (int i = 0; i < t->w->sc->nmsgs; i++)
+        if (obj == &t->w->sreq[i] || obj == &t->w->rreq[i])
+            snprintf(buf, cap, "msg %d", i);
+    for (int p = 0; p < e->cfg.nranks && e->peers; p++)
+        for (int r = 0; r < e->cfg.nrails; r++)
+            if (obj == &e->peers[p].rail[r])
+                snprintf(buf, cap, "peer %d rail %d", p, r);
+}
+
 /* simulated time, rank, object, machine: state -> state, event [/ actions] */
 static inline void sr_trace(void *user, const bfo_machine *m, const bfo_step *st)
 {
     sr_trace_ctx *t = (sr_trace_ctx *)user;
-    fprintf(t->out, "%12.6f ms  rank %d  %p  %-4s %s -> %s  %s", (double)t->sn->now / 1e6, t->rank,
-            st->obj, m->name, bfo_fsm_state_name(m, st->from), bfo_fsm_state_name(m, st->to),
+    char obj[32];
+    sr_obj_name(t, st->obj, obj, sizeof obj);
+    fprintf(t->out, "%12.6f ms  rank %d  %-13s  %-4s %s -> %s  %s", (double)t->sn->now / 1e6,
+            t->rank, obj, m->name, bfo_fsm_state_name(m, st->from), bfo_fsm_state_name(m, st->to),
             bfo_event_name(st->event));
     for (unsigned i = 0; i < st->n_actions; i++)
         fprintf(t->out, "%s%s", i ? ", " : " / ", m->action_names[st->actions[i]]);
@@ -137,6 +155,7 @@ static inline sr_world *sr_new(const sr_scenario *sc)
     sn_init(&w->sn, sc->ranks, sc->rails, sc->seed);
     w->sn.user = (void *)sc;
     w->sn.rdma_mask = ~sc->plain_rails;
+    w->sn.trace = sc->trace;
     for (int i = 0; i < sc->nfaults; i++)
         sn_add_fault(&w->sn, &sc->faults[i]);
     for (int i = 0; i < sc->ranks; i++) {
@@ -165,6 +184,7 @@ static inline sr_world *sr_new(const sr_scenario *sc)
             w->tctx[i].sn = &w->sn;
             w->tctx[i].rank = i;
             w->tctx[i].out = sc->trace;
+            w->tctx[i].w = w;
             w->tracer[i].fn = sr_trace;
             w->tracer[i].user = &w->tctx[i];
             w->e[i].trace = &w->tracer[i];

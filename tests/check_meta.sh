@@ -12,6 +12,12 @@
 #   8. one gen/ file from another spec (BFO_GEN_STAMP) -> the build stops: regenerate;
 #                                                        after make gen it builds again
 #   9. build/dist/bfo_single.h edited by hand         -> make check-amalgamate fails
+#  10. a public function nobody documented    -> tests/check_api_docs.py fails
+#  11. docs/api.md documents a made-up one    -> tests/check_api_docs.py fails
+#  12. a sequence diagram edited by hand      -> tools/bfo_seq.py update --check fails
+#  13. the engine changed, diagrams not redrawn -> `make check-docs` fails
+#  14. a snippet's source changed, not copied -> tools/bfo_seq.py update --check fails
+# (make check-docs runs the two scripts; 13 goes through it, rebuilding bfo.)
 # Needs what `make gen` needs (ragel, python3).  Run by `make check-meta`.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,6 +49,9 @@ expect() { # expect pass|fail "what" [reason-regex] command...
     fi
 }
 mk() { make -s "$@" CC="${CC:-cc}" CXX="${CXX:-c++}"; }
+# the docs checks without a rebuild: the work tree's bfo (make check-meta builds it)
+bfo=${BFO:-$top/build/${CC:-cc}/bfo}
+docs_check() { python3 tools/bfo_seq.py update --check --bfo "$bfo" docs/protocol.md docs/porting.md; }
 
 fresh
 expect pass "unchanged copy: make check-gen" mk check-gen
@@ -108,6 +117,33 @@ expect pass "unchanged copy: make check-amalgamate" mk check-amalgamate
 sed -i '0,/^#define BFO_FRAG_COUNT /{/^#define BFO_FRAG_COUNT /d}' "$scratch/repo/build/dist/bfo_single.h"
 expect fail "a line of build/dist/bfo_single.h removed by hand: make check-amalgamate" \
     "bfo_single.h does not match the headers" mk check-amalgamate
+
+fresh
+printf '/* a new public function */\nstatic inline int bfo_frame_count(void) { return 0; }\n' \
+    >>"$scratch/repo/include/fsm/bfo_wire.h"
+expect fail "bfo_frame_count() added to bfo_wire.h, not in docs/api.md: tests/check_api_docs.py" \
+    "bfo_frame_count .* is public but not documented" python3 tests/check_api_docs.py
+
+fresh
+sed -i 's/^| `bfo_handle_eq` |/| `bfo_handle_eq`, `bfo_handle_cmp` |/' "$scratch/repo/docs/api.md"
+expect fail "docs/api.md documents bfo_handle_cmp, which does not exist: tests/check_api_docs.py" \
+    "bfo_handle_cmp is documented but no such public function exists" python3 tests/check_api_docs.py
+
+fresh
+sed -i '0,/R1->>R0: ACK rseq 0/s//R1->>R0: ACK rseq 9/' "$scratch/repo/docs/protocol.md"
+expect fail "a sequence diagram of docs/protocol.md edited by hand: tools/bfo_seq.py update --check" \
+    "docs/protocol.md: generated blocks are stale" docs_check
+
+fresh
+sed -i 's/BFO__DEF(eager_limit, 4096)/BFO__DEF(eager_limit, 2048)/' "$scratch/repo/include/fsm/bfo_engine.h"
+expect fail "the engine's default eager limit changed, diagrams not redrawn: make check-docs" \
+    "docs/protocol.md: generated blocks are stale" mk check-docs
+
+fresh
+sed -i 's/be->post_send = my_post_send;        \/\* required \*\//be->post_send = my_post_send; \/* the one callback required *\//' \
+    "$scratch/repo/tests/test_porting.c"
+expect fail "a snippet's source in tests/test_porting.c changed, docs/porting.md not: tools/bfo_seq.py update --check" \
+    "docs/porting.md: generated blocks are stale" docs_check
 
 echo "meta: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

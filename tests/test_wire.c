@@ -12,17 +12,18 @@ static bfo_handle H(uint32_t index, uint32_t gen)
     return h;
 }
 
-/* Decodes (and validates) a copy of buf[0..len) in a buffer of exactly len bytes. */
+/* Decodes (and validates) a copy of buf[0..len) in a buffer of exactly len
+ * bytes, so that a read past len is caught.  f->payload points into the
+ * copy: it lives until the next call. */
 static int parse_exact(bfo_frame *f, const uint8_t *buf, size_t len)
 {
-    uint8_t *copy = (uint8_t *)malloc(len ? len : 1);
-    int rc;
+    static uint8_t *copy;
+    free(copy);
+    copy = (uint8_t *)malloc(len ? len : 1);
     assert_non_null(copy);
     if (len)
         memcpy(copy, buf, len);
-    rc = bfo_frame_parse(f, copy, len);
-    free(copy);
-    return rc;
+    return bfo_frame_parse(f, copy, len);
 }
 
 /* One valid header of each fragment type, encoded, with its size. */

@@ -3,7 +3,7 @@
  *   bfo sim [--ranks N] [--rails R] [--rail-bw W1,W2,...] [--seed S]
  *           [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:tag=T][:any]]...
  *           [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]
- *           [--rdma-rails R1,R2,...]
+ *           [--rdma-rails R1,R2,...|none] [--start-ms MS]
  *
  *   bfo run -n N [--rails ADDR,ADDR] -- PROGRAM ARGS   (tools/bfo_tcp_cmds.c)
  *   bfo stream [--size S|--sizes LIST] [--count N] [--json]
@@ -27,6 +27,7 @@ static const char usage[] =
     "usage: bfo sim [--ranks N] [--rails R] [--rail-bw W1,W2,...] [--seed S]\n"
     "               [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:tag=T][:any]]...\n"
     "               [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]\n"
+    "               [--rdma-rails R1,R2,...|none] [--start-ms MS]\n"
     "  --msg    0>1:64  0>1:4M  1>0:200K:any   (K and M suffixes; none given: a mixed set)\n"
     "  --fault  TYPE#N:KIND     the N-th fragment of TYPE posted (from 1); TYPE one of MATCH RNDV\n"
     "                           RGET ACK FRAG PUT FIN NOTIFY RESTARTACK RESTARTNACK RECVERRNOTIFY\n"
@@ -42,10 +43,16 @@ static const char usage[] =
     "  --protocol               eager: every message eager; copy: rendezvous by copy; put, get:\n"
     "                           every rendezvous by RDMA PUT or GET; auto (default): the engine's\n"
     "                           choice (GET from 64 KiB when the rails can RDMA, else copy)\n"
-    "  --rdma-rails LIST        the rails that can RDMA (default: all); the others copy\n";
+    "  --rdma-rails LIST        the rails that can RDMA (default: all; none: no rail can); the\n"
+    "                           others copy\n"
+    "  --start-ms MS            the rails come up for MS ms (simulated) before the messages\n"
+    "                           are posted (default 0: at once)\n"
+    "  --trace                  every transition of every machine, and every frame and RDMA\n"
+    "                           operation on the wire (tools/bfo_seq.py draws them)\n";
 
 typedef struct options {
     int ranks, rails, json, trace, explore, random_n, protocol, nmsgs, nfaults;
+    uint64_t start_ns;
     unsigned plain_rails;
     unsigned bw[BFO_MAX_RAILS];
     uint64_t seed;
@@ -239,10 +246,14 @@ static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
 {
     size_t n = (size_t)snprintf(buf, cap, "bfo sim --ranks %d --rails %d --seed %" PRIu64,
                                 sc->ranks, sc->rails, sc->seed);
+    if (sc->start_ns && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --start-ms %" PRIu64, sc->start_ns / 1000000);
     if (sc->protocol != P_AUTO && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --protocol %s", proto_names[sc->protocol]);
     if (sc->plain_rails && n < cap) {
         n += (size_t)snprintf(buf + n, cap - n, " --rdma-rails ");
+        if (!(~sc->plain_rails & ((1u << sc->rails) - 1)) && n < cap)
+            n += (size_t)snprintf(buf + n, cap - n, "none");
         for (int k = 0, first = 1; k < sc->rails && n < cap; k++)
             if (!((sc->plain_rails >> k) & 1)) {
                 n += (size_t)snprintf(buf + n, cap - n, "%s%d", first ? "" : ",", k);
@@ -490,7 +501,7 @@ static int cmd_sim(int argc, char **argv)
         } else if (!strcmp(a, "--rdma-rails")) {
             NEED_ARG();
             unsigned can = 0;
-            for (const char *p = v; *p;) {
+            for (const char *p = strcmp(v, "none") ? v : ""; *p;) {
                 char *e;
                 long k = strtol(p, &e, 10);
                 if (e == p || k < 0 || k >= BFO_MAX_RAILS)
@@ -520,6 +531,7 @@ static int cmd_sim(int argc, char **argv)
             else die("--explore wants single or double", v);
         } else if (!strcmp(a, "--random")) { NEED_ARG(); o.random_n = atoi(v); }
         else if (!strcmp(a, "--trace")) o.trace = 1;
+        else if (!strcmp(a, "--start-ms")) { NEED_ARG(); o.start_ns = strtoull(v, NULL, 10) * 1000000ull; }
         else if (!strcmp(a, "--json")) o.json = 1;
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage, stdout); return 0; }
         else die("unknown option", a);
@@ -573,6 +585,7 @@ static int cmd_sim(int argc, char **argv)
             set[i].seed = o.seed + (uint64_t)i;
         }
         set[i].trace = o.trace ? stdout : NULL;
+        set[i].start_ns = o.start_ns;
     }
 
     totals t;

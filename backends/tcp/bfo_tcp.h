@@ -22,9 +22,10 @@
  *
  * UNDER A SINK (a rail group of a multiplexer, bfo_net.h)
  *   bfo_tcp_init_sink(&t, rank, size, &cfg, &opt, &sink, exchange, ctx);
- *   bfo_tcp_backend(t, &be);   // post_send, connect, rail_caps,
- *                              // rail_bandwidth, ctx = t: for the
- *                              // multiplexer's engine (TCP rail numbers)
+ *   bfo_tcp_backend(t, &be);   // post_send, connect, disconnect,
+ *                              // rail_caps, rail_bandwidth, ctx = t:
+ *                              // for the multiplexer's engine (TCP
+ *                              // rail numbers)
  *   loop: bfo_tcp_progress(t, 0); ...; bfo_engine_progress(e, now);
  *         if nothing happened: if (!bfo_tcp_prepare_sleep(t))
  *                                  poll() on bfo_tcp_epoll_fd(t) and others
@@ -273,7 +274,7 @@ int bfo_tcp_init_sink(bfo_tcp **out, int rank, int size, const bfo_config *cfg,
  * something to happen.  Returns the number of events handled (>= 0). */
 int bfo_tcp_progress(bfo_tcp *t, int timeout_ms);
 
-/* The transport functions for an engine (post_send, connect, rail_caps,
+/* The transport functions for an engine (post_send, connect, disconnect, rail_caps,
  * rail_bandwidth; ctx = t; no RDMA).  Under a sink, for its owner. */
 void bfo_tcp_backend(bfo_tcp *t, bfo_backend *be);
 
