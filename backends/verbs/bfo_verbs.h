@@ -123,6 +123,7 @@ extern "C" {
 
 #define BFO_VERBS_MAGIC 0xBF0BE5B5u
 #define BFO_VERBS_CTL_SIZE 64
+#define BFO_VERBS_CTL_VERSION 2
 enum bfo_verbs_ctl_kind { BFO_VERBS_K_REQ = 1, BFO_VERBS_K_REP = 2, BFO_VERBS_K_RTU = 3 };
 
 typedef struct bfo_verbs_options {
