@@ -34,7 +34,8 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 BUILD    := $(BUILD)-san
 endif
 
-TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc test_verbs_map
+TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc test_verbs_map \
+            test_verbs_scenarios
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail
 TCP_SRC  := backends/tcp/bfo_tcp.c backends/tcp/bfo_tcp_pmix.c
@@ -83,8 +84,9 @@ $(info make: <infiniband/verbs.h> not found: building without the verbs backend 
 endif
 endif
 NET_SRC  := backends/net/bfo_net.c $(VERBS_SRC)
-NET_HDR  := backends/net/bfo_net.h backends/bfo_sink.h \
-            backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h
+VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_glue.h \
+             backends/bfo_sink.h backends/tcp/bfo_tcp.h
+NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR)
 
 .PHONY: all bench-engine dance demo check check-headers check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 
@@ -93,8 +95,8 @@ all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine
 $(BUILD):
 	mkdir -p $@
 
-$(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) backends/verbs/bfo_verbs_map.h | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim -Ibackends/verbs $< -o $@ -lcmocka
+$(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) $(VERBS_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim -Ibackends -Ibackends/tcp -Ibackends/verbs $< -o $@ -lcmocka
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
 BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(TCP_SRC) $(NET_SRC)

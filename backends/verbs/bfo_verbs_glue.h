@@ -110,6 +110,7 @@ typedef struct bfo_vg_qp {
     size_t rstride;
     int *rfree, nrfree;
     int *rxq, rx_head, rx_n;
+    int rx_held;      /* the last rx_held of them came before CONNECTED was reported */
     uint32_t *rxlen;
 } bfo_vg_qp;
 
@@ -458,6 +459,7 @@ static inline bfo_verbs_wc_action bfo_vg_recv_wc(bfo_vg *g, int qi, int b, int s
         q->rxq[at] = b;
         q->rxlen[at] = len;
         q->rx_n++;
+        q->rx_held += q->state != BFO_VG_UP;
     } else {
         q->rfree[q->nrfree++] = b;
     }
@@ -467,14 +469,18 @@ static inline bfo_verbs_wc_action bfo_vg_recv_wc(bfo_vg *g, int qi, int b, int s
 /* Received frames, in order per (peer, rail), until the engine says wait
  * (BFO_ERR_AGAIN: the frame and those behind it keep their buffers, which
  * are not reposted: the sender's adapter sees receiver-not-ready).  A frame
- * that arrived before the queue pair failed still goes to the engine.
- * Returns the frames taken. */
+ * that arrived before the queue pair failed still goes to the engine.  A
+ * frame that came before the engine was told CONNECTED (the dialer's PROBE
+ * overtaking the RTU: the acceptor's queue pair can receive from the REP
+ * on) waits for it: taken earlier, it made the engine answer on a rail it
+ * had no connection for, the answer failed, and the dialer's probe timed
+ * out and reconnected, again and again.  Returns the frames taken. */
 static inline int bfo_vg_deliver(bfo_vg *g)
 {
     int n = 0;
     for (int qi = 0; qi < g->size * g->nrails; qi++) {
         bfo_vg_qp *q = &g->qps[qi];
-        while (q->rx_n > 0) {
+        while (q->rx_n > q->rx_held) {
             int b = q->rxq[q->rx_head];
             uint32_t len = q->rxlen[q->rx_head];
             int rc = g->sink.frame(g->sink.ctx, q->peer, q->rail, q->rbuf + (size_t)b * q->rstride,
@@ -531,6 +537,11 @@ static inline void bfo_vg_close(bfo_vg *g, int qi, const char *why, int report)
     }
     g->hw.flush(g->hw.ctx, qi);
     q->hw = 0;
+    while (q->rx_held > 0) { /* frames of a connection the engine never had: dropped */
+        q->rx_n--;
+        q->rx_held--;
+        q->rfree[q->nrfree++] = q->rxq[(q->rx_head + q->rx_n) % g->recv_depth];
+    }
     if (q->rposted > 0) {
         /* receives the device never gave back: every buffer not waiting for
          * the engine is free again (the queue pair is gone) */
@@ -716,6 +727,7 @@ static inline void bfo_vg_up(bfo_vg *g, int qi)
     q->reported = 1;
     q->awaiting = 0;
     q->connect_req = 0;
+    q->rx_held = 0; /* frames that came first go to the engine now */
     g->st[q->rail].connects++;
     bfo_vg_emit(g, qi, BFO_EV_CONNECTED);
     bfo_vg_kick(g, qi);
