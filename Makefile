@@ -123,12 +123,17 @@ check-sim: $(BUILD)/bfo
 $(BUILD)/tcp_badpeer: tests/tcp/badpeer.c $(TCP_SRC) $(TCP_HDR) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) -Ibackends -Ibackends/tcp tests/tcp/badpeer.c $(TCP_SRC) -o $@ $(PMIX_LIBS)
 
+# Both ends of a rail reconnecting at once, in one process (t9).
+$(BUILD)/tcp_race: tests/tcp/reconnect_race.c $(TCP_SRC) $(TCP_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) -Ibackends -Ibackends/tcp tests/tcp/reconnect_race.c $(TCP_SRC) -o $@ $(PMIX_LIBS) -pthread
+
 # Real processes over loopback rails (127.0.0.1, 127.0.0.2): a clean
 # stream, connections reset from outside (ss -K), silent loss (nftables, or
 # the backend's fault hook), a rank killed, a peer sending malformed frames.
-check-tcp: $(BUILD)/bfo $(BUILD)/tcp_badpeer
+check-tcp: $(BUILD)/bfo $(BUILD)/tcp_badpeer $(BUILD)/tcp_race
 	@set -eo pipefail; n=0; for t in tests/tcp/t*_*.sh; do \
-	  echo "== $$t"; BFO_TCP=./$(BUILD)/bfo BFO_BADPEER=./$(BUILD)/tcp_badpeer bash $$t | tee $(BUILD)/tcp.log; \
+	  echo "== $$t"; BFO_TCP=./$(BUILD)/bfo BFO_BADPEER=./$(BUILD)/tcp_badpeer BFO_RACE=./$(BUILD)/tcp_race \
+	    bash $$t | tee $(BUILD)/tcp.log; \
 	  n=$$((n + $$(grep -c '^ok:' $(BUILD)/tcp.log))); \
 	done; echo "== check-tcp: every TCP test passed ($(CC)$(if $(filter 1,$(SAN)), with ASan+UBSan,))"; \
 	echo "tests: $$n passed, 0 failed"

@@ -197,6 +197,7 @@ extern "C" {
  * that speak the wire format. */
 void bfo_tcp_frame_header(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint64_t ack);
 #define BFO_TCP_HELLO_SIZE 32
+#define BFO_TCP_HELLO_VERSION 2
 enum bfo_tcp_kind { BFO_TCP_K_DATA = 1, BFO_TCP_K_ACK = 2, BFO_TCP_K_HELLO = 3 };
 /* Header flags (DATA and ACK): the sender of the frame is stalled reading
  * this connection (back-pressure). */
@@ -231,6 +232,7 @@ typedef struct bfo_tcp_rail_stats {
 typedef struct bfo_tcp_stats {
     bfo_tcp_rail_stats rail[BFO_MAX_RAILS];
     uint64_t hellos_rejected; /* accepted connections closed before a valid hello */
+    uint64_t hellos_stale;    /* hellos of a dial the peer had given up, refused */
 } bfo_tcp_stats;
 
 /* One rail's listen address of one rank (host byte order). */

@@ -696,11 +696,10 @@ static inline int bfo_vg_take_connect(bfo_vg *g, int qi, int port_up)
 }
 
 /* 1 when a REQ with attempt number gen is stale: not above the last one
- * accepted for this (peer, rail) (0: a peer that does not count). */
+ * accepted for this (peer, rail) (the first is 1). */
 static inline int bfo_vg_req_stale(const bfo_vg *g, int qi, uint32_t gen)
 {
-    uint32_t last = g->qps[qi].gen;
-    return gen != 0 && last != 0 && (int32_t)(gen - last) <= 0;
+    return (int32_t)(gen - g->qps[qi].gen) <= 0;
 }
 
 /* The acceptor takes the peer's REQ (not stale): whatever the rail had is
@@ -713,8 +712,7 @@ static inline void bfo_vg_accept(bfo_vg *g, int qi, uint32_t gen)
     if (q->hw || q->state != BFO_VG_NONE || q->posted.head >= 0 || q->backlog.head >= 0)
         bfo_vg_close(g, qi, "replaced by a newer connection", 1);
     q->connect_req = 0;
-    if (gen)
-        q->gen = gen;
+    q->gen = gen;
     q->deadline = g->now + g->connect_timeout_ns;
 }
 
