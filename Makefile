@@ -129,7 +129,8 @@ $(BUILD)/tcp_race: tests/tcp/reconnect_race.c $(TCP_SRC) $(TCP_HDR) | $(BUILD)
 
 # Real processes over loopback rails (127.0.0.1, 127.0.0.2): a clean
 # stream, connections reset from outside (ss -K), silent loss (nftables, or
-# the backend's fault hook), a rank killed, a peer sending malformed frames.
+# the backend's fault hook), a rank killed, a peer sending malformed frames,
+# both ends of a rail reconnecting at once (t9, in one process).
 check-tcp: $(BUILD)/bfo $(BUILD)/tcp_badpeer $(BUILD)/tcp_race
 	@set -eo pipefail; n=0; for t in tests/tcp/t*_*.sh; do \
 	  echo "== $$t"; BFO_TCP=./$(BUILD)/bfo BFO_BADPEER=./$(BUILD)/tcp_badpeer BFO_RACE=./$(BUILD)/tcp_race \

@@ -29,6 +29,10 @@
  * pair that is gone.
  * Then the connection manager's races, with the control messages' delays
  * chosen to hit them.
+ *
+ * A failure prints the command that replays it:
+ *   build/cc/test_verbs_scenarios SCENARIO WHAT N STATUS|EVENT OTHER
+ * (VW_TRACE=1 in the environment traces every transition).
  */
 #include "bfo_test.h"
 #include "bfo_simrun.h"
@@ -777,7 +781,8 @@ static int vw_run(const sr_scenario *base, const vw_fault *f, vw_cov *cov, sr_re
     sc.attach = vw_attach;
     sc.attach_arg = w;
     w->kinds = kinds;
-    if (getenv("VW_TRACE")) sc.trace = stderr;
+    if (getenv("VW_TRACE")) /* with a replay: every transition */
+        sc.trace = stderr;
     sr_world *sw = sr_new(&sc);
     if (busy_ops)
         *busy_ops = 0;
@@ -1159,24 +1164,31 @@ static void test_stale_req_read_after_a_newer_one_is_refused(void **state)
     race_end(&x);
 }
 
+/* One run, as report_failure prints it: SCENARIO WHAT N STATUS|EVENT OTHER. */
+static int replay(char **argv)
+{
+    vw_fault f;
+    vw_cov cov;
+    sr_result r;
+    char why[256] = "";
+    int sc = atoi(argv[1]), ok;
+    memset(&f, 0, sizeof f);
+    memset(&cov, 0, sizeof cov);
+    if (setup_set(NULL) != 0 || sc < 0 || sc >= nset)
+        return 2;
+    f.what = atoi(argv[2]);
+    f.n = strtoull(argv[3], NULL, 10);
+    f.status = f.event = atoi(argv[4]);
+    f.other = atoi(argv[5]);
+    ok = vw_run(&set[sc], &f, &cov, &r, why, sizeof why, NULL, NULL);
+    printf("%s\n", ok ? "passed" : why);
+    return !ok;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc == 6) { /* replay: scenario what n status|event other */
-        vw_fault f;
-        vw_cov cov;
-        sr_result r;
-        char why[256] = "";
-        memset(&f, 0, sizeof f);
-        memset(&cov, 0, sizeof cov);
-        setup_set(NULL);
-        f.what = atoi(argv[2]);
-        f.n = strtoull(argv[3], NULL, 10);
-        f.status = f.event = atoi(argv[4]);
-        f.other = atoi(argv[5]);
-        printf("%s\n", vw_run(&set[atoi(argv[1])], &f, &cov, &r, why, sizeof why, NULL, NULL) ? "passed" : why);
-        return 0;
-    }
-    (void)argv;
+    if (argc == 6)
+        return replay(argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_error_status_on_a_send_write_or_read_at_every_operation),
         cmocka_unit_test(test_every_error_status_on_a_receive_at_every_send),
