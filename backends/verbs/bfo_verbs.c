@@ -1137,8 +1137,8 @@ int bfo_verbs_wait_fds(bfo_verbs *v, int *fds, int max)
     for (int qi = 0; qi < v->size * v->nrails; qi++) {
         const bfo_vg_qp *q = gq(v, qi);
         vqp *h = &v->qps[qi];
-        if (q->broken || q->connect_req || q->rx_n > 0 || q->state == BFO_VG_DIALING)
-            return -1;
+        if (q->broken || q->connect_req || q->rx_n > q->rx_held || q->state == BFO_VG_DIALING)
+            return -1; /* work now (held frames wait for the RTU: a control fd) */
         if (h->cq) {
             struct ibv_wc wc;
             ibv_req_notify_cq(h->cq, 0);
