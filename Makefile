@@ -52,7 +52,8 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 BUILD    := $(BUILD)-san
 endif
 
-TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc test_verbs_map test_porting
+TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc test_verbs_map \
+            test_verbs_scenarios test_porting
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
 DOCS_GEN := docs/protocol.md docs/porting.md
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
@@ -103,8 +104,9 @@ $(info make: <infiniband/verbs.h> not found: building without the verbs backend 
 endif
 endif
 NET_SRC  := backends/net/bfo_net.c $(VERBS_SRC)
-NET_HDR  := backends/net/bfo_net.h backends/bfo_sink.h \
-            backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h
+VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_glue.h \
+             backends/bfo_sink.h backends/tcp/bfo_tcp.h
+NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR)
 
 .PHONY: all bench-engine dance demo check check-headers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
@@ -114,8 +116,8 @@ all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine lib
 $(BUILD):
 	mkdir -p $@
 
-$(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) backends/verbs/bfo_verbs_map.h | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim -Ibackends/verbs $< -o $@ -lcmocka
+$(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) $(VERBS_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim -Ibackends -Ibackends/tcp -Ibackends/verbs $< -o $@ -lcmocka
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
 BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(TCP_SRC) $(NET_SRC)
@@ -164,12 +166,18 @@ check-sim: $(BUILD)/bfo
 $(BUILD)/tcp_badpeer: tests/tcp/badpeer.c $(TCP_SRC) $(TCP_HDR) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) -Ibackends -Ibackends/tcp tests/tcp/badpeer.c $(TCP_SRC) -o $@ $(PMIX_LIBS)
 
+# Both ends of a rail reconnecting at once, in one process (t9).
+$(BUILD)/tcp_race: tests/tcp/reconnect_race.c $(TCP_SRC) $(TCP_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) -Ibackends -Ibackends/tcp tests/tcp/reconnect_race.c $(TCP_SRC) -o $@ $(PMIX_LIBS) -pthread
+
 # Real processes over loopback rails (127.0.0.1, 127.0.0.2): a clean
 # stream, connections reset from outside (ss -K), silent loss (nftables, or
-# the backend's fault hook), a rank killed, a peer sending malformed frames.
-check-tcp: $(BUILD)/bfo $(BUILD)/tcp_badpeer
+# the backend's fault hook), a rank killed, a peer sending malformed frames,
+# both ends of a rail reconnecting at once (t9, in one process).
+check-tcp: $(BUILD)/bfo $(BUILD)/tcp_badpeer $(BUILD)/tcp_race
 	@set -eo pipefail; n=0; for t in tests/tcp/t*_*.sh; do \
-	  echo "== $$t"; BFO_TCP=./$(BUILD)/bfo BFO_BADPEER=./$(BUILD)/tcp_badpeer bash $$t | tee $(BUILD)/tcp.log; \
+	  echo "== $$t"; BFO_TCP=./$(BUILD)/bfo BFO_BADPEER=./$(BUILD)/tcp_badpeer BFO_RACE=./$(BUILD)/tcp_race \
+	    bash $$t | tee $(BUILD)/tcp.log; \
 	  n=$$((n + $$(grep -c '^ok:' $(BUILD)/tcp.log))); \
 	done; echo "== check-tcp: every TCP test passed ($(CC)$(if $(filter 1,$(SAN)), with ASan+UBSan,))"; \
 	echo "tests: $$n passed, 0 failed"

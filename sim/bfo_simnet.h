@@ -45,6 +45,13 @@
  * RDMA operation posted, moved (deliver, lost, error, again), vanished or
  * failed with its connection, and per fault fired; tools/bfo_seq.py turns
  * it into the sequence diagrams of docs/protocol.md.
+ *
+ * A transport model between the engines and this wire (sn_hooks, e.g. the
+ * verbs backend's glue in tests/test_verbs_scenarios.c): with sn->hooks
+ * set, a message goes to hooks->arrive and a completion to hooks->completion
+ * instead of the engines, a rail that fails under a message reports no
+ * RAIL_ERROR of its own (the model does), and every step first runs
+ * hooks->pump (the model's progress).  The model posts with sn_post_*.
  */
 #ifndef BFO_SIMNET_H
 #define BFO_SIMNET_H
@@ -108,6 +115,21 @@ typedef struct sn_endpoint {
     int rank;
 } sn_endpoint;
 
+struct simnet;
+
+/* A transport model above the wire (see the top).  arrive: a message
+ * reaches its destination, a frame (returns what bfo_engine_frame would:
+ * BFO_OK the model took it, BFO_ERR_AGAIN it waits, in order,
+ * BFO_ERR_PEER_UNREACHABLE not delivered, its sender sees an error) or an
+ * RDMA access (BFO_OK: it goes ahead, checked against the registrations;
+ * anything else: not carried out, its sender sees an error). */
+typedef struct sn_hooks {
+    void *ctx;
+    int (*arrive)(void *ctx, const struct sn_msg *m);
+    void (*completion)(void *ctx, const struct sn_msg *m, int ok);
+    int (*pump)(void *ctx); /* 1 when it did something */
+} sn_hooks;
+
 typedef struct simnet {
     int n, nrails;
     bfo_engine *eng[SN_MAX_RANKS];
@@ -131,7 +153,17 @@ typedef struct simnet {
     int transport_heard;    /* acknowledgements and keepalives reach the engines (default 1) */
     void *user;             /* for whoever drives the network */
     FILE *trace;            /* the wire trace (see the top), or NULL */
+    const sn_hooks *hooks;  /* a transport model above the wire, or NULL */
 } simnet;
+
+/* A message's completion at its sender: the engine's, or the model's. */
+static inline void sn_complete(simnet *sn, const sn_msg *m, int ok)
+{
+    if (sn->hooks)
+        sn->hooks->completion(sn->hooks->ctx, m, ok);
+    else
+        bfo_engine_completion(sn->eng[m->src], m->token, ok);
+}
 
 static inline const char *sn_type_name(int type)
 {
@@ -316,7 +348,7 @@ static inline void sn_close_conn(simnet *sn, int src, int dst, int rail)
             sn->lost++;
         sn_trace_msg(sn, "closed", &m);
         free(m.data);
-        bfo_engine_completion(sn->eng[src], m.token, 0); /* may post: the queue moves */
+        sn_complete(sn, &m, 0); /* may post: the queue moves */
     }
 }
 
@@ -586,6 +618,8 @@ static inline void sn_heard(simnet *sn, const sn_msg *m)
 static inline int sn_step(simnet *sn)
 {
     size_t pick = (size_t)-1, cand = 0;
+    if (sn->hooks && sn->hooks->pump && sn->hooks->pump(sn->hooks->ctx))
+        return 1;
     if (sn_do_connects(sn))
         return 1;
     for (size_t i = 0; i < sn->qlen; i++) {
@@ -624,12 +658,13 @@ static inline int sn_step(simnet *sn)
     sn->now += 1000; /* 1 us a message */
     if (m.wait == SN_W_ACK_HELD) { /* delivered before; now acknowledged */
         sn_heard(sn, &m);
-        bfo_engine_completion(sn->eng[m.src], m.token, 1);
+        sn_complete(sn, &m, 1);
         return 1;
     }
     int ok = m.kind == SN_NONE || m.kind == SN_DELAY;
     if (m.op != SN_SEND) { /* RDMA: the peer's memory, checked */
-        if (m.kind != SN_LOSE && sn_rdma_check(sn, m.dst, m.raddr, m.rkey, m.len)) {
+        if (m.kind != SN_LOSE && (!sn->hooks || sn->hooks->arrive(sn->hooks->ctx, &m) == BFO_OK) &&
+            sn_rdma_check(sn, m.dst, m.raddr, m.rkey, m.len)) {
             sn_trace_msg(sn, m.kind == SN_DELIVER_ERROR ? "arrive-error" : "arrive", &m);
             if (m.op == SN_WRITE)
                 memcpy((void *)(uintptr_t)m.raddr, m.data, m.len);
@@ -646,7 +681,8 @@ static inline int sn_step(simnet *sn)
         const bfo_stats *st = &sn->eng[m.dst]->stats;
         uint64_t dup = st->duplicates_dropped, stale = st->stale_dropped,
                  bad = st->protocol_violations;
-        int rc = bfo_engine_frame(sn->eng[m.dst], m.src, m.rail, m.data, m.len, sn->now);
+        int rc = sn->hooks ? sn->hooks->arrive(sn->hooks->ctx, &m)
+                           : bfo_engine_frame(sn->eng[m.dst], m.src, m.rail, m.data, m.len, sn->now);
         /* what the engine dropped before any machine saw it */
         if (st->duplicates_dropped != dup)
             sn_trace_msg(sn, "duplicate", &m);
@@ -683,8 +719,8 @@ static inline int sn_step(simnet *sn)
     }
     if (ok)
         sn_heard(sn, &m);
-    bfo_engine_completion(sn->eng[m.src], m.token, ok);
-    if (m.dead)
+    sn_complete(sn, &m, ok);
+    if (m.dead && !sn->hooks)
         sn_rail_event(sn, m.src, m.dst, m.rail, BFO_EV_RAIL_ERROR);
     return 1;
 }

@@ -22,6 +22,8 @@
 
 #define SR_MAX_MSGS 64
 
+struct sr_world;
+
 typedef struct sr_msg {
     int src, dst, tag, any; /* any: the receive is posted for BFO_ANY_SOURCE */
     size_t size;
@@ -45,6 +47,11 @@ typedef struct sr_scenario {
     FILE *trace;       /* every transition and the wire (simnet.trace), or NULL */
     const bfo_config *cfg; /* the engines' configuration (rank, nranks, nrails are set per
                             * engine), or NULL: derived from the fields above */
+    /* Called once the network is set up, before the engines are: a transport
+     * model may replace w->sn.be[] (what the engines call) and set
+     * w->sn.hooks (bfo_simnet.h).  NULL: the engines talk to the wire. */
+    void (*attach)(struct sr_world *w, void *arg);
+    void *attach_arg;
 } sr_scenario;
 
 typedef struct sr_result {
@@ -158,6 +165,8 @@ static inline sr_world *sr_new(const sr_scenario *sc)
     w->sn.trace = sc->trace;
     for (int i = 0; i < sc->nfaults; i++)
         sn_add_fault(&w->sn, &sc->faults[i]);
+    if (sc->attach)
+        sc->attach(w, sc->attach_arg);
     for (int i = 0; i < sc->ranks; i++) {
         bfo_config c;
         if (sc->cfg)
@@ -174,7 +183,8 @@ static inline sr_world *sr_new(const sr_scenario *sc)
             c.rdma = sc->rdma;
             c.rdma_min = sc->rdma_min;
         }
-        w->sn.be[i].rail_bandwidth = sr_rail_bw;
+        if (!w->sn.be[i].rail_bandwidth)
+            w->sn.be[i].rail_bandwidth = sr_rail_bw;
         size_t need = bfo_engine_mem_size(&c);
         w->mem[i] = malloc(need);
         w->sn.eng[i] = &w->e[i];
@@ -343,6 +353,68 @@ static inline int sr_run(const sr_scenario *sc, sr_result *res)
     sr_judge(w, res);
     sr_del(w);
     return res->passed;
+}
+
+/* Protocols as `bfo sim --protocol` names them (sr_scenario.protocol). */
+enum { SR_P_AUTO, SR_P_EAGER, SR_P_COPY, SR_P_PUT, SR_P_GET };
+
+/* What a protocol means for a scenario (its messages already set). */
+static inline void sr_set_protocol(sr_scenario *sc, int proto)
+{
+    sc->protocol = proto;
+    sc->eager_limit = 0;
+    sc->rdma = BFO_RDMA_AUTO;
+    sc->rdma_min = 0;
+    switch (proto) {
+    case SR_P_EAGER: /* the largest message fits */
+        sc->eager_limit = 1;
+        for (int i = 0; i < sc->nmsgs; i++)
+            if (sc->msgs[i].size > sc->eager_limit)
+                sc->eager_limit = sc->msgs[i].size;
+        break;
+    case SR_P_COPY: sc->eager_limit = 1; sc->rdma = BFO_RDMA_OFF; break;
+    case SR_P_PUT: sc->rdma = BFO_RDMA_PUT; sc->rdma_min = 1; break;
+    case SR_P_GET: sc->rdma = BFO_RDMA_GET; sc->rdma_min = 1; break;
+    default: break;
+    }
+}
+
+/* The standard set (bfo sim --explore, tests/test_verbs_scenarios.c): each
+ * protocol (eager, copy, PUT, GET, and automatic over rails of which only
+ * some can RDMA), 1-3 rails, both directions, ANY_SOURCE.  Returns how
+ * many it wrote (at most max; 14 in all). */
+static inline int sr_standard_set(sr_scenario *out, int max)
+{
+    static const sr_msg eager_msgs[] = { { 0, 1, 0, 0, 64 }, { 1, 0, 1, 0, 1000 },
+                                         { 0, 1, 2, 1, 4096 }, { 0, 1, 3, 0, 0 } };
+    static const sr_msg rndv_msgs[] = { { 0, 1, 0, 0, 100000 }, { 1, 0, 1, 1, 9000 },
+                                        { 0, 1, 2, 0, 200 } };
+    static const int protos[] = { SR_P_EAGER, SR_P_COPY, SR_P_PUT, SR_P_GET, SR_P_AUTO };
+    int n = 0;
+    for (int rails = 1; rails <= 3; rails++)
+        for (int k = 0; k < 5; k++) {
+            const int proto = protos[k];
+            if (proto == SR_P_AUTO && rails == 1)
+                continue; /* mixed rails need two */
+            if (n == max)
+                return n;
+            sr_scenario *sc = &out[n++];
+            memset(sc, 0, sizeof *sc);
+            sc->ranks = 2;
+            sc->rails = rails;
+            if (proto == SR_P_EAGER) {
+                sc->nmsgs = 4;
+                memcpy(sc->msgs, eager_msgs, sizeof eager_msgs);
+            } else {
+                sc->nmsgs = 3;
+                memcpy(sc->msgs, rndv_msgs, sizeof rndv_msgs);
+            }
+            sr_set_protocol(sc, proto);
+            if (proto == SR_P_AUTO) /* rail 0 cannot RDMA; the others can */
+                sc->plain_rails = 1;
+            sc->seed = (uint64_t)(rails * 10 + k);
+        }
+    return n;
 }
 
 #endif /* BFO_SIMRUN_H */

@@ -60,29 +60,7 @@ typedef struct options {
     sn_fault faults[SN_MAX_FAULTS];
 } options;
 
-enum { P_AUTO, P_EAGER, P_COPY, P_PUT, P_GET };
 static const char *const proto_names[] = { "auto", "eager", "copy", "put", "get" };
-
-/* What --protocol means for a scenario (its messages already set). */
-static void set_protocol(sr_scenario *sc, int proto)
-{
-    sc->protocol = proto;
-    sc->eager_limit = 0;
-    sc->rdma = BFO_RDMA_AUTO;
-    sc->rdma_min = 0;
-    switch (proto) {
-    case P_EAGER: /* the largest message fits */
-        sc->eager_limit = 1;
-        for (int i = 0; i < sc->nmsgs; i++)
-            if (sc->msgs[i].size > sc->eager_limit)
-                sc->eager_limit = sc->msgs[i].size;
-        break;
-    case P_COPY: sc->eager_limit = 1; sc->rdma = BFO_RDMA_OFF; break;
-    case P_PUT: sc->rdma = BFO_RDMA_PUT; sc->rdma_min = 1; break;
-    case P_GET: sc->rdma = BFO_RDMA_GET; sc->rdma_min = 1; break;
-    default: break;
-    }
-}
 
 typedef struct totals {
     uint64_t scenarios, passed, failed, delivered, lost, duplicates, corrupt, hung, leaked,
@@ -248,7 +226,7 @@ static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
                                 sc->ranks, sc->rails, sc->seed);
     if (sc->start_ns && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --start-ms %" PRIu64, sc->start_ns / 1000000);
-    if (sc->protocol != P_AUTO && n < cap)
+    if (sc->protocol != SR_P_AUTO && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --protocol %s", proto_names[sc->protocol]);
     if (sc->plain_rails && n < cap) {
         n += (size_t)snprintf(buf + n, cap - n, " --rdma-rails ");
@@ -313,43 +291,6 @@ static void account(totals *t, const sr_scenario *sc, const sr_result *r, int js
                 t->shown > 1 ? "," : "", sc->seed, faults, r->why, replay);
     else
         fprintf(t->failures, "FAILED: %s\n  replay: %s\n", r->why, replay);
-}
-
-/* The standard set: each protocol (eager, copy, PUT, GET, and automatic
- * over rails of which only some can RDMA), 1-3 rails, both directions,
- * ANY_SOURCE. */
-static int standard_set(sr_scenario *out, int max)
-{
-    static const sr_msg eager_msgs[] = { { 0, 1, 0, 0, 64 }, { 1, 0, 1, 0, 1000 },
-                                         { 0, 1, 2, 1, 4096 }, { 0, 1, 3, 0, 0 } };
-    static const sr_msg rndv_msgs[] = { { 0, 1, 0, 0, 100000 }, { 1, 0, 1, 1, 9000 },
-                                        { 0, 1, 2, 0, 200 } };
-    static const int protos[] = { P_EAGER, P_COPY, P_PUT, P_GET, P_AUTO };
-    int n = 0;
-    for (int rails = 1; rails <= 3; rails++)
-        for (int k = 0; k < 5; k++) {
-            const int proto = protos[k];
-            if (proto == P_AUTO && rails == 1)
-                continue; /* mixed rails need two */
-            sr_scenario *sc = &out[n++];
-            memset(sc, 0, sizeof *sc);
-            sc->ranks = 2;
-            sc->rails = rails;
-            if (proto == P_EAGER) {
-                sc->nmsgs = 4;
-                memcpy(sc->msgs, eager_msgs, sizeof eager_msgs);
-            } else {
-                sc->nmsgs = 3;
-                memcpy(sc->msgs, rndv_msgs, sizeof rndv_msgs);
-            }
-            set_protocol(sc, proto);
-            if (proto == P_AUTO) /* rail 0 cannot RDMA; the others can */
-                sc->plain_rails = 1;
-            sc->seed = (uint64_t)(rails * 10 + k);
-            if (n == max)
-                return n;
-        }
-    return n;
 }
 
 static void run_one(totals *t, sr_scenario *sc, const options *o)
@@ -492,11 +433,11 @@ static int cmd_sim(int argc, char **argv)
             }
         } else if (!strcmp(a, "--protocol")) {
             NEED_ARG();
-            if (!strcmp(v, "auto")) o.protocol = P_AUTO;
-            else if (!strcmp(v, "eager")) o.protocol = P_EAGER;
-            else if (!strcmp(v, "copy")) o.protocol = P_COPY;
-            else if (!strcmp(v, "put")) o.protocol = P_PUT;
-            else if (!strcmp(v, "get")) o.protocol = P_GET;
+            if (!strcmp(v, "auto")) o.protocol = SR_P_AUTO;
+            else if (!strcmp(v, "eager")) o.protocol = SR_P_EAGER;
+            else if (!strcmp(v, "copy")) o.protocol = SR_P_COPY;
+            else if (!strcmp(v, "put")) o.protocol = SR_P_PUT;
+            else if (!strcmp(v, "get")) o.protocol = SR_P_GET;
             else die("unknown protocol", v);
         } else if (!strcmp(a, "--rdma-rails")) {
             NEED_ARG();
@@ -563,7 +504,7 @@ static int cmd_sim(int argc, char **argv)
         memcpy(sc->msgs, o.msgs, sizeof o.msgs);
         nset = 1;
     } else {
-        nset = standard_set(set, 32);
+        nset = sr_standard_set(set, 32);
         if (o.ranks != 2 || o.rails != 2) { /* the standard messages, given shape */
             for (int i = 0; i < nset; i++) {
                 set[i].ranks = o.ranks;
@@ -573,8 +514,8 @@ static int cmd_sim(int argc, char **argv)
         }
     }
     for (int i = 0; i < nset; i++) {
-        if (o.nmsgs || o.protocol != P_AUTO)
-            set_protocol(&set[i], o.protocol);
+        if (o.nmsgs || o.protocol != SR_P_AUTO)
+            sr_set_protocol(&set[i], o.protocol);
         if (o.plain_rails)
             set[i].plain_rails = o.plain_rails;
         for (int k = 0; k < BFO_MAX_RAILS; k++)

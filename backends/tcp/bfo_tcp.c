@@ -75,6 +75,7 @@ typedef struct elist {
 typedef struct tlink {
     int peer, rail, fd, state, dialer;
     uint32_t gen;      /* connection generation (stale epoll events) */
+    uint64_t attempt;  /* dialer: its last dial; acceptor: the last hello it took */
     int reported;      /* the engine was told CONNECTED for this connection */
     int awaiting;      /* the engine waits for CONNECTED / CONNECT_FAILED */
     int connect_req;   /* connect() called: handled in progress */
@@ -561,16 +562,16 @@ void bfo_tcp_frame_header(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint
     bfo_put64(h + 16, ack);
 }
 
-static void put_hello(const bfo_tcp *t, uint8_t *p, int rail)
+static void put_hello(const bfo_tcp *t, uint8_t *p, int rail, uint64_t attempt)
 {
     bfo_tcp_frame_header(p, BFO_TCP_HELLO_SIZE, BFO_TCP_K_HELLO, 0, 0);
     p += BFO_TCP_HDR_SIZE;
-    bfo_put32(p, 1);
+    bfo_put32(p, BFO_TCP_HELLO_VERSION);
     bfo_put32(p + 4, (uint32_t)t->rank);
     bfo_put32(p + 8, (uint32_t)rail);
     bfo_put32(p + 12, (uint32_t)t->size);
     bfo_put64(p + 16, t->job);
-    bfo_put64(p + 24, 0);
+    bfo_put64(p + 24, attempt);
 }
 
 /* The fault hook or an earlier swallowed frame: nothing goes out. */
@@ -778,7 +779,7 @@ static void take_ack(bfo_tcp *t, tlink *l, uint64_t ack)
 /* -------------------------------------------------------------- receive */
 
 static int hello_check(const bfo_tcp *t, const uint8_t *f, int want_rank, int want_rail,
-                       char *why, size_t whylen, int *rank_out)
+                       char *why, size_t whylen, int *rank_out, uint64_t *attempt)
 {
     const uint8_t *b = f + BFO_TCP_HDR_SIZE;
     uint32_t rank = bfo_get32(b + 4), rail = bfo_get32(b + 8);
@@ -788,7 +789,8 @@ static int hello_check(const bfo_tcp *t, const uint8_t *f, int want_rank, int wa
                  bfo_get32(f));
         return -1;
     }
-    if (bfo_get32(b) != 1 || bfo_get32(b + 12) != (uint32_t)t->size || bfo_get64(b + 16) != t->job) {
+    if (bfo_get32(b) != BFO_TCP_HELLO_VERSION || bfo_get32(b + 12) != (uint32_t)t->size ||
+        bfo_get64(b + 16) != t->job) {
         snprintf(why, whylen, "hello of another job or version");
         return -1;
     }
@@ -802,6 +804,7 @@ static int hello_check(const bfo_tcp *t, const uint8_t *f, int want_rank, int wa
         return -1;
     }
     *rank_out = (int)rank;
+    *attempt = bfo_get64(b + 24);
     return 0;
 }
 
@@ -836,14 +839,21 @@ static void parse(bfo_tcp *t, tlink *l)
         if (l->state == CS_HELLO_WAIT) {
             char why[96];
             int rank;
-            if (hello_check(t, h, l->peer, l->rail, why, sizeof why, &rank) != 0) {
-                set_broken(t, l, 1, "hello reply: %s", why);
+            uint64_t attempt;
+            if (hello_check(t, h, l->peer, l->rail, why, sizeof why, &rank, &attempt) != 0 ||
+                attempt != l->attempt) {
+                set_broken(t, l, 1, "hello reply: %s",
+                           attempt != l->attempt ? "for another attempt" : why);
                 return;
             }
             l->rx_off += BFO_TCP_HDR_SIZE + len;
             l->state = CS_UP;
             l->reported = 1;
             l->awaiting = 0;
+            if (l->connect_req) { /* a connect() not handled yet: this connection answers it */
+                l->connect_req = 0;
+                t->nconnect_req--;
+            }
             t->st.rail[l->rail].connects++;
             emit(t, l, BFO_EV_CONNECTED);
             continue;
@@ -990,6 +1000,7 @@ static void dial(bfo_tcp *t, tlink *l)
     }
     sock_opts(t, fd);
     start_conn(t, l, fd, CS_DIALING);
+    l->attempt++;
     l->deadline = t->now + t->o.connect_timeout_ns;
     tlog(t, 3, "peer %d rail %d: dialing %s:%u", l->peer, l->rail, ipstr(to->ip, a), to->port);
     if (bind(fd, (struct sockaddr *)&me, sizeof me) != 0)
@@ -1009,7 +1020,7 @@ static void dialed(bfo_tcp *t, tlink *l)
         return;
     }
     l->state = CS_HELLO_WAIT;
-    put_hello(t, l->ctl, l->rail);
+    put_hello(t, l->ctl, l->rail, l->attempt);
     l->ctl_len = FRAME_HELLO;
     l->ctl_off = 0;
     link_flush(t, l);
@@ -1050,6 +1061,11 @@ static void handle_connects(bfo_tcp *t)
             continue;
         l->connect_req = 0;
         t->nconnect_req--;
+        if (l->fd >= 0 && !l->reported && !l->broken && l->state != CS_UP) {
+            /* a dial the engine has not been told about yet answers it */
+            l->awaiting = 1;
+            continue;
+        }
         l->awaiting = 0;
         if (l->fd >= 0 || l->q.head >= 0)
             conn_close(t, l, 0, "the engine reconnects", 0);
@@ -1106,6 +1122,7 @@ static void pend_read(bfo_tcp *t, pend *p)
 {
     char why[96];
     int rank;
+    uint64_t attempt;
     ssize_t n = read(p->fd, p->buf + p->got, FRAME_HELLO - p->got);
     if (n == 0) {
         pend_close(t, p, p->got ? "closed inside its hello" : NULL);
@@ -1128,11 +1145,21 @@ static void pend_read(bfo_tcp *t, pend *p)
         pend_close(t, p, NULL);
         return;
     }
-    if (hello_check(t, p->buf, -1, p->rail, why, sizeof why, &rank) != 0) {
+    if (hello_check(t, p->buf, -1, p->rail, why, sizeof why, &rank, &attempt) != 0) {
         pend_close(t, p, why);
         return;
     }
     tlink *l = link_of(t, rank, p->rail);
+    if (attempt <= l->attempt) {
+        /* a dial the peer gave up (read late, behind a newer one): refused,
+         * so it never replaces the newer connection */
+        t->st.hellos_stale++;
+        tlog(t, 2, "peer %d rail %d: a stale hello (attempt %llu, %llu taken) refused", rank,
+             p->rail, (unsigned long long)attempt, (unsigned long long)l->attempt);
+        pend_close(t, p, NULL);
+        return;
+    }
+    l->attempt = attempt;
     int fd = p->fd;
     p->fd = -1;
     epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL);
@@ -1149,7 +1176,7 @@ static void pend_read(bfo_tcp *t, pend *p)
         conn_close(t, l, 0, "replaced by a newer connection", 1);
     }
     start_conn(t, l, fd, CS_UP);
-    put_hello(t, l->ctl, l->rail);
+    put_hello(t, l->ctl, l->rail, l->attempt);
     l->ctl_len = FRAME_HELLO;
     l->reported = 1;
     l->awaiting = 0;

@@ -112,15 +112,21 @@
  *   hello arrives, the acceptor when the hello arrives.  A new connection
  *   for a (peer, rail) replaces the old one (RAIL_ERROR for the old first).
  *   connect() on a rail that still has a connection closes it and starts
- *   afresh.  disconnect() (the engine mapped the rail out: its probe timed
+ *   afresh, unless it is a dial the engine was not told about yet (it
+ *   answers the request).  disconnect() (the engine mapped the rail out: its probe timed
  *   out, or the peer's notice came) drops the connection at the next
  *   progress, so what was in flight on it fails over at once rather than
  *   after the back-off.  connect() is
  *   handled in the next progress; an accepted connection whose hello
  *   arrives before that (at start-up the peer may dial first) answers it:
  *   it is kept, and whatever the rail had before closes as connect()
- *   would have it.  CONNECT_FAILED: refused, or connect_timeout without a
- *   hello.
+ *   would have it; the dialer's connection answers a pending connect() the
+ *   same way when the reply hello comes.  Each hello carries the dialer's
+ *   attempt number for the (peer, rail), from 1; the acceptor refuses a
+ *   hello whose attempt is not above the last it took (a dial the peer gave
+ *   up, read late behind a newer one), so it never replaces the newer
+ *   connection (counted: hellos_stale).  CONNECT_FAILED: refused, or
+ *   connect_timeout without a hello.
  *
  * BACK-PRESSURE.  bfo_engine_frame returning BFO_ERR_AGAIN: the frame stays
  *   in the connection's buffer, the connection is not read until a later
@@ -165,8 +171,9 @@
  *     u8 flags  BFO_TCP_F_STALLED on DATA and ACK, else 0
  *     u64 seq   DATA: per connection, from 1; else 0
  *     u64 ack   every DATA frame up to this seq reached the engine
- *   HELLO body (32 bytes): u32 version (1), u32 rank, u32 rail,
- *     u32 nranks, u64 job, u64 0.
+ *   HELLO body (32 bytes): u32 version (BFO_TCP_HELLO_VERSION, 2), u32 rank,
+ *     u32 rail, u32 nranks, u64 job, u64 attempt (the dialer's; the reply
+ *     echoes it).
  *
  * FAULT HOOK (tests).  bfo_tcp_fault_drop(t, rail, 1): every frame on that
  *   rail, out or in, vanishes silently from then on (as a cut cable or a
@@ -198,6 +205,7 @@ extern "C" {
  * that speak the wire format. */
 void bfo_tcp_frame_header(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint64_t ack);
 #define BFO_TCP_HELLO_SIZE 32
+#define BFO_TCP_HELLO_VERSION 2
 enum bfo_tcp_kind { BFO_TCP_K_DATA = 1, BFO_TCP_K_ACK = 2, BFO_TCP_K_HELLO = 3 };
 /* Header flags (DATA and ACK): the sender of the frame is stalled reading
  * this connection (back-pressure). */
@@ -232,6 +240,7 @@ typedef struct bfo_tcp_rail_stats {
 typedef struct bfo_tcp_stats {
     bfo_tcp_rail_stats rail[BFO_MAX_RAILS];
     uint64_t hellos_rejected; /* accepted connections closed before a valid hello */
+    uint64_t hellos_stale;    /* hellos of a dial the peer had given up, refused */
 } bfo_tcp_stats;
 
 /* One rail's listen address of one rank (host byte order). */

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "bfo_verbs.h"
 #include "bfo_verbs_map.h"
+#include "bfo_verbs_glue.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -44,20 +45,14 @@ _Static_assert((int)IBV_EVENT_PORT_ACTIVE == (int)BFO_VEV_PORT_ACTIVE, "event");
 _Static_assert((int)IBV_EVENT_PORT_ERR == (int)BFO_VEV_PORT_ERR, "event");
 _Static_assert((int)IBV_EVENT_GID_CHANGE == (int)BFO_VEV_GID_CHANGE, "event");
 
-enum { Q_NONE = 0, Q_DIALING, Q_WAIT_REP, Q_WAIT_RTU, Q_UP };
-enum { K_SEND = 1, K_WRITE = 2, K_READ = 3 };
 #define RECV_BIT (1ull << 63)
 #define MAX_DEV BFO_MAX_RAILS
 #define RKEY_SLOTS 2
 
-typedef struct vlist {
-    int head, tail;
-} vlist;
-
-/* A descriptor: one operation the engine posted, from post to completion. */
+/* What the device needs of a descriptor (the glue's bfo_vg_ent has the
+ * token, kind and queue pair; same index). */
 typedef struct vent {
-    uint64_t token;
-    int kind, qp, slot, next;
+    int slot; /* send buffer while posted, -1 none */
     const void *base[2];
     size_t len[2];
     char *local;
@@ -75,7 +70,7 @@ typedef struct vdev {
 
 typedef struct vrail {
     char dev[64];
-    int port, d, gid_index, is_ib, port_up, mtu;
+    int port, d, gid_index, is_ib, port_up, mtu; /* port_up: at open (the glue's from start) */
     uint32_t ip;
     int lfd;
     uint16_t lport, lid;
@@ -83,33 +78,26 @@ typedef struct vrail {
     unsigned bw;
 } vrail;
 
+/* The device side of a (peer, rail); its connection state, operations and
+ * receive buffers are the glue's (bfo_vg_qp, same index). */
 typedef struct vqp {
-    int peer, rail, dialer;
     struct ibv_qp *qp;
     struct ibv_cq *cq;
-    int state, reported, awaiting, connect_req, broken, malformed;
-    char why[128];
     uint32_t psn;
     /* control channel */
     int cfd;
     uint8_t cin[BFO_VERBS_CTL_SIZE], cout[BFO_VERBS_CTL_SIZE];
     size_t cin_got, cout_len, cout_off;
-    uint64_t deadline;
     uint32_t peer_qpn, peer_psn;
     uint16_t peer_lid;
     uint8_t peer_gid[16];
     int peer_mtu;
-    /* send */
+    /* send buffers */
     uint8_t *sbuf;
     struct ibv_mr *smr;
-    int *sfree, nsfree, sq_used;
-    vlist posted, backlog;
-    /* receive: buffers posted, and filled ones waiting for the engine, in order */
-    uint8_t *rbuf;
+    int *sfree, nsfree;
+    /* receive buffers (the glue's rbuf) */
     struct ibv_mr *rmr;
-    int *rfree, nrfree, rposted;
-    int *rxq, rx_head, rx_n;
-    uint32_t *rxlen;
 } vqp;
 
 /* An accepted control connection before its REQ names the (peer, rail). */
@@ -136,19 +124,17 @@ struct bfo_verbs {
     vrail rails[BFO_MAX_RAILS];
     vdev devs[MAX_DEV];
     bfo_tcp_addr *table;
-    uint64_t job, now, use_clock;
-    bfo_sink sink;
+    uint64_t job, use_clock;
+    bfo_vg g; /* queue pairs' state, outstanding operations, what the engine is told */
+    void *gmem;
     vqp *qps;
     vent *ents;
-    int nents, ent_free;
-    vlist failed;
     vpend *pend;
     int npend;
     vreg *regs;
     int nregs;
     size_t max_frame;
     int started;
-    bfo_verbs_rail_stats st[BFO_MAX_RAILS];
     /* the reaper: destroys dead queue pairs off the progress path (rxe can
      * block ibv_destroy_qp for seconds while packets of it sit in a queue
      * of a link that went down) */
@@ -278,102 +264,44 @@ int bfo_verbs_parse_rail(const char *name, char *dev, size_t devlen, int *port, 
     return 0;
 }
 
-static void vl_push(bfo_verbs *v, vlist *L, int i)
-{
-    v->ents[i].next = -1;
-    if (L->tail >= 0)
-        v->ents[L->tail].next = i;
-    else
-        L->head = i;
-    L->tail = i;
-}
+static bfo_vg_qp *gq(bfo_verbs *v, int qi) { return &v->g.qps[qi]; }
+static int qi_of(const bfo_verbs *v, int peer, int rail) { return peer * v->nrails + rail; }
 
-static int vl_pop(bfo_verbs *v, vlist *L)
+static void g_log(void *ctx, int level, const char *line)
 {
-    int i = L->head;
-    if (i >= 0) {
-        L->head = v->ents[i].next;
-        if (L->head < 0)
-            L->tail = -1;
-    }
-    return i;
-}
-
-static void vl_append(bfo_verbs *v, vlist *dst, vlist *src)
-{
-    if (src->head < 0)
-        return;
-    if (dst->tail >= 0)
-        v->ents[dst->tail].next = src->head;
-    else
-        dst->head = src->head;
-    dst->tail = src->tail;
-    src->head = src->tail = -1;
-}
-
-static vqp *qp_of(bfo_verbs *v, int peer, int rail) { return &v->qps[peer * v->nrails + rail]; }
-
-static void set_broken(bfo_verbs *v, vqp *q, int malformed, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void set_broken(bfo_verbs *v, vqp *q, int malformed, const char *fmt, ...)
-{
-    va_list ap;
-    (void)v;
-    if (q->broken)
-        return;
-    q->broken = 1;
-    q->malformed = malformed;
-    va_start(ap, fmt);
-    vsnprintf(q->why, sizeof q->why, fmt, ap);
-    va_end(ap);
-}
-
-/* Completes a descriptor: frees it first (the engine may post from inside). */
-static void complete(bfo_verbs *v, int i, int ok, int rail)
-{
-    uint64_t token = v->ents[i].token;
-    v->ents[i].next = v->ent_free;
-    v->ent_free = i;
-    if (ok)
-        v->st[rail].completed_ok++;
-    else
-        v->st[rail].completed_failed++;
-    v->sink.completion(v->sink.ctx, token, ok);
-}
-
-static void emit(bfo_verbs *v, vqp *q, int ev)
-{
-    vlog(v, 2, "peer %d rail %d: %s", q->peer, q->rail,
-         ev == BFO_EV_CONNECTED ? "CONNECTED" : ev == BFO_EV_CONNECT_FAILED ? "CONNECT_FAILED" : "RAIL_ERROR");
-    v->sink.rail_event(v->sink.ctx, q->peer, q->rail, ev, v->now);
+    vlog((const bfo_verbs *)ctx, level, "%s", line);
 }
 
 /* ------------------------------------------------------- control messages */
 
-static void ctl_encode(const bfo_verbs *v, const vqp *q, int kind, uint8_t *m)
+static void ctl_encode(const bfo_verbs *v, int qi, int kind, uint8_t *m)
 {
+    const bfo_vg_qp *q = &v->g.qps[qi];
+    const vqp *h = &v->qps[qi];
     const vrail *r = &v->rails[q->rail];
     memset(m, 0, BFO_VERBS_CTL_SIZE);
     bfo_put32(m, BFO_VERBS_MAGIC);
     m[4] = (uint8_t)kind;
-    m[5] = 1;
+    m[5] = BFO_VERBS_CTL_VERSION;
     bfo_put16(m + 6, (uint16_t)q->rail);
     bfo_put32(m + 8, (uint32_t)v->rank);
     bfo_put32(m + 12, (uint32_t)v->size);
     bfo_put64(m + 16, v->job);
-    bfo_put32(m + 24, q->qp ? q->qp->qp_num : 0);
-    bfo_put32(m + 28, q->psn);
+    bfo_put32(m + 24, h->qp ? h->qp->qp_num : 0);
+    bfo_put32(m + 28, h->psn);
     bfo_put16(m + 32, r->lid);
     m[34] = (uint8_t)r->mtu;
     memcpy(m + 36, r->gid, 16);
+    bfo_put32(m + 52, q->gen); /* the dialer's attempt (REQ; echoed in REP and RTU) */
 }
 
-/* Checks a message; fills the peer's QP fields into q (when q). */
+/* Checks a message; fills the peer's QP fields into h (when h) and its
+ * attempt number into *gen (when gen). */
 static int ctl_decode(const bfo_verbs *v, const uint8_t *m, int kind, int rail, int *rank,
-                      vqp *q, char *why, size_t whylen)
+                      vqp *h, uint32_t *gen, char *why, size_t whylen)
 {
     uint32_t rk = bfo_get32(m + 8);
-    if (bfo_get32(m) != BFO_VERBS_MAGIC || m[5] != 1) {
+    if (bfo_get32(m) != BFO_VERBS_MAGIC || m[5] != BFO_VERBS_CTL_VERSION) {
         snprintf(why, whylen, "not a control message (magic %08x version %u)", bfo_get32(m), m[5]);
         return -1;
     }
@@ -395,108 +323,114 @@ static int ctl_decode(const bfo_verbs *v, const uint8_t *m, int kind, int rail, 
         return -1;
     }
     *rank = (int)rk;
-    if (q && kind != BFO_VERBS_K_RTU) {
-        q->peer_qpn = bfo_get32(m + 24) & 0xffffff;
-        q->peer_psn = bfo_get32(m + 28) & 0xffffff;
-        q->peer_lid = bfo_get16(m + 32);
-        q->peer_mtu = m[34];
-        memcpy(q->peer_gid, m + 36, 16);
+    if (gen)
+        *gen = bfo_get32(m + 52);
+    if (h && kind != BFO_VERBS_K_RTU) {
+        h->peer_qpn = bfo_get32(m + 24) & 0xffffff;
+        h->peer_psn = bfo_get32(m + 28) & 0xffffff;
+        h->peer_lid = bfo_get16(m + 32);
+        h->peer_mtu = m[34];
+        memcpy(h->peer_gid, m + 36, 16);
     }
     return 0;
 }
 
 /* ------------------------------------------------------------ queue pairs */
 
-static int post_recv(bfo_verbs *v, vqp *q, int b)
+/* The glue's post_recv: receive buffer b of queue pair qi. */
+static int g_post_recv(void *ctx, int qi, int b)
 {
+    bfo_verbs *v = (bfo_verbs *)ctx;
+    const bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
     struct ibv_sge sge;
     struct ibv_recv_wr wr, *bad = NULL;
+    if (!h->qp)
+        return -1;
     sge.addr = (uintptr_t)(q->rbuf + (size_t)b * v->max_frame);
     sge.length = (uint32_t)v->max_frame;
-    sge.lkey = q->rmr->lkey;
+    sge.lkey = h->rmr->lkey;
     memset(&wr, 0, sizeof wr);
     wr.wr_id = RECV_BIT | (uint64_t)b;
     wr.sg_list = &sge;
     wr.num_sge = 1;
-    if (ibv_post_recv(q->qp, &wr, &bad) != 0)
-        return -1;
-    q->rposted++;
-    return 0;
+    return ibv_post_recv(h->qp, &wr, &bad) != 0 ? -1 : 0;
 }
 
 /* A new queue pair in INIT with every free receive buffer posted. */
-static int qp_create(bfo_verbs *v, vqp *q)
+static int qp_create(bfo_verbs *v, int qi)
 {
+    bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
     const vrail *r = &v->rails[q->rail];
     vdev *d = &v->devs[r->d];
     struct ibv_qp_init_attr ia;
     struct ibv_qp_attr a;
-    int sq = 2 * v->o.send_depth;
-    q->cq = ibv_create_cq(d->ctx, sq + v->o.recv_depth + 4, NULL, d->ch, 0);
-    if (!q->cq) {
+    int sq = v->g.sq_depth;
+    h->cq = ibv_create_cq(d->ctx, sq + v->o.recv_depth + 4, NULL, d->ch, 0);
+    if (!h->cq) {
         vlog(v, 1, "peer %d rail %d: ibv_create_cq: %s", q->peer, q->rail, strerror(errno));
         return -1;
     }
     memset(&ia, 0, sizeof ia);
-    ia.send_cq = q->cq;
-    ia.recv_cq = q->cq;
+    ia.send_cq = h->cq;
+    ia.recv_cq = h->cq;
     ia.qp_type = IBV_QPT_RC;
     ia.cap.max_send_wr = (uint32_t)sq;
     ia.cap.max_recv_wr = (uint32_t)v->o.recv_depth;
     ia.cap.max_send_sge = 1;
     ia.cap.max_recv_sge = 1;
-    q->qp = ibv_create_qp(d->pd, &ia);
-    if (!q->qp) {
+    h->qp = ibv_create_qp(d->pd, &ia);
+    if (!h->qp) {
         vlog(v, 1, "peer %d rail %d: ibv_create_qp: %s", q->peer, q->rail, strerror(errno));
-        ibv_destroy_cq(q->cq);
-        q->cq = NULL;
+        ibv_destroy_cq(h->cq);
+        h->cq = NULL;
         return -1;
     }
+    q->hw = 1;
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_INIT;
     a.pkey_index = 0;
     a.port_num = (uint8_t)r->port;
     a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-    if (ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+    if (ibv_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
         vlog(v, 1, "peer %d rail %d: QP to INIT: %s", q->peer, q->rail, strerror(errno));
         return -1;
     }
-    q->psn = (uint32_t)(now_ns() * 2654435761u + (uint64_t)q->peer * 7919u + (uint64_t)q->rail) & 0xffffff;
-    while (q->nrfree > 0) {
-        int b = q->rfree[q->nrfree - 1];
-        if (post_recv(v, q, b) != 0) {
-            vlog(v, 1, "peer %d rail %d: ibv_post_recv: %s", q->peer, q->rail, strerror(errno));
-            return -1;
-        }
-        q->nrfree--;
+    h->psn = (uint32_t)(now_ns() * 2654435761u + (uint64_t)q->peer * 7919u + (uint64_t)q->rail) & 0xffffff;
+    if (bfo_vg_post_receives(&v->g, qi) != 0) {
+        vlog(v, 1, "peer %d rail %d: ibv_post_recv: %s", q->peer, q->rail, strerror(errno));
+        return -1;
     }
     q->sq_used = 0;
     return 0;
 }
 
-/* INIT -> RTR -> RTS towards the peer's QP (q->peer_*). */
-static int qp_connect(bfo_verbs *v, vqp *q)
+/* INIT -> RTR -> RTS towards the peer's QP (h->peer_*). */
+static int qp_connect(bfo_verbs *v, int qi)
 {
+    const bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
     const vrail *r = &v->rails[q->rail];
     const vdev *d = &v->devs[r->d];
     struct ibv_qp_attr a;
-    int mtu = r->mtu < q->peer_mtu ? r->mtu : q->peer_mtu;
+    int mtu = r->mtu < h->peer_mtu ? r->mtu : h->peer_mtu;
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_RTR;
     a.path_mtu = (enum ibv_mtu)mtu;
-    a.dest_qp_num = q->peer_qpn;
-    a.rq_psn = q->peer_psn;
+    a.dest_qp_num = h->peer_qpn;
+    a.rq_psn = h->peer_psn;
     a.max_dest_rd_atomic = (uint8_t)d->max_rd_atom;
     a.min_rnr_timer = 12; /* 0.64 ms */
     a.ah_attr.port_num = (uint8_t)r->port;
-    a.ah_attr.dlid = q->peer_lid;
+    a.ah_attr.dlid = h->peer_lid;
     if (!r->is_ib || r->gid_index > 0) {
         a.ah_attr.is_global = 1;
-        memcpy(a.ah_attr.grh.dgid.raw, q->peer_gid, 16);
+        memcpy(a.ah_attr.grh.dgid.raw, h->peer_gid, 16);
         a.ah_attr.grh.sgid_index = (uint8_t)r->gid_index;
         a.ah_attr.grh.hop_limit = 64;
     }
-    if (ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+    if (ibv_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                                      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
         vlog(v, 1, "peer %d rail %d: QP to RTR: %s", q->peer, q->rail, strerror(errno));
         return -1;
@@ -506,9 +440,9 @@ static int qp_connect(bfo_verbs *v, vqp *q)
     a.timeout = (uint8_t)v->o.timeout;
     a.retry_cnt = (uint8_t)v->o.retry_cnt;
     a.rnr_retry = 7;
-    a.sq_psn = q->psn;
+    a.sq_psn = h->psn;
     a.max_rd_atomic = (uint8_t)d->max_rd_atom;
-    if (ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+    if (ibv_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                                      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)) {
         vlog(v, 1, "peer %d rail %d: QP to RTS: %s", q->peer, q->rail, strerror(errno));
         return -1;
@@ -516,120 +450,86 @@ static int qp_connect(bfo_verbs *v, vqp *q)
     return 0;
 }
 
-static void ctl_close(vqp *q)
+static void ctl_close(vqp *h)
 {
-    if (q->cfd >= 0)
-        close(q->cfd);
-    q->cfd = -1;
-    q->cin_got = q->cout_len = q->cout_off = 0;
+    if (h->cfd >= 0)
+        close(h->cfd);
+    h->cfd = -1;
+    h->cin_got = h->cout_len = h->cout_off = 0;
 }
 
-/* One work completion.  Sends, writes and reads complete in order per QP. */
-static void handle_wc(bfo_verbs *v, vqp *q, const struct ibv_wc *wc)
+/* One work completion, through the glue.  Sends, writes and reads complete
+ * in order per QP. */
+static void handle_wc(bfo_verbs *v, int qi, const struct ibv_wc *wc)
 {
-    bfo_verbs_wc_action a = bfo_verbs_map_wc((int)wc->status, (wc->wr_id & RECV_BIT) != 0);
-    bfo_verbs_rail_stats *st = &v->st[q->rail];
-    if (wc->status != IBV_WC_SUCCESS) {
-        if (wc->status == IBV_WC_WR_FLUSH_ERR)
-            st->flushed++;
-        else if ((unsigned)wc->status < sizeof st->wc_errors / sizeof st->wc_errors[0])
-            st->wc_errors[wc->status]++;
-        if (a.qp_failed)
-            set_broken(v, q, a.malformed, "%s (%s) on %s", bfo_verbs_wc_name((int)wc->status),
-                       bfo_verbs_cause_name(a.cause),
-                       (wc->wr_id & RECV_BIT) ? "a receive" : "an operation");
-        if (a.malformed)
-            st->malformed++;
-    }
+    bfo_verbs_rail_stats *st = &v->g.st[gq(v, qi)->rail];
+    vqp *h = &v->qps[qi];
     if (wc->wr_id & RECV_BIT) {
-        int b = (int)(wc->wr_id & 0xffffffffu);
-        q->rposted--;
-        if (a.ok) {
-            int at = (q->rx_head + q->rx_n) % v->o.recv_depth;
-            q->rxq[at] = b;
-            q->rxlen[at] = wc->byte_len;
-            q->rx_n++;
-        } else {
-            q->rfree[q->nrfree++] = b;
-        }
+        bfo_vg_recv_wc(&v->g, qi, (int)(wc->wr_id & 0xffffffffu), (int)wc->status, wc->byte_len);
         return;
     }
-    /* an operation: it is in posted; mark the outcome */
     int i = (int)wc->wr_id;
-    if (i < 0 || i >= v->nents)
+    if (i < 0 || i >= v->g.nents) {
+        bfo_vg_op_wc(&v->g, qi, -1, (int)wc->status);
         return;
+    }
     vent *en = &v->ents[i];
-    q->sq_used--;
-    if (en->kind == K_SEND && en->slot >= 0) {
-        q->sfree[q->nsfree++] = en->slot;
+    if (v->g.ents[i].kind == BFO_VG_SEND && en->slot >= 0) {
+        h->sfree[h->nsfree++] = en->slot;
         en->slot = -1;
     }
-    /* unlink from posted (in order: normally the head) */
-    {
-        int prev = -1, k = q->posted.head;
-        while (k >= 0 && k != i) {
-            prev = k;
-            k = v->ents[k].next;
-        }
-        if (k < 0)
-            return;
-        if (prev < 0)
-            q->posted.head = en->next;
-        else
-            v->ents[prev].next = en->next;
-        if (q->posted.tail == i)
-            q->posted.tail = prev;
-    }
-    if (a.ok) {
-        if (en->kind == K_SEND) {
+    if (wc->status == IBV_WC_SUCCESS) {
+        if (v->g.ents[i].kind == BFO_VG_SEND) {
             st->frames_tx++;
             st->bytes_tx += en->len[0] + en->len[1];
         } else {
             st->rdma_bytes += en->rlen;
-            if (en->kind == K_WRITE)
+            if (v->g.ents[i].kind == BFO_VG_WRITE)
                 st->rdma_writes++;
             else
                 st->rdma_reads++;
         }
-        complete(v, i, 1, q->rail);
-    } else {
-        /* fails after the rail error is reported (settle) */
-        vl_push(v, &v->failed, i);
-        en->qp = (int)(q - v->qps);
     }
+    bfo_vg_op_wc(&v->g, qi, i, (int)wc->status);
 }
 
-static int poll_cq(bfo_verbs *v, vqp *q)
+static int poll_cq(bfo_verbs *v, int qi)
 {
     struct ibv_wc wc[16];
+    vqp *h = &v->qps[qi];
     int n, total = 0;
-    if (!q->cq)
+    if (!h->cq)
         return 0;
-    while ((n = ibv_poll_cq(q->cq, 16, wc)) > 0) {
+    while ((n = ibv_poll_cq(h->cq, 16, wc)) > 0) {
         for (int k = 0; k < n; k++)
-            handle_wc(v, q, &wc[k]);
+            handle_wc(v, qi, &wc[k]);
         total += n;
         if (n < 16)
             break;
     }
     if (n < 0)
-        set_broken(v, q, 0, "ibv_poll_cq failed");
+        bfo_vg_broken(&v->g, qi, 0, "ibv_poll_cq failed");
     return total;
 }
 
-/* Moves the queue pair to ERR, collects every flushed work request (bounded
- * wait), destroys it.  Operations still posted, and the backlog, go to
- * `dead`; filled receive buffers stay queued for the engine. */
-static void qp_destroy(bfo_verbs *v, vqp *q, vlist *dead)
+/* The glue's flush: the control channel closes; the queue pair goes to
+ * ERR, every flushed work request is collected (bounded wait), and it goes
+ * to the reaper.  Send buffers of operations that never came back are free
+ * again (the glue fails those operations next). */
+static void g_flush(void *ctx, int qi)
 {
-    if (q->qp) {
+    bfo_verbs *v = (bfo_verbs *)ctx;
+    bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
+    ctl_close(h);
+    if (h->qp) {
         struct ibv_qp_attr a;
         uint64_t until = now_ns() + 100000000ull; /* rxe flushes at once; bounded */
         memset(&a, 0, sizeof a);
         a.qp_state = IBV_QPS_ERR;
-        ibv_modify_qp(q->qp, &a, IBV_QP_STATE);
+        ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
         while ((q->sq_used > 0 || q->rposted > 0) && now_ns() < until) {
-            if (poll_cq(v, q) == 0)
+            if (poll_cq(v, qi) == 0)
                 usleep(200);
         }
         if (q->sq_used > 0 || q->rposted > 0)
@@ -637,89 +537,15 @@ static void qp_destroy(bfo_verbs *v, vqp *q, vlist *dead)
                  q->peer, q->rail, q->sq_used, q->rposted);
         vlog(v, 3, "peer %d rail %d: flushed; the queue pair goes to the reaper", q->peer, q->rail);
     }
-    if (q->qp || q->cq)
-        reap(v, q->qp, q->cq);
-    q->qp = NULL;
-    q->cq = NULL;
-    /* what never came back: its buffers are free again (the QP is gone) */
-    for (int k = q->posted.head; k >= 0; k = v->ents[k].next)
-        if (v->ents[k].kind == K_SEND && v->ents[k].slot >= 0) {
-            q->sfree[q->nsfree++] = v->ents[k].slot;
+    if (h->qp || h->cq)
+        reap(v, h->qp, h->cq);
+    h->qp = NULL;
+    h->cq = NULL;
+    for (int k = q->posted.head; k >= 0; k = v->g.ents[k].next)
+        if (v->g.ents[k].kind == BFO_VG_SEND && v->ents[k].slot >= 0) {
+            h->sfree[h->nsfree++] = v->ents[k].slot;
             v->ents[k].slot = -1;
         }
-    if (q->rposted > 0) {
-        /* rebuild the free list: every buffer not waiting for the engine */
-        char *busy = calloc((size_t)v->o.recv_depth, 1);
-        if (busy) {
-            for (int k = 0; k < q->rx_n; k++)
-                busy[q->rxq[(q->rx_head + k) % v->o.recv_depth]] = 1;
-            q->nrfree = 0;
-            for (int b = 0; b < v->o.recv_depth; b++)
-                if (!busy[b])
-                    q->rfree[q->nrfree++] = b;
-            free(busy);
-        }
-        q->rposted = 0;
-    }
-    q->sq_used = 0;
-    vl_append(v, dead, &q->posted);
-    vl_append(v, dead, &q->backlog);
-}
-
-/* Tears a (peer, rail) down: RAIL_ERROR (if the engine had it up) or
- * CONNECT_FAILED (if it waited for a connection), then every operation not
- * completed fails.  Only at safe points (progress). */
-static void conn_close(bfo_verbs *v, vqp *q, const char *why, int report)
-{
-    vlist dead = { -1, -1 };
-    int reported = q->reported && report, awaiting = q->awaiting;
-    if (q->malformed)
-        v->st[q->rail].malformed++;
-    if (q->state == Q_UP || q->reported)
-        v->st[q->rail].qp_errors++;
-    if (q->qp || q->cfd >= 0)
-        vlog(v, q->reported && report ? 1 : 2, "peer %d rail %d: queue pair closed: %s", q->peer,
-             q->rail, why);
-    ctl_close(q);
-    q->state = Q_NONE; /* posts from here on fail */
-    q->reported = 0;
-    if (reported) {
-        emit(v, q, BFO_EV_RAIL_ERROR);
-    } else if (awaiting && (q->dialer || !report)) {
-        q->awaiting = 0;
-        v->st[q->rail].connect_failures++;
-        emit(v, q, BFO_EV_CONNECT_FAILED);
-    }
-    qp_destroy(v, q, &dead);
-    q->broken = q->malformed = 0;
-    for (int i = vl_pop(v, &dead); i >= 0; i = vl_pop(v, &dead))
-        complete(v, i, 0, q->rail);
-}
-
-/* Broken queue pairs close, failed operations complete, until nothing is left. */
-static void settle(bfo_verbs *v)
-{
-    for (int round = 0; round < 1000; round++) {
-        int any = 0;
-        for (int i = 0; i < v->size * v->nrails; i++) {
-            vqp *q = &v->qps[i];
-            if (q->broken) {
-                char why[sizeof q->why];
-                memcpy(why, q->why, sizeof why);
-                conn_close(v, q, why, 1);
-                any = 1;
-            }
-        }
-        if (v->failed.head >= 0) {
-            vlist f = v->failed;
-            v->failed.head = v->failed.tail = -1;
-            for (int i = vl_pop(v, &f); i >= 0; i = vl_pop(v, &f))
-                complete(v, i, 0, v->qps[v->ents[i].qp].rail);
-            any = 1;
-        }
-        if (!any)
-            return;
-    }
 }
 
 /* ---------------------------------------------------------------- posting */
@@ -735,84 +561,73 @@ static const vreg *reg_find(const bfo_verbs *v, const void *p, size_t len)
     return NULL;
 }
 
-/* Posts what the queue pair has room for, in order. */
-static void kick(bfo_verbs *v, vqp *q)
+/* The glue's post: descriptor i on queue pair qi (its kick keeps the order
+ * and the send queue's depth). */
+static int g_post(void *ctx, int qi, int i)
 {
-    while (q->backlog.head >= 0 && q->qp && q->state == Q_UP && !q->broken &&
-           q->sq_used < 2 * v->o.send_depth) {
-        int i = q->backlog.head;
-        vent *en = &v->ents[i];
-        struct ibv_sge sge;
-        struct ibv_send_wr wr, *bad = NULL;
-        const vrail *r = &v->rails[q->rail];
-        if (en->kind == K_SEND && q->nsfree == 0)
-            return;
-        memset(&wr, 0, sizeof wr);
-        wr.wr_id = (uint64_t)i;
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        if (en->kind == K_SEND) {
-            int s = q->sfree[q->nsfree - 1];
-            uint8_t *b = q->sbuf + (size_t)s * v->max_frame;
-            memcpy(b, en->base[0], en->len[0]);
-            if (en->len[1])
-                memcpy(b + en->len[0], en->base[1], en->len[1]);
-            sge.addr = (uintptr_t)b;
-            sge.length = (uint32_t)(en->len[0] + en->len[1]);
-            sge.lkey = q->smr->lkey;
-            wr.opcode = IBV_WR_SEND;
-            en->slot = s;
-        } else {
-            const vreg *g = reg_find(v, en->local, en->rlen);
-            int slot = v->devs[r->d].dead ? -1 : r->d;
-            if (!g || slot < 0 || slot >= RKEY_SLOTS || !g->mr[slot]) {
-                set_broken(v, q, 0, "RDMA from memory that is not registered");
-                return;
-            }
-            sge.addr = (uintptr_t)en->local;
-            sge.length = (uint32_t)en->rlen;
-            sge.lkey = g->mr[slot]->lkey;
-            wr.opcode = en->kind == K_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
-            wr.wr.rdma.remote_addr = en->raddr;
-            wr.wr.rdma.rkey = (uint32_t)(en->rkey >> (32 * slot));
+    bfo_verbs *v = (bfo_verbs *)ctx;
+    const bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
+    vent *en = &v->ents[i];
+    int kind = v->g.ents[i].kind;
+    struct ibv_sge sge;
+    struct ibv_send_wr wr, *bad = NULL;
+    const vrail *r = &v->rails[q->rail];
+    if (kind == BFO_VG_SEND && h->nsfree == 0)
+        return 1;
+    memset(&wr, 0, sizeof wr);
+    wr.wr_id = (uint64_t)i;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    if (kind == BFO_VG_SEND) {
+        int s = h->sfree[h->nsfree - 1];
+        uint8_t *b = h->sbuf + (size_t)s * v->max_frame;
+        memcpy(b, en->base[0], en->len[0]);
+        if (en->len[1])
+            memcpy(b + en->len[0], en->base[1], en->len[1]);
+        sge.addr = (uintptr_t)b;
+        sge.length = (uint32_t)(en->len[0] + en->len[1]);
+        sge.lkey = h->smr->lkey;
+        wr.opcode = IBV_WR_SEND;
+        en->slot = s;
+    } else {
+        const vreg *g = reg_find(v, en->local, en->rlen);
+        int slot = v->devs[r->d].dead ? -1 : r->d;
+        if (!g || slot < 0 || slot >= RKEY_SLOTS || !g->mr[slot]) {
+            bfo_vg_broken(&v->g, qi, 0, "RDMA from memory that is not registered");
+            return -1;
         }
-        if (ibv_post_send(q->qp, &wr, &bad) != 0) {
-            en->slot = -1;
-            set_broken(v, q, 0, "ibv_post_send: %s", strerror(errno));
-            return;
-        }
-        if (en->kind == K_SEND)
-            q->nsfree--;
-        vl_pop(v, &q->backlog);
-        vl_push(v, &q->posted, i);
-        q->sq_used++;
+        sge.addr = (uintptr_t)en->local;
+        sge.length = (uint32_t)en->rlen;
+        sge.lkey = g->mr[slot]->lkey;
+        wr.opcode = kind == BFO_VG_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+        wr.wr.rdma.remote_addr = en->raddr;
+        wr.wr.rdma.rkey = (uint32_t)(en->rkey >> (32 * slot));
     }
+    if (ibv_post_send(h->qp, &wr, &bad) != 0) {
+        en->slot = -1;
+        bfo_vg_broken(&v->g, qi, 0, "ibv_post_send: %s", strerror(errno));
+        return -1;
+    }
+    if (kind == BFO_VG_SEND)
+        h->nsfree--;
+    return 0;
 }
 
-static int post_common(bfo_verbs *v, int peer, int rail, vent **out)
+static int post_common(bfo_verbs *v, int peer, int rail, int kind, uint64_t token, vent **out)
 {
     int i;
-    if (!v->started || peer < 0 || peer >= v->size || peer == v->rank || rail < 0 ||
-        rail >= v->nrails || v->ent_free < 0)
+    if (!v->started)
         return -1;
-    i = v->ent_free;
-    v->ent_free = v->ents[i].next;
+    i = bfo_vg_alloc(&v->g, peer, rail, kind);
+    if (i < 0)
+        return -1;
+    v->g.ents[i].token = token;
     *out = &v->ents[i];
     memset(*out, 0, sizeof **out);
     (*out)->slot = -1;
-    (*out)->qp = peer * v->nrails + rail;
     return i;
-}
-
-static void post_finish(bfo_verbs *v, vqp *q, int i)
-{
-    if (q->state != Q_UP || !q->reported || q->broken || !q->qp) {
-        vl_push(v, &v->failed, i);
-        return;
-    }
-    vl_push(v, &q->backlog, i);
-    kick(v, q);
 }
 
 static int v_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt, uint64_t token)
@@ -827,16 +642,14 @@ static int v_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int io
         len += iov[k].len;
     if (len > v->max_frame || len == 0)
         return -1;
-    i = post_common(v, peer, rail, &en);
+    i = post_common(v, peer, rail, BFO_VG_SEND, token, &en);
     if (i < 0)
         return -1;
-    en->token = token;
-    en->kind = K_SEND;
     en->base[0] = iov[0].base;
     en->len[0] = iov[0].len;
     en->base[1] = iovcnt > 1 ? iov[1].base : NULL;
     en->len[1] = iovcnt > 1 ? iov[1].len : 0;
-    post_finish(v, qp_of(v, peer, rail), i);
+    bfo_vg_post(&v->g, i);
     return 0;
 }
 
@@ -847,30 +660,28 @@ static int v_post_rdma(bfo_verbs *v, int kind, int peer, int rail, void *local, 
     int i;
     if (len == 0 || len > 0x7fffffffu || !reg_find(v, local, len))
         return -1;
-    i = post_common(v, peer, rail, &en);
+    i = post_common(v, peer, rail, kind, token, &en);
     if (i < 0)
         return -1;
-    en->token = token;
-    en->kind = kind;
     en->local = (char *)local;
     en->rlen = len;
     en->raddr = raddr;
     en->rkey = rkey;
-    post_finish(v, qp_of(v, peer, rail), i);
+    bfo_vg_post(&v->g, i);
     return 0;
 }
 
 static int v_post_write(void *ctx, int peer, int rail, const void *local, size_t len, uint64_t raddr,
                         uint64_t rkey, uint64_t token)
 {
-    return v_post_rdma((bfo_verbs *)ctx, K_WRITE, peer, rail, (void *)(uintptr_t)local, len, raddr,
-                       rkey, token);
+    return v_post_rdma((bfo_verbs *)ctx, BFO_VG_WRITE, peer, rail, (void *)(uintptr_t)local, len,
+                       raddr, rkey, token);
 }
 
 static int v_post_read(void *ctx, int peer, int rail, void *local, size_t len, uint64_t raddr,
                        uint64_t rkey, uint64_t token)
 {
-    return v_post_rdma((bfo_verbs *)ctx, K_READ, peer, rail, local, len, raddr, rkey, token);
+    return v_post_rdma((bfo_verbs *)ctx, BFO_VG_READ, peer, rail, local, len, raddr, rkey, token);
 }
 
 /* ------------------------------------------------------ registration cache */
@@ -895,13 +706,13 @@ static int v_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t
         if (c->used && (char *)buf >= c->addr && (char *)buf + len <= c->addr + c->len) {
             c->refs++;
             c->last_use = ++v->use_clock;
-            v->st[0].reg_hits++;
+            v->g.st[0].reg_hits++;
             *raddr = (uint64_t)(uintptr_t)buf;
             *rkey = c->key;
             return 0;
         }
     }
-    v->st[0].reg_misses++;
+    v->g.st[0].reg_misses++;
     for (int i = 0; i < v->nregs && !g; i++)
         if (!v->regs[i].used)
             g = &v->regs[i];
@@ -963,63 +774,55 @@ void bfo_verbs_uncache(bfo_verbs *v, const void *buf, size_t len)
 static int v_connect(void *ctx, int peer, int rail)
 {
     bfo_verbs *v = (bfo_verbs *)ctx;
-    if (peer < 0 || peer >= v->size || peer == v->rank || rail < 0 || rail >= v->nrails)
+    if (!v->started || peer < 0 || peer >= v->size || peer == v->rank || rail < 0 || rail >= v->nrails)
         return -1;
-    qp_of(v, peer, rail)->connect_req = 1;
+    gq(v, qi_of(v, peer, rail))->connect_req = 1;
     return 0;
 }
 
 /* The engine mapped the rail out (its probe timed out, the peer's BROKEN
- * notice): the queue pair it had goes down at the next progress as after an
- * error completion (RAIL_ERROR, the queue pair to the error state, every
- * operation of it completed with ok=0), not at the reconnect after the
- * back-off.  Called from inside engine calls (even bfo_engine_frame, from
- * deliver()): it only marks.  A connection the engine has not been told
- * about (a newer one, still being wired) is left alone. */
+ * notice): the glue marks the queue pair it was told about (bfo_vg_disconnect). */
 static void v_disconnect(void *ctx, int peer, int rail)
 {
     bfo_verbs *v = (bfo_verbs *)ctx;
-    vqp *q;
-    if (!v->started || peer < 0 || peer >= v->size || peer == v->rank || rail < 0 || rail >= v->nrails)
-        return;
-    q = qp_of(v, peer, rail);
-    if (q->reported && !q->broken) {
-        vlog(v, 2, "peer %d rail %d: the engine mapped the rail out: the queue pair goes down", peer, rail);
-        v->st[rail].disconnects++;
-        set_broken(v, q, 0, "the engine mapped the rail out");
-    }
+    if (v->started)
+        bfo_vg_disconnect(&v->g, peer, rail);
 }
 
-static int port_active(bfo_verbs *v, vrail *r)
+static int port_active(bfo_verbs *v, int rail)
 {
+    const vrail *r = &v->rails[rail];
     struct ibv_port_attr pa;
-    if (v->devs[r->d].dead)
+    if (v->devs[r->d].dead || v->g.rail_dead[rail])
         return 0;
-    if (!r->port_up && ibv_query_port(v->devs[r->d].ctx, (uint8_t)r->port, &pa) == 0 &&
+    if (!v->g.port_up[rail] && ibv_query_port(v->devs[r->d].ctx, (uint8_t)r->port, &pa) == 0 &&
         pa.state == IBV_PORT_ACTIVE)
-        r->port_up = 1;
-    return r->port_up;
+        v->g.port_up[rail] = 1;
+    return v->g.port_up[rail];
 }
 
-static void ctl_send_now(bfo_verbs *v, vqp *q)
+static void ctl_send_now(bfo_verbs *v, int qi)
 {
-    while (q->cfd >= 0 && q->cout_off < q->cout_len) {
-        ssize_t w = send(q->cfd, q->cout + q->cout_off, q->cout_len - q->cout_off,
+    vqp *h = &v->qps[qi];
+    while (h->cfd >= 0 && h->cout_off < h->cout_len) {
+        ssize_t w = send(h->cfd, h->cout + h->cout_off, h->cout_len - h->cout_off,
                          MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
-                set_broken(v, q, 0, "control channel: send: %s", strerror(errno));
+                bfo_vg_broken(&v->g, qi, 0, "control channel: send: %s", strerror(errno));
             return;
         }
-        q->cout_off += (size_t)w;
+        h->cout_off += (size_t)w;
     }
 }
 
-static void dial(bfo_verbs *v, vqp *q)
+static void dial(bfo_verbs *v, int qi)
 {
-    const bfo_tcp_addr *to = &v->table[q->peer * v->nrails + q->rail];
+    bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
+    const bfo_tcp_addr *to = &v->table[qi];
     struct sockaddr_in me, them;
     int one = 1;
     memset(&me, 0, sizeof me);
@@ -1028,170 +831,155 @@ static void dial(bfo_verbs *v, vqp *q)
     me.sin_addr.s_addr = htonl(v->rails[q->rail].ip);
     them.sin_addr.s_addr = htonl(to->ip);
     them.sin_port = htons(to->port);
-    q->cfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (q->cfd < 0) {
-        set_broken(v, q, 0, "control channel: socket: %s", strerror(errno));
+    q->state = BFO_VG_DIALING;
+    h->cfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (h->cfd < 0) {
+        bfo_vg_broken(&v->g, qi, 0, "control channel: socket: %s", strerror(errno));
         return;
     }
-    setsockopt(q->cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (bind(q->cfd, (struct sockaddr *)&me, sizeof me) != 0)
-        set_broken(v, q, 0, "control channel: bind: %s", strerror(errno));
-    else if (connect(q->cfd, (struct sockaddr *)&them, sizeof them) != 0 && errno != EINPROGRESS)
-        set_broken(v, q, 0, "control channel: connect: %s", strerror(errno));
-    q->state = Q_DIALING;
+    setsockopt(h->cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (bind(h->cfd, (struct sockaddr *)&me, sizeof me) != 0)
+        bfo_vg_broken(&v->g, qi, 0, "control channel: bind: %s", strerror(errno));
+    else if (connect(h->cfd, (struct sockaddr *)&them, sizeof them) != 0 && errno != EINPROGRESS)
+        bfo_vg_broken(&v->g, qi, 0, "control channel: connect: %s", strerror(errno));
 }
 
-/* connect() requests: whatever the rail had is over; build a new QP and
- * dial (lower rank), or wait for the peer's REQ. */
+/* connect() requests (the glue decides, bfo_vg_take_connect): build a new
+ * QP and dial (lower rank), wait for the peer's REQ, or keep the
+ * connection being wired. */
 static void handle_connects(bfo_verbs *v)
 {
-    for (int i = 0; i < v->size * v->nrails; i++) {
-        vqp *q = &v->qps[i];
-        if (!q->connect_req)
+    for (int qi = 0; qi < v->size * v->nrails; qi++) {
+        if (!gq(v, qi)->connect_req)
             continue;
-        q->connect_req = 0;
-        q->awaiting = 0;
-        if (q->qp || q->cfd >= 0 || q->posted.head >= 0 || q->backlog.head >= 0)
-            conn_close(v, q, "the engine reconnects", 0);
-        q->awaiting = 1;
-        q->deadline = v->now + v->o.connect_timeout_ns;
-        if (!port_active(v, &v->rails[q->rail])) {
-            q->awaiting = 0;
-            v->st[q->rail].connect_failures++;
-            emit(v, q, BFO_EV_CONNECT_FAILED);
+        if (bfo_vg_take_connect(&v->g, qi, port_active(v, gq(v, qi)->rail)) != BFO_VG_C_DIAL)
+            continue;
+        if (qp_create(v, qi) != 0) {
+            bfo_vg_broken(&v->g, qi, 0, "cannot create a queue pair");
             continue;
         }
-        if (!q->dialer)
-            continue;
-        if (qp_create(v, q) != 0) {
-            set_broken(v, q, 0, "cannot create a queue pair");
-            continue;
-        }
-        dial(v, q);
+        dial(v, qi);
     }
-}
-
-static void up(bfo_verbs *v, vqp *q)
-{
-    q->state = Q_UP;
-    q->reported = 1;
-    q->awaiting = 0;
-    v->st[q->rail].connects++;
-    emit(v, q, BFO_EV_CONNECTED);
-    kick(v, q);
 }
 
 /* The dialer's side of the exchange. */
-static void dialer_io(bfo_verbs *v, vqp *q)
+static void dialer_io(bfo_verbs *v, int qi)
 {
+    bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
     char why[128];
     int rank;
-    if (q->state == Q_DIALING) {
-        struct pollfd pf = { q->cfd, POLLOUT, 0 };
+    uint32_t gen;
+    if (q->state == BFO_VG_DIALING) {
+        struct pollfd pf = { h->cfd, POLLOUT, 0 };
         int err = 0;
         socklen_t el = sizeof err;
         if (poll(&pf, 1, 0) <= 0)
             return;
-        if (getsockopt(q->cfd, SOL_SOCKET, SO_ERROR, &err, &el) != 0 || err) {
-            set_broken(v, q, 0, "control channel: connect: %s", strerror(err ? err : errno));
+        if (getsockopt(h->cfd, SOL_SOCKET, SO_ERROR, &err, &el) != 0 || err) {
+            bfo_vg_broken(&v->g, qi, 0, "control channel: connect: %s", strerror(err ? err : errno));
             return;
         }
-        ctl_encode(v, q, BFO_VERBS_K_REQ, q->cout);
-        q->cout_len = BFO_VERBS_CTL_SIZE;
-        q->cout_off = 0;
-        q->state = Q_WAIT_REP;
+        ctl_encode(v, qi, BFO_VERBS_K_REQ, h->cout);
+        h->cout_len = BFO_VERBS_CTL_SIZE;
+        h->cout_off = 0;
+        q->state = BFO_VG_WAIT_REP;
     }
-    ctl_send_now(v, q);
-    if (q->state != Q_WAIT_REP || q->broken)
+    ctl_send_now(v, qi);
+    if (q->state != BFO_VG_WAIT_REP || q->broken)
         return;
-    while (q->cin_got < BFO_VERBS_CTL_SIZE) {
-        ssize_t n = recv(q->cfd, q->cin + q->cin_got, BFO_VERBS_CTL_SIZE - q->cin_got, MSG_DONTWAIT);
+    while (h->cin_got < BFO_VERBS_CTL_SIZE) {
+        ssize_t n = recv(h->cfd, h->cin + h->cin_got, BFO_VERBS_CTL_SIZE - h->cin_got, MSG_DONTWAIT);
         if (n == 0) {
-            set_broken(v, q, 0, "control channel closed by the peer before its reply");
+            bfo_vg_broken(&v->g, qi, 0, "control channel closed by the peer before its reply");
             return;
         }
         if (n < 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                set_broken(v, q, 0, "control channel: receive: %s", strerror(errno));
+                bfo_vg_broken(&v->g, qi, 0, "control channel: receive: %s", strerror(errno));
             return;
         }
-        q->cin_got += (size_t)n;
+        h->cin_got += (size_t)n;
     }
-    if (ctl_decode(v, q->cin, BFO_VERBS_K_REP, q->rail, &rank, q, why, sizeof why) != 0 ||
-        rank != q->peer) {
-        set_broken(v, q, 1, "reply: %s", rank != q->peer ? "from the wrong rank" : why);
+    if (ctl_decode(v, h->cin, BFO_VERBS_K_REP, q->rail, &rank, h, &gen, why, sizeof why) != 0 ||
+        rank != q->peer || gen != q->gen) {
+        bfo_vg_broken(&v->g, qi, 1, "reply: %s",
+                      rank != q->peer ? "from the wrong rank" : gen != q->gen ? "to another attempt" : why);
         return;
     }
-    if (qp_connect(v, q) != 0) {
-        set_broken(v, q, 0, "cannot bring the queue pair up");
+    if (qp_connect(v, qi) != 0) {
+        bfo_vg_broken(&v->g, qi, 0, "cannot bring the queue pair up");
         return;
     }
-    ctl_encode(v, q, BFO_VERBS_K_RTU, q->cout);
-    q->cout_len = BFO_VERBS_CTL_SIZE;
-    q->cout_off = 0;
-    ctl_send_now(v, q);
+    ctl_encode(v, qi, BFO_VERBS_K_RTU, h->cout);
+    h->cout_len = BFO_VERBS_CTL_SIZE;
+    h->cout_off = 0;
+    ctl_send_now(v, qi);
     if (q->broken)
         return;
-    ctl_close(q); /* a short message on a fresh connection: sent */
-    up(v, q);
+    ctl_close(h); /* a short message on a fresh connection: sent */
+    bfo_vg_up(&v->g, qi);
 }
 
-/* The acceptor's side: a REQ arrived for q (from pend); answer it. */
-static void acceptor_req(bfo_verbs *v, vqp *q, int fd, const uint8_t *req)
+/* The acceptor's side: a REQ (not stale) arrived for qi (from pend); answer it. */
+static void acceptor_req(bfo_verbs *v, int qi, int fd, const uint8_t *req)
 {
+    bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
     int rank;
+    uint32_t gen = 0;
     char why[128];
-    if (q->qp || q->cfd >= 0 || q->posted.head >= 0 || q->backlog.head >= 0)
-        conn_close(v, q, "replaced by a newer connection", 1);
-    ctl_decode(v, req, BFO_VERBS_K_REQ, q->rail, &rank, q, why, sizeof why); /* checked before */
-    q->connect_req = 0; /* a connect() not handled yet asked for just this */
-    q->cfd = fd;
-    if (qp_create(v, q) != 0 || qp_connect(v, q) != 0) {
-        set_broken(v, q, 0, "cannot bring a queue pair up for the peer's request");
+    ctl_decode(v, req, BFO_VERBS_K_REQ, q->rail, &rank, NULL, &gen, why, sizeof why); /* checked before */
+    bfo_vg_accept(&v->g, qi, gen);
+    ctl_decode(v, req, BFO_VERBS_K_REQ, q->rail, &rank, h, NULL, why, sizeof why);
+    h->cfd = fd;
+    if (qp_create(v, qi) != 0 || qp_connect(v, qi) != 0) {
+        bfo_vg_broken(&v->g, qi, 0, "cannot bring a queue pair up for the peer's request");
         return;
     }
-    ctl_encode(v, q, BFO_VERBS_K_REP, q->cout);
-    q->cout_len = BFO_VERBS_CTL_SIZE;
-    q->cout_off = 0;
-    q->cin_got = 0;
-    q->state = Q_WAIT_RTU;
-    q->deadline = v->now + v->o.connect_timeout_ns;
-    ctl_send_now(v, q);
+    ctl_encode(v, qi, BFO_VERBS_K_REP, h->cout);
+    h->cout_len = BFO_VERBS_CTL_SIZE;
+    h->cout_off = 0;
+    h->cin_got = 0;
+    q->state = BFO_VG_WAIT_RTU;
+    ctl_send_now(v, qi);
 }
 
-static void acceptor_io(bfo_verbs *v, vqp *q)
+static void acceptor_io(bfo_verbs *v, int qi)
 {
+    bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
     char why[128];
     int rank;
-    ctl_send_now(v, q);
-    while (!q->broken && q->cin_got < BFO_VERBS_CTL_SIZE) {
-        ssize_t n = recv(q->cfd, q->cin + q->cin_got, BFO_VERBS_CTL_SIZE - q->cin_got, MSG_DONTWAIT);
+    ctl_send_now(v, qi);
+    while (!q->broken && h->cin_got < BFO_VERBS_CTL_SIZE) {
+        ssize_t n = recv(h->cfd, h->cin + h->cin_got, BFO_VERBS_CTL_SIZE - h->cin_got, MSG_DONTWAIT);
         if (n == 0) {
-            set_broken(v, q, 0, "control channel closed by the peer before its RTU");
+            bfo_vg_broken(&v->g, qi, 0, "control channel closed by the peer before its RTU");
             return;
         }
         if (n < 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                set_broken(v, q, 0, "control channel: receive: %s", strerror(errno));
+                bfo_vg_broken(&v->g, qi, 0, "control channel: receive: %s", strerror(errno));
             return;
         }
-        q->cin_got += (size_t)n;
+        h->cin_got += (size_t)n;
     }
     if (q->broken)
         return;
-    if (ctl_decode(v, q->cin, BFO_VERBS_K_RTU, q->rail, &rank, NULL, why, sizeof why) != 0 ||
+    if (ctl_decode(v, h->cin, BFO_VERBS_K_RTU, q->rail, &rank, NULL, NULL, why, sizeof why) != 0 ||
         rank != q->peer) {
-        set_broken(v, q, 1, "RTU: %s", rank != q->peer ? "from the wrong rank" : why);
+        bfo_vg_broken(&v->g, qi, 1, "RTU: %s", rank != q->peer ? "from the wrong rank" : why);
         return;
     }
-    ctl_close(q);
-    up(v, q);
+    ctl_close(h);
+    bfo_vg_up(&v->g, qi);
 }
 
 static void pend_close(bfo_verbs *v, vpend *p, const char *why)
 {
     if (why) {
-        v->st[p->rail].malformed++;
+        v->g.st[p->rail].malformed++;
         vlog(v, 1, "rail %d: control connection dropped: %s", p->rail, why);
     }
     close(p->fd);
@@ -1214,13 +1002,14 @@ static void accept_all(bfo_verbs *v)
             v->pend[k].fd = fd;
             v->pend[k].rail = r;
             v->pend[k].got = 0;
-            v->pend[k].deadline = v->now + v->o.connect_timeout_ns;
+            v->pend[k].deadline = v->g.now + v->o.connect_timeout_ns;
         }
     }
     for (int k = 0; k < v->npend; k++) {
         vpend *p = &v->pend[k];
         char why[128];
         int rank;
+        uint32_t gen;
         if (p->fd < 0)
             continue;
         ssize_t n = recv(p->fd, p->buf + p->got, BFO_VERBS_CTL_SIZE - p->got, MSG_DONTWAIT);
@@ -1231,14 +1020,14 @@ static void accept_all(bfo_verbs *v)
         if (n < 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                 pend_close(v, p, NULL);
-            else if (v->now >= p->deadline)
+            else if (v->g.now >= p->deadline)
                 pend_close(v, p, p->got ? "no complete request in time" : NULL);
             continue;
         }
         p->got += (size_t)n;
         if (p->got < BFO_VERBS_CTL_SIZE)
             continue;
-        if (ctl_decode(v, p->buf, BFO_VERBS_K_REQ, p->rail, &rank, NULL, why, sizeof why) != 0) {
+        if (ctl_decode(v, p->buf, BFO_VERBS_K_REQ, p->rail, &rank, NULL, &gen, why, sizeof why) != 0) {
             pend_close(v, p, why);
             continue;
         }
@@ -1246,43 +1035,34 @@ static void accept_all(bfo_verbs *v)
             pend_close(v, p, "a request from a higher rank (it must accept, not dial)");
             continue;
         }
-        if (!port_active(v, &v->rails[p->rail])) {
+        if (!port_active(v, p->rail)) {
+            pend_close(v, p, NULL);
+            continue;
+        }
+        if (bfo_vg_req_stale(&v->g, qi_of(v, rank, p->rail), gen)) {
+            /* the dialer gave this attempt up (read late, behind a newer
+             * one): closing its control connection is all it needs */
+            vlog(v, 2, "peer %d rail %d: a stale request (attempt %u, %u accepted) refused", rank,
+                 p->rail, gen, gq(v, qi_of(v, rank, p->rail))->gen);
             pend_close(v, p, NULL);
             continue;
         }
         int fd = p->fd;
         p->fd = -1;
-        acceptor_req(v, qp_of(v, rank, p->rail), fd, p->buf);
+        acceptor_req(v, qi_of(v, rank, p->rail), fd, p->buf);
     }
 }
 
 static void control_io(bfo_verbs *v)
 {
-    for (int i = 0; i < v->size * v->nrails; i++) {
-        vqp *q = &v->qps[i];
-        if (q->cfd < 0 || q->broken)
+    for (int qi = 0; qi < v->size * v->nrails; qi++) {
+        const bfo_vg_qp *q = gq(v, qi);
+        if (v->qps[qi].cfd < 0 || q->broken)
             continue;
         if (q->dialer)
-            dialer_io(v, q);
-        else if (q->state == Q_WAIT_RTU)
-            acceptor_io(v, q);
-    }
-}
-
-static void timeouts(bfo_verbs *v)
-{
-    for (int i = 0; i < v->size * v->nrails; i++) {
-        vqp *q = &v->qps[i];
-        if (q->peer == v->rank || v->now < q->deadline || q->broken)
-            continue;
-        if (q->state == Q_DIALING || q->state == Q_WAIT_REP || q->state == Q_WAIT_RTU)
-            set_broken(v, q, 0, "no connection within the connect timeout");
-        else if (q->state == Q_NONE && q->awaiting && !q->dialer) {
-            q->awaiting = 0;
-            v->st[q->rail].connect_failures++;
-            vlog(v, 2, "peer %d rail %d: the peer did not connect in time", q->peer, q->rail);
-            emit(v, q, BFO_EV_CONNECT_FAILED);
-        }
+            dialer_io(v, qi);
+        else if (q->state == BFO_VG_WAIT_RTU)
+            acceptor_io(v, qi);
     }
 }
 
@@ -1293,39 +1073,25 @@ static void async_events(bfo_verbs *v)
     for (int d = 0; d < v->ndev; d++) {
         struct ibv_async_event ev;
         while (v->devs[d].ctx && ibv_get_async_event(v->devs[d].ctx, &ev) == 0) {
-            bfo_verbs_async_action a = bfo_verbs_map_async((int)ev.event_type);
-            int port = -1;
-            vqp *hit = NULL;
+            int event = (int)ev.event_type, port = -1, hit = -1;
+            bfo_verbs_async_action a = bfo_verbs_map_async(event);
+            unsigned rails = 0;
             if (ev.event_type == IBV_EVENT_PORT_ERR || ev.event_type == IBV_EVENT_PORT_ACTIVE)
                 port = ev.element.port_num;
-            for (int i = 0; i < v->size * v->nrails && (a.scope == BFO_VSCOPE_QP || a.scope == BFO_VSCOPE_CQ); i++) {
-                vqp *q = &v->qps[i];
-                if ((a.scope == BFO_VSCOPE_QP && q->qp && q->qp == ev.element.qp) ||
-                    (a.scope == BFO_VSCOPE_CQ && q->cq && q->cq == ev.element.cq))
-                    hit = q;
+            for (int qi = 0; qi < v->size * v->nrails && hit < 0; qi++) {
+                const vqp *h = &v->qps[qi];
+                if ((a.scope == BFO_VSCOPE_QP && h->qp && h->qp == ev.element.qp) ||
+                    (a.scope == BFO_VSCOPE_CQ && h->cq && h->cq == ev.element.cq))
+                    hit = qi;
             }
-            vlog(v, 1, "%s: async event %s%s", v->devs[d].name,
-                 bfo_verbs_event_name((int)ev.event_type), port >= 0 ? " (port)" : "");
+            for (int r = 0; r < v->nrails; r++)
+                if (v->rails[r].d == d && (port < 0 || v->rails[r].port == port))
+                    rails |= 1u << r;
+            vlog(v, 1, "%s: async event %s%s", v->devs[d].name, bfo_verbs_event_name(event),
+                 port >= 0 ? " (port)" : "");
             ibv_ack_async_event(&ev);
-            if (a.permanent)
+            if (bfo_vg_async(&v->g, event, rails, hit).permanent)
                 v->devs[d].dead = 1;
-            for (int r = 0; r < v->nrails; r++) {
-                vrail *ra = &v->rails[r];
-                if (ra->d != d || (port >= 0 && ra->port != port))
-                    continue;
-                if (a.port_state < 0) {
-                    ra->port_up = 0;
-                    v->st[r].port_errors++;
-                } else if (a.port_state > 0) {
-                    ra->port_up = 1;
-                }
-                if (a.scope == BFO_VSCOPE_PORT || a.scope == BFO_VSCOPE_DEVICE)
-                    for (int p = 0; p < v->size; p++)
-                        if (p != v->rank && (qp_of(v, p, r)->qp || qp_of(v, p, r)->cfd >= 0))
-                            set_broken(v, qp_of(v, p, r), 0, "%s", bfo_verbs_event_name((int)ev.event_type));
-            }
-            if (hit)
-                set_broken(v, hit, 0, "%s", bfo_verbs_event_name((int)ev.event_type));
         }
     }
 }
@@ -1340,83 +1106,51 @@ static void drain_channels(bfo_verbs *v)
     }
 }
 
-/* Received frames, in order per (peer, rail), until the engine says wait. */
-static int deliver(bfo_verbs *v)
-{
-    int n = 0;
-    for (int i = 0; i < v->size * v->nrails; i++) {
-        vqp *q = &v->qps[i];
-        while (q->rx_n > 0) {
-            int b = q->rxq[q->rx_head];
-            uint32_t len = q->rxlen[q->rx_head];
-            int rc = v->sink.frame(v->sink.ctx, q->peer, q->rail, q->rbuf + (size_t)b * v->max_frame,
-                                   len, v->now);
-            if (rc == BFO_ERR_AGAIN) {
-                v->st[q->rail].backpressure++;
-                break;
-            }
-            q->rx_head = (q->rx_head + 1) % v->o.recv_depth;
-            q->rx_n--;
-            n++;
-            v->st[q->rail].frames_rx++;
-            v->st[q->rail].bytes_rx += len;
-            if (rc != BFO_OK && rc != BFO_ERR_STALE) {
-                set_broken(v, q, 1, "the engine rejected a frame: %s", bfo_errname(rc));
-                v->st[q->rail].malformed++;
-            }
-            /* the buffer goes back to the queue pair it came from, if it lives */
-            if (q->qp && !q->broken && post_recv(v, q, b) == 0)
-                continue;
-            q->rfree[q->nrfree++] = b;
-        }
-    }
-    return n;
-}
-
 int bfo_verbs_progress(bfo_verbs *v, uint64_t now)
 {
     int n = 0;
-    v->now = now;
+    v->g.now = now;
     drain_channels(v);
     async_events(v);
     accept_all(v);
     control_io(v);
-    for (int i = 0; i < v->size * v->nrails; i++)
-        n += poll_cq(v, &v->qps[i]);
-    n += deliver(v);
-    settle(v);
-    timeouts(v);
-    settle(v);
+    for (int qi = 0; qi < v->size * v->nrails; qi++)
+        n += poll_cq(v, qi);
+    n += bfo_vg_deliver(&v->g);
+    bfo_vg_settle(&v->g);
+    bfo_vg_timeouts(&v->g);
+    bfo_vg_settle(&v->g);
     handle_connects(v);
-    settle(v);
-    for (int i = 0; i < v->size * v->nrails; i++)
-        if (v->qps[i].backlog.head >= 0)
-            kick(v, &v->qps[i]);
-    settle(v);
+    bfo_vg_settle(&v->g);
+    for (int qi = 0; qi < v->size * v->nrails; qi++)
+        if (gq(v, qi)->backlog.head >= 0)
+            bfo_vg_kick(&v->g, qi);
+    bfo_vg_settle(&v->g);
     return n;
 }
 
 int bfo_verbs_wait_fds(bfo_verbs *v, int *fds, int max)
 {
     int n = 0;
-    if (v->failed.head >= 0)
+    if (v->g.failed.head >= 0)
         return -1;
-    for (int i = 0; i < v->size * v->nrails; i++) {
-        vqp *q = &v->qps[i];
-        if (q->broken || q->connect_req || q->rx_n > 0 || q->state == Q_DIALING)
-            return -1;
-        if (q->cq) {
+    for (int qi = 0; qi < v->size * v->nrails; qi++) {
+        const bfo_vg_qp *q = gq(v, qi);
+        vqp *h = &v->qps[qi];
+        if (q->broken || q->connect_req || q->rx_n > q->rx_held || q->state == BFO_VG_DIALING)
+            return -1; /* work now (held frames wait for the RTU: a control fd) */
+        if (h->cq) {
             struct ibv_wc wc;
-            ibv_req_notify_cq(q->cq, 0);
-            int got = ibv_poll_cq(q->cq, 1, &wc);
+            ibv_req_notify_cq(h->cq, 0);
+            int got = ibv_poll_cq(h->cq, 1, &wc);
             if (got != 0) { /* arrived before the arming: handle it, do not sleep */
                 if (got > 0)
-                    handle_wc(v, q, &wc);
+                    handle_wc(v, qi, &wc);
                 return -1;
             }
         }
-        if (q->cfd >= 0 && n < max)
-            fds[n++] = q->cfd;
+        if (h->cfd >= 0 && n < max)
+            fds[n++] = h->cfd;
     }
     for (int d = 0; d < v->ndev && n + 2 <= max; d++) {
         if (v->devs[d].ch)
@@ -1430,8 +1164,6 @@ int bfo_verbs_wait_fds(bfo_verbs *v, int *fds, int max)
             fds[n++] = v->pend[k].fd;
     return n;
 }
-
-/* ------------------------------------------------------------------- init */
 
 static unsigned v_rail_caps(void *ctx, int rail)
 {
@@ -1660,6 +1392,8 @@ fail:
     return rc;
 }
 
+
+
 void bfo_verbs_addrs(const bfo_verbs *v, bfo_tcp_addr *mine)
 {
     for (int r = 0; r < v->nrails; r++) {
@@ -1672,57 +1406,52 @@ int bfo_verbs_start(bfo_verbs *v, const bfo_tcp_addr *table, uint64_t job, const
 {
     size_t nq = (size_t)v->size * (size_t)v->nrails;
     size_t sbytes = (size_t)v->o.send_depth * v->max_frame, rbytes = (size_t)v->o.recv_depth * v->max_frame;
+    int nents = v->cfg.max_ops + 16;
+    bfo_vg_hw hw = { v, g_flush, g_post, g_post_recv, g_log };
     v->job = job;
-    v->sink = *sink;
     v->table = (bfo_tcp_addr *)calloc(nq, sizeof *v->table);
     v->qps = (vqp *)calloc(nq, sizeof *v->qps);
-    v->nents = v->cfg.max_ops + 16;
-    v->ents = (vent *)calloc((size_t)v->nents, sizeof *v->ents);
+    for (size_t qi = 0; v->qps && qi < nq; qi++)
+        v->qps[qi].cfd = -1;
+    v->ents = (vent *)calloc((size_t)nents, sizeof *v->ents);
+    v->gmem = malloc(bfo_vg_mem_size(v->size, v->nrails, nents, v->o.recv_depth));
     v->npend = 4 * v->size * v->nrails + 8;
     v->pend = (vpend *)calloc((size_t)v->npend, sizeof *v->pend);
     v->nregs = v->o.reg_cache > 0 ? v->o.reg_cache : 0;
     v->nregs += 64; /* regions held by requests at once; beyond, the engine copies */
     v->regs = (vreg *)calloc((size_t)v->nregs, sizeof *v->regs);
-    if (!v->table || !v->qps || !v->ents || !v->pend || !v->regs)
+    if (!v->table || !v->qps || !v->ents || !v->gmem || !v->pend || !v->regs)
         return BFO_ERR_NO_MEMORY;
     memcpy(v->table, table, nq * sizeof *table);
-    for (int i = 0; i < v->nents; i++)
-        v->ents[i].next = i + 1 < v->nents ? i + 1 : -1;
-    v->ent_free = 0;
-    v->failed.head = v->failed.tail = -1;
+    bfo_vg_init(&v->g, v->gmem, v->rank, v->size, v->nrails, nents, v->o.recv_depth,
+                2 * v->o.send_depth, sink, &hw);
+    v->g.log_level = v->log;
+    v->g.connect_timeout_ns = v->o.connect_timeout_ns;
+    for (int r = 0; r < v->nrails; r++)
+        v->g.port_up[r] = v->rails[r].port_up;
     for (int k = 0; k < v->npend; k++)
         v->pend[k].fd = -1;
-    for (int p = 0; p < v->size; p++)
-        for (int r = 0; r < v->nrails; r++) {
-            vqp *q = qp_of(v, p, r);
-            q->peer = p;
-            q->rail = r;
-            q->cfd = -1;
-            q->dialer = v->rank < p;
-            q->posted.head = q->posted.tail = q->backlog.head = q->backlog.tail = -1;
-            if (p == v->rank)
-                continue;
-            q->sbuf = (uint8_t *)malloc(sbytes);
-            q->rbuf = (uint8_t *)malloc(rbytes);
-            q->sfree = (int *)malloc(sizeof(int) * (size_t)v->o.send_depth);
-            q->rfree = (int *)malloc(sizeof(int) * (size_t)v->o.recv_depth);
-            q->rxq = (int *)malloc(sizeof(int) * (size_t)v->o.recv_depth);
-            q->rxlen = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)v->o.recv_depth);
-            if (!q->sbuf || !q->rbuf || !q->sfree || !q->rfree || !q->rxq || !q->rxlen)
-                return BFO_ERR_NO_MEMORY;
-            q->smr = ibv_reg_mr(v->devs[v->rails[r].d].pd, q->sbuf, sbytes, IBV_ACCESS_LOCAL_WRITE);
-            q->rmr = ibv_reg_mr(v->devs[v->rails[r].d].pd, q->rbuf, rbytes, IBV_ACCESS_LOCAL_WRITE);
-            if (!q->smr || !q->rmr) {
-                vlog(v, 1, "registering %zu bytes of buffers: %s", sbytes + rbytes, strerror(errno));
-                return BFO_VERBS_ERR_DEVICE;
-            }
-            for (int s = 0; s < v->o.send_depth; s++)
-                q->sfree[s] = s;
-            q->nsfree = v->o.send_depth;
-            for (int b = 0; b < v->o.recv_depth; b++)
-                q->rfree[b] = b;
-            q->nrfree = v->o.recv_depth;
+    for (int qi = 0; qi < (int)nq; qi++) {
+        bfo_vg_qp *q = gq(v, qi);
+        vqp *h = &v->qps[qi];
+        if (q->peer == v->rank)
+            continue;
+        h->sbuf = (uint8_t *)malloc(sbytes);
+        q->rbuf = (uint8_t *)malloc(rbytes);
+        q->rstride = v->max_frame;
+        h->sfree = (int *)malloc(sizeof(int) * (size_t)v->o.send_depth);
+        if (!h->sbuf || !q->rbuf || !h->sfree)
+            return BFO_ERR_NO_MEMORY;
+        h->smr = ibv_reg_mr(v->devs[v->rails[q->rail].d].pd, h->sbuf, sbytes, IBV_ACCESS_LOCAL_WRITE);
+        h->rmr = ibv_reg_mr(v->devs[v->rails[q->rail].d].pd, q->rbuf, rbytes, IBV_ACCESS_LOCAL_WRITE);
+        if (!h->smr || !h->rmr) {
+            vlog(v, 1, "registering %zu bytes of buffers: %s", sbytes + rbytes, strerror(errno));
+            return BFO_VERBS_ERR_DEVICE;
         }
+        for (int s = 0; s < v->o.send_depth; s++)
+            h->sfree[s] = s;
+        h->nsfree = v->o.send_depth;
+    }
     v->reap_cap = 4 * v->size * v->nrails + 16;
     v->reap_qp = (struct ibv_qp **)calloc((size_t)v->reap_cap, sizeof *v->reap_qp);
     v->reap_cq = (struct ibv_cq **)calloc((size_t)v->reap_cap, sizeof *v->reap_cq);
@@ -1739,7 +1468,7 @@ int bfo_verbs_nrails(const bfo_verbs *v) { return v->nrails; }
 
 const bfo_verbs_rail_stats *bfo_verbs_get_stats(const bfo_verbs *v, int rail)
 {
-    return rail >= 0 && rail < v->nrails ? &v->st[rail] : NULL;
+    return rail >= 0 && rail < v->nrails ? &v->g.st[rail] : NULL;
 }
 
 void bfo_verbs_fault(bfo_verbs *v, int rail)
@@ -1747,23 +1476,15 @@ void bfo_verbs_fault(bfo_verbs *v, int rail)
     if (!v->started || rail < 0 || rail >= v->nrails)
         return;
     for (int p = 0; p < v->size; p++) {
-        vqp *q = qp_of(v, p, rail);
-        if (p != v->rank && q->qp) {
+        vqp *h = &v->qps[qi_of(v, p, rail)];
+        if (p != v->rank && h->qp) {
             struct ibv_qp_attr a;
             memset(&a, 0, sizeof a);
             a.qp_state = IBV_QPS_ERR;
-            ibv_modify_qp(q->qp, &a, IBV_QP_STATE);
-            set_broken(v, q, 0, "fault hook");
+            ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
+            bfo_vg_broken(&v->g, qi_of(v, p, rail), 0, "fault hook");
         }
     }
-}
-
-static int vl_count(const bfo_verbs *v, const vlist *L)
-{
-    int n = 0;
-    for (int k = L->head; k >= 0 && n <= v->nents; k = v->ents[k].next)
-        n++;
-    return n;
 }
 
 void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
@@ -1775,36 +1496,38 @@ void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
         fprintf(f, "bfo-verbs[%d]: not started\n", v->rank);
         return;
     }
-    for (int i = 0; i < v->size * v->nrails; i++) {
-        const vqp *q = &v->qps[i];
+    for (int qi = 0; qi < v->size * v->nrails; qi++) {
+        const bfo_vg_qp *q = &v->g.qps[qi];
+        const vqp *h = &v->qps[qi];
         struct ibv_qp_attr a;
         struct ibv_qp_init_attr ia;
         int qs = -1;
         if (q->peer == v->rank)
             continue;
-        if (q->qp && ibv_query_qp(q->qp, &a, IBV_QP_STATE, &ia) == 0)
+        if (h->qp && ibv_query_qp(h->qp, &a, IBV_QP_STATE, &ia) == 0)
             qs = (int)a.qp_state;
         fprintf(f,
                 "bfo-verbs[%d]: peer %d rail %d: %s qp %u (ibv state %d) reported %d awaiting %d "
-                "connect-req %d broken %d%s%s; sq %d posted %d backlog %d send-buffers free "
+                "connect-req %d attempt %u broken %d%s%s; sq %d posted %d backlog %d send-buffers free "
                 "%d; receives posted %d waiting for the engine %d free %d; cfd %d deadline %+.3f s\n",
-                v->rank, q->peer, q->rail, q->state >= 0 && q->state <= Q_UP ? st[q->state] : "?",
-                q->qp ? q->qp->qp_num : 0, qs, q->reported, q->awaiting, q->connect_req, q->broken,
-                q->broken ? ": " : "", q->broken ? q->why : "", q->sq_used,
-                vl_count(v, &q->posted), vl_count(v, &q->backlog), q->nsfree, q->rposted, q->rx_n,
-                q->nrfree, q->cfd, q->deadline ? ((double)q->deadline - (double)now) / 1e9 : 0.0);
+                v->rank, q->peer, q->rail, q->state >= 0 && q->state <= BFO_VG_UP ? st[q->state] : "?",
+                h->qp ? h->qp->qp_num : 0, qs, q->reported, q->awaiting, q->connect_req, q->gen,
+                q->broken, q->broken ? ": " : "", q->broken ? q->why : "", q->sq_used,
+                bfo_vg_count(&v->g, &q->posted), bfo_vg_count(&v->g, &q->backlog), h->nsfree,
+                q->rposted, q->rx_n, q->nrfree, h->cfd,
+                q->deadline ? ((double)q->deadline - (double)now) / 1e9 : 0.0);
     }
-    for (int k = v->ent_free; k >= 0 && free_ents <= v->nents; k = v->ents[k].next)
+    for (int k = v->g.ent_free; k >= 0 && free_ents <= v->g.nents; k = v->g.ents[k].next)
         free_ents++;
     fprintf(f, "bfo-verbs[%d]: descriptors %d, free %d, failed (to complete) %d; reaper queue %d\n",
-            v->rank, v->nents, free_ents, vl_count(v, &v->failed), v->nreap);
+            v->rank, v->g.nents, free_ents, bfo_vg_count(&v->g, &v->g.failed), v->nreap);
     for (int r = 0; r < v->nrails; r++) {
-        const bfo_verbs_rail_stats *s = &v->st[r];
+        const bfo_verbs_rail_stats *s = &v->g.st[r];
         fprintf(f,
                 "bfo-verbs[%d]: rail %d (%s:%d, port %s): frames tx %llu rx %llu, rdma w %llu r %llu, "
                 "ok %llu failed %llu flushed %llu, qp errors %llu (disconnects %llu), connects %llu "
                 "failed %llu, back-pressure %llu\n",
-                v->rank, r, v->rails[r].dev, v->rails[r].port, v->rails[r].port_up ? "up" : "down",
+                v->rank, r, v->rails[r].dev, v->rails[r].port, v->g.port_up[r] ? "up" : "down",
                 (unsigned long long)s->frames_tx, (unsigned long long)s->frames_rx,
                 (unsigned long long)s->rdma_writes, (unsigned long long)s->rdma_reads,
                 (unsigned long long)s->completed_ok, (unsigned long long)s->completed_failed,
@@ -1819,15 +1542,13 @@ void bfo_verbs_fini(bfo_verbs *v)
 {
     if (!v)
         return;
-    if (v->qps) {
-        for (int i = 0; i < v->size * v->nrails; i++) {
-            vlist dead = { -1, -1 };
-            ctl_close(&v->qps[i]);
-            if (v->started)
-                qp_destroy(v, &v->qps[i], &dead);
-        }
-    }
-    if (v->reaper_on) { /* every queue pair destroyed before the memory goes */
+    if (v->started) /* every queue pair destroyed before the memory goes; nobody is told */
+        for (int qi = 0; qi < v->size * v->nrails; qi++)
+            g_flush(v, qi);
+    else if (v->qps)
+        for (int qi = 0; qi < v->size * v->nrails; qi++)
+            ctl_close(&v->qps[qi]);
+    if (v->reaper_on) {
         pthread_mutex_lock(&v->rmu);
         v->reaper_stop = 1;
         pthread_cond_signal(&v->rcv);
@@ -1838,18 +1559,16 @@ void bfo_verbs_fini(bfo_verbs *v)
     free(v->reap_qp);
     free(v->reap_cq);
     if (v->qps) {
-        for (int i = 0; i < v->size * v->nrails; i++) {
-            vqp *q = &v->qps[i];
-            if (q->smr)
-                ibv_dereg_mr(q->smr);
-            if (q->rmr)
-                ibv_dereg_mr(q->rmr);
-            free(q->sbuf);
-            free(q->rbuf);
-            free(q->sfree);
-            free(q->rfree);
-            free(q->rxq);
-            free(q->rxlen);
+        for (int qi = 0; qi < v->size * v->nrails; qi++) {
+            vqp *h = &v->qps[qi];
+            if (h->smr)
+                ibv_dereg_mr(h->smr);
+            if (h->rmr)
+                ibv_dereg_mr(h->rmr);
+            free(h->sbuf);
+            free(h->sfree);
+            if (v->g.qps)
+                free(v->g.qps[qi].rbuf);
         }
     }
     if (v->regs)
@@ -1874,6 +1593,7 @@ void bfo_verbs_fini(bfo_verbs *v)
     free(v->table);
     free(v->qps);
     free(v->ents);
+    free(v->gmem);
     free(v->pend);
     free(v->regs);
     free(v);

@@ -1,5 +1,9 @@
 /* bfo_verbs.h - the verbs backend: bfo rails over InfiniBand / RoCE
  * (libibverbs), one reliable-connected queue pair per (peer, rail).
+ * What it tells the engine (completions, rail errors, flushes, frames,
+ * async events, the connection manager's decisions) is bfo_verbs_glue.h,
+ * libibverbs-free and tested over the simulator in make check
+ * (tests/test_verbs_scenarios.c); bfo_verbs.c is the device under it.
  *
  * Part of bfo (see bfo.h).  A rail is a (device, port): `verbs:rxe0`,
  * `verbs:mlx5_0:2`.  It runs under the rail multiplexer (bfo_net.h), which
@@ -33,15 +37,23 @@
  *                               is now RTR and RTS
  *     RTU  dialer -> acceptor : the dialer's QP is RTR and RTS
  *   The dialer reports CONNECTED after sending RTU, the acceptor when RTU
- *   arrives, so neither sends before the other can receive.  Every message
- *   (64 bytes, little-endian): u32 magic BFO_VERBS_MAGIC, u8 kind, u8
- *   version (1), u16 rail, u32 rank, u32 nranks, u64 job, u32 qpn, u32 psn,
- *   u16 lid, u8 mtu, u8 pad, u8 gid[16], u32 0, u32 0, u32 0.  A REQ for
- *   a (peer, rail) that has a queue pair replaces it (RAIL_ERROR first, as
- *   a newer TCP connection replaces an older one).  CONNECT_FAILED: no
- *   answer within connect_timeout, refused, a bad message, or the port is
- *   down.  Re-admission after a fault is the same: a NEW queue pair, then
- *   the engine's PROBE/PROBEACK before any traffic.
+ *   arrives, so neither sends before the other can receive; a frame that
+ *   reaches the acceptor before (the dialer's PROBE overtaking the RTU)
+ *   waits for its CONNECTED.  Every message (64 bytes, little-endian): u32
+ *   magic BFO_VERBS_MAGIC, u8 kind, u8 version (BFO_VERBS_CTL_VERSION, 2),
+ *   u16 rail, u32 rank, u32 nranks, u64 job, u32 qpn, u32 psn, u16 lid, u8
+ *   mtu, u8 pad, u8 gid[16], u32 attempt, u32 0, u32 0.  attempt: the
+ *   dialer's, counting from 1 per (peer, rail), echoed in REP and RTU.  A
+ *   REQ for a (peer, rail) that has a queue pair replaces it (RAIL_ERROR
+ *   first, as a newer TCP connection replaces an older one), unless its
+ *   attempt is not above the last one accepted (a REQ the dialer gave up,
+ *   read late): then only its control connection closes.  connect() while
+ *   a connection the engine was not told about is being wired keeps it,
+ *   and a connection that comes up answers a connect() not handled yet
+ *   (docs/verbs.md, "Both ends reconnecting").  CONNECT_FAILED: no answer
+ *   within connect_timeout, refused, a bad message, or the port is down.
+ *   Re-admission after a fault is the same: a NEW queue pair, then the
+ *   engine's PROBE/PROBEACK before any traffic.
  *
  * GUARANTEES (bfo_backend.h) AND HOW THEY ARE KEPT
  *   1. ok only when the peer has it: RC completions.  A send completes
@@ -54,8 +66,10 @@
  *      BFO_EV_RAIL_ERROR for (peer, rail), moves the queue pair to the
  *      error state, collects every flushed work request (WR_FLUSH_ERR) and
  *      completes every operation of it with ok=0, then destroys it.  The
- *      mapping of statuses and async events is bfo_verbs_map.h (tested in
- *      make check).  IBV_EVENT_PORT_ERR fails every queue pair of the port.
+ *      mapping of statuses and async events is bfo_verbs_map.h, what follows
+ *      from it bfo_verbs_glue.h (both tested in make check).  A flush on a
+ *      queue pair still up fails it the same way (the device moved it to
+ *      the error state).  IBV_EVENT_PORT_ERR fails every queue pair of the port.
  *      Posts while a rail has no queue pair complete with ok=0 at the next
  *      progress.  disconnect(peer, rail) (the engine mapped the rail out by
  *      itself: its probe timed out, or the peer's BROKEN notice came) marks
@@ -123,6 +137,7 @@ extern "C" {
 
 #define BFO_VERBS_MAGIC 0xBF0BE5B5u
 #define BFO_VERBS_CTL_SIZE 64
+#define BFO_VERBS_CTL_VERSION 2
 enum bfo_verbs_ctl_kind { BFO_VERBS_K_REQ = 1, BFO_VERBS_K_REP = 2, BFO_VERBS_K_RTU = 3 };
 
 typedef struct bfo_verbs_options {

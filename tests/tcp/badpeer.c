@@ -29,16 +29,17 @@ static const char *const scen_name[] = {
 
 #define hdr bfo_tcp_frame_header
 
-static void hello(uint8_t *p, int rank, int rail, int size, uint64_t job)
+/* attempt: the dialer's (a reply echoes the one it answers) */
+static void hello(uint8_t *p, int rank, int rail, int size, uint64_t job, uint64_t attempt)
 {
     hdr(p, BFO_TCP_HELLO_SIZE, BFO_TCP_K_HELLO, 0, 0);
     p += BFO_TCP_HDR_SIZE;
-    bfo_put32(p, 1);
+    bfo_put32(p, BFO_TCP_HELLO_VERSION);
     bfo_put32(p + 4, (uint32_t)rank);
     bfo_put32(p + 8, (uint32_t)rail);
     bfo_put32(p + 12, (uint32_t)size);
     bfo_put64(p + 16, job);
-    bfo_put64(p + 24, 0);
+    bfo_put64(p + 24, attempt);
 }
 
 static void put_all(int fd, const void *b, size_t n)
@@ -114,7 +115,7 @@ int main(int argc, char **argv)
             sa.sin_port = htons(table[0].port);
             if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
                 if (k == 0)
-                    hello(b, rank, 0, size, job);
+                    hello(b, rank, 0, size, job, 1);
                 else
                     memset(b, 0x5a, sizeof b);
                 put_all(fd, b, sizeof b);
@@ -149,7 +150,7 @@ int main(int argc, char **argv)
             }
             peer = (int)bfo_get32(in + BFO_TCP_HDR_SIZE + 4);
             sc = next++ % NSCEN;
-            hello(out, rank, r, size, job);
+            hello(out, rank, r, size, job, bfo_get64(in + BFO_TCP_HDR_SIZE + 24));
             switch (sc) {
             case 0: /* a frame whose magic is wrong */
                 hdr(out + 56, 8, BFO_TCP_K_DATA, 1, 0);

@@ -1,0 +1,737 @@
+/* bfo_verbs_glue.h - what the verbs backend tells the engine, without libibverbs.
+ *
+ * Part of the verbs backend (bfo_verbs.h).  bfo_verbs_map.h says what one
+ * work completion or asynchronous event means; this is what the backend then
+ * does about it, with the engine behind a bfo_sink:
+ *   - the table of each queue pair's outstanding operations (posted to the
+ *     device, or waiting in its backlog) and the descriptor pool;
+ *   - a completion: ok=1 at once, or ok=0 once the rail error is reported;
+ *   - the rail error: BFO_EV_RAIL_ERROR for (peer, rail), the device's flush
+ *     (WR_FLUSH_ERR) of the rest, every other operation of the queue pair
+ *     completed with ok=0, received frames still offered to the engine;
+ *   - receive completions and the frames, in order, with back-pressure;
+ *   - asynchronous events by scope (queue pair, completion queue, port,
+ *     device), disconnect(), the connect timeouts;
+ *   - the connection manager's decisions (what a connect() request does to
+ *     the connection the rail has, whether a peer's REQ is stale).
+ * bfo_verbs.c runs it over real devices through a few callbacks
+ * (bfo_vg_hw); tests/test_verbs_scenarios.c runs the same code over the
+ * simulator, with every fault expressed as a work completion status or an
+ * asynchronous event.  No allocation (the caller gives the memory, sized by
+ * bfo_vg_mem_size), no I/O.
+ *
+ * Calls into the sink (the engine) happen only from bfo_vg_settle,
+ * bfo_vg_deliver, bfo_vg_up and bfo_vg_timeouts, and from bfo_vg_take_connect
+ * and bfo_vg_accept (which close what the rail had): the backend's
+ * progress.  Everything reachable from inside an engine call (posts,
+ * disconnect) or from the device's completion handling only marks.
+ *
+ * CONNECTIONS.  The lower rank dials, the higher rank accepts (REQ, REP,
+ * RTU: bfo_verbs.h).  connect() from the engine (bfo_vg_take_connect, at
+ * the next progress):
+ *   - a connection being wired that the engine has not been told about (the
+ *     peer's REQ came first, its RTU is on the way) answers the request: it
+ *     is kept.  Closing it (as before) cost the peer, whose side was already
+ *     up, a retry timeout and a second attempt;
+ *   - otherwise whatever the rail has closes, and the dialer dials anew;
+ *   - a connection that comes up (bfo_vg_up) answers a connect() not yet
+ *     handled, as the acceptor's accept does.
+ * Every REQ carries the dialer's attempt number for (peer, rail), counting
+ * from 1; the acceptor refuses a REQ whose number is not above the last it
+ * accepted (bfo_vg_req_stale: a REQ the dialer gave up, read late, e.g.
+ * behind a newer one), so a stale REQ never replaces a newer connection.
+ */
+#ifndef BFO_VERBS_GLUE_H
+#define BFO_VERBS_GLUE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bfo_verbs.h"
+#include "bfo_verbs_map.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A queue pair's connection state. */
+enum bfo_vg_state {
+    BFO_VG_NONE = 0,  /* no connection (posts fail) */
+    BFO_VG_DIALING,   /* dialer: the control connection is being made */
+    BFO_VG_WAIT_REP,  /* dialer: REQ sent */
+    BFO_VG_WAIT_RTU,  /* acceptor: REP sent, its queue pair is RTS */
+    BFO_VG_UP         /* reported CONNECTED */
+};
+
+enum bfo_vg_kind { BFO_VG_SEND = 1, BFO_VG_WRITE = 2, BFO_VG_READ = 3 };
+
+/* What bfo_vg_take_connect decided. */
+enum bfo_vg_connect {
+    BFO_VG_C_NONE = 0, /* no request */
+    BFO_VG_C_KEEP,     /* the connection being wired answers it */
+    BFO_VG_C_DIAL,     /* dialer: make a queue pair and dial (REQ with q->gen) */
+    BFO_VG_C_WAIT,     /* acceptor: wait for the peer's REQ */
+    BFO_VG_C_FAILED    /* the port is down: CONNECT_FAILED reported */
+};
+
+typedef struct bfo_vg_list {
+    int head, tail;
+} bfo_vg_list;
+
+/* A descriptor: one operation the engine posted, from post to completion. */
+typedef struct bfo_vg_ent {
+    uint64_t token;
+    int kind; /* enum bfo_vg_kind */
+    int qp;   /* the (peer, rail) index */
+    int next;
+} bfo_vg_ent;
+
+typedef struct bfo_vg_qp {
+    int peer, rail, dialer;
+    int state;       /* enum bfo_vg_state */
+    int hw;          /* a queue pair exists on the device */
+    int reported;    /* the engine was told CONNECTED for this connection */
+    int awaiting;    /* the engine waits for CONNECTED or CONNECT_FAILED */
+    int connect_req; /* connect() called: handled at the next progress */
+    int broken;      /* closes at the next settle */
+    int malformed;
+    char why[128];
+    uint64_t deadline; /* wiring, or the acceptor waiting for a REQ */
+    uint32_t gen;      /* dialer: its last attempt; acceptor: the last REQ accepted */
+    int sq_used;       /* work requests on the device's send queue */
+    int rposted;       /* receives posted */
+    bfo_vg_list posted, backlog;
+    /* receive buffers (caller's memory, rstride bytes each): free ones, and
+     * filled ones waiting for the engine, in order */
+    uint8_t *rbuf;
+    size_t rstride;
+    int *rfree, nrfree;
+    int *rxq, rx_head, rx_n;
+    int rx_held;      /* the last rx_held of them came before CONNECTED was reported */
+    uint32_t *rxlen;
+} bfo_vg_qp;
+
+/* The device under the glue (ctx passed back; qi = a queue pair's index). */
+typedef struct bfo_vg_hw {
+    void *ctx;
+    /* Moves the queue pair to the error state and collects what the device
+     * flushes (bfo_vg_op_wc / bfo_vg_recv_wc for each, WR_FLUSH_ERR or
+     * whatever status it has), bounded; destroys the queue pair and the
+     * control connection; releases the device resources of operations
+     * still in posted (the glue completes them with ok=0 next).  Called
+     * for every close, with or without a queue pair. */
+    void (*flush)(void *ctx, int qi);
+    /* Posts operation i: 0 posted, 1 no room now (it stays in the backlog),
+     * -1 failed (the caller marked the queue pair broken). */
+    int (*post)(void *ctx, int qi, int i);
+    /* Posts receive buffer b: 0 done. */
+    int (*post_recv)(void *ctx, int qi, int b);
+    /* A log line at level (1 errors, 2 connections, 3 debug); may be NULL. */
+    void (*log)(void *ctx, int level, const char *line);
+} bfo_vg_hw;
+
+typedef struct bfo_vg {
+    int rank, size, nrails, recv_depth, sq_depth, log_level;
+    bfo_vg_qp *qps; /* size * nrails, rank-major */
+    bfo_vg_ent *ents;
+    int nents, ent_free;
+    bfo_vg_list failed; /* operations to complete with ok=0 at the next settle */
+    int port_up[BFO_MAX_RAILS];
+    int rail_dead[BFO_MAX_RAILS]; /* DEVICE_FATAL: never again */
+    uint64_t now, connect_timeout_ns;
+    bfo_sink sink;
+    bfo_vg_hw hw;
+    bfo_verbs_rail_stats st[BFO_MAX_RAILS];
+} bfo_vg;
+
+/* Bytes of memory bfo_vg_init carves (queue pairs, descriptors, receive rings). */
+static inline size_t bfo_vg_mem_size(int size, int nrails, int nents, int recv_depth)
+{
+    size_t nq = (size_t)size * (size_t)nrails;
+    return nq * sizeof(bfo_vg_qp) + (size_t)nents * sizeof(bfo_vg_ent) +
+           nq * (size_t)recv_depth * (2 * sizeof(int) + sizeof(uint32_t));
+}
+
+/* mem: bfo_vg_mem_size bytes, suitably aligned (malloc's).  Every port up,
+ * every queue pair without a connection, every receive buffer free; the
+ * caller sets each queue pair's rbuf and rstride. */
+static inline void bfo_vg_init(bfo_vg *g, void *mem, int rank, int size, int nrails, int nents,
+                               int recv_depth, int sq_depth, const bfo_sink *sink,
+                               const bfo_vg_hw *hw)
+{
+    size_t nq = (size_t)size * (size_t)nrails;
+    uint8_t *p = (uint8_t *)mem;
+    memset(g, 0, sizeof *g);
+    g->rank = rank;
+    g->size = size;
+    g->nrails = nrails;
+    g->nents = nents;
+    g->recv_depth = recv_depth;
+    g->sq_depth = sq_depth;
+    g->log_level = 1;
+    g->connect_timeout_ns = 2000000000ull;
+    g->sink = *sink;
+    g->hw = *hw;
+    g->qps = (bfo_vg_qp *)(void *)p;
+    p += nq * sizeof(bfo_vg_qp);
+    g->ents = (bfo_vg_ent *)(void *)p;
+    p += (size_t)nents * sizeof(bfo_vg_ent);
+    memset(g->qps, 0, nq * sizeof(bfo_vg_qp));
+    for (int i = 0; i < nents; i++)
+        g->ents[i].next = i + 1 < nents ? i + 1 : -1;
+    g->ent_free = nents > 0 ? 0 : -1;
+    g->failed.head = g->failed.tail = -1;
+    for (int r = 0; r < BFO_MAX_RAILS; r++)
+        g->port_up[r] = 1;
+    for (size_t i = 0; i < nq; i++) {
+        bfo_vg_qp *q = &g->qps[i];
+        q->peer = (int)(i / (size_t)nrails);
+        q->rail = (int)(i % (size_t)nrails);
+        q->dialer = rank < q->peer;
+        q->posted.head = q->posted.tail = q->backlog.head = q->backlog.tail = -1;
+        q->rfree = (int *)(void *)p;
+        p += (size_t)recv_depth * sizeof(int);
+        q->rxq = (int *)(void *)p;
+        p += (size_t)recv_depth * sizeof(int);
+        q->rxlen = (uint32_t *)(void *)p;
+        p += (size_t)recv_depth * sizeof(uint32_t);
+        for (int b = 0; b < recv_depth; b++)
+            q->rfree[b] = b;
+        q->nrfree = q->peer == rank ? 0 : recv_depth;
+    }
+}
+
+static inline int bfo_vg_qi(const bfo_vg *g, int peer, int rail) { return peer * g->nrails + rail; }
+
+static inline void bfo_vg_log(const bfo_vg *g, int level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static inline void bfo_vg_log(const bfo_vg *g, int level, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    if (!g->hw.log || g->log_level < level)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    g->hw.log(g->hw.ctx, level, line);
+}
+
+/* Marks a queue pair failed (the first reason stays); it closes at the
+ * next settle.  Safe from anywhere. */
+static inline void bfo_vg_broken(bfo_vg *g, int qi, int malformed, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static inline void bfo_vg_broken(bfo_vg *g, int qi, int malformed, const char *fmt, ...)
+{
+    bfo_vg_qp *q = &g->qps[qi];
+    va_list ap;
+    if (q->broken)
+        return;
+    q->broken = 1;
+    q->malformed = malformed;
+    va_start(ap, fmt);
+    vsnprintf(q->why, sizeof q->why, fmt, ap);
+    va_end(ap);
+}
+
+/* ---------------------------------------------------------------- lists */
+
+static inline void bfo_vg_push(bfo_vg *g, bfo_vg_list *L, int i)
+{
+    g->ents[i].next = -1;
+    if (L->tail >= 0)
+        g->ents[L->tail].next = i;
+    else
+        L->head = i;
+    L->tail = i;
+}
+
+static inline int bfo_vg_pop(bfo_vg *g, bfo_vg_list *L)
+{
+    int i = L->head;
+    if (i >= 0) {
+        L->head = g->ents[i].next;
+        if (L->head < 0)
+            L->tail = -1;
+    }
+    return i;
+}
+
+static inline void bfo_vg_append(bfo_vg *g, bfo_vg_list *dst, bfo_vg_list *src)
+{
+    if (src->head < 0)
+        return;
+    if (dst->tail >= 0)
+        g->ents[dst->tail].next = src->head;
+    else
+        dst->head = src->head;
+    dst->tail = src->tail;
+    src->head = src->tail = -1;
+}
+
+/* Takes i out of L wherever it is; 0 when it was not there. */
+static inline int bfo_vg_unlink(bfo_vg *g, bfo_vg_list *L, int i)
+{
+    int prev = -1, k = L->head;
+    while (k >= 0 && k != i) {
+        prev = k;
+        k = g->ents[k].next;
+    }
+    if (k < 0)
+        return 0;
+    if (prev < 0)
+        L->head = g->ents[i].next;
+    else
+        g->ents[prev].next = g->ents[i].next;
+    if (L->tail == i)
+        L->tail = prev;
+    return 1;
+}
+
+static inline int bfo_vg_count(const bfo_vg *g, const bfo_vg_list *L)
+{
+    int n = 0;
+    for (int k = L->head; k >= 0 && n <= g->nents; k = g->ents[k].next)
+        n++;
+    return n;
+}
+
+/* ------------------------------------------------------------ reporting */
+
+/* Completes a descriptor: frees it first (the engine may post from inside). */
+static inline void bfo_vg_complete(bfo_vg *g, int i, int ok)
+{
+    uint64_t token = g->ents[i].token;
+    int rail = g->qps[g->ents[i].qp].rail;
+    g->ents[i].next = g->ent_free;
+    g->ent_free = i;
+    if (ok)
+        g->st[rail].completed_ok++;
+    else
+        g->st[rail].completed_failed++;
+    g->sink.completion(g->sink.ctx, token, ok);
+}
+
+static inline void bfo_vg_emit(bfo_vg *g, int qi, int ev)
+{
+    const bfo_vg_qp *q = &g->qps[qi];
+    bfo_vg_log(g, 2, "peer %d rail %d: %s", q->peer, q->rail,
+               ev == BFO_EV_CONNECTED        ? "CONNECTED"
+               : ev == BFO_EV_CONNECT_FAILED ? "CONNECT_FAILED"
+                                             : "RAIL_ERROR");
+    g->sink.rail_event(g->sink.ctx, q->peer, q->rail, ev, g->now);
+}
+
+/* ------------------------------------------------------------- posting */
+
+/* A descriptor for an operation to (peer, rail), or -1 (bad peer or rail,
+ * none free).  The caller fills token (and its own per-descriptor data)
+ * and calls bfo_vg_post. */
+static inline int bfo_vg_alloc(bfo_vg *g, int peer, int rail, int kind)
+{
+    int i = g->ent_free;
+    if (peer < 0 || peer >= g->size || peer == g->rank || rail < 0 || rail >= g->nrails || i < 0)
+        return -1;
+    g->ent_free = g->ents[i].next;
+    g->ents[i].token = 0;
+    g->ents[i].kind = kind;
+    g->ents[i].qp = bfo_vg_qi(g, peer, rail);
+    g->ents[i].next = -1;
+    return i;
+}
+
+/* Posts what the queue pair has room for, in order. */
+static inline void bfo_vg_kick(bfo_vg *g, int qi)
+{
+    bfo_vg_qp *q = &g->qps[qi];
+    while (q->backlog.head >= 0 && q->hw && q->state == BFO_VG_UP && !q->broken &&
+           q->sq_used < g->sq_depth) {
+        int i = q->backlog.head;
+        int rc = g->hw.post(g->hw.ctx, qi, i);
+        if (rc != 0) {
+            if (rc < 0)
+                bfo_vg_broken(g, qi, 0, "the device refused a post");
+            return;
+        }
+        bfo_vg_pop(g, &q->backlog);
+        bfo_vg_push(g, &q->posted, i);
+        q->sq_used++;
+    }
+}
+
+/* The engine posted i: on the queue pair if it is up, else it fails at the
+ * next settle (never inside the post). */
+static inline void bfo_vg_post(bfo_vg *g, int i)
+{
+    int qi = g->ents[i].qp;
+    bfo_vg_qp *q = &g->qps[qi];
+    if (q->state != BFO_VG_UP || !q->reported || q->broken || !q->hw) {
+        bfo_vg_push(g, &g->failed, i);
+        return;
+    }
+    bfo_vg_push(g, &q->backlog, i);
+    bfo_vg_kick(g, qi);
+}
+
+/* Posts every free receive buffer of a new queue pair; -1 when the device
+ * refused one. */
+static inline int bfo_vg_post_receives(bfo_vg *g, int qi)
+{
+    bfo_vg_qp *q = &g->qps[qi];
+    while (q->nrfree > 0) {
+        if (g->hw.post_recv(g->hw.ctx, qi, q->rfree[q->nrfree - 1]) != 0)
+            return -1;
+        q->nrfree--;
+        q->rposted++;
+    }
+    return 0;
+}
+
+/* -------------------------------------------------------- completions */
+
+/* A flush the glue did not cause (the queue pair is up): the device moved it
+ * to the error state behind the glue's back (an async event not read yet).
+ * Treated as the error it proves, so that nothing keeps posting to it. */
+static inline void bfo_vg_wc_error(bfo_vg *g, int qi, int status, int is_recv, bfo_verbs_wc_action a)
+{
+    bfo_vg_qp *q = &g->qps[qi];
+    bfo_verbs_rail_stats *st = &g->st[q->rail];
+    if (status == BFO_VWC_WR_FLUSH_ERR)
+        st->flushed++;
+    else if (status > 0 && (unsigned)status < sizeof st->wc_errors / sizeof st->wc_errors[0])
+        st->wc_errors[status]++;
+    if (a.qp_failed)
+        bfo_vg_broken(g, qi, a.malformed, "%s (%s) on %s", bfo_verbs_wc_name(status),
+                      bfo_verbs_cause_name(a.cause), is_recv ? "a receive" : "an operation");
+    else if (status == BFO_VWC_WR_FLUSH_ERR && q->state == BFO_VG_UP)
+        bfo_vg_broken(g, qi, 0, "WR_FLUSH_ERR on %s: the queue pair is in error",
+                      is_recv ? "a receive" : "an operation");
+    if (a.malformed)
+        st->malformed++;
+}
+
+/* A work completion of operation i on queue pair qi (status: its
+ * ibv_wc_status).  The caller released its own resources of i (a send
+ * buffer) and counted what it counts on success.  ok: completed now;
+ * otherwise it completes with ok=0 at the next settle, after the rail error
+ * (the queue pair is in error on any status but SUCCESS). */
+static inline bfo_verbs_wc_action bfo_vg_op_wc(bfo_vg *g, int qi, int i, int status)
+{
+    bfo_verbs_wc_action a = bfo_verbs_map_wc(status, 0);
+    bfo_vg_qp *q = &g->qps[qi];
+    if (status != BFO_VWC_SUCCESS)
+        bfo_vg_wc_error(g, qi, status, 0, a);
+    if (i < 0 || i >= g->nents)
+        return a;
+    q->sq_used--;
+    if (!bfo_vg_unlink(g, &q->posted, i))
+        return a;
+    if (a.ok)
+        bfo_vg_complete(g, i, 1);
+    else
+        bfo_vg_push(g, &g->failed, i);
+    return a;
+}
+
+/* A work completion of receive buffer b (len bytes on SUCCESS): the frame
+ * waits, in order, for bfo_vg_deliver; the buffer of a failed receive is
+ * free again. */
+static inline bfo_verbs_wc_action bfo_vg_recv_wc(bfo_vg *g, int qi, int b, int status, uint32_t len)
+{
+    bfo_verbs_wc_action a = bfo_verbs_map_wc(status, 1);
+    bfo_vg_qp *q = &g->qps[qi];
+    if (status != BFO_VWC_SUCCESS)
+        bfo_vg_wc_error(g, qi, status, 1, a);
+    if (b < 0 || b >= g->recv_depth)
+        return a;
+    q->rposted--;
+    if (a.ok) {
+        int at = (q->rx_head + q->rx_n) % g->recv_depth;
+        q->rxq[at] = b;
+        q->rxlen[at] = len;
+        q->rx_n++;
+        q->rx_held += q->state != BFO_VG_UP;
+    } else {
+        q->rfree[q->nrfree++] = b;
+    }
+    return a;
+}
+
+/* Received frames, in order per (peer, rail), until the engine says wait
+ * (BFO_ERR_AGAIN: the frame and those behind it keep their buffers, which
+ * are not reposted: the sender's adapter sees receiver-not-ready).  A frame
+ * that arrived before the queue pair failed still goes to the engine.  A
+ * frame that came before the engine was told CONNECTED (the dialer's PROBE
+ * overtaking the RTU: the acceptor's queue pair can receive from the REP
+ * on) waits for it: taken earlier, it made the engine answer on a rail it
+ * had no connection for, the answer failed, and the dialer's probe timed
+ * out and reconnected, again and again.  Returns the frames taken. */
+static inline int bfo_vg_deliver(bfo_vg *g)
+{
+    int n = 0;
+    for (int qi = 0; qi < g->size * g->nrails; qi++) {
+        bfo_vg_qp *q = &g->qps[qi];
+        while (q->rx_n > q->rx_held) {
+            int b = q->rxq[q->rx_head];
+            uint32_t len = q->rxlen[q->rx_head];
+            int rc = g->sink.frame(g->sink.ctx, q->peer, q->rail, q->rbuf + (size_t)b * q->rstride,
+                                   len, g->now);
+            if (rc == BFO_ERR_AGAIN) {
+                g->st[q->rail].backpressure++;
+                break;
+            }
+            q->rx_head = (q->rx_head + 1) % g->recv_depth;
+            q->rx_n--;
+            n++;
+            g->st[q->rail].frames_rx++;
+            g->st[q->rail].bytes_rx += len;
+            if (rc != BFO_OK && rc != BFO_ERR_STALE) {
+                bfo_vg_broken(g, qi, 1, "the engine rejected a frame: %s", bfo_errname(rc));
+                g->st[q->rail].malformed++;
+            }
+            /* the buffer goes back to the queue pair it came from, if it lives */
+            if (q->hw && !q->broken && g->hw.post_recv(g->hw.ctx, qi, b) == 0) {
+                q->rposted++;
+                continue;
+            }
+            q->rfree[q->nrfree++] = b;
+        }
+    }
+    return n;
+}
+
+/* --------------------------------------------------------------- closing */
+
+/* Tears a (peer, rail) down: RAIL_ERROR (if the engine had it up, and
+ * report) or CONNECT_FAILED (if it waited for this connection), the device's
+ * flush, then every operation not completed fails.  Only at safe points. */
+static inline void bfo_vg_close(bfo_vg *g, int qi, const char *why, int report)
+{
+    bfo_vg_qp *q = &g->qps[qi];
+    bfo_vg_list dead = { -1, -1 };
+    int reported = q->reported && report, awaiting = q->awaiting;
+    if (q->malformed)
+        g->st[q->rail].malformed++;
+    if (q->state == BFO_VG_UP || q->reported)
+        g->st[q->rail].qp_errors++;
+    if (q->hw || q->state != BFO_VG_NONE)
+        bfo_vg_log(g, reported ? 1 : 2, "peer %d rail %d: queue pair closed: %s", q->peer, q->rail,
+                   why);
+    q->state = BFO_VG_NONE; /* posts from here on fail */
+    q->reported = 0;
+    if (reported) {
+        bfo_vg_emit(g, qi, BFO_EV_RAIL_ERROR);
+    } else if (awaiting && (q->dialer || !report)) {
+        q->awaiting = 0;
+        g->st[q->rail].connect_failures++;
+        bfo_vg_emit(g, qi, BFO_EV_CONNECT_FAILED);
+    }
+    g->hw.flush(g->hw.ctx, qi);
+    q->hw = 0;
+    while (q->rx_held > 0) { /* frames of a connection the engine never had: dropped */
+        q->rx_n--;
+        q->rx_held--;
+        q->rfree[q->nrfree++] = q->rxq[(q->rx_head + q->rx_n) % g->recv_depth];
+    }
+    if (q->rposted > 0) {
+        /* receives the device never gave back: every buffer not waiting for
+         * the engine is free again (the queue pair is gone) */
+        q->nrfree = 0;
+        for (int b = 0; b < g->recv_depth; b++) {
+            int busy = 0;
+            for (int k = 0; k < q->rx_n && !busy; k++)
+                busy = q->rxq[(q->rx_head + k) % g->recv_depth] == b;
+            if (!busy)
+                q->rfree[q->nrfree++] = b;
+        }
+        q->rposted = 0;
+    }
+    q->sq_used = 0;
+    bfo_vg_append(g, &dead, &q->posted);
+    bfo_vg_append(g, &dead, &q->backlog);
+    q->broken = q->malformed = 0;
+    for (int i = bfo_vg_pop(g, &dead); i >= 0; i = bfo_vg_pop(g, &dead))
+        bfo_vg_complete(g, i, 0);
+}
+
+/* Broken queue pairs close, failed operations complete, until nothing is
+ * left. */
+static inline void bfo_vg_settle(bfo_vg *g)
+{
+    for (int round = 0; round < 1000; round++) {
+        int any = 0;
+        for (int qi = 0; qi < g->size * g->nrails; qi++) {
+            bfo_vg_qp *q = &g->qps[qi];
+            if (q->broken) {
+                char why[sizeof q->why];
+                memcpy(why, q->why, sizeof why);
+                bfo_vg_close(g, qi, why, 1);
+                any = 1;
+            }
+        }
+        if (g->failed.head >= 0) {
+            bfo_vg_list f = g->failed;
+            g->failed.head = g->failed.tail = -1;
+            for (int i = bfo_vg_pop(g, &f); i >= 0; i = bfo_vg_pop(g, &f))
+                bfo_vg_complete(g, i, 0);
+            any = 1;
+        }
+        if (!any)
+            return;
+    }
+}
+
+/* The engine mapped the rail out by itself (its probe timed out, the peer's
+ * BROKEN notice): the queue pair it was told about goes down at the next
+ * settle as after an error completion, not at the reconnect after the
+ * back-off.  From inside engine calls: only marks.  A connection the engine
+ * has not been told about (a newer one, being wired) is left alone.
+ * Returns 1 when it marked one. */
+static inline int bfo_vg_disconnect(bfo_vg *g, int peer, int rail)
+{
+    int qi;
+    if (peer < 0 || peer >= g->size || peer == g->rank || rail < 0 || rail >= g->nrails)
+        return 0;
+    qi = bfo_vg_qi(g, peer, rail);
+    if (!g->qps[qi].reported || g->qps[qi].broken)
+        return 0;
+    bfo_vg_log(g, 2, "peer %d rail %d: the engine mapped the rail out: the queue pair goes down",
+               peer, rail);
+    g->st[rail].disconnects++;
+    bfo_vg_broken(g, qi, 0, "the engine mapped the rail out");
+    return 1;
+}
+
+/* An asynchronous event (its ibv_event_type).  rails: the rails it covers
+ * (bit per rail: the port's for a port event, the device's otherwise); qi:
+ * the queue pair it names (QP and CQ events, else -1).  Only marks. */
+static inline bfo_verbs_async_action bfo_vg_async(bfo_vg *g, int event, unsigned rails, int qi)
+{
+    bfo_verbs_async_action a = bfo_verbs_map_async(event);
+    for (int r = 0; r < g->nrails; r++) {
+        if (!((rails >> r) & 1))
+            continue;
+        if (a.port_state < 0) {
+            g->port_up[r] = 0;
+            g->st[r].port_errors++;
+        } else if (a.port_state > 0 && !g->rail_dead[r]) {
+            g->port_up[r] = 1;
+        }
+        if (a.permanent)
+            g->rail_dead[r] = 1;
+        if (a.scope == BFO_VSCOPE_PORT || a.scope == BFO_VSCOPE_DEVICE)
+            for (int p = 0; p < g->size; p++) {
+                const bfo_vg_qp *q = &g->qps[bfo_vg_qi(g, p, r)];
+                if (p != g->rank && (q->hw || q->state != BFO_VG_NONE))
+                    bfo_vg_broken(g, bfo_vg_qi(g, p, r), 0, "%s", bfo_verbs_event_name(event));
+            }
+    }
+    if ((a.scope == BFO_VSCOPE_QP || a.scope == BFO_VSCOPE_CQ) && qi >= 0 &&
+        qi < g->size * g->nrails)
+        bfo_vg_broken(g, qi, 0, "%s", bfo_verbs_event_name(event));
+    return a;
+}
+
+/* Wiring past its deadline fails; an acceptor that waited in vain for the
+ * peer's REQ reports CONNECT_FAILED. */
+static inline void bfo_vg_timeouts(bfo_vg *g)
+{
+    for (int qi = 0; qi < g->size * g->nrails; qi++) {
+        bfo_vg_qp *q = &g->qps[qi];
+        if (q->peer == g->rank || g->now < q->deadline || q->broken)
+            continue;
+        if (q->state == BFO_VG_DIALING || q->state == BFO_VG_WAIT_REP || q->state == BFO_VG_WAIT_RTU)
+            bfo_vg_broken(g, qi, 0, "no connection within the connect timeout");
+        else if (q->state == BFO_VG_NONE && q->awaiting && !q->dialer) {
+            q->awaiting = 0;
+            g->st[q->rail].connect_failures++;
+            bfo_vg_log(g, 2, "peer %d rail %d: the peer did not connect in time", q->peer, q->rail);
+            bfo_vg_emit(g, qi, BFO_EV_CONNECT_FAILED);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ connecting */
+
+/* A connect() request of the engine, at the backend's progress (port_up:
+ * whether the rail's port is active now).  See CONNECTIONS at the top. */
+static inline int bfo_vg_take_connect(bfo_vg *g, int qi, int port_up)
+{
+    bfo_vg_qp *q = &g->qps[qi];
+    if (!q->connect_req)
+        return BFO_VG_C_NONE;
+    q->connect_req = 0;
+    if (q->state != BFO_VG_NONE && q->state != BFO_VG_UP && !q->reported && !q->broken) {
+        bfo_vg_log(g, 2, "peer %d rail %d: connect(): the connection being wired answers it",
+                   q->peer, q->rail);
+        q->awaiting = 1;
+        return BFO_VG_C_KEEP;
+    }
+    q->awaiting = 0;
+    if (q->hw || q->state != BFO_VG_NONE || q->posted.head >= 0 || q->backlog.head >= 0)
+        bfo_vg_close(g, qi, "the engine reconnects", 0);
+    q->awaiting = 1;
+    q->deadline = g->now + g->connect_timeout_ns;
+    if (!port_up || g->rail_dead[q->rail]) {
+        q->awaiting = 0;
+        g->st[q->rail].connect_failures++;
+        bfo_vg_emit(g, qi, BFO_EV_CONNECT_FAILED);
+        return BFO_VG_C_FAILED;
+    }
+    if (!q->dialer)
+        return BFO_VG_C_WAIT;
+    q->gen++;
+    if (!q->gen)
+        q->gen = 1;
+    return BFO_VG_C_DIAL;
+}
+
+/* 1 when a REQ with attempt number gen is stale: not above the last one
+ * accepted for this (peer, rail) (the first is 1). */
+static inline int bfo_vg_req_stale(const bfo_vg *g, int qi, uint32_t gen)
+{
+    return (int32_t)(gen - g->qps[qi].gen) <= 0;
+}
+
+/* The acceptor takes the peer's REQ (not stale): whatever the rail had is
+ * replaced (RAIL_ERROR first if the engine had it); a connect() not handled
+ * yet asked for just this.  The caller then makes the queue pair, sends the
+ * REP and sets state BFO_VG_WAIT_RTU. */
+static inline void bfo_vg_accept(bfo_vg *g, int qi, uint32_t gen)
+{
+    bfo_vg_qp *q = &g->qps[qi];
+    if (q->hw || q->state != BFO_VG_NONE || q->posted.head >= 0 || q->backlog.head >= 0)
+        bfo_vg_close(g, qi, "replaced by a newer connection", 1);
+    q->connect_req = 0;
+    q->gen = gen;
+    q->deadline = g->now + g->connect_timeout_ns;
+}
+
+/* The connection is up on both sides (the dialer sent RTU, the acceptor
+ * got it): CONNECTED, and it answers a connect() not handled yet. */
+static inline void bfo_vg_up(bfo_vg *g, int qi)
+{
+    bfo_vg_qp *q = &g->qps[qi];
+    q->state = BFO_VG_UP;
+    q->reported = 1;
+    q->awaiting = 0;
+    q->connect_req = 0;
+    q->rx_held = 0; /* frames that came first go to the engine now */
+    g->st[q->rail].connects++;
+    bfo_vg_emit(g, qi, BFO_EV_CONNECTED);
+    bfo_vg_kick(g, qi);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BFO_VERBS_GLUE_H */

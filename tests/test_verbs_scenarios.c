@@ -1,0 +1,1202 @@
+/* test_verbs_scenarios.c - the engine's scenario set over the verbs backend's
+ * own error handling, every fault a verbs event.  No device, no libibverbs.
+ *
+ * Between each engine and the simulated wire (sim/bfo_simnet.h, through
+ * sn_hooks) sits the code bfo_verbs.c runs: bfo_verbs_glue.h (the queue
+ * pairs' outstanding operations, completions, rail errors, flushes, frames,
+ * async events, disconnect, the connection manager's decisions) over a
+ * model of an RC device: a queue pair per (peer, rail) with its receive
+ * queue and its send queue (the wire's messages), connected by REQ, REP and
+ * RTU with delays.  A fault is what a device reports, passed through
+ * bfo_verbs_map.h and the glue into the engine:
+ *   - an error status on the n-th operation (send, RDMA write, RDMA read):
+ *     not carried out, the device moves the queue pair to the error state
+ *     and flushes (WR_FLUSH_ERR) the rest of its queue;
+ *   - failed but arrived: the n-th operation is carried out and completes
+ *     with RETRY_EXC_ERR (its acknowledgement was lost);
+ *   - an error status on the receive of the n-th send: the frame is not
+ *     delivered, the receiver's queue pair is in error, the sender sees
+ *     REM_INV_REQ_ERR (a frame too long) or RETRY_EXC_ERR;
+ *   - an async event when the n-th operation is posted, on the poster's
+ *     side or the other: PORT_ERR (the port comes back 30 ms later),
+ *     QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR, PATH_MIG_ERR, CQ_ERR,
+ *     DEVICE_FATAL (rails 0 and 1 share a device: gone for good).
+ * The judge is the simulator's (sim/bfo_simrun.h): every message delivered
+ * exactly once with the right bytes, or BFO_ERR_PEER_UNREACHABLE only when
+ * no rail to the peer is left, no request left waiting, every pool entry
+ * back, both ends agreeing on the rails; and the glue's own: every
+ * descriptor back, nothing completed twice, no completion from a queue
+ * pair that is gone.
+ * Then the connection manager's races, with the control messages' delays
+ * chosen to hit them.
+ *
+ * A failure prints the command that replays it:
+ *   build/cc/test_verbs_scenarios SCENARIO WHAT N STATUS|EVENT OTHER
+ * (VW_TRACE=1 in the environment traces every transition).
+ */
+#include "bfo_test.h"
+#include "bfo_simrun.h"
+#include "bfo_verbs_glue.h"
+
+#define VW_RECV_DEPTH 2
+#define VW_SQ_DEPTH 16
+#define VW_NQ (SN_MAX_RANKS * BFO_MAX_RAILS)
+#define VW_MAX_CTL 256
+#define VW_PORT_DOWN_NS 30000000ull /* PORT_ERR: the port is back after 30 ms */
+
+enum vw_what { VF_NONE = 0, VF_OP, VF_ARRIVED, VF_RECV, VF_ASYNC };
+enum vw_ctl_kind { VC_REQ = 1, VC_REP, VC_RTU, VC_CLOSE };
+
+/* One fault (see the top): at the n-th operation posted to the device. */
+typedef struct vw_fault {
+    int what;    /* enum vw_what */
+    uint64_t n;
+    int status;  /* VF_OP, VF_RECV: the work completion's status */
+    int event;   /* VF_ASYNC: the ibv_event_type */
+    int other;   /* VF_ASYNC: on the other side (not the poster's) */
+} vw_fault;
+
+/* What fired, over many runs (the coverage the tests ask for). */
+typedef struct vw_cov {
+    uint64_t op[22][4];  /* [status][kind]: VF_OP fired */
+    uint64_t arrived[4]; /* [kind] */
+    uint64_t recv[22];   /* [status] */
+    uint64_t async[19];  /* [event] */
+    uint64_t flushed, unflushed, unreachable, runs, failed, max_pumps, rnr, backpressure;
+} vw_cov;
+
+typedef struct vw_op {   /* the device's view of a descriptor */
+    bfo_iov iov[2];
+    int iovcnt;
+    void *local;
+    size_t len;
+    uint64_t raddr, rkey;
+    uint64_t inc;        /* the queue pair it was posted on */
+    int fault;           /* enum vw_what armed on it */
+    int status;          /* VF_OP / VF_RECV status */
+    int fail_status;     /* why it was not carried out (arrive) */
+    int done;            /* completed by the device (twice is a bug) */
+} vw_op;
+
+typedef struct vw_hwqp { /* the device's queue pair of a (peer, rail) */
+    uint64_t inc;        /* this queue pair (0: none) */
+    uint64_t partner;    /* the peer's queue pair it is connected to */
+    int err;             /* in the error state */
+    int rq[VW_RECV_DEPTH], rq_head, rq_n; /* posted receives, in order */
+    uint64_t ctl_at;     /* its control connection: when the last message lands */
+} vw_hwqp;
+
+typedef struct vw_ctl {
+    int live, kind, from, to, rail;
+    uint32_t gen;
+    uint64_t from_inc, to_inc, at;
+} vw_ctl;
+
+struct vworld;
+
+typedef struct vw_rank {
+    struct vworld *w;
+    int rank;
+    bfo_vg g;
+    void *gmem;
+    uint8_t *rbuf;
+    vw_op *ops;
+    vw_hwqp hw[VW_NQ];
+    uint64_t sink_calls; /* completions, frames, rail events passed up */
+    uint64_t connects;   /* connect() calls by the engine */
+    uint64_t port_back_at[BFO_MAX_RAILS]; /* PORT_ERR: when PORT_ACTIVE comes */
+} vw_rank;
+
+typedef struct vworld {
+    sr_world *sw;
+    simnet *sn;
+    int n, nrails;
+    vw_rank r[SN_MAX_RANKS];
+    sn_hooks hooks;
+    vw_fault f;
+    int fired, recv_armed, async_pending, async_rank, async_qi;
+    uint64_t next_inc, rng;
+    vw_ctl ctl[VW_MAX_CTL];
+    uint64_t ctl_delay[5]; /* per kind; 0: 20-100 us at random */
+    size_t frame;
+    uint8_t *kinds; /* when set: the kind of each operation of the run, by number */
+    uint64_t violations, pumps, max_pumps, refused;
+    char why[160];
+    vw_cov *cov;
+} vworld;
+
+static uint64_t vw_rand(vworld *w)
+{
+    w->rng ^= w->rng << 13;
+    w->rng ^= w->rng >> 7;
+    w->rng ^= w->rng << 17;
+    return w->rng;
+}
+
+static void vw_violation(vworld *w, const char *what, int a, int b)
+{
+    if (!w->violations++)
+        snprintf(w->why, sizeof w->why, "%s (%d, %d)", what, a, b);
+}
+
+static int rails_of_device(const vworld *w, int rail)
+{
+    /* rails 0 and 1 share device 0 (ports 1 and 2); rail 2 is device 1 */
+    unsigned m = 0;
+    for (int r = 0; r < w->nrails; r++)
+        if ((r < 2) == (rail < 2))
+            m |= 1u << r;
+    return (int)m;
+}
+
+static uint64_t tok(uint64_t inc, int i) { return inc << 24 | (uint64_t)i; }
+
+/* ------------------------------------------------------------ the sink */
+
+static void s_completion(void *ctx, uint64_t token, int ok)
+{
+    vw_rank *R = (vw_rank *)ctx;
+    R->sink_calls++;
+    bfo_engine_completion(&R->w->sw->e[R->rank], token, ok);
+}
+
+static int s_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
+{
+    vw_rank *R = (vw_rank *)ctx;
+    int rc = bfo_engine_frame(&R->w->sw->e[R->rank], peer, rail, buf, len, now);
+    R->sink_calls += rc != BFO_ERR_AGAIN; /* a frame offered again is no progress */
+    return rc;
+}
+
+static void s_rail_event(void *ctx, int peer, int rail, int ev, uint64_t now)
+{
+    vw_rank *R = (vw_rank *)ctx;
+    R->sink_calls++;
+    bfo_engine_rail_event(&R->w->sw->e[R->rank], peer, rail, ev, now);
+}
+
+/* ---------------------------------------------------------- the device */
+
+static void ctl_send(vworld *w, int kind, int from, int to, int rail, uint32_t gen,
+                     uint64_t from_inc, uint64_t to_inc, uint64_t not_before)
+{
+    uint64_t d = w->ctl_delay[kind] ? w->ctl_delay[kind] : 20000 + vw_rand(w) % 80000;
+    for (int k = 0; k < VW_MAX_CTL; k++)
+        if (!w->ctl[k].live) {
+            vw_ctl *c = &w->ctl[k];
+            c->live = 1;
+            c->kind = kind;
+            c->from = from;
+            c->to = to;
+            c->rail = rail;
+            c->gen = gen;
+            c->from_inc = from_inc;
+            c->to_inc = to_inc;
+            c->at = w->sn->now + d > not_before ? w->sn->now + d : not_before;
+            return;
+        }
+    vw_violation(w, "control messages overflow", kind, from);
+}
+
+/* Removes every message of (rank, qi) still on the wire and reports it
+ * flushed, in order; with `report` 0, it reports none of them (a device
+ * whose flush did not come back within bfo_verbs' bounded wait: the glue
+ * fails what is left in posted on its own). */
+static void flush_some(vworld *w, vw_rank *R, int qi, int report)
+{
+    const bfo_vg_qp *q = &R->g.qps[qi];
+    uint64_t inc = R->hw[qi].inc;
+    for (size_t k = 0; k < w->sn->qlen;) {
+        sn_msg m = w->sn->q[k];
+        if (m.src != R->rank || m.dst != q->peer || m.rail != q->rail || m.token >> 24 != inc) {
+            k++;
+            continue;
+        }
+        memmove(&w->sn->q[k], &w->sn->q[k + 1], (w->sn->qlen - k - 1) * sizeof *w->sn->q);
+        w->sn->qlen--;
+        free(m.data);
+        int i = (int)(m.token & 0xffffff);
+        if (R->ops[i].done++)
+            vw_violation(w, "an operation completed twice", R->rank, i);
+        if (!report) {
+            w->cov->unflushed++;
+            continue;
+        }
+        w->cov->flushed++;
+        bfo_vg_op_wc(&R->g, qi, i, BFO_VWC_WR_FLUSH_ERR);
+    }
+}
+
+static void flush_sends(vworld *w, vw_rank *R, int qi) { flush_some(w, R, qi, 1); }
+
+static void hw_flush(void *ctx, int qi)
+{
+    vw_rank *R = (vw_rank *)ctx;
+    vworld *w = R->w;
+    const bfo_vg_qp *q = &R->g.qps[qi];
+    vw_hwqp *h = &R->hw[qi];
+    if (q->state == BFO_VG_WAIT_REP || q->state == BFO_VG_WAIT_RTU || q->state == BFO_VG_DIALING)
+        ctl_send(w, VC_CLOSE, R->rank, q->peer, q->rail, q->gen, h->inc, h->partner, h->ctl_at);
+    if (!h->inc)
+        return;
+    h->err = 1;
+    flush_some(w, R, qi, vw_rand(w) % 4 != 0);
+    while (h->rq_n > 0) {
+        int b = h->rq[h->rq_head];
+        h->rq_head = (h->rq_head + 1) % VW_RECV_DEPTH;
+        h->rq_n--;
+        bfo_vg_recv_wc(&R->g, qi, b, BFO_VWC_WR_FLUSH_ERR, 0);
+    }
+    h->inc = h->partner = 0;
+    h->err = 0;
+}
+
+static int hw_post_recv(void *ctx, int qi, int b)
+{
+    vw_rank *R = (vw_rank *)ctx;
+    vw_hwqp *h = &R->hw[qi];
+    if (!h->inc || h->rq_n == VW_RECV_DEPTH)
+        return -1;
+    h->rq[(h->rq_head + h->rq_n) % VW_RECV_DEPTH] = b;
+    h->rq_n++;
+    return 0;
+}
+
+/* Arms the fault on an operation being posted (the n-th of the run). */
+static void arm(vworld *w, vw_rank *R, int qi, int i, int kind)
+{
+    vw_op *op = &R->ops[i];
+    uint64_t n = w->sn->ops + 1; /* sn_enqueue counts it next */
+    op->fault = VF_NONE;
+    if (w->fired)
+        return;
+    if (w->f.what == VF_RECV && (n == w->f.n || w->recv_armed)) {
+        if (kind != BFO_VG_SEND) { /* the next send takes it */
+            w->recv_armed = 1;
+            return;
+        }
+        w->fired = 1;
+        w->sn->last_fault_at = w->sn->now;
+        op->fault = VF_RECV;
+        op->status = w->f.status;
+        w->cov->recv[w->f.status]++;
+        return;
+    }
+    if (n != w->f.n)
+        return;
+    w->fired = 1;
+    w->sn->last_fault_at = w->sn->now; /* the run settles after it (sr_go) */
+    if (w->f.what == VF_OP) {
+        op->fault = VF_OP;
+        op->status = w->f.status;
+        w->cov->op[w->f.status][kind]++;
+    } else if (w->f.what == VF_ARRIVED) {
+        op->fault = VF_ARRIVED;
+        w->cov->arrived[kind]++;
+    } else if (w->f.what == VF_ASYNC) {
+        /* at the next pump, never inside the engine's call */
+        const bfo_vg_qp *q = &R->g.qps[qi];
+        w->async_pending = 1;
+        w->async_rank = w->f.other ? q->peer : R->rank;
+        w->async_qi = bfo_vg_qi(&R->g, w->f.other ? R->rank : q->peer, q->rail);
+        w->cov->async[w->f.event]++;
+    }
+}
+
+static int hw_post(void *ctx, int qi, int i)
+{
+    vw_rank *R = (vw_rank *)ctx;
+    vworld *w = R->w;
+    const bfo_vg_qp *q = &R->g.qps[qi];
+    vw_op *op = &R->ops[i];
+    int kind = R->g.ents[i].kind, rc;
+    uint64_t t = tok(R->hw[qi].inc, i);
+    arm(w, R, qi, i, kind);
+    if (w->kinds && w->sn->ops + 1 < 4096)
+        w->kinds[w->sn->ops + 1] = (uint8_t)kind;
+    op->inc = R->hw[qi].inc;
+    op->fail_status = 0;
+    op->done = 0;
+    if (kind == BFO_VG_SEND)
+        rc = sn_post_send(&w->sn->ep[R->rank], q->peer, q->rail, op->iov, op->iovcnt, t);
+    else if (kind == BFO_VG_WRITE)
+        rc = sn_post_write(&w->sn->ep[R->rank], q->peer, q->rail, op->local, op->len, op->raddr,
+                           op->rkey, t);
+    else
+        rc = sn_post_read(&w->sn->ep[R->rank], q->peer, q->rail, op->local, op->len, op->raddr,
+                          op->rkey, t);
+    if (rc != 0) {
+        vw_violation(w, "RDMA posted on a rail that cannot", R->rank, q->rail);
+        bfo_vg_broken(&R->g, qi, 0, "post refused");
+        return -1;
+    }
+    return 0;
+}
+
+static void hw_log(void *ctx, int level, const char *line)
+{
+    (void)ctx;
+    (void)level;
+    (void)line;
+}
+
+/* A message reaches its destination (simnet's arrive hook). */
+static int vw_arrive(void *ctx, const sn_msg *m)
+{
+    vworld *w = (vworld *)ctx;
+    vw_rank *S = &w->r[m->src], *D = &w->r[m->dst];
+    int sqi = bfo_vg_qi(&S->g, m->dst, m->rail), dqi = bfo_vg_qi(&D->g, m->src, m->rail);
+    int i = (int)(m->token & 0xffffff);
+    vw_op *op = &S->ops[i];
+    vw_hwqp *sh = &S->hw[sqi], *dh = &D->hw[dqi];
+    if (sh->inc != m->token >> 24 || sh->err) { /* the sender's queue pair is in error: flushed */
+        op->fail_status = BFO_VWC_WR_FLUSH_ERR;
+        return BFO_ERR_PEER_UNREACHABLE;
+    }
+    if (op->fault == VF_OP) { /* not carried out; the status says why */
+        op->fail_status = op->status;
+        return BFO_ERR_PEER_UNREACHABLE;
+    }
+    if (!dh->inc || dh->err || dh->partner != sh->inc || !D->g.port_up[m->rail] ||
+        !S->g.port_up[m->rail] || D->g.rail_dead[m->rail] || S->g.rail_dead[m->rail]) {
+        op->fail_status = BFO_VWC_RETRY_EXC_ERR; /* nobody answers: retries run out */
+        return BFO_ERR_PEER_UNREACHABLE;
+    }
+    if (m->op != SN_SEND)
+        return BFO_OK; /* the RDMA access goes ahead */
+    if (dh->rq_n == 0) {
+        w->cov->rnr++;
+        return BFO_ERR_AGAIN; /* receiver not ready: the frame waits, in order */
+    }
+    int b = dh->rq[dh->rq_head];
+    dh->rq_head = (dh->rq_head + 1) % VW_RECV_DEPTH;
+    dh->rq_n--;
+    if (op->fault == VF_RECV) {
+        /* the receive fails: nothing delivered, the receiver's queue pair
+         * is in error (its own queue flushed), the sender hears so */
+        bfo_vg_recv_wc(&D->g, dqi, b, op->status, 0);
+        dh->err = 1;
+        flush_sends(w, D, dqi);
+        op->fail_status = op->status == BFO_VWC_LOC_LEN_ERR ? BFO_VWC_REM_INV_REQ_ERR
+                                                             : BFO_VWC_RETRY_EXC_ERR;
+        return BFO_ERR_PEER_UNREACHABLE;
+    }
+    if (m->len > D->g.qps[dqi].rstride) {
+        vw_violation(w, "a frame larger than a receive buffer", (int)m->len, (int)D->g.qps[dqi].rstride);
+        return BFO_ERR_PEER_UNREACHABLE;
+    }
+    memcpy(D->g.qps[dqi].rbuf + (size_t)b * D->g.qps[dqi].rstride, m->data, m->len);
+    bfo_vg_recv_wc(&D->g, dqi, b, BFO_VWC_SUCCESS, (uint32_t)m->len);
+    return BFO_OK;
+}
+
+/* An operation's completion at its sender (simnet's completion hook). */
+static void vw_completion(void *ctx, const sn_msg *m, int ok)
+{
+    vworld *w = (vworld *)ctx;
+    vw_rank *S = &w->r[m->src];
+    int qi = bfo_vg_qi(&S->g, m->dst, m->rail), i = (int)(m->token & 0xffffff), status;
+    vw_op *op = &S->ops[i];
+    if (S->hw[qi].inc != m->token >> 24 || i >= S->g.nents) {
+        vw_violation(w, "a completion from a queue pair that is gone", m->src, i);
+        return;
+    }
+    if (op->done++)
+        vw_violation(w, "an operation completed twice", m->src, i);
+    if (op->fault == VF_ARRIVED && ok)
+        status = BFO_VWC_RETRY_EXC_ERR; /* carried out; the acknowledgement was lost */
+    else if (ok)
+        status = BFO_VWC_SUCCESS;
+    else
+        status = op->fail_status ? op->fail_status : BFO_VWC_RETRY_EXC_ERR;
+    bfo_vg_op_wc(&S->g, qi, i, status);
+    if (status != BFO_VWC_SUCCESS) { /* RC: the queue pair is in error, the rest flushes */
+        S->hw[qi].err = 1;
+        flush_sends(w, S, qi);
+    }
+}
+
+/* ------------------------------------------------- the connection manager */
+
+/* The dialer: a queue pair, its receives, the REQ. */
+static void cm_dial(vworld *w, vw_rank *R, int qi)
+{
+    bfo_vg_qp *q = &R->g.qps[qi];
+    vw_hwqp *h = &R->hw[qi];
+    memset(h, 0, sizeof *h);
+    h->inc = ++w->next_inc;
+    q->hw = 1;
+    if (bfo_vg_post_receives(&R->g, qi) != 0)
+        vw_violation(w, "receives refused", R->rank, qi);
+    q->state = BFO_VG_WAIT_REP;
+    ctl_send(w, VC_REQ, R->rank, q->peer, q->rail, q->gen, h->inc, 0, 0);
+    h->ctl_at = 0;
+    for (int k = 0; k < VW_MAX_CTL; k++) /* the CLOSE of this attempt lands after its REQ */
+        if (w->ctl[k].live && w->ctl[k].from_inc == h->inc)
+            h->ctl_at = w->ctl[k].at;
+}
+
+static void cm_deliver(vworld *w, vw_ctl *c)
+{
+    vw_rank *R = &w->r[c->to];
+    int qi = bfo_vg_qi(&R->g, c->from, c->rail);
+    bfo_vg_qp *q = &R->g.qps[qi];
+    vw_hwqp *h = &R->hw[qi];
+    int wiring = q->state == BFO_VG_WAIT_REP || q->state == BFO_VG_WAIT_RTU;
+    switch (c->kind) {
+    case VC_REQ:
+        if (!R->g.port_up[c->rail] || R->g.rail_dead[c->rail] || bfo_vg_req_stale(&R->g, qi, c->gen)) {
+            w->refused++;
+            ctl_send(w, VC_CLOSE, c->to, c->from, c->rail, c->gen, 0, c->from_inc, 0);
+            return;
+        }
+        bfo_vg_accept(&R->g, qi, c->gen);
+        memset(h, 0, sizeof *h);
+        h->inc = ++w->next_inc;
+        h->partner = c->from_inc;
+        q->hw = 1;
+        if (bfo_vg_post_receives(&R->g, qi) != 0)
+            vw_violation(w, "receives refused", R->rank, qi);
+        q->state = BFO_VG_WAIT_RTU;
+        ctl_send(w, VC_REP, c->to, c->from, c->rail, c->gen, h->inc, c->from_inc, 0);
+        h->ctl_at = 0;
+        break;
+    case VC_REP:
+        if (q->state != BFO_VG_WAIT_REP || h->inc != c->to_inc || q->gen != c->gen)
+            return; /* a reply to an attempt given up */
+        h->partner = c->from_inc;
+        ctl_send(w, VC_RTU, c->to, c->from, c->rail, c->gen, h->inc, h->partner, 0);
+        bfo_vg_up(&R->g, qi);
+        break;
+    case VC_RTU:
+        if (q->state != BFO_VG_WAIT_RTU || h->inc != c->to_inc || h->partner != c->from_inc)
+            return;
+        bfo_vg_up(&R->g, qi);
+        break;
+    case VC_CLOSE:
+        if (wiring && h->inc && (h->inc == c->to_inc || (c->from_inc && h->partner == c->from_inc)))
+            bfo_vg_broken(&R->g, qi, 0, "control channel closed by the peer");
+        break;
+    default: break;
+    }
+}
+
+/* An async event at rank x about queue pair qi (its rail for port and
+ * device events), now. */
+static void async_event(vworld *w, int x, int qi, int ev)
+{
+    vw_rank *R = &w->r[x];
+    int rail = R->g.qps[qi].rail;
+    unsigned rails = 0;
+    w->sn->last_fault_at = w->sn->now;
+    switch (ev) {
+    case BFO_VEV_PORT_ERR:
+        rails = 1u << rail;
+        R->port_back_at[rail] = w->sn->now + VW_PORT_DOWN_NS;
+        break;
+    case BFO_VEV_DEVICE_FATAL:
+        rails = (unsigned)rails_of_device(w, rail);
+        for (int r = 0; r < w->nrails; r++)
+            if ((rails >> r) & 1)
+                w->sn->rail_down[r] = 1; /* for the judge: no rail left there, for good */
+        break;
+    default:
+        rails = (unsigned)rails_of_device(w, rail);
+        break;
+    }
+    /* the device moves what the event hits to the error state */
+    for (int k = 0; k < w->n * w->nrails; k++) {
+        const bfo_vg_qp *q = &R->g.qps[k];
+        bfo_verbs_async_action a = bfo_verbs_map_async(ev);
+        if (q->peer == R->rank)
+            continue;
+        if (((a.scope == BFO_VSCOPE_PORT || a.scope == BFO_VSCOPE_DEVICE) && ((rails >> q->rail) & 1)) ||
+            ((a.scope == BFO_VSCOPE_QP || a.scope == BFO_VSCOPE_CQ) && k == qi))
+            R->hw[k].err = R->hw[k].inc != 0;
+    }
+    bfo_vg_async(&R->g, ev, rails, qi);
+}
+
+/* The async event armed by the fault. */
+static void apply_async(vworld *w)
+{
+    w->async_pending = 0;
+    async_event(w, w->async_rank, w->async_qi, w->f.event);
+}
+
+/* The backend's progress on every rank: the device's events, the control
+ * messages due, then what bfo_verbs_progress does.  1 when anything moved. */
+static int vw_pump(void *ctx)
+{
+    vworld *w = (vworld *)ctx;
+    uint64_t before = w->sn->ops, calls = 0;
+    int did = 0;
+    if (++w->pumps > w->max_pumps) { /* a backend that spins: judged, not waited for */
+        if (w->pumps == w->max_pumps + 1)
+            vw_violation(w, "the backend keeps busy forever", (int)w->max_pumps, 0);
+        return 0;
+    }
+    if (w->async_pending) {
+        apply_async(w);
+        did = 1;
+    }
+    for (int x = 0; x < w->n; x++)
+        for (int r = 0; r < w->nrails; r++)
+            if (w->r[x].port_back_at[r] && w->sn->now >= w->r[x].port_back_at[r]) {
+                w->r[x].port_back_at[r] = 0;
+                w->sn->last_fault_at = w->sn->now;
+                bfo_vg_async(&w->r[x].g, BFO_VEV_PORT_ACTIVE, 1u << r, -1);
+                did = 1;
+            }
+    for (int k = 0; k < VW_MAX_CTL; k++)
+        if (w->ctl[k].live && w->ctl[k].at <= w->sn->now) {
+            vw_ctl c = w->ctl[k];
+            w->ctl[k].live = 0;
+            w->r[c.to].g.now = w->sn->now;
+            cm_deliver(w, &c);
+            did = 1;
+        }
+    for (int x = 0; x < w->n; x++) {
+        vw_rank *R = &w->r[x];
+        bfo_vg *g = &R->g;
+        uint64_t c0 = R->sink_calls;
+        g->now = w->sn->now;
+        if (vw_rand(w) % 3) /* a receiver that is sometimes slow: its buffers fill (RNR) */
+            bfo_vg_deliver(g);
+        bfo_vg_settle(g);
+        bfo_vg_timeouts(g);
+        bfo_vg_settle(g);
+        for (int qi = 0; qi < w->n * w->nrails; qi++) {
+            int d = bfo_vg_take_connect(g, qi, g->port_up[g->qps[qi].rail]);
+            if (d != BFO_VG_C_NONE)
+                did = 1;
+            if (d == BFO_VG_C_DIAL)
+                cm_dial(w, R, qi);
+        }
+        bfo_vg_settle(g);
+        for (int qi = 0; qi < w->n * w->nrails; qi++)
+            if (g->qps[qi].backlog.head >= 0)
+                bfo_vg_kick(g, qi);
+        bfo_vg_settle(g);
+        calls += R->sink_calls - c0;
+    }
+    did = did || calls || w->sn->ops != before;
+    if (did)
+        w->sn->now += 1000; /* a progress call takes time, like a message */
+    return did;
+}
+
+/* ------------------------------------------- the backend the engine calls */
+
+static vw_rank *rk(void *ctx) { return (vw_rank *)ctx; }
+
+static int b_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt, uint64_t token)
+{
+    vw_rank *R = rk(ctx);
+    int i = bfo_vg_alloc(&R->g, peer, rail, BFO_VG_SEND);
+    size_t len = 0;
+    if (i < 0 || iovcnt < 1 || iovcnt > 2)
+        return -1;
+    for (int k = 0; k < iovcnt; k++) {
+        R->ops[i].iov[k] = iov[k];
+        len += iov[k].len;
+    }
+    if (len > R->w->frame) { /* what bfo_verbs refuses */
+        R->g.ents[i].next = R->g.ent_free;
+        R->g.ent_free = i;
+        return -1;
+    }
+    R->ops[i].iovcnt = iovcnt;
+    R->g.ents[i].token = token;
+    bfo_vg_post(&R->g, i);
+    return 0;
+}
+
+static int b_post_rdma(vw_rank *R, int kind, int peer, int rail, void *local, size_t len,
+                       uint64_t raddr, uint64_t rkey, uint64_t token)
+{
+    int i = bfo_vg_alloc(&R->g, peer, rail, kind);
+    if (i < 0)
+        return -1;
+    R->ops[i].local = local;
+    R->ops[i].len = len;
+    R->ops[i].raddr = raddr;
+    R->ops[i].rkey = rkey;
+    R->g.ents[i].token = token;
+    bfo_vg_post(&R->g, i);
+    return 0;
+}
+
+static int b_post_write(void *ctx, int peer, int rail, const void *local, size_t len, uint64_t raddr,
+                        uint64_t rkey, uint64_t token)
+{
+    return b_post_rdma(rk(ctx), BFO_VG_WRITE, peer, rail, (void *)(uintptr_t)local, len, raddr,
+                       rkey, token);
+}
+
+static int b_post_read(void *ctx, int peer, int rail, void *local, size_t len, uint64_t raddr,
+                       uint64_t rkey, uint64_t token)
+{
+    return b_post_rdma(rk(ctx), BFO_VG_READ, peer, rail, local, len, raddr, rkey, token);
+}
+
+static int b_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t *rkey)
+{
+    vw_rank *R = rk(ctx);
+    return sn_reg_mem(&R->w->sn->ep[R->rank], buf, len, raddr, rkey);
+}
+
+static void b_dereg_mem(void *ctx, uint64_t rkey)
+{
+    vw_rank *R = rk(ctx);
+    sn_dereg_mem(&R->w->sn->ep[R->rank], rkey);
+}
+
+static int b_connect(void *ctx, int peer, int rail)
+{
+    vw_rank *R = rk(ctx);
+    if (peer < 0 || peer >= R->w->n || peer == R->rank || rail < 0 || rail >= R->w->nrails)
+        return -1;
+    R->connects++;
+    R->g.qps[bfo_vg_qi(&R->g, peer, rail)].connect_req = 1;
+    return 0;
+}
+
+static void b_disconnect(void *ctx, int peer, int rail) { bfo_vg_disconnect(&rk(ctx)->g, peer, rail); }
+
+static unsigned b_caps(void *ctx, int rail)
+{
+    return (rk(ctx)->w->sn->rdma_mask >> rail) & 1 ? BFO_CAP_RDMA : 0;
+}
+
+static unsigned b_bw(void *ctx, int rail) { return rk(ctx)->w->sw->sc->rail_bw[rail]; }
+
+/* Memory reused from run to run (thousands of runs: no mmap each time). */
+typedef struct vw_arena {
+    void *p;
+    size_t len;
+} vw_arena;
+static vw_arena arenas[SN_MAX_RANKS][3];
+
+static void *arena(vw_arena *a, size_t len)
+{
+    if (a->len < len) {
+        free(a->p);
+        a->p = malloc(len);
+        a->len = len;
+        if (!a->p)
+            abort();
+    }
+    return a->p;
+}
+
+/* sr_scenario.attach: the model between the engines and the wire. */
+static void vw_attach(sr_world *sw, void *arg)
+{
+    vworld *w = (vworld *)arg;
+    const sr_scenario *sc = sw->sc;
+    size_t eager = sc->eager_limit ? sc->eager_limit : 4096, frag = 65536;
+    int nents = 4096; /* above the engine's max_ops: a post never finds none */
+    w->sw = sw;
+    w->sn = &sw->sn;
+    w->n = sc->ranks;
+    w->nrails = sc->rails;
+    w->rng = sc->seed * 0x9e3779b97f4a7c15ull + 77;
+    w->frame = BFO_MAX_HDR_SIZE + (eager > frag ? eager : frag);
+    w->hooks.ctx = w;
+    w->hooks.arrive = vw_arrive;
+    w->hooks.completion = vw_completion;
+    w->hooks.pump = vw_pump;
+    w->sn->hooks = &w->hooks;
+    w->sn->transport_heard = 0; /* a verbs rail reports no acknowledgements (bfo_verbs.h) */
+    for (int x = 0; x < w->n; x++) {
+        vw_rank *R = &w->r[x];
+        bfo_sink sink = { R, s_completion, s_frame, s_rail_event, NULL };
+        bfo_vg_hw hw = { R, hw_flush, hw_post, hw_post_recv, hw_log };
+        bfo_backend *be = &sw->sn.be[x];
+        R->w = w;
+        R->rank = x;
+        R->gmem = arena(&arenas[x][0], bfo_vg_mem_size(w->n, w->nrails, nents, VW_RECV_DEPTH));
+        R->rbuf = (uint8_t *)arena(&arenas[x][1], (size_t)(w->n * w->nrails) * VW_RECV_DEPTH * w->frame);
+        R->ops = (vw_op *)arena(&arenas[x][2], (size_t)nents * sizeof *R->ops);
+        bfo_vg_init(&R->g, R->gmem, x, w->n, w->nrails, nents, VW_RECV_DEPTH, VW_SQ_DEPTH, &sink, &hw);
+        R->g.connect_timeout_ns = 200000000ull;
+        for (int qi = 0; qi < w->n * w->nrails; qi++) {
+            R->g.qps[qi].rbuf = R->rbuf + (size_t)qi * VW_RECV_DEPTH * w->frame;
+            R->g.qps[qi].rstride = w->frame;
+        }
+        memset(be, 0, sizeof *be);
+        be->ctx = R;
+        be->post_send = b_post_send;
+        be->post_write = b_post_write;
+        be->post_read = b_post_read;
+        be->reg_mem = b_reg_mem;
+        be->dereg_mem = b_dereg_mem;
+        be->connect = b_connect;
+        be->disconnect = b_disconnect;
+        be->rail_caps = b_caps;
+        be->rail_bandwidth = b_bw;
+    }
+}
+
+static vworld *vw_new(const vw_fault *f, vw_cov *cov)
+{
+    vworld *w = (vworld *)calloc(1, sizeof *w);
+    if (!w)
+        abort();
+    if (f)
+        w->f = *f;
+    w->cov = cov;
+    w->max_pumps = 50000; /* a run takes a few thousand at most */
+    return w;
+}
+
+static void vw_free(vworld *w) { free(w); }
+
+/* The glue's own checks after a run: every descriptor back, no receive
+ * buffer lost. */
+static void vw_judge(vworld *w)
+{
+    for (int x = 0; x < w->n; x++) {
+        const bfo_vg *g = &w->r[x].g;
+        int free_ents = 0;
+        for (int k = g->ent_free; k >= 0 && free_ents <= g->nents; k = g->ents[k].next)
+            free_ents++;
+        if (free_ents != g->nents)
+            vw_violation(w, "descriptors not back", x, g->nents - free_ents);
+        for (int qi = 0; qi < w->n * w->nrails; qi++) {
+            const bfo_vg_qp *q = &g->qps[qi];
+            if (q->peer != x && q->nrfree + q->rposted + q->rx_n != g->recv_depth)
+                vw_violation(w, "receive buffers lost", x, qi);
+        }
+    }
+}
+
+/* Runs one scenario with one fault; 1 when it passed (why says otherwise). */
+static int vw_run(const sr_scenario *base, const vw_fault *f, vw_cov *cov, sr_result *res,
+                  char *why, size_t whylen, uint64_t *busy_ops, uint8_t *kinds)
+{
+    sr_scenario sc = *base;
+    vworld *w = vw_new(f, cov);
+    sc.attach = vw_attach;
+    sc.attach_arg = w;
+    w->kinds = kinds;
+    if (getenv("VW_TRACE")) /* with a replay: every transition */
+        sc.trace = stderr;
+    sr_world *sw = sr_new(&sc);
+    if (busy_ops)
+        *busy_ops = 0;
+    if (busy_ops && sn_run(&sw->sn, sr_all_done, sw, 30000000000ull))
+        *busy_ops = sw->sn.ops; /* operations until every request completed */
+    sr_go(sw);
+    sr_judge(sw, res);
+    vw_judge(w);
+    cov->runs++;
+    for (int x = 0; x < w->n; x++)
+        for (int r = 0; r < w->nrails; r++)
+            cov->backpressure += w->r[x].g.st[r].backpressure;
+    if (w->pumps > cov->max_pumps)
+        cov->max_pumps = w->pumps;
+    cov->unreachable += res->unreachable_errors > 0;
+    if (!res->passed)
+        snprintf(why, whylen, "%s", res->why);
+    else if (w->violations)
+        snprintf(why, whylen, "%s", w->why);
+    int ok = res->passed && !w->violations;
+    cov->failed += !ok;
+    sr_del(sw);
+    vw_free(w);
+    return ok;
+}
+
+/* ------------------------------------------------------------ the tests */
+
+static sr_scenario set[16];
+static int nset;
+static uint64_t set_ops[16];     /* operations each posts without a fault */
+static uint64_t set_busy[16];    /* ... until every request completed */
+static uint8_t set_kinds[16][4096]; /* the kind of each operation (bfo_vg_kind) */
+
+/* The operations a fault is tried at: from the first (the connections'
+ * probes) until the messages are done, and the probes just after. */
+static uint64_t last_op(int s) { return set_busy[s] + 8 < set_ops[s] ? set_busy[s] + 8 : set_ops[s]; }
+
+static const char *const what_names[] = { "none", "error status", "failed but arrived",
+                                          "receive error", "async event" };
+static const char *const kind_names[] = { "?", "send", "RDMA write", "RDMA read" };
+
+static void report_failure(int s, const vw_fault *f, const char *why)
+{
+    print_message("FAILED: scenario %d (%d rails, protocol %d, seed %llu), %s %s at op %llu "
+                  "(a %s%s): %s\n",
+                  s, set[s].rails, set[s].protocol, (unsigned long long)set[s].seed,
+                  what_names[f->what],
+                  f->what == VF_ASYNC ? bfo_verbs_event_name(f->event)
+                  : f->what == VF_ARRIVED ? "" : bfo_verbs_wc_name(f->status),
+                  (unsigned long long)f->n, kind_names[set_kinds[s][f->n] & 3],
+                  f->what == VF_ASYNC ? (f->other ? ", the other side" : ", the poster's side") : "",
+                  why);
+    print_message("  replay: build/cc/test_verbs_scenarios %d %d %llu %d %d\n", s, f->what,
+                  (unsigned long long)f->n, f->what == VF_ASYNC ? f->event : f->status, f->other);
+}
+
+static int setup_set(void **state)
+{
+    vw_cov cov;
+    (void)state;
+    memset(&cov, 0, sizeof cov);
+    nset = sr_standard_set(set, 16);
+    for (int s = 0; s < nset; s++) {
+        sr_result r;
+        char why[256];
+        if (!vw_run(&set[s], NULL, &cov, &r, why, sizeof why, &set_busy[s], set_kinds[s])) {
+            print_message("clean scenario %d fails: %s\n", s, why);
+            return -1;
+        }
+        set_ops[s] = r.ops;
+    }
+    return 0;
+}
+
+/* Runs one fault over scenario s; counts and shows a failure. */
+static void try_fault(int s, const vw_fault *f, vw_cov *cov, int *failures)
+{
+    sr_result r;
+    char why[256];
+    if (*failures >= 10)
+        return; /* enough to go on (a failing run takes its full time limit) */
+    if (!vw_run(&set[s], f, cov, &r, why, sizeof why, NULL, NULL) && (*failures)++ < 10)
+        report_failure(s, f, why);
+}
+
+static void summary(const vw_cov *cov)
+{
+    print_message("   %llu runs over %d scenarios, %llu with the unreachable error; operations "
+                  "flushed %llu, not flushed in time %llu; receiver not ready %llu, frames the "
+                  "engine held back %llu; at most %llu progress calls in a run\n",
+                  (unsigned long long)cov->runs, nset, (unsigned long long)cov->unreachable,
+                  (unsigned long long)cov->flushed, (unsigned long long)cov->unflushed,
+                  (unsigned long long)cov->rnr, (unsigned long long)cov->backpressure,
+                  (unsigned long long)cov->max_pumps);
+}
+
+/* Every error status: on a send, two at each send (a different pair at each
+ * operation and scenario: all 21 meet sends across the set); on an RDMA
+ * write or read (fewer), all 21 at each. */
+static void test_every_error_status_on_a_send_write_or_read_at_every_operation(void **state)
+{
+    vw_cov cov;
+    int failures = 0;
+    (void)state;
+    memset(&cov, 0, sizeof cov);
+    for (int s = 0; s < nset; s++)
+        for (uint64_t op = 1; op <= last_op(s); op++) {
+            int rdma = set_kinds[s][op] != BFO_VG_SEND;
+            for (int v = 0; v < (rdma ? 21 : 2); v++) {
+                vw_fault f;
+                memset(&f, 0, sizeof f);
+                f.what = VF_OP;
+                f.n = op;
+                f.status = 1 + (int)((op * 5 + (uint64_t)s * 3 + (uint64_t)v * 11) % 21);
+                try_fault(s, &f, &cov, &failures);
+            }
+        }
+    summary(&cov);
+    assert_int_equal(failures, 0);
+    for (int st = 1; st <= 21; st++)
+        for (int k = BFO_VG_SEND; k <= BFO_VG_READ; k++)
+            if (!cov.op[st][k])
+                fail_msg("%s never hit a %s", bfo_verbs_wc_name(st), kind_names[k]);
+    assert_true(cov.flushed > 0);
+    assert_true(cov.unflushed > 0);
+}
+
+static void test_every_error_status_on_a_receive_at_every_send(void **state)
+{
+    vw_cov cov;
+    int failures = 0;
+    (void)state;
+    memset(&cov, 0, sizeof cov);
+    for (int s = 0; s < nset; s++)
+        for (uint64_t op = 1; op <= last_op(s); op++) {
+            vw_fault f;
+            if (set_kinds[s][op] != BFO_VG_SEND)
+                continue;
+            memset(&f, 0, sizeof f);
+            f.what = VF_RECV;
+            f.n = op;
+            f.status = 1 + (int)((op * 5 + (uint64_t)s * 3) % 21);
+            try_fault(s, &f, &cov, &failures);
+        }
+    summary(&cov);
+    assert_int_equal(failures, 0);
+    for (int st = 1; st <= 21; st++)
+        if (!cov.recv[st])
+            fail_msg("%s never hit a receive", bfo_verbs_wc_name(st));
+}
+
+static void test_failed_but_arrived_at_every_operation_is_delivered_once(void **state)
+{
+    vw_cov cov;
+    int failures = 0;
+    (void)state;
+    memset(&cov, 0, sizeof cov);
+    for (int s = 0; s < nset; s++)
+        for (uint64_t op = 1; op <= last_op(s); op++) {
+            vw_fault f;
+            memset(&f, 0, sizeof f);
+            f.what = VF_ARRIVED;
+            f.n = op;
+            try_fault(s, &f, &cov, &failures);
+        }
+    summary(&cov);
+    assert_int_equal(failures, 0);
+    for (int k = BFO_VG_SEND; k <= BFO_VG_READ; k++)
+        if (!cov.arrived[k])
+            fail_msg("no %s failed but arrived", kind_names[k]);
+}
+
+/* Each event at each operation, on the poster's side and on the other. */
+static void test_async_events_mid_message_on_either_side(void **state)
+{
+    static const int events[] = { BFO_VEV_PORT_ERR, BFO_VEV_QP_FATAL, BFO_VEV_CQ_ERR,
+                                  BFO_VEV_DEVICE_FATAL, BFO_VEV_QP_REQ_ERR, BFO_VEV_QP_ACCESS_ERR,
+                                  BFO_VEV_PATH_MIG_ERR };
+    const int nev = (int)(sizeof events / sizeof events[0]);
+    vw_cov cov;
+    int failures = 0;
+    (void)state;
+    memset(&cov, 0, sizeof cov);
+    for (int s = 0; s < nset; s++)
+        for (uint64_t op = 1; op <= last_op(s); op++)
+            for (int v = 0; v < 2; v++) {
+                vw_fault f;
+                memset(&f, 0, sizeof f);
+                f.what = VF_ASYNC;
+                f.n = op;
+                f.event = events[(op + (uint64_t)s + (uint64_t)v * 3) % (uint64_t)nev];
+                f.other = v;
+                try_fault(s, &f, &cov, &failures);
+            }
+    summary(&cov);
+    assert_int_equal(failures, 0);
+    for (int k = 0; k < nev; k++)
+        if (!cov.async[events[k]])
+            fail_msg("%s never fired", bfo_verbs_event_name(events[k]));
+    assert_true(cov.unreachable > 0); /* a device gone with every rail to the peer */
+}
+
+
+/* ------------------------------------------------- the connection races
+ *
+ * Two ranks, one rail, no messages: the rail comes up, then the dialer's
+ * queue pair fails (QP_FATAL at rank 0).  Rank 0 reconnects after its
+ * back-off (10 ms) and dials; rank 1 takes the REQ, which replaces its old
+ * queue pair (RAIL_ERROR: its engine reconnects after its own back-off)
+ * and answers; rank 0 is up at the REP and probes.  The control messages
+ * are held or let go to put rank 1's connect() where each race needs it.
+ * The rail must come back with one attempt on each side. */
+
+typedef struct race {
+    vworld *w;
+    sr_world *sw;
+    vw_cov cov;
+    uint64_t c0[2], ok0[2], fail0[2], err0[2];
+} race;
+
+static int rail_up(const race *x, int rank)
+{
+    return x->sw->e[rank].peers[1 - rank].rail[0].fsm.cs == BFO_RAIL_ST_UP;
+}
+
+/* Steps the world (0.1 ms idle steps) until cond or limit; 1 when cond. */
+static int race_run(race *x, int (*cond)(race *), uint64_t limit_ns)
+{
+    uint64_t end = x->w->sn->now + limit_ns;
+    while (!(cond && cond(x))) {
+        if (x->w->sn->now >= end)
+            return 0;
+        if (!sn_step(x->w->sn))
+            x->w->sn->now += 100000;
+        for (int i = 0; i < 2; i++)
+            bfo_engine_progress(&x->sw->e[i], x->w->sn->now);
+    }
+    return 1;
+}
+
+static int both_up(race *x) { return rail_up(x, 0) && rail_up(x, 1); }
+static int rank1_connects(race *x) { return x->w->r[1].connects > x->c0[1]; }
+
+static vw_ctl *held(race *x, int kind)
+{
+    for (int k = 0; k < VW_MAX_CTL; k++)
+        if (x->w->ctl[k].live && x->w->ctl[k].kind == kind)
+            return &x->w->ctl[k];
+    return NULL;
+}
+
+static int req_sent(race *x) { return held(x, VC_REQ) != NULL; }
+
+static void race_start(race *x)
+{
+    sr_scenario sc;
+    memset(x, 0, sizeof *x);
+    memset(&sc, 0, sizeof sc);
+    sc.ranks = 2;
+    sc.rails = 1;
+    sc.seed = 5;
+    x->w = vw_new(NULL, &x->cov);
+    sc.attach = vw_attach;
+    sc.attach_arg = x->w;
+    x->sw = sr_new(&sc);
+    assert_true(race_run(x, both_up, 1000000000ull));
+    for (int i = 0; i < 2; i++) {
+        x->c0[i] = x->w->r[i].connects;
+        x->ok0[i] = x->w->r[i].g.st[0].connects;
+        x->fail0[i] = x->w->r[i].g.st[0].connect_failures;
+        x->err0[i] = x->w->r[i].g.st[0].qp_errors;
+    }
+}
+
+/* The rail is back on both sides within limit, with one connect() and one
+ * new connection each, nothing refused or torn down on the way. */
+static void race_check(race *x, const char *what)
+{
+    uint64_t t0 = x->w->sn->now;
+    int up = race_run(x, both_up, 2000000000ull);
+    print_message("   %s: rail %s after %.3f ms; connect() calls %llu and %llu, new "
+                  "connections %llu and %llu, connects failed %llu and %llu\n",
+                  what, up ? "back" : "NOT back", (double)(x->w->sn->now - t0) / 1e6,
+                  (unsigned long long)(x->w->r[0].connects - x->c0[0]),
+                  (unsigned long long)(x->w->r[1].connects - x->c0[1]),
+                  (unsigned long long)(x->w->r[0].g.st[0].connects - x->ok0[0]),
+                  (unsigned long long)(x->w->r[1].g.st[0].connects - x->ok0[1]),
+                  (unsigned long long)(x->w->r[0].g.st[0].connect_failures - x->fail0[0]),
+                  (unsigned long long)(x->w->r[1].g.st[0].connect_failures - x->fail0[1]));
+    assert_true(up);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(x->w->r[i].connects - x->c0[i], 1);
+        assert_int_equal(x->w->r[i].g.st[0].connects - x->ok0[i], 1);
+        assert_int_equal(x->w->r[i].g.st[0].connect_failures - x->fail0[i], 0);
+    }
+    /* one queue pair lost on each side: the one QP_FATAL hit, the one it replaced */
+    assert_int_equal(x->w->r[0].g.st[0].qp_errors - x->err0[0], 1);
+    assert_int_equal(x->w->r[1].g.st[0].qp_errors - x->err0[1], 1);
+    assert_int_equal(x->w->violations, 0);
+}
+
+static void race_end(race *x)
+{
+    sr_del(x->sw);
+    vw_free(x->w);
+}
+
+/* Rank 1's connect() comes while its new queue pair waits for the RTU: the
+ * connection being wired answers it (it used to be closed: rank 0, up
+ * already, lost its probe and reconnected after a probe timeout). */
+static void test_acceptor_connect_while_waiting_for_the_rtu_keeps_the_new_queue_pair(void **state)
+{
+    race x;
+    (void)state;
+    race_start(&x);
+    x.w->ctl_delay[VC_RTU] = 10000000000ull; /* held until let go below */
+    async_event(x.w, 0, bfo_vg_qi(&x.w->r[0].g, 1, 0), BFO_VEV_QP_FATAL);
+    assert_true(race_run(&x, rank1_connects, 1000000000ull));
+    assert_int_equal(x.w->r[1].g.qps[0].state, BFO_VG_WAIT_RTU); /* the window */
+    race_run(&x, NULL, 1000000); /* its connect() handled */
+    assert_int_equal(x.w->r[1].g.qps[0].connect_req, 0);
+    assert_non_null(held(&x, VC_RTU));
+    held(&x, VC_RTU)->at = x.w->sn->now;
+    x.w->ctl_delay[VC_RTU] = 0;
+    race_check(&x, "connect() while waiting for the RTU");
+    race_end(&x);
+}
+
+/* Rank 1's connect() is called, and before its progress handles it the
+ * RTU arrives: the new connection answers the request (it used to be
+ * closed as one the engine had been told about). */
+static void test_pending_connect_is_answered_by_the_connection_that_comes_up(void **state)
+{
+    race x;
+    (void)state;
+    race_start(&x);
+    x.w->ctl_delay[VC_RTU] = 10000000000ull;
+    async_event(x.w, 0, bfo_vg_qi(&x.w->r[0].g, 1, 0), BFO_VEV_QP_FATAL);
+    assert_true(race_run(&x, rank1_connects, 1000000000ull));
+    assert_int_equal(x.w->r[1].g.qps[0].connect_req, 1); /* not handled yet */
+    assert_non_null(held(&x, VC_RTU));
+    held(&x, VC_RTU)->at = x.w->sn->now; /* the next progress reads it first */
+    x.w->ctl_delay[VC_RTU] = 0;
+    race_check(&x, "connect() pending when the RTU comes");
+    race_end(&x);
+}
+
+/* Rank 0's first REQ is slow (it gives the attempt up after the connect
+ * timeout and dials again); the second is accepted, the rail comes up, and
+ * then the first arrives: it is refused as stale, the connection stays (it
+ * used to replace it, and both sides started over). */
+static void test_stale_req_read_after_a_newer_one_is_refused(void **state)
+{
+    race x;
+    vw_ctl *req;
+    uint64_t qp_err;
+    (void)state;
+    race_start(&x);
+    async_event(x.w, 0, bfo_vg_qi(&x.w->r[0].g, 1, 0), BFO_VEV_QP_FATAL);
+    assert_true(race_run(&x, req_sent, 1000000000ull));
+    req = held(&x, VC_REQ);
+    req->at = x.w->sn->now + 500000000ull; /* read 0.5 s later, behind the next attempt */
+    x.w->r[0].hw[bfo_vg_qi(&x.w->r[0].g, 1, 0)].ctl_at = req->at;
+    assert_true(race_run(&x, both_up, 1000000000ull));
+    qp_err = x.w->r[1].g.st[0].qp_errors;
+    assert_int_equal(x.w->refused, 0);
+    race_run(&x, NULL, 600000000ull); /* the stale REQ arrives */
+    print_message("   a stale REQ: %llu refused; rank 1 lost %llu queue pair(s) after it; "
+                  "rail %s\n",
+                  (unsigned long long)x.w->refused,
+                  (unsigned long long)(x.w->r[1].g.st[0].qp_errors - qp_err),
+                  both_up(&x) ? "up on both sides" : "DOWN");
+    assert_int_equal(x.w->refused, 1);
+    assert_int_equal(x.w->r[1].g.st[0].qp_errors, qp_err);
+    assert_true(both_up(&x));
+    assert_int_equal(x.w->r[1].g.st[0].connects - x.ok0[1], 1);
+    assert_int_equal(x.w->violations, 0);
+    race_end(&x);
+}
+
+/* One run, as report_failure prints it: SCENARIO WHAT N STATUS|EVENT OTHER. */
+static int replay(char **argv)
+{
+    vw_fault f;
+    vw_cov cov;
+    sr_result r;
+    char why[256] = "";
+    int sc = atoi(argv[1]), ok;
+    memset(&f, 0, sizeof f);
+    memset(&cov, 0, sizeof cov);
+    if (setup_set(NULL) != 0 || sc < 0 || sc >= nset)
+        return 2;
+    f.what = atoi(argv[2]);
+    f.n = strtoull(argv[3], NULL, 10);
+    f.status = f.event = atoi(argv[4]);
+    f.other = atoi(argv[5]);
+    ok = vw_run(&set[sc], &f, &cov, &r, why, sizeof why, NULL, NULL);
+    printf("%s\n", ok ? "passed" : why);
+    return !ok;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 6)
+        return replay(argv);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_error_status_on_a_send_write_or_read_at_every_operation),
+        cmocka_unit_test(test_every_error_status_on_a_receive_at_every_send),
+        cmocka_unit_test(test_failed_but_arrived_at_every_operation_is_delivered_once),
+        cmocka_unit_test(test_async_events_mid_message_on_either_side),
+        cmocka_unit_test(test_acceptor_connect_while_waiting_for_the_rtu_keeps_the_new_queue_pair),
+        cmocka_unit_test(test_pending_connect_is_answered_by_the_connection_that_comes_up),
+        cmocka_unit_test(test_stale_req_read_after_a_newer_one_is_refused),
+    };
+    return cmocka_run_group_tests_name("verbs_scenarios", tests, setup_set, NULL);
+}
