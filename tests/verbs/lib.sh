@@ -13,18 +13,20 @@ up() { cut -d' ' -f1 /proc/uptime; }
 say() { echo "[$(up)] $ROLE: $*"; }
 fail() { say "FAIL: $*"; echo "--- stderr (last 30 lines)"; tail -30 "$OUT/err.$ROLE" 2>/dev/null; exit 1; }
 
-# monitor GUEST COMMAND: the host sends COMMAND to that guest's QEMU
-# monitor (e.g. "set_link n0 off" pulls link 0's cable at that guest);
-# returns once it is done (10 s at most).
+# monitor GUEST COMMAND...: the host sends each COMMAND to that guest's QEMU
+# monitor (e.g. "set_link n0 off" pulls link 0's cable at that guest), all
+# of them in one go (cables pulled at once, not one host round trip apart:
+# under load that was seconds); returns once they are done (10 s at most).
 monitor() {
-    local f="$OUT/mon.$1" n
-    echo "$2" >> "$f"
+    local role=$1 f="$OUT/mon.$1" n
+    shift
+    printf '%s\n' "$@" >> "$f"
     n=$(wc -l < "$f")
     for _ in $(seq 500); do
-        [ "$(cat "$f.done" 2>/dev/null || echo 0)" -ge "$n" ] && { say "monitor $1: $2 (done)"; return 0; }
+        [ "$(cat "$f.done" 2>/dev/null || echo 0)" -ge "$n" ] && { say "monitor $role: $* (done)"; return 0; }
         sleep 0.02
     done
-    fail "the host did not carry out '$2' for guest $1"
+    fail "the host did not carry out '$*' for guest $role"
 }
 
 # stream ARGS...: bfo stream in the background (rank 0 writes the JSON to

@@ -3,10 +3,10 @@
 # stream finishes over the TCP rail, every byte verified (RDMA messages
 # fall back to copy).
 . "$(dirname "$0")/lib.sh"
-stream --duration 10 --timeline 250 --timeout 100
+stream --duration 15 --timeline 250 --timeout 100
 if [ "$ROLE" = b ]; then
     moving 2
-    P=$(mono); monitor a "set_link n0 off"; monitor a "set_link n1 off"
+    P=$(mono); monitor a "set_link n0 off" "set_link n1 off"
     echo "$P" > "$OUT/pull.t"
 fi
 wait_stream 110

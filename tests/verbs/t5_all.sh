@@ -6,7 +6,7 @@
 stream --duration 30 --tolerate-death --timeout 60
 if [ "$ROLE" = b ]; then
     moving 2
-    monitor a "set_link n0 off"; monitor a "set_link n1 off"; monitor a "set_link n2 off"
+    monitor a "set_link n0 off" "set_link n1 off" "set_link n2 off"
 fi
 S=$(mono)
 wait_stream 70
