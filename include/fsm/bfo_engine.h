@@ -64,7 +64,8 @@ enum bfo_rdma_mode {
 typedef struct bfo_config {
     int rank, nranks;      /* this process, and how many (required) */
     int nrails;            /* rails per peer, 1..BFO_MAX_RAILS (required) */
-    int max_requests;      /* requests alive at once (default 1024) */
+    int max_requests;      /* requests alive at once, sends and receives from post to
+                            * completion (default 1024) */
     int max_ops;           /* operations in flight (default and minimum: enough for every
                             * request at once, max_requests * (frag_pipeline + 3),
                             * plus engine control messages, see bfo__min_ops) */
