@@ -204,6 +204,23 @@ static int tf_setup(void)
     }
     bfo_tcp_backend(T.t, &T.be);
     T.max_frame = BFO_MAX_HDR_SIZE + 96;
+    { /* listening is not enough: a network namespace whose loopback is down binds */
+        struct sockaddr_in sa;
+        int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+        memset(&sa, 0, sizeof sa);
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        sa.sin_port = htons(T.port);
+        ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+        if (fd >= 0)
+            close(fd);
+        if (!ok) {
+            T.unavailable = "cannot connect over 127.0.0.1 (loopback down?)";
+            bfo_tcp_fini(T.t);
+            T.t = NULL;
+            return 0;
+        }
+    }
     return 1;
 }
 
