@@ -712,6 +712,65 @@ static void test_unexpected_rendezvous_of_a_peer_given_up_fails_its_receive(void
     }
 }
 
+/* A restarted RNDV sends the same message again: one that changes its tag,
+ * length, context, sequence or sender's request is a protocol violation,
+ * and the receive keeps what it took (found by tests/fuzz/fuzz_engine: a
+ * receive of tag 0 completed with the tag of a forged restart). */
+static void test_restarted_rndv_changing_the_message_is_a_protocol_violation(void **state)
+{
+    enum { BIG = 100000 };
+    static uint8_t out[BIG], in[BIG];
+    bfo_request s, r;
+    uint8_t buf[64];
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 84);
+    sc.rdma = BFO_RDMA_OFF;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 1000000);
+    for (int k = 0; k < BIG; k++)
+        out[k] = sr_pattern(7, (size_t)k);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, in, BIG, 0, 0, 5, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, out, BIG, 1, 0, 5, w->sn.now), BFO_OK);
+    for (int k = 0; k < 200 && r.cs != BFO_RECV_ST_ACK_SENT; k++)
+        sn_step(&w->sn); /* the RNDV arrives, the ACK goes out */
+    assert_int_equal(r.cs, BFO_RECV_ST_ACK_SENT);
+    bfo_hdr_rndv h;
+    memset(&h, 0, sizeof h);
+    h.type = BFO_FRAG_RNDV;
+    h.flags = BFO_FLAG_RESTART;
+    h.ctx = 0;
+    h.src = 0;
+    h.tag = 5;
+    h.seq = r.seq;
+    h.rseq = (uint16_t)(r.rseq + 1);
+    h.msg_len = BIG;
+    h.sreq = r.remote;
+    h.dreq = r.self;
+    for (int what = 0; what < 5; what++) {
+        bfo_hdr_rndv x = h;
+        if (what == 0)
+            x.tag = 6;
+        else if (what == 1)
+            x.msg_len = BIG + 1;
+        else if (what == 2)
+            x.ctx = 1;
+        else if (what == 3)
+            x.seq = (uint16_t)(r.seq + 1);
+        else
+            x.sreq.gen++;
+        size_t n = bfo_hdr_rndv_encode(&x, buf, sizeof buf);
+        assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, buf, n, w->sn.now), BFO_ERR_PROTOCOL);
+    }
+    assert_int_equal(r.cs, BFO_RECV_ST_ACK_SENT);
+    sr_advance(w, 50000000);
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_int_equal(r.tag, 5);
+    assert_int_equal(r.length, BIG);
+    assert_memory_equal(in, out, BIG);
+    sr_del(w);
+}
+
 /* Engine control messages have a budget: past it, a NOTIFY that needs a
  * NACK is refused with BFO_ERR_AGAIN (offered again later), never dropped,
  * never an allocation. */
@@ -1471,6 +1530,7 @@ int main(void)
         cmocka_unit_test(test_completion_of_an_op_the_transport_does_not_hold_is_ignored),
         cmocka_unit_test(test_receive_holds_a_handle_from_post_no_memory_when_none_is_left),
         cmocka_unit_test(test_unexpected_rendezvous_of_a_peer_given_up_fails_its_receive),
+        cmocka_unit_test(test_restarted_rndv_changing_the_message_is_a_protocol_violation),
         cmocka_unit_test(test_silent_loss_busy_rail_mapped_out_within_heartbeat_plus_probe_timeout),
         cmocka_unit_test(test_silent_loss_idle_rail_mapped_out_within_heartbeat_plus_probe_timeout),
         cmocka_unit_test(test_one_directional_loss_probe_timeout_on_one_side_broken_on_the_other),

@@ -1585,6 +1585,18 @@ static inline bfo_request *bfo__lookup(bfo_engine *e, int peer, bfo_handle h, in
     return r;
 }
 
+/* A restarted RNDV or RGET describes the message its receive took first:
+ * the same source, context, tag, sequence, length and sender's request (a
+ * restart sends the same message again; only the protocol may change). */
+static inline int bfo__same_message(const bfo_request *r, int peer, const bfo_frame *f)
+{
+    const int rget = f->type == BFO_FRAG_RGET;
+    return bfo__frame_src(f) == (uint32_t)peer && bfo__frame_ctx(f) == r->ctx &&
+           bfo__frame_tag(f) == r->tag && (uint16_t)bfo__frame_seq(f) == r->seq &&
+           (rget ? f->h.rget.msg_len : f->h.rndv.msg_len) == (uint64_t)r->length &&
+           bfo_handle_eq(rget ? f->h.rget.sreq : f->h.rndv.sreq, r->remote);
+}
+
 /* Answers a NOTIFY for a request that is gone; BFO_ERR_AGAIN when the
  * control budget is spent (the transport offers the NOTIFY again later). */
 static inline int bfo__nack_from(bfo_engine *e, int peer, const bfo_frame *f)
@@ -1653,6 +1665,10 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
                         rget ? f.h.rget.rseq : f.h.rndv.rseq, 1, &kind);
         if (!r) {
             rc = BFO_ERR_STALE;
+            break;
+        }
+        if (!bfo__same_message(r, peer, &f)) {
+            rc = BFO_ERR_PROTOCOL;
             break;
         }
         bfo__req_feed(e, r, bfo_frag_event(f.type, kind));

@@ -70,7 +70,9 @@ static struct {
     /* the backend's sends */
     uint64_t tok_base, ntok;
     int done[TF_POSTS], ok_[TF_POSTS];
-    uint64_t max_ack;        /* the largest ack rank 0 sent */
+    uint64_t max_ack;        /* the largest ack rank 0 sent (in any frame header) */
+    size_t scan;             /* where the next header of rank 0's stream starts */
+    int scan_lost;           /* ... or not any more: the framing broke there */
     uint64_t seq_of[TF_POSTS]; /* the sequence number post k's DATA frame had */
     /* what the backend wrote to rank 0 */
     uint8_t in[65536];
@@ -293,6 +295,25 @@ static void tf_read(void)
     T.nin -= p;
 }
 
+/* The acks in rank 0's stream, whichever command wrote them (raw bytes
+ * too): frame by frame while the framing holds. */
+static void tf_scan_acks(void)
+{
+    while (!T.scan_lost && T.nsent - T.scan >= BFO_TCP_HDR_SIZE) {
+        const uint8_t *h = T.sent + T.scan;
+        uint32_t len = bfo_get32(h);
+        if (bfo_get16(h + 4) != BFO_TCP_MAGIC || len > T.max_frame + 256) {
+            T.scan_lost = 1; /* the backend drops the connection here: no ack after it counts */
+            return;
+        }
+        if (bfo_get64(h + 16) > T.max_ack)
+            T.max_ack = bfo_get64(h + 16);
+        if (T.nsent - T.scan < BFO_TCP_HDR_SIZE + (size_t)len)
+            return;
+        T.scan += BFO_TCP_HDR_SIZE + len;
+    }
+}
+
 static void tf_write(const uint8_t *b, size_t n)
 {
     if (T.ended || T.nsent + n > sizeof T.sent)
@@ -300,12 +321,13 @@ static void tf_write(const uint8_t *b, size_t n)
     while (n) {
         ssize_t w = send(T.fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w <= 0) /* the backend stalled or dropped the connection: the rest is not sent */
-            return;
+            break;
         memcpy(T.sent + T.nsent, b, (size_t)w);
         T.nsent += (size_t)w;
         b += w;
         n -= (size_t)w;
     }
+    tf_scan_acks();
     tf_progress(2);
     tf_read();
 }
@@ -410,16 +432,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             memset(b + BFO_TCP_HDR_SIZE + got, 0, body - got);
             if (!(a & 0x08))
                 T.next_seq++;
-            if (ack > T.max_ack)
-                T.max_ack = ack;
             tf_write(b, BFO_TCP_HDR_SIZE + body);
             break;
         }
         case TF_ACK: /* up to one beyond what the backend sent */
             a = fuzz_u8(&in);
             tf_header(b, 0, BFO_TCP_K_ACK, (a & 0x10) ? 1 : 0, T.in_seq + (a & 1), (a >> 1) & 1);
-            if (T.in_seq + (a & 1) > T.max_ack)
-                T.max_ack = T.in_seq + (a & 1);
             tf_write(b, BFO_TCP_HDR_SIZE);
             break;
         case TF_ANSWER:
