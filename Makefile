@@ -30,10 +30,14 @@
 #                    function (part of make check)
 #   make check-valgrind  memcheck on the unit tests and a few bfo sim runs (~1 min)
 #   make check SAN=1 the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make fuzz        the libFuzzer targets of tests/fuzz/ (clang, into build/fuzz)
+#   make check-fuzz  each of them for FUZZ_SECONDS (default 60) over its corpus
+#   make fuzz-corpus regenerate the seeds of tests/fuzz/corpus/ (committed)
 #   make clean
 #
-# Variables: CC, CXX, CFLAGS, PYTHON, RAGEL, DOT, SAN, PMIX, VERBS; for install
-# PREFIX, DESTDIR, BINDIR, INCLUDEDIR, LIBDIR, PKGCONFIGDIR.
+# Variables: CC, CXX, CFLAGS, PYTHON, RAGEL, DOT, SAN, PMIX, VERBS, FUZZ_CC,
+# FUZZ_SECONDS; for install PREFIX, DESTDIR, BINDIR, INCLUDEDIR, LIBDIR,
+# PKGCONFIGDIR.
 
 SHELL   := /bin/bash
 CC      ?= cc
@@ -53,7 +57,8 @@ BUILD    := $(BUILD)-san
 endif
 
 TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc test_verbs_map \
-            test_verbs_scenarios test_porting
+            test_verbs_scenarios test_porting \
+            fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
 DOCS_GEN := docs/protocol.md docs/porting.md
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
@@ -110,6 +115,7 @@ NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR)
 
 .PHONY: all bench-engine dance demo check check-headers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
+.PHONY: fuzz check-fuzz fuzz-corpus
 
 all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine libs $(BUILD)/mini_mpi_loopback
 
@@ -160,6 +166,68 @@ check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore double --rails 2 --protocol get --msg '0>1:200K'
 	./$(BUILD)/bfo sim --explore double --rails 2 --rdma-rails 1 --msg '0>1:100K' --msg '1>0:200K'
 	./$(BUILD)/bfo sim --random 100000 --seed 7
+
+# Hostile input (tests/fuzz/): libFuzzer targets for frame decoding (wire),
+# an engine whose peers are the input (engine) and the TCP backend's
+# framing and reassembly over a loopback connection (tcp_frames).  `make
+# check` replays each corpus without libFuzzer (fuzz_replay_*, with the
+# project's compiler); `make fuzz` builds the fuzzers with clang; `make
+# check-fuzz` runs each for FUZZ_SECONDS over its corpus (new inputs go to
+# build/fuzz/new-<target>, crashes to build/fuzz/<target>-crash-*, never
+# into the committed corpus).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD   := build/fuzz
+FUZZ_TARGETS := wire engine tcp_frames
+FUZZ_FLAGS   := -std=c11 $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+                $(INC) -Itests/fuzz -Ibackends -Ibackends/tcp
+FUZZ_HDR     := tests/fuzz/fuzz.h tests/fuzz/fuzz_tcp_script.h $(HEADERS)
+FUZZ_SRC_wire       := tests/fuzz/fuzz_wire.c
+FUZZ_SRC_engine     := tests/fuzz/fuzz_engine.c
+FUZZ_SRC_tcp_frames := tests/fuzz/fuzz_tcp_frames.c $(TCP_SRC)
+
+$(BUILD)/fuzz_replay_wire: $(FUZZ_SRC_wire) tests/fuzz/replay.c $(FUZZ_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests/fuzz -DFUZZ_TARGET='"wire"' $(FUZZ_SRC_wire) tests/fuzz/replay.c -o $@ -lcmocka
+$(BUILD)/fuzz_replay_engine: $(FUZZ_SRC_engine) tests/fuzz/replay.c $(FUZZ_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests/fuzz -DFUZZ_TARGET='"engine"' $(FUZZ_SRC_engine) tests/fuzz/replay.c -o $@ -lcmocka
+$(BUILD)/fuzz_replay_tcp_frames: $(FUZZ_SRC_tcp_frames) tests/fuzz/replay.c $(FUZZ_HDR) $(TCP_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests/fuzz -Ibackends -Ibackends/tcp -DFUZZ_TARGET='"tcp_frames"' $(FUZZ_SRC_tcp_frames) tests/fuzz/replay.c -o $@ -lcmocka
+
+fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+
+$(FUZZ_BUILD):
+	mkdir -p $@
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_HDR) $(TCP_HDR) $(TCP_SRC) | $(FUZZ_BUILD)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(FUZZ_SRC_$*) -o $@
+
+check-fuzz: fuzz
+	@set -eo pipefail; n=0; for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz_$$t: $(FUZZ_SECONDS) s over tests/fuzz/corpus/$$t ($$(ls tests/fuzz/corpus/$$t | wc -l) inputs)"; \
+	  rm -rf $(FUZZ_BUILD)/new-$$t; mkdir -p $(FUZZ_BUILD)/new-$$t; \
+	  if ! ./$(FUZZ_BUILD)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
+	       -artifact_prefix=$(FUZZ_BUILD)/$$t- $(FUZZ_BUILD)/new-$$t tests/fuzz/corpus/$$t \
+	       > $(FUZZ_BUILD)/$$t.log 2>&1; then \
+	    grep -v '^#' $(FUZZ_BUILD)/$$t.log | tail -40; \
+	    echo "check-fuzz: fuzz_$$t failed: the input is $$(ls $(FUZZ_BUILD)/$$t-* 2>/dev/null | head -1)"; exit 1; \
+	  fi; \
+	  execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_BUILD)/$$t.log); \
+	  rate=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $(FUZZ_BUILD)/$$t.log); \
+	  cov=$$(grep -o 'cov: [0-9]*' $(FUZZ_BUILD)/$$t.log | tail -1); \
+	  echo "   fuzz_$$t: $$execs executions ($$rate/s), $$cov, $$(ls $(FUZZ_BUILD)/new-$$t | wc -l) new inputs in $(FUZZ_BUILD)/new-$$t"; \
+	  [ "$$execs" -gt 0 ] || { echo "check-fuzz: fuzz_$$t ran nothing"; exit 1; }; \
+	  n=$$((n + 1)); \
+	done; echo "== check-fuzz: every fuzzer ran $(FUZZ_SECONDS) s without a crash"; \
+	echo "tests: $$n passed, 0 failed"
+
+# Seeds: valid frames of every type, real engine exchanges recorded as
+# scripts, TCP byte streams (tests/fuzz/gen_corpus.c).
+$(BUILD)/gen_corpus: tests/fuzz/gen_corpus.c tests/fuzz/fuzz_engine.c $(FUZZ_HDR) $(TCP_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests/fuzz -Ibackends -Ibackends/tcp $< -o $@
+
+fuzz-corpus: $(BUILD)/gen_corpus
+	mkdir -p tests/fuzz/corpus
+	./$(BUILD)/gen_corpus tests/fuzz/corpus
 
 # The TCP backend's misbehaving test peer.
 

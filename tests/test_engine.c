@@ -599,6 +599,178 @@ static void test_forged_put_and_fin_are_refused(void **state)
     sr_del(w);
 }
 
+/* A completion whose token names no operation the transport holds (one
+ * waiting for a rail, or one never used, whose generation a post would
+ * have) is ignored: found by tests/fuzz/fuzz_engine (the engine completed
+ * the free op, or the MATCH still waiting, as if delivered). */
+static void test_completion_of_an_op_the_transport_does_not_hold_is_ignored(void **state)
+{
+    static const msgspec m[] = { { 0, 1, 64 } };
+    sr_result res;
+    (void)state;
+    sr_scenario sc = make(m, 1, 2, 2, 81);
+    sr_world *w = sr_new(&sc); /* no rail is up yet: the MATCH waits for one */
+    bfo_engine *e = &w->e[0];
+    int pend = e->peers[1].pend_head, fresh = e->op_free;
+    assert_true(pend >= 0 && fresh >= 0);
+    int in_use = e->ops_in_use;
+    bfo_engine_completion(e, ((uint64_t)e->ops[pend].gen << 32) | (uint32_t)pend, 1);
+    bfo_engine_completion(e, ((uint64_t)e->ops[fresh].gen << 32) | (uint32_t)fresh, 0);
+    assert_int_equal(e->ops_in_use, in_use);
+    assert_int_equal(e->op_free, fresh);
+    assert_int_equal(e->peers[1].pend_head, pend);
+    assert_false(bfo_test(&w->sreq[0]));
+    sr_go(w);
+    assert_true(sr_judge(w, &res)); /* delivered once, every pool entry back */
+    assert_int_equal(w->sreq[0].status, BFO_OK);
+    sr_del(w);
+}
+
+/* A receive takes its handle at bfo_irecv, so a rendezvous it matches is
+ * always answered with one; with every request slot in use, bfo_irecv says
+ * BFO_ERR_NO_MEMORY as bfo_isend does.  Found by tests/fuzz/fuzz_engine:
+ * a receive that matched when every handle was taken answered with a null
+ * handle (an ACK the peer rejects) and its operations passed for the
+ * engine's own control messages. */
+static void test_receive_holds_a_handle_from_post_no_memory_when_none_is_left(void **state)
+{
+    enum { BIG = 100000 };
+    static uint8_t out[4][BIG], in[4][BIG];
+    bfo_request s1[3], r1[2], s0, r0[3], extra;
+    bfo_config cfg;
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.max_requests = 4;
+    sr_scenario sc = make(NULL, 0, 2, 2, 82);
+    sc.cfg = &cfg;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 1000000); /* rails up */
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < BIG; k++)
+            out[i][k] = sr_pattern(i, (size_t)k);
+    for (int i = 0; i < 3; i++) /* rendezvous nobody receives yet: 3 handles held */
+        assert_int_equal(bfo_isend(&w->e[1], &s1[i], out[i], BIG, 0, 0, i, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_irecv(&w->e[1], &r1[0], in[3], BIG, BFO_ANY_SOURCE, 0, 9, w->sn.now), BFO_OK);
+    assert_int_equal(w->e[1].slots_in_use, 4);
+    assert_int_equal(bfo_irecv(&w->e[1], &r1[1], in[0], BIG, 0, 0, BFO_ANY_TAG, w->sn.now),
+                     BFO_ERR_NO_MEMORY);
+    assert_int_equal(bfo_isend(&w->e[1], &extra, out[0], 8, 0, 0, 1, w->sn.now), BFO_ERR_NO_MEMORY);
+    assert_int_equal(bfo_isend(&w->e[0], &s0, out[3], BIG, 1, 0, 9, w->sn.now), BFO_OK);
+    sr_advance(w, 50000000);
+    assert_true(bfo_test(&s0) && bfo_test(&r1[0]));
+    assert_int_equal(r1[0].status, BFO_OK);
+    assert_memory_equal(in[3], out[3], BIG);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(bfo_irecv(&w->e[0], &r0[i], in[i], BIG, 1, 0, i, w->sn.now), BFO_OK);
+    sr_advance(w, 50000000);
+    for (int i = 0; i < 3; i++) {
+        assert_true(bfo_test(&s1[i]) && bfo_test(&r0[i]));
+        assert_int_equal(r0[i].status, BFO_OK);
+        assert_memory_equal(in[i], out[i], BIG);
+    }
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(w->e[i].slots_in_use, 0);
+        assert_int_equal(w->e[i].ops_in_use - w->e[i].ctl_in_use, 0); /* probes may be out */
+        assert_int_equal(w->e[i].stats.protocol_violations + w->e[i].stats.malformed_frames, 0);
+    }
+    sr_del(w);
+}
+
+/* A rendezvous that waited in the unexpected queue while its sender was
+ * given up can never finish: the receive that takes it fails with
+ * BFO_ERR_PEER_UNREACHABLE (found by tests/fuzz/fuzz_engine: it waited
+ * for good, nothing left to fail it). */
+static void test_unexpected_rendezvous_of_a_peer_given_up_fails_its_receive(void **state)
+{
+    enum { BIG = 100000 };
+    static uint8_t out[BIG], in[2][BIG];
+    bfo_request s, r[2];
+    (void)state;
+    for (int rdma = BFO_RDMA_AUTO; rdma <= BFO_RDMA_OFF; rdma += BFO_RDMA_OFF) { /* RGET, RNDV */
+        sr_scenario sc = make(NULL, 0, 2, 2, 83);
+        sc.rdma = rdma;
+        sr_world *w = sr_new(&sc);
+        sr_advance(w, 1000000);
+        assert_int_equal(bfo_isend(&w->e[0], &s, out, BIG, 1, 0, 5, w->sn.now), BFO_OK);
+        sr_advance(w, 5000000);
+        assert_int_equal(w->e[1].uxm_in_use, 1); /* its first frame waits unexpected */
+        bfo__peer_unreachable(&w->e[1], 0);
+        assert_int_equal(bfo_irecv(&w->e[1], &r[0], in[0], BIG, BFO_ANY_SOURCE, 0, BFO_ANY_TAG,
+                                   w->sn.now),
+                         BFO_OK);
+        assert_int_equal(bfo_irecv(&w->e[1], &r[1], in[1], BIG, 0, 0, 5, w->sn.now),
+                         BFO_ERR_PEER_UNREACHABLE);
+        sr_advance(w, 100000000);
+        for (int i = 0; i < 2; i++) {
+            assert_true(bfo_test(&r[i]));
+            assert_int_equal(r[i].status, BFO_ERR_PEER_UNREACHABLE);
+        }
+        assert_int_equal(w->e[1].uxm_in_use, 0);
+        assert_int_equal(w->e[1].slots_in_use, 0);
+        assert_int_equal(w->e[1].ops_in_use - w->e[1].ctl_in_use, 0);
+        sr_del(w);
+    }
+}
+
+/* A restarted RNDV sends the same message again: one that changes its tag,
+ * length, context, sequence or sender's request is a protocol violation,
+ * and the receive keeps what it took (found by tests/fuzz/fuzz_engine: a
+ * receive of tag 0 completed with the tag of a forged restart). */
+static void test_restarted_rndv_changing_the_message_is_a_protocol_violation(void **state)
+{
+    enum { BIG = 100000 };
+    static uint8_t out[BIG], in[BIG];
+    bfo_request s, r;
+    uint8_t buf[64];
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 84);
+    sc.rdma = BFO_RDMA_OFF;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 1000000);
+    for (int k = 0; k < BIG; k++)
+        out[k] = sr_pattern(7, (size_t)k);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, in, BIG, 0, 0, 5, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, out, BIG, 1, 0, 5, w->sn.now), BFO_OK);
+    for (int k = 0; k < 200 && r.cs != BFO_RECV_ST_ACK_SENT; k++)
+        sn_step(&w->sn); /* the RNDV arrives, the ACK goes out */
+    assert_int_equal(r.cs, BFO_RECV_ST_ACK_SENT);
+    bfo_hdr_rndv h;
+    memset(&h, 0, sizeof h);
+    h.type = BFO_FRAG_RNDV;
+    h.flags = BFO_FLAG_RESTART;
+    h.ctx = 0;
+    h.src = 0;
+    h.tag = 5;
+    h.seq = r.seq;
+    h.rseq = (uint16_t)(r.rseq + 1);
+    h.msg_len = BIG;
+    h.sreq = r.remote;
+    h.dreq = r.self;
+    for (int what = 0; what < 5; what++) {
+        bfo_hdr_rndv x = h;
+        if (what == 0)
+            x.tag = 6;
+        else if (what == 1)
+            x.msg_len = BIG + 1;
+        else if (what == 2)
+            x.ctx = 1;
+        else if (what == 3)
+            x.seq = (uint16_t)(r.seq + 1);
+        else
+            x.sreq.gen++;
+        size_t n = bfo_hdr_rndv_encode(&x, buf, sizeof buf);
+        assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, buf, n, w->sn.now), BFO_ERR_PROTOCOL);
+    }
+    assert_int_equal(r.cs, BFO_RECV_ST_ACK_SENT);
+    sr_advance(w, 50000000);
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_int_equal(r.tag, 5);
+    assert_int_equal(r.length, BIG);
+    assert_memory_equal(in, out, BIG);
+    sr_del(w);
+}
+
 /* Engine control messages have a budget: past it, a NOTIFY that needs a
  * NACK is refused with BFO_ERR_AGAIN (offered again later), never dropped,
  * never an allocation. */
@@ -1355,6 +1527,10 @@ int main(void)
         cmocka_unit_test(test_hostile_frames_are_counted_not_fatal),
         cmocka_unit_test(test_forged_put_and_fin_are_refused),
         cmocka_unit_test(test_control_budget_back_pressure),
+        cmocka_unit_test(test_completion_of_an_op_the_transport_does_not_hold_is_ignored),
+        cmocka_unit_test(test_receive_holds_a_handle_from_post_no_memory_when_none_is_left),
+        cmocka_unit_test(test_unexpected_rendezvous_of_a_peer_given_up_fails_its_receive),
+        cmocka_unit_test(test_restarted_rndv_changing_the_message_is_a_protocol_violation),
         cmocka_unit_test(test_silent_loss_busy_rail_mapped_out_within_heartbeat_plus_probe_timeout),
         cmocka_unit_test(test_silent_loss_idle_rail_mapped_out_within_heartbeat_plus_probe_timeout),
         cmocka_unit_test(test_one_directional_loss_probe_timeout_on_one_side_broken_on_the_other),

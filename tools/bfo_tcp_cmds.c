@@ -43,7 +43,7 @@
  *        "unreachable","dead_peers","failovers","readmissions",
  *        "recovery_ms_max","stall_ms_max","unreachable_ms_max","failover_ms_max","elapsed_ms",
  *        "conn_errors","malformed_drops","backpressure","keepalives",
- *        "per_rail_bytes":[...]}
+ *        "stale_frames","protocol_violations","per_rail_bytes":[...]}
  *       messages/bytes/verified: received at the destinations; failovers and
  *       readmissions: the engines' mapouts and readmissions; recovery_ms_max:
  *       the longest time from a rail being mapped out to the next message
@@ -55,7 +55,13 @@
  *       completing (failed: free to go out again over the other rails; 0
  *       when the transport had failed them all by the time the stream
  *       looked, as after an error completion); --trace-rails logs each;
- *       per_rail_bytes: engine bytes written per rail, all ranks.
+ *       per_rail_bytes: engine bytes written per rail, all ranks;
+ *       malformed_drops: connections dropped for malformed input (the
+ *       transports' count, each logged with its reason); stale_frames: frames
+ *       the engines dropped as naming no live request of their sender (or an
+ *       older restart), the connection kept; protocol_violations: frames
+ *       the engines refused (malformed, impossible in any state, or an event
+ *       the request's machine does not take), all ranks.
  *     Exit 0 only if every message of every live pair arrived exactly once
  *     with the right bytes (rank 0: for the whole job).
  */
@@ -252,7 +258,7 @@ int bfo_cmd_run(int argc, char **argv)
 
 #define ST_MAX_SIZES 32
 enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD, F_MAPOUTS,
-       F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE, F_KEEPALIVES,
+       F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE, F_KEEPALIVES, F_STALE, F_VIOLATIONS,
        NF /* counters sent to rank 0 */ };
 
 typedef struct slot {
@@ -871,6 +877,8 @@ int bfo_cmd_stream(int argc, char **argv)
         const bfo_tcp_stats *ts = bfo_net_get_stats(s->t);
         s->f[F_MAPOUTS] = s->e->stats.mapouts;
         s->f[F_READMIT] = s->e->stats.readmissions;
+        s->f[F_STALE] = s->e->stats.stale_dropped;
+        s->f[F_VIOLATIONS] = s->e->stats.protocol_violations + s->e->stats.malformed_frames;
         for (int r = 0; r < bfo_net_nrails(s->t); r++) {
             s->rail_bytes[r] = ts->rail[r].bytes_tx;
             s->f[F_CONNERR] += ts->rail[r].conn_errors;
@@ -940,6 +948,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"failover_ms_max\":%.3f"
                        ",\"elapsed_ms\":%.1f,\"conn_errors\":%" PRIu64 ",\"malformed_drops\":%" PRIu64
                        ",\"backpressure\":%" PRIu64 ",\"keepalives\":%" PRIu64
+                       ",\"stale_frames\":%" PRIu64 ",\"protocol_violations\":%" PRIu64
                        ",\"per_rail_bytes\":[",
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
                        tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
@@ -948,7 +957,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        (double)tot[NF + BFO_MAX_RAILS + 2] / 1e6,
                        (double)tot[NF + BFO_MAX_RAILS + 3] / 1e6,
                        (double)(bfo_tcp_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE],
-                       tot[F_KEEPALIVES]);
+                       tot[F_KEEPALIVES], tot[F_STALE], tot[F_VIOLATIONS]);
                 for (int r = 0; r < bfo_net_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
                 printf("]}\n");

@@ -895,7 +895,9 @@ static void parse(bfo_tcp *t, tlink *l)
             return;
         }
         if (rc != BFO_OK && rc != BFO_ERR_STALE) {
-            set_broken(t, l, 1, "engine rejected a frame: %s", bfo_errname(rc));
+            const char *type = bfo_frag_name(h[BFO_TCP_HDR_SIZE]);
+            set_broken(t, l, 1, "engine rejected a frame (%s, %u bytes): %s",
+                       type ? type : "unknown type", len, bfo_errname(rc));
             return;
         }
         if (l->stalled) {

@@ -148,9 +148,12 @@
  *
  * MALFORMED INPUT.  Bad magic, unknown kind, length above the largest frame,
  *   out-of-sequence numbers, an ack beyond what was sent, a bad hello, or a
- *   frame the engine rejects (parse error, BFO_ERR_PROTOCOL): the
- *   connection is dropped with a logged reason and counted
- *   (bfo_tcp_rail_stats.malformed); the process stays up.
+ *   frame the engine rejects (parse error, BFO_ERR_PROTOCOL; the reason
+ *   names its type and length): the connection is dropped with a logged
+ *   reason and counted (bfo_tcp_rail_stats.malformed); the process stays
+ *   up.  A frame the engine drops as stale (BFO_ERR_STALE: it names no live
+ *   request, as a duplicate after a failover does) is acknowledged and the
+ *   connection kept (docs/engine-design.md, "Hostile input").
  *
  * RDMA.  TCP rails do not claim BFO_CAP_RDMA: post_write/post_read are
  *   NULL and the engine uses its copy protocols (eager, RNDV + FRAGs).

@@ -83,7 +83,8 @@
  *                       max_ops below the minimum), BFO_ERR_NO_MEMORY
  *   bfo_isend:          BFO_OK, BFO_ERR_INVALID, BFO_ERR_NO_MEMORY (no request
  *                       slot), BFO_ERR_PEER_UNREACHABLE (completed at once)
- *   bfo_irecv:          BFO_OK, BFO_ERR_INVALID, BFO_ERR_PEER_UNREACHABLE
+ *   bfo_irecv:          BFO_OK, BFO_ERR_INVALID, BFO_ERR_NO_MEMORY (no request
+ *                       slot: receives count too), BFO_ERR_PEER_UNREACHABLE
  *   request.status:     BFO_OK, BFO_ERR_TRUNCATE (receive: the buffer got what
  *                       fits, .length is the message's), BFO_ERR_PEER_UNREACHABLE
  *   bfo_engine_frame:   BFO_OK, BFO_ERR_AGAIN (offer it again later),

@@ -64,7 +64,8 @@ enum bfo_rdma_mode {
 typedef struct bfo_config {
     int rank, nranks;      /* this process, and how many (required) */
     int nrails;            /* rails per peer, 1..BFO_MAX_RAILS (required) */
-    int max_requests;      /* requests alive at once (default 1024) */
+    int max_requests;      /* requests alive at once, sends and receives from post to
+                            * completion (default 1024) */
     int max_ops;           /* operations in flight (default and minimum: enough for every
                             * request at once, max_requests * (frag_pipeline + 3),
                             * plus engine control messages, see bfo__min_ops) */
@@ -330,6 +331,7 @@ static inline int bfo_engine_init(bfo_engine *e, const bfo_config *cfg, const bf
     for (int i = 0; i < c->max_ops; i++) {
         e->ops[i].next = i + 1 < c->max_ops ? i + 1 : -1;
         e->ops[i].gen = 1;
+        e->ops[i].posted = 0;
     }
     e->op_free = 0;
     e->fail_head = e->fail_tail = -1;
@@ -398,6 +400,15 @@ static inline bfo_request *bfo__handle_get(const bfo_engine *e, bfo_handle h)
         e->slot_gen[h.index] != h.gen)
         return NULL;
     return e->slot_req[h.index];
+}
+
+/* The request a peer's frame may name, or NULL: a receive holds its handle
+ * from bfo_irecv on, but the peer learns it only once a message matched
+ * (ACK, PUT, RECVERRNOTIFY); before that, a frame naming it is forged. */
+static inline bfo_request *bfo__handle_named(const bfo_engine *e, bfo_handle h)
+{
+    bfo_request *r = bfo__handle_get(e, h);
+    return r && !(r->kind == BFO_REQ_RECV && r->cs == BFO_RECV_ST_POSTED) ? r : NULL;
 }
 
 /* ------------------------------------------------------------------- ops */
@@ -1001,9 +1012,7 @@ static inline void bfo__accept_rzv(bfo_engine *e, bfo_request *r, const bfo_fram
     r->frags_inflight = 0;
     r->slot_next = r->slot_base = 0;
     r->slot_mask = 0;
-    r->counting = 1;
-    if (bfo_handle_is_null(r->self))
-        r->self = bfo__handle_alloc(e, r);
+    r->counting = 1; /* r->self: taken at bfo_irecv */
 }
 
 static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
@@ -1197,11 +1206,14 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
     bfo__req_feed(e, r, bfo__op_event(type, ok));
 }
 
-/* Called by the backend once per posted operation. */
+/* Called by the backend once per posted operation.  A token that names no
+ * operation the backend holds (stale, made up, or of an op that is free or
+ * waiting for a rail) is ignored: the generation alone does not tell, a
+ * free op keeps the generation its next post will have. */
 static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok)
 {
     uint32_t idx = (uint32_t)token, gen = (uint32_t)(token >> 32);
-    if (idx < (uint32_t)e->cfg.max_ops && e->ops[idx].gen == gen)
+    if (idx < (uint32_t)e->cfg.max_ops && e->ops[idx].gen == gen && e->ops[idx].posted)
         bfo__op_done(e, &e->ops[idx], ok);
     bfo__run_failed(e);
 }
@@ -1426,11 +1438,14 @@ static inline int bfo__matches(const bfo_request *r, int peer, const bfo_frame *
            (r->want_tag == BFO_ANY_TAG || r->want_tag == bfo__frame_tag(f));
 }
 
-/* After an RNDV or RGET matched: the receiver's choice of protocol. */
+/* After an RNDV or RGET matched: the receiver's choice of protocol.  One
+ * that waited in the unexpected queue while its sender was given up fails:
+ * the rest of the message never comes (and nothing would fail it later). */
 static inline void bfo__recv_chosen(bfo_engine *e, bfo_request *r)
 {
     if (!r->complete && (r->cs == BFO_RECV_ST_RNDV_MATCHED || r->cs == BFO_RECV_ST_RGET_MATCHED))
-        bfo__req_feed(e, r, bfo__recv_choose(e, r));
+        bfo__req_feed(e, r, e->peers[r->peer].unreachable ? BFO_EV_PEER_UNREACHABLE
+                                                           : bfo__recv_choose(e, r));
 }
 
 /* A posted receive takes a message: the first event of its machine. */
@@ -1559,7 +1574,7 @@ static inline int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
 static inline bfo_request *bfo__lookup(bfo_engine *e, int peer, bfo_handle h, int want,
                                        uint16_t rseq, int newer_is_new, int *evk)
 {
-    bfo_request *r = bfo__handle_get(e, h);
+    bfo_request *r = bfo__handle_named(e, h);
     int d;
     if (!r || r->kind != want || r->peer != peer)
         return NULL;
@@ -1568,6 +1583,18 @@ static inline bfo_request *bfo__lookup(bfo_engine *e, int peer, bfo_handle h, in
         return NULL;
     *evk = d > 0 || !newer_is_new ? BFO_EVK_RCVD : BFO_EVK_DUP_RCVD;
     return r;
+}
+
+/* A restarted RNDV or RGET describes the message its receive took first:
+ * the same source, context, tag, sequence, length and sender's request (a
+ * restart sends the same message again; only the protocol may change). */
+static inline int bfo__same_message(const bfo_request *r, int peer, const bfo_frame *f)
+{
+    const int rget = f->type == BFO_FRAG_RGET;
+    return bfo__frame_src(f) == (uint32_t)peer && bfo__frame_ctx(f) == r->ctx &&
+           bfo__frame_tag(f) == r->tag && (uint16_t)bfo__frame_seq(f) == r->seq &&
+           (rget ? f->h.rget.msg_len : f->h.rndv.msg_len) == (uint64_t)r->length &&
+           bfo_handle_eq(rget ? f->h.rget.sreq : f->h.rndv.sreq, r->remote);
 }
 
 /* Answers a NOTIFY for a request that is gone; BFO_ERR_AGAIN when the
@@ -1640,6 +1667,10 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
             rc = BFO_ERR_STALE;
             break;
         }
+        if (!bfo__same_message(r, peer, &f)) {
+            rc = BFO_ERR_PROTOCOL;
+            break;
+        }
         bfo__req_feed(e, r, bfo_frag_event(f.type, kind));
         bfo__recv_chosen(e, r);
         break;
@@ -1663,7 +1694,7 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         bfo__req_feed(e, r, BFO_EV_PUT_RCVD);
         break;
     case BFO_FRAG_FIN:
-        r = bfo__handle_get(e, f.h.fin.dreq);
+        r = bfo__handle_named(e, f.h.fin.dreq);
         if (!r || r->peer != peer || bfo_rseq_cmp(f.h.fin.rseq, r->rseq) != 0) {
             rc = BFO_ERR_STALE;
             break;
@@ -1723,7 +1754,7 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         bfo__req_feed(e, r, BFO_EV_FRAG_RCVD);
         break;
     case BFO_FRAG_NOTIFY:
-        r = bfo__handle_get(e, f.h.restart.dreq);
+        r = bfo__handle_named(e, f.h.restart.dreq);
         if (!r || r->kind != BFO_REQ_RECV) { /* complete and gone: NACK */
             rc = bfo__nack_from(e, peer, &f);
             break;
@@ -1738,7 +1769,7 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
     case BFO_FRAG_RESTARTACK:
     case BFO_FRAG_RESTARTNACK:
     case BFO_FRAG_RECVERRNOTIFY:
-        r = bfo__handle_get(e, f.h.restart.sreq);
+        r = bfo__handle_named(e, f.h.restart.sreq);
         if (!r || r->kind != BFO_REQ_SEND || r->peer != peer) {
             rc = BFO_ERR_STALE;
             break;
@@ -1832,8 +1863,9 @@ static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size
 }
 
 /* Posts a receive of at most cap bytes from peer (or BFO_ANY_SOURCE) with
- * tag (or BFO_ANY_TAG) in context ctx.  Returns BFO_OK, BFO_ERR_INVALID or
- * BFO_ERR_PEER_UNREACHABLE (completed at once). */
+ * tag (or BFO_ANY_TAG) in context ctx.  Returns BFO_OK, BFO_ERR_INVALID,
+ * BFO_ERR_PEER_UNREACHABLE (completed at once) or BFO_ERR_NO_MEMORY (no
+ * request slot left: a receive is a request too, max_requests counts it). */
 static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap, int peer,
                             int ctx, int tag, uint64_t now)
 {
@@ -1845,6 +1877,12 @@ static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap
         e->now = now;
     bfo__req_init(r, BFO_REQ_RECV, buf, cap, peer, ctx, tag);
     r->cs = bfo_recv_machine.start;
+    /* its handle from now on: a rendezvous it matches is answered with it
+     * (ACK, PUT), and every request that posts operations holds one, which
+     * is what keeps max_ops enough (bfo__min_ops) */
+    r->self = bfo__handle_alloc(e, r);
+    if (bfo_handle_is_null(r->self))
+        return BFO_ERR_NO_MEMORY;
     for (int i = e->ux_head, prev = -1; i >= 0; prev = i, i = e->uxm[i].next) {
         bfo_uxm *u = &e->uxm[i];
         if (!bfo__matches(r, u->peer, &u->f))

@@ -4,14 +4,28 @@
  * --skip-rank R`).  It takes part in the bootstrap like any rank, then
  * answers every connection the others dial to it with something wrong, one
  * scenario after another, and also dials rank 0 itself with a bad hello.
- * It runs for the given seconds (argv[1], default 3) and exits 0; it
- * prints the scenarios it played on stderr.  The test checks that the
- * well-behaved ranks logged a reason for every drop and stayed up.
+ * It runs for the given seconds (argv[1], default 3) and prints the
+ * scenarios it played on stderr.  The test checks that the well-behaved
+ * ranks logged a reason for every drop and stayed up.
+ *
+ * Most scenarios break the framing or send a frame no peer may send; the
+ * connection must be dropped.  One ("stale and forged frames") plays a
+ * correct peer first: it answers the engine's PROBE (the rail comes up),
+ * then sends well-formed frames naming requests that never existed or
+ * belong to another rank: FINs (each twice), ACKs, FRAGs, PUTs, restarted
+ * RNDVs, RESTARTACK, RESTARTNACK, RECVERRNOTIFY, a NOTIFY of nothing, a
+ * BROKEN of an earlier epoch.  The engine drops them as stale (duplicates
+ * after a failover look the same), so the connection must stay up, every
+ * frame be acknowledged, and the NOTIFY be answered by a RESTARTNACK
+ * (docs/engine-design.md, "Hostile input").  Then a MATCH claiming to come
+ * from rank 1 must get the connection dropped.  Where the well-behaved
+ * side breaks that rule, this rank prints "badpeer: FAIL: ..." and exits 1.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,13 +35,35 @@
 
 #include "bfo_tcp.h"
 
-static const char *const scen_name[] = {
-    "bad magic",        "frame too long", "engine garbage", "sequence gap",
-    "truncated + close", "garbage hello",  "ack beyond sent",
+enum {
+    S_MAGIC, S_TOO_LONG, S_GARBAGE, S_SEQ_GAP, S_TRUNCATED_CLOSE, S_GARBAGE_HELLO, S_ACK_BEYOND,
+    S_STALE_SESSION, S_ENGINE_TRUNCATED, S_EAGER_TOO_LONG, S_RAIL_BEYOND, NSCEN
 };
-#define NSCEN 7
+static const char *const scen_name[NSCEN] = {
+    "bad magic",         "frame too long",   "engine garbage",
+    "sequence gap",      "truncated + close", "garbage hello",
+    "ack beyond sent",   "stale and forged frames", "truncated engine frame",
+    "eager payload beyond the limit", "rail beyond the rails",
+};
+/* the order they are played in, round and round: the session first, while
+ * the ranks dial often */
+static const int order[NSCEN] = { S_STALE_SESSION, S_MAGIC, S_TOO_LONG, S_ENGINE_TRUNCATED,
+                                  S_GARBAGE, S_SEQ_GAP, S_EAGER_TOO_LONG, S_TRUNCATED_CLOSE,
+                                  S_RAIL_BEYOND, S_GARBAGE_HELLO, S_ACK_BEYOND };
 
 #define hdr bfo_tcp_frame_header
+#define EAGER_TOO_LONG 5000 /* above the stream's eager_limit (4096), below the largest frame */
+
+static int g_failed;
+static int g_rank;
+static uint64_t g_stale_sent;
+
+#define FAIL(...)                                                               \
+    do {                                                                        \
+        fprintf(stderr, "badpeer: FAIL: " __VA_ARGS__);                         \
+        fputc('\n', stderr);                                                    \
+        g_failed = 1;                                                           \
+    } while (0)
 
 /* attempt: the dialer's (a reply echoes the one it answers) */
 static void hello(uint8_t *p, int rank, int rail, int size, uint64_t job, uint64_t attempt)
@@ -68,6 +104,191 @@ static int read_n(int fd, uint8_t *b, size_t n, int ms)
     return 0;
 }
 
+/* 1 when the peer closes (or resets) the connection within ms; what it
+ * sends before is read and dropped. */
+static int closed_within(int fd, int ms)
+{
+    uint8_t sink[4096];
+    uint64_t end = bfo_tcp_now() + (uint64_t)ms * 1000000ull;
+    while (bfo_tcp_now() < end) {
+        struct pollfd pf = { fd, POLLIN, 0 };
+        if (poll(&pf, 1, 10) <= 0)
+            continue;
+        ssize_t r = read(fd, sink, sizeof sink);
+        if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
+            return 1;
+    }
+    return 0;
+}
+
+static bfo_handle H(uint32_t index, uint32_t gen)
+{
+    bfo_handle h;
+    h.index = index;
+    h.gen = gen;
+    return h;
+}
+
+/* ------------------------------------------------- a session that behaves */
+
+typedef struct sess {
+    int fd, rail, closed;
+    uint8_t in[1 << 17];
+    size_t nin;
+    uint64_t tx_seq, rx_seq, acked; /* our DATA frames sent; theirs taken; ours they acknowledged */
+    int probes, nacks;
+} sess;
+
+static void sess_data(sess *s, const uint8_t *frame, size_t len)
+{
+    uint8_t h[BFO_TCP_HDR_SIZE];
+    hdr(h, (uint32_t)len, BFO_TCP_K_DATA, ++s->tx_seq, s->rx_seq);
+    put_all(s->fd, h, sizeof h);
+    put_all(s->fd, frame, len);
+}
+
+/* Reads for up to ms: answers PROBEs (PROBEACK, echoing the nonce),
+ * counts the RESTARTNACKs that answer our NOTIFY of nothing, notes the
+ * acknowledgements, and acknowledges what it took. */
+static void sess_pump(sess *s, int ms)
+{
+    uint64_t end = bfo_tcp_now() + (uint64_t)ms * 1000000ull;
+    while (!s->closed && bfo_tcp_now() < end) {
+        struct pollfd pf = { s->fd, POLLIN, 0 };
+        uint64_t took = s->rx_seq;
+        if (poll(&pf, 1, 5) <= 0)
+            continue;
+        ssize_t r = read(s->fd, s->in + s->nin, sizeof s->in - s->nin);
+        if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
+            s->closed = 1;
+            return;
+        }
+        if (r < 0)
+            continue;
+        s->nin += (size_t)r;
+        size_t p = 0;
+        while (s->nin - p >= BFO_TCP_HDR_SIZE) {
+            const uint8_t *h = s->in + p;
+            uint32_t len = bfo_get32(h);
+            if (s->nin - p < BFO_TCP_HDR_SIZE + (size_t)len)
+                break;
+            if (bfo_get64(h + 16) > s->acked)
+                s->acked = bfo_get64(h + 16);
+            if (h[6] == BFO_TCP_K_DATA) {
+                bfo_frame f;
+                s->rx_seq = bfo_get64(h + 8);
+                if (bfo_frame_parse(&f, h + BFO_TCP_HDR_SIZE, len) == BFO_OK) {
+                    if (f.type == BFO_FRAG_PROBE) {
+                        uint8_t b[BFO_HDR_RAILCTL_SIZE];
+                        bfo_hdr_railctl a = f.h.railctl;
+                        a.type = BFO_FRAG_PROBEACK;
+                        sess_data(s, b, bfo_hdr_railctl_encode(&a, b, sizeof b));
+                        s->probes++;
+                    } else if (f.type == BFO_FRAG_RESTARTNACK && f.h.restart.rseq == 0x4242 &&
+                               f.h.restart.sreq.index == 0x4242 && f.h.restart.dreq.index == 0x7fffffff) {
+                        s->nacks++;
+                    }
+                }
+            }
+            p += BFO_TCP_HDR_SIZE + len;
+        }
+        memmove(s->in, s->in + p, s->nin - p);
+        s->nin -= p;
+        if (s->rx_seq != took) { /* their frames reached "our engine": acknowledge */
+            uint8_t a[BFO_TCP_HDR_SIZE];
+            hdr(a, 0, BFO_TCP_K_ACK, 0, s->rx_seq);
+            put_all(s->fd, a, sizeof a);
+        }
+    }
+}
+
+/* Frames naming requests that never existed or are another rank's: each
+ * must be dropped as stale, the connection kept.  Returns how many. */
+static uint64_t send_stale(sess *s)
+{
+    uint8_t b[BFO_MAX_HDR_SIZE + 8];
+    uint64_t n = 0;
+    size_t len;
+    for (uint32_t g = 1; g <= 3; g++)
+        for (uint32_t i = 0; i < 6; i++) {
+            bfo_hdr_fin fin = { BFO_FRAG_FIN, 0, 0, 0, H(i, g), 0, 8, 0, 1 };
+            len = bfo_hdr_fin_encode(&fin, b, sizeof b);
+            sess_data(s, b, len);
+            sess_data(s, b, len); /* a duplicate FIN */
+            bfo_hdr_ack ack = { BFO_FRAG_ACK, 0, 0, H(i, g), H(1, 1), 0 };
+            sess_data(s, b, bfo_hdr_ack_encode(&ack, b, sizeof b));
+            bfo_hdr_frag fr = { BFO_FRAG_FRAG, 0, 0, H(i, g), 0 };
+            len = bfo_hdr_frag_encode(&fr, b, sizeof b);
+            memset(b + len, 0x5a, 8);
+            sess_data(s, b, len + 8);
+            bfo_hdr_put put = { BFO_FRAG_PUT, 0, 0, 0, H(i, g), H(1, 1), 0, 8, 0x1000, 7 };
+            sess_data(s, b, bfo_hdr_put_encode(&put, b, sizeof b));
+            for (int t = BFO_FRAG_RESTARTACK; t <= BFO_FRAG_RECVERRNOTIFY; t++) {
+                bfo_hdr_restart rs = { (uint8_t)t, 0, 0, 0, 1, (uint32_t)g_rank, H(i, g), H(1, 1) };
+                sess_data(s, b, bfo_hdr_restart_encode(&rs, b, sizeof b));
+            }
+            bfo_hdr_rndv rv = { BFO_FRAG_RNDV, BFO_FLAG_RESTART, 0, (uint32_t)g_rank, 0, 1, 1, 100,
+                                H(1, 1), H(i, g) };
+            sess_data(s, b, bfo_hdr_rndv_encode(&rv, b, sizeof b));
+            n += 9;
+        }
+    /* a NOTIFY for a receive that never existed: answered by RESTARTNACK */
+    bfo_hdr_restart nt = { BFO_FRAG_NOTIFY, 0, 0x4242, 0, 1, (uint32_t)g_rank, H(0x4242, 1),
+                           H(0x7fffffff, 1) };
+    sess_data(s, b, bfo_hdr_restart_encode(&nt, b, sizeof b));
+    /* a BROKEN about an earlier life of this rail */
+    bfo_hdr_railctl br = { BFO_FRAG_BROKEN, 0, (uint16_t)s->rail, 0, 0 };
+    sess_data(s, b, bfo_hdr_railctl_encode(&br, b, sizeof b));
+    return n + 2;
+}
+
+static void stale_session(int fd, int peer, int rail, const uint8_t *my_hello)
+{
+    static sess S;
+    sess *s = &S;
+    memset(s, 0, sizeof *s);
+    s->fd = fd;
+    s->rail = rail;
+    put_all(fd, my_hello, BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE);
+    for (int k = 0; k < 50 && !s->probes && !s->closed; k++) /* the rail comes up */
+        sess_pump(s, 10);
+    if (!s->probes) {
+        FAIL("rank %d rail %d: no PROBE on a new connection (%s)", peer, rail,
+             s->closed ? "closed" : "silent");
+        return;
+    }
+    sess_pump(s, 20);
+    uint64_t n = send_stale(s), last = s->tx_seq; /* PROBEACKs may follow: not waited for */
+    for (int k = 0; k < 150 && !s->closed && (s->acked < last || !s->nacks); k++)
+        sess_pump(s, 10);
+    sess_pump(s, 100); /* and it stays up */
+    if (s->closed) {
+        FAIL("rank %d rail %d: the connection was dropped for stale frames", peer, rail);
+        return;
+    }
+    if (s->acked < last)
+        FAIL("rank %d rail %d: %llu of %llu frames acknowledged", peer, rail,
+             (unsigned long long)s->acked, (unsigned long long)last);
+    if (!s->nacks)
+        FAIL("rank %d rail %d: no RESTARTNACK for a NOTIFY of nothing", peer, rail);
+    g_stale_sent += n;
+    fprintf(stderr, "badpeer: rank %d rail %d: %llu stale frames acknowledged, the connection kept, "
+            "NOTIFY of nothing answered by RESTARTNACK\n", peer, rail, (unsigned long long)n);
+    /* a MATCH claiming to come from rank 1: dropped */
+    uint8_t b[BFO_HDR_MATCH_SIZE + 8];
+    bfo_hdr_match m = { BFO_FRAG_MATCH, 0, 0, 1, 0, 1 };
+    size_t len = bfo_hdr_match_encode(&m, b, sizeof b);
+    memset(b + len, 0x66, 8);
+    sess_data(s, b, len + 8);
+    for (int k = 0; k < 100 && !s->closed; k++)
+        sess_pump(s, 10);
+    if (!s->closed)
+        FAIL("rank %d rail %d: a MATCH from rank 2 claiming rank 1 did not drop the connection", peer,
+             rail);
+}
+
+/* ------------------------------------------------------------------ main */
+
 int main(int argc, char **argv)
 {
     double secs = argc > 1 ? atof(argv[1]) : 3;
@@ -76,9 +297,10 @@ int main(int argc, char **argv)
     bfo_tcp_addr mine[BFO_MAX_RAILS], *table;
     int lfd[BFO_MAX_RAILS], rank, size, nrails, played[NSCEN] = { 0 }, next = 0;
     uint64_t job, end;
+    static uint8_t out[BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE + BFO_TCP_HDR_SIZE + EAGER_TOO_LONG + 64];
     if (!rs || !ss)
         return 2;
-    rank = atoi(rs);
+    rank = g_rank = atoi(rs);
     size = atoi(ss);
     nrails = bfo_tcp_parse_rails(rails && *rails ? rails : "127.0.0.1", ip, BFO_MAX_RAILS);
     if (nrails < 1)
@@ -137,55 +359,86 @@ int main(int argc, char **argv)
         if (poll(pf, (nfds_t)nrails, 50) <= 0)
             continue;
         for (int r = 0; r < nrails; r++) {
-            uint8_t in[BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE], out[256];
-            int fd, sc, peer;
+            uint8_t in[BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE];
+            uint8_t *fr = out + 56, *eng = out + 80; /* our frame after our hello, its engine bytes */
+            int fd, sc, peer, one = 1, expect_drop = 1;
             if (!(pf[r].revents & POLLIN))
                 continue;
             fd = accept(lfd[r], NULL, NULL);
             if (fd < 0)
                 continue;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             if (read_n(fd, in, sizeof in, 1000) != 0) {
                 close(fd);
                 continue;
             }
             peer = (int)bfo_get32(in + BFO_TCP_HDR_SIZE + 4);
-            sc = next++ % NSCEN;
+            sc = order[next++ % NSCEN];
             hello(out, rank, r, size, job, bfo_get64(in + BFO_TCP_HDR_SIZE + 24));
             switch (sc) {
-            case 0: /* a frame whose magic is wrong */
-                hdr(out + 56, 8, BFO_TCP_K_DATA, 1, 0);
-                out[56 + 4] ^= 0xff;
+            case S_MAGIC: /* a frame whose magic is wrong */
+                hdr(fr, 8, BFO_TCP_K_DATA, 1, 0);
+                fr[4] ^= 0xff;
                 put_all(fd, out, 56 + 24 + 8);
                 break;
-            case 1: /* longer than any frame */
-                hdr(out + 56, 0x10000000u, BFO_TCP_K_DATA, 1, 0);
+            case S_TOO_LONG: /* longer than any frame */
+                hdr(fr, 0x10000000u, BFO_TCP_K_DATA, 1, 0);
                 put_all(fd, out, 56 + 24);
                 break;
-            case 2: /* framing right, the engine frame garbage */
-                hdr(out + 56, 40, BFO_TCP_K_DATA, 1, 0);
-                memset(out + 80, 0xee, 40);
+            case S_GARBAGE: /* framing right, the engine frame garbage */
+                hdr(fr, 40, BFO_TCP_K_DATA, 1, 0);
+                memset(eng, 0xee, 40);
                 put_all(fd, out, 56 + 24 + 40);
                 break;
-            case 3: /* a sequence number out of order */
-                hdr(out + 56, 8, BFO_TCP_K_DATA, 5, 0);
-                memset(out + 80, 0, 8);
+            case S_SEQ_GAP: /* a sequence number out of order */
+                hdr(fr, 8, BFO_TCP_K_DATA, 5, 0);
+                memset(eng, 0, 8);
                 put_all(fd, out, 56 + 24 + 8);
                 break;
-            case 4: /* a frame cut short, then the connection closes */
-                hdr(out + 56, 100, BFO_TCP_K_DATA, 1, 0);
+            case S_TRUNCATED_CLOSE: /* a frame cut short, then the connection closes */
+                hdr(fr, 100, BFO_TCP_K_DATA, 1, 0);
                 put_all(fd, out, 56 + 24 + 30);
+                expect_drop = 0; /* we close it */
                 break;
-            case 5: /* no hello at all */
+            case S_GARBAGE_HELLO: /* no hello at all */
                 memset(out, 0xa5, 56);
                 put_all(fd, out, 56);
                 break;
-            case 6: /* acknowledges frames never sent */
-                hdr(out + 56, 0, BFO_TCP_K_ACK, 0, 99);
+            case S_ACK_BEYOND: /* acknowledges frames never sent */
+                hdr(fr, 0, BFO_TCP_K_ACK, 0, 99);
                 put_all(fd, out, 56 + 24);
                 break;
+            case S_STALE_SESSION:
+                stale_session(fd, peer, r, out);
+                expect_drop = 0; /* checked inside */
+                break;
+            case S_ENGINE_TRUNCATED: { /* framing right, an engine frame shorter than its header */
+                hdr(fr, 10, BFO_TCP_K_DATA, 1, 0);
+                memset(eng, 0, 10);
+                eng[0] = BFO_FRAG_MATCH;
+                put_all(fd, out, 56 + 24 + 10);
+                break;
+            }
+            case S_EAGER_TOO_LONG: { /* a well-formed MATCH with more than eager_limit bytes */
+                bfo_hdr_match m = { BFO_FRAG_MATCH, 0, 0, (uint32_t)rank, 0, 1 };
+                size_t hl = bfo_hdr_match_encode(&m, eng, BFO_HDR_MATCH_SIZE);
+                memset(eng + hl, 0x77, EAGER_TOO_LONG);
+                hdr(fr, (uint32_t)(hl + EAGER_TOO_LONG), BFO_TCP_K_DATA, 1, 0);
+                put_all(fd, out, 56 + 24 + hl + EAGER_TOO_LONG);
+                break;
+            }
+            case S_RAIL_BEYOND: { /* a PROBE about a rail the job does not have */
+                bfo_hdr_railctl p = { BFO_FRAG_PROBE, 0, 7, 1, 42 };
+                size_t hl = bfo_hdr_railctl_encode(&p, eng, BFO_HDR_RAILCTL_SIZE);
+                hdr(fr, (uint32_t)hl, BFO_TCP_K_DATA, 1, 0);
+                put_all(fd, out, 56 + 24 + hl);
+                break;
+            }
             }
             played[sc]++;
             fprintf(stderr, "badpeer: rank %d rail %d: %s\n", peer, r, scen_name[sc]);
+            if (expect_drop && !closed_within(fd, 1000))
+                FAIL("rank %d rail %d: '%s' did not drop the connection", peer, r, scen_name[sc]);
             /* FIN, not RST: drain what the peer sent before closing */
             shutdown(fd, SHUT_WR);
             usleep(20000);
@@ -196,6 +449,8 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < NSCEN; k++)
         fprintf(stderr, "badpeer: played '%s' %d times\n", scen_name[k], played[k]);
+    fprintf(stderr, "badpeer: stale frames on kept connections: %llu\n",
+            (unsigned long long)g_stale_sent);
     free(table);
-    return 0;
+    return g_failed ? 1 : 0;
 }
