@@ -27,28 +27,15 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3 };
  * the last HOT_NS is "hot": it leaves the epoll set and is read directly at
  * every progress.  That saves a system call on the critical path (epoll,
  * then read) and the kernel's epoll wake-up work for every segment that
- * arrives.  While links are hot, epoll still runs for the other links,
- * accepts and writability: every EPOLL_EVERY_NS, an interval that doubles
- * up to EPOLL_EVERY_MAX_NS each time epoll finds nothing (in a ping-pong
- * over one link it never does, and each call costs a system call on the
- * critical path) and drops back at once when it finds something.  So the
- * first frame on a cold link waits at most EPOLL_EVERY_MAX_NS while another
- * link is hot.  A link goes back into the epoll set when it cools down, and
- * all of them before the process sleeps.  The periodic scans (connect
- * timeouts, the engine's timers, all in milliseconds) run every
- * SCAN_EVERY_NS, or at once before sleeping; delayed acks are checked at
- * every progress. */
+ * arrives.  epoll still runs at least every EPOLL_EVERY_NS for the other
+ * links, accepts and writability; a link goes back into the epoll set when
+ * it cools down, and all of them before the process sleeps.  The periodic
+ * scans (connect timeouts, the engine's timers) run every SCAN_EVERY_NS, or
+ * at once before sleeping; delayed acks are checked at every progress. */
 #define HOT_MAX 4
 #define HOT_NS 1000000ull
-#ifndef EPOLL_EVERY_NS
 #define EPOLL_EVERY_NS 20000ull
-#endif
-#ifndef EPOLL_EVERY_MAX_NS
-#define EPOLL_EVERY_MAX_NS 160000ull
-#endif
-#ifndef SCAN_EVERY_NS
-#define SCAN_EVERY_NS 100000ull
-#endif
+#define SCAN_EVERY_NS 20000ull
 #define FRAME_HELLO (BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE)
 
 /* A frame whose engine bytes fit in INLINE_MAX is copied behind its header
@@ -138,7 +125,6 @@ struct bfo_tcp {
     int nstalled, nconnect_req;
     int hot[HOT_MAX], nhot;
     uint64_t last_epoll, last_scan;
-    uint64_t epoll_every; /* EPOLL_EVERY_NS .. EPOLL_EVERY_MAX_NS while links are hot */
     uint64_t ka_ns; /* back-pressure keepalive interval */
     int busy; /* this progress does not sleep: links may turn hot */
     uint64_t nprogress, nepoll; /* calls, for bfo_tcp_dump */
@@ -1231,7 +1217,7 @@ static void acks_due(bfo_tcp *t, int all)
  * *handled counts the hot links that had data frames for the engine. */
 static int poll_hot(bfo_tcp *t, int *handled)
 {
-    int need_epoll = t->nhot == 0 || t->now - t->last_epoll >= t->epoll_every;
+    int need_epoll = t->nhot == 0 || t->now - t->last_epoll >= EPOLL_EVERY_NS;
     for (int k = 0; k < t->nhot;) {
         tlink *l = &t->links[t->hot[k]];
         if (l->fd < 0 || l->state != CS_UP || l->in_epoll || t->now - l->hot_at > HOT_NS) {
@@ -1259,10 +1245,6 @@ static int poll_epoll(bfo_tcp *t, int timeout_ms)
     t->now = bfo_tcp_now();
     t->last_epoll = t->now;
     t->nepoll++;
-    if (n > 0 || t->nhot == 0)
-        t->epoll_every = EPOLL_EVERY_NS;
-    else if (t->epoll_every < EPOLL_EVERY_MAX_NS)
-        t->epoll_every *= 2;
     for (int k = 0; k < n; k++) {
         uint64_t d = evs[k].data.u64;
         int type = (int)(d >> 60), idx = (int)(uint32_t)d;
@@ -1330,18 +1312,12 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
     if (timeout_ms > 0 && sleep_prep(t))
         timeout_ms = 0;
     t->busy = timeout_ms == 0;
-    /* A busy poll that handed the engine data returns to the caller at once:
-     * the caller's answer is on the critical path, epoll and the scans can
-     * wait for the next call (at most a few microseconds away), unless a
-     * stream of data on the hot links would starve them. */
-    if (timeout_ms > 0 || (poll_hot(t, &handled) &&
-                           (!handled || t->now - t->last_epoll >= 2 * EPOLL_EVERY_MAX_NS)))
+    if (timeout_ms > 0 || poll_hot(t, &handled))
         handled += poll_epoll(t, timeout_ms);
     t->busy = 0;
     acks_due(t, 0);
     settle(t);
-    if (timeout_ms > 0 || (!handled && t->now - t->last_scan >= SCAN_EVERY_NS) ||
-        t->now - t->last_scan >= 10 * SCAN_EVERY_NS) {
+    if (timeout_ms > 0 || t->now - t->last_scan >= SCAN_EVERY_NS) {
         t->last_scan = t->now;
         timeouts(t);
         settle(t);
@@ -1758,7 +1734,6 @@ static int init_common(bfo_tcp **out, int rank, int size, const wireup *w, const
     }
     rc = BFO_TCP_ERR_SOCKET;
     t->ep = epoll_create1(EPOLL_CLOEXEC);
-    t->epoll_every = EPOLL_EVERY_NS;
     if (t->ep < 0)
         goto fail;
     for (int r = 0; r < t->nrails; r++) {
