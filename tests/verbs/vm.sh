@@ -149,16 +149,22 @@ forward_monitor() { # role port
     echo "$total" > "$req.done.tmp" && mv "$req.done.tmp" "$req.done"
 }
 
-free_base() { # a base port with 2*NICS+2 free UDP/TCP ports after it (best effort)
-    local b
+# A base port with 2*NICS+2 free UDP/TCP ports after it (best effort), below
+# the kernel's ephemeral range (32768 and up on Debian): an ephemeral port, e.g.
+# the monitor forwarder's own dialling end, once took a guest's monitor port
+# before QEMU could bind it.
+free_base() {
+    local b lo
+    lo=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    [ "$lo" -gt 12200 ] || lo=32768
     for _ in $(seq 50); do
-        b=$((20000 + RANDOM % 30000))
+        b=$((10000 + RANDOM % (lo - 10200)))
         if ! ss -Htuan 2>/dev/null | awk '{ print $5 }' | grep -qE ":($b|$((b + 1))|$((b + 2))|$((b + 3))|$((b + 4))|$((b + 5))|$((b + 100))|$((b + 101)))$"; then
             echo "$b"
             return
         fi
     done
-    echo $((20000 + RANDOM % 30000))
+    echo $((10000 + RANDOM % (lo - 10200)))
 }
 
 run() { # nvms script
@@ -183,8 +189,16 @@ run() { # nvms script
     trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
     say "$NVMS guest(s), $nics link(s), rxe on $rxe; output in $OUT"
     while :; do
-        local alive=0 p
+        local alive=0 p k
         for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        # a QEMU that ended with no result (it did not start, or the guest
+        # died): its peer would wait out its whole timeout, so stop it now
+        for k in "${!pids[@]}"; do
+            if [ "$alive" = 1 ] && ! kill -0 "${pids[$k]}" 2>/dev/null && [ ! -s "$OUT/rc.${roles[$k]}" ]; then
+                say "guest ${roles[$k]}: QEMU ended with no result (console $OUT/console.${roles[$k]}.log): stopping the other guest"
+                for p in "${pids[@]}"; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null || true; done
+            fi
+        done
         forward_monitor a $((base + 100))
         [ "$NVMS" = 2 ] && forward_monitor b $((base + 101))
         [ "$alive" = 1 ] || break
