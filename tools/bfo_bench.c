@@ -44,10 +44,13 @@
  *                   one).  bench/plot.sh runs 1 and 2 rails and does this.
  *
  *   Latency: half the round trip of each ping-pong, median (and min) over
- *   every measured iteration of every round.  Bandwidth: rank 0 streams N
- *   messages (W in flight for bfo; the socket buffer for raw), rank 1
- *   answers with one small message once it has them all; bytes / time,
- *   median over the rounds.  Buffers are reused (one per side), as NetPIPE
+ *   every measured iteration of every round.  Rank 0 sends the ping, then
+ *   posts the receive of the pong; rank 1 sends the pong, then posts the
+ *   receive of the next ping (the order of MPI latency benchmarks: send,
+ *   then receive; neither receive is needed before a round trip).
+ *   Bandwidth: rank 0 streams N messages (W in flight for bfo; the socket
+ *   buffer for raw), rank 1 answers with one small message once it has
+ *   them all; bytes / time, median over the rounds.  Buffers are reused (one per side), as NetPIPE
  *   does.  The engine's heartbeat is set to 1 s and silence to 10 s so that
  *   probes do not land in the measurement and the raw phases (no bfo
  *   progress) cannot look like a silent rail.
@@ -246,8 +249,11 @@ static int bfo_lat(bench *b, size_t size, int n, double *out)
     if (b->rank == 0) {
         for (int i = 0; i < n; i++) {
             uint64_t t0 = bfo_tcp_now();
-            if (bn_recv(b, &b->rreq[0], b->rbuf, size, BN_TAG_LAT) ||
-                bn_send(b, &b->sreq[0], b->sbuf, size, BN_TAG_LAT))
+            /* the ping first, then the receive of its pong, as MPI latency
+             * benchmarks do (send, then receive): the pong cannot come back
+             * before a round trip, so the receive is in place in time */
+            if (bn_send(b, &b->sreq[0], b->sbuf, size, BN_TAG_LAT) ||
+                bn_recv(b, &b->rreq[0], b->rbuf, size, BN_TAG_LAT))
                 return -1;
             if (bn_wait(b, &b->rreq[0]) || bn_wait(b, &b->sreq[0]))
                 return -1;
@@ -255,19 +261,20 @@ static int bfo_lat(bench *b, size_t size, int n, double *out)
         }
         return 0;
     }
-    /* rank 1: the next receive is posted before the pong goes out; a pong's
-     * send completes with the next ping (which carries its ack) */
+    /* rank 1: the pong goes out, then the next receive is posted (it is in
+     * place long before the next ping can come back); a pong's send
+     * completes with the next ping, which carries its ack */
     if (bn_recv(b, &b->rreq[0], b->rbuf, size, BN_TAG_LAT))
         return -1;
     for (int i = 0; i < n; i++) {
         bfo_request *r = &b->rreq[i & 1], *s = &b->sreq[i & 1];
         if (bn_wait(b, r))
             return -1;
-        if (i + 1 < n && bn_recv(b, &b->rreq[(i + 1) & 1], b->rbuf, size, BN_TAG_LAT))
-            return -1;
         if (i >= 2 && bn_wait(b, s))
             return -1;
         if (bn_send(b, s, b->sbuf, size, BN_TAG_LAT))
+            return -1;
+        if (i + 1 < n && bn_recv(b, &b->rreq[(i + 1) & 1], b->rbuf, size, BN_TAG_LAT))
             return -1;
     }
     for (int k = 0; k < 2 && k < n; k++)

@@ -264,12 +264,10 @@ static uint64_t ev_data(int type, uint32_t gen, int idx)
 
 static tlink *link_of(bfo_tcp *t, int peer, int rail) { return &t->links[peer * t->nrails + rail]; }
 
-static void link_events(bfo_tcp *t, tlink *l)
+static void link_events_now(bfo_tcp *t, tlink *l)
 {
     uint32_t want = 0;
     struct epoll_event ev;
-    if (l->fd < 0 || !l->in_epoll)
-        return;
     if (!l->stalled)
         want |= EPOLLIN;
     if (l->state == CS_DIALING || l->ctl_off < l->ctl_len || l->unsent >= 0)
@@ -280,6 +278,14 @@ static void link_events(bfo_tcp *t, tlink *l)
     ev.data.u64 = ev_data(EV_LINK, l->gen, (int)(l - t->links));
     if (epoll_ctl(t->ep, EPOLL_CTL_MOD, l->fd, &ev) == 0)
         l->evmask = want;
+}
+
+/* The epoll events a link in the set waits for; a hot link (busy polled,
+ * not in the set) has none to change, which is the common case. */
+static inline void link_events(bfo_tcp *t, tlink *l)
+{
+    if (l->fd >= 0 && l->in_epoll)
+        link_events_now(t, l);
 }
 
 /* A hot link leaves the epoll set: progress reads it directly. */
@@ -509,7 +515,7 @@ static void conn_close(bfo_tcp *t, tlink *l, int malformed, const char *why, int
 }
 
 /* Broken connections close, failed posts complete: until nothing is left. */
-static void settle(bfo_tcp *t)
+static void settle_now(bfo_tcp *t)
 {
     for (int round = 0; round < 1000; round++) {
         int any = 0;
@@ -534,6 +540,14 @@ static void settle(bfo_tcp *t)
         if (!any)
             return;
     }
+}
+
+/* Called after anything that may break a connection or fail a post, so on
+ * every busy poll: the usual case (nothing to do) is one test. */
+static inline void settle(bfo_tcp *t)
+{
+    if (t->nbroken || t->failed.head >= 0)
+        settle_now(t);
 }
 
 /* ----------------------------------------------------------------- send */
@@ -587,14 +601,28 @@ static void link_flush(bfo_tcp *t, tlink *l)
     while (l->ctl_off < l->ctl_len || l->unsent >= 0) {
         struct iovec iov[MAX_IOV];
         struct msghdr mh;
-        int n = 0;
+        int n = 0, first = l->unsent;
         ssize_t w;
         size_t done;
         if (l->ctl_off < l->ctl_len) {
             iov[n].iov_base = l->ctl + l->ctl_off;
             iov[n++].iov_len = l->ctl_len - l->ctl_off;
+        } else if (t->ents[l->unsent].n == 0 && t->ents[l->unsent].next < 0) {
+            /* one small frame alone, a latency-bound exchange: it is in
+             * its header buffer (INLINE_MAX), so no gathering */
+            ent *en = &t->ents[l->unsent];
+            if (en->off == 0) {
+                en->hdr[7] = l->stalled ? BFO_TCP_F_STALLED : 0;
+                bfo_put64(en->hdr + 16, l->rx_seq);
+                l->ack_sent = l->rx_seq;
+                l->rx_frames = 0;
+                l->rx_bytes = 0;
+            }
+            iov[n].iov_base = en->hdr + en->off;
+            iov[n++].iov_len = en->hlen - en->off;
+            first = -1;
         }
-        for (int i = l->unsent; i >= 0 && n + 3 <= MAX_IOV; i = t->ents[i].next) {
+        for (int i = first; i >= 0 && n + 3 <= MAX_IOV; i = t->ents[i].next) {
             ent *en = &t->ents[i];
             size_t skip = en->off;
             if (en->off == 0) { /* the freshest cumulative ack rides along */
@@ -616,13 +644,14 @@ static void link_flush(bfo_tcp *t, tlink *l)
                 skip = 0;
             }
         }
-        memset(&mh, 0, sizeof mh);
-        mh.msg_iov = iov;
-        mh.msg_iovlen = (size_t)n;
-        if (n == 1) /* one piece (a small frame, an ack): the cheaper call */
+        if (n == 1) { /* one piece (a small frame, an ack): the cheaper call */
             w = send(l->fd, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL | MSG_DONTWAIT);
-        else
+        } else {
+            memset(&mh, 0, sizeof mh);
+            mh.msg_iov = iov;
+            mh.msg_iovlen = (size_t)n;
             w = sendmsg(l->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -1315,10 +1344,15 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
     if (timeout_ms > 0 || poll_hot(t, &handled))
         handled += poll_epoll(t, timeout_ms);
     t->busy = 0;
-    acks_due(t, 0);
     settle(t);
+    /* The periodic work, every SCAN_EVERY_NS of busy polling: acks owed for
+     * ack_delay (the frame and byte limits send theirs from parse), connect
+     * deadlines, the engine's timers.  Off the per-poll path: a busy poll
+     * that finds nothing costs little more than its read(). */
     if (timeout_ms > 0 || t->now - t->last_scan >= SCAN_EVERY_NS) {
         t->last_scan = t->now;
+        acks_due(t, 0);
+        settle(t);
         timeouts(t);
         settle(t);
         up_timers(t);

@@ -75,8 +75,9 @@
  *                         long fails the connection
  *   connect_timeout_ns    dial + hello exchange, or how long the accepting
  *                         side waits for the peer to dial (default 1 s)
- *   ack_delay_ns          a standalone ack goes out at the latest this long
- *                         after the first unacknowledged frame (default 50 us)
+ *   ack_delay_ns          a standalone ack goes out this long after the
+ *                         first unacknowledged frame (default 50 us), checked
+ *                         every 20 us of busy polling, so up to 20 us later
  *   ack_frames, ack_bytes ... or once this many frames / bytes are
  *                         unacknowledged (default 8 frames, 256 KiB)
  *   bootstrap_timeout_ns  (default 30 s)

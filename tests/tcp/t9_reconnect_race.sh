@@ -6,12 +6,4 @@
 # connect(); a stale hello is refused and the connection stays.  No root.
 set -u
 : "${BFO_RACE:?set BFO_RACE to the tcp_race binary (make check-tcp does)}"
-# t9 drives bfo_tcp under its own sink, never the multiplexer, so the
-# BFO_NET_MUX=1 pass has nothing to add; and under gcc's ASan it fails about
-# one run in two ("a rail went down again" within 50 ms of coming back), not
-# yet understood (the plain and the clang ASan passes run it).
-if [ "${BFO_NET_MUX:-}" = 1 ]; then
-    echo "skip: t9 (no multiplexer in it; run by the other check-tcp passes)"
-    exit 0
-fi
 timeout 120 "$BFO_RACE" || { echo "FAIL: t9 reconnect race (exit status $?)"; exit 1; }
