@@ -771,8 +771,34 @@ static int tcp_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int 
         return 0;
     }
     en->seq = ++l->next_seq;
-    bfo_tcp_frame_header(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, en->seq, 0);
     el_push(t, &l->q, i);
+    if (l->unsent < 0 && en->n == 0 && l->ctl_off == l->ctl_len && l->fd >= 0 &&
+        !swallowing(t, l)) {
+        /* Nothing waits before it and it is small (the latency-bound
+         * case): written at once, the freshest ack in its header, without
+         * link_flush's gathering.  What the socket does not take now is
+         * left to link_flush. */
+        ssize_t w;
+        bfo_tcp_frame_header(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, en->seq, l->rx_seq);
+        en->hdr[7] = l->stalled ? BFO_TCP_F_STALLED : 0;
+        l->ack_sent = l->rx_seq;
+        l->rx_frames = 0;
+        l->rx_bytes = 0;
+        w = send(l->fd, en->hdr, en->hlen, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w == (ssize_t)en->hlen) {
+            en->off = en->total;
+            l->last_written = en->seq;
+            t->st.rail[l->rail].frames_tx++;
+            t->st.rail[l->rail].bytes_tx += len;
+            return 0;
+        }
+        if (w > 0)
+            en->off = (size_t)w;
+        else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            set_broken(t, l, 0, "send: %s", strerror(errno));
+    } else {
+        bfo_tcp_frame_header(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, en->seq, 0);
+    }
     if (l->unsent < 0)
         l->unsent = i;
     link_flush(t, l);
