@@ -108,7 +108,7 @@ typedef struct bfo_request {
     int source;     /* receive: the sender's rank */
     int tag;        /* receive: the message's tag */
     size_t length;  /* receive: the message's length (may exceed the buffer) */
-    /* private */
+    /* private: set by bfo__req_init */
     int complete, kind, cs, peer, ctx, want_tag;
     uint16_t seq, rseq;
     uint8_t restarted;
@@ -119,11 +119,12 @@ typedef struct bfo_request {
     size_t cap, done_bytes, next_off, first;
     int outstanding, frags_inflight, next_event;
     bfo_handle self, remote;
-    uint64_t my_raddr, my_rkey;   /* this side's registration */
+    struct bfo_request *next;
+    /* private, rendezvous only: left unset until then (see bfo__req_init) */
+    uint64_t my_raddr, my_rkey;   /* this side's registration, valid while reg */
     uint64_t raddr, rkey;         /* GET receive: the sender's registration */
     uint32_t slot_next, slot_base;/* PUT receive: slots issued; lowest not FINned */
     uint64_t slot_mask;           /* PUT receive: FINned slots from slot_base on */
-    struct bfo_request *next;
 } bfo_request;
 
 /* One operation posted to the backend. */
@@ -656,11 +657,9 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok);
 /* Completes, with an error, the ops that could not be posted (those there
  * now: an op failing again waits for the next entry point, so a backend that
  * refuses every post cannot make this loop forever). */
-static inline void bfo__run_failed(bfo_engine *e)
+static inline void bfo__run_failed_list(bfo_engine *e)
 {
     int i = e->fail_head, last = e->fail_tail;
-    if (i < 0)
-        return;
     e->fail_head = e->fail_tail = -1;
     for (;;) {
         int next = e->ops[i].next, was_last = i == last;
@@ -669,6 +668,14 @@ static inline void bfo__run_failed(bfo_engine *e)
             break;
         i = next;
     }
+}
+
+/* Every entry point ends here; the list is nearly always empty, so only
+ * the test is inlined. */
+static inline void bfo__run_failed(bfo_engine *e)
+{
+    if (e->fail_head >= 0)
+        bfo__run_failed_list(e);
 }
 
 static inline void bfo__finish(bfo_engine *e, bfo_request *r, int status)
@@ -1116,26 +1123,35 @@ static inline int bfo__req_fact(const bfo_request *r)
 
 /* Feeds one event to a request, carries out the actions, then the facts
  * (ALL_DELIVERED, DRAINED) and any event an action asked for. */
+/* One feed per machine: bfo_fsm_step then sees a constant machine, and the
+ * compiler calls (or inlines) its exec directly instead of through m->exec. */
+#define BFO__FEED(name, machine, action)                                        \
+    static inline void name(bfo_engine *e, bfo_request *r, int ev)              \
+    {                                                                           \
+        while (ev && !r->complete) {                                            \
+            bfo_step st; /* bfo_fsm_step fills the rest */                      \
+            st.trace = e->trace;                                                \
+            st.obj = r;                                                         \
+            r->next_event = 0;                                                  \
+            if (bfo_fsm_step(&machine, &r->cs, ev, &st) != BFO_OK) {            \
+                e->stats.protocol_violations++;                                 \
+                return;                                                         \
+            }                                                                   \
+            for (unsigned i = 0; i < st.n_actions; i++)                         \
+                action(e, r, st.actions[i]);                                    \
+            ev = r->next_event ? r->next_event : bfo__req_fact(r);              \
+        }                                                                       \
+    }
+BFO__FEED(bfo__send_feed, bfo_send_machine, bfo__send_action)
+BFO__FEED(bfo__recv_feed, bfo_recv_machine, bfo__recv_action)
+#undef BFO__FEED
+
 static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev)
 {
-    while (ev && !r->complete) {
-        const bfo_machine *m = r->kind == BFO_REQ_SEND ? &bfo_send_machine : &bfo_recv_machine;
-        bfo_step st; /* bfo_fsm_step fills the rest */
-        st.trace = e->trace;
-        st.obj = r;
-        r->next_event = 0;
-        if (bfo_fsm_step(m, &r->cs, ev, &st) != BFO_OK) {
-            e->stats.protocol_violations++;
-            return;
-        }
-        for (unsigned i = 0; i < st.n_actions; i++) {
-            if (r->kind == BFO_REQ_SEND)
-                bfo__send_action(e, r, st.actions[i]);
-            else
-                bfo__recv_action(e, r, st.actions[i]);
-        }
-        ev = r->next_event ? r->next_event : bfo__req_fact(r);
-    }
+    if (r->kind == BFO_REQ_SEND)
+        bfo__send_feed(e, r, ev);
+    else
+        bfo__recv_feed(e, r, ev);
 }
 
 /* The event of an op's completion. */
@@ -1823,17 +1839,30 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
 
 /* ------------------------------------------------------------------ API */
 
+/* Field by field rather than a memset of the whole request: an eager message
+ * never touches the rendezvous fields at the end, and a receive sets them
+ * when it takes a rendezvous (bfo__accept_rzv), a send when it registers
+ * its buffer (bfo__req_register, then reg says they are valid). */
 static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap, int peer,
                                  int ctx, int tag)
 {
-    memset(r, 0, sizeof *r);
+    r->status = BFO_OK;
+    r->source = 0;
+    r->tag = 0;
+    r->length = 0;
+    r->complete = 0;
     r->kind = kind;
-    r->buf = (char *)buf;
-    r->cap = cap;
     r->peer = peer;
     r->ctx = ctx;
     r->want_tag = tag;
-    r->status = BFO_OK;
+    r->seq = r->rseq = 0;
+    r->restarted = r->counting = r->reg = r->pin = 0;
+    r->buf = (char *)buf;
+    r->cap = cap;
+    r->done_bytes = r->next_off = r->first = 0;
+    r->outstanding = r->frags_inflight = r->next_event = 0;
+    r->remote = bfo__null_handle();
+    r->next = NULL;
 }
 
 /* Starts sending len bytes of buf to peer.  Returns BFO_OK (then poll
