@@ -265,14 +265,24 @@ def gen_alphabet_h(ab):
     o.append("/* The event of fragment type `type` for kind: BFO_EVK_RCVD, BFO_EVK_DUP_RCVD,\n"
              " * BFO_EVK_DELIVERED or BFO_EVK_FAILED; 0 when there is none. */\n")
     o.append("enum bfo_event_kind { BFO_EVK_RCVD, BFO_EVK_DUP_RCVD, BFO_EVK_DELIVERED, BFO_EVK_FAILED };\n")
-    o.append("static inline int bfo_frag_event(int type, int kind)\n{\n    switch (type) {\n")
-    for fr in ab.fragments:
+    # one lookup (every completion and most frames go through it), not a switch
+    if len(ab.events) + 1 > 256:
+        raise GenError("%s: more than 255 events no longer fit bfo_frag_event's table" % ALPHABET)
+    codes = {fr["code"]: fr for fr in ab.fragments}
+    top = max(codes)
+    o.append("static inline int bfo_frag_event(int type, int kind)\n{\n")
+    o.append("    static const unsigned char ev[%d][4] = {\n" % (top + 1))
+    for code in range(top + 1):
+        fr = codes.get(code)
+        if not fr:
+            o.append("        { 0, 0, 0, 0 }, /* 0x%02x */\n" % code)
+            continue
         t = fr["name"]
         dup = "BFO_EV_%s_DUP_RCVD" % t if fr["dedup"] else "0"
-        o.append("    case 0x%02x: {\n        static const int ev[4] = { BFO_EV_%s_RCVD, %s, BFO_EV_%s_DELIVERED,\n"
-                 "                                   BFO_EV_%s_FAILED };\n"
-                 "        return kind >= 0 && kind < 4 ? ev[kind] : 0;\n    }\n" % (fr["code"], t, dup, t, t))
-    o.append("    default: return 0;\n    }\n}\n\n")
+        o.append("        { BFO_EV_%s_RCVD, %s, BFO_EV_%s_DELIVERED, BFO_EV_%s_FAILED },\n"
+                 % (t, dup, t, t))
+    o.append("    };\n")
+    o.append("    return (unsigned)type <= BFO_FRAG_MAX_CODE && (unsigned)kind < 4 ? ev[type][kind] : 0;\n}\n\n")
     o.append("/* Name of an event (\"ACK_RCVD\"), or \"(invalid)\". */\n")
     o.append("static inline const char *bfo_event_name(int ev)\n{\n")
     o.append("    static const char *const names[] = {\n        \"(none)\",\n")
