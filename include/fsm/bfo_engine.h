@@ -368,6 +368,10 @@ static inline int bfo_engine_init(bfo_engine *e, const bfo_config *cfg, const bf
     return BFO_OK;
 }
 
+/* 0 <= i < n in one compare: a negative i wraps above any n.  For the
+ * argument checks on every entry point. */
+static inline int bfo__in_range(int i, int n) { return (unsigned)i < (unsigned)n; }
+
 /* --------------------------------------------------------------- handles */
 
 static inline bfo_handle bfo__null_handle(void)
@@ -1653,8 +1657,8 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
     bfo_frame f;
     int rc = BFO_OK, kind = BFO_EVK_RCVD;
     bfo_request *r;
-    if (peer < 0 || peer >= e->cfg.nranks || peer == e->cfg.rank || rail < 0 ||
-        rail >= e->cfg.nrails)
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank ||
+        !bfo__in_range(rail, e->cfg.nrails))
         return BFO_ERR_INVALID;
     if (now > e->now)
         e->now = now;
@@ -1883,8 +1887,8 @@ static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap
 static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size_t len, int peer,
                             int ctx, int tag, uint64_t now)
 {
-    if (!r || peer < 0 || peer >= e->cfg.nranks || peer == e->cfg.rank || ctx < 0 ||
-        ctx >= e->cfg.max_contexts || tag < 0 || (len && !buf))
+    if (!r || !bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank ||
+        !bfo__in_range(ctx, e->cfg.max_contexts) || tag < 0 || (len && !buf))
         return BFO_ERR_INVALID;
     if (now > e->now)
         e->now = now;
@@ -1911,8 +1915,8 @@ static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap
                             int ctx, int tag, uint64_t now)
 {
     bfo_request *rr = r;
-    if (!r || peer < BFO_ANY_SOURCE || peer >= e->cfg.nranks || ctx < 0 ||
-        ctx >= e->cfg.max_contexts || tag < BFO_ANY_TAG || (cap && !buf))
+    if (!r || (unsigned)peer + 1u > (unsigned)e->cfg.nranks || /* -1: BFO_ANY_SOURCE */
+        !bfo__in_range(ctx, e->cfg.max_contexts) || tag < BFO_ANY_TAG || (cap && !buf))
         return BFO_ERR_INVALID;
     if (now > e->now)
         e->now = now;
