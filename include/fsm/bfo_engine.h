@@ -126,7 +126,7 @@ typedef struct bfo_request {
     uint8_t pin;       /* receive: the RNDV said the sender's buffer is registered */
     char *buf;
     size_t cap, done_bytes, next_off, first;
-    int outstanding, frags_inflight, next_event;
+    int outstanding, frags_inflight;
     bfo_handle self, remote;
     struct bfo_request *next;
     /* private, rendezvous only: left unset until then (see bfo__req_init) */
@@ -936,14 +936,16 @@ static inline void bfo__post_fin(bfo_engine *e, bfo_request *r, uint32_t slot, u
     bfo__post(e, op);
 }
 
-static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
+/* Carries out one action of a send; returns the event it asks the machine
+ * for next (RESTART: the protocol for the rails left), or 0. */
+static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act)
 {
     switch (act) {
     case BFO_SEND_ACT_POST_MATCH: {
         bfo_hdr_match h;
         bfo_op *op = bfo__req_op(e, r, BFO_FRAG_MATCH);
         if (!op)
-            return;
+            return 0;
         h.type = BFO_FRAG_MATCH;
         h.flags = 0;
         h.ctx = (uint16_t)r->ctx;
@@ -963,7 +965,7 @@ static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
         const bfo_hdr_put *p = &e->in->h.put;
         bfo_op *op = bfo__req_op(e, r, BFO__OP_WRITE);
         if (!op)
-            return;
+            return 0;
         op->local = r->buf + p->offset;
         op->off = p->offset;
         op->len = p->length;
@@ -995,8 +997,7 @@ static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
         r->frags_inflight = 0;
         r->counting = 0;
         e->stats.restarts++;
-        r->next_event = bfo__send_choose(e, r); /* for the rails left */
-        break;
+        return bfo__send_choose(e, r); /* for the rails left */
     case BFO_SEND_ACT_COMPLETE:
         e->stats.messages_sent++;
         bfo__finish(e, r, BFO_OK);
@@ -1012,6 +1013,7 @@ static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
         e->stats.protocol_violations++;
         break;
     }
+    return 0;
 }
 
 /* A matched RNDV or RGET: the receive takes its description. */
@@ -1124,43 +1126,65 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
 
 /* The fact a request waits for, if it is true now: ALL_DELIVERED (the data
  * phase began, every byte is delivered, nothing is outstanding) or DRAINED
- * (nothing is outstanding); 0 when neither applies. */
-static inline int bfo__req_fact(const bfo_request *r)
+ * (nothing is outstanding); 0 when neither applies.  waits_of is its
+ * machine's table, total its bytes (a send's cap, a receive's length). */
+static inline int bfo__fact(const bfo_request *r, const unsigned char *waits_of, size_t total)
 {
     unsigned waits;
     if (r->complete || r->outstanding != 0)
         return 0;
-    waits = (r->kind == BFO_REQ_SEND ? bfo_send_machine.waits : bfo_recv_machine.waits)[r->cs];
-    if ((waits & BFO_WAITS_ALL_DELIVERED) && r->counting &&
-        r->done_bytes >= (r->kind == BFO_REQ_SEND ? r->cap : r->length))
+    waits = waits_of[r->cs];
+    if ((waits & BFO_WAITS_ALL_DELIVERED) && r->counting && r->done_bytes >= total)
         return BFO_EV_ALL_DELIVERED;
     return waits & BFO_WAITS_DRAINED ? BFO_EV_DRAINED : 0;
 }
 
+static inline int bfo__req_fact(const bfo_request *r)
+{
+    return r->kind == BFO_REQ_SEND ? bfo__fact(r, bfo_send_machine.waits, r->cap)
+                                   : bfo__fact(r, bfo_recv_machine.waits, r->length);
+}
+
 /* Feeds one event to a request, carries out the actions, then the facts
- * (ALL_DELIVERED, DRAINED) and any event an action asked for. */
-/* One feed per machine: bfo_fsm_step then sees a constant machine, and the
- * compiler calls (or inlines) its exec directly instead of through m->exec. */
-#define BFO__FEED(name, machine, action)                                        \
-    static inline void name(bfo_engine *e, bfo_request *r, int ev)              \
-    {                                                                           \
-        while (ev && !r->complete) {                                            \
-            bfo_step st; /* bfo_fsm_step fills the rest */                      \
-            st.trace = e->trace;                                                \
-            st.obj = r;                                                         \
-            r->next_event = 0;                                                  \
-            if (bfo_fsm_step(&machine, &r->cs, ev, &st) != BFO_OK) {            \
-                e->stats.protocol_violations++;                                 \
-                return;                                                         \
-            }                                                                   \
-            for (unsigned i = 0; i < st.n_actions; i++)                         \
-                action(e, r, st.actions[i]);                                    \
-            ev = r->next_event ? r->next_event : bfo__req_fact(r);              \
-        }                                                                       \
+ * (ALL_DELIVERED, DRAINED) and any event an action asked for.  One feed per
+ * machine: bfo_fsm_step then sees a constant machine, and its exec is
+ * inlined instead of called through m->exec. */
+static inline void bfo__send_feed(bfo_engine *e, bfo_request *r, int ev)
+{
+    while (ev && !r->complete) {
+        bfo_step st; /* bfo_fsm_step fills the rest */
+        int asked = 0;
+        st.trace = e->trace;
+        st.obj = r;
+        if (bfo_fsm_step(&bfo_send_machine, &r->cs, ev, &st) != BFO_OK) {
+            e->stats.protocol_violations++;
+            return;
+        }
+        /* no transition emits more than the generator's bound: the loop unrolls */
+        for (unsigned i = 0; i < st.n_actions && i < BFO_SEND_MAX_ACTIONS; i++) {
+            int a = bfo__send_action(e, r, st.actions[i]);
+            if (a)
+                asked = a;
+        }
+        ev = asked ? asked : bfo__fact(r, bfo_send_machine.waits, r->cap);
     }
-BFO__FEED(bfo__send_feed, bfo_send_machine, bfo__send_action)
-BFO__FEED(bfo__recv_feed, bfo_recv_machine, bfo__recv_action)
-#undef BFO__FEED
+}
+
+static inline void bfo__recv_feed(bfo_engine *e, bfo_request *r, int ev)
+{
+    while (ev && !r->complete) {
+        bfo_step st;
+        st.trace = e->trace;
+        st.obj = r;
+        if (bfo_fsm_step(&bfo_recv_machine, &r->cs, ev, &st) != BFO_OK) {
+            e->stats.protocol_violations++;
+            return;
+        }
+        for (unsigned i = 0; i < st.n_actions && i < BFO_RECV_MAX_ACTIONS; i++)
+            bfo__recv_action(e, r, st.actions[i]);
+        ev = bfo__fact(r, bfo_recv_machine.waits, r->length);
+    }
+}
 
 static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev)
 {
@@ -1876,7 +1900,7 @@ static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap
     r->buf = (char *)buf;
     r->cap = cap;
     r->done_bytes = r->next_off = r->first = 0;
-    r->outstanding = r->frags_inflight = r->next_event = 0;
+    r->outstanding = r->frags_inflight = 0;
     r->remote = bfo__null_handle();
     r->next = NULL;
 }
