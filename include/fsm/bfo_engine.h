@@ -56,6 +56,18 @@ extern "C" {
 #define BFO__HOT inline
 #endif
 
+/* A path off the eager one (RDMA, no rail, errors) kept out of line, so
+ * that its registers and stack do not weigh on the function that calls it
+ * (not `inline`, which GCC will not combine with noinline; `unused`, as a
+ * static inline function is, when a file includes this and uses none). */
+#if defined(__GNUC__) || defined(__clang__)
+#define BFO__NOINLINE __attribute__((noinline, unused))
+#define BFO__COLD __attribute__((noinline, cold, unused))
+#else
+#define BFO__NOINLINE inline
+#define BFO__COLD inline
+#endif
+
 #define BFO_ANY_SOURCE (-1)
 #define BFO_ANY_TAG (-1)
 
@@ -599,6 +611,33 @@ static inline void bfo__pend(bfo_engine *e, bfo_peer *p, bfo_op *op)
     p->pend_tail = (int)(op - e->ops);
 }
 
+static inline int bfo__op_rdma(int type) { return type == BFO__OP_WRITE || type == BFO__OP_READ; }
+
+/* An op with no rail to go on: it waits for one, or fails (the peer is gone,
+ * or an RDMA op with rails UP but none that can RDMA). */
+static BFO__COLD void bfo__post_no_rail(bfo_engine *e, bfo_op *op)
+{
+    bfo_peer *p = &e->peers[op->peer];
+    if (p->unreachable || (bfo__op_rdma(op->type) && bfo__pick_rail(e, op->peer) >= 0))
+        bfo__op_fail_later(e, op);
+    else
+        bfo__pend(e, p, op);
+}
+
+/* A WRITE or READ on its rail: the backend's answer. */
+static BFO__NOINLINE int bfo__post_rdma(bfo_engine *e, bfo_op *op, int rail)
+{
+    e->stats.rail_bytes[rail] += op->len;
+    if (op->type == BFO__OP_WRITE) {
+        e->stats.rdma_writes++;
+        return e->be.post_write(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
+                                op->rkey, bfo__token(e, op));
+    }
+    e->stats.rdma_reads++;
+    return e->be.post_read(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
+                           op->rkey, bfo__token(e, op));
+}
+
 /* Posts op on its fixed rail or an UP rail; with no UP rail it waits in the
  * peer's pending list (moved to a surviving or re-admitted rail later).  An
  * RDMA op with rails UP but none that can RDMA fails (the request then runs
@@ -606,9 +645,8 @@ static inline void bfo__pend(bfo_engine *e, bfo_peer *p, bfo_op *op)
 static inline void bfo__post(bfo_engine *e, bfo_op *op)
 {
     bfo_peer *p = &e->peers[op->peer];
-    const int rdma = op->type == BFO__OP_WRITE || op->type == BFO__OP_READ;
+    const int rdma = bfo__op_rdma(op->type);
     int rail, rc;
-    bfo_iov iov[2];
     if (op->fixed_rail >= 0)
         rail = op->fixed_rail;
     else if (rdma || op->type == BFO_FRAG_FRAG)
@@ -616,10 +654,7 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
     else
         rail = bfo__pick_rail(e, op->peer);
     if (rail < 0) {
-        if (p->unreachable || (rdma && bfo__pick_rail(e, op->peer) >= 0))
-            bfo__op_fail_later(e, op);
-        else
-            bfo__pend(e, p, op);
+        bfo__post_no_rail(e, op);
         return;
     }
     op->rail = rail;
@@ -627,17 +662,10 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
     p->rail[rail].inflight++;
     p->rail[rail].last_tx = e->now;
     e->stats.ops_posted++;
-    if (op->type == BFO__OP_WRITE) {
-        e->stats.rdma_writes++;
-        e->stats.rail_bytes[rail] += op->len;
-        rc = e->be.post_write(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
-                              op->rkey, bfo__token(e, op));
-    } else if (op->type == BFO__OP_READ) {
-        e->stats.rdma_reads++;
-        e->stats.rail_bytes[rail] += op->len;
-        rc = e->be.post_read(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
-                             op->rkey, bfo__token(e, op));
+    if (rdma) {
+        rc = bfo__post_rdma(e, op, rail);
     } else {
+        bfo_iov iov[2];
         iov[0].base = op->hdr;
         iov[0].len = op->hdr_len;
         iov[1].base = op->payload;
