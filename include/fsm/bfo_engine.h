@@ -1541,7 +1541,7 @@ static BFO__HOT void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, con
     e->in_peer = peer;
     r->peer = peer;
     r->ctx = bfo__frame_ctx(f);
-    bfo__req_feed(e, r, f->type == BFO_FRAG_MATCH  ? BFO_EV_MATCH_RCVD
+    bfo__recv_feed(e, r, f->type == BFO_FRAG_MATCH  ? BFO_EV_MATCH_RCVD
                         : f->type == BFO_FRAG_RNDV ? BFO_EV_RNDV_RCVD
                                                    : BFO_EV_RGET_RCVD);
     bfo__recv_chosen(e, r);
@@ -1954,7 +1954,7 @@ static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size
         return BFO_ERR_PEER_UNREACHABLE;
     }
     r->seq = ++e->peers[peer].send_seq[ctx];
-    bfo__req_feed(e, r, len <= e->cfg.eager_limit ? BFO_EV_EAGER_CHOSEN : bfo__send_choose(e, r));
+    bfo__send_feed(e, r, len <= e->cfg.eager_limit ? BFO_EV_EAGER_CHOSEN : bfo__send_choose(e, r));
     bfo__run_failed(e);
     return BFO_OK;
 }
