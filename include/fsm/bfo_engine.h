@@ -151,6 +151,7 @@ typedef struct bfo_request {
 /* One operation posted to the backend. */
 typedef struct bfo_op {
     uint32_t gen;
+    int idx;             /* its place in the pool: the token, the lists (no division) */
     int next;            /* free list or pending list */
     int type;            /* BFO_FRAG_*, or BFO__OP_WRITE / BFO__OP_READ */
     int peer, rail;      /* rail chosen at post; about_rail for rail control */
@@ -354,6 +355,7 @@ static inline int bfo_engine_init(bfo_engine *e, const bfo_config *cfg, const bf
     }
     for (int i = 0; i < c->max_ops; i++) {
         e->ops[i].next = i + 1 < c->max_ops ? i + 1 : -1;
+        e->ops[i].idx = i;
         e->ops[i].gen = 1;
         e->ops[i].posted = 0;
     }
@@ -487,7 +489,7 @@ static inline void bfo__op_unpost(bfo_engine *e, bfo_op *op)
 
 static inline void bfo__op_free(bfo_engine *e, bfo_op *op)
 {
-    int i = (int)(op - e->ops);
+    int i = op->idx;
     bfo__op_unpost(e, op);
     if (bfo_handle_is_null(op->owner))
         e->ctl_in_use--;
@@ -498,9 +500,9 @@ static inline void bfo__op_free(bfo_engine *e, bfo_op *op)
     e->ops_in_use--;
 }
 
-static inline uint64_t bfo__token(const bfo_engine *e, const bfo_op *op)
+static inline uint64_t bfo__token(const bfo_op *op)
 {
-    return ((uint64_t)op->gen << 32) | (uint64_t)(op - e->ops);
+    return ((uint64_t)op->gen << 32) | (uint32_t)op->idx;
 }
 
 static inline int bfo__rail_up(const bfo_engine *e, int peer, int rail)
@@ -592,7 +594,7 @@ static inline void bfo__stripe_rejoin(bfo_engine *e, int peer, int rail)
  * point runs before it returns. */
 static inline void bfo__op_fail_later(bfo_engine *e, bfo_op *op)
 {
-    int i = (int)(op - e->ops);
+    int i = op->idx;
     op->next = -1;
     if (e->fail_tail >= 0)
         e->ops[e->fail_tail].next = i;
@@ -605,10 +607,10 @@ static inline void bfo__pend(bfo_engine *e, bfo_peer *p, bfo_op *op)
 {
     op->next = -1;
     if (p->pend_tail >= 0)
-        e->ops[p->pend_tail].next = (int)(op - e->ops);
+        e->ops[p->pend_tail].next = op->idx;
     else
-        p->pend_head = (int)(op - e->ops);
-    p->pend_tail = (int)(op - e->ops);
+        p->pend_head = op->idx;
+    p->pend_tail = op->idx;
 }
 
 static inline int bfo__op_rdma(int type) { return type == BFO__OP_WRITE || type == BFO__OP_READ; }
@@ -631,11 +633,11 @@ static BFO__NOINLINE int bfo__post_rdma(bfo_engine *e, bfo_op *op, int rail)
     if (op->type == BFO__OP_WRITE) {
         e->stats.rdma_writes++;
         return e->be.post_write(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
-                                op->rkey, bfo__token(e, op));
+                                op->rkey, bfo__token(op));
     }
     e->stats.rdma_reads++;
     return e->be.post_read(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
-                           op->rkey, bfo__token(e, op));
+                           op->rkey, bfo__token(op));
 }
 
 /* Posts op on its fixed rail or an UP rail; with no UP rail it waits in the
@@ -672,7 +674,7 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
         iov[1].len = op->payload_len;
         e->stats.rail_bytes[rail] += op->payload_len;
         rc = e->be.post_send(e->be.ctx, op->peer, rail, iov, op->payload_len ? 2 : 1,
-                             bfo__token(e, op));
+                             bfo__token(op));
     }
     if (rc != 0) {
         bfo__op_unpost(e, op);
@@ -1265,9 +1267,11 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
         bfo__op_free(e, op);
         return;
     }
-    e->act_slot = op->slot;
-    e->act_off = op->off;
-    e->act_len = op->len;
+    if (type == BFO__OP_WRITE || type == BFO_FRAG_FIN) { /* for POST_FIN, their only reader */
+        e->act_slot = op->slot;
+        e->act_off = op->off;
+        e->act_len = op->len;
+    }
     bfo__op_free(e, op);
     r = bfo__handle_get(e, owner);
     if (!r)
