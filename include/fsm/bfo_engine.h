@@ -1557,7 +1557,7 @@ static BFO__HOT void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, con
  * list): it moves to the unexpected queue as it is, so that delivery never
  * needs a second buffer and cannot fail.  A frame just arrived (held < 0)
  * needs a free buffer when no receive matches: BFO_ERR_AGAIN without one. */
-static inline int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_frame *f, int held)
+static BFO__HOT int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_frame *f, int held)
 {
     bfo_request *prev = NULL;
     for (bfo_request *r = e->posted_head; r; prev = r, r = r->next) {
