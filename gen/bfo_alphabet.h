@@ -10,7 +10,7 @@
  * bfo_core.h checks; BFO_GEN_STAMP, a digest of tools/bfo_gen.py and spec/
  * that every other generated header checks. */
 #define BFO_GEN_ABI 1
-#define BFO_GEN_STAMP 0xb501b6af
+#define BFO_GEN_STAMP 0x6935c00f
 
 /* Fragment types: BFO_FRAGMENTS(X) calls X(NAME, CODE, LAYOUT, HAS_PAYLOAD, DEDUP). */
 #define BFO_FRAGMENTS(X) \
@@ -244,79 +244,28 @@ static inline unsigned bfo_frag_flags_allowed(int type)
 enum bfo_event_kind { BFO_EVK_RCVD, BFO_EVK_DUP_RCVD, BFO_EVK_DELIVERED, BFO_EVK_FAILED };
 static inline int bfo_frag_event(int type, int kind)
 {
-    switch (type) {
-    case 0x01: {
-        static const int ev[4] = { BFO_EV_MATCH_RCVD, 0, BFO_EV_MATCH_DELIVERED,
-                                   BFO_EV_MATCH_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    case 0x02: {
-        static const int ev[4] = { BFO_EV_RNDV_RCVD, BFO_EV_RNDV_DUP_RCVD, BFO_EV_RNDV_DELIVERED,
-                                   BFO_EV_RNDV_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    case 0x03: {
-        static const int ev[4] = { BFO_EV_RGET_RCVD, BFO_EV_RGET_DUP_RCVD, BFO_EV_RGET_DELIVERED,
-                                   BFO_EV_RGET_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    case 0x04: {
-        static const int ev[4] = { BFO_EV_ACK_RCVD, 0, BFO_EV_ACK_DELIVERED,
-                                   BFO_EV_ACK_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    case 0x05: {
-        static const int ev[4] = { BFO_EV_FRAG_RCVD, 0, BFO_EV_FRAG_DELIVERED,
-                                   BFO_EV_FRAG_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    case 0x06: {
-        static const int ev[4] = { BFO_EV_PUT_RCVD, 0, BFO_EV_PUT_DELIVERED,
-                                   BFO_EV_PUT_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    case 0x07: {
-        static const int ev[4] = { BFO_EV_FIN_RCVD, BFO_EV_FIN_DUP_RCVD, BFO_EV_FIN_DELIVERED,
-                                   BFO_EV_FIN_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    case 0x08: {
-        static const int ev[4] = { BFO_EV_NOTIFY_RCVD, BFO_EV_NOTIFY_DUP_RCVD, BFO_EV_NOTIFY_DELIVERED,
-                                   BFO_EV_NOTIFY_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    case 0x09: {
-        static const int ev[4] = { BFO_EV_RESTARTACK_RCVD, 0, BFO_EV_RESTARTACK_DELIVERED,
-                                   BFO_EV_RESTARTACK_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    case 0x0a: {
-        static const int ev[4] = { BFO_EV_RESTARTNACK_RCVD, 0, BFO_EV_RESTARTNACK_DELIVERED,
-                                   BFO_EV_RESTARTNACK_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    case 0x0b: {
-        static const int ev[4] = { BFO_EV_RECVERRNOTIFY_RCVD, 0, BFO_EV_RECVERRNOTIFY_DELIVERED,
-                                   BFO_EV_RECVERRNOTIFY_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    case 0x10: {
-        static const int ev[4] = { BFO_EV_BROKEN_RCVD, 0, BFO_EV_BROKEN_DELIVERED,
-                                   BFO_EV_BROKEN_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    case 0x11: {
-        static const int ev[4] = { BFO_EV_PROBE_RCVD, 0, BFO_EV_PROBE_DELIVERED,
-                                   BFO_EV_PROBE_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    case 0x12: {
-        static const int ev[4] = { BFO_EV_PROBEACK_RCVD, 0, BFO_EV_PROBEACK_DELIVERED,
-                                   BFO_EV_PROBEACK_FAILED };
-        return kind >= 0 && kind < 4 ? ev[kind] : 0;
-    }
-    default: return 0;
-    }
+    static const unsigned char ev[19][4] = {
+        { 0, 0, 0, 0 }, /* 0x00 */
+        { BFO_EV_MATCH_RCVD, 0, BFO_EV_MATCH_DELIVERED, BFO_EV_MATCH_FAILED },
+        { BFO_EV_RNDV_RCVD, BFO_EV_RNDV_DUP_RCVD, BFO_EV_RNDV_DELIVERED, BFO_EV_RNDV_FAILED },
+        { BFO_EV_RGET_RCVD, BFO_EV_RGET_DUP_RCVD, BFO_EV_RGET_DELIVERED, BFO_EV_RGET_FAILED },
+        { BFO_EV_ACK_RCVD, 0, BFO_EV_ACK_DELIVERED, BFO_EV_ACK_FAILED },
+        { BFO_EV_FRAG_RCVD, 0, BFO_EV_FRAG_DELIVERED, BFO_EV_FRAG_FAILED },
+        { BFO_EV_PUT_RCVD, 0, BFO_EV_PUT_DELIVERED, BFO_EV_PUT_FAILED },
+        { BFO_EV_FIN_RCVD, BFO_EV_FIN_DUP_RCVD, BFO_EV_FIN_DELIVERED, BFO_EV_FIN_FAILED },
+        { BFO_EV_NOTIFY_RCVD, BFO_EV_NOTIFY_DUP_RCVD, BFO_EV_NOTIFY_DELIVERED, BFO_EV_NOTIFY_FAILED },
+        { BFO_EV_RESTARTACK_RCVD, 0, BFO_EV_RESTARTACK_DELIVERED, BFO_EV_RESTARTACK_FAILED },
+        { BFO_EV_RESTARTNACK_RCVD, 0, BFO_EV_RESTARTNACK_DELIVERED, BFO_EV_RESTARTNACK_FAILED },
+        { BFO_EV_RECVERRNOTIFY_RCVD, 0, BFO_EV_RECVERRNOTIFY_DELIVERED, BFO_EV_RECVERRNOTIFY_FAILED },
+        { 0, 0, 0, 0 }, /* 0x0c */
+        { 0, 0, 0, 0 }, /* 0x0d */
+        { 0, 0, 0, 0 }, /* 0x0e */
+        { 0, 0, 0, 0 }, /* 0x0f */
+        { BFO_EV_BROKEN_RCVD, 0, BFO_EV_BROKEN_DELIVERED, BFO_EV_BROKEN_FAILED },
+        { BFO_EV_PROBE_RCVD, 0, BFO_EV_PROBE_DELIVERED, BFO_EV_PROBE_FAILED },
+        { BFO_EV_PROBEACK_RCVD, 0, BFO_EV_PROBEACK_DELIVERED, BFO_EV_PROBEACK_FAILED },
+    };
+    return (unsigned)type <= BFO_FRAG_MAX_CODE && (unsigned)kind < 4 ? ev[type][kind] : 0;
 }
 
 /* Name of an event ("ACK_RCVD"), or "(invalid)". */

@@ -34,8 +34,9 @@
 %% write data noerror nofinal noentry;
 
 /* Runs the machine on one event from state cs.  Returns the new state, or 0
- * when the spec has no transition for (cs, event). */
-static inline int bfo_rail__exec(int cs, unsigned char event, bfo_step *out)
+ * when the spec has no transition for (cs, event).  Inlined wherever the
+ * machine is known (BFO__EXEC_INLINE, tools/bfo_gen.py). */
+static BFO__EXEC_INLINE int bfo_rail__exec(int cs, unsigned char event, bfo_step *out)
 {
     const unsigned char *p = &event;
     const unsigned char *pe = p + 1;

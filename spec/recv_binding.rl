@@ -2,7 +2,7 @@
  *
  * Each action emits its own BFO_RECV_ACT_* into the step record; the engine
  * carries the actions out.  Nothing here allocates, blocks or does I/O.
- * tools/bfo_gen.py runs Ragel on this file (-F1) and wraps the output into
+ * tools/bfo_gen.py runs Ragel on this file (-G2) and wraps the output into
  * gen/bfo_recv.h with the names and the typed API.
  */
 #define BFO_RECV__EMIT(a) bfo__emit(out, BFO_RECV_ACT_##a)
@@ -48,8 +48,9 @@
 %% write data noerror nofinal noentry;
 
 /* Runs the machine on one event from state cs.  Returns the new state, or 0
- * when the spec has no transition for (cs, event). */
-static inline int bfo_recv__exec(int cs, unsigned char event, bfo_step *out)
+ * when the spec has no transition for (cs, event).  Inlined wherever the
+ * machine is known (BFO__EXEC_INLINE, tools/bfo_gen.py). */
+static BFO__EXEC_INLINE int bfo_recv__exec(int cs, unsigned char event, bfo_step *out)
 {
     const unsigned char *p = &event;
     const unsigned char *pe = p + 1;

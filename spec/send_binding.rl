@@ -2,7 +2,7 @@
  *
  * Each action emits its own BFO_SEND_ACT_* into the step record; the engine
  * carries the actions out.  Nothing here allocates, blocks or does I/O.
- * tools/bfo_gen.py runs Ragel on this file (-F1) and wraps the output into
+ * tools/bfo_gen.py runs Ragel on this file (-G2) and wraps the output into
  * gen/bfo_send.h with the names and the typed API.
  */
 #define BFO_SEND__EMIT(a) bfo__emit(out, BFO_SEND_ACT_##a)
@@ -46,8 +46,9 @@
 %% write data noerror nofinal noentry;
 
 /* Runs the machine on one event from state cs.  Returns the new state, or 0
- * when the spec has no transition for (cs, event). */
-static inline int bfo_send__exec(int cs, unsigned char event, bfo_step *out)
+ * when the spec has no transition for (cs, event).  Inlined wherever the
+ * machine is known (BFO__EXEC_INLINE, tools/bfo_gen.py). */
+static BFO__EXEC_INLINE int bfo_send__exec(int cs, unsigned char event, bfo_step *out)
 {
     const unsigned char *p = &event;
     const unsigned char *pe = p + 1;

@@ -44,8 +44,8 @@
  *   bfo_frag_name() and bfo_errname() give the names used in traces.
  *
  *   Tracing: set st.trace to a bfo_tracer; its function is called once for
- *   every step, legal or refused, after the state changed (bfo_fsm_step is
- *   the one function every transition passes through).
+ *   every step, legal or refused, after the state changed, with a copy of
+ *   st (bfo_fsm_step is the one function every transition passes through).
  *
  *   Wire: bfo_frame_parse() decodes and validates a received frame;
  *   bfo_hdr_<layout>_encode() writes a header.  See bfo_wire.h.

@@ -111,9 +111,10 @@ struct bfo_step;
 struct bfo_machine;
 
 /* The trace hook: called once for every step, legal or refused, after the
- * machine's state has been updated.  `step` says what happened.  Tell the
- * machines apart by machine->id: each translation unit has its own copy of
- * the machine descriptors, so their addresses differ between files. */
+ * machine's state has been updated.  `step` says what happened: a copy of
+ * the caller's step record, valid during the call.  Tell the machines apart
+ * by machine->id: each translation unit has its own copy of the machine
+ * descriptors, so their addresses differ between files. */
 typedef void (*bfo_trace_fn)(void *user, const struct bfo_machine *machine,
                              const struct bfo_step *step);
 
@@ -165,6 +166,16 @@ static inline void bfo__emit(bfo_step *out, int action)
         out->actions[out->n_actions++] = (uint8_t)action;
 }
 
+/* Calls the hook with a copy of the record: the caller's record then never
+ * escapes, so an inlined bfo_fsm_step keeps it in registers and the caller
+ * dispatches the actions straight from the machine's transition.  A traced
+ * step pays for the copy. */
+static inline void bfo__trace_step(const bfo_machine *m, const bfo_step *out)
+{
+    bfo_step seen = *out;
+    seen.trace->fn(seen.trace->user, m, &seen);
+}
+
 /* Every transition of every machine passes through here.
  * Returns BFO_OK, or
  *   BFO_ERR_BAD_EVENT      event is not in the alphabet      (state unchanged)
@@ -197,7 +208,7 @@ static inline int bfo_fsm_step(const bfo_machine *m, int *cs, int event,
     out->result = result;
 #ifndef BFO_NO_TRACE
     if (out->trace && out->trace->fn)
-        out->trace->fn(out->trace->user, m, out);
+        bfo__trace_step(m, out);
 #endif
     return result;
 }

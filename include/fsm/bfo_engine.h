@@ -47,6 +47,27 @@ extern "C" {
 #define BFO_MAX_RAILS 8 /* rails per peer (compile-time option) */
 #endif
 
+/* A hot helper with few callers, inlined even when the compiler's size
+ * estimate says no: a call costs a dozen instructions of saved registers,
+ * a tenth of an eager send + receive. */
+#if defined(__GNUC__) || defined(__clang__)
+#define BFO__HOT inline __attribute__((always_inline))
+#else
+#define BFO__HOT inline
+#endif
+
+/* A path off the eager one (RDMA, no rail, errors) kept out of line, so
+ * that its registers and stack do not weigh on the function that calls it
+ * (not `inline`, which GCC will not combine with noinline; `unused`, as a
+ * static inline function is, when a file includes this and uses none). */
+#if defined(__GNUC__) || defined(__clang__)
+#define BFO__NOINLINE __attribute__((noinline, unused))
+#define BFO__COLD __attribute__((noinline, cold, unused))
+#else
+#define BFO__NOINLINE inline
+#define BFO__COLD inline
+#endif
+
 #define BFO_ANY_SOURCE (-1)
 #define BFO_ANY_TAG (-1)
 
@@ -108,7 +129,7 @@ typedef struct bfo_request {
     int source;     /* receive: the sender's rank */
     int tag;        /* receive: the message's tag */
     size_t length;  /* receive: the message's length (may exceed the buffer) */
-    /* private */
+    /* private: set by bfo__req_init */
     int complete, kind, cs, peer, ctx, want_tag;
     uint16_t seq, rseq;
     uint8_t restarted;
@@ -117,18 +138,20 @@ typedef struct bfo_request {
     uint8_t pin;       /* receive: the RNDV said the sender's buffer is registered */
     char *buf;
     size_t cap, done_bytes, next_off, first;
-    int outstanding, frags_inflight, next_event;
+    int outstanding, frags_inflight;
     bfo_handle self, remote;
-    uint64_t my_raddr, my_rkey;   /* this side's registration */
+    struct bfo_request *next;
+    /* private, rendezvous only: left unset until then (see bfo__req_init) */
+    uint64_t my_raddr, my_rkey;   /* this side's registration, valid while reg */
     uint64_t raddr, rkey;         /* GET receive: the sender's registration */
     uint32_t slot_next, slot_base;/* PUT receive: slots issued; lowest not FINned */
     uint64_t slot_mask;           /* PUT receive: FINned slots from slot_base on */
-    struct bfo_request *next;
 } bfo_request;
 
 /* One operation posted to the backend. */
 typedef struct bfo_op {
     uint32_t gen;
+    int idx;             /* its place in the pool: the token, the lists (no division) */
     int next;            /* free list or pending list */
     int type;            /* BFO_FRAG_*, or BFO__OP_WRITE / BFO__OP_READ */
     int peer, rail;      /* rail chosen at post; about_rail for rail control */
@@ -178,6 +201,14 @@ typedef struct bfo_peer {
     int pend_head, pend_tail;      /* ops waiting for an UP rail */
 } bfo_peer;
 
+/* A request handle's slot: the live request, the generation its handle
+ * carries, the free list.  One array, so a lookup reads one line. */
+typedef struct bfo_slot {
+    struct bfo_request *req; /* NULL while free */
+    uint32_t gen;
+    int next;
+} bfo_slot;
+
 typedef struct bfo_stats {
     uint64_t messages_sent, messages_received, duplicates_dropped, stale_dropped,
         protocol_violations, malformed_frames, mapouts, readmissions, restarts, notifies,
@@ -194,9 +225,7 @@ typedef struct bfo_engine {
     bfo_op *ops;
     int op_free, ops_in_use, ctl_in_use;
     int fail_head, fail_tail;  /* ops that could not be posted: completed with an error later */
-    bfo_request **slot_req;
-    uint32_t *slot_gen;
-    int *slot_next;
+    bfo_slot *slots;           /* request handles: [max_requests] */
     int slot_free, slots_in_use;
     bfo_uxm *uxm;
     int uxm_free, ux_head, ux_tail, ooo_head, uxm_in_use;
@@ -263,9 +292,7 @@ static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
     return bfo__align(sizeof(bfo_peer) * (size_t)c.nranks) +
            bfo__align(sizeof(uint16_t) * 2 * (size_t)c.max_contexts * (size_t)c.nranks) +
            bfo__align(sizeof(bfo_op) * (size_t)c.max_ops) +
-           bfo__align(sizeof(bfo_request *) * (size_t)c.max_requests) +
-           bfo__align(sizeof(uint32_t) * (size_t)c.max_requests) +
-           bfo__align(sizeof(int) * (size_t)c.max_requests) +
+           bfo__align(sizeof(bfo_slot) * (size_t)c.max_requests) +
            bfo__align(sizeof(bfo_uxm) * (size_t)c.max_unexpected) +
            bfo__align(c.eager_limit * (size_t)c.max_unexpected) + 16;
 }
@@ -303,9 +330,7 @@ static inline int bfo_engine_init(bfo_engine *e, const bfo_config *cfg, const bf
     uint16_t *seqs = (uint16_t *)bfo__carve(&p, sizeof(uint16_t) * 2 * (size_t)c->max_contexts *
                                                    (size_t)c->nranks);
     e->ops = (bfo_op *)bfo__carve(&p, sizeof(bfo_op) * (size_t)c->max_ops);
-    e->slot_req = (bfo_request **)bfo__carve(&p, sizeof(bfo_request *) * (size_t)c->max_requests);
-    e->slot_gen = (uint32_t *)bfo__carve(&p, sizeof(uint32_t) * (size_t)c->max_requests);
-    e->slot_next = (int *)bfo__carve(&p, sizeof(int) * (size_t)c->max_requests);
+    e->slots = (bfo_slot *)bfo__carve(&p, sizeof(bfo_slot) * (size_t)c->max_requests);
     e->uxm = (bfo_uxm *)bfo__carve(&p, sizeof(bfo_uxm) * (size_t)c->max_unexpected);
     uint8_t *ubuf = (uint8_t *)bfo__carve(&p, c->eager_limit * (size_t)c->max_unexpected);
 
@@ -330,15 +355,16 @@ static inline int bfo_engine_init(bfo_engine *e, const bfo_config *cfg, const bf
     }
     for (int i = 0; i < c->max_ops; i++) {
         e->ops[i].next = i + 1 < c->max_ops ? i + 1 : -1;
+        e->ops[i].idx = i;
         e->ops[i].gen = 1;
         e->ops[i].posted = 0;
     }
     e->op_free = 0;
     e->fail_head = e->fail_tail = -1;
     for (int i = 0; i < c->max_requests; i++) {
-        e->slot_req[i] = NULL;
-        e->slot_gen[i] = 1;
-        e->slot_next[i] = i + 1 < c->max_requests ? i + 1 : -1;
+        e->slots[i].req = NULL;
+        e->slots[i].gen = 1;
+        e->slots[i].next = i + 1 < c->max_requests ? i + 1 : -1;
     }
     e->slot_free = 0;
     for (int i = 0; i < c->max_unexpected; i++) {
@@ -356,6 +382,10 @@ static inline int bfo_engine_init(bfo_engine *e, const bfo_config *cfg, const bf
     return BFO_OK;
 }
 
+/* 0 <= i < n in one compare: a negative i wraps above any n.  For the
+ * argument checks on every entry point. */
+static inline int bfo__in_range(int i, int n) { return (unsigned)i < (unsigned)n; }
+
 /* --------------------------------------------------------------- handles */
 
 static inline bfo_handle bfo__null_handle(void)
@@ -372,34 +402,35 @@ static inline bfo_handle bfo__handle_alloc(bfo_engine *e, bfo_request *r)
     int i = e->slot_free;
     if (i < 0)
         return h;
-    e->slot_free = e->slot_next[i];
-    e->slot_req[i] = r;
+    e->slot_free = e->slots[i].next;
+    e->slots[i].req = r;
     e->slots_in_use++;
     h.index = (uint32_t)i;
-    h.gen = e->slot_gen[i];
+    h.gen = e->slots[i].gen;
     return h;
 }
 
-static inline void bfo__handle_release(bfo_engine *e, bfo_handle h)
+/* A finishing request gives its own handle back: live and current by
+ * construction (taken at bfo_isend/bfo_irecv, released once, here), so
+ * unlike a handle a peer names it needs no check. */
+static inline void bfo__handle_release(bfo_engine *e, const bfo_request *r)
 {
-    if (bfo_handle_is_null(h) || h.index >= (uint32_t)e->cfg.max_requests ||
-        e->slot_gen[h.index] != h.gen)
-        return;
-    e->slot_req[h.index] = NULL;
-    if (++e->slot_gen[h.index] == 0)
-        e->slot_gen[h.index] = 1;
-    e->slot_next[h.index] = e->slot_free;
-    e->slot_free = (int)h.index;
+    bfo_slot *s = &e->slots[r->self.index];
+    s->req = NULL;
+    if (++s->gen == 0)
+        s->gen = 1;
+    s->next = e->slot_free;
+    e->slot_free = (int)r->self.index;
     e->slots_in_use--;
 }
 
-/* The live request a handle names, or NULL (null, out of range, recycled). */
+/* The live request a handle names, or NULL (null, out of range, recycled).
+ * The null handle has generation 0, which no slot ever has. */
 static inline bfo_request *bfo__handle_get(const bfo_engine *e, bfo_handle h)
 {
-    if (bfo_handle_is_null(h) || h.index >= (uint32_t)e->cfg.max_requests ||
-        e->slot_gen[h.index] != h.gen)
+    if (h.index >= (uint32_t)e->cfg.max_requests || e->slots[h.index].gen != h.gen)
         return NULL;
-    return e->slot_req[h.index];
+    return e->slots[h.index].req;
 }
 
 /* The request a peer's frame may name, or NULL: a receive holds its handle
@@ -458,7 +489,7 @@ static inline void bfo__op_unpost(bfo_engine *e, bfo_op *op)
 
 static inline void bfo__op_free(bfo_engine *e, bfo_op *op)
 {
-    int i = (int)(op - e->ops);
+    int i = op->idx;
     bfo__op_unpost(e, op);
     if (bfo_handle_is_null(op->owner))
         e->ctl_in_use--;
@@ -469,9 +500,9 @@ static inline void bfo__op_free(bfo_engine *e, bfo_op *op)
     e->ops_in_use--;
 }
 
-static inline uint64_t bfo__token(const bfo_engine *e, const bfo_op *op)
+static inline uint64_t bfo__token(const bfo_op *op)
 {
-    return ((uint64_t)op->gen << 32) | (uint64_t)(op - e->ops);
+    return ((uint64_t)op->gen << 32) | (uint32_t)op->idx;
 }
 
 static inline int bfo__rail_up(const bfo_engine *e, int peer, int rail)
@@ -563,7 +594,7 @@ static inline void bfo__stripe_rejoin(bfo_engine *e, int peer, int rail)
  * point runs before it returns. */
 static inline void bfo__op_fail_later(bfo_engine *e, bfo_op *op)
 {
-    int i = (int)(op - e->ops);
+    int i = op->idx;
     op->next = -1;
     if (e->fail_tail >= 0)
         e->ops[e->fail_tail].next = i;
@@ -576,10 +607,37 @@ static inline void bfo__pend(bfo_engine *e, bfo_peer *p, bfo_op *op)
 {
     op->next = -1;
     if (p->pend_tail >= 0)
-        e->ops[p->pend_tail].next = (int)(op - e->ops);
+        e->ops[p->pend_tail].next = op->idx;
     else
-        p->pend_head = (int)(op - e->ops);
-    p->pend_tail = (int)(op - e->ops);
+        p->pend_head = op->idx;
+    p->pend_tail = op->idx;
+}
+
+static inline int bfo__op_rdma(int type) { return type == BFO__OP_WRITE || type == BFO__OP_READ; }
+
+/* An op with no rail to go on: it waits for one, or fails (the peer is gone,
+ * or an RDMA op with rails UP but none that can RDMA). */
+static BFO__COLD void bfo__post_no_rail(bfo_engine *e, bfo_op *op)
+{
+    bfo_peer *p = &e->peers[op->peer];
+    if (p->unreachable || (bfo__op_rdma(op->type) && bfo__pick_rail(e, op->peer) >= 0))
+        bfo__op_fail_later(e, op);
+    else
+        bfo__pend(e, p, op);
+}
+
+/* A WRITE or READ on its rail: the backend's answer. */
+static BFO__NOINLINE int bfo__post_rdma(bfo_engine *e, bfo_op *op, int rail)
+{
+    e->stats.rail_bytes[rail] += op->len;
+    if (op->type == BFO__OP_WRITE) {
+        e->stats.rdma_writes++;
+        return e->be.post_write(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
+                                op->rkey, bfo__token(op));
+    }
+    e->stats.rdma_reads++;
+    return e->be.post_read(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
+                           op->rkey, bfo__token(op));
 }
 
 /* Posts op on its fixed rail or an UP rail; with no UP rail it waits in the
@@ -589,9 +647,8 @@ static inline void bfo__pend(bfo_engine *e, bfo_peer *p, bfo_op *op)
 static inline void bfo__post(bfo_engine *e, bfo_op *op)
 {
     bfo_peer *p = &e->peers[op->peer];
-    const int rdma = op->type == BFO__OP_WRITE || op->type == BFO__OP_READ;
+    const int rdma = bfo__op_rdma(op->type);
     int rail, rc;
-    bfo_iov iov[2];
     if (op->fixed_rail >= 0)
         rail = op->fixed_rail;
     else if (rdma || op->type == BFO_FRAG_FRAG)
@@ -599,10 +656,7 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
     else
         rail = bfo__pick_rail(e, op->peer);
     if (rail < 0) {
-        if (p->unreachable || (rdma && bfo__pick_rail(e, op->peer) >= 0))
-            bfo__op_fail_later(e, op);
-        else
-            bfo__pend(e, p, op);
+        bfo__post_no_rail(e, op);
         return;
     }
     op->rail = rail;
@@ -610,24 +664,17 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
     p->rail[rail].inflight++;
     p->rail[rail].last_tx = e->now;
     e->stats.ops_posted++;
-    if (op->type == BFO__OP_WRITE) {
-        e->stats.rdma_writes++;
-        e->stats.rail_bytes[rail] += op->len;
-        rc = e->be.post_write(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
-                              op->rkey, bfo__token(e, op));
-    } else if (op->type == BFO__OP_READ) {
-        e->stats.rdma_reads++;
-        e->stats.rail_bytes[rail] += op->len;
-        rc = e->be.post_read(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
-                             op->rkey, bfo__token(e, op));
+    if (rdma) {
+        rc = bfo__post_rdma(e, op, rail);
     } else {
+        bfo_iov iov[2];
         iov[0].base = op->hdr;
         iov[0].len = op->hdr_len;
         iov[1].base = op->payload;
         iov[1].len = op->payload_len;
         e->stats.rail_bytes[rail] += op->payload_len;
         rc = e->be.post_send(e->be.ctx, op->peer, rail, iov, op->payload_len ? 2 : 1,
-                             bfo__token(e, op));
+                             bfo__token(op));
     }
     if (rc != 0) {
         bfo__op_unpost(e, op);
@@ -656,11 +703,9 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok);
 /* Completes, with an error, the ops that could not be posted (those there
  * now: an op failing again waits for the next entry point, so a backend that
  * refuses every post cannot make this loop forever). */
-static inline void bfo__run_failed(bfo_engine *e)
+static inline void bfo__run_failed_list(bfo_engine *e)
 {
     int i = e->fail_head, last = e->fail_tail;
-    if (i < 0)
-        return;
     e->fail_head = e->fail_tail = -1;
     for (;;) {
         int next = e->ops[i].next, was_last = i == last;
@@ -669,6 +714,14 @@ static inline void bfo__run_failed(bfo_engine *e)
             break;
         i = next;
     }
+}
+
+/* Every entry point ends here; the list is nearly always empty, so only
+ * the test is inlined. */
+static inline void bfo__run_failed(bfo_engine *e)
+{
+    if (e->fail_head >= 0)
+        bfo__run_failed_list(e);
 }
 
 static inline void bfo__finish(bfo_engine *e, bfo_request *r, int status)
@@ -680,7 +733,7 @@ static inline void bfo__finish(bfo_engine *e, bfo_request *r, int status)
         if (e->be.dereg_mem)
             e->be.dereg_mem(e->be.ctx, r->my_rkey);
     }
-    bfo__handle_release(e, r->self);
+    bfo__handle_release(e, r);
 }
 
 /* Registers the request's buffer once; 1 when it is registered. */
@@ -913,14 +966,16 @@ static inline void bfo__post_fin(bfo_engine *e, bfo_request *r, uint32_t slot, u
     bfo__post(e, op);
 }
 
-static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
+/* Carries out one action of a send; returns the event it asks the machine
+ * for next (RESTART: the protocol for the rails left), or 0. */
+static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act)
 {
     switch (act) {
     case BFO_SEND_ACT_POST_MATCH: {
         bfo_hdr_match h;
         bfo_op *op = bfo__req_op(e, r, BFO_FRAG_MATCH);
         if (!op)
-            return;
+            return 0;
         h.type = BFO_FRAG_MATCH;
         h.flags = 0;
         h.ctx = (uint16_t)r->ctx;
@@ -940,7 +995,7 @@ static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
         const bfo_hdr_put *p = &e->in->h.put;
         bfo_op *op = bfo__req_op(e, r, BFO__OP_WRITE);
         if (!op)
-            return;
+            return 0;
         op->local = r->buf + p->offset;
         op->off = p->offset;
         op->len = p->length;
@@ -972,8 +1027,7 @@ static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
         r->frags_inflight = 0;
         r->counting = 0;
         e->stats.restarts++;
-        r->next_event = bfo__send_choose(e, r); /* for the rails left */
-        break;
+        return bfo__send_choose(e, r); /* for the rails left */
     case BFO_SEND_ACT_COMPLETE:
         e->stats.messages_sent++;
         bfo__finish(e, r, BFO_OK);
@@ -989,6 +1043,7 @@ static inline void bfo__send_action(bfo_engine *e, bfo_request *r, int act)
         e->stats.protocol_violations++;
         break;
     }
+    return 0;
 }
 
 /* A matched RNDV or RGET: the receive takes its description. */
@@ -1101,41 +1156,72 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
 
 /* The fact a request waits for, if it is true now: ALL_DELIVERED (the data
  * phase began, every byte is delivered, nothing is outstanding) or DRAINED
- * (nothing is outstanding); 0 when neither applies. */
-static inline int bfo__req_fact(const bfo_request *r)
+ * (nothing is outstanding); 0 when neither applies.  waits_of is its
+ * machine's table, total its bytes (a send's cap, a receive's length). */
+static inline int bfo__fact(const bfo_request *r, const unsigned char *waits_of, size_t total)
 {
     unsigned waits;
     if (r->complete || r->outstanding != 0)
         return 0;
-    waits = (r->kind == BFO_REQ_SEND ? bfo_send_machine.waits : bfo_recv_machine.waits)[r->cs];
-    if ((waits & BFO_WAITS_ALL_DELIVERED) && r->counting &&
-        r->done_bytes >= (r->kind == BFO_REQ_SEND ? r->cap : r->length))
+    waits = waits_of[r->cs];
+    if ((waits & BFO_WAITS_ALL_DELIVERED) && r->counting && r->done_bytes >= total)
         return BFO_EV_ALL_DELIVERED;
     return waits & BFO_WAITS_DRAINED ? BFO_EV_DRAINED : 0;
 }
 
+static inline int bfo__req_fact(const bfo_request *r)
+{
+    return r->kind == BFO_REQ_SEND ? bfo__fact(r, bfo_send_machine.waits, r->cap)
+                                   : bfo__fact(r, bfo_recv_machine.waits, r->length);
+}
+
 /* Feeds one event to a request, carries out the actions, then the facts
- * (ALL_DELIVERED, DRAINED) and any event an action asked for. */
-static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev)
+ * (ALL_DELIVERED, DRAINED) and any event an action asked for.  One feed per
+ * machine: bfo_fsm_step then sees a constant machine, and its exec is
+ * inlined instead of called through m->exec. */
+static inline void bfo__send_feed(bfo_engine *e, bfo_request *r, int ev)
 {
     while (ev && !r->complete) {
-        const bfo_machine *m = r->kind == BFO_REQ_SEND ? &bfo_send_machine : &bfo_recv_machine;
         bfo_step st; /* bfo_fsm_step fills the rest */
+        int asked = 0;
         st.trace = e->trace;
         st.obj = r;
-        r->next_event = 0;
-        if (bfo_fsm_step(m, &r->cs, ev, &st) != BFO_OK) {
+        if (bfo_fsm_step(&bfo_send_machine, &r->cs, ev, &st) != BFO_OK) {
             e->stats.protocol_violations++;
             return;
         }
-        for (unsigned i = 0; i < st.n_actions; i++) {
-            if (r->kind == BFO_REQ_SEND)
-                bfo__send_action(e, r, st.actions[i]);
-            else
-                bfo__recv_action(e, r, st.actions[i]);
+        /* no transition emits more than the generator's bound: the loop unrolls */
+        for (unsigned i = 0; i < st.n_actions && i < BFO_SEND_MAX_ACTIONS; i++) {
+            int a = bfo__send_action(e, r, st.actions[i]);
+            if (a)
+                asked = a;
         }
-        ev = r->next_event ? r->next_event : bfo__req_fact(r);
+        ev = asked ? asked : bfo__fact(r, bfo_send_machine.waits, r->cap);
     }
+}
+
+static inline void bfo__recv_feed(bfo_engine *e, bfo_request *r, int ev)
+{
+    while (ev && !r->complete) {
+        bfo_step st;
+        st.trace = e->trace;
+        st.obj = r;
+        if (bfo_fsm_step(&bfo_recv_machine, &r->cs, ev, &st) != BFO_OK) {
+            e->stats.protocol_violations++;
+            return;
+        }
+        for (unsigned i = 0; i < st.n_actions && i < BFO_RECV_MAX_ACTIONS; i++)
+            bfo__recv_action(e, r, st.actions[i]);
+        ev = bfo__fact(r, bfo_recv_machine.waits, r->length);
+    }
+}
+
+static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev)
+{
+    if (r->kind == BFO_REQ_SEND)
+        bfo__send_feed(e, r, ev);
+    else
+        bfo__recv_feed(e, r, ev);
 }
 
 /* The event of an op's completion. */
@@ -1181,9 +1267,11 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
         bfo__op_free(e, op);
         return;
     }
-    e->act_slot = op->slot;
-    e->act_off = op->off;
-    e->act_len = op->len;
+    if (type == BFO__OP_WRITE || type == BFO_FRAG_FIN) { /* for POST_FIN, their only reader */
+        e->act_slot = op->slot;
+        e->act_off = op->off;
+        e->act_len = op->len;
+    }
     bfo__op_free(e, op);
     r = bfo__handle_get(e, owner);
     if (!r)
@@ -1449,7 +1537,7 @@ static inline void bfo__recv_chosen(bfo_engine *e, bfo_request *r)
 }
 
 /* A posted receive takes a message: the first event of its machine. */
-static inline void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, const bfo_frame *f)
+static BFO__HOT void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, const bfo_frame *f)
 {
     e->in = f;
     e->in_payload = f->payload;
@@ -1457,7 +1545,7 @@ static inline void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, const
     e->in_peer = peer;
     r->peer = peer;
     r->ctx = bfo__frame_ctx(f);
-    bfo__req_feed(e, r, f->type == BFO_FRAG_MATCH  ? BFO_EV_MATCH_RCVD
+    bfo__recv_feed(e, r, f->type == BFO_FRAG_MATCH  ? BFO_EV_MATCH_RCVD
                         : f->type == BFO_FRAG_RNDV ? BFO_EV_RNDV_RCVD
                                                    : BFO_EV_RGET_RCVD);
     bfo__recv_chosen(e, r);
@@ -1469,7 +1557,7 @@ static inline void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, const
  * list): it moves to the unexpected queue as it is, so that delivery never
  * needs a second buffer and cannot fail.  A frame just arrived (held < 0)
  * needs a free buffer when no receive matches: BFO_ERR_AGAIN without one. */
-static inline int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_frame *f, int held)
+static BFO__HOT int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_frame *f, int held)
 {
     bfo_request *prev = NULL;
     for (bfo_request *r = e->posted_head; r; prev = r, r = r->next) {
@@ -1511,7 +1599,7 @@ static inline int bfo__frame_seq(const bfo_frame *f)
 }
 
 /* MATCH or first RNDV: the sequence window, then in-order delivery. */
-static inline int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
+static BFO__HOT int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
 {
     bfo_peer *p = &e->peers[peer];
     int ctx = bfo__frame_ctx(f);
@@ -1625,8 +1713,8 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
     bfo_frame f;
     int rc = BFO_OK, kind = BFO_EVK_RCVD;
     bfo_request *r;
-    if (peer < 0 || peer >= e->cfg.nranks || peer == e->cfg.rank || rail < 0 ||
-        rail >= e->cfg.nrails)
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank ||
+        !bfo__in_range(rail, e->cfg.nrails))
         return BFO_ERR_INVALID;
     if (now > e->now)
         e->now = now;
@@ -1823,17 +1911,30 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
 
 /* ------------------------------------------------------------------ API */
 
+/* Field by field rather than a memset of the whole request: an eager message
+ * never touches the rendezvous fields at the end, and a receive sets them
+ * when it takes a rendezvous (bfo__accept_rzv), a send when it registers
+ * its buffer (bfo__req_register, then reg says they are valid). */
 static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap, int peer,
                                  int ctx, int tag)
 {
-    memset(r, 0, sizeof *r);
+    r->status = BFO_OK;
+    r->source = 0;
+    r->tag = 0;
+    r->length = 0;
+    r->complete = 0;
     r->kind = kind;
-    r->buf = (char *)buf;
-    r->cap = cap;
     r->peer = peer;
     r->ctx = ctx;
     r->want_tag = tag;
-    r->status = BFO_OK;
+    r->seq = r->rseq = 0;
+    r->restarted = r->counting = r->reg = r->pin = 0;
+    r->buf = (char *)buf;
+    r->cap = cap;
+    r->done_bytes = r->next_off = r->first = 0;
+    r->outstanding = r->frags_inflight = 0;
+    r->remote = bfo__null_handle();
+    r->next = NULL;
 }
 
 /* Starts sending len bytes of buf to peer.  Returns BFO_OK (then poll
@@ -1842,8 +1943,8 @@ static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap
 static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size_t len, int peer,
                             int ctx, int tag, uint64_t now)
 {
-    if (!r || peer < 0 || peer >= e->cfg.nranks || peer == e->cfg.rank || ctx < 0 ||
-        ctx >= e->cfg.max_contexts || tag < 0 || (len && !buf))
+    if (!r || !bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank ||
+        !bfo__in_range(ctx, e->cfg.max_contexts) || tag < 0 || (len && !buf))
         return BFO_ERR_INVALID;
     if (now > e->now)
         e->now = now;
@@ -1857,7 +1958,7 @@ static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size
         return BFO_ERR_PEER_UNREACHABLE;
     }
     r->seq = ++e->peers[peer].send_seq[ctx];
-    bfo__req_feed(e, r, len <= e->cfg.eager_limit ? BFO_EV_EAGER_CHOSEN : bfo__send_choose(e, r));
+    bfo__send_feed(e, r, len <= e->cfg.eager_limit ? BFO_EV_EAGER_CHOSEN : bfo__send_choose(e, r));
     bfo__run_failed(e);
     return BFO_OK;
 }
@@ -1870,8 +1971,8 @@ static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap
                             int ctx, int tag, uint64_t now)
 {
     bfo_request *rr = r;
-    if (!r || peer < BFO_ANY_SOURCE || peer >= e->cfg.nranks || ctx < 0 ||
-        ctx >= e->cfg.max_contexts || tag < BFO_ANY_TAG || (cap && !buf))
+    if (!r || (unsigned)peer + 1u > (unsigned)e->cfg.nranks || /* -1: BFO_ANY_SOURCE */
+        !bfo__in_range(ctx, e->cfg.max_contexts) || tag < BFO_ANY_TAG || (cap && !buf))
         return BFO_ERR_INVALID;
     if (now > e->now)
         e->now = now;
@@ -1939,7 +2040,7 @@ static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
     p->unreachable = 1;
     none_left = bfo__all_unreachable(e);
     for (int i = 0; i < e->cfg.max_requests; i++) {
-        r = e->slot_req[i];
+        r = e->slots[i].req;
         if (r && r->peer == peer && !r->complete)
             bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE);
     }
