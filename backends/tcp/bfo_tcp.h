@@ -144,7 +144,10 @@
  * BUSY POLLING.  bfo_tcp_progress(t, 0): a link that took a data frame in
  *   the last millisecond leaves the epoll set and is read directly at every
  *   such progress (no epoll_wait on the critical path); epoll still runs at
- *   least every 20 us for the other links.  bfo_tcp_progress(t, > 0) and
+ *   least every 20 us for the other links, and so do the periodic checks
+ *   (acks owed for ack_delay, connect deadlines, the engine's timers).  A
+ *   small frame posted with nothing queued before it on its link is written
+ *   at once, from the post.  bfo_tcp_progress(t, > 0) and
  *   bfo_tcp_prepare_sleep put every link back before anyone sleeps.
  *
  * MALFORMED INPUT.  Bad magic, unknown kind, length above the largest frame,
