@@ -18,13 +18,11 @@
  *                   counts, measured in the same rounds, and our/raw ratios
  *   --rounds R      measured rounds per size (default 5), after one warm-up
  *                   round that is thrown away.  Each round measures bfo
- *                   and raw latency in turns of 250 ping-pongs each (the
+ *                   and raw latency in turns of 50 ping-pongs each (the
  *                   one that goes first alternates; a machine whose speed
  *                   drifts from one millisecond to the next then slows
- *                   both alike; turns of 50 left bfo's caches cold at the
- *                   start of each turn often enough to show in the median),
- *                   then bfo and raw bandwidth, in an order that
- *                   alternates from round to round
+ *                   both alike), then bfo and raw bandwidth, in an order
+ *                   that alternates from round to round
  *   --iters N       ping-pongs per round (default: 1000 for small messages,
  *                   fewer for large ones, at least 10)
  *   --msgs N        messages per bandwidth round (default: 64 MiB worth,
@@ -86,7 +84,7 @@ int bfo_cmd_run(int argc, char **argv);
 #define BN_TAG_BW 2
 #define BN_TAG_DONE 3
 #define BN_TAG_SYNC 4
-#define BN_BLOCK 250 /* ping-pongs in a row of one kind (bfo, raw) */
+#define BN_BLOCK 50 /* ping-pongs in a row of one kind (bfo, raw) */
 
 typedef struct bench {
     bfo_net *t;
