@@ -18,11 +18,8 @@
  *                   counts, measured in the same rounds, and our/raw ratios
  *   --rounds R      measured rounds per size (default 5), after one warm-up
  *                   round that is thrown away.  Each round measures bfo
- *                   and raw latency in turns of 50 ping-pongs each (the
- *                   one that goes first alternates; a machine whose speed
- *                   drifts from one millisecond to the next then slows
- *                   both alike), then bfo and raw bandwidth, in an order
- *                   that alternates from round to round
+ *                   latency, raw latency, bfo bandwidth, raw bandwidth; the
+ *                   order of bfo and raw alternates from round to round
  *   --iters N       ping-pongs per round (default: 1000 for small messages,
  *                   fewer for large ones, at least 10)
  *   --msgs N        messages per bandwidth round (default: 64 MiB worth,
@@ -39,8 +36,7 @@
  *                   SEC seconds (default 600); SIGUSR2 prints that state and
  *                   goes on
  *   --verbose       each phase on stderr as it starts (CLOCK_MONOTONIC
- *                   seconds), each round's latency medians, and the
- *                   engine's map-outs at the end
+ *                   seconds), and the engine's map-outs at the end
  *   --plot FILE.png latency and bandwidth against size (gnuplot, Debian
  *                   package gnuplot-nox; exit 1 if it is missing)
  *   --input LABEL=FILE.csv  with --plot: no benchmark, plot these CSVs (one
@@ -84,7 +80,6 @@ int bfo_cmd_run(int argc, char **argv);
 #define BN_TAG_BW 2
 #define BN_TAG_DONE 3
 #define BN_TAG_SYNC 4
-#define BN_BLOCK 50 /* ping-pongs in a row of one kind (bfo, raw) */
 
 typedef struct bench {
     bfo_net *t;
@@ -248,11 +243,8 @@ static int bn_sync_final(bench *b, int final)
 
 static int bn_sync(bench *b) { return bn_sync_final(b, 0); }
 
-/* Ping-pongs i0 .. i0+n-1 of a latency phase of `total`; rank 0 stores
- * half round trips (us) in out[0..n-1].  A phase may come in blocks with
- * raw blocks between them: rank 1's last pongs then complete with the next
- * block's pings, or in bfo_lat_end. */
-static int bfo_lat(bench *b, size_t size, int i0, int n, int total, double *out)
+/* n ping-pongs of size bytes; rank 0 stores half round trips (us) in out. */
+static int bfo_lat(bench *b, size_t size, int n, double *out)
 {
     if (b->rank == 0) {
         for (int i = 0; i < n; i++) {
@@ -272,9 +264,9 @@ static int bfo_lat(bench *b, size_t size, int i0, int n, int total, double *out)
     /* rank 1: the pong goes out, then the next receive is posted (it is in
      * place long before the next ping can come back); a pong's send
      * completes with the next ping, which carries its ack */
-    if (i0 == 0 && bn_recv(b, &b->rreq[0], b->rbuf, size, BN_TAG_LAT))
+    if (bn_recv(b, &b->rreq[0], b->rbuf, size, BN_TAG_LAT))
         return -1;
-    for (int i = i0; i < i0 + n; i++) {
+    for (int i = 0; i < n; i++) {
         bfo_request *r = &b->rreq[i & 1], *s = &b->sreq[i & 1];
         if (bn_wait(b, r))
             return -1;
@@ -282,20 +274,12 @@ static int bfo_lat(bench *b, size_t size, int i0, int n, int total, double *out)
             return -1;
         if (bn_send(b, s, b->sbuf, size, BN_TAG_LAT))
             return -1;
-        if (i + 1 < total && bn_recv(b, &b->rreq[(i + 1) & 1], b->rbuf, size, BN_TAG_LAT))
+        if (i + 1 < n && bn_recv(b, &b->rreq[(i + 1) & 1], b->rbuf, size, BN_TAG_LAT))
             return -1;
     }
-    return 0;
-}
-
-/* After a latency phase of `total` ping-pongs: rank 1's last pongs complete
- * (their ack comes standalone, while rank 0 waits in the barrier). */
-static int bfo_lat_end(bench *b, int total)
-{
-    if (b->rank == 1)
-        for (int k = 0; k < 2 && k < total; k++)
-            if (bn_wait(b, &b->sreq[(total - 1 - k) & 1]))
-                return -1;
+    for (int k = 0; k < 2 && k < n; k++)
+        if (bn_wait(b, &b->sreq[k]))
+            return -1;
     return 0;
 }
 
@@ -811,39 +795,18 @@ int bfo_cmd_bench(int argc, char **argv)
             return 1;
         for (int round = 0; round <= b->rounds && !b->failed; round++) { /* round 0: warm-up */
             int m = round - 1;
-            /* bfo and raw in blocks of at most BN_BLOCK ping-pongs, taking
-             * turns (which goes first alternates), so that both see the same
-             * moments of a machine whose speed drifts */
-            double *dst = m >= 0 ? lat + (size_t)m * (size_t)iters : tmp;
-            double *rdst = m >= 0 ? rlat + (size_t)m * (size_t)iters : tmp;
-            bn_phase(b, "the barrier before a latency phase", size, round);
-            if (bn_sync(b))
-                break;
-            for (int i0 = 0, blk = 0; i0 < iters && !b->failed; i0 += BN_BLOCK, blk++) {
-                int cnt = iters - i0 < BN_BLOCK ? iters - i0 : BN_BLOCK;
-                for (int pass = 0; pass < 2 && !b->failed; pass++) {
-                    int raw = (pass + round + blk) & 1;
-                    if (raw && !b->baseline)
-                        continue;
-                    bn_phase(b, raw ? "raw latency" : "bfo latency", size, round);
-                    if (raw ? raw_lat(b, size, cnt, rdst + i0)
-                            : bfo_lat(b, size, i0, cnt, iters, dst + i0))
-                        break;
-                    /* a raw block next: the last ping's send may still need
-                     * rank 1's progress (a rendezvous' FIN), so both wait
-                     * here, in bfo, untimed */
-                    if (!raw && b->baseline && bn_sync(b))
-                        break;
-                }
+            for (int pass = 0; pass < 2 && !b->failed; pass++) {
+                int raw = (pass + round) & 1; /* alternate the order */
+                if (raw && !b->baseline)
+                    continue;
+                double *dst = m >= 0 ? (raw ? rlat : lat) + (size_t)m * (size_t)iters : tmp;
+                bn_phase(b, "the barrier before a latency phase", size, round);
+                if (bn_sync(b))
+                    break;
+                bn_phase(b, raw ? "raw latency" : "bfo latency", size, round);
+                if (raw ? raw_lat(b, size, iters, dst) : bfo_lat(b, size, iters, dst))
+                    break;
             }
-            if (b->failed || bfo_lat_end(b, iters))
-                break;
-            if (b->verbose && b->rank == 0 && m >= 0) /* this round alone */
-                for (int raw = 0; raw <= b->baseline; raw++) {
-                    memcpy(tmp, raw ? rdst : dst, sizeof(double) * (size_t)iters);
-                    fprintf(stderr, "bfo bench: %zu B round %d: %s latency median %.3f us\n", size,
-                            round, raw ? "raw" : "bfo", median(tmp, iters));
-                }
             for (int pass = 0; pass < 2 && !b->failed; pass++) {
                 int raw = (pass + round) & 1;
                 double v;
