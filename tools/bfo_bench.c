@@ -36,7 +36,8 @@
  *                   SEC seconds (default 600); SIGUSR2 prints that state and
  *                   goes on
  *   --verbose       each phase on stderr as it starts (CLOCK_MONOTONIC
- *                   seconds), and the engine's map-outs at the end
+ *                   seconds), each round's latency medians, and the
+ *                   engine's map-outs at the end
  *   --plot FILE.png latency and bandwidth against size (gnuplot, Debian
  *                   package gnuplot-nox; exit 1 if it is missing)
  *   --input LABEL=FILE.csv  with --plot: no benchmark, plot these CSVs (one
@@ -806,6 +807,11 @@ int bfo_cmd_bench(int argc, char **argv)
                 bn_phase(b, raw ? "raw latency" : "bfo latency", size, round);
                 if (raw ? raw_lat(b, size, iters, dst) : bfo_lat(b, size, iters, dst))
                     break;
+                if (b->verbose && b->rank == 0 && m >= 0) { /* this round alone */
+                    memcpy(tmp, dst, sizeof(double) * (size_t)iters);
+                    fprintf(stderr, "bfo bench: %zu B round %d: %s latency median %.3f us\n", size,
+                            round, raw ? "raw" : "bfo", median(tmp, iters));
+                }
             }
             for (int pass = 0; pass < 2 && !b->failed; pass++) {
                 int raw = (pass + round) & 1;
