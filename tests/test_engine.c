@@ -1057,6 +1057,46 @@ static void test_one_directional_loss_probe_timeout_on_one_side_broken_on_the_ot
     sr_del(st.w);
 }
 
+/* As above, but rail 1 is down on both sides when rank 1 maps rail 0 out:
+ * its notice has no rail UP to go on.  It goes out on rail 1 the moment
+ * rail 1 is admitted again, and rank 0 (which keeps hearing nothing wrong
+ * from its side) maps rail 0 out by it: long before its own heartbeat
+ * probe could time out (heartbeat + probe timeout after rank 1 fell
+ * quiet). */
+static void test_broken_notice_owed_with_no_rail_up_goes_out_on_the_next_rail_admitted(void **state)
+{
+    static stream st;
+    mapout_watch x[2];
+    bfo_config cfg;
+    (void)state;
+    memset(&st, 0, sizeof st);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.backoff_max_ns = 10 * MS; /* rail 1 back within a few ms of its path */
+    st.w = detect_world_cfg(66, 1, x, &cfg);
+    stream_for(&st, 300 * MS, MS, 1);
+    rail_path(st.w, 0, 1, 1, SN_PATH_SILENT);
+    stream_for(&st, DETECT_BOUND + 20 * MS, MS, 1);
+    assert_false(rail_up(st.w, 0, 1, 1) || rail_up(st.w, 1, 0, 1));
+    sn_set_path(&st.w->sn, 0, 1, 0, SN_PATH_SILENT);
+    for (int i = 0; i < 400 && rail_up(st.w, 1, 0, 0); i++)
+        stream_for(&st, MS, MS, 1);
+    assert_int_equal(x[1].ev[0][0], BFO_EV_PROBE_TIMED_OUT);
+    assert_true(rail_up(st.w, 0, 1, 0)); /* rank 0 cannot tell */
+    assert_int_equal(st.w->e[1].peers[0].rail[0].broken_owed, 1);
+    uint64_t t = st.w->sn.now;
+    rail_path(st.w, 0, 1, 1, SN_PATH_OPEN);
+    for (int i = 0; i < 400 && rail_up(st.w, 0, 1, 0); i++)
+        stream_for(&st, MS, MS, 1);
+    print_message("rail 1 open again: rank 0 mapped rail 0 out after %llu ns (%s)\n",
+                  (unsigned long long)(x[0].at[1][0] - t), ev_name(x[0].ev[1][0]));
+    assert_int_equal(x[0].ev[1][0], BFO_EV_BROKEN_RCVD);
+    assert_true(x[0].at[1][0] - t <= 40 * MS);
+    assert_int_equal(st.w->e[1].peers[0].rail[0].broken_owed, 0);
+    sn_set_path(&st.w->sn, 0, 1, 0, SN_PATH_OPEN);
+    stream_check(&st);
+    sr_del(st.w);
+}
+
 /* The backend's disconnect(): which (rank, peer, rail) the engine asked to
  * drop, how often, and at what engine time (the simulator has none: the
  * test puts this one in each engine's backend). */
@@ -1534,6 +1574,7 @@ int main(void)
         cmocka_unit_test(test_silent_loss_busy_rail_mapped_out_within_heartbeat_plus_probe_timeout),
         cmocka_unit_test(test_silent_loss_idle_rail_mapped_out_within_heartbeat_plus_probe_timeout),
         cmocka_unit_test(test_one_directional_loss_probe_timeout_on_one_side_broken_on_the_other),
+        cmocka_unit_test(test_broken_notice_owed_with_no_rail_up_goes_out_on_the_next_rail_admitted),
         cmocka_unit_test(test_map_out_tells_the_transport_to_disconnect),
         cmocka_unit_test(test_silent_way_back_busy_sender_probes_and_times_out),
         cmocka_unit_test(test_short_timers_silent_rail_mapped_out_within_50_ms),

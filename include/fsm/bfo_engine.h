@@ -188,6 +188,8 @@ typedef struct bfo_rail_link {
     int inflight;        /* ops given to the backend on this rail, not yet completed */
     int attempts, ever_up;
     int probe_out;       /* UP: a heartbeat probe is out, its PROBEACK not yet here */
+    int broken_owed;     /* mapped out with no other rail UP: its BROKEN goes out on
+                            the next rail admitted (if it is still down then) */
     uint64_t srtt, rttvar; /* probe round trips: smoothed, and their variation (0: none yet) */
     int pt_shift;        /* probe timeouts in UP lately: the timeout is doubled this often */
     int pt_good;         /* heartbeats answered in a row since the last doubling */
@@ -1392,8 +1394,19 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
         rs->backoff = e->cfg.backoff_min_ns;
         rs->last_rx = rs->last_tx = e->now;
         rs->probe_out = 0;
+        rs->broken_owed = 0;
         bfo__stripe_rejoin(e, peer, rail);
         p->down_since = 0;
+        /* the notices that found no rail UP when their rail was mapped out
+         * (the peer may still think it UP: it may hear us on it, one way) */
+        for (int k = 0; k < e->cfg.nrails; k++)
+            if (p->rail[k].broken_owed) {
+                p->rail[k].broken_owed = 0;
+                if ((p->rail[k].fsm.cs == BFO_RAIL_ST_FAILED ||
+                     p->rail[k].fsm.cs == BFO_RAIL_ST_RECONNECTING) &&
+                    !bfo__rail_ctl(e, peer, k, BFO_FRAG_BROKEN, rail, 0))
+                    p->rail[k].broken_owed = 1; /* over the control budget: at the next */
+            }
         break;
     case BFO_RAIL_ACT_MAP_OUT: {
         int up = 0;
@@ -1413,6 +1426,8 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
                 other = k;
         if (other >= 0)
             bfo__rail_ctl(e, peer, rail, BFO_FRAG_BROKEN, other, 0);
+        else
+            rs->broken_owed = 1; /* sent when a rail is admitted (ADMIT) */
         break;
     }
     case BFO_RAIL_ACT_SCHEDULE_RECONNECT:
