@@ -582,6 +582,25 @@ static int swallowing(bfo_tcp *t, tlink *l)
     return l->poisoned;
 }
 
+/* A frame about to be written for the first time carries the freshest
+ * cumulative ack, and the flag when this side is stalled. */
+static inline void stamp_ack(tlink *l, ent *en)
+{
+    en->hdr[7] = l->stalled ? BFO_TCP_F_STALLED : 0;
+    bfo_put64(en->hdr + 16, l->rx_seq);
+    l->ack_sent = l->rx_seq;
+    l->rx_frames = 0;
+    l->rx_bytes = 0;
+}
+
+/* The whole of a frame is in the socket. */
+static inline void frame_written(bfo_tcp *t, tlink *l, const ent *en)
+{
+    l->last_written = en->seq;
+    t->st.rail[l->rail].frames_tx++;
+    t->st.rail[l->rail].bytes_tx += en->total - BFO_TCP_HDR_SIZE;
+}
+
 /* Writes what can be written now; errors mark the tlink broken. */
 static void link_flush(bfo_tcp *t, tlink *l)
 {
@@ -611,13 +630,8 @@ static void link_flush(bfo_tcp *t, tlink *l)
             /* one small frame alone, a latency-bound exchange: it is in
              * its header buffer (INLINE_MAX), so no gathering */
             ent *en = &t->ents[l->unsent];
-            if (en->off == 0) {
-                en->hdr[7] = l->stalled ? BFO_TCP_F_STALLED : 0;
-                bfo_put64(en->hdr + 16, l->rx_seq);
-                l->ack_sent = l->rx_seq;
-                l->rx_frames = 0;
-                l->rx_bytes = 0;
-            }
+            if (en->off == 0)
+                stamp_ack(l, en);
             iov[n].iov_base = en->hdr + en->off;
             iov[n++].iov_len = en->hlen - en->off;
             first = -1;
@@ -625,13 +639,8 @@ static void link_flush(bfo_tcp *t, tlink *l)
         for (int i = first; i >= 0 && n + 3 <= MAX_IOV; i = t->ents[i].next) {
             ent *en = &t->ents[i];
             size_t skip = en->off;
-            if (en->off == 0) { /* the freshest cumulative ack rides along */
-                en->hdr[7] = l->stalled ? BFO_TCP_F_STALLED : 0;
-                bfo_put64(en->hdr + 16, l->rx_seq);
-                l->ack_sent = l->rx_seq;
-                l->rx_frames = 0;
-                l->rx_bytes = 0;
-            }
+            if (en->off == 0)
+                stamp_ack(l, en);
             const void *b[3] = { en->hdr, en->base[0], en->base[1] };
             size_t len[3] = { en->hlen, en->len[0], en->len[1] };
             for (int k = 0; k < 1 + en->n; k++) {
@@ -677,9 +686,7 @@ static void link_flush(bfo_tcp *t, tlink *l)
             en->off += c;
             done -= c;
             if (en->off == en->total) {
-                l->last_written = en->seq;
-                t->st.rail[l->rail].frames_tx++;
-                t->st.rail[l->rail].bytes_tx += en->total - BFO_TCP_HDR_SIZE;
+                frame_written(t, l, en);
                 l->unsent = en->next;
             }
         }
@@ -779,17 +786,12 @@ static int tcp_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int 
          * link_flush's gathering.  What the socket does not take now is
          * left to link_flush. */
         ssize_t w;
-        bfo_tcp_frame_header(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, en->seq, l->rx_seq);
-        en->hdr[7] = l->stalled ? BFO_TCP_F_STALLED : 0;
-        l->ack_sent = l->rx_seq;
-        l->rx_frames = 0;
-        l->rx_bytes = 0;
+        bfo_tcp_frame_header(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, en->seq, 0);
+        stamp_ack(l, en);
         w = send(l->fd, en->hdr, en->hlen, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w == (ssize_t)en->hlen) {
             en->off = en->total;
-            l->last_written = en->seq;
-            t->st.rail[l->rail].frames_tx++;
-            t->st.rail[l->rail].bytes_tx += len;
+            frame_written(t, l, en);
             return 0;
         }
         if (w > 0)
