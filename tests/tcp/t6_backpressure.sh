@@ -23,12 +23,14 @@ summary
 
 timeout 60 "$BFO_TCP" run -n 2 --rails "$RAILS" --timeout 50 -- \
     "$BFO_TCP" stream --json --size 4K --window 1024 --count 6000 --recv-delay-ms 2500 --timeout 40 \
-    > "$WORK/out" 2> "$WORK/err" || fail "(b) exit status $?"
+    --trace-rails > "$WORK/out" 2> "$WORK/err" || fail "(b) exit status $?"
 check_exact
 [ "$(jget messages)" = 12000 ] || fail "(b) expected 12000 messages"
 [ "$(jget backpressure)" -ge 1 ] || fail "(b) the engine never pushed back"
 [ "$(jget keepalives)" -ge 100 ] || fail "(b) a 2.5 s stall sent only $(jget keepalives) keepalives"
-[ "$(jget failovers)" = 0 ] || fail "(b) a 2.5 s stall was taken for a rail failure ($(jget failovers) failovers)"
+# a failure names the events that took the rails out (--trace-rails)
+[ "$(jget failovers)" = 0 ] || { grep -e '--> FAILED' "$WORK/err" | head -12
+    fail "(b) a 2.5 s stall was taken for a rail failure ($(jget failovers) failovers)"; }
 [ "$(jget conn_errors)" = 0 ] || fail "(b) connections lost during the stall: $(jget conn_errors)"
 echo "   (b) 2.5 s: backpressure $(jget backpressure), keepalives $(jget keepalives), stall_ms_max $(jget stall_ms_max)"
 summary
