@@ -345,26 +345,88 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* Message idx from src to dst: 8-byte word k is seed + (k + 1) * C, seed a
+ * hash of (src, dst, idx) and C odd, so every word of a message differs from
+ * every other of it (a shifted, repeated or reordered piece shows) and from the
+ * words at the same place in every other message (a piece of another message
+ * shows).  A multiply-add per word: a 1 MiB message is filled or checked in
+ * about a tenth of a millisecond, so the stream's own work keeps its progress
+ * calls close together (a mix64 per word took 1-2 ms per MiB, and the gaps it
+ * left between progress calls were counted in recovery_ms_max). */
+#define PATTERN_C 0x9e3779b97f4a7c15ull
+static uint64_t pattern_seed(int src, int dst, uint64_t idx)
+{
+    return mix64(((uint64_t)src << 48) ^ ((uint64_t)dst << 32) ^ idx);
+}
+
 static void pattern(uint8_t *b, size_t len, int src, int dst, uint64_t idx)
 {
-    uint64_t seed = mix64(((uint64_t)src << 48) ^ ((uint64_t)dst << 32) ^ idx);
-    for (size_t k = 0; k < len; k += 8) {
-        uint64_t w = mix64(seed + k);
-        size_t n = len - k < 8 ? len - k : 8;
-        memcpy(b + k, &w, n);
+    uint64_t w = pattern_seed(src, dst, idx);
+    size_t k = 0;
+    for (; k + 8 <= len; k += 8) {
+        w += PATTERN_C;
+        memcpy(b + k, &w, 8);
+    }
+    if (k < len) {
+        w += PATTERN_C;
+        memcpy(b + k, &w, len - k);
     }
 }
 
 static int pattern_ok(const uint8_t *b, size_t len, int src, int dst, uint64_t idx)
 {
-    uint64_t seed = mix64(((uint64_t)src << 48) ^ ((uint64_t)dst << 32) ^ idx);
-    for (size_t k = 0; k < len; k += 8) {
-        uint64_t w = mix64(seed + k);
-        size_t n = len - k < 8 ? len - k : 8;
-        if (memcmp(b + k, &w, n))
-            return 0;
+    uint64_t w = pattern_seed(src, dst, idx), diff = 0, x;
+    size_t k = 0;
+    for (; k + 8 <= len; k += 8) {
+        w += PATTERN_C;
+        memcpy(&x, b + k, 8);
+        diff |= x ^ w;
     }
-    return 1;
+    if (k < len) {
+        w += PATTERN_C;
+        return !diff && !memcmp(b + k, &w, len - k);
+    }
+    return !diff;
+}
+
+/* The check must be able to fail: at every start, messages of 4096 and 4099
+ * bytes pass, and each of these must not: one bit flipped (first, last, in
+ * the tail, in between), the bytes shifted by 1 and by 8, two words swapped,
+ * all zeros, and the right bytes checked as another message (idx, src or dst
+ * off by one).  Returns the name of the first that went wrong, or NULL. */
+static const char *pattern_selftest(void)
+{
+    static uint8_t b[4099 + 8];
+    static const size_t flips[] = { 0, 7, 8, 2051, 4095, 4098 };
+    for (size_t n = 4096; n <= 4099; n += 3) {
+        uint64_t t;
+        pattern(b, n, 3, 5, 77);
+        if (!pattern_ok(b, n, 3, 5, 77))
+            return "failed a good message";
+        for (size_t i = 0; i < sizeof flips / sizeof flips[0] && flips[i] < n; i++) {
+            b[flips[i]] ^= 0x10;
+            if (pattern_ok(b, n, 3, 5, 77))
+                return "passed a flipped bit";
+            b[flips[i]] ^= 0x10;
+        }
+        if (pattern_ok(b, n, 3, 5, 78) || pattern_ok(b, n, 4, 5, 77) || pattern_ok(b, n, 3, 6, 77))
+            return "passed another message's bytes";
+        memcpy(&t, b + 800, 8);
+        memcpy(b + 800, b + 808, 8);
+        memcpy(b + 808, &t, 8);
+        if (pattern_ok(b, n, 3, 5, 77))
+            return "passed two words swapped";
+        pattern(b + 1, n, 3, 5, 77);
+        if (pattern_ok(b, n, 3, 5, 77))
+            return "passed bytes shifted by 1";
+        pattern(b + 8, n, 3, 5, 77);
+        if (pattern_ok(b, n, 3, 5, 77))
+            return "passed bytes shifted by 8";
+        memset(b, 0, sizeof b);
+        if (pattern_ok(b, n, 3, 5, 77))
+            return "passed zeros";
+    }
+    return NULL;
 }
 
 static size_t size_of(const stream *s, int src, int dst, uint64_t i)
@@ -485,6 +547,11 @@ int bfo_cmd_stream(int argc, char **argv)
     double timeout = 120;
     int applied = 0, count_given = 0;
     uint64_t t_start, deadline;
+    const char *weak = pattern_selftest();
+    if (weak) {
+        fprintf(stderr, "bfo stream: the byte check %s (a broken build?)\n", weak);
+        return 2;
+    }
     memset(s, 0, sizeof *s);
     memset(&cfg, 0, sizeof cfg);
     memset(&opt, 0, sizeof opt);
