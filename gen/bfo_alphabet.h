@@ -10,7 +10,7 @@
  * bfo_core.h checks; BFO_GEN_STAMP, a digest of tools/bfo_gen.py and spec/
  * that every other generated header checks. */
 #define BFO_GEN_ABI 1
-#define BFO_GEN_STAMP 0x6935c00f
+#define BFO_GEN_STAMP 0xefc973eb
 
 /* Fragment types: BFO_FRAGMENTS(X) calls X(NAME, CODE, LAYOUT, HAS_PAYLOAD, DEDUP). */
 #define BFO_FRAGMENTS(X) \

@@ -31,8 +31,11 @@
 # and when the rail leaves UP), the count of reconnect attempts, the rail's
 # epoch (bumped at each admission; a BROKEN naming an older epoch is stale
 # and dropped before it gets here), the count of UP rails per peer
-# (PEER_UNREACHABLE for the requests), and moving queued work off a rail
-# that is mapped out.
+# (PEER_UNREACHABLE for the requests), moving queued work off a rail that
+# is mapped out, and whether the rail's BROKEN notice is owed: send_broken
+# with no other rail UP to carry it marks it owed, and the admit of another
+# rail sends it then, if this rail is still FAILED or RECONNECTING (the peer
+# may still hold it UP).
 
   machine bfo_rail_grammar;
   include bfo_alphabet "bfo_alphabet.rl";
