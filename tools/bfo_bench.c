@@ -539,7 +539,9 @@ static int plot(const char *png, const char **labels, const char **files, int n,
     fprintf(f, "set terminal pngcairo size 1200,500 noenhanced\nset output ");
     gp_quote(f, png);
     fprintf(f, "\nset datafile separator ','\nset key top left\nset logscale x 2\nset grid\n"
-               "set format x '%%.0b %%BB'\nset xlabel 'message size'\nset multiplot layout 1,2\n"
+               "set xtics ('1 B' 1, '16 B' 16, '256 B' 256, '4 KiB' 4096, '64 KiB' 65536, "
+               "'1 MiB' 1048576, '16 MiB' 16777216)\n"
+               "set xlabel 'message size'\nset multiplot layout 1,2\n"
                "set logscale y\nset ylabel 'one-way latency (us, median)'\nset title 'latency'\nplot ");
     for (int pass = 0; pass < 2; pass++) {
         int col = pass ? 3 : 2, rawcol = pass ? 5 : 4;
