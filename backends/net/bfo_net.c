@@ -291,12 +291,23 @@ int bfo_net_init(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options 
         }
         n->pmix = 1;
     } else if (bfo_tcp_env_rank(&n->rank, &n->size) != 0) {
-        fprintf(stderr, "bfo: BFO_RANK and BFO_SIZE must be set (bfo run sets them)\n");
+        fprintf(stderr, "bfo: %s (BFO_RANK=%s BFO_SIZE=%s; bfo run sets them)\n", bfo_tcp_env_rank_error(),
+                getenv("BFO_RANK") ? getenv("BFO_RANK") : "", getenv("BFO_SIZE") ? getenv("BFO_SIZE") : "");
         free(n);
         return BFO_ERR_INVALID;
     }
     n->bootstrap = getenv("BFO_BOOTSTRAP");
     n->timeout_ns = opt.tcp.bootstrap_timeout_ns;
+    if (!n->pmix && n->size > 1) {
+        uint32_t ip;
+        uint16_t port;
+        if (!n->bootstrap || bfo_tcp_parse_hostport(n->bootstrap, &ip, &port) != 0) {
+            fprintf(stderr, "bfo: BFO_BOOTSTRAP must be IPV4ADDR:PORT, rank 0's address (it is \"%s\")\n",
+                    n->bootstrap ? n->bootstrap : "");
+            free(n);
+            return BFO_ERR_INVALID;
+        }
+    }
     /* the rails, in order */
     list = strdup(rails && *rails ? rails : "127.0.0.1");
     if (!list) {

@@ -1483,7 +1483,7 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
 
 /* ------------------------------------------------------------ bootstrap */
 
-static int parse_hostport(const char *s, uint32_t *ip, uint16_t *port)
+int bfo_tcp_parse_hostport(const char *s, uint32_t *ip, uint16_t *port)
 {
     char buf[64];
     const char *c = strrchr(s ? s : "", ':');
@@ -1547,7 +1547,7 @@ int bfo_tcp_bootstrap(const char *addr, int rank, int size, int nrails, const bf
         *job = bfo_tcp_now() ^ ((uint64_t)getpid() << 32);
         return BFO_OK;
     }
-    if (!addr || parse_hostport(addr, &ip, &port) != 0)
+    if (!addr || bfo_tcp_parse_hostport(addr, &ip, &port) != 0)
         return BFO_ERR_INVALID;
     buf = (uint8_t *)malloc(tab_len > msg_len ? tab_len : msg_len);
     if (!buf)
@@ -1680,6 +1680,25 @@ static int env_int(const char *name, int *v)
     return 0;
 }
 
+const char *bfo_tcp_env_rank_error(void)
+{
+    const char *rs = getenv("BFO_RANK"), *ns = getenv("BFO_SIZE");
+    int r, n;
+    if ((!rs || !*rs) && (!ns || !*ns))
+        return "BFO_RANK and BFO_SIZE must be set";
+    if (!rs || !*rs)
+        return "BFO_RANK is not set";
+    if (!ns || !*ns)
+        return "BFO_SIZE is not set";
+    if (env_int("BFO_RANK", &r) != 0)
+        return "BFO_RANK is not a number from 0 to 1000000";
+    if (env_int("BFO_SIZE", &n) != 0 || n < 1)
+        return "BFO_SIZE is not a number from 1 to 1000000";
+    if (r >= n)
+        return "BFO_RANK must be below BFO_SIZE";
+    return "";
+}
+
 int bfo_tcp_env_rank(int *rank, int *size)
 {
     int r, n;
@@ -1721,7 +1740,8 @@ int bfo_tcp_init(bfo_tcp **out, const bfo_config *cfg, const bfo_tcp_options *op
         return rc;
     }
     if (bfo_tcp_env_rank(&rank, &size) != 0) {
-        fprintf(stderr, "bfo-tcp: BFO_RANK and BFO_SIZE must be set (bfo run sets them)\n");
+        fprintf(stderr, "bfo-tcp: %s (BFO_RANK=%s BFO_SIZE=%s; bfo run sets them)\n", bfo_tcp_env_rank_error(),
+                getenv("BFO_RANK") ? getenv("BFO_RANK") : "", getenv("BFO_SIZE") ? getenv("BFO_SIZE") : "");
         return BFO_ERR_INVALID;
     }
     return bfo_tcp_init_with(out, rank, size, getenv("BFO_BOOTSTRAP"), cfg, opt);
@@ -1829,12 +1849,15 @@ static int init_common(bfo_tcp **out, int rank, int size, const wireup *w, const
         rc = bfo_tcp_bootstrap(w->bootstrap, rank, size, t->nrails, mine, t->table, &t->job,
                                t->o.bootstrap_timeout_ns);
     if (rc != BFO_OK) {
-        tlog(t, 1, "bootstrap through %s failed: %s",
+        tlog(t, 1, "bootstrap through %s failed: %s%s",
              w->sink       ? "the caller's exchange"
              : w->via_pmix ? "PMIx"
-             : w->bootstrap ? w->bootstrap
+             : w->bootstrap && *w->bootstrap ? w->bootstrap
                             : "(BFO_BOOTSTRAP unset)",
-             bfo_tcp_errname(rc));
+             bfo_tcp_errname(rc),
+             !w->sink && !w->via_pmix && rc == BFO_ERR_INVALID
+                 ? " (BFO_BOOTSTRAP must be IPV4ADDR:PORT, rank 0's address)"
+                 : "");
         goto fail;
     }
 

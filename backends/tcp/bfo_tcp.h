@@ -335,8 +335,17 @@ int bfo_tcp_bootstrap(const char *addr, int rank, int size, int nrails, const bf
  * and 0 <= rank < size, else -1 (nothing written). */
 int bfo_tcp_env_rank(int *rank, int *size);
 
+/* Why bfo_tcp_env_rank returns -1, for a message: which of BFO_RANK and
+ * BFO_SIZE is missing or not a number, or that BFO_RANK is not below
+ * BFO_SIZE (a static string; "" when both are fine). */
+const char *bfo_tcp_env_rank_error(void);
+
 /* Parses "tcp:ADDR" or "ADDR" (IPv4 dotted quad); 0 on success. */
 int bfo_tcp_parse_rail(const char *s, uint32_t *ip);
+
+/* Parses "ADDR:PORT" (IPv4 dotted quad, port 1-65535; BFO_BOOTSTRAP's
+ * form); 0 on success, -1 (nothing written to port) otherwise. */
+int bfo_tcp_parse_hostport(const char *s, uint32_t *ip, uint16_t *port);
 
 /* Parses a comma-separated rail list; returns the count, or -1. */
 int bfo_tcp_parse_rails(const char *list, uint32_t *ips, int max);

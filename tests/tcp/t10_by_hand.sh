@@ -1,0 +1,45 @@
+#!/bin/bash
+# (j) By hand, as across hosts: no `bfo run`, each rank started with
+# BFO_RANK, BFO_SIZE, BFO_BOOTSTRAP=ADDR:PORT (rank 0 listens there) and
+# its own BFO_RAILS, rails named `tcp:ADDR` on one side and bare on the
+# other.  Rank 1 starts first and waits for rank 0's bootstrap; every
+# message verified over both rails.  Then the mistakes a user makes by
+# hand end at once with a message that names them, never a hang.
+. "$(dirname "$0")/lib.sh"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+BOOT=127.0.0.1:$port
+
+BFO_RANK=1 BFO_SIZE=2 BFO_BOOTSTRAP=$BOOT BFO_RAILS=127.0.0.1,tcp:127.0.0.2 \
+    timeout 60 "$BFO_TCP" stream --count 300 --timeout 40 > "$WORK/out1" 2> "$WORK/err1" &
+r1=$!
+CLEANUP+=("kill -9 $r1")
+sleep 0.3
+kill -0 "$r1" 2>/dev/null || fail "rank 1 did not wait for rank 0's bootstrap: $(cat "$WORK/err1")"
+BFO_RANK=0 BFO_SIZE=2 BFO_BOOTSTRAP=$BOOT BFO_RAILS=tcp:127.0.0.1,tcp:127.0.0.2 \
+    timeout 60 "$BFO_TCP" stream --json --count 300 --timeout 40 > "$WORK/out" 2> "$WORK/err" ||
+    fail "rank 0: exit status $?"
+wait "$r1" || { cp "$WORK/err1" "$WORK/err"; fail "rank 1: exit status $?"; }
+check_exact
+[ "$(jget ranks)" = 2 ] || fail "expected 2 ranks, got $(jget ranks)"
+[ "$(jget messages)" = 600 ] || fail "expected 600 messages, got $(jget messages)"
+[ "$(jrail 0)" -gt 0 ] && [ "$(jrail 1)" -gt 0 ] || fail "a rail carried nothing: [$(jrail 0),$(jrail 1)]"
+summary
+echo "ok: t10 two ranks started by hand (BFO_RANK, BFO_SIZE, BFO_BOOTSTRAP), rank 1 first"
+
+# mistakes: each exits non-zero within 10 s, saying what is wrong
+mistake() { # mistake "what" "expected text" env...
+    local what=$1 want=$2 rc
+    shift 2
+    env "$@" timeout 10 "$BFO_TCP" stream --count 5 > "$WORK/out" 2> "$WORK/err"
+    rc=$?
+    [ $rc != 0 ] && [ $rc != 124 ] || fail "$what: exit status $rc (124: a hang)"
+    grep -q -- "$want" "$WORK/err" || fail "$what: no \"$want\" on stderr"
+    echo "   $what: $(grep -m1 -- "$want" "$WORK/err")"
+}
+mistake "rank out of range" "BFO_RANK must be below BFO_SIZE" BFO_RANK=2 BFO_SIZE=2 BFO_BOOTSTRAP=$BOOT
+mistake "rank not a number" "BFO_RANK is not a number" BFO_RANK=one BFO_SIZE=2 BFO_BOOTSTRAP=$BOOT
+mistake "size missing" "BFO_SIZE is not set" BFO_RANK=0 BFO_SIZE= BFO_BOOTSTRAP=$BOOT
+mistake "bootstrap without a port" "BFO_BOOTSTRAP must be IPV4ADDR:PORT" BFO_RANK=1 BFO_SIZE=2 BFO_BOOTSTRAP=nohost
+mistake "no bootstrap address" "BFO_BOOTSTRAP must be IPV4ADDR:PORT" BFO_RANK=1 BFO_SIZE=2 BFO_BOOTSTRAP=
+mistake "a rail that is no address" "bad rail list" BFO_RANK=0 BFO_SIZE=2 BFO_BOOTSTRAP=$BOOT BFO_RAILS=tcp:300.1.1.1
+echo "ok: t10 mistakes by hand end at once with a message"
