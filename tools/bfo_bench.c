@@ -636,6 +636,7 @@ int bfo_cmd_bench(int argc, char **argv)
     bfo_net_options opt;
     const char *rails = NULL, *csv = NULL, *png = NULL;
     const char *in_label[BN_MAX_INPUTS], *in_file[BN_MAX_INPUTS];
+    char in_lbuf[BN_MAX_INPUTS][128]; /* LABEL of LABEL=FILE.csv (no allocation to free) */
     int want_csv = 0, ninputs = 0, rc, nrails;
     double timeout = 600;
     memset(b, 0, sizeof *b);
@@ -683,7 +684,9 @@ int bfo_cmd_bench(int argc, char **argv)
             png = argv[++i];
         else if (!strcmp(a, "--input") && ninputs < BN_MAX_INPUTS) {
             const char *eq = strchr(v, '=');
-            in_label[ninputs] = eq ? strndup(v, (size_t)(eq - v)) : v;
+            if (eq)
+                snprintf(in_lbuf[ninputs], sizeof in_lbuf[ninputs], "%.*s", (int)(eq - v), v);
+            in_label[ninputs] = eq ? in_lbuf[ninputs] : v;
             in_file[ninputs++] = eq ? eq + 1 : v;
             i++;
         } else if (!strcmp(a, "--rounds"))
