@@ -38,6 +38,12 @@ wait_bg() {
     timeout 60 tail --pid="$LAUNCHER" -f /dev/null
     wait "$LAUNCHER"; rc=$?; LAUNCHER=
 }
+# expect_messages N: rank 0's JSON counts exactly N messages
+expect_messages() { [ "$(jget messages)" = "$1" ] || fail "expected $1 messages, got $(jget messages)"; }
+# both_rails_carried: each of the two rails carried engine bytes
+both_rails_carried() {
+    [ "$(jrail 0)" -gt 0 ] && [ "$(jrail 1)" -gt 0 ] || fail "a rail carried nothing: [$(jrail 0),$(jrail 1)]"
+}
 rank_pid() { awk -v r="$1" '$1 == r { print $2 }' "$WORK/pids"; }
 summary() {
     echo "   messages $(jget messages), bytes $(jget bytes), verified $(jget verified), lost $(jget lost)," \

@@ -4,8 +4,8 @@
 timeout 60 "$BFO_TCP" run -n 2 --rails "$RAILS" --timeout 50 -- \
     "$BFO_TCP" stream --json --count 400 > "$WORK/out" 2> "$WORK/err" || fail "exit status $?"
 check_exact
-[ "$(jget messages)" = 800 ] || fail "expected 800 messages, got $(jget messages)"
+expect_messages 800
 [ "$(jget failovers)" = 0 ] || fail "a failover without a fault"
-[ "$(jrail 0)" -gt 0 ] && [ "$(jrail 1)" -gt 0 ] || fail "a rail carried nothing"
+both_rails_carried
 summary
 echo "ok: t1 clean stream"
