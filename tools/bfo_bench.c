@@ -51,8 +51,8 @@
  *   then receive; neither receive is needed before a round trip).
  *   Bandwidth: rank 0 streams N messages (W in flight for bfo; the socket
  *   buffer for raw), rank 1 answers with one small message once it has
- *   them all; bytes / time, median over the rounds.  Buffers are reused (one per side), as NetPIPE
- *   does.  The engine's heartbeat is set to 1 s and silence to 10 s so that
+ *   them all; bytes / time, median over the rounds.  Buffers are reused
+ *   (one per side), as NetPIPE does.  The engine's heartbeat is set to 1 s and silence to 10 s so that
  *   probes do not land in the measurement and the raw phases (no bfo
  *   progress) cannot look like a silent rail.
  */

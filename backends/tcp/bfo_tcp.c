@@ -1680,29 +1680,36 @@ static int env_int(const char *name, int *v)
     return 0;
 }
 
-const char *bfo_tcp_env_rank_error(void)
+/* BFO_RANK and BFO_SIZE read once, for both functions below: "" and the
+ * values, or why not. */
+static const char *env_rank(int *r, int *n)
 {
     const char *rs = getenv("BFO_RANK"), *ns = getenv("BFO_SIZE");
-    int r, n;
     if ((!rs || !*rs) && (!ns || !*ns))
         return "BFO_RANK and BFO_SIZE must be set";
     if (!rs || !*rs)
         return "BFO_RANK is not set";
     if (!ns || !*ns)
         return "BFO_SIZE is not set";
-    if (env_int("BFO_RANK", &r) != 0)
+    if (env_int("BFO_RANK", r) != 0)
         return "BFO_RANK is not a number from 0 to 1000000";
-    if (env_int("BFO_SIZE", &n) != 0 || n < 1)
+    if (env_int("BFO_SIZE", n) != 0 || *n < 1)
         return "BFO_SIZE is not a number from 1 to 1000000";
-    if (r >= n)
+    if (*r >= *n)
         return "BFO_RANK must be below BFO_SIZE";
     return "";
+}
+
+const char *bfo_tcp_env_rank_error(void)
+{
+    int r, n;
+    return env_rank(&r, &n);
 }
 
 int bfo_tcp_env_rank(int *rank, int *size)
 {
     int r, n;
-    if (env_int("BFO_RANK", &r) != 0 || env_int("BFO_SIZE", &n) != 0 || n < 1 || r >= n)
+    if (*env_rank(&r, &n))
         return -1;
     *rank = r;
     *size = n;
