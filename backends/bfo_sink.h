@@ -1,20 +1,39 @@
-/* bfo_sink.h - where a transport that does not own the engine reports.
+/* bfo_sink.h - where a transport reports, and where it asks for a peer's
+ * address.
  *
- * Part of bfo (see bfo.h).  A transport that is one of several under a rail
- * multiplexer (bfo_net.h) reports its completions, frames, rail events and
- * liveness here, with its own rail numbers; the multiplexer turns them into
- * the engine's calls (bfo_engine_completion, bfo_engine_frame,
+ * Part of bfo (see bfo.h).  A transport (bfo_transport.h) runs under
+ * bfo_net, which owns the engine.  It reports its completions, frames, rail
+ * events and liveness here, with its own rail numbers; bfo_net turns them
+ * into the engine's calls (bfo_engine_completion, bfo_engine_frame,
  * bfo_engine_rail_event, bfo_engine_rail_heard) with the engine's rail
  * numbers.  Tokens pass through unchanged.  The same rules as for the
  * engine's calls hold: only from the transport's progress, never from
  * inside a post.  A rail event is passed on whatever the rail's state (the
  * engine ignores one its rail machine does not wait for).
+ *
+ * A peer's address for one of this transport's rails is looked up when the
+ * transport first needs it (to dial), not handed over at init: peers may be
+ * added after init (an MPI layer's add_procs).
  */
 #ifndef BFO_SINK_H
 #define BFO_SINK_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One rail's address as a transport publishes it: opaque bytes whose
+ * layout and length the transport chooses (an IPv4 or IPv6 address and a
+ * port, a device's control address, a shared segment's name).  Only the
+ * transport that made it reads it. */
+#define BFO_ADDR_MAX 64
+typedef struct bfo_addr {
+    uint16_t len;
+    uint8_t bytes[BFO_ADDR_MAX];
+} bfo_addr;
 
 typedef struct bfo_sink {
     void *ctx;
@@ -26,6 +45,13 @@ typedef struct bfo_sink {
      * without a frame for the engine (an acknowledgement, a back-pressure
      * keepalive).  May be NULL (a transport that never reports it). */
     void (*heard)(void *ctx, int peer, int rail, uint64_t now);
+    /* The address peer published for this transport's rail: BFO_OK, or
+     * BFO_ERR_INVALID (no such peer or rail, or the peer published none for
+     * it).  May be called from anywhere in the transport, posts included. */
+    int (*lookup)(void *ctx, int peer, int rail, bfo_addr *out);
 } bfo_sink;
 
+#ifdef __cplusplus
+}
+#endif
 #endif /* BFO_SINK_H */

@@ -1,0 +1,120 @@
+/* bfo_transport.h - what a transport is: one table of operations.
+ *
+ * Part of bfo (see bfo.h).  A transport (TCP, verbs, shared memory, the
+ * next one) moves bytes over its rails and nothing else: it owns no engine,
+ * reads no environment and does no wire-up of its own.  bfo_net (bfo_net.h)
+ * owns the engine, keeps a table of transports and calls through it:
+ *
+ *   down (bfo_net -> transport)            up (transport -> bfo_net)
+ *   open, address, start                   through the bfo_sink it was given
+ *   backend: post_send, post_write,        (bfo_sink.h): completion, frame,
+ *     post_read, reg_mem, dereg_mem,       rail_event, heard, and lookup of
+ *     connect, disconnect, rail_caps,      a peer's address when it first
+ *     rail_bandwidth (bfo_backend.h,       needs one
+ *     with this transport's rail numbers)
+ *   progress, wait_fds, fault, stats,
+ *   dump, fini
+ *
+ * LIFE
+ *   open(&t, args)        its rails (args->rails: the names as the user
+ *                         listed them, "tcp:10.0.0.1", "verbs:rxe0",
+ *                         "shm"), the engine's configuration, the sink.
+ *                         Sets up what the rails need to be reached
+ *                         (listening sockets, devices, a segment).
+ *   address(t, r, &a)     this rank's address of rail r, to be published
+ *                         (opaque, at most BFO_ADDR_MAX bytes).
+ *   start(t, job)         every address published; job is one id for the
+ *                         whole job (every hello carries it).  From here
+ *                         on the engine may call connect(); the peer's
+ *                         address comes from sink->lookup.
+ *   progress(t, now)      does the I/O, reports to the sink; returns how
+ *                         many things it handled (0: nothing to do).  A
+ *                         call that finds nothing to do should make no
+ *                         system call, or as few as it can.
+ *   wait_fds(t, fds, max) the caller is about to sleep in poll(): the
+ *                         transport sends what it owes, arms its wake-ups
+ *                         and gives the fds that become readable when it
+ *                         has work (returns how many), or -1 when it has
+ *                         work now and the caller must not sleep.
+ *   fini(t)               closes everything, frees everything.
+ *
+ * A TRANSPORT IS ONE DIRECTORY AND ONE TABLE ROW: backends/NAME/ holds it,
+ * exporting `const bfo_transport_ops bfo_NAME_transport`, and bfo_net.c's
+ * table of transports lists it (docs/porting.md walks a new transport
+ * through this interface).
+ */
+#ifndef BFO_TRANSPORT_H
+#define BFO_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "bfo_engine.h"
+#include "bfo_sink.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every transport's counters for one rail, in one shape (bfo_net_get_stats
+ * reports these per engine rail).  A transport leaves at zero what it does
+ * not count. */
+typedef struct bfo_rail_stats {
+    uint64_t frames_tx, frames_rx;   /* frames sent / taken by the engine */
+    uint64_t bytes_tx, bytes_rx;     /* their engine bytes (and RDMA bytes this rank moved) */
+    uint64_t acks_tx;                /* standalone acknowledgements */
+    uint64_t connects, connect_failures;
+    uint64_t conn_errors;            /* connections lost: reset, EOF, timeout, replaced */
+    uint64_t malformed;              /* connections dropped for malformed input */
+    uint64_t completed_ok, completed_failed;
+    uint64_t dropped_tx, dropped_rx; /* frames swallowed by the fault hook */
+    uint64_t backpressure;           /* frames the engine asked to offer again */
+    uint64_t keepalives_tx;          /* back-pressure keepalives sent */
+    uint64_t hellos_rejected;        /* incoming connections closed before a valid hello */
+    uint64_t hellos_stale;           /* hellos of a dial the peer had given up, refused */
+} bfo_rail_stats;
+
+/* What open() gets. */
+typedef struct bfo_transport_args {
+    int rank, size;
+    int nrails;                /* this transport's rails, 1..BFO_MAX_RAILS */
+    const char *const *rails;  /* their names as listed ("tcp:127.0.0.2", "shm") */
+    const unsigned *bandwidth; /* MB/s per rail as configured, 0: the transport's figure */
+    const bfo_config *cfg;     /* the engine's configuration, defaults filled in */
+    const bfo_sink *sink;      /* where it reports (copied) */
+    const void *opt;           /* this transport's own options, or NULL (defaults) */
+    int log_level;             /* -1 silent, 1 errors (default), 2 connections, 3 debug */
+} bfo_transport_args;
+
+typedef struct bfo_transport_ops {
+    const char *name; /* "tcp": rails named "tcp:..."; also the log prefix */
+    /* 1 when this rail name is this transport's (a bare address is TCP's) */
+    int (*claims)(const char *rail);
+    int (*open)(void **out, const bfo_transport_args *a);
+    int (*address)(void *t, int rail, bfo_addr *out);
+    int (*start)(void *t, uint64_t job);
+    void (*backend)(void *t, bfo_backend *be);
+    int (*progress)(void *t, uint64_t now);
+    int (*wait_fds)(void *t, int *fds, int max);
+    /* test hook: the rail's frames vanish silently (on), or stop (off); a
+     * transport may treat it as a one-shot failure of the rail instead */
+    void (*fault)(void *t, int rail, int on);
+    void (*stats)(void *t, int rail, bfo_rail_stats *out);
+    void (*dump)(void *t, FILE *f);
+    void (*fini)(void *t);
+} bfo_transport_ops;
+
+/* CLOCK_MONOTONIC in nanoseconds: the `now` every layer uses. */
+static inline uint64_t bfo_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BFO_TRANSPORT_H */
