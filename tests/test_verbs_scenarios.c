@@ -711,7 +711,7 @@ static void vw_attach(sr_world *sw, void *arg)
     w->sn->transport_heard = 0; /* a verbs rail reports no acknowledgements (bfo_verbs.h) */
     for (int x = 0; x < w->n; x++) {
         vw_rank *R = &w->r[x];
-        bfo_sink sink = { R, s_completion, s_frame, s_rail_event, NULL };
+        bfo_sink sink = { R, s_completion, s_frame, s_rail_event, NULL, NULL };
         bfo_vg_hw hw = { R, hw_flush, hw_post, hw_post_recv, hw_log };
         bfo_backend *be = &sw->sn.be[x];
         R->w = w;

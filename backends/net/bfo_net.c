@@ -358,7 +358,7 @@ int bfo_net_init(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options 
         goto fail;
     }
     if (n->ntcp > 0) {
-        bfo_sink ts = { n, up_completion, up_frame_tcp, up_event_tcp, up_heard_tcp };
+        bfo_sink ts = { n, up_completion, up_frame_tcp, up_event_tcp, up_heard_tcp, NULL };
         rc = bfo_tcp_init_sink(&n->tcp, n->rank, n->size, &cfg, &opt.tcp, &ts, exchange, n);
         if (rc != BFO_OK)
             goto fail;
@@ -374,7 +374,7 @@ int bfo_net_init(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options 
     }
 #ifdef BFO_HAVE_VERBS
     if (n->verbs) {
-        bfo_sink vs = { n, up_completion, up_frame_verbs, up_event_verbs, NULL };
+        bfo_sink vs = { n, up_completion, up_frame_verbs, up_event_verbs, NULL, NULL };
         rc = bfo_verbs_start(n->verbs, n->vtable, n->job, &vs);
         if (rc != BFO_OK)
             goto fail;

@@ -184,7 +184,7 @@ static int tf_setup(void)
     static int tried;
     bfo_config cfg;
     bfo_tcp_options opt;
-    bfo_sink sink = { NULL, tf_completion, tf_frame, tf_event, tf_heard };
+    bfo_sink sink = { NULL, tf_completion, tf_frame, tf_event, tf_heard, NULL };
     if (tried)
         return T.t != NULL;
     tried = 1;
