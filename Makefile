@@ -63,10 +63,14 @@ TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc t
 DOCS_GEN := docs/protocol.md docs/porting.md
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail
-TCP_SRC  := backends/tcp/bfo_tcp.c backends/tcp/bfo_tcp_pmix.c
-TCP_HDR  := backends/tcp/bfo_tcp.h backends/tcp/bfo_tcp_pmix.h backends/bfo_sink.h $(HEADERS)
+TCP_SRC  := backends/tcp/bfo_tcp.c
+TCP_HDR  := backends/tcp/bfo_tcp.h backends/bfo_sink.h backends/bfo_transport.h $(HEADERS)
+BOOT_SRC := backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c
+BOOT_HDR := backends/boot/bfo_boot.h backends/boot/bfo_boot_pmix.h
+# where the backends' headers are: each transport's directory, the wire-up's, bfo_net's
+BACK_INC := -Ibackends -Ibackends/tcp -Ibackends/verbs -Ibackends/boot -Ibackends/net
 
-# PMIx (Debian: libpmix-dev): the TCP backend wires up under mpirun when
+# PMIx (Debian: libpmix-dev): bfo_boot wires up under mpirun when
 # <pmix.h> is found (pkg-config pmix, else Debian's pmix2 directory).
 # PMIX=0 builds without it; PMIX=1 fails when it is missing.
 PMIX     ?= auto
@@ -81,7 +85,7 @@ PMIX_LIBS   := -L$(PMIX_DIR)/lib -Wl,-rpath,$(PMIX_DIR)/lib -lpmix
 endif
 PMIX_CFLAGS := $(patsubst -I%,-isystem %,$(PMIX_CFLAGS))
 ifeq ($(shell printf '\043include <pmix.h>\n' | $(CC) $(PMIX_CFLAGS) -E -x c - >/dev/null 2>&1 && echo yes),yes)
-PMIX_CFLAGS += -DBFO_TCP_HAVE_PMIX
+PMIX_CFLAGS += -DBFO_HAVE_PMIX
 else
 PMIX_CFLAGS :=
 PMIX_LIBS   :=
@@ -108,10 +112,10 @@ endif
 $(info make: <infiniband/verbs.h> not found: building without the verbs backend (apt-get install libibverbs-dev))
 endif
 endif
-NET_SRC  := backends/net/bfo_net.c $(VERBS_SRC)
+NET_SRC  := backends/net/bfo_net.c $(BOOT_SRC) $(TCP_SRC) $(VERBS_SRC)
 VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_glue.h \
-             backends/bfo_sink.h backends/tcp/bfo_tcp.h
-NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR)
+             backends/bfo_sink.h backends/bfo_transport.h
+NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR)
 
 .PHONY: all bench-engine dance demo check check-headers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
@@ -123,32 +127,25 @@ $(BUILD):
 	mkdir -p $@
 
 $(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) $(VERBS_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim -Ibackends -Ibackends/tcp -Ibackends/verbs $< -o $@ -lcmocka
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim $(BACK_INC) $< -o $@ -lcmocka
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
-BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(TCP_SRC) $(NET_SRC)
-$(BUILD)/bfo: $(BFO_SRC) $(TCP_HDR) $(NET_HDR) $(wildcard sim/*.h) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) -Isim -Ibackends -Ibackends/tcp -Ibackends/net $(BFO_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS)
+BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(NET_SRC)
+$(BUILD)/bfo: $(BFO_SRC) $(NET_HDR) $(wildcard sim/*.h) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) -Isim $(BACK_INC) $(BFO_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS)
 
-# The backends as static archives for programs built against an installed
-# bfo (make install, bfo.pc): libbfo_tcp.a (bfo_tcp.h) and libbfo_net.a
-# (bfo_net.h, with the verbs transport when it is built; it needs
-# libbfo_tcp.a).  -fPIC: an MPI layer may link them into a shared object.
-ARCHIVES := $(BUILD)/libbfo_net.a $(BUILD)/libbfo_tcp.a
-LIB_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -fPIC $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) \
-             -Ibackends -Ibackends/tcp -Ibackends/net
+# The backends as one static archive for programs built against an
+# installed bfo (make install, bfo.pc): libbfo_net.a (bfo_net.h: bfo_net,
+# bfo_boot and every transport built).  -fPIC: an MPI layer may link it
+# into a shared object.
+ARCHIVES := $(BUILD)/libbfo_net.a
+LIB_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -fPIC $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) $(BACK_INC)
 libs: $(ARCHIVES)
 
 $(BUILD)/obj:
 	mkdir -p $@
-$(BUILD)/obj/%.o: backends/tcp/%.c $(TCP_HDR) | $(BUILD)/obj
-	$(CC) $(LIB_CFLAGS) -c $< -o $@
-$(BUILD)/obj/%.o: backends/net/%.c $(NET_HDR) $(TCP_HDR) | $(BUILD)/obj
-	$(CC) $(LIB_CFLAGS) -c $< -o $@
-$(BUILD)/obj/%.o: backends/verbs/%.c $(NET_HDR) $(TCP_HDR) | $(BUILD)/obj
-	$(CC) $(LIB_CFLAGS) -c $< -o $@
-$(BUILD)/libbfo_tcp.a: $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(TCP_SRC)))
-	rm -f $@ && $(AR) rcs $@ $^
+$(BUILD)/obj/%.o: $(filter %.c,$(NET_SRC)) $(NET_HDR) | $(BUILD)/obj
+	$(CC) $(LIB_CFLAGS) -c $(filter %/$*.c,$(NET_SRC)) -o $@
 $(BUILD)/libbfo_net.a: $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(NET_SRC)))
 	rm -f $@ && $(AR) rcs $@ $^
 
@@ -231,12 +228,12 @@ fuzz-corpus: $(BUILD)/gen_corpus
 
 # The TCP backend's misbehaving test peer.
 
-$(BUILD)/tcp_badpeer: tests/tcp/badpeer.c $(TCP_SRC) $(TCP_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) -Ibackends -Ibackends/tcp tests/tcp/badpeer.c $(TCP_SRC) -o $@ $(PMIX_LIBS)
+$(BUILD)/tcp_badpeer: tests/tcp/badpeer.c $(NET_SRC) $(NET_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) $(BACK_INC) tests/tcp/badpeer.c $(NET_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS)
 
 # Both ends of a rail reconnecting at once, in one process (t9).
 $(BUILD)/tcp_race: tests/tcp/reconnect_race.c $(TCP_SRC) $(TCP_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) -Ibackends -Ibackends/tcp tests/tcp/reconnect_race.c $(TCP_SRC) -o $@ $(PMIX_LIBS) -pthread
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Ibackends -Ibackends/tcp tests/tcp/reconnect_race.c $(TCP_SRC) -o $@ -pthread
 
 # Real processes over loopback rails (127.0.0.1, 127.0.0.2): a clean
 # stream, connections reset from outside (ss -K), silent loss (nftables, or
@@ -333,8 +330,8 @@ LIBDIR       ?= $(PREFIX)/lib
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 bfo_ver      = $(shell sed -n 's/^\#define BFO_VERSION_$(1) \([0-9]*\)$$/\1/p' include/fsm/bfo.h)
 VERSION      := $(call bfo_ver,MAJOR).$(call bfo_ver,MINOR).$(call bfo_ver,PATCH)
-INSTALL_HDR  := $(HEADERS) backends/bfo_sink.h backends/tcp/bfo_tcp.h backends/net/bfo_net.h \
-                $(if $(VERBS_SRC),backends/verbs/bfo_verbs.h)
+INSTALL_HDR  := $(HEADERS) backends/bfo_sink.h backends/bfo_transport.h backends/boot/bfo_boot.h \
+                backends/tcp/bfo_tcp.h backends/verbs/bfo_verbs.h backends/net/bfo_net.h
 PC_REQUIRES  :=
 PC_LIBS      :=
 ifneq ($(PMIX_LIBS),)
@@ -361,7 +358,7 @@ install: $(BUILD)/bfo $(ARCHIVES)
 	  VERSION='$(VERSION)' PC_REQUIRES='$(PC_REQUIRES)' PC_LIBS='$(PC_LIBS)' bash tools/bfo_install.sh install
 
 uninstall:
-	@$(INSTALL_VARS) ALL_HEADER_NAMES='$(notdir $(INSTALL_HDR) backends/verbs/bfo_verbs.h)' \
+	@$(INSTALL_VARS) ALL_HEADER_NAMES='$(notdir $(INSTALL_HDR))' \
 	  bash tools/bfo_install.sh uninstall
 
 # An out-of-tree consumer end to end: install into a scratch prefix (and

@@ -49,7 +49,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "bfo_engine.h"
 #include "bfo_sink.h"
@@ -104,15 +103,9 @@ typedef struct bfo_transport_ops {
     void (*stats)(void *t, int rail, bfo_rail_stats *out);
     void (*dump)(void *t, FILE *f);
     void (*fini)(void *t);
+    /* the name of one of its own error codes, NULL for any other code */
+    const char *(*errname)(int rc);
 } bfo_transport_ops;
-
-/* CLOCK_MONOTONIC in nanoseconds: the `now` every layer uses. */
-static inline uint64_t bfo_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 #ifdef __cplusplus
 }

@@ -23,9 +23,10 @@ import os
 import re
 import sys
 
-HEADERS = ['include/fsm/*.h', 'gen/*.h', 'backends/bfo_sink.h', 'backends/tcp/bfo_tcp.h',
-           'backends/net/bfo_net.h', 'backends/verbs/bfo_verbs.h']
-CALLBACK_STRUCTS = {'bfo_backend', 'bfo_sink'}
+HEADERS = ['include/fsm/*.h', 'gen/*.h', 'backends/bfo_sink.h', 'backends/bfo_transport.h',
+           'backends/boot/bfo_boot.h', 'backends/tcp/bfo_tcp.h', 'backends/net/bfo_net.h',
+           'backends/verbs/bfo_verbs.h']
+CALLBACK_STRUCTS = {'bfo_backend', 'bfo_sink', 'bfo_transport_ops', 'bfo_boot_ops'}
 
 FUNC = re.compile(r'(?<![\w.>])(bfo_[a-z0-9_]+)\s*\(')
 TYPEDEF_FN = re.compile(r'typedef\s+[^;()]*\(\s*\*\s*(bfo_[a-z0-9_]+)\s*\)\s*\(')

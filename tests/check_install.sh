@@ -32,7 +32,6 @@ mk install PREFIX="$prefix" >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "make ins
     echo ./bin/bfo
     for h in $INSTALL_HDR; do echo "./include/bfo/$h"; done
     echo ./lib/libbfo_net.a
-    echo ./lib/libbfo_tcp.a
     echo ./lib/pkgconfig/bfo.pc
 } | LC_ALL=C sort >"$tmp/want"
 (cd "$prefix" && find . -type f | LC_ALL=C sort) >"$tmp/got"
@@ -43,10 +42,10 @@ v=$(pkg-config --modversion bfo) || fail "pkg-config cannot read the installed b
 [ "$v" = "$VERSION" ] || fail "pkg-config --modversion bfo says $v, include/fsm/bfo.h says $VERSION"
 cflags=$(pkg-config --cflags bfo) libs=$(pkg-config --libs bfo)
 case " $cflags " in *" -I$prefix/include/bfo "*) ;; *) fail "pkg-config --cflags bfo: $cflags" ;; esac
-case " $libs " in *" -L$prefix/lib -lbfo_net -lbfo_tcp "*) ;; *) fail "pkg-config --libs bfo: $libs" ;; esac
+case " $libs " in *" -L$prefix/lib -lbfo_net "*) ;; *) fail "pkg-config --libs bfo: $libs" ;; esac
 [ "$(pkg-config --variable=bindir bfo)" = "$prefix/bin" ] || fail "pkg-config --variable=bindir bfo"
 req=$(pkg-config --print-requires bfo | tr '\n' ' ' | sed 's/ *$//')
-ok "bfo.pc: version $v, Cflags -I<prefix>/include/bfo, Libs -lbfo_net -lbfo_tcp${req:+, Requires $req}"
+ok "bfo.pc: version $v, Cflags -I<prefix>/include/bfo, Libs -lbfo_net${req:+, Requires $req}"
 
 n=0
 for h in "$prefix"/include/bfo/*.h; do
@@ -72,7 +71,7 @@ ok "examples/mini_mpi builds out of the tree: make (pkg-config --cflags --libs b
 rc=$?
 cat "$tmp/run"
 [ "$rc" -eq 0 ] || fail "mini_mpi: two ranks over two loopback rails exited $rc"
-[ "$(grep -c '^mini_mpi\[[01]\]: 30 messages, 4276239 bytes from rank [01] verified over 2 TCP rails' "$tmp/run")" -eq 2 ] ||
+[ "$(grep -c '^mini_mpi\[[01]\]: 30 messages, 4276239 bytes from rank [01] verified over 2 rails' "$tmp/run")" -eq 2 ] ||
     fail "mini_mpi: not both ranks said every message was verified"
 ok "mini_mpi: 2 processes, 2 rails (127.0.0.1, 127.0.0.2): every message of every size, both ways, verified"
 

@@ -160,7 +160,7 @@ static int overdue(bench *b)
                 b->phase_size);
         bfo_net_dump(b->t, stderr);
     }
-    if (bfo_tcp_now() <= b->deadline)
+    if (bfo_net_now() <= b->deadline)
         return 0;
     if (!b->failed) {
         fprintf(stderr, "bfo bench[%d]: timed out in %s (%zu B)\n", b->rank,
@@ -178,7 +178,7 @@ static void bn_phase(bench *b, const char *phase, size_t size, int round)
     b->phase = phase;
     b->phase_size = size;
     if (b->verbose)
-        fprintf(stderr, "bfo bench[%d] %.3f: %zu B round %d: %s\n", b->rank, (double)bfo_tcp_now() / 1e9,
+        fprintf(stderr, "bfo bench[%d] %.3f: %zu B round %d: %s\n", b->rank, (double)bfo_net_now() / 1e9,
                 size, round, phase);
 }
 
@@ -199,7 +199,7 @@ static int bn_wait(bench *b, bfo_request *r)
 
 static int bn_send(bench *b, bfo_request *r, const void *buf, size_t len, int tag)
 {
-    int rc = bfo_isend(b->e, r, buf, len, b->peer, 0, tag, bfo_tcp_now());
+    int rc = bfo_isend(b->e, r, buf, len, b->peer, 0, tag, bfo_net_now());
     if (rc != BFO_OK) {
         fprintf(stderr, "bfo bench[%d]: isend: %s\n", b->rank, bfo_errname(rc));
         b->failed = 1;
@@ -209,7 +209,7 @@ static int bn_send(bench *b, bfo_request *r, const void *buf, size_t len, int ta
 
 static int bn_recv(bench *b, bfo_request *r, void *buf, size_t len, int tag)
 {
-    int rc = bfo_irecv(b->e, r, buf, len, b->peer, 0, tag, bfo_tcp_now());
+    int rc = bfo_irecv(b->e, r, buf, len, b->peer, 0, tag, bfo_net_now());
     if (rc != BFO_OK) {
         fprintf(stderr, "bfo bench[%d]: irecv: %s\n", b->rank, bfo_errname(rc));
         b->failed = 1;
@@ -249,7 +249,7 @@ static int bfo_lat(bench *b, size_t size, int n, double *out)
 {
     if (b->rank == 0) {
         for (int i = 0; i < n; i++) {
-            uint64_t t0 = bfo_tcp_now();
+            uint64_t t0 = bfo_net_now();
             /* the ping first, then the receive of its pong, as MPI latency
              * benchmarks do (send, then receive): the pong cannot come back
              * before a round trip, so the receive is in place in time */
@@ -258,7 +258,7 @@ static int bfo_lat(bench *b, size_t size, int n, double *out)
                 return -1;
             if (bn_wait(b, &b->rreq[0]) || bn_wait(b, &b->sreq[0]))
                 return -1;
-            out[i] = (double)(bfo_tcp_now() - t0) / 2e3;
+            out[i] = (double)(bfo_net_now() - t0) / 2e3;
         }
         return 0;
     }
@@ -325,7 +325,7 @@ static double bfo_bw(bench *b, size_t size, int n)
 {
     uint64_t done = 0;
     bfo_request dr;
-    uint64_t t0 = bfo_tcp_now();
+    uint64_t t0 = bfo_net_now();
     if (b->rank == 0) {
         if (bn_recv(b, &dr, &done, sizeof done, BN_TAG_DONE))
             return -1;
@@ -333,7 +333,7 @@ static double bfo_bw(bench *b, size_t size, int n)
             return -1;
         if (bn_wait(b, &dr))
             return -1;
-        return (double)size * n / ((double)(bfo_tcp_now() - t0) / 1e9);
+        return (double)size * n / ((double)(bfo_net_now() - t0) / 1e9);
     }
     if (bn_window(b, size, n, 0))
         return -1;
@@ -376,11 +376,11 @@ static int raw_io(bench *b, int out, char *buf, size_t len)
 static int raw_lat(bench *b, size_t size, int n, double *out)
 {
     for (int i = 0; i < n; i++) {
-        uint64_t t0 = bfo_tcp_now();
+        uint64_t t0 = bfo_net_now();
         if (b->rank == 0) {
             if (raw_io(b, 1, b->sbuf, size) || raw_io(b, 0, b->rbuf, size))
                 return -1;
-            out[i] = (double)(bfo_tcp_now() - t0) / 2e3;
+            out[i] = (double)(bfo_net_now() - t0) / 2e3;
         } else if (raw_io(b, 0, b->rbuf, size) || raw_io(b, 1, b->sbuf, size))
             return -1;
     }
@@ -390,14 +390,14 @@ static int raw_lat(bench *b, size_t size, int n, double *out)
 static double raw_bw(bench *b, size_t size, int n)
 {
     char ack[8] = { 0 };
-    uint64_t t0 = bfo_tcp_now();
+    uint64_t t0 = bfo_net_now();
     if (b->rank == 0) {
         for (int i = 0; i < n; i++)
             if (raw_io(b, 1, b->sbuf, size))
                 return -1;
         if (raw_io(b, 0, ack, sizeof ack))
             return -1;
-        return (double)size * n / ((double)(bfo_tcp_now() - t0) / 1e9);
+        return (double)size * n / ((double)(bfo_net_now() - t0) / 1e9);
     }
     for (int i = 0; i < n; i++)
         if (raw_io(b, 0, b->rbuf, size))
@@ -758,7 +758,7 @@ int bfo_cmd_bench(int argc, char **argv)
         return 2;
     }
     b->peer = 1 - b->rank;
-    b->deadline = bfo_tcp_now() + (uint64_t)(timeout * 1e9);
+    b->deadline = bfo_net_now() + (uint64_t)(timeout * 1e9);
     for (int i = 0; i < b->nsizes; i++)
         if (b->sizes[i] > b->maxsize)
             b->maxsize = b->sizes[i];

@@ -477,7 +477,7 @@ static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
 {
     const stream *s = (const stream *)user;
     static uint64_t t0;
-    uint64_t now = bfo_tcp_now();
+    uint64_t now = bfo_net_now();
     if (m->id != BFO_MACHINE_RAIL || st->from == st->to)
         return;
     int peer = -1, rail = -1;
@@ -522,7 +522,7 @@ static int wait_all(stream *s, bfo_request **reqs, int n, uint64_t deadline)
             left += reqs[i] && !bfo_test(reqs[i]);
         if (!left)
             return 0;
-        if (bfo_tcp_now() > deadline)
+        if (bfo_net_now() > deadline)
             return -1;
         bfo_net_progress(s->t, 1);
     }
@@ -623,13 +623,13 @@ int bfo_cmd_stream(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--connect-timeout-ms")) {
             opt.tcp.connect_timeout_ns = (uint64_t)(atof(v) * 1e6);
-            opt.verbs_connect_timeout_ns = opt.tcp.connect_timeout_ns;
+            opt.verbs.connect_timeout_ns = opt.tcp.connect_timeout_ns;
             i++;
         } else if (!strcmp(a, "--verbs-timeout")) {
-            opt.verbs_timeout = atoi(v);
+            opt.verbs.timeout = atoi(v);
             i++;
         } else if (!strcmp(a, "--verbs-retry")) {
-            opt.verbs_retry_cnt = atoi(v);
+            opt.verbs.retry_cnt = atoi(v);
             i++;
         } else if (!strcmp(a, "--timeout")) {
             timeout = atof(v);
@@ -699,7 +699,7 @@ int bfo_cmd_stream(int argc, char **argv)
                 return 1;
         }
     }
-    t_start = bfo_tcp_now();
+    t_start = bfo_net_now();
     deadline = t_start + (uint64_t)(timeout * 1e9);
     s->tty = isatty(2);
     for (int p = 0; p < s->size; p++) { /* how many each peer sends us */
@@ -716,7 +716,7 @@ int bfo_cmd_stream(int argc, char **argv)
     /* ---- the stream */
     for (;;) {
         int busy = 0, unfinished = 0;
-        uint64_t now = bfo_tcp_now();
+        uint64_t now = bfo_net_now();
         if (drop_rail >= 0 && applied != drop_toggles) {
             applied = drop_toggles;
             bfo_net_fault_drop(s->t, drop_rail, applied & 1);
@@ -893,7 +893,7 @@ int bfo_cmd_stream(int argc, char **argv)
             bfo_net_dump(s->t, stderr);
         }
     }
-    int timed_out = bfo_tcp_now() > deadline;
+    int timed_out = bfo_net_now() > deadline;
     for (int p = 0; p < s->size; p++)
         if (peer_alive(s, p) || (p != s->rank && s->p[p].dead && !s->tolerate && !s->p[p].skip))
             for (uint64_t i = 0; i < s->p[p].total; i++)
@@ -901,7 +901,7 @@ int bfo_cmd_stream(int argc, char **argv)
 
     /* ---- the end: a barrier, the duplicate check, counts to rank 0, bye */
     if (!timed_out) {
-        uint64_t one = 1, dl = bfo_tcp_now() + 30000000000ull;
+        uint64_t one = 1, dl = bfo_net_now() + 30000000000ull;
         bfo_request *rq = calloc(4 * (size_t)s->size, sizeof *rq);
         bfo_request **w = calloc(4 * (size_t)s->size, sizeof *w);
         uint64_t *in = calloc((size_t)s->size, sizeof *in);
@@ -911,8 +911,8 @@ int bfo_cmd_stream(int argc, char **argv)
             return 1;
         for (int p = 0; p < s->size; p++)
             if (peer_alive(s, p)) {
-                bfo_isend(s->e, &rq[4 * p], &one, sizeof one, p, 1, 1, bfo_tcp_now());
-                bfo_irecv(s->e, &rq[4 * p + 1], &in[p], sizeof in[p], p, 1, 1, bfo_tcp_now());
+                bfo_isend(s->e, &rq[4 * p], &one, sizeof one, p, 1, 1, bfo_net_now());
+                bfo_irecv(s->e, &rq[4 * p + 1], &in[p], sizeof in[p], p, 1, 1, bfo_net_now());
                 w[nw++] = &rq[4 * p];
                 w[nw++] = &rq[4 * p + 1];
             }
@@ -922,12 +922,12 @@ int bfo_cmd_stream(int argc, char **argv)
         }
         for (int i = 0; i < nw; i++)
             if (w[i]->status == BFO_ERR_PEER_UNREACHABLE && s->tolerate)
-                note_unreachable(s, w[i]->peer >= 0 ? w[i]->peer : 0, bfo_tcp_now());
+                note_unreachable(s, w[i]->peer >= 0 ? w[i]->peer : 0, bfo_net_now());
         /* anything more on the data context is a duplicate */
         for (int p = 0; p < s->size; p++)
             if (peer_alive(s, p))
-                bfo_irecv(s->e, &rq[4 * p + 2], sink, s->maxsize, p, 0, BFO_ANY_TAG, bfo_tcp_now());
-        for (uint64_t end = bfo_tcp_now() + 20000000ull; bfo_tcp_now() < end;)
+                bfo_irecv(s->e, &rq[4 * p + 2], sink, s->maxsize, p, 0, BFO_ANY_TAG, bfo_net_now());
+        for (uint64_t end = bfo_net_now() + 20000000ull; bfo_net_now() < end;)
             bfo_net_progress(s->t, 1);
         for (int p = 0; p < s->size; p++)
             if (peer_alive(s, p)) {
@@ -941,7 +941,7 @@ int bfo_cmd_stream(int argc, char **argv)
                 }
             }
         /* counts */
-        const bfo_tcp_stats *ts = bfo_net_get_stats(s->t);
+        const bfo_net_stats *ts = bfo_net_get_stats(s->t);
         s->f[F_MAPOUTS] = s->e->stats.mapouts;
         s->f[F_READMIT] = s->e->stats.readmissions;
         s->f[F_STALE] = s->e->stats.stale_dropped;
@@ -968,11 +968,11 @@ int bfo_cmd_stream(int argc, char **argv)
         if (s->rank == 0) {
             for (int p = 1; p < s->size; p++)
                 if (peer_alive(s, p)) {
-                    bfo_irecv(s->e, &rq[4 * p + 3], all[p], sizeof all[p], p, 2, 2, bfo_tcp_now());
+                    bfo_irecv(s->e, &rq[4 * p + 3], all[p], sizeof all[p], p, 2, 2, bfo_net_now());
                     w[nw++] = &rq[4 * p + 3];
                 }
         } else if (peer_alive(s, 0)) {
-            bfo_isend(s->e, &rq[3], mine, sizeof mine, 0, 2, 2, bfo_tcp_now());
+            bfo_isend(s->e, &rq[3], mine, sizeof mine, 0, 2, 2, bfo_net_now());
             w[nw++] = &rq[3];
         }
         if (wait_all(s, w, nw, dl) != 0)
@@ -983,11 +983,11 @@ int bfo_cmd_stream(int argc, char **argv)
         if (s->rank == 0) {
             for (int p = 1; p < s->size; p++)
                 if (peer_alive(s, p)) {
-                    bfo_isend(s->e, &rq[4 * p], &one, sizeof one, p, 3, 3, bfo_tcp_now());
+                    bfo_isend(s->e, &rq[4 * p], &one, sizeof one, p, 3, 3, bfo_net_now());
                     w[nw++] = &rq[4 * p];
                 }
         } else if (peer_alive(s, 0)) {
-            bfo_irecv(s->e, bye, &in[0], sizeof in[0], 0, 3, 3, bfo_tcp_now());
+            bfo_irecv(s->e, bye, &in[0], sizeof in[0], 0, 3, 3, bfo_net_now());
             w[nw++] = bye;
         }
         if (wait_all(s, w, nw, dl) != 0)
@@ -1023,7 +1023,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        (double)tot[NF + BFO_MAX_RAILS + 1] / 1e6,
                        (double)tot[NF + BFO_MAX_RAILS + 2] / 1e6,
                        (double)tot[NF + BFO_MAX_RAILS + 3] / 1e6,
-                       (double)(bfo_tcp_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE],
+                       (double)(bfo_net_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE],
                        tot[F_KEEPALIVES], tot[F_STALE], tot[F_VIOLATIONS]);
                 for (int r = 0; r < bfo_net_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);

@@ -1,157 +1,218 @@
-/* bfo_net.c - the rail multiplexer (see bfo_net.h). */
+/* bfo_net.c - one engine over every transport's rails (see bfo_net.h). */
 #define _GNU_SOURCE
 #include "bfo_net.h"
-#include "bfo_sink.h"
-#include "bfo_tcp_pmix.h"
-#ifdef BFO_HAVE_VERBS
-#include "bfo_verbs.h"
-#endif
+#include "bfo_le.h"
 
+#include <ctype.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct bfo_net {
-    int rank, size, nrails, pmix;
-    bfo_tcp *plain;                 /* TCP rails only: bfo_tcp, nothing else */
-    bfo_tcp *tcp;                   /* the TCP rail group of a mix (under a sink) */
+/* ------------------------------------------------- the table of transports
+ *
+ * A transport is one row: its operations and where its options sit in
+ * bfo_net_options.  Nothing below names a transport. */
+
+static const struct {
+    const bfo_transport_ops *ops;
+    size_t opt; /* offset of its options in bfo_net_options */
+} transports[] = {
 #ifdef BFO_HAVE_VERBS
-    bfo_verbs *verbs;
+    { &bfo_verbs_transport, offsetof(bfo_net_options, verbs) },
 #endif
-    int kind[BFO_MAX_RAILS], local[BFO_MAX_RAILS]; /* engine rail -> (transport, its rail) */
-    int g_tcp[BFO_MAX_RAILS], g_verbs[BFO_MAX_RAILS]; /* transport rail -> engine rail */
-    int ntcp, nverbs;
-    bfo_backend tbe, vbe;
+    { &bfo_tcp_transport, offsetof(bfo_net_options, tcp) }, /* last: it claims bare addresses */
+};
+#define NTRANSPORTS ((int)(sizeof transports / sizeof transports[0]))
+
+#define TIMERS_EVERY_NS 20000ull /* the engine's timers while busy polling */
+
+typedef struct bfo_net bfo_net;
+
+/* A transport in use: its rails and where it reports. */
+typedef struct net_tp {
+    const bfo_transport_ops *ops;
+    void *t;
+    bfo_backend be;
+    bfo_net *n;
+    int row, nrails;
+    int g[BFO_MAX_RAILS];               /* its rail -> engine rail */
+    const char *names[BFO_MAX_RAILS];
+    unsigned bw[BFO_MAX_RAILS];
+} net_tp;
+
+/* A peer's rail as its card says. */
+typedef struct peer_rail {
+    char transport[BFO_NET_NAME_MAX];
+    bfo_addr addr;
+} peer_rail;
+
+struct bfo_net {
+    int rank, size, nrails, ntp;
+    bfo_boot *boot;
+    net_tp tp[NTRANSPORTS];
+    int rtp[BFO_MAX_RAILS], rlocal[BFO_MAX_RAILS]; /* engine rail -> (tp index, its rail) */
+    unsigned bw[BFO_MAX_RAILS];
+    char *list;
     bfo_engine eng;
     void *emem;
-    unsigned bw[BFO_MAX_RAILS];
-    const char *bootstrap;
-    uint64_t job, timeout_ns;
-    bfo_tcp_addr vmine[BFO_MAX_RAILS]; /* verbs control addresses, for the exchange */
-    bfo_tcp_addr *vtable;
-    bfo_tcp_stats st;
+    int engine_up;
+    uint64_t last_timers;
+    /* peers' cards, read on first use: state per peer (0 not read, 1 read,
+     * -1 unreadable), then size * nrails rails */
+    signed char *card_state;
+    peer_rail *prails;
+    int *pnrails;
+    bfo_net_stats st;
+    int log;
 };
 
-uint64_t bfo_net_now(void) { return bfo_tcp_now(); }
-
-int bfo_net_have_verbs(void)
-{
-#ifdef BFO_HAVE_VERBS
-    return 1;
-#else
-    return 0;
-#endif
-}
+uint64_t bfo_net_now(void) { return bfo_boot_now(); }
 
 const char *bfo_net_errname(int rc)
 {
-#ifdef BFO_HAVE_VERBS
-    return bfo_verbs_errname(rc);
-#else
-    return bfo_tcp_errname(rc);
-#endif
+    for (int i = 0; i < NTRANSPORTS; i++) {
+        const char *s = transports[i].ops->errname ? transports[i].ops->errname(rc) : NULL;
+        if (s)
+            return s;
+    }
+    return bfo_boot_errname(rc);
 }
 
-static int is_verbs(const char *s) { return !strncmp(s, "verbs:", 6); }
+const char *bfo_net_transports(void)
+{
+    static char buf[128];
+    if (!buf[0])
+        for (int i = 0; i < NTRANSPORTS; i++)
+            snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? ", " : "", transports[i].ops->name);
+    return buf;
+}
+
+/* The row that claims a rail name, or -1. */
+static int claim(const char *name)
+{
+    for (int i = 0; i < NTRANSPORTS; i++)
+        if (transports[i].ops->claims(name))
+            return i;
+    return -1;
+}
 
 int bfo_net_check_rails(const char *list)
 {
     int n = 0;
-    const char *p = list;
-    if (!list || !*list)
+    char *copy, *save = NULL;
+    if (!list || !*list || !(copy = strdup(list)))
         return -1;
-    for (;;) {
-        uint32_t ip;
-        if (n >= BFO_MAX_RAILS)
-            return -1;
-        if (is_verbs(p)) {
-            size_t len = strcspn(p, ",");
-            if (len <= 6)
-                return -1;
-        } else if (bfo_tcp_parse_rail(p, &ip) != 0) {
-            return -1;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n >= BFO_MAX_RAILS || claim(tok) < 0) {
+            n = -1;
+            break;
         }
         n++;
-        p = strchr(p, ',');
-        if (!p)
-            return n;
-        p++;
     }
+    free(copy);
+    return n > 0 && list[strlen(list) - 1] != ',' && !strstr(list, ",,") ? n : -1;
 }
 
-/* ---------------------------------------------------------- the backend */
+/* ------------------------------------------------- the engine's backend */
+
+static inline const bfo_backend *rail_be(const bfo_net *n, int rail, int *local)
+{
+    if (rail < 0 || rail >= n->nrails)
+        return NULL;
+    *local = n->rlocal[rail];
+    return &n->tp[n->rtp[rail]].be;
+}
 
 static int n_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt, uint64_t token)
 {
-    bfo_net *n = (bfo_net *)ctx;
-    const bfo_backend *b;
-    if (rail < 0 || rail >= n->nrails)
-        return -1;
-    b = n->kind[rail] == BFO_NET_TCP ? &n->tbe : &n->vbe;
-    return b->post_send(b->ctx, peer, n->local[rail], iov, iovcnt, token);
+    int r;
+    const bfo_backend *b = rail_be((bfo_net *)ctx, rail, &r);
+    return b ? b->post_send(b->ctx, peer, r, iov, iovcnt, token) : -1;
 }
 
 static int n_post_write(void *ctx, int peer, int rail, const void *local, size_t len, uint64_t raddr,
                         uint64_t rkey, uint64_t token)
 {
-    bfo_net *n = (bfo_net *)ctx;
-    if (rail < 0 || rail >= n->nrails || n->kind[rail] != BFO_NET_VERBS || !n->vbe.post_write)
-        return -1;
-    return n->vbe.post_write(n->vbe.ctx, peer, n->local[rail], local, len, raddr, rkey, token);
+    int r;
+    const bfo_backend *b = rail_be((bfo_net *)ctx, rail, &r);
+    return b && b->post_write ? b->post_write(b->ctx, peer, r, local, len, raddr, rkey, token) : -1;
 }
 
 static int n_post_read(void *ctx, int peer, int rail, void *local, size_t len, uint64_t raddr,
                        uint64_t rkey, uint64_t token)
 {
-    bfo_net *n = (bfo_net *)ctx;
-    if (rail < 0 || rail >= n->nrails || n->kind[rail] != BFO_NET_VERBS || !n->vbe.post_read)
-        return -1;
-    return n->vbe.post_read(n->vbe.ctx, peer, n->local[rail], local, len, raddr, rkey, token);
+    int r;
+    const bfo_backend *b = rail_be((bfo_net *)ctx, rail, &r);
+    return b && b->post_read ? b->post_read(b->ctx, peer, r, local, len, raddr, rkey, token) : -1;
 }
 
+/* A region registered with every transport that does RDMA.  Every one
+ * names it by its virtual address; at most one of them may need a key
+ * (the verbs rkeys of its devices); the others' keys are 0.  When one
+ * refuses, none keeps it and the engine copies that message. */
 static int n_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t *rkey)
 {
     bfo_net *n = (bfo_net *)ctx;
-    return n->vbe.reg_mem ? n->vbe.reg_mem(n->vbe.ctx, buf, len, raddr, rkey) : -1;
+    uint64_t key = 0;
+    int i, any = 0;
+    for (i = 0; i < n->ntp; i++) {
+        const bfo_backend *b = &n->tp[i].be;
+        uint64_t a = 0, k = 0;
+        if (!b->reg_mem)
+            continue;
+        if (b->reg_mem(b->ctx, buf, len, &a, &k) != 0)
+            break;
+        if (a != (uint64_t)(uintptr_t)buf || (k && key)) {
+            if (b->dereg_mem)
+                b->dereg_mem(b->ctx, k);
+            break;
+        }
+        key |= k;
+        any = 1;
+    }
+    if (i < n->ntp) { /* one refused: none keeps it */
+        for (int j = 0; j < i; j++)
+            if (n->tp[j].be.reg_mem && n->tp[j].be.dereg_mem)
+                n->tp[j].be.dereg_mem(n->tp[j].be.ctx, key);
+        return -1;
+    }
+    if (!any)
+        return -1;
+    *raddr = (uint64_t)(uintptr_t)buf;
+    *rkey = key;
+    return 0;
 }
 
 static void n_dereg_mem(void *ctx, uint64_t rkey)
 {
     bfo_net *n = (bfo_net *)ctx;
-    if (n->vbe.dereg_mem)
-        n->vbe.dereg_mem(n->vbe.ctx, rkey);
+    for (int i = 0; i < n->ntp; i++)
+        if (n->tp[i].be.reg_mem && n->tp[i].be.dereg_mem)
+            n->tp[i].be.dereg_mem(n->tp[i].be.ctx, rkey);
 }
 
 static int n_connect(void *ctx, int peer, int rail)
 {
-    bfo_net *n = (bfo_net *)ctx;
-    const bfo_backend *b;
-    if (rail < 0 || rail >= n->nrails)
-        return -1;
-    b = n->kind[rail] == BFO_NET_TCP ? &n->tbe : &n->vbe;
-    return b->connect ? b->connect(b->ctx, peer, n->local[rail]) : -1;
+    int r;
+    const bfo_backend *b = rail_be((bfo_net *)ctx, rail, &r);
+    return b && b->connect ? b->connect(b->ctx, peer, r) : -1;
 }
 
 static void n_disconnect(void *ctx, int peer, int rail)
 {
-    bfo_net *n = (bfo_net *)ctx;
-    const bfo_backend *b;
-    if (rail < 0 || rail >= n->nrails)
-        return;
-    b = n->kind[rail] == BFO_NET_TCP ? &n->tbe : &n->vbe;
-    if (b->disconnect)
-        b->disconnect(b->ctx, peer, n->local[rail]);
+    int r;
+    const bfo_backend *b = rail_be((bfo_net *)ctx, rail, &r);
+    if (b && b->disconnect)
+        b->disconnect(b->ctx, peer, r);
 }
 
 static unsigned n_caps(void *ctx, int rail)
 {
-    bfo_net *n = (bfo_net *)ctx;
-    const bfo_backend *b;
-    if (rail < 0 || rail >= n->nrails)
-        return 0;
-    b = n->kind[rail] == BFO_NET_TCP ? &n->tbe : &n->vbe;
-    return b->rail_caps ? b->rail_caps(b->ctx, n->local[rail]) : 0;
+    int r;
+    const bfo_backend *b = rail_be((bfo_net *)ctx, rail, &r);
+    return b && b->rail_caps ? b->rail_caps(b->ctx, r) : 0;
 }
 
 static unsigned n_bw(void *ctx, int rail)
@@ -160,227 +221,279 @@ static unsigned n_bw(void *ctx, int rail)
     return rail >= 0 && rail < n->nrails ? n->bw[rail] : 0;
 }
 
-/* ----------------------------------------------------------- the sinks */
+/* ------------------------------------------------------------ the sinks */
 
 static void up_completion(void *ctx, uint64_t token, int ok)
 {
-    bfo_engine_completion(&((bfo_net *)ctx)->eng, token, ok);
+    bfo_engine_completion(&((net_tp *)ctx)->n->eng, token, ok);
 }
 
-static int up_frame_tcp(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
+static int up_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
 {
-    bfo_net *n = (bfo_net *)ctx;
-    if (rail < 0 || rail >= n->ntcp)
+    net_tp *tp = (net_tp *)ctx;
+    if (rail < 0 || rail >= tp->nrails)
         return BFO_ERR_INVALID;
-    return bfo_engine_frame(&n->eng, peer, n->g_tcp[rail], buf, len, now);
+    return bfo_engine_frame(&tp->n->eng, peer, tp->g[rail], buf, len, now);
 }
 
-static void up_event_tcp(void *ctx, int peer, int rail, int ev, uint64_t now)
+static void up_event(void *ctx, int peer, int rail, int ev, uint64_t now)
 {
-    bfo_net *n = (bfo_net *)ctx;
-    if (rail >= 0 && rail < n->ntcp)
-        bfo_engine_rail_event(&n->eng, peer, n->g_tcp[rail], ev, now);
+    net_tp *tp = (net_tp *)ctx;
+    if (rail >= 0 && rail < tp->nrails)
+        bfo_engine_rail_event(&tp->n->eng, peer, tp->g[rail], ev, now);
 }
 
-static void up_heard_tcp(void *ctx, int peer, int rail, uint64_t now)
+static void up_heard(void *ctx, int peer, int rail, uint64_t now)
 {
-    bfo_net *n = (bfo_net *)ctx;
-    if (rail >= 0 && rail < n->ntcp)
-        bfo_engine_rail_heard(&n->eng, peer, n->g_tcp[rail], now);
+    net_tp *tp = (net_tp *)ctx;
+    if (rail >= 0 && rail < tp->nrails)
+        bfo_engine_rail_heard(&tp->n->eng, peer, tp->g[rail], now);
 }
 
-#ifdef BFO_HAVE_VERBS
-static int up_frame_verbs(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
-{
-    bfo_net *n = (bfo_net *)ctx;
-    if (rail < 0 || rail >= n->nverbs)
-        return BFO_ERR_INVALID;
-    return bfo_engine_frame(&n->eng, peer, n->g_verbs[rail], buf, len, now);
-}
+/* ---------------------------------------------------------------- cards */
 
-static void up_event_verbs(void *ctx, int peer, int rail, int ev, uint64_t now)
+size_t bfo_net_card_write(uint8_t *c, size_t cap, int nrails, const char *const *transport, const bfo_addr *addr)
 {
-    bfo_net *n = (bfo_net *)ctx;
-    if (rail >= 0 && rail < n->nverbs)
-        bfo_engine_rail_event(&n->eng, peer, n->g_verbs[rail], ev, now);
-}
-#endif
-
-/* ------------------------------------------------------------ exchange */
-
-/* Every rail in one round: the TCP group's addresses (mine, ntcp of them),
- * then the verbs control addresses; the verbs part of the table is kept. */
-static int exchange(void *ctx, int ntcp, const bfo_tcp_addr *mine, bfo_tcp_addr *table, uint64_t *job)
-{
-    bfo_net *n = (bfo_net *)ctx;
-    int tot = ntcp + n->nverbs, rc;
-    bfo_tcp_addr all_mine[2 * BFO_MAX_RAILS];
-    bfo_tcp_addr *all = (bfo_tcp_addr *)calloc((size_t)n->size * (size_t)tot, sizeof *all);
-    if (!all)
-        return BFO_ERR_NO_MEMORY;
-    for (int r = 0; r < ntcp; r++)
-        all_mine[r] = mine[r];
-    for (int r = 0; r < n->nverbs; r++)
-        all_mine[ntcp + r] = n->vmine[r];
-    rc = n->pmix ? bfo_tcp_pmix_exchange(n->rank, n->size, tot, all_mine, all, job, n->timeout_ns)
-                 : bfo_tcp_bootstrap(n->bootstrap, n->rank, n->size, tot, all_mine, all, job,
-                                     n->timeout_ns);
-    if (rc == BFO_OK) {
-        n->job = *job; /* one job id for both transports */
-        for (int p = 0; p < n->size; p++) {
-            for (int r = 0; r < ntcp; r++)
-                table[p * ntcp + r] = all[p * tot + r];
-            for (int r = 0; r < n->nverbs; r++)
-                n->vtable[p * n->nverbs + r] = all[p * tot + ntcp + r];
-        }
+    size_t o = 5;
+    if (cap < 5 || nrails < 0 || nrails > BFO_MAX_RAILS)
+        return 0;
+    bfo_put32(c, BFO_NET_CARD_MAGIC);
+    c[4] = (uint8_t)nrails;
+    for (int g = 0; g < nrails; g++) {
+        size_t nl = strlen(transport[g]);
+        if (nl >= BFO_NET_NAME_MAX || addr[g].len > BFO_ADDR_MAX || o + 2 + nl + addr[g].len > cap)
+            return 0;
+        c[o++] = (uint8_t)nl;
+        memcpy(c + o, transport[g], nl);
+        o += nl;
+        c[o++] = (uint8_t)addr[g].len;
+        memcpy(c + o, addr[g].bytes, addr[g].len);
+        o += addr[g].len;
     }
-    free(all);
-    return rc;
+    return o;
+}
+
+int bfo_net_card_read(const uint8_t *c, size_t len, char (*transport)[BFO_NET_NAME_MAX], bfo_addr *addr)
+{
+    size_t o = 5;
+    int nr;
+    if (len < 5 || bfo_get32(c) != BFO_NET_CARD_MAGIC || (nr = c[4]) > BFO_MAX_RAILS)
+        return -1;
+    for (int r = 0; r < nr; r++) {
+        size_t nl, al;
+        if (o >= len || (nl = c[o]) >= BFO_NET_NAME_MAX || o + 1 + nl >= len)
+            return -1;
+        memcpy(transport[r], c + o + 1, nl);
+        transport[r][nl] = 0;
+        o += 1 + nl;
+        if ((al = c[o]) > BFO_ADDR_MAX || o + 1 + al > len)
+            return -1;
+        memset(&addr[r], 0, sizeof addr[r]);
+        addr[r].len = (uint16_t)al;
+        memcpy(addr[r].bytes, c + o + 1, al);
+        o += 1 + al;
+    }
+    return o == len ? nr : -1;
+}
+
+/* This rank's card: every rail's transport and address. */
+static size_t card_make(bfo_net *n, uint8_t *c, size_t cap)
+{
+    const char *names[BFO_MAX_RAILS];
+    bfo_addr addr[BFO_MAX_RAILS];
+    for (int g = 0; g < n->nrails; g++) {
+        net_tp *tp = &n->tp[n->rtp[g]];
+        names[g] = tp->ops->name;
+        memset(&addr[g], 0, sizeof addr[g]);
+        if (tp->ops->address(tp->t, n->rlocal[g], &addr[g]) != BFO_OK)
+            return 0;
+    }
+    return bfo_net_card_write(c, cap, n->nrails, names, addr);
+}
+
+/* Reads a peer's card once: 0, or -1 when it has none or a broken one. */
+static int card_read(bfo_net *n, int peer)
+{
+    static uint8_t c[BFO_BOOT_CARD_MAX];
+    char names[BFO_MAX_RAILS][BFO_NET_NAME_MAX];
+    bfo_addr addr[BFO_MAX_RAILS];
+    peer_rail *pr = &n->prails[(size_t)peer * BFO_MAX_RAILS];
+    size_t len = 0;
+    int nr;
+    if (n->card_state[peer])
+        return n->card_state[peer] > 0 ? 0 : -1;
+    n->card_state[peer] = -1;
+    if (bfo_boot_lookup(n->boot, peer, c, sizeof c, &len) != BFO_OK ||
+        (nr = bfo_net_card_read(c, len, names, addr)) < 0) {
+        fprintf(stderr, "bfo-net[%d]: rank %d published no card (or a broken one) through %s\n", n->rank, peer,
+                bfo_boot_via(n->boot));
+        return -1;
+    }
+    for (int r = 0; r < nr; r++) {
+        memcpy(pr[r].transport, names[r], BFO_NET_NAME_MAX);
+        pr[r].addr = addr[r];
+    }
+    n->pnrails[peer] = nr;
+    n->card_state[peer] = 1;
+    return 0;
+}
+
+static int up_lookup(void *ctx, int peer, int rail, bfo_addr *out)
+{
+    net_tp *tp = (net_tp *)ctx;
+    bfo_net *n = tp->n;
+    const peer_rail *pr;
+    int g;
+    if (peer < 0 || peer >= n->size || rail < 0 || rail >= tp->nrails || card_read(n, peer) != 0)
+        return BFO_ERR_INVALID;
+    g = tp->g[rail];
+    if (g >= n->pnrails[peer]) {
+        if (n->log >= 1)
+            fprintf(stderr, "bfo-net[%d]: rank %d has %d rail(s): rail %d does not reach it\n", n->rank, peer,
+                    n->pnrails[peer], g);
+        return BFO_ERR_INVALID;
+    }
+    pr = &n->prails[(size_t)peer * BFO_MAX_RAILS + g];
+    if (strcmp(pr->transport, tp->ops->name) != 0) {
+        if (n->log >= 1)
+            fprintf(stderr, "bfo-net[%d]: rank %d's rail %d is a %s rail, ours is %s: it does not reach it\n",
+                    n->rank, peer, g, pr->transport, tp->ops->name);
+        return BFO_ERR_INVALID;
+    }
+    *out = pr->addr;
+    return BFO_OK;
 }
 
 /* --------------------------------------------------------------- init */
 
-int bfo_net_init(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options *opt_in)
+/* The log level of a transport: the option, else BFO_<NAME>_LOG, else 1. */
+static int log_level(const bfo_net_options *o, const char *name)
+{
+    char var[32], *p;
+    const char *v;
+    if (o->log_level)
+        return o->log_level;
+    snprintf(var, sizeof var, "BFO_%s_LOG", name);
+    for (p = var; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    v = bfo_boot_getenv(var);
+    return v ? atoi(v) : 1;
+}
+
+int bfo_net_init(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt)
+{
+    bfo_boot *b;
+    int rc;
+    *out = NULL;
+    /* the rails first: a bad list ends before any socket */
+    const char *rails = opt && opt->rails ? opt->rails : bfo_boot_getenv("BFO_RAILS");
+    if (rails && bfo_net_check_rails(rails) < 0) {
+        fprintf(stderr, "bfo: bad rail list %s (each one of: tcp:ADDR or ADDR, tcp:[IPV6], verbs:DEVICE[:PORT], "
+                        "shm; at most %d; this build has %s)\n", rails, BFO_MAX_RAILS, bfo_net_transports());
+        return BFO_ERR_INVALID;
+    }
+    rc = bfo_boot_env(&b, opt ? opt->bootstrap_timeout_ns : 0);
+    if (rc != BFO_OK)
+        return rc;
+    return bfo_net_init_boot(out, cfg, opt, b);
+}
+
+int bfo_net_init_boot(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options *opt_in, bfo_boot *boot)
 {
     bfo_net *n;
-    bfo_net_options opt;
-    const char *rails = getenv("BFO_RAILS");
-    char *list = NULL, *save = NULL;
-    const char *names[BFO_MAX_RAILS];
-    int rc = BFO_ERR_INVALID, any_verbs = 0;
+    bfo_net_options opt = opt_in ? *opt_in : (bfo_net_options){ 0 };
+    bfo_config cfg = cfg_in ? *cfg_in : (bfo_config){ 0 };
+    const char *rails = opt.rails ? opt.rails : bfo_boot_getenv("BFO_RAILS");
+    char *save = NULL;
+    uint8_t card[BFO_BOOT_CARD_MAX];
+    size_t clen;
+    int rc = BFO_ERR_NO_MEMORY;
     *out = NULL;
-    opt = opt_in ? *opt_in : (bfo_net_options){ 0 };
-    if (rails && *rails && bfo_net_check_rails(rails) < 0) {
-        fprintf(stderr, "bfo: bad rail list %s (tcp:ADDR, ADDR or verbs:DEVICE[:PORT], at most %d)\n",
-                rails, BFO_MAX_RAILS);
+    if (!boot)
         return BFO_ERR_INVALID;
-    }
-    any_verbs = rails && strstr(rails, "verbs:") != NULL;
     n = (bfo_net *)calloc(1, sizeof *n);
-    if (!n)
+    if (!n) {
+        bfo_boot_fini(boot);
         return BFO_ERR_NO_MEMORY;
-    if (!any_verbs && !(getenv("BFO_NET_MUX") && !strcmp(getenv("BFO_NET_MUX"), "1"))) {
-        /* TCP only: bfo_tcp as it is (BFO_NET_MUX=1: through the multiplexer, for tests) */
-        rc = bfo_tcp_init(&n->plain, cfg_in, &opt.tcp);
-        if (rc != BFO_OK) {
-            free(n);
-            return rc;
-        }
-        n->rank = bfo_tcp_rank(n->plain);
-        n->size = bfo_tcp_size(n->plain);
-        n->nrails = bfo_tcp_nrails(n->plain);
-        for (int r = 0; r < n->nrails; r++)
-            n->kind[r] = BFO_NET_TCP;
-        *out = n;
-        return BFO_OK;
     }
-#ifndef BFO_HAVE_VERBS
-    if (any_verbs) {
-        fprintf(stderr, "bfo: BFO_RAILS names a verbs rail, but this bfo was built without libibverbs "
-                        "(apt-get install libibverbs-dev, then make)\n");
-        free(n);
-        return BFO_ERR_INVALID;
-    }
-#endif
-    /* rank and size */
-    if (!getenv("BFO_RANK") && !getenv("BFO_SIZE") && bfo_tcp_pmix_env()) {
-        rc = bfo_tcp_pmix_init(&n->rank, &n->size);
-        if (rc != BFO_OK) {
-            free(n);
-            return rc;
-        }
-        n->pmix = 1;
-    } else if (bfo_tcp_env_rank(&n->rank, &n->size) != 0) {
-        fprintf(stderr, "bfo: %s (BFO_RANK=%s BFO_SIZE=%s; bfo run sets them)\n", bfo_tcp_env_rank_error(),
-                getenv("BFO_RANK") ? getenv("BFO_RANK") : "", getenv("BFO_SIZE") ? getenv("BFO_SIZE") : "");
-        free(n);
-        return BFO_ERR_INVALID;
-    }
-    n->bootstrap = getenv("BFO_BOOTSTRAP");
-    n->timeout_ns = opt.tcp.bootstrap_timeout_ns;
-    if (!n->pmix && n->size > 1) {
-        uint32_t ip;
-        uint16_t port;
-        if (!n->bootstrap || bfo_tcp_parse_hostport(n->bootstrap, &ip, &port) != 0) {
-            fprintf(stderr, "bfo: BFO_BOOTSTRAP must be IPV4ADDR:PORT, rank 0's address (it is \"%s\")\n",
-                    n->bootstrap ? n->bootstrap : "");
-            free(n);
-            return BFO_ERR_INVALID;
-        }
-    }
-    /* the rails, in order */
-    list = strdup(rails && *rails ? rails : "127.0.0.1");
-    if (!list) {
-        rc = BFO_ERR_NO_MEMORY;
+    n->boot = boot;
+    n->rank = bfo_boot_rank(boot);
+    n->size = bfo_boot_size(boot);
+    n->log = log_level(&opt, "net");
+    n->list = strdup(rails ? rails : "127.0.0.1");
+    n->card_state = (signed char *)calloc((size_t)n->size, 1);
+    n->pnrails = (int *)calloc((size_t)n->size, sizeof *n->pnrails);
+    n->prails = (peer_rail *)calloc((size_t)n->size * BFO_MAX_RAILS, sizeof *n->prails);
+    if (!n->list || !n->card_state || !n->pnrails || !n->prails)
+        goto fail;
+    rc = BFO_ERR_INVALID;
+    if (bfo_net_check_rails(n->list) < 0) {
+        fprintf(stderr, "bfo: bad rail list %s (each one of: tcp:ADDR or ADDR, tcp:[IPV6], verbs:DEVICE[:PORT], "
+                        "shm; at most %d; this build has %s)\n", n->list, BFO_MAX_RAILS, bfo_net_transports());
         goto fail;
     }
-    for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int g = n->nrails++;
-        if (is_verbs(tok)) {
-            n->kind[g] = BFO_NET_VERBS;
-            n->local[g] = n->nverbs;
-            names[n->nverbs] = tok;
-            n->g_verbs[n->nverbs++] = g;
-        } else {
-            n->kind[g] = BFO_NET_TCP;
-            n->local[g] = n->ntcp;
-            opt.tcp.rails[n->ntcp] = tok;
-            n->g_tcp[n->ntcp++] = g;
+    /* the rails, in order, grouped by transport */
+    for (char *tok = strtok_r(n->list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int g = n->nrails++, row = claim(tok), k;
+        for (k = 0; k < n->ntp && n->tp[k].row != row; k++)
+            ;
+        if (k == n->ntp) {
+            n->tp[k].row = row;
+            n->tp[k].ops = transports[row].ops;
+            n->tp[k].n = n;
+            n->ntp++;
         }
+        net_tp *tp = &n->tp[k];
+        n->rtp[g] = k;
+        n->rlocal[g] = tp->nrails;
+        tp->names[tp->nrails] = tok;
+        tp->bw[tp->nrails] = opt.rail_bandwidth[g];
+        tp->g[tp->nrails++] = g;
         n->bw[g] = opt.rail_bandwidth[g];
     }
-    opt.tcp.nrails = n->ntcp;
-    (void)names;
-    bfo_config cfg = cfg_in ? *cfg_in : (bfo_config){ 0 };
     cfg.rank = n->rank;
     cfg.nranks = n->size;
     cfg.nrails = n->nrails;
-#ifdef BFO_HAVE_VERBS
-    if (n->nverbs > 0) {
-        bfo_verbs_options vo;
-        memset(&vo, 0, sizeof vo);
-        vo.retry_cnt = opt.verbs_retry_cnt;
-        vo.timeout = opt.verbs_timeout;
-        vo.recv_depth = opt.verbs_recv_depth;
-        vo.send_depth = opt.verbs_send_depth;
-        vo.reg_cache = opt.verbs_reg_cache;
-        vo.connect_timeout_ns = opt.verbs_connect_timeout_ns;
-        vo.log_level = opt.tcp.log_level;
-        rc = bfo_verbs_open(&n->verbs, n->rank, n->size, names, n->nverbs, &cfg, &vo);
-        if (rc != BFO_OK)
-            goto fail;
-        bfo_verbs_addrs(n->verbs, n->vmine);
-    }
-#endif
-    n->vtable = (bfo_tcp_addr *)calloc((size_t)n->size * (size_t)(n->nverbs + 1), sizeof *n->vtable);
-    if (!n->vtable) {
-        rc = BFO_ERR_NO_MEMORY;
-        goto fail;
-    }
-    if (n->ntcp > 0) {
-        bfo_sink ts = { n, up_completion, up_frame_tcp, up_event_tcp, up_heard_tcp, NULL };
-        rc = bfo_tcp_init_sink(&n->tcp, n->rank, n->size, &cfg, &opt.tcp, &ts, exchange, n);
-        if (rc != BFO_OK)
-            goto fail;
-        bfo_tcp_backend(n->tcp, &n->tbe);
-    } else {
-        rc = exchange(n, 0, NULL, NULL, &n->job);
-        if (rc != BFO_OK) {
-            fprintf(stderr, "bfo: the address exchange through %s failed: %s\n",
-                    n->pmix ? "PMIx" : n->bootstrap ? n->bootstrap : "(BFO_BOOTSTRAP unset)",
-                    bfo_net_errname(rc));
-            goto fail;
+    {
+        bfo_config d = cfg; /* what the engine will use, for the transports' sizes */
+        bfo__config_defaults(&d);
+        for (int k = 0; k < n->ntp; k++) {
+            net_tp *tp = &n->tp[k];
+            bfo_sink sink = { tp, up_completion, up_frame, up_event, up_heard, up_lookup };
+            bfo_transport_args a;
+            memset(&a, 0, sizeof a);
+            a.rank = n->rank;
+            a.size = n->size;
+            a.nrails = tp->nrails;
+            a.rails = tp->names;
+            a.bandwidth = tp->bw;
+            a.cfg = &d;
+            a.sink = &sink;
+            a.opt = (const char *)&opt + transports[tp->row].opt;
+            a.log_level = log_level(&opt, tp->ops->name);
+            rc = tp->ops->open(&tp->t, &a);
+            if (rc != BFO_OK) {
+                fprintf(stderr, "bfo: rank %d: the %s rails could not be opened: %s\n", n->rank, tp->ops->name,
+                        bfo_net_errname(rc));
+                tp->t = NULL;
+                goto fail;
+            }
+            tp->ops->backend(tp->t, &tp->be);
         }
     }
-#ifdef BFO_HAVE_VERBS
-    if (n->verbs) {
-        bfo_sink vs = { n, up_completion, up_frame_verbs, up_event_verbs, NULL, NULL };
-        rc = bfo_verbs_start(n->verbs, n->vtable, n->job, &vs);
+    /* the card: published, then everyone's is there to read */
+    rc = BFO_ERR_INVALID;
+    clen = card_make(n, card, sizeof card);
+    if (!clen)
+        goto fail;
+    rc = bfo_boot_publish(n->boot, card, clen);
+    if (rc != BFO_OK)
+        goto fail;
+    for (int k = 0; k < n->ntp; k++) {
+        rc = n->tp[k].ops->start(n->tp[k].t, bfo_boot_job(n->boot));
         if (rc != BFO_OK)
             goto fail;
-        bfo_verbs_backend(n->verbs, &n->vbe);
     }
-#endif
     {
         bfo_backend be;
         memset(&be, 0, sizeof be);
@@ -398,152 +511,118 @@ int bfo_net_init(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options 
         n->emem = malloc(bfo_engine_mem_size(&cfg));
         if (!n->emem)
             goto fail;
-        rc = bfo_engine_init(&n->eng, &cfg, &be, n->emem, bfo_engine_mem_size(&cfg), bfo_tcp_now());
+        rc = bfo_engine_init(&n->eng, &cfg, &be, n->emem, bfo_engine_mem_size(&cfg), bfo_boot_now());
         if (rc != BFO_OK)
             goto fail;
+        n->engine_up = 1;
     }
-    free(list);
     *out = n;
     return BFO_OK;
 fail:
-    free(list);
     bfo_net_fini(n);
     return rc;
 }
 
-bfo_engine *bfo_net_engine(bfo_net *n) { return n->plain ? bfo_tcp_engine(n->plain) : &n->eng; }
+/* ------------------------------------------------------------ accessors */
+
+bfo_engine *bfo_net_engine(bfo_net *n) { return &n->eng; }
 int bfo_net_rank(const bfo_net *n) { return n->rank; }
 int bfo_net_size(const bfo_net *n) { return n->size; }
 int bfo_net_nrails(const bfo_net *n) { return n->nrails; }
-int bfo_net_rail_kind(const bfo_net *n, int rail)
+
+const char *bfo_net_rail_transport(const bfo_net *n, int rail)
 {
-    return rail >= 0 && rail < n->nrails ? n->kind[rail] : 0;
+    return rail >= 0 && rail < n->nrails ? n->tp[n->rtp[rail]].ops->name : NULL;
 }
+
+/* ------------------------------------------------------------- progress */
 
 int bfo_net_progress(bfo_net *n, int timeout_ms)
 {
     int handled = 0;
-    uint64_t now;
-    if (n->plain)
-        return bfo_tcp_progress(n->plain, timeout_ms);
-    now = bfo_tcp_now();
-    (void)now;
-#ifdef BFO_HAVE_VERBS
-    if (n->verbs)
-        handled += bfo_verbs_progress(n->verbs, now);
-#endif
-    if (n->tcp)
-        handled += bfo_tcp_progress(n->tcp, 0);
-    bfo_engine_progress(&n->eng, bfo_tcp_now());
+    uint64_t now = bfo_boot_now();
+    for (int k = 0; k < n->ntp; k++)
+        handled += n->tp[k].ops->progress(n->tp[k].t, now);
+    now = bfo_boot_now();
+    if (timeout_ms > 0 || now - n->last_timers >= TIMERS_EVERY_NS) {
+        n->last_timers = now;
+        bfo_engine_progress(&n->eng, now);
+    }
     if (timeout_ms > 0 && handled == 0) {
-        struct pollfd pf[4 * BFO_MAX_RAILS * 8 + 64];
-        int fds[sizeof pf / sizeof pf[0]], nf = 0;
-        /* busy-polled TCP links back into the epoll set, the acks owed out
-         * (progress with timeout 0 reads busy links outside epoll: without
-         * this, data waiting on one would not wake the poll below) */
-        if (n->tcp && bfo_tcp_prepare_sleep(n->tcp))
-            return handled;
-#ifdef BFO_HAVE_VERBS
-        if (n->verbs) {
-            nf = bfo_verbs_wait_fds(n->verbs, fds, (int)(sizeof fds / sizeof fds[0]) - 1);
-            if (nf < 0)
-                return handled;
+        struct pollfd pf[256];
+        int fds[256], nf = 0, got;
+        for (int k = 0; k < n->ntp; k++) {
+            int m = n->tp[k].ops->wait_fds(n->tp[k].t, fds + nf, (int)(sizeof fds / sizeof fds[0]) - nf);
+            if (m < 0)
+                return handled; /* it has work now: no sleeping */
+            nf += m;
         }
-#endif
-        if (n->tcp)
-            fds[nf++] = bfo_tcp_epoll_fd(n->tcp);
         for (int i = 0; i < nf; i++) {
             pf[i].fd = fds[i];
             pf[i].events = POLLIN;
             pf[i].revents = 0;
         }
-        handled += poll(pf, (nfds_t)nf, timeout_ms) > 0;
+        got = poll(pf, (nfds_t)nf, timeout_ms);
+        if (got > 0) {
+            now = bfo_boot_now();
+            for (int k = 0; k < n->ntp; k++)
+                handled += n->tp[k].ops->progress(n->tp[k].t, now);
+            handled += handled == 0;
+        }
     }
     return handled;
 }
 
-const bfo_tcp_stats *bfo_net_get_stats(bfo_net *n)
+const bfo_net_stats *bfo_net_get_stats(bfo_net *n)
 {
-    if (n->plain)
-        return bfo_tcp_get_stats(n->plain);
-    memset(&n->st, 0, sizeof n->st);
     for (int g = 0; g < n->nrails; g++) {
-        bfo_tcp_rail_stats *o = &n->st.rail[g];
-        if (n->kind[g] == BFO_NET_TCP) {
-            *o = bfo_tcp_get_stats(n->tcp)->rail[n->local[g]];
-            continue;
-        }
-#ifdef BFO_HAVE_VERBS
-        const bfo_verbs_rail_stats *s = bfo_verbs_get_stats(n->verbs, n->local[g]);
-        o->frames_tx = s->frames_tx;
-        o->frames_rx = s->frames_rx;
-        o->bytes_tx = s->bytes_tx + s->rdma_bytes;
-        o->bytes_rx = s->bytes_rx;
-        o->connects = s->connects;
-        o->connect_failures = s->connect_failures;
-        o->conn_errors = s->qp_errors;
-        o->malformed = s->malformed;
-        o->completed_ok = s->completed_ok;
-        o->completed_failed = s->completed_failed;
-        o->backpressure = s->backpressure;
-#endif
+        const net_tp *tp = &n->tp[n->rtp[g]];
+        tp->ops->stats(tp->t, n->rlocal[g], &n->st.rail[g]);
     }
-    if (n->tcp)
-        n->st.hellos_rejected = bfo_tcp_get_stats(n->tcp)->hellos_rejected;
     return &n->st;
 }
 
 void bfo_net_fault_drop(bfo_net *n, int rail, int on)
 {
-    if (n->plain) {
-        bfo_tcp_fault_drop(n->plain, rail, on);
-        return;
+    if (rail >= 0 && rail < n->nrails) {
+        const net_tp *tp = &n->tp[n->rtp[rail]];
+        tp->ops->fault(tp->t, n->rlocal[rail], on);
     }
-    if (rail < 0 || rail >= n->nrails)
-        return;
-    if (n->kind[rail] == BFO_NET_TCP)
-        bfo_tcp_fault_drop(n->tcp, n->local[rail], on);
-#ifdef BFO_HAVE_VERBS
-    else if (on)
-        bfo_verbs_fault(n->verbs, n->local[rail]);
-#endif
 }
 
 void bfo_net_fini(bfo_net *n)
 {
     if (!n)
         return;
-    if (n->plain) {
-        bfo_tcp_fini(n->plain);
-        free(n);
-        return;
-    }
-    if (n->tcp)
-        bfo_tcp_fini(n->tcp);
-#ifdef BFO_HAVE_VERBS
-    if (n->verbs)
-        bfo_verbs_fini(n->verbs);
-#endif
-    free(n->vtable);
+    for (int k = 0; k < n->ntp; k++)
+        if (n->tp[k].t)
+            n->tp[k].ops->fini(n->tp[k].t);
+    bfo_boot_fini(n->boot);
     free(n->emem);
-    if (n->pmix)
-        bfo_tcp_pmix_fini();
+    free(n->list);
+    free(n->card_state);
+    free(n->pnrails);
+    free(n->prails);
     free(n);
 }
 
-/* The multiplexer's engine: each rail's state per peer, what waits. */
+/* The engine: each rail's state per peer, what waits. */
 static void dump_engine(bfo_net *n, FILE *f)
 {
     const bfo_engine *e = &n->eng;
-    uint64_t now = bfo_tcp_now();
-    int ux = 0, posted = 0;
+    uint64_t now = bfo_boot_now();
+    int ux = 0, ooo = 0, posted = 0, fail = 0;
     for (int i = e->ux_head; i >= 0; i = e->uxm[i].next)
         ux++;
+    for (int i = e->ooo_head; i >= 0; i = e->uxm[i].next)
+        ooo++;
     for (const bfo_request *r = e->posted_head; r; r = r->next)
         posted++;
-    fprintf(f, "bfo-net[%d]: engine: ops in use %d, unexpected %d, buffers in use %d, receives posted %d; "
-            "map-outs %llu, re-admissions %llu; engine time %.3f ms ago\n",
-            n->rank, e->ops_in_use, ux, e->uxm_in_use, posted, (unsigned long long)e->stats.mapouts,
+    for (int i = e->fail_head; i >= 0; i = e->ops[i].next)
+        fail++;
+    fprintf(f, "bfo-net[%d]: engine: ops in use %d, failed to post %d, unexpected %d, out of order %d, "
+            "buffers in use %d, receives posted %d; map-outs %llu, re-admissions %llu; engine time %.3f ms ago\n",
+            n->rank, e->ops_in_use, fail, ux, ooo, e->uxm_in_use, posted, (unsigned long long)e->stats.mapouts,
             (unsigned long long)e->stats.readmissions, (double)(now - e->now) / 1e6);
     for (int p = 0; p < n->size; p++) {
         int pend = 0;
@@ -557,9 +636,8 @@ static void dump_engine(bfo_net *n, FILE *f)
         for (int r = 0; r < n->nrails; r++) {
             const bfo_rail_link *rs = &e->peers[p].rail[r];
             fprintf(f, "bfo-net[%d]: engine: peer %d rail %d (%s %d): %s, in flight %d, probe out %d, "
-                    "heard %.3f ms ago, posted %.3f ms ago\n", n->rank, p, r,
-                    n->kind[r] == BFO_NET_TCP ? "tcp" : "verbs", n->local[r],
-                    bfo_rail_state_name(rs->fsm.cs), rs->inflight, rs->probe_out,
+                    "heard %.3f ms ago, posted %.3f ms ago\n", n->rank, p, r, n->tp[n->rtp[r]].ops->name,
+                    n->rlocal[r], bfo_rail_state_name(rs->fsm.cs), rs->inflight, rs->probe_out,
                     (double)(now - rs->last_rx) / 1e6, (double)(now - rs->last_tx) / 1e6);
         }
     }
@@ -567,15 +645,8 @@ static void dump_engine(bfo_net *n, FILE *f)
 
 void bfo_net_dump(bfo_net *n, FILE *f)
 {
-    if (n->plain) {
-        bfo_tcp_dump(n->plain, f);
-        return;
-    }
-    dump_engine(n, f);
-    if (n->tcp)
-        bfo_tcp_dump(n->tcp, f);
-#ifdef BFO_HAVE_VERBS
-    if (n->verbs)
-        bfo_verbs_dump(n->verbs, f);
-#endif
+    if (n->engine_up)
+        dump_engine(n, f);
+    for (int k = 0; k < n->ntp; k++)
+        n->tp[k].ops->dump(n->tp[k].t, f);
 }

@@ -1,102 +1,132 @@
-/* bfo_net.h - one engine over every rail a process has: TCP rails, verbs
- * rails, or both at once (a rail multiplexer).
+/* bfo_net.h - one engine over every rail a process has, whatever carries
+ * it: the one owner of an engine in bfo's backends, and the API that
+ * tools, examples and an MPI layer use.
  *
- * Part of bfo (see bfo.h).  The engine takes one bfo_backend; bfo_net is
- * that backend when rails of different transports reach the same peer.  It
- * numbers the rails as BFO_RAILS lists them and maps each engine rail to
- * (transport, that transport's rail): posts go down to the transport that
- * owns the rail, completions, frames and rail events come up renumbered;
- * tokens pass through unchanged.  RDMA (post_write, post_read, reg_mem)
- * goes to the verbs transport; TCP rails claim no BFO_CAP_RDMA, so the
- * engine falls back to its copy protocols when every verbs rail is lost,
- * and uses the verbs rails again once they are re-admitted.
+ * Part of bfo (see bfo.h).  bfo_net keeps a table of transports
+ * (bfo_transport.h: TCP, verbs, shared memory), each one row.  It numbers
+ * the rails as they are listed and maps each engine rail to (transport,
+ * that transport's rail): posts go down to the transport that owns the
+ * rail, completions, frames, rail events and "heard from the peer" come up
+ * through the transport's sink and reach the engine renumbered; tokens pass
+ * through unchanged.  RDMA (post_write, post_read, reg_mem) goes to the
+ * transports whose rails claim BFO_CAP_RDMA; the engine falls back to its
+ * copy protocols on the others.
  *
- * With TCP rails only, bfo_net is bfo_tcp itself (its own engine, nothing
- * in between): `bfo stream` behaves exactly as before.
- *
- * USE (as bfo_tcp)
- *   bfo_net *n;  bfo_net_init(&n, &cfg, &opt);   // BFO_RANK/BFO_SIZE/
- *   bfo_engine *e = bfo_net_engine(n);           // BFO_BOOTSTRAP or PMIx,
- *   ... bfo_isend(e, ...) ...                    // and BFO_RAILS
+ * USE
+ *   bfo_net *n;  bfo_net_init(&n, &cfg, &opt);   // wire-up from the
+ *   bfo_engine *e = bfo_net_engine(n);           // environment (bfo_boot.h)
+ *   ... bfo_isend(e, ...) ...
  *   while (!bfo_test(&req)) bfo_net_progress(n, 1);
  *   bfo_net_fini(n);
+ * An MPI layer gives its own publish and lookup (its modex) instead:
+ *   bfo_boot *b;  bfo_boot_custom(&b, rank, size, job, &ops);
+ *   bfo_net_init_boot(&n, &cfg, &opt, b);        // n owns b from here
  *
- * RAILS.  BFO_RAILS=verbs:rxe0,verbs:rxe1,tcp:10.0.2.1 (the same shape on
- *   every rank: rail i of one rank reaches rail i of the others).  A TCP
- *   rail is `tcp:ADDR` or a bare IPv4 address; a verbs rail is
- *   `verbs:DEVICE[:PORT][@ADDR]` (bfo_verbs.h).  Without libibverbs at
- *   build time a verbs rail is refused at init (BFO_ERR_INVALID, said on
- *   stderr).
+ * RAILS.  opt->rails, else BFO_RAILS, else 127.0.0.1: a comma-separated
+ *   list; each name is claimed by one transport (`tcp:ADDR` or a bare
+ *   address, `tcp:[IPV6]`; `verbs:DEVICE[:PORT][@ADDR]`; `shm`).  The same
+ *   shape on every rank: rail i of one rank reaches rail i of the others.
+ *   A name no transport of this build claims is refused at init
+ *   (BFO_ERR_INVALID, said on stderr).
  *
- * WIRE-UP.  One exchange for every rail: each rank gives an address per
- *   rail (the TCP listen address; the verbs control channel's address) and
- *   gets everyone's, through BFO_BOOTSTRAP (bfo_tcp_bootstrap) or PMIx
- *   (under mpirun), with one job id for both transports.
+ * WIRE-UP.  Each rank publishes one card (bfo_boot_publish): for every
+ *   rail, its transport's name and the address the transport gives.  A
+ *   transport looks a peer's address up when it first needs it (to dial);
+ *   bfo_net reads the peer's card then (bfo_boot_lookup) and keeps what it
+ *   read.  A peer whose rail i is of another transport than ours is told
+ *   as such to the transport (no address), not taken for a failure of the
+ *   card.  One job id (from bfo_boot) goes into every transport's hellos.
  *
- * TRANSPORTS.  The TCP rails are one bfo_tcp under a sink
- *   (bfo_tcp_init_sink, bfo_tcp.h), the verbs rails one bfo_verbs
- *   (bfo_verbs_start); both report to bfo_sink.h callbacks here, which
- *   call the engine with its rail numbers (bfo_engine_completion, _frame,
- *   _rail_event, and _rail_heard for TCP's acks and keepalives).
+ * PROGRESS.  bfo_net_progress polls every transport, then runs the
+ *   engine's timers (every 20 us of busy polling, and before sleeping).
+ *   With timeout_ms > 0 and nothing to do, it asks each transport for the
+ *   fds that wake it (wait_fds: a transport with work left says so, and
+ *   nobody sleeps) and sleeps in one poll() on all of them.
  *
- * PROGRESS.  bfo_net_progress polls every transport (TCP with timeout 0:
- *   busy links are read directly, bfo_tcp.h), then runs the engine's
- *   timers; with timeout_ms > 0 and nothing to do it puts the busy TCP
- *   links back into the epoll set (bfo_tcp_prepare_sleep; it does not
- *   sleep when TCP has work left) and sleeps in poll() on the TCP epoll
- *   set, the verbs completion channels and the control sockets together,
- *   so either transport wakes it.
+ * STATISTICS.  bfo_net_get_stats: per engine rail, in one shape
+ *   (bfo_rail_stats: frames, bytes, connects, conn_errors, ...).
  *
- * STATISTICS.  bfo_net_get_stats: per engine rail, in the TCP backend's
- *   shape (frames, bytes, connects, conn_errors, ...).  For a verbs rail:
- *   bytes_tx counts sent frames' bytes plus RDMA bytes this rank moved,
- *   conn_errors the queue pairs lost.
+ * ERRORS: BFO_OK; BFO_ERR_INVALID (a bad rail list or setting, said on
+ *   stderr); BFO_ERR_NO_MEMORY; BFO_BOOT_ERR_EXCHANGE (the wire-up failed);
+ *   a transport's own (BFO_TCP_ERR_SOCKET, BFO_VERBS_ERR_*, BFO_SHM_ERR_*);
+ *   an engine init error.  bfo_net_errname names every one.
  */
 #ifndef BFO_NET_H
 #define BFO_NET_H
 
+#include <stdio.h>
+
+#include "bfo_boot.h"
 #include "bfo_engine.h"
 #include "bfo_tcp.h"
+#include "bfo_transport.h"
+#include "bfo_verbs.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct bfo_net_options {
-    bfo_tcp_options tcp;       /* rails and rail_bandwidth are ignored in a mix */
-    int verbs_retry_cnt;       /* bfo_verbs_options (0: defaults) */
-    int verbs_timeout;
-    int verbs_recv_depth, verbs_send_depth, verbs_reg_cache;
-    uint64_t verbs_connect_timeout_ns;
+    const char *rails;          /* the rail list (NULL: BFO_RAILS, else 127.0.0.1) */
     unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s per engine rail (0: equal) */
+    uint64_t bootstrap_timeout_ns; /* the wire-up through BFO_BOOTSTRAP or PMIx (0: 30 s) */
+    int log_level;              /* every transport's (0: BFO_<NAME>_LOG, else 1: errors) */
+    bfo_tcp_options tcp;        /* each transport's own options (zero: defaults) */
+    bfo_verbs_options verbs;
 } bfo_net_options;
+
+typedef struct bfo_net_stats {
+    bfo_rail_stats rail[BFO_MAX_RAILS]; /* per engine rail */
+} bfo_net_stats;
 
 typedef struct bfo_net bfo_net;
 
-enum bfo_net_kind { BFO_NET_TCP = 1, BFO_NET_VERBS = 2 };
-
+/* Wire-up from the environment (bfo_boot_env), the transports opened, the
+ * card published, the engine set up with cfg (rank, nranks and nrails are
+ * filled in).  opt may be NULL. */
 int bfo_net_init(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt);
+/* The same with the caller's wire-up (bfo_boot_custom); n owns boot from
+ * here, even when it fails. */
+int bfo_net_init_boot(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt, bfo_boot *boot);
+/* Polls every transport, runs the engine's timers; sleeps up to timeout_ms
+ * when nothing was to be done.  Returns the number of things handled. */
 int bfo_net_progress(bfo_net *n, int timeout_ms);
 bfo_engine *bfo_net_engine(bfo_net *n);
 int bfo_net_rank(const bfo_net *n);
 int bfo_net_size(const bfo_net *n);
 int bfo_net_nrails(const bfo_net *n);
-int bfo_net_rail_kind(const bfo_net *n, int rail); /* BFO_NET_TCP or BFO_NET_VERBS */
-const bfo_tcp_stats *bfo_net_get_stats(bfo_net *n);
-/* The transport's connections, one line each (bfo_tcp_dump, bfo_verbs_dump), and with mixed
- * rails the engine's rails per peer, for a tool that timed out. */
+/* The name of the transport that carries an engine rail ("tcp", "verbs",
+ * "shm"), or NULL for a rail out of range. */
+const char *bfo_net_rail_transport(const bfo_net *n, int rail);
+const bfo_net_stats *bfo_net_get_stats(bfo_net *n);
+/* The engine's rails per peer and every transport's connections, one line
+ * each, for a tool that timed out. */
 void bfo_net_dump(bfo_net *n, FILE *f);
-/* Test hook: a TCP rail drops every frame silently while on; a verbs rail
- * has its queue pairs moved to the error state (on, once). */
+/* Test hook: the transport's fault hook on an engine rail (a TCP rail drops
+ * every frame silently while on; a verbs rail has its queue pairs moved to
+ * the error state, once). */
 void bfo_net_fault_drop(bfo_net *n, int rail, int on);
 void bfo_net_fini(bfo_net *n);
+/* CLOCK_MONOTONIC in nanoseconds: the `now` the engine takes. */
 uint64_t bfo_net_now(void);
-/* Counts the rails of a list ("verbs:rxe0,tcp:10.0.2.1"), or -1 when an
- * entry is neither a TCP nor a verbs rail. */
+/* Counts the rails of a list ("verbs:rxe0,tcp:10.0.2.1,shm"), or -1 when
+ * no transport of this build claims an entry (said on stderr when verbose). */
 int bfo_net_check_rails(const char *list);
-/* 1 when built with libibverbs. */
-int bfo_net_have_verbs(void);
+/* The transports this build has, as a list ("tcp, verbs, shm"). */
+const char *bfo_net_transports(void);
 const char *bfo_net_errname(int rc);
+
+/* The card a rank publishes (bfo_boot_publish), for a program that takes
+ * part in the wire-up without a bfo_net (a test's misbehaving rank):
+ *   u32 BFO_NET_CARD_MAGIC, u8 number of rails, then per rail u8 length
+ *   and the transport's name, u8 length and the transport's address.
+ * bfo_net_card_write returns the card's length (0: it does not fit);
+ * bfo_net_card_read the number of rails, or -1 for a broken card. */
+#define BFO_NET_CARD_MAGIC 0xBF0CA7D1u
+#define BFO_NET_NAME_MAX 16
+size_t bfo_net_card_write(uint8_t *card, size_t cap, int nrails, const char *const *transport,
+                          const bfo_addr *addr);
+int bfo_net_card_read(const uint8_t *card, size_t len, char (*transport)[BFO_NET_NAME_MAX], bfo_addr *addr);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,6 @@
 /* bfo_tcp.c - the TCP backend (see bfo_tcp.h for the contract and design). */
 #define _GNU_SOURCE
 #include "bfo_tcp.h"
-#include "bfo_tcp_pmix.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -105,15 +104,13 @@ typedef struct pend {
 struct bfo_tcp {
     int rank, size, nrails, ep, log;
     bfo_tcp_options o;
-    uint32_t ip[BFO_MAX_RAILS];
+    struct sockaddr_storage sa[BFO_MAX_RAILS];  /* each rail's local address (port 0: dials bind it) */
+    struct sockaddr_storage lsa[BFO_MAX_RAILS]; /* ... and where it listens (published) */
+    unsigned bw[BFO_MAX_RAILS];
     int lfd[BFO_MAX_RAILS];
     int drop[BFO_MAX_RAILS];
-    bfo_tcp_addr *table;
     uint64_t job, now;
-    int own;       /* reports to its own engine (eng), or to sink */
-    bfo_engine eng;
     bfo_sink sink;
-    void *emem;
     tlink *links;
     ent *ents;
     int nents, ent_free;
@@ -130,12 +127,12 @@ struct bfo_tcp {
     uint64_t nprogress, nepoll; /* calls, for bfo_tcp_dump */
     size_t max_frame, rx_cap;
     bfo_tcp_stats st;
-    int pmix; /* wired up through PMIx: PMIx_Finalize at fini */
 };
 
 /* ---------------------------------------------------------------- helpers */
 
-uint64_t bfo_tcp_now(void)
+
+static uint64_t tnow(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -158,16 +155,11 @@ static void tlog(const bfo_tcp *t, int level, const char *fmt, ...)
 
 const char *bfo_tcp_errname(int rc)
 {
-    if (rc == BFO_TCP_ERR_SOCKET)
-        return "BFO_TCP_ERR_SOCKET";
-    if (rc == BFO_TCP_ERR_BOOTSTRAP)
-        return "BFO_TCP_ERR_BOOTSTRAP";
-    return bfo_errname(rc);
+    return rc == BFO_TCP_ERR_SOCKET ? "BFO_TCP_ERR_SOCKET" : bfo_errname(rc);
 }
 
-int bfo_tcp_parse_rail(const char *s, uint32_t *ip)
+int bfo_tcp_parse_rail(const char *s, struct sockaddr_storage *sa)
 {
-    struct in_addr a;
     char buf[64];
     size_t n;
     if (!s)
@@ -175,49 +167,92 @@ int bfo_tcp_parse_rail(const char *s, uint32_t *ip)
     if (!strncmp(s, "tcp:", 4))
         s += 4;
     n = strcspn(s, ",");
+    if (n >= 2 && s[0] == '[' && s[n - 1] == ']') { /* [IPV6] */
+        s++;
+        n -= 2;
+    }
     if (n == 0 || n >= sizeof buf)
         return -1;
     memcpy(buf, s, n);
     buf[n] = 0;
-    if (inet_pton(AF_INET, buf, &a) != 1)
-        return -1;
-    *ip = ntohl(a.s_addr);
-    return 0;
-}
-
-int bfo_tcp_parse_rails(const char *list, uint32_t *ips, int max)
-{
-    int n = 0;
-    const char *p = list;
-    if (!list || !*list)
-        return -1;
-    for (;;) {
-        if (n >= max || bfo_tcp_parse_rail(p, &ips[n]) != 0)
-            return -1;
-        n++;
-        p = strchr(p, ',');
-        if (!p)
-            return n;
-        p++;
+    memset(sa, 0, sizeof *sa);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
+    if (inet_pton(AF_INET, buf, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        return 0;
     }
+    if (inet_pton(AF_INET6, buf, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        return 0;
+    }
+    return -1;
 }
 
-static const char *ipstr(uint32_t ip, char *buf)
+static int tcp_claims(const char *rail)
 {
-    struct in_addr a;
-    a.s_addr = htonl(ip);
-    inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
+    struct sockaddr_storage sa;
+    return bfo_tcp_parse_rail(rail, &sa) == 0;
+}
+
+static socklen_t sa_len(const struct sockaddr_storage *sa)
+{
+    return sa->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+/* "127.0.0.2:4000", "[::1]:4000" */
+static const char *sastr(const struct sockaddr_storage *sa, char *buf, size_t cap)
+{
+    char a[INET6_ADDRSTRLEN];
+    if (sa->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &v6->sin6_addr, a, sizeof a);
+        snprintf(buf, cap, "[%s]:%u", a, ntohs(v6->sin6_port));
+    } else {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &v4->sin_addr, a, sizeof a);
+        snprintf(buf, cap, "%s:%u", a, ntohs(v4->sin_port));
+    }
     return buf;
 }
 
-static struct sockaddr_in sin_of(uint32_t ip, uint16_t port)
+/* The published address: u8 family (4 or 6), u8 0, u16 port, the IP. */
+static void addr_put(const struct sockaddr_storage *sa, bfo_addr *a)
 {
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(ip);
-    sa.sin_port = htons(port);
-    return sa;
+    memset(a, 0, sizeof *a);
+    if (sa->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)sa;
+        a->bytes[0] = 6;
+        memcpy(a->bytes + 2, &v6->sin6_port, 2);
+        memcpy(a->bytes + 4, &v6->sin6_addr, 16);
+        a->len = 20;
+    } else {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *)sa;
+        a->bytes[0] = 4;
+        memcpy(a->bytes + 2, &v4->sin_port, 2);
+        memcpy(a->bytes + 4, &v4->sin_addr, 4);
+        a->len = 8;
+    }
+}
+
+static int addr_get(const bfo_addr *a, struct sockaddr_storage *sa)
+{
+    memset(sa, 0, sizeof *sa);
+    if (a->len == 20 && a->bytes[0] == 6) {
+        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
+        v6->sin6_family = AF_INET6;
+        memcpy(&v6->sin6_port, a->bytes + 2, 2);
+        memcpy(&v6->sin6_addr, a->bytes + 4, 16);
+        return 0;
+    }
+    if (a->len == 8 && a->bytes[0] == 4) {
+        struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
+        v4->sin_family = AF_INET;
+        memcpy(&v4->sin_port, a->bytes + 2, 2);
+        memcpy(&v4->sin_addr, a->bytes + 4, 4);
+        return 0;
+    }
+    return -1;
 }
 
 static void sock_opts(const bfo_tcp *t, int fd)
@@ -368,56 +403,30 @@ static void el_append(bfo_tcp *t, elist *dst, elist *src)
     src->head = src->tail = -1;
 }
 
-/* ------------------------------------------- the engine, or the sink
+/* ------------------------------------------------------------- the sink
  *
- * Every call into the engine goes through these: to the backend's own
- * engine (bfo_tcp_init), or to the sink it runs under (bfo_tcp_init_sink),
- * whose owner runs the engine's timers. */
+ * Every report goes to the sink (bfo_net, which owns the engine and runs
+ * its timers). */
 
 static void up_completion(bfo_tcp *t, uint64_t token, int ok)
 {
-    if (t->own)
-        bfo_engine_completion(&t->eng, token, ok);
-    else
-        t->sink.completion(t->sink.ctx, token, ok);
+    t->sink.completion(t->sink.ctx, token, ok);
 }
 
 static int up_frame(bfo_tcp *t, const tlink *l, const uint8_t *buf, size_t len)
 {
-    if (t->own)
-        return bfo_engine_frame(&t->eng, l->peer, l->rail, buf, len, t->now);
     return t->sink.frame(t->sink.ctx, l->peer, l->rail, buf, len, t->now);
-}
-
-/* 1 when the rail machine takes ev in its state; under a sink the engine
- * behind it decides (bfo_engine_rail_event ignores what its rail does not
- * wait for), so every event is passed on. */
-static int up_accepts(const bfo_tcp *t, const tlink *l, int ev)
-{
-    return !t->own || bfo_rail_accepts(t->eng.peers[l->peer].rail[l->rail].fsm.cs, ev);
 }
 
 static void up_rail_event(bfo_tcp *t, const tlink *l, int ev)
 {
-    if (t->own)
-        bfo_engine_rail_event(&t->eng, l->peer, l->rail, ev, t->now);
-    else
-        t->sink.rail_event(t->sink.ctx, l->peer, l->rail, ev, t->now);
+    t->sink.rail_event(t->sink.ctx, l->peer, l->rail, ev, t->now);
 }
 
 static void up_heard(bfo_tcp *t, const tlink *l)
 {
-    if (t->own)
-        bfo_engine_rail_heard(&t->eng, l->peer, l->rail, t->now);
-    else if (t->sink.heard)
+    if (t->sink.heard)
         t->sink.heard(t->sink.ctx, l->peer, l->rail, t->now);
-}
-
-/* The engine's timers: its owner runs them under a sink. */
-static void up_timers(bfo_tcp *t)
-{
-    if (t->own)
-        bfo_engine_progress(&t->eng, t->now);
 }
 
 /* Completes an entry: frees it first (the engine may post from inside). */
@@ -441,17 +450,13 @@ static const char *evname(int ev)
            : ev == BFO_EV_CONNECT_FAILED ? "CONNECT_FAILED" : "RAIL_ERROR";
 }
 
-/* A rail event, now (only from progress, never inside a post).  An event
- * the rail machine would refuse in its state is not reported: e.g.
- * CONNECT_FAILED while FAILED (the engine already gave up on the attempt).
- * Under a sink the engine behind it filters (up_accepts). */
+/* A rail event, now (only from progress, never inside a post).  The
+ * engine behind the sink ignores one its rail machine does not wait for
+ * (CONNECT_FAILED while FAILED: it already gave up on the attempt). */
 static void emit(bfo_tcp *t, tlink *l, int ev)
 {
-    int ok = up_accepts(t, l, ev);
-    tlog(t, 2, "peer %d rail %d: %s%s", l->peer, l->rail, evname(ev),
-         ok ? "" : " (not for the engine in this state)");
-    if (ok)
-        up_rail_event(t, l, ev);
+    tlog(t, 2, "peer %d rail %d: %s", l->peer, l->rail, evname(ev));
+    up_rail_event(t, l, ev);
 }
 
 static void link_reset(bfo_tcp *t, tlink *l)
@@ -1034,10 +1039,19 @@ static void start_conn(bfo_tcp *t, tlink *l, int fd, int state)
 
 static void dial(bfo_tcp *t, tlink *l)
 {
-    char a[INET_ADDRSTRLEN];
-    const bfo_tcp_addr *to = &t->table[l->peer * t->nrails + l->rail];
-    struct sockaddr_in me = sin_of(t->ip[l->rail], 0), them = sin_of(to->ip, to->port);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    char a[80];
+    bfo_addr pa;
+    struct sockaddr_storage them;
+    const struct sockaddr_storage *me = &t->sa[l->rail];
+    int fd = -1;
+    if (!t->sink.lookup || t->sink.lookup(t->sink.ctx, l->peer, l->rail, &pa) != BFO_OK ||
+        addr_get(&pa, &them) != 0 || them.ss_family != me->ss_family) {
+        tlog(t, 1, "peer %d rail %d: the peer published no %s address for this rail", l->peer, l->rail,
+             me->ss_family == AF_INET6 ? "IPv6" : "IPv4");
+        l->deadline = t->now; /* fails at the next timeout check */
+        return;
+    }
+    fd = socket(me->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         tlog(t, 1, "socket: %s", strerror(errno));
         l->deadline = t->now; /* fails at the next timeout check */
@@ -1047,10 +1061,10 @@ static void dial(bfo_tcp *t, tlink *l)
     start_conn(t, l, fd, CS_DIALING);
     l->attempt++;
     l->deadline = t->now + t->o.connect_timeout_ns;
-    tlog(t, 3, "peer %d rail %d: dialing %s:%u", l->peer, l->rail, ipstr(to->ip, a), to->port);
-    if (bind(fd, (struct sockaddr *)&me, sizeof me) != 0)
+    tlog(t, 3, "peer %d rail %d: dialing %s", l->peer, l->rail, sastr(&them, a, sizeof a));
+    if (bind(fd, (const struct sockaddr *)me, sa_len(me)) != 0)
         set_broken(t, l, 0, "bind: %s", strerror(errno));
-    else if (connect(fd, (struct sockaddr *)&them, sizeof them) != 0 && errno != EINPROGRESS)
+    else if (connect(fd, (struct sockaddr *)&them, sa_len(&them)) != 0 && errno != EINPROGRESS)
         set_broken(t, l, 0, "connect: %s", strerror(errno));
 }
 
@@ -1125,6 +1139,7 @@ static void pend_close(bfo_tcp *t, pend *p, const char *why)
 {
     if (why) {
         t->st.hellos_rejected++;
+        t->st.rail[p->rail].hellos_rejected++;
         t->st.rail[p->rail].malformed++;
         tlog(t, 1, "rail %d: incoming connection dropped: %s", p->rail, why);
     }
@@ -1199,6 +1214,7 @@ static void pend_read(bfo_tcp *t, pend *p)
         /* a dial the peer gave up (read late, behind a newer one): refused,
          * so it never replaces the newer connection */
         t->st.hellos_stale++;
+        t->st.rail[p->rail].hellos_stale++;
         tlog(t, 2, "peer %d rail %d: a stale hello (attempt %llu, %llu taken) refused", rank,
              p->rail, (unsigned long long)attempt, (unsigned long long)l->attempt);
         pend_close(t, p, NULL);
@@ -1299,7 +1315,7 @@ static int poll_epoll(bfo_tcp *t, int timeout_ms)
     struct epoll_event evs[64];
     int n, handled = 0;
     n = epoll_wait(t->ep, evs, 64, timeout_ms);
-    t->now = bfo_tcp_now();
+    t->now = tnow();
     t->last_epoll = t->now;
     t->nepoll++;
     for (int k = 0; k < n; k++) {
@@ -1354,14 +1370,14 @@ static int sleep_prep(bfo_tcp *t)
 
 int bfo_tcp_prepare_sleep(bfo_tcp *t)
 {
-    t->now = bfo_tcp_now();
+    t->now = tnow();
     return sleep_prep(t);
 }
 
 int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
 {
     int handled = 0;
-    t->now = bfo_tcp_now();
+    t->now = tnow();
     t->nprogress++;
     if (t->nstalled)
         retry_stalled(t);
@@ -1382,8 +1398,6 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
         acks_due(t, 0);
         settle(t);
         timeouts(t);
-        settle(t);
-        up_timers(t);
         settle(t);
     }
     if (t->nconnect_req) {
@@ -1427,47 +1441,18 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
                 "evmask %x stalled %d peer-stalled %d queued %d unsent %d ctl %zu/%zu rx %zu/%zu "
                 "rx-seq %llu ack-sent %llu last-written %llu\n",
                 t->rank, l->peer, l->rail, l->fd, l->state,
-                t->own ? bfo_rail_state_name(t->eng.peers[l->peer].rail[l->rail].fsm.cs) : "(sink)", l->hot,
+                "(bfo_net)", l->hot,
                 l->in_epoll, l->evmask, l->stalled, l->peer_stalled, q, u, l->ctl_off, l->ctl_len,
                 l->rx_off, l->rx_len, (unsigned long long)l->rx_seq,
                 (unsigned long long)l->ack_sent, (unsigned long long)l->last_written);
     }
-    uint64_t now = bfo_tcp_now();
-    fprintf(f, "bfo-tcp[%d]: hot %d stalled %d connect-requests %d engine ops in use %d; "
-            "progress calls %llu, epoll calls %llu; last epoll %.3f ms ago, last scan %.3f ms ago, "
-            "engine time %.3f ms ago\n", t->rank,
-            t->nhot, t->nstalled, t->nconnect_req, t->own ? t->eng.ops_in_use : -1,
+    uint64_t now = tnow();
+    fprintf(f, "bfo-tcp[%d]: hot %d stalled %d connect-requests %d; "
+            "progress calls %llu, epoll calls %llu; last epoll %.3f ms ago, last scan %.3f ms ago\n", t->rank,
+            t->nhot, t->nstalled, t->nconnect_req,
             (unsigned long long)t->nprogress, (unsigned long long)t->nepoll,
-            (double)(now - t->last_epoll) / 1e6, (double)(now - t->last_scan) / 1e6,
-            t->own ? (double)(now - t->eng.now) / 1e6 : -1.0);
-    if (t->own) {
-        const bfo_engine *e = &t->eng;
-        int ux = 0, ooo = 0, posted = 0;
-        for (int i = e->ux_head; i >= 0; i = e->uxm[i].next)
-            ux++;
-        for (int i = e->ooo_head; i >= 0; i = e->uxm[i].next)
-            ooo++;
-        for (const bfo_request *r = e->posted_head; r; r = r->next)
-            posted++;
-        fprintf(f, "bfo-tcp[%d]: engine: unexpected %d, out of order %d, buffers in use %d; receives posted %d\n",
-                t->rank, ux, ooo, e->uxm_in_use, posted);
-        for (int p = 0; p < t->size; p++) {
-            int pend = 0, fail = 0;
-            if (p == t->rank)
-                continue;
-            for (int i = e->peers[p].pend_head; i >= 0; i = e->ops[i].next)
-                pend++;
-            for (int i = e->fail_head; i >= 0; i = e->ops[i].next)
-                fail++;
-            fprintf(f, "bfo-tcp[%d]: engine: peer %d context 0: next seq expected %u, last sent %u; "
-                    "ops waiting for a rail %d, failed to post %d; inflight per rail %d %d\n",
-                    t->rank, p, e->peers[p].recv_seq[0], e->peers[p].send_seq[0], pend, fail,
-                    e->peers[p].rail[0].inflight, t->nrails > 1 ? e->peers[p].rail[1].inflight : -1);
-        }
-        for (int i = e->ooo_head, k = 0; i >= 0 && k < 3; i = e->uxm[i].next, k++)
-            fprintf(f, "bfo-tcp[%d]: engine: out of order from %d: type %d seq %d\n", t->rank,
-                    e->uxm[i].peer, e->uxm[i].f.type,
-                    e->uxm[i].f.type == BFO_FRAG_MATCH ? e->uxm[i].f.h.match.seq : -1);
+            (double)(now - t->last_epoll) / 1e6, (double)(now - t->last_scan) / 1e6);
+    {
         for (int i = 0; i < t->size * t->nrails; i++) {
             const tlink *l = &t->links[i];
             bfo_frame fr;
@@ -1479,176 +1464,6 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
                         fr.type == BFO_FRAG_MATCH ? fr.h.match.seq : fr.type == BFO_FRAG_RNDV ? fr.h.rndv.seq : -1);
         }
     }
-}
-
-/* ------------------------------------------------------------ bootstrap */
-
-int bfo_tcp_parse_hostport(const char *s, uint32_t *ip, uint16_t *port)
-{
-    char buf[64];
-    const char *c = strrchr(s ? s : "", ':');
-    long p;
-    char *end;
-    if (!c || (size_t)(c - s) >= sizeof buf)
-        return -1;
-    memcpy(buf, s, (size_t)(c - s));
-    buf[c - s] = 0;
-    if (bfo_tcp_parse_rail(buf, ip) != 0)
-        return -1;
-    p = strtol(c + 1, &end, 10);
-    if (*end || p <= 0 || p > 65535)
-        return -1;
-    *port = (uint16_t)p;
-    return 0;
-}
-
-/* Blocking transfer of exactly len bytes before the deadline. */
-static int xfer(int fd, void *buf, size_t len, int out, uint64_t deadline)
-{
-    size_t done = 0;
-    while (done < len) {
-        struct pollfd pf = { fd, (short)(out ? POLLOUT : POLLIN), 0 };
-        uint64_t now = bfo_tcp_now();
-        ssize_t n;
-        if (now >= deadline)
-            return -1;
-        if (poll(&pf, 1, (int)((deadline - now) / 1000000 + 1)) <= 0)
-            continue;
-        n = out ? send(fd, (char *)buf + done, len - done, MSG_NOSIGNAL)
-                : recv(fd, (char *)buf + done, len - done, 0);
-        if (n == 0)
-            return -1;
-        if (n < 0) {
-            if (errno == EINTR || errno == EAGAIN)
-                continue;
-            return -1;
-        }
-        done += (size_t)n;
-    }
-    return 0;
-}
-
-#define BOOT_MAGIC 0xBF0B0075u
-
-int bfo_tcp_bootstrap(const char *addr, int rank, int size, int nrails, const bfo_tcp_addr *mine,
-                      bfo_tcp_addr *table, uint64_t *job, uint64_t timeout_ns)
-{
-    uint32_t ip;
-    uint16_t port;
-    uint64_t deadline = bfo_tcp_now() + (timeout_ns ? timeout_ns : 30000000000ull);
-    size_t msg_len = 12 + 8 * (size_t)nrails, tab_len = 20 + 8 * (size_t)size * (size_t)nrails;
-    uint8_t *buf;
-    int rc = BFO_TCP_ERR_BOOTSTRAP;
-    if (size < 1 || rank < 0 || rank >= size || nrails < 1 || nrails > BFO_MAX_RAILS)
-        return BFO_ERR_INVALID;
-    for (int r = 0; r < nrails; r++)
-        table[rank * nrails + r] = mine[r];
-    if (size == 1) {
-        *job = bfo_tcp_now() ^ ((uint64_t)getpid() << 32);
-        return BFO_OK;
-    }
-    if (!addr || bfo_tcp_parse_hostport(addr, &ip, &port) != 0)
-        return BFO_ERR_INVALID;
-    buf = (uint8_t *)malloc(tab_len > msg_len ? tab_len : msg_len);
-    if (!buf)
-        return BFO_ERR_NO_MEMORY;
-    struct sockaddr_in sa = sin_of(ip, port);
-    if (rank == 0) {
-        int one = 1, got = 1;
-        int *fds = (int *)malloc(sizeof(int) * (size_t)size);
-        int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (!fds || s < 0)
-            goto out0;
-        for (int i = 0; i < size; i++)
-            fds[i] = -1;
-        setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(s, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(s, size) != 0)
-            goto out0;
-        while (got < size) {
-            struct pollfd pf = { s, POLLIN, 0 };
-            uint64_t now = bfo_tcp_now();
-            if (now >= deadline)
-                goto out0;
-            if (poll(&pf, 1, (int)((deadline - now) / 1000000 + 1)) <= 0)
-                continue;
-            int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
-            if (c < 0)
-                continue;
-            if (xfer(c, buf, msg_len, 0, deadline) != 0 || bfo_get32(buf) != BOOT_MAGIC ||
-                bfo_get32(buf + 8) != (uint32_t)nrails || bfo_get32(buf + 4) == 0 ||
-                bfo_get32(buf + 4) >= (uint32_t)size) {
-                close(c);
-                continue;
-            }
-            int k = (int)bfo_get32(buf + 4);
-            if (fds[k] >= 0)
-                close(fds[k]);
-            else
-                got++;
-            fds[k] = c;
-            for (int r = 0; r < nrails; r++) {
-                table[k * nrails + r].ip = bfo_get32(buf + 12 + 8 * r);
-                table[k * nrails + r].port = bfo_get16(buf + 16 + 8 * r);
-            }
-        }
-        *job = (bfo_tcp_now() * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)getpid() << 32) ^ port;
-        bfo_put32(buf, BOOT_MAGIC);
-        bfo_put32(buf + 4, (uint32_t)size);
-        bfo_put32(buf + 8, (uint32_t)nrails);
-        bfo_put64(buf + 12, *job);
-        for (int i = 0; i < size * nrails; i++) {
-            bfo_put32(buf + 20 + 8 * i, table[i].ip);
-            bfo_put16(buf + 24 + 8 * i, table[i].port);
-            bfo_put16(buf + 26 + 8 * i, 0);
-        }
-        rc = BFO_OK;
-        for (int i = 1; i < size; i++)
-            if (xfer(fds[i], buf, tab_len, 1, deadline) != 0)
-                rc = BFO_TCP_ERR_BOOTSTRAP;
-    out0:
-        if (fds)
-            for (int i = 0; i < size; i++)
-                if (fds[i] >= 0)
-                    close(fds[i]);
-        if (s >= 0)
-            close(s);
-        free(fds);
-    } else {
-        int s = -1;
-        while (bfo_tcp_now() < deadline) {
-            s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            if (s < 0)
-                break;
-            if (connect(s, (struct sockaddr *)&sa, sizeof sa) == 0)
-                break;
-            close(s);
-            s = -1;
-            usleep(20000); /* rank 0 may not listen yet */
-        }
-        if (s >= 0) {
-            bfo_put32(buf, BOOT_MAGIC);
-            bfo_put32(buf + 4, (uint32_t)rank);
-            bfo_put32(buf + 8, (uint32_t)nrails);
-            for (int r = 0; r < nrails; r++) {
-                bfo_put32(buf + 12 + 8 * r, mine[r].ip);
-                bfo_put16(buf + 16 + 8 * r, mine[r].port);
-                bfo_put16(buf + 18 + 8 * r, 0);
-            }
-            if (xfer(s, buf, msg_len, 1, deadline) == 0 && xfer(s, buf, tab_len, 0, deadline) == 0 &&
-                bfo_get32(buf) == BOOT_MAGIC && bfo_get32(buf + 4) == (uint32_t)size &&
-                bfo_get32(buf + 8) == (uint32_t)nrails) {
-                *job = bfo_get64(buf + 12);
-                for (int i = 0; i < size * nrails; i++) {
-                    table[i].ip = bfo_get32(buf + 20 + 8 * i);
-                    table[i].port = bfo_get16(buf + 24 + 8 * i);
-                }
-                rc = BFO_OK;
-            }
-            close(s);
-        }
-    }
-    free(buf);
-    return rc;
 }
 
 /* ----------------------------------------------------------------- init */
@@ -1663,139 +1478,31 @@ static unsigned tcp_rail_caps(void *ctx, int rail)
 static unsigned tcp_rail_bw(void *ctx, int rail)
 {
     const bfo_tcp *t = (const bfo_tcp *)ctx;
-    return rail >= 0 && rail < t->nrails ? t->o.rail_bandwidth[rail] : 0;
+    return rail >= 0 && rail < t->nrails ? t->bw[rail] : 0;
 }
 
-static int env_int(const char *name, int *v)
-{
-    const char *s = getenv(name);
-    char *end;
-    long x;
-    if (!s || !*s)
-        return -1;
-    x = strtol(s, &end, 10);
-    if (*end || x < 0 || x > 1000000)
-        return -1;
-    *v = (int)x;
-    return 0;
-}
-
-/* BFO_RANK and BFO_SIZE read once, for both functions below: "" and the
- * values, or why not. */
-static const char *env_rank(int *r, int *n)
-{
-    const char *rs = getenv("BFO_RANK"), *ns = getenv("BFO_SIZE");
-    if ((!rs || !*rs) && (!ns || !*ns))
-        return "BFO_RANK and BFO_SIZE must be set";
-    if (!rs || !*rs)
-        return "BFO_RANK is not set";
-    if (!ns || !*ns)
-        return "BFO_SIZE is not set";
-    if (env_int("BFO_RANK", r) != 0)
-        return "BFO_RANK is not a number from 0 to 1000000";
-    if (env_int("BFO_SIZE", n) != 0 || *n < 1)
-        return "BFO_SIZE is not a number from 1 to 1000000";
-    if (*r >= *n)
-        return "BFO_RANK must be below BFO_SIZE";
-    return "";
-}
-
-const char *bfo_tcp_env_rank_error(void)
-{
-    int r, n;
-    return env_rank(&r, &n);
-}
-
-int bfo_tcp_env_rank(int *rank, int *size)
-{
-    int r, n;
-    if (*env_rank(&r, &n))
-        return -1;
-    *rank = r;
-    *size = n;
-    return 0;
-}
-
-/* How init gets the address table, and where the backend reports. */
-typedef struct wireup {
-    const char *bootstrap;        /* bfo_tcp_bootstrap at this address */
-    int via_pmix;                 /* ... or PMIx */
-    const bfo_sink *sink;         /* ... or the caller's exchange, and no engine of its own */
-    bfo_tcp_exchange_fn exchange;
-    void *ctx;
-} wireup;
-
-static int init_common(bfo_tcp **out, int rank, int size, const wireup *w, const bfo_config *cfg_in,
-                       const bfo_tcp_options *opt);
-
-int bfo_tcp_init(bfo_tcp **out, const bfo_config *cfg, const bfo_tcp_options *opt)
-{
-    int rank, size, rc;
-    *out = NULL;
-    /* neither BFO_RANK nor BFO_SIZE, but a PMIx launch (mpirun): wire up
-     * through PMIx (bfo_tcp_pmix.h) */
-    if (!getenv("BFO_RANK") && !getenv("BFO_SIZE") && bfo_tcp_pmix_env()) {
-        rc = bfo_tcp_pmix_init(&rank, &size);
-        if (rc != BFO_OK)
-            return rc;
-        wireup w = { NULL, 1, NULL, NULL, NULL };
-        rc = init_common(out, rank, size, &w, cfg, opt);
-        if (rc != BFO_OK)
-            bfo_tcp_pmix_fini();
-        else
-            (*out)->pmix = 1;
-        return rc;
-    }
-    if (bfo_tcp_env_rank(&rank, &size) != 0) {
-        fprintf(stderr, "bfo-tcp: %s (BFO_RANK=%s BFO_SIZE=%s; bfo run sets them)\n", bfo_tcp_env_rank_error(),
-                getenv("BFO_RANK") ? getenv("BFO_RANK") : "", getenv("BFO_SIZE") ? getenv("BFO_SIZE") : "");
-        return BFO_ERR_INVALID;
-    }
-    return bfo_tcp_init_with(out, rank, size, getenv("BFO_BOOTSTRAP"), cfg, opt);
-}
-
-int bfo_tcp_init_with(bfo_tcp **out, int rank, int size, const char *bootstrap,
-                      const bfo_config *cfg_in, const bfo_tcp_options *opt)
-{
-    wireup w = { bootstrap, 0, NULL, NULL, NULL };
-    return init_common(out, rank, size, &w, cfg_in, opt);
-}
-
-int bfo_tcp_init_sink(bfo_tcp **out, int rank, int size, const bfo_config *cfg,
-                      const bfo_tcp_options *opt, const bfo_sink *sink, bfo_tcp_exchange_fn exchange,
-                      void *ctx)
-{
-    wireup w = { NULL, 0, sink, exchange, ctx };
-    *out = NULL;
-    if (!cfg || !opt || opt->nrails < 1 || !sink || !sink->completion || !sink->frame ||
-        !sink->rail_event || !exchange || size < 1 || rank < 0 || rank >= size)
-        return BFO_ERR_INVALID;
-    return init_common(out, rank, size, &w, cfg, opt);
-}
-
-static int init_common(bfo_tcp **out, int rank, int size, const wireup *w, const bfo_config *cfg_in,
-                       const bfo_tcp_options *opt)
+int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
 {
     bfo_tcp *t;
-    bfo_config cfg;
-    bfo_backend be;
-    bfo_tcp_addr mine[BFO_MAX_RAILS];
-    const char *lv = getenv("BFO_TCP_LOG");
+    bfo_config d;
     int rc;
     *out = NULL;
+    if (!a || !a->cfg || !a->sink || !a->sink->completion || !a->sink->frame || !a->sink->rail_event ||
+        a->size < 1 || a->rank < 0 || a->rank >= a->size || a->nrails < 1 || a->nrails > BFO_MAX_RAILS)
+        return BFO_ERR_INVALID;
     t = (bfo_tcp *)calloc(1, sizeof *t);
     if (!t)
         return BFO_ERR_NO_MEMORY;
     t->ep = -1;
     for (int r = 0; r < BFO_MAX_RAILS; r++)
         t->lfd[r] = -1;
-    if (opt)
-        t->o = *opt;
-    t->rank = rank;
-    t->size = size;
-    t->log = t->o.log_level ? t->o.log_level : 1;
-    if (lv && *lv)
-        t->log = atoi(lv);
+    if (a->opt)
+        t->o = *(const bfo_tcp_options *)a->opt;
+    t->rank = a->rank;
+    t->size = a->size;
+    t->nrails = a->nrails;
+    t->sink = *a->sink;
+    t->log = t->o.log_level ? t->o.log_level : a->log_level ? a->log_level : 1;
     if (!t->o.user_timeout_ms)
         t->o.user_timeout_ms = 1000;
     if (!t->o.connect_timeout_ns)
@@ -1806,94 +1513,53 @@ static int init_common(bfo_tcp **out, int rank, int size, const wireup *w, const
         t->o.ack_frames = 8;
     if (!t->o.ack_bytes)
         t->o.ack_bytes = 256 * 1024;
-    if (t->o.nrails > 0) {
-        t->nrails = t->o.nrails > BFO_MAX_RAILS ? -1 : t->o.nrails;
-        for (int r = 0; r < t->nrails; r++)
-            if (bfo_tcp_parse_rail(t->o.rails[r], &t->ip[r]) != 0)
-                t->nrails = -1;
-    } else {
-        const char *rails = getenv("BFO_RAILS");
-        t->nrails = rails && *rails ? bfo_tcp_parse_rails(rails, t->ip, BFO_MAX_RAILS)
-                                    : bfo_tcp_parse_rails("127.0.0.1", t->ip, BFO_MAX_RAILS);
-    }
     rc = BFO_ERR_INVALID;
-    if (t->nrails < 1) {
-        tlog(t, 1, "bad rail list (BFO_RAILS=ADDR,ADDR or tcp:ADDR; at most %d)", BFO_MAX_RAILS);
-        goto fail;
+    for (int r = 0; r < t->nrails; r++) {
+        t->bw[r] = a->bandwidth ? a->bandwidth[r] : 0;
+        if (bfo_tcp_parse_rail(a->rails[r], &t->sa[r]) != 0) {
+            tlog(t, 1, "rail %d: \"%s\" is not an address (tcp:ADDR, ADDR, tcp:[IPV6])", r, a->rails[r]);
+            goto fail;
+        }
     }
     rc = BFO_TCP_ERR_SOCKET;
     t->ep = epoll_create1(EPOLL_CLOEXEC);
     if (t->ep < 0)
         goto fail;
     for (int r = 0; r < t->nrails; r++) {
-        struct sockaddr_in sa = sin_of(t->ip[r], 0);
-        socklen_t sl = sizeof sa;
+        struct sockaddr_storage *sa = &t->lsa[r];
+        socklen_t sl = sa_len(&t->sa[r]);
         struct epoll_event ev;
-        char a[INET_ADDRSTRLEN];
-        t->lfd[r] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (t->lfd[r] < 0 || bind(t->lfd[r], (struct sockaddr *)&sa, sizeof sa) != 0 ||
-            listen(t->lfd[r], 128) != 0 || getsockname(t->lfd[r], (struct sockaddr *)&sa, &sl) != 0) {
-            tlog(t, 1, "rail %d (%s): cannot listen: %s", r, ipstr(t->ip[r], a), strerror(errno));
+        char b[80];
+        *sa = t->sa[r];
+        t->lfd[r] = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (t->lfd[r] < 0 || bind(t->lfd[r], (struct sockaddr *)sa, sl) != 0 || listen(t->lfd[r], 128) != 0 ||
+            getsockname(t->lfd[r], (struct sockaddr *)sa, &sl) != 0) {
+            tlog(t, 1, "rail %d (%s): cannot listen: %s", r, sastr(sa, b, sizeof b), strerror(errno));
             goto fail;
         }
-        mine[r].ip = t->ip[r];
-        mine[r].port = ntohs(sa.sin_port);
         ev.events = EPOLLIN;
         ev.data.u64 = ev_data(EV_LISTEN, 0, r);
         if (epoll_ctl(t->ep, EPOLL_CTL_ADD, t->lfd[r], &ev) != 0)
             goto fail;
     }
-    rc = BFO_ERR_NO_MEMORY;
-    t->table = (bfo_tcp_addr *)calloc((size_t)size * (size_t)t->nrails, sizeof *t->table);
-    if (!t->table)
-        goto fail;
-    if (w->sink)
-        rc = w->exchange(w->ctx, t->nrails, mine, t->table, &t->job);
-    else if (w->via_pmix)
-        rc = bfo_tcp_pmix_exchange(rank, size, t->nrails, mine, t->table, &t->job,
-                                   t->o.bootstrap_timeout_ns);
-    else
-        rc = bfo_tcp_bootstrap(w->bootstrap, rank, size, t->nrails, mine, t->table, &t->job,
-                               t->o.bootstrap_timeout_ns);
-    if (rc != BFO_OK) {
-        tlog(t, 1, "bootstrap through %s failed: %s%s",
-             w->sink       ? "the caller's exchange"
-             : w->via_pmix ? "PMIx"
-             : w->bootstrap && *w->bootstrap ? w->bootstrap
-                            : "(BFO_BOOTSTRAP unset)",
-             bfo_tcp_errname(rc),
-             !w->sink && !w->via_pmix && rc == BFO_ERR_INVALID
-                 ? " (BFO_BOOTSTRAP must be IPV4ADDR:PORT, rank 0's address)"
-                 : "");
-        goto fail;
-    }
 
     /* memory: everything now */
-    cfg = cfg_in ? *cfg_in : (bfo_config){ 0 };
-    cfg.rank = rank;
-    cfg.nranks = size;
-    if (!w->sink || cfg.nrails < t->nrails) /* under a sink, cfg is the engine's: */
-        cfg.nrails = t->nrails;                /* its rails, not only these */
-    {
-        bfo_config d = cfg; /* the defaults the engine will use */
-        bfo__config_defaults(&d);
-        t->max_frame = BFO_MAX_HDR_SIZE + (d.eager_limit > d.frag_size ? d.eager_limit : d.frag_size);
-        t->nents = d.max_ops + 16;
-        /* keepalives while stalled: four per probe timeout, at most 10 ms apart */
-        t->ka_ns = d.probe_timeout_ns / 4;
-        if (t->ka_ns > 10000000ull || t->ka_ns == 0)
-            t->ka_ns = 10000000ull;
-    }
+    d = *a->cfg; /* the defaults the engine will use */
+    bfo__config_defaults(&d);
+    t->max_frame = BFO_MAX_HDR_SIZE + (d.eager_limit > d.frag_size ? d.eager_limit : d.frag_size);
+    t->nents = d.max_ops + 16;
+    /* keepalives while stalled: four per probe timeout, at most 10 ms apart */
+    t->ka_ns = d.probe_timeout_ns / 4;
+    if (t->ka_ns > 10000000ull || t->ka_ns == 0)
+        t->ka_ns = 10000000ull;
     t->rx_cap = 2 * (BFO_TCP_HDR_SIZE + t->max_frame);
     rc = BFO_ERR_NO_MEMORY;
-    t->links = (tlink *)calloc((size_t)size * (size_t)t->nrails, sizeof *t->links);
+    t->links = (tlink *)calloc((size_t)t->size * (size_t)t->nrails, sizeof *t->links);
     t->ents = (ent *)calloc((size_t)t->nents, sizeof *t->ents);
-    t->npend = 4 * size * t->nrails + 8;
+    t->npend = 4 * t->size * t->nrails + 8;
     t->pend = (pend *)calloc((size_t)t->npend, sizeof *t->pend);
-    t->rxmem = (uint8_t *)malloc(t->rx_cap * (size_t)size * (size_t)t->nrails);
-    t->own = !w->sink;
-    t->emem = t->own ? malloc(bfo_engine_mem_size(&cfg)) : NULL;
-    if (!t->links || !t->ents || !t->pend || !t->rxmem || (t->own && !t->emem))
+    t->rxmem = (uint8_t *)malloc(t->rx_cap * (size_t)t->size * (size_t)t->nrails);
+    if (!t->links || !t->ents || !t->pend || !t->rxmem)
         goto fail;
     for (int i = 0; i < t->nents; i++)
         t->ents[i].next = i + 1 < t->nents ? i + 1 : -1;
@@ -1901,27 +1567,17 @@ static int init_common(bfo_tcp **out, int rank, int size, const wireup *w, const
     t->failed.head = t->failed.tail = -1;
     for (int k = 0; k < t->npend; k++)
         t->pend[k].fd = -1;
-    for (int p = 0; p < size; p++)
+    for (int p = 0; p < t->size; p++)
         for (int r = 0; r < t->nrails; r++) {
             tlink *l = link_of(t, p, r);
             link_reset(t, l);
             l->peer = p;
             l->rail = r;
-            l->dialer = rank < p;
+            l->dialer = t->rank < p;
             l->rx = t->rxmem + t->rx_cap * (size_t)(p * t->nrails + r);
         }
     t->links_ready = 1;
-    t->now = bfo_tcp_now();
-    if (t->own) {
-        bfo_tcp_backend(t, &be);
-        rc = bfo_engine_init(&t->eng, &cfg, &be, t->emem, bfo_engine_mem_size(&cfg), t->now);
-        if (rc != BFO_OK)
-            goto fail;
-    } else {
-        t->sink = *w->sink;
-    }
-    tlog(t, 2, "rank %d of %d, %d rail(s), job %016llx%s", rank, size, t->nrails,
-         (unsigned long long)t->job, t->own ? "" : ", under a sink");
+    t->now = tnow();
     *out = t;
     return BFO_OK;
 fail:
@@ -1931,7 +1587,6 @@ fail:
 
 /* ----------------------------------------------------------- accessors */
 
-bfo_engine *bfo_tcp_engine(bfo_tcp *t) { return t->own ? &t->eng : NULL; }
 int bfo_tcp_epoll_fd(const bfo_tcp *t) { return t->ep; }
 
 void bfo_tcp_backend(bfo_tcp *t, bfo_backend *be)
@@ -1945,9 +1600,20 @@ void bfo_tcp_backend(bfo_tcp *t, bfo_backend *be)
     be->rail_bandwidth = tcp_rail_bw;
 }
 
-int bfo_tcp_rank(const bfo_tcp *t) { return t->rank; }
-int bfo_tcp_size(const bfo_tcp *t) { return t->size; }
-int bfo_tcp_nrails(const bfo_tcp *t) { return t->nrails; }
+int bfo_tcp_address(const bfo_tcp *t, int rail, bfo_addr *out)
+{
+    if (rail < 0 || rail >= t->nrails)
+        return BFO_ERR_INVALID;
+    addr_put(&t->lsa[rail], out);
+    return BFO_OK;
+}
+
+void bfo_tcp_start(bfo_tcp *t, uint64_t job)
+{
+    t->job = job;
+    tlog(t, 2, "rank %d of %d, %d rail(s), job %016llx", t->rank, t->size, t->nrails, (unsigned long long)job);
+}
+
 const bfo_tcp_stats *bfo_tcp_get_stats(const bfo_tcp *t) { return &t->st; }
 
 void bfo_tcp_fault_drop(bfo_tcp *t, int rail, int on)
@@ -1958,6 +1624,80 @@ void bfo_tcp_fault_drop(bfo_tcp *t, int rail, int on)
     }
 }
 
+/* ------------------------------------------------- the transport's row */
+
+static int op_open(void **out, const bfo_transport_args *a)
+{
+    bfo_tcp *t = NULL;
+    int rc = bfo_tcp_open(&t, a);
+    *out = t;
+    return rc;
+}
+
+static int op_address(void *t, int rail, bfo_addr *out) { return bfo_tcp_address((bfo_tcp *)t, rail, out); }
+
+static int op_start(void *t, uint64_t job)
+{
+    bfo_tcp_start((bfo_tcp *)t, job);
+    return BFO_OK;
+}
+
+static void op_backend(void *t, bfo_backend *be) { bfo_tcp_backend((bfo_tcp *)t, be); }
+
+static int op_progress(void *t, uint64_t now)
+{
+    (void)now; /* it reads the clock itself, around epoll */
+    return bfo_tcp_progress((bfo_tcp *)t, 0);
+}
+
+static int op_wait_fds(void *vt, int *fds, int max)
+{
+    bfo_tcp *t = (bfo_tcp *)vt;
+    if (max < 1 || bfo_tcp_prepare_sleep(t))
+        return -1;
+    fds[0] = t->ep;
+    return 1;
+}
+
+static void op_fault(void *t, int rail, int on) { bfo_tcp_fault_drop((bfo_tcp *)t, rail, on); }
+
+static void op_stats(void *vt, int rail, bfo_rail_stats *o)
+{
+    const bfo_tcp *t = (const bfo_tcp *)vt;
+    const bfo_tcp_rail_stats *s;
+    memset(o, 0, sizeof *o);
+    if (rail < 0 || rail >= t->nrails)
+        return;
+    s = &t->st.rail[rail];
+    o->frames_tx = s->frames_tx;
+    o->frames_rx = s->frames_rx;
+    o->bytes_tx = s->bytes_tx;
+    o->bytes_rx = s->bytes_rx;
+    o->acks_tx = s->acks_tx;
+    o->connects = s->connects;
+    o->connect_failures = s->connect_failures;
+    o->conn_errors = s->conn_errors;
+    o->malformed = s->malformed;
+    o->completed_ok = s->completed_ok;
+    o->completed_failed = s->completed_failed;
+    o->dropped_tx = s->dropped_tx;
+    o->dropped_rx = s->dropped_rx;
+    o->backpressure = s->backpressure;
+    o->keepalives_tx = s->keepalives_tx;
+    o->hellos_rejected = s->hellos_rejected;
+    o->hellos_stale = s->hellos_stale;
+}
+
+static void op_dump(void *t, FILE *f) { bfo_tcp_dump((const bfo_tcp *)t, f); }
+static void op_fini(void *t) { bfo_tcp_fini((bfo_tcp *)t); }
+
+static const char *op_errname(int rc) { return rc == BFO_TCP_ERR_SOCKET ? "BFO_TCP_ERR_SOCKET" : NULL; }
+
+const bfo_transport_ops bfo_tcp_transport = {
+    "tcp", tcp_claims, op_open, op_address, op_start, op_backend, op_progress,
+    op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname,
+};
+
 void bfo_tcp_fini(bfo_tcp *t)
 {
     if (!t)
@@ -1965,7 +1705,7 @@ void bfo_tcp_fini(bfo_tcp *t)
     if (t->links_ready) {
         int nl = t->size * t->nrails;
         uint64_t end;
-        t->now = bfo_tcp_now();
+        t->now = tnow();
         acks_due(t, 1);
         /* let what is queued (our last acks) go out, then close politely */
         end = t->now + 200000000ull;
@@ -1978,7 +1718,7 @@ void bfo_tcp_fini(bfo_tcp *t)
                     busy |= l->fd >= 0 && !l->broken && (l->ctl_len || l->unsent >= 0);
                 }
             }
-            if (!busy || bfo_tcp_now() >= end)
+            if (!busy || tnow() >= end)
                 break;
             usleep(1000);
         }
@@ -1987,11 +1727,11 @@ void bfo_tcp_fini(bfo_tcp *t)
                 shutdown(t->links[i].fd, SHUT_WR);
         /* read what is still coming until the peers close too (bounded), so
          * that closing does not reset a connection with our acks unread */
-        end = bfo_tcp_now() + 100000000ull;
+        end = tnow() + 100000000ull;
         for (int i = 0; i < nl; i++) {
             tlink *l = &t->links[i];
             char sink[4096];
-            while (l->fd >= 0 && bfo_tcp_now() < end) {
+            while (l->fd >= 0 && tnow() < end) {
                 struct pollfd pf = { l->fd, POLLIN, 0 };
                 if (poll(&pf, 1, 5) <= 0)
                     continue;
@@ -2012,13 +1752,9 @@ void bfo_tcp_fini(bfo_tcp *t)
             close(t->lfd[r]);
     if (t->ep >= 0)
         close(t->ep);
-    free(t->table);
     free(t->links);
     free(t->ents);
     free(t->pend);
     free(t->rxmem);
-    free(t->emem);
-    if (t->pmix)
-        bfo_tcp_pmix_fini();
     free(t);
 }

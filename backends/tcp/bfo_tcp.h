@@ -1,75 +1,41 @@
-/* bfo_tcp.h - the TCP backend: bfo rails over TCP/IPv4, one process per rank.
+/* bfo_tcp.h - the TCP transport: bfo rails over TCP (IPv4 and IPv6).
  *
- * Part of bfo (see bfo.h).  A rail is a local IPv4 address (127.0.0.1,
- * 127.0.0.2, ... on one machine; one address per NIC across machines).
- * Every rank listens on every rail; there is one TCP connection per
+ * Part of bfo (see bfo.h).  A rail is a local address (127.0.0.2,
+ * tcp:127.0.0.3, tcp:[::1], one address per NIC across machines).  Every
+ * rank listens on each of its rails; there is one TCP connection per
  * (peer, rail).  Non-blocking sockets, one epoll set, no threads.
  *
  * ---------------------------------------------------------------------------
- * USE
- *   bfo_config cfg = {0};                 // engine tunables; rank, nranks
- *   bfo_tcp *t;                           // and nrails are filled in
- *   int rc = bfo_tcp_init(&t, &cfg, NULL); // reads BFO_RANK, BFO_SIZE,
- *                                          // BFO_BOOTSTRAP, BFO_RAILS
- *   bfo_engine *e = bfo_tcp_engine(t);
- *   bfo_isend(e, &req, buf, len, peer, 0, tag, bfo_tcp_now());
- *   while (!bfo_test(&req)) bfo_tcp_progress(t, 1);
- *   bfo_tcp_fini(t);
- * bfo_tcp_progress does the I/O, reports to the engine (completions, frames,
- * rail events) and then runs bfo_engine_progress: call it often (at least
- * every few ms).  The engine is not re-entrant and neither is this backend:
- * one thread drives both.
- *
- * UNDER A SINK (a rail group of a multiplexer, bfo_net.h)
- *   bfo_tcp_init_sink(&t, rank, size, &cfg, &opt, &sink, exchange, ctx);
- *   bfo_tcp_backend(t, &be);   // post_send, connect, disconnect,
- *                              // rail_caps, rail_bandwidth, ctx = t:
- *                              // for the multiplexer's engine (TCP
- *                              // rail numbers)
- *   loop: bfo_tcp_progress(t, 0); ...; bfo_engine_progress(e, now);
- *         if nothing happened: if (!bfo_tcp_prepare_sleep(t))
- *                                  poll() on bfo_tcp_epoll_fd(t) and others
- *   No engine of its own (bfo_tcp_engine returns NULL) and no bootstrap:
- *   rank and size are given, the rails come from opt (opt->rails,
- *   opt->nrails >= 1; BFO_RAILS is the caller's), and the address table
- *   from the caller's exchange (this backend's rails in, every rank's out,
- *   with the job id).  cfg is the engine's configuration, as given to
- *   bfo_engine_init (its rails may be more than these): it sizes the send
- *   descriptors (max_ops) and frames, and its probe timeout sets the
- *   keepalive interval.  Completions, frames, rail events and every ACK
- *   heard (bfo_sink.h: completion, frame, rail_event, heard) go to the
- *   sink with this backend's rail numbers, at the same points as to an
- *   engine of its own.  Rail events are not filtered by rail state here:
- *   the engine behind the sink ignores those its rail machine does not
- *   wait for (with an engine of its own the backend checks the rail
- *   state first, and logs an event it leaves out).
- *   The engine's timers are the sink owner's to run.
+ * USE.  A transport (bfo_transport.h): bfo_net opens it through its row,
+ *   bfo_tcp_transport, and is the only owner of the engine.  It owns no
+ *   engine, reads no environment and does no wire-up: bfo_net publishes
+ *   the address of each rail (bfo_tcp_address) and the dialer looks the
+ *   peer's up through the sink when it dials (sink->lookup).  A test
+ *   harness that runs its own engines (tests/tcp/reconnect_race.c) calls
+ *   the same functions directly:
+ *     bfo_tcp_open(&t, &args);        // args: rank, size, rails, cfg, sink, opt
+ *     bfo_tcp_address(t, r, &addr);   // publish it; then
+ *     bfo_tcp_start(t, job);          // the engine may call connect()
+ *     bfo_tcp_backend(t, &be);        // post_send, connect, disconnect, ...
+ *     loop: bfo_tcp_progress(t, 0); bfo_engine_progress(e, now);
+ *   Completions, frames, rail events and every ACK heard (bfo_sink.h:
+ *   completion, frame, rail_event, heard) go to the sink.  Rail events are
+ *   not filtered by rail state: the engine behind the sink ignores those
+ *   its rail machine does not wait for.
  *   Sleeping: bfo_tcp_progress(t, 0) may read busy links directly, outside
  *   the epoll set (BUSY POLLING below); bfo_tcp_prepare_sleep sends every
  *   ack owed and puts those links back, so the epoll fd is readable
  *   whenever data waits.  It returns non-zero when the caller must not
  *   sleep (posts to complete, connect() requests to handle: run
- *   bfo_tcp_progress again).
+ *   bfo_tcp_progress again).  The transport's wait_fds is exactly that.
  *
- * ENVIRONMENT (set by `bfo run`)
- *   BFO_RANK, BFO_SIZE      this process and how many
- *   BFO_BOOTSTRAP=ADDR:PORT rank 0 listens there; the others connect, send
- *                           their rail listen addresses, and get the whole
- *                           table back (with a job id every hello carries)
- *   BFO_RAILS=A,B,...       rail addresses, `tcp:ADDR` or bare ADDR
- *                           (default 127.0.0.1); the count must be equal
- *                           on every rank
- *   BFO_TCP_LOG=N           log level (overrides the option)
- *   PMIX_RANK/PMIX_NAMESPACE without BFO_RANK and BFO_SIZE (Open MPI's
- *                           mpirun): rank, size and the address table
- *                           through PMIx instead (bfo_tcp_pmix.h; built
- *                           when the Makefile finds <pmix.h>), and
- *                           PMIx_Finalize at bfo_tcp_fini
+ * ADDRESSES.  A rail is `tcp:ADDR`, a bare ADDR, or `tcp:[IPV6]` / `[IPV6]`
+ *   (a bare IPv6 address works too).  IPv4 and IPv6 rails mix freely; rail
+ *   i of one rank must have the family of rail i of its peers.  The
+ *   published address (opaque to everyone else): u8 family (4 or 6), u8 0,
+ *   u16 port, then the 4 or 16 bytes of the address, in network order.
  *
  * OPTIONS (bfo_tcp_options; zero means the default)
- *   rails[], nrails       rail addresses, instead of BFO_RAILS
- *   rail_bandwidth[]      MB/s per rail, the engine's striping weights
- *                         (default: all equal)
  *   user_timeout_ms       TCP_USER_TIMEOUT on every connection (default 1000):
  *                         data unacknowledged by the peer's kernel for this
  *                         long fails the connection
@@ -80,13 +46,12 @@
  *                         every 20 us of busy polling, so up to 20 us later
  *   ack_frames, ack_bytes ... or once this many frames / bytes are
  *                         unacknowledged (default 8 frames, 256 KiB)
- *   bootstrap_timeout_ns  (default 30 s)
  *   log_level             -1 silent, 1 errors and dropped connections
- *                         (default), 2 connections, 3 debug; on stderr
+ *                         (default: bfo_net's, from BFO_TCP_LOG), 2
+ *                         connections, 3 debug; on stderr
  *
- * ERRORS: BFO_OK, BFO_ERR_INVALID (bad option or environment),
- *   BFO_ERR_NO_MEMORY, BFO_TCP_ERR_SOCKET (a socket call failed at init),
- *   BFO_TCP_ERR_BOOTSTRAP (the exchange failed or timed out).
+ * ERRORS: BFO_OK, BFO_ERR_INVALID (a bad argument or rail name),
+ *   BFO_ERR_NO_MEMORY, BFO_TCP_ERR_SOCKET (a socket call failed at open).
  *   bfo_tcp_errname() names them and the BFO_ERR_* codes.
  *
  * ---------------------------------------------------------------------------
@@ -164,8 +129,8 @@
  *   Emulating RDMA over a socket would add a copy on the receiving side
  *   anyway and buys nothing.
  *
- * MEMORY.  Everything is allocated at init: the engine (none under a
- *   sink), one receive buffer per (peer, rail) (two of the largest frames),
+ * MEMORY.  Everything is allocated at open: one receive buffer per
+ *   (peer, rail) (two of the largest frames),
  *   and a pool of send descriptors as large as the engine's max_ops (so a
  *   post never finds it empty).  Sends are zero-copy: the frame header lives in the
  *   descriptor and writev/sendmsg takes the engine's iov directly (the
@@ -194,16 +159,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include "bfo_engine.h"
 #include "bfo_sink.h"
+#include "bfo_transport.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define BFO_TCP_ERR_SOCKET (-100)
-#define BFO_TCP_ERR_BOOTSTRAP (-101)
 
 #define BFO_TCP_MAGIC 0xBF07u
 #define BFO_TCP_HDR_SIZE 24
@@ -219,15 +185,11 @@ enum bfo_tcp_kind { BFO_TCP_K_DATA = 1, BFO_TCP_K_ACK = 2, BFO_TCP_K_HELLO = 3 }
 #define BFO_TCP_F_STALLED 0x01
 
 typedef struct bfo_tcp_options {
-    int nrails;
-    const char *rails[BFO_MAX_RAILS];
-    unsigned rail_bandwidth[BFO_MAX_RAILS];
     unsigned user_timeout_ms;
     uint64_t connect_timeout_ns;
     uint64_t ack_delay_ns;
     unsigned ack_frames;
     size_t ack_bytes;
-    uint64_t bootstrap_timeout_ns;
     int log_level;
 } bfo_tcp_options;
 
@@ -242,56 +204,40 @@ typedef struct bfo_tcp_rail_stats {
     uint64_t dropped_tx, dropped_rx; /* frames swallowed by the fault hook */
     uint64_t backpressure;           /* frames the engine asked to offer again */
     uint64_t keepalives_tx;          /* back-pressure keepalives sent */
+    uint64_t hellos_rejected;        /* accepted connections closed before a valid hello */
+    uint64_t hellos_stale;           /* hellos of a dial the peer had given up, refused */
 } bfo_tcp_rail_stats;
 
 typedef struct bfo_tcp_stats {
     bfo_tcp_rail_stats rail[BFO_MAX_RAILS];
-    uint64_t hellos_rejected; /* accepted connections closed before a valid hello */
-    uint64_t hellos_stale;    /* hellos of a dial the peer had given up, refused */
+    uint64_t hellos_rejected; /* every rail's */
+    uint64_t hellos_stale;
 } bfo_tcp_stats;
-
-/* One rail's listen address of one rank (host byte order). */
-typedef struct bfo_tcp_addr {
-    uint32_t ip;
-    uint16_t port;
-} bfo_tcp_addr;
 
 typedef struct bfo_tcp bfo_tcp;
 
-/* Bootstrap from the environment, listen on every rail, exchange the
- * address table, set up the engine with cfg (rank, nranks and nrails are
- * taken from the environment and the rails) and start connecting.
- * opt may be NULL. */
-int bfo_tcp_init(bfo_tcp **out, const bfo_config *cfg, const bfo_tcp_options *opt);
+/* The transport's row for bfo_net (bfo_transport.h): claims tcp:ADDR and
+ * bare addresses; opt is a bfo_tcp_options. */
+extern const bfo_transport_ops bfo_tcp_transport;
 
-/* The same with rank, size and bootstrap address given, not read from the
- * environment (bootstrap: "ADDR:PORT"). */
-int bfo_tcp_init_with(bfo_tcp **out, int rank, int size, const char *bootstrap,
-                      const bfo_config *cfg, const bfo_tcp_options *opt);
+/* Listens on every rail of args (its rails, rank, size, cfg: the engine's
+ * configuration, which sizes the send descriptors and frames and whose
+ * probe timeout sets the keepalive interval; sink: completion, frame and
+ * rail_event required, heard and lookup optional, lookup needed to dial). */
+int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *args);
 
-/* The address exchange under a sink: this backend's nrails listen
- * addresses in (mine), every rank's out (table[size * nrails], rank-major),
- * and a job id every hello carries (the same on every rank).  Returns
- * BFO_OK or an error code. */
-typedef int (*bfo_tcp_exchange_fn)(void *ctx, int nrails, const bfo_tcp_addr *mine,
-                                   bfo_tcp_addr *table, uint64_t *job);
+/* This rank's published address for rail (after open). */
+int bfo_tcp_address(const bfo_tcp *t, int rail, bfo_addr *out);
 
-/* Under a sink (see UNDER A SINK above): no engine of its own, no
- * bootstrap of its own; rank and size given, the rails from opt (required,
- * opt->nrails >= 1), cfg the engine's configuration (required).  sink is
- * copied; its completion, frame and rail_event are required, heard may be
- * NULL. */
-int bfo_tcp_init_sink(bfo_tcp **out, int rank, int size, const bfo_config *cfg,
-                      const bfo_tcp_options *opt, const bfo_sink *sink, bfo_tcp_exchange_fn exchange,
-                      void *ctx);
+/* Every address is published: job goes into every hello. */
+void bfo_tcp_start(bfo_tcp *t, uint64_t job);
 
-/* Does the I/O, reports to the engine (or the sink), runs the engine's
- * timers (own engine only).  Waits up to timeout_ms (0: poll) for
- * something to happen.  Returns the number of events handled (>= 0). */
+/* Does the I/O and reports to the sink.  Waits up to timeout_ms (0: poll)
+ * for something to happen.  Returns the number of events handled (>= 0). */
 int bfo_tcp_progress(bfo_tcp *t, int timeout_ms);
 
-/* The transport functions for an engine (post_send, connect, disconnect, rail_caps,
- * rail_bandwidth; ctx = t; no RDMA).  Under a sink, for its owner. */
+/* The transport functions for an engine (post_send, connect, disconnect,
+ * rail_caps, rail_bandwidth; ctx = t; no RDMA). */
 void bfo_tcp_backend(bfo_tcp *t, bfo_backend *be);
 
 /* The epoll set: readable when something waits for bfo_tcp_progress (after
@@ -304,51 +250,21 @@ int bfo_tcp_epoll_fd(const bfo_tcp *t);
  * bfo_tcp_progress does (call it again instead of sleeping). */
 int bfo_tcp_prepare_sleep(bfo_tcp *t);
 
-/* Its own engine; NULL under a sink. */
-bfo_engine *bfo_tcp_engine(bfo_tcp *t);
-int bfo_tcp_rank(const bfo_tcp *t);
-int bfo_tcp_size(const bfo_tcp *t);
-int bfo_tcp_nrails(const bfo_tcp *t);
 const bfo_tcp_stats *bfo_tcp_get_stats(const bfo_tcp *t);
-
-/* CLOCK_MONOTONIC in nanoseconds: the `now` the engine takes. */
-uint64_t bfo_tcp_now(void);
 
 /* Test hook: silently drop every frame on rail (both directions), or stop. */
 void bfo_tcp_fault_drop(bfo_tcp *t, int rail, int on);
 
 /* One line per connection (state, queues, stall and busy-poll flags) and a
- * summary, with the engine's queues when it owns one, on f: for a tool that
- * timed out (bfo stream and bfo bench dump on SIGUSR2 too). */
+ * summary on f: for a tool that timed out (bfo_net_dump). */
 void bfo_tcp_dump(const bfo_tcp *t, FILE *f);
 
 /* Sends the acks still owed, closes every connection, frees everything. */
 void bfo_tcp_fini(bfo_tcp *t);
 
-/* The bootstrap alone: rank 0 listens on addr ("ADDR:PORT"), the others
- * connect; each gives mine[0..nrails) and gets table[size * nrails]
- * (rank-major) and the job id.  Blocking, bounded by timeout_ns. */
-int bfo_tcp_bootstrap(const char *addr, int rank, int size, int nrails, const bfo_tcp_addr *mine,
-                      bfo_tcp_addr *table, uint64_t *job, uint64_t timeout_ns);
-
-/* Reads BFO_RANK and BFO_SIZE (as bfo run sets them): 0 when both are set
- * and 0 <= rank < size, else -1 (nothing written). */
-int bfo_tcp_env_rank(int *rank, int *size);
-
-/* Why bfo_tcp_env_rank returns -1, for a message: which of BFO_RANK and
- * BFO_SIZE is missing or not a number, or that BFO_RANK is not below
- * BFO_SIZE (a static string; "" when both are fine). */
-const char *bfo_tcp_env_rank_error(void);
-
-/* Parses "tcp:ADDR" or "ADDR" (IPv4 dotted quad); 0 on success. */
-int bfo_tcp_parse_rail(const char *s, uint32_t *ip);
-
-/* Parses "ADDR:PORT" (IPv4 dotted quad, port 1-65535; BFO_BOOTSTRAP's
- * form); 0 on success, -1 (nothing written to port) otherwise. */
-int bfo_tcp_parse_hostport(const char *s, uint32_t *ip, uint16_t *port);
-
-/* Parses a comma-separated rail list; returns the count, or -1. */
-int bfo_tcp_parse_rails(const char *list, uint32_t *ips, int max);
+/* Parses "tcp:ADDR", "ADDR", "tcp:[IPV6]" or "[IPV6]" into sa (port 0);
+ * 0 on success. */
+int bfo_tcp_parse_rail(const char *s, struct sockaddr_storage *sa);
 
 /* "BFO_TCP_ERR_SOCKET", "BFO_ERR_INVALID", ... */
 const char *bfo_tcp_errname(int rc);

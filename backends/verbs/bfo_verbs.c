@@ -123,7 +123,7 @@ struct bfo_verbs {
     bfo_config cfg;
     vrail rails[BFO_MAX_RAILS];
     vdev devs[MAX_DEV];
-    bfo_tcp_addr *table;
+    bfo_sink sink; /* where it reports, and where it looks peers' addresses up */
     uint64_t job, use_clock;
     bfo_vg g; /* queue pairs' state, outstanding operations, what the engine is told */
     void *gmem;
@@ -220,7 +220,7 @@ const char *bfo_verbs_errname(int rc)
         return "BFO_VERBS_ERR_DEVICE";
     if (rc == BFO_VERBS_ERR_SOCKET)
         return "BFO_VERBS_ERR_SOCKET";
-    return bfo_tcp_errname(rc);
+    return bfo_errname(rc);
 }
 
 int bfo_verbs_is_rail(const char *name) { return name && !strncmp(name, "verbs:", 6); }
@@ -822,16 +822,22 @@ static void dial(bfo_verbs *v, int qi)
 {
     bfo_vg_qp *q = gq(v, qi);
     vqp *h = &v->qps[qi];
-    const bfo_tcp_addr *to = &v->table[qi];
     struct sockaddr_in me, them;
+    bfo_addr to;
     int one = 1;
     memset(&me, 0, sizeof me);
     memset(&them, 0, sizeof them);
     me.sin_family = them.sin_family = AF_INET;
     me.sin_addr.s_addr = htonl(v->rails[q->rail].ip);
-    them.sin_addr.s_addr = htonl(to->ip);
-    them.sin_port = htons(to->port);
     q->state = BFO_VG_DIALING;
+    if (!v->sink.lookup || v->sink.lookup(v->sink.ctx, q->peer, q->rail, &to) != BFO_OK || to.len != 8 ||
+        to.bytes[0] != 4) {
+        h->cfd = -1;
+        bfo_vg_broken(&v->g, qi, 0, "control channel: the peer published no verbs address for this rail");
+        return;
+    }
+    memcpy(&them.sin_port, to.bytes + 2, 2);
+    memcpy(&them.sin_addr, to.bytes + 4, 4);
     h->cfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (h->cfd < 0) {
         bfo_vg_broken(&v->g, qi, 0, "control channel: socket: %s", strerror(errno));
@@ -1294,7 +1300,6 @@ int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails
                    const bfo_config *cfg, const bfo_verbs_options *opt)
 {
     bfo_verbs *v;
-    const char *lv = getenv("BFO_VERBS_LOG");
     int rc;
     *out = NULL;
     if (nrails < 1 || nrails > BFO_MAX_RAILS || size < 1 || rank < 0 || rank >= size)
@@ -1308,8 +1313,6 @@ int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails
     v->size = size;
     v->nrails = nrails;
     v->log = v->o.log_level ? v->o.log_level : 1;
-    if (lv && *lv)
-        v->log = atoi(lv);
     for (int r = 0; r < BFO_MAX_RAILS; r++)
         v->rails[r].lfd = -1;
     rc = BFO_ERR_INVALID;
@@ -1394,22 +1397,29 @@ fail:
 
 
 
-void bfo_verbs_addrs(const bfo_verbs *v, bfo_tcp_addr *mine)
+int bfo_verbs_address(const bfo_verbs *v, int rail, bfo_addr *out)
 {
-    for (int r = 0; r < v->nrails; r++) {
-        mine[r].ip = v->rails[r].ip;
-        mine[r].port = v->rails[r].lport;
-    }
+    uint32_t ip;
+    uint16_t port;
+    if (rail < 0 || rail >= v->nrails)
+        return BFO_ERR_INVALID;
+    memset(out, 0, sizeof *out);
+    ip = htonl(v->rails[rail].ip);
+    port = htons(v->rails[rail].lport);
+    out->bytes[0] = 4;
+    memcpy(out->bytes + 2, &port, 2);
+    memcpy(out->bytes + 4, &ip, 4);
+    out->len = 8;
+    return BFO_OK;
 }
 
-int bfo_verbs_start(bfo_verbs *v, const bfo_tcp_addr *table, uint64_t job, const bfo_sink *sink)
+int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
 {
     size_t nq = (size_t)v->size * (size_t)v->nrails;
     size_t sbytes = (size_t)v->o.send_depth * v->max_frame, rbytes = (size_t)v->o.recv_depth * v->max_frame;
     int nents = v->cfg.max_ops + 16;
     bfo_vg_hw hw = { v, g_flush, g_post, g_post_recv, g_log };
     v->job = job;
-    v->table = (bfo_tcp_addr *)calloc(nq, sizeof *v->table);
     v->qps = (vqp *)calloc(nq, sizeof *v->qps);
     for (size_t qi = 0; v->qps && qi < nq; qi++)
         v->qps[qi].cfd = -1;
@@ -1420,9 +1430,9 @@ int bfo_verbs_start(bfo_verbs *v, const bfo_tcp_addr *table, uint64_t job, const
     v->nregs = v->o.reg_cache > 0 ? v->o.reg_cache : 0;
     v->nregs += 64; /* regions held by requests at once; beyond, the engine copies */
     v->regs = (vreg *)calloc((size_t)v->nregs, sizeof *v->regs);
-    if (!v->table || !v->qps || !v->ents || !v->gmem || !v->pend || !v->regs)
+    v->sink = *sink;
+    if (!v->qps || !v->ents || !v->gmem || !v->pend || !v->regs)
         return BFO_ERR_NO_MEMORY;
-    memcpy(v->table, table, nq * sizeof *table);
     bfo_vg_init(&v->g, v->gmem, v->rank, v->size, v->nrails, nents, v->o.recv_depth,
                 2 * v->o.send_depth, sink, &hw);
     v->g.log_level = v->log;
@@ -1590,7 +1600,6 @@ void bfo_verbs_fini(bfo_verbs *v)
         if (v->devs[d].ctx)
             ibv_close_device(v->devs[d].ctx);
     }
-    free(v->table);
     free(v->qps);
     free(v->ents);
     free(v->gmem);
@@ -1598,3 +1607,78 @@ void bfo_verbs_fini(bfo_verbs *v)
     free(v->regs);
     free(v);
 }
+
+/* ------------------------------------------------- the transport's row */
+
+static int op_claims(const char *rail) { return bfo_verbs_is_rail(rail); }
+
+static int op_open(void **out, const bfo_transport_args *a)
+{
+    bfo_verbs *v = NULL;
+    bfo_verbs_options o;
+    int rc;
+    memset(&o, 0, sizeof o);
+    if (a->opt)
+        o = *(const bfo_verbs_options *)a->opt;
+    if (!o.log_level)
+        o.log_level = a->log_level;
+    for (int r = 0; a->bandwidth && r < a->nrails; r++)
+        if (a->bandwidth[r])
+            o.rail_bandwidth[r] = a->bandwidth[r];
+    rc = bfo_verbs_open(&v, a->rank, a->size, a->rails, a->nrails, a->cfg, &o);
+    if (rc == BFO_OK)
+        v->sink = *a->sink;
+    *out = v;
+    return rc;
+}
+
+static int op_address(void *v, int rail, bfo_addr *out) { return bfo_verbs_address((bfo_verbs *)v, rail, out); }
+
+static int op_start(void *vv, uint64_t job)
+{
+    bfo_verbs *v = (bfo_verbs *)vv;
+    bfo_sink sink = v->sink;
+    return bfo_verbs_start(v, job, &sink);
+}
+
+static void op_backend(void *v, bfo_backend *be) { bfo_verbs_backend((bfo_verbs *)v, be); }
+static int op_progress(void *v, uint64_t now) { return bfo_verbs_progress((bfo_verbs *)v, now); }
+static int op_wait_fds(void *v, int *fds, int max) { return bfo_verbs_wait_fds((bfo_verbs *)v, fds, max); }
+
+static void op_fault(void *v, int rail, int on)
+{
+    if (on)
+        bfo_verbs_fault((bfo_verbs *)v, rail);
+}
+
+static void op_stats(void *v, int rail, bfo_rail_stats *o)
+{
+    const bfo_verbs_rail_stats *s = bfo_verbs_get_stats((const bfo_verbs *)v, rail);
+    memset(o, 0, sizeof *o);
+    if (!s)
+        return;
+    o->frames_tx = s->frames_tx;
+    o->frames_rx = s->frames_rx;
+    o->bytes_tx = s->bytes_tx + s->rdma_bytes;
+    o->bytes_rx = s->bytes_rx;
+    o->connects = s->connects;
+    o->connect_failures = s->connect_failures;
+    o->conn_errors = s->qp_errors;
+    o->malformed = s->malformed;
+    o->completed_ok = s->completed_ok;
+    o->completed_failed = s->completed_failed;
+    o->backpressure = s->backpressure;
+}
+
+static void op_dump(void *v, FILE *f) { bfo_verbs_dump((const bfo_verbs *)v, f); }
+static void op_fini(void *v) { bfo_verbs_fini((bfo_verbs *)v); }
+
+static const char *op_errname(int rc)
+{
+    return rc == BFO_VERBS_ERR_DEVICE ? "BFO_VERBS_ERR_DEVICE" : rc == BFO_VERBS_ERR_SOCKET ? "BFO_VERBS_ERR_SOCKET" : NULL;
+}
+
+const bfo_transport_ops bfo_verbs_transport = {
+    "verbs", op_claims, op_open, op_address, op_start, op_backend, op_progress,
+    op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname,
+};

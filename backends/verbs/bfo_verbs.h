@@ -6,16 +6,17 @@
  * (tests/test_verbs_scenarios.c); bfo_verbs.c is the device under it.
  *
  * Part of bfo (see bfo.h).  A rail is a (device, port): `verbs:rxe0`,
- * `verbs:mlx5_0:2`.  It runs under the rail multiplexer (bfo_net.h), which
- * owns the engine, does the bootstrap for every rail and can put TCP rails
- * beside the verbs ones; the backend reports through a bfo_sink.
+ * `verbs:mlx5_0:2`.  A transport (bfo_transport.h, its row
+ * bfo_verbs_transport): it runs under bfo_net (bfo_net.h), which owns the
+ * engine, does the wire-up for every rail and can put TCP or shared-memory
+ * rails beside the verbs ones; the backend reports through a bfo_sink.
  *
  * ---------------------------------------------------------------------------
- * USE (bfo_net.c does this)
+ * USE (bfo_net.c does this, through bfo_verbs_transport)
  *   bfo_verbs_open(&v, rank, size, rails, nrails, &cfg, &opt);
- *   bfo_verbs_addrs(v, mine);         // per rail: the control address
- *   ... exchange mine[] among the ranks (BFO_BOOTSTRAP or PMIx) ...
- *   bfo_verbs_start(v, table, job, &sink);
+ *   bfo_verbs_address(v, r, &addr);   // per rail: the control address,
+ *   ... published (bfo_boot.h) ...    // looked up through sink->lookup
+ *   bfo_verbs_start(v, job, &sink);   // when the dialer dials
  *   bfo_verbs_backend(v, &be);        // post_send/write/read, reg_mem, ...
  *   loop: bfo_verbs_progress(v, now); ... bfo_verbs_fini(v);
  *
@@ -25,9 +26,10 @@
  *   address in the port's GID table (RoCE v2: ::ffff:a.b.c.d), so that the
  *   control channel runs over the rail's own network and shares its fate.
  *
- * WIRE-UP (the control channel).  The bootstrap exchanges, per rank and
- *   rail, the control channel's address (IPv4, TCP port): a bfo_tcp_addr,
- *   the same table the TCP rails use.  Queue pairs are wired on demand,
+ * WIRE-UP (the control channel).  Each rank publishes, per rail, the
+ *   control channel's address (IPv4, TCP port; opaque to everyone else:
+ *   u8 4, u8 0, u16 port, 4 bytes of address, network order); the dialer
+ *   looks the peer's up when it dials.  Queue pairs are wired on demand,
  *   like the TCP rails' connections: the engine calls connect(peer, rail)
  *   on both sides; the lower rank dials the peer's control address from
  *   its own rail address, the higher rank accepts.  Three messages, then
@@ -126,7 +128,7 @@
 
 #include "bfo_engine.h"
 #include "bfo_sink.h"
-#include "bfo_tcp.h"
+#include "bfo_transport.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -177,11 +179,12 @@ int bfo_verbs_parse_rail(const char *name, char *dev, size_t devlen, int *port, 
  * channel.  cfg: the engine's configuration (frame sizes, max_ops). */
 int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails, int nrails,
                    const bfo_config *cfg, const bfo_verbs_options *opt);
-/* This rank's control address per rail (for the exchange). */
-void bfo_verbs_addrs(const bfo_verbs *v, bfo_tcp_addr *mine);
-/* The exchanged table (size * nrails, rank-major), the job id, the sink:
- * allocates and registers the buffers; ready for connect(). */
-int bfo_verbs_start(bfo_verbs *v, const bfo_tcp_addr *table, uint64_t job, const bfo_sink *sink);
+/* This rank's control address of rail (to publish). */
+int bfo_verbs_address(const bfo_verbs *v, int rail, bfo_addr *out);
+/* Every address published; the job id, the sink (its lookup gives a
+ * peer's control address): allocates and registers the buffers; ready for
+ * connect(). */
+int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink);
 /* The backend's functions (ctx = v). */
 void bfo_verbs_backend(bfo_verbs *v, bfo_backend *be);
 /* Polls completions, events and the control channel; reports to the sink.
@@ -200,6 +203,10 @@ void bfo_verbs_uncache(bfo_verbs *v, const void *buf, size_t len);
 void bfo_verbs_dump(const bfo_verbs *v, FILE *f);
 void bfo_verbs_fini(bfo_verbs *v);
 const char *bfo_verbs_errname(int rc);
+
+/* The transport's row for bfo_net (bfo_transport.h): claims verbs:...;
+ * opt is a bfo_verbs_options. */
+extern const bfo_transport_ops bfo_verbs_transport;
 
 #ifdef __cplusplus
 }

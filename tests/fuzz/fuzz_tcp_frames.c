@@ -164,19 +164,6 @@ static void tf_heard(void *ctx, int peer, int rail, uint64_t now)
     FUZZ_CHECK(peer == 0 && rail == 0 && T.up, "heard peer %d rail %d", peer, rail);
 }
 
-static int tf_exchange(void *ctx, int nrails, const bfo_tcp_addr *mine, bfo_tcp_addr *table,
-                       uint64_t *job)
-{
-    (void)ctx;
-    FUZZ_CHECK(nrails == 1, "rails %d", nrails);
-    table[0].ip = mine[0].ip; /* rank 0 dials; its own address is never used */
-    table[0].port = 1;
-    table[1] = mine[0];
-    T.port = mine[0].port;
-    *job = TF_JOB;
-    return BFO_OK;
-}
-
 /* ------------------------------------------------------------ rank 0 */
 
 static int tf_setup(void)
@@ -184,7 +171,10 @@ static int tf_setup(void)
     static int tried;
     bfo_config cfg;
     bfo_tcp_options opt;
-    bfo_sink sink = { NULL, tf_completion, tf_frame, tf_event, tf_heard, NULL };
+    bfo_sink sink = { NULL, tf_completion, tf_frame, tf_event, tf_heard, NULL }; /* rank 0 dials: no lookup */
+    bfo_transport_args a;
+    bfo_addr me;
+    const char *rails[1] = { "127.0.0.1" };
     if (tried)
         return T.t != NULL;
     tried = 1;
@@ -194,16 +184,25 @@ static int tf_setup(void)
     cfg.frag_size = 96;
     cfg.max_requests = 8;
     memset(&opt, 0, sizeof opt);
-    opt.nrails = 1;
-    opt.rails[0] = "127.0.0.1";
     opt.log_level = -1;
     opt.ack_frames = 4;
+    memset(&a, 0, sizeof a);
+    a.rank = 1;
+    a.size = 2;
+    a.nrails = 1;
+    a.rails = rails;
+    a.cfg = &cfg;
+    a.sink = &sink;
+    a.opt = &opt;
     T.fd = -1;
-    if (bfo_tcp_init_sink(&T.t, 1, 2, &cfg, &opt, &sink, tf_exchange, NULL) != BFO_OK) {
+    if (bfo_tcp_open(&T.t, &a) != BFO_OK) {
         T.unavailable = "cannot listen on 127.0.0.1 (no loopback interface?)";
         T.t = NULL;
         return 0;
     }
+    bfo_tcp_address(T.t, 0, &me); /* u8 4, u8 0, u16 port (network order), the address */
+    T.port = (uint16_t)(me.bytes[2] << 8 | me.bytes[3]);
+    bfo_tcp_start(T.t, TF_JOB);
     bfo_tcp_backend(T.t, &T.be);
     T.max_frame = BFO_MAX_HDR_SIZE + 96;
     { /* listening is not enough: a network namespace whose loopback is down binds */

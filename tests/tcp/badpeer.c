@@ -33,6 +33,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "bfo_boot.h"
+#include "bfo_net.h"
 #include "bfo_tcp.h"
 
 enum {
@@ -109,8 +111,8 @@ static int read_n(int fd, uint8_t *b, size_t n, int ms)
 static int closed_within(int fd, int ms)
 {
     uint8_t sink[4096];
-    uint64_t end = bfo_tcp_now() + (uint64_t)ms * 1000000ull;
-    while (bfo_tcp_now() < end) {
+    uint64_t end = bfo_boot_now() + (uint64_t)ms * 1000000ull;
+    while (bfo_boot_now() < end) {
         struct pollfd pf = { fd, POLLIN, 0 };
         if (poll(&pf, 1, 10) <= 0)
             continue;
@@ -152,8 +154,8 @@ static void sess_data(sess *s, const uint8_t *frame, size_t len)
  * acknowledgements, and acknowledges what it took. */
 static void sess_pump(sess *s, int ms)
 {
-    uint64_t end = bfo_tcp_now() + (uint64_t)ms * 1000000ull;
-    while (!s->closed && bfo_tcp_now() < end) {
+    uint64_t end = bfo_boot_now() + (uint64_t)ms * 1000000ull;
+    while (!s->closed && bfo_boot_now() < end) {
         struct pollfd pf = { s->fd, POLLIN, 0 };
         uint64_t took = s->rx_seq;
         if (poll(&pf, 1, 5) <= 0)
@@ -292,49 +294,65 @@ static void stale_session(int fd, int peer, int rail, const uint8_t *my_hello)
 int main(int argc, char **argv)
 {
     double secs = argc > 1 ? atof(argv[1]) : 3;
-    const char *rs = getenv("BFO_RANK"), *ss = getenv("BFO_SIZE"), *rails = getenv("BFO_RAILS");
-    uint32_t ip[BFO_MAX_RAILS];
-    bfo_tcp_addr mine[BFO_MAX_RAILS], *table;
-    int lfd[BFO_MAX_RAILS], rank, size, nrails, played[NSCEN] = { 0 }, next = 0;
+    const char *rails = getenv("BFO_RAILS");
+    struct sockaddr_in ip[BFO_MAX_RAILS], r0;
+    const char *names[BFO_MAX_RAILS];
+    bfo_addr mine[BFO_MAX_RAILS], theirs[BFO_MAX_RAILS];
+    char tnames[BFO_MAX_RAILS][BFO_NET_NAME_MAX];
+    static uint8_t card[BFO_BOOT_CARD_MAX];
+    size_t clen;
+    bfo_boot *boot;
+    char *list, *save = NULL;
+    int lfd[BFO_MAX_RAILS], rank, size, nrails = 0, played[NSCEN] = { 0 }, next = 0;
     uint64_t job, end;
     static uint8_t out[BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE + BFO_TCP_HDR_SIZE + EAGER_TOO_LONG + 64];
-    if (!rs || !ss)
+    if (bfo_boot_env(&boot, 30000000000ull) != BFO_OK)
         return 2;
-    rank = g_rank = atoi(rs);
-    size = atoi(ss);
-    nrails = bfo_tcp_parse_rails(rails && *rails ? rails : "127.0.0.1", ip, BFO_MAX_RAILS);
+    rank = g_rank = bfo_boot_rank(boot);
+    size = bfo_boot_size(boot);
+    list = strdup(rails && *rails ? rails : "127.0.0.1");
+    for (char *tok = strtok_r(list, ",", &save); tok && nrails < BFO_MAX_RAILS; tok = strtok_r(NULL, ",", &save)) {
+        struct sockaddr_storage ss;
+        if (bfo_tcp_parse_rail(tok, &ss) != 0 || ss.ss_family != AF_INET)
+            return 2;
+        memcpy(&ip[nrails++], &ss, sizeof ip[0]);
+    }
     if (nrails < 1)
         return 2;
     for (int r = 0; r < nrails; r++) {
-        struct sockaddr_in sa;
+        struct sockaddr_in sa = ip[r];
         socklen_t sl = sizeof sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sin_family = AF_INET;
-        sa.sin_addr.s_addr = htonl(ip[r]);
         lfd[r] = socket(AF_INET, SOCK_STREAM, 0);
         if (lfd[r] < 0 || bind(lfd[r], (struct sockaddr *)&sa, sizeof sa) || listen(lfd[r], 64) ||
             getsockname(lfd[r], (struct sockaddr *)&sa, &sl))
             return 3;
-        mine[r].ip = ip[r];
-        mine[r].port = ntohs(sa.sin_port);
+        /* the TCP transport's published address: u8 4, u8 0, u16 port, the address */
+        memset(&mine[r], 0, sizeof mine[r]);
+        mine[r].len = 8;
+        mine[r].bytes[0] = 4;
+        memcpy(mine[r].bytes + 2, &sa.sin_port, 2);
+        memcpy(mine[r].bytes + 4, &sa.sin_addr, 4);
+        names[r] = "tcp";
     }
-    table = calloc((size_t)size * (size_t)nrails, sizeof *table);
-    if (!table || bfo_tcp_bootstrap(getenv("BFO_BOOTSTRAP"), rank, size, nrails, mine, table, &job,
-                                     30000000000ull) != BFO_OK) {
+    clen = bfo_net_card_write(card, sizeof card, nrails, names, mine);
+    if (!clen || bfo_boot_publish(boot, card, clen) != BFO_OK ||
+        bfo_boot_lookup(boot, 0, card, sizeof card, &clen) != BFO_OK ||
+        bfo_net_card_read(card, clen, tnames, theirs) < 1 || theirs[0].len != 8) {
         fprintf(stderr, "badpeer: bootstrap failed\n");
         return 4;
     }
+    job = bfo_boot_job(boot);
+    memset(&r0, 0, sizeof r0); /* rank 0's rail 0 */
+    r0.sin_family = AF_INET;
+    memcpy(&r0.sin_port, theirs[0].bytes + 2, 2);
+    memcpy(&r0.sin_addr, theirs[0].bytes + 4, 4);
     /* an impostor: dial rank 0 on rail 0, claiming our rank (a higher rank
      * may not dial), and once more with bytes that are not a hello */
     if (rank != 0) {
         for (int k = 0; k < 2; k++) {
-            struct sockaddr_in sa;
+            struct sockaddr_in sa = r0;
             uint8_t b[BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE];
             int fd = socket(AF_INET, SOCK_STREAM, 0);
-            memset(&sa, 0, sizeof sa);
-            sa.sin_family = AF_INET;
-            sa.sin_addr.s_addr = htonl(table[0].ip);
-            sa.sin_port = htons(table[0].port);
             if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
                 if (k == 0)
                     hello(b, rank, 0, size, job, 1);
@@ -348,8 +366,8 @@ int main(int argc, char **argv)
         }
         fprintf(stderr, "badpeer: dialed rank 0 with a hello from a higher rank and with garbage\n");
     }
-    end = bfo_tcp_now() + (uint64_t)(secs * 1e9);
-    while (bfo_tcp_now() < end) {
+    end = bfo_boot_now() + (uint64_t)(secs * 1e9);
+    while (bfo_boot_now() < end) {
         struct pollfd pf[BFO_MAX_RAILS];
         for (int r = 0; r < nrails; r++) {
             pf[r].fd = lfd[r];
@@ -451,6 +469,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "badpeer: played '%s' %d times\n", scen_name[k], played[k]);
     fprintf(stderr, "badpeer: stale frames on kept connections: %llu\n",
             (unsigned long long)g_stale_sent);
-    free(table);
+    free(list);
+    bfo_boot_fini(boot);
     return g_failed ? 1 : 0;
 }

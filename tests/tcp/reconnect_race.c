@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bfo_engine.h"
@@ -36,6 +37,13 @@
 #define MSG (256 * 1024)    /* bytes each */
 #define ROUNDS 40
 #define JOB 0x5eedull
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 enum { E_CONNECTED, E_CONNECT_FAILED, E_RAIL_ERROR };
 
@@ -54,7 +62,7 @@ typedef struct node {
 } node;
 
 static node nodes[2];
-static bfo_tcp_addr table[2 * NR];
+static bfo_addr table[2 * NR];
 static pthread_barrier_t bar;
 static const char *rails[NR] = { "127.0.0.1", "127.0.0.2" };
 
@@ -140,14 +148,13 @@ static unsigned b_bw(void *ctx, int rail)
     return n->tbe.rail_bandwidth(n->tbe.ctx, rail);
 }
 
-/* Both ranks' addresses, one job id: the two init threads meet here. */
-static int exchange(void *ctx, int nrails, const bfo_tcp_addr *mine, bfo_tcp_addr *out, uint64_t *job)
+/* A peer's address, as bfo_net would look it up. */
+static int s_lookup(void *ctx, int peer, int rail, bfo_addr *out)
 {
-    node *n = (node *)ctx;
-    memcpy(&table[n->rank * NR], mine, (size_t)nrails * sizeof *mine);
-    pthread_barrier_wait(&bar);
-    memcpy(out, table, sizeof table);
-    *job = JOB;
+    (void)ctx;
+    if (peer < 0 || peer > 1 || rail < 0 || rail >= NR)
+        return BFO_ERR_INVALID;
+    *out = table[peer * NR + rail];
     return BFO_OK;
 }
 
@@ -156,18 +163,29 @@ static void *init_one(void *arg)
     node *n = (node *)arg;
     bfo_config cfg;
     bfo_tcp_options o;
-    bfo_sink sink = { n, s_completion, s_frame, s_rail_event, s_heard, NULL };
+    bfo_sink sink = { n, s_completion, s_frame, s_rail_event, s_heard, s_lookup };
+    bfo_transport_args a;
     memset(&cfg, 0, sizeof cfg);
     memset(&o, 0, sizeof o);
     cfg.rank = n->rank;
     cfg.nranks = 2;
     cfg.nrails = NR;
-    o.nrails = NR;
-    for (int r = 0; r < NR; r++)
-        o.rails[r] = rails[r];
-    o.log_level = getenv("BFO_TCP_LOG") ? 0 : -1;
-    if (bfo_tcp_init_sink(&n->t, n->rank, 2, &cfg, &o, &sink, exchange, n) != BFO_OK)
+    o.log_level = getenv("BFO_TCP_LOG") ? atoi(getenv("BFO_TCP_LOG")) : -1;
+    memset(&a, 0, sizeof a);
+    a.rank = n->rank;
+    a.size = 2;
+    a.nrails = NR;
+    a.rails = rails;
+    a.cfg = &cfg;
+    a.sink = &sink;
+    a.opt = &o;
+    if (bfo_tcp_open(&n->t, &a) != BFO_OK)
         n->t = NULL;
+    for (int r = 0; n->t && r < NR; r++)
+        bfo_tcp_address(n->t, r, &table[n->rank * NR + r]);
+    pthread_barrier_wait(&bar); /* both addresses are there */
+    if (n->t)
+        bfo_tcp_start(n->t, JOB);
     return NULL;
 }
 
@@ -181,7 +199,7 @@ static void post_send(node *n, int k)
     for (size_t i = 0; i < MSG; i++)
         n->sbuf[k][i] = pat(m, i, n->rank);
     if (bfo_isend(&n->e, &n->sreq[k], n->sbuf[k], MSG, 1 - n->rank, 0, (int)(m & 0x3fffffff),
-                  bfo_tcp_now()) != BFO_OK)
+                  now_ns()) != BFO_OK)
         fail("isend failed at rank %ld (message %ld)", n->rank, (long)m);
 }
 
@@ -189,7 +207,7 @@ static void post_recv(node *n, int k)
 {
     uint64_t m = n->next_recv++;
     n->rtag[k] = (int)(m & 0x3fffffff);
-    if (bfo_irecv(&n->e, &n->rreq[k], n->rbuf[k], MSG, 1 - n->rank, 0, n->rtag[k], bfo_tcp_now()) !=
+    if (bfo_irecv(&n->e, &n->rreq[k], n->rbuf[k], MSG, 1 - n->rank, 0, n->rtag[k], now_ns()) !=
         BFO_OK)
         fail("irecv failed at rank %ld (message %ld)", n->rank, (long)m);
 }
@@ -228,7 +246,7 @@ static void pump(void)
 {
     for (int i = 0; i < 2; i++) {
         node *n = &nodes[i];
-        uint64_t now = bfo_tcp_now();
+        uint64_t now = now_ns();
         if (period_ns[i]) {
             if (now - last_run[i] < period_ns[i])
                 continue;
@@ -237,7 +255,7 @@ static void pump(void)
             bfo_tcp_progress(n->t, 0);
         } else {
             bfo_tcp_progress(n->t, 0);
-            bfo_engine_progress(&n->e, bfo_tcp_now());
+            bfo_engine_progress(&n->e, now_ns());
         }
         traffic(n);
     }
@@ -258,9 +276,9 @@ static int both_dropped(void)
 /* Pumps until cond holds (for hold_ns in a row), or limit: 1 when it did. */
 static int pump_until(int (*cond)(void), uint64_t hold_ns, uint64_t limit_ns)
 {
-    uint64_t end = bfo_tcp_now() + limit_ns, since = 0;
+    uint64_t end = now_ns() + limit_ns, since = 0;
     for (;;) {
-        uint64_t now = bfo_tcp_now();
+        uint64_t now = now_ns();
         if (cond && cond()) {
             if (!since)
                 since = now;
@@ -287,8 +305,9 @@ static int stale_hello(uint64_t attempt)
     uint64_t end;
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(table[1 * NR + 0].ip);
-    sa.sin_port = htons(table[1 * NR + 0].port);
+    /* the TCP transport's address: u8 4, u8 0, u16 port, the IPv4 address */
+    memcpy(&sa.sin_port, table[1 * NR + 0].bytes + 2, 2);
+    memcpy(&sa.sin_addr, table[1 * NR + 0].bytes + 4, 4);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
         fail("cannot dial rank 1 (%ld %ld)", fd, 0);
     bfo_tcp_frame_header(h, BFO_TCP_HELLO_SIZE, BFO_TCP_K_HELLO, 0, 0);
@@ -300,8 +319,8 @@ static int stale_hello(uint64_t attempt)
     bfo_put64(b + 24, attempt);
     if (write(fd, h, sizeof h) != (ssize_t)sizeof h)
         fail("cannot send a hello (%ld %ld)", 0, 0);
-    end = bfo_tcp_now() + 300000000ull;
-    while (bfo_tcp_now() < end && !closed) {
+    end = now_ns() + 300000000ull;
+    while (now_ns() < end && !closed) {
         struct pollfd pf = { fd, POLLIN, 0 };
         pump();
         if (poll(&pf, 1, 0) == 1)
@@ -325,7 +344,7 @@ int main(void)
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
     if (!nodes[0].t || !nodes[1].t)
-        fail("bfo_tcp_init_sink failed (%ld %ld)", !nodes[0].t, !nodes[1].t);
+        fail("bfo_tcp_open failed (%ld %ld)", !nodes[0].t, !nodes[1].t);
     for (int i = 0; i < 2; i++) {
         node *n = &nodes[i];
         bfo_config cfg;
@@ -344,7 +363,7 @@ int main(void)
         n->be.rail_bandwidth = b_bw;
         need = bfo_engine_mem_size(&cfg);
         n->emem = malloc(need);
-        if (!n->emem || bfo_engine_init(&n->e, &cfg, &n->be, n->emem, need, bfo_tcp_now()) != BFO_OK)
+        if (!n->emem || bfo_engine_init(&n->e, &cfg, &n->be, n->emem, need, now_ns()) != BFO_OK)
             fail("engine init failed at rank %ld (%ld)", i, 0);
         for (int k = 0; k < K; k++) {
             n->sbuf[k] = (uint8_t *)malloc(MSG);
@@ -373,11 +392,11 @@ int main(void)
         }
         period_ns[(round / 2) & 1] = busy_us[(round / 4) % 6] * 1000ull;
         /* both sides drop rail 0: both engines reconnect after the same back-off */
-        t0 = bfo_tcp_now();
+        t0 = now_ns();
         nodes[first].tbe.disconnect(nodes[first].tbe.ctx, 1 - first, 0);
         if (skew) {
             uint64_t until = t0 + skew * 1000ull;
-            while (bfo_tcp_now() < until)
+            while (now_ns() < until)
                 pump();
         }
         if (up(1 - first, 0)) /* it may have seen the drop already */
@@ -386,7 +405,7 @@ int main(void)
             fail("round %ld: the drop of rail 0 not reported on both sides within 2 s (%ld)", round, 0);
         if (!pump_until(all_up, 0, 2000000000ull))
             fail("round %ld: rail 0 not back within 2 s (%ld)", round, 0);
-        uint64_t dt = bfo_tcp_now() - t0;
+        uint64_t dt = now_ns() - t0;
         pump_until(NULL, 0, 50000000ull); /* what comes late comes now */
         period_ns[0] = period_ns[1] = 0;
         total += dt;
