@@ -10,7 +10,7 @@
  * bfo_core.h checks; BFO_GEN_STAMP, a digest of tools/bfo_gen.py and spec/
  * that every other generated header checks. */
 #define BFO_GEN_ABI 1
-#define BFO_GEN_STAMP 0xefc973eb
+#define BFO_GEN_STAMP 0x07258ab8
 
 /* Fragment types: BFO_FRAGMENTS(X) calls X(NAME, CODE, LAYOUT, HAS_PAYLOAD, DEDUP). */
 #define BFO_FRAGMENTS(X) \
@@ -121,7 +121,8 @@ enum bfo_frag_type {
     X(SILENCE_DETECTED, 64) \
     X(BACKOFF_EXPIRED, 65) \
     X(PROBE_TIMED_OUT, 66) \
-    X(RETRIES_EXHAUSTED, 67)
+    X(RETRIES_EXHAUSTED, 67) \
+    X(RAIL_ABSENT, 68)
 
 enum bfo_event {
     BFO_EV_NONE = 0,
@@ -192,8 +193,9 @@ enum bfo_event {
     BFO_EV_BACKOFF_EXPIRED = 65, /* fact: the back-off before the next reconnect attempt is over */
     BFO_EV_PROBE_TIMED_OUT = 66, /* fact: a probe got no PROBEACK in time (in UP: nothing heard on the rail for the probe timeout since it went out) */
     BFO_EV_RETRIES_EXHAUSTED = 67, /* fact: the rail reached the configured number of reconnect attempts */
+    BFO_EV_RAIL_ABSENT = 68, /* the rail does not reach the peer: it published no such rail, one of another transport, or the transport has no path to it (another host) */
 };
-#define BFO_EV_COUNT 68 /* events are 1 .. BFO_EV_COUNT-1 */
+#define BFO_EV_COUNT 69 /* events are 1 .. BFO_EV_COUNT-1 */
 
 /* Name of a fragment type ("MATCH"), or NULL. */
 static inline const char *bfo_frag_name(int type)
@@ -340,8 +342,9 @@ static inline const char *bfo_event_name(int ev)
         "BACKOFF_EXPIRED",
         "PROBE_TIMED_OUT",
         "RETRIES_EXHAUSTED",
+        "RAIL_ABSENT",
     };
-    return (ev >= 0 && ev < 68) ? names[ev] : "(invalid)";
+    return (ev >= 0 && ev < 69) ? names[ev] : "(invalid)";
 }
 
 #endif /* BFO_ALPHABET_H */

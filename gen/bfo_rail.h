@@ -8,7 +8,7 @@
 
 #include "bfo_core.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xefc973eb
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x07258ab8
 #error "gen/bfo_rail.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -23,9 +23,10 @@ enum bfo_rail_state {
     BFO_RAIL_ST_PROBING = 3,
     BFO_RAIL_ST_UP = 4,
     BFO_RAIL_ST_RECONNECTING = 5,
-    BFO_RAIL_ST_RETIRED = 6, /* final */
+    BFO_RAIL_ST_ABSENT = 6, /* final */
+    BFO_RAIL_ST_RETIRED = 7, /* final */
 };
-#define BFO_RAIL_NUM_STATES 7 /* states are 1 .. BFO_RAIL_NUM_STATES-1 */
+#define BFO_RAIL_NUM_STATES 8 /* states are 1 .. BFO_RAIL_NUM_STATES-1 */
 
 /* Actions: what a transition asks the caller to do, in order. */
 enum bfo_rail_action {
@@ -50,6 +51,7 @@ static const char *const bfo_rail__state_names[] = {
     "PROBING",
     "UP",
     "RECONNECTING",
+    "ABSENT",
     "RETIRED",
 };
 static const char *const bfo_rail__action_names[] = {
@@ -64,11 +66,11 @@ static const char *const bfo_rail__action_names[] = {
     "retire",
 };
 static const unsigned char bfo_rail__final[] = {
-    0, 0, 0, 0, 0, 0, 1,
+    0, 0, 0, 0, 0, 0, 1, 1,
 };
 /* BFO_WAITS_* facts each state takes */
 static const unsigned char bfo_rail__waits[] = {
-    0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0,
 };
 
 /* With GCC the exec is inlined wherever the machine is known (bfo_<m>_step,
@@ -138,6 +140,7 @@ case 1:
 		case 38u: goto tr0;
 		case 41u: goto tr2;
 		case 60u: goto tr3;
+		case 68u: goto st6;
 	}
 	if ( 61u <= (*p) && (*p) <= 62u )
 		goto tr0;
@@ -148,14 +151,14 @@ cs = 0;
 tr0:
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
 	goto st2;
-tr5:
+tr6:
 	{ BFO_RAIL__EMIT(SEND_BROKEN); }
 	goto st2;
-tr12:
+tr13:
 	{ BFO_RAIL__EMIT(MAP_OUT); }
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
 	goto st2;
-tr15:
+tr16:
 	{ BFO_RAIL__EMIT(MAP_OUT); }
 	{ BFO_RAIL__EMIT(SEND_BROKEN); }
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
@@ -166,23 +169,24 @@ st2:
 	BFO__FALLTHROUGH;
 case 2:
 	switch( (*p) ) {
-		case 40u: goto tr5;
-		case 41u: goto tr6;
+		case 40u: goto tr6;
+		case 41u: goto tr7;
 		case 60u: goto tr3;
 		case 62u: goto st2;
-		case 65u: goto tr7;
-		case 67u: goto tr8;
+		case 65u: goto tr8;
+		case 67u: goto tr9;
+		case 68u: goto st6;
 	}
 	if ( 38u <= (*p) && (*p) <= 46u )
 		goto st2;
 	goto st0;
-tr10:
+tr11:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st3;
 tr3:
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st3;
-tr6:
+tr7:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st3;
@@ -193,9 +197,9 @@ st3:
 case 3:
 	switch( (*p) ) {
 		case 38u: goto tr0;
-		case 41u: goto tr10;
+		case 41u: goto tr11;
 		case 43u: goto tr0;
-		case 44u: goto tr11;
+		case 44u: goto tr12;
 		case 46u: goto tr0;
 		case 61u: goto st3;
 		case 62u: goto tr0;
@@ -204,13 +208,13 @@ case 3:
 	if ( 39u <= (*p) && (*p) <= 45u )
 		goto st3;
 	goto st0;
-tr14:
+tr15:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st4;
-tr16:
+tr17:
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st4;
-tr11:
+tr12:
 	{ BFO_RAIL__EMIT(ADMIT); }
 	goto st4;
 st4:
@@ -219,27 +223,27 @@ st4:
 	BFO__FALLTHROUGH;
 case 4:
 	switch( (*p) ) {
-		case 38u: goto tr12;
-		case 41u: goto tr14;
-		case 43u: goto tr15;
-		case 46u: goto tr15;
+		case 38u: goto tr13;
+		case 41u: goto tr15;
+		case 43u: goto tr16;
+		case 46u: goto tr16;
 		case 61u: goto st4;
-		case 63u: goto tr16;
-		case 66u: goto tr15;
+		case 63u: goto tr17;
+		case 66u: goto tr16;
 	}
 	if ( (*p) > 45u ) {
 		if ( 62u <= (*p) && (*p) <= 64u )
-			goto tr15;
+			goto tr16;
 	} else if ( (*p) >= 39u )
 		goto st4;
 	goto st0;
-tr19:
+tr20:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st5;
-tr18:
+tr19:
 	{ BFO_RAIL__EMIT(SEND_BROKEN); }
 	goto st5;
-tr7:
+tr8:
 	{ BFO_RAIL__EMIT(RECONNECT); }
 	goto st5;
 st5:
@@ -248,9 +252,10 @@ st5:
 	BFO__FALLTHROUGH;
 case 5:
 	switch( (*p) ) {
-		case 40u: goto tr18;
-		case 41u: goto tr19;
+		case 40u: goto tr19;
+		case 41u: goto tr20;
 		case 60u: goto tr3;
+		case 68u: goto st6;
 	}
 	if ( (*p) > 46u ) {
 		if ( 61u <= (*p) && (*p) <= 62u )
@@ -258,24 +263,37 @@ case 5:
 	} else if ( (*p) >= 38u )
 		goto st5;
 	goto st0;
-tr8:
-	{ BFO_RAIL__EMIT(RETIRE); }
-	goto st6;
 st6:
 	if ( ++p == pe )
 		goto _test_eof6;
 	BFO__FALLTHROUGH;
 case 6:
-	if ( (*p) == 62u )
+	if ( (*p) == 68u )
 		goto st6;
+	if ( (*p) > 46u ) {
+		if ( 61u <= (*p) && (*p) <= 62u )
+			goto st6;
+	} else if ( (*p) >= 38u )
+		goto st6;
+	goto st0;
+tr9:
+	{ BFO_RAIL__EMIT(RETIRE); }
+	goto st7;
+st7:
+	if ( ++p == pe )
+		goto _test_eof7;
+	BFO__FALLTHROUGH;
+case 7:
+	if ( (*p) == 62u )
+		goto st7;
 	if ( (*p) < 42u ) {
 		if ( 38u <= (*p) && (*p) <= 40u )
-			goto st6;
+			goto st7;
 	} else if ( (*p) > 43u ) {
 		if ( 45u <= (*p) && (*p) <= 46u )
-			goto st6;
+			goto st7;
 	} else
-		goto st6;
+		goto st7;
 	goto st0;
 	}
 	_test_eof1: cs = 1; goto _test_eof;
@@ -284,6 +302,7 @@ case 6:
 	_test_eof4: cs = 4; goto _test_eof;
 	_test_eof5: cs = 5; goto _test_eof;
 	_test_eof6: cs = 6; goto _test_eof;
+	_test_eof7: cs = 7; goto _test_eof;
 
 	_test_eof: {}
 	if ( p == eof )
@@ -295,9 +314,11 @@ case 6:
 	case 4:
 	case 5:
 	case 6:
+	case 7:
 	{
     (void)1; (void)3; (void)4;
-    (void)2; (void)5; (void)6;
+    (void)2; (void)5; (void)7;
+    (void)6;
   }
 	break;
 	}

@@ -36,6 +36,14 @@
 # with no other rail UP to carry it marks it owed, and the admit of another
 # rail sends it then, if this rail is still FAILED or RECONNECTING (the peer
 # may still hold it UP).
+#
+# Rails per peer.  Every rank lists its own rails; rail i of one rank need
+# not reach every peer (a peer with fewer NICs, a shared-memory rail and a
+# peer on another host).  The transport layer says so with RAIL_ABSENT
+# while the rail is being connected, and the rail rests in ABSENT: not a
+# failure (no map-out, no notice, no back-off, no retry count), never used
+# for that peer.  A peer whose every rail is ABSENT is unreachable after the
+# grace period, as one whose rails all failed.
 
   machine bfo_rail_grammar;
   include bfo_alphabet "bfo_alphabet.rl";
@@ -53,6 +61,7 @@
       | RAIL_ERROR @schedule_reconnect -> FAILED
       | BROKEN_RCVD @schedule_reconnect -> FAILED
       | PROBE_RCVD @send_probeack -> CONNECTING
+      | RAIL_ABSENT -> ABSENT
     ),
 
     # Connected; our PROBE is out.  The peer probes too and we answer.
@@ -105,6 +114,7 @@
       | PROBEACK_RCVD -> FAILED
       | BROKEN_FAILED @send_broken -> FAILED
       | (rail_completion - BROKEN_FAILED) -> FAILED
+      | RAIL_ABSENT -> ABSENT
     ),
 
     # The transport is connecting the rail again.
@@ -117,6 +127,20 @@
       | BROKEN_RCVD -> RECONNECTING
       | BROKEN_FAILED @send_broken -> RECONNECTING
       | (rail_completion - BROKEN_FAILED) -> RECONNECTING
+      | RAIL_ABSENT -> ABSENT
+    ),
+
+    # The rail does not reach this peer (see "Rails per peer" above).  What
+    # is late or stray is taken and ignored: completions, errors, a notice,
+    # a probe, the transport saying so again.
+    ABSENT: (
+        rail_completion -> ABSENT
+      | RAIL_ERROR -> ABSENT
+      | CONNECT_FAILED -> ABSENT
+      | BROKEN_RCVD -> ABSENT
+      | PROBE_RCVD -> ABSENT
+      | PROBEACK_RCVD -> ABSENT
+      | RAIL_ABSENT -> ABSENT
     ),
 
     # Final: the rail is given up (the peer is gone, or the attempts ran

@@ -26,6 +26,7 @@
   action name_states {
     (void)fentry(CONNECTING); (void)fentry(PROBING); (void)fentry(UP);
     (void)fentry(FAILED); (void)fentry(RECONNECTING); (void)fentry(RETIRED);
+    (void)fentry(ABSENT);
   }
 
   main := Rail $eof(name_states);

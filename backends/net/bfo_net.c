@@ -64,6 +64,10 @@ struct bfo_net {
     signed char *card_state;
     peer_rail *prails;
     int *pnrails;
+    /* (peer, rail) that does not reach the peer, its RAIL_ABSENT owed to
+     * the engine (given at the next progress, not inside its connect()) */
+    unsigned char *absent_due;
+    int nabsent_due;
     bfo_net_stats st;
     int log;
 };
@@ -193,10 +197,19 @@ static void n_dereg_mem(void *ctx, uint64_t rkey)
             n->tp[i].be.dereg_mem(n->tp[i].be.ctx, rkey);
 }
 
+static int reaches(bfo_net *n, int peer, int rail);
+
 static int n_connect(void *ctx, int peer, int rail)
 {
+    bfo_net *n = (bfo_net *)ctx;
     int r;
-    const bfo_backend *b = rail_be((bfo_net *)ctx, rail, &r);
+    const bfo_backend *b = rail_be(n, rail, &r);
+    if (b && peer >= 0 && peer < n->size && !reaches(n, peer, rail)) {
+        unsigned char *due = &n->absent_due[(size_t)peer * BFO_MAX_RAILS + (size_t)rail];
+        n->nabsent_due += !*due;
+        *due = 1;
+        return 0;
+    }
     return b && b->connect ? b->connect(b->ctx, peer, r) : -1;
 }
 
@@ -338,28 +351,40 @@ static int card_read(bfo_net *n, int peer)
     return 0;
 }
 
+/* The peer's rail g as its card says, when it is of our rail's transport:
+ * NULL when the rail does not reach the peer (said once on stderr). */
+static const peer_rail *peer_rail_of(bfo_net *n, int peer, int g)
+{
+    const peer_rail *pr;
+    const char *ours = n->tp[n->rtp[g]].ops->name;
+    if (card_read(n, peer) != 0)
+        return NULL;
+    if (g >= n->pnrails[peer]) {
+        if (n->log >= 2)
+            fprintf(stderr, "bfo-net[%d]: rank %d has %d rail(s): our rail %d (%s) does not reach it\n", n->rank,
+                    peer, n->pnrails[peer], g, ours);
+        return NULL;
+    }
+    pr = &n->prails[(size_t)peer * BFO_MAX_RAILS + g];
+    if (strcmp(pr->transport, ours) != 0) {
+        if (n->log >= 2)
+            fprintf(stderr, "bfo-net[%d]: rank %d's rail %d is a %s rail, ours is %s: it does not reach it\n",
+                    n->rank, peer, g, pr->transport, ours);
+        return NULL;
+    }
+    return pr;
+}
+
+static int reaches(bfo_net *n, int peer, int rail) { return peer_rail_of(n, peer, rail) != NULL; }
+
 static int up_lookup(void *ctx, int peer, int rail, bfo_addr *out)
 {
     net_tp *tp = (net_tp *)ctx;
     bfo_net *n = tp->n;
     const peer_rail *pr;
-    int g;
-    if (peer < 0 || peer >= n->size || rail < 0 || rail >= tp->nrails || card_read(n, peer) != 0)
+    if (peer < 0 || peer >= n->size || rail < 0 || rail >= tp->nrails ||
+        !(pr = peer_rail_of(n, peer, tp->g[rail])))
         return BFO_ERR_INVALID;
-    g = tp->g[rail];
-    if (g >= n->pnrails[peer]) {
-        if (n->log >= 1)
-            fprintf(stderr, "bfo-net[%d]: rank %d has %d rail(s): rail %d does not reach it\n", n->rank, peer,
-                    n->pnrails[peer], g);
-        return BFO_ERR_INVALID;
-    }
-    pr = &n->prails[(size_t)peer * BFO_MAX_RAILS + g];
-    if (strcmp(pr->transport, tp->ops->name) != 0) {
-        if (n->log >= 1)
-            fprintf(stderr, "bfo-net[%d]: rank %d's rail %d is a %s rail, ours is %s: it does not reach it\n",
-                    n->rank, peer, g, pr->transport, tp->ops->name);
-        return BFO_ERR_INVALID;
-    }
     *out = pr->addr;
     return BFO_OK;
 }
@@ -424,7 +449,8 @@ int bfo_net_init_boot(bfo_net **out, const bfo_config *cfg_in, const bfo_net_opt
     n->card_state = (signed char *)calloc((size_t)n->size, 1);
     n->pnrails = (int *)calloc((size_t)n->size, sizeof *n->pnrails);
     n->prails = (peer_rail *)calloc((size_t)n->size * BFO_MAX_RAILS, sizeof *n->prails);
-    if (!n->list || !n->card_state || !n->pnrails || !n->prails)
+    n->absent_due = (unsigned char *)calloc((size_t)n->size * BFO_MAX_RAILS, 1);
+    if (!n->list || !n->card_state || !n->pnrails || !n->prails || !n->absent_due)
         goto fail;
     rc = BFO_ERR_INVALID;
     if (bfo_net_check_rails(n->list) < 0) {
@@ -537,12 +563,31 @@ const char *bfo_net_rail_transport(const bfo_net *n, int rail)
 
 /* ------------------------------------------------------------- progress */
 
+/* RAIL_ABSENT for every (peer, rail) found not to reach at connect(). */
+static int report_absent(bfo_net *n, uint64_t now)
+{
+    int k = 0;
+    n->nabsent_due = 0;
+    for (int p = 0; p < n->size; p++)
+        for (int g = 0; g < n->nrails; g++) {
+            unsigned char *due = &n->absent_due[(size_t)p * BFO_MAX_RAILS + (size_t)g];
+            if (*due) {
+                *due = 0;
+                bfo_engine_rail_event(&n->eng, p, g, BFO_EV_RAIL_ABSENT, now);
+                k++;
+            }
+        }
+    return k;
+}
+
 int bfo_net_progress(bfo_net *n, int timeout_ms)
 {
     int handled = 0;
     uint64_t now = bfo_boot_now();
     for (int k = 0; k < n->ntp; k++)
         handled += n->tp[k].ops->progress(n->tp[k].t, now);
+    if (n->nabsent_due)
+        handled += report_absent(n, now);
     now = bfo_boot_now();
     if (timeout_ms > 0 || now - n->last_timers >= TIMERS_EVERY_NS) {
         n->last_timers = now;
@@ -603,6 +648,7 @@ void bfo_net_fini(bfo_net *n)
     free(n->card_state);
     free(n->pnrails);
     free(n->prails);
+    free(n->absent_due);
     free(n);
 }
 

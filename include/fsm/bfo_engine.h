@@ -536,8 +536,9 @@ static inline int bfo__rail_rdma(const bfo_engine *e, int peer, int rail)
 }
 
 /* 1 when RDMA can be used with this peer: the backend can, and a rail that
- * can is UP (up_now), or is not retired (the sender's choice, made before
- * the rails may be up; the receiver, who decides last, checks up_now). */
+ * can is UP (up_now), or is neither retired nor absent (the sender's
+ * choice, made before the rails may be up; the receiver, who decides last,
+ * checks up_now). */
 static inline int bfo__rdma_ok(const bfo_engine *e, int peer, int up_now)
 {
     if (!e->be.post_write || !e->be.post_read || !e->be.reg_mem)
@@ -545,7 +546,8 @@ static inline int bfo__rdma_ok(const bfo_engine *e, int peer, int up_now)
     for (int r = 0; r < e->cfg.nrails; r++) {
         const bfo_rail_link *rl = &e->peers[peer].rail[r];
         if ((rl->caps & BFO_CAP_RDMA) &&
-            (up_now ? rl->fsm.cs == BFO_RAIL_ST_UP : rl->fsm.cs != BFO_RAIL_ST_RETIRED))
+            (up_now ? rl->fsm.cs == BFO_RAIL_ST_UP
+                    : rl->fsm.cs != BFO_RAIL_ST_RETIRED && rl->fsm.cs != BFO_RAIL_ST_ABSENT))
             return 1;
     }
     return 0;
