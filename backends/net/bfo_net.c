@@ -33,10 +33,11 @@ typedef struct bfo_net bfo_net;
 /* A transport in use: its rails and where it reports. */
 typedef struct net_tp {
     const bfo_transport_ops *ops;
+    const void *opt; /* its options */
     void *t;
     bfo_backend be;
     bfo_net *n;
-    int row, nrails;
+    int nrails;
     int g[BFO_MAX_RAILS];               /* its rail -> engine rail */
     const char *names[BFO_MAX_RAILS];
     unsigned bw[BFO_MAX_RAILS];
@@ -51,7 +52,7 @@ typedef struct peer_rail {
 struct bfo_net {
     int rank, size, nrails, ntp;
     bfo_boot *boot;
-    net_tp tp[NTRANSPORTS];
+    net_tp tp[BFO_MAX_RAILS]; /* the transports in use: at most one per rail */
     int rtp[BFO_MAX_RAILS], rlocal[BFO_MAX_RAILS]; /* engine rail -> (tp index, its rail) */
     unsigned bw[BFO_MAX_RAILS];
     char *list;
@@ -93,23 +94,32 @@ const char *bfo_net_transports(void)
     return buf;
 }
 
-/* The row that claims a rail name, or -1. */
-static int claim(const char *name)
+/* The transport that claims a rail name: the caller's first (opt), then
+ * the table; NULL when none does.  *o: its options. */
+static const bfo_transport_ops *claim(const char *name, const bfo_net_options *opt, const void **o)
 {
+    for (int i = 0; opt && opt->transports && opt->transports[i]; i++)
+        if (opt->transports[i]->claims(name)) {
+            *o = opt->transport_opts ? opt->transport_opts[i] : NULL;
+            return opt->transports[i];
+        }
     for (int i = 0; i < NTRANSPORTS; i++)
-        if (transports[i].ops->claims(name))
-            return i;
-    return -1;
+        if (transports[i].ops->claims(name)) {
+            *o = opt ? (const char *)opt + transports[i].opt : NULL;
+            return transports[i].ops;
+        }
+    return NULL;
 }
 
-int bfo_net_check_rails(const char *list)
+static int check_rails(const char *list, const bfo_net_options *opt)
 {
     int n = 0;
     char *copy, *save = NULL;
+    const void *o;
     if (!list || !*list || !(copy = strdup(list)))
         return -1;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (n >= BFO_MAX_RAILS || claim(tok) < 0) {
+        if (n >= BFO_MAX_RAILS || !claim(tok, opt, &o)) {
             n = -1;
             break;
         }
@@ -118,6 +128,8 @@ int bfo_net_check_rails(const char *list)
     free(copy);
     return n > 0 && list[strlen(list) - 1] != ',' && !strstr(list, ",,") ? n : -1;
 }
+
+int bfo_net_check_rails(const char *list) { return check_rails(list, NULL); }
 
 /* ------------------------------------------------- the engine's backend */
 
@@ -412,7 +424,7 @@ int bfo_net_init(bfo_net **out, const bfo_config *cfg, const bfo_net_options *op
     *out = NULL;
     /* the rails first: a bad list ends before any socket */
     const char *rails = opt && opt->rails ? opt->rails : bfo_boot_getenv("BFO_RAILS");
-    if (rails && bfo_net_check_rails(rails) < 0) {
+    if (rails && check_rails(rails, opt) < 0) {
         fprintf(stderr, "bfo: bad rail list %s (each one of: tcp:ADDR or ADDR, tcp:[IPV6], verbs:DEVICE[:PORT], "
                         "shm; at most %d; this build has %s)\n", rails, BFO_MAX_RAILS, bfo_net_transports());
         return BFO_ERR_INVALID;
@@ -453,19 +465,21 @@ int bfo_net_init_boot(bfo_net **out, const bfo_config *cfg_in, const bfo_net_opt
     if (!n->list || !n->card_state || !n->pnrails || !n->prails || !n->absent_due)
         goto fail;
     rc = BFO_ERR_INVALID;
-    if (bfo_net_check_rails(n->list) < 0) {
+    if (check_rails(n->list, &opt) < 0) {
         fprintf(stderr, "bfo: bad rail list %s (each one of: tcp:ADDR or ADDR, tcp:[IPV6], verbs:DEVICE[:PORT], "
                         "shm; at most %d; this build has %s)\n", n->list, BFO_MAX_RAILS, bfo_net_transports());
         goto fail;
     }
     /* the rails, in order, grouped by transport */
     for (char *tok = strtok_r(n->list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int g = n->nrails++, row = claim(tok), k;
-        for (k = 0; k < n->ntp && n->tp[k].row != row; k++)
+        const void *o = NULL;
+        const bfo_transport_ops *ops = claim(tok, &opt, &o);
+        int g = n->nrails++, k;
+        for (k = 0; k < n->ntp && n->tp[k].ops != ops; k++)
             ;
         if (k == n->ntp) {
-            n->tp[k].row = row;
-            n->tp[k].ops = transports[row].ops;
+            n->tp[k].ops = ops;
+            n->tp[k].opt = o;
             n->tp[k].n = n;
             n->ntp++;
         }
@@ -495,7 +509,7 @@ int bfo_net_init_boot(bfo_net **out, const bfo_config *cfg_in, const bfo_net_opt
             a.bandwidth = tp->bw;
             a.cfg = &d;
             a.sink = &sink;
-            a.opt = (const char *)&opt + transports[tp->row].opt;
+            a.opt = tp->opt;
             a.log_level = log_level(&opt, tp->ops->name);
             rc = tp->ops->open(&tp->t, &a);
             if (rc != BFO_OK) {

@@ -73,6 +73,12 @@ typedef struct bfo_net_options {
     int log_level;              /* every transport's (0: BFO_<NAME>_LOG, else 1: errors) */
     bfo_tcp_options tcp;        /* each transport's own options (zero: defaults) */
     bfo_verbs_options verbs;
+    /* More transports, asked before the built-in ones whether they claim a
+     * rail (a transport of the caller's, a test's fake): a NULL-terminated
+     * list, and each one's options in transport_opts[i] (the list may be
+     * NULL, an entry NULL). */
+    const bfo_transport_ops *const *transports;
+    const void *const *transport_opts;
 } bfo_net_options;
 
 typedef struct bfo_net_stats {
