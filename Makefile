@@ -8,8 +8,11 @@
 #   make check-tcp   the TCP backend: real processes on loopback rails, faults from outside
 #   make bench-engine instructions per eager pair and per 1 MiB rendezvous (callgrind)
 #   make check       run every test and examples/mini_mpi's loopback program,
-#                    compile every header alone (C11, C++17) and the single
-#                    header alone (check-amalgamate)
+#                    check the headers' layering (check-layers), compile every
+#                    header alone (C11, C++17) and the single header alone
+#                    (check-amalgamate)
+#   make check-layers  the headers include downward only: include/fsm/'s base
+#                    (bfo_core.h, bfo_le.h) <- gen/ <- the rest of include/fsm/
 #   make amalgamate  build/dist/bfo_single.h: include/fsm/ and gen/ in one header
 #   make check-amalgamate  the single header compiles alone and is those headers
 #   make libs        the backends as static archives (libbfo_tcp.a, libbfo_net.a)
@@ -22,7 +25,8 @@
 #   make gen         regenerate gen/ from spec/ (needs Ragel 6 and python3)
 #   make check-gen   regenerate into a temporary directory; fail on any difference
 #   make check-meta  prove check-gen, the coverage test, the gen/ stamp,
-#                    check-amalgamate and the docs checks catch what they are for
+#                    check-layers, check-amalgamate and the docs checks catch
+#                    what they are for
 #   make diagrams    render gen/*.dot to docs/diagrams/*.svg (needs Graphviz)
 #   make docs-seq    redraw the sequence diagrams and code snippets in docs/*.md
 #                    from bfo sim traces and tests/test_porting.c (python3)
@@ -113,7 +117,7 @@ VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/
              backends/bfo_sink.h backends/tcp/bfo_tcp.h
 NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR)
 
-.PHONY: all bench-engine dance demo check check-headers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
+.PHONY: all bench-engine dance demo check check-headers check-layers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
 .PHONY: fuzz check-fuzz fuzz-corpus
 
@@ -299,8 +303,8 @@ check: all check-headers check-amalgamate check-docs
 	echo "tests: $$total passed, 0 failed"
 
 # Every public and generated header must compile on its own, as C11 and as
-# C++17, with every warning an error.
-check-headers: | $(BUILD)
+# C++17, with every warning an error; first, they must include downward only.
+check-headers: check-layers | $(BUILD)
 	@set -e; for h in $(HEADERS); do \
 	  b=$$(basename $$h); \
 	  printf '#include "%s"\n' $$b > $(BUILD)/hdr.c; \
@@ -310,6 +314,13 @@ check-headers: | $(BUILD)
 	@if grep -nE '\b(malloc|calloc|realloc|free|aligned_alloc)[[:space:]]*\(' include/fsm/*.h gen/*.h; then \
 	  echo "the headers must not allocate: malloc/calloc/realloc/free found above"; exit 1; \
 	fi; echo "== no malloc, calloc, realloc or free under include/ and gen/"
+
+# The layers, lowest first: include/fsm/'s base (bfo_core.h, bfo_le.h: they
+# include nothing of gen/), gen/, the rest of include/fsm/, backends/,
+# tools/.  A generated header including a header that includes gen/ back,
+# or any include cycle, fails here (tests/check_layers.py).
+check-layers:
+	@$(PYTHON) tests/check_layers.py
 
 # The single header: every header of include/fsm/ and gen/ in dependency
 # order, their own #include lines removed (tools/bfo_amalgamate.sh).  Made
@@ -415,7 +426,9 @@ clean:
 	rm -rf build
 
 # Proves check-gen and the coverage test catch a hand edit of gen/ and a
-# spec change without tests, and the docs checks an undocumented function
-# and stale diagrams or snippets (on a scratch copy; needs Ragel and python3).
+# spec change without tests, the gen/ stamp a gen/ for other headers,
+# check-layers a header that includes gen/ back, and the docs checks an
+# undocumented function and stale diagrams or snippets (on a scratch copy;
+# needs Ragel and python3).
 check-meta: $(BUILD)/bfo
 	CC=$(CC) CXX=$(CXX) BFO=$(CURDIR)/$(BUILD)/bfo bash tests/check_meta.sh

@@ -19,9 +19,9 @@
  *   The Ragel specs and the generator (spec/, tools/) are needed only to
  *   change the protocol: edit spec/, run `make gen`, extend the tests.
  *   Copy both directories from one checkout: gen/ is stamped for these
- *   headers (BFO_GEN_ABI, checked in bfo_core.h) and for itself
- *   (BFO_GEN_STAMP); a mismatch stops the build with "regenerate with
- *   make gen".
+ *   headers (BFO_GEN_ABI, which the generated headers check against
+ *   bfo_core.h's BFO_GEN_ABI_REQUIRED) and for itself (BFO_GEN_STAMP); a
+ *   mismatch stops the build with "regenerate with make gen".
  *   Or: `make amalgamate` makes build/dist/bfo_single.h, all of it in one
  *   header to copy alone; or `make install` puts the headers in
  *   PREFIX/include/bfo/ with bfo.pc (pkg-config --cflags bfo).
@@ -95,16 +95,25 @@
  *   bfo_engine_progress: no result (what does not apply is ignored)
  *
  * ---------------------------------------------------------------------------
- * HEADERS
- *   bfo_core.h   errors, bfo_step, bfo_tracer, bfo_fsm_step
+ * HEADERS, in layers: each includes only headers of its own layer or below
+ *   the base (hand-written; includes nothing of gen/):
+ *   bfo_core.h   errors, bfo_step, bfo_tracer, bfo_machine, bfo_fsm_step
  *   bfo_le.h     little-endian loads/stores, bfo_handle
+ *   generated from spec/ (includes the base and gen/):
+ *   gen/bfo_alphabet.h  fragment types, flags, events, BFO_GEN_ABI and
+ *                       BFO_GEN_STAMP (includes nothing)
+ *   gen/bfo_codec.h     header structs, encoders, decoders
+ *   gen/bfo_send.h, gen/bfo_recv.h, gen/bfo_rail.h  the machines
+ *   gen/bfo_<m>_transitions.h  every transition as an X-macro
+ *   above gen/ (hand-written):
  *   bfo_wire.h   frame validation, restart-sequence arithmetic
  *   bfo_backend.h  what a transport provides and guarantees
  *   bfo_engine.h   the engine (not included by this header)
- *   gen/bfo_alphabet.h  fragment types, flags, events (generated)
- *   gen/bfo_codec.h     header structs, encoders, decoders (generated)
- *   gen/bfo_send.h, gen/bfo_recv.h, gen/bfo_rail.h  the machines (generated)
- *   gen/bfo_<m>_transitions.h  every transition as an X-macro (generated)
+ *   bfo.h        this header: the base, the wire and the machines
+ *   then backends/ (the transports), then tools/.  A generated header that
+ *   included a header including gen/ back would make gen/ and include/fsm/
+ *   include each other: tests/check_layers.py (make check-layers, part of
+ *   make check) fails on that and on any include cycle.
  */
 #ifndef BFO_H
 #define BFO_H
