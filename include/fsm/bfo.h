@@ -67,10 +67,23 @@
  * COMPILE-TIME OPTIONS (define before including)
  *   BFO_MAX_ACTIONS  most actions per transition in bfo_step (default 4;
  *                    the build fails with a message if the spec needs more)
+ *                    LAYOUT: the size of bfo_step
  *   BFO_NO_TRACE     compile the trace hook out of bfo_fsm_step
  *   BFO_LE_PORTABLE  byte-wise wire loads/stores even on little-endian
  *                    GCC/Clang hosts (default: one unaligned load/store)
  *   BFO_MAX_RAILS    rails per peer in the engine (default 8)
+ *                    LAYOUT: the size of bfo_peer, bfo_stats, bfo_engine
+ *   The LAYOUT options must be the same in every translation unit that
+ *   shares these structs (a program and the libraries it links): an engine
+ *   laid out for 8 rails and used by code compiled for 16 is memory
+ *   corruption.  bfo_engine_init (a macro) passes the caller's layout,
+ *   BFO_ABI_HERE, and a library built with other values refuses it with
+ *   BFO_ERR_ABI and a message naming the option (bfo_abi_check; the top
+ *   of bfo_engine.h shows how a library checks its callers).  `make
+ *   BFO_MAX_RAILS=16` (or BFO_MAX_ACTIONS=N) builds bfo with another
+ *   value, and `make install` records the values in bfo.pc's Cflags, so
+ *   `pkg-config --cflags bfo` gives a program the library's layout.
+ *   BFO_NO_TRACE and BFO_LE_PORTABLE change code, not layouts.
  *
  * ---------------------------------------------------------------------------
  * ERRORS (stable numbers, see BFO_ERRORS in bfo_core.h)
@@ -80,7 +93,10 @@
  *                       BFO_ERR_BAD_FLAGS, BFO_ERR_BAD_FIELD, BFO_ERR_BAD_LENGTH
  *   bfo_hdr_*_encode:   the header size, or 0 when the buffer is too small
  *   bfo_engine_init:    BFO_OK, BFO_ERR_INVALID (bad rank, rails, rdma mode,
- *                       max_ops below the minimum), BFO_ERR_NO_MEMORY
+ *                       max_ops below the minimum), BFO_ERR_NO_MEMORY,
+ *                       BFO_ERR_ABI (a library in between was built with
+ *                       other LAYOUT options than its caller)
+ *   bfo_abi_check:      BFO_OK, BFO_ERR_ABI (and a message), BFO_ERR_INVALID
  *   bfo_isend:          BFO_OK, BFO_ERR_INVALID, BFO_ERR_NO_MEMORY (no request
  *                       slot), BFO_ERR_PEER_UNREACHABLE (completed at once)
  *   bfo_irecv:          BFO_OK, BFO_ERR_INVALID, BFO_ERR_NO_MEMORY (no request

@@ -38,7 +38,10 @@ extern "C" {
  *                   generated machines assert at compile time that they fit.
  *                   Raising it is safe; lowering it below what the spec
  *                   needs fails the build with a message.
- * BFO_NO_TRACE      define to compile the trace hook out of bfo_fsm_step.
+ *                   It sets the size of bfo_step (a layout: see bfo_abi in
+ *                   bfo_engine.h).
+ * BFO_NO_TRACE      define to compile the trace hook out of bfo_fsm_step
+ *                   (no layout changes).
  */
 #ifndef BFO_MAX_ACTIONS
 #define BFO_MAX_ACTIONS 4
@@ -72,7 +75,8 @@ extern "C" {
     X(BFO_ERR_NO_MEMORY, -23, "memory given to the engine is too small")      \
     X(BFO_ERR_INVALID, -24, "invalid argument")                               \
     X(BFO_ERR_PROTOCOL, -25, "frame breaks the protocol: dropped and counted") \
-    X(BFO_ERR_STALE, -26, "frame names a finished request or an old restart")
+    X(BFO_ERR_STALE, -26, "frame names a finished request or an old restart") \
+    X(BFO_ERR_ABI, -27, "caller and library built with other layouts (BFO_MAX_RAILS, ...)")
 
 enum bfo_error {
 #define BFO__ERR_ENUM(name, num, text) name = num,
