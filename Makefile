@@ -8,8 +8,11 @@
 #   make check-tcp   the TCP backend: real processes on loopback rails, faults from outside
 #   make bench-engine instructions per eager pair and per 1 MiB rendezvous (callgrind)
 #   make check       run every test and examples/mini_mpi's loopback program,
-#                    compile every header alone (C11, C++17) and the single
-#                    header alone (check-amalgamate)
+#                    check the headers' layering (check-layers), compile every
+#                    header alone (C11, C++17) and the single header alone
+#                    (check-amalgamate)
+#   make check-layers  the headers include downward only: include/fsm/'s base
+#                    (bfo_core.h, bfo_le.h) <- gen/ <- the rest of include/fsm/
 #   make amalgamate  build/dist/bfo_single.h: include/fsm/ and gen/ in one header
 #   make check-amalgamate  the single header compiles alone and is those headers
 #   make libs        the backends as static archives (libbfo_tcp.a, libbfo_net.a)
@@ -22,7 +25,8 @@
 #   make gen         regenerate gen/ from spec/ (needs Ragel 6 and python3)
 #   make check-gen   regenerate into a temporary directory; fail on any difference
 #   make check-meta  prove check-gen, the coverage test, the gen/ stamp,
-#                    check-amalgamate and the docs checks catch what they are for
+#                    check-layers, test_abi, check-amalgamate and the docs
+#                    checks catch what they are for
 #   make diagrams    render gen/*.dot to docs/diagrams/*.svg (needs Graphviz)
 #   make docs-seq    redraw the sequence diagrams and code snippets in docs/*.md
 #                    from bfo sim traces and tests/test_porting.c (python3)
@@ -36,8 +40,8 @@
 #   make clean
 #
 # Variables: CC, CXX, CFLAGS, PYTHON, RAGEL, DOT, SAN, PMIX, VERBS, FUZZ_CC,
-# FUZZ_SECONDS; for install PREFIX, DESTDIR, BINDIR, INCLUDEDIR, LIBDIR,
-# PKGCONFIGDIR.
+# FUZZ_SECONDS; BFO_MAX_RAILS, BFO_MAX_ACTIONS (the layout options, below);
+# for install PREFIX, DESTDIR, BINDIR, INCLUDEDIR, LIBDIR, PKGCONFIGDIR.
 
 SHELL   := /bin/bash
 CC      ?= cc
@@ -49,15 +53,32 @@ CFLAGS  ?= -O2 -g
 SAN     ?= 0
 
 WARN    := -Wall -Wextra -Werror -pedantic
-INC     := -Iinclude/fsm -Igen
 BUILD   := build/$(notdir $(CC))
+
+# The compile-time options that change the layout of public structs
+# (include/fsm/bfo.h, COMPILE-TIME OPTIONS): `make BFO_MAX_RAILS=16` compiles
+# everything with -DBFO_MAX_RAILS=16, into a build directory of its own
+# (build/gcc-rails16: nothing built with another layout is reused), and
+# `make install` writes the values into bfo.pc's Cflags.  Unset, the
+# headers' defaults.
+LAYOUT_OPTS := BFO_MAX_RAILS BFO_MAX_ACTIONS
+BFO_MAX_RAILS   ?=
+BFO_MAX_ACTIONS ?=
+$(foreach o,$(LAYOUT_OPTS),$(if $($(o)),$(if $(shell echo '$($(o))' | grep -xE '[1-9][0-9]{0,3}'),,\
+  $(error $(o)=$($(o)): a number from 1 to 9999))))
+LAYOUT_DEFS := $(foreach o,$(LAYOUT_OPTS),$(if $($(o)),-D$(o)=$($(o))))
+LAYOUT_ARGS := $(foreach o,$(LAYOUT_OPTS),$(if $($(o)),$(o)=$($(o))))
+LAYOUT_SUFFIX := $(if $(BFO_MAX_RAILS),-rails$(BFO_MAX_RAILS))$(if $(BFO_MAX_ACTIONS),-actions$(BFO_MAX_ACTIONS))
+BUILD   := $(BUILD)$(LAYOUT_SUFFIX)
+INC_DIRS := -Iinclude/fsm -Igen
+INC     := $(INC_DIRS) $(LAYOUT_DEFS)
 ifeq ($(SAN),1)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 BUILD    := $(BUILD)-san
 endif
 
 TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc test_verbs_map \
-            test_verbs_scenarios test_porting \
+            test_verbs_scenarios test_porting test_abi test_net_abi \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
 DOCS_GEN := docs/protocol.md docs/porting.md
@@ -117,7 +138,7 @@ VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR)
 
-.PHONY: all bench-engine dance demo check check-headers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
+.PHONY: all bench-engine dance demo check check-headers check-layers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
 .PHONY: fuzz check-fuzz fuzz-corpus
 
@@ -128,6 +149,39 @@ $(BUILD):
 
 $(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) $(VERBS_HDR) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim $(BACK_INC) $< -o $@ -lcmocka
+
+# The layout check (tests/test_abi.c): test_abi.c plays a library built
+# with this build's layout; tests/abi_caller.c is compiled again for each
+# caller, "same" with that layout, the others with one layout option
+# changed (BFO_MAX_RAILS 16, or 32 in a build that has 16; 2, or 4;
+# BFO_MAX_ACTIONS 8, or 16), and hands its engine and its BFO_ABI_HERE to
+# the library's bfo_engine_init_abi, which must refuse all but "same", by
+# name and touching nothing.
+ABI_CALLERS       := same rails16 rails2 actions8
+ABI_DEFS_same     := $(LAYOUT_DEFS)
+ABI_DEFS_rails16  := -DBFO_MAX_RAILS=$(if $(filter 16,$(BFO_MAX_RAILS)),32,16) \
+                     $(filter -DBFO_MAX_ACTIONS=%,$(LAYOUT_DEFS))
+ABI_DEFS_rails2   := -DBFO_MAX_RAILS=$(if $(filter 2,$(BFO_MAX_RAILS)),4,2) \
+                     $(filter -DBFO_MAX_ACTIONS=%,$(LAYOUT_DEFS))
+ABI_DEFS_actions8 := -DBFO_MAX_ACTIONS=$(if $(filter 8,$(BFO_MAX_ACTIONS)),16,8) \
+                     $(filter -DBFO_MAX_RAILS=%,$(LAYOUT_DEFS))
+$(BUILD)/abi:
+	mkdir -p $@
+$(BUILD)/abi/caller_%.o: tests/abi_caller.c tests/abi_caller.h $(HEADERS) | $(BUILD)/abi
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC_DIRS) $(ABI_DEFS_$*) -Itests -DABI_CALLER=$* -c $< -o $@
+$(BUILD)/test_abi: tests/test_abi.c tests/abi_caller.h $(ABI_CALLERS:%=$(BUILD)/abi/caller_%.o) \
+                   $(HEADERS) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests $< $(ABI_CALLERS:%=$(BUILD)/abi/caller_%.o) -o $@ -lcmocka
+
+# The same for bfo_net_init (tests/test_net_abi.c): a program's call
+# (tests/net_abi_caller.c) compiled with this build's layout and with
+# another BFO_MAX_RAILS, linked with libbfo_net.a as built.
+$(BUILD)/abi/net_%.o: tests/net_abi_caller.c $(NET_HDR) | $(BUILD)/abi
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC_DIRS) $(ABI_DEFS_$(if $(filter same,$*),same,rails16)) \
+	  $(BACK_INC) -DNET_ABI_FN=net_abi_$* -c $< -o $@
+$(BUILD)/test_net_abi: tests/test_net_abi.c $(BUILD)/abi/net_same.o $(BUILD)/abi/net_other.o $(BUILD)/libbfo_net.a | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests $< $(BUILD)/abi/net_same.o $(BUILD)/abi/net_other.o \
+	  $(BUILD)/libbfo_net.a -o $@ -lcmocka $(PMIX_LIBS) $(VERBS_LIBS)
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
 BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(NET_SRC)
@@ -174,7 +228,7 @@ check-sim: $(BUILD)/bfo
 # into the committed corpus).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_BUILD   := build/fuzz
+FUZZ_BUILD   := build/fuzz$(LAYOUT_SUFFIX)
 FUZZ_TARGETS := wire engine tcp_frames
 FUZZ_FLAGS   := -std=c11 $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 $(INC) -Itests/fuzz -Ibackends -Ibackends/tcp
@@ -296,8 +350,8 @@ check: all check-headers check-amalgamate check-docs
 	echo "tests: $$total passed, 0 failed"
 
 # Every public and generated header must compile on its own, as C11 and as
-# C++17, with every warning an error.
-check-headers: | $(BUILD)
+# C++17, with every warning an error; first, they must include downward only.
+check-headers: check-layers | $(BUILD)
 	@set -e; for h in $(HEADERS); do \
 	  b=$$(basename $$h); \
 	  printf '#include "%s"\n' $$b > $(BUILD)/hdr.c; \
@@ -307,6 +361,13 @@ check-headers: | $(BUILD)
 	@if grep -nE '\b(malloc|calloc|realloc|free|aligned_alloc)[[:space:]]*\(' include/fsm/*.h gen/*.h; then \
 	  echo "the headers must not allocate: malloc/calloc/realloc/free found above"; exit 1; \
 	fi; echo "== no malloc, calloc, realloc or free under include/ and gen/"
+
+# The layers, lowest first: include/fsm/'s base (bfo_core.h, bfo_le.h: they
+# include nothing of gen/), gen/, the rest of include/fsm/, backends/,
+# tools/.  A generated header including a header that includes gen/ back,
+# or any include cycle, fails here (tests/check_layers.py).
+check-layers:
+	@$(PYTHON) tests/check_layers.py
 
 # The single header: every header of include/fsm/ and gen/ in dependency
 # order, their own #include lines removed (tools/bfo_amalgamate.sh).  Made
@@ -351,11 +412,18 @@ PC_LIBS      += -pthread
 endif
 INSTALL_VARS = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' BINDIR='$(BINDIR)' INCLUDEDIR='$(INCLUDEDIR)' \
                LIBDIR='$(LIBDIR)' PKGCONFIGDIR='$(PKGCONFIGDIR)'
+# The layout the archives and bfo were built with, as the compiler sees it
+# (the headers' defaults, or this make's BFO_MAX_RAILS and BFO_MAX_ACTIONS):
+# bfo.pc's Cflags carry it, so a program built through pkg-config has it.
+LAYOUT_VALUES = $(shell printf '\043include "bfo_engine.h"\nBFO_MAX_RAILS BFO_MAX_ACTIONS\n' | \
+                  $(CC) $(CFLAGS) $(INC) -E -P -x c - 2>/dev/null | tail -1)
+PC_CFLAGS     = $(join $(LAYOUT_OPTS:%=-D%=),$(LAYOUT_VALUES))
 
 install: $(BUILD)/bfo $(ARCHIVES)
 	@if [ "$(SAN)" = 1 ]; then echo "install: not a sanitizer build (SAN=1)"; exit 1; fi
 	@$(INSTALL_VARS) BFO_BIN='$(BUILD)/bfo' HEADERS='$(INSTALL_HDR)' ARCHIVES='$(ARCHIVES)' \
-	  VERSION='$(VERSION)' PC_REQUIRES='$(PC_REQUIRES)' PC_LIBS='$(PC_LIBS)' bash tools/bfo_install.sh install
+	  VERSION='$(VERSION)' PC_REQUIRES='$(PC_REQUIRES)' PC_LIBS='$(PC_LIBS)' PC_CFLAGS='$(PC_CFLAGS)' \
+	  bash tools/bfo_install.sh install
 
 uninstall:
 	@$(INSTALL_VARS) ALL_HEADER_NAMES='$(notdir $(INSTALL_HDR))' \
@@ -366,7 +434,7 @@ uninstall:
 # run its two ranks over loopback rails, build it against build/dist's
 # single header copied alone, uninstall, and find nothing left.
 check-install: $(BUILD)/bfo $(ARCHIVES) $(AMALG)
-	@CC='$(CC)' CXX='$(CXX)' MAKE='$(MAKE)' MAKE_ARGS='CC=$(CC) CXX=$(CXX) PMIX=$(PMIX) VERBS=$(VERBS)' \
+	@CC='$(CC)' CXX='$(CXX)' MAKE='$(MAKE)' MAKE_ARGS='CC=$(CC) CXX=$(CXX) PMIX=$(PMIX) VERBS=$(VERBS) $(LAYOUT_ARGS)' \
 	  VERSION='$(VERSION)' INSTALL_HDR='$(notdir $(INSTALL_HDR))' AMALG='$(AMALG)' bash tests/check_install.sh
 
 gen:
@@ -412,7 +480,10 @@ clean:
 	rm -rf build
 
 # Proves check-gen and the coverage test catch a hand edit of gen/ and a
-# spec change without tests, and the docs checks an undocumented function
-# and stale diagrams or snippets (on a scratch copy; needs Ragel and python3).
+# spec change without tests, the gen/ stamp a gen/ for other headers,
+# check-layers a header that includes gen/ back, test_abi an engine init
+# that does not check its caller's layout, and the docs checks an
+# undocumented function and stale diagrams or snippets (on a scratch copy;
+# needs Ragel and python3).
 check-meta: $(BUILD)/bfo
 	CC=$(CC) CXX=$(CXX) BFO=$(CURDIR)/$(BUILD)/bfo bash tests/check_meta.sh

@@ -2,7 +2,8 @@
 """check_api_docs.py - docs/api.md names every public function, and only those.
 
 Public: every function declared or defined in the headers below whose name
-starts with bfo_ (bfo__ is internal), every function-pointer typedef
+starts with bfo_ (bfo__ is internal), every function-like macro named so
+(bfo_engine_init, called like a function), every function-pointer typedef
 (bfo_trace_fn, ...) and every callback member of bfo_backend and bfo_sink
 (named bfo_backend.post_send, bfo_sink.frame, ...).
 
@@ -48,6 +49,9 @@ def public_names(root):
             # declarations and definitions: a name followed by ( at the start of
             # a declarator: after a type, at file scope (no leading whitespace)
             for line in src.split('\n'):
+                m = re.match(r'#\s*define\s+(bfo_[a-z0-9_]+)\(', line)
+                if m and '__' not in m.group(1):
+                    names.setdefault(m.group(1), rel)
                 if not line or line[0].isspace() or line.startswith('#'):
                     continue
                 m = re.match(r'(?:static\s+)?(?:inline\s+)?(?:const\s+)?[a-z_][a-z0-9_ ]*?[\s*]+(bfo_[a-z0-9_]+)\s*\(',

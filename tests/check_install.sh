@@ -2,6 +2,9 @@
 # check_install.sh - bfo as a user outside this tree gets it (make check-install):
 #   install into a scratch prefix; the files are exactly the list; bfo.pc
 #   answers pkg-config; every installed header compiles alone (C11, C++17);
+#   bfo.pc's Cflags carry the layout bfo was built with (BFO_MAX_RAILS,
+#   BFO_MAX_ACTIONS): a program built with them has the installed `bfo
+#   abi`'s layout, and one built with another BFO_MAX_RAILS is told so;
 #   examples/mini_mpi, copied out of the tree, builds through pkg-config;
 #   its two ranks run as two processes over two loopback rails under the
 #   installed `bfo run`, and its loopback program runs; uninstall leaves
@@ -59,6 +62,50 @@ for h in "$prefix"/include/bfo/*.h; do
     n=$((n + 1))
 done
 ok "every installed header ($n) compiles alone with pkg-config --cflags bfo, as C11 and C++17"
+
+# ---- the layout: what the archives and bin/bfo were built with is in bfo.pc
+layout=$("$prefix/bin/bfo" abi) || fail "the installed bfo abi"
+rails=$(sed -n 's/^max_rails //p' <<<"$layout") actions=$(sed -n 's/^max_actions //p' <<<"$layout")
+case " $cflags " in *" -DBFO_MAX_RAILS=$rails -DBFO_MAX_ACTIONS=$actions "*) ;;
+*) fail "pkg-config --cflags bfo ($cflags) does not carry the layout bfo was built with (BFO_MAX_RAILS $rails, BFO_MAX_ACTIONS $actions)" ;;
+esac
+cat >"$tmp/abi.c" <<'EOF'
+/* A program's layout against the installed bfo's (`bfo abi` on stdin). */
+#include <stdio.h>
+#include <string.h>
+
+#include "bfo_engine.h"
+
+int main(void)
+{
+    bfo_abi lib;
+    char name[32], why[256];
+    unsigned v;
+    memset(&lib, 0, sizeof lib);
+    while (scanf("%31s %u", name, &v) == 2) {
+#define F(f) if (!strcmp(name, #f)) lib.f = v;
+        F(version) F(max_rails) F(max_actions) F(sizeof_engine) F(sizeof_peer) F(sizeof_stats)
+        F(sizeof_request) F(sizeof_config) F(sizeof_backend) F(sizeof_step)
+    }
+    int rc = bfo_abi_check(BFO_ABI_HERE, &lib, why, sizeof why);
+    puts(rc == BFO_OK ? "the installed bfo's layout" : why);
+    return rc != BFO_OK;
+}
+EOF
+# shellcheck disable=SC2086
+$CC -std=c11 -Wall -Wextra -Werror -pedantic $cflags "$tmp/abi.c" -o "$tmp/abi" || fail "the layout probe does not build"
+"$prefix/bin/bfo" abi | "$tmp/abi" >"$tmp/run" ||
+    { cat "$tmp/run"; fail "a program built with pkg-config --cflags bfo does not have the installed bfo's layout"; }
+other=$((rails * 2))
+$CC -std=c11 -Wall -Wextra -Werror -pedantic -I"$prefix/include/bfo" -DBFO_MAX_RAILS=$other "$tmp/abi.c" \
+    -o "$tmp/abi_other" || fail "the layout probe does not build with BFO_MAX_RAILS=$other"
+if "$prefix/bin/bfo" abi | "$tmp/abi_other" >"$tmp/run"; then
+    fail "a program built with BFO_MAX_RAILS=$other matched a bfo built with $rails"
+fi
+grep -q "BFO_MAX_RAILS is $other in the caller, $rails in the library" "$tmp/run" ||
+    { cat "$tmp/run"; fail "a program built with BFO_MAX_RAILS=$other: the mismatch is not named"; }
+ok "bfo.pc's Cflags carry -DBFO_MAX_RAILS=$rails -DBFO_MAX_ACTIONS=$actions: a program built with them" \
+    "has bfo abi's layout; one built with BFO_MAX_RAILS=$other is told '$(cut -d';' -f1 "$tmp/run")'"
 
 # ---- the example, out of the tree, through pkg-config
 cp -r examples/mini_mpi "$tmp/src"

@@ -11,13 +11,20 @@
 #                                                        make gen says the generator is behind
 #   8. one gen/ file from another spec (BFO_GEN_STAMP) -> the build stops: regenerate;
 #                                                        after make gen it builds again
-#   9. build/dist/bfo_single.h edited by hand         -> make check-amalgamate fails
-#  10. a public function nobody documented    -> tests/check_api_docs.py fails
-#  11. docs/api.md documents a made-up one    -> tests/check_api_docs.py fails
-#  12. a sequence diagram edited by hand      -> tools/bfo_seq.py update --check fails
-#  13. the engine changed, diagrams not redrawn -> `make check-docs` fails
-#  14. a snippet's source changed, not copied -> tools/bfo_seq.py update --check fails
-# (make check-docs runs the two scripts; 13 goes through it, rebuilding bfo.)
+#   9. bfo_core.h includes gen/bfo_alphabet.h again   -> make check-layers fails:
+#      (the base includes gen/, which includes it)       gen/ and include/fsm/ include each other
+#  10. a generated header includes bfo_wire.h          -> make check-layers fails
+#      (an include/fsm header above gen/)
+#  11. bfo_engine_init_abi without its layout check  -> test_abi (make check) fails:
+#      (callers built with other BFO_MAX_RAILS,          the callers are taken
+#      BFO_MAX_ACTIONS)
+#  12. build/dist/bfo_single.h edited by hand         -> make check-amalgamate fails
+#  13. a public function nobody documented    -> tests/check_api_docs.py fails
+#  14. docs/api.md documents a made-up one    -> tests/check_api_docs.py fails
+#  15. a sequence diagram edited by hand      -> tools/bfo_seq.py update --check fails
+#  16. the engine changed, diagrams not redrawn -> `make check-docs` fails
+#  17. a snippet's source changed, not copied -> tools/bfo_seq.py update --check fails
+# (make check-docs runs the two scripts; 16 goes through it, rebuilding bfo.)
 # Needs what `make gen` needs (ragel, python3).  Run by `make check-meta`.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -110,6 +117,30 @@ cp "$scratch/other/bfo_send.h" "$scratch/repo/gen/bfo_send.h"
 expect fail "gen/bfo_send.h from another spec among the others: make check-headers" \
     "gen/bfo_send.h and gen/bfo_alphabet.h come from different runs .*: $regen" mk check-headers
 expect pass "... after make gen: make check-headers" eval "make -s gen >/dev/null && make -s check-headers CC=${CC:-cc} CXX=${CXX:-c++}"
+
+# The layers: include/fsm/'s base <- gen/ <- the rest of include/fsm/.
+fresh
+expect pass "unchanged copy: make check-layers" mk check-layers
+sed -i 's/^#include <stdint.h>$/#include <stdint.h>\n#include "bfo_alphabet.h"/' "$scratch/repo/include/fsm/bfo_core.h"
+grep -q '^#include "bfo_alphabet.h"$' "$scratch/repo/include/fsm/bfo_core.h" || { echo "FAIL - could not edit bfo_core.h"; exit 1; }
+expect fail "include/fsm/bfo_core.h includes gen/bfo_alphabet.h again: make check-layers" \
+    "gen/bfo_send.h includes include/fsm/bfo_core.h, which includes gen/ back .*include each other" mk check-layers
+
+fresh
+sed -i 's/^#include "bfo_alphabet.h"$/#include "bfo_alphabet.h"\n#include "bfo_wire.h"/' "$scratch/repo/gen/bfo_rail.h"
+grep -q '^#include "bfo_wire.h"$' "$scratch/repo/gen/bfo_rail.h" || { echo "FAIL - could not edit gen/bfo_rail.h"; exit 1; }
+expect fail "gen/bfo_rail.h includes include/fsm/bfo_wire.h (which includes gen/bfo_codec.h): make check-layers" \
+    "gen/bfo_rail.h includes include/fsm/bfo_wire.h, which includes gen/ back \(include/fsm/bfo_wire.h -> gen/bfo_codec.h\)" mk check-layers
+
+# The layouts: a library's engine init refuses a caller built with other
+# layout options (tests/test_abi.c, two kinds of translation unit).
+fresh
+sed -i 's/^    int rc = bfo_abi_check(caller, BFO_ABI_HERE, NULL, 0);$/    int rc = BFO_OK;\n    (void)caller;/' \
+    "$scratch/repo/include/fsm/bfo_engine.h"
+grep -q '^    (void)caller;$' "$scratch/repo/include/fsm/bfo_engine.h" || { echo "FAIL - could not edit bfo_engine.h"; exit 1; }
+abi_test=build/$(basename "${CC:-cc}")/test_abi
+expect fail "bfo_engine_init_abi without its layout check: test_abi" \
+    "FAILED  \] test_more_rails_in_the_caller_is_refused_by_name" eval "mk $abi_test && ./$abi_test"
 
 # The single header: its check compares it with the headers it is made of.
 fresh

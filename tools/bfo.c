@@ -7,6 +7,8 @@
  *
  *   bfo run -n N [--rails ADDR,ADDR] -- PROGRAM ARGS   (tools/bfo_tcp_cmds.c)
  *   bfo stream [--size S|--sizes LIST] [--count N] [--json]
+ *   bfo abi      the layout bfo (and the archives of its build) was compiled
+ *                with: the fields of bfo_abi, one "name value" a line
  *
  * bfo sim runs the engine on the deterministic simulated network (sim/) and judges
  * every scenario: each message delivered once with the right bytes (or the
@@ -584,6 +586,22 @@ int bfo_cmd_stream(int argc, char **argv);
 int bfo_cmd_demo(int argc, char **argv); /* tools/bfo_demo.c */
 int bfo_cmd_bench(int argc, char **argv);
 
+/* bfo abi: BFO_ABI_HERE of this build, which the archives share (the
+ * Makefile compiles both with the same layout options); make check-install
+ * compares a program built through pkg-config with it. */
+static int cmd_abi(void)
+{
+    const bfo_abi *a = BFO_ABI_HERE;
+    printf("version %u\nmax_rails %u\nmax_actions %u\nsizeof_engine %u\nsizeof_peer %u\n"
+           "sizeof_stats %u\nsizeof_request %u\nsizeof_config %u\nsizeof_backend %u\n"
+           "sizeof_step %u\n",
+           (unsigned)a->version, (unsigned)a->max_rails, (unsigned)a->max_actions,
+           (unsigned)a->sizeof_engine, (unsigned)a->sizeof_peer, (unsigned)a->sizeof_stats,
+           (unsigned)a->sizeof_request, (unsigned)a->sizeof_config, (unsigned)a->sizeof_backend,
+           (unsigned)a->sizeof_step);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "sim"))
@@ -596,11 +614,14 @@ int main(int argc, char **argv)
         return bfo_cmd_demo(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "bench"))
         return bfo_cmd_bench(argc - 1, argv + 1);
+    if (argc == 2 && !strcmp(argv[1], "abi"))
+        return cmd_abi();
     fprintf(stderr, "usage: bfo sim [options]                       the engine under the simulator\n"
                     "       bfo run -n N [--rails A,B] -- PROGRAM ARGS  N local processes, wired up\n"
                     "       bfo stream [options]                    verified streams between ranks\n"
                     "       bfo demo                                a stream living through two rail faults\n"
                     "       bfo bench [--sizes LIST] [--baseline]    latency and bandwidth, against raw TCP\n"
+                    "       bfo abi                                 the layout this bfo was built with (bfo_abi)\n"
                     "       (bfo COMMAND --help for options)\n");
     return 2;
 }

@@ -10,8 +10,14 @@
 #              (bfo_created_dirs), so a directory that was there before,
 #              /usr/local/bin say, stays even when it ends up empty.
 #
+# bfo.pc's Cflags carry PC_CFLAGS, the layout the archives were built with
+# (-DBFO_MAX_RAILS=N -DBFO_MAX_ACTIONS=N, read from the compiler by the
+# Makefile), so that a program compiled through pkg-config lays bfo's
+# structs out as the archives do (include/fsm/bfo.h, COMPILE-TIME OPTIONS).
+#
 # Variables: DESTDIR PREFIX BINDIR INCLUDEDIR LIBDIR PKGCONFIGDIR, BFO_BIN,
-# HEADERS, ALL_HEADER_NAMES, ARCHIVES, VERSION, PC_REQUIRES, PC_LIBS.
+# HEADERS, ALL_HEADER_NAMES, ARCHIVES, VERSION, PC_REQUIRES, PC_LIBS,
+# PC_CFLAGS.
 set -euo pipefail
 what=${1:?usage: bfo_install.sh install|uninstall}
 : "${PREFIX:?}" "${BINDIR:?}" "${INCLUDEDIR:?}" "${LIBDIR:?}" "${PKGCONFIGDIR:?}"
@@ -31,7 +37,12 @@ relative() { # $1 under PREFIX as ${prefix}/..., else as it is (bfo.pc)
 }
 
 if [ "$what" = install ]; then
-    : "${BFO_BIN:?}" "${HEADERS:?}" "${ARCHIVES:?}" "${VERSION:?}"
+    : "${BFO_BIN:?}" "${HEADERS:?}" "${ARCHIVES:?}" "${VERSION:?}" "${PC_CFLAGS?}"
+    if ! [[ $PC_CFLAGS =~ ^-DBFO_MAX_RAILS=[1-9][0-9]*\ -DBFO_MAX_ACTIONS=[1-9][0-9]*$ ]]; then
+        echo "bfo_install: the layout the archives were built with is unknown" \
+            "(PC_CFLAGS='$PC_CFLAGS', want -DBFO_MAX_RAILS=N -DBFO_MAX_ACTIONS=N)" >&2
+        exit 1
+    fi
     created=$(created_before)
     for d in "$BINDIR" "$incdir" "$LIBDIR" "$PKGCONFIGDIR"; do
         p=$d missing=""
@@ -69,7 +80,8 @@ if [ "$what" = install ]; then
         echo "# The archives are static: what they link against is in Requires and"
         echo "# Libs rather than the .private fields, so --libs alone links a program."
         [ -z "${PC_REQUIRES// /}" ] || echo "Requires: $(echo $PC_REQUIRES)"
-        echo "Cflags: -I\${includedir}/bfo"
+        echo "# The layout options the archives were built with: a program must use the same"
+        echo "Cflags: -I\${includedir}/bfo $PC_CFLAGS"
         echo "Libs: $libs${PC_LIBS:+ $(echo $PC_LIBS)}"
     } >"$pc.tmp"
     mv "$pc.tmp" "$pc"

@@ -417,11 +417,23 @@ static int log_level(const bfo_net_options *o, const char *name)
     return v ? atoi(v) : 1;
 }
 
-int bfo_net_init(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt)
+/* The caller's layout against the one this library was built with. */
+static int abi_ok(const bfo_abi *caller)
+{
+    char why[256];
+    int rc = bfo_abi_check(caller, BFO_ABI_HERE, why, sizeof why);
+    if (rc != BFO_OK)
+        fprintf(stderr, "bfo_net_init: %s\n", why);
+    return rc;
+}
+
+int bfo_net_init_abi(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt, const bfo_abi *caller)
 {
     bfo_boot *b;
     int rc;
     *out = NULL;
+    if ((rc = abi_ok(caller)) != BFO_OK)
+        return rc;
     /* the rails first: a bad list ends before any socket */
     const char *rails = opt && opt->rails ? opt->rails : bfo_boot_getenv("BFO_RAILS");
     if (rails && check_rails(rails, opt) < 0) {
@@ -432,10 +444,11 @@ int bfo_net_init(bfo_net **out, const bfo_config *cfg, const bfo_net_options *op
     rc = bfo_boot_env(&b, opt ? opt->bootstrap_timeout_ns : 0);
     if (rc != BFO_OK)
         return rc;
-    return bfo_net_init_boot(out, cfg, opt, b);
+    return bfo_net_init_boot_abi(out, cfg, opt, b, caller);
 }
 
-int bfo_net_init_boot(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options *opt_in, bfo_boot *boot)
+int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options *opt_in, bfo_boot *boot,
+                          const bfo_abi *caller)
 {
     bfo_net *n;
     bfo_net_options opt = opt_in ? *opt_in : (bfo_net_options){ 0 };
@@ -448,6 +461,10 @@ int bfo_net_init_boot(bfo_net **out, const bfo_config *cfg_in, const bfo_net_opt
     *out = NULL;
     if (!boot)
         return BFO_ERR_INVALID;
+    if ((rc = abi_ok(caller)) != BFO_OK) {
+        bfo_boot_fini(boot);
+        return rc;
+    }
     n = (bfo_net *)calloc(1, sizeof *n);
     if (!n) {
         bfo_boot_fini(boot);
@@ -551,7 +568,7 @@ int bfo_net_init_boot(bfo_net **out, const bfo_config *cfg_in, const bfo_net_opt
         n->emem = malloc(bfo_engine_mem_size(&cfg));
         if (!n->emem)
             goto fail;
-        rc = bfo_engine_init(&n->eng, &cfg, &be, n->emem, bfo_engine_mem_size(&cfg), bfo_boot_now());
+        rc = bfo_engine_init_abi(&n->eng, &cfg, &be, n->emem, bfo_engine_mem_size(&cfg), bfo_boot_now(), caller);
         if (rc != BFO_OK)
             goto fail;
         n->engine_up = 1;

@@ -89,11 +89,18 @@ typedef struct bfo_net bfo_net;
 
 /* Wire-up from the environment (bfo_boot_env), the transports opened, the
  * card published, the engine set up with cfg (rank, nranks and nrails are
- * filled in).  opt may be NULL. */
-int bfo_net_init(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt);
+ * filled in).  opt may be NULL.  A macro: it passes the layout the caller
+ * was compiled with (BFO_ABI_HERE; BFO_MAX_RAILS and the other options that
+ * change bfo_engine), and a library built with another is refused with
+ * BFO_ERR_ABI, said on stderr, before anything is set up: the engine it
+ * returns is used by the caller's inline code. */
+#define bfo_net_init(out, cfg, opt) bfo_net_init_abi((out), (cfg), (opt), BFO_ABI_HERE)
 /* The same with the caller's wire-up (bfo_boot_custom); n owns boot from
  * here, even when it fails. */
-int bfo_net_init_boot(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt, bfo_boot *boot);
+#define bfo_net_init_boot(out, cfg, opt, boot) bfo_net_init_boot_abi((out), (cfg), (opt), (boot), BFO_ABI_HERE)
+int bfo_net_init_abi(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt, const bfo_abi *caller);
+int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt, bfo_boot *boot,
+                          const bfo_abi *caller);
 /* Polls every transport, runs the engine's timers; sleeps up to timeout_ms
  * when nothing was to be done.  Returns the number of things handled. */
 int bfo_net_progress(bfo_net *n, int timeout_ms);

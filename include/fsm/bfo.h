@@ -19,9 +19,9 @@
  *   The Ragel specs and the generator (spec/, tools/) are needed only to
  *   change the protocol: edit spec/, run `make gen`, extend the tests.
  *   Copy both directories from one checkout: gen/ is stamped for these
- *   headers (BFO_GEN_ABI, checked in bfo_core.h) and for itself
- *   (BFO_GEN_STAMP); a mismatch stops the build with "regenerate with
- *   make gen".
+ *   headers (BFO_GEN_ABI, which the generated headers check against
+ *   bfo_core.h's BFO_GEN_ABI_REQUIRED) and for itself (BFO_GEN_STAMP); a
+ *   mismatch stops the build with "regenerate with make gen".
  *   Or: `make amalgamate` makes build/dist/bfo_single.h, all of it in one
  *   header to copy alone; or `make install` puts the headers in
  *   PREFIX/include/bfo/ with bfo.pc (pkg-config --cflags bfo).
@@ -67,10 +67,23 @@
  * COMPILE-TIME OPTIONS (define before including)
  *   BFO_MAX_ACTIONS  most actions per transition in bfo_step (default 4;
  *                    the build fails with a message if the spec needs more)
+ *                    LAYOUT: the size of bfo_step
  *   BFO_NO_TRACE     compile the trace hook out of bfo_fsm_step
  *   BFO_LE_PORTABLE  byte-wise wire loads/stores even on little-endian
  *                    GCC/Clang hosts (default: one unaligned load/store)
  *   BFO_MAX_RAILS    rails per peer in the engine (default 8)
+ *                    LAYOUT: the size of bfo_peer, bfo_stats, bfo_engine
+ *   The LAYOUT options must be the same in every translation unit that
+ *   shares these structs (a program and the libraries it links): an engine
+ *   laid out for 8 rails and used by code compiled for 16 is memory
+ *   corruption.  bfo_engine_init (a macro) passes the caller's layout,
+ *   BFO_ABI_HERE, and a library built with other values refuses it with
+ *   BFO_ERR_ABI and a message naming the option (bfo_abi_check; the top
+ *   of bfo_engine.h shows how a library checks its callers).  `make
+ *   BFO_MAX_RAILS=16` (or BFO_MAX_ACTIONS=N) builds bfo with another
+ *   value, and `make install` records the values in bfo.pc's Cflags, so
+ *   `pkg-config --cflags bfo` gives a program the library's layout.
+ *   BFO_NO_TRACE and BFO_LE_PORTABLE change code, not layouts.
  *
  * ---------------------------------------------------------------------------
  * ERRORS (stable numbers, see BFO_ERRORS in bfo_core.h)
@@ -80,7 +93,10 @@
  *                       BFO_ERR_BAD_FLAGS, BFO_ERR_BAD_FIELD, BFO_ERR_BAD_LENGTH
  *   bfo_hdr_*_encode:   the header size, or 0 when the buffer is too small
  *   bfo_engine_init:    BFO_OK, BFO_ERR_INVALID (bad rank, rails, rdma mode,
- *                       max_ops below the minimum), BFO_ERR_NO_MEMORY
+ *                       max_ops below the minimum), BFO_ERR_NO_MEMORY,
+ *                       BFO_ERR_ABI (a library in between was built with
+ *                       other LAYOUT options than its caller)
+ *   bfo_abi_check:      BFO_OK, BFO_ERR_ABI (and a message), BFO_ERR_INVALID
  *   bfo_isend:          BFO_OK, BFO_ERR_INVALID, BFO_ERR_NO_MEMORY (no request
  *                       slot), BFO_ERR_PEER_UNREACHABLE (completed at once)
  *   bfo_irecv:          BFO_OK, BFO_ERR_INVALID, BFO_ERR_NO_MEMORY (no request
@@ -95,16 +111,25 @@
  *   bfo_engine_progress: no result (what does not apply is ignored)
  *
  * ---------------------------------------------------------------------------
- * HEADERS
- *   bfo_core.h   errors, bfo_step, bfo_tracer, bfo_fsm_step
+ * HEADERS, in layers: each includes only headers of its own layer or below
+ *   the base (hand-written; includes nothing of gen/):
+ *   bfo_core.h   errors, bfo_step, bfo_tracer, bfo_machine, bfo_fsm_step
  *   bfo_le.h     little-endian loads/stores, bfo_handle
+ *   generated from spec/ (includes the base and gen/):
+ *   gen/bfo_alphabet.h  fragment types, flags, events, BFO_GEN_ABI and
+ *                       BFO_GEN_STAMP (includes nothing)
+ *   gen/bfo_codec.h     header structs, encoders, decoders
+ *   gen/bfo_send.h, gen/bfo_recv.h, gen/bfo_rail.h  the machines
+ *   gen/bfo_<m>_transitions.h  every transition as an X-macro
+ *   above gen/ (hand-written):
  *   bfo_wire.h   frame validation, restart-sequence arithmetic
  *   bfo_backend.h  what a transport provides and guarantees
  *   bfo_engine.h   the engine (not included by this header)
- *   gen/bfo_alphabet.h  fragment types, flags, events (generated)
- *   gen/bfo_codec.h     header structs, encoders, decoders (generated)
- *   gen/bfo_send.h, gen/bfo_recv.h, gen/bfo_rail.h  the machines (generated)
- *   gen/bfo_<m>_transitions.h  every transition as an X-macro (generated)
+ *   bfo.h        this header: the base, the wire and the machines
+ *   then backends/ (the transports), then tools/.  A generated header that
+ *   included a header including gen/ back would make gen/ and include/fsm/
+ *   include each other: tests/check_layers.py (make check-layers, part of
+ *   make check) fails on that and on any include cycle.
  */
 #ifndef BFO_H
 #define BFO_H

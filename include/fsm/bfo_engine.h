@@ -17,13 +17,48 @@
  * USE
  *   bfo_config cfg = {0};  cfg.rank = r; cfg.nranks = n; cfg.nrails = 2;
  *   size_t need = bfo_engine_mem_size(&cfg);      // then give that much
- *   bfo_engine_init(&e, &cfg, &backend, mem, need, now);
+ *   bfo_engine_init(&e, &cfg, &backend, mem, need, now);   // a macro: LAYOUTS
  *   bfo_isend(&e, &req, buf, len, peer, ctx, tag, now);
  *   bfo_irecv(&e, &req, buf, cap, BFO_ANY_SOURCE, ctx, BFO_ANY_TAG, now);
  *   while (!bfo_test(&req)) { backend_progress(); bfo_engine_progress(&e, now); }
  *   req.status: BFO_OK, BFO_ERR_TRUNCATE, BFO_ERR_PEER_UNREACHABLE
  *
  * NOT RE-ENTRANT: a backend must not call bfo_engine_* from inside a post.
+ *
+ * LAYOUTS (the ABI).  BFO_MAX_RAILS (here) and BFO_MAX_ACTIONS (bfo_core.h)
+ * set the size of bfo_peer, bfo_stats, bfo_engine and bfo_step.  Every
+ * translation unit that shares these structs must be compiled with the same
+ * values: the engine is inline code, compiled into each unit with that
+ * unit's layout, so an engine set up by a library built with BFO_MAX_RAILS=8
+ * and then used by a program compiled with 16 is silent memory corruption.
+ * BFO_NO_TRACE and BFO_LE_PORTABLE change code only, not layouts.
+ *   bfo_engine_init is a macro: it passes BFO_ABI_HERE, the layout of the
+ *   caller's unit (bfo_abi), to bfo_engine_init_abi, which compares it with
+ *   its own and returns BFO_ERR_ABI, touching nothing, when they differ.
+ *   Called directly the two are one unit and always agree; the check counts
+ *   when a library sets the engine up for a program compiled apart.  Such a
+ *   library takes the program's descriptor the same way, and compares it
+ *   with the one it was built with before it touches anything of the
+ *   program's:
+ *       // mylib.h, compiled into the program
+ *       int mylib_init_abi(mylib **out, const bfo_config *cfg, const bfo_abi *caller);
+ *       #define mylib_init(out, cfg) mylib_init_abi(out, cfg, BFO_ABI_HERE)
+ *       // mylib.c, compiled into the library, with the library's options
+ *       int mylib_init_abi(mylib **out, const bfo_config *cfg, const bfo_abi *caller)
+ *       {
+ *           char why[256];
+ *           int rc = bfo_abi_check(caller, BFO_ABI_HERE, why, sizeof why);
+ *           if (rc != BFO_OK) {  // BFO_ERR_ABI: "BFO_MAX_RAILS is 16 in the caller, 8 in the library; ..."
+ *               fprintf(stderr, "mylib_init: %s\n", why);
+ *               return rc;
+ *           }
+ *           ...
+ *           rc = bfo_engine_init_abi(&l->eng, cfg, &be, mem, len, now, caller);
+ *       }
+ *   An installed bfo records the values its archives were built with in
+ *   bfo.pc (Cflags: -DBFO_MAX_RAILS=N -DBFO_MAX_ACTIONS=N), so a program
+ *   built with `pkg-config --cflags bfo` has the library's layout; `make
+ *   BFO_MAX_RAILS=N` builds (and installs) bfo with another value.
  */
 #ifndef BFO_ENGINE_H
 #define BFO_ENGINE_H
@@ -242,6 +277,128 @@ typedef struct bfo_engine {
     bfo_stats stats;
 } bfo_engine;
 
+/* ------------------------------------------------------------------- ABI */
+
+/* The version of bfo_abi and of the layouts it cannot see by their sizes
+ * alone (fields reordered): a new number when either changes.  Fields of
+ * bfo_abi are only ever appended, with a new version. */
+#define BFO_ABI_VERSION 1
+
+/* The layout of the public structs as one translation unit sees them: its
+ * compile-time options and the sizes they give.  BFO_ABI_HERE is the
+ * descriptor of the unit it is written in; bfo_abi_check compares two. */
+typedef struct bfo_abi {
+    uint32_t version;         /* BFO_ABI_VERSION: the rest is read only when it agrees */
+    uint32_t max_rails;       /* BFO_MAX_RAILS */
+    uint32_t max_actions;     /* BFO_MAX_ACTIONS */
+    uint32_t sizeof_engine, sizeof_peer, sizeof_stats, sizeof_request, sizeof_config,
+        sizeof_backend, sizeof_step;
+} bfo_abi;
+
+/* static: every translation unit has its own, built with its own options. */
+static inline const bfo_abi *bfo__abi_here(void)
+{
+    static const bfo_abi here = {
+        BFO_ABI_VERSION, (uint32_t)BFO_MAX_RAILS, (uint32_t)BFO_MAX_ACTIONS,
+        (uint32_t)sizeof(bfo_engine), (uint32_t)sizeof(bfo_peer), (uint32_t)sizeof(bfo_stats),
+        (uint32_t)sizeof(bfo_request), (uint32_t)sizeof(bfo_config), (uint32_t)sizeof(bfo_backend),
+        (uint32_t)sizeof(bfo_step)};
+    return &here;
+}
+
+/* The layout of the translation unit this is written in: a const bfo_abi *
+ * (valid for the whole run). */
+#define BFO_ABI_HERE (bfo__abi_here())
+
+/* A message into why[0..len), cut short to fit, always terminated. */
+typedef struct bfo__msg {
+    char *p;
+    size_t cap, len;
+} bfo__msg;
+
+static inline void bfo__msg_str(bfo__msg *m, const char *s)
+{
+    for (; *s; s++, m->len++)
+        if (m->len + 1 < m->cap)
+            m->p[m->len] = *s;
+    if (m->cap)
+        m->p[m->len < m->cap ? m->len : m->cap - 1] = 0;
+}
+
+static inline void bfo__msg_u32(bfo__msg *m, uint32_t v)
+{
+    char d[11];
+    int n = (int)sizeof d - 1;
+    d[n] = 0;
+    do {
+        d[--n] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    bfo__msg_str(m, d + n);
+}
+
+/* "NAME is A in the caller, B in the library" when a != b; counts them. */
+static inline void bfo__abi_differ(bfo__msg *m, int *n, const char *name, uint32_t a, uint32_t b)
+{
+    if (a == b)
+        return;
+    bfo__msg_str(m, *n ? "; " : "");
+    bfo__msg_str(m, name);
+    bfo__msg_str(m, " is ");
+    bfo__msg_u32(m, a);
+    bfo__msg_str(m, " in the caller, ");
+    bfo__msg_u32(m, b);
+    bfo__msg_str(m, " in the library");
+    ++*n;
+}
+
+/* Compares the layout a caller was compiled with (its BFO_ABI_HERE) with
+ * the one a library was built with (the library's BFO_ABI_HERE).  Returns
+ * BFO_OK (why gets ""), BFO_ERR_ABI, or BFO_ERR_INVALID (a NULL
+ * descriptor).  On an error why[0..whylen) gets what differs, e.g.
+ * "BFO_MAX_RAILS is 16 in the caller, 8 in the library; build both with the
+ * same options (pkg-config --cflags bfo has the library's)"; why may be
+ * NULL. */
+static inline int bfo_abi_check(const bfo_abi *caller, const bfo_abi *built, char *why,
+                                size_t whylen)
+{
+    bfo__msg m;
+    int n = 0;
+    m.p = why;
+    m.cap = why ? whylen : 0;
+    m.len = 0;
+    bfo__msg_str(&m, "");
+    if (caller == built && caller)
+        return BFO_OK;
+    if (!caller || !built) {
+        bfo__msg_str(&m, "no layout descriptor (pass BFO_ABI_HERE)");
+        return BFO_ERR_INVALID;
+    }
+    if (caller->version != built->version) {
+        bfo__abi_differ(&m, &n, "BFO_ABI_VERSION", caller->version, built->version);
+        bfo__msg_str(&m, ": headers of another bfo version; build both from one");
+        return BFO_ERR_ABI;
+    }
+    bfo__abi_differ(&m, &n, "BFO_MAX_RAILS", caller->max_rails, built->max_rails);
+    bfo__abi_differ(&m, &n, "BFO_MAX_ACTIONS", caller->max_actions, built->max_actions);
+    if (n) {
+        bfo__msg_str(&m, "; build both with the same options (pkg-config --cflags bfo has the library's)");
+        return BFO_ERR_ABI;
+    }
+    bfo__abi_differ(&m, &n, "sizeof(bfo_engine)", caller->sizeof_engine, built->sizeof_engine);
+    bfo__abi_differ(&m, &n, "sizeof(bfo_peer)", caller->sizeof_peer, built->sizeof_peer);
+    bfo__abi_differ(&m, &n, "sizeof(bfo_stats)", caller->sizeof_stats, built->sizeof_stats);
+    bfo__abi_differ(&m, &n, "sizeof(bfo_request)", caller->sizeof_request, built->sizeof_request);
+    bfo__abi_differ(&m, &n, "sizeof(bfo_config)", caller->sizeof_config, built->sizeof_config);
+    bfo__abi_differ(&m, &n, "sizeof(bfo_backend)", caller->sizeof_backend, built->sizeof_backend);
+    bfo__abi_differ(&m, &n, "sizeof(bfo_step)", caller->sizeof_step, built->sizeof_step);
+    if (n) {
+        bfo__msg_str(&m, ": another compiler, target or packing? Build both alike");
+        return BFO_ERR_ABI;
+    }
+    return BFO_OK;
+}
+
 /* ------------------------------------------------------------------ init */
 
 /* Engine control messages (PROBE, PROBEACK, BROKEN, RESTARTNACK) in flight
@@ -309,12 +466,22 @@ static inline void *bfo__carve(char **p, size_t n)
 static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev);
 
 /* Sets up the engine in mem (at least bfo_engine_mem_size bytes) and starts
- * connecting every rail to every peer.  Returns BFO_OK, BFO_ERR_INVALID or
- * BFO_ERR_NO_MEMORY. */
-static inline int bfo_engine_init(bfo_engine *e, const bfo_config *cfg, const bfo_backend *be,
-                                  void *mem, size_t mem_len, uint64_t now)
+ * connecting every rail to every peer.  caller is the layout the engine's
+ * user was compiled with (BFO_ABI_HERE in its unit): when it is not this
+ * unit's, BFO_ERR_ABI and nothing touched, not even *e, which is the
+ * caller's size (bfo_abi_check says what differs).  Returns BFO_OK,
+ * BFO_ERR_ABI, BFO_ERR_INVALID (also for a NULL caller) or
+ * BFO_ERR_NO_MEMORY.  Call it as bfo_engine_init, below, which passes the
+ * caller's layout; call it yourself in a library that sets an engine up
+ * for a program compiled apart, with the program's descriptor. */
+static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, const bfo_backend *be,
+                                      void *mem, size_t mem_len, uint64_t now,
+                                      const bfo_abi *caller)
 {
     char *p = (char *)(((uintptr_t)mem + 15) & ~(uintptr_t)15);
+    int rc = bfo_abi_check(caller, BFO_ABI_HERE, NULL, 0);
+    if (rc != BFO_OK)
+        return rc;
     memset(e, 0, sizeof *e);
     if (!cfg || !be || !be->post_send || cfg->nranks <= 0 || cfg->rank < 0 ||
         cfg->rank >= cfg->nranks || cfg->nrails <= 0 || cfg->nrails > BFO_MAX_RAILS)
@@ -383,6 +550,13 @@ static inline int bfo_engine_init(bfo_engine *e, const bfo_config *cfg, const bf
                     bfo__rail_step(e, i, r, BFO_EV_CONNECT_FAILED);
     return BFO_OK;
 }
+
+/* bfo_engine_init(e, cfg, be, mem, mem_len, now): bfo_engine_init_abi with
+ * the layout of the caller's translation unit.  Returns BFO_OK,
+ * BFO_ERR_INVALID, BFO_ERR_NO_MEMORY, or BFO_ERR_ABI (only when a library
+ * in between passes another unit's layout). */
+#define bfo_engine_init(e, cfg, be, mem, mem_len, now) \
+    bfo_engine_init_abi((e), (cfg), (be), (mem), (mem_len), (now), BFO_ABI_HERE)
 
 /* 0 <= i < n in one compare: a negative i wraps above any n.  For the
  * argument checks on every entry point. */
