@@ -57,7 +57,7 @@ BUILD    := $(BUILD)-san
 endif
 
 TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc test_verbs_map \
-            test_verbs_scenarios test_porting \
+            test_verbs_scenarios test_porting test_shm \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
 DOCS_GEN := docs/protocol.md docs/porting.md
@@ -124,6 +124,16 @@ $(BUILD):
 
 $(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) $(VERBS_HDR) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim -Ibackends -Ibackends/tcp -Ibackends/verbs $< -o $@ -lcmocka
+
+# ---------------------------------------------------------------------------
+# The shared-memory transport (backends/shm): its unit test drives two
+# bfo_shm instances through bfo_shm_transport's table, in one process and
+# with a forked peer (tests/test_shm.c).
+SHM_SRC  := backends/shm/bfo_shm.c
+SHM_HDR  := backends/shm/bfo_shm.h backends/bfo_transport.h backends/bfo_sink.h $(HEADERS)
+$(BUILD)/test_shm: tests/test_shm.c tests/bfo_test.h $(SHM_SRC) $(SHM_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Ibackends -Ibackends/shm tests/test_shm.c $(SHM_SRC) -o $@ -lcmocka
+# ---------------------------------------------------------------------------
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
 BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(TCP_SRC) $(NET_SRC)
