@@ -78,7 +78,7 @@ BUILD    := $(BUILD)-san
 endif
 
 TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc test_verbs_map \
-            test_verbs_scenarios test_porting test_abi test_net_abi \
+            test_verbs_scenarios test_porting test_abi test_net_abi test_shm \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
 DOCS_GEN := docs/protocol.md docs/porting.md
@@ -89,7 +89,7 @@ TCP_HDR  := backends/tcp/bfo_tcp.h backends/bfo_sink.h backends/bfo_transport.h 
 BOOT_SRC := backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c
 BOOT_HDR := backends/boot/bfo_boot.h backends/boot/bfo_boot_pmix.h
 # where the backends' headers are: each transport's directory, the wire-up's, bfo_net's
-BACK_INC := -Ibackends -Ibackends/tcp -Ibackends/verbs -Ibackends/boot -Ibackends/net
+BACK_INC := -Ibackends -Ibackends/tcp -Ibackends/verbs -Ibackends/shm -Ibackends/boot -Ibackends/net
 
 # PMIx (Debian: libpmix-dev): bfo_boot wires up under mpirun when
 # <pmix.h> is found (pkg-config pmix, else Debian's pmix2 directory).
@@ -133,10 +133,12 @@ endif
 $(info make: <infiniband/verbs.h> not found: building without the verbs backend (apt-get install libibverbs-dev))
 endif
 endif
-NET_SRC  := backends/net/bfo_net.c $(BOOT_SRC) $(TCP_SRC) $(VERBS_SRC)
+SHM_SRC  := backends/shm/bfo_shm.c
+SHM_HDR  := backends/shm/bfo_shm.h backends/bfo_transport.h backends/bfo_sink.h $(HEADERS)
+NET_SRC  := backends/net/bfo_net.c $(BOOT_SRC) $(TCP_SRC) $(SHM_SRC) $(VERBS_SRC)
 VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_glue.h \
              backends/bfo_sink.h backends/bfo_transport.h
-NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR)
+NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
 .PHONY: all bench-engine dance demo check check-headers check-layers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
@@ -182,6 +184,14 @@ $(BUILD)/abi/net_%.o: tests/net_abi_caller.c $(NET_HDR) | $(BUILD)/abi
 $(BUILD)/test_net_abi: tests/test_net_abi.c $(BUILD)/abi/net_same.o $(BUILD)/abi/net_other.o $(BUILD)/libbfo_net.a | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests $< $(BUILD)/abi/net_same.o $(BUILD)/abi/net_other.o \
 	  $(BUILD)/libbfo_net.a -o $@ -lcmocka $(PMIX_LIBS) $(VERBS_LIBS)
+
+# ---------------------------------------------------------------------------
+# The shared-memory transport (backends/shm): its unit test drives two
+# bfo_shm instances through bfo_shm_transport's table, in one process and
+# with a forked peer (tests/test_shm.c).
+$(BUILD)/test_shm: tests/test_shm.c tests/bfo_test.h $(SHM_SRC) $(SHM_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Ibackends -Ibackends/shm tests/test_shm.c $(SHM_SRC) -o $@ -lcmocka
+# ---------------------------------------------------------------------------
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
 BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(NET_SRC)
@@ -392,7 +402,7 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 bfo_ver      = $(shell sed -n 's/^\#define BFO_VERSION_$(1) \([0-9]*\)$$/\1/p' include/fsm/bfo.h)
 VERSION      := $(call bfo_ver,MAJOR).$(call bfo_ver,MINOR).$(call bfo_ver,PATCH)
 INSTALL_HDR  := $(HEADERS) backends/bfo_sink.h backends/bfo_transport.h backends/boot/bfo_boot.h \
-                backends/tcp/bfo_tcp.h backends/verbs/bfo_verbs.h backends/net/bfo_net.h
+                backends/tcp/bfo_tcp.h backends/verbs/bfo_verbs.h backends/shm/bfo_shm.h backends/net/bfo_net.h
 PC_REQUIRES  :=
 PC_LIBS      :=
 ifneq ($(PMIX_LIBS),)

@@ -22,6 +22,7 @@ static const struct {
 #ifdef BFO_HAVE_VERBS
     { &bfo_verbs_transport, offsetof(bfo_net_options, verbs) },
 #endif
+    { &bfo_shm_transport, offsetof(bfo_net_options, shm) },
     { &bfo_tcp_transport, offsetof(bfo_net_options, tcp) }, /* last: it claims bare addresses */
 };
 #define NTRANSPORTS ((int)(sizeof transports / sizeof transports[0]))

@@ -58,6 +58,7 @@
 
 #include "bfo_boot.h"
 #include "bfo_engine.h"
+#include "bfo_shm.h"
 #include "bfo_tcp.h"
 #include "bfo_transport.h"
 #include "bfo_verbs.h"
@@ -73,6 +74,7 @@ typedef struct bfo_net_options {
     int log_level;              /* every transport's (0: BFO_<NAME>_LOG, else 1: errors) */
     bfo_tcp_options tcp;        /* each transport's own options (zero: defaults) */
     bfo_verbs_options verbs;
+    bfo_shm_options shm;
     /* More transports, asked before the built-in ones whether they claim a
      * rail (a transport of the caller's, a test's fake): a NULL-terminated
      * list, and each one's options in transport_opts[i] (the list may be

@@ -1,0 +1,2057 @@
+/* bfo_shm.c - the shared-memory transport (see bfo_shm.h for the contract and design). */
+#define _GNU_SOURCE
+#include "bfo_shm.h"
+#include "bfo_transport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <nmmintrin.h>
+#define SHM_CRC_HW 1
+#endif
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+static uint64_t shm_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+enum { CS_NONE = 0, CS_HELLO_WAIT = 1, CS_UP = 2 };
+enum { EV_LISTEN = 1, EV_PEND = 2, EV_CONN = 3 };
+enum { E_SEND = 1, E_READ = 2 };
+
+#define RING_DEFAULT (1u << 20)
+#define RING_MAX (1u << 30)
+#define CHUNK_DEFAULT (1u << 20)
+
+/* The segment's control lines, each on a cache line of its own: per
+ * direction d (0: dialer to acceptor, 1: acceptor to dialer) the
+ * producer's head, then the consumer's tail and beat; per side s (0 the
+ * dialer, 1 the acceptor) its sleeping flag. */
+#define CTL_HEAD(d) (64 + 128 * (d))
+#define CTL_TAIL(d) (64 + 128 * (d) + 64)
+#define CTL_BEAT(d) (64 + 128 * (d) + 72)
+#define CTL_SLEEP(s) (320 + 64 * (s))
+
+#define REC_HDR BFO_SHM_REC_HDR
+#define REC_ALIGN BFO_SHM_REC_ALIGN
+
+static size_t rec_size(size_t len) { return (REC_HDR + len + REC_ALIGN - 1) & ~(size_t)(REC_ALIGN - 1); }
+
+/* A descriptor: one posted send or read, from post to completion. */
+typedef struct ent {
+    int next, kind, rail;
+    uint64_t token;
+    uint64_t end;          /* send: the ring position after its record, once written */
+    const void *base[2];
+    size_t len[2];
+    int n;
+    size_t total, done;    /* frame bytes, or read bytes and those read so far */
+    void *local;           /* read */
+    uint64_t raddr;
+} ent;
+
+typedef struct elist {
+    int head, tail;
+} elist;
+
+typedef struct sconn {
+    int peer, rail, dialer, state;
+    int fd;                /* the lifeline: a unix socket, -1 when none */
+    int peer_efd;          /* the peer's doorbell (eventfd), -1 when none */
+    int spare_fd;          /* dialer: a segment reserved at open, not used yet */
+    uint32_t egen;         /* epoll tag generation (stale events) */
+    uint64_t gen;          /* the segment generation: the dialer's last dial, the acceptor's last taken */
+    int reported;          /* the engine was told CONNECTED for this connection */
+    int awaiting;          /* the engine waits for CONNECTED / CONNECT_FAILED */
+    int connect_req;       /* connect() called: handled in progress */
+    int broken, broken_malformed;
+    char broken_why[128];
+    int poisoned;          /* the fault hook swallowed its traffic */
+    int stalled;           /* the engine asked to offer the frame at rx_pos again */
+    int up_idx;            /* its place in t->up, -1 */
+    int pid;               /* the peer's process */
+    uint64_t deadline, ka_at;
+    /* the segment */
+    uint8_t *seg;
+    size_t seg_len, ring;
+    uint8_t *tx, *rx;      /* the rings: to the peer, from the peer */
+    uint64_t *tx_head, *tx_tail, *tx_beat, *rx_head, *rx_tail, *rx_beat;
+    uint32_t *my_sleep, *peer_sleep;
+    /* send */
+    elist q;               /* written and not consumed, then unwritten from `unsent` */
+    int unsent;
+    elist reads;
+    uint64_t head;         /* the next write position (*tx_head as published) */
+    uint64_t tail_seen;    /* the peer's tail as completions last took it */
+    uint64_t space_tail;   /* ... as the space check last read it */
+    uint64_t beat_seen;
+    uint32_t tx_seq;
+    /* receive */
+    uint64_t rx_pos;       /* the next record to offer */
+    uint64_t rx_pub;       /* the tail published */
+    uint64_t rx_checked;   /* the record at rx_pos passed its checks (offered again) */
+    uint32_t rx_seq;
+    uint64_t beat;
+    uint64_t wakes;
+} sconn;
+
+typedef struct pend {
+    int fd, rail;
+    uint32_t egen;
+    uint64_t deadline;
+} pend;
+
+struct bfo_shm {
+    int rank, size, nrails, log;
+    int ep, efd;           /* the epoll set (sockets), this rank's doorbell */
+    bfo_shm_options o;
+    bfo_sink sink;
+    int lfd[BFO_MAX_RAILS];
+    int drop[BFO_MAX_RAILS], corrupt[BFO_MAX_RAILS], refuse[BFO_MAX_RAILS];
+    unsigned bw[BFO_MAX_RAILS];
+    int rdma_caps;
+    int pid;
+    uint64_t nonce;
+    uint8_t boot[16];
+    uint64_t host_hash, ns_id;
+    uint64_t job;
+    int started;
+    sconn *conns;
+    int *up, nup;
+    ent *ents;
+    int nents, ent_free;
+    elist failed;
+    pend *pend;
+    int npend;
+    int conns_ready, nbroken, nconnect_req, nstalled;
+    int armed, drain, scan_now;
+    uint64_t now, last_scan;
+    size_t max_frame, ring, seg_len;
+    uint64_t ka_ns;
+    uint64_t nprogress, nscans, nsleeps;
+    bfo_rail_stats st[BFO_MAX_RAILS];
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+static void slog(const bfo_shm *t, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void slog(const bfo_shm *t, int level, const char *fmt, ...)
+{
+    va_list ap;
+    char line[512];
+    if (t->log < level)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "bfo-shm[%d]: %s\n", t->rank, line);
+}
+
+const char *bfo_shm_errname(int rc)
+{
+    if (rc == BFO_SHM_ERR_SOCKET)
+        return "BFO_SHM_ERR_SOCKET";
+    if (rc == BFO_SHM_ERR_SEGMENT)
+        return "BFO_SHM_ERR_SEGMENT";
+    return bfo_errname(rc);
+}
+
+static uint64_t ld_acq(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static void st_rel(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static void fence_sc(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+/* ------------------------------------------------------------------ CRC32C */
+
+static uint32_t crc_tab[8][256];
+static int crc_ready;
+static int crc_hw;
+
+static void crc_init(void)
+{
+    if (crc_ready)
+        return;
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
+        crc_tab[0][i] = c;
+    }
+    for (int s = 1; s < 8; s++)
+        for (int i = 0; i < 256; i++)
+            crc_tab[s][i] = (crc_tab[s - 1][i] >> 8) ^ crc_tab[0][crc_tab[s - 1][i] & 0xff];
+#ifdef SHM_CRC_HW
+    __builtin_cpu_init();
+    crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
+    crc_ready = 1;
+}
+
+static uint32_t crc_sw(uint32_t crc, const uint8_t *p, size_t n)
+{
+    uint32_t c = ~crc;
+    while (n && ((uintptr_t)p & 7)) {
+        c = (c >> 8) ^ crc_tab[0][(c ^ *p++) & 0xff];
+        n--;
+    }
+    while (n >= 8) {
+        uint32_t lo = c ^ bfo_get32(p), hi = bfo_get32(p + 4);
+        c = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^ crc_tab[5][(lo >> 16) & 0xff] ^
+            crc_tab[4][lo >> 24] ^ crc_tab[3][hi & 0xff] ^ crc_tab[2][(hi >> 8) & 0xff] ^
+            crc_tab[1][(hi >> 16) & 0xff] ^ crc_tab[0][hi >> 24];
+        p += 8;
+        n -= 8;
+    }
+    while (n--)
+        c = (c >> 8) ^ crc_tab[0][(c ^ *p++) & 0xff];
+    return ~c;
+}
+
+#ifdef SHM_CRC_HW
+__attribute__((target("sse4.2"))) static uint32_t crc_sse(uint32_t crc, const uint8_t *p, size_t n)
+{
+    uint64_t c = ~crc & 0xffffffffu;
+    while (n && ((uintptr_t)p & 7)) {
+        c = _mm_crc32_u8((uint32_t)c, *p++);
+        n--;
+    }
+    while (n >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        c = _mm_crc32_u64(c, v);
+        p += 8;
+        n -= 8;
+    }
+    while (n--)
+        c = _mm_crc32_u8((uint32_t)c, *p++);
+    return ~(uint32_t)c;
+}
+#endif
+
+uint32_t bfo_shm_crc32c(uint32_t crc, const void *p, size_t n)
+{
+    crc_init();
+#ifdef SHM_CRC_HW
+    if (crc_hw)
+        return crc_sse(crc, (const uint8_t *)p, n);
+#endif
+    return crc_sw(crc, (const uint8_t *)p, n);
+}
+
+/* The checksum of a record: its first 12 header bytes, then its frame. */
+static uint32_t rec_crc(const uint8_t *r, size_t len)
+{
+    uint32_t c = bfo_shm_crc32c(0, r, 12);
+    return len ? bfo_shm_crc32c(c, r + REC_HDR, len) : c;
+}
+
+/* ------------------------------------------------------------ entry pool */
+
+static void el_push(bfo_shm *t, elist *L, int i)
+{
+    t->ents[i].next = -1;
+    if (L->tail >= 0)
+        t->ents[L->tail].next = i;
+    else
+        L->head = i;
+    L->tail = i;
+}
+
+static int el_pop(bfo_shm *t, elist *L)
+{
+    int i = L->head;
+    if (i >= 0) {
+        L->head = t->ents[i].next;
+        if (L->head < 0)
+            L->tail = -1;
+    }
+    return i;
+}
+
+static void el_append(bfo_shm *t, elist *dst, elist *src)
+{
+    if (src->head < 0)
+        return;
+    if (dst->tail >= 0)
+        t->ents[dst->tail].next = src->head;
+    else
+        dst->head = src->head;
+    dst->tail = src->tail;
+    src->head = src->tail = -1;
+}
+
+static int el_count(const bfo_shm *t, int from)
+{
+    int n = 0;
+    for (int i = from; i >= 0; i = t->ents[i].next)
+        n++;
+    return n;
+}
+
+/* Completes an entry: frees it first (the engine may post from inside). */
+static void complete(bfo_shm *t, int i, int ok)
+{
+    uint64_t token = t->ents[i].token;
+    int rail = t->ents[i].rail;
+    t->ents[i].next = t->ent_free;
+    t->ent_free = i;
+    if (ok)
+        t->st[rail].completed_ok++;
+    else
+        t->st[rail].completed_failed++;
+    t->sink.completion(t->sink.ctx, token, ok);
+}
+
+/* ------------------------------------------------------------ events */
+
+static sconn *conn_of(bfo_shm *t, int peer, int rail) { return &t->conns[peer * t->nrails + rail]; }
+
+static const char *evname(int ev)
+{
+    return ev == BFO_EV_CONNECTED ? "CONNECTED" : ev == BFO_EV_CONNECT_FAILED ? "CONNECT_FAILED" : "RAIL_ERROR";
+}
+
+/* A rail event, now (only from progress, never inside a post); the engine
+ * behind the sink ignores what its rail machine does not wait for. */
+static void emit(bfo_shm *t, const sconn *c, int ev)
+{
+    slog(t, 2, "peer %d rail %d: %s", c->peer, c->rail, evname(ev));
+    t->sink.rail_event(t->sink.ctx, c->peer, c->rail, ev, t->now);
+}
+
+static void heard(bfo_shm *t, const sconn *c)
+{
+    if (t->sink.heard)
+        t->sink.heard(t->sink.ctx, c->peer, c->rail, t->now);
+}
+
+static void set_broken(bfo_shm *t, sconn *c, int malformed, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void set_broken(bfo_shm *t, sconn *c, int malformed, const char *fmt, ...)
+{
+    va_list ap;
+    if (c->broken)
+        return;
+    c->broken = 1;
+    t->nbroken++;
+    c->broken_malformed = malformed;
+    va_start(ap, fmt);
+    vsnprintf(c->broken_why, sizeof c->broken_why, fmt, ap);
+    va_end(ap);
+}
+
+static uint64_t ev_data(int type, uint32_t gen, int idx)
+{
+    return ((uint64_t)type << 60) | ((uint64_t)(gen & 0x0fffffffu) << 32) | (uint32_t)idx;
+}
+
+static void up_add(bfo_shm *t, sconn *c)
+{
+    if (c->up_idx < 0) {
+        c->up_idx = t->nup;
+        t->up[t->nup++] = (int)(c - t->conns);
+    }
+}
+
+static void up_del(bfo_shm *t, sconn *c)
+{
+    if (c->up_idx >= 0) {
+        int last = t->up[--t->nup];
+        t->up[c->up_idx] = last;
+        t->conns[last].up_idx = c->up_idx;
+        c->up_idx = -1;
+    }
+}
+
+/* ---------------------------------------------------------- the segment */
+
+/* A fresh segment for one connection: a memfd with every page reserved
+ * (fallocate: a full tmpfs fails here, not with SIGBUS later) and sealed so
+ * that neither side can shrink it under the other's mapping. */
+static int seg_create(const bfo_shm *t, int peer, int rail, char *why, size_t whylen)
+{
+    char name[64];
+    int fd, rc;
+    snprintf(name, sizeof name, "bfo-shm.%d.%d.%d", t->rank, peer, rail);
+    fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        snprintf(why, whylen, "memfd_create: %s", strerror(errno));
+        return -1;
+    }
+    rc = fallocate(fd, 0, 0, (off_t)t->seg_len) == 0 ? 0 : errno;
+    if (rc == EOPNOTSUPP || rc == ENOSYS)
+        rc = posix_fallocate(fd, 0, (off_t)t->seg_len);
+    if (rc) {
+        snprintf(why, whylen, "cannot reserve %zu bytes of shared memory (fallocate: %s; is memory, "
+                 "the memory cgroup or RLIMIT_FSIZE short?)", t->seg_len, strerror(rc));
+        close(fd);
+        return -1;
+    }
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        snprintf(why, whylen, "cannot seal the segment: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The connection's view of a mapped segment (dialer: it writes ring 0). */
+static void conn_attach(sconn *c, uint8_t *seg, size_t seg_len, size_t ring)
+{
+    int d_tx = c->dialer ? 0 : 1, d_rx = 1 - d_tx;
+    c->seg = seg;
+    c->seg_len = seg_len;
+    c->ring = ring;
+    c->tx = seg + BFO_SHM_SEG_HDR + (size_t)d_tx * ring;
+    c->rx = seg + BFO_SHM_SEG_HDR + (size_t)d_rx * ring;
+    c->tx_head = (uint64_t *)(void *)(seg + CTL_HEAD(d_tx));
+    c->tx_tail = (uint64_t *)(void *)(seg + CTL_TAIL(d_tx));
+    c->tx_beat = (uint64_t *)(void *)(seg + CTL_BEAT(d_tx));
+    c->rx_head = (uint64_t *)(void *)(seg + CTL_HEAD(d_rx));
+    c->rx_tail = (uint64_t *)(void *)(seg + CTL_TAIL(d_rx));
+    c->rx_beat = (uint64_t *)(void *)(seg + CTL_BEAT(d_rx));
+    c->my_sleep = (uint32_t *)(void *)(seg + CTL_SLEEP(d_tx));
+    c->peer_sleep = (uint32_t *)(void *)(seg + CTL_SLEEP(d_rx));
+}
+
+/* -------------------------------------------------------- closing */
+
+static void conn_reset(bfo_shm *t, sconn *c)
+{
+    if (c->stalled)
+        t->nstalled--;
+    up_del(t, c);
+    c->fd = -1;
+    c->peer_efd = -1;
+    c->state = CS_NONE;
+    c->reported = c->broken = c->broken_malformed = c->poisoned = c->stalled = 0;
+    c->pid = 0;
+    c->seg = NULL;
+    c->seg_len = c->ring = 0;
+    c->tx = c->rx = NULL;
+    c->tx_head = c->tx_tail = c->tx_beat = c->rx_head = c->rx_tail = c->rx_beat = NULL;
+    c->my_sleep = c->peer_sleep = NULL;
+    c->q.head = c->q.tail = c->reads.head = c->reads.tail = -1;
+    c->unsent = -1;
+    c->head = c->tail_seen = c->space_tail = c->beat_seen = 0;
+    c->tx_seq = 0;
+    c->rx_pos = c->rx_pub = 0;
+    c->rx_checked = UINT64_MAX;
+    c->rx_seq = 0;
+    c->beat = 0;
+    c->ka_at = 0;
+}
+
+static void take_tail(bfo_shm *t, sconn *c);
+
+/* Tears a connection down: what the peer's engine took completes ok, then
+ * RAIL_ERROR (if the engine had the connection) or CONNECT_FAILED (if it
+ * waited for it), then every send and read still in flight completes with
+ * ok=0.  Only at safe points (progress). */
+static void conn_close(bfo_shm *t, sconn *c, int malformed, const char *why, int report)
+{
+    elist dead = { -1, -1 };
+    int reported, awaiting, was_up = c->state == CS_UP;
+    if (c->fd < 0 && !c->seg && c->q.head < 0 && c->reads.head < 0) {
+        if (c->broken)
+            c->broken = 0;
+        return;
+    }
+    /* frames the peer's engine took before the end: proven delivered */
+    if (was_up && !c->poisoned && !malformed)
+        take_tail(t, c);
+    reported = c->reported && report;
+    awaiting = c->awaiting;
+    if (malformed) {
+        t->st[c->rail].malformed++;
+        slog(t, 1, "peer %d rail %d: connection dropped: %s", c->peer, c->rail, why);
+    } else {
+        if (was_up)
+            t->st[c->rail].conn_errors++;
+        slog(t, was_up && report ? 1 : 2, "peer %d rail %d: connection closed: %s", c->peer, c->rail, why);
+    }
+    if (c->fd >= 0) {
+        epoll_ctl(t->ep, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+    }
+    if (c->peer_efd >= 0)
+        close(c->peer_efd);
+    if (c->seg)
+        munmap(c->seg, c->seg_len);
+    el_append(t, &dead, &c->q);
+    el_append(t, &dead, &c->reads);
+    conn_reset(t, c);
+    c->egen++;
+    if (reported) {
+        emit(t, c, BFO_EV_RAIL_ERROR);
+    } else if (awaiting && (c->dialer || !report)) {
+        /* a dial that failed; an acceptor waiting keeps waiting */
+        c->awaiting = 0;
+        t->st[c->rail].connect_failures++;
+        emit(t, c, BFO_EV_CONNECT_FAILED);
+    }
+    for (int i = el_pop(t, &dead); i >= 0; i = el_pop(t, &dead))
+        complete(t, i, 0);
+}
+
+/* Broken connections close, failed posts complete: until nothing is left. */
+static void settle_now(bfo_shm *t)
+{
+    for (int round = 0; round < 1000; round++) {
+        int any = 0;
+        for (int i = 0; t->nbroken && i < t->size * t->nrails; i++) {
+            sconn *c = &t->conns[i];
+            if (c->broken) {
+                char why[sizeof c->broken_why];
+                memcpy(why, c->broken_why, sizeof why);
+                conn_close(t, c, c->broken_malformed, why, 1);
+                any = 1;
+            }
+        }
+        if (!any)
+            t->nbroken = 0;
+        if (t->failed.head >= 0) {
+            elist f = t->failed;
+            t->failed.head = t->failed.tail = -1;
+            for (int i = el_pop(t, &f); i >= 0; i = el_pop(t, &f))
+                complete(t, i, 0);
+            any = 1;
+        }
+        if (!any)
+            return;
+    }
+}
+
+static inline void settle(bfo_shm *t)
+{
+    if (t->nbroken || t->failed.head >= 0)
+        settle_now(t);
+}
+
+/* ------------------------------------------------------------------ send */
+
+/* The peer's doorbell, only when it said it is going to sleep: the flag is
+ * read after the publication (a full fence between, as wait_fds has
+ * between setting it and looking for work), so one of the two sides sees
+ * the other. */
+static void wake_peer(bfo_shm *t, sconn *c)
+{
+    fence_sc();
+    if (__atomic_load_n(c->peer_sleep, __ATOMIC_RELAXED) &&
+        __atomic_exchange_n(c->peer_sleep, 0u, __ATOMIC_SEQ_CST)) {
+        uint64_t one = 1;
+        if (write(c->peer_efd, &one, sizeof one) < 0 && errno != EAGAIN)
+            slog(t, 3, "peer %d rail %d: doorbell: %s", c->peer, c->rail, strerror(errno));
+        c->wakes++;
+    }
+}
+
+static void publish_head(bfo_shm *t, sconn *c)
+{
+    st_rel(c->tx_head, c->head);
+    wake_peer(t, c);
+}
+
+static void rec_header(uint8_t *r, uint32_t seq, uint32_t len, int kind, uint64_t gen)
+{
+    bfo_put32(r, seq);
+    bfo_put32(r + 4, len);
+    bfo_put16(r + 8, (uint16_t)kind);
+    bfo_put16(r + 10, (uint16_t)gen);
+}
+
+/* Writes en's record (and a WRAP record before it when it does not fit
+ * before the ring's end) if the ring has room; 1 when written.  The head
+ * is published by the caller. */
+static int ring_put(bfo_shm *t, sconn *c, ent *en)
+{
+    size_t need = rec_size(en->total), off = (size_t)(c->head & (c->ring - 1));
+    size_t pad = off + need > c->ring ? c->ring - off : 0;
+    uint8_t *r;
+    if (c->head + pad + need - c->space_tail > c->ring) {
+        uint64_t tail = ld_acq(c->tx_tail);
+        if (tail > c->space_tail && tail <= c->head)
+            c->space_tail = tail;
+        if (c->head + pad + need - c->space_tail > c->ring)
+            return 0;
+    }
+    if (pad) {
+        r = c->tx + off;
+        rec_header(r, ++c->tx_seq, 0, BFO_SHM_REC_WRAP, c->gen);
+        bfo_put32(r + 12, rec_crc(r, 0));
+        c->head += pad;
+        off = 0;
+    }
+    r = c->tx + off;
+    rec_header(r, ++c->tx_seq, (uint32_t)en->total, BFO_SHM_REC_DATA, c->gen);
+    if (en->len[0])
+        memcpy(r + REC_HDR, en->base[0], en->len[0]);
+    if (en->n > 1 && en->len[1])
+        memcpy(r + REC_HDR + en->len[0], en->base[1], en->len[1]);
+    bfo_put32(r + 12, rec_crc(r, en->total));
+    if (t->corrupt[c->rail]) { /* test hook: after the checksum */
+        t->corrupt[c->rail] = 0;
+        r[REC_HDR + en->total / 2] ^= 0x20;
+        slog(t, 2, "peer %d rail %d: test hook: record %u corrupted", c->peer, c->rail, c->tx_seq);
+    }
+    c->head += need;
+    en->end = c->head;
+    t->st[c->rail].frames_tx++;
+    t->st[c->rail].bytes_tx += en->total;
+    return 1;
+}
+
+/* Writes the queued sends while the ring has room. */
+static void flush(bfo_shm *t, sconn *c)
+{
+    int wrote = 0;
+    while (c->unsent >= 0 && ring_put(t, c, &t->ents[c->unsent])) {
+        c->unsent = t->ents[c->unsent].next;
+        wrote = 1;
+    }
+    if (wrote)
+        publish_head(t, c);
+}
+
+/* The fault hook: the rail's traffic vanishes from now on, on this
+ * connection until it is replaced. */
+static int swallowing(bfo_shm *t, sconn *c)
+{
+    if (t->drop[c->rail] && !c->poisoned) {
+        c->poisoned = 1;
+        slog(t, 2, "peer %d rail %d: fault hook: the connection goes silent", c->peer, c->rail);
+    }
+    return c->poisoned;
+}
+
+static int shm_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt, uint64_t token)
+{
+    bfo_shm *t = (bfo_shm *)ctx;
+    sconn *c;
+    ent *en;
+    size_t len = 0;
+    int i;
+    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails || iovcnt < 1 ||
+        iovcnt > 2)
+        return -1;
+    for (int k = 0; k < iovcnt; k++)
+        len += iov[k].len;
+    if (len == 0 || len > t->max_frame || t->ent_free < 0) {
+        slog(t, 1, "post refused: %s", len > t->max_frame ? "frame too large" : len ? "no descriptor" : "empty frame");
+        return -1;
+    }
+    c = conn_of(t, peer, rail);
+    i = t->ent_free;
+    en = &t->ents[i];
+    t->ent_free = en->next;
+    en->kind = E_SEND;
+    en->rail = rail;
+    en->token = token;
+    en->n = iovcnt;
+    en->base[0] = iov[0].base;
+    en->len[0] = iov[0].len;
+    en->base[1] = iovcnt > 1 ? iov[1].base : NULL;
+    en->len[1] = iovcnt > 1 ? iov[1].len : 0;
+    en->total = len;
+    en->end = 0;
+    if (c->state != CS_UP || c->broken) {
+        el_push(t, &t->failed, i);
+        return 0;
+    }
+    el_push(t, &c->q, i);
+    if (swallowing(t, c)) {
+        t->st[rail].dropped_tx++;
+        if (c->unsent < 0)
+            c->unsent = i;
+        return 0;
+    }
+    if (c->unsent < 0) {
+        if (ring_put(t, c, en)) { /* nothing queued before it: written now */
+            publish_head(t, c);
+            return 0;
+        }
+        c->unsent = i;
+        return 0;
+    }
+    flush(t, c); /* behind queued frames: they go first, if the ring has room now */
+    return 0;
+}
+
+/* The peer's consumed counter: sends up to it complete ok=1. */
+static void take_tail(bfo_shm *t, sconn *c)
+{
+    uint64_t tail = ld_acq(c->tx_tail);
+    if (tail == c->tail_seen)
+        return;
+    if (tail < c->tail_seen || tail > c->head) {
+        set_broken(t, c, 1, "the peer's consumed counter %llu is outside the ring (%llu..%llu)",
+                   (unsigned long long)tail, (unsigned long long)c->tail_seen, (unsigned long long)c->head);
+        return;
+    }
+    c->tail_seen = tail;
+    if (tail > c->space_tail)
+        c->space_tail = tail;
+    while (c->q.head >= 0 && c->q.head != c->unsent && t->ents[c->q.head].end <= tail)
+        complete(t, el_pop(t, &c->q), 1);
+    heard(t, c);
+}
+
+/* ---------------------------------------------------------------- reads */
+
+static int shm_post_read(void *ctx, int peer, int rail, void *local, size_t len, uint64_t raddr,
+                         uint64_t rkey, uint64_t token)
+{
+    bfo_shm *t = (bfo_shm *)ctx;
+    sconn *c;
+    ent *en;
+    int i;
+    (void)rkey;
+    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails ||
+        (!local && len) || t->ent_free < 0)
+        return -1;
+    c = conn_of(t, peer, rail);
+    i = t->ent_free;
+    en = &t->ents[i];
+    t->ent_free = en->next;
+    en->kind = E_READ;
+    en->rail = rail;
+    en->token = token;
+    en->local = local;
+    en->raddr = raddr;
+    en->total = len;
+    en->done = 0;
+    en->n = 0;
+    if (c->state != CS_UP || c->broken)
+        el_push(t, &t->failed, i);
+    else
+        el_push(t, &c->reads, i);
+    return 0;
+}
+
+static int shm_post_write(void *ctx, int peer, int rail, const void *local, size_t len, uint64_t raddr,
+                          uint64_t rkey, uint64_t token)
+{
+    (void)ctx;
+    (void)peer;
+    (void)rail;
+    (void)local;
+    (void)len;
+    (void)raddr;
+    (void)rkey;
+    (void)token;
+    return -1; /* GET only: a late write into a buffer handed back could not be revoked */
+}
+
+static int shm_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t *rkey)
+{
+    (void)ctx;
+    (void)len;
+    *raddr = (uint64_t)(uintptr_t)buf;
+    *rkey = 0;
+    return 0;
+}
+
+static void shm_dereg_mem(void *ctx, uint64_t rkey)
+{
+    (void)ctx;
+    (void)rkey;
+}
+
+/* The reads of one connection, in order, at most read_chunk bytes in all
+ * per call; a read that is not done goes on at the next call. */
+static int do_reads(bfo_shm *t, sconn *c)
+{
+    size_t budget = t->o.read_chunk;
+    int n = 0;
+    while (c->reads.head >= 0 && budget > 0 && !c->broken && c->state == CS_UP) {
+        ent *en = &t->ents[c->reads.head];
+        size_t want = en->total - en->done;
+        ssize_t got;
+        int err = 0;
+        if (want > budget)
+            want = budget;
+        if (want == 0) {
+            complete(t, el_pop(t, &c->reads), 1);
+            n++;
+            continue;
+        }
+        if (t->refuse[c->rail]) { /* test hook */
+            t->refuse[c->rail] = 0;
+            got = -1;
+            err = EPERM;
+        } else {
+            struct iovec l = { (char *)en->local + en->done, want };
+            struct iovec r = { (void *)(uintptr_t)(en->raddr + en->done), want };
+            got = process_vm_readv(c->pid, &l, 1, &r, 1, 0);
+            err = got < 0 ? errno : got == 0 ? EFAULT : 0;
+            if (got < 0 && err == EINTR)
+                continue;
+        }
+        if (got <= 0) {
+            uint64_t at = en->raddr + en->done;
+            set_broken(t, c, 0, "process_vm_readv of %zu bytes at 0x%llx from pid %d: %s", want,
+                       (unsigned long long)at, c->pid, strerror(err));
+            complete(t, el_pop(t, &c->reads), 0);
+            return n + 1;
+        }
+        en->done += (size_t)got;
+        budget -= (size_t)got;
+        t->st[c->rail].bytes_tx += (uint64_t)got;
+        if (en->done == en->total)
+            complete(t, el_pop(t, &c->reads), 1);
+        n++;
+    }
+    return n;
+}
+
+/* -------------------------------------------------------------- receive */
+
+/* Offers the peer's records to the engine, in order, until one must wait;
+ * then publishes how far the engine took them. */
+static int rx_drain(bfo_shm *t, sconn *c)
+{
+    uint64_t head = ld_acq(c->rx_head);
+    const uint64_t mask = c->ring - 1;
+    int n = 0;
+    if (head == c->rx_pos)
+        return 0;
+    if (head < c->rx_pos || head - c->rx_pub > c->ring || (head & (REC_ALIGN - 1))) {
+        set_broken(t, c, 1, "the peer's ring head %llu is outside the ring (%llu..%llu)", (unsigned long long)head,
+                   (unsigned long long)c->rx_pos, (unsigned long long)(c->rx_pub + c->ring));
+        return 0;
+    }
+    while (c->rx_pos < head && !c->broken && c->state == CS_UP) {
+        size_t off = (size_t)(c->rx_pos & mask);
+        const uint8_t *r = c->rx + off;
+        uint32_t seq = bfo_get32(r), len = bfo_get32(r + 4), crc = bfo_get32(r + 12);
+        int kind = bfo_get16(r + 8), gen = bfo_get16(r + 10);
+        if (c->rx_checked != c->rx_pos) {
+            if (seq != c->rx_seq + 1 || gen != (uint16_t)c->gen) {
+                set_broken(t, c, 1, "corrupt slot at %llu: sequence %u generation %u, expected %u and %u",
+                           (unsigned long long)c->rx_pos, seq, (unsigned)gen, c->rx_seq + 1,
+                           (unsigned)(uint16_t)c->gen);
+                break;
+            }
+            if (kind == BFO_SHM_REC_WRAP ? (len != 0 || off == 0 || c->rx_pos + (c->ring - off) > head)
+                                         : (kind != BFO_SHM_REC_DATA || len == 0 || len > t->max_frame ||
+                                            off + rec_size(len) > c->ring || c->rx_pos + rec_size(len) > head)) {
+                set_broken(t, c, 1, "corrupt slot at %llu: kind %d, length %u", (unsigned long long)c->rx_pos,
+                           kind, len);
+                break;
+            }
+            if (rec_crc(r, len) != crc) {
+                set_broken(t, c, 1, "corrupt slot at %llu (sequence %u, %u bytes): checksum %08x, computed %08x",
+                           (unsigned long long)c->rx_pos, seq, len, crc, rec_crc(r, len));
+                break;
+            }
+            c->rx_checked = c->rx_pos;
+        }
+        if (kind == BFO_SHM_REC_WRAP) {
+            c->rx_pos += c->ring - off;
+            c->rx_seq = seq;
+            continue;
+        }
+        if (c->poisoned) { /* the fault hook: it never came */
+            t->st[c->rail].dropped_rx++;
+            c->rx_pos += rec_size(len);
+            c->rx_seq = seq;
+            continue;
+        }
+        int rc = t->sink.frame(t->sink.ctx, c->peer, c->rail, r + REC_HDR, len, t->now);
+        if (rc == BFO_ERR_AGAIN) {
+            if (!c->stalled) {
+                c->stalled = 1;
+                t->nstalled++;
+                t->st[c->rail].backpressure++;
+            }
+            if (t->now - c->ka_at >= t->ka_ns) { /* alive, only stalled: the peer's rail_heard */
+                c->ka_at = t->now;
+                __atomic_store_n(c->rx_beat, ++c->beat, __ATOMIC_RELEASE);
+                t->st[c->rail].keepalives_tx++;
+            }
+            break;
+        }
+        if (c->stalled) {
+            c->stalled = 0;
+            t->nstalled--;
+        }
+        if (rc != BFO_OK && rc != BFO_ERR_STALE) {
+            const char *type = bfo_frag_name(r[REC_HDR]);
+            set_broken(t, c, 1, "engine rejected a frame (%s, %u bytes): %s", type ? type : "unknown type", len,
+                       bfo_errname(rc));
+            break;
+        }
+        c->rx_pos += rec_size(len);
+        c->rx_seq = seq;
+        t->st[c->rail].frames_rx++;
+        t->st[c->rail].bytes_rx += len;
+        n++;
+    }
+    if (c->rx_pos != c->rx_pub && !c->poisoned && c->seg) {
+        st_rel(c->rx_tail, c->rx_pos);
+        c->rx_pub = c->rx_pos;
+        wake_peer(t, c);
+    }
+    return n;
+}
+
+/* One connection's shared memory: acknowledgements, keepalives, frames,
+ * queued sends, reads.  No system call unless there is work. */
+static int conn_poll(bfo_shm *t, sconn *c)
+{
+    int n = 0;
+    if (swallowing(t, c)) {
+        if (c->seg && ld_acq(c->rx_head) != c->rx_pos && !c->broken)
+            n += rx_drain(t, c); /* counted, dropped */
+        return n;
+    }
+    if (__atomic_load_n(c->tx_tail, __ATOMIC_RELAXED) != c->tail_seen) {
+        take_tail(t, c);
+        n++;
+    }
+    if (__atomic_load_n(c->tx_beat, __ATOMIC_RELAXED) != c->beat_seen) {
+        c->beat_seen = __atomic_load_n(c->tx_beat, __ATOMIC_RELAXED);
+        heard(t, c);
+    }
+    if (!c->broken && c->state == CS_UP)
+        n += rx_drain(t, c);
+    if (!c->broken && c->state == CS_UP && c->unsent >= 0)
+        flush(t, c);
+    if (!c->broken && c->state == CS_UP && c->reads.head >= 0)
+        n += do_reads(t, c);
+    return n;
+}
+
+/* ----------------------------------------------------------- addresses */
+
+static void addr_make(const bfo_shm *t, int rail, bfo_addr *a)
+{
+    memset(a, 0, sizeof *a);
+    a->len = BFO_SHM_ADDR_SIZE;
+    bfo_put32(a->bytes, BFO_SHM_ADDR_MAGIC);
+    bfo_put16(a->bytes + 4, BFO_SHM_ADDR_VERSION);
+    bfo_put16(a->bytes + BFO_SHM_ADDR_OFF_RAIL, (uint16_t)rail);
+    bfo_put32(a->bytes + BFO_SHM_ADDR_OFF_RANK, (uint32_t)t->rank);
+    bfo_put32(a->bytes + BFO_SHM_ADDR_OFF_PID, (uint32_t)t->pid);
+    bfo_put64(a->bytes + BFO_SHM_ADDR_OFF_NONCE, t->nonce);
+    memcpy(a->bytes + BFO_SHM_ADDR_OFF_BOOT, t->boot, 16);
+    bfo_put64(a->bytes + BFO_SHM_ADDR_OFF_HOST, t->host_hash);
+    bfo_put64(a->bytes + BFO_SHM_ADDR_OFF_NS, t->ns_id);
+}
+
+/* The abstract unix socket name of (pid, nonce, rail). */
+static socklen_t sock_name(struct sockaddr_un *sa, uint32_t pid, uint64_t nonce, int rail)
+{
+    int n;
+    memset(sa, 0, sizeof *sa);
+    sa->sun_family = AF_UNIX;
+    n = snprintf(sa->sun_path + 1, sizeof sa->sun_path - 1, "bfo-shm.%u.%016llx.%d", pid,
+                 (unsigned long long)nonce, rail);
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+/* The peer's address of rail, checked: 0, or -1 with why (another host:
+ * *other_host = 1). */
+static int peer_addr(bfo_shm *t, const sconn *c, uint32_t *pid, uint64_t *nonce, int *other_host, char *why,
+                     size_t whylen)
+{
+    bfo_addr a;
+    const uint8_t *b = a.bytes;
+    *other_host = 0;
+    if (!t->sink.lookup || t->sink.lookup(t->sink.ctx, c->peer, c->rail, &a) != BFO_OK) {
+        snprintf(why, whylen, "no address published for it");
+        return -1;
+    }
+    if (a.len != BFO_SHM_ADDR_SIZE || bfo_get32(b) != BFO_SHM_ADDR_MAGIC ||
+        bfo_get16(b + 4) != BFO_SHM_ADDR_VERSION || bfo_get16(b + BFO_SHM_ADDR_OFF_RAIL) != (uint16_t)c->rail ||
+        bfo_get32(b + BFO_SHM_ADDR_OFF_RANK) != (uint32_t)c->peer) {
+        snprintf(why, whylen, "its address is not a shm address of this rail and rank");
+        return -1;
+    }
+    if (memcmp(b + BFO_SHM_ADDR_OFF_BOOT, t->boot, 16) != 0 || bfo_get64(b + BFO_SHM_ADDR_OFF_HOST) != t->host_hash) {
+        *other_host = 1;
+        snprintf(why, whylen, "the shm rail does not reach a peer on another host (%s differs)",
+                 memcmp(b + BFO_SHM_ADDR_OFF_BOOT, t->boot, 16) != 0 ? "boot id" : "host name");
+        return -1;
+    }
+    if (bfo_get64(b + BFO_SHM_ADDR_OFF_NS) != t->ns_id) {
+        *other_host = 1;
+        snprintf(why, whylen, "the shm rail does not reach a peer in another container (network or pid "
+                 "namespace differs)");
+        return -1;
+    }
+    *pid = bfo_get32(b + BFO_SHM_ADDR_OFF_PID);
+    *nonce = bfo_get64(b + BFO_SHM_ADDR_OFF_NONCE);
+    return 0;
+}
+
+/* ------------------------------------------------------------ the hello */
+
+static void put_hello(const bfo_shm *t, uint8_t *h, int kind, int rail, uint64_t gen)
+{
+    memset(h, 0, BFO_SHM_HELLO_SIZE);
+    bfo_put32(h, BFO_SHM_HELLO_MAGIC);
+    bfo_put16(h + 4, BFO_SHM_HELLO_VERSION);
+    bfo_put16(h + 6, (uint16_t)kind);
+    bfo_put32(h + 8, (uint32_t)t->rank);
+    bfo_put32(h + 12, (uint32_t)rail);
+    bfo_put32(h + 16, (uint32_t)t->size);
+    bfo_put32(h + 20, (uint32_t)t->pid);
+    bfo_put64(h + 24, t->job);
+    bfo_put64(h + 32, gen);
+    bfo_put64(h + 40, kind == BFO_SHM_HELLO ? (uint64_t)t->seg_len : 0);
+    bfo_put32(h + 48, kind == BFO_SHM_HELLO ? (uint32_t)t->ring : 0);
+    bfo_put32(h + 52, (uint32_t)t->max_frame);
+}
+
+/* Sends a hello with fds (SCM_RIGHTS); 0 or an errno. */
+static int send_hello(int fd, const uint8_t *h, const int *fds, int nfds)
+{
+    union {
+        struct cmsghdr c;
+        char buf[CMSG_SPACE(sizeof(int) * 2)];
+    } u;
+    struct iovec iov = { (void *)(uintptr_t)h, BFO_SHM_HELLO_SIZE };
+    struct msghdr mh;
+    struct cmsghdr *cm;
+    memset(&mh, 0, sizeof mh);
+    memset(&u, 0, sizeof u);
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = u.buf;
+    mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+    cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+    memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+    for (;;) {
+        ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n == BFO_SHM_HELLO_SIZE)
+            return 0;
+        if (n < 0 && errno == EINTR)
+            continue;
+        return n < 0 ? errno : EIO;
+    }
+}
+
+/* Receives one message and its fds: its length (0: EOF), or -1 (errno:
+ * EAGAIN when nothing waits).  Fds beyond max are closed; *nfds counts
+ * them all, *trunc says the control data was cut. */
+static ssize_t recv_msg(int fd, uint8_t *buf, size_t cap, int *fds, int max, int *nfds, int *trunc)
+{
+    union {
+        struct cmsghdr c;
+        char buf[CMSG_SPACE(sizeof(int) * 4)];
+    } u;
+    struct iovec iov = { buf, cap };
+    struct msghdr mh;
+    ssize_t n;
+    *nfds = 0;
+    *trunc = 0;
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = u.buf;
+    mh.msg_controllen = sizeof u.buf;
+    do
+        n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -1;
+    *trunc = (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) != 0;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+            continue;
+        int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (int j = 0; j < k; j++) {
+            int x;
+            memcpy(&x, CMSG_DATA(cm) + sizeof(int) * (size_t)j, sizeof x);
+            if (*nfds < max)
+                fds[*nfds] = x;
+            else
+                close(x);
+            (*nfds)++;
+        }
+    }
+    return n;
+}
+
+static void close_fds(int *fds, int n, int max)
+{
+    for (int i = 0; i < n && i < max; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+/* The fields every hello must have right: 0, or -1 with why. */
+static int hello_check(const bfo_shm *t, const uint8_t *h, ssize_t n, int kind, int rail, char *why, size_t whylen)
+{
+    uint32_t rank = bfo_get32(h + 8);
+    if (n != BFO_SHM_HELLO_SIZE || bfo_get32(h) != BFO_SHM_HELLO_MAGIC || bfo_get16(h + 6) != kind) {
+        snprintf(why, whylen, "not a hello (%zd bytes)", n);
+        return -1;
+    }
+    if (bfo_get16(h + 4) != BFO_SHM_HELLO_VERSION || bfo_get32(h + 16) != (uint32_t)t->size ||
+        bfo_get64(h + 24) != t->job) {
+        snprintf(why, whylen, "hello of another job or version");
+        return -1;
+    }
+    if (rank >= (uint32_t)t->size || rank == (uint32_t)t->rank) {
+        snprintf(why, whylen, "hello from rank %u", rank);
+        return -1;
+    }
+    if (bfo_get32(h + 12) != (uint32_t)rail) {
+        snprintf(why, whylen, "hello for rail %u on rail %d", bfo_get32(h + 12), rail);
+        return -1;
+    }
+    return 0;
+}
+
+static int peer_pid(int fd)
+{
+    struct ucred cr;
+    socklen_t l = sizeof cr;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) != 0)
+        return -1;
+    return (int)cr.pid;
+}
+
+/* ----------------------------------------------------------- connecting */
+
+/* The connection is up: the engine hears of it. */
+static void conn_up(bfo_shm *t, sconn *c)
+{
+    c->state = CS_UP;
+    c->reported = 1;
+    c->awaiting = 0;
+    up_add(t, c);
+    t->st[c->rail].connects++;
+    slog(t, 2, "peer %d rail %d: up (generation %llu, ring %zu bytes each way, peer pid %d)", c->peer, c->rail,
+         (unsigned long long)c->gen, c->ring, c->pid);
+    emit(t, c, BFO_EV_CONNECTED);
+}
+
+static void connect_failed(bfo_shm *t, sconn *c)
+{
+    c->awaiting = 0;
+    t->st[c->rail].connect_failures++;
+    emit(t, c, BFO_EV_CONNECT_FAILED);
+}
+
+static void dial(bfo_shm *t, sconn *c, uint32_t pid, uint64_t nonce)
+{
+    struct sockaddr_un sa;
+    socklen_t sl = sock_name(&sa, pid, nonce, c->rail);
+    struct epoll_event ev;
+    char why[200];
+    uint8_t h[BFO_SHM_HELLO_SIZE];
+    int fd, mfd, fds[2], rc;
+    uint8_t *seg;
+    if (t->drop[c->rail]) { /* the fault hook: the hello vanishes; the deadline fails it */
+        t->st[c->rail].dropped_tx++;
+        slog(t, 2, "peer %d rail %d: fault hook: no dial", c->peer, c->rail);
+        return;
+    }
+    fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sl) != 0) {
+        slog(t, 2, "peer %d rail %d: dialing %s: %s", c->peer, c->rail, sa.sun_path + 1, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        connect_failed(t, c);
+        return;
+    }
+    if (c->spare_fd >= 0) { /* reserved at open */
+        mfd = c->spare_fd;
+        c->spare_fd = -1;
+    } else if ((mfd = seg_create(t, c->peer, c->rail, why, sizeof why)) < 0) {
+        slog(t, 1, "peer %d rail %d: %s", c->peer, c->rail, why);
+        close(fd);
+        connect_failed(t, c);
+        return;
+    }
+    seg = (uint8_t *)mmap(NULL, t->seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    if (seg == MAP_FAILED) {
+        slog(t, 1, "peer %d rail %d: mmap of the segment: %s", c->peer, c->rail, strerror(errno));
+        close(mfd);
+        close(fd);
+        connect_failed(t, c);
+        return;
+    }
+    c->gen++;
+    bfo_put32(seg, BFO_SHM_SEG_MAGIC);
+    bfo_put32(seg + 4, BFO_SHM_SEG_VERSION);
+    bfo_put64(seg + 8, c->gen);
+    bfo_put64(seg + 16, t->job);
+    bfo_put32(seg + 24, (uint32_t)t->rank);
+    bfo_put32(seg + 28, (uint32_t)c->peer);
+    bfo_put32(seg + 32, (uint32_t)c->rail);
+    bfo_put32(seg + 36, (uint32_t)t->ring);
+    bfo_put64(seg + 40, (uint64_t)t->seg_len);
+    conn_attach(c, seg, t->seg_len, t->ring);
+    c->fd = fd;
+    c->state = CS_HELLO_WAIT;
+    c->pid = peer_pid(fd);
+    c->egen++;
+    c->deadline = t->now + t->o.connect_timeout_ns;
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.u64 = ev_data(EV_CONN, c->egen, (int)(c - t->conns));
+    if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        close(mfd);
+        set_broken(t, c, 0, "epoll: %s", strerror(errno));
+        return;
+    }
+    put_hello(t, h, BFO_SHM_HELLO, c->rail, c->gen);
+    fds[0] = mfd;
+    fds[1] = t->efd;
+    rc = send_hello(fd, h, fds, 2);
+    close(mfd); /* the mapping keeps the segment; the peer has its own fd */
+    if (rc)
+        set_broken(t, c, 0, "sending the hello: %s", strerror(rc));
+    else
+        slog(t, 3, "peer %d rail %d: hello sent (generation %llu, pid %d)", c->peer, c->rail,
+             (unsigned long long)c->gen, c->pid);
+}
+
+/* The acceptor's reply on a dialed connection. */
+static void hello_reply(bfo_shm *t, sconn *c)
+{
+    uint8_t h[BFO_SHM_HELLO_SIZE + 8];
+    int fds[4], nfds, trunc;
+    char why[128] = "";
+    ssize_t n = recv_msg(c->fd, h, sizeof h, fds, 4, &nfds, &trunc);
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            set_broken(t, c, 0, "waiting for the hello reply: %s", strerror(errno));
+        return;
+    }
+    if (n == 0) {
+        close_fds(fds, nfds, 4);
+        set_broken(t, c, 0, "the peer closed the connection before its hello reply");
+        return;
+    }
+    if (t->drop[c->rail]) { /* the fault hook: it never came */
+        close_fds(fds, nfds, 4);
+        t->st[c->rail].dropped_rx++;
+        return;
+    }
+    if (hello_check(t, h, n, BFO_SHM_HELLO_REPLY, c->rail, why, sizeof why) != 0 || trunc || nfds != 1 ||
+        bfo_get32(h + 8) != (uint32_t)c->peer || bfo_get64(h + 32) != c->gen) {
+        close_fds(fds, nfds, 4);
+        set_broken(t, c, 1, "hello reply: %s",
+                   *why ? why : nfds != 1 ? "not one eventfd with it" : "for another rank or generation");
+        return;
+    }
+    c->peer_efd = fds[0];
+    if (c->connect_req) { /* a connect() not handled yet: this connection answers it */
+        c->connect_req = 0;
+        t->nconnect_req--;
+    }
+    conn_up(t, c);
+}
+
+static void pend_close(bfo_shm *t, pend *p, const char *why)
+{
+    if (why) {
+        t->st[p->rail].hellos_rejected++;
+        t->st[p->rail].malformed++;
+        slog(t, 1, "rail %d: incoming connection dropped: %s", p->rail, why);
+    }
+    epoll_ctl(t->ep, EPOLL_CTL_DEL, p->fd, NULL);
+    close(p->fd);
+    p->fd = -1;
+}
+
+static void do_accept(bfo_shm *t, int rail)
+{
+    for (;;) {
+        int fd = accept4(t->lfd[rail], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), k;
+        struct epoll_event ev;
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                slog(t, 1, "rail %d: accept: %s", rail, strerror(errno));
+            return;
+        }
+        for (k = 0; k < t->npend && t->pend[k].fd >= 0; k++)
+            ;
+        if (k == t->npend) {
+            slog(t, 1, "rail %d: too many connections without a hello; refused", rail);
+            close(fd);
+            continue;
+        }
+        t->pend[k].fd = fd;
+        t->pend[k].rail = rail;
+        t->pend[k].egen++;
+        t->pend[k].deadline = t->now + t->o.connect_timeout_ns;
+        ev.events = EPOLLIN | EPOLLRDHUP;
+        ev.data.u64 = ev_data(EV_PEND, t->pend[k].egen, k);
+        if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            close(fd);
+            t->pend[k].fd = -1;
+        }
+    }
+}
+
+/* Maps the dialer's segment and checks it: the mapping, or NULL with why. */
+static uint8_t *seg_map(bfo_shm *t, int mfd, const uint8_t *h, int rank, int rail, size_t *ring_out, size_t *len_out,
+                        char *why, size_t whylen)
+{
+    uint64_t gen = bfo_get64(h + 32), seg_len = bfo_get64(h + 40);
+    size_t ring = bfo_get32(h + 48);
+    struct stat st;
+    int seals = fcntl(mfd, F_GET_SEALS);
+    uint8_t *seg;
+    if (ring < 2 * rec_size(t->max_frame) || ring > RING_MAX || (ring & (ring - 1)) ||
+        seg_len != BFO_SHM_SEG_HDR + 2 * (uint64_t)ring) {
+        snprintf(why, whylen, "a ring of %zu bytes (segment %llu) cannot carry this rank's frames of %zu bytes", ring,
+                 (unsigned long long)seg_len, t->max_frame);
+        return NULL;
+    }
+    if (fstat(mfd, &st) != 0 || (uint64_t)st.st_size < seg_len || seals < 0 || !(seals & F_SEAL_SHRINK)) {
+        snprintf(why, whylen, "the segment is not a sealed memfd of %llu bytes", (unsigned long long)seg_len);
+        return NULL;
+    }
+    seg = (uint8_t *)mmap(NULL, (size_t)seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    if (seg == MAP_FAILED) {
+        snprintf(why, whylen, "mmap of the segment: %s", strerror(errno));
+        return NULL;
+    }
+    if (bfo_get32(seg) != BFO_SHM_SEG_MAGIC || bfo_get32(seg + 4) != BFO_SHM_SEG_VERSION ||
+        bfo_get64(seg + 8) != gen || bfo_get64(seg + 16) != t->job || bfo_get32(seg + 24) != (uint32_t)rank ||
+        bfo_get32(seg + 28) != (uint32_t)t->rank || bfo_get32(seg + 32) != (uint32_t)rail ||
+        bfo_get32(seg + 36) != (uint32_t)ring || bfo_get64(seg + 40) != seg_len) {
+        munmap(seg, (size_t)seg_len);
+        snprintf(why, whylen, "the segment's header does not match the hello");
+        return NULL;
+    }
+    *ring_out = ring;
+    *len_out = (size_t)seg_len;
+    return seg;
+}
+
+/* An accepted connection's hello: it becomes the rail's connection.
+ * Returns 0 when it left the hello for later (before start). */
+static int pend_read(bfo_shm *t, pend *p)
+{
+    uint8_t h[BFO_SHM_HELLO_SIZE + 8], r[BFO_SHM_HELLO_SIZE];
+    int fds[4], nfds, trunc, rank, rc;
+    char why[200];
+    size_t ring, seg_len;
+    uint64_t gen;
+    uint8_t *seg;
+    sconn *c;
+    ssize_t n;
+    if (!t->started)
+        return 0; /* the job id is not known yet: read at a later scan */
+    n = recv_msg(p->fd, h, sizeof h, fds, 4, &nfds, &trunc);
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            pend_close(t, p, NULL);
+        return 1;
+    }
+    if (n == 0) {
+        close_fds(fds, nfds, 4);
+        pend_close(t, p, NULL);
+        return 1;
+    }
+    if (t->drop[p->rail]) { /* the fault hook: the hello never came */
+        close_fds(fds, nfds, 4);
+        t->st[p->rail].dropped_rx++;
+        pend_close(t, p, NULL);
+        return 1;
+    }
+    *why = 0;
+    rank = (int)bfo_get32(h + 8);
+    if (hello_check(t, h, n, BFO_SHM_HELLO, p->rail, why, sizeof why) != 0 || trunc || nfds != 2 ||
+        rank > t->rank) {
+        close_fds(fds, nfds, 4);
+        pend_close(t, p, *why ? why : rank > t->rank ? "hello from a higher rank (the lower rank dials)"
+                                                      : "not a segment and an eventfd with it");
+        return 1;
+    }
+    c = conn_of(t, rank, p->rail);
+    gen = bfo_get64(h + 32);
+    if (gen <= c->gen) {
+        /* a dial the peer gave up (read late, behind a newer one): refused,
+         * so it never replaces the newer connection */
+        t->st[p->rail].hellos_stale++;
+        slog(t, 2, "peer %d rail %d: a stale hello (generation %llu, %llu taken) refused", rank, p->rail,
+             (unsigned long long)gen, (unsigned long long)c->gen);
+        close_fds(fds, nfds, 4);
+        pend_close(t, p, NULL);
+        return 1;
+    }
+    seg = seg_map(t, fds[0], h, rank, p->rail, &ring, &seg_len, why, sizeof why);
+    close(fds[0]);
+    if (!seg) {
+        close(fds[1]);
+        pend_close(t, p, why);
+        return 1;
+    }
+    c->gen = gen;
+    int fd = p->fd, pid = peer_pid(fd);
+    epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL);
+    p->fd = -1;
+    if (c->connect_req) {
+        /* the engine's connect() not handled yet: this connection answers
+         * it; whatever the rail had before is over, as handle_connects
+         * would have it */
+        c->connect_req = 0;
+        t->nconnect_req--;
+        c->awaiting = 0;
+        if (c->fd >= 0 || c->seg || c->q.head >= 0 || c->reads.head >= 0)
+            conn_close(t, c, 0, "the engine reconnects", 0);
+    } else if (c->fd >= 0 || c->seg || c->q.head >= 0 || c->reads.head >= 0) {
+        conn_close(t, c, 0, "replaced by a newer connection", 1);
+    }
+    conn_reset(t, c);
+    c->egen++;
+    conn_attach(c, seg, seg_len, ring);
+    c->fd = fd;
+    c->peer_efd = fds[1];
+    c->pid = pid;
+    struct epoll_event ev;
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.u64 = ev_data(EV_CONN, c->egen, (int)(c - t->conns));
+    put_hello(t, r, BFO_SHM_HELLO_REPLY, c->rail, c->gen);
+    if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+        rc = errno;
+    else
+        rc = send_hello(fd, r, &t->efd, 1);
+    conn_up(t, c);
+    if (rc)
+        set_broken(t, c, 0, "sending the hello reply: %s", strerror(rc));
+    return 1;
+}
+
+/* A lifeline event: EOF is the peer gone (exited, or it dropped the rail). */
+static void lifeline(bfo_shm *t, sconn *c)
+{
+    uint8_t b[BFO_SHM_HELLO_SIZE + 8];
+    int fds[4], nfds, trunc;
+    ssize_t n = recv_msg(c->fd, b, sizeof b, fds, 4, &nfds, &trunc);
+    close_fds(fds, nfds, 4);
+    if (n == 0)
+        set_broken(t, c, 0, "the peer closed the lifeline (it exited, or dropped the rail)");
+    else if (n > 0)
+        set_broken(t, c, 1, "a message of %zd bytes on an established lifeline", n);
+    else if (errno != EAGAIN && errno != EWOULDBLOCK)
+        set_broken(t, c, 0, "lifeline: %s", strerror(errno));
+}
+
+static int shm_connect(void *ctx, int peer, int rail)
+{
+    bfo_shm *t = (bfo_shm *)ctx;
+    sconn *c;
+    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
+        return -1;
+    c = conn_of(t, peer, rail);
+    if (!c->connect_req)
+        t->nconnect_req++;
+    c->connect_req = 1;
+    return 0;
+}
+
+/* The engine mapped the rail out: dropped at the next progress, and what
+ * is in flight on it completes with ok=0 then. */
+static void shm_disconnect(void *ctx, int peer, int rail)
+{
+    bfo_shm *t = (bfo_shm *)ctx;
+    sconn *c;
+    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
+        return;
+    c = conn_of(t, peer, rail);
+    if ((c->fd >= 0 || c->seg) && !c->broken)
+        set_broken(t, c, 0, "the engine mapped the rail out");
+}
+
+/* connect() requests: whatever connection the rail had is over; dial, or
+ * wait for the peer to dial.  A peer on another host fails at once. */
+static void handle_connects(bfo_shm *t)
+{
+    for (int i = 0; t->nconnect_req > 0 && i < t->size * t->nrails; i++) {
+        sconn *c = &t->conns[i];
+        uint32_t pid = 0;
+        uint64_t nonce = 0;
+        int other = 0, bad;
+        char why[160];
+        if (!c->connect_req)
+            continue;
+        c->connect_req = 0;
+        t->nconnect_req--;
+        if (c->fd >= 0 && !c->reported && !c->broken && c->state != CS_UP) {
+            c->awaiting = 1; /* a dial the engine was not told about yet answers it */
+            continue;
+        }
+        c->awaiting = 0;
+        if (c->fd >= 0 || c->seg || c->q.head >= 0 || c->reads.head >= 0)
+            conn_close(t, c, 0, "the engine reconnects", 0);
+        c->awaiting = 1;
+        c->deadline = t->now + t->o.connect_timeout_ns;
+        bad = peer_addr(t, c, &pid, &nonce, &other, why, sizeof why);
+        if (bad && (other || c->dialer)) {
+            slog(t, other ? 1 : 2, "peer %d rail %d: %s", c->peer, c->rail, why);
+            connect_failed(t, c);
+            continue;
+        }
+        if (c->dialer)
+            dial(t, c, pid, nonce);
+    }
+}
+
+static void timeouts(bfo_shm *t)
+{
+    for (int i = 0; i < t->size * t->nrails; i++) {
+        sconn *c = &t->conns[i];
+        if (c->peer == t->rank || t->now < c->deadline || !(c->awaiting || c->state == CS_HELLO_WAIT))
+            continue;
+        if (c->fd >= 0 && c->state == CS_HELLO_WAIT) {
+            set_broken(t, c, 0, "no hello reply within the connect timeout");
+        } else if (c->fd < 0 && c->awaiting) {
+            slog(t, 2, "peer %d rail %d: %s", c->peer, c->rail,
+                 c->dialer ? "no connection within the connect timeout" : "the peer did not dial in time");
+            connect_failed(t, c);
+        }
+    }
+    for (int k = 0; k < t->npend; k++)
+        if (t->pend[k].fd >= 0 && t->now >= t->pend[k].deadline)
+            pend_close(t, &t->pend[k], t->started ? "no hello in time" : NULL);
+}
+
+/* The sockets: accepts, hellos, replies, lifelines.  One epoll_wait. */
+static int scan(bfo_shm *t)
+{
+    struct epoll_event evs[64];
+    int n, handled = 0;
+    t->last_scan = t->now;
+    t->scan_now = 0;
+    t->nscans++;
+    n = epoll_wait(t->ep, evs, 64, 0);
+    for (int k = 0; k < n; k++) {
+        uint64_t d = evs[k].data.u64;
+        int type = (int)(d >> 60), idx = (int)(uint32_t)d;
+        uint32_t gen = (uint32_t)(d >> 32) & 0x0fffffffu;
+        if (type == EV_LISTEN) {
+            do_accept(t, idx);
+        } else if (type == EV_PEND) {
+            if (t->pend[idx].fd >= 0 && (t->pend[idx].egen & 0x0fffffffu) == gen && !pend_read(t, &t->pend[idx]))
+                continue;
+        } else if (type == EV_CONN) {
+            sconn *c = &t->conns[idx];
+            if (c->fd < 0 || (c->egen & 0x0fffffffu) != gen || c->broken)
+                continue;
+            if (c->state == CS_HELLO_WAIT)
+                hello_reply(t, c);
+            else
+                lifeline(t, c);
+        }
+        handled++;
+        settle(t);
+    }
+    timeouts(t);
+    settle(t);
+    return handled;
+}
+
+/* ------------------------------------------------------------- progress */
+
+static void disarm(bfo_shm *t)
+{
+    for (int k = 0; k < t->nup; k++) {
+        sconn *c = &t->conns[t->up[k]];
+        __atomic_store_n(c->my_sleep, 0u, __ATOMIC_RELAXED);
+    }
+    t->armed = 0;
+}
+
+static int shm_progress(void *tv, uint64_t now)
+{
+    bfo_shm *t = (bfo_shm *)tv;
+    int n = 0;
+    t->now = now;
+    t->nprogress++;
+    if (t->armed) { /* back from a sleep: the sockets may have woken it */
+        disarm(t);
+        t->scan_now = 1;
+    }
+    settle(t);
+    for (int k = 0; k < t->nup; k++) {
+        sconn *c = &t->conns[t->up[k]];
+        if (!c->broken)
+            n += conn_poll(t, c);
+    }
+    settle(t);
+    if (t->scan_now || t->nconnect_req || now >= t->last_scan + t->o.scan_ns)
+        n += scan(t);
+    if (t->nconnect_req && t->started) {
+        handle_connects(t);
+        settle(t);
+    }
+    return n;
+}
+
+/* About to sleep: every connection says so in shared memory (the peer then
+ * rings the doorbell after its next publication), then looks once more for
+ * work that arrived before the flag was seen. */
+static int shm_wait_fds(void *tv, int *fds, int max)
+{
+    bfo_shm *t = (bfo_shm *)tv;
+    int work = 0;
+    settle(t);
+    if (t->failed.head >= 0 || (t->nconnect_req && t->started) || t->nbroken || max < 2)
+        return -1;
+    for (int k = 0; k < t->nup; k++)
+        if (t->conns[t->up[k]].reads.head >= 0)
+            return -1;
+    if (t->drain) { /* a wake-up from the last sleep may be left in the counter */
+        uint64_t v;
+        if (read(t->efd, &v, sizeof v) < 0 && errno != EAGAIN)
+            slog(t, 3, "doorbell: %s", strerror(errno));
+        t->drain = 0;
+    }
+    for (int k = 0; k < t->nup; k++)
+        __atomic_store_n(t->conns[t->up[k]].my_sleep, 1u, __ATOMIC_RELAXED);
+    fence_sc();
+    for (int k = 0; k < t->nup && !work; k++) {
+        sconn *c = &t->conns[t->up[k]];
+        if (c->poisoned)
+            continue;
+        if (!c->stalled && ld_acq(c->rx_head) != c->rx_pos)
+            work = 1;
+        else if (ld_acq(c->tx_tail) != c->tail_seen || __atomic_load_n(c->tx_beat, __ATOMIC_RELAXED) != c->beat_seen)
+            work = 1;
+        else if (c->unsent >= 0) {
+            size_t need = rec_size(t->ents[c->unsent].total), off = (size_t)(c->head & (c->ring - 1));
+            size_t pad = off + need > c->ring ? c->ring - off : 0;
+            if (c->head + pad + need - ld_acq(c->tx_tail) <= c->ring)
+                work = 1;
+        }
+    }
+    t->armed = 1;
+    t->drain = 1;
+    if (work) {
+        disarm(t);
+        return -1;
+    }
+    t->nsleeps++;
+    fds[0] = t->ep;
+    fds[1] = t->efd;
+    return 2;
+}
+
+/* ----------------------------------------------------------- the rest */
+
+static unsigned shm_rail_caps(void *ctx, int rail)
+{
+    const bfo_shm *t = (const bfo_shm *)ctx;
+    return rail >= 0 && rail < t->nrails && t->rdma_caps ? BFO_CAP_RDMA : 0;
+}
+
+static unsigned shm_rail_bw(void *ctx, int rail)
+{
+    const bfo_shm *t = (const bfo_shm *)ctx;
+    return rail >= 0 && rail < t->nrails ? t->bw[rail] : 0;
+}
+
+static void shm_backend(void *tv, bfo_backend *be)
+{
+    memset(be, 0, sizeof *be);
+    be->ctx = tv;
+    be->post_send = shm_post_send;
+    be->post_write = shm_post_write;
+    be->post_read = shm_post_read;
+    be->reg_mem = shm_reg_mem;
+    be->dereg_mem = shm_dereg_mem;
+    be->connect = shm_connect;
+    be->disconnect = shm_disconnect;
+    be->rail_caps = shm_rail_caps;
+    be->rail_bandwidth = shm_rail_bw;
+}
+
+static int shm_claims(const char *rail)
+{
+    return rail && !strncmp(rail, "shm", 3) && (rail[3] == 0 || rail[3] == ':');
+}
+
+static int shm_address(void *tv, int rail, bfo_addr *out)
+{
+    const bfo_shm *t = (const bfo_shm *)tv;
+    if (rail < 0 || rail >= t->nrails || !out)
+        return BFO_ERR_INVALID;
+    addr_make(t, rail, out);
+    return BFO_OK;
+}
+
+static int shm_start(void *tv, uint64_t job)
+{
+    bfo_shm *t = (bfo_shm *)tv;
+    t->job = job;
+    t->started = 1;
+    t->scan_now = 1; /* hellos that came before the job id */
+    slog(t, 2, "rank %d of %d, %d rail(s), job %016llx", t->rank, t->size, t->nrails, (unsigned long long)job);
+    return BFO_OK;
+}
+
+static void shm_fault(void *tv, int rail, int on)
+{
+    bfo_shm *t = (bfo_shm *)tv;
+    if (rail >= 0 && rail < t->nrails) {
+        t->drop[rail] = on != 0;
+        slog(t, 2, "rail %d: fault hook %s", rail, on ? "on (frames vanish)" : "off");
+    }
+}
+
+static void shm_stats(void *tv, int rail, bfo_rail_stats *out)
+{
+    const bfo_shm *t = (const bfo_shm *)tv;
+    if (rail >= 0 && rail < t->nrails)
+        *out = t->st[rail];
+    else
+        memset(out, 0, sizeof *out);
+}
+
+int bfo_shm_get_conn_info(const bfo_shm *t, int peer, int rail, bfo_shm_conn_info *o)
+{
+    const sconn *c;
+    if (!t || !o || peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
+        return BFO_ERR_INVALID;
+    c = &t->conns[peer * t->nrails + rail];
+    memset(o, 0, sizeof *o);
+    o->state = c->state;
+    o->generation = c->gen;
+    o->pid = c->pid;
+    o->ring_bytes = c->ring;
+    o->tx_head = c->head;
+    o->tx_tail = c->tail_seen;
+    o->rx_head = c->seg ? ld_acq(c->rx_head) : 0;
+    o->rx_tail = c->rx_pos;
+    o->queued = el_count(t, c->unsent);
+    o->in_flight = el_count(t, c->q.head) - o->queued;
+    o->reads = el_count(t, c->reads.head);
+    o->stalled = c->stalled;
+    o->poisoned = c->poisoned;
+    o->sleeping = c->seg ? (int)__atomic_load_n(c->my_sleep, __ATOMIC_RELAXED) : 0;
+    o->peer_sleeping = c->seg ? (int)__atomic_load_n(c->peer_sleep, __ATOMIC_RELAXED) : 0;
+    o->wakeups = c->wakes;
+    return BFO_OK;
+}
+
+static void shm_dump(void *tv, FILE *f)
+{
+    const bfo_shm *t = (const bfo_shm *)tv;
+    static const char *const states[] = { "none", "hello-sent", "up" };
+    for (int i = 0; i < t->size * t->nrails; i++) {
+        const sconn *c = &t->conns[i];
+        bfo_shm_conn_info in;
+        if (c->peer == t->rank)
+            continue;
+        bfo_shm_get_conn_info(t, c->peer, c->rail, &in);
+        fprintf(f,
+                "bfo-shm[%d]: peer %d rail %d: %s generation %llu pid %d%s%s%s; tx head %llu tail %llu "
+                "(in flight %d, queued %d); rx head %llu tail %llu%s; reads %d; sleeping me %d peer %d; "
+                "wake-ups sent %llu\n",
+                t->rank, c->peer, c->rail, states[c->state], (unsigned long long)c->gen, c->pid,
+                c->awaiting ? ", engine waits" : "", c->broken ? ", broken" : "", c->poisoned ? ", poisoned" : "",
+                (unsigned long long)in.tx_head, (unsigned long long)in.tx_tail, in.in_flight, in.queued,
+                (unsigned long long)in.rx_head, (unsigned long long)in.rx_tail, c->stalled ? " (stalled)" : "",
+                in.reads, in.sleeping, in.peer_sleeping, (unsigned long long)c->wakes);
+    }
+    fprintf(f, "bfo-shm[%d]: %d connection(s) up, %d stalled, %d connect request(s); progress calls %llu, "
+            "socket scans %llu, sleeps %llu; ring %zu bytes each way\n",
+            t->rank, t->nup, t->nstalled, t->nconnect_req, (unsigned long long)t->nprogress,
+            (unsigned long long)t->nscans, (unsigned long long)t->nsleeps, t->ring);
+}
+
+void bfo_shm_test_corrupt_next(bfo_shm *t, int rail)
+{
+    if (t && rail >= 0 && rail < t->nrails)
+        t->corrupt[rail] = 1;
+}
+
+void bfo_shm_test_refuse_attach(bfo_shm *t, int rail)
+{
+    if (t && rail >= 0 && rail < t->nrails)
+        t->refuse[rail] = 1;
+}
+
+static void shm_fini(void *tv)
+{
+    bfo_shm *t = (bfo_shm *)tv;
+    if (!t)
+        return;
+    if (t->conns_ready)
+        for (int i = 0; i < t->size * t->nrails; i++) {
+            sconn *c = &t->conns[i];
+            if (c->fd >= 0)
+                close(c->fd);
+            if (c->peer_efd >= 0)
+                close(c->peer_efd);
+            if (c->spare_fd >= 0)
+                close(c->spare_fd);
+            if (c->seg)
+                munmap(c->seg, c->seg_len);
+        }
+    if (t->pend)
+        for (int k = 0; k < t->npend; k++)
+            if (t->pend[k].fd >= 0)
+                close(t->pend[k].fd);
+    for (int r = 0; r < BFO_MAX_RAILS; r++)
+        if (t->lfd[r] >= 0)
+            close(t->lfd[r]);
+    if (t->ep >= 0)
+        close(t->ep);
+    if (t->efd >= 0)
+        close(t->efd);
+    free(t->conns);
+    free(t->up);
+    free(t->ents);
+    free(t->pend);
+    free(t);
+}
+
+/* ----------------------------------------------------------------- open */
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* This host as a peer tells it: boot id, host name, namespaces. */
+static void host_identity(bfo_shm *t)
+{
+    char buf[64], host[256];
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    struct stat st;
+    int k = 0;
+    memset(t->boot, 0, sizeof t->boot);
+    if (f) {
+        if (fgets(buf, sizeof buf, f))
+            for (const char *p = buf; *p && k < 32; p++) {
+                int v = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+                if (v < 0)
+                    continue;
+                t->boot[k / 2] = (uint8_t)(t->boot[k / 2] | (v << (k % 2 ? 0 : 4)));
+                k++;
+            }
+        fclose(f);
+    }
+    if (k != 32)
+        slog(t, 2, "no boot id (/proc/sys/kernel/random/boot_id): the host name alone tells hosts apart");
+    memset(host, 0, sizeof host);
+    gethostname(host, sizeof host - 1);
+    t->host_hash = 0xcbf29ce484222325ull;
+    for (const char *p = host; *p; p++)
+        t->host_hash = (t->host_hash ^ (uint8_t)*p) * 0x100000001b3ull;
+    t->ns_id = 0;
+    if (stat("/proc/self/ns/net", &st) == 0)
+        t->ns_id = mix64((uint64_t)st.st_ino);
+    if (stat("/proc/self/ns/pid", &st) == 0)
+        t->ns_id ^= (uint64_t)st.st_ino;
+}
+
+/* 1 when this process may read its peers' memory (process_vm_readv needs
+ * ptrace access): Yama's ptrace_scope 0, or CAP_SYS_PTRACE under 1 and 2. */
+static int can_attach(int *scope_out)
+{
+    char line[256];
+    int scope = 0;
+    unsigned long long cap = 0;
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+    if (f) {
+        if (fscanf(f, "%d", &scope) != 1)
+            scope = 0;
+        fclose(f);
+    }
+    *scope_out = scope;
+    if (scope <= 0)
+        return 1;
+    if (scope >= 3)
+        return 0;
+    f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "CapEff:", 7))
+            cap = strtoull(line + 7, NULL, 16);
+    fclose(f);
+    return (int)((cap >> 19) & 1); /* CAP_SYS_PTRACE */
+}
+
+static int shm_open_rails(void **out, const bfo_transport_args *a)
+{
+    bfo_shm *t;
+    bfo_config d;
+    const bfo_shm_options *opt = a ? (const bfo_shm_options *)a->opt : NULL;
+    int rc = BFO_ERR_INVALID;
+    size_t rec;
+    *out = NULL;
+    if (!a || !a->cfg || !a->sink || !a->sink->completion || !a->sink->frame || !a->sink->rail_event ||
+        a->size < 1 || a->rank < 0 || a->rank >= a->size || a->nrails < 1 || a->nrails > BFO_MAX_RAILS)
+        return BFO_ERR_INVALID;
+    t = (bfo_shm *)calloc(1, sizeof *t);
+    if (!t)
+        return BFO_ERR_NO_MEMORY;
+    t->ep = t->efd = -1;
+    for (int r = 0; r < BFO_MAX_RAILS; r++)
+        t->lfd[r] = -1;
+    if (opt)
+        t->o = *opt;
+    t->rank = a->rank;
+    t->size = a->size;
+    t->nrails = a->nrails;
+    t->log = a->log_level ? a->log_level : 1;
+    t->sink = *a->sink;
+    t->pid = (int)getpid();
+    for (int r = 0; r < t->nrails; r++) {
+        if (a->rails && !shm_claims(a->rails[r])) {
+            slog(t, 1, "rail %d: \"%s\" is not a shm rail (shm or shm:LABEL)", r, a->rails[r]);
+            goto fail;
+        }
+        t->bw[r] = a->bandwidth && a->bandwidth[r] ? a->bandwidth[r] : t->o.rail_bandwidth[r];
+    }
+    if (!t->o.connect_timeout_ns)
+        t->o.connect_timeout_ns = 1000000000ull;
+    if (!t->o.scan_ns)
+        t->o.scan_ns = 100000ull;
+    if (!t->o.read_chunk)
+        t->o.read_chunk = CHUNK_DEFAULT;
+    d = *a->cfg;
+    bfo__config_defaults(&d);
+    t->rdma_caps = d.rdma != BFO_RDMA_PUT;
+    if (t->rdma_caps) {
+        int scope;
+        if (!can_attach(&scope)) {
+            t->rdma_caps = 0;
+            slog(t, 2, "kernel.yama.ptrace_scope is %d and this process lacks CAP_SYS_PTRACE: no "
+                 "process_vm_readv, so no RDMA GET on shm rails (the engine copies)", scope);
+        }
+    }
+    t->max_frame = BFO_MAX_HDR_SIZE + (d.eager_limit > d.frag_size ? d.eager_limit : d.frag_size);
+    t->nents = d.max_ops + 16;
+    t->ka_ns = d.probe_timeout_ns / 4;
+    if (t->ka_ns > 10000000ull || t->ka_ns == 0)
+        t->ka_ns = 10000000ull;
+    rec = rec_size(t->max_frame);
+    if (rec > RING_MAX / 4 || (t->o.ring_bytes && t->o.ring_bytes > RING_MAX)) {
+        slog(t, 1, "a ring above %u bytes, or frames of %zu bytes, are not supported", RING_MAX, t->max_frame);
+        goto fail;
+    }
+    t->ring = REC_ALIGN;
+    while (t->ring < (t->o.ring_bytes ? t->o.ring_bytes : RING_DEFAULT) || t->ring < 4 * rec)
+        t->ring <<= 1;
+    t->seg_len = BFO_SHM_SEG_HDR + 2 * t->ring;
+    crc_init();
+    host_identity(t);
+    t->nonce = mix64(shm_now() ^ ((uint64_t)t->pid << 32) ^ (uint64_t)(uintptr_t)t);
+
+    rc = BFO_SHM_ERR_SOCKET;
+    t->ep = epoll_create1(EPOLL_CLOEXEC);
+    t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (t->ep < 0 || t->efd < 0) {
+        slog(t, 1, "epoll or eventfd: %s", strerror(errno));
+        goto fail;
+    }
+    for (int r = 0; r < t->nrails; r++) {
+        struct sockaddr_un sa;
+        socklen_t sl = sock_name(&sa, (uint32_t)t->pid, t->nonce, r);
+        struct epoll_event ev;
+        t->lfd[r] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (t->lfd[r] < 0 || bind(t->lfd[r], (struct sockaddr *)&sa, sl) != 0 || listen(t->lfd[r], 128) != 0) {
+            slog(t, 1, "rail %d: cannot listen on @%s: %s", r, sa.sun_path + 1, strerror(errno));
+            goto fail;
+        }
+        ev.events = EPOLLIN;
+        ev.data.u64 = ev_data(EV_LISTEN, 0, r);
+        if (epoll_ctl(t->ep, EPOLL_CTL_ADD, t->lfd[r], &ev) != 0)
+            goto fail;
+    }
+
+    rc = BFO_ERR_NO_MEMORY;
+    t->conns = (sconn *)calloc((size_t)t->size * (size_t)t->nrails, sizeof *t->conns);
+    t->up = (int *)calloc((size_t)t->size * (size_t)t->nrails, sizeof *t->up);
+    t->ents = (ent *)calloc((size_t)t->nents, sizeof *t->ents);
+    t->npend = 4 * t->size * t->nrails + 8;
+    t->pend = (pend *)calloc((size_t)t->npend, sizeof *t->pend);
+    if (!t->conns || !t->up || !t->ents || !t->pend)
+        goto fail;
+    for (int i = 0; i < t->nents; i++)
+        t->ents[i].next = i + 1 < t->nents ? i + 1 : -1;
+    t->ent_free = 0;
+    t->failed.head = t->failed.tail = -1;
+    for (int k = 0; k < t->npend; k++)
+        t->pend[k].fd = -1;
+    for (int p = 0; p < t->size; p++)
+        for (int r = 0; r < t->nrails; r++) {
+            sconn *c = conn_of(t, p, r);
+            c->up_idx = -1;
+            conn_reset(t, c);
+            c->peer = p;
+            c->rail = r;
+            c->dialer = t->rank < p;
+            c->spare_fd = -1;
+        }
+    t->conns_ready = 1;
+
+    /* the segments this rank will dial with, reserved now: a host short of
+     * memory fails here, with a message, not later */
+    rc = BFO_SHM_ERR_SEGMENT;
+    for (int p = t->rank + 1; p < t->size; p++)
+        for (int r = 0; r < t->nrails; r++) {
+            char why[200];
+            sconn *c = conn_of(t, p, r);
+            c->spare_fd = seg_create(t, p, r, why, sizeof why);
+            if (c->spare_fd < 0) {
+                slog(t, 1, "the ring segment for peer %d rail %d: %s", p, r, why);
+                goto fail;
+            }
+        }
+    t->now = shm_now();
+    t->last_scan = t->now;
+    slog(t, 2, "open: %d rail(s), ring %zu bytes each way (frames up to %zu bytes), %d descriptors, "
+         "%d segment(s) of %zu bytes reserved", t->nrails, t->ring, t->max_frame, t->nents,
+         (t->size - 1 - t->rank) * t->nrails, t->seg_len);
+    *out = t;
+    return BFO_OK;
+fail:
+    shm_fini(t);
+    return rc;
+}
+
+static const char *shm_errname(int rc)
+{
+    return rc == BFO_SHM_ERR_SOCKET ? "BFO_SHM_ERR_SOCKET" : rc == BFO_SHM_ERR_SEGMENT ? "BFO_SHM_ERR_SEGMENT" : NULL;
+}
+
+const bfo_transport_ops bfo_shm_transport = {
+    "shm",
+    shm_claims,
+    shm_open_rails,
+    shm_address,
+    shm_start,
+    shm_backend,
+    shm_progress,
+    shm_wait_fds,
+    shm_fault,
+    shm_stats,
+    shm_dump,
+    shm_fini,
+    shm_errname,
+};

@@ -1,0 +1,335 @@
+/* bfo_shm.h - the shared-memory transport: bfo rails between ranks on one host.
+ *
+ * Part of bfo (see bfo.h).  A transport under bfo_net (bfo_transport.h):
+ * one row of its table, `bfo_shm_transport`.  A rail is named `shm` or
+ * `shm:LABEL` (several shm rails to a peer are independent connections,
+ * each with its own segment).  There is one connection per (peer, rail): a
+ * shared segment holding a ring of frames each way, an eventfd doorbell per
+ * rank, and a unix socket that stays open as the connection's lifeline.
+ * No threads; everything happens in progress().
+ *
+ * ---------------------------------------------------------------------------
+ * USE (through the table, as bfo_net does)
+ *   bfo_shm_options o = {0};             // zero: every default
+ *   bfo_transport_args a = { rank, size, nrails, rails, bw, &cfg, &sink, &o, 1 };
+ *   void *t;  bfo_shm_transport.open(&t, &a);
+ *   bfo_shm_transport.address(t, r, &addr);   // publish, for every rail
+ *   bfo_shm_transport.start(t, job);           // every address published
+ *   bfo_shm_transport.backend(t, &be);         // the engine's backend rows
+ *   loop: bfo_shm_transport.progress(t, now);
+ *         n = bfo_shm_transport.wait_fds(t, fds, max);   // before poll()
+ *   bfo_shm_transport.fini(t);
+ * cfg is the engine's configuration: max_ops sizes the descriptor pool,
+ * eager_limit and frag_size the largest frame (and so the smallest ring),
+ * probe_timeout the stall keepalive, rdma the capabilities.  The sink
+ * needs completion, frame, rail_event and lookup (without lookup no
+ * connection can be made); heard may be NULL.  One thread drives it.
+ *
+ * OPTIONS (bfo_shm_options; zero means the default)
+ *   ring_bytes            ring per direction of a connection, rounded up to
+ *                         a power of two (default 1 MiB, and at least four
+ *                         records of the largest frame)
+ *   read_chunk            bytes process_vm_readv moves per connection per
+ *                         progress call (default 1 MiB)
+ *   connect_timeout_ns    hello exchange, or how long the accepting side
+ *                         waits for the peer to dial (default 1 s)
+ *   scan_ns               how often a busy progress looks at the sockets:
+ *                         accepts, hellos, lifelines, deadlines (default
+ *                         100 us; at once after a sleep and while connect()
+ *                         requests wait)
+ *   rail_bandwidth[]      MB/s per rail when args->bandwidth gives none
+ *                         (default 0: equal striping weights)
+ *   The log level is args->log_level: -1 silent, 1 errors and lost
+ *   connections (default), 2 connections, 3 debug; lines on stderr begin
+ *   "bfo-shm[RANK]:".
+ *
+ * ERRORS (open): BFO_OK, BFO_ERR_INVALID (bad arguments, a rail that is not
+ *   shm), BFO_ERR_NO_MEMORY, BFO_SHM_ERR_SOCKET (a socket, epoll or eventfd
+ *   call failed), BFO_SHM_ERR_SEGMENT (a ring segment could not be made or
+ *   reserved; the log says why).  bfo_shm_errname() names them.
+ *
+ * ---------------------------------------------------------------------------
+ * GUARANTEES (bfo_backend.h) AND HOW THEY ARE KEPT
+ *   1. ok only when the peer's engine has it: every record the receiver
+ *      offers the engine is counted in the ring's consumed counter (tail)
+ *      only once the engine took it (sink->frame returned anything but
+ *      BFO_ERR_AGAIN); the receiver publishes the tail in shared memory at
+ *      the end of each progress that took frames.  The sender completes a
+ *      send with ok=1 only when the tail it reads has passed the send's
+ *      record, and reports sink->heard when the tail moves.  Writing into
+ *      the ring is not delivery.
+ *   2, 3. When a connection ends (its lifeline reports EOF or an error, a
+ *      slot fails its checks, a read fails, the engine disconnects or
+ *      reconnects, a newer connection replaces it), the sends the peer's
+ *      engine already took complete ok=1 (the tail read one last time),
+ *      then RAIL_ERROR is reported for (peer, rail) (CONNECT_FAILED when
+ *      the engine was waiting for the connection instead), then every send
+ *      and read still in flight completes with ok=0.  A post while the rail
+ *      has no connection completes with ok=0 from the next progress.
+ *   4. One ring per direction, read in order: frames stay in order.
+ *
+ * THE RING.  Records follow each other in a byte ring, 64-byte aligned;
+ *   positions are 64-bit byte counts that only grow (head: written by the
+ *   sender; tail: consumed by the receiver), the offset is the position
+ *   modulo the ring.  A record that would cross the ring's end is preceded
+ *   by a WRAP record that fills the rest of it.  Every record carries its
+ *   sequence number (from 1, per connection and direction, WRAP records
+ *   included), the low 16 bits of the segment generation, and a CRC32C
+ *   over its header and frame.  The receiver checks each record before
+ *   the engine sees it: sequence, generation, kind, length (at most the
+ *   largest frame, inside the ring, below the head) and checksum; any
+ *   mismatch is corruption: the connection is dropped (counted:
+ *   malformed), the rail fails, and nothing of the record reaches the
+ *   engine.  The head and tail the peer publishes are checked too (inside
+ *   the ring, never backwards).  The engine reads a frame where it lies in
+ *   the ring (no copy on receive); the sender copies it in (one copy).
+ *
+ * BACK-PRESSURE.  sink->frame returning BFO_ERR_AGAIN: the record stays,
+ *   the tail does not move past it, and the same record is offered again
+ *   at every later progress (its checks are not run again).  Meanwhile the
+ *   stalled side bumps a beat counter in shared memory at least every
+ *   probe_timeout / 4 (at most 10 ms apart; counted: keepalives_tx), and
+ *   the sender reports sink->heard when it moves, so the engine's probe,
+ *   queued behind the stalled frames, does not time out while the peer is
+ *   alive.  A full ring is not an error either: sends wait in the sender's
+ *   queue (descriptors from the pool) and are written, in order, when the
+ *   tail frees room (at progress, or at the next post).
+ *
+ * CONNECTIONS.  Every rank listens on one abstract unix socket per rail
+ *   (SOCK_SEQPACKET), named "bfo-shm.PID.NONCE.RAIL" from its published
+ *   address.  The engine calls connect(peer, rail) on both sides; the
+ *   lower rank dials, the higher rank accepts (as TCP).  Either side first
+ *   looks the peer's address up (sink->lookup) and compares host identities
+ *   (boot id, host name, network and pid namespaces): a peer on another
+ *   host, or in another container, gets CONNECT_FAILED at once, with the
+ *   log line "the shm rail does not reach a peer on another host (...)".
+ *   The dialer maps a fresh segment, writes its header (generation, job,
+ *   both ranks, rail, sizes) and sends a HELLO (rank, rail, size, pid, job,
+ *   generation, sizes) with the segment's memfd and its doorbell eventfd
+ *   (SCM_RIGHTS).  The acceptor checks the hello, refuses a generation not
+ *   above the last it took from that peer (a dial the peer gave up, read
+ *   late: counted hellos_stale), checks that the memfd is sealed against
+ *   shrinking and large enough, maps it, checks its header against the
+ *   hello, and answers with a HELLO_REPLY carrying its own doorbell; it
+ *   reports CONNECTED then, the dialer when the reply arrives.  A hello
+ *   that fails a check closes the socket (counted: hellos_rejected).  The
+ *   peer's pid for process_vm_readv comes from SO_PEERCRED.  The socket
+ *   then stays open, silent, as the lifeline: EOF or an error on it means
+ *   the peer process died or dropped the connection, and the rail fails at
+ *   once (no timeout).  connect() while connected closes the connection
+ *   (RAIL_ERROR is not reported: the engine asked) and starts afresh;
+ *   disconnect() drops it at the next progress.  A new connection for a
+ *   (peer, rail) replaces the old one (RAIL_ERROR for the old first).
+ *   CONNECT_FAILED: no address, another host, refused, or no reply within
+ *   connect_timeout.
+ *
+ * GENERATIONS.  Every connection has a segment of its own (a fresh memfd)
+ *   and a generation number, the dialer's count of its dials to that
+ *   (peer, rail), from 1: in the segment header and in both hellos, checked
+ *   by both sides, and in every record.  A re-admitted rail never reads
+ *   stale slots: the old segment is unmapped by both sides, and a writer
+ *   that has not noticed the end yet writes into memory nobody reads.
+ *
+ * WAKE-UP.  Each rank has one eventfd (its doorbell), given to every peer
+ *   in the hellos.  wait_fds(t, fds, max) (max >= 2) sets this side's
+ *   sleeping flag in every connection's segment, then (after a full
+ *   fence) looks once more for work: frames, a moved tail or beat, room for
+ *   a queued send; if there is any, or reads are under way, or posts wait
+ *   to fail, or connect() requests wait, it clears the flags and returns
+ *   -1.  Otherwise it returns 2 fds: the epoll set of the sockets and the
+ *   doorbell.  A side that publishes a head (frames) or a tail (room and
+ *   completions) then reads the peer's flag (after a full fence) and writes
+ *   the peer's doorbell only when the flag is set, clearing it: one write
+ *   per sleep, none while the peer polls.  The next progress clears this
+ *   side's flags and looks at the sockets; the next wait_fds drains the
+ *   doorbell (one read).  A progress that finds nothing to do makes no
+ *   system call, except one epoll_wait per scan_ns.
+ *
+ * LARGE MESSAGES (cross-memory attach, GET only).  rail_caps is
+ *   BFO_CAP_RDMA unless cfg->rdma is BFO_RDMA_PUT, or this process may not
+ *   read its peers' memory (Yama's kernel.yama.ptrace_scope is 3, or 1 or 2
+ *   without CAP_SYS_PTRACE: found at open, said at log level 2); then 0
+ *   and the engine copies.  reg_mem gives *raddr = the buffer's address, *rkey = 0;
+ *   dereg_mem does nothing.  post_read(peer, rail, local, len, raddr, ...)
+ *   queues a read of the peer's virtual memory; progress moves it with
+ *   process_vm_readv against the peer's pid, at most read_chunk bytes per
+ *   connection per call (so one huge read does not starve the other
+ *   rails), going on where the last call stopped, and completes it ok=1
+ *   when every byte is in place.  A failed read (EPERM, ESRCH, EFAULT, or
+ *   no progress at all) completes the read with ok=0 and fails the rail.
+ *   post_write returns -1 (not supported: a late write into a buffer
+ *   already handed back to its owner could not be revoked).  Read bytes
+ *   are counted in bytes_tx (as verbs counts its RDMA bytes).  The peer's
+ *   buffer stays readable after its dereg_mem (a read cannot be revoked,
+ *   only its result ignored): the engine reads only while the sender's
+ *   request waits for the reader's FIN, so that does not matter to it.
+ *
+ * FAULTS.  The peer dies: its lifeline reports EOF, the rail fails at once.
+ *   A slot corrupted: caught by its checksum (bfo_shm_test_corrupt_next
+ *   flips a byte of the next record written, after its checksum), the
+ *   connection is dropped.  Attach refused: bfo_shm_test_refuse_attach
+ *   makes the next read on the rail fail as EPERM would.  fault(t, rail, 1)
+ *   (the generic hook): every frame on the rail, out or in, vanishes
+ *   silently from then on, as a cut cable would: nothing is written, what
+ *   arrives is dropped unread (counted dropped_tx, dropped_rx), no tail,
+ *   no beat, no heard, no read; the connection stays silent until it is
+ *   replaced (the engine's probe times out, it disconnects), and no new
+ *   connection can be made on the rail while the hook is on (dials vanish,
+ *   hellos are dropped).  Each fault fails the rail; the engine fails over
+ *   to its other rails, and its reconnect re-admits the rail with a new
+ *   segment generation.
+ *
+ * MEMORY.  At open: the descriptor pool (cfg->max_ops + 16: a post never
+ *   finds it empty), the connection table, and one segment per (peer,
+ *   rail) this rank will dial (the higher ranks): a memfd of
+ *   4 KiB + 2 x ring_bytes with every page reserved by fallocate, so that
+ *   a host short of shared memory fails open() with a message, not a
+ *   process with SIGBUS later; the memfd is sealed (no shrinking, no
+ *   growing) before the peer sees it.  A reconnect makes a fresh segment
+ *   the same way (its failure is a CONNECT_FAILED, logged).  Nothing is
+ *   allocated per message: sends are copied straight from the engine's
+ *   iov into the ring, frames are read where they lie.
+ *
+ * WIRE
+ *   Address (bfo_addr, 56 bytes, little-endian): u32 magic
+ *     BFO_SHM_ADDR_MAGIC, u16 version, u16 rail, u32 rank, u32 pid,
+ *     u64 nonce, 16 bytes boot id, u64 FNV-1a of the host name, u64
+ *     namespaces (BFO_SHM_ADDR_OFF_*).
+ *   Hello (64 bytes, SOCK_SEQPACKET): u32 magic BFO_SHM_HELLO_MAGIC,
+ *     u16 version, u16 kind (HELLO, HELLO_REPLY), u32 rank, u32 rail,
+ *     u32 size, u32 pid, u64 job, u64 generation, u64 segment bytes and
+ *     u32 ring bytes (HELLO; 0 in the reply), u32 largest frame, 8 bytes
+ *     zero.
+ *     HELLO carries the memfd and the dialer's doorbell, HELLO_REPLY the
+ *     acceptor's doorbell.
+ *   Segment: 4 KiB of header and control lines, then ring 0 (dialer to
+ *     acceptor) and ring 1 (acceptor to dialer), ring_bytes each.
+ *       0    u32 magic BFO_SHM_SEG_MAGIC, u32 version, u64 generation,
+ *            u64 job, u32 dialer rank, u32 acceptor rank, u32 rail,
+ *            u32 ring bytes, u64 segment bytes
+ *       64   ring 0 head (its writer's line)
+ *       128  ring 0 tail, beat (its reader's line)
+ *       192  ring 1 head
+ *       256  ring 1 tail, beat
+ *       320  the dialer's sleeping flag (u32)
+ *       384  the acceptor's sleeping flag (u32)
+ *     Head and tail are u64 byte positions, stored with release and
+ *     loaded with acquire semantics (native byte order: one host).
+ *   Record (BFO_SHM_REC_HDR + frame, padded to BFO_SHM_REC_ALIGN): u32
+ *     sequence, u32 frame length (0 for WRAP), u16 kind (DATA, WRAP), u16
+ *     generation & 0xffff, u32 CRC32C of the 12 bytes before it and the
+ *     frame.
+ */
+#ifndef BFO_SHM_H
+#define BFO_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bfo_engine.h"
+#include "bfo_transport.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The transport's row for bfo_net's table (bfo_transport.h): claims shm and
+ * shm:LABEL; opt is a bfo_shm_options. */
+extern const bfo_transport_ops bfo_shm_transport;
+
+#define BFO_SHM_ERR_SOCKET (-120)  /* a socket, epoll or eventfd call failed at open */
+#define BFO_SHM_ERR_SEGMENT (-121) /* a ring segment could not be made or reserved */
+
+/* Options (bfo_transport_args.opt; zero means the default). */
+typedef struct bfo_shm_options {
+    size_t ring_bytes;            /* bytes of ring per direction of a connection, rounded
+                                   * up to a power of two (default 1 MiB; at least four
+                                   * of the largest records) */
+    size_t read_chunk;            /* process_vm_readv bytes per connection per progress
+                                   * call (default 1 MiB) */
+    uint64_t connect_timeout_ns;  /* hello exchange, or how long the accepting side
+                                   * waits for the peer to dial (default 1 s) */
+    uint64_t scan_ns;             /* a busy progress looks at the sockets (accepts,
+                                   * hellos, lifelines, deadlines) this often
+                                   * (default 100 us) */
+    unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s per rail when the args give none
+                                   * (default 0: equal weights) */
+} bfo_shm_options;
+
+/* What open() returns (through its void **). */
+typedef struct bfo_shm bfo_shm;
+
+/* ------------------------------------------------------------ the wire */
+
+/* A published address (bfo_addr, BFO_SHM_ADDR_SIZE bytes, little-endian). */
+#define BFO_SHM_ADDR_MAGIC 0x41534642u /* "BFSA" */
+#define BFO_SHM_ADDR_VERSION 1
+#define BFO_SHM_ADDR_SIZE 56
+#define BFO_SHM_ADDR_OFF_RAIL 6    /* u16 */
+#define BFO_SHM_ADDR_OFF_RANK 8    /* u32 */
+#define BFO_SHM_ADDR_OFF_PID 12    /* u32 */
+#define BFO_SHM_ADDR_OFF_NONCE 16  /* u64 */
+#define BFO_SHM_ADDR_OFF_BOOT 24   /* 16 bytes: /proc/sys/kernel/random/boot_id */
+#define BFO_SHM_ADDR_OFF_HOST 40   /* u64: FNV-1a of the host name */
+#define BFO_SHM_ADDR_OFF_NS 48     /* u64: the network and pid namespaces */
+
+/* The hello (one SOCK_SEQPACKET message each way). */
+#define BFO_SHM_HELLO_MAGIC 0x48534642u /* "BFSH" */
+#define BFO_SHM_HELLO_VERSION 1
+#define BFO_SHM_HELLO_SIZE 64
+enum bfo_shm_hello_kind { BFO_SHM_HELLO = 1, BFO_SHM_HELLO_REPLY = 2 };
+
+/* The segment: a header page, then one ring per direction. */
+#define BFO_SHM_SEG_MAGIC 0x47534642u /* "BFSG" */
+#define BFO_SHM_SEG_VERSION 1
+#define BFO_SHM_SEG_HDR 4096
+/* A record in a ring: a 16-byte header, then the frame, padded to 64. */
+#define BFO_SHM_REC_HDR 16
+#define BFO_SHM_REC_ALIGN 64
+enum bfo_shm_rec_kind { BFO_SHM_REC_DATA = 1, BFO_SHM_REC_WRAP = 2 };
+
+/* CRC32C (Castagnoli) of p[0..n), continuing from crc (0 to start), as
+ * the records' checksum computes it (SSE4.2 when the CPU has it). */
+uint32_t bfo_shm_crc32c(uint32_t crc, const void *p, size_t n);
+
+/* "BFO_SHM_ERR_SEGMENT", "BFO_ERR_INVALID", ... */
+const char *bfo_shm_errname(int rc);
+
+/* ---------------------------------------------------------- test hooks */
+
+/* The next data record written on rail (to any peer) has one byte flipped
+ * after its checksum was computed: the receiver must catch it. */
+void bfo_shm_test_corrupt_next(bfo_shm *t, int rail);
+
+/* The next process_vm_readv on rail fails as if the kernel had refused
+ * the attach (EPERM), without calling it. */
+void bfo_shm_test_refuse_attach(bfo_shm *t, int rail);
+
+/* One connection as seen from this side. */
+typedef struct bfo_shm_conn_info {
+    int state;             /* 0 none, 1 hello sent (dialer), 2 up */
+    uint64_t generation;   /* the segment's generation (0: none yet) */
+    int pid;               /* the peer's process (SO_PEERCRED) */
+    size_t ring_bytes;
+    uint64_t tx_head;      /* bytes written into the ring to the peer */
+    uint64_t tx_tail;      /* ... and consumed by the peer's engine, as last read */
+    uint64_t rx_head;      /* bytes the peer wrote into the ring to this side */
+    uint64_t rx_tail;      /* ... and taken by this side's engine */
+    int in_flight;         /* sends written and not yet consumed */
+    int queued;            /* sends waiting for ring space */
+    int reads;             /* process_vm_readv reads in progress */
+    int stalled;           /* this side's engine asked to offer a frame again */
+    int poisoned;          /* the fault hook swallowed its traffic */
+    int sleeping;          /* this side said it sleeps (wait_fds) */
+    int peer_sleeping;     /* the peer said so */
+    uint64_t wakeups;      /* eventfd writes to the peer */
+} bfo_shm_conn_info;
+
+/* Fills *out for (peer, rail); BFO_OK or BFO_ERR_INVALID. */
+int bfo_shm_get_conn_info(const bfo_shm *t, int peer, int rail, bfo_shm_conn_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BFO_SHM_H */
