@@ -16,6 +16,12 @@
  *   --baseline      also a plain TCP connection between the same two
  *                   processes (127.0.0.1, TCP_NODELAY), same sizes and
  *                   counts, measured in the same rounds, and our/raw ratios
+ *   --compare RAILS also bfo over these rails (a second bfo_net between the
+ *                   same two processes, e.g. --rails shm --compare
+ *                   127.0.0.2), measured in the same rounds: columns
+ *                   cmp_lat_us, cmp_MBps and the ratios lat/cmp, bw/cmp
+ *                   (while one net is measured, the other gets one progress
+ *                   call in 64: it may owe its peer acknowledgements)
  *   --rounds R      measured rounds per size (default 5), after one warm-up
  *                   round that is thrown away.  Each round measures bfo
  *                   latency, raw latency, bfo bandwidth, raw bandwidth; the
@@ -96,18 +102,37 @@ typedef struct bench {
     int failed, verbose;
     const char *phase; /* where it is, for the timeout message */
     size_t phase_size;
-    bfo_request sync_s[2]; /* barrier sends, completed lazily */
-    uint64_t sync_out[2];
-    int sync_used[2], nsync;
+    /* the nets: 0 over --rails, 1 over --compare; t and e above are the
+     * one being measured (use_net).  Each has its barrier's sends, which
+     * stay where they are: the engine holds them by address. */
+    struct bench_net {
+        bfo_net *t;
+        bfo_engine *e;
+        bfo_request sync_s[2]; /* barrier sends, completed lazily */
+        uint64_t sync_out[2];
+        int sync_used[2], nsync;
+    } net[2], *cur;
+    int compare;
+    unsigned spin;
 } bench;
 
 typedef struct result {
     size_t size;
-    double lat, lat_min, bw, raw_lat, raw_lat_min, raw_bw;
+    double lat, lat_min, bw, raw_lat, raw_lat_min, raw_bw, cmp_lat, cmp_lat_min, cmp_bw;
 } result;
 
+/* Makes the --compare net (alt 1) or the main one (alt 0) the one every
+ * bfo phase uses. */
+static void use_net(bench *b, int alt)
+{
+    b->cur = &b->net[alt];
+    b->t = b->cur->t;
+    b->e = b->cur->e;
+}
+
 static const char bench_usage[] =
-    "usage: bfo bench [--sizes LIST] [--rails A,B,...] [--baseline] [--csv [FILE]] [--plot FILE.png]\n"
+    "usage: bfo bench [--sizes LIST] [--rails A,B,...] [--baseline] [--compare RAILS] [--csv [FILE]]\n"
+    "                 [--plot FILE.png]\n"
     "                 [--rounds R] [--iters N] [--msgs N] [--window W] [--raw-blocking] [--timeout SEC]\n"
     "                 [--verbose]\n"
     "       bfo bench --plot FILE.png --input LABEL=FILE.csv [--input LABEL=FILE.csv]...\n"
@@ -182,12 +207,22 @@ static void bn_phase(bench *b, const char *phase, size_t size, int round)
                 size, round, phase);
 }
 
+/* One progress of the net being measured, and now and then of the other
+ * (--compare): it owes its peer acknowledgements from its last phase, which
+ * the peer may be waiting for. */
+static inline void bn_progress(bench *b)
+{
+    bfo_net_progress(b->t, 0);
+    if (b->compare && (++b->spin & 63) == 0)
+        bfo_net_progress(b->net[b->cur == b->net].t, 0);
+}
+
 static int bn_wait(bench *b, bfo_request *r)
 {
     while (!bfo_test(r)) {
         if (overdue(b))
             return -1;
-        bfo_net_progress(b->t, 0);
+        bn_progress(b);
     }
     if (r->status != BFO_OK) {
         fprintf(stderr, "bfo bench[%d]: request failed: %s\n", b->rank, bfo_errname(r->status));
@@ -226,18 +261,18 @@ static int bn_sync_final(bench *b, int final)
 {
     uint64_t in = 0;
     bfo_request r;
-    int k = b->nsync++ & 1;
-    if (b->sync_used[k] && bn_wait(b, &b->sync_s[k]))
+    int k = b->cur->nsync++ & 1;
+    if (b->cur->sync_used[k] && bn_wait(b, &b->cur->sync_s[k]))
         return -1;
-    b->sync_out[k] = 1;
-    b->sync_used[k] = 1;
+    b->cur->sync_out[k] = 1;
+    b->cur->sync_used[k] = 1;
     if (bn_recv(b, &r, &in, sizeof in, BN_TAG_SYNC) ||
-        bn_send(b, &b->sync_s[k], &b->sync_out[k], sizeof b->sync_out[k], BN_TAG_SYNC))
+        bn_send(b, &b->cur->sync_s[k], &b->cur->sync_out[k], sizeof b->cur->sync_out[k], BN_TAG_SYNC))
         return -1;
     if (bn_wait(b, &r))
         return -1;
     for (int j = 0; final && j < 2; j++)
-        if (b->sync_used[j] && bn_wait(b, &b->sync_s[j]))
+        if (b->cur->sync_used[j] && bn_wait(b, &b->cur->sync_s[j]))
             return -1;
     return 0;
 }
@@ -295,7 +330,7 @@ static int bn_window(bench *b, size_t size, int n, int sender)
     int W = b->window, posted = 0, finished = 0;
     char act[256];
     memset(act, 0, sizeof act);
-    for (; finished < n; bfo_net_progress(b->t, 0)) {
+    for (; finished < n; bn_progress(b)) {
         if (overdue(b))
             return -1;
         for (int w = 0; w < W; w++) {
@@ -461,7 +496,7 @@ static void fmt_size(char *o, size_t n, size_t s)
         snprintf(o, n, "%zu", s);
 }
 
-static void print_table(FILE *f, const result *res, int n, int baseline, int nrails)
+static void print_table(FILE *f, const result *res, int n, int baseline, int nrails, const char *compare)
 {
     fprintf(f, "bfo bench: %d rail%s, latency = half round trip (median; min), bandwidth = median "
                "of rounds; MB/s = 1e6 B/s\n", nrails, nrails > 1 ? "s" : "");
@@ -480,6 +515,18 @@ static void print_table(FILE *f, const result *res, int n, int baseline, int nra
                     r->bw / r->raw_bw);
         else
             fprintf(f, "%8s %10.2f %9.2f %10.2f\n", sz, r->lat, r->lat_min, r->bw);
+    }
+    if (compare) {
+        fprintf(f, "bfo bench: the same rounds over --compare %s (lat/cmp < 1: these rails are faster)\n", compare);
+        fprintf(f, "%8s %10s %10s | %10s %9s %10s | %9s %8s\n", "size", "lat_us", "bw_MBps", "cmp_lat_us",
+                "cmp_min", "cmp_MBps", "lat/cmp", "bw/cmp");
+        for (int i = 0; i < n; i++) {
+            const result *r = &res[i];
+            char sz[32];
+            fmt_size(sz, sizeof sz, r->size);
+            fprintf(f, "%8s %10.2f %10.2f | %10.2f %9.2f %10.2f | %9.3f %8.3f\n", sz, r->lat, r->bw, r->cmp_lat,
+                    r->cmp_lat_min, r->cmp_bw, r->lat / r->cmp_lat, r->bw / r->cmp_bw);
+        }
     }
     for (int i = 0; baseline && i < n; i++) {
         if (res[i].size == 8)
@@ -634,7 +681,7 @@ int bfo_cmd_bench(int argc, char **argv)
     bench B, *b = &B;
     bfo_config cfg;
     bfo_net_options opt;
-    const char *rails = NULL, *csv = NULL, *png = NULL;
+    const char *rails = NULL, *csv = NULL, *png = NULL, *compare = NULL;
     const char *in_label[BN_MAX_INPUTS], *in_file[BN_MAX_INPUTS];
     char in_lbuf[BN_MAX_INPUTS][128]; /* LABEL of LABEL=FILE.csv (no allocation to free) */
     int want_csv = 0, ninputs = 0, rc, nrails;
@@ -651,6 +698,8 @@ int bfo_cmd_bench(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--baseline"))
             b->baseline = 1;
+        else if (!strcmp(a, "--compare") && i + 1 < argc)
+            compare = argv[++i];
         else if (!strcmp(a, "--verbose"))
             b->verbose = 1;
         else if (!strcmp(a, "--raw-blocking"))
@@ -739,6 +788,10 @@ int bfo_cmd_bench(int argc, char **argv)
         }
         setenv("BFO_RAILS", rails, 1);
     }
+    if (compare && bfo_net_check_rails(compare) < 1) {
+        fprintf(stderr, "bfo bench: bad --compare %s\n", compare);
+        return 2;
+    }
     cfg.heartbeat_ns = 1000000000ull;
     cfg.silence_ns = 10000000000ull;
     cfg.probe_timeout_ns = 1000000000ull;
@@ -750,8 +803,23 @@ int bfo_cmd_bench(int argc, char **argv)
         return 1;
     }
     b->e = bfo_net_engine(b->t);
+    b->net[0].t = b->t;
+    b->net[0].e = b->e;
+    b->cur = &b->net[0];
     b->rank = bfo_net_rank(b->t);
     nrails = bfo_net_nrails(b->t);
+    if (compare) { /* the second net: the same wire-up, other rails */
+        bfo_net_options o2 = opt;
+        o2.rails = compare;
+        rc = bfo_net_init(&b->net[1].t, &cfg, &o2);
+        if (rc != BFO_OK) {
+            fprintf(stderr, "bfo bench: init of the --compare rails: %s\n", bfo_net_errname(rc));
+            bfo_net_fini(b->t);
+            return 1;
+        }
+        b->net[1].e = bfo_net_engine(b->net[1].t);
+        b->compare = 1;
+    }
     if (bfo_net_size(b->t) != 2) {
         fprintf(stderr, "bfo bench: needs exactly 2 ranks (bfo run -n 2)\n");
         bfo_net_fini(b->t);
@@ -773,17 +841,23 @@ int bfo_cmd_bench(int argc, char **argv)
     memset(b->rbuf, 0, b->maxsize);
 
     /* every rail UP before measuring (eager messages go round-robin) */
-    for (;;) {
-        int up = 0;
-        for (int k = 0; k < nrails; k++)
-            up += b->e->peers[b->peer].rail[k].fsm.cs == BFO_RAIL_ST_UP;
-        if (up == nrails)
-            break;
-        if (overdue(b))
+    for (int alt = 0; alt <= b->compare; alt++) {
+        use_net(b, alt);
+        for (;;) {
+            int up = 0, nr = bfo_net_nrails(b->t);
+            for (int k = 0; k < nr; k++)
+                up += b->e->peers[b->peer].rail[k].fsm.cs == BFO_RAIL_ST_UP;
+            if (up == nr)
+                break;
+            if (overdue(b))
+                goto out;
+            bfo_net_progress(b->t, 1);
+        }
+        if (bn_sync(b))
             goto out;
-        bfo_net_progress(b->t, 1);
     }
-    if (bn_sync(b) || (b->baseline && raw_setup(b)))
+    use_net(b, 0);
+    if (b->baseline && raw_setup(b))
         goto out;
 
     for (int si = 0; si < b->nsizes && !b->failed; si++) {
@@ -793,70 +867,89 @@ int bfo_cmd_bench(int argc, char **argv)
             iters = iters < 10 ? 10 : iters > 1000 ? 1000 : iters;
         if (!b->msgs)
             msgs = msgs < 32 ? 32 : msgs > 4000 ? 4000 : msgs;
-        double *lat = malloc(sizeof(double) * (size_t)iters * (size_t)b->rounds);
-        double *rlat = malloc(sizeof(double) * (size_t)iters * (size_t)b->rounds);
-        double *tmp = malloc(sizeof(double) * (size_t)iters);
-        double *bw = calloc((size_t)b->rounds, sizeof *bw), *rbw = calloc((size_t)b->rounds, sizeof *rbw);
-        if (!lat || !rlat || !tmp || !bw || !rbw)
+        /* three kinds, each measured every round in a rotating order: bfo
+         * (K_BFO), raw TCP (--baseline), bfo over the --compare rails */
+        enum { K_BFO, K_RAW, K_CMP, NK };
+        static const char *const kname[NK] = { "bfo", "raw", "compare" };
+        int on[NK] = { 1, b->baseline, b->compare };
+        double *lats[NK], *bws[NK], *tmp = malloc(sizeof(double) * (size_t)iters);
+        int oom = !tmp;
+        for (int k = 0; k < NK; k++) {
+            lats[k] = malloc(sizeof(double) * (size_t)iters * (size_t)b->rounds);
+            bws[k] = calloc((size_t)b->rounds, sizeof *bws[k]);
+            oom |= !lats[k] || !bws[k];
+        }
+        if (oom)
             return 1;
         for (int round = 0; round <= b->rounds && !b->failed; round++) { /* round 0: warm-up */
             int m = round - 1;
-            for (int pass = 0; pass < 2 && !b->failed; pass++) {
-                int raw = (pass + round) & 1; /* alternate the order */
-                if (raw && !b->baseline)
+            for (int pass = 0; pass < NK && !b->failed; pass++) {
+                int k = (pass + round) % NK; /* rotate the order */
+                double *dst = m >= 0 ? lats[k] + (size_t)m * (size_t)iters : tmp;
+                if (!on[k])
                     continue;
-                double *dst = m >= 0 ? (raw ? rlat : lat) + (size_t)m * (size_t)iters : tmp;
+                use_net(b, k == K_CMP);
                 bn_phase(b, "the barrier before a latency phase", size, round);
                 if (bn_sync(b))
                     break;
-                bn_phase(b, raw ? "raw latency" : "bfo latency", size, round);
-                if (raw ? raw_lat(b, size, iters, dst) : bfo_lat(b, size, iters, dst))
+                bn_phase(b, k == K_RAW ? "raw latency" : k == K_CMP ? "compare latency" : "bfo latency", size, round);
+                if (k == K_RAW ? raw_lat(b, size, iters, dst) : bfo_lat(b, size, iters, dst))
                     break;
                 if (b->verbose && b->rank == 0 && m >= 0) { /* this round alone */
                     memcpy(tmp, dst, sizeof(double) * (size_t)iters);
                     fprintf(stderr, "bfo bench: %zu B round %d: %s latency median %.3f us\n", size,
-                            round, raw ? "raw" : "bfo", median(tmp, iters));
+                            round, kname[k], median(tmp, iters));
                 }
             }
-            for (int pass = 0; pass < 2 && !b->failed; pass++) {
-                int raw = (pass + round) & 1;
+            for (int pass = 0; pass < NK && !b->failed; pass++) {
+                int k = (pass + round) % NK;
                 double v;
-                if (raw && !b->baseline)
+                if (!on[k])
                     continue;
+                use_net(b, k == K_CMP);
                 bn_phase(b, "the barrier before a bandwidth phase", size, round);
                 if (bn_sync(b))
                     break;
-                bn_phase(b, raw ? "raw bandwidth" : "bfo bandwidth", size, round);
-                v = raw ? raw_bw(b, size, msgs) : bfo_bw(b, size, msgs);
+                bn_phase(b, k == K_RAW ? "raw bandwidth" : k == K_CMP ? "compare bandwidth" : "bfo bandwidth",
+                         size, round);
+                v = k == K_RAW ? raw_bw(b, size, msgs) : bfo_bw(b, size, msgs);
                 if (v < 0)
                     break;
                 if (m >= 0)
-                    (raw ? rbw : bw)[m] = v / 1e6;
+                    bws[k][m] = v / 1e6;
             }
         }
+        use_net(b, 0);
         if (!b->failed && b->rank == 0) {
             int n = iters * b->rounds;
             result *r = &res[si];
             r->size = size;
-            r->lat = median(lat, n);
-            r->lat_min = lat[0];
-            r->bw = median(bw, b->rounds);
+            r->lat = median(lats[K_BFO], n);
+            r->lat_min = lats[K_BFO][0];
+            r->bw = median(bws[K_BFO], b->rounds);
             if (b->baseline) {
-                r->raw_lat = median(rlat, n);
-                r->raw_lat_min = rlat[0];
-                r->raw_bw = median(rbw, b->rounds);
+                r->raw_lat = median(lats[K_RAW], n);
+                r->raw_lat_min = lats[K_RAW][0];
+                r->raw_bw = median(bws[K_RAW], b->rounds);
+            }
+            if (b->compare) {
+                r->cmp_lat = median(lats[K_CMP], n);
+                r->cmp_lat_min = lats[K_CMP][0];
+                r->cmp_bw = median(bws[K_CMP], b->rounds);
             }
             if (want_csv && !csv) /* progress on stderr when stdout is the CSV */
                 fprintf(stderr, "bfo bench: %zu B done\n", size);
         }
-        free(lat);
-        free(rlat);
+        for (int k = 0; k < NK; k++) {
+            free(lats[k]);
+            free(bws[k]);
+        }
         free(tmp);
-        free(bw);
-        free(rbw);
     }
-    if (!b->failed)
+    for (int alt = b->compare; alt >= 0 && !b->failed; alt--) {
+        use_net(b, alt);
         bn_sync_final(b, 1); /* the last acks before anyone closes */
+    }
 
 out:
     if (b->fd >= 0)
@@ -866,11 +959,13 @@ out:
                 (unsigned long long)b->e->stats.mapouts, (unsigned long long)b->e->stats.readmissions);
     if (b->verbose)
         bfo_net_dump(b->t, stderr); /* the transport's counters: progress and epoll calls, acks */
-    bfo_net_fini(b->t);
+    use_net(b, 0);
+    bfo_net_fini(b->net[0].t);
+    bfo_net_fini(b->net[1].t);
     rc = b->failed ? 1 : 0;
     if (b->rank == 0 && !b->failed) {
         if (!want_csv || csv)
-            print_table(stdout, res, b->nsizes, b->baseline, nrails);
+            print_table(stdout, res, b->nsizes, b->baseline, nrails, compare);
         fflush(stdout);
         if (want_csv) {
             FILE *f = csv && strcmp(csv, "-") ? fopen(csv, "w") : stdout;

@@ -52,3 +52,12 @@ expect_messages 600
     fail "a rail of another transport was taken for a failure: failovers $(jget failovers), conn_errors $(jget conn_errors)"
 summary
 echo "ok: t12 rail 1 shm on one rank and tcp on the other: absent both ways, 600 messages verified"
+
+# bfo bench over shm with TCP loopback in the same rounds (--compare)
+timeout 120 "$BFO_TCP" bench --sizes 8,64K --rounds 2 --rails shm --compare 127.0.0.2 > "$WORK/bench" 2> "$WORK/err" ||
+    fail "bfo bench --rails shm --compare 127.0.0.2: exit status $?"
+grep -q 'lat/cmp' "$WORK/bench" || fail "bfo bench printed no --compare table"
+awk '/lat\/cmp/ { t = 1; next } t && NF == 10 && $4 == "|" { n++; for (i = 2; i <= 10; i++) if (i != 4 && i != 8 && !($i > 0)) bad++ }
+     END { exit !(n == 2 && !bad) }' "$WORK/bench" || { cat "$WORK/bench"; fail "the --compare table is not 2 rows of positive values"; }
+sed -n '/lat\/cmp/,$p' "$WORK/bench" | head -3 | sed 's/^/   /'
+echo "ok: t12 bfo bench --rails shm --compare 127.0.0.2: shm and tcp loopback measured in the same rounds"
