@@ -8,7 +8,7 @@
 
 #include "bfo_core.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xefc973eb
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x241ca132
 #error "gen/bfo_recv.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
