@@ -122,7 +122,7 @@ all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine lib
 $(BUILD):
 	mkdir -p $@
 
-$(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) $(VERBS_HDR) | $(BUILD)
+$(BUILD)/%: tests/%.c tests/bfo_test.h tests/bfo_samples.h $(HEADERS) $(wildcard sim/*.h) $(VERBS_HDR) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim -Ibackends -Ibackends/tcp -Ibackends/verbs $< -o $@ -lcmocka
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
@@ -222,7 +222,7 @@ check-fuzz: fuzz
 
 # Seeds: valid frames of every type, real engine exchanges recorded as
 # scripts, TCP byte streams (tests/fuzz/gen_corpus.c).
-$(BUILD)/gen_corpus: tests/fuzz/gen_corpus.c tests/fuzz/fuzz_engine.c $(FUZZ_HDR) $(TCP_HDR) | $(BUILD)
+$(BUILD)/gen_corpus: tests/fuzz/gen_corpus.c tests/fuzz/fuzz_engine.c tests/bfo_samples.h $(FUZZ_HDR) $(TCP_HDR) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests/fuzz -Ibackends -Ibackends/tcp $< -o $@
 
 fuzz-corpus: $(BUILD)/gen_corpus

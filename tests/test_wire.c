@@ -3,6 +3,7 @@
  * Frames are copied into heap buffers of their exact length, so that under
  * AddressSanitizer (make check SAN=1) a read past the end is caught. */
 #include "bfo_test.h"
+#include "bfo_samples.h"
 
 static bfo_handle H(uint32_t index, uint32_t gen)
 {
@@ -26,65 +27,11 @@ static int parse_exact(bfo_frame *f, const uint8_t *buf, size_t len)
     return bfo_frame_parse(f, copy, len);
 }
 
-/* One valid header of each fragment type, encoded, with its size. */
-typedef struct sample {
-    int type;
-    uint8_t bytes[BFO_MAX_HDR_SIZE + 16];
-    size_t len; /* header + payload */
-} sample;
-
+/* One valid header of each fragment type: the sample of its layout
+ * (bfo_samples.h, through BFO_FRAGMENTS: a new type is covered at once). */
 static size_t encode_sample(int type, uint8_t flags, uint8_t *buf, size_t cap)
 {
-    switch (type) {
-    case BFO_FRAG_MATCH: {
-        bfo_hdr_match h = { BFO_FRAG_MATCH, flags, 7, 3, 0x11223344u, 9 };
-        return bfo_hdr_match_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_RNDV: {
-        bfo_hdr_rndv h = { BFO_FRAG_RNDV, flags, 7, 3, 5, 10, 2, 1u << 20, H(4, 1), H(0, 0) };
-        if (flags & BFO_FLAG_RESTART)
-            h.dreq = H(8, 2);
-        return bfo_hdr_rndv_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_RGET: {
-        bfo_hdr_rget h = { BFO_FRAG_RGET, flags, 7, 3, 5, 11, 0, 4096, H(4, 1), H(0, 0),
-                           0xdeadbeef000ull, 0x1234 };
-        if (flags & BFO_FLAG_RESTART)
-            h.dreq = H(8, 2);
-        return bfo_hdr_rget_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_ACK: {
-        bfo_hdr_ack h = { BFO_FRAG_ACK, flags, 1, H(4, 1), H(8, 2), 65536 };
-        return bfo_hdr_ack_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_FRAG: {
-        bfo_hdr_frag h = { BFO_FRAG_FRAG, flags, 1, H(8, 2), 65536 };
-        return bfo_hdr_frag_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_PUT: {
-        bfo_hdr_put h = { BFO_FRAG_PUT, flags, 1, 3, H(4, 1), H(8, 2), 0, 1 << 20, 0x7000, 77 };
-        return bfo_hdr_put_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_FIN: {
-        bfo_hdr_fin h = { BFO_FRAG_FIN, flags, 1, 3, H(8, 2), 0, 1 << 20, 7, 9 };
-        return bfo_hdr_fin_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_NOTIFY:
-    case BFO_FRAG_RESTARTACK:
-    case BFO_FRAG_RESTARTNACK:
-    case BFO_FRAG_RECVERRNOTIFY: {
-        bfo_hdr_restart h = { (uint8_t)type, flags, 65535, 7, 9, 3, H(4, 1), H(8, 2) };
-        return bfo_hdr_restart_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_BROKEN:
-    case BFO_FRAG_PROBE:
-    case BFO_FRAG_PROBEACK: {
-        bfo_hdr_railctl h = { (uint8_t)type, flags, 1, 5, 0x0102030405060708ull };
-        return bfo_hdr_railctl_encode(&h, buf, cap);
-    }
-    default:
-        return 0;
-    }
+    return sample_encode(type, flags, buf, cap);
 }
 
 #define FRAG_CODE(name, code, layout, payload, dedup) code,
