@@ -24,8 +24,9 @@
 #   make check-meta  prove check-gen, the coverage test, the gen/ stamp,
 #                    check-amalgamate and the docs checks catch what they are for
 #   make diagrams    render gen/*.dot to docs/diagrams/*.svg (needs Graphviz)
-#   make docs-seq    redraw the sequence diagrams and code snippets in docs/*.md
-#                    from bfo sim traces and tests/test_porting.c (python3)
+#   make docs-seq    redraw the sequence diagrams, tables and code snippets in
+#                    docs/*.md and README.md from bfo sim traces, spec/, gen/
+#                    and tests/test_porting.c (python3)
 #   make check-docs  fail when those are stale, or docs/api.md misses a public
 #                    function (part of make check)
 #   make check-valgrind  memcheck on the unit tests and a few bfo sim runs (~1 min)
@@ -60,7 +61,7 @@ TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc t
             test_verbs_scenarios test_porting \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
-DOCS_GEN := docs/protocol.md docs/porting.md
+DOCS_GEN := docs/protocol.md docs/porting.md README.md
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail
 TCP_SRC  := backends/tcp/bfo_tcp.c backends/tcp/bfo_tcp_pmix.c
@@ -376,8 +377,9 @@ gen:
 	$(PYTHON) tools/bfo_gen.py --ragel $(RAGEL)
 
 # The docs that the code generates: sequence diagrams drawn from bfo sim
-# traces, snippets copied from tests/test_porting.c (compiled and run by
-# make check), and the API reference's coverage of the headers.
+# traces, tables from spec/ and gen/ (the README's machines), snippets
+# copied from tests/test_porting.c (compiled and run by make check), and
+# the API reference's coverage of the headers.
 docs-seq: $(BUILD)/bfo
 	$(PYTHON) tools/bfo_seq.py update --bfo ./$(BUILD)/bfo $(DOCS_GEN)
 

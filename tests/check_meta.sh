@@ -2,8 +2,11 @@
 # check_meta.sh - proves the safety nets catch what they are for, on a
 # scratch copy of the repository (the work tree is not touched):
 #   1. one line of gen/ edited by hand        -> `make check-gen` fails
-#   2. a transition added to the spec, no row -> `make gen && make check` fails
-#   3. a transition removed from the spec     -> `make gen && make check` fails
+#   2. a transition added to the spec, no row -> `make gen && make check-docs` fails (the
+#                                                README's table of machines is stale),
+#                                                then after `make docs-seq` `make check`
+#                                                fails (the coverage test)
+#   3. a transition removed from the spec     -> `make gen && make docs-seq && make check` fails
 #   4. a state the binding does not name      -> `make gen` fails
 #   5. the unchanged copy                     -> both pass (the nets are not stuck)
 #   6. gen/ stamped for other headers (BFO_GEN_ABI)   -> the build stops: regenerate
@@ -68,12 +71,16 @@ sed -i 's/^\(      | RESTARTNACK_RCVD @drop -> COMPLETE\)$/\1\n      | ACK_RCVD 
     "$scratch/repo/spec/send.rl"
 grep -q 'ACK_RCVD @drop -> COMPLETE' "$scratch/repo/spec/send.rl" || { echo "FAIL - could not add a transition"; exit 1; }
 expect pass "transition COMPLETE --ACK_RCVD--> added to spec/send.rl: make gen" mk gen
+expect fail "... and the README's table of machines not redrawn: make check-docs" \
+    "README.md: generated blocks are stale" mk check-docs
+expect pass "... make docs-seq" mk docs-seq
 expect fail "... and no table row for it: make check" \
     "the table has no row for it" mk check
 
 fresh
 sed -i '/^      | FIN_DUP_RCVD @drop -> COMPLETE$/d' "$scratch/repo/spec/recv.rl"
-expect pass "transition COMPLETE --FIN_DUP_RCVD--> removed from spec/recv.rl: make gen" mk gen
+expect pass "transition COMPLETE --FIN_DUP_RCVD--> removed from spec/recv.rl: make gen, make docs-seq" \
+    eval "mk gen >/dev/null && mk docs-seq >/dev/null"
 expect fail "... while the table still has its row: make check" \
     "the spec no longer does" mk check
 

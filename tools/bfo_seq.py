@@ -16,7 +16,8 @@ generated parts of docs/*.md kept true.
       (the lines between /* doc begin: NAME */ and /* doc end: NAME */ in
       PATH, a file that is compiled and run by make check) and every block
       between  <!-- bfo-table: NAME -->  and  <!-- bfo-table end -->  (NAME
-      fragments, layouts, flags or events: from spec/alphabet.tab).  With --check
+      fragments, layouts, flags or events: from spec/alphabet.tab; machines:
+      states and transitions counted in gen/).  With --check
       it changes nothing and fails, naming each block, when a file is not
       what it would write: the docs are stale.
 """
@@ -233,8 +234,30 @@ def tab_lines(root):
                 yield shlex.split(line)
 
 
-def table_block(root, name):
-    """A table generated from spec/alphabet.tab (and gen/bfo_codec.h's sizes)."""
+MACHINES = ('send', 'recv', 'rail')
+
+
+def machines_table(root, path):
+    """The machines: states and transitions counted in gen/, the diagrams."""
+    out = ['| machine | states | transitions | diagram |', '|---|---|---|---|']
+    for m in MACHINES:
+        with open(os.path.join(root, 'gen/bfo_%s.h' % m)) as f:
+            text = f.read()
+        title = re.search(r'^ \* The (.*) machine \(Ragel', text, re.M).group(1)
+        states = int(re.search(r'#define BFO_%s_NUM_STATES (\d+)' % m.upper(), text).group(1)) - 1
+        with open(os.path.join(root, 'gen/bfo_%s_transitions.h' % m)) as f:
+            trans = re.search(r'#define BFO_%s_NUM_TRANSITIONS (\d+)' % m.upper(), f.read()).group(1)
+        svg = os.path.relpath(os.path.join(root, 'docs/diagrams/bfo_%s.svg' % m),
+                              os.path.dirname(os.path.abspath(path)))
+        out.append('| %s | %d | %s | [%s](%s) |' % (title, states, trans, svg, svg))
+    return out
+
+
+def table_block(root, name, path):
+    """A table generated from spec/alphabet.tab (and gen/bfo_codec.h's sizes),
+    or from gen/ (machines)."""
+    if name == 'machines':
+        return machines_table(root, path)
     with open(os.path.join(root, 'gen/bfo_codec.h')) as f:
         sizes = dict((m.group(1).lower(), m.group(2))
                      for m in re.finditer(r'#define BFO_HDR_([A-Z]+)_SIZE (\d+)', f.read()))
@@ -327,7 +350,7 @@ def update(path, bfo, root):
         elif mn:
             body = snippet_block(root, mn.group('path'), mn.group('name'))
         else:
-            body = table_block(root, mt.group('name'))
+            body = table_block(root, mt.group('name'), path)
         blocks.append((i + 1, line))
         out += [line] + body + [lines[j]]
         i = j + 1
