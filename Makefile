@@ -22,7 +22,8 @@
 #   make gen         regenerate gen/ from spec/ (needs Ragel 6 and python3)
 #   make check-gen   regenerate into a temporary directory; fail on any difference
 #   make check-meta  prove check-gen, the coverage test, the gen/ stamp,
-#                    check-amalgamate and the docs checks catch what they are for
+#                    check-amalgamate, the docs checks and the engine's switches
+#                    over fragment types and actions catch what they are for
 #   make diagrams    render gen/*.dot to docs/diagrams/*.svg (needs Graphviz)
 #   make docs-seq    redraw the sequence diagrams, tables and code snippets in
 #                    docs/*.md and README.md from bfo sim traces, spec/, gen/

@@ -20,6 +20,11 @@
 #  12. a sequence diagram edited by hand      -> tools/bfo_seq.py update --check fails
 #  13. the engine changed, diagrams not redrawn -> `make check-docs` fails
 #  14. a snippet's source changed, not copied -> tools/bfo_seq.py update --check fails
+#  15. a fragment type no grammar takes      -> `make gen` fails
+#  16. a fragment type a grammar takes, and no bfo__rcvd_<TYPE> in the engine
+#                                             -> `make gen` passes, `make check` fails
+#                                                (the engine does not build)
+#  17. an action without its case in the engine -> `make check` fails (-Wswitch)
 # (make check-docs runs the two scripts; 13 goes through it, rebuilding bfo.)
 # Needs what `make gen` needs (ragel, python3).  Run by `make check-meta`.
 set -u
@@ -151,6 +156,30 @@ sed -i 's/be->post_send = my_post_send;        \/\* required \*\//be->post_send 
     "$scratch/repo/tests/test_porting.c"
 expect fail "a snippet's source in tests/test_porting.c changed, docs/porting.md not: tools/bfo_seq.py update --check" \
     "docs/porting.md: generated blocks are stale" docs_check
+
+# Fragment types drive the engine's switches: a type or an action the
+# engine has no code for stops the build, rather than being dropped at run
+# time as a protocol violation.
+goodbye='fragment GOODBYE        0x13 railctl -       -     "rail control: the peer leaves"'
+fresh
+sed -i "s/^\(fragment PROBEACK .*\)\$/\1\n$goodbye/" "$scratch/repo/spec/alphabet.tab"
+grep -q '^fragment GOODBYE' "$scratch/repo/spec/alphabet.tab" || { echo "FAIL - could not add a fragment type"; exit 1; }
+expect fail "fragment type GOODBYE added to spec/alphabet.tab, no grammar takes it: make gen" \
+    "fragment GOODBYE: no machine has a transition on GOODBYE_RCVD" mk gen
+sed -i 's/^\(      | BROKEN_RCVD -> RETIRED\)$/\1\n      | GOODBYE_RCVD -> RETIRED/' "$scratch/repo/spec/rail.rl"
+grep -q 'GOODBYE_RCVD -> RETIRED' "$scratch/repo/spec/rail.rl" || { echo "FAIL - could not add a transition"; exit 1; }
+expect pass "... and spec/rail.rl takes GOODBYE_RCVD in RETIRED: make gen" mk gen
+expect fail "... and the engine has no bfo__rcvd_GOODBYE: make check" \
+    "bfo__rcvd_GOODBYE" mk check
+
+fresh
+sed -i 's/^\(  action retire .*\)$/\1\n  action note_retired       { BFO_RAIL__EMIT(NOTE_RETIRED); }/' \
+    "$scratch/repo/spec/rail_binding.rl"
+sed -i 's/^      | RAIL_ERROR -> RETIRED$/      | RAIL_ERROR @note_retired -> RETIRED/' "$scratch/repo/spec/rail.rl"
+grep -q 'RAIL_ERROR @note_retired -> RETIRED' "$scratch/repo/spec/rail.rl" || { echo "FAIL - could not add an action"; exit 1; }
+expect pass "action note_retired added to spec/rail.rl and its binding: make gen" mk gen
+expect fail "... and no case for it in bfo__rail_action: make check" \
+    "BFO_RAIL_ACT_NOTE_RETIRED.{0,3} not handled in switch" mk check
 
 echo "meta: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
