@@ -25,11 +25,13 @@
 #   make gen         regenerate gen/ from spec/ (needs Ragel 6 and python3)
 #   make check-gen   regenerate into a temporary directory; fail on any difference
 #   make check-meta  prove check-gen, the coverage test, the gen/ stamp,
-#                    check-layers, test_abi, check-amalgamate and the docs
-#                    checks catch what they are for
+#                    check-layers, test_abi, check-amalgamate, the docs checks
+#                    and the engine's switches over fragment types and actions
+#                    catch what they are for
 #   make diagrams    render gen/*.dot to docs/diagrams/*.svg (needs Graphviz)
-#   make docs-seq    redraw the sequence diagrams and code snippets in docs/*.md
-#                    from bfo sim traces and tests/test_porting.c (python3)
+#   make docs-seq    redraw the sequence diagrams, tables and code snippets in
+#                    docs/*.md and README.md from bfo sim traces, spec/, gen/
+#                    and tests/test_porting.c (python3)
 #   make check-docs  fail when those are stale, or docs/api.md misses a public
 #                    function (part of make check)
 #   make check-valgrind  memcheck on the unit tests and a few bfo sim runs (~1 min)
@@ -81,7 +83,7 @@ TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc t
             test_verbs_scenarios test_porting test_abi test_net_abi test_shm \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
-DOCS_GEN := docs/protocol.md docs/porting.md
+DOCS_GEN := docs/protocol.md docs/porting.md README.md
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail
 TCP_SRC  := backends/tcp/bfo_tcp.c
@@ -149,7 +151,7 @@ all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine lib
 $(BUILD):
 	mkdir -p $@
 
-$(BUILD)/%: tests/%.c tests/bfo_test.h $(HEADERS) $(wildcard sim/*.h) $(VERBS_HDR) | $(BUILD)
+$(BUILD)/%: tests/%.c tests/bfo_test.h tests/bfo_samples.h $(HEADERS) $(wildcard sim/*.h) $(VERBS_HDR) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim $(BACK_INC) $< -o $@ -lcmocka
 
 # The layout check (tests/test_abi.c): test_abi.c plays a library built
@@ -283,7 +285,7 @@ check-fuzz: fuzz
 
 # Seeds: valid frames of every type, real engine exchanges recorded as
 # scripts, TCP byte streams (tests/fuzz/gen_corpus.c).
-$(BUILD)/gen_corpus: tests/fuzz/gen_corpus.c tests/fuzz/fuzz_engine.c $(FUZZ_HDR) $(TCP_HDR) | $(BUILD)
+$(BUILD)/gen_corpus: tests/fuzz/gen_corpus.c tests/fuzz/fuzz_engine.c tests/bfo_samples.h $(FUZZ_HDR) $(TCP_HDR) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests/fuzz -Ibackends -Ibackends/tcp $< -o $@
 
 fuzz-corpus: $(BUILD)/gen_corpus
@@ -451,8 +453,9 @@ gen:
 	$(PYTHON) tools/bfo_gen.py --ragel $(RAGEL)
 
 # The docs that the code generates: sequence diagrams drawn from bfo sim
-# traces, snippets copied from tests/test_porting.c (compiled and run by
-# make check), and the API reference's coverage of the headers.
+# traces, tables from spec/ and gen/ (the README's machines), snippets
+# copied from tests/test_porting.c (compiled and run by make check), and
+# the API reference's coverage of the headers.
 docs-seq: $(BUILD)/bfo
 	$(PYTHON) tools/bfo_seq.py update --bfo ./$(BUILD)/bfo $(DOCS_GEN)
 

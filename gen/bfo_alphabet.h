@@ -12,7 +12,7 @@
  * that every other generated header checks.  This header includes
  * nothing. */
 #define BFO_GEN_ABI 2
-#define BFO_GEN_STAMP 0x0d5118f5
+#define BFO_GEN_STAMP 0xdbfef7c8
 
 /* Fragment types: BFO_FRAGMENTS(X) calls X(NAME, CODE, LAYOUT, HAS_PAYLOAD, DEDUP). */
 #define BFO_FRAGMENTS(X) \
@@ -54,6 +54,11 @@ enum bfo_frag_type {
 /* Header flag bits. */
 #define BFO_FLAG_RESTART 0x01 /* restarted rendezvous: dreq names the receive request, rseq is the new generation (RNDV, RGET) */
 #define BFO_FLAG_PIN 0x02 /* the sender's buffer is registered: the receiver may answer with PUT (RNDV) */
+
+/* Flags: BFO_FLAGS(X) calls X(NAME, BIT). */
+#define BFO_FLAGS(X) \
+    X(RESTART, 0x01) \
+    X(PIN, 0x02)
 
 /* Events: the one alphabet of every machine.  0 is no event. */
 #define BFO_EVENTS(X) \
@@ -240,6 +245,18 @@ static inline unsigned bfo_frag_flags_allowed(int type)
     case 0x11: return 0u;
     case 0x12: return 0u;
     default: return 0u;
+    }
+}
+
+/* 1 when data may follow the header of a fragment type (PAYLOAD), else 0. */
+static inline int bfo_frag_has_payload(int type)
+{
+    switch (type) {
+    case 0x01:
+    case 0x02:
+    case 0x05:
+        return 1;
+    default: return 0;
     }
 }
 

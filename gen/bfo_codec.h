@@ -15,7 +15,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x0d5118f5
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xdbfef7c8
 #error "gen/bfo_codec.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -573,6 +573,118 @@ static inline size_t bfo_frag_hdr_size(int type)
     }
 }
 
+/* One field of a header as it is on the wire, for code that shows or checks
+ * the header of any fragment type without knowing its layout (the
+ * simulator's trace, the tests): its name in spec/alphabet.tab, its offset
+ * and width in bytes, and its kind: BFO_FIELD_UINT (little-endian, width 1,
+ * 2, 4 or 8), BFO_FIELD_HANDLE (index u32, then generation u32) or
+ * BFO_FIELD_RESERVED (written as zero; a frame where it is not is
+ * malformed).  type and flags, at 0 and 1, are not listed. */
+enum bfo_field_kind { BFO_FIELD_UINT = 1, BFO_FIELD_HANDLE = 2, BFO_FIELD_RESERVED = 3 };
+typedef struct bfo_field {
+    const char *name;
+    unsigned char offset, width, kind;
+} bfo_field;
+
+/* The fields of a fragment type's header in wire order, *n of them; NULL
+ * (and *n = 0) for an unknown type. */
+static inline const bfo_field *bfo_frag_fields(int type, size_t *n)
+{
+    static const bfo_field fields_match[] = {
+        { "ctx", 2, 2, BFO_FIELD_UINT },
+        { "src", 4, 4, BFO_FIELD_UINT },
+        { "tag", 8, 4, BFO_FIELD_UINT },
+        { "seq", 12, 2, BFO_FIELD_UINT },
+        { "rsvd", 14, 2, BFO_FIELD_RESERVED },
+    };
+    static const bfo_field fields_rndv[] = {
+        { "ctx", 2, 2, BFO_FIELD_UINT },
+        { "src", 4, 4, BFO_FIELD_UINT },
+        { "tag", 8, 4, BFO_FIELD_UINT },
+        { "seq", 12, 2, BFO_FIELD_UINT },
+        { "rseq", 14, 2, BFO_FIELD_UINT },
+        { "msg_len", 16, 8, BFO_FIELD_UINT },
+        { "sreq", 24, 8, BFO_FIELD_HANDLE },
+        { "dreq", 32, 8, BFO_FIELD_HANDLE },
+    };
+    static const bfo_field fields_rget[] = {
+        { "ctx", 2, 2, BFO_FIELD_UINT },
+        { "src", 4, 4, BFO_FIELD_UINT },
+        { "tag", 8, 4, BFO_FIELD_UINT },
+        { "seq", 12, 2, BFO_FIELD_UINT },
+        { "rseq", 14, 2, BFO_FIELD_UINT },
+        { "msg_len", 16, 8, BFO_FIELD_UINT },
+        { "sreq", 24, 8, BFO_FIELD_HANDLE },
+        { "dreq", 32, 8, BFO_FIELD_HANDLE },
+        { "raddr", 40, 8, BFO_FIELD_UINT },
+        { "rkey", 48, 8, BFO_FIELD_UINT },
+    };
+    static const bfo_field fields_ack[] = {
+        { "rseq", 2, 2, BFO_FIELD_UINT },
+        { "rsvd", 4, 4, BFO_FIELD_RESERVED },
+        { "sreq", 8, 8, BFO_FIELD_HANDLE },
+        { "dreq", 16, 8, BFO_FIELD_HANDLE },
+        { "offset", 24, 8, BFO_FIELD_UINT },
+    };
+    static const bfo_field fields_frag[] = {
+        { "rseq", 2, 2, BFO_FIELD_UINT },
+        { "rsvd", 4, 4, BFO_FIELD_RESERVED },
+        { "dreq", 8, 8, BFO_FIELD_HANDLE },
+        { "offset", 16, 8, BFO_FIELD_UINT },
+    };
+    static const bfo_field fields_put[] = {
+        { "rseq", 2, 2, BFO_FIELD_UINT },
+        { "slot", 4, 4, BFO_FIELD_UINT },
+        { "sreq", 8, 8, BFO_FIELD_HANDLE },
+        { "dreq", 16, 8, BFO_FIELD_HANDLE },
+        { "offset", 24, 8, BFO_FIELD_UINT },
+        { "length", 32, 8, BFO_FIELD_UINT },
+        { "raddr", 40, 8, BFO_FIELD_UINT },
+        { "rkey", 48, 8, BFO_FIELD_UINT },
+    };
+    static const bfo_field fields_fin[] = {
+        { "rseq", 2, 2, BFO_FIELD_UINT },
+        { "slot", 4, 4, BFO_FIELD_UINT },
+        { "dreq", 8, 8, BFO_FIELD_HANDLE },
+        { "offset", 16, 8, BFO_FIELD_UINT },
+        { "length", 24, 8, BFO_FIELD_UINT },
+        { "ctx", 32, 2, BFO_FIELD_UINT },
+        { "seq", 34, 2, BFO_FIELD_UINT },
+        { "rsvd", 36, 4, BFO_FIELD_RESERVED },
+    };
+    static const bfo_field fields_restart[] = {
+        { "rseq", 2, 2, BFO_FIELD_UINT },
+        { "ctx", 4, 2, BFO_FIELD_UINT },
+        { "seq", 6, 2, BFO_FIELD_UINT },
+        { "src", 8, 4, BFO_FIELD_UINT },
+        { "rsvd", 12, 4, BFO_FIELD_RESERVED },
+        { "sreq", 16, 8, BFO_FIELD_HANDLE },
+        { "dreq", 24, 8, BFO_FIELD_HANDLE },
+    };
+    static const bfo_field fields_railctl[] = {
+        { "rail", 2, 2, BFO_FIELD_UINT },
+        { "epoch", 4, 4, BFO_FIELD_UINT },
+        { "nonce", 8, 8, BFO_FIELD_UINT },
+    };
+    switch (type) {
+    case BFO_FRAG_MATCH: *n = 5; return fields_match;
+    case BFO_FRAG_RNDV: *n = 8; return fields_rndv;
+    case BFO_FRAG_RGET: *n = 10; return fields_rget;
+    case BFO_FRAG_ACK: *n = 5; return fields_ack;
+    case BFO_FRAG_FRAG: *n = 4; return fields_frag;
+    case BFO_FRAG_PUT: *n = 8; return fields_put;
+    case BFO_FRAG_FIN: *n = 8; return fields_fin;
+    case BFO_FRAG_NOTIFY: *n = 7; return fields_restart;
+    case BFO_FRAG_RESTARTACK: *n = 7; return fields_restart;
+    case BFO_FRAG_RESTARTNACK: *n = 7; return fields_restart;
+    case BFO_FRAG_RECVERRNOTIFY: *n = 7; return fields_restart;
+    case BFO_FRAG_BROKEN: *n = 3; return fields_railctl;
+    case BFO_FRAG_PROBE: *n = 3; return fields_railctl;
+    case BFO_FRAG_PROBEACK: *n = 3; return fields_railctl;
+    default: *n = 0; return (const bfo_field *)0;
+    }
+}
+
 /* A decoded frame: the header in the member named after its layout. */
 typedef struct bfo_frame {
     uint8_t type;  /* BFO_FRAG_* */
@@ -693,6 +805,38 @@ static inline int bfo_frame_decode(bfo_frame *f, const uint8_t *buf, size_t len)
     f->payload = len > hs ? buf + hs : (const uint8_t *)0;
     f->payload_len = len - hs;
     return BFO_OK;
+}
+
+/* Writes the header of frame f: f->type, f->flags, then the fields of the
+ * member of f->h named after the type's layout (reserved fields as zero).
+ * The payload is not written: it follows the header.  Returns the
+ * header's size, or 0 when cap is too small or f->type is unknown. */
+static inline size_t bfo_frame_encode(const bfo_frame *f, uint8_t *buf, size_t cap)
+{
+    size_t n;
+
+    switch (f->type) {
+    case BFO_FRAG_MATCH: n = bfo_hdr_match_encode(&f->h.match, buf, cap); break;
+    case BFO_FRAG_RNDV: n = bfo_hdr_rndv_encode(&f->h.rndv, buf, cap); break;
+    case BFO_FRAG_RGET: n = bfo_hdr_rget_encode(&f->h.rget, buf, cap); break;
+    case BFO_FRAG_ACK: n = bfo_hdr_ack_encode(&f->h.ack, buf, cap); break;
+    case BFO_FRAG_FRAG: n = bfo_hdr_frag_encode(&f->h.frag, buf, cap); break;
+    case BFO_FRAG_PUT: n = bfo_hdr_put_encode(&f->h.put, buf, cap); break;
+    case BFO_FRAG_FIN: n = bfo_hdr_fin_encode(&f->h.fin, buf, cap); break;
+    case BFO_FRAG_NOTIFY: n = bfo_hdr_restart_encode(&f->h.restart, buf, cap); break;
+    case BFO_FRAG_RESTARTACK: n = bfo_hdr_restart_encode(&f->h.restart, buf, cap); break;
+    case BFO_FRAG_RESTARTNACK: n = bfo_hdr_restart_encode(&f->h.restart, buf, cap); break;
+    case BFO_FRAG_RECVERRNOTIFY: n = bfo_hdr_restart_encode(&f->h.restart, buf, cap); break;
+    case BFO_FRAG_BROKEN: n = bfo_hdr_railctl_encode(&f->h.railctl, buf, cap); break;
+    case BFO_FRAG_PROBE: n = bfo_hdr_railctl_encode(&f->h.railctl, buf, cap); break;
+    case BFO_FRAG_PROBEACK: n = bfo_hdr_railctl_encode(&f->h.railctl, buf, cap); break;
+    default: return 0;
+    }
+    if (n) {
+        buf[0] = f->type;
+        buf[1] = f->flags;
+    }
+    return n;
 }
 
 #ifdef __cplusplus

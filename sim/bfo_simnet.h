@@ -176,10 +176,18 @@ static inline const char *sn_type_name(int type)
 }
 
 /* One wire line: time, what happened, the operation (TYPE#N as a fault
- * names it), direction and rail, then what its header says. */
+ * names it), direction and rail, then what its header says: every field of
+ * the type's layout but the reserved ones as NAME VALUE (a handle as
+ * INDEX.GEN), from
+ * bfo_frag_fields, then "data N" for a type that carries data, then the
+ * flags set, by name.  No type is written here by hand: a new one is
+ * traced as soon as spec/alphabet.tab has it.  (raddr is an address of
+ * this process: it differs from run to run.) */
 static inline void sn_trace_msg(const simnet *sn, const char *what, const struct sn_msg *m)
 {
     bfo_frame f;
+    const bfo_field *fl;
+    size_t nf;
     FILE *o = sn->trace;
     if (!o)
         return;
@@ -189,36 +197,29 @@ static inline void sn_trace_msg(const simnet *sn, const char *what, const struct
         fputc('\n', o);
         return;
     }
-    switch (f.type) {
-    case BFO_FRAG_MATCH: fprintf(o, "  seq %u data %zu", f.h.match.seq, f.payload_len); break;
-    case BFO_FRAG_RNDV:
-        fprintf(o, "  seq %u rseq %u msg_len %" PRIu64 " data %zu", f.h.rndv.seq, f.h.rndv.rseq,
-                f.h.rndv.msg_len, f.payload_len);
-        break;
-    case BFO_FRAG_RGET:
-        fprintf(o, "  seq %u rseq %u msg_len %" PRIu64, f.h.rget.seq, f.h.rget.rseq, f.h.rget.msg_len);
-        break;
-    case BFO_FRAG_ACK: fprintf(o, "  rseq %u offset %" PRIu64, f.h.ack.rseq, f.h.ack.offset); break;
-    case BFO_FRAG_FRAG:
-        fprintf(o, "  rseq %u offset %" PRIu64 " len %zu", f.h.frag.rseq, f.h.frag.offset, f.payload_len);
-        break;
-    case BFO_FRAG_PUT:
-        fprintf(o, "  rseq %u slot %u offset %" PRIu64 " len %" PRIu64, f.h.put.rseq, f.h.put.slot,
-                f.h.put.offset, f.h.put.length);
-        break;
-    case BFO_FRAG_FIN:
-        fprintf(o, "  rseq %u slot %u offset %" PRIu64 " len %" PRIu64, f.h.fin.rseq, f.h.fin.slot,
-                f.h.fin.offset, f.h.fin.length);
-        break;
-    case BFO_FRAG_BROKEN: case BFO_FRAG_PROBE: case BFO_FRAG_PROBEACK:
-        fprintf(o, "  about %u epoch %u", f.h.railctl.rail, f.h.railctl.epoch);
-        break;
-    default: fprintf(o, "  rseq %u", f.h.restart.rseq); break; /* the restart layout */
+    fl = bfo_frag_fields(f.type, &nf);
+    fputc(' ', o);
+    for (size_t i = 0; i < nf; i++) {
+        const uint8_t *v = m->data + fl[i].offset;
+        if (fl[i].kind == BFO_FIELD_RESERVED)
+            continue; /* zero: bfo_frame_parse checked it */
+        fputc(' ', o);
+        if (fl[i].kind == BFO_FIELD_HANDLE)
+            fprintf(o, "%s %" PRIu32 ".%" PRIu32, fl[i].name, bfo_get32(v), bfo_get32(v + 4));
+        else
+            fprintf(o, "%s %" PRIu64, fl[i].name,
+                    fl[i].width == 1   ? (uint64_t)v[0]
+                    : fl[i].width == 2 ? (uint64_t)bfo_get16(v)
+                    : fl[i].width == 4 ? (uint64_t)bfo_get32(v)
+                                       : bfo_get64(v));
     }
-    if (f.flags & BFO_FLAG_RESTART)
-        fputs(" RESTART", o);
-    if (f.flags & BFO_FLAG_PIN)
-        fputs(" PIN", o);
+    if (bfo_frag_has_payload(f.type))
+        fprintf(o, " data %zu", f.payload_len);
+#define SN_TRACE_FLAG(name, bit) \
+    if (f.flags & (bit))        \
+        fputs(" " #name, o);
+    BFO_FLAGS(SN_TRACE_FLAG)
+#undef SN_TRACE_FLAG
     fputc('\n', o);
 }
 

@@ -2,8 +2,11 @@
 # check_meta.sh - proves the safety nets catch what they are for, on a
 # scratch copy of the repository (the work tree is not touched):
 #   1. one line of gen/ edited by hand        -> `make check-gen` fails
-#   2. a transition added to the spec, no row -> `make gen && make check` fails
-#   3. a transition removed from the spec     -> `make gen && make check` fails
+#   2. a transition added to the spec, no row -> `make gen && make check-docs` fails (the
+#                                                README's table of machines is stale),
+#                                                then after `make docs-seq` `make check`
+#                                                fails (the coverage test)
+#   3. a transition removed from the spec     -> `make gen && make docs-seq && make check` fails
 #   4. a state the binding does not name      -> `make gen` fails
 #   5. the unchanged copy                     -> both pass (the nets are not stuck)
 #   6. gen/ stamped for other headers (BFO_GEN_ABI)   -> the build stops: regenerate
@@ -24,6 +27,11 @@
 #  15. a sequence diagram edited by hand      -> tools/bfo_seq.py update --check fails
 #  16. the engine changed, diagrams not redrawn -> `make check-docs` fails
 #  17. a snippet's source changed, not copied -> tools/bfo_seq.py update --check fails
+#  18. a fragment type no grammar takes      -> `make gen` fails
+#  19. a fragment type a grammar takes, and no bfo__rcvd_<TYPE> in the engine
+#                                             -> `make gen` passes, `make check` fails
+#                                                (the engine does not build)
+#  20. an action without its case in the engine -> `make check` fails (-Wswitch)
 # (make check-docs runs the two scripts; 16 goes through it, rebuilding bfo.)
 # Needs what `make gen` needs (ragel, python3).  Run by `make check-meta`.
 set -u
@@ -75,12 +83,16 @@ sed -i 's/^\(      | RESTARTNACK_RCVD @drop -> COMPLETE\)$/\1\n      | ACK_RCVD 
     "$scratch/repo/spec/send.rl"
 grep -q 'ACK_RCVD @drop -> COMPLETE' "$scratch/repo/spec/send.rl" || { echo "FAIL - could not add a transition"; exit 1; }
 expect pass "transition COMPLETE --ACK_RCVD--> added to spec/send.rl: make gen" mk gen
+expect fail "... and the README's table of machines not redrawn: make check-docs" \
+    "README.md: generated blocks are stale" mk check-docs
+expect pass "... make docs-seq" mk docs-seq
 expect fail "... and no table row for it: make check" \
     "the table has no row for it" mk check
 
 fresh
 sed -i '/^      | FIN_DUP_RCVD @drop -> COMPLETE$/d' "$scratch/repo/spec/recv.rl"
-expect pass "transition COMPLETE --FIN_DUP_RCVD--> removed from spec/recv.rl: make gen" mk gen
+expect pass "transition COMPLETE --FIN_DUP_RCVD--> removed from spec/recv.rl: make gen, make docs-seq" \
+    eval "mk gen >/dev/null && mk docs-seq >/dev/null"
 expect fail "... while the table still has its row: make check" \
     "the spec no longer does" mk check
 
@@ -175,6 +187,30 @@ sed -i 's/be->post_send = my_post_send;        \/\* required \*\//be->post_send 
     "$scratch/repo/tests/test_porting.c"
 expect fail "a snippet's source in tests/test_porting.c changed, docs/porting.md not: tools/bfo_seq.py update --check" \
     "docs/porting.md: generated blocks are stale" docs_check
+
+# Fragment types drive the engine's switches: a type or an action the
+# engine has no code for stops the build, rather than being dropped at run
+# time as a protocol violation.
+goodbye='fragment GOODBYE        0x13 railctl -       -     "rail control: the peer leaves"'
+fresh
+sed -i "s/^\(fragment PROBEACK .*\)\$/\1\n$goodbye/" "$scratch/repo/spec/alphabet.tab"
+grep -q '^fragment GOODBYE' "$scratch/repo/spec/alphabet.tab" || { echo "FAIL - could not add a fragment type"; exit 1; }
+expect fail "fragment type GOODBYE added to spec/alphabet.tab, no grammar takes it: make gen" \
+    "fragment GOODBYE: no machine has a transition on GOODBYE_RCVD" mk gen
+sed -i 's/^\(      | BROKEN_RCVD -> RETIRED\)$/\1\n      | GOODBYE_RCVD -> RETIRED/' "$scratch/repo/spec/rail.rl"
+grep -q 'GOODBYE_RCVD -> RETIRED' "$scratch/repo/spec/rail.rl" || { echo "FAIL - could not add a transition"; exit 1; }
+expect pass "... and spec/rail.rl takes GOODBYE_RCVD in RETIRED: make gen" mk gen
+expect fail "... and the engine has no bfo__rcvd_GOODBYE: make check" \
+    "bfo__rcvd_GOODBYE" mk check
+
+fresh
+sed -i 's/^\(  action retire .*\)$/\1\n  action note_retired       { BFO_RAIL__EMIT(NOTE_RETIRED); }/' \
+    "$scratch/repo/spec/rail_binding.rl"
+sed -i 's/^      | RAIL_ERROR -> RETIRED$/      | RAIL_ERROR @note_retired -> RETIRED/' "$scratch/repo/spec/rail.rl"
+grep -q 'RAIL_ERROR @note_retired -> RETIRED' "$scratch/repo/spec/rail.rl" || { echo "FAIL - could not add an action"; exit 1; }
+expect pass "action note_retired added to spec/rail.rl and its binding: make gen" mk gen
+expect fail "... and no case for it in bfo__rail_action: make check" \
+    "BFO_RAIL_ACT_NOTE_RETIRED.{0,3} not handled in switch" mk check
 
 echo "meta: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

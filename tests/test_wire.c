@@ -3,6 +3,7 @@
  * Frames are copied into heap buffers of their exact length, so that under
  * AddressSanitizer (make check SAN=1) a read past the end is caught. */
 #include "bfo_test.h"
+#include "bfo_samples.h"
 
 static bfo_handle H(uint32_t index, uint32_t gen)
 {
@@ -26,65 +27,11 @@ static int parse_exact(bfo_frame *f, const uint8_t *buf, size_t len)
     return bfo_frame_parse(f, copy, len);
 }
 
-/* One valid header of each fragment type, encoded, with its size. */
-typedef struct sample {
-    int type;
-    uint8_t bytes[BFO_MAX_HDR_SIZE + 16];
-    size_t len; /* header + payload */
-} sample;
-
+/* One valid header of each fragment type: the sample of its layout
+ * (bfo_samples.h, through BFO_FRAGMENTS: a new type is covered at once). */
 static size_t encode_sample(int type, uint8_t flags, uint8_t *buf, size_t cap)
 {
-    switch (type) {
-    case BFO_FRAG_MATCH: {
-        bfo_hdr_match h = { BFO_FRAG_MATCH, flags, 7, 3, 0x11223344u, 9 };
-        return bfo_hdr_match_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_RNDV: {
-        bfo_hdr_rndv h = { BFO_FRAG_RNDV, flags, 7, 3, 5, 10, 2, 1u << 20, H(4, 1), H(0, 0) };
-        if (flags & BFO_FLAG_RESTART)
-            h.dreq = H(8, 2);
-        return bfo_hdr_rndv_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_RGET: {
-        bfo_hdr_rget h = { BFO_FRAG_RGET, flags, 7, 3, 5, 11, 0, 4096, H(4, 1), H(0, 0),
-                           0xdeadbeef000ull, 0x1234 };
-        if (flags & BFO_FLAG_RESTART)
-            h.dreq = H(8, 2);
-        return bfo_hdr_rget_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_ACK: {
-        bfo_hdr_ack h = { BFO_FRAG_ACK, flags, 1, H(4, 1), H(8, 2), 65536 };
-        return bfo_hdr_ack_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_FRAG: {
-        bfo_hdr_frag h = { BFO_FRAG_FRAG, flags, 1, H(8, 2), 65536 };
-        return bfo_hdr_frag_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_PUT: {
-        bfo_hdr_put h = { BFO_FRAG_PUT, flags, 1, 3, H(4, 1), H(8, 2), 0, 1 << 20, 0x7000, 77 };
-        return bfo_hdr_put_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_FIN: {
-        bfo_hdr_fin h = { BFO_FRAG_FIN, flags, 1, 3, H(8, 2), 0, 1 << 20, 7, 9 };
-        return bfo_hdr_fin_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_NOTIFY:
-    case BFO_FRAG_RESTARTACK:
-    case BFO_FRAG_RESTARTNACK:
-    case BFO_FRAG_RECVERRNOTIFY: {
-        bfo_hdr_restart h = { (uint8_t)type, flags, 65535, 7, 9, 3, H(4, 1), H(8, 2) };
-        return bfo_hdr_restart_encode(&h, buf, cap);
-    }
-    case BFO_FRAG_BROKEN:
-    case BFO_FRAG_PROBE:
-    case BFO_FRAG_PROBEACK: {
-        bfo_hdr_railctl h = { (uint8_t)type, flags, 1, 5, 0x0102030405060708ull };
-        return bfo_hdr_railctl_encode(&h, buf, cap);
-    }
-    default:
-        return 0;
-    }
+    return sample_encode(type, flags, buf, cap);
 }
 
 #define FRAG_CODE(name, code, layout, payload, dedup) code,
@@ -320,6 +267,78 @@ static void test_field_semantics(void **state)
     }
 }
 
+/* bfo_frame_encode writes back, for every type, the header it decoded. */
+static void test_frame_encode_round_trips(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_TYPES; i++) {
+        uint8_t buf[BFO_MAX_HDR_SIZE + 1], out[BFO_MAX_HDR_SIZE];
+        bfo_frame f;
+        size_t n = encode_sample(all_types[i], 0, buf, sizeof buf);
+        buf[n] = 'x'; /* a FRAG carries data */
+        assert_int_equal(parse_exact(&f, buf, n + (size_t)has_payload[i]), BFO_OK);
+        memset(out, 0xee, sizeof out);
+        if (bfo_frame_encode(&f, out, sizeof out) != n || memcmp(out, buf, n) != 0)
+            fail_msg("%s does not encode back to its bytes", bfo_frag_name(all_types[i]));
+        assert_int_equal(bfo_frame_encode(&f, out, n - 1), 0);
+    }
+    { /* the frame's type and flags, not the header member's */
+        bfo_frame f;
+        uint8_t out[BFO_MAX_HDR_SIZE];
+        memset(&f, 0, sizeof f);
+        f.type = BFO_FRAG_RESTARTACK;
+        f.h.restart.type = BFO_FRAG_NOTIFY;
+        f.h.restart.rseq = 7;
+        assert_int_equal(bfo_frame_encode(&f, out, sizeof out), BFO_HDR_RESTART_SIZE);
+        assert_int_equal(out[0], BFO_FRAG_RESTARTACK);
+        assert_int_equal(bfo_get16(out + 2), 7);
+        f.type = 0x7e; /* no such type */
+        assert_int_equal(bfo_frame_encode(&f, out, sizeof out), 0);
+    }
+}
+
+/* bfo_frag_fields describes every byte of every header after type and
+ * flags, in order; each reserved field set makes the frame malformed; the
+ * payload flag agrees with BFO_FRAGMENTS. */
+static void test_field_tables(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_TYPES; i++) {
+        const char *name = bfo_frag_name(all_types[i]);
+        size_t nf, off = 2;
+        const bfo_field *fl = bfo_frag_fields(all_types[i], &nf);
+        assert_non_null(fl);
+        assert_int_equal(bfo_frag_has_payload(all_types[i]), has_payload[i]);
+        for (size_t k = 0; k < nf; k++) {
+            if (fl[k].offset != off)
+                fail_msg("%s: field %s at %u, want %zu", name, fl[k].name, fl[k].offset, off);
+            assert_true(fl[k].kind == BFO_FIELD_HANDLE ? fl[k].width == 8
+                                                       : fl[k].width == 1 || fl[k].width == 2 ||
+                                                             fl[k].width == 4 || fl[k].width == 8);
+            off += fl[k].width;
+            if (fl[k].kind == BFO_FIELD_RESERVED) {
+                uint8_t buf[BFO_MAX_HDR_SIZE + 1];
+                bfo_frame f;
+                size_t n = encode_sample(all_types[i], 0, buf, sizeof buf);
+                size_t len = n + (size_t)has_payload[i];
+                buf[n] = 'x';
+                buf[fl[k].offset + fl[k].width - 1] = 0x80;
+                if (parse_exact(&f, buf, len) != BFO_ERR_BAD_FIELD)
+                    fail_msg("%s with %s set is not BFO_ERR_BAD_FIELD", name, fl[k].name);
+            }
+        }
+        if (off != bfo_frag_hdr_size(all_types[i]))
+            fail_msg("%s: the fields end at %zu, the header at %zu", name, off,
+                     bfo_frag_hdr_size(all_types[i]));
+    }
+    {
+        size_t nf = 5;
+        assert_null(bfo_frag_fields(0x7e, &nf));
+        assert_int_equal(nf, 0);
+        assert_int_equal(bfo_frag_has_payload(0x7e), 0);
+    }
+}
+
 /* Random bytes of random lengths: always a named result, never a crash
  * (and, under ASan, never a read past the frame). */
 static void test_random_bytes_get_named_results(void **state)
@@ -380,6 +399,8 @@ int main(void)
         cmocka_unit_test(test_reserved_fields),
         cmocka_unit_test(test_bytes_after_a_header_without_payload),
         cmocka_unit_test(test_field_semantics),
+        cmocka_unit_test(test_frame_encode_round_trips),
+        cmocka_unit_test(test_field_tables),
         cmocka_unit_test(test_random_bytes_get_named_results),
         cmocka_unit_test(test_restart_sequence_wraps),
     };

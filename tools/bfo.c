@@ -31,9 +31,10 @@ static const char usage[] =
     "               [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]\n"
     "               [--rdma-rails R1,R2,...|none] [--start-ms MS]\n"
     "  --msg    0>1:64  0>1:4M  1>0:200K:any   (K and M suffixes; none given: a mixed set)\n"
-    "  --fault  TYPE#N:KIND     the N-th fragment of TYPE posted (from 1); TYPE one of MATCH RNDV\n"
-    "                           RGET ACK FRAG PUT FIN NOTIFY RESTARTACK RESTARTNACK RECVERRNOTIFY\n"
-    "                           WRITE READ ANY; KIND lose | deliver-error | delay\n"
+    "  --fault  TYPE#N:KIND     the N-th fragment of TYPE posted (from 1); TYPE one of\n";
+/* ... the fragment types (print_usage), then: */
+static const char usage_tail[] =
+    "                           KIND lose | deliver-error | delay\n"
     "           railR@op:N:down|up   rail R (from 0) fails / comes back when the N-th operation\n"
     "                           of the run is posted\n"
     "           railR@op:N:silent|hold|open[:A>B]   from the N-th operation, rail R (from rank\n"
@@ -72,9 +73,32 @@ typedef struct totals {
     FILE *failures; /* JSON objects of failures, or the human lines */
 } totals;
 
+/* The usage, with the fragment types of the alphabet (bfo_frag_name: none
+ * is written here) and the simulator's RDMA operations. */
+static void print_usage(FILE *o)
+{
+    static const char *const more[] = { "WRITE", "READ", "ANY;" };
+    const int indent = 27, width = 96;
+    int col = 0;
+    fputs(usage, o);
+    for (int t = 0; t < 256 + 3; t++) {
+        const char *n = t < 256 ? bfo_frag_name(t) : more[t - 256];
+        if (!n)
+            continue;
+        if (col && col + 1 + (int)strlen(n) > width) {
+            fputc('\n', o);
+            col = 0;
+        }
+        col += col ? fprintf(o, " %s", n) : fprintf(o, "%*s%s", indent, "", n);
+    }
+    fputc('\n', o);
+    fputs(usage_tail, o);
+}
+
 static int die(const char *what, const char *arg)
 {
-    fprintf(stderr, "bfo sim: %s: %s\n%s", what, arg, usage);
+    fprintf(stderr, "bfo sim: %s: %s\n", what, arg);
+    print_usage(stderr);
     exit(2);
 }
 
@@ -380,9 +404,33 @@ static uint64_t rnd(uint64_t *x)
     return *x;
 }
 
+/* The fragment types of requests, in code order: those whose events the
+ * send or the receive machine has a transition for (rail control is the
+ * rail faults' part).  Read from the alphabet and the machines, so a new
+ * type is among them as soon as a grammar takes it. */
+static int request_types(int *types)
+{
+    int n = 0;
+    for (int t = 1; t < 256; t++) {
+        int req = 0;
+        for (int k = BFO_EVK_RCVD; k <= BFO_EVK_FAILED && !req; k++) {
+            int ev = bfo_frag_event(t, k);
+            for (int s = 1; ev && s < BFO_SEND_NUM_STATES && !req; s++)
+                req = bfo_send_accepts(s, ev);
+            for (int s = 1; ev && s < BFO_RECV_NUM_STATES && !req; s++)
+                req = bfo_recv_accepts(s, ev);
+        }
+        if (req)
+            types[n++] = t;
+    }
+    return n;
+}
+
 static void random_runs(totals *t, const sr_scenario *set, int nset, const options *o)
 {
     uint64_t x = o->seed * 0x9e3779b97f4a7c15ull + 12345;
+    int types[256];
+    const uint64_t ntypes = (uint64_t)request_types(types);
     for (int i = 0; i < o->random_n; i++) {
         sr_scenario sc = set[rnd(&x) % (uint64_t)nset];
         sc.seed = rnd(&x);
@@ -402,8 +450,11 @@ static void random_runs(totals *t, const sr_scenario *set, int nset, const optio
                 }
             } else {
                 f->what = SN_FAULT_TYPE;
-                uint64_t t = rnd(&x) % 13; /* MATCH .. RECVERRNOTIFY, WRITE, READ */
-                f->type = (rnd(&x) & 1) ? 0 : t < 11 ? (int)(1 + t) : t == 11 ? SN_TYPE_WRITE : SN_TYPE_READ;
+                uint64_t t = rnd(&x) % (ntypes + 2); /* a request's fragment type, WRITE, READ */
+                f->type = (rnd(&x) & 1) ? 0
+                          : t < ntypes  ? types[t]
+                          : t == ntypes ? SN_TYPE_WRITE
+                                        : SN_TYPE_READ;
                 f->kind = 1 + (int)(rnd(&x) % 3);
             }
         }
@@ -476,7 +527,7 @@ static int cmd_sim(int argc, char **argv)
         else if (!strcmp(a, "--trace")) o.trace = 1;
         else if (!strcmp(a, "--start-ms")) { NEED_ARG(); o.start_ns = strtoull(v, NULL, 10) * 1000000ull; }
         else if (!strcmp(a, "--json")) o.json = 1;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(usage, stdout); return 0; }
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { print_usage(stdout); return 0; }
         else die("unknown option", a);
 #undef NEED_ARG
     }

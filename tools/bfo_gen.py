@@ -15,7 +15,8 @@ the Ragel machines spec/<machine>.rl (grammar) + spec/<machine>_binding.rl
 State names are the labels of the grammar: the binding references each label
 with fentry(), so Ragel exports its state number.  Generation fails when a
 state has no label, when two labels name one state (Ragel merged them because
-they behave the same), or when a transition emits more actions than allowed.
+they behave the same), when a transition emits more actions than allowed, or
+when no machine takes a fragment type (no transition on its T_RCVD).
 
 Output is deterministic: no paths, no dates, no #line directives; a file is
 rewritten only when its bytes change.  Run from the repository root.
@@ -272,6 +273,10 @@ def gen_alphabet_h(ab):
     for fl in ab.flags:
         o.append("#define BFO_FLAG_%s 0x%02x /* %s (%s) */\n" % (
             fl["name"], fl["bit"], fl["desc"], ", ".join(fl["frags"])))
+    o.append("\n/* Flags: BFO_FLAGS(X) calls X(NAME, BIT). */\n")
+    o.append("#define BFO_FLAGS(X) \\\n")
+    o.append(" \\\n".join("    X(%s, 0x%02x)" % (fl["name"], fl["bit"]) for fl in ab.flags))
+    o.append("\n")
     o.append("\n/* Events: the one alphabet of every machine.  0 is no event. */\n")
     o.append("#define BFO_EVENTS(X) \\\n")
     o.append(" \\\n".join("    X(%s, %d)" % (n, i) for i, (n, _) in enumerate(ab.events, 1)))
@@ -291,6 +296,13 @@ def gen_alphabet_h(ab):
         expr = " | ".join("BFO_FLAG_%s" % fl["name"] for fl in bits) or "0u"
         o.append("    case 0x%02x: return %s;\n" % (fr["code"], expr))
     o.append("    default: return 0u;\n    }\n}\n\n")
+    o.append("/* 1 when data may follow the header of a fragment type (PAYLOAD), else 0. */\n")
+    o.append("static inline int bfo_frag_has_payload(int type)\n{\n    switch (type) {\n")
+    for fr in ab.fragments:
+        if fr["payload"]:
+            o.append("    case 0x%02x:\n" % fr["code"])
+    o.append("        return 1;\n" if any(fr["payload"] for fr in ab.fragments) else "")
+    o.append("    default: return 0;\n    }\n}\n\n")
     o.append("/* The event of fragment type `type` for kind: BFO_EVK_RCVD, BFO_EVK_DUP_RCVD,\n"
              " * BFO_EVK_DELIVERED or BFO_EVK_FAILED; 0 when there is none. */\n")
     o.append("enum bfo_event_kind { BFO_EVK_RCVD, BFO_EVK_DUP_RCVD, BFO_EVK_DELIVERED, BFO_EVK_FAILED };\n")
@@ -405,6 +417,34 @@ def gen_codec_h(ab):
     for fr in ab.fragments:
         o.append("    case BFO_FRAG_%s: return BFO_HDR_%s_SIZE;\n" % (fr["name"], fr["layout"].upper()))
     o.append("    default: return 0;\n    }\n}\n\n")
+    # every header's fields, for code that handles any type without its layout
+    o.append("/* One field of a header as it is on the wire, for code that shows or checks\n"
+             " * the header of any fragment type without knowing its layout (the\n"
+             " * simulator's trace, the tests): its name in spec/alphabet.tab, its offset\n"
+             " * and width in bytes, and its kind: BFO_FIELD_UINT (little-endian, width 1,\n"
+             " * 2, 4 or 8), BFO_FIELD_HANDLE (index u32, then generation u32) or\n"
+             " * BFO_FIELD_RESERVED (written as zero; a frame where it is not is\n"
+             " * malformed).  type and flags, at 0 and 1, are not listed. */\n")
+    o.append("enum bfo_field_kind { BFO_FIELD_UINT = 1, BFO_FIELD_HANDLE = 2, BFO_FIELD_RESERVED = 3 };\n")
+    o.append("typedef struct bfo_field {\n    const char *name;\n"
+             "    unsigned char offset, width, kind;\n} bfo_field;\n\n")
+    o.append("/* The fields of a fragment type's header in wire order, *n of them; NULL\n"
+             " * (and *n = 0) for an unknown type. */\n")
+    o.append("static inline const bfo_field *bfo_frag_fields(int type, size_t *n)\n{\n")
+    for lname in ab.layout_order:
+        if not any(fr["layout"] == lname for fr in ab.fragments):
+            continue  # an unused static would be a warning
+        fields, _ = layout_offsets(ab, lname)
+        o.append("    static const bfo_field fields_%s[] = {\n" % lname)
+        for field, typ, rsv, off in fields:
+            kind = "BFO_FIELD_RESERVED" if rsv else "BFO_FIELD_HANDLE" if typ == "handle" else "BFO_FIELD_UINT"
+            o.append("        { \"%s\", %d, %d, %s },\n" % (field, off, WIDTH[typ], kind))
+        o.append("    };\n")
+    o.append("    switch (type) {\n")
+    for fr in ab.fragments:
+        o.append("    case BFO_FRAG_%s: *n = %d; return fields_%s;\n"
+                 % (fr["name"], len(ab.layouts[fr["layout"]]), fr["layout"]))
+    o.append("    default: *n = 0; return (const bfo_field *)0;\n    }\n}\n\n")
     # the frame union and the generic decoder
     o.append("/* A decoded frame: the header in the member named after its layout. */\n")
     o.append("typedef struct bfo_frame {\n    uint8_t type;  /* BFO_FRAG_* */\n    uint8_t flags;\n"
@@ -436,6 +476,20 @@ def gen_codec_h(ab):
     o.append("    f->type = buf[0];\n    f->flags = buf[1];\n")
     o.append("    f->payload = len > hs ? buf + hs : (const uint8_t *)0;\n    f->payload_len = len - hs;\n")
     o.append("    return BFO_OK;\n}\n\n")
+    # the generic encoder
+    o.append("/* Writes the header of frame f: f->type, f->flags, then the fields of the\n"
+             " * member of f->h named after the type's layout (reserved fields as zero).\n"
+             " * The payload is not written: it follows the header.  Returns the\n"
+             " * header's size, or 0 when cap is too small or f->type is unknown. */\n")
+    o.append("static inline size_t bfo_frame_encode(const bfo_frame *f, uint8_t *buf, size_t cap)\n{\n")
+    o.append("    size_t n;\n\n    switch (f->type) {\n")
+    for fr in ab.fragments:
+        ln = fr["layout"]
+        o.append("    case BFO_FRAG_%s: n = bfo_hdr_%s_encode(&f->h.%s, buf, cap); break;\n"
+                 % (fr["name"], ln, ln))
+    o.append("    default: return 0;\n    }\n")
+    o.append("    if (n) {\n        buf[0] = f->type;\n        buf[1] = f->flags;\n    }\n")
+    o.append("    return n;\n}\n\n")
     o.append("#ifdef __cplusplus\n}\n#endif\n#endif /* BFO_CODEC_H */\n")
     return "".join(o), sizes
 
@@ -714,6 +768,20 @@ def gen_dot(m, ab):
     return "".join(o)
 
 
+def check_fragments_taken(ab, machines):
+    """Every fragment type is received by some machine: its T_RCVD (and, with
+    dedup, T_DUP_RCVD) is the event of some transition of spec/*.rl.  A type no
+    machine takes could only be dropped by the engine."""
+    evnames = [e[0] for e in ab.events]
+    taken = {evnames[ev - 1] for m in machines for (_, ev, _, _) in m.trans}
+    for fr in ab.fragments:
+        for ev in [fr["name"] + "_RCVD"] + ([fr["name"] + "_DUP_RCVD"] if fr["dedup"] else []):
+            if ev not in taken:
+                raise GenError("%s: fragment %s: no machine has a transition on %s: give it one in "
+                               "spec/send.rl, spec/recv.rl or spec/rail.rl (the machine that "
+                               "receives it)" % (ALPHABET, fr["name"], ev))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="gen", help="output directory (default gen)")
@@ -736,11 +804,17 @@ def main():
         codec, _ = gen_codec_h(ab)
         write_if_changed(os.path.join(args.out, "bfo_codec.h"), codec, written)
         with tempfile.TemporaryDirectory() as tmp:
+            machines = []
             for short, defname, title in MACHINES:
                 if args.only and short != args.only:
                     continue
                 m = read_machine(args.ragel, ab, short, defname, args.out, tmp)
                 m.title = title
+                machines.append(m)
+            if not args.only:
+                check_fragments_taken(ab, machines)
+            for m in machines:
+                short = m.short
                 write_if_changed(os.path.join(args.out, "bfo_%s.h" % short), gen_machine_h(m, ab), written)
                 write_if_changed(os.path.join(args.out, "bfo_%s_transitions.h" % short),
                                  gen_transitions_h(m, ab), written)

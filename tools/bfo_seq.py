@@ -16,7 +16,8 @@ generated parts of docs/*.md kept true.
       (the lines between /* doc begin: NAME */ and /* doc end: NAME */ in
       PATH, a file that is compiled and run by make check) and every block
       between  <!-- bfo-table: NAME -->  and  <!-- bfo-table end -->  (NAME
-      fragments, layouts, flags or events: from spec/alphabet.tab).  With --check
+      fragments, layouts, flags or events: from spec/alphabet.tab; machines:
+      states and transitions counted in gen/).  With --check
       it changes nothing and fails, naming each block, when a file is not
       what it would write: the docs are stale.
 """
@@ -32,10 +33,19 @@ import textwrap
 TRANS = re.compile(r'^\s*(?P<t>[\d.]+) ms  rank (?P<rank>\d+)  (?P<obj>msg \d+|peer \d+ rail \d+|\?)\s+'
                    r'(?P<m>send|recv|rail) (?P<frm>\S+) -> (?P<to>\S+)  (?P<ev>\S+)'
                    r'(?: / (?P<acts>[^\[]*?))?(?:  \[(?P<err>\S+)\])?\s*$')
-WIRE = re.compile(r'^\s*(?P<t>[\d.]+) ms  wire  (?P<what>\S+)\s+(?P<type>[A-Z]+)#(?P<n>\d+)  '
+WIRE = re.compile(r'^\s*(?P<t>[\d.]+) ms  wire  (?P<what>\S+)\s+(?P<type>[A-Z][A-Z0-9_]*)#(?P<n>\d+)  '
                   r'(?P<src>\d+)>(?P<dst>\d+) rail (?P<rail>\d+)  (?P<len>\d+) B(?:  (?P<rest>.*))?$')
 FAULT = re.compile(r'^\s*(?P<t>[\d.]+) ms  wire  fault\s+rail (?P<rail>\d+) (?P<what>.*)$')
-RAILCTL = {'PROBE', 'PROBEACK', 'BROKEN'}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RDMA = ('WRITE', 'READ')  # the simulator's names for RDMA operations (not fragment types)
+
+
+def rail_types(root=ROOT):
+    """The fragment types the rail machine receives (PROBE, PROBEACK, BROKEN):
+    those whose T_RCVD is the event of a transition in gen/bfo_rail_transitions.h.
+    Their frames are drawn only with --rails."""
+    with open(os.path.join(root, 'gen/bfo_rail_transitions.h')) as f:
+        return {m.group(1) for m in re.finditer(r'X\(\w+, (\w+)_RCVD,', f.read())}
 
 
 def size(n):
@@ -46,37 +56,36 @@ def size(n):
 
 
 def label(w):
-    """What an arrow says: type, the header fields that matter, the rail."""
+    """What an arrow says: the type, then what the trace says of its header
+    (tools/bfo_seq.py knows field names, not fragment types):
+      seq (of a message that is matched: it has a tag), rseq, slot;
+      then msg_len as "msg", a range [offset +length or data] or "from offset",
+      data as "first" (with msg_len) or the size, "about rail" when the
+      header names another rail than the one carrying it; the flags; the rail."""
     typ, rest = w['type'], dict()
     toks = (w['rest'] or '').split()
-    flags = [t for t in toks if t in ('RESTART', 'PIN')]
-    toks = [t for t in toks if t not in flags]
+    flags = [t for t in toks if t.isupper()]
+    toks = [t for t in toks if not t.isupper()]
     for k, v in zip(toks[::2], toks[1::2]):
         rest[k] = v
-    parts = []
-    if typ == 'MATCH':
-        parts.append('seq %s, %s' % (rest.get('seq'), size(rest.get('data', 0))))
-    elif typ in ('RNDV', 'RGET'):
-        s = 'seq %s rseq %s, msg %s' % (rest.get('seq'), rest.get('rseq'), size(rest.get('msg_len', 0)))
-        if typ == 'RNDV':
-            s += ', first %s' % size(rest.get('data', 0))
-        parts.append(s)
-    elif typ == 'ACK':
-        parts.append('rseq %s, from %s' % (rest.get('rseq'), size(rest.get('offset', 0))))
-    elif typ in ('FRAG',):
-        parts.append('rseq %s, [%s +%s]' % (rest.get('rseq'), size(rest.get('offset', 0)), size(rest.get('len', 0))))
-    elif typ in ('PUT', 'FIN'):
-        parts.append('rseq %s slot %s, [%s +%s]' % (rest.get('rseq'), rest.get('slot'), size(rest.get('offset', 0)),
-                                                   size(rest.get('len', 0))))
-    elif typ in ('NOTIFY', 'RESTARTACK', 'RESTARTNACK', 'RECVERRNOTIFY'):
-        parts.append('rseq %s' % rest.get('rseq'))
-    elif typ == 'BROKEN':
-        parts.append('about rail %s' % rest.get('about'))
-    elif typ in ('WRITE', 'READ'):
+    ids = ['%s %s' % (k, rest[k]) for k in ('seq', 'rseq', 'slot')
+           if k in rest and (k != 'seq' or 'tag' in rest)]
+    parts = [' '.join(ids)] if ids else []
+    if 'msg_len' in rest:
+        parts.append('msg %s' % size(rest['msg_len']))
+    if 'offset' in rest:
+        n = rest.get('length', rest.get('data'))
+        parts.append('[%s +%s]' % (size(rest['offset']), size(n)) if n is not None
+                     else 'from %s' % size(rest['offset']))
+    elif 'data' in rest:
+        parts.append(('first %s' if 'msg_len' in rest else '%s') % size(rest['data']))
+    if 'rail' in rest and rest['rail'] != w['rail']:
+        parts.append('about rail %s' % rest['rail'])
+    if typ in RDMA:
         parts.append(size(w['len']))
-    text = 'RDMA ' + typ if typ in ('WRITE', 'READ') else typ
-    if parts and parts[0]:
-        text += ' ' + parts[0]
+    text = 'RDMA ' + typ if typ in RDMA else typ
+    if parts:
+        text += ' ' + ', '.join(parts)
     if flags:
         text += ' ' + ' '.join(flags)
     return '%s (rail %s)' % (text, w['rail'])
@@ -163,6 +172,7 @@ def note_text(e, times=False):
 
 def draw(lines, rails=False, from_fault=False, until_readmitted=False, times=False):
     evs = window(parse(lines), rails, from_fault, until_readmitted)
+    railctl = rail_types()
     ranks = sorted({int(e['rank']) for e in evs if e['kind'] == 'trans'} |
                    {int(e[k]) for e in evs if e['kind'] == 'wire' for k in ('src', 'dst')})
     out = ['sequenceDiagram']
@@ -189,13 +199,13 @@ def draw(lines, rails=False, from_fault=False, until_readmitted=False, times=Fal
             out.append('    Note over R%d,R%d: %sfault: rail %s turns %s' % (a, b, ms(e['t']) + ' ' if times else '',
                                                                     e['rail'], e['what']))
             continue
-        if e['type'] in RAILCTL and not rails:
+        if e['type'] in railctl and not rails:
             continue
         what, s, d = e['what'], int(e['src']), int(e['dst'])
         text = label(e)
         if e['type'] == 'READ':  # the data comes from the peer's memory
             s, d = d, s
-        dash = '--' if e['type'] in ('WRITE', 'READ') else '-'
+        dash = '--' if e['type'] in RDMA else '-'
         if what == 'arrive':
             out.append('    R%d%s>>R%d: %s' % (s, dash, d, text))
         elif what == 'arrive-error':
@@ -224,8 +234,30 @@ def tab_lines(root):
                 yield shlex.split(line)
 
 
-def table_block(root, name):
-    """A table generated from spec/alphabet.tab (and gen/bfo_codec.h's sizes)."""
+MACHINES = ('send', 'recv', 'rail')
+
+
+def machines_table(root, path):
+    """The machines: states and transitions counted in gen/, the diagrams."""
+    out = ['| machine | states | transitions | diagram |', '|---|---|---|---|']
+    for m in MACHINES:
+        with open(os.path.join(root, 'gen/bfo_%s.h' % m)) as f:
+            text = f.read()
+        title = re.search(r'^ \* The (.*) machine \(Ragel', text, re.M).group(1)
+        states = int(re.search(r'#define BFO_%s_NUM_STATES (\d+)' % m.upper(), text).group(1)) - 1
+        with open(os.path.join(root, 'gen/bfo_%s_transitions.h' % m)) as f:
+            trans = re.search(r'#define BFO_%s_NUM_TRANSITIONS (\d+)' % m.upper(), f.read()).group(1)
+        svg = os.path.relpath(os.path.join(root, 'docs/diagrams/bfo_%s.svg' % m),
+                              os.path.dirname(os.path.abspath(path)))
+        out.append('| %s | %d | %s | [%s](%s) |' % (title, states, trans, svg, svg))
+    return out
+
+
+def table_block(root, name, path):
+    """A table generated from spec/alphabet.tab (and gen/bfo_codec.h's sizes),
+    or from gen/ (machines)."""
+    if name == 'machines':
+        return machines_table(root, path)
     with open(os.path.join(root, 'gen/bfo_codec.h')) as f:
         sizes = dict((m.group(1).lower(), m.group(2))
                      for m in re.finditer(r'#define BFO_HDR_([A-Z]+)_SIZE (\d+)', f.read()))
@@ -318,7 +350,7 @@ def update(path, bfo, root):
         elif mn:
             body = snippet_block(root, mn.group('path'), mn.group('name'))
         else:
-            body = table_block(root, mt.group('name'))
+            body = table_block(root, mt.group('name'), path)
         blocks.append((i + 1, line))
         out += [line] + body + [lines[j]]
         i = j + 1
@@ -345,7 +377,7 @@ def main():
     if a.cmd != 'update':
         ap.print_help()
         return 2
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = ROOT
     stale, nblocks = 0, 0
     for path in a.files:
         old, new, blocks = update(path, a.bfo, root)

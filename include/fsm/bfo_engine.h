@@ -1148,7 +1148,7 @@ static inline void bfo__post_fin(bfo_engine *e, bfo_request *r, uint32_t slot, u
  * for next (RESTART: the protocol for the rails left), or 0. */
 static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act)
 {
-    switch (act) {
+    switch ((enum bfo_send_action)act) { /* every action, no default: -Wswitch names one left out */
     case BFO_SEND_ACT_POST_MATCH: {
         bfo_hdr_match h;
         bfo_op *op = bfo__req_op(e, r, BFO_FRAG_MATCH);
@@ -1164,11 +1164,11 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act)
         op->payload = r->buf;
         op->payload_len = r->cap;
         bfo__post(e, op);
-        break;
+        return 0;
     }
-    case BFO_SEND_ACT_POST_RNDV: bfo__send_rndv(e, r); break;
-    case BFO_SEND_ACT_POST_RGET: bfo__send_rget(e, r); break;
-    case BFO_SEND_ACT_SEND_FRAGS: bfo__send_frags(e, r); break;
+    case BFO_SEND_ACT_POST_RNDV: bfo__send_rndv(e, r); return 0;
+    case BFO_SEND_ACT_POST_RGET: bfo__send_rget(e, r); return 0;
+    case BFO_SEND_ACT_SEND_FRAGS: bfo__send_frags(e, r); return 0;
     case BFO_SEND_ACT_POST_WRITE: { /* the PUT being taken (e->in) */
         const bfo_hdr_put *p = &e->in->h.put;
         bfo_op *op = bfo__req_op(e, r, BFO__OP_WRITE);
@@ -1181,23 +1181,23 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act)
         op->rkey = p->rkey;
         op->slot = p->slot;
         bfo__post(e, op);
-        break;
+        return 0;
     }
     case BFO_SEND_ACT_POST_FIN: /* the write that completed, or the FIN that failed */
         bfo__post_fin(e, r, e->act_slot, e->act_off, e->act_len);
-        break;
+        return 0;
     case BFO_SEND_ACT_NOTE_FIN: /* the receiver read everything */
         r->done_bytes = r->cap;
         r->counting = 1;
-        break;
+        return 0;
     case BFO_SEND_ACT_POST_NOTIFY:
         e->stats.notifies++;
         r->rseq++;
         bfo__post_restart_msg(e, r, BFO_FRAG_NOTIFY, r->self, r->remote);
-        break;
+        return 0;
     case BFO_SEND_ACT_REPOST_NOTIFY:
         bfo__post_restart_msg(e, r, BFO_FRAG_NOTIFY, r->self, r->remote);
-        break;
+        return 0;
     case BFO_SEND_ACT_RESTART:
         r->rseq++;
         r->restarted = 1;
@@ -1209,18 +1209,16 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act)
     case BFO_SEND_ACT_COMPLETE:
         e->stats.messages_sent++;
         bfo__finish(e, r, BFO_OK);
-        break;
+        return 0;
     case BFO_SEND_ACT_FAIL_UNREACHABLE:
         e->stats.unreachable_errors++;
         bfo__finish(e, r, BFO_ERR_PEER_UNREACHABLE);
-        break;
+        return 0;
     case BFO_SEND_ACT_NOTE_ERROR:
     case BFO_SEND_ACT_DROP:
-        break;
-    default:
-        e->stats.protocol_violations++;
-        break;
+        return 0;
     }
+    e->stats.protocol_violations++; /* not an action of the send machine */
     return 0;
 }
 
@@ -1251,7 +1249,7 @@ static inline void bfo__accept_rzv(bfo_engine *e, bfo_request *r, const bfo_fram
 static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
 {
     const bfo_frame *f = e->in;
-    switch (act) {
+    switch ((enum bfo_recv_action)act) { /* every action, no default: -Wswitch names one left out */
     case BFO_RECV_ACT_DELIVER_MATCH: {
         size_t n = e->in_payload_len < r->cap ? e->in_payload_len : r->cap;
         if (n)
@@ -1262,10 +1260,10 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
         e->stats.messages_received++;
         e->stats.eagers++;
         bfo__finish(e, r, r->length > r->cap ? BFO_ERR_TRUNCATE : BFO_OK);
-        break;
+        return;
     }
     case BFO_RECV_ACT_ACCEPT_RNDV:
-    case BFO_RECV_ACT_ACCEPT_RGET: bfo__accept_rzv(e, r, f); break;
+    case BFO_RECV_ACT_ACCEPT_RGET: bfo__accept_rzv(e, r, f); return;
     case BFO_RECV_ACT_POST_ACK: {
         bfo_hdr_ack h;
         bfo_op *op = bfo__req_op(e, r, BFO_FRAG_ACK);
@@ -1279,7 +1277,7 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
         h.offset = r->done_bytes;
         op->hdr_len = bfo_hdr_ack_encode(&h, op->hdr, sizeof op->hdr);
         bfo__post(e, op);
-        break;
+        return;
     }
     case BFO_RECV_ACT_ACCEPT_FRAG: {
         uint64_t off = f->h.frag.offset;
@@ -1290,9 +1288,9 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
             memcpy(r->buf + off, e->in_payload, n);
         }
         r->done_bytes += e->in_payload_len;
-        break;
+        return;
     }
-    case BFO_RECV_ACT_POST_PUTS: bfo__post_puts(e, r); break;
+    case BFO_RECV_ACT_POST_PUTS: bfo__post_puts(e, r); return;
     case BFO_RECV_ACT_ACCEPT_FIN: { /* a PUT slot is written (checked by the engine) */
         uint32_t bit = f->h.fin.slot - r->slot_base;
         r->slot_mask |= (uint64_t)1 << bit;
@@ -1302,34 +1300,34 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
         }
         r->done_bytes += (size_t)f->h.fin.length;
         r->frags_inflight--;
-        break;
+        return;
     }
-    case BFO_RECV_ACT_POST_READS: bfo__post_reads(e, r); break;
-    case BFO_RECV_ACT_ACCOUNT_READ: break; /* bytes are counted as each read completes */
+    case BFO_RECV_ACT_POST_READS: bfo__post_reads(e, r); return;
+    case BFO_RECV_ACT_ACCOUNT_READ: return; /* bytes are counted as each read completes */
     case BFO_RECV_ACT_POST_FIN:
         bfo__post_fin(e, r, 0, 0, r->length);
-        break;
+        return;
     case BFO_RECV_ACT_POST_RECVERRNOTIFY:
         bfo__post_restart_msg(e, r, BFO_FRAG_RECVERRNOTIFY, r->remote, r->self);
-        break;
-    case BFO_RECV_ACT_ACCEPT_NOTIFY: r->rseq = f->h.restart.rseq; break;
+        return;
+    case BFO_RECV_ACT_ACCEPT_NOTIFY: r->rseq = f->h.restart.rseq; return;
     case BFO_RECV_ACT_POST_RESTARTACK:
         bfo__post_restart_msg(e, r, BFO_FRAG_RESTARTACK, r->remote, r->self);
-        break;
-    case BFO_RECV_ACT_RESET: r->done_bytes = 0; break;
+        return;
+    case BFO_RECV_ACT_RESET: r->done_bytes = 0; return;
     case BFO_RECV_ACT_COMPLETE:
         e->stats.messages_received++;
         bfo__finish(e, r, r->length > r->cap ? BFO_ERR_TRUNCATE : BFO_OK);
-        break;
+        return;
     case BFO_RECV_ACT_FAIL_UNREACHABLE:
         e->stats.unreachable_errors++;
         bfo__finish(e, r, BFO_ERR_PEER_UNREACHABLE);
-        break;
-    case BFO_RECV_ACT_DROP: break;
-    default: /* POST_RESTARTNACK: the engine NACKs for released requests */
-        e->stats.protocol_violations++;
+        return;
+    case BFO_RECV_ACT_DROP: return;
+    case BFO_RECV_ACT_POST_RESTARTNACK: /* the engine NACKs for released requests */
         break;
     }
+    e->stats.protocol_violations++; /* POST_RESTARTNACK, or not an action of the machine */
 }
 
 /* The fact a request waits for, if it is true now: ALL_DELIVERED (the data
@@ -1550,17 +1548,17 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
 {
     bfo_peer *p = &e->peers[peer];
     bfo_rail_link *rs = &p->rail[rail];
-    switch (act) {
+    switch ((enum bfo_rail_action)act) { /* every action, no default: -Wswitch names one left out */
     case BFO_RAIL_ACT_SEND_PROBE:
         rs->probe_sent = e->now; /* PROBING times out from the attempt, sent or not */
         if (bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBE, rail, e->now) &&
             rs->fsm.cs == BFO_RAIL_ST_UP)
             rs->probe_out = 1; /* a heartbeat that went out waits for its PROBEACK */
-        break;
+        return;
     case BFO_RAIL_ACT_SEND_PROBEACK:
         bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBEACK, rail,
                       e->in ? e->in->h.railctl.nonce : 0);
-        break;
+        return;
     case BFO_RAIL_ACT_ADMIT:
         if (rs->ever_up)
             e->stats.readmissions++;
@@ -1583,7 +1581,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
                     !bfo__rail_ctl(e, peer, k, BFO_FRAG_BROKEN, rail, 0))
                     p->rail[k].broken_owed = 1; /* over the control budget: at the next */
             }
-        break;
+        return;
     case BFO_RAIL_ACT_MAP_OUT: {
         int up = 0;
         e->stats.mapouts++;
@@ -1593,7 +1591,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
             p->down_since = e->now ? e->now : 1;
         if (e->be.disconnect) /* what is in flight on it fails now, not at the reconnect */
             e->be.disconnect(e->be.ctx, peer, rail);
-        break;
+        return;
     }
     case BFO_RAIL_ACT_SEND_BROKEN: {
         int other = -1;
@@ -1604,21 +1602,21 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
             bfo__rail_ctl(e, peer, rail, BFO_FRAG_BROKEN, other, 0);
         else
             rs->broken_owed = 1; /* sent when a rail is admitted (ADMIT) */
-        break;
+        return;
     }
     case BFO_RAIL_ACT_SCHEDULE_RECONNECT:
         rs->deadline = e->now + rs->backoff;
         rs->backoff = rs->backoff * 2 > e->cfg.backoff_max_ns ? e->cfg.backoff_max_ns
                                                                : rs->backoff * 2;
         rs->attempts++;
-        break;
+        return;
     case BFO_RAIL_ACT_RECONNECT:
         if (!e->be.connect || e->be.connect(e->be.ctx, peer, rail) != 0)
             rs->deadline = e->now; /* the next progress reports the failure */
-        break;
-    case BFO_RAIL_ACT_RETIRE: break;
-    default: break;
+        return;
+    case BFO_RAIL_ACT_RETIRE: return;
     }
+    e->stats.protocol_violations++; /* not an action of the rail machine */
 }
 
 static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev)
@@ -1891,6 +1889,221 @@ static inline int bfo__nack_from(bfo_engine *e, int peer, const bfo_frame *f)
     return BFO_ERR_STALE;
 }
 
+/* One function per fragment type: bfo__rcvd_<TYPE>(e, peer, rail, f, kind),
+ * a frame of that type arrived from peer on rail and parsed.  It finds what
+ * the frame is for, drops what is stale (BFO_ERR_STALE), refuses what breaks
+ * the protocol (BFO_ERR_PROTOCOL), tells a duplicate apart (*kind =
+ * BFO_EVK_DUP_RCVD) and feeds the machine; BFO_OK when taken.
+ * bfo_engine_frame calls them through BFO_FRAGMENTS, so a fragment type of
+ * spec/alphabet.tab without its function here does not build ("implicit
+ * declaration of function 'bfo__rcvd_NEWTYPE'"). */
+
+static BFO__HOT int bfo__rcvd_MATCH(bfo_engine *e, int peer, int rail, const bfo_frame *f,
+                                    int *kind)
+{
+    (void)rail;
+    (void)kind;
+    return bfo__on_message(e, peer, f);
+}
+
+/* RNDV or RGET: a first one is a message to match; a restarted one names
+ * its receive and describes the message that receive took. */
+static inline int bfo__rcvd_rzv(bfo_engine *e, int peer, const bfo_frame *f, int *kind)
+{
+    const int rget = f->type == BFO_FRAG_RGET;
+    const uint64_t msg_len = rget ? f->h.rget.msg_len : f->h.rndv.msg_len;
+    bfo_request *r;
+    if (msg_len < f->payload_len || (rget && !msg_len))
+        return BFO_ERR_PROTOCOL;
+    if (!(f->flags & BFO_FLAG_RESTART))
+        return bfo__on_message(e, peer, f);
+    r = bfo__lookup(e, peer, rget ? f->h.rget.dreq : f->h.rndv.dreq, BFO_REQ_RECV,
+                    rget ? f->h.rget.rseq : f->h.rndv.rseq, 1, kind);
+    if (!r)
+        return BFO_ERR_STALE;
+    if (!bfo__same_message(r, peer, f))
+        return BFO_ERR_PROTOCOL;
+    bfo__req_feed(e, r, bfo_frag_event(f->type, *kind));
+    bfo__recv_chosen(e, r);
+    return BFO_OK;
+}
+
+static inline int bfo__rcvd_RNDV(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    (void)rail;
+    return bfo__rcvd_rzv(e, peer, f, kind);
+}
+
+static inline int bfo__rcvd_RGET(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    (void)rail;
+    return bfo__rcvd_rzv(e, peer, f, kind);
+}
+
+/* The receiver asks: write this range there. */
+static inline int bfo__rcvd_PUT(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    bfo_request *r = bfo__lookup(e, peer, f->h.put.sreq, BFO_REQ_SEND, f->h.put.rseq, 0, kind);
+    (void)rail;
+    if (!r)
+        return BFO_ERR_STALE;
+    if (!r->reg || !f->h.put.length || f->h.put.offset > r->cap ||
+        f->h.put.length > r->cap - f->h.put.offset)
+        return BFO_ERR_PROTOCOL;
+    if (r->cs == BFO_SEND_ST_RNDV_SENT) { /* the first PUT: the RNDV arrived */
+        r->remote = f->h.put.dreq;
+        r->done_bytes = r->first;
+        r->counting = 1;
+    }
+    bfo__req_feed(e, r, BFO_EV_PUT_RCVD);
+    return BFO_OK;
+}
+
+/* A sender's FIN after a write (PUT: one slot is written), or a receiver's
+ * after its reads (GET: the whole message). */
+static inline int bfo__rcvd_FIN(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    bfo_request *r = bfo__handle_named(e, f->h.fin.dreq);
+    (void)rail;
+    if (!r || r->peer != peer || bfo_rseq_cmp(f->h.fin.rseq, r->rseq) != 0)
+        return BFO_ERR_STALE;
+    if (r->kind == BFO_REQ_SEND) { /* GET: the receiver read it all */
+        if (f->h.fin.offset != 0 || f->h.fin.length != r->cap)
+            return BFO_ERR_PROTOCOL;
+        *kind = r->counting && r->done_bytes >= r->cap ? BFO_EVK_DUP_RCVD : BFO_EVK_RCVD;
+    } else { /* PUT: one slot is written */
+        uint64_t off, len;
+        uint32_t s = f->h.fin.slot;
+        if (s >= r->slot_next)
+            return BFO_ERR_PROTOCOL;
+        bfo__slot_range(e, r, s, &off, &len);
+        if (f->h.fin.offset != off || f->h.fin.length != len)
+            return BFO_ERR_PROTOCOL;
+        *kind = s < r->slot_base || ((r->slot_mask >> (s - r->slot_base)) & 1) ? BFO_EVK_DUP_RCVD
+                                                                              : BFO_EVK_RCVD;
+    }
+    bfo__req_feed(e, r, bfo_frag_event(f->type, *kind));
+    return BFO_OK;
+}
+
+static inline int bfo__rcvd_ACK(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    bfo_request *r = bfo__lookup(e, peer, f->h.ack.sreq, BFO_REQ_SEND, f->h.ack.rseq, 0, kind);
+    (void)rail;
+    if (!r)
+        return BFO_ERR_STALE;
+    if (f->h.ack.offset > r->cap)
+        return BFO_ERR_PROTOCOL;
+    if (r->cs == BFO_SEND_ST_RNDV_SENT || r->cs == BFO_SEND_ST_RGET_SENT) {
+        r->remote = f->h.ack.dreq;
+        r->next_off = (size_t)f->h.ack.offset;
+        r->done_bytes = (size_t)f->h.ack.offset;
+        r->counting = 1;
+    }
+    bfo__req_feed(e, r, BFO_EV_ACK_RCVD);
+    return BFO_OK;
+}
+
+static inline int bfo__rcvd_FRAG(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    bfo_request *r = bfo__lookup(e, peer, f->h.frag.dreq, BFO_REQ_RECV, f->h.frag.rseq, 0, kind);
+    (void)rail;
+    if (!r)
+        return BFO_ERR_STALE;
+    if (f->h.frag.offset + f->payload_len > r->length)
+        return BFO_ERR_PROTOCOL;
+    bfo__req_feed(e, r, BFO_EV_FRAG_RCVD);
+    return BFO_OK;
+}
+
+static inline int bfo__rcvd_NOTIFY(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    bfo_request *r = bfo__handle_named(e, f->h.restart.dreq);
+    (void)rail;
+    if (!r || r->kind != BFO_REQ_RECV) /* complete and gone: NACK */
+        return bfo__nack_from(e, peer, f);
+    r = bfo__lookup(e, peer, f->h.restart.dreq, BFO_REQ_RECV, f->h.restart.rseq, 1, kind);
+    if (!r)
+        return BFO_ERR_STALE;
+    bfo__req_feed(e, r, bfo_frag_event(f->type, *kind));
+    return BFO_OK;
+}
+
+/* RESTARTACK, RESTARTNACK, RECVERRNOTIFY: the receiver answers the sender. */
+static inline int bfo__rcvd_reply(bfo_engine *e, int peer, const bfo_frame *f, int *kind)
+{
+    bfo_request *r = bfo__handle_named(e, f->h.restart.sreq);
+    if (!r || r->kind != BFO_REQ_SEND || r->peer != peer)
+        return BFO_ERR_STALE;
+    if (f->type == BFO_FRAG_RECVERRNOTIFY) { /* the receiver's rseq: not older */
+        if (bfo_rseq_cmp(f->h.restart.rseq, r->rseq) < 0)
+            return BFO_ERR_STALE;
+    } else if (!bfo__lookup(e, peer, f->h.restart.sreq, BFO_REQ_SEND, f->h.restart.rseq, 0, kind)) {
+        return BFO_ERR_STALE;
+    }
+    if (f->type == BFO_FRAG_RECVERRNOTIFY && bfo_handle_is_null(r->remote))
+        r->remote = f->h.restart.dreq;
+    bfo__req_feed(e, r, bfo_frag_event(f->type, BFO_EVK_RCVD));
+    return BFO_OK;
+}
+
+static inline int bfo__rcvd_RESTARTACK(bfo_engine *e, int peer, int rail, const bfo_frame *f,
+                                       int *kind)
+{
+    (void)rail;
+    return bfo__rcvd_reply(e, peer, f, kind);
+}
+
+static inline int bfo__rcvd_RESTARTNACK(bfo_engine *e, int peer, int rail, const bfo_frame *f,
+                                        int *kind)
+{
+    (void)rail;
+    return bfo__rcvd_reply(e, peer, f, kind);
+}
+
+static inline int bfo__rcvd_RECVERRNOTIFY(bfo_engine *e, int peer, int rail, const bfo_frame *f,
+                                          int *kind)
+{
+    (void)rail;
+    return bfo__rcvd_reply(e, peer, f, kind);
+}
+
+/* BROKEN, PROBE, PROBEACK: to the rail machine, of the rail the BROKEN
+ * names or of the rail the probe came on. */
+static inline int bfo__rcvd_railctl(bfo_engine *e, int peer, int rail, const bfo_frame *f)
+{
+    int about = f->h.railctl.rail;
+    if (about >= e->cfg.nrails)
+        return BFO_ERR_PROTOCOL;
+    if (f->type == BFO_FRAG_BROKEN &&
+        (int32_t)(f->h.railctl.epoch - e->peers[peer].rail[about].epoch) < 0)
+        return BFO_ERR_STALE; /* about an earlier life of the rail */
+    bfo__rail_step(e, peer, f->type == BFO_FRAG_BROKEN ? about : rail,
+                   bfo_frag_event(f->type, BFO_EVK_RCVD));
+    if (f->type == BFO_FRAG_PROBEACK && f->h.railctl.nonce == e->peers[peer].rail[rail].probe_sent)
+        bfo__probe_answered(e, &e->peers[peer].rail[rail]);
+    return BFO_OK;
+}
+
+static inline int bfo__rcvd_BROKEN(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    (void)kind;
+    return bfo__rcvd_railctl(e, peer, rail, f);
+}
+
+static inline int bfo__rcvd_PROBE(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    (void)kind;
+    return bfo__rcvd_railctl(e, peer, rail, f);
+}
+
+static inline int bfo__rcvd_PROBEACK(bfo_engine *e, int peer, int rail, const bfo_frame *f,
+                                     int *kind)
+{
+    (void)kind;
+    return bfo__rcvd_railctl(e, peer, rail, f);
+}
+
 /* Called by the backend for each frame that arrives.  Returns BFO_OK (taken
  * or dropped as duplicate), BFO_ERR_AGAIN (no buffer: offer it again
  * later), BFO_ERR_STALE (dropped: names a finished request or an older
@@ -1903,7 +2116,6 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
 {
     bfo_frame f;
     int rc = BFO_OK, kind = BFO_EVK_RCVD;
-    bfo_request *r;
     if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank ||
         !bfo__in_range(rail, e->cfg.nrails))
         return BFO_ERR_INVALID;
@@ -1924,168 +2136,12 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
     e->in_payload_len = f.payload_len;
     e->in_peer = peer;
     e->in_rail = rail;
-    switch (f.type) {
-    case BFO_FRAG_MATCH:
-        rc = bfo__on_message(e, peer, &f);
-        break;
-    case BFO_FRAG_RNDV:
-    case BFO_FRAG_RGET: {
-        const int rget = f.type == BFO_FRAG_RGET;
-        const uint64_t msg_len = rget ? f.h.rget.msg_len : f.h.rndv.msg_len;
-        if (msg_len < f.payload_len || (rget && !msg_len)) {
-            rc = BFO_ERR_PROTOCOL;
-            break;
-        }
-        if (!(f.flags & BFO_FLAG_RESTART)) {
-            rc = bfo__on_message(e, peer, &f);
-            break;
-        }
-        r = bfo__lookup(e, peer, rget ? f.h.rget.dreq : f.h.rndv.dreq, BFO_REQ_RECV,
-                        rget ? f.h.rget.rseq : f.h.rndv.rseq, 1, &kind);
-        if (!r) {
-            rc = BFO_ERR_STALE;
-            break;
-        }
-        if (!bfo__same_message(r, peer, &f)) {
-            rc = BFO_ERR_PROTOCOL;
-            break;
-        }
-        bfo__req_feed(e, r, bfo_frag_event(f.type, kind));
-        bfo__recv_chosen(e, r);
-        break;
-    }
-    case BFO_FRAG_PUT: /* the receiver asks: write this range there */
-        r = bfo__lookup(e, peer, f.h.put.sreq, BFO_REQ_SEND, f.h.put.rseq, 0, &kind);
-        if (!r) {
-            rc = BFO_ERR_STALE;
-            break;
-        }
-        if (!r->reg || !f.h.put.length || f.h.put.offset > r->cap ||
-            f.h.put.length > r->cap - f.h.put.offset) {
-            rc = BFO_ERR_PROTOCOL;
-            break;
-        }
-        if (r->cs == BFO_SEND_ST_RNDV_SENT) { /* the first PUT: the RNDV arrived */
-            r->remote = f.h.put.dreq;
-            r->done_bytes = r->first;
-            r->counting = 1;
-        }
-        bfo__req_feed(e, r, BFO_EV_PUT_RCVD);
-        break;
-    case BFO_FRAG_FIN:
-        r = bfo__handle_named(e, f.h.fin.dreq);
-        if (!r || r->peer != peer || bfo_rseq_cmp(f.h.fin.rseq, r->rseq) != 0) {
-            rc = BFO_ERR_STALE;
-            break;
-        }
-        if (r->kind == BFO_REQ_SEND) { /* GET: the receiver read it all */
-            if (f.h.fin.offset != 0 || f.h.fin.length != r->cap) {
-                rc = BFO_ERR_PROTOCOL;
-                break;
-            }
-            kind = r->counting && r->done_bytes >= r->cap ? BFO_EVK_DUP_RCVD : BFO_EVK_RCVD;
-        } else { /* PUT: one slot is written */
-            uint64_t off, len;
-            uint32_t s = f.h.fin.slot;
-            if (s >= r->slot_next) {
-                rc = BFO_ERR_PROTOCOL;
-                break;
-            }
-            bfo__slot_range(e, r, s, &off, &len);
-            if (f.h.fin.offset != off || f.h.fin.length != len) {
-                rc = BFO_ERR_PROTOCOL;
-                break;
-            }
-            kind = s < r->slot_base || ((r->slot_mask >> (s - r->slot_base)) & 1)
-                       ? BFO_EVK_DUP_RCVD
-                       : BFO_EVK_RCVD;
-        }
-        bfo__req_feed(e, r, bfo_frag_event(f.type, kind));
-        break;
-    case BFO_FRAG_ACK:
-        r = bfo__lookup(e, peer, f.h.ack.sreq, BFO_REQ_SEND, f.h.ack.rseq, 0, &kind);
-        if (!r) {
-            rc = BFO_ERR_STALE;
-            break;
-        }
-        if (f.h.ack.offset > r->cap) {
-            rc = BFO_ERR_PROTOCOL;
-            break;
-        }
-        if (r->cs == BFO_SEND_ST_RNDV_SENT || r->cs == BFO_SEND_ST_RGET_SENT) {
-            r->remote = f.h.ack.dreq;
-            r->next_off = (size_t)f.h.ack.offset;
-            r->done_bytes = (size_t)f.h.ack.offset;
-            r->counting = 1;
-        }
-        bfo__req_feed(e, r, BFO_EV_ACK_RCVD);
-        break;
-    case BFO_FRAG_FRAG:
-        r = bfo__lookup(e, peer, f.h.frag.dreq, BFO_REQ_RECV, f.h.frag.rseq, 0, &kind);
-        if (!r) {
-            rc = BFO_ERR_STALE;
-            break;
-        }
-        if (f.h.frag.offset + f.payload_len > r->length) {
-            rc = BFO_ERR_PROTOCOL;
-            break;
-        }
-        bfo__req_feed(e, r, BFO_EV_FRAG_RCVD);
-        break;
-    case BFO_FRAG_NOTIFY:
-        r = bfo__handle_named(e, f.h.restart.dreq);
-        if (!r || r->kind != BFO_REQ_RECV) { /* complete and gone: NACK */
-            rc = bfo__nack_from(e, peer, &f);
-            break;
-        }
-        r = bfo__lookup(e, peer, f.h.restart.dreq, BFO_REQ_RECV, f.h.restart.rseq, 1, &kind);
-        if (!r) {
-            rc = BFO_ERR_STALE;
-            break;
-        }
-        bfo__req_feed(e, r, bfo_frag_event(f.type, kind));
-        break;
-    case BFO_FRAG_RESTARTACK:
-    case BFO_FRAG_RESTARTNACK:
-    case BFO_FRAG_RECVERRNOTIFY:
-        r = bfo__handle_named(e, f.h.restart.sreq);
-        if (!r || r->kind != BFO_REQ_SEND || r->peer != peer) {
-            rc = BFO_ERR_STALE;
-            break;
-        }
-        if (f.type == BFO_FRAG_RECVERRNOTIFY) { /* the receiver's rseq: not older */
-            if (bfo_rseq_cmp(f.h.restart.rseq, r->rseq) < 0) {
-                rc = BFO_ERR_STALE;
-                break;
-            }
-        } else if (!bfo__lookup(e, peer, f.h.restart.sreq, BFO_REQ_SEND, f.h.restart.rseq, 0, &kind)) {
-            rc = BFO_ERR_STALE;
-            break;
-        }
-        if (f.type == BFO_FRAG_RECVERRNOTIFY && bfo_handle_is_null(r->remote))
-            r->remote = f.h.restart.dreq;
-        bfo__req_feed(e, r, bfo_frag_event(f.type, BFO_EVK_RCVD));
-        break;
-    case BFO_FRAG_BROKEN:
-    case BFO_FRAG_PROBE:
-    case BFO_FRAG_PROBEACK: {
-        int about = f.h.railctl.rail;
-        if (about >= e->cfg.nrails) {
-            rc = BFO_ERR_PROTOCOL;
-            break;
-        }
-        if (f.type == BFO_FRAG_BROKEN &&
-            (int32_t)(f.h.railctl.epoch - e->peers[peer].rail[about].epoch) < 0) {
-            rc = BFO_ERR_STALE; /* about an earlier life of the rail */
-            break;
-        }
-        bfo__rail_step(e, peer, f.type == BFO_FRAG_BROKEN ? about : rail,
-                       bfo_frag_event(f.type, BFO_EVK_RCVD));
-        if (f.type == BFO_FRAG_PROBEACK && f.h.railctl.nonce == e->peers[peer].rail[rail].probe_sent)
-            bfo__probe_answered(e, &e->peers[peer].rail[rail]);
-        break;
-    }
-    default:
+    switch (f.type) { /* one case per fragment type, each calling its bfo__rcvd_<TYPE> */
+#define BFO__RCVD(name, code, layout, payload, dedup) \
+    case BFO_FRAG_##name: rc = bfo__rcvd_##name(e, peer, rail, &f, &kind); break;
+        BFO_FRAGMENTS(BFO__RCVD)
+#undef BFO__RCVD
+    default: /* bfo_frame_parse takes no other type */
         rc = BFO_ERR_PROTOCOL;
         break;
     }

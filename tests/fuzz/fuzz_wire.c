@@ -5,8 +5,8 @@
  * exact-size buffer), a frame that parses:
  *   - has the header size of its type, its payload is the rest of the input
  *     (NULL when empty), and a type without payload has none;
- *   - encodes back, with its type's encoder, to the same header bytes
- *     (every reserved byte was zero, every field kept its value);
+ *   - encodes back (bfo_frame_encode, its layout's encoder) to the same
+ *     header bytes (every reserved byte was zero, every field kept its value);
  *   - one byte shorter is BFO_ERR_TRUNCATED at the header, and a type that
  *     carries no payload is BFO_ERR_BAD_LENGTH with one byte more;
  *   - passes bfo_frame_validate again, and its flags are allowed for its type.
@@ -16,32 +16,6 @@
 
 #include "bfo.h"
 #include "fuzz.h"
-
-static size_t reencode(const bfo_frame *f, uint8_t *out, size_t cap)
-{
-    switch (f->type) {
-    case BFO_FRAG_MATCH: return bfo_hdr_match_encode(&f->h.match, out, cap);
-    case BFO_FRAG_RNDV: return bfo_hdr_rndv_encode(&f->h.rndv, out, cap);
-    case BFO_FRAG_RGET: return bfo_hdr_rget_encode(&f->h.rget, out, cap);
-    case BFO_FRAG_ACK: return bfo_hdr_ack_encode(&f->h.ack, out, cap);
-    case BFO_FRAG_FRAG: return bfo_hdr_frag_encode(&f->h.frag, out, cap);
-    case BFO_FRAG_PUT: return bfo_hdr_put_encode(&f->h.put, out, cap);
-    case BFO_FRAG_FIN: return bfo_hdr_fin_encode(&f->h.fin, out, cap);
-    case BFO_FRAG_NOTIFY:
-    case BFO_FRAG_RESTARTACK:
-    case BFO_FRAG_RESTARTNACK:
-    case BFO_FRAG_RECVERRNOTIFY: return bfo_hdr_restart_encode(&f->h.restart, out, cap);
-    case BFO_FRAG_BROKEN:
-    case BFO_FRAG_PROBE:
-    case BFO_FRAG_PROBEACK: return bfo_hdr_railctl_encode(&f->h.railctl, out, cap);
-    default: return 0;
-    }
-}
-
-static int carries_payload(int type)
-{
-    return type == BFO_FRAG_MATCH || type == BFO_FRAG_RNDV || type == BFO_FRAG_FRAG;
-}
 
 /* Parses a copy of buf[0..len) in a buffer of exactly len bytes. */
 static int parse_copy(const uint8_t *buf, size_t len, size_t alloc_len)
@@ -87,17 +61,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK((f.flags & ~bfo_frag_flags_allowed(f.type)) == 0, "flags 0x%02x", f.flags);
     FUZZ_CHECK(f.payload_len == size - hs, "payload %zu of %zu - %zu", f.payload_len, size, hs);
     FUZZ_CHECK(f.payload_len ? f.payload == data + hs : f.payload == NULL, "payload pointer");
-    FUZZ_CHECK(carries_payload(f.type) || f.payload_len == 0, "payload on type 0x%02x", f.type);
+    FUZZ_CHECK(bfo_frag_has_payload(f.type) || f.payload_len == 0, "payload on type 0x%02x",
+               f.type);
     FUZZ_CHECK(bfo_frame_validate(&f) == BFO_OK, "validates once, not twice");
 
     /* the header's type and flags fields agree with the frame's */
     FUZZ_CHECK(f.h.match.type == f.type && f.h.match.flags == f.flags, "header type/flags");
-    FUZZ_CHECK(reencode(&f, hdr, sizeof hdr) == hs, "encoder size");
+    FUZZ_CHECK(bfo_frame_encode(&f, hdr, sizeof hdr) == hs, "encoder size");
     FUZZ_CHECK(memcmp(hdr, data, hs) == 0, "type 0x%02x does not encode back to its bytes", f.type);
-    FUZZ_CHECK(reencode(&f, hdr, hs - 1) == 0, "encoder wrote into too small a buffer");
+    FUZZ_CHECK(bfo_frame_encode(&f, hdr, hs - 1) == 0, "encoder wrote into too small a buffer");
 
     FUZZ_CHECK(parse_copy(data, size, hs - 1) == BFO_ERR_TRUNCATED, "header cut short");
-    if (!carries_payload(f.type))
+    if (!bfo_frag_has_payload(f.type))
         FUZZ_CHECK(parse_copy(data, size, size + 1) == BFO_ERR_BAD_LENGTH, "a byte too many");
 
     switch (f.type) { /* what validate promises, stated once more from the fields */

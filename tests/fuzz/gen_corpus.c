@@ -2,7 +2,9 @@
  * (`make fuzz-corpus`; the files are committed).
  *
  *   wire/        one valid frame of every type (with and without payload,
- *                every flag), and a few of each error
+ *                every flag; the types not written out below get the
+ *                sample of their layout, tests/bfo_samples.h), and a few of
+ *                each error
  *   engine/      real exchanges recorded as fuzz_engine scripts: an honest
  *                second engine (rank 1 or 2) is the peer, a seeded network
  *                between the two delivers, completes, loses and fails
@@ -19,9 +21,11 @@
 #define FZ_NO_ENTRY
 #include "fuzz_engine.c"
 
+#include <ctype.h>
 #include <errno.h>
 #include <sys/stat.h>
 
+#include "../bfo_samples.h"
 #include "bfo_tcp.h"
 #include "fuzz_tcp_script.h"
 
@@ -115,18 +119,20 @@ static void gen_wire(void)
     bfo_hdr_fin fi = { BFO_FRAG_FIN, 0, 0, 1, H(2, 1), 160, 96, 0, 4 };
     n = bfo_hdr_fin_encode(&fi, b, sizeof b);
     W("fin", n);
-    for (int t = BFO_FRAG_NOTIFY; t <= BFO_FRAG_RECVERRNOTIFY; t++) {
-        bfo_hdr_restart rs = { (uint8_t)t, 0, 3, 0, 4, 1, H(1, 1), H(2, 1) };
-        n = bfo_hdr_restart_encode(&rs, b, sizeof b);
-        W(t == BFO_FRAG_NOTIFY ? "notify" : t == BFO_FRAG_RESTARTACK ? "restartack"
-                                          : t == BFO_FRAG_RESTARTNACK ? "restartnack"
-                                                                      : "recverrnotify",
-          n);
-    }
-    for (int t = BFO_FRAG_BROKEN; t <= BFO_FRAG_PROBEACK; t++) {
-        bfo_hdr_railctl rc = { (uint8_t)t, 0, 1, 2, 0x123456789ull };
-        n = bfo_hdr_railctl_encode(&rc, b, sizeof b);
-        W(t == BFO_FRAG_BROKEN ? "broken" : t == BFO_FRAG_PROBE ? "probe" : "probeack", n);
+    /* every other type (NOTIFY, ..., PROBEACK, and a type added to the
+     * alphabet): its layout's sample, named after the type */
+    for (int t = 1; t < 256; t++) {
+        const char *tn = bfo_frag_name(t);
+        char lower[32];
+        size_t i;
+        if (!tn || t == BFO_FRAG_MATCH || t == BFO_FRAG_RNDV || t == BFO_FRAG_FRAG ||
+            t == BFO_FRAG_RGET || t == BFO_FRAG_ACK || t == BFO_FRAG_PUT || t == BFO_FRAG_FIN)
+            continue; /* written out above */
+        for (i = 0; tn[i] && i + 1 < sizeof lower; i++)
+            lower[i] = (char)tolower((unsigned char)tn[i]);
+        lower[i] = 0;
+        n = sample_encode(t, 0, b, sizeof b);
+        W(lower, n + (bfo_frag_has_payload(t) ? 33 : 0));
     }
     /* errors: truncated, bad type, bad flags, reserved field, bytes too many */
     bfo_hdr_match m = { BFO_FRAG_MATCH, 0, 1, 2, 77, 5 };
