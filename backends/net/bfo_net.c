@@ -69,6 +69,7 @@ struct bfo_net {
      * the engine (given at the next progress, not inside its connect()) */
     unsigned char *absent_due;
     int nabsent_due;
+    uint8_t card[BFO_BOOT_CARD_MAX]; /* a peer's card as read (card_read) */
     bfo_net_stats st;
     int log;
 };
@@ -339,7 +340,7 @@ static size_t card_make(bfo_net *n, uint8_t *c, size_t cap)
 /* Reads a peer's card once: 0, or -1 when it has none or a broken one. */
 static int card_read(bfo_net *n, int peer)
 {
-    static uint8_t c[BFO_BOOT_CARD_MAX];
+    uint8_t *c = n->card; /* this bfo_net's own: another may read in another thread */
     char names[BFO_MAX_RAILS][BFO_NET_NAME_MAX];
     bfo_addr addr[BFO_MAX_RAILS];
     peer_rail *pr = &n->prails[(size_t)peer * BFO_MAX_RAILS];
@@ -348,7 +349,7 @@ static int card_read(bfo_net *n, int peer)
     if (n->card_state[peer])
         return n->card_state[peer] > 0 ? 0 : -1;
     n->card_state[peer] = -1;
-    if (bfo_boot_lookup(n->boot, peer, c, sizeof c, &len) != BFO_OK ||
+    if (bfo_boot_lookup(n->boot, peer, c, sizeof n->card, &len) != BFO_OK ||
         (nr = bfo_net_card_read(c, len, names, addr)) < 0) {
         fprintf(stderr, "bfo-net[%d]: rank %d published no card (or a broken one) through %s\n", n->rank, peer,
                 bfo_boot_via(n->boot));
