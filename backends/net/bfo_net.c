@@ -241,10 +241,16 @@ static unsigned n_caps(void *ctx, int rail)
     return b && b->rail_caps ? b->rail_caps(b->ctx, r) : 0;
 }
 
+/* The options' figure, else the transport's own (bfo_transport_args.bandwidth:
+ * "0: the transport's figure"). */
 static unsigned n_bw(void *ctx, int rail)
 {
     bfo_net *n = (bfo_net *)ctx;
-    return rail >= 0 && rail < n->nrails ? n->bw[rail] : 0;
+    int r;
+    const bfo_backend *b = rail_be(n, rail, &r);
+    if (!b)
+        return 0;
+    return n->bw[rail] ? n->bw[rail] : b->rail_bandwidth ? b->rail_bandwidth(b->ctx, r) : 0;
 }
 
 /* ------------------------------------------------------------ the sinks */

@@ -68,7 +68,7 @@ extern "C" {
 
 typedef struct bfo_net_options {
     const char *rails;          /* the rail list (NULL: BFO_RAILS, else 127.0.0.1) */
-    unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s per engine rail (0: equal) */
+    unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s per engine rail (0: the transport's figure, if any) */
     uint64_t bootstrap_timeout_ns; /* the wire-up through BFO_BOOTSTRAP or PMIx (0: 30 s) */
     int log_level;              /* every transport's (0: BFO_<NAME>_LOG, else 1: errors) */
     bfo_tcp_options tcp;        /* each transport's own options (zero: defaults) */
