@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,10 +77,32 @@ struct bfo_net {
 
 uint64_t bfo_net_now(void) { return bfo_boot_now(); }
 
+/* The caller's transports that a bfo_net was given (bfo_net_options.
+ * transports), remembered for bfo_net_errname, which has no bfo_net to ask:
+ * the first NCALLERS, for the life of the process (a transport's table
+ * lives as long as its code). */
+#define NCALLERS 16
+static _Atomic(const bfo_transport_ops *) callers[NCALLERS];
+
+static void remember(const bfo_transport_ops *ops)
+{
+    for (int i = 0; i < NCALLERS; i++) {
+        const bfo_transport_ops *cur = NULL; /* a free slot takes it; else is it there? */
+        if (atomic_compare_exchange_strong(&callers[i], &cur, ops) || cur == ops)
+            return;
+    }
+}
+
 const char *bfo_net_errname(int rc)
 {
+    const bfo_transport_ops *ops;
     for (int i = 0; i < NTRANSPORTS; i++) {
         const char *s = transports[i].ops->errname ? transports[i].ops->errname(rc) : NULL;
+        if (s)
+            return s;
+    }
+    for (int i = 0; i < NCALLERS && (ops = atomic_load(&callers[i])); i++) {
+        const char *s = ops->errname ? ops->errname(rc) : NULL;
         if (s)
             return s;
     }
@@ -453,6 +476,8 @@ int bfo_net_init_boot(bfo_net **out, const bfo_config *cfg_in, const bfo_net_opt
     size_t clen;
     int rc = BFO_ERR_NO_MEMORY;
     *out = NULL;
+    for (int i = 0; opt.transports && opt.transports[i]; i++)
+        remember(opt.transports[i]); /* before its open fails: bfo_net_errname names its codes */
     if (!boot)
         return BFO_ERR_INVALID;
     n = (bfo_net *)calloc(1, sizeof *n);

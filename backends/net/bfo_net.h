@@ -48,8 +48,9 @@
  *
  * ERRORS: BFO_OK; BFO_ERR_INVALID (a bad rail list or setting, said on
  *   stderr); BFO_ERR_NO_MEMORY; BFO_BOOT_ERR_EXCHANGE (the wire-up failed);
- *   a transport's own (BFO_TCP_ERR_SOCKET, BFO_VERBS_ERR_*, BFO_SHM_ERR_*);
- *   an engine init error.  bfo_net_errname names every one.
+ *   a transport's own (BFO_TCP_ERR_SOCKET, BFO_VERBS_ERR_*, BFO_SHM_ERR_*;
+ *   a transport of the caller's, once a bfo_net_init was given it); an
+ *   engine init error.  bfo_net_errname names every one.
  */
 #ifndef BFO_NET_H
 #define BFO_NET_H
