@@ -142,6 +142,16 @@ VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
+# bfo_net and bfo_boot, each under unit tests of its own: bfo_net over fake
+# transports in its table, every rank in one process (tests/test_net.c);
+# the wire-up's environment and arguments, and a real BFO_BOOTSTRAP
+# exchange between forked ranks (tests/test_boot.c).  Built with every
+# backend source, like bfo; run by make check.
+NET_TESTS := test_net test_boot
+TESTS     += $(NET_TESTS)
+$(NET_TESTS:%=$(BUILD)/%): $(BUILD)/%: tests/%.c tests/bfo_test.h $(NET_SRC) $(NET_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) -Itests $(BACK_INC) $< $(NET_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS) -lcmocka -pthread
+
 .PHONY: all bench-engine dance demo check check-headers check-layers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
 .PHONY: fuzz check-fuzz fuzz-corpus
@@ -465,7 +475,7 @@ check-docs: $(BUILD)/bfo
 
 # Memcheck on a subset (tests/valgrind.sh): not with SAN=1, which owns malloc.
 check-valgrind: $(BUILD)/bfo $(BUILD)/test_wire $(BUILD)/test_transitions $(BUILD)/test_scenarios \
-                $(BUILD)/test_engine $(BUILD)/test_verbs_map $(BUILD)/test_porting
+                $(BUILD)/test_engine $(BUILD)/test_verbs_map $(BUILD)/test_porting $(NET_TESTS:%=$(BUILD)/%)
 	@if [ "$(SAN)" = 1 ]; then echo "check-valgrind: not with SAN=1 (the sanitizers own malloc)"; exit 1; fi
 	bash tests/valgrind.sh ./$(BUILD)
 

@@ -7,7 +7,8 @@
 set -uo pipefail
 build=${1:?usage: valgrind.sh BUILD_DIR}
 command -v valgrind >/dev/null || { echo "check-valgrind: valgrind not installed (apt-get install valgrind)"; exit 1; }
-vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,possible"
+supp=$(cd "$(dirname "$0")" && pwd)/valgrind.supp # what is not ours (tests/valgrind.supp says what)
+vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,possible --suppressions=$supp"
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
@@ -18,6 +19,8 @@ jobs=(
     "test_engine|$build/test_engine"
     "test_verbs_map|$build/test_verbs_map"
     "test_porting|$build/test_porting"
+    "test_net|$build/test_net"
+    "test_boot|$build/test_boot"
     "sim-standard|$build/bfo sim"
     "sim-random|$build/bfo sim --random 1000 --seed 11"
     "sim-trace|$build/bfo sim --msg 0>1:4M --fault FRAG#3:lose --trace"

@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,16 +71,39 @@ struct bfo_net {
      * the engine (given at the next progress, not inside its connect()) */
     unsigned char *absent_due;
     int nabsent_due;
+    uint8_t card[BFO_BOOT_CARD_MAX]; /* a peer's card as read (card_read) */
     bfo_net_stats st;
     int log;
 };
 
 uint64_t bfo_net_now(void) { return bfo_boot_now(); }
 
+/* The caller's transports that a bfo_net was given (bfo_net_options.
+ * transports), remembered for bfo_net_errname, which has no bfo_net to ask:
+ * the first NCALLERS, for the life of the process (a transport's table
+ * lives as long as its code). */
+#define NCALLERS 16
+static _Atomic(const bfo_transport_ops *) callers[NCALLERS];
+
+static void remember(const bfo_transport_ops *ops)
+{
+    for (int i = 0; i < NCALLERS; i++) {
+        const bfo_transport_ops *cur = NULL; /* a free slot takes it; else is it there? */
+        if (atomic_compare_exchange_strong(&callers[i], &cur, ops) || cur == ops)
+            return;
+    }
+}
+
 const char *bfo_net_errname(int rc)
 {
+    const bfo_transport_ops *ops;
     for (int i = 0; i < NTRANSPORTS; i++) {
         const char *s = transports[i].ops->errname ? transports[i].ops->errname(rc) : NULL;
+        if (s)
+            return s;
+    }
+    for (int i = 0; i < NCALLERS && (ops = atomic_load(&callers[i])); i++) {
+        const char *s = ops->errname ? ops->errname(rc) : NULL;
         if (s)
             return s;
     }
@@ -241,10 +265,16 @@ static unsigned n_caps(void *ctx, int rail)
     return b && b->rail_caps ? b->rail_caps(b->ctx, r) : 0;
 }
 
+/* The options' figure, else the transport's own (bfo_transport_args.bandwidth:
+ * "0: the transport's figure"). */
 static unsigned n_bw(void *ctx, int rail)
 {
     bfo_net *n = (bfo_net *)ctx;
-    return rail >= 0 && rail < n->nrails ? n->bw[rail] : 0;
+    int r;
+    const bfo_backend *b = rail_be(n, rail, &r);
+    if (!b)
+        return 0;
+    return n->bw[rail] ? n->bw[rail] : b->rail_bandwidth ? b->rail_bandwidth(b->ctx, r) : 0;
 }
 
 /* ------------------------------------------------------------ the sinks */
@@ -340,7 +370,7 @@ static size_t card_make(bfo_net *n, uint8_t *c, size_t cap)
 /* Reads a peer's card once: 0, or -1 when it has none or a broken one. */
 static int card_read(bfo_net *n, int peer)
 {
-    static uint8_t c[BFO_BOOT_CARD_MAX];
+    uint8_t *c = n->card; /* this bfo_net's own: another may read in another thread */
     char names[BFO_MAX_RAILS][BFO_NET_NAME_MAX];
     bfo_addr addr[BFO_MAX_RAILS];
     peer_rail *pr = &n->prails[(size_t)peer * BFO_MAX_RAILS];
@@ -349,7 +379,7 @@ static int card_read(bfo_net *n, int peer)
     if (n->card_state[peer])
         return n->card_state[peer] > 0 ? 0 : -1;
     n->card_state[peer] = -1;
-    if (bfo_boot_lookup(n->boot, peer, c, sizeof c, &len) != BFO_OK ||
+    if (bfo_boot_lookup(n->boot, peer, c, sizeof n->card, &len) != BFO_OK ||
         (nr = bfo_net_card_read(c, len, names, addr)) < 0) {
         fprintf(stderr, "bfo-net[%d]: rank %d published no card (or a broken one) through %s\n", n->rank, peer,
                 bfo_boot_via(n->boot));
@@ -460,6 +490,8 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     size_t clen;
     int rc = BFO_ERR_NO_MEMORY;
     *out = NULL;
+    for (int i = 0; opt.transports && opt.transports[i]; i++)
+        remember(opt.transports[i]); /* before its open fails: bfo_net_errname names its codes */
     if (!boot)
         return BFO_ERR_INVALID;
     if ((rc = abi_ok(caller)) != BFO_OK) {

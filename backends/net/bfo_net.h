@@ -48,8 +48,9 @@
  *
  * ERRORS: BFO_OK; BFO_ERR_INVALID (a bad rail list or setting, said on
  *   stderr); BFO_ERR_NO_MEMORY; BFO_BOOT_ERR_EXCHANGE (the wire-up failed);
- *   a transport's own (BFO_TCP_ERR_SOCKET, BFO_VERBS_ERR_*, BFO_SHM_ERR_*);
- *   an engine init error.  bfo_net_errname names every one.
+ *   a transport's own (BFO_TCP_ERR_SOCKET, BFO_VERBS_ERR_*, BFO_SHM_ERR_*;
+ *   a transport of the caller's, once a bfo_net_init was given it); an
+ *   engine init error.  bfo_net_errname names every one.
  */
 #ifndef BFO_NET_H
 #define BFO_NET_H
@@ -69,7 +70,7 @@ extern "C" {
 
 typedef struct bfo_net_options {
     const char *rails;          /* the rail list (NULL: BFO_RAILS, else 127.0.0.1) */
-    unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s per engine rail (0: equal) */
+    unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s per engine rail (0: the transport's figure, if any) */
     uint64_t bootstrap_timeout_ns; /* the wire-up through BFO_BOOTSTRAP or PMIx (0: 30 s) */
     int log_level;              /* every transport's (0: BFO_<NAME>_LOG, else 1: errors) */
     bfo_tcp_options tcp;        /* each transport's own options (zero: defaults) */

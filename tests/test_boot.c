@@ -1,0 +1,606 @@
+/* test_boot.c - the job's wire-up (backends/boot/bfo_boot.h).
+ *
+ * BFO_RANK and BFO_SIZE and what is said for each mistake, BFO_BOOTSTRAP's
+ * ADDR:PORT, bfo_boot_env refusing a bad environment, bfo_boot_custom's
+ * arguments and its publish, lookup and fini passed through; a real
+ * BFO_BOOTSTRAP exchange between three forked ranks (cards of different
+ * lengths, one job id), the exchange's timeouts when a rank never comes or
+ * never answers, and a PMIx launch with no PMIx server (an error, soon).
+ * Whatever may block runs in a forked child: it reports through its exit
+ * status and a pipe, is bounded by alarm(), and is waited for a bounded
+ * time.
+ */
+#define _GNU_SOURCE
+#include "bfo_test.h"
+
+#include "bfo_boot.h"
+#include "bfo_core.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------- helpers */
+
+/* Sets BFO_RANK, BFO_SIZE and BFO_BOOTSTRAP (NULL: unset). */
+static void env3(const char *rank, const char *size, const char *bootstrap)
+{
+    const char *name[3] = { "BFO_RANK", "BFO_SIZE", "BFO_BOOTSTRAP" }, *v[3] = { rank, size, bootstrap };
+    for (int i = 0; i < 3; i++)
+        if (v[i])
+            setenv(name[i], v[i], 1);
+        else
+            unsetenv(name[i]);
+}
+
+static void env_clear(void)
+{
+    env3(NULL, NULL, NULL);
+    unsetenv("PMIX_RANK");
+    unsetenv("PMIX_NAMESPACE");
+}
+
+/* A port of 127.0.0.1 that nobody listens on (it was free a moment ago). */
+static int free_port(void)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    int s = socket(AF_INET, SOCK_STREAM, 0), port;
+    assert_true(s >= 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
+    port = ntohs(sa.sin_port);
+    close(s);
+    return port;
+}
+
+/* A forked child running fn, bounded by alarm(secs): its pid, and the
+ * read end of the pipe it writes its report to (fn's fd). */
+typedef struct kid {
+    pid_t pid;
+    int fd;
+} kid;
+
+static kid spawn(int (*fn)(void *arg, int fd), void *arg, int secs)
+{
+    int p[2];
+    kid k;
+    assert_int_equal(pipe(p), 0);
+    fflush(NULL);
+    k.pid = fork();
+    assert_true(k.pid >= 0);
+    if (k.pid == 0) {
+        close(p[0]);
+        alarm((unsigned)secs);
+        _exit(fn(arg, p[1]));
+    }
+    close(p[1]);
+    k.fd = p[0];
+    return k;
+}
+
+/* Its report (into out) and its exit status, or 1000 + the signal that
+ * ended it, or -1 when it is still there at the deadline (then killed). */
+static int reap(kid k, uint64_t deadline, char *out, size_t cap)
+{
+    size_t got = 0;
+    int st = 0;
+    for (;;) {
+        struct pollfd pf = { k.fd, POLLIN, 0 };
+        ssize_t n;
+        if (bfo_boot_now() > deadline || got == cap - 1)
+            break;
+        if (poll(&pf, 1, 100) <= 0)
+            continue;
+        n = read(k.fd, out + got, cap - 1 - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    out[got] = 0;
+    close(k.fd);
+    while (waitpid(k.pid, &st, WNOHANG) == 0) {
+        if (bfo_boot_now() > deadline) {
+            kill(k.pid, SIGKILL);
+            waitpid(k.pid, NULL, 0);
+            return -1;
+        }
+        poll(NULL, 0, 10);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
+}
+
+/* --------------------------------------------- BFO_RANK and BFO_SIZE */
+
+static void test_env_rank_reads_rank_and_size(void **state)
+{
+    int rank = -7, size = -7;
+    (void)state;
+    env3("0", "1", NULL);
+    assert_int_equal(bfo_boot_env_rank(&rank, &size), 0);
+    assert_int_equal(rank, 0);
+    assert_int_equal(size, 1);
+    assert_string_equal(bfo_boot_env_rank_error(), "");
+    env3("41", "1000000", NULL);
+    assert_int_equal(bfo_boot_env_rank(&rank, &size), 0);
+    assert_int_equal(rank, 41);
+    assert_int_equal(size, 1000000);
+    env_clear();
+}
+
+static void test_env_rank_refuses_every_mistake_and_says_which(void **state)
+{
+    static const struct {
+        const char *rank, *size, *why;
+    } bad[] = {
+        { NULL, NULL, "BFO_RANK and BFO_SIZE must be set" },
+        { "", "", "BFO_RANK and BFO_SIZE must be set" },
+        { NULL, "2", "BFO_RANK is not set" },
+        { "", "2", "BFO_RANK is not set" },
+        { "0", NULL, "BFO_SIZE is not set" },
+        { "0", "", "BFO_SIZE is not set" },
+        { "x", "2", "BFO_RANK is not a number from 0 to 1000000" },
+        { "1x", "2", "BFO_RANK is not a number from 0 to 1000000" },
+        { "-1", "2", "BFO_RANK is not a number from 0 to 1000000" },
+        { "1000001", "2", "BFO_RANK is not a number from 0 to 1000000" },
+        { "0", "two", "BFO_SIZE is not a number from 1 to 1000000" },
+        { "0", "2.5", "BFO_SIZE is not a number from 1 to 1000000" },
+        { "0", "0", "BFO_SIZE is not a number from 1 to 1000000" },
+        { "0", "-3", "BFO_SIZE is not a number from 1 to 1000000" },
+        { "0", "1000001", "BFO_SIZE is not a number from 1 to 1000000" },
+        { "2", "2", "BFO_RANK must be below BFO_SIZE" },
+        { "5", "3", "BFO_RANK must be below BFO_SIZE" },
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rank = -7, size = -7;
+        env3(bad[i].rank, bad[i].size, NULL);
+        if (bfo_boot_env_rank(&rank, &size) != -1)
+            fail_msg("BFO_RANK=%s BFO_SIZE=%s taken", bad[i].rank ? bad[i].rank : "(unset)",
+                     bad[i].size ? bad[i].size : "(unset)");
+        assert_int_equal(rank, -7); /* nothing written */
+        assert_int_equal(size, -7);
+        assert_string_equal(bfo_boot_env_rank_error(), bad[i].why);
+    }
+    env_clear();
+}
+
+/* -------------------------------------------------- BFO_BOOTSTRAP's form */
+
+static void test_parse_hostport_takes_ipv4_and_port_refuses_the_rest(void **state)
+{
+    static const char *const bad[] = {
+        "127.0.0.1",     "127.0.0.1:",      ":4000",           "127.0.0.1:0",   "127.0.0.1:65536",
+        "127.0.0.1:-80", "127.0.0.1:80x",   "localhost:4000",  "1.2.3:80",      "256.0.0.1:80",
+        "[::1]:80",      "::1:80",          "",                "127.0.0.1:4000:", "nothing",
+    };
+    char longer[300];
+    uint32_t ip = 7;
+    uint16_t port = 7;
+    (void)state;
+    assert_int_equal(bfo_boot_parse_hostport("127.0.0.1:4000", &ip, &port), 0);
+    assert_int_equal(ip, 0x7f000001u);
+    assert_int_equal(port, 4000);
+    assert_int_equal(bfo_boot_parse_hostport("10.1.2.3:1", &ip, &port), 0);
+    assert_int_equal(ip, 0x0a010203u);
+    assert_int_equal(port, 1);
+    assert_int_equal(bfo_boot_parse_hostport("0.0.0.0:65535", &ip, &port), 0);
+    assert_int_equal(ip, 0);
+    assert_int_equal(port, 65535);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ip = 7;
+        port = 7;
+        if (bfo_boot_parse_hostport(bad[i], &ip, &port) != -1)
+            fail_msg("\"%s\" taken as ADDR:PORT", bad[i]);
+        assert_int_equal(port, 7); /* nothing written */
+        assert_int_equal(ip, 7);
+    }
+    assert_int_equal(bfo_boot_parse_hostport(NULL, &ip, &port), -1);
+    memset(longer, '1', sizeof longer);
+    memcpy(longer + sizeof longer - 6, ":4000", 6);
+    assert_int_equal(bfo_boot_parse_hostport(longer, &ip, &port), -1);
+}
+
+/* ---------------------------------------------------------- bfo_boot_env */
+
+static void test_env_refuses_a_bad_bootstrap_or_rank_with_invalid(void **state)
+{
+    static const char *const bad[] = {
+        NULL, "", "nothing", "127.0.0.1", "127.0.0.1:0", "host:4000", "127.0.0.1:70000",
+        "127.000000000000000000000000000000000000000000000000000000000.0.1:4000", /* 64 characters or more */
+    };
+    bfo_boot *b = (bfo_boot *)(uintptr_t)1;
+    (void)state;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        env3("1", "2", bad[i]);
+        assert_int_equal(bfo_boot_env(&b, 0), BFO_ERR_INVALID);
+        assert_null(b);
+    }
+    env3("2", "2", "127.0.0.1:4000");
+    assert_int_equal(bfo_boot_env(&b, 0), BFO_ERR_INVALID);
+    assert_null(b);
+    env3(NULL, "2", "127.0.0.1:4000");
+    assert_int_equal(bfo_boot_env(&b, 0), BFO_ERR_INVALID);
+    assert_null(b);
+    /* right: nothing happens before publish */
+    env3("1", "2", "127.0.0.1:4000");
+    assert_int_equal(bfo_boot_env(&b, 0), BFO_OK);
+    assert_non_null(b);
+    assert_int_equal(bfo_boot_rank(b), 1);
+    assert_int_equal(bfo_boot_size(b), 2);
+    assert_string_equal(bfo_boot_via(b), "BFO_BOOTSTRAP 127.0.0.1:4000");
+    bfo_boot_fini(b);
+    env_clear();
+}
+
+static void test_env_one_rank_needs_no_bootstrap(void **state)
+{
+    bfo_boot *b;
+    uint8_t card[3] = { 1, 2, 3 }, back[8];
+    size_t len = 0;
+    (void)state;
+    env3("0", "1", NULL);
+    assert_int_equal(bfo_boot_env(&b, 0), BFO_OK);
+    assert_string_equal(bfo_boot_via(b), "BFO_BOOTSTRAP (one rank)");
+    assert_int_equal(bfo_boot_lookup(b, 0, back, sizeof back, &len), BFO_ERR_INVALID); /* not yet */
+    assert_int_equal(bfo_boot_publish(b, card, sizeof card), BFO_OK);
+    assert_int_equal(bfo_boot_publish(b, card, sizeof card), BFO_ERR_INVALID); /* once */
+    assert_true(bfo_boot_job(b) != 0);
+    assert_int_equal(bfo_boot_lookup(b, 0, back, sizeof back, &len), BFO_OK);
+    assert_int_equal(len, 3);
+    assert_memory_equal(back, card, 3);
+    assert_int_equal(bfo_boot_lookup(b, 0, back, 2, &len), BFO_ERR_INVALID); /* does not fit */
+    assert_int_equal(bfo_boot_lookup(b, 1, back, sizeof back, &len), BFO_ERR_INVALID);
+    assert_int_equal(bfo_boot_lookup(b, -1, back, sizeof back, &len), BFO_ERR_INVALID);
+    bfo_boot_fini(b);
+    env_clear();
+}
+
+/* ------------------------------------------------------- bfo_boot_custom */
+
+typedef struct rec {
+    int publishes, lookups, finis;
+    int publish_rc;
+    void *ctx_seen;
+    uint8_t card[64];
+    size_t len;
+    int rank_asked;
+    size_t cap_asked;
+} rec;
+
+static int rec_publish(void *ctx, const void *card, size_t len)
+{
+    rec *r = (rec *)ctx;
+    r->publishes++;
+    r->ctx_seen = ctx;
+    if (len <= sizeof r->card) {
+        memcpy(r->card, card, len);
+        r->len = len;
+    }
+    return r->publish_rc;
+}
+
+/* Rank 1 published nothing (its own code); the others' card is "card<rank>". */
+static int rec_lookup(void *ctx, int rank, void *buf, size_t cap, size_t *len)
+{
+    rec *r = (rec *)ctx;
+    r->lookups++;
+    r->rank_asked = rank;
+    r->cap_asked = cap;
+    if (rank == 1)
+        return -555;
+    *len = (size_t)snprintf((char *)buf, cap, "card%d", rank);
+    return BFO_OK;
+}
+
+static void rec_fini(void *ctx) { ((rec *)ctx)->finis++; }
+
+static void test_custom_refuses_bad_arguments(void **state)
+{
+    rec r;
+    bfo_boot_ops ops = { &r, rec_publish, rec_lookup, rec_fini }, o;
+    bfo_boot *b = (bfo_boot *)(uintptr_t)1;
+    (void)state;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(bfo_boot_custom(&b, 0, 0, 1, &ops), BFO_ERR_INVALID);
+    assert_null(b);
+    assert_int_equal(bfo_boot_custom(&b, 0, -1, 1, &ops), BFO_ERR_INVALID);
+    assert_int_equal(bfo_boot_custom(&b, -1, 2, 1, &ops), BFO_ERR_INVALID);
+    assert_int_equal(bfo_boot_custom(&b, 2, 2, 1, &ops), BFO_ERR_INVALID);
+    assert_int_equal(bfo_boot_custom(&b, 0, 2, 1, NULL), BFO_ERR_INVALID);
+    o = ops;
+    o.publish = NULL;
+    assert_int_equal(bfo_boot_custom(&b, 0, 2, 1, &o), BFO_ERR_INVALID);
+    o = ops;
+    o.lookup = NULL;
+    assert_int_equal(bfo_boot_custom(&b, 0, 2, 1, &o), BFO_ERR_INVALID);
+    assert_null(b);
+    assert_int_equal(r.publishes + r.lookups + r.finis, 0);
+    bfo_boot_fini(NULL);
+}
+
+static void test_custom_passes_publish_lookup_and_fini_through(void **state)
+{
+    rec r;
+    bfo_boot_ops ops = { &r, rec_publish, rec_lookup, rec_fini };
+    bfo_boot *b;
+    static uint8_t big[BFO_BOOT_CARD_MAX + 1];
+    char buf[32];
+    size_t len = 0;
+    (void)state;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(bfo_boot_custom(&b, 2, 4, 0xABCDEF0123ull, &ops), BFO_OK);
+    ops.publish = NULL; /* copied: the caller's struct may go */
+    assert_int_equal(bfo_boot_rank(b), 2);
+    assert_int_equal(bfo_boot_size(b), 4);
+    assert_true(bfo_boot_job(b) == 0xABCDEF0123ull);
+    assert_string_equal(bfo_boot_via(b), "the caller's publish and lookup");
+    /* nothing to look up before publish; a card too long never reaches it */
+    assert_int_equal(bfo_boot_lookup(b, 0, buf, sizeof buf, &len), BFO_ERR_INVALID);
+    assert_int_equal(bfo_boot_publish(b, big, sizeof big), BFO_ERR_INVALID);
+    assert_int_equal(r.publishes + r.lookups, 0);
+    /* its failure is returned, and it may be published again */
+    r.publish_rc = -77;
+    assert_int_equal(bfo_boot_publish(b, "hello", 5), -77);
+    assert_int_equal(bfo_boot_lookup(b, 0, buf, sizeof buf, &len), BFO_ERR_INVALID);
+    r.publish_rc = BFO_OK;
+    assert_int_equal(bfo_boot_publish(b, "hello", 5), BFO_OK);
+    assert_int_equal(r.publishes, 2);
+    assert_ptr_equal(r.ctx_seen, &r);
+    assert_int_equal(r.len, 5);
+    assert_memory_equal(r.card, "hello", 5);
+    assert_int_equal(bfo_boot_publish(b, "again", 5), BFO_ERR_INVALID);
+    assert_int_equal(r.publishes, 2);
+    /* lookups go through with the rank and the room, and their result */
+    assert_int_equal(bfo_boot_lookup(b, 3, buf, sizeof buf, &len), BFO_OK);
+    assert_int_equal(r.rank_asked, 3);
+    assert_int_equal(r.cap_asked, sizeof buf);
+    assert_int_equal(len, 5);
+    assert_memory_equal(buf, "card3", 5);
+    assert_int_equal(bfo_boot_lookup(b, 1, buf, sizeof buf, &len), -555);
+    assert_int_equal(r.lookups, 2);
+    assert_int_equal(bfo_boot_lookup(b, 4, buf, sizeof buf, &len), BFO_ERR_INVALID);
+    assert_int_equal(bfo_boot_lookup(b, -1, buf, sizeof buf, &len), BFO_ERR_INVALID);
+    assert_int_equal(r.lookups, 2);
+    assert_int_equal(r.finis, 0);
+    bfo_boot_fini(b);
+    assert_int_equal(r.finis, 1);
+    /* fini may be NULL */
+    ops.publish = rec_publish;
+    ops.fini = NULL;
+    assert_int_equal(bfo_boot_custom(&b, 0, 1, 5, &ops), BFO_OK);
+    bfo_boot_fini(b);
+    assert_int_equal(r.finis, 1);
+}
+
+/* ------------------------------------------------------- BFO_BOOTSTRAP */
+
+#define NR 3
+static const size_t card_len[NR] = { 1, 777, BFO_BOOT_CARD_MAX };
+
+static uint8_t card_byte(int rank, size_t i) { return (uint8_t)(i * 7u + (unsigned)rank * 31u + 3u + (i >> 8)); }
+
+typedef struct exch {
+    int rank;
+    char bootstrap[64];
+} exch;
+
+/* One rank of the exchange: publishes its card, checks everyone's, writes
+ * its job id.  Exit status 0, or which step failed. */
+static int exchange_rank(void *arg, int fd)
+{
+    const exch *x = (const exch *)arg;
+    static uint8_t card[BFO_BOOT_CARD_MAX], back[BFO_BOOT_CARD_MAX];
+    char rk[16], line[64];
+    bfo_boot *b;
+    size_t len;
+    int n;
+    snprintf(rk, sizeof rk, "%d", x->rank);
+    env3(rk, "3", x->bootstrap);
+    if (bfo_boot_env(&b, 10000000000ull) != BFO_OK)
+        return 10;
+    for (size_t i = 0; i < card_len[x->rank]; i++)
+        card[i] = card_byte(x->rank, i);
+    if (bfo_boot_publish(b, card, card_len[x->rank]) != BFO_OK) {
+        bfo_boot_fini(b);
+        return 11;
+    }
+    for (int r = 0; r < NR; r++) {
+        len = 0;
+        memset(back, 0, sizeof back);
+        if (bfo_boot_lookup(b, r, back, sizeof back, &len) != BFO_OK || len != card_len[r])
+            return 20 + r;
+        for (size_t i = 0; i < len; i++)
+            if (back[i] != card_byte(r, i))
+                return 30 + r;
+    }
+    if (bfo_boot_lookup(b, 2, back, BFO_BOOT_CARD_MAX - 1, &len) != BFO_ERR_INVALID) /* no room */
+        return 40;
+    n = snprintf(line, sizeof line, "%016llx", (unsigned long long)bfo_boot_job(b));
+    bfo_boot_fini(b);
+    return write(fd, line, (size_t)n) == n ? 0 : 41;
+}
+
+static void test_bootstrap_three_ranks_get_every_card_and_one_job(void **state)
+{
+    exch x[NR];
+    kid k[NR];
+    char out[NR][64];
+    int st[NR], port = free_port();
+    uint64_t deadline;
+    (void)state;
+    /* all three at once, rank 0 last: the others wait for it to listen */
+    for (int r = NR - 1; r >= 0; r--) {
+        x[r].rank = r;
+        snprintf(x[r].bootstrap, sizeof x[r].bootstrap, "127.0.0.1:%d", port);
+        k[r] = spawn(exchange_rank, &x[r], 30);
+    }
+    deadline = bfo_boot_now() + 40000000000ull;
+    for (int r = 0; r < NR; r++)
+        st[r] = reap(k[r], deadline, out[r], sizeof out[r]);
+    for (int r = 0; r < NR; r++)
+        if (st[r] != 0)
+            fail_msg("rank %d: exit status %d (10 env, 11 publish, 2x lookup of rank x, 3x its bytes, "
+                     "40 a lookup without room, 1000+ a signal, -1 hung)", r, st[r]);
+    assert_int_equal(strlen(out[0]), 16);
+    assert_string_not_equal(out[0], "0000000000000000");
+    assert_string_equal(out[1], out[0]);
+    assert_string_equal(out[2], out[0]);
+}
+
+/* One rank alone in the exchange, bounded by 300 ms (in a child, so that
+ * an exchange that ignores its timeout ends the test rather than hangs it):
+ * writes what publish returned and how long it took.  Exit status 0, or
+ * what was wrong. */
+typedef struct alone {
+    const char *rank, *size;
+    char srv[32];
+} alone;
+
+static int publish_alone(void *arg, int fd)
+{
+    const alone *a = (const alone *)arg;
+    char line[64];
+    bfo_boot *b;
+    uint64_t t0;
+    uint8_t back[8];
+    size_t len;
+    int rc, n;
+    env3(a->rank, a->size, a->srv);
+    if (bfo_boot_env(&b, 300000000ull) != BFO_OK)
+        return 10;
+    t0 = bfo_boot_now();
+    rc = bfo_boot_publish(b, "card", 4);
+    n = snprintf(line, sizeof line, "%d %llu", rc, (unsigned long long)((bfo_boot_now() - t0) / 1000000));
+    if (bfo_boot_lookup(b, 0, back, sizeof back, &len) != BFO_ERR_INVALID) /* nothing published */
+        return 11;
+    bfo_boot_fini(b);
+    return write(fd, line, (size_t)n) == n ? 0 : 12;
+}
+
+static void expect_timeout(alone *a)
+{
+    char out[64];
+    int st, rc = 0;
+    unsigned long long ms = 0;
+    kid k = spawn(publish_alone, a, 20);
+    st = reap(k, bfo_boot_now() + 30000000000ull, out, sizeof out);
+    if (st != 0)
+        fail_msg("rank %s of %s: exit status %d (10 env, 11 a lookup, 1000+ a signal, -1 hung)", a->rank, a->size, st);
+    assert_int_equal(sscanf(out, "%d %llu", &rc, &ms), 2);
+    assert_int_equal(rc, BFO_BOOT_ERR_EXCHANGE);
+    if (ms < 300 || ms >= 3000)
+        fail_msg("rank %s of %s: the exchange failed after %llu ms, its timeout is 300 ms", a->rank, a->size, ms);
+}
+
+static void test_bootstrap_rank_1_without_rank_0_fails_after_its_timeout(void **state)
+{
+    alone a = { "1", "2", "" };
+    (void)state;
+    snprintf(a.srv, sizeof a.srv, "127.0.0.1:%d", free_port());
+    expect_timeout(&a);
+}
+
+static void test_bootstrap_rank_0_without_the_others_fails_after_its_timeout(void **state)
+{
+    alone a = { "0", "3", "" };
+    (void)state;
+    snprintf(a.srv, sizeof a.srv, "127.0.0.1:%d", free_port());
+    expect_timeout(&a);
+}
+
+/* Rank 0's port listens (the kernel accepts) but nobody answers. */
+static void test_bootstrap_rank_0_that_never_answers_fails_after_its_timeout(void **state)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    alone a = { "2", "3", "" };
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    (void)state;
+    assert_true(s >= 0);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(s, 4), 0);
+    assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
+    snprintf(a.srv, sizeof a.srv, "127.0.0.1:%d", ntohs(sa.sin_port));
+    expect_timeout(&a);
+    close(s);
+}
+
+/* ---------------------------------------------------------------- PMIx */
+
+/* With neither BFO_RANK nor BFO_SIZE, PMIX_RANK (and PMIX_NAMESPACE when
+ * arg says so) set and no PMIx server: an error within 5 s and no boot.
+ * (PMIx 4's PMIx_Init leaves its progress thread running when it fails,
+ * and a PMIx_Finalize after it crashes when PMIX_NAMESPACE is set: hence
+ * a child of its own.)  Exit status 0, or what was wrong. */
+static int pmix_without_server(void *arg, int fd)
+{
+    bfo_boot *b = (bfo_boot *)(uintptr_t)1;
+    uint64_t t0 = bfo_boot_now();
+    int rc, want;
+    char line[64];
+    env_clear();
+    setenv("PMIX_RANK", "0", 1);
+    if (arg)
+        setenv("PMIX_NAMESPACE", "bfo-test-no-server", 1);
+#ifdef BFO_HAVE_PMIX
+    want = BFO_BOOT_ERR_EXCHANGE;
+#else
+    want = BFO_ERR_INVALID;
+#endif
+    rc = bfo_boot_env(&b, 2000000000ull);
+    snprintf(line, sizeof line, "%s in %.3f s", bfo_boot_errname(rc), (double)(bfo_boot_now() - t0) / 1e9);
+    if (write(fd, line, strlen(line)) < 0)
+        return 9;
+    if (rc != want)
+        return 1;
+    if (b)
+        return 2;
+    if (bfo_boot_now() - t0 > 5000000000ull)
+        return 3;
+    return 0;
+}
+
+static void test_pmix_launch_without_server_fails_soon_without_a_boot(void **state)
+{
+    char out[128];
+    int st;
+    (void)state;
+    for (int ns = 0; ns < 2; ns++) {
+        kid k = spawn(pmix_without_server, ns ? (void *)1 : NULL, 20);
+        st = reap(k, bfo_boot_now() + 30000000000ull, out, sizeof out);
+        if (st != 0)
+            fail_msg("PMIX_RANK%s set, no server: exit status %d (1 wrong code, 2 a boot, 3 too slow, "
+                     "1000+ a signal, -1 hung): %s", ns ? " and PMIX_NAMESPACE" : "", st, out);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_env_rank_reads_rank_and_size),
+        cmocka_unit_test(test_env_rank_refuses_every_mistake_and_says_which),
+        cmocka_unit_test(test_parse_hostport_takes_ipv4_and_port_refuses_the_rest),
+        cmocka_unit_test(test_env_refuses_a_bad_bootstrap_or_rank_with_invalid),
+        cmocka_unit_test(test_env_one_rank_needs_no_bootstrap),
+        cmocka_unit_test(test_custom_refuses_bad_arguments),
+        cmocka_unit_test(test_custom_passes_publish_lookup_and_fini_through),
+        cmocka_unit_test(test_bootstrap_three_ranks_get_every_card_and_one_job),
+        cmocka_unit_test(test_bootstrap_rank_1_without_rank_0_fails_after_its_timeout),
+        cmocka_unit_test(test_bootstrap_rank_0_without_the_others_fails_after_its_timeout),
+        cmocka_unit_test(test_bootstrap_rank_0_that_never_answers_fails_after_its_timeout),
+        cmocka_unit_test(test_pmix_launch_without_server_fails_soon_without_a_boot),
+    };
+    env_clear();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
