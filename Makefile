@@ -80,8 +80,9 @@ BUILD    := $(BUILD)-san
 endif
 
 TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc test_verbs_map \
-            test_verbs_scenarios test_porting test_abi test_net_abi test_shm \
+            test_verbs_scenarios test_porting test_abi test_net_abi test_shm test_net test_boot \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
+FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
 DOCS_GEN := docs/protocol.md docs/porting.md README.md
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
@@ -142,16 +143,6 @@ VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
-# bfo_net and bfo_boot, each under unit tests of its own: bfo_net over fake
-# transports in its table, every rank in one process (tests/test_net.c);
-# the wire-up's environment and arguments, and a real BFO_BOOTSTRAP
-# exchange between forked ranks (tests/test_boot.c).  Built with every
-# backend source, like bfo; run by make check.
-NET_TESTS := test_net test_boot
-TESTS     += $(NET_TESTS)
-$(NET_TESTS:%=$(BUILD)/%): $(BUILD)/%: tests/%.c tests/bfo_test.h $(NET_SRC) $(NET_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) -Itests $(BACK_INC) $< $(NET_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS) -lcmocka -pthread
-
 .PHONY: all bench-engine dance demo check check-headers check-layers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
 .PHONY: fuzz check-fuzz fuzz-corpus
@@ -161,8 +152,48 @@ all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine lib
 $(BUILD):
 	mkdir -p $@
 
-$(BUILD)/%: tests/%.c tests/bfo_test.h tests/bfo_samples.h $(HEADERS) $(wildcard sim/*.h) $(VERBS_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Isim $(BACK_INC) $< -o $@ -lcmocka
+# Every test program, one rule: its main file (tests/NAME.c unless
+# MAIN_NAME says otherwise), the sources and objects EXTRA_NAME adds, the
+# flags DEFS_NAME adds, linked with LIBS_NAME (default: cmocka).  A test
+# that needs nothing else needs no line here; the others say only what
+# they add.
+TEST_PROGS := $(TESTS) tcp_badpeer tcp_race gen_corpus
+TEST_HDR   := $(wildcard tests/*.h tests/fuzz/*.h sim/*.h) $(HEADERS) $(NET_HDR)
+NET_LIBS   := $(PMIX_LIBS) $(VERBS_LIBS) -pthread
+# bfo_net over fake transports in its table, every rank in one process
+# (test_net); the wire-up's environment and arguments, and a real
+# BFO_BOOTSTRAP exchange between forked ranks (test_boot)
+EXTRA_test_net  := $(NET_SRC)
+LIBS_test_net   := -lcmocka $(NET_LIBS)
+EXTRA_test_boot := $(NET_SRC)
+LIBS_test_boot  := -lcmocka $(NET_LIBS)
+# the shared-memory transport through its row, in one process and with a
+# forked peer
+EXTRA_test_shm  := $(SHM_SRC)
+# the libFuzzer targets' corpora replayed without libFuzzer
+$(foreach t,$(FUZZ_TARGETS),$(eval MAIN_fuzz_replay_$(t) := tests/fuzz/fuzz_$(t).c) \
+  $(eval EXTRA_fuzz_replay_$(t) := tests/fuzz/replay.c) $(eval DEFS_fuzz_replay_$(t) := -DFUZZ_TARGET='"$(t)"'))
+EXTRA_fuzz_replay_tcp_frames += $(TCP_SRC)
+# the fuzzers' seeds (make fuzz-corpus)
+MAIN_gen_corpus := tests/fuzz/gen_corpus.c
+LIBS_gen_corpus :=
+# the TCP backend's misbehaving peer (t5), and both ends of a rail
+# reconnecting at once in one process (t9)
+MAIN_tcp_badpeer  := tests/tcp/badpeer.c
+EXTRA_tcp_badpeer := $(NET_SRC)
+LIBS_tcp_badpeer  := $(NET_LIBS)
+MAIN_tcp_race     := tests/tcp/reconnect_race.c
+EXTRA_tcp_race    := $(TCP_SRC)
+LIBS_tcp_race     := -pthread
+# the layout checks: objects compiled with other layout options (below)
+EXTRA_test_abi     = $(ABI_CALLERS:%=$(BUILD)/abi/caller_%.o)
+EXTRA_test_net_abi = $(BUILD)/abi/net_same.o $(BUILD)/abi/net_other.o $(BUILD)/libbfo_net.a
+LIBS_test_net_abi  := -lcmocka $(NET_LIBS)
+
+.SECONDEXPANSION:
+$(TEST_PROGS:%=$(BUILD)/%): $(BUILD)/%: $$(or $$(MAIN_$$*),tests/$$*.c) $$(EXTRA_$$*) $(TEST_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) -Itests -Itests/fuzz -Isim \
+	  $(BACK_INC) $(DEFS_$*) $(filter %.c %.o %.a,$^) -o $@ $(if $(filter undefined,$(origin LIBS_$*)),-lcmocka,$(LIBS_$*))
 
 # The layout check (tests/test_abi.c): test_abi.c plays a library built
 # with this build's layout; tests/abi_caller.c is compiled again for each
@@ -183,9 +214,6 @@ $(BUILD)/abi:
 	mkdir -p $@
 $(BUILD)/abi/caller_%.o: tests/abi_caller.c tests/abi_caller.h $(HEADERS) | $(BUILD)/abi
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC_DIRS) $(ABI_DEFS_$*) -Itests -DABI_CALLER=$* -c $< -o $@
-$(BUILD)/test_abi: tests/test_abi.c tests/abi_caller.h $(ABI_CALLERS:%=$(BUILD)/abi/caller_%.o) \
-                   $(HEADERS) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests $< $(ABI_CALLERS:%=$(BUILD)/abi/caller_%.o) -o $@ -lcmocka
 
 # The same for bfo_net_init (tests/test_net_abi.c): a program's call
 # (tests/net_abi_caller.c) compiled with this build's layout and with
@@ -193,17 +221,6 @@ $(BUILD)/test_abi: tests/test_abi.c tests/abi_caller.h $(ABI_CALLERS:%=$(BUILD)/
 $(BUILD)/abi/net_%.o: tests/net_abi_caller.c $(NET_HDR) | $(BUILD)/abi
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC_DIRS) $(ABI_DEFS_$(if $(filter same,$*),same,rails16)) \
 	  $(BACK_INC) -DNET_ABI_FN=net_abi_$* -c $< -o $@
-$(BUILD)/test_net_abi: tests/test_net_abi.c $(BUILD)/abi/net_same.o $(BUILD)/abi/net_other.o $(BUILD)/libbfo_net.a | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests $< $(BUILD)/abi/net_same.o $(BUILD)/abi/net_other.o \
-	  $(BUILD)/libbfo_net.a -o $@ -lcmocka $(PMIX_LIBS) $(VERBS_LIBS)
-
-# ---------------------------------------------------------------------------
-# The shared-memory transport (backends/shm): its unit test drives two
-# bfo_shm instances through bfo_shm_transport's table, in one process and
-# with a forked peer (tests/test_shm.c).
-$(BUILD)/test_shm: tests/test_shm.c tests/bfo_test.h $(SHM_SRC) $(SHM_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests -Ibackends -Ibackends/shm tests/test_shm.c $(SHM_SRC) -o $@ -lcmocka
-# ---------------------------------------------------------------------------
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
 BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(NET_SRC)
@@ -251,20 +268,12 @@ check-sim: $(BUILD)/bfo
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := build/fuzz$(LAYOUT_SUFFIX)
-FUZZ_TARGETS := wire engine tcp_frames
 FUZZ_FLAGS   := -std=c11 $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 $(INC) -Itests/fuzz -Ibackends -Ibackends/tcp
 FUZZ_HDR     := tests/fuzz/fuzz.h tests/fuzz/fuzz_tcp_script.h $(HEADERS)
 FUZZ_SRC_wire       := tests/fuzz/fuzz_wire.c
 FUZZ_SRC_engine     := tests/fuzz/fuzz_engine.c
 FUZZ_SRC_tcp_frames := tests/fuzz/fuzz_tcp_frames.c $(TCP_SRC)
-
-$(BUILD)/fuzz_replay_wire: $(FUZZ_SRC_wire) tests/fuzz/replay.c $(FUZZ_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests/fuzz -DFUZZ_TARGET='"wire"' $(FUZZ_SRC_wire) tests/fuzz/replay.c -o $@ -lcmocka
-$(BUILD)/fuzz_replay_engine: $(FUZZ_SRC_engine) tests/fuzz/replay.c $(FUZZ_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests/fuzz -DFUZZ_TARGET='"engine"' $(FUZZ_SRC_engine) tests/fuzz/replay.c -o $@ -lcmocka
-$(BUILD)/fuzz_replay_tcp_frames: $(FUZZ_SRC_tcp_frames) tests/fuzz/replay.c $(FUZZ_HDR) $(TCP_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests/fuzz -Ibackends -Ibackends/tcp -DFUZZ_TARGET='"tcp_frames"' $(FUZZ_SRC_tcp_frames) tests/fuzz/replay.c -o $@ -lcmocka
 
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 
@@ -295,21 +304,9 @@ check-fuzz: fuzz
 
 # Seeds: valid frames of every type, real engine exchanges recorded as
 # scripts, TCP byte streams (tests/fuzz/gen_corpus.c).
-$(BUILD)/gen_corpus: tests/fuzz/gen_corpus.c tests/fuzz/fuzz_engine.c tests/bfo_samples.h $(FUZZ_HDR) $(TCP_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Itests/fuzz -Ibackends -Ibackends/tcp $< -o $@
-
 fuzz-corpus: $(BUILD)/gen_corpus
 	mkdir -p tests/fuzz/corpus
 	./$(BUILD)/gen_corpus tests/fuzz/corpus
-
-# The TCP backend's misbehaving test peer.
-
-$(BUILD)/tcp_badpeer: tests/tcp/badpeer.c $(NET_SRC) $(NET_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) $(BACK_INC) tests/tcp/badpeer.c $(NET_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS)
-
-# Both ends of a rail reconnecting at once, in one process (t9).
-$(BUILD)/tcp_race: tests/tcp/reconnect_race.c $(TCP_SRC) $(TCP_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Ibackends -Ibackends/tcp tests/tcp/reconnect_race.c $(TCP_SRC) -o $@ -pthread
 
 # Real processes over loopback rails (127.0.0.1, 127.0.0.2): a clean
 # stream, connections reset from outside (ss -K), silent loss (nftables, or
@@ -475,7 +472,7 @@ check-docs: $(BUILD)/bfo
 
 # Memcheck on a subset (tests/valgrind.sh): not with SAN=1, which owns malloc.
 check-valgrind: $(BUILD)/bfo $(BUILD)/test_wire $(BUILD)/test_transitions $(BUILD)/test_scenarios \
-                $(BUILD)/test_engine $(BUILD)/test_verbs_map $(BUILD)/test_porting $(NET_TESTS:%=$(BUILD)/%)
+                $(BUILD)/test_engine $(BUILD)/test_verbs_map $(BUILD)/test_porting $(BUILD)/test_net $(BUILD)/test_boot
 	@if [ "$(SAN)" = 1 ]; then echo "check-valgrind: not with SAN=1 (the sanitizers own malloc)"; exit 1; fi
 	bash tests/valgrind.sh ./$(BUILD)
 

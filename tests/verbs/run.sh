@@ -2,15 +2,32 @@
 # run.sh - make check-verbs: every scenario tests/verbs/t*.sh in two QEMU
 # guests (tests/verbs/vm.sh run2), then a count.
 #   tests/verbs/run.sh BFO_BINARY [SCENARIO...]      (default: all of t*.sh)
-# Output per scenario in $BFO_VM_OUT_BASE/<name>/ (default build/verbs-out).
+# Output per scenario in $BFO_VM_OUT_BASE/<name>/ (default build/verbs-out, or
+# /var/tmp/bfo-verbs-out.* when the checkout is under /tmp); the binary and
+# the scripts run from a copy in $BFO_VM_OUT_BASE/stage.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BFO=$(realpath "${1:?usage: run.sh BFO_BINARY [SCENARIO...]}")
 shift
 [ -x "$BFO" ] || { echo "run.sh: $BFO is not executable"; exit 1; }
+# The guests see the host's root read-only but mount their own /tmp, /run,
+# /dev, /proc and /sys: a checkout (or an output directory) under one of
+# those would be hidden from them.  So the output goes elsewhere when
+# build/ is there, and the binary and the scripts run from a copy in the
+# output directory, wherever the checkout is.
+hidden() { case "$1" in /tmp/* | /run/* | /dev/* | /proc/* | /sys/*) return 0 ;; esac; return 1; }
 base=$(realpath -m "${BFO_VM_OUT_BASE:-build/verbs-out}")
-list=("$@")
-[ ${#list[@]} -gt 0 ] || list=(tests/verbs/t*_*.sh)
+if hidden "$base"; then
+    [ -z "${BFO_VM_OUT_BASE:-}" ] || { echo "run.sh: BFO_VM_OUT_BASE=$base is hidden from the guests (/tmp, /run, ...)"; exit 1; }
+    base=/var/tmp/bfo-verbs-out.$(id -u).$(realpath . | md5sum | cut -c1-8)
+fi
+stage="$base/stage"
+rm -rf "$stage" && mkdir -p "$stage/tests" || exit 1
+cp "$BFO" "$stage/bfo" && cp -r tests/verbs tests/stream_json.sh "$stage/tests/" || exit 1
+BFO=$stage/bfo
+list=()
+for t in "$@"; do list+=("$stage/tests/verbs/$(basename "$t")"); done
+[ ${#list[@]} -gt 0 ] || list=("$stage"/tests/verbs/t*_*.sh)
 pass=0 failed=0 t0=$SECONDS
 bash tests/verbs/vm.sh setup || exit 1
 for t in "${list[@]}"; do
