@@ -112,7 +112,7 @@ const char *bfo_net_errname(int rc)
 
 const char *bfo_net_transports(void)
 {
-    static char buf[128];
+    static _Thread_local char buf[128]; /* one per thread: no race on the first call */
     if (!buf[0])
         for (int i = 0; i < NTRANSPORTS; i++)
             snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? ", " : "", transports[i].ops->name);
@@ -574,8 +574,11 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     /* the card: published, then everyone's is there to read */
     rc = BFO_ERR_INVALID;
     clen = card_make(n, card, sizeof card);
-    if (!clen)
+    if (!clen) {
+        fprintf(stderr, "bfo: rank %d: a transport gave no address for one of its rails (or the card is over "
+                        "%d bytes): nothing to publish\n", n->rank, BFO_BOOT_CARD_MAX);
         goto fail;
+    }
     rc = bfo_boot_publish(n->boot, card, clen);
     if (rc != BFO_OK)
         goto fail;

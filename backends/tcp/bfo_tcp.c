@@ -1664,28 +1664,10 @@ static void op_fault(void *t, int rail, int on) { bfo_tcp_fault_drop((bfo_tcp *)
 static void op_stats(void *vt, int rail, bfo_rail_stats *o)
 {
     const bfo_tcp *t = (const bfo_tcp *)vt;
-    const bfo_tcp_rail_stats *s;
-    memset(o, 0, sizeof *o);
-    if (rail < 0 || rail >= t->nrails)
-        return;
-    s = &t->st.rail[rail];
-    o->frames_tx = s->frames_tx;
-    o->frames_rx = s->frames_rx;
-    o->bytes_tx = s->bytes_tx;
-    o->bytes_rx = s->bytes_rx;
-    o->acks_tx = s->acks_tx;
-    o->connects = s->connects;
-    o->connect_failures = s->connect_failures;
-    o->conn_errors = s->conn_errors;
-    o->malformed = s->malformed;
-    o->completed_ok = s->completed_ok;
-    o->completed_failed = s->completed_failed;
-    o->dropped_tx = s->dropped_tx;
-    o->dropped_rx = s->dropped_rx;
-    o->backpressure = s->backpressure;
-    o->keepalives_tx = s->keepalives_tx;
-    o->hellos_rejected = s->hellos_rejected;
-    o->hellos_stale = s->hellos_stale;
+    if (rail >= 0 && rail < t->nrails)
+        *o = t->st.rail[rail];
+    else
+        memset(o, 0, sizeof *o);
 }
 
 static void op_dump(void *t, FILE *f) { bfo_tcp_dump((const bfo_tcp *)t, f); }

@@ -193,20 +193,12 @@ typedef struct bfo_tcp_options {
     int log_level;
 } bfo_tcp_options;
 
-typedef struct bfo_tcp_rail_stats {
-    uint64_t frames_tx, frames_rx;   /* DATA frames written / taken by the engine */
-    uint64_t bytes_tx, bytes_rx;     /* their engine bytes */
-    uint64_t acks_tx;                /* standalone ACK frames */
-    uint64_t connects, connect_failures;
-    uint64_t conn_errors;            /* connections lost: reset, EOF, timeout, replaced */
-    uint64_t malformed;              /* connections dropped for malformed input */
-    uint64_t completed_ok, completed_failed;
-    uint64_t dropped_tx, dropped_rx; /* frames swallowed by the fault hook */
-    uint64_t backpressure;           /* frames the engine asked to offer again */
-    uint64_t keepalives_tx;          /* back-pressure keepalives sent */
-    uint64_t hellos_rejected;        /* accepted connections closed before a valid hello */
-    uint64_t hellos_stale;           /* hellos of a dial the peer had given up, refused */
-} bfo_tcp_rail_stats;
+/* One rail's counters: the common shape (bfo_transport.h).  DATA frames
+ * written and taken by the engine, their engine bytes, standalone ACK
+ * frames, connects, connections lost (reset, EOF, timeout, replaced) or
+ * dropped for malformed input, completions, frames swallowed by the fault
+ * hook, back-pressure and its keepalives, hellos refused. */
+typedef bfo_rail_stats bfo_tcp_rail_stats;
 
 typedef struct bfo_tcp_stats {
     bfo_tcp_rail_stats rail[BFO_MAX_RAILS];
