@@ -310,6 +310,112 @@ static inline const bfo_abi *bfo__abi_here(void)
  * (valid for the whole run). */
 #define BFO_ABI_HERE (bfo__abi_here())
 
+/* ===================================================================== THE API
+ *
+ * Every public function of the engine, with what it returns; the
+ * implementation follows below, section by section (ABI, init, handles,
+ * ops, requests, rails, matching, frames, the API's bodies).  Error codes
+ * are BFO_ERRORS in bfo_core.h.  bfo_engine_init, the call to use, is the
+ * macro after bfo_engine_init_abi.
+ */
+
+/* --- Set up */
+
+/* Bytes of memory bfo_engine_init needs for this configuration. */
+static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in);
+
+/* Sets up the engine in mem (at least bfo_engine_mem_size bytes) and starts
+ * connecting every rail to every peer.  caller is the layout the engine's
+ * user was compiled with (BFO_ABI_HERE in its unit): when it is not this
+ * unit's, BFO_ERR_ABI and nothing touched, not even *e, which is the
+ * caller's size (bfo_abi_check says what differs).  Returns BFO_OK,
+ * BFO_ERR_ABI, BFO_ERR_INVALID (also for a NULL caller) or
+ * BFO_ERR_NO_MEMORY.  Call it as bfo_engine_init, below, which passes the
+ * caller's layout; call it yourself in a library that sets an engine up
+ * for a program compiled apart, with the program's descriptor. */
+static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, const bfo_backend *be,
+                                      void *mem, size_t mem_len, uint64_t now,
+                                      const bfo_abi *caller);
+
+/* bfo_engine_init(e, cfg, be, mem, mem_len, now): bfo_engine_init_abi with
+ * the caller's own layout (BFO_ABI_HERE), defined with it below. */
+
+/* --- What the layer calls: send, receive, test */
+
+/* Starts sending len bytes of buf to peer.  Returns BFO_OK (then poll
+ * bfo_test), BFO_ERR_INVALID, BFO_ERR_PEER_UNREACHABLE (completed at once)
+ * or BFO_ERR_NO_MEMORY (no request slot left: complete some first). */
+static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size_t len, int peer,
+                            int ctx, int tag, uint64_t now);
+
+/* Posts a receive of at most cap bytes from peer (or BFO_ANY_SOURCE) with
+ * tag (or BFO_ANY_TAG) in context ctx.  Returns BFO_OK, BFO_ERR_INVALID,
+ * BFO_ERR_PEER_UNREACHABLE (completed at once) or BFO_ERR_NO_MEMORY (no
+ * request slot left: a receive is a request too, max_requests counts it). */
+static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap, int peer, int ctx,
+                            int tag, uint64_t now);
+
+/* 1 when the request is complete (read r->status), else 0. */
+static inline int bfo_test(const bfo_request *r);
+
+/* --- What the backend reports (never from inside a post) */
+
+/* Called by the backend for each frame that arrives.  Returns BFO_OK (taken
+ * or dropped as duplicate), BFO_ERR_AGAIN (no buffer: offer it again
+ * later), BFO_ERR_STALE (dropped: names a finished request or an older
+ * restart), BFO_ERR_PROTOCOL or a bfo_frame_parse error (dropped, counted;
+ * the transport may drop the connection), BFO_ERR_PEER_UNREACHABLE (this
+ * side gave the peer up: the transport must not acknowledge the frame, so
+ * that its sender sees an error, and should drop the connection). */
+static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint8_t *buf,
+                                   size_t len, uint64_t now);
+
+/* Called by the backend once per posted operation.  A token that names no
+ * operation the backend holds (stale, made up, or of an op that is free or
+ * waiting for a rail) is ignored: the generation alone does not tell, a
+ * free op keeps the generation its next post will have. */
+static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok);
+
+/* Called by the backend: BFO_EV_CONNECTED, BFO_EV_CONNECT_FAILED,
+ * BFO_EV_RAIL_ERROR or BFO_EV_RAIL_ABSENT (the rail does not reach this
+ * peer) for one peer, or every peer (BFO_ALL_PEERS).  An event
+ * the rail does not wait for (CONNECTED on a rail already probing or up, an
+ * error on a rail already failed) changes nothing and is not an error. */
+static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int ev, uint64_t now);
+
+/* Called by the backend when it heard from the peer on this rail without a
+ * frame for the engine: a transport acknowledgement, or a keepalive that the
+ * peer sends while it applies back-pressure (it is alive, only not reading).
+ * The rail is alive: an outstanding heartbeat probe waits probe_timeout from
+ * now before it times out (it stays outstanding until its PROBEACK), and the
+ * silence timer starts again.  Harmless in any rail state; an out-of-range
+ * peer or rail, this rank and an unreachable peer are ignored. */
+static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint64_t now);
+
+/* --- Timers */
+
+/* Timers: heartbeats, probe timeouts, silence, back-off, unreachable peers.
+ * Call it often (every few milliseconds of `now` at least, and well within
+ * probe_timeout).  A rail in UP:
+ *   HEARTBEAT_DUE    no probe out, and nothing heard or nothing sent for
+ *                    heartbeat_ns (a busy sender whose peer went quiet probes);
+ *   PROBE_TIMED_OUT  a probe out, and nothing heard for probe_timeout_ns since
+ *                    the later of the probe and the last thing heard;
+ *   SILENCE_DETECTED nothing heard for silence_ns (the backstop). */
+static inline void bfo_engine_progress(bfo_engine *e, uint64_t now);
+
+/* --- Layouts */
+
+/* Compares the layout a caller was compiled with (its BFO_ABI_HERE) with
+ * the one a library was built with (the library's BFO_ABI_HERE).  Returns
+ * BFO_OK (why gets ""), BFO_ERR_ABI, or BFO_ERR_INVALID (a NULL
+ * descriptor).  On an error why[0..whylen) gets what differs, e.g.
+ * "BFO_MAX_RAILS is 16 in the caller, 8 in the library; build both with the
+ * same options (pkg-config --cflags bfo has the library's)"; why may be
+ * NULL. */
+static inline int bfo_abi_check(const bfo_abi *caller, const bfo_abi *built, char *why,
+                                size_t whylen);
+
 /* A message into why[0..len), cut short to fit, always terminated. */
 typedef struct bfo__msg {
     char *p;
@@ -352,13 +458,7 @@ static inline void bfo__abi_differ(bfo__msg *m, int *n, const char *name, uint32
     ++*n;
 }
 
-/* Compares the layout a caller was compiled with (its BFO_ABI_HERE) with
- * the one a library was built with (the library's BFO_ABI_HERE).  Returns
- * BFO_OK (why gets ""), BFO_ERR_ABI, or BFO_ERR_INVALID (a NULL
- * descriptor).  On an error why[0..whylen) gets what differs, e.g.
- * "BFO_MAX_RAILS is 16 in the caller, 8 in the library; build both with the
- * same options (pkg-config --cflags bfo has the library's)"; why may be
- * NULL. */
+/* bfo_abi_check: see THE API near the top. */
 static inline int bfo_abi_check(const bfo_abi *caller, const bfo_abi *built, char *why,
                                 size_t whylen)
 {
@@ -443,7 +543,7 @@ static inline void bfo__config_defaults(bfo_config *c)
 
 static inline size_t bfo__align(size_t n) { return (n + 15) & ~(size_t)15; }
 
-/* Bytes of memory bfo_engine_init needs for this configuration. */
+/* bfo_engine_mem_size: see THE API near the top. */
 static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
 {
     bfo_config c = *cfg_in;
@@ -465,15 +565,7 @@ static inline void *bfo__carve(char **p, size_t n)
 
 static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev);
 
-/* Sets up the engine in mem (at least bfo_engine_mem_size bytes) and starts
- * connecting every rail to every peer.  caller is the layout the engine's
- * user was compiled with (BFO_ABI_HERE in its unit): when it is not this
- * unit's, BFO_ERR_ABI and nothing touched, not even *e, which is the
- * caller's size (bfo_abi_check says what differs).  Returns BFO_OK,
- * BFO_ERR_ABI, BFO_ERR_INVALID (also for a NULL caller) or
- * BFO_ERR_NO_MEMORY.  Call it as bfo_engine_init, below, which passes the
- * caller's layout; call it yourself in a library that sets an engine up
- * for a program compiled apart, with the program's descriptor. */
+/* bfo_engine_init_abi: see THE API near the top. */
 static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, const bfo_backend *be,
                                       void *mem, size_t mem_len, uint64_t now,
                                       const bfo_abi *caller)
@@ -1470,10 +1562,7 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
     bfo__req_feed(e, r, bfo__op_event(type, ok));
 }
 
-/* Called by the backend once per posted operation.  A token that names no
- * operation the backend holds (stale, made up, or of an op that is free or
- * waiting for a rail) is ignored: the generation alone does not tell, a
- * free op keeps the generation its next post will have. */
+/* bfo_engine_completion: see THE API near the top. */
 static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok)
 {
     uint32_t idx = (uint32_t)token, gen = (uint32_t)(token >> 32);
@@ -1639,10 +1728,7 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev)
         bfo__flush_pending(e, peer);
 }
 
-/* Called by the backend: BFO_EV_CONNECTED, BFO_EV_CONNECT_FAILED or
- * BFO_EV_RAIL_ERROR for one peer, or every peer (BFO_ALL_PEERS).  An event
- * the rail does not wait for (CONNECTED on a rail already probing or up, an
- * error on a rail already failed) changes nothing and is not an error. */
+/* bfo_engine_rail_event: see THE API near the top. */
 static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int ev, uint64_t now)
 {
     if (rail < 0 || rail >= e->cfg.nrails)
@@ -2104,13 +2190,7 @@ static inline int bfo__rcvd_PROBEACK(bfo_engine *e, int peer, int rail, const bf
     return bfo__rcvd_railctl(e, peer, rail, f);
 }
 
-/* Called by the backend for each frame that arrives.  Returns BFO_OK (taken
- * or dropped as duplicate), BFO_ERR_AGAIN (no buffer: offer it again
- * later), BFO_ERR_STALE (dropped: names a finished request or an older
- * restart), BFO_ERR_PROTOCOL or a bfo_frame_parse error (dropped, counted;
- * the transport may drop the connection), BFO_ERR_PEER_UNREACHABLE (this
- * side gave the peer up: the transport must not acknowledge the frame, so
- * that its sender sees an error, and should drop the connection). */
+/* bfo_engine_frame: see THE API near the top. */
 static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint8_t *buf,
                                    size_t len, uint64_t now)
 {
@@ -2184,9 +2264,7 @@ static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap
     r->next = NULL;
 }
 
-/* Starts sending len bytes of buf to peer.  Returns BFO_OK (then poll
- * bfo_test), BFO_ERR_INVALID, BFO_ERR_PEER_UNREACHABLE (completed at once)
- * or BFO_ERR_NO_MEMORY (no request slot left: complete some first). */
+/* bfo_isend: see THE API near the top. */
 static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size_t len, int peer,
                             int ctx, int tag, uint64_t now)
 {
@@ -2210,10 +2288,7 @@ static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size
     return BFO_OK;
 }
 
-/* Posts a receive of at most cap bytes from peer (or BFO_ANY_SOURCE) with
- * tag (or BFO_ANY_TAG) in context ctx.  Returns BFO_OK, BFO_ERR_INVALID,
- * BFO_ERR_PEER_UNREACHABLE (completed at once) or BFO_ERR_NO_MEMORY (no
- * request slot left: a receive is a request too, max_requests counts it). */
+/* bfo_irecv: see THE API near the top. */
 static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap, int peer,
                             int ctx, int tag, uint64_t now)
 {
@@ -2258,7 +2333,7 @@ static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap
     return BFO_OK;
 }
 
-/* 1 when the request is complete (read r->status), else 0. */
+/* bfo_test: see THE API near the top. */
 static inline int bfo_test(const bfo_request *r) { return r->complete; }
 
 /* 1 when no other rank is reachable: an ANY_SOURCE receive never can be. */
@@ -2328,13 +2403,7 @@ static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
     }
 }
 
-/* Called by the backend when it heard from the peer on this rail without a
- * frame for the engine: a transport acknowledgement, or a keepalive that the
- * peer sends while it applies back-pressure (it is alive, only not reading).
- * The rail is alive: an outstanding heartbeat probe waits probe_timeout from
- * now before it times out (it stays outstanding until its PROBEACK), and the
- * silence timer starts again.  Harmless in any rail state; an out-of-range
- * peer or rail, this rank and an unreachable peer are ignored. */
+/* bfo_engine_rail_heard: see THE API near the top. */
 static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint64_t now)
 {
     if (peer < 0 || peer >= e->cfg.nranks || peer == e->cfg.rank || rail < 0 ||
@@ -2345,14 +2414,7 @@ static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint
     e->peers[peer].rail[rail].last_rx = e->now;
 }
 
-/* Timers: heartbeats, probe timeouts, silence, back-off, unreachable peers.
- * Call it often (every few milliseconds of `now` at least, and well within
- * probe_timeout).  A rail in UP:
- *   HEARTBEAT_DUE    no probe out, and nothing heard or nothing sent for
- *                    heartbeat_ns (a busy sender whose peer went quiet probes);
- *   PROBE_TIMED_OUT  a probe out, and nothing heard for probe_timeout_ns since
- *                    the later of the probe and the last thing heard;
- *   SILENCE_DETECTED nothing heard for silence_ns (the backstop). */
+/* bfo_engine_progress: see THE API near the top. */
 static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
 {
     const bfo_config *c = &e->cfg;
