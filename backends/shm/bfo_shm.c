@@ -1,6 +1,7 @@
 /* bfo_shm.c - the shared-memory transport (see bfo_shm.h for the contract and design). */
 #define _GNU_SOURCE
 #include "bfo_shm.h"
+#include "bfo_list.h"
 #include "bfo_transport.h"
 
 #include <errno.h>
@@ -65,9 +66,7 @@ typedef struct ent {
     uint64_t raddr;
 } ent;
 
-typedef struct elist {
-    int head, tail;
-} elist;
+typedef bfo_list elist; /* a FIFO of descriptors (bfo_list.h) */
 
 typedef struct sconn {
     int peer, rail, dialer, state;
@@ -261,37 +260,11 @@ static uint32_t rec_crc(const uint8_t *r, size_t len)
 
 /* ------------------------------------------------------------ entry pool */
 
-static void el_push(bfo_shm *t, elist *L, int i)
+static inline void el_push(bfo_shm *t, elist *L, int i) { bfo_list_push(&t->ents->next, sizeof *t->ents, L, i); }
+static inline int el_pop(bfo_shm *t, elist *L) { return bfo_list_pop(&t->ents->next, sizeof *t->ents, L); }
+static inline void el_append(bfo_shm *t, elist *dst, elist *src)
 {
-    t->ents[i].next = -1;
-    if (L->tail >= 0)
-        t->ents[L->tail].next = i;
-    else
-        L->head = i;
-    L->tail = i;
-}
-
-static int el_pop(bfo_shm *t, elist *L)
-{
-    int i = L->head;
-    if (i >= 0) {
-        L->head = t->ents[i].next;
-        if (L->head < 0)
-            L->tail = -1;
-    }
-    return i;
-}
-
-static void el_append(bfo_shm *t, elist *dst, elist *src)
-{
-    if (src->head < 0)
-        return;
-    if (dst->tail >= 0)
-        t->ents[dst->tail].next = src->head;
-    else
-        dst->head = src->head;
-    dst->tail = src->tail;
-    src->head = src->tail = -1;
+    bfo_list_append(&t->ents->next, sizeof *t->ents, dst, src);
 }
 
 static int el_count(const bfo_shm *t, int from)

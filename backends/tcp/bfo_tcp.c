@@ -1,6 +1,7 @@
 /* bfo_tcp.c - the TCP backend (see bfo_tcp.h for the contract and design). */
 #define _GNU_SOURCE
 #include "bfo_tcp.h"
+#include "bfo_list.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -54,9 +55,7 @@ typedef struct ent {
     int next;
 } ent;
 
-typedef struct elist {
-    int head, tail;
-} elist;
+typedef bfo_list elist; /* a FIFO of descriptors (bfo_list.h) */
 
 typedef struct tlink {
     int peer, rail, fd, state, dialer;
@@ -370,37 +369,11 @@ static void set_broken(bfo_tcp *t, tlink *l, int malformed, const char *fmt, ...
 
 /* ------------------------------------------------------------ entry pool */
 
-static void el_push(bfo_tcp *t, elist *L, int i)
+static inline void el_push(bfo_tcp *t, elist *L, int i) { bfo_list_push(&t->ents->next, sizeof *t->ents, L, i); }
+static inline int el_pop(bfo_tcp *t, elist *L) { return bfo_list_pop(&t->ents->next, sizeof *t->ents, L); }
+static inline void el_append(bfo_tcp *t, elist *dst, elist *src)
 {
-    t->ents[i].next = -1;
-    if (L->tail >= 0)
-        t->ents[L->tail].next = i;
-    else
-        L->head = i;
-    L->tail = i;
-}
-
-static int el_pop(bfo_tcp *t, elist *L)
-{
-    int i = L->head;
-    if (i >= 0) {
-        L->head = t->ents[i].next;
-        if (L->head < 0)
-            L->tail = -1;
-    }
-    return i;
-}
-
-static void el_append(bfo_tcp *t, elist *dst, elist *src)
-{
-    if (src->head < 0)
-        return;
-    if (dst->tail >= 0)
-        t->ents[dst->tail].next = src->head;
-    else
-        dst->head = src->head;
-    dst->tail = src->tail;
-    src->head = src->tail = -1;
+    bfo_list_append(&t->ents->next, sizeof *t->ents, dst, src);
 }
 
 /* ------------------------------------------------------------- the sink
