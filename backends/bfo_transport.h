@@ -105,6 +105,12 @@ typedef struct bfo_transport_ops {
     void (*fini)(void *t);
     /* the name of one of its own error codes, NULL for any other code */
     const char *(*errname)(int rc);
+    /* Optional (NULL: every peer that published a rail of this transport
+     * may be reached): 0 when this rail can never reach that peer, whose
+     * published address is addr (shm: a peer on another host).  bfo_net
+     * asks before connect(); the rail is then ABSENT for that peer
+     * (RAIL_ABSENT), not failed, and connect() is never called for it. */
+    int (*reaches)(void *t, int rail, int peer, const bfo_addr *addr);
 } bfo_transport_ops;
 
 #ifdef __cplusplus

@@ -599,15 +599,25 @@ static void fk_fini(void *vt)
 }
 
 static const char *fk_errname(int rc) { return rc == FK_ERR_OPEN ? "FK_ERR_OPEN" : NULL; }
+
+/* The fake's rail fk_far_rail reaches no peer ("another host"); -1: all do. */
+static int fk_far_rail = -1;
+static int fk_reaches(void *vt, int rail, int peer, const bfo_addr *addr)
+{
+    (void)vt;
+    (void)peer;
+    (void)addr;
+    return rail != fk_far_rail;
+}
 static const char *fk2_errname(int rc) { return rc == FK2_ERR_OPEN ? "FK2_ERR_OPEN" : NULL; }
 
 static const bfo_transport_ops fake_ops = {
     "fake", fk_claims, fk_open1, fk_address, fk_start, fk_backend, fk_progress,
-    fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk_errname,
+    fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk_errname, fk_reaches,
 };
 static const bfo_transport_ops fake2_ops = {
     "fake2", fk2_claims, fk_open2, fk_address, fk_start, fk_backend, fk_progress,
-    fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk2_errname,
+    fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk2_errname, NULL,
 };
 
 /* A rank's instance of a fake (NULL: none). */
@@ -794,6 +804,7 @@ static void world_fini(world *w)
 static int teardown(void **state)
 {
     (void)state;
+    fk_far_rail = -1;
     if (current)
         world_close(current);
     return 0;
@@ -1255,6 +1266,31 @@ static void test_peer_rail_of_another_transport_absent_not_failed(void **state)
     world_fini(w);
 }
 
+static void test_rail_its_transport_says_cannot_reach_is_absent_not_failed(void **state)
+{
+    world *w;
+    fk *f0, *f1;
+    rails_want rw;
+    (void)state;
+    fk_far_rail = 1; /* the fake's rail 1 reaches no peer, as shm to another host */
+    w = world_new(2, 1);
+    w->rails[0] = w->rails[1] = "fake:a,fake:b";
+    assert_int_equal(world_init(w, 2), BFO_OK);
+    memset(&rw, 0, sizeof rw);
+    rw.st[0][1] = rw.st[1][1] = BFO_RAIL_ST_ABSENT;
+    exchange_without_rail_1(w, &rw);
+    assert_int_equal(rail_state(w, 0, 1, 1), BFO_RAIL_ST_ABSENT);
+    assert_int_equal(rail_state(w, 1, 0, 1), BFO_RAIL_ST_ABSENT);
+    f0 = fk_of(0, &fake_ops);
+    f1 = fk_of(1, &fake_ops);
+    assert_int_equal(f0->link[1][1].connects, 0); /* never asked to connect it */
+    assert_int_equal(f1->link[0][1].connects, 0);
+    assert_int_equal(f0->st[1].connect_failures + f1->st[1].connect_failures, 0);
+    assert_int_equal(E(w, 0)->stats.mapouts + E(w, 1)->stats.mapouts, 0);
+    fk_far_rail = -1;
+    world_fini(w);
+}
+
 static void test_rail_no_transport_claims_is_invalid_and_boot_freed(void **state)
 {
     static const char *const bad[] = { "fake:a,nosuch:x", "fake:a,,fake:b", "fake:a,", "", "fake3:a" };
@@ -1547,6 +1583,7 @@ int main(void)
         cmocka_unit_test_teardown(test_rail_cut_mid_stream_fails_over_every_message_once_then_readmitted, teardown),
         cmocka_unit_test_teardown(test_peer_with_fewer_rails_extra_rail_absent_no_failover, teardown),
         cmocka_unit_test_teardown(test_peer_rail_of_another_transport_absent_not_failed, teardown),
+        cmocka_unit_test_teardown(test_rail_its_transport_says_cannot_reach_is_absent_not_failed, teardown),
         cmocka_unit_test_teardown(test_rail_no_transport_claims_is_invalid_and_boot_freed, teardown),
         cmocka_unit_test_teardown(test_transport_open_failure_returns_its_code_named_by_errname, teardown),
         cmocka_unit_test_teardown(test_progress_sleeps_on_every_transports_fds_and_wakes_when_one_is_ready, teardown),

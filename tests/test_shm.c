@@ -721,8 +721,12 @@ static void test_peer_on_another_host_connect_failed_with_a_log_line(void **stat
     log_level = -1;
     OPS->start(a.tv, JOB);
     OPS->start(b.tv, JOB);
+    assert_int_equal(OPS->reaches(a.tv, 0, 1, &bk.a[1][0]), 1); /* the same host */
     bk.a[1][0].bytes[BFO_SHM_ADDR_OFF_BOOT + 3] ^= 0x55; /* rank 1 on another boot of another host */
     bk.a[0][0].bytes[BFO_SHM_ADDR_OFF_HOST] ^= 0x01;     /* rank 0 under another host name */
+    /* what bfo_net asks before connect(): such a rail is ABSENT, not failed */
+    assert_int_equal(OPS->reaches(a.tv, 0, 1, &bk.a[1][0]), 0);
+    assert_int_equal(OPS->reaches(b.tv, 0, 0, &bk.a[0][0]), 0);
     fflush(stderr);
     FILE *tmp = tmpfile();
     int saved = dup(2);

@@ -415,6 +415,15 @@ static const peer_rail *peer_rail_of(bfo_net *n, int peer, int g)
                     n->rank, peer, g, pr->transport, ours);
         return NULL;
     }
+    {
+        const net_tp *tp = &n->tp[n->rtp[g]];
+        if (tp->ops->reaches && !tp->ops->reaches(tp->t, n->rlocal[g], peer, &pr->addr)) {
+            if (n->log >= 2)
+                fprintf(stderr, "bfo-net[%d]: our rail %d (%s) cannot reach rank %d (the transport says so: "
+                        "another host?)\n", n->rank, g, ours, peer);
+            return NULL;
+        }
+    }
     return pr;
 }
 

@@ -2008,6 +2008,19 @@ fail:
     return rc;
 }
 
+/* Another host, or another container: never reached by this rail. */
+static int shm_reaches(void *vt, int rail, int peer, const bfo_addr *a)
+{
+    const bfo_shm *t = (const bfo_shm *)vt;
+    const uint8_t *b = a->bytes;
+    (void)rail;
+    (void)peer;
+    if (a->len != BFO_SHM_ADDR_SIZE || bfo_get32(b) != BFO_SHM_ADDR_MAGIC)
+        return 1; /* not ours to judge here: connect() says what is wrong with it */
+    return memcmp(b + BFO_SHM_ADDR_OFF_BOOT, t->boot, 16) == 0 && bfo_get64(b + BFO_SHM_ADDR_OFF_HOST) == t->host_hash &&
+           bfo_get64(b + BFO_SHM_ADDR_OFF_NS) == t->ns_id;
+}
+
 static const char *shm_errname(int rc)
 {
     return rc == BFO_SHM_ERR_SOCKET ? "BFO_SHM_ERR_SOCKET" : rc == BFO_SHM_ERR_SEGMENT ? "BFO_SHM_ERR_SEGMENT" : NULL;
@@ -2027,4 +2040,5 @@ const bfo_transport_ops bfo_shm_transport = {
     shm_dump,
     shm_fini,
     shm_errname,
+    shm_reaches,
 };

@@ -1680,5 +1680,5 @@ static const char *op_errname(int rc)
 
 const bfo_transport_ops bfo_verbs_transport = {
     "verbs", op_claims, op_open, op_address, op_start, op_backend, op_progress,
-    op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname,
+    op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL,
 };
