@@ -110,7 +110,7 @@ guest() {
     done
     timeout "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp "$VM_SMP" -m "$VM_MEM" \
         -nographic -no-reboot -kernel "$VM_DIR/vmlinuz" -initrd "$VM_DIR/initrd.gz" \
-        -append "console=ttyS0 panic=-1 loglevel=3 bvm.role=$role bvm.nics=$nics bvm.rxe=$rxe bvm.script=$script bvm.cwd=$PWD bvm.out=$out" \
+        -append "console=ttyS0 panic=-1 loglevel=3 bvm.role=$role bvm.nics=$nics bvm.rxe=$rxe bvm.script=$script bvm.cwd=$(dirname "$script") bvm.out=$out" \
         -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
         -virtfs "local,path=$out,mount_tag=out,security_model=none" \
         -monitor "tcp:127.0.0.1:$mon,server,nowait" "${net[@]}" > "$out/console.$role.log" 2>&1
@@ -179,6 +179,9 @@ run() { # nvms script
     mkdir -p "$OUT"
     OUT=$(realpath "$OUT")
     case "$OUT" in /tmp/* | /dev/* | /proc/* | /sys/* | /run/*) die "BFO_VM_OUT must not be under /tmp, /dev, /proc, /sys or /run (the guest mounts its own there)" ;; esac
+    # the guest runs the script in its own directory: it must be visible too
+    # (tests/verbs/run.sh copies the scripts next to its output for that)
+    case "$script" in /tmp/* | /dev/* | /proc/* | /sys/* | /run/*) die "$script is under /tmp, /dev, /proc, /sys or /run, which the guest mounts its own: use tests/verbs/run.sh, or copy it elsewhere" ;; esac
     rm -f "$OUT"/rc.* "$OUT"/mon.* "$OUT"/out.*.log "$OUT"/console.*.log
     base=$(free_base)
     for r in "${roles[@]}"; do
