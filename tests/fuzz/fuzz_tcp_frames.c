@@ -32,6 +32,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
@@ -337,6 +338,26 @@ static void tf_header(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint64_t
     h[7] = (uint8_t)flags;
 }
 
+/* A blocking connect that a signal may interrupt (libFuzzer's SIGALRM for
+ * -timeout): the connection goes on in the kernel; wait for it. */
+static int tf_connect(int fd, const struct sockaddr_in *sa)
+{
+    int err = 0;
+    socklen_t el = sizeof err;
+    struct pollfd pf = { fd, POLLOUT, 0 };
+    if (connect(fd, (const struct sockaddr *)sa, sizeof *sa) == 0)
+        return 0;
+    if (errno != EINTR)
+        return -1;
+    while (poll(&pf, 1, 1000) < 0 && errno == EINTR)
+        ;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0 || err != 0) {
+        errno = err ? err : errno;
+        return -1;
+    }
+    return 0;
+}
+
 static int tf_dial(void)
 {
     struct sockaddr_in sa;
@@ -350,7 +371,7 @@ static int tf_dial(void)
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     sa.sin_port = htons(T.port);
-    FUZZ_CHECK(connect(T.fd, (struct sockaddr *)&sa, sizeof sa) == 0, "connect: %s", strerror(errno));
+    FUZZ_CHECK(tf_connect(T.fd, &sa) == 0, "connect: %s", strerror(errno));
     tf_header(h, BFO_TCP_HELLO_SIZE, BFO_TCP_K_HELLO, 0, 0, 0);
     static uint64_t attempt; /* a dialer's attempts only go up (a stale one is refused) */
     bfo_put32(h + 24, BFO_TCP_HELLO_VERSION);
