@@ -51,3 +51,21 @@ summary() {
          "recovery_ms_max $(jget recovery_ms_max), stall_ms_max $(jget stall_ms_max)," \
          "per_rail_bytes [$(jrail 0),$(jrail 1)], elapsed_ms $(jget elapsed_ms)"
 }
+
+# Two ranks started by hand, as across hosts (no `bfo run`), each with its
+# own rails: BOOT is a free address for rank 0's bootstrap; start_rank1
+# RAILS starts rank 1 in the background (300 messages; $R1 its pid);
+# run_rank0 RAILS runs rank 0 (--json into $WORK/out) and waits for rank 1.
+BOOT=127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+start_rank1() {
+    BFO_RANK=1 BFO_SIZE=2 BFO_BOOTSTRAP=$BOOT BFO_RAILS=$1 \
+        timeout 60 "$BFO_TCP" stream --count 300 --timeout 40 > "$WORK/out1" 2> "$WORK/err1" &
+    R1=$!
+    CLEANUP+=("kill -9 $R1")
+}
+run_rank0() {
+    BFO_RANK=0 BFO_SIZE=2 BFO_BOOTSTRAP=$BOOT BFO_RAILS=$1 \
+        timeout 60 "$BFO_TCP" stream --json --count 300 --timeout 40 > "$WORK/out" 2> "$WORK/err" ||
+        fail "rank 0: exit status $?"
+    wait "$R1" || { cp "$WORK/err1" "$WORK/err"; fail "rank 1: exit status $?"; }
+}

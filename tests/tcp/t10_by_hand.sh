@@ -6,19 +6,10 @@
 # message verified over both rails.  Then the mistakes a user makes by
 # hand end at once with a message that names them, never a hang.
 . "$(dirname "$0")/lib.sh"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-BOOT=127.0.0.1:$port
-
-BFO_RANK=1 BFO_SIZE=2 BFO_BOOTSTRAP=$BOOT BFO_RAILS=127.0.0.1,tcp:127.0.0.2 \
-    timeout 60 "$BFO_TCP" stream --count 300 --timeout 40 > "$WORK/out1" 2> "$WORK/err1" &
-r1=$!
-CLEANUP+=("kill -9 $r1")
+start_rank1 127.0.0.1,tcp:127.0.0.2
 sleep 0.3
-kill -0 "$r1" 2>/dev/null || fail "rank 1 did not wait for rank 0's bootstrap: $(cat "$WORK/err1")"
-BFO_RANK=0 BFO_SIZE=2 BFO_BOOTSTRAP=$BOOT BFO_RAILS=tcp:127.0.0.1,tcp:127.0.0.2 \
-    timeout 60 "$BFO_TCP" stream --json --count 300 --timeout 40 > "$WORK/out" 2> "$WORK/err" ||
-    fail "rank 0: exit status $?"
-wait "$r1" || { cp "$WORK/err1" "$WORK/err"; fail "rank 1: exit status $?"; }
+kill -0 "$R1" 2>/dev/null || fail "rank 1 did not wait for rank 0's bootstrap: $(cat "$WORK/err1")"
+run_rank0 tcp:127.0.0.1,tcp:127.0.0.2
 check_exact
 [ "$(jget ranks)" = 2 ] || fail "expected 2 ranks, got $(jget ranks)"
 expect_messages 600

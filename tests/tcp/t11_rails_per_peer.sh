@@ -6,17 +6,8 @@
 # connection error).  Then IPv6: a tcp:[::1] rail next to an IPv4 one,
 # both carrying bytes.
 . "$(dirname "$0")/lib.sh"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-BOOT=127.0.0.1:$port
-
-BFO_RANK=1 BFO_SIZE=2 BFO_BOOTSTRAP=$BOOT BFO_RAILS=127.0.0.2 \
-    timeout 60 "$BFO_TCP" stream --count 300 --timeout 40 > "$WORK/out1" 2> "$WORK/err1" &
-r1=$!
-CLEANUP+=("kill -9 $r1")
-BFO_RANK=0 BFO_SIZE=2 BFO_BOOTSTRAP=$BOOT BFO_RAILS=127.0.0.2,127.0.0.3 \
-    timeout 60 "$BFO_TCP" stream --json --count 300 --timeout 40 > "$WORK/out" 2> "$WORK/err" ||
-    fail "rank 0: exit status $?"
-wait "$r1" || { cp "$WORK/err1" "$WORK/err"; fail "rank 1: exit status $?"; }
+start_rank1 127.0.0.2
+run_rank0 127.0.0.2,127.0.0.3
 check_exact
 expect_messages 600
 [ "$(jget absent_rails)" = 1 ] || fail "absent_rails $(jget absent_rails), expected 1 (rank 0's rail 1 to rank 1)"

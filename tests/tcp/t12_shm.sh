@@ -35,16 +35,8 @@ both_rails_carried
 summary
 echo "ok: t12 shm rail broken mid-stream: failover to tcp, re-admitted, $(jget verified) messages verified, 0 lost"
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-BOOT=127.0.0.1:$port
-BFO_RANK=1 BFO_SIZE=2 BFO_BOOTSTRAP=$BOOT BFO_RAILS=127.0.0.2,127.0.0.3 \
-    timeout 60 "$BFO_TCP" stream --count 300 --timeout 40 > "$WORK/out1" 2> "$WORK/err1" &
-r1=$!
-CLEANUP+=("kill -9 $r1")
-BFO_RANK=0 BFO_SIZE=2 BFO_BOOTSTRAP=$BOOT BFO_RAILS=127.0.0.2,shm \
-    timeout 60 "$BFO_TCP" stream --json --count 300 --timeout 40 > "$WORK/out" 2> "$WORK/err" ||
-    fail "rank 0: exit status $?"
-wait "$r1" || { cp "$WORK/err1" "$WORK/err"; fail "rank 1: exit status $?"; }
+start_rank1 127.0.0.2,127.0.0.3
+run_rank0 127.0.0.2,shm
 check_exact
 expect_messages 600
 [ "$(jget absent_rails)" = 2 ] || fail "absent_rails $(jget absent_rails), expected 2 (shm on one side, tcp on the other)"
