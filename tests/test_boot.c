@@ -17,6 +17,7 @@
 #include "bfo_core.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -388,15 +389,28 @@ static const size_t card_len[NR] = { 1, 777, BFO_BOOT_CARD_MAX };
 static uint8_t card_byte(int rank, size_t i) { return (uint8_t)(i * 7u + (unsigned)rank * 31u + 3u + (i >> 8)); }
 
 typedef struct exch {
-    int rank;
+    int rank, rounds; /* rounds: exchanges in a row on the same address (0: one) */
     char bootstrap[64];
 } exch;
 
 /* One rank of the exchange: publishes its card, checks everyone's, writes
  * its job id.  Exit status 0, or which step failed. */
+static int exchange_once(const exch *x, int fd);
+
 static int exchange_rank(void *arg, int fd)
 {
     const exch *x = (const exch *)arg;
+    for (int i = 1; i < x->rounds; i++) {
+        int devnull = open("/dev/null", O_WRONLY), rc = exchange_once(x, devnull);
+        close(devnull);
+        if (rc != 0)
+            return 100 + rc; /* 1xx: an exchange before the last */
+    }
+    return exchange_once(x, fd);
+}
+
+static int exchange_once(const exch *x, int fd)
+{
     static uint8_t card[BFO_BOOT_CARD_MAX], back[BFO_BOOT_CARD_MAX];
     char rk[16], line[64];
     bfo_boot *b;
@@ -428,17 +442,17 @@ static int exchange_rank(void *arg, int fd)
     return write(fd, line, (size_t)n) == n ? 0 : 41;
 }
 
-static void test_bootstrap_three_ranks_get_every_card_and_one_job(void **state)
+static void three_ranks(int rounds)
 {
     exch x[NR];
     kid k[NR];
     char out[NR][64];
     int st[NR], port = free_port();
     uint64_t deadline;
-    (void)state;
     /* all three at once, rank 0 last: the others wait for it to listen */
     for (int r = NR - 1; r >= 0; r--) {
         x[r].rank = r;
+        x[r].rounds = rounds;
         snprintf(x[r].bootstrap, sizeof x[r].bootstrap, "127.0.0.1:%d", port);
         k[r] = spawn(exchange_rank, &x[r], 30);
     }
@@ -448,11 +462,26 @@ static void test_bootstrap_three_ranks_get_every_card_and_one_job(void **state)
     for (int r = 0; r < NR; r++)
         if (st[r] != 0)
             fail_msg("rank %d: exit status %d (10 env, 11 publish, 2x lookup of rank x, 3x its bytes, "
-                     "40 a lookup without room, 1000+ a signal, -1 hung)", r, st[r]);
+                     "40 a lookup without room, 1xx the same in an earlier round, 1000+ a signal, -1 hung)", r, st[r]);
     assert_int_equal(strlen(out[0]), 16);
     assert_string_not_equal(out[0], "0000000000000000");
     assert_string_equal(out[1], out[0]);
     assert_string_equal(out[2], out[0]);
+}
+
+static void test_bootstrap_three_ranks_get_every_card_and_one_job(void **state)
+{
+    (void)state;
+    three_ranks(1);
+}
+
+/* Exchanges in a row on one address, as `bfo bench --compare` does (two
+ * bfo_nets, two exchanges): a rank done with one round must not land in
+ * the backlog of rank 0's listener of that round (a CI run failed so). */
+static void test_bootstrap_exchanges_in_a_row_on_one_address_all_succeed(void **state)
+{
+    (void)state;
+    three_ranks(25);
 }
 
 /* One rank alone in the exchange, bounded by 300 ms (in a child, so that
@@ -596,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_custom_refuses_bad_arguments),
         cmocka_unit_test(test_custom_passes_publish_lookup_and_fini_through),
         cmocka_unit_test(test_bootstrap_three_ranks_get_every_card_and_one_job),
+        cmocka_unit_test(test_bootstrap_exchanges_in_a_row_on_one_address_all_succeed),
         cmocka_unit_test(test_bootstrap_rank_1_without_rank_0_fails_after_its_timeout),
         cmocka_unit_test(test_bootstrap_rank_0_without_the_others_fails_after_its_timeout),
         cmocka_unit_test(test_bootstrap_rank_0_that_never_answers_fails_after_its_timeout),

@@ -278,6 +278,8 @@ static int serve(bfo_boot *b, const struct sockaddr_in *sa, uint64_t deadline)
         fds[k] = c;
         b->lens[k] = len;
     }
+    close(s); /* no connection of a later exchange may land in this backlog */
+    s = -1;
     b->job = (bfo_boot_now() * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)getpid() << 32) ^ ntohs(sa->sin_port);
     for (int i = 0; i < size; i++)
         tab += 4 + b->lens[i];
@@ -309,43 +311,54 @@ out:
     return rc;
 }
 
-/* Rank > 0: its card to rank 0, everyone's back. */
-static int ask(bfo_boot *b, const struct sockaddr_in *sa, const void *card, size_t len, uint64_t deadline)
+/* Rank > 0, one try: its card to rank 0, everyone's back. Returns 1 when
+ * the connection broke before the table came whole (worth another try),
+ * 0 when done, -1 when rank 0 answered with something else. */
+static int ask_once(bfo_boot *b, int s, const void *card, size_t len, uint64_t deadline)
 {
-    int s = -1, rc = BFO_BOOT_ERR_EXCHANGE;
     uint8_t hdr[16];
-    while (bfo_boot_now() < deadline) {
-        s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (s < 0)
-            break;
-        if (connect(s, (const struct sockaddr *)sa, sizeof *sa) == 0)
-            break;
-        close(s);
-        s = -1;
-        usleep(20000); /* rank 0 may not listen yet */
-    }
-    if (s < 0)
-        return rc;
     bfo_put32(hdr, BFO_BOOT_MAGIC);
     bfo_put32(hdr + 4, (uint32_t)b->rank);
     bfo_put32(hdr + 8, (uint32_t)len);
     if (xfer(s, hdr, 12, 1, deadline) != 0 || xfer(s, (void *)(uintptr_t)card, len, 1, deadline) != 0 ||
-        xfer(s, hdr, 16, 0, deadline) != 0 || bfo_get32(hdr) != BFO_BOOT_MAGIC ||
-        bfo_get32(hdr + 4) != (uint32_t)b->size)
-        goto out;
+        xfer(s, hdr, 16, 0, deadline) != 0)
+        return 1;
+    if (bfo_get32(hdr) != BFO_BOOT_MAGIC || bfo_get32(hdr + 4) != (uint32_t)b->size)
+        return -1;
     b->job = bfo_get64(hdr + 8);
     for (int i = 0; i < b->size; i++) {
         uint8_t l[4];
-        if (xfer(s, l, 4, 0, deadline) != 0 || bfo_get32(l) > BFO_BOOT_CARD_MAX)
-            goto out;
+        if (xfer(s, l, 4, 0, deadline) != 0)
+            return 1;
+        if (bfo_get32(l) > BFO_BOOT_CARD_MAX)
+            return -1;
         b->lens[i] = bfo_get32(l);
         if (xfer(s, b->cards + (size_t)i * BFO_BOOT_CARD_MAX, b->lens[i], 0, deadline) != 0)
-            goto out;
+            return 1;
     }
-    rc = BFO_OK;
-out:
-    close(s);
-    return rc;
+    return 0;
+}
+
+/* Rank > 0: tries until the deadline. A connection can break before the
+ * table comes: rank 0 may not listen yet, or (a second exchange on the
+ * same address, as `bfo bench --compare` does) the connection landed in
+ * the backlog of the listener of the round before, which rank 0 then
+ * closes. Rank 0 keeps the newest connection of a rank, so trying again
+ * is safe. */
+static int ask(bfo_boot *b, const struct sockaddr_in *sa, const void *card, size_t len, uint64_t deadline)
+{
+    while (bfo_boot_now() < deadline) {
+        int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r = 1;
+        if (s < 0)
+            return BFO_BOOT_ERR_EXCHANGE;
+        if (connect(s, (const struct sockaddr *)sa, sizeof *sa) == 0)
+            r = ask_once(b, s, card, len, deadline);
+        close(s);
+        if (r <= 0)
+            return r == 0 ? BFO_OK : BFO_BOOT_ERR_EXCHANGE;
+        usleep(20000);
+    }
+    return BFO_BOOT_ERR_EXCHANGE;
 }
 
 static int server_exchange(bfo_boot *b, const void *card, size_t len)
