@@ -12,16 +12,24 @@
  * that every other generated header checks.  This header includes
  * nothing. */
 #define BFO_GEN_ABI 2
-#define BFO_GEN_STAMP 0xdbfef7c8
+#define BFO_GEN_STAMP 0x1a6d9e3e
 
-/* Fragment types: BFO_FRAGMENTS(X) calls X(NAME, CODE, LAYOUT, HAS_PAYLOAD, DEDUP). */
+/* What may follow a header (PAYLOAD in the list): nothing, data, or the
+ * RDMA keys of the memory the header names, one u32 per rail of the
+ * sender (rail 0 first, little-endian). */
+#define BFO_PAYLOAD_NONE 0
+#define BFO_PAYLOAD_DATA 1
+#define BFO_PAYLOAD_KEYS 2
+
+/* Fragment types: BFO_FRAGMENTS(X) calls X(NAME, CODE, LAYOUT, PAYLOAD, DEDUP),
+ * PAYLOAD a BFO_PAYLOAD_* value. */
 #define BFO_FRAGMENTS(X) \
     X(MATCH, 0x01, match, 1, 0) \
     X(RNDV, 0x02, rndv, 1, 1) \
-    X(RGET, 0x03, rget, 0, 1) \
+    X(RGET, 0x03, rget, 2, 1) \
     X(ACK, 0x04, ack, 0, 0) \
     X(FRAG, 0x05, frag, 1, 0) \
-    X(PUT, 0x06, put, 0, 0) \
+    X(PUT, 0x06, put, 2, 0) \
     X(FIN, 0x07, fin, 0, 1) \
     X(NOTIFY, 0x08, restart, 0, 1) \
     X(RESTARTACK, 0x09, restart, 0, 0) \
@@ -248,13 +256,24 @@ static inline unsigned bfo_frag_flags_allowed(int type)
     }
 }
 
-/* 1 when data may follow the header of a fragment type (PAYLOAD), else 0. */
+/* 1 when data may follow the header of a fragment type (BFO_PAYLOAD_DATA), else 0. */
 static inline int bfo_frag_has_payload(int type)
 {
     switch (type) {
     case 0x01:
     case 0x02:
     case 0x05:
+        return 1;
+    default: return 0;
+    }
+}
+
+/* 1 when RDMA keys follow the header of a fragment type (BFO_PAYLOAD_KEYS), else 0. */
+static inline int bfo_frag_has_keys(int type)
+{
+    switch (type) {
+    case 0x03:
+    case 0x06:
         return 1;
     default: return 0;
     }

@@ -15,7 +15,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xdbfef7c8
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x1a6d9e3e
 #error "gen/bfo_codec.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -138,8 +138,8 @@ static inline int bfo_hdr_rndv_decode(bfo_hdr_rndv *h, const uint8_t *buf, size_
     return BFO_OK;
 }
 
-/* layout rget (56 bytes): RGET */
-#define BFO_HDR_RGET_SIZE 56
+/* layout rget (48 bytes): RGET */
+#define BFO_HDR_RGET_SIZE 48
 typedef struct bfo_hdr_rget {
     uint8_t type;  /* offset 0: BFO_FRAG_* */
     uint8_t flags; /* offset 1: BFO_FLAG_* */
@@ -152,7 +152,6 @@ typedef struct bfo_hdr_rget {
     bfo_handle sreq; /* offset 24, handle */
     bfo_handle dreq; /* offset 32, handle */
     uint64_t raddr; /* offset 40, u64 */
-    uint64_t rkey; /* offset 48, u64 */
 } bfo_hdr_rget;
 BFO_STATIC_ASSERT(BFO_HDR_RGET_SIZE % 8 == 0 && BFO_HDR_RGET_SIZE <= BFO_MAX_HDR_SIZE,
                   "layout rget: size");
@@ -163,7 +162,6 @@ BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->seq) == 2, "layout rget: seq holds
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->rseq) == 2, "layout rget: rseq holds u16");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->msg_len) == 8, "layout rget: msg_len holds u64");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->raddr) == 8, "layout rget: raddr holds u64");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->rkey) == 8, "layout rget: rkey holds u64");
 
 /* Writes the header into buf; returns its size, or 0 when cap is too small. */
 static inline size_t bfo_hdr_rget_encode(const bfo_hdr_rget *h, uint8_t *buf, size_t cap)
@@ -181,7 +179,6 @@ static inline size_t bfo_hdr_rget_encode(const bfo_hdr_rget *h, uint8_t *buf, si
     bfo_put_handle(buf + 24, h->sreq);
     bfo_put_handle(buf + 32, h->dreq);
     bfo_put64(buf + 40, h->raddr);
-    bfo_put64(buf + 48, h->rkey);
     return BFO_HDR_RGET_SIZE;
 }
 
@@ -203,7 +200,6 @@ static inline int bfo_hdr_rget_decode(bfo_hdr_rget *h, const uint8_t *buf, size_
     h->sreq = bfo_get_handle(buf + 24);
     h->dreq = bfo_get_handle(buf + 32);
     h->raddr = bfo_get64(buf + 40);
-    h->rkey = bfo_get64(buf + 48);
     return BFO_OK;
 }
 
@@ -300,8 +296,8 @@ static inline int bfo_hdr_frag_decode(bfo_hdr_frag *h, const uint8_t *buf, size_
     return BFO_OK;
 }
 
-/* layout put (56 bytes): PUT */
-#define BFO_HDR_PUT_SIZE 56
+/* layout put (48 bytes): PUT */
+#define BFO_HDR_PUT_SIZE 48
 typedef struct bfo_hdr_put {
     uint8_t type;  /* offset 0: BFO_FRAG_* */
     uint8_t flags; /* offset 1: BFO_FLAG_* */
@@ -312,7 +308,6 @@ typedef struct bfo_hdr_put {
     uint64_t offset; /* offset 24, u64 */
     uint64_t length; /* offset 32, u64 */
     uint64_t raddr; /* offset 40, u64 */
-    uint64_t rkey; /* offset 48, u64 */
 } bfo_hdr_put;
 BFO_STATIC_ASSERT(BFO_HDR_PUT_SIZE % 8 == 0 && BFO_HDR_PUT_SIZE <= BFO_MAX_HDR_SIZE,
                   "layout put: size");
@@ -321,7 +316,6 @@ BFO_STATIC_ASSERT(sizeof(((bfo_hdr_put *)0)->slot) == 4, "layout put: slot holds
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_put *)0)->offset) == 8, "layout put: offset holds u64");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_put *)0)->length) == 8, "layout put: length holds u64");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_put *)0)->raddr) == 8, "layout put: raddr holds u64");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_put *)0)->rkey) == 8, "layout put: rkey holds u64");
 
 /* Writes the header into buf; returns its size, or 0 when cap is too small. */
 static inline size_t bfo_hdr_put_encode(const bfo_hdr_put *h, uint8_t *buf, size_t cap)
@@ -337,7 +331,6 @@ static inline size_t bfo_hdr_put_encode(const bfo_hdr_put *h, uint8_t *buf, size
     bfo_put64(buf + 24, h->offset);
     bfo_put64(buf + 32, h->length);
     bfo_put64(buf + 40, h->raddr);
-    bfo_put64(buf + 48, h->rkey);
     return BFO_HDR_PUT_SIZE;
 }
 
@@ -357,7 +350,6 @@ static inline int bfo_hdr_put_decode(bfo_hdr_put *h, const uint8_t *buf, size_t 
     h->offset = bfo_get64(buf + 24);
     h->length = bfo_get64(buf + 32);
     h->raddr = bfo_get64(buf + 40);
-    h->rkey = bfo_get64(buf + 48);
     return BFO_OK;
 }
 
@@ -527,13 +519,13 @@ BFO_STATIC_ASSERT(BFO_FRAG_MATCH_HDR_SIZE == 16, "MATCH header: 16 bytes");
 #define BFO_FRAG_RNDV_HDR_SIZE BFO_HDR_RNDV_SIZE
 BFO_STATIC_ASSERT(BFO_FRAG_RNDV_HDR_SIZE == 40, "RNDV header: 40 bytes");
 #define BFO_FRAG_RGET_HDR_SIZE BFO_HDR_RGET_SIZE
-BFO_STATIC_ASSERT(BFO_FRAG_RGET_HDR_SIZE == 56, "RGET header: 56 bytes");
+BFO_STATIC_ASSERT(BFO_FRAG_RGET_HDR_SIZE == 48, "RGET header: 48 bytes");
 #define BFO_FRAG_ACK_HDR_SIZE BFO_HDR_ACK_SIZE
 BFO_STATIC_ASSERT(BFO_FRAG_ACK_HDR_SIZE == 32, "ACK header: 32 bytes");
 #define BFO_FRAG_FRAG_HDR_SIZE BFO_HDR_FRAG_SIZE
 BFO_STATIC_ASSERT(BFO_FRAG_FRAG_HDR_SIZE == 24, "FRAG header: 24 bytes");
 #define BFO_FRAG_PUT_HDR_SIZE BFO_HDR_PUT_SIZE
-BFO_STATIC_ASSERT(BFO_FRAG_PUT_HDR_SIZE == 56, "PUT header: 56 bytes");
+BFO_STATIC_ASSERT(BFO_FRAG_PUT_HDR_SIZE == 48, "PUT header: 48 bytes");
 #define BFO_FRAG_FIN_HDR_SIZE BFO_HDR_FIN_SIZE
 BFO_STATIC_ASSERT(BFO_FRAG_FIN_HDR_SIZE == 40, "FIN header: 40 bytes");
 #define BFO_FRAG_NOTIFY_HDR_SIZE BFO_HDR_RESTART_SIZE
@@ -617,7 +609,6 @@ static inline const bfo_field *bfo_frag_fields(int type, size_t *n)
         { "sreq", 24, 8, BFO_FIELD_HANDLE },
         { "dreq", 32, 8, BFO_FIELD_HANDLE },
         { "raddr", 40, 8, BFO_FIELD_UINT },
-        { "rkey", 48, 8, BFO_FIELD_UINT },
     };
     static const bfo_field fields_ack[] = {
         { "rseq", 2, 2, BFO_FIELD_UINT },
@@ -640,7 +631,6 @@ static inline const bfo_field *bfo_frag_fields(int type, size_t *n)
         { "offset", 24, 8, BFO_FIELD_UINT },
         { "length", 32, 8, BFO_FIELD_UINT },
         { "raddr", 40, 8, BFO_FIELD_UINT },
-        { "rkey", 48, 8, BFO_FIELD_UINT },
     };
     static const bfo_field fields_fin[] = {
         { "rseq", 2, 2, BFO_FIELD_UINT },
@@ -669,10 +659,10 @@ static inline const bfo_field *bfo_frag_fields(int type, size_t *n)
     switch (type) {
     case BFO_FRAG_MATCH: *n = 5; return fields_match;
     case BFO_FRAG_RNDV: *n = 8; return fields_rndv;
-    case BFO_FRAG_RGET: *n = 10; return fields_rget;
+    case BFO_FRAG_RGET: *n = 9; return fields_rget;
     case BFO_FRAG_ACK: *n = 5; return fields_ack;
     case BFO_FRAG_FRAG: *n = 4; return fields_frag;
-    case BFO_FRAG_PUT: *n = 8; return fields_put;
+    case BFO_FRAG_PUT: *n = 7; return fields_put;
     case BFO_FRAG_FIN: *n = 8; return fields_fin;
     case BFO_FRAG_NOTIFY: *n = 7; return fields_restart;
     case BFO_FRAG_RESTARTACK: *n = 7; return fields_restart;
@@ -709,7 +699,8 @@ typedef struct bfo_frame {
  *   BFO_ERR_BAD_TYPE    unknown fragment type
  *   BFO_ERR_BAD_FLAGS   a flag bit not defined for the type
  *   BFO_ERR_BAD_FIELD   a reserved field is not zero
- *   BFO_ERR_BAD_LENGTH  bytes after the header of a type that carries none
+ *   BFO_ERR_BAD_LENGTH  bytes after the header of a type that carries none,
+ *                       or keys that are not whole u32s
  * It reads nothing beyond buf[len-1].  Field semantics (handles, lengths)
  * are checked by bfo_frame_parse() in bfo_wire.h. */
 static inline int bfo_frame_decode(bfo_frame *f, const uint8_t *buf, size_t len)
@@ -734,7 +725,7 @@ static inline int bfo_frame_decode(bfo_frame *f, const uint8_t *buf, size_t len)
     case BFO_FRAG_RGET:
         rc = bfo_hdr_rget_decode(&f->h.rget, buf, len);
         hs = BFO_HDR_RGET_SIZE;
-        payload = 0;
+        payload = 2;
         break;
     case BFO_FRAG_ACK:
         rc = bfo_hdr_ack_decode(&f->h.ack, buf, len);
@@ -749,7 +740,7 @@ static inline int bfo_frame_decode(bfo_frame *f, const uint8_t *buf, size_t len)
     case BFO_FRAG_PUT:
         rc = bfo_hdr_put_decode(&f->h.put, buf, len);
         hs = BFO_HDR_PUT_SIZE;
-        payload = 0;
+        payload = 2;
         break;
     case BFO_FRAG_FIN:
         rc = bfo_hdr_fin_decode(&f->h.fin, buf, len);
@@ -798,7 +789,7 @@ static inline int bfo_frame_decode(bfo_frame *f, const uint8_t *buf, size_t len)
         return rc;
     if (buf[1] & ~bfo_frag_flags_allowed(buf[0]))
         return BFO_ERR_BAD_FLAGS;
-    if (!payload && len != hs)
+    if ((payload == BFO_PAYLOAD_NONE && len != hs) || (payload == BFO_PAYLOAD_KEYS && (len - hs) % 4))
         return BFO_ERR_BAD_LENGTH;
     f->type = buf[0];
     f->flags = buf[1];

@@ -102,12 +102,13 @@ typedef struct sn_msg {
     size_t len;
     uint8_t *data;                        /* SEND and WRITE: the bytes */
     void *local;                          /* READ: where they go */
-    uint64_t raddr, rkey;                 /* RDMA: the peer's memory */
+    uint64_t raddr;                       /* RDMA: the peer's memory */
+    uint32_t key;                         /* RDMA: the key the engine gave for this rail */
 } sn_msg;
 
 typedef struct sn_reg {
     int rank, live;
-    uint64_t base, len, key;
+    uint64_t base, len; /* its keys: SN_KEY(index, rail), one per rail */
 } sn_reg;
 
 typedef struct sn_endpoint {
@@ -429,7 +430,7 @@ static inline int sn_post_send(void *ctx, int peer, int rail, const bfo_iov *iov
 }
 
 static inline int sn_post_rdma(sn_endpoint *ep, int op, int peer, int rail, void *local,
-                               size_t len, uint64_t raddr, uint64_t rkey, uint64_t token)
+                               size_t len, uint64_t raddr, uint32_t key, uint64_t token)
 {
     sn_msg m;
     if (!((ep->sn->rdma_mask >> rail) & 1))
@@ -442,7 +443,7 @@ static inline int sn_post_rdma(sn_endpoint *ep, int op, int peer, int rail, void
     m.token = token;
     m.len = len;
     m.raddr = raddr;
-    m.rkey = rkey;
+    m.key = key;
     m.type = op == SN_WRITE ? SN_TYPE_WRITE : SN_TYPE_READ;
     if (op == SN_WRITE) { /* the source is read when the write is posted */
         m.data = (uint8_t *)malloc(len ? len : 1);
@@ -457,19 +458,25 @@ static inline int sn_post_rdma(sn_endpoint *ep, int op, int peer, int rail, void
 }
 
 static inline int sn_post_write(void *ctx, int peer, int rail, const void *local, size_t len,
-                                uint64_t raddr, uint64_t rkey, uint64_t token)
+                                uint64_t raddr, uint32_t key, uint64_t token)
 {
     return sn_post_rdma((sn_endpoint *)ctx, SN_WRITE, peer, rail, (void *)(uintptr_t)local, len,
-                        raddr, rkey, token);
+                        raddr, key, token);
 }
 
 static inline int sn_post_read(void *ctx, int peer, int rail, void *local, size_t len,
-                               uint64_t raddr, uint64_t rkey, uint64_t token)
+                               uint64_t raddr, uint32_t key, uint64_t token)
 {
-    return sn_post_rdma((sn_endpoint *)ctx, SN_READ, peer, rail, local, len, raddr, rkey, token);
+    return sn_post_rdma((sn_endpoint *)ctx, SN_READ, peer, rail, local, len, raddr, key, token);
 }
 
-static inline int sn_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t *rkey)
+/* The key of registration i on a rail: every rail its own, as with one
+ * device per rail, so that a key used on another rail than its own is
+ * caught (an RDMA violation).  Registrations are never reused. */
+#define SN_KEY(i, rail) ((uint32_t)(0x40000000u | ((uint32_t)(i) << 6) | (uint32_t)(rail)))
+
+static inline int sn_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys,
+                             uint64_t *handle)
 {
     sn_endpoint *ep = (sn_endpoint *)ctx;
     simnet *sn = ep->sn;
@@ -484,22 +491,24 @@ static inline int sn_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, 
     g->live = 1;
     g->base = (uint64_t)(uintptr_t)buf;
     g->len = len;
-    g->key = 0x5000 + sn->nregs; /* never reused */
     sn->regs_live++;
     *raddr = g->base;
-    *rkey = g->key;
+    for (int r = 0; r < sn->nrails; r++)
+        if ((sn->rdma_mask >> r) & 1)
+            keys[r] = SN_KEY(sn->nregs - 1, r);
+    *handle = sn->nregs; /* index + 1 */
     return 0;
 }
 
-static inline void sn_dereg_mem(void *ctx, uint64_t rkey)
+static inline void sn_dereg_mem(void *ctx, uint64_t handle)
 {
     simnet *sn = ((sn_endpoint *)ctx)->sn;
-    for (size_t i = 0; i < sn->nregs; i++)
-        if (sn->regs[i].key == rkey && sn->regs[i].live) {
-            sn->regs[i].live = 0;
-            sn->regs_live--;
-            return;
-        }
+    if (handle >= 1 && handle <= sn->nregs && sn->regs[handle - 1].live &&
+        sn->regs[handle - 1].rank == ((sn_endpoint *)ctx)->rank) {
+        sn->regs[handle - 1].live = 0;
+        sn->regs_live--;
+        return;
+    }
     sn->rdma_violations++; /* released twice, or never registered */
 }
 
@@ -510,22 +519,22 @@ static inline unsigned sn_rail_caps(void *ctx, int rail)
 
 /* An RDMA access to rank's memory: 1 if it may go ahead, 0 if refused
  * (released memory); a violation (counted) if outside every registration. */
-static inline int sn_rdma_check(simnet *sn, int rank, uint64_t raddr, uint64_t rkey, size_t len)
+static inline int sn_rdma_check(simnet *sn, int rank, int rail, uint64_t raddr, uint32_t key,
+                                size_t len)
 {
-    for (size_t i = 0; i < sn->nregs; i++) {
-        sn_reg *g = &sn->regs[i];
-        if (g->key != rkey || g->rank != rank)
-            continue;
-        if (raddr < g->base || len > g->len || raddr - g->base > g->len - len) {
-            sn->rdma_violations++;
-            return 0;
-        }
-        if (!g->live)
-            sn->rdma_refused++;
-        return g->live;
+    const size_t i = (size_t)((key & ~0x40000000u) >> 6);
+    const sn_reg *g = i < sn->nregs ? &sn->regs[i] : NULL;
+    if (!g || SN_KEY(i, rail) != key || g->rank != rank) { /* no such key, or another rail's */
+        sn->rdma_violations++;
+        return 0;
     }
-    sn->rdma_violations++;
-    return 0;
+    if (raddr < g->base || len > g->len || raddr - g->base > g->len - len) {
+        sn->rdma_violations++;
+        return 0;
+    }
+    if (!g->live)
+        sn->rdma_refused++;
+    return g->live;
 }
 
 static inline int sn_connect(void *ctx, int peer, int rail)
@@ -665,7 +674,7 @@ static inline int sn_step(simnet *sn)
     int ok = m.kind == SN_NONE || m.kind == SN_DELAY;
     if (m.op != SN_SEND) { /* RDMA: the peer's memory, checked */
         if (m.kind != SN_LOSE && (!sn->hooks || sn->hooks->arrive(sn->hooks->ctx, &m) == BFO_OK) &&
-            sn_rdma_check(sn, m.dst, m.raddr, m.rkey, m.len)) {
+            sn_rdma_check(sn, m.dst, m.rail, m.raddr, m.key, m.len)) {
             sn_trace_msg(sn, m.kind == SN_DELIVER_ERROR ? "arrive-error" : "arrive", &m);
             if (m.op == SN_WRITE)
                 memcpy((void *)(uintptr_t)m.raddr, m.data, m.len);

@@ -45,7 +45,7 @@ static inline size_t sample_rndv(int type, uint8_t flags, uint8_t *buf, size_t c
 static inline size_t sample_rget(int type, uint8_t flags, uint8_t *buf, size_t cap)
 {
     bfo_hdr_rget h = { (uint8_t)type, flags, 7, 3, 5, 11, 0, 4096, sample_h(4, 1), sample_h(0, 0),
-                       0xdeadbeef000ull, 0x1234 };
+                       0xdeadbeef000ull };
     if (flags & BFO_FLAG_RESTART)
         h.dreq = sample_h(8, 2);
     return bfo_hdr_rget_encode(&h, buf, cap);
@@ -66,7 +66,7 @@ static inline size_t sample_frag(int type, uint8_t flags, uint8_t *buf, size_t c
 static inline size_t sample_put(int type, uint8_t flags, uint8_t *buf, size_t cap)
 {
     bfo_hdr_put h = { (uint8_t)type, flags, 1, 3, sample_h(4, 1), sample_h(8, 2), 0, 1 << 20,
-                      0x7000, 77 };
+                      0x7000 };
     return bfo_hdr_put_encode(&h, buf, cap);
 }
 

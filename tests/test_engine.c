@@ -378,6 +378,62 @@ static void test_striping_follows_bandwidth(void **state)
     }
 }
 
+/* RDMA keys per rail: in the simulator every rail has its own key (as with
+ * one device per rail), and an access with another rail's key is an RDMA
+ * violation, which fails the scenario.  GET and PUT over four RDMA rails
+ * then prove the engine hands each rail the key the peer gave for it: every
+ * rail carries RDMA bytes, no access is refused. */
+static void test_get_and_put_over_four_rails_use_each_rails_own_key(void **state)
+{
+    static const msgspec m[] = { { 0, 1, 4 << 20 }, { 1, 0, 3 << 20 } };
+    (void)state;
+    for (int put = 0; put < 2; put++) {
+        sr_scenario sc = make(m, 2, 2, 4, 41);
+        sc.start_ns = 1000000; /* every rail up before the messages start */
+        sc.limit_ns = 200000000; /* 0.2 s simulated (it takes ~0.01): a wrong key fails soon */
+        sc.rdma = put ? BFO_RDMA_PUT : BFO_RDMA_GET;
+        sc.rdma_min = 1;
+        sr_world *w = run(&sc);
+        all_ok(w);
+        assert_int_equal(w->sn.rdma_violations, 0);
+        assert_int_equal(put ? STAT(w, puts) : STAT(w, gets), 2);
+        assert_int_equal(STAT(w, copies), 0);
+        for (int r = 0; r < 4; r++) { /* the writer (PUT: the sender), else the reader */
+            uint64_t b = w->e[put ? 0 : 1].stats.rail_bytes[r];
+            if (b < (1u << 19))
+                fail_msg("%s: rail %d carried %llu bytes of message 0", put ? "PUT" : "GET", r,
+                         (unsigned long long)b);
+        }
+        sr_del(w);
+    }
+}
+
+/* The simulator's side of the above: a key is good on its own rail only. */
+static void test_simulated_rdma_refuses_another_rails_key(void **state)
+{
+    static uint8_t mem[256];
+    uint32_t keys[4] = { 0, 0, 0, 0 };
+    uint64_t raddr = 0, handle = 0;
+    simnet sn;
+    (void)state;
+    sn_init(&sn, 2, 4, 1);
+    assert_int_equal(sn_reg_mem(&sn.ep[1], mem, sizeof mem, &raddr, keys, &handle), 0);
+    for (int r = 0; r < 4; r++)
+        for (int k = 0; k < 4; k++)
+            if (k != r)
+                assert_int_not_equal(keys[r], keys[k]);
+    assert_int_equal(sn_rdma_check(&sn, 1, 2, raddr, keys[2], 16), 1);
+    assert_int_equal(sn.rdma_violations, 0);
+    assert_int_equal(sn_rdma_check(&sn, 1, 2, raddr, keys[3], 16), 0); /* rail 3's key on rail 2 */
+    assert_int_equal(sn.rdma_violations, 1);
+    assert_int_equal(sn_rdma_check(&sn, 0, 2, raddr, keys[2], 16), 0); /* another rank's memory */
+    assert_int_equal(sn.rdma_violations, 2);
+    sn_dereg_mem(&sn.ep[1], handle);
+    assert_int_equal(sn_rdma_check(&sn, 1, 2, raddr, keys[2], 16), 0); /* given back: refused */
+    assert_int_equal(sn.rdma_refused, 1);
+    sn_free(&sn);
+}
+
 /* Every single fault on every operation of a small scenario, each protocol. */
 static void test_every_single_fault_small(void **state)
 {
@@ -1528,8 +1584,10 @@ static void test_engine_init_errors(void **state)
     assert_int_equal(bfo_engine_init(&e, &c, &be, mem, sizeof mem, 0), BFO_ERR_NO_MEMORY);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) /* test_engine PATTERN: only the tests that match (e.g. "*four_rails*") */
+        cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_engine_init_errors),
         cmocka_unit_test(test_mixed_messages_every_protocol_no_fault),
@@ -1557,6 +1615,8 @@ int main(void)
         cmocka_unit_test(test_write_failed_but_arrived),
         cmocka_unit_test(test_rdma_rail_lost_message_goes_on_by_copy),
         cmocka_unit_test(test_striping_follows_bandwidth),
+        cmocka_unit_test(test_get_and_put_over_four_rails_use_each_rails_own_key),
+        cmocka_unit_test(test_simulated_rdma_refuses_another_rails_key),
         cmocka_unit_test(test_every_single_fault_small),
         cmocka_unit_test(test_rail_down_mid_stream_then_back),
         cmocka_unit_test(test_rail_down_at_every_operation),

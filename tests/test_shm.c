@@ -756,7 +756,8 @@ static void test_read_hooks_and_real_fault_fail_the_op_and_the_rail(void **state
     side a, b;
     book bk;
     static uint8_t src[100000], dst[100000];
-    uint64_t raddr, rkey;
+    uint64_t raddr, handle;
+    uint32_t keys[2] = { 0, 0 }, rkey = 0;
     int one = 1, two = 2;
     (void)state;
     if (!attach_allowed())
@@ -765,9 +766,10 @@ static void test_read_hooks_and_real_fault_fail_the_op_and_the_rail(void **state
         src[i] = (uint8_t)(i * 13);
     pair_open(&a, &b, &bk, 2, NULL);
     assert_int_equal(a.be.rail_caps(a.be.ctx, 0), BFO_CAP_RDMA);
-    assert_int_equal(b.be.reg_mem(b.be.ctx, src, sizeof src, &raddr, &rkey), 0);
+    assert_int_equal(b.be.reg_mem(b.be.ctx, src, sizeof src, &raddr, keys, &handle), 0);
     assert_int_equal(raddr, (uint64_t)(uintptr_t)src);
-    assert_int_equal(rkey, 0);
+    assert_int_equal(keys[0], 0); /* no keys */
+    assert_int_equal(keys[1], 0);
     assert_int_equal(a.be.post_write(a.be.ctx, 1, 0, dst, 10, raddr, rkey, 99), -1); /* GET only */
     /* a read that works (this process: process_vm_readv of itself) */
     assert_int_equal(a.be.post_read(a.be.ctx, 1, 0, dst, sizeof dst, raddr, rkey, 11), 0);
@@ -963,14 +965,15 @@ static void test_get_of_several_mib_by_process_vm_readv_in_chunks(void **state)
     if (pid == 0) { /* rank 1: a buffer the parent reads */
         side b;
         book bk2;
-        uint64_t raddr, rkey;
+        uint64_t raddr, handle;
+        uint32_t keys[1] = { 0 };
         uint8_t *buf = (uint8_t *)malloc(len);
         if (!buf)
             _exit(93);
         for (size_t i = 0; i < len; i++)
             buf[i] = (uint8_t)((i * 2654435761u) >> 13);
         proc_side(&b, &bk2, 1, sock, NULL);
-        b.be.reg_mem(b.be.ctx, buf, len, &raddr, &rkey);
+        b.be.reg_mem(b.be.ctx, buf, len, &raddr, keys, &handle);
         xfer(sock, &raddr, sizeof raddr, 1);
         xfer(sock, &c, 1, 0); /* the parent is done */
         free(buf);

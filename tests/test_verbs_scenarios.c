@@ -70,7 +70,8 @@ typedef struct vw_op {   /* the device's view of a descriptor */
     int iovcnt;
     void *local;
     size_t len;
-    uint64_t raddr, rkey;
+    uint64_t raddr;
+    uint32_t key;
     uint64_t inc;        /* the queue pair it was posted on */
     int fault;           /* enum vw_what armed on it */
     int status;          /* VF_OP / VF_RECV status */
@@ -321,10 +322,10 @@ static int hw_post(void *ctx, int qi, int i)
         rc = sn_post_send(&w->sn->ep[R->rank], q->peer, q->rail, op->iov, op->iovcnt, t);
     else if (kind == BFO_VG_WRITE)
         rc = sn_post_write(&w->sn->ep[R->rank], q->peer, q->rail, op->local, op->len, op->raddr,
-                           op->rkey, t);
+                           op->key, t);
     else
         rc = sn_post_read(&w->sn->ep[R->rank], q->peer, q->rail, op->local, op->len, op->raddr,
-                          op->rkey, t);
+                          op->key, t);
     if (rc != 0) {
         vw_violation(w, "RDMA posted on a rail that cannot", R->rank, q->rail);
         bfo_vg_broken(&R->g, qi, 0, "post refused");
@@ -613,7 +614,7 @@ static int b_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int io
 }
 
 static int b_post_rdma(vw_rank *R, int kind, int peer, int rail, void *local, size_t len,
-                       uint64_t raddr, uint64_t rkey, uint64_t token)
+                       uint64_t raddr, uint32_t key, uint64_t token)
 {
     int i = bfo_vg_alloc(&R->g, peer, rail, kind);
     if (i < 0)
@@ -621,35 +622,35 @@ static int b_post_rdma(vw_rank *R, int kind, int peer, int rail, void *local, si
     R->ops[i].local = local;
     R->ops[i].len = len;
     R->ops[i].raddr = raddr;
-    R->ops[i].rkey = rkey;
+    R->ops[i].key = key;
     R->g.ents[i].token = token;
     bfo_vg_post(&R->g, i);
     return 0;
 }
 
 static int b_post_write(void *ctx, int peer, int rail, const void *local, size_t len, uint64_t raddr,
-                        uint64_t rkey, uint64_t token)
+                        uint32_t key, uint64_t token)
 {
     return b_post_rdma(rk(ctx), BFO_VG_WRITE, peer, rail, (void *)(uintptr_t)local, len, raddr,
-                       rkey, token);
+                       key, token);
 }
 
 static int b_post_read(void *ctx, int peer, int rail, void *local, size_t len, uint64_t raddr,
-                       uint64_t rkey, uint64_t token)
+                       uint32_t key, uint64_t token)
 {
-    return b_post_rdma(rk(ctx), BFO_VG_READ, peer, rail, local, len, raddr, rkey, token);
+    return b_post_rdma(rk(ctx), BFO_VG_READ, peer, rail, local, len, raddr, key, token);
 }
 
-static int b_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t *rkey)
+static int b_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys, uint64_t *handle)
 {
     vw_rank *R = rk(ctx);
-    return sn_reg_mem(&R->w->sn->ep[R->rank], buf, len, raddr, rkey);
+    return sn_reg_mem(&R->w->sn->ep[R->rank], buf, len, raddr, keys, handle);
 }
 
-static void b_dereg_mem(void *ctx, uint64_t rkey)
+static void b_dereg_mem(void *ctx, uint64_t handle)
 {
     vw_rank *R = rk(ctx);
-    sn_dereg_mem(&R->w->sn->ep[R->rank], rkey);
+    sn_dereg_mem(&R->w->sn->ep[R->rank], handle);
 }
 
 static int b_connect(void *ctx, int peer, int rail)

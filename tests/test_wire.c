@@ -50,11 +50,9 @@ static void test_every_type_round_trips(void **state)
         size_t n = encode_sample(all_types[i], 0, buf, sizeof buf);
         assert_int_equal(n, bfo_frag_hdr_size(all_types[i]));
         size_t len = n;
-        if (has_payload[i]) { /* three bytes of payload */
-            buf[n] = 'a';
-            buf[n + 1] = 'b';
-            buf[n + 2] = 'c';
-            len += 3;
+        if (has_payload[i]) { /* three bytes of data, or one key */
+            memcpy(buf + n, "abcd", 4);
+            len += has_payload[i] == BFO_PAYLOAD_DATA ? 3 : 4;
         }
         if (parse_exact(&f, buf, len) != BFO_OK)
             fail_msg("%s does not round-trip", bfo_frag_name(all_types[i]));
@@ -197,13 +195,43 @@ static void test_bytes_after_a_header_without_payload(void **state)
         uint8_t buf[BFO_MAX_HDR_SIZE + 1];
         bfo_frame f;
         size_t n;
-        if (has_payload[i])
+        if (has_payload[i] != BFO_PAYLOAD_NONE)
             continue;
         n = encode_sample(all_types[i], 0, buf, sizeof buf);
         buf[n] = 0;
         if (parse_exact(&f, buf, n + 1) != BFO_ERR_BAD_LENGTH)
             fail_msg("%s with a trailing byte is not BFO_ERR_BAD_LENGTH",
                      bfo_frag_name(all_types[i]));
+    }
+}
+
+/* RGET and PUT carry keys, one u32 per rail: any number of whole keys
+ * (none at all for a sender without RDMA keys), never a piece of one. */
+static void test_keys_after_rget_and_put_are_whole_u32s(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_TYPES; i++) {
+        uint8_t buf[BFO_MAX_HDR_SIZE + 64];
+        bfo_frame f;
+        size_t n;
+        if (has_payload[i] != BFO_PAYLOAD_KEYS)
+            continue;
+        n = encode_sample(all_types[i], 0, buf, sizeof buf);
+        for (size_t k = 0; k < 64; k++)
+            buf[n + k] = (uint8_t)(k + 1);
+        for (size_t extra = 0; extra <= 64; extra++) {
+            int rc = parse_exact(&f, buf, n + extra);
+            if (extra % 4 == 0) {
+                if (rc != BFO_OK)
+                    fail_msg("%s with %zu keys: %d", bfo_frag_name(all_types[i]), extra / 4, rc);
+                assert_int_equal(f.payload_len, extra);
+                if (extra)
+                    assert_memory_equal(f.payload, buf + n, extra);
+            } else if (rc != BFO_ERR_BAD_LENGTH) {
+                fail_msg("%s with %zu bytes of keys is not BFO_ERR_BAD_LENGTH",
+                         bfo_frag_name(all_types[i]), extra);
+            }
+        }
     }
 }
 
@@ -246,7 +274,7 @@ static void test_field_semantics(void **state)
         assert_int_equal(parse_exact(&f, buf, n + 1), BFO_ERR_BAD_FIELD);
     }
     { /* PUT: empty range, overflow */
-        bfo_hdr_put h = { BFO_FRAG_PUT, 0, 0, 0, H(1, 1), H(2, 1), 0, 0, 0, 0 };
+        bfo_hdr_put h = { BFO_FRAG_PUT, 0, 0, 0, H(1, 1), H(2, 1), 0, 0, 0 };
         n = bfo_hdr_put_encode(&h, buf, sizeof buf);
         assert_int_equal(parse_exact(&f, buf, n), BFO_ERR_BAD_FIELD);
         h.length = 2;
@@ -276,7 +304,7 @@ static void test_frame_encode_round_trips(void **state)
         bfo_frame f;
         size_t n = encode_sample(all_types[i], 0, buf, sizeof buf);
         buf[n] = 'x'; /* a FRAG carries data */
-        assert_int_equal(parse_exact(&f, buf, n + (size_t)has_payload[i]), BFO_OK);
+        assert_int_equal(parse_exact(&f, buf, n + (has_payload[i] == BFO_PAYLOAD_DATA ? 1u : 0u)), BFO_OK);
         memset(out, 0xee, sizeof out);
         if (bfo_frame_encode(&f, out, sizeof out) != n || memcmp(out, buf, n) != 0)
             fail_msg("%s does not encode back to its bytes", bfo_frag_name(all_types[i]));
@@ -308,7 +336,8 @@ static void test_field_tables(void **state)
         size_t nf, off = 2;
         const bfo_field *fl = bfo_frag_fields(all_types[i], &nf);
         assert_non_null(fl);
-        assert_int_equal(bfo_frag_has_payload(all_types[i]), has_payload[i]);
+        assert_int_equal(bfo_frag_has_payload(all_types[i]), has_payload[i] == BFO_PAYLOAD_DATA);
+        assert_int_equal(bfo_frag_has_keys(all_types[i]), has_payload[i] == BFO_PAYLOAD_KEYS);
         for (size_t k = 0; k < nf; k++) {
             if (fl[k].offset != off)
                 fail_msg("%s: field %s at %u, want %zu", name, fl[k].name, fl[k].offset, off);
@@ -320,7 +349,7 @@ static void test_field_tables(void **state)
                 uint8_t buf[BFO_MAX_HDR_SIZE + 1];
                 bfo_frame f;
                 size_t n = encode_sample(all_types[i], 0, buf, sizeof buf);
-                size_t len = n + (size_t)has_payload[i];
+                size_t len = n + (has_payload[i] == BFO_PAYLOAD_DATA ? 1u : 0u);
                 buf[n] = 'x';
                 buf[fl[k].offset + fl[k].width - 1] = 0x80;
                 if (parse_exact(&f, buf, len) != BFO_ERR_BAD_FIELD)
@@ -398,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_undefined_flags),
         cmocka_unit_test(test_reserved_fields),
         cmocka_unit_test(test_bytes_after_a_header_without_payload),
+        cmocka_unit_test(test_keys_after_rget_and_put_are_whole_u32s),
         cmocka_unit_test(test_field_semantics),
         cmocka_unit_test(test_frame_encode_round_trips),
         cmocka_unit_test(test_field_tables),

@@ -61,6 +61,8 @@ MAX_ACTIONS = 4  # must match BFO_MAX_ACTIONS' default in bfo_core.h
 # check in gen/ (bfo_core.h no longer includes gen/).
 GEN_ABI = 2
 CORE_H = os.path.join("include", "fsm", "bfo_core.h")
+# what follows a header: nothing, data, or RDMA keys (u32 per rail)
+PAYLOAD_KIND = {"-": 0, "payload": 1, "keys": 2}
 WIDTH = {"u8": 1, "u16": 2, "u32": 4, "u64": 8, "handle": 8}
 CTYPE = {"u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t",
          "u64": "uint64_t", "handle": "bfo_handle"}
@@ -194,8 +196,10 @@ def parse_alphabet(path):
             name, code, layout, payload, dedup = rest
             if layout not in ab.layouts:
                 raise GenError("%s: unknown layout %s" % (where, layout))
+            if payload not in PAYLOAD_KIND:
+                raise GenError("%s: PAYLOAD is one of %s" % (where, ", ".join(PAYLOAD_KIND)))
             ab.fragments.append(dict(name=name, code=int(code, 0), layout=layout,
-                                     payload=payload == "payload",
+                                     payload=PAYLOAD_KIND[payload],
                                      dedup=dedup == "dedup", desc=desc))
         elif kind == "flag":
             if len(rest) != 3 or desc is None:
@@ -259,7 +263,12 @@ def gen_alphabet_h(ab):
              " * that every other generated header checks.  This header includes\n"
              " * nothing. */\n")
     o.append("#define BFO_GEN_ABI %d\n#define BFO_GEN_STAMP %s\n\n" % (GEN_ABI, STAMP))
-    o.append("/* Fragment types: BFO_FRAGMENTS(X) calls X(NAME, CODE, LAYOUT, HAS_PAYLOAD, DEDUP). */\n")
+    o.append("/* What may follow a header (PAYLOAD in the list): nothing, data, or the\n"
+             " * RDMA keys of the memory the header names, one u32 per rail of the\n"
+             " * sender (rail 0 first, little-endian). */\n")
+    o.append("#define BFO_PAYLOAD_NONE 0\n#define BFO_PAYLOAD_DATA 1\n#define BFO_PAYLOAD_KEYS 2\n\n")
+    o.append("/* Fragment types: BFO_FRAGMENTS(X) calls X(NAME, CODE, LAYOUT, PAYLOAD, DEDUP),\n"
+             " * PAYLOAD a BFO_PAYLOAD_* value. */\n")
     o.append("#define BFO_FRAGMENTS(X) \\\n")
     o.append(" \\\n".join("    X(%s, 0x%02x, %s, %d, %d)" % (
         fr["name"], fr["code"], fr["layout"], fr["payload"], fr["dedup"])
@@ -296,12 +305,19 @@ def gen_alphabet_h(ab):
         expr = " | ".join("BFO_FLAG_%s" % fl["name"] for fl in bits) or "0u"
         o.append("    case 0x%02x: return %s;\n" % (fr["code"], expr))
     o.append("    default: return 0u;\n    }\n}\n\n")
-    o.append("/* 1 when data may follow the header of a fragment type (PAYLOAD), else 0. */\n")
+    o.append("/* 1 when data may follow the header of a fragment type (BFO_PAYLOAD_DATA), else 0. */\n")
     o.append("static inline int bfo_frag_has_payload(int type)\n{\n    switch (type) {\n")
     for fr in ab.fragments:
-        if fr["payload"]:
+        if fr["payload"] == 1:
             o.append("    case 0x%02x:\n" % fr["code"])
-    o.append("        return 1;\n" if any(fr["payload"] for fr in ab.fragments) else "")
+    o.append("        return 1;\n" if any(fr["payload"] == 1 for fr in ab.fragments) else "")
+    o.append("    default: return 0;\n    }\n}\n\n")
+    o.append("/* 1 when RDMA keys follow the header of a fragment type (BFO_PAYLOAD_KEYS), else 0. */\n")
+    o.append("static inline int bfo_frag_has_keys(int type)\n{\n    switch (type) {\n")
+    for fr in ab.fragments:
+        if fr["payload"] == 2:
+            o.append("    case 0x%02x:\n" % fr["code"])
+    o.append("        return 1;\n" if any(fr["payload"] == 2 for fr in ab.fragments) else "")
     o.append("    default: return 0;\n    }\n}\n\n")
     o.append("/* The event of fragment type `type` for kind: BFO_EVK_RCVD, BFO_EVK_DUP_RCVD,\n"
              " * BFO_EVK_DELIVERED or BFO_EVK_FAILED; 0 when there is none. */\n")
@@ -458,7 +474,8 @@ def gen_codec_h(ab):
              " *   BFO_ERR_BAD_TYPE    unknown fragment type\n"
              " *   BFO_ERR_BAD_FLAGS   a flag bit not defined for the type\n"
              " *   BFO_ERR_BAD_FIELD   a reserved field is not zero\n"
-             " *   BFO_ERR_BAD_LENGTH  bytes after the header of a type that carries none\n"
+             " *   BFO_ERR_BAD_LENGTH  bytes after the header of a type that carries none,\n"
+             " *                       or keys that are not whole u32s\n"
              " * It reads nothing beyond buf[len-1].  Field semantics (handles, lengths)\n"
              " * are checked by bfo_frame_parse() in bfo_wire.h. */\n")
     o.append("static inline int bfo_frame_decode(bfo_frame *f, const uint8_t *buf, size_t len)\n{\n")
@@ -472,7 +489,8 @@ def gen_codec_h(ab):
     o.append("    default:\n        return BFO_ERR_BAD_TYPE;\n    }\n")
     o.append("    if (rc != BFO_OK)\n        return rc;\n")
     o.append("    if (buf[1] & ~bfo_frag_flags_allowed(buf[0]))\n        return BFO_ERR_BAD_FLAGS;\n")
-    o.append("    if (!payload && len != hs)\n        return BFO_ERR_BAD_LENGTH;\n")
+    o.append("    if ((payload == BFO_PAYLOAD_NONE && len != hs) || (payload == BFO_PAYLOAD_KEYS && (len - hs) % 4))\n"
+             "        return BFO_ERR_BAD_LENGTH;\n")
     o.append("    f->type = buf[0];\n    f->flags = buf[1];\n")
     o.append("    f->payload = len > hs ? buf + hs : (const uint8_t *)0;\n    f->payload_len = len - hs;\n")
     o.append("    return BFO_OK;\n}\n\n")

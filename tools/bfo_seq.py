@@ -269,7 +269,7 @@ def table_block(root, name, path):
             if r[0] == 'fragment':
                 _, typ, code, layout, payload, dedup, desc = r
                 out.append('| %s | %s | %s | %s B | %s | %s | %s |' % (
-                    code, typ, layout, sizes[layout], 'yes' if payload == 'payload' else '',
+                    code, typ, layout, sizes[layout], 'yes' if payload == 'payload' else 'keys' if payload == 'keys' else '',
                     '`%s_DUP_RCVD`' % typ if dedup == 'dedup' else '', desc))
         return out
     if name == 'layouts':

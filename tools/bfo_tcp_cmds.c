@@ -43,7 +43,8 @@
  *        "unreachable","dead_peers","failovers","readmissions",
  *        "recovery_ms_max","stall_ms_max","unreachable_ms_max","failover_ms_max","elapsed_ms",
  *        "conn_errors","malformed_drops","backpressure","keepalives",
- *        "stale_frames","protocol_violations","absent_rails","per_rail_bytes":[...]}
+ *        "stale_frames","protocol_violations","absent_rails","rdma_reads","rdma_writes",
+ *        "per_rail_bytes":[...]}
  *       messages/bytes/verified: received at the destinations; failovers and
  *       readmissions: the engines' mapouts and readmissions; recovery_ms_max:
  *       the longest time from a rail being mapped out to the next message
@@ -63,7 +64,9 @@
  *       the engines refused (malformed, impossible in any state, or an event
  *       the request's machine does not take), all ranks; absent_rails:
  *       (rank, peer, rail) whose rail does not reach the peer (ranks with
- *       fewer rails, a shared-memory rail to another host): not failures.
+ *       fewer rails, a shared-memory rail to another host): not failures;
+ *       rdma_reads, rdma_writes: the RDMA operations the engines posted
+ *       (GET reads, PUT writes), all ranks.
  *     Exit 0 only if every message of every live pair arrived exactly once
  *     with the right bytes (rank 0: for the whole job).
  */
@@ -261,7 +264,7 @@ int bfo_cmd_run(int argc, char **argv)
 #define ST_MAX_SIZES 32
 enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD, F_MAPOUTS,
        F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE, F_KEEPALIVES, F_STALE, F_VIOLATIONS, F_ABSENT,
-       NF /* counters sent to rank 0 */ };
+       F_RDMA_READS, F_RDMA_WRITES, NF /* counters sent to rank 0 */ };
 
 typedef struct slot {
     bfo_request req;
@@ -948,6 +951,8 @@ int bfo_cmd_stream(int argc, char **argv)
         s->f[F_READMIT] = s->e->stats.readmissions;
         s->f[F_STALE] = s->e->stats.stale_dropped;
         s->f[F_VIOLATIONS] = s->e->stats.protocol_violations + s->e->stats.malformed_frames;
+        s->f[F_RDMA_READS] = s->e->stats.rdma_reads;
+        s->f[F_RDMA_WRITES] = s->e->stats.rdma_writes;
         for (int p = 0; p < s->size; p++) /* (peer, rail) that does not reach: not failures */
             for (int r = 0; p != s->rank && r < bfo_net_nrails(s->t); r++)
                 s->f[F_ABSENT] += s->e->peers[p].rail[r].fsm.cs == BFO_RAIL_ST_ABSENT;
@@ -1021,7 +1026,8 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"elapsed_ms\":%.1f,\"conn_errors\":%" PRIu64 ",\"malformed_drops\":%" PRIu64
                        ",\"backpressure\":%" PRIu64 ",\"keepalives\":%" PRIu64
                        ",\"stale_frames\":%" PRIu64 ",\"protocol_violations\":%" PRIu64
-                       ",\"absent_rails\":%" PRIu64 ",\"per_rail_bytes\":[",
+                       ",\"absent_rails\":%" PRIu64 ",\"rdma_reads\":%" PRIu64 ",\"rdma_writes\":%" PRIu64
+                       ",\"per_rail_bytes\":[",
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
                        tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
                        tot[F_READMIT], (double)tot[NF + BFO_MAX_RAILS] / 1e6,
@@ -1029,7 +1035,8 @@ int bfo_cmd_stream(int argc, char **argv)
                        (double)tot[NF + BFO_MAX_RAILS + 2] / 1e6,
                        (double)tot[NF + BFO_MAX_RAILS + 3] / 1e6,
                        (double)(bfo_net_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE],
-                       tot[F_KEEPALIVES], tot[F_STALE], tot[F_VIOLATIONS], tot[F_ABSENT]);
+                       tot[F_KEEPALIVES], tot[F_STALE], tot[F_VIOLATIONS], tot[F_ABSENT], tot[F_RDMA_READS],
+                       tot[F_RDMA_WRITES]);
                 for (int r = 0; r < bfo_net_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
                 printf("]}\n");

@@ -74,6 +74,10 @@ struct bfo_net {
     uint8_t card[BFO_BOOT_CARD_MAX]; /* a peer's card as read (card_read) */
     bfo_net_stats st;
     int log;
+    /* registrations (n_reg_mem): one per request at most; per registration
+     * each transport's handle (regs[g * ntp + i]); free ones on a stack */
+    uint64_t *regs;
+    int *reg_free, nreg_free, nregs;
 };
 
 uint64_t bfo_net_now(void) { return bfo_boot_now(); }
@@ -174,64 +178,75 @@ static int n_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int io
 }
 
 static int n_post_write(void *ctx, int peer, int rail, const void *local, size_t len, uint64_t raddr,
-                        uint64_t rkey, uint64_t token)
+                        uint32_t key, uint64_t token)
 {
     int r;
     const bfo_backend *b = rail_be((bfo_net *)ctx, rail, &r);
-    return b && b->post_write ? b->post_write(b->ctx, peer, r, local, len, raddr, rkey, token) : -1;
+    return b && b->post_write ? b->post_write(b->ctx, peer, r, local, len, raddr, key, token) : -1;
 }
 
 static int n_post_read(void *ctx, int peer, int rail, void *local, size_t len, uint64_t raddr,
-                       uint64_t rkey, uint64_t token)
+                       uint32_t key, uint64_t token)
 {
     int r;
     const bfo_backend *b = rail_be((bfo_net *)ctx, rail, &r);
-    return b && b->post_read ? b->post_read(b->ctx, peer, r, local, len, raddr, rkey, token) : -1;
+    return b && b->post_read ? b->post_read(b->ctx, peer, r, local, len, raddr, key, token) : -1;
 }
 
-/* A region registered with every transport that does RDMA.  Every one
- * names it by its virtual address; at most one of them may need a key
- * (the verbs rkeys of its devices); the others' keys are 0.  When one
+/* Gives back transport i's part of registration g (0..i-1 of them). */
+static void reg_undo(bfo_net *n, int g, int upto)
+{
+    for (int i = 0; i < upto; i++)
+        if (n->tp[i].be.reg_mem && n->tp[i].be.dereg_mem)
+            n->tp[i].be.dereg_mem(n->tp[i].be.ctx, n->regs[(size_t)g * (size_t)n->ntp + (size_t)i]);
+}
+
+/* A region registered with every transport that does RDMA, each giving
+ * the keys of its own rails (a transport's rail j is engine rail g[j]) and
+ * its own handle, kept in registration g (the engine's handle is g + 1).
+ * Every transport names the region by its virtual address.  When one
  * refuses, none keeps it and the engine copies that message. */
-static int n_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t *rkey)
+static int n_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys, uint64_t *handle)
 {
     bfo_net *n = (bfo_net *)ctx;
-    uint64_t key = 0;
-    int i, any = 0;
+    int i, any = 0, g;
+    if (n->nreg_free == 0)
+        return -1; /* every request holds one: cannot happen, the engine registers once per request */
+    g = n->reg_free[--n->nreg_free];
     for (i = 0; i < n->ntp; i++) {
-        const bfo_backend *b = &n->tp[i].be;
-        uint64_t a = 0, k = 0;
-        if (!b->reg_mem)
+        const net_tp *tp = &n->tp[i];
+        uint32_t k[BFO_MAX_RAILS] = { 0 };
+        uint64_t a = 0, *h = &n->regs[(size_t)g * (size_t)n->ntp + (size_t)i];
+        if (!tp->be.reg_mem)
             continue;
-        if (b->reg_mem(b->ctx, buf, len, &a, &k) != 0)
+        if (tp->be.reg_mem(tp->be.ctx, buf, len, &a, k, h) != 0)
             break;
-        if (a != (uint64_t)(uintptr_t)buf || (k && key)) {
-            if (b->dereg_mem)
-                b->dereg_mem(b->ctx, k);
+        if (a != (uint64_t)(uintptr_t)buf) {
+            if (tp->be.dereg_mem)
+                tp->be.dereg_mem(tp->be.ctx, *h);
             break;
         }
-        key |= k;
+        for (int j = 0; j < tp->nrails; j++)
+            keys[tp->g[j]] = k[j];
         any = 1;
     }
-    if (i < n->ntp) { /* one refused: none keeps it */
-        for (int j = 0; j < i; j++)
-            if (n->tp[j].be.reg_mem && n->tp[j].be.dereg_mem)
-                n->tp[j].be.dereg_mem(n->tp[j].be.ctx, key);
+    if (i < n->ntp || !any) { /* one refused (or none does RDMA): none keeps it */
+        reg_undo(n, g, i < n->ntp ? i : n->ntp);
+        n->reg_free[n->nreg_free++] = g;
         return -1;
     }
-    if (!any)
-        return -1;
     *raddr = (uint64_t)(uintptr_t)buf;
-    *rkey = key;
+    *handle = (uint64_t)g + 1;
     return 0;
 }
 
-static void n_dereg_mem(void *ctx, uint64_t rkey)
+static void n_dereg_mem(void *ctx, uint64_t handle)
 {
     bfo_net *n = (bfo_net *)ctx;
-    for (int i = 0; i < n->ntp; i++)
-        if (n->tp[i].be.reg_mem && n->tp[i].be.dereg_mem)
-            n->tp[i].be.dereg_mem(n->tp[i].be.ctx, rkey);
+    if (handle < 1 || handle > (uint64_t)n->nregs)
+        return;
+    reg_undo(n, (int)(handle - 1), n->ntp);
+    n->reg_free[n->nreg_free++] = (int)(handle - 1);
 }
 
 static int reaches(bfo_net *n, int peer, int rail);
@@ -617,6 +632,15 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         if (rc != BFO_OK)
             goto fail;
         n->engine_up = 1;
+        rc = BFO_ERR_NO_MEMORY;
+        n->nregs = n->eng.cfg.max_requests;
+        n->regs = (uint64_t *)calloc((size_t)n->nregs * (size_t)n->ntp, sizeof *n->regs);
+        n->reg_free = (int *)malloc(sizeof(int) * (size_t)n->nregs);
+        if (!n->regs || !n->reg_free)
+            goto fail;
+        for (int g = 0; g < n->nregs; g++)
+            n->reg_free[n->nreg_free++] = n->nregs - 1 - g;
+        rc = BFO_OK;
     }
     *out = n;
     return BFO_OK;
@@ -725,6 +749,8 @@ void bfo_net_fini(bfo_net *n)
     free(n->pnrails);
     free(n->prails);
     free(n->absent_due);
+    free(n->regs);
+    free(n->reg_free);
     free(n);
 }
 

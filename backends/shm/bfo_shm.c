@@ -686,13 +686,13 @@ static void take_tail(bfo_shm *t, sconn *c)
 /* ---------------------------------------------------------------- reads */
 
 static int shm_post_read(void *ctx, int peer, int rail, void *local, size_t len, uint64_t raddr,
-                         uint64_t rkey, uint64_t token)
+                         uint32_t key, uint64_t token)
 {
     bfo_shm *t = (bfo_shm *)ctx;
     sconn *c;
     ent *en;
     int i;
-    (void)rkey;
+    (void)key;
     if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails ||
         (!local && len) || t->ent_free < 0)
         return -1;
@@ -716,7 +716,7 @@ static int shm_post_read(void *ctx, int peer, int rail, void *local, size_t len,
 }
 
 static int shm_post_write(void *ctx, int peer, int rail, const void *local, size_t len, uint64_t raddr,
-                          uint64_t rkey, uint64_t token)
+                          uint32_t key, uint64_t token)
 {
     (void)ctx;
     (void)peer;
@@ -724,24 +724,25 @@ static int shm_post_write(void *ctx, int peer, int rail, const void *local, size
     (void)local;
     (void)len;
     (void)raddr;
-    (void)rkey;
+    (void)key;
     (void)token;
     return -1; /* GET only: a late write into a buffer handed back could not be revoked */
 }
 
-static int shm_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t *rkey)
+static int shm_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys, uint64_t *handle)
 {
     (void)ctx;
     (void)len;
+    (void)keys; /* no key: its rails' stay 0 */
     *raddr = (uint64_t)(uintptr_t)buf;
-    *rkey = 0;
+    *handle = 0;
     return 0;
 }
 
-static void shm_dereg_mem(void *ctx, uint64_t rkey)
+static void shm_dereg_mem(void *ctx, uint64_t handle)
 {
     (void)ctx;
-    (void)rkey;
+    (void)handle;
 }
 
 /* The reads of one connection, in order, at most read_chunk bytes in all

@@ -149,8 +149,8 @@
  *   BFO_CAP_RDMA unless cfg->rdma is BFO_RDMA_PUT, or this process may not
  *   read its peers' memory (Yama's kernel.yama.ptrace_scope is 3, or 1 or 2
  *   without CAP_SYS_PTRACE: found at open, said at log level 2); then 0
- *   and the engine copies.  reg_mem gives *raddr = the buffer's address, *rkey = 0;
- *   dereg_mem does nothing.  post_read(peer, rail, local, len, raddr, ...)
+ *   and the engine copies.  reg_mem gives *raddr = the buffer's address and
+ *   no key (its rails' keys stay 0); dereg_mem does nothing.  post_read(peer, rail, local, len, raddr, ...)
  *   queues a read of the peer's virtual memory; progress moves it with
  *   process_vm_readv against the peer's pid, at most read_chunk bytes per
  *   connection per call (so one huge read does not starve the other

@@ -47,7 +47,6 @@ _Static_assert((int)IBV_EVENT_GID_CHANGE == (int)BFO_VEV_GID_CHANGE, "event");
 
 #define RECV_BIT (1ull << 63)
 #define MAX_DEV BFO_MAX_RAILS
-#define RKEY_SLOTS 2
 
 /* What the device needs of a descriptor (the glue's bfo_vg_ent has the
  * token, kind and queue pair; same index). */
@@ -57,7 +56,8 @@ typedef struct vent {
     size_t len[2];
     char *local;
     size_t rlen;
-    uint64_t raddr, rkey;
+    uint64_t raddr;
+    uint32_t key; /* the peer's key for this rail's device */
 } vent;
 
 typedef struct vdev {
@@ -108,12 +108,13 @@ typedef struct vpend {
     uint64_t deadline;
 } vpend;
 
-/* A registration: the region, one MR per device that can RDMA. */
+/* A registration: the region, one MR per device (each rail gives the
+ * peer its own device's rkey); its handle is its index + 1. */
 typedef struct vreg {
     char *addr;
     size_t len;
-    struct ibv_mr *mr[RKEY_SLOTS];
-    uint64_t key, last_use;
+    struct ibv_mr *mr[MAX_DEV];
+    uint64_t last_use;
     int refs, used;
 } vreg;
 
@@ -593,17 +594,16 @@ static int g_post(void *ctx, int qi, int i)
         en->slot = s;
     } else {
         const vreg *g = reg_find(v, en->local, en->rlen);
-        int slot = v->devs[r->d].dead ? -1 : r->d;
-        if (!g || slot < 0 || slot >= RKEY_SLOTS || !g->mr[slot]) {
+        if (!g || v->devs[r->d].dead || !g->mr[r->d]) {
             bfo_vg_broken(&v->g, qi, 0, "RDMA from memory that is not registered");
             return -1;
         }
         sge.addr = (uintptr_t)en->local;
         sge.length = (uint32_t)en->rlen;
-        sge.lkey = g->mr[slot]->lkey;
+        sge.lkey = g->mr[r->d]->lkey;
         wr.opcode = kind == BFO_VG_WRITE ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
         wr.wr.rdma.remote_addr = en->raddr;
-        wr.wr.rdma.rkey = (uint32_t)(en->rkey >> (32 * slot));
+        wr.wr.rdma.rkey = en->key;
     }
     if (ibv_post_send(h->qp, &wr, &bad) != 0) {
         en->slot = -1;
@@ -654,7 +654,7 @@ static int v_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int io
 }
 
 static int v_post_rdma(bfo_verbs *v, int kind, int peer, int rail, void *local, size_t len,
-                       uint64_t raddr, uint64_t rkey, uint64_t token)
+                       uint64_t raddr, uint32_t key, uint64_t token)
 {
     vent *en;
     int i;
@@ -666,39 +666,45 @@ static int v_post_rdma(bfo_verbs *v, int kind, int peer, int rail, void *local, 
     en->local = (char *)local;
     en->rlen = len;
     en->raddr = raddr;
-    en->rkey = rkey;
+    en->key = key;
     bfo_vg_post(&v->g, i);
     return 0;
 }
 
 static int v_post_write(void *ctx, int peer, int rail, const void *local, size_t len, uint64_t raddr,
-                        uint64_t rkey, uint64_t token)
+                        uint32_t key, uint64_t token)
 {
     return v_post_rdma((bfo_verbs *)ctx, BFO_VG_WRITE, peer, rail, (void *)(uintptr_t)local, len,
-                       raddr, rkey, token);
+                       raddr, key, token);
 }
 
 static int v_post_read(void *ctx, int peer, int rail, void *local, size_t len, uint64_t raddr,
-                       uint64_t rkey, uint64_t token)
+                       uint32_t key, uint64_t token)
 {
-    return v_post_rdma((bfo_verbs *)ctx, BFO_VG_READ, peer, rail, local, len, raddr, rkey, token);
+    return v_post_rdma((bfo_verbs *)ctx, BFO_VG_READ, peer, rail, local, len, raddr, key, token);
 }
 
 /* ------------------------------------------------------ registration cache */
 
 static void reg_drop(vreg *g)
 {
-    for (int s = 0; s < RKEY_SLOTS; s++)
+    for (int s = 0; s < MAX_DEV; s++)
         if (g->mr[s])
             ibv_dereg_mr(g->mr[s]);
     memset(g, 0, sizeof *g);
 }
 
-static int v_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t *rkey)
+/* Each rail's key: the rkey of the MR on that rail's device. */
+static void reg_keys(const bfo_verbs *v, const vreg *g, uint32_t *keys)
+{
+    for (int r = 0; r < v->nrails; r++)
+        keys[r] = g->mr[v->rails[r].d] ? g->mr[v->rails[r].d]->rkey : 0;
+}
+
+static int v_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys, uint64_t *handle)
 {
     bfo_verbs *v = (bfo_verbs *)ctx;
     vreg *g = NULL, *victim = NULL;
-    int slots = v->ndev < RKEY_SLOTS ? v->ndev : RKEY_SLOTS;
     if (!buf || !len)
         return -1;
     for (int i = 0; i < v->nregs; i++) { /* a cached region that holds it */
@@ -708,7 +714,8 @@ static int v_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t
             c->last_use = ++v->use_clock;
             v->g.st[0].reg_hits++;
             *raddr = (uint64_t)(uintptr_t)buf;
-            *rkey = c->key;
+            reg_keys(v, c, keys);
+            *handle = (uint64_t)i + 1;
             return 0;
         }
     }
@@ -725,16 +732,16 @@ static int v_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t
         reg_drop(victim);
         g = victim;
     }
-    g->key = 0;
-    for (int s = 0; s < slots; s++) {
-        g->mr[s] = ibv_reg_mr(v->devs[s].pd, buf, len,
+    for (int d = 0; d < v->ndev; d++) { /* every device: each rail's peer gets its own rkey */
+        if (v->devs[d].dead)
+            continue; /* its rails are down: their keys stay 0 */
+        g->mr[d] = ibv_reg_mr(v->devs[d].pd, buf, len,
                               IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-        if (!g->mr[s]) {
-            vlog(v, 1, "ibv_reg_mr(%zu bytes) on %s: %s", len, v->devs[s].name, strerror(errno));
+        if (!g->mr[d]) {
+            vlog(v, 1, "ibv_reg_mr(%zu bytes) on %s: %s", len, v->devs[d].name, strerror(errno));
             reg_drop(g);
             return -1;
         }
-        g->key |= (uint64_t)g->mr[s]->rkey << (32 * s);
     }
     g->addr = (char *)buf;
     g->len = len;
@@ -742,21 +749,20 @@ static int v_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t
     g->used = 1;
     g->last_use = ++v->use_clock;
     *raddr = (uint64_t)(uintptr_t)buf;
-    *rkey = g->key;
+    reg_keys(v, g, keys);
+    *handle = (uint64_t)(g - v->regs) + 1;
     return 0;
 }
 
-static void v_dereg_mem(void *ctx, uint64_t rkey)
+static void v_dereg_mem(void *ctx, uint64_t handle)
 {
     bfo_verbs *v = (bfo_verbs *)ctx;
-    for (int i = 0; i < v->nregs; i++) {
-        vreg *g = &v->regs[i];
-        if (g->used && g->key == rkey && g->refs > 0) {
-            if (--g->refs == 0 && v->o.reg_cache < 0)
-                reg_drop(g);
-            return;
-        }
-    }
+    vreg *g;
+    if (handle < 1 || handle > (uint64_t)v->nregs)
+        return;
+    g = &v->regs[handle - 1];
+    if (g->used && g->refs > 0 && --g->refs == 0 && v->o.reg_cache < 0)
+        reg_drop(g);
 }
 
 void bfo_verbs_uncache(bfo_verbs *v, const void *buf, size_t len)
@@ -1176,7 +1182,7 @@ static unsigned v_rail_caps(void *ctx, int rail)
     const bfo_verbs *v = (const bfo_verbs *)ctx;
     if (rail < 0 || rail >= v->nrails)
         return 0;
-    return v->rails[rail].d < RKEY_SLOTS ? BFO_CAP_RDMA : 0;
+    return BFO_CAP_RDMA; /* every rail: each has its own device's key */
 }
 
 static unsigned v_rail_bw(void *ctx, int rail)

@@ -95,9 +95,9 @@
  *   the sender sees receiver-not-ready NAKs and waits.
  *
  * RDMA.  Rails claim BFO_CAP_RDMA.  reg_mem registers the buffer with the
- *   protection domain of each device (at most 2 devices can RDMA: the
- *   64-bit key the engine passes holds one 32-bit rkey per device, device
- *   0 in the low half; rails on a third device carry sends only).  A
+ *   protection domain of every device (but a dead one) and gives each rail
+ *   the rkey of its own device's region, so a peer reading or writing on
+ *   rail i uses the key for rail i, whatever number of devices there is.  A
  *   registration cache (reg_cache entries, default 32, 0 = none) keeps a
  *   region registered after dereg_mem while nothing needs its place;
  *   a cached region stays accessible to a peer holding its key, and a

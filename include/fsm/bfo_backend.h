@@ -70,25 +70,34 @@ typedef struct bfo_backend {
     int (*post_send)(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt,
                      uint64_t token);
 
-    /* RDMA: write local[0..len) to the peer's (raddr, rkey), or read the
-     * peer's (raddr, rkey) into local.  The local memory lies inside a region
-     * the engine registered with reg_mem.  Only called on rails whose caps
-     * have BFO_CAP_RDMA.  NULL when no rail can RDMA. */
+    /* RDMA: write local[0..len) to the peer's memory at raddr, or read the
+     * peer's memory at raddr into local, on this rail with key: the peer's
+     * key for this rail (what the peer's reg_mem gave for its rail of this
+     * number, 0 for a rail that needs none).  The local memory lies inside a
+     * region the engine registered with reg_mem.  Only called on rails whose
+     * caps have BFO_CAP_RDMA.  NULL when no rail can RDMA. */
     int (*post_write)(void *ctx, int peer, int rail, const void *local, size_t len,
-                      uint64_t raddr, uint64_t rkey, uint64_t token);
+                      uint64_t raddr, uint32_t key, uint64_t token);
     int (*post_read)(void *ctx, int peer, int rail, void *local, size_t len,
-                     uint64_t raddr, uint64_t rkey, uint64_t token);
+                     uint64_t raddr, uint32_t key, uint64_t token);
 
     /* Registers buf[0..len) for RDMA, as the source or target of this
-     * side's operations and of the peer's: *raddr and *rkey are what the
-     * peer names it by.  Returns 0, or non-zero when it cannot (the engine
-     * then uses a copy protocol for that message).  The engine registers a
-     * rendezvous buffer once per request and calls dereg_mem(rkey) when the
-     * request completes, after which a peer's access must fail.  A backend
-     * keeps a registration cache if registering is slow.  Both NULL: no
-     * RDMA (the engine uses the copy protocols only). */
-    int (*reg_mem)(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t *rkey);
-    void (*dereg_mem)(void *ctx, uint64_t rkey);
+     * side's operations and of the peer's.  *raddr is what the peer names
+     * it by; keys[rail] (one per rail, bfo_config.nrails of them, zeroed by
+     * the caller) is the key a peer's operation on that rail needs: a
+     * backend whose rails sit on several devices gives each rail its own
+     * device's key and leaves the entries of rails that need none at 0.
+     * *handle is the backend's name for the registration, which the
+     * engine gives back to dereg_mem when the request completes (after
+     * which a peer's access must fail).  Returns 0, or non-zero when it
+     * cannot (the engine then uses a copy protocol for that message; the
+     * backend keeps nothing).  The engine registers a rendezvous buffer
+     * once per request.  A backend keeps a registration cache if
+     * registering is slow.  Both NULL: no RDMA (the engine uses the copy
+     * protocols only). */
+    int (*reg_mem)(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys,
+                   uint64_t *handle);
+    void (*dereg_mem)(void *ctx, uint64_t handle);
 
     /* Starts (re)connecting a rail to a peer; the result comes back as a
      * BFO_EV_CONNECTED or BFO_EV_CONNECT_FAILED rail event. */

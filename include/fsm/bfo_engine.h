@@ -169,7 +169,7 @@ typedef struct bfo_request {
     uint16_t seq, rseq;
     uint8_t restarted;
     uint8_t counting;  /* the data phase began: done_bytes means something */
-    uint8_t reg;       /* buf is registered (my_raddr, my_rkey) */
+    uint8_t reg;       /* buf is registered (my_raddr, my_keys, my_reg) */
     uint8_t pin;       /* receive: the RNDV said the sender's buffer is registered */
     char *buf;
     size_t cap, done_bytes, next_off, first;
@@ -177,8 +177,14 @@ typedef struct bfo_request {
     bfo_handle self, remote;
     struct bfo_request *next;
     /* private, rendezvous only: left unset until then (see bfo__req_init) */
-    uint64_t my_raddr, my_rkey;   /* this side's registration, valid while reg */
-    uint64_t raddr, rkey;         /* GET receive: the sender's registration */
+    uint64_t my_raddr, my_reg;    /* this side's registration (my_reg: the backend's
+                                     handle), valid while reg */
+    uint64_t raddr;               /* the peer's registration: from its RGET (GET
+                                     receive) or its PUTs (PUT send) */
+    uint32_t nkeys;               /* the peer's keys, one per rail: keys[rail] */
+    uint32_t keys[BFO_MAX_RAILS];
+    uint8_t my_keys[4 * BFO_MAX_RAILS]; /* this side's keys as the wire carries them
+                                     (bfo_config.nrails u32s): RGET's and PUT's payload */
     uint32_t slot_next, slot_base;/* PUT receive: slots issued; lowest not FINned */
     uint64_t slot_mask;           /* PUT receive: FINned slots from slot_base on */
 } bfo_request;
@@ -196,7 +202,7 @@ typedef struct bfo_op {
     bfo_handle owner;    /* the request, or null for engine-owned messages */
     uint16_t rseq;       /* the owner's rseq when posted */
     uint64_t off, len;   /* data range (FRAG, WRITE, READ, FIN) */
-    uint64_t raddr, rkey;/* RDMA: the peer's memory */
+    uint64_t raddr;      /* RDMA: the peer's memory (its key: the owner's keys[rail]) */
     uint32_t slot;       /* PUT slot (WRITE, FIN) */
     char *local;         /* RDMA: this side's memory */
     const void *payload;
@@ -208,7 +214,7 @@ typedef struct bfo_op {
 typedef struct bfo_uxm {
     int next, used, peer;
     bfo_frame f;         /* decoded header; f.payload points into data */
-    uint8_t *data;       /* eager_limit bytes */
+    uint8_t *data;       /* bfo__ux_bytes: eager_limit bytes, or more for an RGET's keys */
 } bfo_uxm;
 
 typedef struct bfo_rail_link {
@@ -543,6 +549,12 @@ static inline void bfo__config_defaults(bfo_config *c)
 
 static inline size_t bfo__align(size_t n) { return (n + 15) & ~(size_t)15; }
 
+/* The buffer of an unexpected message: an eager payload, or an RGET's keys. */
+static inline size_t bfo__ux_bytes(const bfo_config *c)
+{
+    return c->eager_limit > 4 * BFO_MAX_RAILS ? c->eager_limit : 4 * BFO_MAX_RAILS;
+}
+
 /* bfo_engine_mem_size: see THE API near the top. */
 static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
 {
@@ -553,7 +565,7 @@ static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
            bfo__align(sizeof(bfo_op) * (size_t)c.max_ops) +
            bfo__align(sizeof(bfo_slot) * (size_t)c.max_requests) +
            bfo__align(sizeof(bfo_uxm) * (size_t)c.max_unexpected) +
-           bfo__align(c.eager_limit * (size_t)c.max_unexpected) + 16;
+           bfo__align(bfo__ux_bytes(&c) * (size_t)c.max_unexpected) + 16;
 }
 
 static inline void *bfo__carve(char **p, size_t n)
@@ -593,7 +605,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->ops = (bfo_op *)bfo__carve(&p, sizeof(bfo_op) * (size_t)c->max_ops);
     e->slots = (bfo_slot *)bfo__carve(&p, sizeof(bfo_slot) * (size_t)c->max_requests);
     e->uxm = (bfo_uxm *)bfo__carve(&p, sizeof(bfo_uxm) * (size_t)c->max_unexpected);
-    uint8_t *ubuf = (uint8_t *)bfo__carve(&p, c->eager_limit * (size_t)c->max_unexpected);
+    uint8_t *ubuf = (uint8_t *)bfo__carve(&p, bfo__ux_bytes(c) * (size_t)c->max_unexpected);
 
     memset(seqs, 0, sizeof(uint16_t) * 2 * (size_t)c->max_contexts * (size_t)c->nranks);
     for (int i = 0; i < c->nranks; i++) {
@@ -631,7 +643,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     for (int i = 0; i < c->max_unexpected; i++) {
         e->uxm[i].next = i + 1 < c->max_unexpected ? i + 1 : -1;
         e->uxm[i].used = 0;
-        e->uxm[i].data = ubuf + (size_t)i * c->eager_limit;
+        e->uxm[i].data = ubuf + (size_t)i * bfo__ux_bytes(c);
     }
     e->uxm_free = 0;
     e->ux_head = e->ux_tail = e->ooo_head = -1;
@@ -899,15 +911,20 @@ static BFO__COLD void bfo__post_no_rail(bfo_engine *e, bfo_op *op)
 /* A WRITE or READ on its rail: the backend's answer. */
 static BFO__NOINLINE int bfo__post_rdma(bfo_engine *e, bfo_op *op, int rail)
 {
+    const bfo_request *r = bfo__handle_get(e, op->owner);
+    uint32_t key;
+    if (!r || (uint32_t)rail >= r->nkeys) /* the peer gave no key for this rail */
+        return -1;
+    key = r->keys[rail];
     e->stats.rail_bytes[rail] += op->len;
     if (op->type == BFO__OP_WRITE) {
         e->stats.rdma_writes++;
         return e->be.post_write(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
-                                op->rkey, bfo__token(op));
+                                key, bfo__token(op));
     }
     e->stats.rdma_reads++;
-    return e->be.post_read(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr,
-                           op->rkey, bfo__token(op));
+    return e->be.post_read(e->be.ctx, op->peer, rail, op->local, (size_t)op->len, op->raddr, key,
+                           bfo__token(op));
 }
 
 /* Posts op on its fixed rail or an UP rail; with no UP rail it waits in the
@@ -1001,18 +1018,37 @@ static inline void bfo__finish(bfo_engine *e, bfo_request *r, int status)
     if (r->reg) { /* after this, a peer's RDMA into or out of buf fails */
         r->reg = 0;
         if (e->be.dereg_mem)
-            e->be.dereg_mem(e->be.ctx, r->my_rkey);
+            e->be.dereg_mem(e->be.ctx, r->my_reg);
     }
     bfo__handle_release(e, r);
 }
 
-/* Registers the request's buffer once; 1 when it is registered. */
+/* Registers the request's buffer once; 1 when it is registered.  Its keys,
+ * one per rail, are kept as RGET and PUT carry them. */
 static inline int bfo__req_register(bfo_engine *e, bfo_request *r)
 {
-    if (!r->reg && r->cap && e->be.reg_mem &&
-        e->be.reg_mem(e->be.ctx, r->buf, r->cap, &r->my_raddr, &r->my_rkey) == 0)
-        r->reg = 1;
-    return r->reg;
+    uint32_t keys[BFO_MAX_RAILS];
+    if (r->reg || !r->cap || !e->be.reg_mem)
+        return r->reg;
+    memset(keys, 0, sizeof keys);
+    if (e->be.reg_mem(e->be.ctx, r->buf, r->cap, &r->my_raddr, keys, &r->my_reg) != 0)
+        return 0;
+    for (int i = 0; i < e->cfg.nrails; i++)
+        bfo_put32(r->my_keys + 4 * i, keys[i]);
+    r->reg = 1;
+    return 1;
+}
+
+/* The peer's keys (RGET's or PUT's payload), one per rail: those of rails
+ * beyond this engine's are of no use here. */
+static inline void bfo__req_take_keys(bfo_request *r, const uint8_t *p, size_t len)
+{
+    uint32_t n = (uint32_t)(len / 4);
+    if (n > BFO_MAX_RAILS)
+        n = BFO_MAX_RAILS;
+    for (uint32_t i = 0; i < n; i++)
+        r->keys[i] = bfo_get32(p + 4 * i);
+    r->nkeys = n;
 }
 
 /* The sender's choice for a message above eager_limit (and after a
@@ -1120,8 +1156,9 @@ static inline void bfo__send_rget(bfo_engine *e, bfo_request *r)
     h.type = BFO_FRAG_RGET;
     BFO__RZV_FILL(h, e, r);
     h.raddr = r->my_raddr;
-    h.rkey = r->my_rkey;
     op->hdr_len = bfo_hdr_rget_encode(&h, op->hdr, sizeof op->hdr);
+    op->payload = r->my_keys;
+    op->payload_len = 4 * (size_t)e->cfg.nrails;
     r->first = 0;
     bfo__post(e, op);
 }
@@ -1182,8 +1219,9 @@ static inline void bfo__post_puts(bfo_engine *e, bfo_request *r)
         h.offset = off;
         h.length = len;
         h.raddr = r->my_raddr + off;
-        h.rkey = r->my_rkey;
         op->hdr_len = bfo_hdr_put_encode(&h, op->hdr, sizeof op->hdr);
+        op->payload = r->my_keys;
+        op->payload_len = 4 * (size_t)e->cfg.nrails;
         r->next_off = (size_t)(off + len);
         r->frags_inflight++;
         bfo__post(e, op);
@@ -1204,7 +1242,6 @@ static inline void bfo__post_reads(bfo_engine *e, bfo_request *r)
         op->off = r->next_off;
         op->len = n;
         op->raddr = r->raddr + r->next_off;
-        op->rkey = r->rkey;
         r->next_off += n;
         r->frags_inflight++;
         bfo__post(e, op);
@@ -1270,7 +1307,6 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act)
         op->off = p->offset;
         op->len = p->length;
         op->raddr = p->raddr;
-        op->rkey = p->rkey;
         op->slot = p->slot;
         bfo__post(e, op);
         return 0;
@@ -1318,9 +1354,14 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act)
 static inline void bfo__accept_rzv(bfo_engine *e, bfo_request *r, const bfo_frame *f)
 {
     const int rget = f->type == BFO_FRAG_RGET;
-    size_t n = e->in_payload_len < r->cap ? e->in_payload_len : r->cap;
+    const size_t first = rget ? 0 : e->in_payload_len; /* RGET's payload: keys, not data */
+    size_t n = first < r->cap ? first : r->cap;
     if (n)
         memcpy(r->buf, e->in_payload, n);
+    if (rget)
+        bfo__req_take_keys(r, e->in_payload, e->in_payload_len);
+    else
+        r->nkeys = 0;
     r->source = e->in_peer;
     r->tag = (int)(rget ? f->h.rget.tag : f->h.rndv.tag);
     r->length = (size_t)(rget ? f->h.rget.msg_len : f->h.rndv.msg_len);
@@ -1328,9 +1369,8 @@ static inline void bfo__accept_rzv(bfo_engine *e, bfo_request *r, const bfo_fram
     r->rseq = rget ? f->h.rget.rseq : f->h.rndv.rseq;
     r->seq = rget ? f->h.rget.seq : f->h.rndv.seq;
     r->raddr = rget ? f->h.rget.raddr : 0;
-    r->rkey = rget ? f->h.rget.rkey : 0;
     r->pin = !rget && (f->flags & BFO_FLAG_PIN);
-    r->first = r->done_bytes = e->in_payload_len;
+    r->first = r->done_bytes = first;
     r->next_off = r->first;
     r->frags_inflight = 0;
     r->slot_next = r->slot_base = 0;
@@ -1880,7 +1920,8 @@ static BFO__HOT int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
     int ctx = bfo__frame_ctx(f);
     uint16_t seq = (uint16_t)bfo__frame_seq(f);
     int d;
-    if (ctx >= e->cfg.max_contexts || f->payload_len > e->cfg.eager_limit ||
+    if (ctx >= e->cfg.max_contexts ||
+        f->payload_len > (f->type == BFO_FRAG_RGET ? 4 * BFO_MAX_RAILS : e->cfg.eager_limit) ||
         bfo__frame_src(f) != (uint32_t)peer)
         return BFO_ERR_PROTOCOL;
     d = bfo_rseq_cmp(seq, p->recv_seq[ctx]);
@@ -1999,7 +2040,7 @@ static inline int bfo__rcvd_rzv(bfo_engine *e, int peer, const bfo_frame *f, int
     const int rget = f->type == BFO_FRAG_RGET;
     const uint64_t msg_len = rget ? f->h.rget.msg_len : f->h.rndv.msg_len;
     bfo_request *r;
-    if (msg_len < f->payload_len || (rget && !msg_len))
+    if (rget ? !msg_len : msg_len < f->payload_len)
         return BFO_ERR_PROTOCOL;
     if (!(f->flags & BFO_FLAG_RESTART))
         return bfo__on_message(e, peer, f);
@@ -2036,6 +2077,7 @@ static inline int bfo__rcvd_PUT(bfo_engine *e, int peer, int rail, const bfo_fra
     if (!r->reg || !f->h.put.length || f->h.put.offset > r->cap ||
         f->h.put.length > r->cap - f->h.put.offset)
         return BFO_ERR_PROTOCOL;
+    bfo__req_take_keys(r, f->payload, f->payload_len); /* the receiver's, per rail */
     if (r->cs == BFO_SEND_ST_RNDV_SENT) { /* the first PUT: the RNDV arrived */
         r->remote = f->h.put.dreq;
         r->done_bytes = r->first;

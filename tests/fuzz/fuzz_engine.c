@@ -207,6 +207,21 @@ static int fz_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int i
                bfo_errname(rc), F.post[0], len);
     const uint8_t *pay = iovcnt == 2 ? (const uint8_t *)iov[1].base : NULL;
     FUZZ_CHECK(f.payload_len == (pay ? iov[1].len : 0), "payload not in the second piece");
+    if (pay && bfo_frag_has_keys(f.type)) { /* the keys of a live registration, one per rail */
+        uint64_t raddr = f.type == BFO_FRAG_RGET ? f.h.rget.raddr : f.h.put.raddr;
+        int g = -1;
+        for (int i = 0; i < F.nreg && g < 0; i++)
+            if (F.reg[i].live && raddr >= (uint64_t)(uintptr_t)F.reg[i].base &&
+                raddr <= (uint64_t)(uintptr_t)F.reg[i].base + F.reg[i].len)
+                g = i;
+        FUZZ_CHECK(g >= 0, "type 0x%02x names memory not registered", f.type);
+        FUZZ_CHECK(f.payload_len == 4 * (size_t)F.cfg.nrails, "%zu bytes of keys for %d rails",
+                   f.payload_len, F.cfg.nrails);
+        for (int r = 0; r < F.cfg.nrails; r++)
+            FUZZ_CHECK(bfo_get32(pay + 4 * r) == (r == FZ_RDMA_RAIL ? (uint32_t)F.reg[g].key : 0u),
+                       "type 0x%02x: rail %d's key is not its registration's", f.type, r);
+        pay = NULL;
+    }
     if (pay) { /* the right piece of a live send */
         int s = fz_slot_of(pay, f.payload_len);
         fz_check_live(s, BFO_REQ_SEND, "payload");
@@ -231,11 +246,11 @@ static int fz_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int i
 }
 
 static int fz_post_write(void *ctx, int peer, int rail, const void *local, size_t len, uint64_t raddr,
-                         uint64_t rkey, uint64_t token)
+                         uint32_t key, uint64_t token)
 {
     (void)ctx;
     (void)raddr;
-    (void)rkey;
+    (void)key; /* the peer's: the fuzzer's frames say what they like */
     FUZZ_CHECK(rail == FZ_RDMA_RAIL, "RDMA write on rail %d", rail);
     fz_check_live(fz_slot_of(local, len), BFO_REQ_SEND, "write");
     FUZZ_CHECK(fz_registered((const uint8_t *)local, len), "write from memory not registered");
@@ -246,11 +261,11 @@ static int fz_post_write(void *ctx, int peer, int rail, const void *local, size_
 }
 
 static int fz_post_read(void *ctx, int peer, int rail, void *local, size_t len, uint64_t raddr,
-                        uint64_t rkey, uint64_t token)
+                        uint32_t key, uint64_t token)
 {
     (void)ctx;
     (void)raddr;
-    (void)rkey;
+    (void)key;
     FUZZ_CHECK(rail == FZ_RDMA_RAIL, "RDMA read on rail %d", rail);
     fz_check_live(fz_slot_of(local, len), BFO_REQ_RECV, "read");
     FUZZ_CHECK(fz_registered((const uint8_t *)local, len), "read into memory not registered");
@@ -260,7 +275,7 @@ static int fz_post_read(void *ctx, int peer, int rail, void *local, size_t len, 
     return 0;
 }
 
-static int fz_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t *rkey)
+static int fz_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys, uint64_t *handle)
 {
     (void)ctx;
     int s = fz_slot_of(buf, len);
@@ -273,23 +288,24 @@ static int fz_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_
     F.reg[F.nreg].key = ++F.next_key;
     F.reg[F.nreg].live = 1;
     *raddr = (uint64_t)(uintptr_t)buf;
-    *rkey = F.reg[F.nreg].key;
+    keys[FZ_RDMA_RAIL] = (uint32_t)F.reg[F.nreg].key;
+    *handle = F.reg[F.nreg].key;
     F.nreg++;
     F.regs_live++;
     return 0;
 }
 
-static void fz_dereg_mem(void *ctx, uint64_t rkey)
+static void fz_dereg_mem(void *ctx, uint64_t handle)
 {
     (void)ctx;
     for (int i = 0; i < F.nreg; i++)
-        if (F.reg[i].key == rkey) {
-            FUZZ_CHECK(F.reg[i].live, "key %llu deregistered twice", (unsigned long long)rkey);
+        if (F.reg[i].key == handle) {
+            FUZZ_CHECK(F.reg[i].live, "key %llu deregistered twice", (unsigned long long)handle);
             F.reg[i].live = 0;
             F.regs_live--;
             return;
         }
-    FUZZ_CHECK(0, "key %llu never registered", (unsigned long long)rkey);
+    FUZZ_CHECK(0, "key %llu never registered", (unsigned long long)handle);
 }
 
 static int fz_connect(void *ctx, int peer, int rail)

@@ -61,8 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK((f.flags & ~bfo_frag_flags_allowed(f.type)) == 0, "flags 0x%02x", f.flags);
     FUZZ_CHECK(f.payload_len == size - hs, "payload %zu of %zu - %zu", f.payload_len, size, hs);
     FUZZ_CHECK(f.payload_len ? f.payload == data + hs : f.payload == NULL, "payload pointer");
-    FUZZ_CHECK(bfo_frag_has_payload(f.type) || f.payload_len == 0, "payload on type 0x%02x",
-               f.type);
+    FUZZ_CHECK(bfo_frag_has_payload(f.type) || (bfo_frag_has_keys(f.type) && f.payload_len % 4 == 0) ||
+                   f.payload_len == 0,
+               "payload on type 0x%02x", f.type);
     FUZZ_CHECK(bfo_frame_validate(&f) == BFO_OK, "validates once, not twice");
 
     /* the header's type and flags fields agree with the frame's */
@@ -72,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(bfo_frame_encode(&f, hdr, hs - 1) == 0, "encoder wrote into too small a buffer");
 
     FUZZ_CHECK(parse_copy(data, size, hs - 1) == BFO_ERR_TRUNCATED, "header cut short");
-    if (!bfo_frag_has_payload(f.type))
+    if (!bfo_frag_has_payload(f.type)) /* no data: a byte more is no frame (keys: not whole) */
         FUZZ_CHECK(parse_copy(data, size, size + 1) == BFO_ERR_BAD_LENGTH, "a byte too many");
 
     switch (f.type) { /* what validate promises, stated once more from the fields */

@@ -103,19 +103,24 @@ static void gen_wire(void)
         n = bfo_hdr_frag_encode(&fr, b, sizeof b);
         W(pay ? "frag" : "frag-empty", n + extra);
     }
-    bfo_hdr_rget g = { BFO_FRAG_RGET, 0, 0, 2, 9, 3, 0, 300, H(1, 1), H(0, 0), 0x7f0000001000ull, 42 };
+    /* RGET and PUT: their keys, two rails' (rail 1's 42, rail 0 none) */
+    bfo_hdr_rget g = { BFO_FRAG_RGET, 0, 0, 2, 9, 3, 0, 300, H(1, 1), H(0, 0), 0x7f0000001000ull };
     n = bfo_hdr_rget_encode(&g, b, sizeof b);
-    W("rget", n);
+    bfo_put32(b + n, 0);
+    bfo_put32(b + n + 4, 42);
+    W("rget", n + 8);
     g.flags = BFO_FLAG_RESTART;
     g.dreq = H(2, 7);
     n = bfo_hdr_rget_encode(&g, b, sizeof b);
-    W("rget-restart", n);
+    W("rget-restart", n + 8);
     bfo_hdr_ack a = { BFO_FRAG_ACK, 0, 1, H(1, 1), H(2, 1), 64 };
     n = bfo_hdr_ack_encode(&a, b, sizeof b);
     W("ack", n);
-    bfo_hdr_put p = { BFO_FRAG_PUT, 0, 0, 1, H(1, 1), H(2, 1), 160, 96, 0x7f0000002000ull, 43 };
+    bfo_hdr_put p = { BFO_FRAG_PUT, 0, 0, 1, H(1, 1), H(2, 1), 160, 96, 0x7f0000002000ull };
     n = bfo_hdr_put_encode(&p, b, sizeof b);
-    W("put", n);
+    bfo_put32(b + n, 0);
+    bfo_put32(b + n + 4, 43);
+    W("put", n + 8);
     bfo_hdr_fin fi = { BFO_FRAG_FIN, 0, 0, 1, H(2, 1), 160, 96, 0, 4 };
     n = bfo_hdr_fin_encode(&fi, b, sizeof b);
     W("fin", n);
@@ -289,7 +294,7 @@ static int g0_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int i
     return rc;
 }
 static int g0_post_write(void *ctx, int peer, int rail, const void *local, size_t len, uint64_t raddr,
-                         uint64_t rkey, uint64_t token)
+                         uint32_t rkey, uint64_t token)
 {
     int rc = fz_post_write(ctx, peer, rail, local, len, raddr, rkey, token);
     if (rc == 0)
@@ -297,7 +302,7 @@ static int g0_post_write(void *ctx, int peer, int rail, const void *local, size_
     return rc;
 }
 static int g0_post_read(void *ctx, int peer, int rail, void *local, size_t len, uint64_t raddr,
-                        uint64_t rkey, uint64_t token)
+                        uint32_t rkey, uint64_t token)
 {
     int rc = fz_post_read(ctx, peer, rail, local, len, raddr, rkey, token);
     if (rc == 0)
@@ -352,7 +357,7 @@ static int p_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int io
     return 0;
 }
 static int p_post_write(void *ctx, int peer, int rail, const void *local, size_t len, uint64_t raddr,
-                        uint64_t rkey, uint64_t token)
+                        uint32_t rkey, uint64_t token)
 {
     (void)ctx;
     (void)rkey;
@@ -365,7 +370,7 @@ static int p_post_write(void *ctx, int peer, int rail, const void *local, size_t
     return 0;
 }
 static int p_post_read(void *ctx, int peer, int rail, void *local, size_t len, uint64_t raddr,
-                       uint64_t rkey, uint64_t token)
+                       uint32_t rkey, uint64_t token)
 {
     (void)ctx;
     (void)rkey;
@@ -377,18 +382,19 @@ static int p_post_read(void *ctx, int peer, int rail, void *local, size_t len, u
     o->raddr = raddr;
     return 0;
 }
-static int p_reg(void *ctx, void *buf, size_t len, uint64_t *raddr, uint64_t *rkey)
+static int p_reg(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys, uint64_t *handle)
 {
     (void)ctx;
     (void)len;
     *raddr = (uint64_t)(uintptr_t)buf;
-    *rkey = ++P.next_key;
+    *handle = ++P.next_key;
+    keys[1] = (uint32_t)*handle; /* rail 1 does RDMA */
     return 0;
 }
-static void p_dereg(void *ctx, uint64_t rkey)
+static void p_dereg(void *ctx, uint64_t handle)
 {
     (void)ctx;
-    (void)rkey;
+    (void)handle;
 }
 static int p_connect(void *ctx, int peer, int rail)
 {

@@ -1,6 +1,7 @@
 #!/bin/bash
 # run.sh - make check-verbs: every scenario tests/verbs/t*.sh in two QEMU
-# guests (tests/verbs/vm.sh run2), then a count.
+# guests (tests/verbs/vm.sh run2), then a count.  A scenario's line
+# "# vm: KEY=VALUE ..." sets vm.sh's options for it (e.g. BFO_VM_RXE=3).
 #   tests/verbs/run.sh BFO_BINARY [SCENARIO...]      (default: all of t*.sh)
 # Output per scenario in $BFO_VM_OUT_BASE/<name>/ (default build/verbs-out, or
 # /var/tmp/bfo-verbs-out.* when the checkout is under /tmp); the binary and
@@ -38,7 +39,10 @@ for t in "${list[@]}"; do
     [ -n "${BFO_VERBS_TEST_ENV:-}" ] && echo "$BFO_VERBS_TEST_ENV" > "$out/env"
     echo "== $name"
     ts=$SECONDS
-    BFO_VM_OUT=$out bash tests/verbs/vm.sh run2 "$t" > "$out/vm.log" 2>&1
+    # a scenario's own guest settings: its "# vm: BFO_VM_RXE=3 ..." line
+    vmenv=$(sed -n 's/^# vm: //p' "$t" | head -1)
+    # shellcheck disable=SC2086 # vmenv: words KEY=VALUE
+    env $vmenv BFO_VM_OUT="$out" bash tests/verbs/vm.sh run2 "$t" > "$out/vm.log" 2>&1
     rc=$?
     grep -hE '^(ok:|measure:|\[[0-9.]+\] a: (messages|FAIL)|\[[0-9.]+\] b: FAIL)' "$out/out.a.log" "$out/out.b.log" 2>/dev/null | sed 's/^/   /'
     if [ $rc = 0 ] && grep -q '^ok:' "$out/out.a.log"; then
