@@ -6,7 +6,7 @@
 # vm: BFO_VM_RXE=3
 . "$(dirname "$0")/lib.sh"
 export BFO_RAILS="verbs:rxe0,verbs:rxe1,verbs:rxe2"
-stream --count 40 --size 1048576 --timeout 100
+stream --count 40 --size 262144 --timeout 100
 wait_stream 110
 [ "$rc" = 0 ] || fail "bfo stream exit status $rc"
 [ "$ROLE" = a ] || exit 0
