@@ -260,6 +260,17 @@ typedef struct bfo_stats {
     uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload bytes posted per rail (all peers) */
 } bfo_stats;
 
+/* What an event brings to the actions it runs: the frame that caused it
+ * and its sender, or the PUT slot and range of the op whose completion it
+ * is.  An event fed without one (a timer, a choice, a fact) passes NULL.
+ * Actions read their inputs here, never from fields of the engine. */
+typedef struct bfo__input {
+    const bfo_frame *f; /* the frame (its payload: f->payload, f->payload_len), or NULL */
+    int peer;           /* the frame's sender */
+    uint32_t slot;      /* a completed WRITE or FIN: its PUT slot and range */
+    uint64_t off, len;
+} bfo__input;
+
 typedef struct bfo_engine {
     bfo_config cfg;
     bfo_backend be;
@@ -273,12 +284,6 @@ typedef struct bfo_engine {
     bfo_uxm *uxm;
     int uxm_free, ux_head, ux_tail, ooo_head, uxm_in_use;
     bfo_request *posted_head, *posted_tail;
-    const bfo_frame *in;      /* the frame being processed, for actions */
-    const uint8_t *in_payload;
-    size_t in_payload_len;
-    int in_peer, in_rail;
-    uint32_t act_slot;        /* the op that just completed, for actions */
-    uint64_t act_off, act_len;
     bfo_tracer *trace;        /* optional: every transition (set after init) */
     bfo_stats stats;
 } bfo_engine;
@@ -575,7 +580,7 @@ static inline void *bfo__carve(char **p, size_t n)
     return r;
 }
 
-static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev);
+static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, const bfo_frame *f);
 
 /* bfo_engine_init_abi: see THE API near the top. */
 static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, const bfo_backend *be,
@@ -651,7 +656,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
         if (i != c->rank)
             for (int r = 0; r < c->nrails; r++)
                 if (be->connect && be->connect(be->ctx, i, r) != 0)
-                    bfo__rail_step(e, i, r, BFO_EV_CONNECT_FAILED);
+                    bfo__rail_step(e, i, r, BFO_EV_CONNECT_FAILED, NULL);
     return BFO_OK;
 }
 
@@ -984,7 +989,7 @@ static inline void bfo__flush_pending(bfo_engine *e, int peer)
 
 /* ------------------------------------------------------------ requests */
 
-static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev);
+static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev, const bfo__input *in);
 static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok);
 
 /* Completes, with an error, the ops that could not be posted (those there
@@ -1275,7 +1280,7 @@ static inline void bfo__post_fin(bfo_engine *e, bfo_request *r, uint32_t slot, u
 
 /* Carries out one action of a send; returns the event it asks the machine
  * for next (RESTART: the protocol for the rails left), or 0. */
-static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act)
+static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const bfo__input *in)
 {
     switch ((enum bfo_send_action)act) { /* every action, no default: -Wswitch names one left out */
     case BFO_SEND_ACT_POST_MATCH: {
@@ -1298,9 +1303,13 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act)
     case BFO_SEND_ACT_POST_RNDV: bfo__send_rndv(e, r); return 0;
     case BFO_SEND_ACT_POST_RGET: bfo__send_rget(e, r); return 0;
     case BFO_SEND_ACT_SEND_FRAGS: bfo__send_frags(e, r); return 0;
-    case BFO_SEND_ACT_POST_WRITE: { /* the PUT being taken (e->in) */
-        const bfo_hdr_put *p = &e->in->h.put;
-        bfo_op *op = bfo__req_op(e, r, BFO__OP_WRITE);
+    case BFO_SEND_ACT_POST_WRITE: { /* the PUT being taken */
+        const bfo_hdr_put *p;
+        bfo_op *op;
+        if (!in || !in->f || in->f->type != BFO_FRAG_PUT)
+            break; /* fed without its PUT */
+        p = &in->f->h.put;
+        op = bfo__req_op(e, r, BFO__OP_WRITE);
         if (!op)
             return 0;
         op->local = r->buf + p->offset;
@@ -1312,7 +1321,9 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act)
         return 0;
     }
     case BFO_SEND_ACT_POST_FIN: /* the write that completed, or the FIN that failed */
-        bfo__post_fin(e, r, e->act_slot, e->act_off, e->act_len);
+        if (!in || in->f)
+            break; /* fed without the op's range */
+        bfo__post_fin(e, r, in->slot, in->off, in->len);
         return 0;
     case BFO_SEND_ACT_NOTE_FIN: /* the receiver read everything */
         r->done_bytes = r->cap;
@@ -1351,18 +1362,19 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act)
 }
 
 /* A matched RNDV or RGET: the receive takes its description. */
-static inline void bfo__accept_rzv(bfo_engine *e, bfo_request *r, const bfo_frame *f)
+static inline void bfo__accept_rzv(bfo_engine *e, bfo_request *r, const bfo_frame *f, int peer)
 {
     const int rget = f->type == BFO_FRAG_RGET;
-    const size_t first = rget ? 0 : e->in_payload_len; /* RGET's payload: keys, not data */
+    const size_t first = rget ? 0 : f->payload_len; /* RGET's payload: keys, not data */
     size_t n = first < r->cap ? first : r->cap;
+    (void)e;
     if (n)
-        memcpy(r->buf, e->in_payload, n);
+        memcpy(r->buf, f->payload, n);
     if (rget)
-        bfo__req_take_keys(r, e->in_payload, e->in_payload_len);
+        bfo__req_take_keys(r, f->payload, f->payload_len);
     else
         r->nkeys = 0;
-    r->source = e->in_peer;
+    r->source = peer;
     r->tag = (int)(rget ? f->h.rget.tag : f->h.rndv.tag);
     r->length = (size_t)(rget ? f->h.rget.msg_len : f->h.rndv.msg_len);
     r->remote = rget ? f->h.rget.sreq : f->h.rndv.sreq;
@@ -1378,24 +1390,38 @@ static inline void bfo__accept_rzv(bfo_engine *e, bfo_request *r, const bfo_fram
     r->counting = 1; /* r->self: taken at bfo_irecv */
 }
 
-static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
+/* 1 when the event came with a frame of this type (the actions that take
+ * a frame's contents are fed with one; else a protocol violation). */
+static inline int bfo__in_frame(const bfo__input *in, int type)
 {
-    const bfo_frame *f = e->in;
+    return in && in->f && in->f->type == type;
+}
+
+static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, const bfo__input *in)
+{
+    const bfo_frame *f = in ? in->f : NULL;
     switch ((enum bfo_recv_action)act) { /* every action, no default: -Wswitch names one left out */
     case BFO_RECV_ACT_DELIVER_MATCH: {
-        size_t n = e->in_payload_len < r->cap ? e->in_payload_len : r->cap;
+        size_t n;
+        if (!bfo__in_frame(in, BFO_FRAG_MATCH))
+            break;
+        n = f->payload_len < r->cap ? f->payload_len : r->cap;
         if (n)
-            memcpy(r->buf, e->in_payload, n);
-        r->source = e->in_peer;
+            memcpy(r->buf, f->payload, n);
+        r->source = in->peer;
         r->tag = (int)f->h.match.tag;
-        r->length = e->in_payload_len;
+        r->length = f->payload_len;
         e->stats.messages_received++;
         e->stats.eagers++;
         bfo__finish(e, r, r->length > r->cap ? BFO_ERR_TRUNCATE : BFO_OK);
         return;
     }
     case BFO_RECV_ACT_ACCEPT_RNDV:
-    case BFO_RECV_ACT_ACCEPT_RGET: bfo__accept_rzv(e, r, f); return;
+    case BFO_RECV_ACT_ACCEPT_RGET:
+        if (!bfo__in_frame(in, act == BFO_RECV_ACT_ACCEPT_RGET ? BFO_FRAG_RGET : BFO_FRAG_RNDV))
+            break;
+        bfo__accept_rzv(e, r, f, in->peer);
+        return;
     case BFO_RECV_ACT_POST_ACK: {
         bfo_hdr_ack h;
         bfo_op *op = bfo__req_op(e, r, BFO_FRAG_ACK);
@@ -1412,19 +1438,25 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
         return;
     }
     case BFO_RECV_ACT_ACCEPT_FRAG: {
-        uint64_t off = f->h.frag.offset;
+        uint64_t off;
+        if (!bfo__in_frame(in, BFO_FRAG_FRAG))
+            break;
+        off = f->h.frag.offset;
         if (off < r->cap) {
             size_t n = r->cap - (size_t)off;
-            if (n > e->in_payload_len)
-                n = e->in_payload_len;
-            memcpy(r->buf + off, e->in_payload, n);
+            if (n > f->payload_len)
+                n = f->payload_len;
+            memcpy(r->buf + off, f->payload, n);
         }
-        r->done_bytes += e->in_payload_len;
+        r->done_bytes += f->payload_len;
         return;
     }
     case BFO_RECV_ACT_POST_PUTS: bfo__post_puts(e, r); return;
     case BFO_RECV_ACT_ACCEPT_FIN: { /* a PUT slot is written (checked by the engine) */
-        uint32_t bit = f->h.fin.slot - r->slot_base;
+        uint32_t bit;
+        if (!bfo__in_frame(in, BFO_FRAG_FIN))
+            break;
+        bit = f->h.fin.slot - r->slot_base;
         r->slot_mask |= (uint64_t)1 << bit;
         while (r->slot_mask & 1) {
             r->slot_mask >>= 1;
@@ -1442,7 +1474,11 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
     case BFO_RECV_ACT_POST_RECVERRNOTIFY:
         bfo__post_restart_msg(e, r, BFO_FRAG_RECVERRNOTIFY, r->remote, r->self);
         return;
-    case BFO_RECV_ACT_ACCEPT_NOTIFY: r->rseq = f->h.restart.rseq; return;
+    case BFO_RECV_ACT_ACCEPT_NOTIFY:
+        if (!bfo__in_frame(in, BFO_FRAG_NOTIFY))
+            break;
+        r->rseq = f->h.restart.rseq;
+        return;
     case BFO_RECV_ACT_POST_RESTARTACK:
         bfo__post_restart_msg(e, r, BFO_FRAG_RESTARTACK, r->remote, r->self);
         return;
@@ -1459,7 +1495,7 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act)
     case BFO_RECV_ACT_POST_RESTARTNACK: /* the engine NACKs for released requests */
         break;
     }
-    e->stats.protocol_violations++; /* POST_RESTARTNACK, or not an action of the machine */
+    e->stats.protocol_violations++; /* POST_RESTARTNACK, fed without its frame, or not an action */
 }
 
 /* The fact a request waits for, if it is true now: ALL_DELIVERED (the data
@@ -1487,9 +1523,9 @@ static inline int bfo__req_fact(const bfo_request *r)
  * (ALL_DELIVERED, DRAINED) and any event an action asked for.  One feed per
  * machine: bfo_fsm_step then sees a constant machine, and its exec is
  * inlined instead of called through m->exec. */
-static inline void bfo__send_feed(bfo_engine *e, bfo_request *r, int ev)
+static inline void bfo__send_feed(bfo_engine *e, bfo_request *r, int ev, const bfo__input *in)
 {
-    while (ev && !r->complete) {
+    for (; ev && !r->complete; in = NULL) { /* the input is the first event's */
         bfo_step st; /* bfo_fsm_step fills the rest */
         int asked = 0;
         st.trace = e->trace;
@@ -1500,7 +1536,7 @@ static inline void bfo__send_feed(bfo_engine *e, bfo_request *r, int ev)
         }
         /* no transition emits more than the generator's bound: the loop unrolls */
         for (unsigned i = 0; i < st.n_actions && i < BFO_SEND_MAX_ACTIONS; i++) {
-            int a = bfo__send_action(e, r, st.actions[i]);
+            int a = bfo__send_action(e, r, st.actions[i], in);
             if (a)
                 asked = a;
         }
@@ -1508,9 +1544,9 @@ static inline void bfo__send_feed(bfo_engine *e, bfo_request *r, int ev)
     }
 }
 
-static inline void bfo__recv_feed(bfo_engine *e, bfo_request *r, int ev)
+static inline void bfo__recv_feed(bfo_engine *e, bfo_request *r, int ev, const bfo__input *in)
 {
-    while (ev && !r->complete) {
+    for (; ev && !r->complete; in = NULL) { /* the input is the first event's */
         bfo_step st;
         st.trace = e->trace;
         st.obj = r;
@@ -1519,17 +1555,24 @@ static inline void bfo__recv_feed(bfo_engine *e, bfo_request *r, int ev)
             return;
         }
         for (unsigned i = 0; i < st.n_actions && i < BFO_RECV_MAX_ACTIONS; i++)
-            bfo__recv_action(e, r, st.actions[i]);
+            bfo__recv_action(e, r, st.actions[i], in);
         ev = bfo__fact(r, bfo_recv_machine.waits, r->length);
     }
 }
 
-static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev)
+static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev, const bfo__input *in)
 {
     if (r->kind == BFO_REQ_SEND)
-        bfo__send_feed(e, r, ev);
+        bfo__send_feed(e, r, ev, in);
     else
-        bfo__recv_feed(e, r, ev);
+        bfo__recv_feed(e, r, ev, in);
+}
+
+/* Feeds the event a frame from peer caused: the frame is the actions' input. */
+static inline void bfo__feed_frame(bfo_engine *e, bfo_request *r, int ev, const bfo_frame *f, int peer)
+{
+    const bfo__input in = { f, peer, 0, 0, 0 };
+    bfo__req_feed(e, r, ev, &in);
 }
 
 /* The event of an op's completion. */
@@ -1549,12 +1592,14 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
     const bfo_handle owner = op->owner;
     const uint16_t rseq = op->rseq;
     const uint64_t len = op->len;
+    bfo__input in = { NULL, peer, op->slot, op->off, op->len }; /* for POST_FIN */
     bfo_request *r;
 
     bfo__op_unpost(e, op);
     if (about >= 0) { /* rail control: the rail machine it concerns */
         bfo__op_free(e, op);
-        bfo__rail_step(e, peer, about, bfo_frag_event(type, ok ? BFO_EVK_DELIVERED : BFO_EVK_FAILED));
+        bfo__rail_step(e, peer, about, bfo_frag_event(type, ok ? BFO_EVK_DELIVERED : BFO_EVK_FAILED),
+                       NULL);
         return;
     }
     if (bfo_handle_is_null(owner)) { /* an engine-owned NACK: until delivered */
@@ -1575,11 +1620,6 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
         bfo__op_free(e, op);
         return;
     }
-    if (type == BFO__OP_WRITE || type == BFO_FRAG_FIN) { /* for POST_FIN, their only reader */
-        e->act_slot = op->slot;
-        e->act_off = op->off;
-        e->act_len = op->len;
-    }
     bfo__op_free(e, op);
     r = bfo__handle_get(e, owner);
     if (!r)
@@ -1596,10 +1636,10 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
     }
     if (rseq != r->rseq && r->kind == BFO_REQ_RECV) {
         /* posted under an older restart: only the count matters */
-        bfo__req_feed(e, r, bfo__req_fact(r));
+        bfo__req_feed(e, r, bfo__req_fact(r), NULL);
         return;
     }
-    bfo__req_feed(e, r, bfo__op_event(type, ok));
+    bfo__req_feed(e, r, bfo__op_event(type, ok), &in);
 }
 
 /* bfo_engine_completion: see THE API near the top. */
@@ -1673,7 +1713,7 @@ static inline void bfo__probe_answered(bfo_engine *e, bfo_rail_link *rs)
     }
 }
 
-static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
+static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, const bfo_frame *f)
 {
     bfo_peer *p = &e->peers[peer];
     bfo_rail_link *rs = &p->rail[rail];
@@ -1686,7 +1726,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
         return;
     case BFO_RAIL_ACT_SEND_PROBEACK:
         bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBEACK, rail,
-                      e->in ? e->in->h.railctl.nonce : 0);
+                      f && f->type == BFO_FRAG_PROBE ? f->h.railctl.nonce : 0);
         return;
     case BFO_RAIL_ACT_ADMIT:
         if (rs->ever_up)
@@ -1748,7 +1788,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act)
     e->stats.protocol_violations++; /* not an action of the rail machine */
 }
 
-static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev)
+static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, const bfo_frame *f)
 {
     bfo_peer *p = &e->peers[peer];
     bfo_step st;
@@ -1761,7 +1801,7 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev)
         return;
     }
     for (unsigned i = 0; i < st.n_actions; i++)
-        bfo__rail_action(e, peer, rail, st.actions[i]);
+        bfo__rail_action(e, peer, rail, st.actions[i], f);
     if (was_up && !bfo__rail_up(e, peer, rail))
         p->rail[rail].probe_out = 0; /* a heartbeat probe belongs to one stay in UP */
     if (!was_up && bfo__rail_up(e, peer, rail))
@@ -1779,7 +1819,7 @@ static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int 
          i >= 0 && i < e->cfg.nranks && (peer == BFO_ALL_PEERS || i == peer); i++)
         if (i != e->cfg.rank && !e->peers[i].unreachable &&
             bfo_rail_accepts(e->peers[i].rail[rail].fsm.cs, ev))
-            bfo__rail_step(e, i, rail, ev);
+            bfo__rail_step(e, i, rail, ev, NULL);
     bfo__run_failed(e);
 }
 
@@ -1848,23 +1888,21 @@ static inline void bfo__recv_chosen(bfo_engine *e, bfo_request *r)
 {
     if (!r->complete && (r->cs == BFO_RECV_ST_RNDV_MATCHED || r->cs == BFO_RECV_ST_RGET_MATCHED))
         bfo__req_feed(e, r, e->peers[r->peer].unreachable ? BFO_EV_PEER_UNREACHABLE
-                                                           : bfo__recv_choose(e, r));
+                                                           : bfo__recv_choose(e, r),
+                      NULL);
 }
 
 /* A posted receive takes a message: the first event of its machine. */
 static BFO__HOT void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, const bfo_frame *f)
 {
-    e->in = f;
-    e->in_payload = f->payload;
-    e->in_payload_len = f->payload_len;
-    e->in_peer = peer;
+    const bfo__input in = { f, peer, 0, 0, 0 };
     r->peer = peer;
     r->ctx = bfo__frame_ctx(f);
     bfo__recv_feed(e, r, f->type == BFO_FRAG_MATCH  ? BFO_EV_MATCH_RCVD
                         : f->type == BFO_FRAG_RNDV ? BFO_EV_RNDV_RCVD
-                                                   : BFO_EV_RGET_RCVD);
+                                                   : BFO_EV_RGET_RCVD,
+                   &in);
     bfo__recv_chosen(e, r);
-    e->in = NULL;
 }
 
 /* The message is next in its (context, peer) order: match it or queue it.
@@ -2050,7 +2088,7 @@ static inline int bfo__rcvd_rzv(bfo_engine *e, int peer, const bfo_frame *f, int
         return BFO_ERR_STALE;
     if (!bfo__same_message(r, peer, f))
         return BFO_ERR_PROTOCOL;
-    bfo__req_feed(e, r, bfo_frag_event(f->type, *kind));
+    bfo__feed_frame(e, r, bfo_frag_event(f->type, *kind), f, peer);
     bfo__recv_chosen(e, r);
     return BFO_OK;
 }
@@ -2083,7 +2121,7 @@ static inline int bfo__rcvd_PUT(bfo_engine *e, int peer, int rail, const bfo_fra
         r->done_bytes = r->first;
         r->counting = 1;
     }
-    bfo__req_feed(e, r, BFO_EV_PUT_RCVD);
+    bfo__feed_frame(e, r, BFO_EV_PUT_RCVD, f, peer);
     return BFO_OK;
 }
 
@@ -2110,7 +2148,7 @@ static inline int bfo__rcvd_FIN(bfo_engine *e, int peer, int rail, const bfo_fra
         *kind = s < r->slot_base || ((r->slot_mask >> (s - r->slot_base)) & 1) ? BFO_EVK_DUP_RCVD
                                                                               : BFO_EVK_RCVD;
     }
-    bfo__req_feed(e, r, bfo_frag_event(f->type, *kind));
+    bfo__feed_frame(e, r, bfo_frag_event(f->type, *kind), f, peer);
     return BFO_OK;
 }
 
@@ -2128,7 +2166,7 @@ static inline int bfo__rcvd_ACK(bfo_engine *e, int peer, int rail, const bfo_fra
         r->done_bytes = (size_t)f->h.ack.offset;
         r->counting = 1;
     }
-    bfo__req_feed(e, r, BFO_EV_ACK_RCVD);
+    bfo__feed_frame(e, r, BFO_EV_ACK_RCVD, f, peer);
     return BFO_OK;
 }
 
@@ -2140,7 +2178,7 @@ static inline int bfo__rcvd_FRAG(bfo_engine *e, int peer, int rail, const bfo_fr
         return BFO_ERR_STALE;
     if (f->h.frag.offset + f->payload_len > r->length)
         return BFO_ERR_PROTOCOL;
-    bfo__req_feed(e, r, BFO_EV_FRAG_RCVD);
+    bfo__feed_frame(e, r, BFO_EV_FRAG_RCVD, f, peer);
     return BFO_OK;
 }
 
@@ -2153,7 +2191,7 @@ static inline int bfo__rcvd_NOTIFY(bfo_engine *e, int peer, int rail, const bfo_
     r = bfo__lookup(e, peer, f->h.restart.dreq, BFO_REQ_RECV, f->h.restart.rseq, 1, kind);
     if (!r)
         return BFO_ERR_STALE;
-    bfo__req_feed(e, r, bfo_frag_event(f->type, *kind));
+    bfo__feed_frame(e, r, bfo_frag_event(f->type, *kind), f, peer);
     return BFO_OK;
 }
 
@@ -2171,7 +2209,7 @@ static inline int bfo__rcvd_reply(bfo_engine *e, int peer, const bfo_frame *f, i
     }
     if (f->type == BFO_FRAG_RECVERRNOTIFY && bfo_handle_is_null(r->remote))
         r->remote = f->h.restart.dreq;
-    bfo__req_feed(e, r, bfo_frag_event(f->type, BFO_EVK_RCVD));
+    bfo__feed_frame(e, r, bfo_frag_event(f->type, BFO_EVK_RCVD), f, peer);
     return BFO_OK;
 }
 
@@ -2207,7 +2245,7 @@ static inline int bfo__rcvd_railctl(bfo_engine *e, int peer, int rail, const bfo
         (int32_t)(f->h.railctl.epoch - e->peers[peer].rail[about].epoch) < 0)
         return BFO_ERR_STALE; /* about an earlier life of the rail */
     bfo__rail_step(e, peer, f->type == BFO_FRAG_BROKEN ? about : rail,
-                   bfo_frag_event(f->type, BFO_EVK_RCVD));
+                   bfo_frag_event(f->type, BFO_EVK_RCVD), f);
     if (f->type == BFO_FRAG_PROBEACK && f->h.railctl.nonce == e->peers[peer].rail[rail].probe_sent)
         bfo__probe_answered(e, &e->peers[peer].rail[rail]);
     return BFO_OK;
@@ -2253,11 +2291,6 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         return rc;
     }
     e->peers[peer].rail[rail].last_rx = e->now;
-    e->in = &f;
-    e->in_payload = f.payload;
-    e->in_payload_len = f.payload_len;
-    e->in_peer = peer;
-    e->in_rail = rail;
     switch (f.type) { /* one case per fragment type, each calling its bfo__rcvd_<TYPE> */
 #define BFO__RCVD(name, code, layout, payload, dedup) \
     case BFO_FRAG_##name: rc = bfo__rcvd_##name(e, peer, rail, &f, &kind); break;
@@ -2267,7 +2300,6 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         rc = BFO_ERR_PROTOCOL;
         break;
     }
-    e->in = NULL;
     bfo__run_failed(e);
     if (rc == BFO_OK && kind == BFO_EVK_DUP_RCVD)
         e->stats.duplicates_dropped++;
@@ -2321,11 +2353,11 @@ static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size
     if (bfo_handle_is_null(r->self))
         return BFO_ERR_NO_MEMORY;
     if (e->peers[peer].unreachable) {
-        bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE);
+        bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
         return BFO_ERR_PEER_UNREACHABLE;
     }
     r->seq = ++e->peers[peer].send_seq[ctx];
-    bfo__send_feed(e, r, len <= e->cfg.eager_limit ? BFO_EV_EAGER_CHOSEN : bfo__send_choose(e, r));
+    bfo__send_feed(e, r, len <= e->cfg.eager_limit ? BFO_EV_EAGER_CHOSEN : bfo__send_choose(e, r), NULL);
     bfo__run_failed(e);
     return BFO_OK;
 }
@@ -2364,7 +2396,7 @@ static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap
         return BFO_OK;
     }
     if (peer >= 0 ? e->peers[peer].unreachable : bfo__all_unreachable(e)) {
-        bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE);
+        bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
         return BFO_ERR_PEER_UNREACHABLE;
     }
     if (e->posted_tail)
@@ -2406,7 +2438,7 @@ static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
     for (int i = 0; i < e->cfg.max_requests; i++) {
         r = e->slots[i].req;
         if (r && r->peer == peer && !r->complete)
-            bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE);
+            bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
     }
     for (r = e->posted_head; r; r = next) { /* receives naming this peer */
         next = r->next;
@@ -2421,7 +2453,7 @@ static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
         if (e->posted_tail == r)
             e->posted_tail = prev;
         r->next = NULL;
-        bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE);
+        bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
     }
     /* messages waiting for an earlier one that will never come */
     for (int k = e->ooo_head, prevk = -1, nk; k >= 0; k = nk) {
@@ -2473,27 +2505,28 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
                 /* the probe waits from when it went out, or from the last thing heard */
                 const uint64_t since = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
                 if (e->now - rs->last_rx >= c->silence_ns)
-                    bfo__rail_step(e, i, k, BFO_EV_SILENCE_DETECTED);
+                    bfo__rail_step(e, i, k, BFO_EV_SILENCE_DETECTED, NULL);
                 else if (rs->probe_out && e->now - since >= bfo__probe_timeout(e, rs)) {
                     if (rs->pt_shift < 3)
                         rs->pt_shift++;
                     rs->pt_good = 0;
-                    bfo__rail_step(e, i, k, BFO_EV_PROBE_TIMED_OUT);
+                    bfo__rail_step(e, i, k, BFO_EV_PROBE_TIMED_OUT, NULL);
                 }
                 else if (!rs->probe_out && (e->now - rs->last_rx >= c->heartbeat_ns ||
                                             e->now - rs->last_tx >= c->heartbeat_ns))
-                    bfo__rail_step(e, i, k, BFO_EV_HEARTBEAT_DUE);
+                    bfo__rail_step(e, i, k, BFO_EV_HEARTBEAT_DUE, NULL);
                 break;
             }
             case BFO_RAIL_ST_PROBING:
                 if (e->now - rs->probe_sent >= bfo__probe_timeout(e, rs))
-                    bfo__rail_step(e, i, k, BFO_EV_PROBE_TIMED_OUT);
+                    bfo__rail_step(e, i, k, BFO_EV_PROBE_TIMED_OUT, NULL);
                 break;
             case BFO_RAIL_ST_FAILED:
                 if (e->now >= rs->deadline)
                     bfo__rail_step(e, i, k, rs->attempts > c->max_reconnects
                                                 ? BFO_EV_RETRIES_EXHAUSTED
-                                                : BFO_EV_BACKOFF_EXPIRED);
+                                                : BFO_EV_BACKOFF_EXPIRED,
+                                   NULL);
                 break;
             default: break;
             }
