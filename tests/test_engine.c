@@ -1558,6 +1558,53 @@ static void test_rail_heard_ignores_bad_arguments(void **state)
     sr_del(w);
 }
 
+/* Actions take their inputs as arguments: one that needs the event's frame
+ * (or the completed op's range) and is fed without it refuses, counted as
+ * a protocol violation, and leaves the request as it was. */
+static void test_actions_fed_without_their_input_are_refused(void **state)
+{
+    static uint8_t buf[64];
+    sr_scenario sc = make(NULL, 0, 2, 1, 67);
+    bfo_request rr, sr;
+    bfo_frame put;
+    (void)state;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 1000000);
+    bfo_engine *e = &w->e[0];
+    assert_int_equal(bfo_irecv(e, &rr, buf, sizeof buf, 1, 0, 5, w->sn.now), BFO_OK);
+    static const int recv_acts[] = { BFO_RECV_ACT_DELIVER_MATCH, BFO_RECV_ACT_ACCEPT_RNDV,
+                                     BFO_RECV_ACT_ACCEPT_RGET, BFO_RECV_ACT_ACCEPT_FRAG,
+                                     BFO_RECV_ACT_ACCEPT_FIN, BFO_RECV_ACT_ACCEPT_NOTIFY };
+    for (size_t i = 0; i < sizeof recv_acts / sizeof recv_acts[0]; i++) {
+        uint64_t v = e->stats.protocol_violations;
+        size_t done = rr.done_bytes;
+        bfo__recv_action(e, &rr, recv_acts[i], NULL);
+        if (e->stats.protocol_violations != v + 1)
+            fail_msg("%s without a frame: not refused", bfo_recv_action_name(recv_acts[i]));
+        assert_false(rr.complete);
+        assert_int_equal(rr.done_bytes, done);
+    }
+    memset(&put, 0, sizeof put); /* a frame of another type than the action's */
+    put.type = BFO_FRAG_ACK;
+    {
+        const bfo__input in = { &put, 1, 0, 0, 0 };
+        uint64_t v = e->stats.protocol_violations;
+        bfo__recv_action(e, &rr, BFO_RECV_ACT_DELIVER_MATCH, &in);
+        assert_int_equal(e->stats.protocol_violations, v + 1);
+        assert_false(rr.complete);
+    }
+    assert_int_equal(bfo_isend(e, &sr, buf, sizeof buf, 1, 0, 5, w->sn.now), BFO_OK);
+    {
+        uint64_t v = e->stats.protocol_violations, posted = e->stats.ops_posted;
+        bfo__send_action(e, &sr, BFO_SEND_ACT_POST_WRITE, NULL); /* no PUT */
+        bfo__send_action(e, &sr, BFO_SEND_ACT_POST_FIN, NULL);   /* no range */
+        assert_int_equal(e->stats.protocol_violations, v + 2);
+        assert_int_equal(e->stats.ops_posted, posted);
+    }
+    sr_go(w);
+    sr_del(w);
+}
+
 static void test_engine_init_errors(void **state)
 {
     bfo_config c;
@@ -1590,6 +1637,7 @@ int main(int argc, char **argv)
         cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_engine_init_errors),
+        cmocka_unit_test(test_actions_fed_without_their_input_are_refused),
         cmocka_unit_test(test_mixed_messages_every_protocol_no_fault),
         cmocka_unit_test(test_put_protocol_no_fault),
         cmocka_unit_test(test_one_rail),
