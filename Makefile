@@ -79,16 +79,16 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 BUILD    := $(BUILD)-san
 endif
 
-TESTS    := test_transitions test_scenarios test_wire test_engine test_noalloc test_verbs_map \
+TESTS    := test_transitions test_link test_scenarios test_wire test_engine test_noalloc test_verbs_map \
             test_verbs_scenarios test_porting test_abi test_net_abi test_shm test_net test_boot \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
 DOCS_GEN := docs/protocol.md docs/porting.md README.md
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
-MACHINES := send recv rail
+MACHINES := send recv rail conn
 TCP_SRC  := backends/tcp/bfo_tcp.c
-TCP_HDR  := backends/tcp/bfo_tcp.h backends/bfo_sink.h backends/bfo_transport.h backends/bfo_list.h $(HEADERS)
+TCP_HDR  := backends/tcp/bfo_tcp.h backends/bfo_sink.h backends/bfo_transport.h backends/bfo_list.h backends/bfo_link.h $(HEADERS)
 BOOT_SRC := backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c
 BOOT_HDR := backends/boot/bfo_boot.h backends/boot/bfo_boot_pmix.h
 # where the backends' headers are: each transport's directory, the wire-up's, bfo_net's
@@ -137,7 +137,7 @@ $(info make: <infiniband/verbs.h> not found: building without the verbs backend 
 endif
 endif
 SHM_SRC  := backends/shm/bfo_shm.c
-SHM_HDR  := backends/shm/bfo_shm.h backends/bfo_transport.h backends/bfo_sink.h backends/bfo_list.h $(HEADERS)
+SHM_HDR  := backends/shm/bfo_shm.h backends/bfo_transport.h backends/bfo_sink.h backends/bfo_list.h backends/bfo_link.h $(HEADERS)
 NET_SRC  := backends/net/bfo_net.c $(BOOT_SRC) $(TCP_SRC) $(SHM_SRC) $(VERBS_SRC)
 VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_glue.h \
              backends/bfo_sink.h backends/bfo_transport.h

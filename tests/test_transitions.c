@@ -10,9 +10,15 @@
  * transition in the spec without a row, or a row the spec no longer has,
  * fails `make check`.  Change the protocol: edit spec/, `make gen`, then
  * make this table say what you meant.
+ *
+ * The conn machine (spec/conn.rl: one transport connection, run by the
+ * transports through backends/bfo_link.h) has an alphabet of its own
+ * (BFO_CONN_EV_*): its table names its events, and "every other event" is
+ * every other event of that alphabet.
  */
 #include "bfo_test.h"
 
+#include "bfo_conn_transitions.h"
 #include "bfo_rail_transitions.h"
 #include "bfo_recv_transitions.h"
 #include "bfo_send_transitions.h"
@@ -362,6 +368,69 @@ static const row rail_rows[] = {
 #undef L
 #undef DOWN_LOCAL
 
+/* ---------------------------------------------------------------- conn -- */
+#define C(from, ev, to, acts) { BFO_CONN_ST_##from, BFO_CONN_EV_##ev, BFO_CONN_ST_##to, acts }
+static const row conn_rows[] = {
+    /* who dials: the lower rank */
+    C(NEW, DIALER_CHOSEN, DIALER_DOWN, ""),
+    C(NEW, ACCEPTOR_CHOSEN, ACCEPTOR_DOWN, ""),
+
+    /* the dialer */
+    C(DIALER_DOWN, CONNECT_ASKED, DIALING, "dial"),
+    C(DIALER_DOWN, HELLO_RCVD, DIALER_DOWN, "refuse"),       /* the peer dialed too */
+    C(DIALER_DOWN, STALE_HELLO_RCVD, DIALER_DOWN, "refuse"),
+
+    C(DIALING, DIAL_CONNECTED, HELLO_SENT, "send_hello"),
+    C(DIALING, DIAL_FAILED, DIALER_DOWN, "report_failed close"),
+    C(DIALING, BROKEN, DIALER_DOWN, "report_failed close"),
+    C(DIALING, TIMED_OUT, DIALER_DOWN, "report_failed close"),
+    C(DIALING, CONNECT_ASKED, DIALING, ""),                  /* the dial answers it */
+    C(DIALING, HELLO_RCVD, DIALING, "refuse"),
+    C(DIALING, STALE_HELLO_RCVD, DIALING, "refuse"),
+
+    C(HELLO_SENT, REPLY_RCVD, DIALER_UP, "report_up"),
+    C(HELLO_SENT, BROKEN, DIALER_DOWN, "report_failed close"),
+    C(HELLO_SENT, TIMED_OUT, DIALER_DOWN, "report_failed close"),
+    C(HELLO_SENT, CONNECT_ASKED, HELLO_SENT, ""),
+    C(HELLO_SENT, HELLO_RCVD, HELLO_SENT, "refuse"),
+    C(HELLO_SENT, STALE_HELLO_RCVD, HELLO_SENT, "refuse"),
+
+    C(DIALER_UP, BROKEN, DIALER_DOWN, "report_error close"),
+    C(DIALER_UP, CONNECT_ASKED, DIALING, "close dial"),       /* the engine gave it up */
+    C(DIALER_UP, HELLO_RCVD, DIALER_UP, "refuse"),
+    C(DIALER_UP, STALE_HELLO_RCVD, DIALER_UP, "refuse"),
+
+    /* the acceptor */
+    C(ACCEPTOR_DOWN, CONNECT_ASKED, AWAITING_HELLO, "wait"),
+    C(ACCEPTOR_DOWN, HELLO_RCVD, REPLY_SENT, "take send_reply"),
+    C(ACCEPTOR_DOWN, STALE_HELLO_RCVD, ACCEPTOR_DOWN, "refuse"),
+
+    C(AWAITING_HELLO, HELLO_RCVD, REPLY_SENT_ASKED, "take send_reply"),
+    C(AWAITING_HELLO, STALE_HELLO_RCVD, AWAITING_HELLO, "refuse"),
+    C(AWAITING_HELLO, TIMED_OUT, ACCEPTOR_DOWN, "report_failed"),
+    C(AWAITING_HELLO, CONNECT_ASKED, AWAITING_HELLO, "wait"),
+
+    C(REPLY_SENT, PEER_READY, ACCEPTOR_UP, "report_up"),
+    C(REPLY_SENT, CONNECT_ASKED, REPLY_SENT_ASKED, ""),       /* the connection answers it */
+    C(REPLY_SENT, HELLO_RCVD, REPLY_SENT, "close take send_reply"),
+    C(REPLY_SENT, STALE_HELLO_RCVD, REPLY_SENT, "refuse"),
+    C(REPLY_SENT, BROKEN, ACCEPTOR_DOWN, "close"),
+    C(REPLY_SENT, TIMED_OUT, ACCEPTOR_DOWN, "close"),
+
+    C(REPLY_SENT_ASKED, PEER_READY, ACCEPTOR_UP, "report_up"),
+    C(REPLY_SENT_ASKED, CONNECT_ASKED, REPLY_SENT_ASKED, ""),
+    C(REPLY_SENT_ASKED, HELLO_RCVD, REPLY_SENT_ASKED, "close take send_reply"),
+    C(REPLY_SENT_ASKED, STALE_HELLO_RCVD, REPLY_SENT_ASKED, "refuse"),
+    C(REPLY_SENT_ASKED, BROKEN, AWAITING_HELLO, "close"),     /* the engine keeps waiting */
+    C(REPLY_SENT_ASKED, TIMED_OUT, ACCEPTOR_DOWN, "report_failed close"),
+
+    C(ACCEPTOR_UP, BROKEN, ACCEPTOR_DOWN, "report_error close"),
+    C(ACCEPTOR_UP, CONNECT_ASKED, AWAITING_HELLO, "close wait"),
+    C(ACCEPTOR_UP, HELLO_RCVD, REPLY_SENT, "report_error close take send_reply"),
+    C(ACCEPTOR_UP, STALE_HELLO_RCVD, ACCEPTOR_UP, "refuse"),
+};
+#undef C
+
 /* ------------------------------------------- the transitions Ragel built -- */
 typedef struct spec_row {
     int from, event, to;
@@ -376,7 +445,10 @@ typedef struct spec_row {
     { BFO_RAIL_ST_##F, BFO_EV_##E, BFO_RAIL_ST_##T, { #A1, #A2, #A3, #A4 } },
 static const spec_row send_spec[] = { BFO_SEND_TRANSITIONS(SPEC_SEND) };
 static const spec_row recv_spec[] = { BFO_RECV_TRANSITIONS(SPEC_RECV) };
+#define SPEC_CONN(F, E, T, N, A1, A2, A3, A4) \
+    { BFO_CONN_ST_##F, BFO_CONN_EV_##E, BFO_CONN_ST_##T, { #A1, #A2, #A3, #A4 } },
 static const spec_row rail_spec[] = { BFO_RAIL_TRANSITIONS(SPEC_RAIL) };
+static const spec_row conn_spec[] = { BFO_CONN_TRANSITIONS(SPEC_CONN) };
 
 /* "a b" from {"a", "b", "NONE", "NONE"} */
 static void spec_actions(const spec_row *s, char *buf, size_t cap)
@@ -394,13 +466,16 @@ typedef struct table {
     size_t n_rows;
     const spec_row *spec;
     size_t n_spec;
+    const char *(*evname)(int ev); /* the machine's alphabet */
 } table;
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 static const table tables[] = {
-    { "send", &bfo_send_machine, send_rows, N_OF(send_rows), send_spec, N_OF(send_spec) },
-    { "recv", &bfo_recv_machine, recv_rows, N_OF(recv_rows), recv_spec, N_OF(recv_spec) },
-    { "rail", &bfo_rail_machine, rail_rows, N_OF(rail_rows), rail_spec, N_OF(rail_spec) },
+    { "send", &bfo_send_machine, send_rows, N_OF(send_rows), send_spec, N_OF(send_spec), bfo_event_name },
+    { "recv", &bfo_recv_machine, recv_rows, N_OF(recv_rows), recv_spec, N_OF(recv_spec), bfo_event_name },
+    { "rail", &bfo_rail_machine, rail_rows, N_OF(rail_rows), rail_spec, N_OF(rail_spec), bfo_event_name },
+    { "conn", &bfo_conn_machine, conn_rows, N_OF(conn_rows), conn_spec, N_OF(conn_spec),
+      bfo_conn_event_name },
 };
 
 typedef struct row_case {
@@ -444,7 +519,7 @@ static void test_illegal(void **state)
 {
     const state_case *c = (const state_case *)*state;
     int refused = 0;
-    for (int ev = 1; ev < BFO_EV_COUNT; ev++) {
+    for (int ev = 1; ev < c->t->m->n_events; ev++) {
         bfo_step st;
         int cs = c->state;
         if (find_row(c->t, c->state, ev))
@@ -453,7 +528,7 @@ static void test_illegal(void **state)
         if (bfo_fsm_step(c->t->m, &cs, ev, &st) != BFO_ERR_ILLEGAL_EVENT || cs != c->state ||
             st.n_actions != 0 || st.to != c->state || bfo_fsm_accepts(c->t->m, c->state, ev))
             fail_msg("%s: %s --%s--> was taken, the table says it is illegal", c->t->name,
-                     bfo_fsm_state_name(c->t->m, c->state), bfo_event_name(ev));
+                     bfo_fsm_state_name(c->t->m, c->state), c->t->evname(ev));
         refused++;
     }
     assert_true(refused > 0);
@@ -467,17 +542,18 @@ static void test_bad_input(void **state)
     int cs = t->m->start;
     memset(&st, 0, sizeof st);
     assert_int_equal(bfo_fsm_step(t->m, &cs, 0, &st), BFO_ERR_BAD_EVENT);
-    assert_int_equal(bfo_fsm_step(t->m, &cs, BFO_EV_COUNT, &st), BFO_ERR_BAD_EVENT);
+    assert_int_equal(bfo_fsm_step(t->m, &cs, t->m->n_events, &st), BFO_ERR_BAD_EVENT);
     assert_int_equal(bfo_fsm_step(t->m, &cs, -7, &st), BFO_ERR_BAD_EVENT);
     assert_int_equal(cs, t->m->start);
     cs = 0;
-    assert_int_equal(bfo_fsm_step(t->m, &cs, BFO_EV_PEER_UNREACHABLE, &st), BFO_ERR_BAD_STATE);
+    assert_int_equal(bfo_fsm_step(t->m, &cs, 1, &st), BFO_ERR_BAD_STATE);
     assert_int_equal(cs, 0);
     cs = t->m->n_states;
-    assert_int_equal(bfo_fsm_step(t->m, &cs, BFO_EV_PEER_UNREACHABLE, &st), BFO_ERR_BAD_STATE);
+    assert_int_equal(bfo_fsm_step(t->m, &cs, 1, &st), BFO_ERR_BAD_STATE);
     assert_int_equal(cs, t->m->n_states);
     assert_string_equal(bfo_fsm_state_name(t->m, 0), "(invalid)");
-    assert_int_equal(bfo_fsm_accepts(t->m, 0, BFO_EV_DRAINED), 0);
+    assert_int_equal(bfo_fsm_accepts(t->m, 0, 1), 0);
+    assert_int_equal(bfo_fsm_accepts(t->m, t->m->start, t->m->n_events), 0);
 }
 
 /* The table and the spec list the same transitions. */
@@ -493,12 +569,12 @@ static void test_coverage(void **state)
         spec_actions(s, want, sizeof want);
         if (!r) {
             print_error("%s: the spec has %s --%s--> %s%s%s, the table has no row for it\n",
-                        t->name, bfo_fsm_state_name(t->m, s->from), bfo_event_name(s->event),
+                        t->name, bfo_fsm_state_name(t->m, s->from), t->evname(s->event),
                         bfo_fsm_state_name(t->m, s->to), *want ? " / " : "", want);
             missing++;
         } else if (r->to != s->to || strcmp(r->actions, want) != 0) {
             print_error("%s: %s --%s-->: the spec says %s / %s, the table says %s / %s\n",
-                        t->name, bfo_fsm_state_name(t->m, s->from), bfo_event_name(s->event),
+                        t->name, bfo_fsm_state_name(t->m, s->from), t->evname(s->event),
                         bfo_fsm_state_name(t->m, s->to), want,
                         bfo_fsm_state_name(t->m, r->to), r->actions);
             differ++;
@@ -511,13 +587,13 @@ static void test_coverage(void **state)
             found += t->spec[j].from == r->from && t->spec[j].event == r->event;
         if (found == 0) {
             print_error("%s: the table has %s --%s--> %s, the spec no longer does\n", t->name,
-                        bfo_fsm_state_name(t->m, r->from), bfo_event_name(r->event),
+                        bfo_fsm_state_name(t->m, r->from), t->evname(r->event),
                         bfo_fsm_state_name(t->m, r->to));
             extra++;
         }
         if (find_row(t, r->from, r->event) != r) {
             print_error("%s: the table lists %s --%s--> twice\n", t->name,
-                        bfo_fsm_state_name(t->m, r->from), bfo_event_name(r->event));
+                        bfo_fsm_state_name(t->m, r->from), t->evname(r->event));
             extra++;
         }
     }
@@ -595,6 +671,11 @@ static void test_names_and_finals(void **state)
     assert_true(bfo_recv_is_final(BFO_RECV_ST_COMPLETE));
     assert_true(bfo_rail_is_final(BFO_RAIL_ST_RETIRED));
     assert_false(bfo_rail_is_final(BFO_RAIL_ST_UP));
+    assert_string_equal(bfo_conn_state_name(BFO_CONN_ST_AWAITING_HELLO), "AWAITING_HELLO");
+    assert_string_equal(bfo_conn_action_name(BFO_CONN_ACT_SEND_REPLY), "send_reply");
+    assert_string_equal(bfo_conn_event_name(BFO_CONN_EV_STALE_HELLO_RCVD), "STALE_HELLO_RCVD");
+    assert_string_equal(bfo_conn_event_name(BFO_CONN_EV_COUNT), "(invalid)");
+    assert_false(bfo_conn_is_final(BFO_CONN_ST_DIALER_UP));
     /* the start states */
     bfo_send_fsm s;
     bfo_recv_fsm r;
@@ -605,12 +686,15 @@ static void test_names_and_finals(void **state)
     assert_int_equal(s.cs, BFO_SEND_ST_IDLE);
     assert_int_equal(r.cs, BFO_RECV_ST_POSTED);
     assert_int_equal(l.cs, BFO_RAIL_ST_CONNECTING);
+    bfo_conn_fsm c;
+    bfo_conn_init(&c);
+    assert_int_equal(c.cs, BFO_CONN_ST_NEW);
 }
 
 int main(void)
 {
     test_list list = { 0 };
-    static row_case rcases[N_OF(send_rows) + N_OF(recv_rows) + N_OF(rail_rows)];
+    static row_case rcases[N_OF(send_rows) + N_OF(recv_rows) + N_OF(rail_rows) + N_OF(conn_rows)];
     static state_case scases[64];
     size_t nr = 0, ns = 0;
 
@@ -625,7 +709,7 @@ int main(void)
             rcases[nr].t = tb;
             rcases[nr].r = r;
             test_list_add(&list, test_row, &rcases[nr++], "%s: %s --%s--> %s%s%s", tb->name,
-                          bfo_fsm_state_name(tb->m, r->from), bfo_event_name(r->event),
+                          bfo_fsm_state_name(tb->m, r->from), tb->evname(r->event),
                           bfo_fsm_state_name(tb->m, r->to), *r->actions ? " / " : "",
                           r->actions);
         }

@@ -12,6 +12,10 @@ the Ragel machines spec/<machine>.rl (grammar) + spec/<machine>_binding.rl
   bfo_<m>_transitions.h     every transition, derived from Ragel's XML (-x)
   bfo_<m>.dot               the machine as Graphviz, with state names
 
+The conn machine (spec/conn.rl) has an alphabet of its own,
+spec/conn_alphabet.tab (events only): its events are generated into
+gen/bfo_conn.h (BFO_CONN_EV_*, bfo_conn_event_name).
+
 State names are the labels of the grammar: the binding references each label
 with fentry(), so Ragel exports its state number.  Generation fails when a
 state has no label, when two labels name one state (Ragel merged them because
@@ -51,7 +55,14 @@ MACHINES = [
     ("send", "SendRequest", "send request"),
     ("recv", "RecvRequest", "receive request"),
     ("rail", "Rail", "rail (one rail seen from one peer)"),
+    ("conn", "Conn", "connection (one transport connection to one peer on one rail)"),
 ]
+# Machines with an alphabet of their own (events only), not alphabet.tab's:
+# the conn machine runs under the transports (backends/bfo_link.h), its
+# events never reach the engine.  Its events are BFO_CONN_EV_* in
+# gen/bfo_conn.h; the Ragel alphabet its grammar includes
+# (bfo_conn_alphabet.rl) is made in the temporary directory only.
+OWN_ALPHABET = {"conn": os.path.join(SPEC, "conn_alphabet.tab")}
 MAX_ACTIONS = 4  # must match BFO_MAX_ACTIONS' default in bfo_core.h
 # The contract between gen/ and include/fsm's base: bfo_machine's layout,
 # bfo_fsm_step, BFO_STATIC_ASSERT, the error codes, the bfo_le.h loads and
@@ -164,10 +175,13 @@ class Alphabet:
         self.flags = []        # dicts: name bit frags desc
         self.extra_events = []  # (name, desc)
         self.events = []       # (name, desc) in enum order, from 1
+        self.path = ALPHABET
+        self.owner = None      # the machine whose own alphabet this is (OWN_ALPHABET)
 
 
 def parse_alphabet(path):
     ab = Alphabet()
+    ab.path = path
     with open(path, encoding="utf-8") as f:
         lines = f.readlines()
     for lineno, raw in enumerate(lines, 1):
@@ -237,6 +251,50 @@ def parse_alphabet(path):
     if len(ab.events) > 254:
         raise GenError("%s: more than 254 events do not fit the Ragel alphabet" % path)
     return ab
+
+
+def parse_own_alphabet(short, path):
+    """A machine's own alphabet: events only."""
+    ab = parse_alphabet(path)
+    if ab.layouts or ab.fragments or ab.flags:
+        raise GenError("%s: only events here (layouts, fragments and flags are spec/alphabet.tab's)"
+                       % path)
+    if not ab.events:
+        raise GenError("%s: no events" % path)
+    ab.owner = short
+    return ab
+
+
+def gen_own_alphabet_rl(ab):
+    o = ["# The Ragel alphabet of the %s machine, from %s by tools/bfo_gen.py.\n"
+         % (ab.owner, ab.path)]
+    o.append("%%%%{\n  machine bfo_%s_alphabet;\n\n" % ab.owner)
+    for i, (n, d) in enumerate(ab.events, 1):
+        o.append("  %s = %d;\n" % (n, i))
+    o.append("}%%\n")
+    return "".join(o)
+
+
+def gen_own_events_c(ab):
+    """The events of a machine with its own alphabet, in its header."""
+    up = ab.owner.upper()
+    o = ["/* Events: this machine's own alphabet (%s), not bfo_alphabet.h's.  0 is no\n"
+         " * event. */\n" % ab.path]
+    o.append("#define BFO_%s_EVENTS(X) \\\n" % up)
+    o.append(" \\\n".join("    X(%s, %d)" % (n, i) for i, (n, _) in enumerate(ab.events, 1)))
+    o.append("\n\nenum bfo_%s_event {\n    BFO_%s_EV_NONE = 0,\n" % (ab.owner, up))
+    for i, (n, d) in enumerate(ab.events, 1):
+        o.append("    BFO_%s_EV_%s = %d, /* %s */\n" % (up, n, i, d))
+    o.append("};\n#define BFO_%s_EV_COUNT %d /* events are 1 .. BFO_%s_EV_COUNT-1 */\n\n"
+             % (up, len(ab.events) + 1, up))
+    o.append("/* Name of an event (\"%s\"), or \"(invalid)\". */\n" % ab.events[0][0])
+    o.append("static inline const char *bfo_%s_event_name(int ev)\n{\n" % ab.owner)
+    o.append("    static const char *const names[] = {\n        \"(none)\",\n")
+    for n, _ in ab.events:
+        o.append("        \"%s\",\n" % n)
+    o.append("    };\n    return (ev >= 0 && ev < %d) ? names[ev] : \"(invalid)\";\n}\n\n"
+             % (len(ab.events) + 1))
+    return "".join(o)
 
 
 def layout_offsets(ab, name):
@@ -529,7 +587,7 @@ def read_machine(ragel, ab, short, defname, incdir, tmp):
     binding = os.path.join(SPEC, "%s_binding.rl" % short)
     xml_path = os.path.join(tmp, short + ".xml")
     c_path = os.path.join(tmp, short + ".c")
-    inc = ["-I", incdir, "-I", SPEC]
+    inc = ["-I", incdir, "-I", SPEC, "-I", tmp]
     run_ragel(ragel, ["-x"] + inc + [binding, "-o", xml_path])
     # -G2, goto-driven: a step is a jump on the state and one on the event,
     # about half the instructions of the table styles (-F1: six dependent
@@ -569,7 +627,7 @@ def read_machine(ragel, ab, short, defname, incdir, tmp):
     m.n_states = int(states.get("length"))
     m.trans = []  # (from, event, to, [actions])
     used_actions = set()
-    evnames = [e[0] for e in ab.events]
+    evnames = [e[0] for e in ab.events]  # the machine's own alphabet when it has one
     for s in states:
         sid = int(s.get("id"))
         if sid == 0:
@@ -659,13 +717,15 @@ EXEC_MACROS = """/* With GCC the exec is inlined wherever the machine is known (
 def gen_machine_h(m, ab):
     up = m.short.upper()
     st = lambda sid: "BFO_%s_ST_%s" % (up, m.names[sid])
-    o = [banner([m.grammar, m.binding, ALPHABET],
+    o = [banner([m.grammar, m.binding, ab.path],
                 "The %s machine (Ragel -G2) with its names and typed API." % m.title)]
     o.append("#ifndef BFO_%s_H\n#define BFO_%s_H\n\n" % (up, up))
     o.append(includes(["bfo_core.h"], ["bfo_alphabet.h"]))
     o.append(stamp_check("gen/bfo_%s.h" % m.short))
     o.append(abi_check())
     o.append('#ifdef __cplusplus\nextern "C" {\n#endif\n\n')
+    if ab.owner:
+        o.append(gen_own_events_c(ab))
     o.append("/* States (numbers are Ragel's: they change when the spec changes). */\n")
     o.append("enum bfo_%s_state {\n" % m.short)
     for sid in sorted(m.names):
@@ -698,8 +758,9 @@ def gen_machine_h(m, ab):
     o.append(m.ccode)
     o.append("\n/* ---- typed API ---- */\n\n")
     o.append("static const bfo_machine bfo_%s_machine = {\n" % m.short)
-    o.append("    BFO_MACHINE_%s, \"%s\", BFO_%s_NUM_STATES, BFO_EV_COUNT, %s,\n"
-             % (up, m.short, up, st(m.start)))
+    o.append("    BFO_MACHINE_%s, \"%s\", BFO_%s_NUM_STATES, %s, %s,\n"
+             % (up, m.short, up, "BFO_%s_EV_COUNT" % up if ab.owner else "BFO_EV_COUNT",
+                st(m.start)))
     o.append("    bfo_%s__state_names, bfo_%s__action_names, bfo_%s__final, bfo_%s__waits,\n"
              "    bfo_%s__exec\n};\n\n" % (m.short, m.short, m.short, m.short, m.short))
     o.append("/* The caller's state of one %s. */\n" % m.title)
@@ -729,7 +790,7 @@ def gen_machine_h(m, ab):
 def gen_transitions_h(m, ab):
     up = m.short.upper()
     evn = [None] + [e[0] for e in ab.events]
-    o = [banner([m.grammar, m.binding, ALPHABET],
+    o = [banner([m.grammar, m.binding, ab.path],
                 "Every transition of the %s machine, as Ragel built it." % m.title)]
     o.append("#ifndef BFO_%s_TRANSITIONS_H\n#define BFO_%s_TRANSITIONS_H\n\n" % (up, up))
     o.append(includes([], ["bfo_%s.h" % m.short]))
@@ -826,17 +887,24 @@ def main():
             for short, defname, title in MACHINES:
                 if args.only and short != args.only:
                     continue
-                m = read_machine(args.ragel, ab, short, defname, args.out, tmp)
+                mab = ab
+                if short in OWN_ALPHABET:
+                    mab = parse_own_alphabet(short, OWN_ALPHABET[short])
+                    with open(os.path.join(tmp, "bfo_%s_alphabet.rl" % short), "w",
+                              encoding="utf-8") as f:
+                        f.write(gen_own_alphabet_rl(mab))
+                m = read_machine(args.ragel, mab, short, defname, args.out, tmp)
                 m.title = title
+                m.ab = mab
                 machines.append(m)
             if not args.only:
-                check_fragments_taken(ab, machines)
+                check_fragments_taken(ab, [m for m in machines if m.ab is ab])
             for m in machines:
-                short = m.short
-                write_if_changed(os.path.join(args.out, "bfo_%s.h" % short), gen_machine_h(m, ab), written)
+                short, mab = m.short, m.ab
+                write_if_changed(os.path.join(args.out, "bfo_%s.h" % short), gen_machine_h(m, mab), written)
                 write_if_changed(os.path.join(args.out, "bfo_%s_transitions.h" % short),
-                                 gen_transitions_h(m, ab), written)
-                write_if_changed(os.path.join(args.out, "bfo_%s.dot" % short), gen_dot(m, ab), written)
+                                 gen_transitions_h(m, mab), written)
+                write_if_changed(os.path.join(args.out, "bfo_%s.dot" % short), gen_dot(m, mab), written)
                 print("bfo_gen: %-4s %2d states, %3d transitions, %2d actions"
                       % (short, len(m.names), len(m.trans), len(m.actions)))
     except GenError as e:

@@ -234,7 +234,7 @@ def tab_lines(root):
                 yield shlex.split(line)
 
 
-MACHINES = ('send', 'recv', 'rail')
+MACHINES = ('send', 'recv', 'rail', 'conn')
 
 
 def machines_table(root, path):

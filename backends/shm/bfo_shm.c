@@ -1,6 +1,7 @@
 /* bfo_shm.c - the shared-memory transport (see bfo_shm.h for the contract and design). */
 #define _GNU_SOURCE
 #include "bfo_shm.h"
+#include "bfo_link.h"
 #include "bfo_list.h"
 #include "bfo_transport.h"
 
@@ -31,7 +32,6 @@ static uint64_t shm_now(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-enum { CS_NONE = 0, CS_HELLO_WAIT = 1, CS_UP = 2 };
 enum { EV_LISTEN = 1, EV_PEND = 2, EV_CONN = 3 };
 enum { E_SEND = 1, E_READ = 2 };
 
@@ -69,22 +69,20 @@ typedef struct ent {
 typedef bfo_list elist; /* a FIFO of descriptors (bfo_list.h) */
 
 typedef struct sconn {
-    int peer, rail, dialer, state;
+    bfo_link c;            /* the conn machine: state, generation numbers, deadline (bfo_link.h) */
+    int peer, rail, dialer; /* dialer: it writes ring 0 */
     int fd;                /* the lifeline: a unix socket, -1 when none */
     int peer_efd;          /* the peer's doorbell (eventfd), -1 when none */
     int spare_fd;          /* dialer: a segment reserved at open, not used yet */
+    int hello_mfd;         /* dialer: the segment's memfd, between dial and send_hello */
     uint32_t egen;         /* epoll tag generation (stale events) */
-    uint64_t gen;          /* the segment generation: the dialer's last dial, the acceptor's last taken */
-    int reported;          /* the engine was told CONNECTED for this connection */
-    int awaiting;          /* the engine waits for CONNECTED / CONNECT_FAILED */
-    int connect_req;       /* connect() called: handled in progress */
     int broken, broken_malformed;
     char broken_why[128];
     int poisoned;          /* the fault hook swallowed its traffic */
     int stalled;           /* the engine asked to offer the frame at rx_pos again */
     int up_idx;            /* its place in t->up, -1 */
     int pid;               /* the peer's process */
-    uint64_t deadline, ka_at;
+    uint64_t ka_at;
     /* the segment */
     uint8_t *seg;
     size_t seg_len, ring;
@@ -137,7 +135,8 @@ struct bfo_shm {
     elist failed;
     pend *pend;
     int npend;
-    int conns_ready, nbroken, nconnect_req, nstalled;
+    int conns_ready, nbroken, nstalled;
+    bfo_link_binding lb;   /* the conn machine's binding: shm_act (lb.asked: connect() requests) */
     int armed, drain, scan_now;
     uint64_t now, last_scan;
     size_t max_frame, ring, seg_len;
@@ -293,6 +292,13 @@ static void complete(bfo_shm *t, int i, int ok)
 
 static sconn *conn_of(bfo_shm *t, int peer, int rail) { return &t->conns[peer * t->nrails + rail]; }
 
+/* The engine has the connection (the conn machine is UP). */
+static inline int conn_up_now(const sconn *c) { return bfo_link_up(&c->c); }
+
+/* The segment generation: the conn machine's attempt number (the dialer's
+ * last dial, the acceptor's last hello taken). */
+static inline uint64_t seg_gen(const sconn *c) { return c->c.attempt; }
+
 static const char *evname(int ev)
 {
     return ev == BFO_EV_CONNECTED ? "CONNECTED" : ev == BFO_EV_CONNECT_FAILED ? "CONNECT_FAILED" : "RAIL_ERROR";
@@ -410,8 +416,7 @@ static void conn_reset(bfo_shm *t, sconn *c)
     up_del(t, c);
     c->fd = -1;
     c->peer_efd = -1;
-    c->state = CS_NONE;
-    c->reported = c->broken = c->broken_malformed = c->poisoned = c->stalled = 0;
+    c->broken = c->broken_malformed = c->poisoned = c->stalled = 0;
     c->pid = 0;
     c->seg = NULL;
     c->seg_len = c->ring = 0;
@@ -431,14 +436,15 @@ static void conn_reset(bfo_shm *t, sconn *c)
 
 static void take_tail(bfo_shm *t, sconn *c);
 
-/* Tears a connection down: what the peer's engine took completes ok, then
- * RAIL_ERROR (if the engine had the connection) or CONNECT_FAILED (if it
- * waited for it), then every send and read still in flight completes with
- * ok=0.  Only at safe points (progress). */
-static void conn_close(bfo_shm *t, sconn *c, int malformed, const char *why, int report)
+/* The conn machine's close: what the peer's engine took completes ok, then
+ * the connection is torn down and every send and read still in flight
+ * completes with ok=0 (what the engine hears, RAIL_ERROR or CONNECT_FAILED,
+ * the machine reported first).  Only at safe points (progress). */
+static void conn_close(bfo_shm *t, sconn *c, const bfo_step *st, const char *why)
 {
     elist dead = { -1, -1 };
-    int reported, awaiting, was_up = c->state == CS_UP;
+    int malformed = st->event == BFO_CONN_EV_BROKEN && c->broken_malformed;
+    int was_up = bfo_link_state_up(st->from);
     if (c->fd < 0 && !c->seg && c->q.head < 0 && c->reads.head < 0) {
         if (c->broken)
             c->broken = 0;
@@ -447,15 +453,14 @@ static void conn_close(bfo_shm *t, sconn *c, int malformed, const char *why, int
     /* frames the peer's engine took before the end: proven delivered */
     if (was_up && !c->poisoned && !malformed)
         take_tail(t, c);
-    reported = c->reported && report;
-    awaiting = c->awaiting;
     if (malformed) {
         t->st[c->rail].malformed++;
         slog(t, 1, "peer %d rail %d: connection dropped: %s", c->peer, c->rail, why);
     } else {
         if (was_up)
             t->st[c->rail].conn_errors++;
-        slog(t, was_up && report ? 1 : 2, "peer %d rail %d: connection closed: %s", c->peer, c->rail, why);
+        slog(t, was_up && st->event != BFO_CONN_EV_CONNECT_ASKED ? 1 : 2, "peer %d rail %d: connection closed: %s",
+             c->peer, c->rail, why);
     }
     if (c->fd >= 0) {
         epoll_ctl(t->ep, EPOLL_CTL_DEL, c->fd, NULL);
@@ -469,14 +474,6 @@ static void conn_close(bfo_shm *t, sconn *c, int malformed, const char *why, int
     el_append(t, &dead, &c->reads);
     conn_reset(t, c);
     c->egen++;
-    if (reported) {
-        emit(t, c, BFO_EV_RAIL_ERROR);
-    } else if (awaiting && (c->dialer || !report)) {
-        /* a dial that failed; an acceptor waiting keeps waiting */
-        c->awaiting = 0;
-        t->st[c->rail].connect_failures++;
-        emit(t, c, BFO_EV_CONNECT_FAILED);
-    }
     for (int i = el_pop(t, &dead); i >= 0; i = el_pop(t, &dead))
         complete(t, i, 0);
 }
@@ -491,7 +488,8 @@ static void settle_now(bfo_shm *t)
             if (c->broken) {
                 char why[sizeof c->broken_why];
                 memcpy(why, c->broken_why, sizeof why);
-                conn_close(t, c, c->broken_malformed, why, 1);
+                if (!bfo_link_broken(&t->lb, &c->c, why, t->now))
+                    c->broken = 0; /* no connection to break */
                 any = 1;
             }
         }
@@ -564,13 +562,13 @@ static int ring_put(bfo_shm *t, sconn *c, ent *en)
     }
     if (pad) {
         r = c->tx + off;
-        rec_header(r, ++c->tx_seq, 0, BFO_SHM_REC_WRAP, c->gen);
+        rec_header(r, ++c->tx_seq, 0, BFO_SHM_REC_WRAP, seg_gen(c));
         bfo_put32(r + 12, rec_crc(r, 0));
         c->head += pad;
         off = 0;
     }
     r = c->tx + off;
-    rec_header(r, ++c->tx_seq, (uint32_t)en->total, BFO_SHM_REC_DATA, c->gen);
+    rec_header(r, ++c->tx_seq, (uint32_t)en->total, BFO_SHM_REC_DATA, seg_gen(c));
     if (en->len[0])
         memcpy(r + REC_HDR, en->base[0], en->len[0]);
     if (en->n > 1 && en->len[1])
@@ -641,7 +639,7 @@ static int shm_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int 
     en->len[1] = iovcnt > 1 ? iov[1].len : 0;
     en->total = len;
     en->end = 0;
-    if (c->state != CS_UP || c->broken) {
+    if (!conn_up_now(c) || c->broken) {
         el_push(t, &t->failed, i);
         return 0;
     }
@@ -708,7 +706,7 @@ static int shm_post_read(void *ctx, int peer, int rail, void *local, size_t len,
     en->total = len;
     en->done = 0;
     en->n = 0;
-    if (c->state != CS_UP || c->broken)
+    if (!conn_up_now(c) || c->broken)
         el_push(t, &t->failed, i);
     else
         el_push(t, &c->reads, i);
@@ -751,7 +749,7 @@ static int do_reads(bfo_shm *t, sconn *c)
 {
     size_t budget = t->o.read_chunk;
     int n = 0;
-    while (c->reads.head >= 0 && budget > 0 && !c->broken && c->state == CS_UP) {
+    while (c->reads.head >= 0 && budget > 0 && !c->broken && conn_up_now(c)) {
         ent *en = &t->ents[c->reads.head];
         size_t want = en->total - en->done;
         ssize_t got;
@@ -808,16 +806,16 @@ static int rx_drain(bfo_shm *t, sconn *c)
                    (unsigned long long)c->rx_pos, (unsigned long long)(c->rx_pub + c->ring));
         return 0;
     }
-    while (c->rx_pos < head && !c->broken && c->state == CS_UP) {
+    while (c->rx_pos < head && !c->broken && conn_up_now(c)) {
         size_t off = (size_t)(c->rx_pos & mask);
         const uint8_t *r = c->rx + off;
         uint32_t seq = bfo_get32(r), len = bfo_get32(r + 4), crc = bfo_get32(r + 12);
         int kind = bfo_get16(r + 8), gen = bfo_get16(r + 10);
         if (c->rx_checked != c->rx_pos) {
-            if (seq != c->rx_seq + 1 || gen != (uint16_t)c->gen) {
+            if (seq != c->rx_seq + 1 || gen != (uint16_t)seg_gen(c)) {
                 set_broken(t, c, 1, "corrupt slot at %llu: sequence %u generation %u, expected %u and %u",
                            (unsigned long long)c->rx_pos, seq, (unsigned)gen, c->rx_seq + 1,
-                           (unsigned)(uint16_t)c->gen);
+                           (unsigned)(uint16_t)seg_gen(c));
                 break;
             }
             if (kind == BFO_SHM_REC_WRAP ? (len != 0 || off == 0 || c->rx_pos + (c->ring - off) > head)
@@ -901,11 +899,11 @@ static int conn_poll(bfo_shm *t, sconn *c)
         c->beat_seen = __atomic_load_n(c->tx_beat, __ATOMIC_RELAXED);
         heard(t, c);
     }
-    if (!c->broken && c->state == CS_UP)
+    if (!c->broken && conn_up_now(c))
         n += rx_drain(t, c);
-    if (!c->broken && c->state == CS_UP && c->unsent >= 0)
+    if (!c->broken && conn_up_now(c) && c->unsent >= 0)
         flush(t, c);
-    if (!c->broken && c->state == CS_UP && c->reads.head >= 0)
+    if (!c->broken && conn_up_now(c) && c->reads.head >= 0)
         n += do_reads(t, c);
     return n;
 }
@@ -1107,47 +1105,46 @@ static int peer_pid(int fd)
 
 /* ----------------------------------------------------------- connecting */
 
-/* The connection is up: the engine hears of it. */
+/* The conn machine's report_up: the engine hears of the connection. */
 static void conn_up(bfo_shm *t, sconn *c)
 {
-    c->state = CS_UP;
-    c->reported = 1;
-    c->awaiting = 0;
     up_add(t, c);
     t->st[c->rail].connects++;
     slog(t, 2, "peer %d rail %d: up (generation %llu, ring %zu bytes each way, peer pid %d)", c->peer, c->rail,
-         (unsigned long long)c->gen, c->ring, c->pid);
+         (unsigned long long)seg_gen(c), c->ring, c->pid);
     emit(t, c, BFO_EV_CONNECTED);
 }
 
-static void connect_failed(bfo_shm *t, sconn *c)
-{
-    c->awaiting = 0;
-    t->st[c->rail].connect_failures++;
-    emit(t, c, BFO_EV_CONNECT_FAILED);
-}
-
-static void dial(bfo_shm *t, sconn *c, uint32_t pid, uint64_t nonce)
+/* The conn machine's dial (bfo_link_feed numbered the generation and armed
+ * the deadline): made at once, so it returns DIAL_CONNECTED (the segment
+ * is mapped: the hello goes next) or DIAL_FAILED; 0 when the fault hook
+ * swallows it (the deadline fails it).  A peer on another host fails here. */
+static int dial(bfo_shm *t, sconn *c)
 {
     struct sockaddr_un sa;
-    socklen_t sl = sock_name(&sa, pid, nonce, c->rail);
+    socklen_t sl;
     struct epoll_event ev;
     char why[200];
-    uint8_t h[BFO_SHM_HELLO_SIZE];
-    int fd, mfd, fds[2], rc;
+    int fd, mfd, other = 0;
+    uint32_t pid = 0;
+    uint64_t nonce = 0;
     uint8_t *seg;
+    if (peer_addr(t, c, &pid, &nonce, &other, why, sizeof why) != 0) {
+        slog(t, other ? 1 : 2, "peer %d rail %d: %s", c->peer, c->rail, why);
+        return BFO_CONN_EV_DIAL_FAILED;
+    }
     if (t->drop[c->rail]) { /* the fault hook: the hello vanishes; the deadline fails it */
         t->st[c->rail].dropped_tx++;
         slog(t, 2, "peer %d rail %d: fault hook: no dial", c->peer, c->rail);
-        return;
+        return 0;
     }
+    sl = sock_name(&sa, pid, nonce, c->rail);
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sl) != 0) {
         slog(t, 2, "peer %d rail %d: dialing %s: %s", c->peer, c->rail, sa.sun_path + 1, strerror(errno));
         if (fd >= 0)
             close(fd);
-        connect_failed(t, c);
-        return;
+        return BFO_CONN_EV_DIAL_FAILED;
     }
     if (c->spare_fd >= 0) { /* reserved at open */
         mfd = c->spare_fd;
@@ -1155,21 +1152,18 @@ static void dial(bfo_shm *t, sconn *c, uint32_t pid, uint64_t nonce)
     } else if ((mfd = seg_create(t, c->peer, c->rail, why, sizeof why)) < 0) {
         slog(t, 1, "peer %d rail %d: %s", c->peer, c->rail, why);
         close(fd);
-        connect_failed(t, c);
-        return;
+        return BFO_CONN_EV_DIAL_FAILED;
     }
     seg = (uint8_t *)mmap(NULL, t->seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
     if (seg == MAP_FAILED) {
         slog(t, 1, "peer %d rail %d: mmap of the segment: %s", c->peer, c->rail, strerror(errno));
         close(mfd);
         close(fd);
-        connect_failed(t, c);
-        return;
+        return BFO_CONN_EV_DIAL_FAILED;
     }
-    c->gen++;
     bfo_put32(seg, BFO_SHM_SEG_MAGIC);
     bfo_put32(seg + 4, BFO_SHM_SEG_VERSION);
-    bfo_put64(seg + 8, c->gen);
+    bfo_put64(seg + 8, seg_gen(c));
     bfo_put64(seg + 16, t->job);
     bfo_put32(seg + 24, (uint32_t)t->rank);
     bfo_put32(seg + 28, (uint32_t)c->peer);
@@ -1178,27 +1172,34 @@ static void dial(bfo_shm *t, sconn *c, uint32_t pid, uint64_t nonce)
     bfo_put64(seg + 40, (uint64_t)t->seg_len);
     conn_attach(c, seg, t->seg_len, t->ring);
     c->fd = fd;
-    c->state = CS_HELLO_WAIT;
     c->pid = peer_pid(fd);
     c->egen++;
-    c->deadline = t->now + t->o.connect_timeout_ns;
+    c->hello_mfd = mfd; /* sent with the hello, then closed */
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.u64 = ev_data(EV_CONN, c->egen, (int)(c - t->conns));
-    if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
-        close(mfd);
+    if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
         set_broken(t, c, 0, "epoll: %s", strerror(errno));
-        return;
-    }
-    put_hello(t, h, BFO_SHM_HELLO, c->rail, c->gen);
-    fds[0] = mfd;
+    return BFO_CONN_EV_DIAL_CONNECTED;
+}
+
+/* The conn machine's send_hello: the segment's memfd and this rank's
+ * doorbell go with it. */
+static void hello_send(bfo_shm *t, sconn *c)
+{
+    uint8_t h[BFO_SHM_HELLO_SIZE];
+    int fds[2], rc = 0;
+    put_hello(t, h, BFO_SHM_HELLO, c->rail, seg_gen(c));
+    fds[0] = c->hello_mfd;
     fds[1] = t->efd;
-    rc = send_hello(fd, h, fds, 2);
-    close(mfd); /* the mapping keeps the segment; the peer has its own fd */
+    if (!c->broken)
+        rc = send_hello(c->fd, h, fds, 2);
+    close(c->hello_mfd); /* the mapping keeps the segment; the peer has its own fd */
+    c->hello_mfd = -1;
     if (rc)
         set_broken(t, c, 0, "sending the hello: %s", strerror(rc));
-    else
+    else if (!c->broken)
         slog(t, 3, "peer %d rail %d: hello sent (generation %llu, pid %d)", c->peer, c->rail,
-             (unsigned long long)c->gen, c->pid);
+             (unsigned long long)seg_gen(c), c->pid);
 }
 
 /* The acceptor's reply on a dialed connection. */
@@ -1224,18 +1225,14 @@ static void hello_reply(bfo_shm *t, sconn *c)
         return;
     }
     if (hello_check(t, h, n, BFO_SHM_HELLO_REPLY, c->rail, why, sizeof why) != 0 || trunc || nfds != 1 ||
-        bfo_get32(h + 8) != (uint32_t)c->peer || bfo_get64(h + 32) != c->gen) {
+        bfo_get32(h + 8) != (uint32_t)c->peer || bfo_get64(h + 32) != seg_gen(c)) {
         close_fds(fds, nfds, 4);
         set_broken(t, c, 1, "hello reply: %s",
                    *why ? why : nfds != 1 ? "not one eventfd with it" : "for another rank or generation");
         return;
     }
     c->peer_efd = fds[0];
-    if (c->connect_req) { /* a connect() not handled yet: this connection answers it */
-        c->connect_req = 0;
-        t->nconnect_req--;
-    }
-    conn_up(t, c);
+    bfo_link_feed(&t->lb, &c->c, BFO_CONN_EV_REPLY_RCVD, NULL, t->now); /* report_up */
 }
 
 static void pend_close(bfo_shm *t, pend *p, const char *why)
@@ -1317,17 +1314,25 @@ static uint8_t *seg_map(bfo_shm *t, int mfd, const uint8_t *h, int rank, int rai
     return seg;
 }
 
-/* An accepted connection's hello: it becomes the rail's connection.
- * Returns 0 when it left the hello for later (before start). */
+/* An accepted connection whose hello passed its checks, as the conn machine
+ * takes it (take, send_reply) or refuses it. */
+typedef struct incoming {
+    pend *p;
+    int efd;           /* the dialer's doorbell */
+    uint8_t *seg;      /* its segment, mapped */
+    size_t ring, seg_len;
+    int rc;            /* take: an errno that fails the reply */
+} incoming;
+
+/* An accepted connection's hello: it becomes the rail's connection, if the
+ * conn machine takes it.  Returns 0 when it left the hello for later
+ * (before start). */
 static int pend_read(bfo_shm *t, pend *p)
 {
-    uint8_t h[BFO_SHM_HELLO_SIZE + 8], r[BFO_SHM_HELLO_SIZE];
-    int fds[4], nfds, trunc, rank, rc;
+    uint8_t h[BFO_SHM_HELLO_SIZE + 8];
+    int fds[4], nfds, trunc, rank;
     char why[200];
-    size_t ring, seg_len;
-    uint64_t gen;
-    uint8_t *seg;
-    sconn *c;
+    incoming in;
     ssize_t n;
     if (!t->started)
         return 0; /* the job id is not known yet: read at a later scan */
@@ -1350,66 +1355,123 @@ static int pend_read(bfo_shm *t, pend *p)
     }
     *why = 0;
     rank = (int)bfo_get32(h + 8);
-    if (hello_check(t, h, n, BFO_SHM_HELLO, p->rail, why, sizeof why) != 0 || trunc || nfds != 2 ||
-        rank > t->rank) {
+    if (hello_check(t, h, n, BFO_SHM_HELLO, p->rail, why, sizeof why) != 0 || trunc || nfds != 2) {
         close_fds(fds, nfds, 4);
-        pend_close(t, p, *why ? why : rank > t->rank ? "hello from a higher rank (the lower rank dials)"
-                                                      : "not a segment and an eventfd with it");
+        pend_close(t, p, *why ? why : "not a segment and an eventfd with it");
         return 1;
     }
-    c = conn_of(t, rank, p->rail);
-    gen = bfo_get64(h + 32);
-    if (gen <= c->gen) {
-        /* a dial the peer gave up (read late, behind a newer one): refused,
-         * so it never replaces the newer connection */
-        t->st[p->rail].hellos_stale++;
-        slog(t, 2, "peer %d rail %d: a stale hello (generation %llu, %llu taken) refused", rank, p->rail,
-             (unsigned long long)gen, (unsigned long long)c->gen);
-        close_fds(fds, nfds, 4);
-        pend_close(t, p, NULL);
-        return 1;
-    }
-    seg = seg_map(t, fds[0], h, rank, p->rail, &ring, &seg_len, why, sizeof why);
+    in.seg = seg_map(t, fds[0], h, rank, p->rail, &in.ring, &in.seg_len, why, sizeof why);
     close(fds[0]);
-    if (!seg) {
+    if (!in.seg) {
         close(fds[1]);
         pend_close(t, p, why);
         return 1;
     }
-    c->gen = gen;
-    int fd = p->fd, pid = peer_pid(fd);
+    in.p = p;
+    in.efd = fds[1];
+    in.rc = 0;
+    /* the conn machine takes it (shm_act: take, send_reply), or refuses it:
+     * a stale generation, or a rank that may not dial this one */
+    bfo_link_hello(&t->lb, &conn_of(t, rank, p->rail)->c, bfo_get64(h + 32), &in, t->now);
+    return 1;
+}
+
+/* The conn machine's take: the accepted connection and its segment become
+ * the rail's. */
+static void conn_take(bfo_shm *t, sconn *c, incoming *in)
+{
+    struct epoll_event ev;
+    int fd = in->p->fd, pid = peer_pid(fd);
     epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL);
-    p->fd = -1;
-    if (c->connect_req) {
-        /* the engine's connect() not handled yet: this connection answers
-         * it; whatever the rail had before is over, as handle_connects
-         * would have it */
-        c->connect_req = 0;
-        t->nconnect_req--;
-        c->awaiting = 0;
-        if (c->fd >= 0 || c->seg || c->q.head >= 0 || c->reads.head >= 0)
-            conn_close(t, c, 0, "the engine reconnects", 0);
-    } else if (c->fd >= 0 || c->seg || c->q.head >= 0 || c->reads.head >= 0) {
-        conn_close(t, c, 0, "replaced by a newer connection", 1);
-    }
+    in->p->fd = -1;
     conn_reset(t, c);
     c->egen++;
-    conn_attach(c, seg, seg_len, ring);
+    conn_attach(c, in->seg, in->seg_len, in->ring);
     c->fd = fd;
-    c->peer_efd = fds[1];
+    c->peer_efd = in->efd;
     c->pid = pid;
-    struct epoll_event ev;
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.u64 = ev_data(EV_CONN, c->egen, (int)(c - t->conns));
-    put_hello(t, r, BFO_SHM_HELLO_REPLY, c->rail, c->gen);
-    if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
-        rc = errno;
-    else
-        rc = send_hello(fd, r, &t->efd, 1);
-    conn_up(t, c);
-    if (rc)
-        set_broken(t, c, 0, "sending the hello reply: %s", strerror(rc));
-    return 1;
+    in->rc = epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0 ? errno : 0;
+}
+
+/* The conn machine's refuse: a stale hello, or one from a rank that may
+ * not dial this one. */
+static void conn_refuse(bfo_shm *t, sconn *c, incoming *in)
+{
+    munmap(in->seg, in->seg_len);
+    close(in->efd);
+    if (bfo_link_is_dialer(&c->c)) {
+        pend_close(t, in->p, "hello from a higher rank (the lower rank dials)");
+        return;
+    }
+    /* a dial the peer gave up (read late, behind a newer one): refused, so
+     * it never replaces the newer connection */
+    t->st[in->p->rail].hellos_stale++;
+    slog(t, 2, "peer %d rail %d: a stale hello (generation %llu, %llu taken) refused", c->peer, c->rail,
+         (unsigned long long)c->c.offered, (unsigned long long)seg_gen(c));
+    pend_close(t, in->p, NULL);
+}
+
+/* The conn machine's actions (bfo_link.h): the connection of link l. */
+static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step *st, void *arg)
+{
+    bfo_shm *t = (bfo_shm *)b->ctx;
+    sconn *c = (sconn *)(void *)l; /* l is its first member */
+    incoming *in = (incoming *)arg; /* take, send_reply, refuse */
+    switch ((enum bfo_conn_action)action) {
+    case BFO_CONN_ACT_DIAL:
+        return dial(t, c);
+    case BFO_CONN_ACT_SEND_HELLO:
+        hello_send(t, c);
+        return 0;
+    case BFO_CONN_ACT_WAIT: {
+        /* for the peer's dial (the deadline is armed); a peer that cannot
+         * reach this one fails at once */
+        uint32_t pid;
+        uint64_t nonce;
+        int other = 0;
+        char why[160];
+        if (peer_addr(t, c, &pid, &nonce, &other, why, sizeof why) != 0 && other) {
+            slog(t, 1, "peer %d rail %d: %s", c->peer, c->rail, why);
+            l->deadline = t->now;
+            return BFO_CONN_EV_TIMED_OUT;
+        }
+        return 0;
+    }
+    case BFO_CONN_ACT_TAKE:
+        conn_take(t, c, in);
+        return 0;
+    case BFO_CONN_ACT_SEND_REPLY: {
+        uint8_t r[BFO_SHM_HELLO_SIZE];
+        int rc = in->rc;
+        put_hello(t, r, BFO_SHM_HELLO_REPLY, c->rail, seg_gen(c));
+        if (!rc)
+            rc = send_hello(c->fd, r, &t->efd, 1);
+        if (rc)
+            set_broken(t, c, 0, "sending the hello reply: %s", strerror(rc));
+        return BFO_CONN_EV_PEER_READY; /* the dialer writes once it has the reply */
+    }
+    case BFO_CONN_ACT_REFUSE:
+        conn_refuse(t, c, in);
+        return 0;
+    case BFO_CONN_ACT_REPORT_UP:
+        conn_up(t, c);
+        return 0;
+    case BFO_CONN_ACT_REPORT_FAILED:
+        t->st[c->rail].connect_failures++;
+        if (st->event == BFO_CONN_EV_TIMED_OUT)
+            slog(t, 2, "peer %d rail %d: %s", c->peer, c->rail, bfo_link_why(st, arg));
+        emit(t, c, BFO_EV_CONNECT_FAILED);
+        return 0;
+    case BFO_CONN_ACT_REPORT_ERROR:
+        emit(t, c, BFO_EV_RAIL_ERROR);
+        return 0;
+    case BFO_CONN_ACT_CLOSE:
+        conn_close(t, c, st, bfo_link_why(st, arg));
+        return 0;
+    }
+    return 0;
 }
 
 /* A lifeline event: EOF is the peer gone (exited, or it dropped the rail). */
@@ -1434,9 +1496,7 @@ static int shm_connect(void *ctx, int peer, int rail)
     if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
         return -1;
     c = conn_of(t, peer, rail);
-    if (!c->connect_req)
-        t->nconnect_req++;
-    c->connect_req = 1;
+    bfo_link_ask(&t->lb, &c->c); /* fed at the next progress */
     return 0;
 }
 
@@ -1453,54 +1513,18 @@ static void shm_disconnect(void *ctx, int peer, int rail)
         set_broken(t, c, 0, "the engine mapped the rail out");
 }
 
-/* connect() requests: whatever connection the rail had is over; dial, or
- * wait for the peer to dial.  A peer on another host fails at once. */
+/* connect() requests, fed to the conn machine: it dials, waits for the
+ * peer's dial, or lets the connection being made answer. */
 static void handle_connects(bfo_shm *t)
 {
-    for (int i = 0; t->nconnect_req > 0 && i < t->size * t->nrails; i++) {
-        sconn *c = &t->conns[i];
-        uint32_t pid = 0;
-        uint64_t nonce = 0;
-        int other = 0, bad;
-        char why[160];
-        if (!c->connect_req)
-            continue;
-        c->connect_req = 0;
-        t->nconnect_req--;
-        if (c->fd >= 0 && !c->reported && !c->broken && c->state != CS_UP) {
-            c->awaiting = 1; /* a dial the engine was not told about yet answers it */
-            continue;
-        }
-        c->awaiting = 0;
-        if (c->fd >= 0 || c->seg || c->q.head >= 0 || c->reads.head >= 0)
-            conn_close(t, c, 0, "the engine reconnects", 0);
-        c->awaiting = 1;
-        c->deadline = t->now + t->o.connect_timeout_ns;
-        bad = peer_addr(t, c, &pid, &nonce, &other, why, sizeof why);
-        if (bad && (other || c->dialer)) {
-            slog(t, other ? 1 : 2, "peer %d rail %d: %s", c->peer, c->rail, why);
-            connect_failed(t, c);
-            continue;
-        }
-        if (c->dialer)
-            dial(t, c, pid, nonce);
-    }
+    for (int i = 0; t->lb.asked > 0 && i < t->size * t->nrails; i++)
+        bfo_link_asked(&t->lb, &t->conns[i].c, t->now);
 }
 
 static void timeouts(bfo_shm *t)
 {
-    for (int i = 0; i < t->size * t->nrails; i++) {
-        sconn *c = &t->conns[i];
-        if (c->peer == t->rank || t->now < c->deadline || !(c->awaiting || c->state == CS_HELLO_WAIT))
-            continue;
-        if (c->fd >= 0 && c->state == CS_HELLO_WAIT) {
-            set_broken(t, c, 0, "no hello reply within the connect timeout");
-        } else if (c->fd < 0 && c->awaiting) {
-            slog(t, 2, "peer %d rail %d: %s", c->peer, c->rail,
-                 c->dialer ? "no connection within the connect timeout" : "the peer did not dial in time");
-            connect_failed(t, c);
-        }
-    }
+    for (int i = 0; i < t->size * t->nrails; i++)
+        bfo_link_timeout(&t->lb, &t->conns[i].c, t->now); /* TIMED_OUT where it waits */
     for (int k = 0; k < t->npend; k++)
         if (t->pend[k].fd >= 0 && t->now >= t->pend[k].deadline)
             pend_close(t, &t->pend[k], t->started ? "no hello in time" : NULL);
@@ -1528,7 +1552,7 @@ static int scan(bfo_shm *t)
             sconn *c = &t->conns[idx];
             if (c->fd < 0 || (c->egen & 0x0fffffffu) != gen || c->broken)
                 continue;
-            if (c->state == CS_HELLO_WAIT)
+            if (c->c.fsm.cs == BFO_CONN_ST_HELLO_SENT)
                 hello_reply(t, c);
             else
                 lifeline(t, c);
@@ -1569,9 +1593,9 @@ static int shm_progress(void *tv, uint64_t now)
             n += conn_poll(t, c);
     }
     settle(t);
-    if (t->scan_now || t->nconnect_req || now >= t->last_scan + t->o.scan_ns)
+    if (t->scan_now || t->lb.asked || now >= t->last_scan + t->o.scan_ns)
         n += scan(t);
-    if (t->nconnect_req && t->started) {
+    if (t->lb.asked && t->started) {
         handle_connects(t);
         settle(t);
     }
@@ -1586,7 +1610,7 @@ static int shm_wait_fds(void *tv, int *fds, int max)
     bfo_shm *t = (bfo_shm *)tv;
     int work = 0;
     settle(t);
-    if (t->failed.head >= 0 || (t->nconnect_req && t->started) || t->nbroken || max < 2)
+    if (t->failed.head >= 0 || (t->lb.asked && t->started) || t->nbroken || max < 2)
         return -1;
     for (int k = 0; k < t->nup; k++)
         if (t->conns[t->up[k]].reads.head >= 0)
@@ -1705,8 +1729,8 @@ int bfo_shm_get_conn_info(const bfo_shm *t, int peer, int rail, bfo_shm_conn_inf
         return BFO_ERR_INVALID;
     c = &t->conns[peer * t->nrails + rail];
     memset(o, 0, sizeof *o);
-    o->state = c->state;
-    o->generation = c->gen;
+    o->state = conn_up_now(c) ? 2 : c->c.fsm.cs == BFO_CONN_ST_HELLO_SENT ? 1 : 0;
+    o->generation = seg_gen(c);
     o->pid = c->pid;
     o->ring_bytes = c->ring;
     o->tx_head = c->head;
@@ -1735,18 +1759,18 @@ static void shm_dump(void *tv, FILE *f)
             continue;
         bfo_shm_get_conn_info(t, c->peer, c->rail, &in);
         fprintf(f,
-                "bfo-shm[%d]: peer %d rail %d: %s generation %llu pid %d%s%s%s; tx head %llu tail %llu "
+                "bfo-shm[%d]: peer %d rail %d: %s generation %llu pid %d, conn %s%s%s; tx head %llu tail %llu "
                 "(in flight %d, queued %d); rx head %llu tail %llu%s; reads %d; sleeping me %d peer %d; "
                 "wake-ups sent %llu\n",
-                t->rank, c->peer, c->rail, states[c->state], (unsigned long long)c->gen, c->pid,
-                c->awaiting ? ", engine waits" : "", c->broken ? ", broken" : "", c->poisoned ? ", poisoned" : "",
+                t->rank, c->peer, c->rail, states[in.state], (unsigned long long)seg_gen(c), c->pid,
+                bfo_conn_state_name(c->c.fsm.cs), c->broken ? ", broken" : "", c->poisoned ? ", poisoned" : "",
                 (unsigned long long)in.tx_head, (unsigned long long)in.tx_tail, in.in_flight, in.queued,
                 (unsigned long long)in.rx_head, (unsigned long long)in.rx_tail, c->stalled ? " (stalled)" : "",
                 in.reads, in.sleeping, in.peer_sleeping, (unsigned long long)c->wakes);
     }
     fprintf(f, "bfo-shm[%d]: %d connection(s) up, %d stalled, %d connect request(s); progress calls %llu, "
             "socket scans %llu, sleeps %llu; ring %zu bytes each way\n",
-            t->rank, t->nup, t->nstalled, t->nconnect_req, (unsigned long long)t->nprogress,
+            t->rank, t->nup, t->nstalled, t->lb.asked, (unsigned long long)t->nprogress,
             (unsigned long long)t->nscans, (unsigned long long)t->nsleeps, t->ring);
 }
 
@@ -1972,6 +1996,9 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
     t->failed.head = t->failed.tail = -1;
     for (int k = 0; k < t->npend; k++)
         t->pend[k].fd = -1;
+    t->lb.ctx = t;
+    t->lb.act = shm_act;
+    t->lb.timeout_ns = t->o.connect_timeout_ns;
     for (int p = 0; p < t->size; p++)
         for (int r = 0; r < t->nrails; r++) {
             sconn *c = conn_of(t, p, r);
@@ -1979,8 +2006,10 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
             conn_reset(t, c);
             c->peer = p;
             c->rail = r;
-            c->dialer = t->rank < p;
+            bfo_link_init(&t->lb, &c->c, t->rank, p, r);
+            c->dialer = bfo_link_dials(t->rank, p); /* the conn machine's rule: the lower rank dials */
             c->spare_fd = -1;
+            c->hello_mfd = -1;
         }
     t->conns_ready = 1;
 

@@ -106,11 +106,11 @@
  *   The dialer maps a fresh segment, writes its header (generation, job,
  *   both ranks, rail, sizes) and sends a HELLO (rank, rail, size, pid, job,
  *   generation, sizes) with the segment's memfd and its doorbell eventfd
- *   (SCM_RIGHTS).  The acceptor checks the hello, refuses a generation not
- *   above the last it took from that peer (a dial the peer gave up, read
- *   late: counted hellos_stale), checks that the memfd is sealed against
- *   shrinking and large enough, maps it, checks its header against the
- *   hello, and answers with a HELLO_REPLY carrying its own doorbell; it
+ *   (SCM_RIGHTS).  The acceptor checks the hello, checks that the memfd is
+ *   sealed against shrinking and large enough, maps it, checks its header
+ *   against the hello, refuses a generation not above the last it took
+ *   from that peer (a dial the peer gave up, read late: counted
+ *   hellos_stale), and answers with a HELLO_REPLY carrying its own doorbell; it
  *   reports CONNECTED then, the dialer when the reply arrives.  A hello
  *   that fails a check closes the socket (counted: hellos_rejected).  The
  *   peer's pid for process_vm_readv comes from SO_PEERCRED.  The socket
@@ -121,7 +121,10 @@
  *   disconnect() drops it at the next progress.  A new connection for a
  *   (peer, rail) replaces the old one (RAIL_ERROR for the old first).
  *   CONNECT_FAILED: no address, another host, refused, or no reply within
- *   connect_timeout.
+ *   connect_timeout.  Who dials, what a hello, a connect() or a failure
+ *   does to the connection and what the engine hears are the conn
+ *   machine's (spec/conn.rl, run by backends/bfo_link.h): this transport
+ *   binds its actions (bfo_shm.c, shm_act).
  *
  * GENERATIONS.  Every connection has a segment of its own (a fresh memfd)
  *   and a generation number, the dialer's count of its dials to that

@@ -1,6 +1,7 @@
 /* bfo_tcp.c - the TCP backend (see bfo_tcp.h for the contract and design). */
 #define _GNU_SOURCE
 #include "bfo_tcp.h"
+#include "bfo_link.h"
 #include "bfo_list.h"
 
 #include <arpa/inet.h>
@@ -19,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { CS_NONE = 0, CS_DIALING, CS_HELLO_WAIT, CS_UP };
 enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3 };
 
 #define MAX_IOV 64
@@ -58,12 +58,9 @@ typedef struct ent {
 typedef bfo_list elist; /* a FIFO of descriptors (bfo_list.h) */
 
 typedef struct tlink {
-    int peer, rail, fd, state, dialer;
+    bfo_link c;        /* the conn machine: state, attempt numbers, deadline (bfo_link.h) */
+    int peer, rail, fd;
     uint32_t gen;      /* connection generation (stale epoll events) */
-    uint64_t attempt;  /* dialer: its last dial; acceptor: the last hello it took */
-    int reported;      /* the engine was told CONNECTED for this connection */
-    int awaiting;      /* the engine waits for CONNECTED / CONNECT_FAILED */
-    int connect_req;   /* connect() called: handled in progress */
     int broken;        /* fails at the next safe point */
     int broken_malformed;
     char broken_why[96];
@@ -76,7 +73,6 @@ typedef struct tlink {
     int in_epoll;      /* the connection is in the epoll set */
     uint64_t hot_at;   /* the last data frame taken */
     uint32_t evmask;   /* registered epoll events */
-    uint64_t deadline; /* dial / hello / waiting for the peer */
     /* send */
     elist q;    /* written and unacknowledged, then unwritten */
     int unsent; /* first unwritten entry, -1 none */
@@ -118,7 +114,8 @@ struct bfo_tcp {
     int npend;
     uint8_t *rxmem;
     int links_ready, nbroken;
-    int nstalled, nconnect_req;
+    int nstalled;
+    bfo_link_binding lb; /* the conn machine's binding: tcp_act (lb.asked: connect() requests) */
     int hot[HOT_MAX], nhot;
     uint64_t last_epoll, last_scan;
     uint64_t ka_ns; /* back-pressure keepalive interval */
@@ -298,13 +295,16 @@ static uint64_t ev_data(int type, uint32_t gen, int idx)
 
 static tlink *link_of(bfo_tcp *t, int peer, int rail) { return &t->links[peer * t->nrails + rail]; }
 
+/* The engine has the connection (the conn machine is UP). */
+static inline int link_up(const tlink *l) { return bfo_link_up(&l->c); }
+
 static void link_events_now(bfo_tcp *t, tlink *l)
 {
     uint32_t want = 0;
     struct epoll_event ev;
     if (!l->stalled)
         want |= EPOLLIN;
-    if (l->state == CS_DIALING || l->ctl_off < l->ctl_len || l->unsent >= 0)
+    if (l->c.fsm.cs == BFO_CONN_ST_DIALING || l->ctl_off < l->ctl_len || l->unsent >= 0)
         want |= EPOLLOUT;
     if (want == l->evmask)
         return;
@@ -437,8 +437,7 @@ static void link_reset(bfo_tcp *t, tlink *l)
     if (l->stalled)
         t->nstalled--;
     l->fd = -1;
-    l->state = CS_NONE;
-    l->reported = l->broken = l->broken_malformed = l->poisoned = l->stalled = 0;
+    l->broken = l->broken_malformed = l->poisoned = l->stalled = 0;
     l->peer_stalled = l->uto_off = 0;
     l->ka_at = 0;
     l->evmask = 0;
@@ -454,13 +453,14 @@ static void link_reset(bfo_tcp *t, tlink *l)
     l->rx_bytes = 0;
 }
 
-/* Tears a connection down: RAIL_ERROR (if the engine had it) or
- * CONNECT_FAILED (if the engine waited for it), then every frame not
- * acknowledged completes with ok=0.  Only at safe points. */
-static void conn_close(bfo_tcp *t, tlink *l, int malformed, const char *why, int report)
+/* The conn machine's close: the connection is torn down, then every frame
+ * not acknowledged completes with ok=0 (what the engine hears, RAIL_ERROR
+ * or CONNECT_FAILED, the machine reported first).  Only at safe points. */
+static void link_close(bfo_tcp *t, tlink *l, const bfo_step *st, const char *why)
 {
     elist dead = { -1, -1 };
-    int reported = l->reported && report, awaiting = l->awaiting;
+    int malformed = st->event == BFO_CONN_EV_BROKEN && l->broken_malformed;
+    int was_up = bfo_link_state_up(st->from);
     if (l->fd < 0 && l->q.head < 0 && l->hole.head < 0) {
         l->broken = 0;
         return;
@@ -469,10 +469,10 @@ static void conn_close(bfo_tcp *t, tlink *l, int malformed, const char *why, int
         t->st.rail[l->rail].malformed++;
         tlog(t, 1, "peer %d rail %d: connection dropped: %s", l->peer, l->rail, why);
     } else {
-        if (l->state == CS_UP)
+        if (was_up)
             t->st.rail[l->rail].conn_errors++;
-        tlog(t, l->state == CS_UP && report ? 1 : 2, "peer %d rail %d: connection closed: %s",
-             l->peer, l->rail, why);
+        tlog(t, was_up && st->event != BFO_CONN_EV_CONNECT_ASKED ? 1 : 2,
+             "peer %d rail %d: connection closed: %s", l->peer, l->rail, why);
     }
     if (l->fd >= 0)
         close(l->fd);
@@ -480,14 +480,6 @@ static void conn_close(bfo_tcp *t, tlink *l, int malformed, const char *why, int
     el_append(t, &dead, &l->hole);
     link_reset(t, l);
     l->gen++;
-    if (reported) {
-        emit(t, l, BFO_EV_RAIL_ERROR);
-    } else if (awaiting && (l->dialer || !report)) {
-        /* a dial that failed; an acceptor waiting keeps waiting */
-        l->awaiting = 0;
-        t->st.rail[l->rail].connect_failures++;
-        emit(t, l, BFO_EV_CONNECT_FAILED);
-    }
     for (int i = el_pop(t, &dead); i >= 0; i = el_pop(t, &dead))
         complete(t, i, 0, l->rail);
 }
@@ -502,7 +494,8 @@ static void settle_now(bfo_tcp *t)
             if (l->broken) {
                 char why[sizeof l->broken_why];
                 memcpy(why, l->broken_why, sizeof why);
-                conn_close(t, l, l->broken_malformed, why, 1);
+                if (!bfo_link_broken(&t->lb, &l->c, why, t->now))
+                    l->broken = 0; /* no connection to break */
                 any = 1;
             }
         }
@@ -582,7 +575,7 @@ static inline void frame_written(bfo_tcp *t, tlink *l, const ent *en)
 /* Writes what can be written now; errors mark the tlink broken. */
 static void link_flush(bfo_tcp *t, tlink *l)
 {
-    if (l->fd < 0 || l->broken || l->state == CS_DIALING)
+    if (l->fd < 0 || l->broken || l->c.fsm.cs == BFO_CONN_ST_DIALING)
         return;
     if (swallowing(t, l)) {
         while (l->unsent >= 0) { /* the rest of the queue vanishes */
@@ -675,7 +668,7 @@ static void link_flush(bfo_tcp *t, tlink *l)
 /* A standalone ACK, unless a data frame is about to carry it anyway. */
 static void send_ack(bfo_tcp *t, tlink *l)
 {
-    if (l->state != CS_UP || l->rx_seq == l->ack_sent || l->broken)
+    if (!link_up(l) || l->rx_seq == l->ack_sent || l->broken)
         return;
     if (l->unsent < 0 && l->ctl_len == 0) {
         bfo_tcp_frame_header(l->ctl, 0, BFO_TCP_K_ACK, 0, l->rx_seq);
@@ -695,7 +688,7 @@ static void send_ack(bfo_tcp *t, tlink *l)
  * each of them. */
 static void send_keepalive(bfo_tcp *t, tlink *l)
 {
-    if (l->state != CS_UP || l->broken || t->now - l->ka_at < t->ka_ns)
+    if (!link_up(l) || l->broken || t->now - l->ka_at < t->ka_ns)
         return;
     l->ka_at = t->now;
     if (l->unsent < 0 && l->ctl_len == 0) { /* never inside a frame being written */
@@ -750,7 +743,7 @@ static int tcp_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int 
     en->total = BFO_TCP_HDR_SIZE + len;
     en->off = 0;
     en->token = token;
-    if (l->state != CS_UP || !l->reported || l->broken) {
+    if (!link_up(l) || l->broken) {
         en->seq = (uint64_t)rail; /* the failed list keeps the rail here */
         el_push(t, &t->failed, i);
         return 0;
@@ -815,8 +808,9 @@ static int hello_check(const bfo_tcp *t, const uint8_t *f, int want_rank, int wa
         snprintf(why, whylen, "hello of another job or version");
         return -1;
     }
+    /* whether that rank may dial this one is the conn machine's to say */
     if (rank >= (uint32_t)t->size || rank == (uint32_t)t->rank ||
-        (want_rank >= 0 ? rank != (uint32_t)want_rank : rank > (uint32_t)t->rank)) {
+        (want_rank >= 0 && rank != (uint32_t)want_rank)) {
         snprintf(why, whylen, "hello from rank %u, which may not connect here", rank);
         return -1;
     }
@@ -857,26 +851,18 @@ static void parse(bfo_tcp *t, tlink *l)
             l->rx_off += BFO_TCP_HDR_SIZE + len;
             continue;
         }
-        if (l->state == CS_HELLO_WAIT) {
+        if (l->c.fsm.cs == BFO_CONN_ST_HELLO_SENT) {
             char why[96];
             int rank;
-            uint64_t attempt;
+            uint64_t attempt = 0;
             if (hello_check(t, h, l->peer, l->rail, why, sizeof why, &rank, &attempt) != 0 ||
-                attempt != l->attempt) {
+                attempt != l->c.attempt) {
                 set_broken(t, l, 1, "hello reply: %s",
-                           attempt != l->attempt ? "for another attempt" : why);
+                           attempt != l->c.attempt ? "for another attempt" : why);
                 return;
             }
             l->rx_off += BFO_TCP_HDR_SIZE + len;
-            l->state = CS_UP;
-            l->reported = 1;
-            l->awaiting = 0;
-            if (l->connect_req) { /* a connect() not handled yet: this connection answers it */
-                l->connect_req = 0;
-                t->nconnect_req--;
-            }
-            t->st.rail[l->rail].connects++;
-            emit(t, l, BFO_EV_CONNECTED);
+            bfo_link_feed(&t->lb, &l->c, BFO_CONN_EV_REPLY_RCVD, NULL, t->now);
             continue;
         }
         if (kind == BFO_TCP_K_HELLO) {
@@ -940,7 +926,7 @@ static void parse(bfo_tcp *t, tlink *l)
     }
     if (l->rx_off == l->rx_len)
         l->rx_off = l->rx_len = 0;
-    if (!l->broken && l->fd >= 0 && l->state == CS_UP &&
+    if (!l->broken && l->fd >= 0 && link_up(l) &&
         (l->rx_frames >= t->o.ack_frames || l->rx_bytes >= t->o.ack_bytes))
         send_ack(t, l); /* the sender's pipeline waits for it */
 }
@@ -995,13 +981,12 @@ static void retry_stalled(bfo_tcp *t)
 
 /* ----------------------------------------------------------- connecting */
 
-static void start_conn(bfo_tcp *t, tlink *l, int fd, int state)
+static void start_conn(bfo_tcp *t, tlink *l, int fd)
 {
     struct epoll_event ev;
     link_reset(t, l);
     l->gen++;
     l->fd = fd;
-    l->state = state;
     ev.events = EPOLLIN | EPOLLOUT;
     ev.data.u64 = ev_data(EV_LINK, l->gen, (int)(l - t->links));
     l->evmask = ev.events;
@@ -1010,7 +995,9 @@ static void start_conn(bfo_tcp *t, tlink *l, int fd, int state)
         set_broken(t, l, 0, "epoll: %s", strerror(errno));
 }
 
-static void dial(bfo_tcp *t, tlink *l)
+/* The conn machine's dial (bfo_link_feed numbered the attempt and armed
+ * the deadline): DIAL_FAILED when it cannot even start. */
+static int dial(bfo_tcp *t, tlink *l)
 {
     char a[80];
     bfo_addr pa;
@@ -1021,24 +1008,22 @@ static void dial(bfo_tcp *t, tlink *l)
         addr_get(&pa, &them) != 0 || them.ss_family != me->ss_family) {
         tlog(t, 1, "peer %d rail %d: the peer published no %s address for this rail", l->peer, l->rail,
              me->ss_family == AF_INET6 ? "IPv6" : "IPv4");
-        l->deadline = t->now; /* fails at the next timeout check */
-        return;
+        return BFO_CONN_EV_DIAL_FAILED;
     }
     fd = socket(me->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         tlog(t, 1, "socket: %s", strerror(errno));
-        l->deadline = t->now; /* fails at the next timeout check */
-        return;
+        return BFO_CONN_EV_DIAL_FAILED;
     }
     sock_opts(t, fd);
-    start_conn(t, l, fd, CS_DIALING);
-    l->attempt++;
-    l->deadline = t->now + t->o.connect_timeout_ns;
-    tlog(t, 3, "peer %d rail %d: dialing %s", l->peer, l->rail, sastr(&them, a, sizeof a));
+    start_conn(t, l, fd);
+    tlog(t, 3, "peer %d rail %d: dialing %s (attempt %llu)", l->peer, l->rail, sastr(&them, a, sizeof a),
+         (unsigned long long)l->c.attempt);
     if (bind(fd, (const struct sockaddr *)me, sa_len(me)) != 0)
         set_broken(t, l, 0, "bind: %s", strerror(errno));
     else if (connect(fd, (struct sockaddr *)&them, sa_len(&them)) != 0 && errno != EINPROGRESS)
         set_broken(t, l, 0, "connect: %s", strerror(errno));
+    return 0;
 }
 
 static void dialed(bfo_tcp *t, tlink *l)
@@ -1051,11 +1036,7 @@ static void dialed(bfo_tcp *t, tlink *l)
         set_broken(t, l, 0, "connect: %s", strerror(err));
         return;
     }
-    l->state = CS_HELLO_WAIT;
-    put_hello(t, l->ctl, l->rail, l->attempt);
-    l->ctl_len = FRAME_HELLO;
-    l->ctl_off = 0;
-    link_flush(t, l);
+    bfo_link_feed(&t->lb, &l->c, BFO_CONN_EV_DIAL_CONNECTED, NULL, t->now);
 }
 
 static int tcp_connect(void *ctx, int peer, int rail)
@@ -1063,9 +1044,7 @@ static int tcp_connect(void *ctx, int peer, int rail)
     bfo_tcp *t = (bfo_tcp *)ctx;
     if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
         return -1;
-    if (!link_of(t, peer, rail)->connect_req)
-        t->nconnect_req++;
-    link_of(t, peer, rail)->connect_req = 1;
+    bfo_link_ask(&t->lb, &link_of(t, peer, rail)->c); /* fed at the next progress */
     return 0;
 }
 
@@ -1083,29 +1062,12 @@ static void tcp_disconnect(void *ctx, int peer, int rail)
         set_broken(t, l, 0, "the engine mapped the rail out");
 }
 
-/* connect() requests: whatever connection the rail had is over (the
- * engine gave up on it); dial, or wait for the peer to dial. */
+/* connect() requests, fed to the conn machine: it dials, waits for the
+ * peer's dial, or lets the connection being made answer. */
 static void handle_connects(bfo_tcp *t)
 {
-    for (int i = 0; i < t->size * t->nrails; i++) {
-        tlink *l = &t->links[i];
-        if (!l->connect_req)
-            continue;
-        l->connect_req = 0;
-        t->nconnect_req--;
-        if (l->fd >= 0 && !l->reported && !l->broken && l->state != CS_UP) {
-            /* a dial the engine has not been told about yet answers it */
-            l->awaiting = 1;
-            continue;
-        }
-        l->awaiting = 0;
-        if (l->fd >= 0 || l->q.head >= 0)
-            conn_close(t, l, 0, "the engine reconnects", 0);
-        l->awaiting = 1;
-        l->deadline = t->now + t->o.connect_timeout_ns;
-        if (l->dialer)
-            dial(t, l);
-    }
+    for (int i = 0; t->lb.asked > 0 && i < t->size * t->nrails; i++)
+        bfo_link_asked(&t->lb, &t->links[i].c, t->now);
 }
 
 static void pend_close(bfo_tcp *t, pend *p, const char *why)
@@ -1182,62 +1144,79 @@ static void pend_read(bfo_tcp *t, pend *p)
         pend_close(t, p, why);
         return;
     }
-    tlink *l = link_of(t, rank, p->rail);
-    if (attempt <= l->attempt) {
-        /* a dial the peer gave up (read late, behind a newer one): refused,
-         * so it never replaces the newer connection */
-        t->st.hellos_stale++;
-        t->st.rail[p->rail].hellos_stale++;
-        tlog(t, 2, "peer %d rail %d: a stale hello (attempt %llu, %llu taken) refused", rank,
-             p->rail, (unsigned long long)attempt, (unsigned long long)l->attempt);
-        pend_close(t, p, NULL);
-        return;
+    /* the conn machine takes it (tcp_act: take, send_reply), or refuses it:
+     * a stale attempt, or a rank that may not dial this one */
+    bfo_link_hello(&t->lb, &link_of(t, rank, p->rail)->c, attempt, p, t->now);
+}
+
+/* The conn machine's actions (bfo_link.h): the connection of link c. */
+static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step *st, void *arg)
+{
+    bfo_tcp *t = (bfo_tcp *)b->ctx;
+    tlink *l = (tlink *)(void *)c; /* c is its first member */
+    pend *p = (pend *)arg;         /* take, send_reply, refuse: the accepted connection */
+    switch ((enum bfo_conn_action)action) {
+    case BFO_CONN_ACT_DIAL:
+        return dial(t, l);
+    case BFO_CONN_ACT_SEND_HELLO:
+        put_hello(t, l->ctl, l->rail, c->attempt);
+        l->ctl_len = FRAME_HELLO;
+        l->ctl_off = 0;
+        link_flush(t, l);
+        return 0;
+    case BFO_CONN_ACT_WAIT: /* for the peer's dial (the deadline is armed) */
+        return 0;
+    case BFO_CONN_ACT_TAKE: {
+        int fd = p->fd;
+        p->fd = -1;
+        epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL);
+        start_conn(t, l, fd);
+        return 0;
     }
-    l->attempt = attempt;
-    int fd = p->fd;
-    p->fd = -1;
-    epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL);
-    if (l->connect_req) {
-        /* the engine's connect() not handled yet: this connection answers
-         * it (handle_connects would close it as a stale one); whatever the
-         * rail had before is over, as handle_connects would have it */
-        l->connect_req = 0;
-        t->nconnect_req--;
-        l->awaiting = 0;
-        if (l->fd >= 0 || l->q.head >= 0)
-            conn_close(t, l, 0, "the engine reconnects", 0);
-    } else if (l->fd >= 0 || l->q.head >= 0) {
-        conn_close(t, l, 0, "replaced by a newer connection", 1);
+    case BFO_CONN_ACT_SEND_REPLY:
+        put_hello(t, l->ctl, l->rail, c->attempt);
+        l->ctl_len = FRAME_HELLO;
+        link_flush(t, l);
+        return BFO_CONN_EV_PEER_READY; /* frames follow the reply in order */
+    case BFO_CONN_ACT_REFUSE:
+        if (bfo_link_is_dialer(c)) {
+            char why[96];
+            snprintf(why, sizeof why, "hello from rank %d, which may not connect here", l->peer);
+            pend_close(t, p, why);
+        } else {
+            /* a dial the peer gave up (read late, behind a newer one):
+             * refused, so it never replaces the newer connection */
+            t->st.hellos_stale++;
+            t->st.rail[p->rail].hellos_stale++;
+            tlog(t, 2, "peer %d rail %d: a stale hello (attempt %llu, %llu taken) refused", l->peer,
+                 p->rail, (unsigned long long)c->offered, (unsigned long long)c->attempt);
+            pend_close(t, p, NULL);
+        }
+        return 0;
+    case BFO_CONN_ACT_REPORT_UP:
+        t->st.rail[l->rail].connects++;
+        emit(t, l, BFO_EV_CONNECTED);
+        return 0;
+    case BFO_CONN_ACT_REPORT_FAILED:
+        t->st.rail[l->rail].connect_failures++;
+        if (st->event == BFO_CONN_EV_TIMED_OUT && st->from == BFO_CONN_ST_AWAITING_HELLO)
+            tlog(t, 2, "peer %d rail %d: %s", l->peer, l->rail, bfo_link_why(st, arg));
+        emit(t, l, BFO_EV_CONNECT_FAILED);
+        return 0;
+    case BFO_CONN_ACT_REPORT_ERROR:
+        emit(t, l, BFO_EV_RAIL_ERROR);
+        return 0;
+    case BFO_CONN_ACT_CLOSE:
+        link_close(t, l, st, bfo_link_why(st, arg));
+        return 0;
     }
-    start_conn(t, l, fd, CS_UP);
-    put_hello(t, l->ctl, l->rail, l->attempt);
-    l->ctl_len = FRAME_HELLO;
-    l->reported = 1;
-    l->awaiting = 0;
-    t->st.rail[l->rail].connects++;
-    link_flush(t, l);
-    emit(t, l, BFO_EV_CONNECTED);
+    return 0;
 }
 
 static void timeouts(bfo_tcp *t)
 {
-    for (int i = 0; i < t->size * t->nrails; i++) {
-        tlink *l = &t->links[i];
-        if (l->peer == t->rank || t->now < l->deadline)
-            continue;
-        if (l->fd >= 0 && (l->state == CS_DIALING || l->state == CS_HELLO_WAIT))
-            set_broken(t, l, 0, "no connection within the connect timeout");
-        else if (l->fd < 0 && l->awaiting && !l->dialer) {
-            l->awaiting = 0;
-            t->st.rail[l->rail].connect_failures++;
-            tlog(t, 2, "peer %d rail %d: the peer did not connect in time", l->peer, l->rail);
-            emit(t, l, BFO_EV_CONNECT_FAILED);
-        } else if (l->fd < 0 && l->awaiting && l->dialer && l->state == CS_NONE) {
-            l->awaiting = 0; /* the socket could not even be made */
-            t->st.rail[l->rail].connect_failures++;
-            emit(t, l, BFO_EV_CONNECT_FAILED);
-        }
-    }
+    for (int i = 0; i < t->size * t->nrails; i++)
+        bfo_link_timeout(&t->lb, &t->links[i].c, t->now); /* TIMED_OUT where it waits */
     for (int k = 0; k < t->npend; k++)
         if (t->pend[k].fd >= 0 && t->now >= t->pend[k].deadline)
             pend_close(t, &t->pend[k], t->pend[k].got ? "no complete hello in time" : NULL);
@@ -1247,7 +1226,7 @@ static void acks_due(bfo_tcp *t, int all)
 {
     for (int i = 0; i < t->size * t->nrails; i++) {
         tlink *l = &t->links[i];
-        if (l->state != CS_UP || l->rx_seq == l->ack_sent)
+        if (!link_up(l) || l->rx_seq == l->ack_sent)
             continue;
         if (all || l->rx_frames >= t->o.ack_frames || l->rx_bytes >= t->o.ack_bytes ||
             t->now - l->rx_since >= t->o.ack_delay_ns)
@@ -1266,7 +1245,7 @@ static int poll_hot(bfo_tcp *t, int *handled)
     int need_epoll = t->nhot == 0 || t->now - t->last_epoll >= EPOLL_EVERY_NS;
     for (int k = 0; k < t->nhot;) {
         tlink *l = &t->links[t->hot[k]];
-        if (l->fd < 0 || l->state != CS_UP || l->in_epoll || t->now - l->hot_at > HOT_NS) {
+        if (l->fd < 0 || !link_up(l) || l->in_epoll || t->now - l->hot_at > HOT_NS) {
             cool(t, k);
             continue;
         }
@@ -1305,7 +1284,7 @@ static int poll_epoll(bfo_tcp *t, int timeout_ms)
             tlink *l = &t->links[idx];
             if (l->fd < 0 || (l->gen & 0x0fffffffu) != gen)
                 continue;
-            if (l->state == CS_DIALING) {
+            if (l->c.fsm.cs == BFO_CONN_ST_DIALING) {
                 if (evs[k].events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
                     dialed(t, l);
             } else {
@@ -1338,7 +1317,7 @@ static int sleep_prep(bfo_tcp *t)
     settle(t);
     while (t->nhot)
         cool(t, 0);
-    return t->failed.head >= 0 || t->nconnect_req > 0;
+    return t->failed.head >= 0 || t->lb.asked > 0;
 }
 
 int bfo_tcp_prepare_sleep(bfo_tcp *t)
@@ -1373,7 +1352,7 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
         timeouts(t);
         settle(t);
     }
-    if (t->nconnect_req) {
+    if (t->lb.asked) {
         handle_connects(t);
         settle(t);
     }
@@ -1410,10 +1389,11 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
                 ti.tcpi_probes, ti.tcpi_backoff, ti.tcpi_rto, ti.tcpi_snd_cwnd, ti.tcpi_unacked,
                 ti.tcpi_lost, ti.tcpi_last_data_sent, ti.tcpi_last_ack_recv);
         fprintf(f,
-                "bfo-tcp[%d]: peer %d rail %d: fd %d state %d engine-rail %s hot %d in-epoll %d "
+                "bfo-tcp[%d]: peer %d rail %d: fd %d state %s attempt %llu engine-rail %s hot %d in-epoll %d "
                 "evmask %x stalled %d peer-stalled %d queued %d unsent %d ctl %zu/%zu rx %zu/%zu "
                 "rx-seq %llu ack-sent %llu last-written %llu\n",
-                t->rank, l->peer, l->rail, l->fd, l->state,
+                t->rank, l->peer, l->rail, l->fd, bfo_conn_state_name(l->c.fsm.cs),
+                (unsigned long long)l->c.attempt,
                 "(bfo_net)", l->hot,
                 l->in_epoll, l->evmask, l->stalled, l->peer_stalled, q, u, l->ctl_off, l->ctl_len,
                 l->rx_off, l->rx_len, (unsigned long long)l->rx_seq,
@@ -1422,7 +1402,7 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
     uint64_t now = tnow();
     fprintf(f, "bfo-tcp[%d]: hot %d stalled %d connect-requests %d; "
             "progress calls %llu, epoll calls %llu; last epoll %.3f ms ago, last scan %.3f ms ago\n", t->rank,
-            t->nhot, t->nstalled, t->nconnect_req,
+            t->nhot, t->nstalled, t->lb.asked,
             (unsigned long long)t->nprogress, (unsigned long long)t->nepoll,
             (double)(now - t->last_epoll) / 1e6, (double)(now - t->last_scan) / 1e6);
     {
@@ -1540,13 +1520,16 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
     t->failed.head = t->failed.tail = -1;
     for (int k = 0; k < t->npend; k++)
         t->pend[k].fd = -1;
+    t->lb.ctx = t;
+    t->lb.act = tcp_act;
+    t->lb.timeout_ns = t->o.connect_timeout_ns;
     for (int p = 0; p < t->size; p++)
         for (int r = 0; r < t->nrails; r++) {
             tlink *l = link_of(t, p, r);
             link_reset(t, l);
             l->peer = p;
             l->rail = r;
-            l->dialer = t->rank < p;
+            bfo_link_init(&t->lb, &l->c, t->rank, p, r); /* the lower rank dials */
             l->rx = t->rxmem + t->rx_cap * (size_t)(p * t->nrails + r);
         }
     t->links_ready = 1;

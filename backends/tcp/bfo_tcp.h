@@ -92,7 +92,9 @@
  *   hello whose attempt is not above the last it took (a dial the peer gave
  *   up, read late behind a newer one), so it never replaces the newer
  *   connection (counted: hellos_stale).  CONNECT_FAILED: refused, or
- *   connect_timeout without a hello.
+ *   connect_timeout without a hello.  These rules are the conn machine's
+ *   (spec/conn.rl, run by backends/bfo_link.h, the same for every
+ *   transport): this backend binds its actions (bfo_tcp.c, tcp_act).
  *
  * BACK-PRESSURE.  bfo_engine_frame returning BFO_ERR_AGAIN: the frame stays
  *   in the connection's buffer, the connection is not read until a later

@@ -112,7 +112,10 @@ static inline const char *bfo_strerror(int err)
 enum bfo_machine_id {
     BFO_MACHINE_SEND = 1, /* send request, bfo_send_* (gen/bfo_send.h) */
     BFO_MACHINE_RECV = 2, /* receive request, bfo_recv_* (gen/bfo_recv.h) */
-    BFO_MACHINE_RAIL = 3  /* one rail seen from one peer, bfo_rail_* */
+    BFO_MACHINE_RAIL = 3, /* one rail seen from one peer, bfo_rail_* */
+    BFO_MACHINE_CONN = 4  /* one transport connection, bfo_conn_* (gen/bfo_conn.h): run by
+                           * the transports (backends/bfo_link.h), never by the engine;
+                           * its events are its own (BFO_CONN_EV_*) */
 };
 
 struct bfo_step;
@@ -157,7 +160,8 @@ typedef struct bfo_machine {
     int id;                         /* BFO_MACHINE_* */
     const char *name;               /* "send", "recv", "rail" */
     int n_states;                   /* valid states are 1 .. n_states-1 */
-    int n_events;                   /* valid events are 1 .. n_events-1 (BFO_EV_COUNT) */
+    int n_events;                   /* valid events are 1 .. n_events-1 (BFO_EV_COUNT;
+                                     * the conn machine's own, BFO_CONN_EV_COUNT) */
     int start;                      /* the state bfo_<m>_init() sets */
     const char *const *state_names; /* [n_states]; [0] is "(none)" */
     const char *const *action_names;/* indexed by BFO_<M>_ACT_* */

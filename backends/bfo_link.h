@@ -1,0 +1,234 @@
+/* bfo_link.h - one transport connection, run by the conn machine.
+ *
+ * Part of bfo's backends (header-only, like bfo_list.h).  Every transport
+ * that makes connections (TCP, shm, verbs) keeps one bfo_link per (peer,
+ * rail) and lets the conn machine (spec/conn.rl, gen/bfo_conn.h) decide
+ * what happens to it: who dials (the lower rank), when a hello is taken or
+ * refused (a stale attempt, a rank that may not dial), what a connect()
+ * does to the connection there is, what a failure tells the engine
+ * (CONNECTED, CONNECT_FAILED, RAIL_ERROR or nothing).  The transport only
+ * carries the actions out (dial, send the hello, take an accepted
+ * connection, send the reply, refuse one, report, close) in the one
+ * callback of its bfo_link_binding.  Probing, back-off and re-admission are
+ * the rail machine's, in the engine: this machine never retries.
+ *
+ * Every state change passes through bfo_link_feed, which the trace hook
+ * (binding->trace) sees step by step like the engine's, and which returns
+ * BFO_ERR_ILLEGAL_EVENT, changing nothing, for an event the machine does
+ * not take in its state.
+ *
+ * What the module keeps besides the machine's state: the attempt numbers
+ * (a dial numbers its attempt, counting from 1 per (peer, rail); the hello
+ * carries it; the acceptor remembers the last one it took and classifies a
+ * hello whose number is not above it as stale), the connect deadline (armed
+ * by the actions dial, wait and take; bfo_link_timeouts feeds TIMED_OUT),
+ * and a connect() not fed yet (connect() is called from inside engine
+ * calls, where a transport only marks; bfo_link_asked feeds it at the
+ * transport's progress, and bfo_link_feed feeds it first when a hello, a
+ * reply or the dialer's readiness arrives: that connection answers it).
+ *
+ * No allocation, no I/O, no clock: `now` is an argument.
+ */
+#ifndef BFO_LINK_H
+#define BFO_LINK_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "bfo_conn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bfo_link {
+    bfo_conn_fsm fsm;   /* the conn machine's state (BFO_CONN_ST_*) */
+    int peer, rail;
+    uint64_t attempt;   /* dialer: its last dial; acceptor: the last hello it took (0: none) */
+    uint64_t offered;   /* the attempt number of the hello being fed (take records it) */
+    uint64_t deadline;  /* the connect deadline (dial, wait, take arm it) */
+    int connect_req;    /* connect() called, not fed yet */
+} bfo_link;
+
+struct bfo_link_binding;
+
+/* Carries out one action of the conn machine (BFO_CONN_ACT_*) on link l,
+ * after the module's own part of it (dial: the new attempt number and the
+ * deadline; wait: the deadline; take: the attempt number offered, the
+ * deadline).  `st` is the step (event, from, to), `arg` what the event was
+ * fed with (the incoming connection for take, send_reply and refuse; the
+ * reason, a string, for BROKEN and DIAL_FAILED).  Returns 0, or an event to
+ * feed next, once every action of this step is done: a dial that connected
+ * or failed at once (DIAL_CONNECTED, DIAL_FAILED), a reply after which the
+ * dialer is ready (PEER_READY).  Never feeds the link itself. */
+typedef int (*bfo_link_act_fn)(struct bfo_link_binding *b, bfo_link *l, int action,
+                               const bfo_step *st, void *arg);
+
+/* One transport's binding, shared by its links. */
+typedef struct bfo_link_binding {
+    void *ctx;                /* the transport */
+    bfo_link_act_fn act;
+    uint64_t timeout_ns;      /* the connect timeout */
+    const bfo_tracer *trace;  /* optional: every step, refused ones included */
+    int asked;                /* links with a connect() not fed yet */
+    unsigned long refused;    /* steps the machine refused (BFO_ERR_ILLEGAL_EVENT) */
+} bfo_link_binding;
+
+/* 1 when the rank that dials this pair is `me`: the lower rank dials. */
+static inline int bfo_link_dials(int me, int peer) { return me < peer; }
+
+/* 1 in the states where the engine has the connection. */
+static inline int bfo_link_state_up(int cs)
+{
+    return cs == BFO_CONN_ST_DIALER_UP || cs == BFO_CONN_ST_ACCEPTOR_UP;
+}
+static inline int bfo_link_up(const bfo_link *l) { return bfo_link_state_up(l->fsm.cs); }
+
+/* 1 for the dialer's states (after DIALER_CHOSEN). */
+static inline int bfo_link_is_dialer(const bfo_link *l)
+{
+    int cs = l->fsm.cs;
+    return cs == BFO_CONN_ST_DIALER_DOWN || cs == BFO_CONN_ST_DIALING ||
+           cs == BFO_CONN_ST_HELLO_SENT || cs == BFO_CONN_ST_DIALER_UP;
+}
+
+/* Feeds one event, then the events the actions return, until none is left.
+ * Returns BFO_OK, or the first step's error (BFO_ERR_ILLEGAL_EVENT: the
+ * machine does not take the event in its state; nothing changed, nothing
+ * was done).  A pending connect() is fed first before REPLY_RCVD,
+ * HELLO_RCVD and PEER_READY (the connection answers it); feeding
+ * CONNECT_ASKED clears it. */
+static inline int bfo_link_feed(bfo_link_binding *b, bfo_link *l, int event, void *arg,
+                                uint64_t now)
+{
+    int first = 1, rc;
+    if (l->connect_req && (event == BFO_CONN_EV_REPLY_RCVD || event == BFO_CONN_EV_HELLO_RCVD ||
+                           event == BFO_CONN_EV_PEER_READY))
+        (void)bfo_link_feed(b, l, BFO_CONN_EV_CONNECT_ASKED, (void *)0, now);
+    for (;;) {
+        bfo_step st;
+        int next = 0;
+        memset(&st, 0, sizeof st);
+        st.trace = b->trace;
+        st.obj = l;
+        if (event == BFO_CONN_EV_CONNECT_ASKED && l->connect_req) {
+            l->connect_req = 0;
+            b->asked--;
+        }
+        rc = bfo_conn_step(&l->fsm, event, &st);
+        if (rc != BFO_OK) {
+            b->refused++;
+            return first ? rc : BFO_ERR_ILLEGAL_EVENT; /* a follow-up refused: a binding's bug */
+        }
+        for (unsigned i = 0; i < st.n_actions; i++) {
+            int a = st.actions[i], r;
+            if (a == BFO_CONN_ACT_DIAL) {
+                l->attempt++;
+                l->deadline = now + b->timeout_ns;
+            } else if (a == BFO_CONN_ACT_WAIT) {
+                l->deadline = now + b->timeout_ns;
+            } else if (a == BFO_CONN_ACT_TAKE) {
+                l->attempt = l->offered;
+                l->deadline = now + b->timeout_ns;
+            }
+            r = b->act(b, l, a, &st, arg);
+            if (r > 0)
+                next = r;
+        }
+        if (!next)
+            return BFO_OK;
+        event = next;
+        arg = (void *)0;
+        first = 0;
+    }
+}
+
+/* Sets link l up for (peer, rail) as seen from rank `me`: the machine
+ * learns which side it is (DIALER_CHOSEN, ACCEPTOR_CHOSEN).  A link to
+ * itself stays NEW, where it takes nothing. */
+static inline void bfo_link_init(bfo_link_binding *b, bfo_link *l, int me, int peer, int rail)
+{
+    memset(l, 0, sizeof *l);
+    l->peer = peer;
+    l->rail = rail;
+    bfo_conn_init(&l->fsm);
+    if (peer != me)
+        bfo_link_feed(b, l,
+                      bfo_link_dials(me, peer) ? BFO_CONN_EV_DIALER_CHOSEN : BFO_CONN_EV_ACCEPTOR_CHOSEN,
+                      (void *)0, 0);
+}
+
+/* The engine's connect(), from inside an engine call: only marks.  Returns
+ * 1 when it was not marked yet. */
+static inline int bfo_link_ask(bfo_link_binding *b, bfo_link *l)
+{
+    if (l->connect_req)
+        return 0;
+    l->connect_req = 1;
+    b->asked++;
+    return 1;
+}
+
+/* At the transport's progress: feeds a connect() not fed yet. */
+static inline int bfo_link_asked(bfo_link_binding *b, bfo_link *l, uint64_t now)
+{
+    return l->connect_req ? bfo_link_feed(b, l, BFO_CONN_EV_CONNECT_ASKED, (void *)0, now) : BFO_OK;
+}
+
+/* A valid hello from the peer for this link, with its attempt number: fed
+ * as HELLO_RCVD when the number is above the last one taken, else as
+ * STALE_HELLO_RCVD (a dial the peer gave up).  `in` is the transport's
+ * incoming connection (take, send_reply, refuse get it). */
+static inline int bfo_link_hello(bfo_link_binding *b, bfo_link *l, uint64_t attempt, void *in,
+                                 uint64_t now)
+{
+    l->offered = attempt;
+    return bfo_link_feed(b, l, attempt > l->attempt ? BFO_CONN_EV_HELLO_RCVD : BFO_CONN_EV_STALE_HELLO_RCVD,
+                         in, now);
+}
+
+/* Feeds BROKEN (with its reason) when the link holds a connection that
+ * can break; returns 0 when it held none (nothing to do). */
+static inline int bfo_link_broken(bfo_link_binding *b, bfo_link *l, const char *why, uint64_t now)
+{
+    if (!bfo_conn_accepts(l->fsm.cs, BFO_CONN_EV_BROKEN))
+        return 0;
+    bfo_link_feed(b, l, BFO_CONN_EV_BROKEN, (void *)why, now);
+    return 1;
+}
+
+/* Feeds TIMED_OUT to the link when its deadline passed in a state that
+ * waits for one.  Returns 1 when it did. */
+static inline int bfo_link_timeout(bfo_link_binding *b, bfo_link *l, uint64_t now)
+{
+    if (now < l->deadline || !bfo_conn_accepts(l->fsm.cs, BFO_CONN_EV_TIMED_OUT))
+        return 0;
+    bfo_link_feed(b, l, BFO_CONN_EV_TIMED_OUT, (void *)0, now);
+    return 1;
+}
+
+/* Why a connection is closed, or a connect failed, for a transport's log:
+ * the reason it was fed with, else one the step tells. */
+static inline const char *bfo_link_why(const bfo_step *st, const void *arg)
+{
+    if (arg && (st->event == BFO_CONN_EV_BROKEN || st->event == BFO_CONN_EV_DIAL_FAILED))
+        return (const char *)arg;
+    switch (st->event) {
+    case BFO_CONN_EV_CONNECT_ASKED: return "the engine reconnects";
+    case BFO_CONN_EV_HELLO_RCVD: return "replaced by a newer connection";
+    case BFO_CONN_EV_TIMED_OUT:
+        return st->from == BFO_CONN_ST_AWAITING_HELLO ? "the peer did not connect in time"
+                                                      : "no connection within the connect timeout";
+    case BFO_CONN_EV_DIAL_FAILED: return "the dial failed";
+    case BFO_CONN_EV_STALE_HELLO_RCVD: return "a stale hello (an attempt the peer gave up)";
+    case BFO_CONN_EV_REPLY_RCVD:
+    case BFO_CONN_EV_PEER_READY:
+    case BFO_CONN_EV_DIAL_CONNECTED: return "connected";
+    default: return "the connection broke";
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BFO_LINK_H */
