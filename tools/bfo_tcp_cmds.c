@@ -67,6 +67,9 @@
  *       fewer rails, a shared-memory rail to another host): not failures;
  *       rdma_reads, rdma_writes: the RDMA operations the engines posted
  *       (GET reads, PUT writes), all ranks.
+ *     At --timeout with messages outstanding: the engine's and transports'
+ *       state (bfo_net_dump) and every request not done (its machine's
+ *       state, operations outstanding, bytes done) on stderr.
  *     Exit 0 only if every message of every live pair arrived exactly once
  *     with the right bytes (rank 0: for the whole job).
  */
@@ -303,6 +306,35 @@ typedef struct stream {
     uint64_t tl_every, tl_next, tl_bytes[BFO_MAX_RAILS], tl_mapouts, tl_readm; /* timeline */
     int tty;
 } stream;
+
+/* A request that did not finish: where its machine is, what it waits for. */
+static void dump_req(const stream *s, int p, const char *what, const slot *sl)
+{
+    const bfo_request *r = &sl->req;
+    fprintf(stderr, "bfo stream[%d]: peer %d %s #%" PRIu64 " (buffer %zu bytes): %s, outstanding %d, "
+            "done %zu of %zu, in flight %d, rseq %u%s%s\n", s->rank, p, what, sl->idx, r->cap,
+            r->kind == BFO_REQ_SEND ? bfo_send_state_name(r->cs) : bfo_recv_state_name(r->cs),
+            r->outstanding, r->done_bytes, r->kind == BFO_REQ_SEND ? r->cap : r->length,
+            r->frags_inflight, (unsigned)r->rseq, r->restarted ? ", restarted" : "",
+            r->reg ? ", registered" : "");
+}
+
+/* At a timeout: the engine, the transports, and every request not done (so
+ * that a hang says where it hangs, in CI as at a desk). */
+static void dump_unfinished(const stream *s)
+{
+    bfo_net_dump(s->t, stderr);
+    for (int p = 0; p < s->size; p++) {
+        if (p == s->rank || !s->p[p].snd)
+            continue;
+        for (int i = 0; i < s->window; i++) {
+            if (s->p[p].snd[i].active && !bfo_test(&s->p[p].snd[i].req))
+                dump_req(s, p, "send", &s->p[p].snd[i]);
+            if (s->p[p].rcv[i].active && !bfo_test(&s->p[p].rcv[i].req))
+                dump_req(s, p, "receive", &s->p[p].rcv[i]);
+        }
+    }
+}
 
 /* Rank 0's view as the stream goes: per rail, the bytes sent since the last
  * line (MB/s) and the rail's state towards the next rank; map-outs and
@@ -889,6 +921,7 @@ int bfo_cmd_stream(int argc, char **argv)
             break;
         if (now > deadline) {
             fprintf(stderr, "bfo stream[%d]: timed out with messages outstanding\n", s->rank);
+            dump_unfinished(s);
             bad = 1;
             break;
         }

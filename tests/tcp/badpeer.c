@@ -223,7 +223,7 @@ static uint64_t send_stale(sess *s)
             len = bfo_hdr_frag_encode(&fr, b, sizeof b);
             memset(b + len, 0x5a, 8);
             sess_data(s, b, len + 8);
-            bfo_hdr_put put = { BFO_FRAG_PUT, 0, 0, 0, H(i, g), H(1, 1), 0, 8, 0x1000, 7 };
+            bfo_hdr_put put = { BFO_FRAG_PUT, 0, 0, 0, H(i, g), H(1, 1), 0, 8, 0x1000 };
             sess_data(s, b, bfo_hdr_put_encode(&put, b, sizeof b));
             for (int t = BFO_FRAG_RESTARTACK; t <= BFO_FRAG_RECVERRNOTIFY; t++) {
                 bfo_hdr_restart rs = { (uint8_t)t, 0, 0, 0, 1, (uint32_t)g_rank, H(i, g), H(1, 1) };
