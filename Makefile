@@ -139,7 +139,7 @@ endif
 SHM_SRC  := backends/shm/bfo_shm.c
 SHM_HDR  := backends/shm/bfo_shm.h backends/bfo_transport.h backends/bfo_sink.h backends/bfo_list.h backends/bfo_link.h $(HEADERS)
 NET_SRC  := backends/net/bfo_net.c $(BOOT_SRC) $(TCP_SRC) $(SHM_SRC) $(VERBS_SRC)
-VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_glue.h \
+VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_glue.h backends/bfo_link.h \
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 

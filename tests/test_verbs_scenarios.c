@@ -4,10 +4,12 @@
  * Between each engine and the simulated wire (sim/bfo_simnet.h, through
  * sn_hooks) sits the code bfo_verbs.c runs: bfo_verbs_glue.h (the queue
  * pairs' outstanding operations, completions, rail errors, flushes, frames,
- * async events, disconnect, the connection manager's decisions) over a
- * model of an RC device: a queue pair per (peer, rail) with its receive
- * queue and its send queue (the wire's messages), connected by REQ, REP and
- * RTU with delays.  A fault is what a device reports, passed through
+ * async events, disconnect, and each queue pair's connection run by the
+ * conn machine, spec/conn.rl, as for every transport) over a model of an
+ * RC device: a queue pair per (peer, rail) with its receive queue and its
+ * send queue (the wire's messages), connected by REQ, REP and RTU with
+ * delays (the model carries out the machine's dial, hello, take, reply and
+ * refuse).  A fault is what a device reports, passed through
  * bfo_verbs_map.h and the glue into the engine:
  *   - an error status on the n-th operation (send, RDMA write, RDMA read):
  *     not carried out, the device moves the queue pair to the error state
@@ -28,11 +30,12 @@
  * descriptor back, nothing completed twice, no completion from a queue
  * pair that is gone.
  * Then the connection manager's races, with the control messages' delays
- * chosen to hit them.
+ * chosen to hit them, and the attempt number's wrap-around.
  *
  * A failure prints the command that replays it:
  *   build/cc/test_verbs_scenarios SCENARIO WHAT N STATUS|EVENT OTHER
- * (VW_TRACE=1 in the environment traces every transition).
+ * (VW_TRACE=1 in the environment traces every transition, the conn
+ * machine's too).
  */
 #include "bfo_test.h"
 #include "bfo_simrun.h"
@@ -84,6 +87,8 @@ typedef struct vw_hwqp { /* the device's queue pair of a (peer, rail) */
     uint64_t partner;    /* the peer's queue pair it is connected to */
     int err;             /* in the error state */
     int rq[VW_RECV_DEPTH], rq_head, rq_n; /* posted receives, in order */
+    int ctl;             /* its control connection is open (from the dial or the
+                          * take until the RTU) */
     uint64_t ctl_at;     /* its control connection: when the last message lands */
 } vw_hwqp;
 
@@ -106,6 +111,7 @@ typedef struct vw_rank {
     uint64_t sink_calls; /* completions, frames, rail events passed up */
     uint64_t connects;   /* connect() calls by the engine */
     uint64_t port_back_at[BFO_MAX_RAILS]; /* PORT_ERR: when PORT_ACTIVE comes */
+    bfo_tracer tracer;   /* VW_TRACE: the conn machine's steps */
 } vw_rank;
 
 typedef struct vworld {
@@ -236,8 +242,10 @@ static void hw_flush(void *ctx, int qi)
     vworld *w = R->w;
     const bfo_vg_qp *q = &R->g.qps[qi];
     vw_hwqp *h = &R->hw[qi];
-    if (q->state == BFO_VG_WAIT_REP || q->state == BFO_VG_WAIT_RTU || q->state == BFO_VG_DIALING)
-        ctl_send(w, VC_CLOSE, R->rank, q->peer, q->rail, q->gen, h->inc, h->partner, h->ctl_at);
+    if (h->ctl)
+        ctl_send(w, VC_CLOSE, R->rank, q->peer, q->rail, (uint32_t)q->link.attempt, h->inc,
+                 h->partner, h->ctl_at);
+    h->ctl = 0;
     if (!h->inc)
         return;
     h->err = 1;
@@ -419,22 +427,64 @@ static void vw_completion(void *ctx, const sn_msg *m, int ok)
 
 /* ------------------------------------------------- the connection manager */
 
-/* The dialer: a queue pair, its receives, the REQ. */
-static void cm_dial(vworld *w, vw_rank *R, int qi)
+/* A new queue pair on the device for qi, its receives posted, its control
+ * connection open. */
+static void cm_qp(vworld *w, vw_rank *R, int qi, uint64_t partner)
 {
-    bfo_vg_qp *q = &R->g.qps[qi];
     vw_hwqp *h = &R->hw[qi];
     memset(h, 0, sizeof *h);
     h->inc = ++w->next_inc;
-    q->hw = 1;
+    h->partner = partner;
+    h->ctl = 1;
+    R->g.qps[qi].hw = 1;
     if (bfo_vg_post_receives(&R->g, qi) != 0)
         vw_violation(w, "receives refused", R->rank, qi);
-    q->state = BFO_VG_WAIT_REP;
-    ctl_send(w, VC_REQ, R->rank, q->peer, q->rail, q->gen, h->inc, 0, 0);
-    h->ctl_at = 0;
-    for (int k = 0; k < VW_MAX_CTL; k++) /* the CLOSE of this attempt lands after its REQ */
-        if (w->ctl[k].live && w->ctl[k].from_inc == h->inc)
-            h->ctl_at = w->ctl[k].at;
+}
+
+/* The device's part of the conn machine's actions (bfo_vg_hw.conn), as
+ * bfo_verbs.c carries them out: the dial (a queue pair, its receives; the
+ * control connection is made at once), the REQ, the take of a REQ (a queue
+ * pair connected to the dialer's), the REP, a refused REQ closed. */
+static int hw_conn(void *ctx, int qi, int action, void *arg)
+{
+    vw_rank *R = (vw_rank *)ctx;
+    vworld *w = R->w;
+    const bfo_vg_qp *q = &R->g.qps[qi];
+    vw_hwqp *h = &R->hw[qi];
+    const vw_ctl *c = (const vw_ctl *)arg; /* take, send_reply, refuse: the REQ */
+    switch (action) {
+    case BFO_CONN_ACT_DIAL:
+        cm_qp(w, R, qi, 0);
+        return BFO_CONN_EV_DIAL_CONNECTED;
+    case BFO_CONN_ACT_SEND_HELLO:
+        ctl_send(w, VC_REQ, R->rank, q->peer, q->rail, (uint32_t)q->link.attempt, h->inc, 0, 0);
+        h->ctl_at = 0;
+        for (int k = 0; k < VW_MAX_CTL; k++) /* the CLOSE of this attempt lands after its REQ */
+            if (w->ctl[k].live && w->ctl[k].from_inc == h->inc)
+                h->ctl_at = w->ctl[k].at;
+        return 0;
+    case BFO_CONN_ACT_TAKE:
+        cm_qp(w, R, qi, c->from_inc);
+        return 0;
+    case BFO_CONN_ACT_SEND_REPLY:
+        ctl_send(w, VC_REP, R->rank, c->from, c->rail, c->gen, h->inc, c->from_inc, 0);
+        h->ctl_at = 0;
+        return 0;
+    case BFO_CONN_ACT_REFUSE:
+        w->refused++;
+        ctl_send(w, VC_CLOSE, R->rank, c->from, c->rail, c->gen, 0, c->from_inc, 0);
+        return 0;
+    default:
+        vw_violation(w, "a conn action that is not the device's", action, qi);
+        return 0;
+    }
+}
+
+static int wiring(const bfo_vg_qp *q)
+{
+    int cs = q->link.fsm.cs;
+    return cs == BFO_CONN_ST_HELLO_SENT || cs == BFO_CONN_ST_REPLY_SENT ||
+           cs == BFO_CONN_ST_REPLY_SENT_ASKED;
 }
 
 static void cm_deliver(vworld *w, vw_ctl *c)
@@ -443,39 +493,34 @@ static void cm_deliver(vworld *w, vw_ctl *c)
     int qi = bfo_vg_qi(&R->g, c->from, c->rail);
     bfo_vg_qp *q = &R->g.qps[qi];
     vw_hwqp *h = &R->hw[qi];
-    int wiring = q->state == BFO_VG_WAIT_REP || q->state == BFO_VG_WAIT_RTU;
     switch (c->kind) {
     case VC_REQ:
-        if (!R->g.port_up[c->rail] || R->g.rail_dead[c->rail] || bfo_vg_req_stale(&R->g, qi, c->gen)) {
-            w->refused++;
+        if (!bfo_link_is_dialer(&q->link) && !bfo_vg_port_ok(&R->g, c->rail)) {
+            w->refused++; /* no queue pair can answer it now */
             ctl_send(w, VC_CLOSE, c->to, c->from, c->rail, c->gen, 0, c->from_inc, 0);
             return;
         }
-        bfo_vg_accept(&R->g, qi, c->gen);
-        memset(h, 0, sizeof *h);
-        h->inc = ++w->next_inc;
-        h->partner = c->from_inc;
-        q->hw = 1;
-        if (bfo_vg_post_receives(&R->g, qi) != 0)
-            vw_violation(w, "receives refused", R->rank, qi);
-        q->state = BFO_VG_WAIT_RTU;
-        ctl_send(w, VC_REP, c->to, c->from, c->rail, c->gen, h->inc, c->from_inc, 0);
-        h->ctl_at = 0;
+        if (bfo_vg_hello(&R->g, qi, c->gen, c) != BFO_OK)
+            vw_violation(w, "a REQ the conn machine refused to take", c->to, qi);
         break;
     case VC_REP:
-        if (q->state != BFO_VG_WAIT_REP || h->inc != c->to_inc || q->gen != c->gen)
+        if (q->link.fsm.cs != BFO_CONN_ST_HELLO_SENT || h->inc != c->to_inc ||
+            (uint32_t)q->link.attempt != c->gen)
             return; /* a reply to an attempt given up */
         h->partner = c->from_inc;
         ctl_send(w, VC_RTU, c->to, c->from, c->rail, c->gen, h->inc, h->partner, 0);
-        bfo_vg_up(&R->g, qi);
+        h->ctl = 0;
+        bfo_vg_reply(&R->g, qi);
         break;
     case VC_RTU:
-        if (q->state != BFO_VG_WAIT_RTU || h->inc != c->to_inc || h->partner != c->from_inc)
+        if ((q->link.fsm.cs != BFO_CONN_ST_REPLY_SENT && q->link.fsm.cs != BFO_CONN_ST_REPLY_SENT_ASKED) ||
+            h->inc != c->to_inc || h->partner != c->from_inc)
             return;
-        bfo_vg_up(&R->g, qi);
+        h->ctl = 0;
+        bfo_vg_ready(&R->g, qi);
         break;
     case VC_CLOSE:
-        if (wiring && h->inc && (h->inc == c->to_inc || (c->from_inc && h->partner == c->from_inc)))
+        if (wiring(q) && h->inc && (h->inc == c->to_inc || (c->from_inc && h->partner == c->from_inc)))
             bfo_vg_broken(&R->g, qi, 0, "control channel closed by the peer");
         break;
     default: break;
@@ -567,13 +612,8 @@ static int vw_pump(void *ctx)
         bfo_vg_settle(g);
         bfo_vg_timeouts(g);
         bfo_vg_settle(g);
-        for (int qi = 0; qi < w->n * w->nrails; qi++) {
-            int d = bfo_vg_take_connect(g, qi, g->port_up[g->qps[qi].rail]);
-            if (d != BFO_VG_C_NONE)
-                did = 1;
-            if (d == BFO_VG_C_DIAL)
-                cm_dial(w, R, qi);
-        }
+        if (bfo_vg_connects(g))
+            did = 1;
         bfo_vg_settle(g);
         for (int qi = 0; qi < w->n * w->nrails; qi++)
             if (g->qps[qi].backlog.head >= 0)
@@ -659,8 +699,7 @@ static int b_connect(void *ctx, int peer, int rail)
     if (peer < 0 || peer >= R->w->n || peer == R->rank || rail < 0 || rail >= R->w->nrails)
         return -1;
     R->connects++;
-    R->g.qps[bfo_vg_qi(&R->g, peer, rail)].connect_req = 1;
-    return 0;
+    return bfo_vg_connect(&R->g, peer, rail);
 }
 
 static void b_disconnect(void *ctx, int peer, int rail) { bfo_vg_disconnect(&rk(ctx)->g, peer, rail); }
@@ -691,6 +730,22 @@ static void *arena(vw_arena *a, size_t len)
     return a->p;
 }
 
+/* VW_TRACE: a conn machine's step, as sr_trace prints the engine's. */
+static void vw_trace(void *user, const bfo_machine *m, const bfo_step *st)
+{
+    const vw_rank *R = (const vw_rank *)user;
+    const bfo_vg_qp *q = (const bfo_vg_qp *)st->obj;
+    fprintf(stderr, "%12.6f ms  rank %d  peer %d rail %d  %-4s %s -> %s  %s",
+            (double)R->w->sn->now / 1e6, R->rank, q->peer, q->rail, m->name,
+            bfo_fsm_state_name(m, st->from), bfo_fsm_state_name(m, st->to),
+            bfo_conn_event_name(st->event));
+    for (unsigned i = 0; i < st->n_actions; i++)
+        fprintf(stderr, "%s%s", i ? ", " : " / ", m->action_names[st->actions[i]]);
+    if (st->result != BFO_OK)
+        fprintf(stderr, "  [%s]", bfo_errname(st->result));
+    fputc('\n', stderr);
+}
+
 /* sr_scenario.attach: the model between the engines and the wire. */
 static void vw_attach(sr_world *sw, void *arg)
 {
@@ -713,7 +768,7 @@ static void vw_attach(sr_world *sw, void *arg)
     for (int x = 0; x < w->n; x++) {
         vw_rank *R = &w->r[x];
         bfo_sink sink = { R, s_completion, s_frame, s_rail_event, NULL, NULL };
-        bfo_vg_hw hw = { R, hw_flush, hw_post, hw_post_recv, hw_log };
+        bfo_vg_hw hw = { R, hw_flush, hw_post, hw_post_recv, hw_log, hw_conn };
         bfo_backend *be = &sw->sn.be[x];
         R->w = w;
         R->rank = x;
@@ -721,7 +776,12 @@ static void vw_attach(sr_world *sw, void *arg)
         R->rbuf = (uint8_t *)arena(&arenas[x][1], (size_t)(w->n * w->nrails) * VW_RECV_DEPTH * w->frame);
         R->ops = (vw_op *)arena(&arenas[x][2], (size_t)nents * sizeof *R->ops);
         bfo_vg_init(&R->g, R->gmem, x, w->n, w->nrails, nents, VW_RECV_DEPTH, VW_SQ_DEPTH, &sink, &hw);
-        R->g.connect_timeout_ns = 200000000ull;
+        R->g.lb.timeout_ns = 200000000ull;
+        if (sc->trace) {
+            R->tracer.fn = vw_trace;
+            R->tracer.user = R;
+            R->g.lb.trace = &R->tracer;
+        }
         for (int qi = 0; qi < w->n * w->nrails; qi++) {
             R->g.qps[qi].rbuf = R->rbuf + (size_t)qi * VW_RECV_DEPTH * w->frame;
             R->g.qps[qi].rstride = w->frame;
@@ -1103,9 +1163,10 @@ static void test_acceptor_connect_while_waiting_for_the_rtu_keeps_the_new_queue_
     x.w->ctl_delay[VC_RTU] = 10000000000ull; /* held until let go below */
     async_event(x.w, 0, bfo_vg_qi(&x.w->r[0].g, 1, 0), BFO_VEV_QP_FATAL);
     assert_true(race_run(&x, rank1_connects, 1000000000ull));
-    assert_int_equal(x.w->r[1].g.qps[0].state, BFO_VG_WAIT_RTU); /* the window */
+    assert_int_equal(x.w->r[1].g.qps[0].link.fsm.cs, BFO_CONN_ST_REPLY_SENT); /* the window */
     race_run(&x, NULL, 1000000); /* its connect() handled */
-    assert_int_equal(x.w->r[1].g.qps[0].connect_req, 0);
+    assert_int_equal(x.w->r[1].g.qps[0].link.connect_req, 0);
+    assert_int_equal(x.w->r[1].g.qps[0].link.fsm.cs, BFO_CONN_ST_REPLY_SENT_ASKED);
     assert_non_null(held(&x, VC_RTU));
     held(&x, VC_RTU)->at = x.w->sn->now;
     x.w->ctl_delay[VC_RTU] = 0;
@@ -1124,7 +1185,7 @@ static void test_pending_connect_is_answered_by_the_connection_that_comes_up(voi
     x.w->ctl_delay[VC_RTU] = 10000000000ull;
     async_event(x.w, 0, bfo_vg_qi(&x.w->r[0].g, 1, 0), BFO_VEV_QP_FATAL);
     assert_true(race_run(&x, rank1_connects, 1000000000ull));
-    assert_int_equal(x.w->r[1].g.qps[0].connect_req, 1); /* not handled yet */
+    assert_int_equal(x.w->r[1].g.qps[0].link.connect_req, 1); /* not handled yet */
     assert_non_null(held(&x, VC_RTU));
     held(&x, VC_RTU)->at = x.w->sn->now; /* the next progress reads it first */
     x.w->ctl_delay[VC_RTU] = 0;
@@ -1135,14 +1196,18 @@ static void test_pending_connect_is_answered_by_the_connection_that_comes_up(voi
 /* Rank 0's first REQ is slow (it gives the attempt up after the connect
  * timeout and dials again); the second is accepted, the rail comes up, and
  * then the first arrives: it is refused as stale, the connection stays (it
- * used to replace it, and both sides started over). */
-static void test_stale_req_read_after_a_newer_one_is_refused(void **state)
+ * used to replace it, and both sides started over).  `last`: the attempt
+ * number both sides are at when the rail fails. */
+static void stale_req(uint64_t last)
 {
     race x;
     vw_ctl *req;
     uint64_t qp_err;
-    (void)state;
     race_start(&x);
+    if (last) {
+        x.w->r[0].g.qps[bfo_vg_qi(&x.w->r[0].g, 1, 0)].link.attempt = last;
+        x.w->r[1].g.qps[bfo_vg_qi(&x.w->r[1].g, 0, 0)].link.attempt = last;
+    }
     async_event(x.w, 0, bfo_vg_qi(&x.w->r[0].g, 1, 0), BFO_VEV_QP_FATAL);
     assert_true(race_run(&x, req_sent, 1000000000ull));
     req = held(&x, VC_REQ);
@@ -1162,7 +1227,140 @@ static void test_stale_req_read_after_a_newer_one_is_refused(void **state)
     assert_true(both_up(&x));
     assert_int_equal(x.w->r[1].g.st[0].connects - x.ok0[1], 1);
     assert_int_equal(x.w->violations, 0);
+    if (last) /* two dials since; the acceptor took the second */
+        assert_true(x.w->r[1].g.qps[bfo_vg_qi(&x.w->r[1].g, 0, 0)].link.attempt == last + 2);
     race_end(&x);
+}
+
+static void test_stale_req_read_after_a_newer_one_is_refused(void **state)
+{
+    (void)state;
+    stale_req(0);
+}
+
+/* A REQ carries the low 32 bits of the attempt number: across the wrap
+ * (0xffffffff, then 0 and 1 on the wire) a newer REQ is still taken and
+ * the stale one still refused; and the widening itself. */
+static void test_attempt_numbers_wrap_around_32_bits(void **state)
+{
+    bfo_vg_qp q;
+    (void)state;
+    memset(&q, 0, sizeof q);
+    assert_true(bfo_vg_attempt(&q, 1) == 1);
+    assert_true(bfo_vg_attempt(&q, 0) == 0);          /* not above 0: stale */
+    assert_true(bfo_vg_attempt(&q, 0x80000001u) == 0); /* far behind: stale, no underflow */
+    q.link.attempt = 0xffffffffull;
+    assert_true(bfo_vg_attempt(&q, 0) == 0x100000000ull);
+    assert_true(bfo_vg_attempt(&q, 1) == 0x100000001ull);
+    assert_true(bfo_vg_attempt(&q, 0xfffffffeu) == 0xfffffffeull);
+    q.link.attempt = 0x100000001ull;
+    assert_true(bfo_vg_attempt(&q, 0) == 0x100000000ull);           /* stale */
+    assert_true(bfo_vg_attempt(&q, 0xffffffffu) == 0xffffffffull); /* stale */
+    assert_true(bfo_vg_attempt(&q, 2) == 0x100000002ull);
+    stale_req(0xffffffffull);
+}
+
+/* ------------------------------------- what the engine hears, one link */
+
+typedef struct ev_log {
+    int ev[16], n, flushes, refused;
+} ev_log;
+
+static void el_completion(void *ctx, uint64_t token, int ok)
+{
+    (void)ctx;
+    (void)token;
+    (void)ok;
+}
+static int el_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
+{
+    (void)ctx, (void)peer, (void)rail, (void)buf, (void)len, (void)now;
+    return BFO_OK;
+}
+static void el_rail_event(void *ctx, int peer, int rail, int ev, uint64_t now)
+{
+    ev_log *L = (ev_log *)ctx;
+    (void)peer, (void)rail, (void)now;
+    if (L->n < 16)
+        L->ev[L->n++] = ev;
+}
+static void el_flush(void *ctx, int qi)
+{
+    (void)qi;
+    ((ev_log *)ctx)->flushes++;
+}
+static int el_post(void *ctx, int qi, int i)
+{
+    (void)ctx, (void)qi, (void)i;
+    return 0;
+}
+static int el_post_recv(void *ctx, int qi, int b)
+{
+    (void)ctx, (void)qi, (void)b;
+    return 0;
+}
+static int el_conn(void *ctx, int qi, int action, void *arg)
+{
+    (void)qi, (void)arg;
+    if (action == BFO_CONN_ACT_REFUSE)
+        ((ev_log *)ctx)->refused++;
+    return 0;
+}
+
+/* The acceptor (rank 1) with its connection up gets a newer REQ (the
+ * dialer gave the connection up).  When its engine has not asked for a new
+ * one, it hears RAIL_ERROR (its rail is UP: it maps it out), then CONNECTED
+ * at the RTU.  When its engine asked (connect(), not fed yet: the rail is
+ * RECONNECTING, e.g. after a probe timeout in PROBING, which does not call
+ * disconnect()), the old connection closes in silence and the engine hears
+ * only CONNECTED: a RAIL_ERROR would have pushed the reconnecting rail to
+ * FAILED, another back-off and a retry counted (spec/rail.rl), as the verbs
+ * backend did before it ran the conn machine. */
+static void test_a_newer_req_while_connect_is_pending_replaces_the_connection_silently(void **state)
+{
+    static uint8_t mem[1 << 16];
+    static uint8_t rbuf[2 * 64];
+    ev_log L;
+    bfo_vg g;
+    bfo_sink sink = { &L, el_completion, el_frame, el_rail_event, NULL, NULL };
+    bfo_vg_hw hw = { &L, el_flush, el_post, el_post_recv, NULL, el_conn };
+    int qi;
+    (void)state;
+    memset(&L, 0, sizeof L);
+    assert_true(bfo_vg_mem_size(2, 1, 8, 2) <= sizeof mem);
+    bfo_vg_init(&g, mem, 1, 2, 1, 8, 2, 4, &sink, &hw);
+    qi = bfo_vg_qi(&g, 0, 0);
+    g.qps[qi].rbuf = rbuf;
+    g.qps[qi].rstride = 64;
+    /* up: REQ 1, RTU */
+    assert_int_equal(bfo_vg_hello(&g, qi, 1, NULL), BFO_OK);
+    g.qps[qi].hw = 1;
+    assert_int_equal(bfo_vg_ready(&g, qi), BFO_OK);
+    assert_int_equal(L.n, 1);
+    assert_int_equal(L.ev[0], BFO_EV_CONNECTED);
+    /* the engine asked; REQ 2 comes first */
+    assert_int_equal(bfo_vg_connect(&g, 0, 0), 0);
+    assert_int_equal(bfo_vg_hello(&g, qi, 2, NULL), BFO_OK);
+    assert_int_equal(g.qps[qi].link.fsm.cs, BFO_CONN_ST_REPLY_SENT_ASKED);
+    assert_int_equal(g.lb.asked, 0);
+    assert_int_equal(L.n, 1); /* nothing heard */
+    assert_int_equal(L.flushes, 1);
+    assert_int_equal(g.st[0].qp_errors, 1);
+    g.qps[qi].hw = 1;
+    assert_int_equal(bfo_vg_ready(&g, qi), BFO_OK);
+    assert_int_equal(L.n, 2);
+    assert_int_equal(L.ev[1], BFO_EV_CONNECTED);
+    /* not asked: REQ 3 replaces it, the engine hears RAIL_ERROR first */
+    assert_int_equal(bfo_vg_hello(&g, qi, 3, NULL), BFO_OK);
+    assert_int_equal(g.qps[qi].link.fsm.cs, BFO_CONN_ST_REPLY_SENT);
+    assert_int_equal(L.n, 3);
+    assert_int_equal(L.ev[2], BFO_EV_RAIL_ERROR);
+    /* and REQ 2 again, read late: refused, nothing changes */
+    assert_int_equal(bfo_vg_hello(&g, qi, 2, NULL), BFO_OK);
+    assert_int_equal(L.refused, 1);
+    assert_int_equal(g.qps[qi].link.fsm.cs, BFO_CONN_ST_REPLY_SENT);
+    assert_int_equal(L.n, 3);
+    assert_int_equal(g.lb.refused, 0); /* no event the machine would not take */
 }
 
 /* One run, as report_failure prints it: SCENARIO WHAT N STATUS|EVENT OTHER. */
@@ -1198,6 +1396,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_acceptor_connect_while_waiting_for_the_rtu_keeps_the_new_queue_pair),
         cmocka_unit_test(test_pending_connect_is_answered_by_the_connection_that_comes_up),
         cmocka_unit_test(test_stale_req_read_after_a_newer_one_is_refused),
+        cmocka_unit_test(test_attempt_numbers_wrap_around_32_bits),
+        cmocka_unit_test(test_a_newer_req_while_connect_is_pending_replaces_the_connection_silently),
     };
     return cmocka_run_group_tests_name("verbs_scenarios", tests, setup_set, NULL);
 }

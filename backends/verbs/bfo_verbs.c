@@ -293,7 +293,8 @@ static void ctl_encode(const bfo_verbs *v, int qi, int kind, uint8_t *m)
     bfo_put16(m + 32, r->lid);
     m[34] = (uint8_t)r->mtu;
     memcpy(m + 36, r->gid, 16);
-    bfo_put32(m + 52, q->gen); /* the dialer's attempt (REQ; echoed in REP and RTU) */
+    bfo_put32(m + 52, (uint32_t)q->link.attempt); /* the dialer's attempt, its low 32 bits (REQ;
+                                                    * echoed in REP and RTU) */
 }
 
 /* Checks a message; fills the peer's QP fields into h (when h) and its
@@ -780,10 +781,9 @@ void bfo_verbs_uncache(bfo_verbs *v, const void *buf, size_t len)
 static int v_connect(void *ctx, int peer, int rail)
 {
     bfo_verbs *v = (bfo_verbs *)ctx;
-    if (!v->started || peer < 0 || peer >= v->size || peer == v->rank || rail < 0 || rail >= v->nrails)
+    if (!v->started)
         return -1;
-    gq(v, qi_of(v, peer, rail))->connect_req = 1;
-    return 0;
+    return bfo_vg_connect(&v->g, peer, rail); /* fed to the conn machine at the next progress */
 }
 
 /* The engine mapped the rail out (its probe timed out, the peer's BROKEN
@@ -824,54 +824,106 @@ static void ctl_send_now(bfo_verbs *v, int qi)
     }
 }
 
-static void dial(bfo_verbs *v, int qi)
+static void ctl_send_msg(bfo_verbs *v, int qi, int kind)
+{
+    vqp *h = &v->qps[qi];
+    ctl_encode(v, qi, kind, h->cout);
+    h->cout_len = BFO_VERBS_CTL_SIZE;
+    h->cout_off = 0;
+    ctl_send_now(v, qi);
+}
+
+/* The conn machine's dial (the attempt numbered, the deadline armed, the
+ * port checked): a new queue pair, and the control connection to the
+ * peer's address.  DIAL_FAILED when it cannot even start. */
+static int dial(bfo_verbs *v, int qi)
 {
     bfo_vg_qp *q = gq(v, qi);
     vqp *h = &v->qps[qi];
     struct sockaddr_in me, them;
     bfo_addr to;
     int one = 1;
+    if (qp_create(v, qi) != 0)
+        return BFO_CONN_EV_DIAL_FAILED; /* logged; close destroys what was made */
     memset(&me, 0, sizeof me);
     memset(&them, 0, sizeof them);
     me.sin_family = them.sin_family = AF_INET;
     me.sin_addr.s_addr = htonl(v->rails[q->rail].ip);
-    q->state = BFO_VG_DIALING;
     if (!v->sink.lookup || v->sink.lookup(v->sink.ctx, q->peer, q->rail, &to) != BFO_OK || to.len != 8 ||
         to.bytes[0] != 4) {
-        h->cfd = -1;
-        bfo_vg_broken(&v->g, qi, 0, "control channel: the peer published no verbs address for this rail");
-        return;
+        vlog(v, 1, "peer %d rail %d: control channel: the peer published no verbs address for this rail",
+             q->peer, q->rail);
+        return BFO_CONN_EV_DIAL_FAILED;
     }
     memcpy(&them.sin_port, to.bytes + 2, 2);
     memcpy(&them.sin_addr, to.bytes + 4, 4);
     h->cfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (h->cfd < 0) {
-        bfo_vg_broken(&v->g, qi, 0, "control channel: socket: %s", strerror(errno));
-        return;
+        vlog(v, 1, "peer %d rail %d: control channel: socket: %s", q->peer, q->rail, strerror(errno));
+        return BFO_CONN_EV_DIAL_FAILED;
     }
     setsockopt(h->cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    vlog(v, 3, "peer %d rail %d: dialing (attempt %llu)", q->peer, q->rail,
+         (unsigned long long)q->link.attempt);
     if (bind(h->cfd, (struct sockaddr *)&me, sizeof me) != 0)
         bfo_vg_broken(&v->g, qi, 0, "control channel: bind: %s", strerror(errno));
     else if (connect(h->cfd, (struct sockaddr *)&them, sizeof them) != 0 && errno != EINPROGRESS)
         bfo_vg_broken(&v->g, qi, 0, "control channel: connect: %s", strerror(errno));
+    return 0;
 }
 
-/* connect() requests (the glue decides, bfo_vg_take_connect): build a new
- * QP and dial (lower rank), wait for the peer's REQ, or keep the
- * connection being wired. */
+/* The acceptor takes the peer's REQ (the conn machine closed what the rail
+ * had): its control connection becomes the queue pair's, and a new queue
+ * pair goes to RTS towards the peer's. */
+static void take(bfo_verbs *v, int qi, vpend *p)
+{
+    vqp *h = &v->qps[qi];
+    int rank;
+    char why[128];
+    h->cfd = p->fd;
+    p->fd = -1;
+    h->cin_got = 0;
+    ctl_decode(v, p->buf, BFO_VERBS_K_REQ, p->rail, &rank, h, NULL, why, sizeof why); /* checked */
+    if (qp_create(v, qi) != 0 || qp_connect(v, qi) != 0)
+        bfo_vg_broken(&v->g, qi, 0, "cannot bring a queue pair up for the peer's request");
+}
+
+static void pend_close(bfo_verbs *v, vpend *p, const char *why);
+
+/* The device's part of the conn machine's actions (bfo_vg_hw.conn). */
+static int g_conn(void *ctx, int qi, int action, void *arg)
+{
+    bfo_verbs *v = (bfo_verbs *)ctx;
+    vpend *p = (vpend *)arg; /* take, refuse: the accepted control connection */
+    switch (action) {
+    case BFO_CONN_ACT_DIAL:
+        return dial(v, qi);
+    case BFO_CONN_ACT_SEND_HELLO:
+        ctl_send_msg(v, qi, BFO_VERBS_K_REQ);
+        return 0;
+    case BFO_CONN_ACT_TAKE:
+        take(v, qi, p);
+        return 0;
+    case BFO_CONN_ACT_SEND_REPLY:
+        ctl_send_msg(v, qi, BFO_VERBS_K_REP); /* PEER_READY comes with the RTU */
+        return 0;
+    case BFO_CONN_ACT_REFUSE:
+        pend_close(v, p, NULL); /* the glue logged why */
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* connect() requests, fed to the conn machine (the ports' state looked up
+ * first: a down port fails the connect at once). */
 static void handle_connects(bfo_verbs *v)
 {
-    for (int qi = 0; qi < v->size * v->nrails; qi++) {
-        if (!gq(v, qi)->connect_req)
-            continue;
-        if (bfo_vg_take_connect(&v->g, qi, port_active(v, gq(v, qi)->rail)) != BFO_VG_C_DIAL)
-            continue;
-        if (qp_create(v, qi) != 0) {
-            bfo_vg_broken(&v->g, qi, 0, "cannot create a queue pair");
-            continue;
-        }
-        dial(v, qi);
-    }
+    if (!v->g.lb.asked)
+        return;
+    for (int r = 0; r < v->nrails; r++)
+        (void)port_active(v, r);
+    bfo_vg_connects(&v->g);
 }
 
 /* The dialer's side of the exchange. */
@@ -882,7 +934,7 @@ static void dialer_io(bfo_verbs *v, int qi)
     char why[128];
     int rank;
     uint32_t gen;
-    if (q->state == BFO_VG_DIALING) {
+    if (q->link.fsm.cs == BFO_CONN_ST_DIALING) {
         struct pollfd pf = { h->cfd, POLLOUT, 0 };
         int err = 0;
         socklen_t el = sizeof err;
@@ -892,13 +944,10 @@ static void dialer_io(bfo_verbs *v, int qi)
             bfo_vg_broken(&v->g, qi, 0, "control channel: connect: %s", strerror(err ? err : errno));
             return;
         }
-        ctl_encode(v, qi, BFO_VERBS_K_REQ, h->cout);
-        h->cout_len = BFO_VERBS_CTL_SIZE;
-        h->cout_off = 0;
-        q->state = BFO_VG_WAIT_REP;
+        bfo_vg_dialed(&v->g, qi); /* the conn machine sends the REQ */
     }
     ctl_send_now(v, qi);
-    if (q->state != BFO_VG_WAIT_REP || q->broken)
+    if (q->link.fsm.cs != BFO_CONN_ST_HELLO_SENT || q->broken)
         return;
     while (h->cin_got < BFO_VERBS_CTL_SIZE) {
         ssize_t n = recv(h->cfd, h->cin + h->cin_got, BFO_VERBS_CTL_SIZE - h->cin_got, MSG_DONTWAIT);
@@ -914,47 +963,22 @@ static void dialer_io(bfo_verbs *v, int qi)
         h->cin_got += (size_t)n;
     }
     if (ctl_decode(v, h->cin, BFO_VERBS_K_REP, q->rail, &rank, h, &gen, why, sizeof why) != 0 ||
-        rank != q->peer || gen != q->gen) {
+        rank != q->peer || gen != (uint32_t)q->link.attempt) {
         bfo_vg_broken(&v->g, qi, 1, "reply: %s",
-                      rank != q->peer ? "from the wrong rank" : gen != q->gen ? "to another attempt" : why);
+                      rank != q->peer ? "from the wrong rank"
+                      : gen != (uint32_t)q->link.attempt ? "to another attempt"
+                                                         : why);
         return;
     }
     if (qp_connect(v, qi) != 0) {
         bfo_vg_broken(&v->g, qi, 0, "cannot bring the queue pair up");
         return;
     }
-    ctl_encode(v, qi, BFO_VERBS_K_RTU, h->cout);
-    h->cout_len = BFO_VERBS_CTL_SIZE;
-    h->cout_off = 0;
-    ctl_send_now(v, qi);
+    ctl_send_msg(v, qi, BFO_VERBS_K_RTU);
     if (q->broken)
         return;
     ctl_close(h); /* a short message on a fresh connection: sent */
-    bfo_vg_up(&v->g, qi);
-}
-
-/* The acceptor's side: a REQ (not stale) arrived for qi (from pend); answer it. */
-static void acceptor_req(bfo_verbs *v, int qi, int fd, const uint8_t *req)
-{
-    bfo_vg_qp *q = gq(v, qi);
-    vqp *h = &v->qps[qi];
-    int rank;
-    uint32_t gen = 0;
-    char why[128];
-    ctl_decode(v, req, BFO_VERBS_K_REQ, q->rail, &rank, NULL, &gen, why, sizeof why); /* checked before */
-    bfo_vg_accept(&v->g, qi, gen);
-    ctl_decode(v, req, BFO_VERBS_K_REQ, q->rail, &rank, h, NULL, why, sizeof why);
-    h->cfd = fd;
-    if (qp_create(v, qi) != 0 || qp_connect(v, qi) != 0) {
-        bfo_vg_broken(&v->g, qi, 0, "cannot bring a queue pair up for the peer's request");
-        return;
-    }
-    ctl_encode(v, qi, BFO_VERBS_K_REP, h->cout);
-    h->cout_len = BFO_VERBS_CTL_SIZE;
-    h->cout_off = 0;
-    h->cin_got = 0;
-    q->state = BFO_VG_WAIT_RTU;
-    ctl_send_now(v, qi);
+    bfo_vg_reply(&v->g, qi); /* up: CONNECTED */
 }
 
 static void acceptor_io(bfo_verbs *v, int qi)
@@ -985,7 +1009,7 @@ static void acceptor_io(bfo_verbs *v, int qi)
         return;
     }
     ctl_close(h);
-    bfo_vg_up(&v->g, qi);
+    bfo_vg_ready(&v->g, qi); /* up: CONNECTED */
 }
 
 static void pend_close(bfo_verbs *v, vpend *p, const char *why)
@@ -1020,7 +1044,7 @@ static void accept_all(bfo_verbs *v)
     for (int k = 0; k < v->npend; k++) {
         vpend *p = &v->pend[k];
         char why[128];
-        int rank;
+        int rank, qi;
         uint32_t gen;
         if (p->fd < 0)
             continue;
@@ -1043,25 +1067,16 @@ static void accept_all(bfo_verbs *v)
             pend_close(v, p, why);
             continue;
         }
-        if (rank > v->rank) {
-            pend_close(v, p, "a request from a higher rank (it must accept, not dial)");
+        qi = qi_of(v, rank, p->rail);
+        if (!bfo_link_is_dialer(&gq(v, qi)->link) && !port_active(v, p->rail)) {
+            pend_close(v, p, NULL); /* no queue pair can answer it now */
             continue;
         }
-        if (!port_active(v, p->rail)) {
+        /* the conn machine takes it (take, the REP), or refuses it: a
+         * stale attempt, or a rank that may not dial this one */
+        bfo_vg_hello(&v->g, qi, gen, p);
+        if (p->fd >= 0)
             pend_close(v, p, NULL);
-            continue;
-        }
-        if (bfo_vg_req_stale(&v->g, qi_of(v, rank, p->rail), gen)) {
-            /* the dialer gave this attempt up (read late, behind a newer
-             * one): closing its control connection is all it needs */
-            vlog(v, 2, "peer %d rail %d: a stale request (attempt %u, %u accepted) refused", rank,
-                 p->rail, gen, gq(v, qi_of(v, rank, p->rail))->gen);
-            pend_close(v, p, NULL);
-            continue;
-        }
-        int fd = p->fd;
-        p->fd = -1;
-        acceptor_req(v, qi_of(v, rank, p->rail), fd, p->buf);
     }
 }
 
@@ -1069,11 +1084,12 @@ static void control_io(bfo_verbs *v)
 {
     for (int qi = 0; qi < v->size * v->nrails; qi++) {
         const bfo_vg_qp *q = gq(v, qi);
+        int cs = q->link.fsm.cs;
         if (v->qps[qi].cfd < 0 || q->broken)
             continue;
-        if (q->dialer)
+        if (cs == BFO_CONN_ST_DIALING || cs == BFO_CONN_ST_HELLO_SENT)
             dialer_io(v, qi);
-        else if (q->state == BFO_VG_WAIT_RTU)
+        else if (cs == BFO_CONN_ST_REPLY_SENT || cs == BFO_CONN_ST_REPLY_SENT_ASKED)
             acceptor_io(v, qi);
     }
 }
@@ -1149,7 +1165,8 @@ int bfo_verbs_wait_fds(bfo_verbs *v, int *fds, int max)
     for (int qi = 0; qi < v->size * v->nrails; qi++) {
         const bfo_vg_qp *q = gq(v, qi);
         vqp *h = &v->qps[qi];
-        if (q->broken || q->connect_req || q->rx_n > q->rx_held || q->state == BFO_VG_DIALING)
+        if (q->broken || q->link.connect_req || q->rx_n > q->rx_held ||
+            q->link.fsm.cs == BFO_CONN_ST_DIALING)
             return -1; /* work now (held frames wait for the RTU: a control fd) */
         if (h->cq) {
             struct ibv_wc wc;
@@ -1424,7 +1441,7 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
     size_t nq = (size_t)v->size * (size_t)v->nrails;
     size_t sbytes = (size_t)v->o.send_depth * v->max_frame, rbytes = (size_t)v->o.recv_depth * v->max_frame;
     int nents = v->cfg.max_ops + 16;
-    bfo_vg_hw hw = { v, g_flush, g_post, g_post_recv, g_log };
+    bfo_vg_hw hw = { v, g_flush, g_post, g_post_recv, g_log, g_conn };
     v->job = job;
     v->qps = (vqp *)calloc(nq, sizeof *v->qps);
     for (size_t qi = 0; v->qps && qi < nq; qi++)
@@ -1442,7 +1459,7 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
     bfo_vg_init(&v->g, v->gmem, v->rank, v->size, v->nrails, nents, v->o.recv_depth,
                 2 * v->o.send_depth, sink, &hw);
     v->g.log_level = v->log;
-    v->g.connect_timeout_ns = v->o.connect_timeout_ns;
+    v->g.lb.timeout_ns = v->o.connect_timeout_ns;
     for (int r = 0; r < v->nrails; r++)
         v->g.port_up[r] = v->rails[r].port_up;
     for (int k = 0; k < v->npend; k++)
@@ -1505,7 +1522,6 @@ void bfo_verbs_fault(bfo_verbs *v, int rail)
 
 void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
 {
-    static const char *const st[] = { "NONE", "DIALING", "WAIT_REP", "WAIT_RTU", "UP" };
     uint64_t now = now_ns();
     int free_ents = 0;
     if (!v->started) {
@@ -1523,15 +1539,15 @@ void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
         if (h->qp && ibv_query_qp(h->qp, &a, IBV_QP_STATE, &ia) == 0)
             qs = (int)a.qp_state;
         fprintf(f,
-                "bfo-verbs[%d]: peer %d rail %d: %s qp %u (ibv state %d) reported %d awaiting %d "
-                "connect-req %d attempt %u broken %d%s%s; sq %d posted %d backlog %d send-buffers free "
+                "bfo-verbs[%d]: peer %d rail %d: %s qp %u (ibv state %d) connect-req %d attempt %llu "
+                "broken %d%s%s; sq %d posted %d backlog %d send-buffers free "
                 "%d; receives posted %d waiting for the engine %d free %d; cfd %d deadline %+.3f s\n",
-                v->rank, q->peer, q->rail, q->state >= 0 && q->state <= BFO_VG_UP ? st[q->state] : "?",
-                h->qp ? h->qp->qp_num : 0, qs, q->reported, q->awaiting, q->connect_req, q->gen,
-                q->broken, q->broken ? ": " : "", q->broken ? q->why : "", q->sq_used,
+                v->rank, q->peer, q->rail, bfo_conn_state_name(q->link.fsm.cs),
+                h->qp ? h->qp->qp_num : 0, qs, q->link.connect_req,
+                (unsigned long long)q->link.attempt, q->broken, q->broken ? ": " : "", q->broken ? q->why : "", q->sq_used,
                 bfo_vg_count(&v->g, &q->posted), bfo_vg_count(&v->g, &q->backlog), h->nsfree,
                 q->rposted, q->rx_n, q->nrfree, h->cfd,
-                q->deadline ? ((double)q->deadline - (double)now) / 1e9 : 0.0);
+                q->link.deadline ? ((double)q->link.deadline - (double)now) / 1e9 : 0.0);
     }
     for (int k = v->g.ent_free; k >= 0 && free_ents <= v->g.nents; k = v->g.ents[k].next)
         free_ents++;

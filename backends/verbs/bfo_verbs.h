@@ -1,9 +1,10 @@
 /* bfo_verbs.h - the verbs backend: bfo rails over InfiniBand / RoCE
  * (libibverbs), one reliable-connected queue pair per (peer, rail).
  * What it tells the engine (completions, rail errors, flushes, frames,
- * async events, the connection manager's decisions) is bfo_verbs_glue.h,
- * libibverbs-free and tested over the simulator in make check
- * (tests/test_verbs_scenarios.c); bfo_verbs.c is the device under it.
+ * async events, connections) is bfo_verbs_glue.h, libibverbs-free and
+ * tested over the simulator in make check (tests/test_verbs_scenarios.c);
+ * bfo_verbs.c is the device under it.  Its connections run on the conn
+ * machine (spec/conn.rl, backends/bfo_link.h), as TCP's and shm's do.
  *
  * Part of bfo (see bfo.h).  A rail is a (device, port): `verbs:rxe0`,
  * `verbs:mlx5_0:2`.  A transport (bfo_transport.h, its row
@@ -45,17 +46,21 @@
  *   magic BFO_VERBS_MAGIC, u8 kind, u8 version (BFO_VERBS_CTL_VERSION, 2),
  *   u16 rail, u32 rank, u32 nranks, u64 job, u32 qpn, u32 psn, u16 lid, u8
  *   mtu, u8 pad, u8 gid[16], u32 attempt, u32 0, u32 0.  attempt: the
- *   dialer's, counting from 1 per (peer, rail), echoed in REP and RTU.  A
- *   REQ for a (peer, rail) that has a queue pair replaces it (RAIL_ERROR
- *   first, as a newer TCP connection replaces an older one), unless its
- *   attempt is not above the last one accepted (a REQ the dialer gave up,
- *   read late): then only its control connection closes.  connect() while
- *   a connection the engine was not told about is being wired keeps it,
- *   and a connection that comes up answers a connect() not handled yet
+ *   dialer's, counting from 1 per (peer, rail), its low 32 bits (the
+ *   acceptor compares them with wrap-around), echoed in REP and RTU.  What
+ *   a REQ, a connect() or a failure does is the conn machine's, the same
+ *   for every transport: a REQ for a (peer, rail) that has a queue pair
+ *   replaces it (RAIL_ERROR first when the engine had it up and has not
+ *   asked for a new one; in silence when its connect() is pending),
+ *   unless its attempt is not above the last one accepted (a REQ the
+ *   dialer gave up, read late): then only its control connection closes;
+ *   a REQ from a higher rank is refused.  connect() while a connection
+ *   the engine was not told about is being wired keeps it, and a
+ *   connection that comes up answers a connect() not handled yet
  *   (docs/verbs.md, "Both ends reconnecting").  CONNECT_FAILED: no answer
- *   within connect_timeout, refused, a bad message, or the port is down.
- *   Re-admission after a fault is the same: a NEW queue pair, then the
- *   engine's PROBE/PROBEACK before any traffic.
+ *   within connect_timeout, refused, a bad message, or the port is down
+ *   (at once).  Re-admission after a fault is the same: a NEW queue pair,
+ *   then the engine's PROBE/PROBEACK before any traffic.
  *
  * GUARANTEES (bfo_backend.h) AND HOW THEY ARE KEPT
  *   1. ok only when the peer has it: RC completions.  A send completes

@@ -11,9 +11,11 @@
  *     completed with ok=0, received frames still offered to the engine;
  *   - receive completions and the frames, in order, with back-pressure;
  *   - asynchronous events by scope (queue pair, completion queue, port,
- *     device), disconnect(), the connect timeouts;
- *   - the connection manager's decisions (what a connect() request does to
- *     the connection the rail has, whether a peer's REQ is stale).
+ *     device), disconnect();
+ *   - the connection lifecycle: each queue pair's bfo_link, run by the conn
+ *     machine (spec/conn.rl, backends/bfo_link.h) like TCP's and shm's
+ *     connections, and the machine's actions that are not the device's
+ *     (the reports to the engine, the teardown).
  * bfo_verbs.c runs it over real devices through a few callbacks
  * (bfo_vg_hw); tests/test_verbs_scenarios.c runs the same code over the
  * simulator, with every fault expressed as a work completion status or an
@@ -21,25 +23,27 @@
  * bfo_vg_mem_size), no I/O.
  *
  * Calls into the sink (the engine) happen only from bfo_vg_settle,
- * bfo_vg_deliver, bfo_vg_up and bfo_vg_timeouts, and from bfo_vg_take_connect
- * and bfo_vg_accept (which close what the rail had): the backend's
- * progress.  Everything reachable from inside an engine call (posts,
- * disconnect) or from the device's completion handling only marks.
+ * bfo_vg_deliver, bfo_vg_timeouts and the conn machine's feeds
+ * (bfo_vg_connects, bfo_vg_hello, bfo_vg_reply, bfo_vg_ready): the
+ * backend's progress.  Everything reachable from inside an engine call
+ * (posts, connect, disconnect) or from the device's completion handling
+ * only marks.
  *
- * CONNECTIONS.  The lower rank dials, the higher rank accepts (REQ, REP,
- * RTU: bfo_verbs.h).  connect() from the engine (bfo_vg_take_connect, at
- * the next progress):
- *   - a connection being wired that the engine has not been told about (the
- *     peer's REQ came first, its RTU is on the way) answers the request: it
- *     is kept.  Closing it (as before) cost the peer, whose side was already
- *     up, a retry timeout and a second attempt;
- *   - otherwise whatever the rail has closes, and the dialer dials anew;
- *   - a connection that comes up (bfo_vg_up) answers a connect() not yet
- *     handled, as the acceptor's accept does.
- * Every REQ carries the dialer's attempt number for (peer, rail), counting
- * from 1; the acceptor refuses a REQ whose number is not above the last it
- * accepted (bfo_vg_req_stale: a REQ the dialer gave up, read late, e.g.
- * behind a newer one), so a stale REQ never replaces a newer connection.
+ * CONNECTIONS.  The conn machine decides, as for TCP and shm (the lower
+ * rank dials; who dials, a connect() while a connection is being made or
+ * is up, a stale REQ, teardown and what the engine hears: spec/conn.rl).
+ * The verbs handshake is REQ (the dialer's hello), REP (the reply; the
+ * acceptor's queue pair is ready to receive) and RTU (the dialer is ready:
+ * PEER_READY): bfo_verbs.h.  The glue binds the machine's actions: the
+ * reports (CONNECTED, CONNECT_FAILED, RAIL_ERROR), close (bfo_vg_close:
+ * the device's flush, then every operation fails), a dial or a wait with
+ * the port down (DIAL_FAILED, TIMED_OUT: the engine hears CONNECT_FAILED at
+ * once), a refused REQ's log; the device's side (make a queue pair, dial,
+ * send the REQ, take an accepted control connection, send the REP, close a
+ * refused one) goes to bfo_vg_hw.conn.  A REQ carries the low 32 bits of
+ * the dialer's attempt number; bfo_vg_hello widens it against the last
+ * one taken (serial-number arithmetic: wraps around) before the machine
+ * compares.
  */
 #ifndef BFO_VERBS_GLUE_H
 #define BFO_VERBS_GLUE_H
@@ -50,6 +54,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bfo_link.h"
 #include "bfo_verbs.h"
 #include "bfo_verbs_map.h"
 
@@ -57,25 +62,7 @@
 extern "C" {
 #endif
 
-/* A queue pair's connection state. */
-enum bfo_vg_state {
-    BFO_VG_NONE = 0,  /* no connection (posts fail) */
-    BFO_VG_DIALING,   /* dialer: the control connection is being made */
-    BFO_VG_WAIT_REP,  /* dialer: REQ sent */
-    BFO_VG_WAIT_RTU,  /* acceptor: REP sent, its queue pair is RTS */
-    BFO_VG_UP         /* reported CONNECTED */
-};
-
 enum bfo_vg_kind { BFO_VG_SEND = 1, BFO_VG_WRITE = 2, BFO_VG_READ = 3 };
-
-/* What bfo_vg_take_connect decided. */
-enum bfo_vg_connect {
-    BFO_VG_C_NONE = 0, /* no request */
-    BFO_VG_C_KEEP,     /* the connection being wired answers it */
-    BFO_VG_C_DIAL,     /* dialer: make a queue pair and dial (REQ with q->gen) */
-    BFO_VG_C_WAIT,     /* acceptor: wait for the peer's REQ */
-    BFO_VG_C_FAILED    /* the port is down: CONNECT_FAILED reported */
-};
 
 typedef struct bfo_vg_list {
     int head, tail;
@@ -90,17 +77,13 @@ typedef struct bfo_vg_ent {
 } bfo_vg_ent;
 
 typedef struct bfo_vg_qp {
-    int peer, rail, dialer;
-    int state;       /* enum bfo_vg_state */
+    bfo_link link;   /* the conn machine: state, attempt numbers, deadline,
+                      * connect() not fed yet (bfo_link.h); first member */
+    int peer, rail;
     int hw;          /* a queue pair exists on the device */
-    int reported;    /* the engine was told CONNECTED for this connection */
-    int awaiting;    /* the engine waits for CONNECTED or CONNECT_FAILED */
-    int connect_req; /* connect() called: handled at the next progress */
-    int broken;      /* closes at the next settle */
+    int broken;      /* BROKEN is fed at the next settle */
     int malformed;
     char why[128];
-    uint64_t deadline; /* wiring, or the acceptor waiting for a REQ */
-    uint32_t gen;      /* dialer: its last attempt; acceptor: the last REQ accepted */
     int sq_used;       /* work requests on the device's send queue */
     int rposted;       /* receives posted */
     bfo_vg_list posted, backlog;
@@ -131,6 +114,16 @@ typedef struct bfo_vg_hw {
     int (*post_recv)(void *ctx, int qi, int b);
     /* A log line at level (1 errors, 2 connections, 3 debug); may be NULL. */
     void (*log)(void *ctx, int level, const char *line);
+    /* The device's part of a conn machine action on queue pair qi (the
+     * glue has done its own: the port checked for DIAL, the log of
+     * REFUSE): DIAL (a queue pair, the control connection to the peer;
+     * the attempt is the link's), SEND_HELLO (the REQ), TAKE (the accepted
+     * control connection `arg` becomes qi's, its queue pair connected to
+     * the peer's), SEND_REPLY (the REP; not called when TAKE marked the
+     * queue pair broken), REFUSE (close `arg`).  Returns 0, or an event
+     * (bfo_link_act_fn): DIAL_CONNECTED, DIAL_FAILED.  Failures later on
+     * mark the queue pair broken (bfo_vg_broken). */
+    int (*conn)(void *ctx, int qi, int action, void *arg);
 } bfo_vg_hw;
 
 typedef struct bfo_vg {
@@ -141,7 +134,9 @@ typedef struct bfo_vg {
     bfo_vg_list failed; /* operations to complete with ok=0 at the next settle */
     int port_up[BFO_MAX_RAILS];
     int rail_dead[BFO_MAX_RAILS]; /* DEVICE_FATAL: never again */
-    uint64_t now, connect_timeout_ns;
+    uint64_t now;
+    bfo_link_binding lb; /* the conn machine's binding: bfo_vg_act; lb.timeout_ns
+                          * is the connect timeout, lb.asked the connect()s not fed */
     bfo_sink sink;
     bfo_vg_hw hw;
     bfo_verbs_rail_stats st[BFO_MAX_RAILS];
@@ -155,9 +150,13 @@ static inline size_t bfo_vg_mem_size(int size, int nrails, int nents, int recv_d
            nq * (size_t)recv_depth * (2 * sizeof(int) + sizeof(uint32_t));
 }
 
+static inline int bfo_vg_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step *st,
+                             void *arg);
+
 /* mem: bfo_vg_mem_size bytes, suitably aligned (malloc's).  Every port up,
- * every queue pair without a connection, every receive buffer free; the
- * caller sets each queue pair's rbuf and rstride. */
+ * every queue pair without a connection (its link told which side it is),
+ * every receive buffer free, a connect timeout of 2 s (g->lb.timeout_ns);
+ * the caller sets each queue pair's rbuf and rstride. */
 static inline void bfo_vg_init(bfo_vg *g, void *mem, int rank, int size, int nrails, int nents,
                                int recv_depth, int sq_depth, const bfo_sink *sink,
                                const bfo_vg_hw *hw)
@@ -172,7 +171,9 @@ static inline void bfo_vg_init(bfo_vg *g, void *mem, int rank, int size, int nra
     g->recv_depth = recv_depth;
     g->sq_depth = sq_depth;
     g->log_level = 1;
-    g->connect_timeout_ns = 2000000000ull;
+    g->lb.ctx = g;
+    g->lb.act = bfo_vg_act;
+    g->lb.timeout_ns = 2000000000ull;
     g->sink = *sink;
     g->hw = *hw;
     g->qps = (bfo_vg_qp *)(void *)p;
@@ -190,7 +191,7 @@ static inline void bfo_vg_init(bfo_vg *g, void *mem, int rank, int size, int nra
         bfo_vg_qp *q = &g->qps[i];
         q->peer = (int)(i / (size_t)nrails);
         q->rail = (int)(i % (size_t)nrails);
-        q->dialer = rank < q->peer;
+        bfo_link_init(&g->lb, &q->link, rank, q->peer, q->rail); /* the lower rank dials */
         q->posted.head = q->posted.tail = q->backlog.head = q->backlog.tail = -1;
         q->rfree = (int *)(void *)p;
         p += (size_t)recv_depth * sizeof(int);
@@ -353,7 +354,7 @@ static inline int bfo_vg_alloc(bfo_vg *g, int peer, int rail, int kind)
 static inline void bfo_vg_kick(bfo_vg *g, int qi)
 {
     bfo_vg_qp *q = &g->qps[qi];
-    while (q->backlog.head >= 0 && q->hw && q->state == BFO_VG_UP && !q->broken &&
+    while (q->backlog.head >= 0 && q->hw && bfo_link_up(&q->link) && !q->broken &&
            q->sq_used < g->sq_depth) {
         int i = q->backlog.head;
         int rc = g->hw.post(g->hw.ctx, qi, i);
@@ -374,7 +375,7 @@ static inline void bfo_vg_post(bfo_vg *g, int i)
 {
     int qi = g->ents[i].qp;
     bfo_vg_qp *q = &g->qps[qi];
-    if (q->state != BFO_VG_UP || !q->reported || q->broken || !q->hw) {
+    if (!bfo_link_up(&q->link) || q->broken || !q->hw) {
         bfo_vg_push(g, &g->failed, i);
         return;
     }
@@ -412,7 +413,7 @@ static inline void bfo_vg_wc_error(bfo_vg *g, int qi, int status, int is_recv, b
     if (a.qp_failed)
         bfo_vg_broken(g, qi, a.malformed, "%s (%s) on %s", bfo_verbs_wc_name(status),
                       bfo_verbs_cause_name(a.cause), is_recv ? "a receive" : "an operation");
-    else if (status == BFO_VWC_WR_FLUSH_ERR && q->state == BFO_VG_UP)
+    else if (status == BFO_VWC_WR_FLUSH_ERR && bfo_link_up(&q->link))
         bfo_vg_broken(g, qi, 0, "WR_FLUSH_ERR on %s: the queue pair is in error",
                       is_recv ? "a receive" : "an operation");
     if (a.malformed)
@@ -459,7 +460,7 @@ static inline bfo_verbs_wc_action bfo_vg_recv_wc(bfo_vg *g, int qi, int b, int s
         q->rxq[at] = b;
         q->rxlen[at] = len;
         q->rx_n++;
-        q->rx_held += q->state != BFO_VG_UP;
+        q->rx_held += !bfo_link_up(&q->link);
     } else {
         q->rfree[q->nrfree++] = b;
     }
@@ -511,30 +512,23 @@ static inline int bfo_vg_deliver(bfo_vg *g)
 
 /* --------------------------------------------------------------- closing */
 
-/* Tears a (peer, rail) down: RAIL_ERROR (if the engine had it up, and
- * report) or CONNECT_FAILED (if it waited for this connection), the device's
- * flush, then every operation not completed fails.  Only at safe points. */
-static inline void bfo_vg_close(bfo_vg *g, int qi, const char *why, int report)
+/* The conn machine's close (step st): a (peer, rail) torn down, the
+ * device's flush, then every operation not completed fails (what the
+ * engine hears, RAIL_ERROR or CONNECT_FAILED, the machine reported first;
+ * the link is no longer up: posts from here on fail).  Only at safe
+ * points. */
+static inline void bfo_vg_close(bfo_vg *g, int qi, const bfo_step *st, const char *why)
 {
     bfo_vg_qp *q = &g->qps[qi];
     bfo_vg_list dead = { -1, -1 };
-    int reported = q->reported && report, awaiting = q->awaiting;
+    int was_up = bfo_link_state_up(st->from);
     if (q->malformed)
         g->st[q->rail].malformed++;
-    if (q->state == BFO_VG_UP || q->reported)
+    if (was_up)
         g->st[q->rail].qp_errors++;
-    if (q->hw || q->state != BFO_VG_NONE)
-        bfo_vg_log(g, reported ? 1 : 2, "peer %d rail %d: queue pair closed: %s", q->peer, q->rail,
-                   why);
-    q->state = BFO_VG_NONE; /* posts from here on fail */
-    q->reported = 0;
-    if (reported) {
-        bfo_vg_emit(g, qi, BFO_EV_RAIL_ERROR);
-    } else if (awaiting && (q->dialer || !report)) {
-        q->awaiting = 0;
-        g->st[q->rail].connect_failures++;
-        bfo_vg_emit(g, qi, BFO_EV_CONNECT_FAILED);
-    }
+    if (q->hw || st->event != BFO_CONN_EV_DIAL_FAILED)
+        bfo_vg_log(g, was_up && st->event != BFO_CONN_EV_CONNECT_ASKED ? 1 : 2,
+                   "peer %d rail %d: queue pair closed: %s", q->peer, q->rail, why);
     g->hw.flush(g->hw.ctx, qi);
     q->hw = 0;
     while (q->rx_held > 0) { /* frames of a connection the engine never had: dropped */
@@ -563,8 +557,9 @@ static inline void bfo_vg_close(bfo_vg *g, int qi, const char *why, int report)
         bfo_vg_complete(g, i, 0);
 }
 
-/* Broken queue pairs close, failed operations complete, until nothing is
- * left. */
+/* Broken queue pairs go to the conn machine (BROKEN: it closes them and
+ * says what the engine hears), failed operations complete, until nothing
+ * is left. */
 static inline void bfo_vg_settle(bfo_vg *g)
 {
     for (int round = 0; round < 1000; round++) {
@@ -574,7 +569,8 @@ static inline void bfo_vg_settle(bfo_vg *g)
             if (q->broken) {
                 char why[sizeof q->why];
                 memcpy(why, q->why, sizeof why);
-                bfo_vg_close(g, qi, why, 1);
+                if (!bfo_link_broken(&g->lb, &q->link, why, g->now))
+                    q->broken = q->malformed = 0; /* no connection to break */
                 any = 1;
             }
         }
@@ -602,7 +598,7 @@ static inline int bfo_vg_disconnect(bfo_vg *g, int peer, int rail)
     if (peer < 0 || peer >= g->size || peer == g->rank || rail < 0 || rail >= g->nrails)
         return 0;
     qi = bfo_vg_qi(g, peer, rail);
-    if (!g->qps[qi].reported || g->qps[qi].broken)
+    if (!bfo_link_up(&g->qps[qi].link) || g->qps[qi].broken)
         return 0;
     bfo_vg_log(g, 2, "peer %d rail %d: the engine mapped the rail out: the queue pair goes down",
                peer, rail);
@@ -631,7 +627,7 @@ static inline bfo_verbs_async_action bfo_vg_async(bfo_vg *g, int event, unsigned
         if (a.scope == BFO_VSCOPE_PORT || a.scope == BFO_VSCOPE_DEVICE)
             for (int p = 0; p < g->size; p++) {
                 const bfo_vg_qp *q = &g->qps[bfo_vg_qi(g, p, r)];
-                if (p != g->rank && (q->hw || q->state != BFO_VG_NONE))
+                if (p != g->rank && (q->hw || bfo_conn_accepts(q->link.fsm.cs, BFO_CONN_EV_BROKEN)))
                     bfo_vg_broken(g, bfo_vg_qi(g, p, r), 0, "%s", bfo_verbs_event_name(event));
             }
     }
@@ -641,94 +637,148 @@ static inline bfo_verbs_async_action bfo_vg_async(bfo_vg *g, int event, unsigned
     return a;
 }
 
-/* Wiring past its deadline fails; an acceptor that waited in vain for the
- * peer's REQ reports CONNECT_FAILED. */
+/* Connections past their deadline: the conn machine's TIMED_OUT (a dial,
+ * a REQ answered but no RTU, an acceptor that waited in vain for the
+ * peer's REQ). */
 static inline void bfo_vg_timeouts(bfo_vg *g)
 {
-    for (int qi = 0; qi < g->size * g->nrails; qi++) {
-        bfo_vg_qp *q = &g->qps[qi];
-        if (q->peer == g->rank || g->now < q->deadline || q->broken)
-            continue;
-        if (q->state == BFO_VG_DIALING || q->state == BFO_VG_WAIT_REP || q->state == BFO_VG_WAIT_RTU)
-            bfo_vg_broken(g, qi, 0, "no connection within the connect timeout");
-        else if (q->state == BFO_VG_NONE && q->awaiting && !q->dialer) {
-            q->awaiting = 0;
-            g->st[q->rail].connect_failures++;
-            bfo_vg_log(g, 2, "peer %d rail %d: the peer did not connect in time", q->peer, q->rail);
-            bfo_vg_emit(g, qi, BFO_EV_CONNECT_FAILED);
-        }
-    }
+    for (int qi = 0; qi < g->size * g->nrails; qi++)
+        if (!g->qps[qi].broken) /* it closes at the settle */
+            bfo_link_timeout(&g->lb, &g->qps[qi].link, g->now);
 }
 
 /* ------------------------------------------------------------ connecting */
 
-/* A connect() request of the engine, at the backend's progress (port_up:
- * whether the rail's port is active now).  See CONNECTIONS at the top. */
-static inline int bfo_vg_take_connect(bfo_vg *g, int qi, int port_up)
+/* The engine's connect(): only marks (fed at the next progress,
+ * bfo_vg_connects).  -1 for a bad peer or rail. */
+static inline int bfo_vg_connect(bfo_vg *g, int peer, int rail)
+{
+    if (peer < 0 || peer >= g->size || peer == g->rank || rail < 0 || rail >= g->nrails)
+        return -1;
+    bfo_link_ask(&g->lb, &g->qps[bfo_vg_qi(g, peer, rail)].link);
+    return 0;
+}
+
+/* At the backend's progress (the ports' state up to date): the connect()s
+ * not fed yet go to the conn machine.  Returns how many. */
+static inline int bfo_vg_connects(bfo_vg *g)
+{
+    int n = 0;
+    for (int qi = 0; g->lb.asked > 0 && qi < g->size * g->nrails; qi++)
+        if (g->qps[qi].link.connect_req) {
+            bfo_link_asked(&g->lb, &g->qps[qi].link, g->now);
+            n++;
+        }
+    return n;
+}
+
+/* A REQ's attempt number (the low 32 bits of the dialer's) as the 64-bit
+ * number the conn machine compares: the one nearest the last taken
+ * (serial-number arithmetic, RFC 1982), so that it wraps around.  Not above
+ * the last taken: stale. */
+static inline uint64_t bfo_vg_attempt(const bfo_vg_qp *q, uint32_t gen)
+{
+    uint64_t last = q->link.attempt;
+    int32_t d = (int32_t)(gen - (uint32_t)last);
+    if (d < 0 && (uint64_t)-(int64_t)d > last)
+        return 0;
+    return last + (uint64_t)(int64_t)d;
+}
+
+/* A checked REQ from the peer of qi (attempt number gen, the control
+ * connection `in`, which the conn machine takes or refuses: bfo_vg_hw.conn
+ * gets it). */
+static inline int bfo_vg_hello(bfo_vg *g, int qi, uint32_t gen, void *in)
 {
     bfo_vg_qp *q = &g->qps[qi];
-    if (!q->connect_req)
-        return BFO_VG_C_NONE;
-    q->connect_req = 0;
-    if (q->state != BFO_VG_NONE && q->state != BFO_VG_UP && !q->reported && !q->broken) {
-        bfo_vg_log(g, 2, "peer %d rail %d: connect(): the connection being wired answers it",
-                   q->peer, q->rail);
-        q->awaiting = 1;
-        return BFO_VG_C_KEEP;
-    }
-    q->awaiting = 0;
-    if (q->hw || q->state != BFO_VG_NONE || q->posted.head >= 0 || q->backlog.head >= 0)
-        bfo_vg_close(g, qi, "the engine reconnects", 0);
-    q->awaiting = 1;
-    q->deadline = g->now + g->connect_timeout_ns;
-    if (!port_up || g->rail_dead[q->rail]) {
-        q->awaiting = 0;
+    return bfo_link_hello(&g->lb, &q->link, bfo_vg_attempt(q, gen), in, g->now);
+}
+
+/* The dialer: its control connection is made (the machine sends the REQ). */
+static inline int bfo_vg_dialed(bfo_vg *g, int qi)
+{
+    return bfo_link_feed(&g->lb, &g->qps[qi].link, BFO_CONN_EV_DIAL_CONNECTED, (void *)0, g->now);
+}
+
+/* The dialer: the REP to its current attempt arrived, its queue pair is
+ * ready and its RTU sent: the connection is up. */
+static inline int bfo_vg_reply(bfo_vg *g, int qi)
+{
+    return bfo_link_feed(&g->lb, &g->qps[qi].link, BFO_CONN_EV_REPLY_RCVD, (void *)0, g->now);
+}
+
+/* The acceptor: the dialer's RTU arrived: the connection is up. */
+static inline int bfo_vg_ready(bfo_vg *g, int qi)
+{
+    return bfo_link_feed(&g->lb, &g->qps[qi].link, BFO_CONN_EV_PEER_READY, (void *)0, g->now);
+}
+
+/* 1 when the rail's port can carry a connection now. */
+static inline int bfo_vg_port_ok(const bfo_vg *g, int rail)
+{
+    return g->port_up[rail] && !g->rail_dead[rail];
+}
+
+/* The conn machine's actions (bfo_link.h) on queue pair l. */
+static inline int bfo_vg_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step *st,
+                             void *arg)
+{
+    bfo_vg *g = (bfo_vg *)b->ctx;
+    bfo_vg_qp *q = (bfo_vg_qp *)(void *)l; /* l is its first member */
+    int qi = (int)(q - g->qps);
+    switch ((enum bfo_conn_action)action) {
+    case BFO_CONN_ACT_DIAL:
+        if (!bfo_vg_port_ok(g, q->rail)) {
+            bfo_vg_log(g, 2, "peer %d rail %d: the port is down: no dial", q->peer, q->rail);
+            return BFO_CONN_EV_DIAL_FAILED;
+        }
+        return g->hw.conn(g->hw.ctx, qi, action, arg);
+    case BFO_CONN_ACT_WAIT:
+        if (!bfo_vg_port_ok(g, q->rail)) { /* the peer cannot reach this side: it fails now */
+            bfo_vg_log(g, 2, "peer %d rail %d: the port is down: the peer cannot connect", q->peer,
+                       q->rail);
+            return BFO_CONN_EV_TIMED_OUT;
+        }
+        return 0;
+    case BFO_CONN_ACT_SEND_HELLO:
+    case BFO_CONN_ACT_TAKE:
+        return g->hw.conn(g->hw.ctx, qi, action, arg);
+    case BFO_CONN_ACT_SEND_REPLY:
+        return q->broken ? 0 : g->hw.conn(g->hw.ctx, qi, action, arg);
+    case BFO_CONN_ACT_REFUSE:
+        if (bfo_link_is_dialer(l)) {
+            g->st[q->rail].malformed++;
+            bfo_vg_log(g, 1, "rail %d: control connection dropped: a request from rank %d, a higher "
+                       "rank (it must accept, not dial)", q->rail, q->peer);
+        } else {
+            /* the dialer gave this attempt up (read late, behind a newer
+             * one): closing its control connection is all it needs */
+            bfo_vg_log(g, 2, "peer %d rail %d: a stale request (attempt %llu, %llu accepted) refused",
+                       q->peer, q->rail, (unsigned long long)l->offered,
+                       (unsigned long long)l->attempt);
+        }
+        g->hw.conn(g->hw.ctx, qi, action, arg);
+        return 0;
+    case BFO_CONN_ACT_REPORT_UP:
+        q->rx_held = 0; /* frames that came first go to the engine now */
+        g->st[q->rail].connects++;
+        bfo_vg_emit(g, qi, BFO_EV_CONNECTED);
+        bfo_vg_kick(g, qi);
+        return 0;
+    case BFO_CONN_ACT_REPORT_FAILED:
         g->st[q->rail].connect_failures++;
+        if (st->event == BFO_CONN_EV_TIMED_OUT)
+            bfo_vg_log(g, 2, "peer %d rail %d: %s", q->peer, q->rail, bfo_link_why(st, arg));
         bfo_vg_emit(g, qi, BFO_EV_CONNECT_FAILED);
-        return BFO_VG_C_FAILED;
+        return 0;
+    case BFO_CONN_ACT_REPORT_ERROR:
+        bfo_vg_emit(g, qi, BFO_EV_RAIL_ERROR);
+        return 0;
+    case BFO_CONN_ACT_CLOSE:
+        bfo_vg_close(g, qi, st, bfo_link_why(st, arg));
+        return 0;
     }
-    if (!q->dialer)
-        return BFO_VG_C_WAIT;
-    q->gen++;
-    if (!q->gen)
-        q->gen = 1;
-    return BFO_VG_C_DIAL;
-}
-
-/* 1 when a REQ with attempt number gen is stale: not above the last one
- * accepted for this (peer, rail) (the first is 1). */
-static inline int bfo_vg_req_stale(const bfo_vg *g, int qi, uint32_t gen)
-{
-    return (int32_t)(gen - g->qps[qi].gen) <= 0;
-}
-
-/* The acceptor takes the peer's REQ (not stale): whatever the rail had is
- * replaced (RAIL_ERROR first if the engine had it); a connect() not handled
- * yet asked for just this.  The caller then makes the queue pair, sends the
- * REP and sets state BFO_VG_WAIT_RTU. */
-static inline void bfo_vg_accept(bfo_vg *g, int qi, uint32_t gen)
-{
-    bfo_vg_qp *q = &g->qps[qi];
-    if (q->hw || q->state != BFO_VG_NONE || q->posted.head >= 0 || q->backlog.head >= 0)
-        bfo_vg_close(g, qi, "replaced by a newer connection", 1);
-    q->connect_req = 0;
-    q->gen = gen;
-    q->deadline = g->now + g->connect_timeout_ns;
-}
-
-/* The connection is up on both sides (the dialer sent RTU, the acceptor
- * got it): CONNECTED, and it answers a connect() not handled yet. */
-static inline void bfo_vg_up(bfo_vg *g, int qi)
-{
-    bfo_vg_qp *q = &g->qps[qi];
-    q->state = BFO_VG_UP;
-    q->reported = 1;
-    q->awaiting = 0;
-    q->connect_req = 0;
-    q->rx_held = 0; /* frames that came first go to the engine now */
-    g->st[q->rail].connects++;
-    bfo_vg_emit(g, qi, BFO_EV_CONNECTED);
-    bfo_vg_kick(g, qi);
+    return 0;
 }
 
 #ifdef __cplusplus
