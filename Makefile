@@ -246,7 +246,10 @@ $(BUILD)/libbfo_net.a: $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(NET_SRC)))
 # (eager, copy, PUT, GET, mixed rails; 1-3 rails; a fragment lost, failed or
 # delayed, a rail down, a rail silent every way or one way, at every
 # operation), every pair over small scenarios (each protocol), three ranks,
-# 100,000 random schedules.
+# 100,000 random schedules; MPI's cases (synchronous sends, receives posted
+# late, messages to itself, context ids of 32 bits whose ranks are not the
+# engine's) under every pair of faults; sequences past the 16- and 32-bit
+# wraps under every single fault.
 check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore single
 	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any'
@@ -256,6 +259,9 @@ check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore double --rails 2 --protocol get --msg '0>1:200K'
 	./$(BUILD)/bfo sim --explore double --rails 2 --rdma-rails 1 --msg '0>1:100K' --msg '1>0:200K'
 	./$(BUILD)/bfo sim --random 100000 --seed 7
+	./$(BUILD)/bfo sim --explore double --rails 2 --msg '0>1:64:sync:late' --msg '1>1:9K:late' --msg '0>1:20K:ctx=7:sync' --msg '1>0:100:ctx=4000000000:late'
+	./$(BUILD)/bfo sim --explore single --seq-start 65530 --msg '0>1:64' --msg '0>1:100' --msg '0>1:20K' --msg '0>1:1' --msg '0>1:64:sync' --msg '0>1:8' --msg '1>0:9' --msg '0>1:10'
+	./$(BUILD)/bfo sim --explore single --seq-start 4294967290 --msg '0>1:64' --msg '0>1:100' --msg '0>1:20K' --msg '0>1:1' --msg '0>1:64:sync' --msg '0>1:8' --msg '1>0:9' --msg '0>1:10'
 
 # Hostile input (tests/fuzz/): libFuzzer targets for frame decoding (wire),
 # an engine whose peers are the input (engine) and the TCP backend's

@@ -15,7 +15,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x848ee788
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x0183175c
 #error "gen/bfo_codec.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -27,22 +27,22 @@
 extern "C" {
 #endif
 
-/* layout match (16 bytes): MATCH */
-#define BFO_HDR_MATCH_SIZE 16
+/* layout match (24 bytes): MATCH */
+#define BFO_HDR_MATCH_SIZE 24
 typedef struct bfo_hdr_match {
     uint8_t type;  /* offset 0: BFO_FRAG_* */
     uint8_t flags; /* offset 1: BFO_FLAG_* */
-    uint16_t ctx; /* offset 2, u16 */
-    uint32_t src; /* offset 4, u32 */
-    uint32_t tag; /* offset 8, u32 */
-    uint16_t seq; /* offset 12, u16 */
+    uint32_t ctx; /* offset 4, u32 */
+    uint32_t src; /* offset 8, u32 */
+    uint32_t tag; /* offset 12, u32 */
+    uint64_t seq; /* offset 16, u64 */
 } bfo_hdr_match;
 BFO_STATIC_ASSERT(BFO_HDR_MATCH_SIZE % 8 == 0 && BFO_HDR_MATCH_SIZE <= BFO_MAX_HDR_SIZE,
                   "layout match: size");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_match *)0)->ctx) == 2, "layout match: ctx holds u16");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_match *)0)->ctx) == 4, "layout match: ctx holds u32");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_match *)0)->src) == 4, "layout match: src holds u32");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_match *)0)->tag) == 4, "layout match: tag holds u32");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_match *)0)->seq) == 2, "layout match: seq holds u16");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_match *)0)->seq) == 8, "layout match: seq holds u64");
 
 /* Writes the header into buf; returns its size, or 0 when cap is too small. */
 static inline size_t bfo_hdr_match_encode(const bfo_hdr_match *h, uint8_t *buf, size_t cap)
@@ -51,11 +51,11 @@ static inline size_t bfo_hdr_match_encode(const bfo_hdr_match *h, uint8_t *buf, 
         return 0;
     buf[0] = h->type;
     buf[1] = h->flags;
-    bfo_put16(buf + 2, h->ctx);
-    bfo_put32(buf + 4, h->src);
-    bfo_put32(buf + 8, h->tag);
-    bfo_put16(buf + 12, h->seq);
-    bfo_put16(buf + 14, 0);
+    bfo_put16(buf + 2, 0);
+    bfo_put32(buf + 4, h->ctx);
+    bfo_put32(buf + 8, h->src);
+    bfo_put32(buf + 12, h->tag);
+    bfo_put64(buf + 16, h->seq);
     return BFO_HDR_MATCH_SIZE;
 }
 
@@ -68,36 +68,36 @@ static inline int bfo_hdr_match_decode(bfo_hdr_match *h, const uint8_t *buf, siz
         return BFO_ERR_TRUNCATED;
     h->type = buf[0];
     h->flags = buf[1];
-    h->ctx = bfo_get16(buf + 2);
-    h->src = bfo_get32(buf + 4);
-    h->tag = bfo_get32(buf + 8);
-    h->seq = bfo_get16(buf + 12);
-    if (bfo_get16(buf + 14) != 0)
+    if (bfo_get16(buf + 2) != 0)
         return BFO_ERR_BAD_FIELD;
+    h->ctx = bfo_get32(buf + 4);
+    h->src = bfo_get32(buf + 8);
+    h->tag = bfo_get32(buf + 12);
+    h->seq = bfo_get64(buf + 16);
     return BFO_OK;
 }
 
-/* layout rndv (40 bytes): RNDV */
-#define BFO_HDR_RNDV_SIZE 40
+/* layout rndv (48 bytes): RNDV */
+#define BFO_HDR_RNDV_SIZE 48
 typedef struct bfo_hdr_rndv {
     uint8_t type;  /* offset 0: BFO_FRAG_* */
     uint8_t flags; /* offset 1: BFO_FLAG_* */
-    uint16_t ctx; /* offset 2, u16 */
-    uint32_t src; /* offset 4, u32 */
-    uint32_t tag; /* offset 8, u32 */
-    uint16_t seq; /* offset 12, u16 */
-    uint16_t rseq; /* offset 14, u16 */
-    uint64_t msg_len; /* offset 16, u64 */
-    bfo_handle sreq; /* offset 24, handle */
-    bfo_handle dreq; /* offset 32, handle */
+    uint16_t rseq; /* offset 2, u16 */
+    uint32_t ctx; /* offset 4, u32 */
+    uint32_t src; /* offset 8, u32 */
+    uint32_t tag; /* offset 12, u32 */
+    uint64_t seq; /* offset 16, u64 */
+    uint64_t msg_len; /* offset 24, u64 */
+    bfo_handle sreq; /* offset 32, handle */
+    bfo_handle dreq; /* offset 40, handle */
 } bfo_hdr_rndv;
 BFO_STATIC_ASSERT(BFO_HDR_RNDV_SIZE % 8 == 0 && BFO_HDR_RNDV_SIZE <= BFO_MAX_HDR_SIZE,
                   "layout rndv: size");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rndv *)0)->ctx) == 2, "layout rndv: ctx holds u16");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rndv *)0)->rseq) == 2, "layout rndv: rseq holds u16");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rndv *)0)->ctx) == 4, "layout rndv: ctx holds u32");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rndv *)0)->src) == 4, "layout rndv: src holds u32");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rndv *)0)->tag) == 4, "layout rndv: tag holds u32");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rndv *)0)->seq) == 2, "layout rndv: seq holds u16");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rndv *)0)->rseq) == 2, "layout rndv: rseq holds u16");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rndv *)0)->seq) == 8, "layout rndv: seq holds u64");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rndv *)0)->msg_len) == 8, "layout rndv: msg_len holds u64");
 
 /* Writes the header into buf; returns its size, or 0 when cap is too small. */
@@ -107,14 +107,14 @@ static inline size_t bfo_hdr_rndv_encode(const bfo_hdr_rndv *h, uint8_t *buf, si
         return 0;
     buf[0] = h->type;
     buf[1] = h->flags;
-    bfo_put16(buf + 2, h->ctx);
-    bfo_put32(buf + 4, h->src);
-    bfo_put32(buf + 8, h->tag);
-    bfo_put16(buf + 12, h->seq);
-    bfo_put16(buf + 14, h->rseq);
-    bfo_put64(buf + 16, h->msg_len);
-    bfo_put_handle(buf + 24, h->sreq);
-    bfo_put_handle(buf + 32, h->dreq);
+    bfo_put16(buf + 2, h->rseq);
+    bfo_put32(buf + 4, h->ctx);
+    bfo_put32(buf + 8, h->src);
+    bfo_put32(buf + 12, h->tag);
+    bfo_put64(buf + 16, h->seq);
+    bfo_put64(buf + 24, h->msg_len);
+    bfo_put_handle(buf + 32, h->sreq);
+    bfo_put_handle(buf + 40, h->dreq);
     return BFO_HDR_RNDV_SIZE;
 }
 
@@ -127,39 +127,39 @@ static inline int bfo_hdr_rndv_decode(bfo_hdr_rndv *h, const uint8_t *buf, size_
         return BFO_ERR_TRUNCATED;
     h->type = buf[0];
     h->flags = buf[1];
-    h->ctx = bfo_get16(buf + 2);
-    h->src = bfo_get32(buf + 4);
-    h->tag = bfo_get32(buf + 8);
-    h->seq = bfo_get16(buf + 12);
-    h->rseq = bfo_get16(buf + 14);
-    h->msg_len = bfo_get64(buf + 16);
-    h->sreq = bfo_get_handle(buf + 24);
-    h->dreq = bfo_get_handle(buf + 32);
+    h->rseq = bfo_get16(buf + 2);
+    h->ctx = bfo_get32(buf + 4);
+    h->src = bfo_get32(buf + 8);
+    h->tag = bfo_get32(buf + 12);
+    h->seq = bfo_get64(buf + 16);
+    h->msg_len = bfo_get64(buf + 24);
+    h->sreq = bfo_get_handle(buf + 32);
+    h->dreq = bfo_get_handle(buf + 40);
     return BFO_OK;
 }
 
-/* layout rget (48 bytes): RGET */
-#define BFO_HDR_RGET_SIZE 48
+/* layout rget (56 bytes): RGET */
+#define BFO_HDR_RGET_SIZE 56
 typedef struct bfo_hdr_rget {
     uint8_t type;  /* offset 0: BFO_FRAG_* */
     uint8_t flags; /* offset 1: BFO_FLAG_* */
-    uint16_t ctx; /* offset 2, u16 */
-    uint32_t src; /* offset 4, u32 */
-    uint32_t tag; /* offset 8, u32 */
-    uint16_t seq; /* offset 12, u16 */
-    uint16_t rseq; /* offset 14, u16 */
-    uint64_t msg_len; /* offset 16, u64 */
-    bfo_handle sreq; /* offset 24, handle */
-    bfo_handle dreq; /* offset 32, handle */
-    uint64_t raddr; /* offset 40, u64 */
+    uint16_t rseq; /* offset 2, u16 */
+    uint32_t ctx; /* offset 4, u32 */
+    uint32_t src; /* offset 8, u32 */
+    uint32_t tag; /* offset 12, u32 */
+    uint64_t seq; /* offset 16, u64 */
+    uint64_t msg_len; /* offset 24, u64 */
+    bfo_handle sreq; /* offset 32, handle */
+    bfo_handle dreq; /* offset 40, handle */
+    uint64_t raddr; /* offset 48, u64 */
 } bfo_hdr_rget;
 BFO_STATIC_ASSERT(BFO_HDR_RGET_SIZE % 8 == 0 && BFO_HDR_RGET_SIZE <= BFO_MAX_HDR_SIZE,
                   "layout rget: size");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->ctx) == 2, "layout rget: ctx holds u16");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->rseq) == 2, "layout rget: rseq holds u16");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->ctx) == 4, "layout rget: ctx holds u32");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->src) == 4, "layout rget: src holds u32");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->tag) == 4, "layout rget: tag holds u32");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->seq) == 2, "layout rget: seq holds u16");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->rseq) == 2, "layout rget: rseq holds u16");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->seq) == 8, "layout rget: seq holds u64");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->msg_len) == 8, "layout rget: msg_len holds u64");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_rget *)0)->raddr) == 8, "layout rget: raddr holds u64");
 
@@ -170,15 +170,15 @@ static inline size_t bfo_hdr_rget_encode(const bfo_hdr_rget *h, uint8_t *buf, si
         return 0;
     buf[0] = h->type;
     buf[1] = h->flags;
-    bfo_put16(buf + 2, h->ctx);
-    bfo_put32(buf + 4, h->src);
-    bfo_put32(buf + 8, h->tag);
-    bfo_put16(buf + 12, h->seq);
-    bfo_put16(buf + 14, h->rseq);
-    bfo_put64(buf + 16, h->msg_len);
-    bfo_put_handle(buf + 24, h->sreq);
-    bfo_put_handle(buf + 32, h->dreq);
-    bfo_put64(buf + 40, h->raddr);
+    bfo_put16(buf + 2, h->rseq);
+    bfo_put32(buf + 4, h->ctx);
+    bfo_put32(buf + 8, h->src);
+    bfo_put32(buf + 12, h->tag);
+    bfo_put64(buf + 16, h->seq);
+    bfo_put64(buf + 24, h->msg_len);
+    bfo_put_handle(buf + 32, h->sreq);
+    bfo_put_handle(buf + 40, h->dreq);
+    bfo_put64(buf + 48, h->raddr);
     return BFO_HDR_RGET_SIZE;
 }
 
@@ -191,15 +191,15 @@ static inline int bfo_hdr_rget_decode(bfo_hdr_rget *h, const uint8_t *buf, size_
         return BFO_ERR_TRUNCATED;
     h->type = buf[0];
     h->flags = buf[1];
-    h->ctx = bfo_get16(buf + 2);
-    h->src = bfo_get32(buf + 4);
-    h->tag = bfo_get32(buf + 8);
-    h->seq = bfo_get16(buf + 12);
-    h->rseq = bfo_get16(buf + 14);
-    h->msg_len = bfo_get64(buf + 16);
-    h->sreq = bfo_get_handle(buf + 24);
-    h->dreq = bfo_get_handle(buf + 32);
-    h->raddr = bfo_get64(buf + 40);
+    h->rseq = bfo_get16(buf + 2);
+    h->ctx = bfo_get32(buf + 4);
+    h->src = bfo_get32(buf + 8);
+    h->tag = bfo_get32(buf + 12);
+    h->seq = bfo_get64(buf + 16);
+    h->msg_len = bfo_get64(buf + 24);
+    h->sreq = bfo_get_handle(buf + 32);
+    h->dreq = bfo_get_handle(buf + 40);
+    h->raddr = bfo_get64(buf + 48);
     return BFO_OK;
 }
 
@@ -353,8 +353,8 @@ static inline int bfo_hdr_put_decode(bfo_hdr_put *h, const uint8_t *buf, size_t 
     return BFO_OK;
 }
 
-/* layout fin (40 bytes): FIN */
-#define BFO_HDR_FIN_SIZE 40
+/* layout fin (32 bytes): FIN */
+#define BFO_HDR_FIN_SIZE 32
 typedef struct bfo_hdr_fin {
     uint8_t type;  /* offset 0: BFO_FRAG_* */
     uint8_t flags; /* offset 1: BFO_FLAG_* */
@@ -363,8 +363,6 @@ typedef struct bfo_hdr_fin {
     bfo_handle dreq; /* offset 8, handle */
     uint64_t offset; /* offset 16, u64 */
     uint64_t length; /* offset 24, u64 */
-    uint16_t ctx; /* offset 32, u16 */
-    uint16_t seq; /* offset 34, u16 */
 } bfo_hdr_fin;
 BFO_STATIC_ASSERT(BFO_HDR_FIN_SIZE % 8 == 0 && BFO_HDR_FIN_SIZE <= BFO_MAX_HDR_SIZE,
                   "layout fin: size");
@@ -372,8 +370,6 @@ BFO_STATIC_ASSERT(sizeof(((bfo_hdr_fin *)0)->rseq) == 2, "layout fin: rseq holds
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_fin *)0)->slot) == 4, "layout fin: slot holds u32");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_fin *)0)->offset) == 8, "layout fin: offset holds u64");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_fin *)0)->length) == 8, "layout fin: length holds u64");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_fin *)0)->ctx) == 2, "layout fin: ctx holds u16");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_fin *)0)->seq) == 2, "layout fin: seq holds u16");
 
 /* Writes the header into buf; returns its size, or 0 when cap is too small. */
 static inline size_t bfo_hdr_fin_encode(const bfo_hdr_fin *h, uint8_t *buf, size_t cap)
@@ -387,9 +383,6 @@ static inline size_t bfo_hdr_fin_encode(const bfo_hdr_fin *h, uint8_t *buf, size
     bfo_put_handle(buf + 8, h->dreq);
     bfo_put64(buf + 16, h->offset);
     bfo_put64(buf + 24, h->length);
-    bfo_put16(buf + 32, h->ctx);
-    bfo_put16(buf + 34, h->seq);
-    bfo_put32(buf + 36, 0);
     return BFO_HDR_FIN_SIZE;
 }
 
@@ -407,31 +400,27 @@ static inline int bfo_hdr_fin_decode(bfo_hdr_fin *h, const uint8_t *buf, size_t 
     h->dreq = bfo_get_handle(buf + 8);
     h->offset = bfo_get64(buf + 16);
     h->length = bfo_get64(buf + 24);
-    h->ctx = bfo_get16(buf + 32);
-    h->seq = bfo_get16(buf + 34);
-    if (bfo_get32(buf + 36) != 0)
-        return BFO_ERR_BAD_FIELD;
     return BFO_OK;
 }
 
-/* layout restart (32 bytes): NOTIFY, RESTARTACK, RESTARTNACK, RECVERRNOTIFY */
-#define BFO_HDR_RESTART_SIZE 32
+/* layout restart (40 bytes): NOTIFY, RESTARTACK, RESTARTNACK, RECVERRNOTIFY */
+#define BFO_HDR_RESTART_SIZE 40
 typedef struct bfo_hdr_restart {
     uint8_t type;  /* offset 0: BFO_FRAG_* */
     uint8_t flags; /* offset 1: BFO_FLAG_* */
     uint16_t rseq; /* offset 2, u16 */
-    uint16_t ctx; /* offset 4, u16 */
-    uint16_t seq; /* offset 6, u16 */
+    uint32_t ctx; /* offset 4, u32 */
     uint32_t src; /* offset 8, u32 */
-    bfo_handle sreq; /* offset 16, handle */
-    bfo_handle dreq; /* offset 24, handle */
+    uint64_t seq; /* offset 16, u64 */
+    bfo_handle sreq; /* offset 24, handle */
+    bfo_handle dreq; /* offset 32, handle */
 } bfo_hdr_restart;
 BFO_STATIC_ASSERT(BFO_HDR_RESTART_SIZE % 8 == 0 && BFO_HDR_RESTART_SIZE <= BFO_MAX_HDR_SIZE,
                   "layout restart: size");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_restart *)0)->rseq) == 2, "layout restart: rseq holds u16");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_restart *)0)->ctx) == 2, "layout restart: ctx holds u16");
-BFO_STATIC_ASSERT(sizeof(((bfo_hdr_restart *)0)->seq) == 2, "layout restart: seq holds u16");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_restart *)0)->ctx) == 4, "layout restart: ctx holds u32");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_restart *)0)->src) == 4, "layout restart: src holds u32");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_restart *)0)->seq) == 8, "layout restart: seq holds u64");
 
 /* Writes the header into buf; returns its size, or 0 when cap is too small. */
 static inline size_t bfo_hdr_restart_encode(const bfo_hdr_restart *h, uint8_t *buf, size_t cap)
@@ -441,12 +430,12 @@ static inline size_t bfo_hdr_restart_encode(const bfo_hdr_restart *h, uint8_t *b
     buf[0] = h->type;
     buf[1] = h->flags;
     bfo_put16(buf + 2, h->rseq);
-    bfo_put16(buf + 4, h->ctx);
-    bfo_put16(buf + 6, h->seq);
+    bfo_put32(buf + 4, h->ctx);
     bfo_put32(buf + 8, h->src);
     bfo_put32(buf + 12, 0);
-    bfo_put_handle(buf + 16, h->sreq);
-    bfo_put_handle(buf + 24, h->dreq);
+    bfo_put64(buf + 16, h->seq);
+    bfo_put_handle(buf + 24, h->sreq);
+    bfo_put_handle(buf + 32, h->dreq);
     return BFO_HDR_RESTART_SIZE;
 }
 
@@ -460,13 +449,13 @@ static inline int bfo_hdr_restart_decode(bfo_hdr_restart *h, const uint8_t *buf,
     h->type = buf[0];
     h->flags = buf[1];
     h->rseq = bfo_get16(buf + 2);
-    h->ctx = bfo_get16(buf + 4);
-    h->seq = bfo_get16(buf + 6);
+    h->ctx = bfo_get32(buf + 4);
     h->src = bfo_get32(buf + 8);
     if (bfo_get32(buf + 12) != 0)
         return BFO_ERR_BAD_FIELD;
-    h->sreq = bfo_get_handle(buf + 16);
-    h->dreq = bfo_get_handle(buf + 24);
+    h->seq = bfo_get64(buf + 16);
+    h->sreq = bfo_get_handle(buf + 24);
+    h->dreq = bfo_get_handle(buf + 32);
     return BFO_OK;
 }
 
@@ -515,11 +504,11 @@ static inline int bfo_hdr_railctl_decode(bfo_hdr_railctl *h, const uint8_t *buf,
 
 /* Header size of each fragment type. */
 #define BFO_FRAG_MATCH_HDR_SIZE BFO_HDR_MATCH_SIZE
-BFO_STATIC_ASSERT(BFO_FRAG_MATCH_HDR_SIZE == 16, "MATCH header: 16 bytes");
+BFO_STATIC_ASSERT(BFO_FRAG_MATCH_HDR_SIZE == 24, "MATCH header: 24 bytes");
 #define BFO_FRAG_RNDV_HDR_SIZE BFO_HDR_RNDV_SIZE
-BFO_STATIC_ASSERT(BFO_FRAG_RNDV_HDR_SIZE == 40, "RNDV header: 40 bytes");
+BFO_STATIC_ASSERT(BFO_FRAG_RNDV_HDR_SIZE == 48, "RNDV header: 48 bytes");
 #define BFO_FRAG_RGET_HDR_SIZE BFO_HDR_RGET_SIZE
-BFO_STATIC_ASSERT(BFO_FRAG_RGET_HDR_SIZE == 48, "RGET header: 48 bytes");
+BFO_STATIC_ASSERT(BFO_FRAG_RGET_HDR_SIZE == 56, "RGET header: 56 bytes");
 #define BFO_FRAG_ACK_HDR_SIZE BFO_HDR_ACK_SIZE
 BFO_STATIC_ASSERT(BFO_FRAG_ACK_HDR_SIZE == 32, "ACK header: 32 bytes");
 #define BFO_FRAG_FRAG_HDR_SIZE BFO_HDR_FRAG_SIZE
@@ -527,15 +516,15 @@ BFO_STATIC_ASSERT(BFO_FRAG_FRAG_HDR_SIZE == 24, "FRAG header: 24 bytes");
 #define BFO_FRAG_PUT_HDR_SIZE BFO_HDR_PUT_SIZE
 BFO_STATIC_ASSERT(BFO_FRAG_PUT_HDR_SIZE == 48, "PUT header: 48 bytes");
 #define BFO_FRAG_FIN_HDR_SIZE BFO_HDR_FIN_SIZE
-BFO_STATIC_ASSERT(BFO_FRAG_FIN_HDR_SIZE == 40, "FIN header: 40 bytes");
+BFO_STATIC_ASSERT(BFO_FRAG_FIN_HDR_SIZE == 32, "FIN header: 32 bytes");
 #define BFO_FRAG_NOTIFY_HDR_SIZE BFO_HDR_RESTART_SIZE
-BFO_STATIC_ASSERT(BFO_FRAG_NOTIFY_HDR_SIZE == 32, "NOTIFY header: 32 bytes");
+BFO_STATIC_ASSERT(BFO_FRAG_NOTIFY_HDR_SIZE == 40, "NOTIFY header: 40 bytes");
 #define BFO_FRAG_RESTARTACK_HDR_SIZE BFO_HDR_RESTART_SIZE
-BFO_STATIC_ASSERT(BFO_FRAG_RESTARTACK_HDR_SIZE == 32, "RESTARTACK header: 32 bytes");
+BFO_STATIC_ASSERT(BFO_FRAG_RESTARTACK_HDR_SIZE == 40, "RESTARTACK header: 40 bytes");
 #define BFO_FRAG_RESTARTNACK_HDR_SIZE BFO_HDR_RESTART_SIZE
-BFO_STATIC_ASSERT(BFO_FRAG_RESTARTNACK_HDR_SIZE == 32, "RESTARTNACK header: 32 bytes");
+BFO_STATIC_ASSERT(BFO_FRAG_RESTARTNACK_HDR_SIZE == 40, "RESTARTNACK header: 40 bytes");
 #define BFO_FRAG_RECVERRNOTIFY_HDR_SIZE BFO_HDR_RESTART_SIZE
-BFO_STATIC_ASSERT(BFO_FRAG_RECVERRNOTIFY_HDR_SIZE == 32, "RECVERRNOTIFY header: 32 bytes");
+BFO_STATIC_ASSERT(BFO_FRAG_RECVERRNOTIFY_HDR_SIZE == 40, "RECVERRNOTIFY header: 40 bytes");
 #define BFO_FRAG_BROKEN_HDR_SIZE BFO_HDR_RAILCTL_SIZE
 BFO_STATIC_ASSERT(BFO_FRAG_BROKEN_HDR_SIZE == 16, "BROKEN header: 16 bytes");
 #define BFO_FRAG_PROBE_HDR_SIZE BFO_HDR_RAILCTL_SIZE
@@ -583,32 +572,32 @@ typedef struct bfo_field {
 static inline const bfo_field *bfo_frag_fields(int type, size_t *n)
 {
     static const bfo_field fields_match[] = {
-        { "ctx", 2, 2, BFO_FIELD_UINT },
-        { "src", 4, 4, BFO_FIELD_UINT },
-        { "tag", 8, 4, BFO_FIELD_UINT },
-        { "seq", 12, 2, BFO_FIELD_UINT },
-        { "rsvd", 14, 2, BFO_FIELD_RESERVED },
+        { "rsvd", 2, 2, BFO_FIELD_RESERVED },
+        { "ctx", 4, 4, BFO_FIELD_UINT },
+        { "src", 8, 4, BFO_FIELD_UINT },
+        { "tag", 12, 4, BFO_FIELD_UINT },
+        { "seq", 16, 8, BFO_FIELD_UINT },
     };
     static const bfo_field fields_rndv[] = {
-        { "ctx", 2, 2, BFO_FIELD_UINT },
-        { "src", 4, 4, BFO_FIELD_UINT },
-        { "tag", 8, 4, BFO_FIELD_UINT },
-        { "seq", 12, 2, BFO_FIELD_UINT },
-        { "rseq", 14, 2, BFO_FIELD_UINT },
-        { "msg_len", 16, 8, BFO_FIELD_UINT },
-        { "sreq", 24, 8, BFO_FIELD_HANDLE },
-        { "dreq", 32, 8, BFO_FIELD_HANDLE },
+        { "rseq", 2, 2, BFO_FIELD_UINT },
+        { "ctx", 4, 4, BFO_FIELD_UINT },
+        { "src", 8, 4, BFO_FIELD_UINT },
+        { "tag", 12, 4, BFO_FIELD_UINT },
+        { "seq", 16, 8, BFO_FIELD_UINT },
+        { "msg_len", 24, 8, BFO_FIELD_UINT },
+        { "sreq", 32, 8, BFO_FIELD_HANDLE },
+        { "dreq", 40, 8, BFO_FIELD_HANDLE },
     };
     static const bfo_field fields_rget[] = {
-        { "ctx", 2, 2, BFO_FIELD_UINT },
-        { "src", 4, 4, BFO_FIELD_UINT },
-        { "tag", 8, 4, BFO_FIELD_UINT },
-        { "seq", 12, 2, BFO_FIELD_UINT },
-        { "rseq", 14, 2, BFO_FIELD_UINT },
-        { "msg_len", 16, 8, BFO_FIELD_UINT },
-        { "sreq", 24, 8, BFO_FIELD_HANDLE },
-        { "dreq", 32, 8, BFO_FIELD_HANDLE },
-        { "raddr", 40, 8, BFO_FIELD_UINT },
+        { "rseq", 2, 2, BFO_FIELD_UINT },
+        { "ctx", 4, 4, BFO_FIELD_UINT },
+        { "src", 8, 4, BFO_FIELD_UINT },
+        { "tag", 12, 4, BFO_FIELD_UINT },
+        { "seq", 16, 8, BFO_FIELD_UINT },
+        { "msg_len", 24, 8, BFO_FIELD_UINT },
+        { "sreq", 32, 8, BFO_FIELD_HANDLE },
+        { "dreq", 40, 8, BFO_FIELD_HANDLE },
+        { "raddr", 48, 8, BFO_FIELD_UINT },
     };
     static const bfo_field fields_ack[] = {
         { "rseq", 2, 2, BFO_FIELD_UINT },
@@ -638,18 +627,15 @@ static inline const bfo_field *bfo_frag_fields(int type, size_t *n)
         { "dreq", 8, 8, BFO_FIELD_HANDLE },
         { "offset", 16, 8, BFO_FIELD_UINT },
         { "length", 24, 8, BFO_FIELD_UINT },
-        { "ctx", 32, 2, BFO_FIELD_UINT },
-        { "seq", 34, 2, BFO_FIELD_UINT },
-        { "rsvd", 36, 4, BFO_FIELD_RESERVED },
     };
     static const bfo_field fields_restart[] = {
         { "rseq", 2, 2, BFO_FIELD_UINT },
-        { "ctx", 4, 2, BFO_FIELD_UINT },
-        { "seq", 6, 2, BFO_FIELD_UINT },
+        { "ctx", 4, 4, BFO_FIELD_UINT },
         { "src", 8, 4, BFO_FIELD_UINT },
         { "rsvd", 12, 4, BFO_FIELD_RESERVED },
-        { "sreq", 16, 8, BFO_FIELD_HANDLE },
-        { "dreq", 24, 8, BFO_FIELD_HANDLE },
+        { "seq", 16, 8, BFO_FIELD_UINT },
+        { "sreq", 24, 8, BFO_FIELD_HANDLE },
+        { "dreq", 32, 8, BFO_FIELD_HANDLE },
     };
     static const bfo_field fields_railctl[] = {
         { "rail", 2, 2, BFO_FIELD_UINT },
@@ -663,7 +649,7 @@ static inline const bfo_field *bfo_frag_fields(int type, size_t *n)
     case BFO_FRAG_ACK: *n = 5; return fields_ack;
     case BFO_FRAG_FRAG: *n = 4; return fields_frag;
     case BFO_FRAG_PUT: *n = 7; return fields_put;
-    case BFO_FRAG_FIN: *n = 8; return fields_fin;
+    case BFO_FRAG_FIN: *n = 5; return fields_fin;
     case BFO_FRAG_NOTIFY: *n = 7; return fields_restart;
     case BFO_FRAG_RESTARTACK: *n = 7; return fields_restart;
     case BFO_FRAG_RESTARTNACK: *n = 7; return fields_restart;

@@ -27,7 +27,18 @@ struct sr_world;
 typedef struct sr_msg {
     int src, dst, tag, any; /* any: the receive is posted for BFO_ANY_SOURCE */
     size_t size;
+    /* (zero for the plain case) */
+    uint32_t ctx;  /* context id; the sender's rank in it is sr_rank_in(ctx, src) */
+    int sync;      /* a synchronous send: it must not complete before its receive matched */
+    int late;      /* the receive is posted only SR_LATE_NS after the send */
 } sr_msg;
+
+#define SR_LATE_NS 200000000ull /* 200 ms: past heartbeats, probes and most faults */
+
+/* A rank's rank in a context: not its engine rank unless ctx is 0, so that
+ * a run proves that receives name the context's rank and the engine peer
+ * apart (the layer's mapping). */
+static inline int sr_rank_in(uint32_t ctx, int rank) { return ctx ? rank + (int)(ctx % 1000) + 1 : rank; }
 
 typedef struct sr_scenario {
     int ranks, rails;
@@ -44,6 +55,8 @@ typedef struct sr_scenario {
     uint64_t seed;
     uint64_t limit_ns; /* 0: 30 s of simulated time */
     uint64_t start_ns; /* simulated time before the messages are posted (rails come up) */
+    uint64_t seq_start; /* every peer's first message sequence (0: the engine's, 1): a run
+                         * past a 16- or 32-bit wrap without 65,536 messages first */
     FILE *trace;       /* every transition and the wire (simnet.trace), or NULL */
     const bfo_config *cfg; /* the engines' configuration (rank, nranks, nrails are set per
                             * engine), or NULL: derived from the fields above */
@@ -58,6 +71,7 @@ typedef struct sr_result {
     int passed;
     uint64_t delivered, lost, duplicates, corrupt, hung, leaked, unreachable_errors, restarts,
         mapouts, readmissions, ops, eagers, copies, puts, gets, rdma_ops;
+    uint64_t early_syncs; /* synchronous sends complete before their receive matched */
     uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload and RDMA bytes posted per rail */
     char why[256];
 } sr_result;
@@ -68,6 +82,10 @@ typedef struct sr_world {
     void *mem[SN_MAX_RANKS];
     bfo_request sreq[SR_MAX_MSGS], rreq[SR_MAX_MSGS];
     uint8_t *sbuf[SR_MAX_MSGS], *rbuf[SR_MAX_MSGS];
+    int posted[SR_MAX_MSGS];      /* the receive is posted */
+    int early[SR_MAX_MSGS];       /* a synchronous send completed before its match */
+    uint64_t post_at;             /* when the sends were posted */
+    uint64_t early_syncs;         /* see sr_result */
     const sr_scenario *sc; /* = &scenario */
     sr_scenario scenario;  /* a copy: the world outlives the caller's */
     struct sr_trace_ctx {
@@ -81,13 +99,40 @@ typedef struct sr_world {
 
 static inline uint8_t sr_pattern(int msg, size_t i) { return (uint8_t)(msg * 31 + i * 7 + (i >> 8)); }
 
+static inline void sr_post_recv(sr_world *w, int i)
+{
+    const sr_msg *m = &w->sc->msgs[i];
+    bfo_envelope env;
+    env.peer = m->any ? BFO_ANY_SOURCE : m->src;
+    env.ctx = m->ctx;
+    env.src = m->any ? BFO_ANY_SOURCE : sr_rank_in(m->ctx, m->src);
+    env.tag = m->tag;
+    env.flags = 0;
+    w->posted[i] = 1;
+    bfo_irecv_env(&w->e[m->dst], &w->rreq[i], w->rbuf[i], m->size, &env, w->sn.now);
+}
+
+/* Called before every step of the network (sn_run's `done`): posts the
+ * receives whose time has come, watches the synchronous sends, and says
+ * whether every request is complete. */
 static inline int sr_all_done(void *arg)
 {
     sr_world *w = (sr_world *)arg;
-    for (int i = 0; i < w->sc->nmsgs; i++)
-        if (!bfo_test(&w->sreq[i]) || !bfo_test(&w->rreq[i]))
-            return 0;
-    return 1;
+    int done = 1;
+    for (int i = 0; i < w->sc->nmsgs; i++) {
+        const sr_msg *m = &w->sc->msgs[i];
+        if (!w->posted[i] && w->sn.now >= w->post_at + SR_LATE_NS)
+            sr_post_recv(w, i);
+        if (m->sync && bfo_test(&w->sreq[i]) && w->sreq[i].status == BFO_OK &&
+            !w->early[i] &&
+            (!w->posted[i] || (!bfo_test(&w->rreq[i]) && w->rreq[i].cs == BFO_RECV_ST_POSTED))) {
+            w->early[i] = 1;
+            w->early_syncs++;
+        }
+        if (!bfo_test(&w->sreq[i]) || !w->posted[i] || !bfo_test(&w->rreq[i]))
+            done = 0;
+    }
+    return done;
 }
 
 static inline unsigned sr_rail_bw(void *ctx, int rail)
@@ -200,6 +245,12 @@ static inline sr_world *sr_new(const sr_scenario *sc)
             w->e[i].trace = &w->tracer[i];
         }
     }
+    if (sc->seq_start) /* both ends of every pair, as if that many had gone before */
+        for (int i = 0; i < sc->ranks; i++)
+            for (int p = 0; p < sc->ranks; p++) {
+                w->e[i].peers[p].send_seq = sc->seq_start - 1;
+                w->e[i].peers[p].recv_seq = sc->seq_start;
+            }
     if (sc->start_ns)
         sr_advance(w, sc->start_ns);
     for (int i = 0; i < sc->nmsgs; i++) {
@@ -210,12 +261,19 @@ static inline sr_world *sr_new(const sr_scenario *sc)
             abort();
         for (size_t k = 0; k < m->size; k++)
             w->sbuf[i][k] = sr_pattern(i, k);
-        bfo_irecv(&w->e[m->dst], &w->rreq[i], w->rbuf[i], m->size, m->any ? BFO_ANY_SOURCE : m->src,
-                  0, m->tag, w->sn.now);
+        if (!m->late)
+            sr_post_recv(w, i);
     }
+    w->post_at = w->sn.now;
     for (int i = 0; i < sc->nmsgs; i++) {
         const sr_msg *m = &sc->msgs[i];
-        bfo_isend(&w->e[m->src], &w->sreq[i], w->sbuf[i], m->size, m->dst, 0, m->tag, w->sn.now);
+        bfo_envelope env;
+        env.peer = m->dst;
+        env.ctx = m->ctx;
+        env.src = sr_rank_in(m->ctx, m->src);
+        env.tag = m->tag;
+        env.flags = m->sync ? BFO_SEND_SYNC : 0;
+        bfo_isend_env(&w->e[m->src], &w->sreq[i], w->sbuf[i], m->size, &env, w->sn.now);
     }
     return w;
 }
@@ -252,7 +310,7 @@ static inline int sr_judge(sr_world *w, sr_result *res)
     for (int i = 0; i < sc->nmsgs; i++) {
         const sr_msg *m = &sc->msgs[i];
         bfo_request *s = &w->sreq[i], *r = &w->rreq[i];
-        if (!bfo_test(s) || !bfo_test(r)) {
+        if (!bfo_test(s) || !w->posted[i] || !bfo_test(r)) {
             res->hung++;
             sr_note(res, "message %d: a request never completed (send %d)", i, bfo_test(s));
             continue;
@@ -276,7 +334,8 @@ static inline int sr_judge(sr_world *w, sr_result *res)
             sr_note(res, "message %d: receive failed with %d", i, r->status);
             continue;
         }
-        if (r->length != m->size || r->source != m->src || r->tag != m->tag) {
+        if (r->length != m->size || r->source != sr_rank_in(m->ctx, m->src) || r->peer != m->src ||
+            r->tag != m->tag) {
             res->corrupt++;
             sr_note(res, "message %d: wrong length, source or tag (length %d)", i, (int)r->length);
             continue;
@@ -321,6 +380,10 @@ static inline int sr_judge(sr_world *w, sr_result *res)
                     sr_note(res, "ranks %d and %d disagree on a rail", i, p);
             }
     }
+    res->early_syncs = w->early_syncs;
+    if (w->early_syncs)
+        sr_note(res, "%d synchronous sends completed before their receive matched (of %d)",
+                (int)w->early_syncs, sc->nmsgs);
     if (w->sn.rdma_violations)
         sr_note(res, "%d RDMA accesses outside registered memory (%d refused)",
                 (int)w->sn.rdma_violations, (int)w->sn.rdma_refused);
@@ -385,10 +448,10 @@ static inline void sr_set_protocol(sr_scenario *sc, int proto)
  * many it wrote (at most max; 14 in all). */
 static inline int sr_standard_set(sr_scenario *out, int max)
 {
-    static const sr_msg eager_msgs[] = { { 0, 1, 0, 0, 64 }, { 1, 0, 1, 0, 1000 },
-                                         { 0, 1, 2, 1, 4096 }, { 0, 1, 3, 0, 0 } };
-    static const sr_msg rndv_msgs[] = { { 0, 1, 0, 0, 100000 }, { 1, 0, 1, 1, 9000 },
-                                        { 0, 1, 2, 0, 200 } };
+    static const sr_msg eager_msgs[] = { { .src = 0, .dst = 1, .tag = 0, .any = 0, .size = 64 }, { .src = 1, .dst = 0, .tag = 1, .any = 0, .size = 1000 },
+                                         { .src = 0, .dst = 1, .tag = 2, .any = 1, .size = 4096 }, { .src = 0, .dst = 1, .tag = 3, .any = 0, .size = 0 } };
+    static const sr_msg rndv_msgs[] = { { .src = 0, .dst = 1, .tag = 0, .any = 0, .size = 100000 }, { .src = 1, .dst = 0, .tag = 1, .any = 1, .size = 9000 },
+                                        { .src = 0, .dst = 1, .tag = 2, .any = 0, .size = 200 } };
     static const int protos[] = { SR_P_EAGER, SR_P_COPY, SR_P_PUT, SR_P_GET, SR_P_AUTO };
     int n = 0;
     for (int rails = 1; rails <= 3; rails++)

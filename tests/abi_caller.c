@@ -44,7 +44,6 @@ static int ME(init_through)(abi_lib_init_fn lib_init, int *touched, int *nrails)
     cfg.nrails = 1;
     cfg.max_requests = 4;
     cfg.max_unexpected = 4;
-    cfg.max_contexts = 1;
     be.post_send = ME(post_send);
     size_t need = bfo_engine_mem_size(&cfg); /* as this unit computes it */
     void *mem = malloc(need);

@@ -29,14 +29,13 @@ static inline bfo_handle sample_h(uint32_t index, uint32_t gen)
 
 static inline size_t sample_match(int type, uint8_t flags, uint8_t *buf, size_t cap)
 {
-    bfo_hdr_match h = { (uint8_t)type, flags, 7, 3, 0x11223344u, 9 };
+    bfo_hdr_match h = { .type = (uint8_t)type, .flags = flags, .ctx = 7, .src = 3, .tag = 0x11223344u, .seq = 9 };
     return bfo_hdr_match_encode(&h, buf, cap);
 }
 
 static inline size_t sample_rndv(int type, uint8_t flags, uint8_t *buf, size_t cap)
 {
-    bfo_hdr_rndv h = { (uint8_t)type, flags, 7, 3, 5, 10, 2, 1u << 20, sample_h(4, 1),
-                       sample_h(0, 0) };
+    bfo_hdr_rndv h = { .type = (uint8_t)type, .flags = flags, .ctx = 7, .src = 3, .tag = 5, .seq = 10, .rseq = 2, .msg_len = 1u << 20, .sreq = sample_h(4, 1), .dreq = sample_h(0, 0) };
     if (flags & BFO_FLAG_RESTART)
         h.dreq = sample_h(8, 2);
     return bfo_hdr_rndv_encode(&h, buf, cap);
@@ -44,8 +43,7 @@ static inline size_t sample_rndv(int type, uint8_t flags, uint8_t *buf, size_t c
 
 static inline size_t sample_rget(int type, uint8_t flags, uint8_t *buf, size_t cap)
 {
-    bfo_hdr_rget h = { (uint8_t)type, flags, 7, 3, 5, 11, 0, 4096, sample_h(4, 1), sample_h(0, 0),
-                       0xdeadbeef000ull };
+    bfo_hdr_rget h = { .type = (uint8_t)type, .flags = flags, .ctx = 7, .src = 3, .tag = 5, .seq = 11, .rseq = 0, .msg_len = 4096, .sreq = sample_h(4, 1), .dreq = sample_h(0, 0), .raddr = 0xdeadbeef000ull };
     if (flags & BFO_FLAG_RESTART)
         h.dreq = sample_h(8, 2);
     return bfo_hdr_rget_encode(&h, buf, cap);
@@ -72,13 +70,13 @@ static inline size_t sample_put(int type, uint8_t flags, uint8_t *buf, size_t ca
 
 static inline size_t sample_fin(int type, uint8_t flags, uint8_t *buf, size_t cap)
 {
-    bfo_hdr_fin h = { (uint8_t)type, flags, 1, 3, sample_h(8, 2), 0, 1 << 20, 7, 9 };
+    bfo_hdr_fin h = { .type = (uint8_t)type, .flags = flags, .rseq = 1, .slot = 3, .dreq = sample_h(8, 2), .offset = 0, .length = 1 << 20 };
     return bfo_hdr_fin_encode(&h, buf, cap);
 }
 
 static inline size_t sample_restart(int type, uint8_t flags, uint8_t *buf, size_t cap)
 {
-    bfo_hdr_restart h = { (uint8_t)type, flags, 65535, 7, 9, 3, sample_h(4, 1), sample_h(8, 2) };
+    bfo_hdr_restart h = { .type = (uint8_t)type, .flags = flags, .rseq = 65535, .ctx = 7, .seq = 9, .src = 3, .sreq = sample_h(4, 1), .dreq = sample_h(8, 2) };
     return bfo_hdr_restart_encode(&h, buf, cap);
 }
 

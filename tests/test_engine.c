@@ -578,7 +578,7 @@ static void test_hostile_frames_are_counted_not_fatal(void **state)
 {
     uint8_t junk[64];
     bfo_hdr_frag fr = { BFO_FRAG_FRAG, 0, 0, { 3, 77 }, 0 };
-    bfo_hdr_restart nt = { BFO_FRAG_NOTIFY, 0, 5, 0, 1, 1, { 1, 1 }, { 9, 9 } };
+    bfo_hdr_restart nt = { .type = BFO_FRAG_NOTIFY, .flags = 0, .rseq = 5, .ctx = 0, .seq = 1, .src = 1, .sreq = { 1, 1 }, .dreq = { 9, 9 } };
     (void)state;
     sr_scenario sc = make(NULL, 0, 2, 2, 43);
     sr_world *w = sr_new(&sc);
@@ -833,7 +833,7 @@ static void test_restarted_rndv_changing_the_message_is_a_protocol_violation(voi
 static void test_control_budget_back_pressure(void **state)
 {
     uint8_t buf[64];
-    bfo_hdr_restart nt = { BFO_FRAG_NOTIFY, 0, 5, 0, 1, 1, { 1, 1 }, { 9, 9 } };
+    bfo_hdr_restart nt = { .type = BFO_FRAG_NOTIFY, .flags = 0, .rseq = 5, .ctx = 0, .seq = 1, .src = 1, .sreq = { 1, 1 }, .dreq = { 9, 9 } };
     int again = 0, taken = 0;
     (void)state;
     sr_scenario sc = make(NULL, 0, 2, 1, 47);
@@ -1605,6 +1605,201 @@ static void test_actions_fed_without_their_input_are_refused(void **state)
     sr_del(w);
 }
 
+/* ------------------------------------------------ MPI's envelope (issue 16) */
+
+/* A context no receive has named yet: its message waits, unexpected, and
+ * matches once a receive names it; the ranks of the context are not the
+ * engine's (the receive names the sender's rank in the context). */
+static void test_unknown_context_waits_unexpected_then_matches_its_rank_in_context(void **state)
+{
+    uint8_t a[8] = "ctx", r[8] = { 0 };
+    bfo_request s, q, other;
+    bfo_envelope se = { 1, 0xFFFFFFF0u, 41, 9, 0 }, re = { 0, 0xFFFFFFF0u, 41, 9, 0 };
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 31);
+    sr_world *w = sr_new(&sc);
+    assert_int_equal(bfo_isend_env(&w->e[0], &s, a, 4, &se, w->sn.now), BFO_OK);
+    sr_advance(w, 50000000);
+    assert_true(bfo_test(&s));
+    assert_int_equal(w->e[1].uxm_in_use, 1);
+    /* another context, and the same context with the engine's rank: no match */
+    assert_int_equal(bfo_irecv(&w->e[1], &other, r, sizeof r, 0, 0xFFFFFFF1u, 9, w->sn.now), BFO_OK);
+    re.src = 0;
+    assert_int_equal(bfo_irecv_env(&w->e[1], &q, r, sizeof r, &re, w->sn.now), BFO_OK);
+    assert_false(bfo_test(&q));
+    assert_int_equal(w->e[1].uxm_in_use, 1);
+    bfo_request q2;
+    re.src = 41;
+    assert_int_equal(bfo_irecv_env(&w->e[1], &q2, r, sizeof r, &re, w->sn.now), BFO_OK);
+    assert_true(bfo_test(&q2));
+    assert_int_equal(q2.status, BFO_OK);
+    assert_int_equal(q2.source, 41);
+    assert_int_equal(q2.peer, 0);
+    assert_int_equal(q2.tag, 9);
+    assert_string_equal((char *)r, "ctx");
+    assert_int_equal(w->e[1].uxm_in_use, 0);
+    sr_del(w);
+}
+
+/* A synchronous send of an eager size completes only once its receive,
+ * posted late, matched it; a plain one completes at once. */
+static void test_sync_send_completes_only_after_its_late_receive_matched(void **state)
+{
+    sr_scenario sc = make(NULL, 0, 2, 2, 32);
+    (void)state;
+    sc.nmsgs = 3;
+    sc.msgs[0] = (sr_msg){ .src = 0, .dst = 1, .tag = 0, .size = 64, .sync = 1, .late = 1 };
+    sc.msgs[1] = (sr_msg){ .src = 0, .dst = 1, .tag = 1, .size = 64, .late = 1 };
+    sc.msgs[2] = (sr_msg){ .src = 1, .dst = 0, .tag = 2, .size = 30000, .sync = 1, .late = 1 };
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, SR_LATE_NS / 2);
+    assert_false(bfo_test(&w->sreq[0]));
+    assert_true(bfo_test(&w->sreq[1])); /* eager: delivered, not matched */
+    assert_false(bfo_test(&w->sreq[2]));
+    sr_go(w);
+    sr_result res;
+    assert_true(sr_judge(w, &res));
+    assert_int_equal(res.early_syncs, 0);
+    all_ok(w);
+    sr_del(w);
+}
+
+/* The same under a fault on its RNDV or its ACK (the proof of the match). */
+static void test_sync_send_under_faults_completes_once_after_the_match(void **state)
+{
+    static const int types[] = { BFO_FRAG_RNDV, BFO_FRAG_ACK };
+    static const int kinds[] = { SN_LOSE, SN_DELIVER_ERROR };
+    (void)state;
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 2; k++) {
+            sr_scenario sc = make(NULL, 0, 2, 2, (uint64_t)(40 + t * 2 + k));
+            sc.nmsgs = 2;
+            sc.msgs[0] = (sr_msg){ .src = 0, .dst = 1, .tag = 0, .size = 64, .sync = 1, .late = 1 };
+            sc.msgs[1] = (sr_msg){ .src = 0, .dst = 1, .tag = 1, .size = 10, .sync = 1 };
+            add_fault(&sc, SN_FAULT_TYPE, types[t], 0, 1, kinds[k]);
+            sr_world *w = run(&sc);
+            all_ok(w);
+            assert_int_equal(w->early_syncs, 0);
+            assert_int_equal(STAT(w, eagers), 0); /* sync: by rendezvous */
+            sr_del(w);
+        }
+}
+
+/* Messages to itself: eager and rendezvous, in order with ANY_SOURCE
+ * receives, unexpected ones too, and no rail touched. */
+static void test_send_to_self_matches_in_order_without_a_rail(void **state)
+{
+    static uint8_t big[100000], rbig[100000];
+    uint8_t a[4] = "one", b[4] = "two", r1[4], r2[4];
+    bfo_request s1, s2, s3, q1, q2, q3;
+    (void)state;
+    memset(big, 'y', sizeof big);
+    sr_scenario sc = make(NULL, 0, 2, 2, 33);
+    sr_world *w = sr_new(&sc);
+    bfo_engine *e = &w->e[1];
+    uint64_t ops = e->stats.ops_posted;
+    assert_int_equal(bfo_isend(e, &s1, a, 4, 1, 3, 7, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(e, &s2, b, 4, 1, 3, 7, w->sn.now), BFO_OK);
+    assert_true(bfo_test(&s1) && bfo_test(&s2)); /* eager: taken at once, unexpected */
+    assert_int_equal(e->uxm_in_use, 2);
+    assert_int_equal(bfo_irecv(e, &q1, r1, 4, BFO_ANY_SOURCE, 3, BFO_ANY_TAG, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_irecv(e, &q2, r2, 4, 1, 3, 7, w->sn.now), BFO_OK);
+    assert_true(bfo_test(&q1) && bfo_test(&q2));
+    assert_string_equal((char *)r1, "one");
+    assert_string_equal((char *)r2, "two");
+    assert_int_equal(q1.source, 1);
+    /* rendezvous, receive first and then send first */
+    assert_int_equal(bfo_irecv(e, &q3, rbig, sizeof rbig, 1, 3, 8, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(e, &s3, big, sizeof big, 1, 3, 8, w->sn.now), BFO_OK);
+    assert_true(bfo_test(&s3) && bfo_test(&q3));
+    assert_memory_equal(big, rbig, sizeof big);
+    memset(rbig, 0, sizeof rbig);
+    assert_int_equal(bfo_isend(e, &s3, big, sizeof big, 1, 3, 8, w->sn.now), BFO_OK);
+    assert_false(bfo_test(&s3)); /* waits for its receive: the data is still here */
+    assert_int_equal(bfo_irecv(e, &q3, rbig, sizeof rbig, 1, 3, 8, w->sn.now), BFO_OK);
+    assert_true(bfo_test(&s3) && bfo_test(&q3));
+    assert_int_equal(q3.status, BFO_OK);
+    assert_memory_equal(big, rbig, sizeof big);
+    assert_int_equal(e->stats.ops_posted, ops); /* nothing given to a backend */
+    assert_int_equal(e->uxm_in_use + e->ops_in_use + e->slots_in_use, 0);
+    sr_del(w);
+}
+
+/* A job of one rank: an ANY_SOURCE receive waits for the rank itself. */
+static void test_one_rank_any_source_receive_waits_for_itself(void **state)
+{
+    uint8_t mem[1 << 16], a[3] = "me", r[3];
+    bfo_engine e;
+    bfo_backend be;
+    bfo_config c;
+    bfo_request s, q;
+    (void)state;
+    memset(&c, 0, sizeof c);
+    memset(&be, 0, sizeof be);
+    c.nranks = 1;
+    c.nrails = 1;
+    c.max_requests = 4;
+    c.max_unexpected = 4;
+    c.eager_limit = 64;
+    simnet sn; /* a backend to give the engine: it never posts to it */
+    sn_init(&sn, 2, 1, 1);
+    be = sn.be[0];
+    assert_true(bfo_engine_mem_size(&c) <= sizeof mem);
+    assert_int_equal(bfo_engine_init(&e, &c, &be, mem, sizeof mem, 1), BFO_OK);
+    assert_int_equal(bfo_irecv(&e, &q, r, sizeof r, BFO_ANY_SOURCE, 0, BFO_ANY_TAG, 1), BFO_OK);
+    assert_false(bfo_test(&q));
+    assert_int_equal(bfo_isend(&e, &s, a, 3, 0, 0, 1, 1), BFO_OK);
+    assert_true(bfo_test(&s) && bfo_test(&q));
+    assert_string_equal((char *)r, "me");
+    sn_free(&sn);
+}
+
+/* Sequences past the 16- and 32-bit wraps: a MATCH and an RNDV reported
+ * failed that did arrive are sent again and dropped as duplicates. */
+static void test_sequences_past_the_16_and_32_bit_wraps_drop_resent_messages(void **state)
+{
+    static const uint64_t starts[] = { 65530, 4294967290ull };
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        sr_scenario sc = make(mixed, NMIXED, 2, 2, 34);
+        sc.seq_start = starts[i];
+        add_fault(&sc, SN_FAULT_TYPE, BFO_FRAG_MATCH, 0, 4, SN_DELIVER_ERROR);
+        add_fault(&sc, SN_FAULT_TYPE, BFO_FRAG_RGET, 0, 1, SN_DELIVER_ERROR);
+        sr_world *w = run(&sc);
+        all_ok(w);
+        assert_true(STAT(w, duplicates_dropped) >= 2);
+        assert_true(w->e[1].peers[0].recv_seq > starts[i] + 6);
+        sr_del(w);
+    }
+}
+
+/* Bad envelopes are refused, touching nothing. */
+static void test_bad_envelopes_are_invalid(void **state)
+{
+    uint8_t b[4];
+    bfo_request r;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 1, 35);
+    sr_world *w = sr_new(&sc);
+    bfo_engine *e = &w->e[0];
+    const bfo_envelope bad_send[] = {
+        { 2, 0, 0, 0, 0 }, { -1, 0, 0, 0, 0 }, { 1, 0, -1, 0, 0 }, { 1, 0, 0, -1, 0 },
+        { 1, 0, 0, 0, 0x80 },
+    };
+    const bfo_envelope bad_recv[] = {
+        { 2, 0, 0, 0, 0 }, { -2, 0, 0, 0, 0 }, { 1, 0, -2, 0, 0 }, { 1, 0, 0, -2, 0 },
+        { 1, 0, 0, 0, BFO_SEND_SYNC },
+    };
+    for (size_t i = 0; i < sizeof bad_send / sizeof bad_send[0]; i++)
+        assert_int_equal(bfo_isend_env(e, &r, b, 4, &bad_send[i], 0), BFO_ERR_INVALID);
+    for (size_t i = 0; i < sizeof bad_recv / sizeof bad_recv[0]; i++)
+        assert_int_equal(bfo_irecv_env(e, &r, b, 4, &bad_recv[i], 0), BFO_ERR_INVALID);
+    assert_int_equal(bfo_isend_env(e, &r, b, 4, NULL, 0), BFO_ERR_INVALID);
+    assert_int_equal(bfo_irecv_env(e, &r, b, 4, NULL, 0), BFO_ERR_INVALID);
+    assert_int_equal(e->slots_in_use, 0);
+    sr_del(w);
+}
+
 static void test_engine_init_errors(void **state)
 {
     bfo_config c;
@@ -1637,6 +1832,13 @@ int main(int argc, char **argv)
         cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_engine_init_errors),
+        cmocka_unit_test(test_unknown_context_waits_unexpected_then_matches_its_rank_in_context),
+        cmocka_unit_test(test_sync_send_completes_only_after_its_late_receive_matched),
+        cmocka_unit_test(test_sync_send_under_faults_completes_once_after_the_match),
+        cmocka_unit_test(test_send_to_self_matches_in_order_without_a_rail),
+        cmocka_unit_test(test_one_rank_any_source_receive_waits_for_itself),
+        cmocka_unit_test(test_sequences_past_the_16_and_32_bit_wraps_drop_resent_messages),
+        cmocka_unit_test(test_bad_envelopes_are_invalid),
         cmocka_unit_test(test_actions_fed_without_their_input_are_refused),
         cmocka_unit_test(test_mixed_messages_every_protocol_no_fault),
         cmocka_unit_test(test_put_protocol_no_fault),

@@ -1,9 +1,9 @@
 /* bfo - the command-line tool.
  *
  *   bfo sim [--ranks N] [--rails R] [--rail-bw W1,W2,...] [--seed S]
- *           [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:tag=T][:any]]...
+ *           [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:OPTION]...]...
  *           [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]
- *           [--rdma-rails R1,R2,...|none] [--start-ms MS]
+ *           [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N]
  *
  *   bfo run -n N [--rails ADDR,ADDR] -- PROGRAM ARGS   (tools/bfo_tcp_cmds.c)
  *   bfo stream [--size S|--sizes LIST] [--count N] [--json]
@@ -27,10 +27,14 @@
 
 static const char usage[] =
     "usage: bfo sim [--ranks N] [--rails R] [--rail-bw W1,W2,...] [--seed S]\n"
-    "               [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:tag=T][:any]]...\n"
+    "               [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:OPTION]...]...\n"
     "               [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]\n"
-    "               [--rdma-rails R1,R2,...|none] [--start-ms MS]\n"
-    "  --msg    0>1:64  0>1:4M  1>0:200K:any   (K and M suffixes; none given: a mixed set)\n"
+    "               [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N]\n"
+    "  --msg    0>1:64  0>1:4M  1>0:200K:any  1>1:9K   (K and M suffixes; FROM = TO: to itself;\n"
+    "           none given: a mixed set).  OPTIONs: tag=T; any (an ANY_SOURCE receive);\n"
+    "           ctx=C (context id C; the ranks in it are not the engine's); sync (a\n"
+    "           synchronous send: it must not complete before its receive matched);\n"
+    "           late (the receive is posted 200 ms after the send)\n"
     "  --fault  TYPE#N:KIND     the N-th fragment of TYPE posted (from 1); TYPE one of\n";
 /* ... the fragment types (print_usage), then: */
 static const char usage_tail[] =
@@ -48,6 +52,8 @@ static const char usage_tail[] =
     "                           choice (GET from 64 KiB when the rails can RDMA, else copy)\n"
     "  --rdma-rails LIST        the rails that can RDMA (default: all; none: no rail can); the\n"
     "                           others copy\n"
+    "  --seq-start N            every peer's message sequence starts at N (default 1): runs\n"
+    "                           past the wrap of 16 or 32 bits (65530, 4294967290)\n"
     "  --start-ms MS            the rails come up for MS ms (simulated) before the messages\n"
     "                           are posted (default 0: at once)\n"
     "  --trace                  every transition of every machine, and every frame and RDMA\n"
@@ -55,7 +61,7 @@ static const char usage_tail[] =
 
 typedef struct options {
     int ranks, rails, json, trace, explore, random_n, protocol, nmsgs, nfaults;
-    uint64_t start_ns;
+    uint64_t start_ns, seq_start;
     unsigned plain_rails;
     unsigned bw[BFO_MAX_RAILS];
     uint64_t seed;
@@ -138,6 +144,17 @@ static sr_msg parse_msg(const char *s)
         } else if (!strncmp(p, ":any", 4)) {
             m.any = 1;
             p += 4;
+        } else if (!strncmp(p, ":ctx=", 5)) {
+            m.ctx = (uint32_t)strtoul(p + 5, &e, 10);
+            if (e == p + 5)
+                die("--msg :ctx= wants a number", p);
+            p = e;
+        } else if (!strncmp(p, ":sync", 5)) {
+            m.sync = 1;
+            p += 5;
+        } else if (!strncmp(p, ":late", 5)) {
+            m.late = 1;
+            p += 5;
         } else {
             die("unknown --msg option", p);
         }
@@ -250,6 +267,8 @@ static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
 {
     size_t n = (size_t)snprintf(buf, cap, "bfo sim --ranks %d --rails %d --seed %" PRIu64,
                                 sc->ranks, sc->rails, sc->seed);
+    if (sc->seq_start && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --seq-start %" PRIu64, sc->seq_start);
     if (sc->start_ns && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --start-ms %" PRIu64, sc->start_ns / 1000000);
     if (sc->protocol != SR_P_AUTO && n < cap)
@@ -267,9 +286,15 @@ static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
     for (int k = 0; k < sc->rails && sc->rail_bw[k] && n < cap; k++)
         n += (size_t)snprintf(buf + n, cap - n, "%s%u", k ? "," : " --rail-bw ", sc->rail_bw[k]);
     for (int i = 0; i < sc->nmsgs && n < cap; i++)
-        n += (size_t)snprintf(buf + n, cap - n, " --msg %d>%d:%zu:tag=%d%s", sc->msgs[i].src,
-                              sc->msgs[i].dst, sc->msgs[i].size, sc->msgs[i].tag,
-                              sc->msgs[i].any ? ":any" : "");
+    {
+        const sr_msg *m = &sc->msgs[i];
+        char ctx[24] = "";
+        if (m->ctx)
+            snprintf(ctx, sizeof ctx, ":ctx=%u", (unsigned)m->ctx);
+        n += (size_t)snprintf(buf + n, cap - n, " --msg %d>%d:%zu:tag=%d%s%s%s%s", m->src, m->dst,
+                              m->size, m->tag, m->any ? ":any" : "", ctx, m->sync ? ":sync" : "",
+                              m->late ? ":late" : "");
+    }
     for (int i = 0; i < sc->nfaults && n < cap; i++) {
         char f[64];
         fault_str(&sc->faults[i], f, sizeof f);
@@ -525,6 +550,7 @@ static int cmd_sim(int argc, char **argv)
             else die("--explore wants single or double", v);
         } else if (!strcmp(a, "--random")) { NEED_ARG(); o.random_n = atoi(v); }
         else if (!strcmp(a, "--trace")) o.trace = 1;
+        else if (!strcmp(a, "--seq-start")) { NEED_ARG(); o.seq_start = strtoull(v, NULL, 10); }
         else if (!strcmp(a, "--start-ms")) { NEED_ARG(); o.start_ns = strtoull(v, NULL, 10) * 1000000ull; }
         else if (!strcmp(a, "--json")) o.json = 1;
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { print_usage(stdout); return 0; }
@@ -537,8 +563,8 @@ static int cmd_sim(int argc, char **argv)
         die("--rails is 1..8", "");
     for (int i = 0; i < o.nmsgs; i++)
         if (o.msgs[i].src < 0 || o.msgs[i].src >= o.ranks || o.msgs[i].dst < 0 ||
-            o.msgs[i].dst >= o.ranks || o.msgs[i].src == o.msgs[i].dst)
-            die("--msg names a rank outside --ranks, or sends to itself", "");
+            o.msgs[i].dst >= o.ranks)
+            die("--msg names a rank outside --ranks", "");
     for (int i = 0; i < o.nfaults; i++)
         if ((o.faults[i].what != SN_FAULT_TYPE && o.faults[i].rail >= o.rails) ||
             (o.faults[i].what == SN_FAULT_PATH &&
@@ -580,6 +606,7 @@ static int cmd_sim(int argc, char **argv)
         }
         set[i].trace = o.trace ? stdout : NULL;
         set[i].start_ns = o.start_ns;
+        set[i].seq_start = o.seq_start;
     }
 
     totals t;

@@ -778,8 +778,8 @@ static void dump_engine(bfo_net *n, FILE *f)
             continue;
         for (int i = e->peers[p].pend_head; i >= 0; i = e->ops[i].next)
             pend++;
-        fprintf(f, "bfo-net[%d]: engine: peer %d: next seq expected %u, last sent %u, ops waiting for a "
-                "rail %d%s\n", n->rank, p, e->peers[p].recv_seq[0], e->peers[p].send_seq[0], pend,
+        fprintf(f, "bfo-net[%d]: engine: peer %d: next seq expected %llu, last sent %llu, ops waiting for a "
+                "rail %d%s\n", n->rank, p, (unsigned long long)e->peers[p].recv_seq, (unsigned long long)e->peers[p].send_seq, pend,
                 e->peers[p].unreachable ? ", unreachable" : "");
         for (int r = 0; r < n->nrails; r++) {
             const bfo_rail_link *rs = &e->peers[p].rail[r];

@@ -1412,9 +1412,11 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
             if (!l->stalled || l->rx_len - l->rx_off < BFO_TCP_HDR_SIZE)
                 continue;
             if (bfo_frame_decode(&fr, l->rx + l->rx_off + BFO_TCP_HDR_SIZE, bfo_get32(l->rx + l->rx_off)) == BFO_OK)
-                fprintf(f, "bfo-tcp[%d]: stalled frame on peer %d rail %d: type %d seq %d\n", t->rank,
+                fprintf(f, "bfo-tcp[%d]: stalled frame on peer %d rail %d: type %d seq %lld\n", t->rank,
                         l->peer, l->rail, fr.type,
-                        fr.type == BFO_FRAG_MATCH ? fr.h.match.seq : fr.type == BFO_FRAG_RNDV ? fr.h.rndv.seq : -1);
+                        fr.type == BFO_FRAG_MATCH  ? (long long)fr.h.match.seq
+                        : fr.type == BFO_FRAG_RNDV ? (long long)fr.h.rndv.seq
+                                                   : -1LL);
         }
     }
 }

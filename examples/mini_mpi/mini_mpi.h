@@ -13,7 +13,7 @@
  *   MPI_Status                  mm_status               bfo_request .source .tag .length .status
  *   MPI_ERR_TRUNCATE            MM_ERR_TRUNCATE         BFO_ERR_TRUNCATE
  *   MPI_ERR_PROC_FAILED (ULFM)  MM_ERR_PROC_FAILED      BFO_ERR_PEER_UNREACHABLE: no rail left
- *   a communicator's context    mm_comm's context       the engine's ctx (0..max_contexts-1)
+ *   a communicator's context    mm_comm's context       the engine's ctx (any uint32_t)
  *
  * Rails failing underneath are bfo's business: a request completes as if
  * nothing happened, or with MM_ERR_PROC_FAILED once no rail to the peer is
@@ -80,8 +80,8 @@ enum mm_error {
 extern "C" {
 #endif
 
-/* A communicator over t (copied) with its own context id (0..15 with the
- * engine's default max_contexts) and at most max_requests requests alive. */
+/* A communicator over t (copied) with its own context id (any value >= 0)
+ * and at most max_requests requests alive. */
 int mm_comm_create(mm_comm **out, const mm_transport *t, int context, int max_requests);
 void mm_comm_free(mm_comm *c); /* after every request completed */
 int mm_comm_rank(const mm_comm *c);

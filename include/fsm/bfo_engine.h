@@ -126,7 +126,6 @@ typedef struct bfo_config {
                             * request at once, max_requests * (frag_pipeline + 3),
                             * plus engine control messages, see bfo__min_ops) */
     int max_unexpected;    /* unexpected or out-of-order messages (default 256) */
-    int max_contexts;      /* context ids 0..max_contexts-1 (default 16) */
     size_t eager_limit;    /* largest eager payload, and RNDV's first bytes (default 4096) */
     size_t frag_size;      /* bytes per FRAG (default 65536) */
     int frag_pipeline;     /* FRAGs, PUTs or reads in flight per request (default 8,
@@ -156,17 +155,37 @@ typedef struct bfo_config {
 
 enum bfo_req_kind { BFO_REQ_SEND = 1, BFO_REQ_RECV = 2 };
 
+/* bfo_envelope.flags of a send */
+#define BFO_SEND_SYNC 0x1u /* complete only once the receiver has matched the message */
+
+/* A message's envelope: whom it is for or from, and what it matches.  A
+ * communicator is a context id; within it ranks are the layer's, which maps
+ * them to engine peers (peer).  Ordering holds per (ctx, src): one sequence
+ * per engine peer, shared by every context, does that. */
+typedef struct bfo_envelope {
+    int peer;       /* engine peer: a send's destination (this rank itself too);
+                     * a receive's sender, or BFO_ANY_SOURCE */
+    uint32_t ctx;   /* context id: any value (a receiver need not know it yet) */
+    int src;        /* send: this process's rank in ctx (>= 0); receive: the
+                     * sender's rank in ctx, or BFO_ANY_SOURCE */
+    int tag;        /* send: >= 0; receive: >= 0 or BFO_ANY_TAG */
+    unsigned flags; /* send: BFO_SEND_SYNC, or 0 */
+} bfo_envelope;
+
 /* A request: caller memory, valid from bfo_isend/bfo_irecv until bfo_test
  * returns 1.  Read the public part; leave the rest alone. */
 typedef struct bfo_request {
     /* public, valid once complete */
     int status;     /* BFO_OK or BFO_ERR_* */
-    int source;     /* receive: the sender's rank */
+    int source;     /* receive: the sender's rank in the context (the envelope's src) */
     int tag;        /* receive: the message's tag */
     size_t length;  /* receive: the message's length (may exceed the buffer) */
+    int peer;       /* receive: the engine peer it came from; send: the destination */
     /* private: set by bfo__req_init */
-    int complete, kind, cs, peer, ctx, want_tag;
-    uint16_t seq, rseq;
+    int complete, kind, cs, src, want_tag;
+    uint32_t ctx;
+    uint64_t seq;   /* the message's sequence for its peer (one for all contexts) */
+    uint16_t rseq;
     uint8_t restarted;
     uint8_t counting;  /* the data phase began: done_bytes means something */
     uint8_t reg;       /* buf is registered (my_raddr, my_keys, my_reg) */
@@ -238,7 +257,8 @@ typedef struct bfo_rail_link {
 
 typedef struct bfo_peer {
     bfo_rail_link rail[BFO_MAX_RAILS];
-    uint16_t *send_seq, *recv_seq; /* [max_contexts]: last sent, next expected */
+    uint64_t send_seq, recv_seq;   /* MATCH/RNDV/RGET sequence, all contexts: last sent,
+                                    * next expected (64 bits: never wraps) */
     int unreachable;
     uint64_t down_since;           /* when the last UP rail went (0: some rail is UP) */
     int pend_head, pend_tail;      /* ops waiting for an UP rail */
@@ -279,6 +299,8 @@ typedef struct bfo_engine {
     bfo_op *ops;
     int op_free, ops_in_use, ctl_in_use;
     int fail_head, fail_tail;  /* ops that could not be posted: completed with an error later */
+    int self_head, self_tail;  /* ops to this rank itself: delivered, then completed, later */
+    int self_busy;             /* delivering them (bfo__run_self): not again from inside */
     bfo_slot *slots;           /* request handles: [max_requests] */
     int slot_free, slots_in_use;
     bfo_uxm *uxm;
@@ -353,18 +375,29 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
 
 /* --- What the layer calls: send, receive, test */
 
-/* Starts sending len bytes of buf to peer.  Returns BFO_OK (then poll
- * bfo_test), BFO_ERR_INVALID, BFO_ERR_PEER_UNREACHABLE (completed at once)
- * or BFO_ERR_NO_MEMORY (no request slot left: complete some first). */
-static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size_t len, int peer,
-                            int ctx, int tag, uint64_t now);
-
-/* Posts a receive of at most cap bytes from peer (or BFO_ANY_SOURCE) with
- * tag (or BFO_ANY_TAG) in context ctx.  Returns BFO_OK, BFO_ERR_INVALID,
+/* Starts sending len bytes of buf with envelope env (peer, ctx, src, tag,
+ * flags).  A send to this rank itself is matched and ordered as any other,
+ * with no rail.  Returns BFO_OK (then poll bfo_test), BFO_ERR_INVALID,
  * BFO_ERR_PEER_UNREACHABLE (completed at once) or BFO_ERR_NO_MEMORY (no
- * request slot left: a receive is a request too, max_requests counts it). */
-static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap, int peer, int ctx,
-                            int tag, uint64_t now);
+ * request slot left: complete some first). */
+static inline int bfo_isend_env(bfo_engine *e, bfo_request *r, const void *buf, size_t len,
+                                const bfo_envelope *env, uint64_t now);
+
+/* Posts a receive of at most cap bytes matching env (peer and src, or
+ * BFO_ANY_SOURCE for both; ctx; tag or BFO_ANY_TAG).  Returns BFO_OK,
+ * BFO_ERR_INVALID, BFO_ERR_PEER_UNREACHABLE (completed at once) or
+ * BFO_ERR_NO_MEMORY (no request slot left: a receive is a request too,
+ * max_requests counts it). */
+static inline int bfo_irecv_env(bfo_engine *e, bfo_request *r, void *buf, size_t cap,
+                                const bfo_envelope *env, uint64_t now);
+
+/* bfo_isend_env where ranks are engine peers: src is this rank, flags 0. */
+static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size_t len, int peer,
+                            uint32_t ctx, int tag, uint64_t now);
+
+/* bfo_irecv_env where ranks are engine peers: src is peer. */
+static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap, int peer,
+                            uint32_t ctx, int tag, uint64_t now);
 
 /* 1 when the request is complete (read r->status), else 0. */
 static inline int bfo_test(const bfo_request *r);
@@ -533,7 +566,6 @@ static inline void bfo__config_defaults(bfo_config *c)
 #define BFO__DEF(f, v) if (!c->f) c->f = v
     BFO__DEF(max_requests, 1024);
     BFO__DEF(max_unexpected, 256);
-    BFO__DEF(max_contexts, 16);
     BFO__DEF(eager_limit, 4096);
     BFO__DEF(frag_size, 65536);
     BFO__DEF(frag_pipeline, 8);
@@ -566,7 +598,6 @@ static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
     bfo_config c = *cfg_in;
     bfo__config_defaults(&c);
     return bfo__align(sizeof(bfo_peer) * (size_t)c.nranks) +
-           bfo__align(sizeof(uint16_t) * 2 * (size_t)c.max_contexts * (size_t)c.nranks) +
            bfo__align(sizeof(bfo_op) * (size_t)c.max_ops) +
            bfo__align(sizeof(bfo_slot) * (size_t)c.max_requests) +
            bfo__align(sizeof(bfo_uxm) * (size_t)c.max_unexpected) +
@@ -605,21 +636,15 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->now = now;
     const bfo_config *c = &e->cfg;
     e->peers = (bfo_peer *)bfo__carve(&p, sizeof(bfo_peer) * (size_t)c->nranks);
-    uint16_t *seqs = (uint16_t *)bfo__carve(&p, sizeof(uint16_t) * 2 * (size_t)c->max_contexts *
-                                                   (size_t)c->nranks);
     e->ops = (bfo_op *)bfo__carve(&p, sizeof(bfo_op) * (size_t)c->max_ops);
     e->slots = (bfo_slot *)bfo__carve(&p, sizeof(bfo_slot) * (size_t)c->max_requests);
     e->uxm = (bfo_uxm *)bfo__carve(&p, sizeof(bfo_uxm) * (size_t)c->max_unexpected);
     uint8_t *ubuf = (uint8_t *)bfo__carve(&p, bfo__ux_bytes(c) * (size_t)c->max_unexpected);
 
-    memset(seqs, 0, sizeof(uint16_t) * 2 * (size_t)c->max_contexts * (size_t)c->nranks);
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *pe = &e->peers[i];
         memset(pe, 0, sizeof *pe);
-        pe->send_seq = seqs + (size_t)i * 2 * (size_t)c->max_contexts;
-        pe->recv_seq = pe->send_seq + c->max_contexts;
-        for (int k = 0; k < c->max_contexts; k++)
-            pe->recv_seq[k] = 1;
+        pe->recv_seq = 1;
         pe->pend_head = pe->pend_tail = -1;
         pe->down_since = now ? now : 1;
         for (int r = 0; r < c->nrails; r++) {
@@ -639,6 +664,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     }
     e->op_free = 0;
     e->fail_head = e->fail_tail = -1;
+    e->self_head = e->self_tail = -1;
     for (int i = 0; i < c->max_requests; i++) {
         e->slots[i].req = NULL;
         e->slots[i].gen = 1;
@@ -941,6 +967,15 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
     bfo_peer *p = &e->peers[op->peer];
     const int rdma = bfo__op_rdma(op->type);
     int rail, rc;
+    if (op->peer == e->cfg.rank) { /* to itself: no rail, delivered by bfo__run_self */
+        op->next = -1;
+        if (e->self_tail >= 0)
+            e->ops[e->self_tail].next = op->idx;
+        else
+            e->self_head = op->idx;
+        e->self_tail = op->idx;
+        return;
+    }
     if (op->fixed_rail >= 0)
         rail = op->fixed_rail;
     else if (rdma || op->type == BFO_FRAG_FRAG)
@@ -1008,12 +1043,16 @@ static inline void bfo__run_failed_list(bfo_engine *e)
     }
 }
 
-/* Every entry point ends here; the list is nearly always empty, so only
- * the test is inlined. */
+static inline void bfo__run_self(bfo_engine *e);
+
+/* Every entry point ends here; the lists are nearly always empty, so only
+ * the tests are inlined. */
 static inline void bfo__run_failed(bfo_engine *e)
 {
     if (e->fail_head >= 0)
         bfo__run_failed_list(e);
+    if (e->self_head >= 0 && !e->self_busy)
+        bfo__run_self(e);
 }
 
 static inline void bfo__finish(bfo_engine *e, bfo_request *r, int status)
@@ -1110,9 +1149,9 @@ static inline void bfo__post_restart_msg(bfo_engine *e, bfo_request *r, int type
     h.type = (uint8_t)type;
     h.flags = 0;
     h.rseq = r->rseq;
-    h.ctx = (uint16_t)r->ctx;
+    h.ctx = r->ctx;
     h.seq = r->seq;
-    h.src = (uint32_t)e->cfg.rank;
+    h.src = (uint32_t)(r->kind == BFO_REQ_SEND ? r->src : r->source);
     h.sreq = sreq;
     h.dreq = dreq;
     op->hdr_len = bfo_hdr_restart_encode(&h, op->hdr, sizeof op->hdr);
@@ -1123,8 +1162,9 @@ static inline void bfo__post_restart_msg(bfo_engine *e, bfo_request *r, int type
 #define BFO__RZV_FILL(h, e, r)                                                  \
     do {                                                                        \
         (h).flags = (r)->restarted ? BFO_FLAG_RESTART : 0;                      \
-        (h).ctx = (uint16_t)(r)->ctx;                                           \
-        (h).src = (uint32_t)(e)->cfg.rank;                                      \
+        (void)(e);                                                              \
+        (h).ctx = (r)->ctx;                                                     \
+        (h).src = (uint32_t)(r)->src;                                           \
         (h).tag = (uint32_t)(r)->want_tag;                                      \
         (h).seq = (r)->seq;                                                     \
         (h).rseq = (r)->rseq;                                                   \
@@ -1269,8 +1309,6 @@ static inline void bfo__post_fin(bfo_engine *e, bfo_request *r, uint32_t slot, u
     h.dreq = r->remote;
     h.offset = off;
     h.length = len;
-    h.ctx = (uint16_t)r->ctx;
-    h.seq = r->seq;
     op->hdr_len = bfo_hdr_fin_encode(&h, op->hdr, sizeof op->hdr);
     op->slot = slot;
     op->off = off;
@@ -1290,8 +1328,8 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const
             return 0;
         h.type = BFO_FRAG_MATCH;
         h.flags = 0;
-        h.ctx = (uint16_t)r->ctx;
-        h.src = (uint32_t)e->cfg.rank;
+        h.ctx = r->ctx;
+        h.src = (uint32_t)r->src;
         h.tag = (uint32_t)r->want_tag;
         h.seq = r->seq;
         op->hdr_len = bfo_hdr_match_encode(&h, op->hdr, sizeof op->hdr);
@@ -1374,7 +1412,8 @@ static inline void bfo__accept_rzv(bfo_engine *e, bfo_request *r, const bfo_fram
         bfo__req_take_keys(r, f->payload, f->payload_len);
     else
         r->nkeys = 0;
-    r->source = peer;
+    r->source = (int)(rget ? f->h.rget.src : f->h.rndv.src);
+    r->peer = peer;
     r->tag = (int)(rget ? f->h.rget.tag : f->h.rndv.tag);
     r->length = (size_t)(rget ? f->h.rget.msg_len : f->h.rndv.msg_len);
     r->remote = rget ? f->h.rget.sreq : f->h.rndv.sreq;
@@ -1408,7 +1447,7 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, cons
         n = f->payload_len < r->cap ? f->payload_len : r->cap;
         if (n)
             memcpy(r->buf, f->payload, n);
-        r->source = in->peer;
+        r->source = (int)f->h.match.src;
         r->tag = (int)f->h.match.tag;
         r->length = f->payload_len;
         e->stats.messages_received++;
@@ -1856,7 +1895,7 @@ static inline void bfo__uxm_fill(bfo_engine *e, int i, int peer, const bfo_frame
 }
 
 /* Matching fields of MATCH, RNDV and RGET. */
-static inline int bfo__frame_ctx(const bfo_frame *f)
+static inline uint32_t bfo__frame_ctx(const bfo_frame *f)
 {
     return f->type == BFO_FRAG_MATCH  ? f->h.match.ctx
            : f->type == BFO_FRAG_RNDV ? f->h.rndv.ctx
@@ -1878,6 +1917,7 @@ static inline uint32_t bfo__frame_src(const bfo_frame *f)
 static inline int bfo__matches(const bfo_request *r, int peer, const bfo_frame *f)
 {
     return r->ctx == bfo__frame_ctx(f) && (r->peer == BFO_ANY_SOURCE || r->peer == peer) &&
+           (r->src == BFO_ANY_SOURCE || (uint32_t)r->src == bfo__frame_src(f)) &&
            (r->want_tag == BFO_ANY_TAG || r->want_tag == bfo__frame_tag(f));
 }
 
@@ -1944,7 +1984,7 @@ static BFO__HOT int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_fra
     return BFO_OK;
 }
 
-static inline int bfo__frame_seq(const bfo_frame *f)
+static inline uint64_t bfo__frame_seq(const bfo_frame *f)
 {
     return f->type == BFO_FRAG_MATCH  ? f->h.match.seq
            : f->type == BFO_FRAG_RNDV ? f->h.rndv.seq
@@ -1955,22 +1995,17 @@ static inline int bfo__frame_seq(const bfo_frame *f)
 static BFO__HOT int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
 {
     bfo_peer *p = &e->peers[peer];
-    int ctx = bfo__frame_ctx(f);
-    uint16_t seq = (uint16_t)bfo__frame_seq(f);
-    int d;
-    if (ctx >= e->cfg.max_contexts ||
-        f->payload_len > (f->type == BFO_FRAG_RGET ? 4 * BFO_MAX_RAILS : e->cfg.eager_limit) ||
-        bfo__frame_src(f) != (uint32_t)peer)
+    const uint64_t seq = bfo__frame_seq(f);
+    if (f->payload_len > (f->type == BFO_FRAG_RGET ? 4 * BFO_MAX_RAILS : e->cfg.eager_limit) ||
+        seq == 0)
         return BFO_ERR_PROTOCOL;
-    d = bfo_rseq_cmp(seq, p->recv_seq[ctx]);
-    if (d < 0) {
+    if (seq < p->recv_seq) {
         e->stats.duplicates_dropped++;
         return BFO_OK;
     }
-    if (d > 0) { /* ahead: wait in the out-of-order list (once) */
+    if (seq > p->recv_seq) { /* ahead: wait in the out-of-order list (once) */
         for (int i = e->ooo_head; i >= 0; i = e->uxm[i].next)
-            if (e->uxm[i].peer == peer && bfo__frame_ctx(&e->uxm[i].f) == ctx &&
-                bfo__frame_seq(&e->uxm[i].f) == seq) {
+            if (e->uxm[i].peer == peer && bfo__frame_seq(&e->uxm[i].f) == seq) {
                 e->stats.duplicates_dropped++;
                 return BFO_OK;
             }
@@ -1985,20 +2020,19 @@ static BFO__HOT int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
     int rc = bfo__deliver_in_order(e, peer, f, -1);
     if (rc != BFO_OK)
         return rc;
-    p->recv_seq[ctx]++;
+    p->recv_seq++;
     for (int progress = 1; progress;) { /* the out-of-order list may go on */
         progress = 0;
         for (int i = e->ooo_head, prev = -1; i >= 0; prev = i, i = e->uxm[i].next) {
             bfo_uxm *u = &e->uxm[i];
-            if (u->peer != peer || bfo__frame_ctx(&u->f) != ctx ||
-                bfo__frame_seq(&u->f) != p->recv_seq[ctx])
+            if (u->peer != peer || bfo__frame_seq(&u->f) != p->recv_seq)
                 continue;
             if (prev >= 0) /* out of the list first: the buffer moves on as it is */
                 e->uxm[prev].next = u->next;
             else
                 e->ooo_head = u->next;
             bfo__deliver_in_order(e, peer, &u->f, i); /* cannot fail with its own buffer */
-            p->recv_seq[ctx]++;
+            p->recv_seq++;
             progress = 1;
             break;
         }
@@ -2033,8 +2067,9 @@ static inline bfo_request *bfo__lookup(bfo_engine *e, int peer, bfo_handle h, in
 static inline int bfo__same_message(const bfo_request *r, int peer, const bfo_frame *f)
 {
     const int rget = f->type == BFO_FRAG_RGET;
-    return bfo__frame_src(f) == (uint32_t)peer && bfo__frame_ctx(f) == r->ctx &&
-           bfo__frame_tag(f) == r->tag && (uint16_t)bfo__frame_seq(f) == r->seq &&
+    return peer == r->peer && bfo__frame_src(f) == (uint32_t)r->source &&
+           bfo__frame_ctx(f) == r->ctx && bfo__frame_tag(f) == r->tag &&
+           bfo__frame_seq(f) == r->seq &&
            (rget ? f->h.rget.msg_len : f->h.rndv.msg_len) == (uint64_t)r->length &&
            bfo_handle_eq(rget ? f->h.rget.sreq : f->h.rndv.sreq, r->remote);
 }
@@ -2047,8 +2082,7 @@ static inline int bfo__nack_from(bfo_engine *e, int peer, const bfo_frame *f)
     bfo_op *op = bfo__ctl_alloc(e, BFO_FRAG_RESTARTNACK, peer);
     if (!op)
         return BFO_ERR_AGAIN;
-    h.type = BFO_FRAG_RESTARTNACK;
-    h.src = (uint32_t)e->cfg.rank;
+    h.type = BFO_FRAG_RESTARTNACK; /* the rest echoes the NOTIFY */
     op->hdr_len = bfo_hdr_restart_encode(&h, op->hdr, sizeof op->hdr);
     bfo__post(e, op);
     return BFO_ERR_STALE;
@@ -2270,6 +2304,50 @@ static inline int bfo__rcvd_PROBEACK(bfo_engine *e, int peer, int rail, const bf
     return bfo__rcvd_railctl(e, peer, rail, f);
 }
 
+/* A parsed frame to the bfo__rcvd_<TYPE> of its type. */
+static inline int bfo__dispatch(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    switch (f->type) { /* one case per fragment type, each calling its bfo__rcvd_<TYPE> */
+#define BFO__RCVD(name, code, layout, payload, dedup) \
+    case BFO_FRAG_##name: return bfo__rcvd_##name(e, peer, rail, f, kind);
+        BFO_FRAGMENTS(BFO__RCVD)
+#undef BFO__RCVD
+    default: /* bfo_frame_parse takes no other type */
+        return BFO_ERR_PROTOCOL;
+    }
+}
+
+/* Messages of this rank to itself: each is taken as a frame from peer
+ * `rank` (matching, ordering, rendezvous as for any peer; no rail), then
+ * completes as delivered.  One that finds no buffer (BFO_ERR_AGAIN: the
+ * unexpected store is full) waits, first in line, for the next entry
+ * point. */
+static inline void bfo__run_self(bfo_engine *e)
+{
+    e->self_busy = 1;
+    while (e->self_head >= 0) {
+        bfo_op *op = &e->ops[e->self_head];
+        bfo_frame f;
+        int kind = BFO_EVK_RCVD, rc = bfo_frame_decode(&f, op->hdr, op->hdr_len);
+        if (rc == BFO_OK) {
+            f.payload = (const uint8_t *)op->payload;
+            f.payload_len = op->payload_len;
+            rc = bfo_frame_validate(&f);
+        }
+        if (rc == BFO_OK)
+            rc = bfo__dispatch(e, e->cfg.rank, 0, &f, &kind);
+        if (rc == BFO_ERR_AGAIN)
+            break;
+        e->self_head = op->next;
+        if (e->self_head < 0)
+            e->self_tail = -1;
+        bfo__op_done(e, op, 1);
+        if (e->fail_head >= 0)
+            bfo__run_failed_list(e);
+    }
+    e->self_busy = 0;
+}
+
 /* bfo_engine_frame: see THE API near the top. */
 static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint8_t *buf,
                                    size_t len, uint64_t now)
@@ -2291,15 +2369,7 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         return rc;
     }
     e->peers[peer].rail[rail].last_rx = e->now;
-    switch (f.type) { /* one case per fragment type, each calling its bfo__rcvd_<TYPE> */
-#define BFO__RCVD(name, code, layout, payload, dedup) \
-    case BFO_FRAG_##name: rc = bfo__rcvd_##name(e, peer, rail, &f, &kind); break;
-        BFO_FRAGMENTS(BFO__RCVD)
-#undef BFO__RCVD
-    default: /* bfo_frame_parse takes no other type */
-        rc = BFO_ERR_PROTOCOL;
-        break;
-    }
+    rc = bfo__dispatch(e, peer, rail, &f, &kind);
     bfo__run_failed(e);
     if (rc == BFO_OK && kind == BFO_EVK_DUP_RCVD)
         e->stats.duplicates_dropped++;
@@ -2316,8 +2386,8 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
  * never touches the rendezvous fields at the end, and a receive sets them
  * when it takes a rendezvous (bfo__accept_rzv), a send when it registers
  * its buffer (bfo__req_register, then reg says they are valid). */
-static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap, int peer,
-                                 int ctx, int tag)
+static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap,
+                                 const bfo_envelope *env)
 {
     r->status = BFO_OK;
     r->source = 0;
@@ -2325,10 +2395,12 @@ static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap
     r->length = 0;
     r->complete = 0;
     r->kind = kind;
-    r->peer = peer;
-    r->ctx = ctx;
-    r->want_tag = tag;
-    r->seq = r->rseq = 0;
+    r->peer = env->peer;
+    r->ctx = env->ctx;
+    r->src = env->src;
+    r->want_tag = env->tag;
+    r->seq = 0;
+    r->rseq = 0;
     r->restarted = r->counting = r->reg = r->pin = 0;
     r->buf = (char *)buf;
     r->cap = cap;
@@ -2338,16 +2410,18 @@ static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap
     r->next = NULL;
 }
 
-/* bfo_isend: see THE API near the top. */
-static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size_t len, int peer,
-                            int ctx, int tag, uint64_t now)
+/* bfo_isend_env: see THE API near the top. */
+static inline int bfo_isend_env(bfo_engine *e, bfo_request *r, const void *buf, size_t len,
+                                const bfo_envelope *env, uint64_t now)
 {
-    if (!r || !bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank ||
-        !bfo__in_range(ctx, e->cfg.max_contexts) || tag < 0 || (len && !buf))
+    int peer;
+    if (!r || !env || !bfo__in_range(env->peer, e->cfg.nranks) || env->src < 0 ||
+        env->tag < 0 || (env->flags & ~BFO_SEND_SYNC) || (len && !buf))
         return BFO_ERR_INVALID;
+    peer = env->peer;
     if (now > e->now)
         e->now = now;
-    bfo__req_init(r, BFO_REQ_SEND, (void *)(uintptr_t)buf, len, peer, ctx, tag);
+    bfo__req_init(r, BFO_REQ_SEND, (void *)(uintptr_t)buf, len, env);
     r->cs = bfo_send_machine.start;
     r->self = bfo__handle_alloc(e, r);
     if (bfo_handle_is_null(r->self))
@@ -2356,23 +2430,43 @@ static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size
         bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
         return BFO_ERR_PEER_UNREACHABLE;
     }
-    r->seq = ++e->peers[peer].send_seq[ctx];
-    bfo__send_feed(e, r, len <= e->cfg.eager_limit ? BFO_EV_EAGER_CHOSEN : bfo__send_choose(e, r), NULL);
+    r->seq = ++e->peers[peer].send_seq;
+    /* a synchronous send goes by rendezvous, whatever its size: the
+     * receiver's answer (ACK, PUT, FIN) is the proof that it matched */
+    bfo__send_feed(e, r, len <= e->cfg.eager_limit && !(env->flags & BFO_SEND_SYNC)
+                             ? BFO_EV_EAGER_CHOSEN
+                             : bfo__send_choose(e, r),
+                   NULL);
     bfo__run_failed(e);
     return BFO_OK;
 }
 
-/* bfo_irecv: see THE API near the top. */
-static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap, int peer,
-                            int ctx, int tag, uint64_t now)
+/* bfo_isend: see THE API near the top. */
+static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size_t len, int peer,
+                            uint32_t ctx, int tag, uint64_t now)
+{
+    bfo_envelope env;
+    env.peer = peer;
+    env.ctx = ctx;
+    env.src = e->cfg.rank;
+    env.tag = tag;
+    env.flags = 0;
+    return bfo_isend_env(e, r, buf, len, &env, now);
+}
+
+/* bfo_irecv_env: see THE API near the top. */
+static inline int bfo_irecv_env(bfo_engine *e, bfo_request *r, void *buf, size_t cap,
+                                const bfo_envelope *env, uint64_t now)
 {
     bfo_request *rr = r;
-    if (!r || (unsigned)peer + 1u > (unsigned)e->cfg.nranks || /* -1: BFO_ANY_SOURCE */
-        !bfo__in_range(ctx, e->cfg.max_contexts) || tag < BFO_ANY_TAG || (cap && !buf))
+    int peer;
+    if (!r || !env || (unsigned)env->peer + 1u > (unsigned)e->cfg.nranks || /* -1: ANY */
+        env->src < BFO_ANY_SOURCE || env->tag < BFO_ANY_TAG || env->flags || (cap && !buf))
         return BFO_ERR_INVALID;
+    peer = env->peer;
     if (now > e->now)
         e->now = now;
-    bfo__req_init(r, BFO_REQ_RECV, buf, cap, peer, ctx, tag);
+    bfo__req_init(r, BFO_REQ_RECV, buf, cap, env);
     r->cs = bfo_recv_machine.start;
     /* its handle from now on: a rendezvous it matches is answered with it
      * (ACK, PUT), and every request that posts operations holds one, which
@@ -2407,12 +2501,28 @@ static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap
     return BFO_OK;
 }
 
+/* bfo_irecv: see THE API near the top. */
+static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap, int peer,
+                            uint32_t ctx, int tag, uint64_t now)
+{
+    bfo_envelope env;
+    env.peer = peer;
+    env.ctx = ctx;
+    env.src = peer;
+    env.tag = tag;
+    env.flags = 0;
+    return bfo_irecv_env(e, r, buf, cap, &env, now);
+}
+
 /* bfo_test: see THE API near the top. */
 static inline int bfo_test(const bfo_request *r) { return r->complete; }
 
-/* 1 when no other rank is reachable: an ANY_SOURCE receive never can be. */
+/* 1 when no other rank is reachable: an ANY_SOURCE receive never can be
+ * (but for a message of this rank to itself: a job of one rank waits). */
 static inline int bfo__all_unreachable(const bfo_engine *e)
 {
+    if (e->cfg.nranks == 1)
+        return 0;
     for (int i = 0; i < e->cfg.nranks; i++)
         if (i != e->cfg.rank && !e->peers[i].unreachable)
             return 0;

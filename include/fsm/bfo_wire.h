@@ -22,7 +22,10 @@
 extern "C" {
 #endif
 
-BFO_STATIC_ASSERT(BFO_HDR_MATCH_SIZE <= 16, "the MATCH header must fit in 16 bytes");
+/* An eager message's whole overhead: type, flags, a 32-bit context, the
+ * sender's rank in it, the tag and a 64-bit sequence (issue 16: MPI's
+ * contexts and sources; a sequence that never wraps). */
+BFO_STATIC_ASSERT(BFO_HDR_MATCH_SIZE <= 24, "the MATCH header must fit in 24 bytes");
 BFO_STATIC_ASSERT(sizeof(((bfo_hdr_restart *)0)->rseq) >= 2,
                   "restart sequences are at least 16 bits on the wire");
 

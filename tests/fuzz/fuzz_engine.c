@@ -232,7 +232,7 @@ static int fz_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int i
         FUZZ_CHECK(pos + f.payload_len <= F.req[s].cap, "payload beyond the message");
         if (f.type == BFO_FRAG_MATCH)
             FUZZ_CHECK(f.payload_len == F.req[s].cap && f.h.match.src == 0 &&
-                           (int)f.h.match.tag == F.req[s].tag && f.h.match.ctx == F.req[s].ctx,
+                           (int)f.h.match.tag == F.req[s].tag && f.h.match.ctx == (uint32_t)F.req[s].ctx,
                        "MATCH header does not describe slot %d", s);
         if (f.type == BFO_FRAG_RNDV)
             FUZZ_CHECK(f.h.rndv.msg_len == F.req[s].cap && f.h.rndv.src == 0,
@@ -428,7 +428,6 @@ void fz_start(int rdma)
         F.cfg.nrails = FZ_RAILS;
         F.cfg.max_requests = 8;
         F.cfg.max_unexpected = 4;
-        F.cfg.max_contexts = 2;
         F.cfg.eager_limit = 64;
         F.cfg.frag_size = 96;
         F.cfg.frag_pipeline = 2;

@@ -88,10 +88,10 @@ static void gen_wire(void)
     for (int pay = 0; pay <= 1; pay++) {
         size_t extra = pay ? 33 : 0;
         memset(b, 0x61, sizeof b);
-        bfo_hdr_match m = { BFO_FRAG_MATCH, 0, 1, 2, 77, 5 };
+        bfo_hdr_match m = { .type = BFO_FRAG_MATCH, .flags = 0, .ctx = 1, .src = 2, .tag = 77, .seq = 5 };
         n = bfo_hdr_match_encode(&m, b, sizeof b);
         W(pay ? "match-payload" : "match", n + extra);
-        bfo_hdr_rndv r = { BFO_FRAG_RNDV, BFO_FLAG_PIN, 1, 2, 77, 6, 0, 4096, H(3, 1), H(0, 0) };
+        bfo_hdr_rndv r = { .type = BFO_FRAG_RNDV, .flags = BFO_FLAG_PIN, .ctx = 1, .src = 2, .tag = 77, .seq = 6, .rseq = 0, .msg_len = 4096, .sreq = H(3, 1), .dreq = H(0, 0) };
         n = bfo_hdr_rndv_encode(&r, b, sizeof b);
         W(pay ? "rndv-pin-payload" : "rndv-pin", n + extra);
         r.flags = BFO_FLAG_RESTART;
@@ -104,7 +104,7 @@ static void gen_wire(void)
         W(pay ? "frag" : "frag-empty", n + extra);
     }
     /* RGET and PUT: their keys, two rails' (rail 1's 42, rail 0 none) */
-    bfo_hdr_rget g = { BFO_FRAG_RGET, 0, 0, 2, 9, 3, 0, 300, H(1, 1), H(0, 0), 0x7f0000001000ull };
+    bfo_hdr_rget g = { .type = BFO_FRAG_RGET, .flags = 0, .ctx = 0, .src = 2, .tag = 9, .seq = 3, .rseq = 0, .msg_len = 300, .sreq = H(1, 1), .dreq = H(0, 0), .raddr = 0x7f0000001000ull };
     n = bfo_hdr_rget_encode(&g, b, sizeof b);
     bfo_put32(b + n, 0);
     bfo_put32(b + n + 4, 42);
@@ -121,7 +121,7 @@ static void gen_wire(void)
     bfo_put32(b + n, 0);
     bfo_put32(b + n + 4, 43);
     W("put", n + 8);
-    bfo_hdr_fin fi = { BFO_FRAG_FIN, 0, 0, 1, H(2, 1), 160, 96, 0, 4 };
+    bfo_hdr_fin fi = { .type = BFO_FRAG_FIN, .flags = 0, .rseq = 0, .slot = 1, .dreq = H(2, 1), .offset = 160, .length = 96 };
     n = bfo_hdr_fin_encode(&fi, b, sizeof b);
     W("fin", n);
     /* every other type (NOTIFY, ..., PROBEACK, and a type added to the
@@ -140,7 +140,7 @@ static void gen_wire(void)
         W(lower, n + (bfo_frag_has_payload(t) ? 33 : 0));
     }
     /* errors: truncated, bad type, bad flags, reserved field, bytes too many */
-    bfo_hdr_match m = { BFO_FRAG_MATCH, 0, 1, 2, 77, 5 };
+    bfo_hdr_match m = { .type = BFO_FRAG_MATCH, .flags = 0, .ctx = 1, .src = 2, .tag = 77, .seq = 5 };
     n = bfo_hdr_match_encode(&m, b, sizeof b);
     W("err-truncated", n - 1);
     b[0] = 0x7e;
