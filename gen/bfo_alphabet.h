@@ -12,7 +12,7 @@
  * that every other generated header checks.  This header includes
  * nothing. */
 #define BFO_GEN_ABI 2
-#define BFO_GEN_STAMP 0x0183175c
+#define BFO_GEN_STAMP 0x88cd52e9
 
 /* What may follow a header (PAYLOAD in the list): nothing, data, or the
  * RDMA keys of the memory the header names, one u32 per rail of the
@@ -62,11 +62,13 @@ enum bfo_frag_type {
 /* Header flag bits. */
 #define BFO_FLAG_RESTART 0x01 /* restarted rendezvous: dreq names the receive request, rseq is the new generation (RNDV, RGET) */
 #define BFO_FLAG_PIN 0x02 /* the sender's buffer is registered: the receiver may answer with PUT (RNDV) */
+#define BFO_FLAG_CANCEL 0x04 /* the send was cancelled before any of it left: the receiver takes the sequence number, matches nothing; no payload (MATCH) */
 
 /* Flags: BFO_FLAGS(X) calls X(NAME, BIT). */
 #define BFO_FLAGS(X) \
     X(RESTART, 0x01) \
-    X(PIN, 0x02)
+    X(PIN, 0x02) \
+    X(CANCEL, 0x04)
 
 /* Events: the one alphabet of every machine.  0 is no event. */
 #define BFO_EVENTS(X) \
@@ -137,7 +139,9 @@ enum bfo_frag_type {
     X(BACKOFF_EXPIRED, 65) \
     X(PROBE_TIMED_OUT, 66) \
     X(RETRIES_EXHAUSTED, 67) \
-    X(RAIL_ABSENT, 68)
+    X(PROBE_MATCHED, 68) \
+    X(CANCEL_REQUESTED, 69) \
+    X(RAIL_ABSENT, 70)
 
 enum bfo_event {
     BFO_EV_NONE = 0,
@@ -208,9 +212,11 @@ enum bfo_event {
     BFO_EV_BACKOFF_EXPIRED = 65, /* fact: the back-off before the next reconnect attempt is over */
     BFO_EV_PROBE_TIMED_OUT = 66, /* fact: a probe got no PROBEACK in time (in UP: nothing heard on the rail for the probe timeout since it went out) */
     BFO_EV_RETRIES_EXHAUSTED = 67, /* fact: the rail reached the configured number of reconnect attempts */
-    BFO_EV_RAIL_ABSENT = 68, /* the rail does not reach the peer: it published no such rail, one of another transport, or the transport has no path to it (another host) */
+    BFO_EV_PROBE_MATCHED = 68, /* a matched probe (bfo_improbe) took an unexpected message out of matching for this receive; its buffer comes with bfo_imrecv */
+    BFO_EV_CANCEL_REQUESTED = 69, /* the caller cancels the request, and it can be: a receive nothing matched yet, a send of which nothing was handed to a transport */
+    BFO_EV_RAIL_ABSENT = 70, /* the rail does not reach the peer: it published no such rail, one of another transport, or the transport has no path to it (another host) */
 };
-#define BFO_EV_COUNT 69 /* events are 1 .. BFO_EV_COUNT-1 */
+#define BFO_EV_COUNT 71 /* events are 1 .. BFO_EV_COUNT-1 */
 
 /* Name of a fragment type ("MATCH"), or NULL. */
 static inline const char *bfo_frag_name(int type)
@@ -238,7 +244,7 @@ static inline const char *bfo_frag_name(int type)
 static inline unsigned bfo_frag_flags_allowed(int type)
 {
     switch (type) {
-    case 0x01: return 0u;
+    case 0x01: return BFO_FLAG_CANCEL;
     case 0x02: return BFO_FLAG_RESTART | BFO_FLAG_PIN;
     case 0x03: return BFO_FLAG_RESTART;
     case 0x04: return 0u;
@@ -380,9 +386,11 @@ static inline const char *bfo_event_name(int ev)
         "BACKOFF_EXPIRED",
         "PROBE_TIMED_OUT",
         "RETRIES_EXHAUSTED",
+        "PROBE_MATCHED",
+        "CANCEL_REQUESTED",
         "RAIL_ABSENT",
     };
-    return (ev >= 0 && ev < 69) ? names[ev] : "(invalid)";
+    return (ev >= 0 && ev < 71) ? names[ev] : "(invalid)";
 }
 
 #endif /* BFO_ALPHABET_H */

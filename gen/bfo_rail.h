@@ -11,7 +11,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x0183175c
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x88cd52e9
 #error "gen/bfo_rail.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -147,7 +147,7 @@ case 1:
 		case 38u: goto tr0;
 		case 41u: goto tr2;
 		case 60u: goto tr3;
-		case 68u: goto st6;
+		case 70u: goto st6;
 	}
 	if ( 61u <= (*p) && (*p) <= 62u )
 		goto tr0;
@@ -182,7 +182,7 @@ case 2:
 		case 62u: goto st2;
 		case 65u: goto tr8;
 		case 67u: goto tr9;
-		case 68u: goto st6;
+		case 70u: goto st6;
 	}
 	if ( 38u <= (*p) && (*p) <= 46u )
 		goto st2;
@@ -262,7 +262,7 @@ case 5:
 		case 40u: goto tr19;
 		case 41u: goto tr20;
 		case 60u: goto tr3;
-		case 68u: goto st6;
+		case 70u: goto st6;
 	}
 	if ( (*p) > 46u ) {
 		if ( 61u <= (*p) && (*p) <= 62u )
@@ -275,7 +275,7 @@ st6:
 		goto _test_eof6;
 	BFO__FALLTHROUGH;
 case 6:
-	if ( (*p) == 68u )
+	if ( (*p) == 70u )
 		goto st6;
 	if ( (*p) > 46u ) {
 		if ( 61u <= (*p) && (*p) <= 62u )

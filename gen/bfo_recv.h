@@ -11,7 +11,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x0183175c
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x88cd52e9
 #error "gen/bfo_recv.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -38,8 +38,10 @@ enum bfo_recv_state {
     BFO_RECV_ST_UNREACHABLE_DRAINING = 11,
     BFO_RECV_ST_FAILED = 12, /* final */
     BFO_RECV_ST_PUTS_SENT = 13,
+    BFO_RECV_ST_CLAIMED = 14,
+    BFO_RECV_ST_CANCELLED = 15, /* final */
 };
-#define BFO_RECV_NUM_STATES 14 /* states are 1 .. BFO_RECV_NUM_STATES-1 */
+#define BFO_RECV_NUM_STATES 16 /* states are 1 .. BFO_RECV_NUM_STATES-1 */
 
 /* Actions: what a transition asks the caller to do, in order. */
 enum bfo_recv_action {
@@ -61,8 +63,10 @@ enum bfo_recv_action {
     BFO_RECV_ACT_COMPLETE = 16,
     BFO_RECV_ACT_FAIL_UNREACHABLE = 17,
     BFO_RECV_ACT_DROP = 18,
+    BFO_RECV_ACT_CLAIM = 19,
+    BFO_RECV_ACT_COMPLETE_CANCELLED = 20,
 };
-#define BFO_RECV_NUM_ACTIONS 19 /* actions are 1 .. BFO_RECV_NUM_ACTIONS-1 */
+#define BFO_RECV_NUM_ACTIONS 21 /* actions are 1 .. BFO_RECV_NUM_ACTIONS-1 */
 #define BFO_RECV_MAX_ACTIONS 2 /* most actions one transition emits */
 BFO_STATIC_ASSERT(BFO_RECV_MAX_ACTIONS <= BFO_MAX_ACTIONS,
                   "raise BFO_MAX_ACTIONS: a recv transition emits more");
@@ -82,6 +86,8 @@ static const char *const bfo_recv__state_names[] = {
     "UNREACHABLE_DRAINING",
     "FAILED",
     "PUTS_SENT",
+    "CLAIMED",
+    "CANCELLED",
 };
 static const char *const bfo_recv__action_names[] = {
     "(none)",
@@ -103,13 +109,15 @@ static const char *const bfo_recv__action_names[] = {
     "complete",
     "fail_unreachable",
     "drop",
+    "claim",
+    "complete_cancelled",
 };
 static const unsigned char bfo_recv__final[] = {
-    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1,
 };
 /* BFO_WAITS_* facts each state takes */
 static const unsigned char bfo_recv__waits[] = {
-    0, 0, 0, 0, 2, 2, 1, 0, 0, 2, 0, 3, 0, 2,
+    0, 0, 0, 0, 2, 2, 1, 0, 0, 2, 0, 3, 0, 2, 0, 0,
 };
 
 /* With GCC the exec is inlined wherever the machine is known (bfo_<m>_step,
@@ -174,6 +182,8 @@ case 1:
 		case 4u: goto tr2;
 		case 8u: goto tr3;
 		case 59u: goto st11;
+		case 68u: goto tr5;
+		case 69u: goto tr6;
 	}
 	goto st0;
 st0:
@@ -182,13 +192,13 @@ cs = 0;
 tr0:
 	{ BFO_RECV__EMIT(DELIVER_MATCH); }
 	goto st2;
-tr5:
+tr7:
 	{ BFO_RECV__EMIT(DROP); }
 	goto st2;
-tr6:
+tr8:
 	{ BFO_RECV__EMIT(POST_RESTARTNACK); }
 	goto st2;
-tr15:
+tr17:
 	{ BFO_RECV__EMIT(COMPLETE); }
 	goto st2;
 st2:
@@ -197,18 +207,18 @@ st2:
 	BFO__FALLTHROUGH;
 case 2:
 	switch( (*p) ) {
-		case 5u: goto tr5;
-		case 9u: goto tr5;
-		case 22u: goto tr5;
-		case 25u: goto tr6;
-		case 26u: goto tr5;
+		case 5u: goto tr7;
+		case 9u: goto tr7;
+		case 22u: goto tr7;
+		case 25u: goto tr8;
+		case 26u: goto tr7;
 		case 59u: goto st2;
 	}
 	goto st0;
 tr2:
 	{ BFO_RECV__EMIT(ACCEPT_RNDV); }
 	goto st3;
-tr23:
+tr25:
 	{ BFO_RECV__EMIT(RESET); }
 	{ BFO_RECV__EMIT(ACCEPT_RNDV); }
 	goto st3;
@@ -218,18 +228,18 @@ st3:
 	BFO__FALLTHROUGH;
 case 3:
 	switch( (*p) ) {
-		case 54u: goto tr8;
-		case 55u: goto tr9;
+		case 54u: goto tr10;
+		case 55u: goto tr11;
 		case 59u: goto st11;
 	}
 	goto st0;
-tr10:
+tr12:
 	{ BFO_RECV__EMIT(DROP); }
 	goto st4;
-tr8:
+tr10:
 	{ BFO_RECV__EMIT(POST_ACK); }
 	goto st4;
-tr13:
+tr15:
 	{ BFO_RECV__EMIT(ACCEPT_FRAG); }
 	goto st4;
 st4:
@@ -238,29 +248,29 @@ st4:
 	BFO__FALLTHROUGH;
 case 4:
 	switch( (*p) ) {
-		case 5u: goto tr10;
-		case 9u: goto tr10;
+		case 5u: goto tr12;
+		case 9u: goto tr12;
 		case 13u: goto st4;
-		case 14u: goto tr12;
-		case 15u: goto tr13;
-		case 25u: goto tr14;
-		case 58u: goto tr15;
+		case 14u: goto tr14;
+		case 15u: goto tr15;
+		case 25u: goto tr16;
+		case 58u: goto tr17;
 		case 59u: goto st11;
 	}
 	goto st0;
-tr16:
+tr18:
 	{ BFO_RECV__EMIT(DROP); }
 	goto st5;
-tr12:
+tr14:
 	{ BFO_RECV__EMIT(POST_RECVERRNOTIFY); }
 	goto st5;
-tr18:
+tr20:
 	{ BFO_RECV__EMIT(ACCEPT_FRAG); }
 	goto st5;
-tr19:
+tr21:
 	{ BFO_RECV__EMIT(ACCEPT_FIN); }
 	goto st5;
-tr20:
+tr22:
 	{ BFO_RECV__EMIT(ACCOUNT_READ); }
 	goto st5;
 st5:
@@ -269,17 +279,17 @@ st5:
 	BFO__FALLTHROUGH;
 case 5:
 	switch( (*p) ) {
-		case 5u: goto tr16;
-		case 9u: goto tr16;
-		case 15u: goto tr18;
-		case 21u: goto tr19;
-		case 22u: goto tr16;
-		case 25u: goto tr14;
+		case 5u: goto tr18;
+		case 9u: goto tr18;
+		case 15u: goto tr20;
+		case 21u: goto tr21;
+		case 22u: goto tr18;
+		case 25u: goto tr16;
 		case 36u: goto st5;
-		case 37u: goto tr12;
-		case 49u: goto tr20;
+		case 37u: goto tr14;
+		case 49u: goto tr22;
 		case 50u: goto st5;
-		case 58u: goto tr15;
+		case 58u: goto tr17;
 		case 59u: goto st11;
 	}
 	if ( (*p) > 14u ) {
@@ -288,10 +298,10 @@ case 5:
 	} else if ( (*p) >= 13u )
 		goto st5;
 	goto st0;
-tr21:
+tr23:
 	{ BFO_RECV__EMIT(DROP); }
 	goto st6;
-tr14:
+tr16:
 	{ BFO_RECV__EMIT(ACCEPT_NOTIFY); }
 	goto st6;
 st6:
@@ -300,15 +310,15 @@ st6:
 	BFO__FALLTHROUGH;
 case 6:
 	switch( (*p) ) {
-		case 26u: goto tr21;
-		case 57u: goto tr22;
+		case 26u: goto tr23;
+		case 57u: goto tr24;
 		case 59u: goto st11;
 	}
 	goto st0;
-tr25:
+tr27:
 	{ BFO_RECV__EMIT(DROP); }
 	goto st7;
-tr22:
+tr24:
 	{ BFO_RECV__EMIT(POST_RESTARTACK); }
 	goto st7;
 st7:
@@ -317,18 +327,18 @@ st7:
 	BFO__FALLTHROUGH;
 case 7:
 	switch( (*p) ) {
-		case 4u: goto tr23;
-		case 8u: goto tr24;
-		case 26u: goto tr25;
+		case 4u: goto tr25;
+		case 8u: goto tr26;
+		case 26u: goto tr27;
 		case 30u: goto st7;
-		case 31u: goto tr22;
+		case 31u: goto tr24;
 		case 59u: goto st11;
 	}
 	goto st0;
 tr3:
 	{ BFO_RECV__EMIT(ACCEPT_RGET); }
 	goto st8;
-tr24:
+tr26:
 	{ BFO_RECV__EMIT(RESET); }
 	{ BFO_RECV__EMIT(ACCEPT_RGET); }
 	goto st8;
@@ -338,15 +348,15 @@ st8:
 	BFO__FALLTHROUGH;
 case 8:
 	switch( (*p) ) {
-		case 54u: goto tr8;
-		case 56u: goto tr27;
+		case 54u: goto tr10;
+		case 56u: goto tr29;
 		case 59u: goto st11;
 	}
 	goto st0;
-tr28:
+tr30:
 	{ BFO_RECV__EMIT(DROP); }
 	goto st9;
-tr27:
+tr29:
 	{ BFO_RECV__EMIT(POST_READS); }
 	goto st9;
 st9:
@@ -355,18 +365,18 @@ st9:
 	BFO__FALLTHROUGH;
 case 9:
 	switch( (*p) ) {
-		case 9u: goto tr28;
-		case 25u: goto tr14;
-		case 49u: goto tr27;
-		case 50u: goto tr12;
-		case 58u: goto tr29;
+		case 9u: goto tr30;
+		case 25u: goto tr16;
+		case 49u: goto tr29;
+		case 50u: goto tr14;
+		case 58u: goto tr31;
 		case 59u: goto st11;
 	}
 	goto st0;
-tr30:
+tr32:
 	{ BFO_RECV__EMIT(DROP); }
 	goto st10;
-tr29:
+tr31:
 	{ BFO_RECV__EMIT(POST_FIN); }
 	goto st10;
 st10:
@@ -375,13 +385,13 @@ st10:
 	BFO__FALLTHROUGH;
 case 10:
 	switch( (*p) ) {
-		case 9u: goto tr30;
-		case 23u: goto tr15;
-		case 24u: goto tr29;
+		case 9u: goto tr32;
+		case 23u: goto tr17;
+		case 24u: goto tr31;
 		case 59u: goto st11;
 	}
 	goto st0;
-tr31:
+tr33:
 	{ BFO_RECV__EMIT(DROP); }
 	goto st11;
 st11:
@@ -390,11 +400,11 @@ st11:
 	BFO__FALLTHROUGH;
 case 11:
 	switch( (*p) ) {
-		case 5u: goto tr31;
-		case 9u: goto tr31;
-		case 15u: goto tr31;
-		case 57u: goto tr32;
-		case 58u: goto tr15;
+		case 5u: goto tr33;
+		case 9u: goto tr33;
+		case 15u: goto tr33;
+		case 57u: goto tr34;
+		case 58u: goto tr17;
 		case 59u: goto st11;
 	}
 	if ( (*p) < 23u ) {
@@ -403,13 +413,13 @@ case 11:
 				goto st11;
 		} else if ( (*p) > 20u ) {
 			if ( 21u <= (*p) && (*p) <= 22u )
-				goto tr31;
+				goto tr33;
 		} else
 			goto st11;
 	} else if ( (*p) > 24u ) {
 		if ( (*p) < 30u ) {
 			if ( 25u <= (*p) && (*p) <= 26u )
-				goto tr31;
+				goto tr33;
 		} else if ( (*p) > 31u ) {
 			if ( (*p) > 37u ) {
 				if ( 49u <= (*p) && (*p) <= 50u )
@@ -421,10 +431,10 @@ case 11:
 	} else
 		goto st11;
 	goto st0;
-tr33:
+tr35:
 	{ BFO_RECV__EMIT(DROP); }
 	goto st12;
-tr32:
+tr34:
 	{ BFO_RECV__EMIT(FAIL_UNREACHABLE); }
 	goto st12;
 st12:
@@ -433,24 +443,24 @@ st12:
 	BFO__FALLTHROUGH;
 case 12:
 	switch( (*p) ) {
-		case 5u: goto tr33;
-		case 9u: goto tr33;
-		case 15u: goto tr33;
+		case 5u: goto tr35;
+		case 9u: goto tr35;
+		case 15u: goto tr35;
 		case 59u: goto st12;
 	}
 	if ( (*p) > 22u ) {
 		if ( 25u <= (*p) && (*p) <= 26u )
-			goto tr33;
+			goto tr35;
 	} else if ( (*p) >= 21u )
-		goto tr33;
+		goto tr35;
 	goto st0;
-tr35:
+tr37:
 	{ BFO_RECV__EMIT(DROP); }
 	goto st13;
-tr9:
+tr11:
 	{ BFO_RECV__EMIT(POST_PUTS); }
 	goto st13;
-tr37:
+tr39:
 	{ BFO_RECV__EMIT(ACCEPT_FIN); }
 	{ BFO_RECV__EMIT(POST_PUTS); }
 	goto st13;
@@ -460,15 +470,41 @@ st13:
 	BFO__FALLTHROUGH;
 case 13:
 	switch( (*p) ) {
-		case 5u: goto tr35;
+		case 5u: goto tr37;
 		case 19u: goto st13;
-		case 20u: goto tr12;
-		case 21u: goto tr37;
-		case 22u: goto tr35;
-		case 25u: goto tr14;
-		case 58u: goto tr15;
+		case 20u: goto tr14;
+		case 21u: goto tr39;
+		case 22u: goto tr37;
+		case 25u: goto tr16;
+		case 58u: goto tr17;
 		case 59u: goto st11;
 	}
+	goto st0;
+tr5:
+	{ BFO_RECV__EMIT(CLAIM); }
+	goto st14;
+st14:
+	if ( ++p == pe )
+		goto _test_eof14;
+	BFO__FALLTHROUGH;
+case 14:
+	switch( (*p) ) {
+		case 1u: goto tr0;
+		case 4u: goto tr2;
+		case 8u: goto tr3;
+		case 59u: goto st14;
+	}
+	goto st0;
+tr6:
+	{ BFO_RECV__EMIT(COMPLETE_CANCELLED); }
+	goto st15;
+st15:
+	if ( ++p == pe )
+		goto _test_eof15;
+	BFO__FALLTHROUGH;
+case 15:
+	if ( (*p) == 59u )
+		goto st15;
 	goto st0;
 	}
 	_test_eof2: cs = 2; goto _test_eof;
@@ -483,6 +519,8 @@ case 13:
 	_test_eof11: cs = 11; goto _test_eof;
 	_test_eof12: cs = 12; goto _test_eof;
 	_test_eof13: cs = 13; goto _test_eof;
+	_test_eof14: cs = 14; goto _test_eof;
+	_test_eof15: cs = 15; goto _test_eof;
 
 	_test_eof: {}
 	if ( p == eof )
@@ -501,12 +539,15 @@ case 13:
 	case 11:
 	case 12:
 	case 13:
+	case 14:
+	case 15:
 	{
     (void)1; (void)3; (void)8;
     (void)4; (void)13; (void)9;
     (void)10; (void)5; (void)6;
     (void)7; (void)11;
-    (void)2; (void)12;
+    (void)2; (void)12; (void)14;
+    (void)15;
   }
 	break;
 	}

@@ -11,7 +11,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x0183175c
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x88cd52e9
 #error "gen/bfo_send.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -30,18 +30,21 @@ enum bfo_send_state {
     BFO_SEND_ST_COMPLETE = 3, /* final */
     BFO_SEND_ST_UNREACHABLE_DRAINING = 4,
     BFO_SEND_ST_FAILED = 5, /* final */
-    BFO_SEND_ST_RNDV_SENT = 6,
-    BFO_SEND_ST_FRAGS_SENDING = 7,
-    BFO_SEND_ST_ERROR_DRAINING = 8,
-    BFO_SEND_ST_NOTIFY_SENT = 9,
-    BFO_SEND_ST_NOTIFY_LANDED = 10,
-    BFO_SEND_ST_RESTARTED = 11,
-    BFO_SEND_ST_RGET_SENT = 12,
-    BFO_SEND_ST_RESTART_ACKED = 13,
-    BFO_SEND_ST_RESTART_NACKED = 14,
-    BFO_SEND_ST_PUTS_SERVING = 15,
+    BFO_SEND_ST_CANCEL_SENT = 6,
+    BFO_SEND_ST_CANCELLED = 7, /* final */
+    BFO_SEND_ST_CANCEL_DRAINING = 8,
+    BFO_SEND_ST_RNDV_SENT = 9,
+    BFO_SEND_ST_FRAGS_SENDING = 10,
+    BFO_SEND_ST_ERROR_DRAINING = 11,
+    BFO_SEND_ST_NOTIFY_SENT = 12,
+    BFO_SEND_ST_NOTIFY_LANDED = 13,
+    BFO_SEND_ST_RESTARTED = 14,
+    BFO_SEND_ST_RGET_SENT = 15,
+    BFO_SEND_ST_RESTART_ACKED = 16,
+    BFO_SEND_ST_RESTART_NACKED = 17,
+    BFO_SEND_ST_PUTS_SERVING = 18,
 };
-#define BFO_SEND_NUM_STATES 16 /* states are 1 .. BFO_SEND_NUM_STATES-1 */
+#define BFO_SEND_NUM_STATES 19 /* states are 1 .. BFO_SEND_NUM_STATES-1 */
 
 /* Actions: what a transition asks the caller to do, in order. */
 enum bfo_send_action {
@@ -59,8 +62,10 @@ enum bfo_send_action {
     BFO_SEND_ACT_COMPLETE = 12,
     BFO_SEND_ACT_FAIL_UNREACHABLE = 13,
     BFO_SEND_ACT_DROP = 14,
+    BFO_SEND_ACT_WITHDRAW = 15,
+    BFO_SEND_ACT_COMPLETE_CANCELLED = 16,
 };
-#define BFO_SEND_NUM_ACTIONS 15 /* actions are 1 .. BFO_SEND_NUM_ACTIONS-1 */
+#define BFO_SEND_NUM_ACTIONS 17 /* actions are 1 .. BFO_SEND_NUM_ACTIONS-1 */
 #define BFO_SEND_MAX_ACTIONS 1 /* most actions one transition emits */
 BFO_STATIC_ASSERT(BFO_SEND_MAX_ACTIONS <= BFO_MAX_ACTIONS,
                   "raise BFO_MAX_ACTIONS: a send transition emits more");
@@ -72,6 +77,9 @@ static const char *const bfo_send__state_names[] = {
     "COMPLETE",
     "UNREACHABLE_DRAINING",
     "FAILED",
+    "CANCEL_SENT",
+    "CANCELLED",
+    "CANCEL_DRAINING",
     "RNDV_SENT",
     "FRAGS_SENDING",
     "ERROR_DRAINING",
@@ -99,13 +107,15 @@ static const char *const bfo_send__action_names[] = {
     "complete",
     "fail_unreachable",
     "drop",
+    "withdraw",
+    "complete_cancelled",
 };
 static const unsigned char bfo_send__final[] = {
-    0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 /* BFO_WAITS_* facts each state takes */
 static const unsigned char bfo_send__waits[] = {
-    0, 0, 0, 0, 3, 0, 0, 2, 3, 0, 0, 0, 2, 0, 0, 2,
+    0, 0, 0, 0, 3, 0, 0, 0, 1, 0, 2, 3, 0, 0, 0, 2, 0, 0, 2,
 };
 
 /* With GCC the exec is inlined wherever the machine is known (bfo_<m>_step,
@@ -187,12 +197,13 @@ case 2:
 		case 2u: goto tr5;
 		case 3u: goto tr0;
 		case 59u: goto st4;
+		case 69u: goto tr6;
 	}
 	goto st0;
 tr5:
 	{ BFO_SEND__EMIT(COMPLETE); }
 	goto st3;
-tr6:
+tr7:
 	{ BFO_SEND__EMIT(DROP); }
 	goto st3;
 st3:
@@ -201,13 +212,13 @@ st3:
 	BFO__FALLTHROUGH;
 case 3:
 	switch( (*p) ) {
-		case 22u: goto tr6;
-		case 32u: goto tr6;
-		case 35u: goto tr6;
+		case 22u: goto tr7;
+		case 32u: goto tr7;
+		case 35u: goto tr7;
 		case 59u: goto st3;
 	}
 	goto st0;
-tr8:
+tr9:
 	{ BFO_SEND__EMIT(DROP); }
 	goto st4;
 st4:
@@ -218,12 +229,12 @@ case 4:
 	switch( (*p) ) {
 		case 2u: goto tr5;
 		case 3u: goto st4;
-		case 12u: goto tr8;
-		case 18u: goto tr8;
-		case 29u: goto tr8;
-		case 32u: goto tr8;
-		case 35u: goto tr8;
-		case 57u: goto tr9;
+		case 12u: goto tr9;
+		case 18u: goto tr9;
+		case 29u: goto tr9;
+		case 32u: goto tr9;
+		case 35u: goto tr9;
+		case 57u: goto tr10;
 		case 58u: goto tr5;
 		case 59u: goto st4;
 	}
@@ -246,12 +257,12 @@ case 4:
 		} else
 			goto st4;
 	} else
-		goto tr8;
+		goto tr9;
 	goto st0;
-tr10:
+tr11:
 	{ BFO_SEND__EMIT(DROP); }
 	goto st5;
-tr9:
+tr10:
 	{ BFO_SEND__EMIT(FAIL_UNREACHABLE); }
 	goto st5;
 st5:
@@ -260,18 +271,21 @@ st5:
 	BFO__FALLTHROUGH;
 case 5:
 	switch( (*p) ) {
-		case 12u: goto tr10;
-		case 18u: goto tr10;
-		case 29u: goto tr10;
-		case 32u: goto tr10;
-		case 35u: goto tr10;
+		case 12u: goto tr11;
+		case 18u: goto tr11;
+		case 29u: goto tr11;
+		case 32u: goto tr11;
+		case 35u: goto tr11;
 		case 59u: goto st5;
 	}
 	if ( 21u <= (*p) && (*p) <= 22u )
-		goto tr10;
+		goto tr11;
 	goto st0;
-tr2:
-	{ BFO_SEND__EMIT(POST_RNDV); }
+tr14:
+	{ BFO_SEND__EMIT(POST_MATCH); }
+	goto st6;
+tr6:
+	{ BFO_SEND__EMIT(WITHDRAW); }
 	goto st6;
 st6:
 	if ( ++p == pe )
@@ -279,77 +293,36 @@ st6:
 	BFO__FALLTHROUGH;
 case 6:
 	switch( (*p) ) {
-		case 6u: goto st6;
-		case 7u: goto tr2;
-		case 12u: goto tr13;
-		case 18u: goto tr14;
-		case 35u: goto tr15;
-		case 59u: goto st4;
+		case 2u: goto tr13;
+		case 3u: goto tr14;
+		case 59u: goto st8;
 	}
 	goto st0;
 tr13:
-	{ BFO_SEND__EMIT(SEND_FRAGS); }
+	{ BFO_SEND__EMIT(COMPLETE_CANCELLED); }
 	goto st7;
 st7:
 	if ( ++p == pe )
 		goto _test_eof7;
 	BFO__FALLTHROUGH;
 case 7:
-	switch( (*p) ) {
-		case 16u: goto tr13;
-		case 17u: goto tr15;
-		case 35u: goto tr15;
-		case 58u: goto tr5;
-		case 59u: goto st4;
-	}
-	if ( (*p) > 7u ) {
-		if ( 10u <= (*p) && (*p) <= 11u )
-			goto st7;
-	} else if ( (*p) >= 6u )
+	if ( (*p) == 59u )
 		goto st7;
 	goto st0;
-tr18:
-	{ BFO_SEND__EMIT(DROP); }
-	goto st8;
-tr15:
-	{ BFO_SEND__EMIT(NOTE_ERROR); }
-	goto st8;
 st8:
 	if ( ++p == pe )
 		goto _test_eof8;
 	BFO__FALLTHROUGH;
 case 8:
 	switch( (*p) ) {
-		case 12u: goto tr18;
-		case 18u: goto tr18;
-		case 35u: goto tr18;
-		case 57u: goto tr19;
-		case 58u: goto tr5;
-		case 59u: goto st4;
+		case 2u: goto tr13;
+		case 3u: goto st8;
+		case 57u: goto tr13;
+		case 59u: goto st8;
 	}
-	if ( (*p) < 16u ) {
-		if ( (*p) > 7u ) {
-			if ( 10u <= (*p) && (*p) <= 11u )
-				goto st8;
-		} else if ( (*p) >= 6u )
-			goto st8;
-	} else if ( (*p) > 17u ) {
-		if ( (*p) < 23u ) {
-			if ( 21u <= (*p) && (*p) <= 22u )
-				goto tr18;
-		} else if ( (*p) > 24u ) {
-			if ( 47u <= (*p) && (*p) <= 48u )
-				goto st8;
-		} else
-			goto st8;
-	} else
-		goto st8;
 	goto st0;
-tr19:
-	{ BFO_SEND__EMIT(POST_NOTIFY); }
-	goto st9;
-tr21:
-	{ BFO_SEND__EMIT(REPOST_NOTIFY); }
+tr2:
+	{ BFO_SEND__EMIT(POST_RNDV); }
 	goto st9;
 st9:
 	if ( ++p == pe )
@@ -357,26 +330,41 @@ st9:
 	BFO__FALLTHROUGH;
 case 9:
 	switch( (*p) ) {
-		case 27u: goto st10;
-		case 28u: goto tr21;
-		case 29u: goto st13;
-		case 32u: goto st14;
+		case 6u: goto st9;
+		case 7u: goto tr2;
+		case 12u: goto tr18;
+		case 18u: goto tr19;
+		case 35u: goto tr20;
 		case 59u: goto st4;
+		case 69u: goto tr6;
 	}
 	goto st0;
+tr18:
+	{ BFO_SEND__EMIT(SEND_FRAGS); }
+	goto st10;
 st10:
 	if ( ++p == pe )
 		goto _test_eof10;
 	BFO__FALLTHROUGH;
 case 10:
 	switch( (*p) ) {
-		case 29u: goto tr24;
-		case 32u: goto tr5;
+		case 16u: goto tr18;
+		case 17u: goto tr20;
+		case 35u: goto tr20;
+		case 58u: goto tr5;
 		case 59u: goto st4;
 	}
+	if ( (*p) > 7u ) {
+		if ( 10u <= (*p) && (*p) <= 11u )
+			goto st10;
+	} else if ( (*p) >= 6u )
+		goto st10;
 	goto st0;
-tr24:
-	{ BFO_SEND__EMIT(RESTART); }
+tr23:
+	{ BFO_SEND__EMIT(DROP); }
+	goto st11;
+tr20:
+	{ BFO_SEND__EMIT(NOTE_ERROR); }
 	goto st11;
 st11:
 	if ( ++p == pe )
@@ -384,19 +372,36 @@ st11:
 	BFO__FALLTHROUGH;
 case 11:
 	switch( (*p) ) {
-		case 52u: goto tr2;
-		case 53u: goto tr3;
+		case 12u: goto tr23;
+		case 18u: goto tr23;
+		case 35u: goto tr23;
+		case 57u: goto tr24;
+		case 58u: goto tr5;
 		case 59u: goto st4;
 	}
+	if ( (*p) < 16u ) {
+		if ( (*p) > 7u ) {
+			if ( 10u <= (*p) && (*p) <= 11u )
+				goto st11;
+		} else if ( (*p) >= 6u )
+			goto st11;
+	} else if ( (*p) > 17u ) {
+		if ( (*p) < 23u ) {
+			if ( 21u <= (*p) && (*p) <= 22u )
+				goto tr23;
+		} else if ( (*p) > 24u ) {
+			if ( 47u <= (*p) && (*p) <= 48u )
+				goto st11;
+		} else
+			goto st11;
+	} else
+		goto st11;
 	goto st0;
-tr3:
-	{ BFO_SEND__EMIT(POST_RGET); }
-	goto st12;
-tr27:
-	{ BFO_SEND__EMIT(DROP); }
+tr24:
+	{ BFO_SEND__EMIT(POST_NOTIFY); }
 	goto st12;
 tr26:
-	{ BFO_SEND__EMIT(NOTE_FIN); }
+	{ BFO_SEND__EMIT(REPOST_NOTIFY); }
 	goto st12;
 st12:
 	if ( ++p == pe )
@@ -404,13 +409,10 @@ st12:
 	BFO__FALLTHROUGH;
 case 12:
 	switch( (*p) ) {
-		case 10u: goto st12;
-		case 11u: goto tr3;
-		case 12u: goto tr13;
-		case 21u: goto tr26;
-		case 22u: goto tr27;
-		case 35u: goto tr15;
-		case 58u: goto tr5;
+		case 27u: goto st13;
+		case 28u: goto tr26;
+		case 29u: goto st16;
+		case 32u: goto st17;
 		case 59u: goto st4;
 	}
 	goto st0;
@@ -419,26 +421,34 @@ st13:
 		goto _test_eof13;
 	BFO__FALLTHROUGH;
 case 13:
-	if ( (*p) == 59u )
-		goto st4;
-	if ( 27u <= (*p) && (*p) <= 28u )
-		goto tr24;
+	switch( (*p) ) {
+		case 29u: goto tr29;
+		case 32u: goto tr5;
+		case 59u: goto st4;
+	}
 	goto st0;
+tr29:
+	{ BFO_SEND__EMIT(RESTART); }
+	goto st14;
 st14:
 	if ( ++p == pe )
 		goto _test_eof14;
 	BFO__FALLTHROUGH;
 case 14:
-	if ( (*p) == 59u )
-		goto st14;
-	if ( 27u <= (*p) && (*p) <= 28u )
-		goto tr5;
+	switch( (*p) ) {
+		case 52u: goto tr2;
+		case 53u: goto tr3;
+		case 59u: goto st4;
+	}
 	goto st0;
-tr14:
-	{ BFO_SEND__EMIT(POST_WRITE); }
+tr3:
+	{ BFO_SEND__EMIT(POST_RGET); }
 	goto st15;
-tr29:
-	{ BFO_SEND__EMIT(POST_FIN); }
+tr32:
+	{ BFO_SEND__EMIT(DROP); }
+	goto st15;
+tr31:
+	{ BFO_SEND__EMIT(NOTE_FIN); }
 	goto st15;
 st15:
 	if ( ++p == pe )
@@ -446,17 +456,60 @@ st15:
 	BFO__FALLTHROUGH;
 case 15:
 	switch( (*p) ) {
-		case 18u: goto tr14;
-		case 23u: goto st15;
-		case 24u: goto tr29;
-		case 35u: goto tr15;
-		case 47u: goto tr29;
-		case 48u: goto tr15;
+		case 10u: goto st15;
+		case 11u: goto tr3;
+		case 12u: goto tr18;
+		case 21u: goto tr31;
+		case 22u: goto tr32;
+		case 35u: goto tr20;
+		case 58u: goto tr5;
+		case 59u: goto st4;
+		case 69u: goto tr6;
+	}
+	goto st0;
+st16:
+	if ( ++p == pe )
+		goto _test_eof16;
+	BFO__FALLTHROUGH;
+case 16:
+	if ( (*p) == 59u )
+		goto st4;
+	if ( 27u <= (*p) && (*p) <= 28u )
+		goto tr29;
+	goto st0;
+st17:
+	if ( ++p == pe )
+		goto _test_eof17;
+	BFO__FALLTHROUGH;
+case 17:
+	if ( (*p) == 59u )
+		goto st17;
+	if ( 27u <= (*p) && (*p) <= 28u )
+		goto tr5;
+	goto st0;
+tr19:
+	{ BFO_SEND__EMIT(POST_WRITE); }
+	goto st18;
+tr34:
+	{ BFO_SEND__EMIT(POST_FIN); }
+	goto st18;
+st18:
+	if ( ++p == pe )
+		goto _test_eof18;
+	BFO__FALLTHROUGH;
+case 18:
+	switch( (*p) ) {
+		case 18u: goto tr19;
+		case 23u: goto st18;
+		case 24u: goto tr34;
+		case 35u: goto tr20;
+		case 47u: goto tr34;
+		case 48u: goto tr20;
 		case 58u: goto tr5;
 		case 59u: goto st4;
 	}
 	if ( 6u <= (*p) && (*p) <= 7u )
-		goto st15;
+		goto st18;
 	goto st0;
 	}
 	_test_eof2: cs = 2; goto _test_eof;
@@ -473,6 +526,9 @@ case 15:
 	_test_eof13: cs = 13; goto _test_eof;
 	_test_eof14: cs = 14; goto _test_eof;
 	_test_eof15: cs = 15; goto _test_eof;
+	_test_eof16: cs = 16; goto _test_eof;
+	_test_eof17: cs = 17; goto _test_eof;
+	_test_eof18: cs = 18; goto _test_eof;
 
 	_test_eof: {}
 	if ( p == eof )
@@ -493,12 +549,16 @@ case 15:
 	case 13:
 	case 14:
 	case 15:
+	case 16:
+	case 17:
+	case 18:
 	{
-    (void)1; (void)2; (void)6;
-    (void)7; (void)15; (void)12;
-    (void)8; (void)9; (void)10;
-    (void)13; (void)14; (void)11;
+    (void)1; (void)2; (void)9;
+    (void)10; (void)18; (void)15;
+    (void)11; (void)12; (void)13;
+    (void)16; (void)17; (void)14;
     (void)4; (void)3; (void)5;
+    (void)6; (void)8; (void)7;
   }
 	break;
 	}

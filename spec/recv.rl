@@ -43,12 +43,27 @@
 
   RecvRequest = (
     # irecv was posted (or the message is being matched from the
-    # unexpected queue); nothing has matched it yet.
+    # unexpected queue); nothing has matched it yet.  A matched probe
+    # starts here too: it claims the message before any buffer is given.
     start: POSTED: (
         MATCH_RCVD @deliver_match -> COMPLETE
       | RNDV_RCVD @accept_rndv -> RNDV_MATCHED
       | RGET_RCVD @accept_rget -> RGET_MATCHED
+      | PROBE_MATCHED @claim -> CLAIMED
+      | CANCEL_REQUESTED @complete_cancelled -> CANCELLED
       | PEER_UNREACHABLE -> UNREACHABLE_DRAINING
+    ),
+
+    # A matched probe holds the message (its MATCH, RNDV or RGET, out of
+    # matching); bfo_imrecv gives the buffer and feeds that frame.  The
+    # peer may be given up meanwhile: an eager message is here whole and
+    # still completes; a rendezvous fails once taken (its rest never comes).
+    # Nothing is in flight, and a matched message cannot be cancelled.
+    CLAIMED: (
+        MATCH_RCVD @deliver_match -> COMPLETE
+      | RNDV_RCVD @accept_rndv -> RNDV_MATCHED
+      | RGET_RCVD @accept_rget -> RGET_MATCHED
+      | PEER_UNREACHABLE -> CLAIMED
     ),
 
     # An RNDV matched; its first bytes are copied.  The engine chooses how
@@ -176,6 +191,11 @@
     FAILED: (
         late_message @drop -> FAILED
       | PEER_UNREACHABLE -> FAILED
+    ),
+
+    # Final: cancelled before anything matched it (BFO_ERR_CANCELLED).
+    CANCELLED: (
+        PEER_UNREACHABLE -> CANCELLED
     )
   );
 }%%

@@ -29,6 +29,8 @@
   action complete           { BFO_RECV__EMIT(COMPLETE); }
   action fail_unreachable   { BFO_RECV__EMIT(FAIL_UNREACHABLE); }
   action drop               { BFO_RECV__EMIT(DROP); }
+  action claim              { BFO_RECV__EMIT(CLAIM); }
+  action complete_cancelled { BFO_RECV__EMIT(COMPLETE_CANCELLED); }
 
   include bfo_recv_grammar "recv.rl";
 
@@ -39,7 +41,8 @@
     (void)fentry(ACK_SENT); (void)fentry(PUTS_SENT); (void)fentry(READING);
     (void)fentry(FIN_SENT); (void)fentry(RECVERR_SENT); (void)fentry(RESTART_ACK_OWED);
     (void)fentry(RESTART_ACKED); (void)fentry(UNREACHABLE_DRAINING);
-    (void)fentry(COMPLETE); (void)fentry(FAILED);
+    (void)fentry(COMPLETE); (void)fentry(FAILED); (void)fentry(CLAIMED);
+    (void)fentry(CANCELLED);
   }
 
   main := RecvRequest $eof(name_states);

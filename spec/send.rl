@@ -58,7 +58,29 @@
     MATCH_SENT: (
         MATCH_DELIVERED @complete -> COMPLETE
       | MATCH_FAILED @post_match -> MATCH_SENT
+      | CANCEL_REQUESTED @withdraw -> CANCEL_SENT
       | PEER_UNREACHABLE -> UNREACHABLE_DRAINING
+    ),
+
+    # Cancelled while its first message (MATCH, RNDV or RGET) still waited
+    # for a rail, so nothing of it left: that message became an empty MATCH
+    # with the CANCEL flag, which the receiver takes for its sequence number
+    # and matches to nothing (the sequence has no hole).  Complete, as
+    # cancelled, once it is delivered; a failed one is sent again (a copy
+    # that did arrive is a duplicate there).
+    CANCEL_SENT: (
+        MATCH_DELIVERED @complete_cancelled -> CANCELLED
+      | MATCH_FAILED @post_match -> CANCEL_SENT
+      | PEER_UNREACHABLE -> CANCEL_DRAINING
+    ),
+
+    # Cancelled, and the peer was given up: nothing of the message reached
+    # it either way.  Cancelled once the empty MATCH's completion is back.
+    CANCEL_DRAINING: (
+        MATCH_DELIVERED @complete_cancelled -> CANCELLED
+      | MATCH_FAILED -> CANCEL_DRAINING
+      | PEER_UNREACHABLE -> CANCEL_DRAINING
+      | DRAINED @complete_cancelled -> CANCELLED
     ),
 
     # Rendezvous: RNDV (with the first bytes) is out; the receiver answers
@@ -68,6 +90,7 @@
     RNDV_SENT: (
         RNDV_DELIVERED -> RNDV_SENT
       | RNDV_FAILED @post_rndv -> RNDV_SENT
+      | CANCEL_REQUESTED @withdraw -> CANCEL_SENT
       | ACK_RCVD @send_frags -> FRAGS_SENDING
       | PUT_RCVD @post_write -> PUTS_SERVING
       | RECVERRNOTIFY_RCVD @note_error -> ERROR_DRAINING
@@ -111,6 +134,7 @@
     RGET_SENT: (
         RGET_DELIVERED -> RGET_SENT
       | RGET_FAILED @post_rget -> RGET_SENT
+      | CANCEL_REQUESTED @withdraw -> CANCEL_SENT
       | FIN_RCVD @note_fin -> RGET_SENT
       | FIN_DUP_RCVD @drop -> RGET_SENT
       | ACK_RCVD @send_frags -> FRAGS_SENDING
@@ -197,6 +221,11 @@
     FAILED: (
         late_reply @drop -> FAILED
       | PEER_UNREACHABLE -> FAILED
+    ),
+
+    # Final: cancelled (BFO_ERR_CANCELLED); the receiver never matched it.
+    CANCELLED: (
+        PEER_UNREACHABLE -> CANCELLED
     )
   );
 }%%

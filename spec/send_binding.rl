@@ -25,6 +25,8 @@
   action complete          { BFO_SEND__EMIT(COMPLETE); }
   action fail_unreachable  { BFO_SEND__EMIT(FAIL_UNREACHABLE); }
   action drop              { BFO_SEND__EMIT(DROP); }
+  action withdraw          { BFO_SEND__EMIT(WITHDRAW); }
+  action complete_cancelled { BFO_SEND__EMIT(COMPLETE_CANCELLED); }
 
   include bfo_send_grammar "send.rl";
 
@@ -38,6 +40,7 @@
     (void)fentry(ERROR_DRAINING); (void)fentry(NOTIFY_SENT); (void)fentry(NOTIFY_LANDED);
     (void)fentry(RESTART_ACKED); (void)fentry(RESTART_NACKED); (void)fentry(RESTARTED);
     (void)fentry(UNREACHABLE_DRAINING); (void)fentry(COMPLETE); (void)fentry(FAILED);
+    (void)fentry(CANCEL_SENT); (void)fentry(CANCEL_DRAINING); (void)fentry(CANCELLED);
   }
 
   main := SendRequest $eof(name_states);

@@ -38,10 +38,21 @@ static const row send_rows[] = {
 
     S(MATCH_SENT, MATCH_DELIVERED, COMPLETE, "complete"),
     S(MATCH_SENT, MATCH_FAILED, MATCH_SENT, "post_match"),
+    S(MATCH_SENT, CANCEL_REQUESTED, CANCEL_SENT, "withdraw"),
     S(MATCH_SENT, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    S(CANCEL_SENT, MATCH_DELIVERED, CANCELLED, "complete_cancelled"),
+    S(CANCEL_SENT, MATCH_FAILED, CANCEL_SENT, "post_match"),
+    S(CANCEL_SENT, PEER_UNREACHABLE, CANCEL_DRAINING, ""),
+
+    S(CANCEL_DRAINING, MATCH_DELIVERED, CANCELLED, "complete_cancelled"),
+    S(CANCEL_DRAINING, MATCH_FAILED, CANCEL_DRAINING, ""),
+    S(CANCEL_DRAINING, PEER_UNREACHABLE, CANCEL_DRAINING, ""),
+    S(CANCEL_DRAINING, DRAINED, CANCELLED, "complete_cancelled"),
 
     S(RNDV_SENT, RNDV_DELIVERED, RNDV_SENT, ""),
     S(RNDV_SENT, RNDV_FAILED, RNDV_SENT, "post_rndv"),
+    S(RNDV_SENT, CANCEL_REQUESTED, CANCEL_SENT, "withdraw"),
     S(RNDV_SENT, ACK_RCVD, FRAGS_SENDING, "send_frags"),
     S(RNDV_SENT, PUT_RCVD, PUTS_SERVING, "post_write"),
     S(RNDV_SENT, RECVERRNOTIFY_RCVD, ERROR_DRAINING, "note_error"),
@@ -70,6 +81,7 @@ static const row send_rows[] = {
 
     S(RGET_SENT, RGET_DELIVERED, RGET_SENT, ""),
     S(RGET_SENT, RGET_FAILED, RGET_SENT, "post_rget"),
+    S(RGET_SENT, CANCEL_REQUESTED, CANCEL_SENT, "withdraw"),
     S(RGET_SENT, FIN_RCVD, RGET_SENT, "note_fin"),
     S(RGET_SENT, FIN_DUP_RCVD, RGET_SENT, "drop"),
     S(RGET_SENT, ACK_RCVD, FRAGS_SENDING, "send_frags"),
@@ -156,6 +168,8 @@ static const row send_rows[] = {
     S(FAILED, RESTARTACK_RCVD, FAILED, "drop"),
     S(FAILED, RESTARTNACK_RCVD, FAILED, "drop"),
     S(FAILED, PEER_UNREACHABLE, FAILED, ""),
+
+    S(CANCELLED, PEER_UNREACHABLE, CANCELLED, ""),
 };
 #undef S
 
@@ -165,7 +179,14 @@ static const row recv_rows[] = {
     R(POSTED, MATCH_RCVD, COMPLETE, "deliver_match"),
     R(POSTED, RNDV_RCVD, RNDV_MATCHED, "accept_rndv"),
     R(POSTED, RGET_RCVD, RGET_MATCHED, "accept_rget"),
+    R(POSTED, PROBE_MATCHED, CLAIMED, "claim"),
+    R(POSTED, CANCEL_REQUESTED, CANCELLED, "complete_cancelled"),
     R(POSTED, PEER_UNREACHABLE, UNREACHABLE_DRAINING, ""),
+
+    R(CLAIMED, MATCH_RCVD, COMPLETE, "deliver_match"),
+    R(CLAIMED, RNDV_RCVD, RNDV_MATCHED, "accept_rndv"),
+    R(CLAIMED, RGET_RCVD, RGET_MATCHED, "accept_rget"),
+    R(CLAIMED, PEER_UNREACHABLE, CLAIMED, ""),
 
     R(RNDV_MATCHED, COPY_CHOSEN, ACK_SENT, "post_ack"),
     R(RNDV_MATCHED, PUT_CHOSEN, PUTS_SENT, "post_puts"),
@@ -271,6 +292,8 @@ static const row recv_rows[] = {
     R(FAILED, RNDV_DUP_RCVD, FAILED, "drop"),
     R(FAILED, RGET_DUP_RCVD, FAILED, "drop"),
     R(FAILED, PEER_UNREACHABLE, FAILED, ""),
+
+    R(CANCELLED, PEER_UNREACHABLE, CANCELLED, ""),
 };
 #undef R
 

@@ -190,6 +190,9 @@ typedef struct bfo_request {
     uint8_t counting;  /* the data phase began: done_bytes means something */
     uint8_t reg;       /* buf is registered (my_raddr, my_keys, my_reg) */
     uint8_t pin;       /* receive: the RNDV said the sender's buffer is registered */
+    uint8_t answered;  /* an operation of it completed: something may have left */
+    uint8_t cancelled; /* send: cancelled, its first message is an empty MATCH (CANCEL) */
+    int held;          /* CLAIMED receive: the unexpected message it holds (uxm index) */
     char *buf;
     size_t cap, done_bytes, next_off, first;
     int outstanding, frags_inflight;
@@ -401,6 +404,48 @@ static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap
 
 /* 1 when the request is complete (read r->status), else 0. */
 static inline int bfo_test(const bfo_request *r);
+
+/* Cancels a request.  A receive nothing matched yet completes at once
+ * with status BFO_ERR_CANCELLED; a send of which nothing was handed to a
+ * transport yet (its first message still waits for a rail) completes with
+ * BFO_ERR_CANCELLED once the empty MATCH that keeps the peer's sequence
+ * whole is delivered (poll bfo_test).  Returns BFO_OK (cancelled, or will
+ * be), BFO_ERR_TOO_LATE (it matched, some of it left, it is complete, or a
+ * matched probe holds it: it completes as it would have) or
+ * BFO_ERR_INVALID (not a live request of this engine). */
+static inline int bfo_cancel(bfo_engine *e, bfo_request *r, uint64_t now);
+
+/* What a probe reports of a message. */
+typedef struct bfo_status {
+    int source;    /* the sender's rank in the context (its envelope's src) */
+    int tag;
+    int peer;      /* the engine peer it came from */
+    size_t length; /* the whole message's length */
+} bfo_status;
+
+/* Looks for an unexpected message that a receive with envelope env would
+ * match (the one it would take: the oldest that fits) and fills *st, without
+ * receiving it.  Returns 1 (found), 0 (none yet: progress and ask again) or
+ * BFO_ERR_INVALID (bad envelope, NULL st). */
+static inline int bfo_iprobe(bfo_engine *e, const bfo_envelope *env, bfo_status *st,
+                             uint64_t now);
+
+/* bfo_iprobe that also takes the message out of matching: msg becomes a
+ * receive request that holds it (a rendezvous's data stays at its sender)
+ * until bfo_imrecv gives it a buffer.  No other receive or probe sees the
+ * message again.  Returns 1 (msg holds it: call bfo_imrecv), 0 (none
+ * yet), BFO_ERR_INVALID, or BFO_ERR_NO_MEMORY (no request slot: the
+ * message stays where it was). */
+static inline int bfo_improbe(bfo_engine *e, bfo_request *msg, const bfo_envelope *env,
+                              bfo_status *st, uint64_t now);
+
+/* Receives the message a bfo_improbe gave msg into buf (at most cap
+ * bytes); msg then runs as any receive (poll bfo_test).  Returns BFO_OK or
+ * BFO_ERR_INVALID (msg holds no matched message, or buf NULL with cap > 0).
+ * A rendezvous whose sender was given up meanwhile completes with
+ * BFO_ERR_PEER_UNREACHABLE; an eager message is here whole and completes. */
+static inline int bfo_imrecv(bfo_engine *e, bfo_request *msg, void *buf, size_t cap,
+                             uint64_t now);
 
 /* --- What the backend reports (never from inside a post) */
 
@@ -1022,6 +1067,37 @@ static inline void bfo__flush_pending(bfo_engine *e, int peer)
     }
 }
 
+/* ------------------------------------------------------------ frames */
+
+/* Matching fields of MATCH, RNDV and RGET. */
+static inline uint32_t bfo__frame_ctx(const bfo_frame *f)
+{
+    return f->type == BFO_FRAG_MATCH  ? f->h.match.ctx
+           : f->type == BFO_FRAG_RNDV ? f->h.rndv.ctx
+                                      : f->h.rget.ctx;
+}
+static inline int bfo__frame_tag(const bfo_frame *f)
+{
+    return (int)(f->type == BFO_FRAG_MATCH  ? f->h.match.tag
+                 : f->type == BFO_FRAG_RNDV ? f->h.rndv.tag
+                                            : f->h.rget.tag);
+}
+static inline uint32_t bfo__frame_src(const bfo_frame *f)
+{
+    return f->type == BFO_FRAG_MATCH  ? f->h.match.src
+           : f->type == BFO_FRAG_RNDV ? f->h.rndv.src
+                                      : f->h.rget.src;
+}
+
+/* The whole message's length: an eager MATCH's payload, a rendezvous's
+ * msg_len. */
+static inline size_t bfo__frame_len(const bfo_frame *f)
+{
+    return f->type == BFO_FRAG_MATCH  ? f->payload_len
+           : f->type == BFO_FRAG_RNDV ? (size_t)f->h.rndv.msg_len
+                                      : (size_t)f->h.rget.msg_len;
+}
+
 /* ------------------------------------------------------------ requests */
 
 static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev, const bfo__input *in);
@@ -1316,28 +1392,53 @@ static inline void bfo__post_fin(bfo_engine *e, bfo_request *r, uint32_t slot, u
     bfo__post(e, op);
 }
 
+/* A MATCH's header and payload into op: the message, or for a cancelled
+ * send an empty MATCH with the CANCEL flag that only fills its sequence. */
+static inline void bfo__match_hdr(bfo_engine *e, const bfo_request *r, bfo_op *op)
+{
+    bfo_hdr_match h;
+    (void)e;
+    h.type = BFO_FRAG_MATCH;
+    h.flags = r->cancelled ? BFO_FLAG_CANCEL : 0;
+    h.ctx = r->ctx;
+    h.src = (uint32_t)r->src;
+    h.tag = (uint32_t)r->want_tag;
+    h.seq = r->seq;
+    op->hdr_len = bfo_hdr_match_encode(&h, op->hdr, sizeof op->hdr);
+    op->payload = r->cancelled ? NULL : r->buf;
+    op->payload_len = r->cancelled ? 0 : r->cap;
+}
+
 /* Carries out one action of a send; returns the event it asks the machine
  * for next (RESTART: the protocol for the rails left), or 0. */
 static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const bfo__input *in)
 {
     switch ((enum bfo_send_action)act) { /* every action, no default: -Wswitch names one left out */
     case BFO_SEND_ACT_POST_MATCH: {
-        bfo_hdr_match h;
         bfo_op *op = bfo__req_op(e, r, BFO_FRAG_MATCH);
         if (!op)
             return 0;
-        h.type = BFO_FRAG_MATCH;
-        h.flags = 0;
-        h.ctx = r->ctx;
-        h.src = (uint32_t)r->src;
-        h.tag = (uint32_t)r->want_tag;
-        h.seq = r->seq;
-        op->hdr_len = bfo_hdr_match_encode(&h, op->hdr, sizeof op->hdr);
-        op->payload = r->buf;
-        op->payload_len = r->cap;
+        bfo__match_hdr(e, r, op);
         bfo__post(e, op);
         return 0;
     }
+    case BFO_SEND_ACT_WITHDRAW: { /* its first message, still waiting for a rail */
+        bfo_peer *p = &e->peers[r->peer];
+        r->cancelled = 1;
+        for (int i = p->pend_head; i >= 0; i = e->ops[i].next) {
+            bfo_op *op = &e->ops[i];
+            if (bfo_handle_eq(op->owner, r->self)) {
+                op->type = BFO_FRAG_MATCH;
+                op->len = 0;
+                bfo__match_hdr(e, r, op);
+                return 0;
+            }
+        }
+        break; /* fed with nothing waiting: bfo_cancel checks that first */
+    }
+    case BFO_SEND_ACT_COMPLETE_CANCELLED:
+        bfo__finish(e, r, BFO_ERR_CANCELLED);
+        return 0;
     case BFO_SEND_ACT_POST_RNDV: bfo__send_rndv(e, r); return 0;
     case BFO_SEND_ACT_POST_RGET: bfo__send_rget(e, r); return 0;
     case BFO_SEND_ACT_SEND_FRAGS: bfo__send_frags(e, r); return 0;
@@ -1531,6 +1632,17 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, cons
         bfo__finish(e, r, BFO_ERR_PEER_UNREACHABLE);
         return;
     case BFO_RECV_ACT_DROP: return;
+    case BFO_RECV_ACT_CLAIM: /* the status a matched probe reports */
+        if (!f || (f->type != BFO_FRAG_MATCH && f->type != BFO_FRAG_RNDV && f->type != BFO_FRAG_RGET))
+            break;
+        r->peer = in->peer;
+        r->source = (int)bfo__frame_src(f);
+        r->tag = bfo__frame_tag(f);
+        r->length = bfo__frame_len(f);
+        return;
+    case BFO_RECV_ACT_COMPLETE_CANCELLED:
+        bfo__finish(e, r, BFO_ERR_CANCELLED);
+        return;
     case BFO_RECV_ACT_POST_RESTARTNACK: /* the engine NACKs for released requests */
         break;
     }
@@ -1664,6 +1776,7 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
     if (!r)
         return; /* the request is gone: nothing waits for this */
     r->outstanding--;
+    r->answered = 1;
     if (rseq == r->rseq) { /* bytes delivered: by copy, by read, or PUT slots FINned */
         if (type == BFO_FRAG_FRAG || type == BFO__OP_READ) {
             r->frags_inflight--;
@@ -1894,26 +2007,6 @@ static inline void bfo__uxm_fill(bfo_engine *e, int i, int peer, const bfo_frame
     u->f.payload = u->data;
 }
 
-/* Matching fields of MATCH, RNDV and RGET. */
-static inline uint32_t bfo__frame_ctx(const bfo_frame *f)
-{
-    return f->type == BFO_FRAG_MATCH  ? f->h.match.ctx
-           : f->type == BFO_FRAG_RNDV ? f->h.rndv.ctx
-                                      : f->h.rget.ctx;
-}
-static inline int bfo__frame_tag(const bfo_frame *f)
-{
-    return (int)(f->type == BFO_FRAG_MATCH  ? f->h.match.tag
-                 : f->type == BFO_FRAG_RNDV ? f->h.rndv.tag
-                                            : f->h.rget.tag);
-}
-static inline uint32_t bfo__frame_src(const bfo_frame *f)
-{
-    return f->type == BFO_FRAG_MATCH  ? f->h.match.src
-           : f->type == BFO_FRAG_RNDV ? f->h.rndv.src
-                                      : f->h.rget.src;
-}
-
 static inline int bfo__matches(const bfo_request *r, int peer, const bfo_frame *f)
 {
     return r->ctx == bfo__frame_ctx(f) && (r->peer == BFO_ANY_SOURCE || r->peer == peer) &&
@@ -1953,6 +2046,11 @@ static BFO__HOT void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, con
 static BFO__HOT int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_frame *f, int held)
 {
     bfo_request *prev = NULL;
+    if (f->flags & BFO_FLAG_CANCEL) { /* a cancelled send: its sequence, nothing to match */
+        if (held >= 0)
+            bfo__uxm_put(e, held);
+        return BFO_OK;
+    }
     for (bfo_request *r = e->posted_head; r; prev = r, r = r->next) {
         if (!bfo__matches(r, peer, f))
             continue;
@@ -2402,6 +2500,8 @@ static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap
     r->seq = 0;
     r->rseq = 0;
     r->restarted = r->counting = r->reg = r->pin = 0;
+    r->answered = r->cancelled = 0;
+    r->held = -1;
     r->buf = (char *)buf;
     r->cap = cap;
     r->done_bytes = r->next_off = r->first = 0;
@@ -2516,6 +2616,153 @@ static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap
 
 /* bfo_test: see THE API near the top. */
 static inline int bfo_test(const bfo_request *r) { return r->complete; }
+
+/* Takes r out of the list of posted receives; 0 when it is not there. */
+static inline int bfo__unpost(bfo_engine *e, bfo_request *r)
+{
+    for (bfo_request *q = e->posted_head, *prev = NULL; q; prev = q, q = q->next) {
+        if (q != r)
+            continue;
+        if (prev)
+            prev->next = q->next;
+        else
+            e->posted_head = q->next;
+        if (e->posted_tail == q)
+            e->posted_tail = prev;
+        q->next = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+/* 1 when an op of the send waits in its peer's pending list. */
+static inline int bfo__first_waits(const bfo_engine *e, const bfo_request *r)
+{
+    for (int i = e->peers[r->peer].pend_head; i >= 0; i = e->ops[i].next)
+        if (bfo_handle_eq(e->ops[i].owner, r->self))
+            return 1;
+    return 0;
+}
+
+/* bfo_cancel: see THE API near the top. */
+static inline int bfo_cancel(bfo_engine *e, bfo_request *r, uint64_t now)
+{
+    if (!r || bfo__handle_get(e, r->self) != r)
+        return r && r->complete ? BFO_ERR_TOO_LATE : BFO_ERR_INVALID;
+    if (now > e->now)
+        e->now = now;
+    if (r->kind == BFO_REQ_RECV) {
+        if (r->cs != BFO_RECV_ST_POSTED || !bfo__unpost(e, r))
+            return BFO_ERR_TOO_LATE;
+    } else if (r->answered || r->outstanding != 1 || r->peer == e->cfg.rank ||
+               !bfo_send_accepts(r->cs, BFO_EV_CANCEL_REQUESTED) || !bfo__first_waits(e, r)) {
+        return BFO_ERR_TOO_LATE;
+    }
+    bfo__req_feed(e, r, BFO_EV_CANCEL_REQUESTED, NULL);
+    bfo__run_failed(e);
+    return BFO_OK;
+}
+
+/* The oldest unexpected message a receive with envelope env would take,
+ * or -1; *prevp gets its predecessor in the queue. */
+static inline int bfo__ux_find(const bfo_engine *e, const bfo_envelope *env, int *prevp)
+{
+    bfo_request probe;
+    probe.peer = env->peer;
+    probe.ctx = env->ctx;
+    probe.src = env->src;
+    probe.want_tag = env->tag;
+    for (int i = e->ux_head, prev = -1; i >= 0; prev = i, i = e->uxm[i].next)
+        if (bfo__matches(&probe, e->uxm[i].peer, &e->uxm[i].f)) {
+            *prevp = prev;
+            return i;
+        }
+    return -1;
+}
+
+static inline int bfo__probe_args_ok(const bfo_engine *e, const bfo_envelope *env,
+                                     const bfo_status *st)
+{
+    return env && st && (unsigned)env->peer + 1u <= (unsigned)e->cfg.nranks &&
+           env->src >= BFO_ANY_SOURCE && env->tag >= BFO_ANY_TAG && !env->flags;
+}
+
+static inline void bfo__status_of(const bfo_uxm *u, bfo_status *st)
+{
+    st->source = (int)bfo__frame_src(&u->f);
+    st->tag = bfo__frame_tag(&u->f);
+    st->peer = u->peer;
+    st->length = bfo__frame_len(&u->f);
+}
+
+/* bfo_iprobe: see THE API near the top. */
+static inline int bfo_iprobe(bfo_engine *e, const bfo_envelope *env, bfo_status *st,
+                             uint64_t now)
+{
+    int i, prev;
+    if (!bfo__probe_args_ok(e, env, st))
+        return BFO_ERR_INVALID;
+    if (now > e->now)
+        e->now = now;
+    i = bfo__ux_find(e, env, &prev);
+    if (i < 0)
+        return 0;
+    bfo__status_of(&e->uxm[i], st);
+    return 1;
+}
+
+/* bfo_improbe: see THE API near the top. */
+static inline int bfo_improbe(bfo_engine *e, bfo_request *msg, const bfo_envelope *env,
+                              bfo_status *st, uint64_t now)
+{
+    int i, prev;
+    if (!msg || !bfo__probe_args_ok(e, env, st))
+        return BFO_ERR_INVALID;
+    if (now > e->now)
+        e->now = now;
+    i = bfo__ux_find(e, env, &prev);
+    if (i < 0)
+        return 0;
+    bfo__req_init(msg, BFO_REQ_RECV, NULL, 0, env);
+    msg->cs = bfo_recv_machine.start;
+    msg->self = bfo__handle_alloc(e, msg);
+    if (bfo_handle_is_null(msg->self))
+        return BFO_ERR_NO_MEMORY;
+    if (prev >= 0)
+        e->uxm[prev].next = e->uxm[i].next;
+    else
+        e->ux_head = e->uxm[i].next;
+    if (e->ux_tail == i)
+        e->ux_tail = prev;
+    e->uxm[i].next = -1;
+    msg->held = i;
+    bfo__status_of(&e->uxm[i], st);
+    {
+        const bfo__input in = { &e->uxm[i].f, e->uxm[i].peer, 0, 0, 0 };
+        bfo__recv_feed(e, msg, BFO_EV_PROBE_MATCHED, &in);
+    }
+    return 1;
+}
+
+/* bfo_imrecv: see THE API near the top. */
+static inline int bfo_imrecv(bfo_engine *e, bfo_request *msg, void *buf, size_t cap,
+                             uint64_t now)
+{
+    int i;
+    if (!msg || (cap && !buf) || msg->kind != BFO_REQ_RECV || msg->complete ||
+        msg->cs != BFO_RECV_ST_CLAIMED || msg->held < 0 || bfo__handle_get(e, msg->self) != msg)
+        return BFO_ERR_INVALID;
+    if (now > e->now)
+        e->now = now;
+    i = msg->held;
+    msg->held = -1;
+    msg->buf = (char *)buf;
+    msg->cap = cap;
+    bfo__recv_take(e, msg, e->uxm[i].peer, &e->uxm[i].f);
+    bfo__uxm_put(e, i);
+    bfo__run_failed(e);
+    return BFO_OK;
+}
 
 /* 1 when no other rank is reachable: an ANY_SOURCE receive never can be
  * (but for a message of this rank to itself: a job of one rank waits). */

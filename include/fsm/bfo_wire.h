@@ -50,7 +50,9 @@ static inline int bfo__range_overflows(uint64_t off, uint64_t len)
  * needs more). */
 static inline int bfo__valid_match(const bfo_frame *f)
 {
-    (void)f; /* matching fields: any value is a message */
+    /* matching fields: any value is a message; a cancelled one carries nothing */
+    if ((f->flags & BFO_FLAG_CANCEL) && f->payload_len)
+        return BFO_ERR_BAD_LENGTH;
     return BFO_OK;
 }
 
