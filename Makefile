@@ -248,8 +248,10 @@ $(BUILD)/libbfo_net.a: $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(NET_SRC)))
 # operation), every pair over small scenarios (each protocol), three ranks,
 # 100,000 random schedules; MPI's cases (synchronous sends, receives posted
 # late, messages to itself, context ids of 32 bits whose ranks are not the
-# engine's) under every pair of faults; sequences past the 16- and 32-bit
-# wraps under every single fault.
+# engine's, probes, matched probes with a rendezvous held 30 ms before its
+# receive, receives cancelled as their message arrives, sends cancelled
+# before a rail is up) under every pair of faults; sequences past the 16-
+# and 32-bit wraps under every single fault.
 check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore single
 	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any'
@@ -260,6 +262,8 @@ check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore double --rails 2 --rdma-rails 1 --msg '0>1:100K' --msg '1>0:200K'
 	./$(BUILD)/bfo sim --random 100000 --seed 7
 	./$(BUILD)/bfo sim --explore double --rails 2 --msg '0>1:64:sync:late' --msg '1>1:9K:late' --msg '0>1:20K:ctx=7:sync' --msg '1>0:100:ctx=4000000000:late'
+	./$(BUILD)/bfo sim --explore double --rails 2 --msg '0>1:64:mprobe:late' --msg '0>1:20K:mprobe' --msg '1>0:100K:cancel' --msg '0>1:10:cancel-send' --msg '1>0:9:probe'
+	./$(BUILD)/bfo sim --explore double --rails 2 --protocol copy --msg '0>1:20K:mprobe' --msg '0>1:3K:cancel'
 	./$(BUILD)/bfo sim --explore single --seq-start 65530 --msg '0>1:64' --msg '0>1:100' --msg '0>1:20K' --msg '0>1:1' --msg '0>1:64:sync' --msg '0>1:8' --msg '1>0:9' --msg '0>1:10'
 	./$(BUILD)/bfo sim --explore single --seq-start 4294967290 --msg '0>1:64' --msg '0>1:100' --msg '0>1:20K' --msg '0>1:1' --msg '0>1:64:sync' --msg '0>1:8' --msg '1>0:9' --msg '0>1:10'
 

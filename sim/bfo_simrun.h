@@ -31,7 +31,16 @@ typedef struct sr_msg {
     uint32_t ctx;  /* context id; the sender's rank in it is sr_rank_in(ctx, src) */
     int sync;      /* a synchronous send: it must not complete before its receive matched */
     int late;      /* the receive is posted only SR_LATE_NS after the send */
+    int probe;     /* SR_PROBE: the receive is posted once bfo_iprobe sees the message;
+                    * SR_MPROBE: bfo_improbe takes it, bfo_imrecv SR_MPROBE_GAP_NS later */
+    int cancel;    /* SR_CANCEL_RECV: the receive is cancelled (msg % 5) ms after the send
+                    * and, if that worked, posted again; SR_CANCEL_SEND: the send is
+                    * cancelled at once (then, if that worked, its receive at the end) */
 } sr_msg;
+
+enum { SR_PROBE = 1, SR_MPROBE = 2 };
+enum { SR_CANCEL_RECV = 1, SR_CANCEL_SEND = 2 };
+#define SR_MPROBE_GAP_NS 30000000ull /* 30 ms between the matched probe and the receive */
 
 #define SR_LATE_NS 200000000ull /* 200 ms: past heartbeats, probes and most faults */
 
@@ -72,6 +81,10 @@ typedef struct sr_result {
     uint64_t delivered, lost, duplicates, corrupt, hung, leaked, unreachable_errors, restarts,
         mapouts, readmissions, ops, eagers, copies, puts, gets, rdma_ops;
     uint64_t early_syncs; /* synchronous sends complete before their receive matched */
+    uint64_t probe_errors; /* a probe that reported another source, tag or length */
+    uint64_t cancelled;    /* receives cancelled (then posted again), sends cancelled */
+    uint64_t cancel_errors; /* a cancel that worked but the message matched anyway, or a
+                             * cancelled request that did not complete as cancelled */
     uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload and RDMA bytes posted per rail */
     char why[256];
 } sr_result;
@@ -84,6 +97,10 @@ typedef struct sr_world {
     uint8_t *sbuf[SR_MAX_MSGS], *rbuf[SR_MAX_MSGS];
     int posted[SR_MAX_MSGS];      /* the receive is posted */
     int early[SR_MAX_MSGS];       /* a synchronous send completed before its match */
+    uint64_t claimed_at[SR_MAX_MSGS]; /* SR_MPROBE: when bfo_improbe took it (posted 2) */
+    int cancel_tried[SR_MAX_MSGS];
+    int send_cancelled[SR_MAX_MSGS]; /* bfo_cancel took the send */
+    uint64_t probe_errors, cancelled, cancel_errors;
     uint64_t post_at;             /* when the sends were posted */
     uint64_t early_syncs;         /* see sr_result */
     const sr_scenario *sc; /* = &scenario */
@@ -99,17 +116,86 @@ typedef struct sr_world {
 
 static inline uint8_t sr_pattern(int msg, size_t i) { return (uint8_t)(msg * 31 + i * 7 + (i >> 8)); }
 
-static inline void sr_post_recv(sr_world *w, int i)
+static inline bfo_envelope sr_recv_env(const sr_msg *m)
 {
-    const sr_msg *m = &w->sc->msgs[i];
     bfo_envelope env;
     env.peer = m->any ? BFO_ANY_SOURCE : m->src;
     env.ctx = m->ctx;
     env.src = m->any ? BFO_ANY_SOURCE : sr_rank_in(m->ctx, m->src);
     env.tag = m->tag;
     env.flags = 0;
+    return env;
+}
+
+static inline void sr_post_recv(sr_world *w, int i)
+{
+    const sr_msg *m = &w->sc->msgs[i];
+    bfo_envelope env = sr_recv_env(m);
     w->posted[i] = 1;
     bfo_irecv_env(&w->e[m->dst], &w->rreq[i], w->rbuf[i], m->size, &env, w->sn.now);
+}
+
+/* What a probe saw of message i: its source, tag and length, or an error. */
+static inline void sr_check_status(sr_world *w, int i, const bfo_status *st)
+{
+    const sr_msg *m = &w->sc->msgs[i];
+    if (st->tag == m->tag && (st->source != sr_rank_in(m->ctx, m->src) || st->peer != m->src ||
+                              st->length != m->size))
+        w->probe_errors++;
+}
+
+/* Message i's receive side, as the scenario says: posted, probed first, or
+ * taken by a matched probe; cancelled and posted again; cancelled with a
+ * cancelled send. */
+static inline void sr_drive_recv(sr_world *w, int i)
+{
+    const sr_msg *m = &w->sc->msgs[i];
+    bfo_engine *e = &w->e[m->dst];
+    const uint64_t now = w->sn.now;
+    bfo_envelope env = sr_recv_env(m);
+    bfo_status st;
+    if (!w->posted[i] && now >= w->post_at + (m->late ? SR_LATE_NS : 0)) {
+        if (m->probe == SR_PROBE) {
+            if (bfo_iprobe(e, &env, &st, now) == 1) {
+                sr_check_status(w, i, &st);
+                sr_post_recv(w, i);
+            }
+        } else if (m->probe == SR_MPROBE) {
+            if (bfo_improbe(e, &w->rreq[i], &env, &st, now) == 1) {
+                sr_check_status(w, i, &st);
+                w->posted[i] = 2;
+                w->claimed_at[i] = now;
+            }
+        } else {
+            sr_post_recv(w, i);
+        }
+    }
+    if (w->posted[i] == 2 && now >= w->claimed_at[i] + SR_MPROBE_GAP_NS) {
+        w->posted[i] = 1;
+        if (bfo_imrecv(e, &w->rreq[i], w->rbuf[i], m->size, now) != BFO_OK)
+            w->probe_errors++;
+    }
+    if (m->cancel == SR_CANCEL_RECV && w->posted[i] == 1 && !w->cancel_tried[i] &&
+        now >= w->post_at + (uint64_t)(i % 5) * 1000000ull) {
+        int rc = bfo_cancel(e, &w->rreq[i], now);
+        w->cancel_tried[i] = 1;
+        if (rc == BFO_OK) {
+            if (!bfo_test(&w->rreq[i]) || w->rreq[i].status != BFO_ERR_CANCELLED)
+                w->cancel_errors++;
+            w->cancelled++;
+            sr_post_recv(w, i);
+        } else if (rc != BFO_ERR_TOO_LATE) {
+            w->cancel_errors++;
+        }
+    }
+    if (w->send_cancelled[i] && w->posted[i] == 1 && !w->cancel_tried[i] &&
+        bfo_test(&w->sreq[i])) {
+        /* nothing of the message left: nothing can have matched its receive */
+        w->cancel_tried[i] = 1;
+        if (w->sreq[i].status != BFO_ERR_CANCELLED ||
+            bfo_cancel(e, &w->rreq[i], now) != BFO_OK)
+            w->cancel_errors++;
+    }
 }
 
 /* Called before every step of the network (sn_run's `done`): posts the
@@ -121,15 +207,14 @@ static inline int sr_all_done(void *arg)
     int done = 1;
     for (int i = 0; i < w->sc->nmsgs; i++) {
         const sr_msg *m = &w->sc->msgs[i];
-        if (!w->posted[i] && w->sn.now >= w->post_at + SR_LATE_NS)
-            sr_post_recv(w, i);
+        sr_drive_recv(w, i);
         if (m->sync && bfo_test(&w->sreq[i]) && w->sreq[i].status == BFO_OK &&
             !w->early[i] &&
             (!w->posted[i] || (!bfo_test(&w->rreq[i]) && w->rreq[i].cs == BFO_RECV_ST_POSTED))) {
             w->early[i] = 1;
             w->early_syncs++;
         }
-        if (!bfo_test(&w->sreq[i]) || !w->posted[i] || !bfo_test(&w->rreq[i]))
+        if (!bfo_test(&w->sreq[i]) || w->posted[i] != 1 || !bfo_test(&w->rreq[i]))
             done = 0;
     }
     return done;
@@ -261,10 +346,11 @@ static inline sr_world *sr_new(const sr_scenario *sc)
             abort();
         for (size_t k = 0; k < m->size; k++)
             w->sbuf[i][k] = sr_pattern(i, k);
-        if (!m->late)
-            sr_post_recv(w, i);
     }
     w->post_at = w->sn.now;
+    for (int i = 0; i < sc->nmsgs; i++)
+        if (!sc->msgs[i].late && !sc->msgs[i].probe)
+            sr_post_recv(w, i);
     for (int i = 0; i < sc->nmsgs; i++) {
         const sr_msg *m = &sc->msgs[i];
         bfo_envelope env;
@@ -274,6 +360,13 @@ static inline sr_world *sr_new(const sr_scenario *sc)
         env.tag = m->tag;
         env.flags = m->sync ? BFO_SEND_SYNC : 0;
         bfo_isend_env(&w->e[m->src], &w->sreq[i], w->sbuf[i], m->size, &env, w->sn.now);
+        if (m->cancel == SR_CANCEL_SEND) {
+            int rc = bfo_cancel(&w->e[m->src], &w->sreq[i], w->sn.now);
+            w->send_cancelled[i] = rc == BFO_OK;
+            w->cancelled += rc == BFO_OK;
+            if (rc != BFO_OK && rc != BFO_ERR_TOO_LATE)
+                w->cancel_errors++;
+        }
     }
     return w;
 }
@@ -310,9 +403,14 @@ static inline int sr_judge(sr_world *w, sr_result *res)
     for (int i = 0; i < sc->nmsgs; i++) {
         const sr_msg *m = &sc->msgs[i];
         bfo_request *s = &w->sreq[i], *r = &w->rreq[i];
-        if (!bfo_test(s) || !w->posted[i] || !bfo_test(r)) {
+        if (!bfo_test(s) || w->posted[i] != 1 || !bfo_test(r)) {
             res->hung++;
             sr_note(res, "message %d: a request never completed (send %d)", i, bfo_test(s));
+            continue;
+        }
+        if (w->send_cancelled[i]) { /* judged by sr_drive_recv: both cancelled */
+            if (s->status != BFO_ERR_CANCELLED || r->status != BFO_ERR_CANCELLED)
+                sr_note(res, "message %d: cancelled, but the receive ended with %d", i, r->status);
             continue;
         }
         if (r->status == BFO_OK && s->status != BFO_ERR_PEER_UNREACHABLE && s->status != BFO_OK)
@@ -381,6 +479,15 @@ static inline int sr_judge(sr_world *w, sr_result *res)
             }
     }
     res->early_syncs = w->early_syncs;
+    res->probe_errors = w->probe_errors;
+    res->cancelled = w->cancelled;
+    res->cancel_errors = w->cancel_errors;
+    if (w->probe_errors)
+        sr_note(res, "%d probes reported another source, tag or length, or a bad imrecv%.0d",
+                (int)w->probe_errors, 0);
+    if (w->cancel_errors)
+        sr_note(res, "%d cancels went wrong (a cancelled message matched, or a bad status)%.0d",
+                (int)w->cancel_errors, 0);
     if (w->early_syncs)
         sr_note(res, "%d synchronous sends completed before their receive matched (of %d)",
                 (int)w->early_syncs, sc->nmsgs);

@@ -34,7 +34,11 @@ static const char usage[] =
     "           none given: a mixed set).  OPTIONs: tag=T; any (an ANY_SOURCE receive);\n"
     "           ctx=C (context id C; the ranks in it are not the engine's); sync (a\n"
     "           synchronous send: it must not complete before its receive matched);\n"
-    "           late (the receive is posted 200 ms after the send)\n"
+    "           late (the receive is posted 200 ms after the send); probe (the receive is\n"
+    "           posted once bfo_iprobe sees the message); mprobe (bfo_improbe takes it,\n"
+    "           bfo_imrecv receives it 30 ms later); cancel (the receive is cancelled a few\n"
+    "           ms after the send and, if that worked, posted again); cancel-send (the send\n"
+    "           is cancelled at once: if that worked, nothing of it may match)\n"
     "  --fault  TYPE#N:KIND     the N-th fragment of TYPE posted (from 1); TYPE one of\n";
 /* ... the fragment types (print_usage), then: */
 static const char usage_tail[] =
@@ -74,6 +78,7 @@ static const char *const proto_names[] = { "auto", "eager", "copy", "put", "get"
 typedef struct totals {
     uint64_t scenarios, passed, failed, delivered, lost, duplicates, corrupt, hung, leaked,
         unreachable_errors, restarts, mapouts, readmissions, eagers, copies, puts, gets, rdma_ops;
+    uint64_t cancelled, early_syncs, probe_errors, cancel_errors;
     uint64_t rail_bytes[BFO_MAX_RAILS];
     int shown;
     FILE *failures; /* JSON objects of failures, or the human lines */
@@ -155,6 +160,18 @@ static sr_msg parse_msg(const char *s)
         } else if (!strncmp(p, ":late", 5)) {
             m.late = 1;
             p += 5;
+        } else if (!strncmp(p, ":mprobe", 7)) {
+            m.probe = SR_MPROBE;
+            p += 7;
+        } else if (!strncmp(p, ":probe", 6)) {
+            m.probe = SR_PROBE;
+            p += 6;
+        } else if (!strncmp(p, ":cancel-send", 12)) {
+            m.cancel = SR_CANCEL_SEND;
+            p += 12;
+        } else if (!strncmp(p, ":cancel", 7)) {
+            m.cancel = SR_CANCEL_RECV;
+            p += 7;
         } else {
             die("unknown --msg option", p);
         }
@@ -291,9 +308,13 @@ static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
         char ctx[24] = "";
         if (m->ctx)
             snprintf(ctx, sizeof ctx, ":ctx=%u", (unsigned)m->ctx);
-        n += (size_t)snprintf(buf + n, cap - n, " --msg %d>%d:%zu:tag=%d%s%s%s%s", m->src, m->dst,
-                              m->size, m->tag, m->any ? ":any" : "", ctx, m->sync ? ":sync" : "",
-                              m->late ? ":late" : "");
+        n += (size_t)snprintf(buf + n, cap - n, " --msg %d>%d:%zu:tag=%d%s%s%s%s%s%s", m->src,
+                              m->dst, m->size, m->tag, m->any ? ":any" : "", ctx,
+                              m->sync ? ":sync" : "", m->late ? ":late" : "",
+                              m->probe == SR_PROBE ? ":probe" : m->probe == SR_MPROBE ? ":mprobe" : "",
+                              m->cancel == SR_CANCEL_RECV   ? ":cancel"
+                              : m->cancel == SR_CANCEL_SEND ? ":cancel-send"
+                                                            : "");
     }
     for (int i = 0; i < sc->nfaults && n < cap; i++) {
         char f[64];
@@ -320,6 +341,10 @@ static void account(totals *t, const sr_scenario *sc, const sr_result *r, int js
     t->puts += r->puts;
     t->gets += r->gets;
     t->rdma_ops += r->rdma_ops;
+    t->cancelled += r->cancelled;
+    t->early_syncs += r->early_syncs;
+    t->probe_errors += r->probe_errors;
+    t->cancel_errors += r->cancel_errors;
     for (int k = 0; k < BFO_MAX_RAILS; k++)
         t->rail_bytes[k] += r->rail_bytes[k];
     if (r->passed) {
@@ -634,10 +659,12 @@ static int cmd_sim(int argc, char **argv)
                ",\"unreachable_errors\":%" PRIu64 ",\"restarts\":%" PRIu64 ",\"mapouts\":%" PRIu64
                ",\"readmissions\":%" PRIu64 ",\"protocols\":{\"eager\":%" PRIu64
                ",\"copy\":%" PRIu64 ",\"put\":%" PRIu64 ",\"get\":%" PRIu64 "},\"rdma_ops\":%" PRIu64
-               ",\"failures\":[%s]}\n",
+               ",\"cancelled\":%" PRIu64 ",\"early_syncs\":%" PRIu64 ",\"probe_errors\":%" PRIu64
+               ",\"cancel_errors\":%" PRIu64 ",\"failures\":[%s]}\n",
                t.scenarios, t.passed, t.failed, t.delivered, t.lost, t.duplicates, t.corrupt, t.hung,
                t.leaked, t.unreachable_errors, t.restarts, t.mapouts, t.readmissions, t.eagers,
-               t.copies, t.puts, t.gets, t.rdma_ops, fbuf ? fbuf : "");
+               t.copies, t.puts, t.gets, t.rdma_ops, t.cancelled, t.early_syncs, t.probe_errors,
+               t.cancel_errors, fbuf ? fbuf : "");
     } else {
         if (fbuf && flen)
             fputs(fbuf, stdout);
@@ -652,6 +679,10 @@ static int cmd_sim(int argc, char **argv)
         for (int k = 0; k < o.rails; k++)
             printf(" %" PRIu64, t.rail_bytes[k]);
         putchar('\n');
+        if (t.cancelled || t.early_syncs || t.probe_errors || t.cancel_errors)
+            printf("MPI's cases: cancelled %" PRIu64 ", synchronous sends complete before their "
+                   "match %" PRIu64 ", probe errors %" PRIu64 ", cancel errors %" PRIu64 "\n",
+                   t.cancelled, t.early_syncs, t.probe_errors, t.cancel_errors);
         printf("sim: %" PRIu64 " passed, %" PRIu64 " failed\n", t.passed, t.failed);
     }
     free(fbuf);
