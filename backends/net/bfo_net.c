@@ -760,13 +760,13 @@ static void dump_engine(bfo_net *n, FILE *f)
     const bfo_engine *e = &n->eng;
     uint64_t now = bfo_boot_now();
     int ux = 0, ooo = 0, posted = 0, fail = 0;
-    for (int i = e->ux_head; i >= 0; i = e->uxm[i].next)
+    for (int i = e->ux_head; i >= 0; i = bfo__ux_at(e, i)->next)
         ux++;
-    for (int i = e->ooo_head; i >= 0; i = e->uxm[i].next)
+    for (int i = e->ooo_head; i >= 0; i = bfo__ux_at(e, i)->next)
         ooo++;
     for (const bfo_request *r = e->posted_head; r; r = r->next)
         posted++;
-    for (int i = e->fail_head; i >= 0; i = e->ops[i].next)
+    for (int i = e->fail_head; i >= 0; i = bfo__op_at(e, i)->next)
         fail++;
     fprintf(f, "bfo-net[%d]: engine: ops in use %d, failed to post %d, unexpected %d, out of order %d, "
             "buffers in use %d, receives posted %d; map-outs %llu, re-admissions %llu; engine time %.3f ms ago\n",
@@ -776,7 +776,7 @@ static void dump_engine(bfo_net *n, FILE *f)
         int pend = 0;
         if (p == n->rank)
             continue;
-        for (int i = e->peers[p].pend_head; i >= 0; i = e->ops[i].next)
+        for (int i = e->peers[p].pend_head; i >= 0; i = bfo__op_at(e, i)->next)
             pend++;
         fprintf(f, "bfo-net[%d]: engine: peer %d: next seq expected %llu, last sent %llu, ops waiting for a "
                 "rail %d%s\n", n->rank, p, (unsigned long long)e->peers[p].recv_seq, (unsigned long long)e->peers[p].send_seq, pend,

@@ -126,6 +126,21 @@ typedef struct bfo_config {
                             * request at once, max_requests * (frag_pipeline + 3),
                             * plus engine control messages, see bfo__min_ops) */
     int max_unexpected;    /* unexpected or out-of-order messages (default 256) */
+    /* Growth.  The three pools above (requests, operations, unexpected
+     * messages) start at the sizes above, in the memory given to
+     * bfo_engine_init.  With grow set, a pool that runs out gets one more
+     * chunk (as many entries as it started with, or a power of two just
+     * above; at most BFO_MAX_CHUNKS of them) from grow(grow_ctx, bytes):
+     * memory the engine keeps until the caller frees it after the engine,
+     * 16-byte aligned, NULL when there is none.  Called only when a pool is
+     * empty, never on the steady path: a stream whose requests complete
+     * reuses what it has.  Without grow (the default) the pools are fixed
+     * and max_ops must cover every request at once (bfo__min_ops). */
+    void *(*grow)(void *grow_ctx, size_t bytes);
+    void *grow_ctx;
+    size_t unexpected_budget; /* bytes of unexpected messages' payloads held at once
+                               * (default 64 MiB); past it, and once its
+                               * memory runs out, a frame waits (BFO_ERR_AGAIN) */
     size_t eager_limit;    /* largest eager payload, and RNDV's first bytes (default 4096) */
     size_t frag_size;      /* bytes per FRAG (default 65536) */
     int frag_pipeline;     /* FRAGs, PUTs or reads in flight per request (default 8,
@@ -236,7 +251,9 @@ typedef struct bfo_op {
 typedef struct bfo_uxm {
     int next, used, peer;
     bfo_frame f;         /* decoded header; f.payload points into data */
-    uint8_t *data;       /* bfo__ux_bytes: eager_limit bytes, or more for an RGET's keys */
+    uint8_t *data;       /* its payload (an eager message's, an RNDV's first bytes, an
+                          * RGET's keys): a buffer of class cls, or NULL */
+    uint8_t cls;
 } bfo_uxm;
 
 typedef struct bfo_rail_link {
@@ -275,6 +292,21 @@ typedef struct bfo_slot {
     int next;
 } bfo_slot;
 
+/* A pool that grows in chunks: entries [0, n0) in the first block (from
+ * bfo_engine_init's memory), the rest in chunks of 1 << shift entries. */
+#ifndef BFO_MAX_CHUNKS
+#define BFO_MAX_CHUNKS 4096 /* chunks a pool may grow by (compile-time option; sizes
+                             * bfo_engine_mem_size, no layout) */
+#endif
+#define BFO__UX_CLASSES 24  /* payload buffer size classes: 64 << k bytes */
+
+typedef struct bfo__pool {
+    char *base;      /* the first n0 entries */
+    char **chunk;    /* [BFO_MAX_CHUNKS]: the chunks grown */
+    int n0, n;       /* entries in the first block; in all */
+    int shift, chunks;
+} bfo__pool;
+
 typedef struct bfo_stats {
     uint64_t messages_sent, messages_received, duplicates_dropped, stale_dropped,
         protocol_violations, malformed_frames, mapouts, readmissions, restarts, notifies,
@@ -299,19 +331,63 @@ typedef struct bfo_engine {
     bfo_backend be;
     uint64_t now;
     bfo_peer *peers;
-    bfo_op *ops;
+    bfo__pool opp;             /* the operations (bfo__op_at) */
     int op_free, ops_in_use, ctl_in_use;
     int fail_head, fail_tail;  /* ops that could not be posted: completed with an error later */
     int self_head, self_tail;  /* ops to this rank itself: delivered, then completed, later */
     int self_busy;             /* delivering them (bfo__run_self): not again from inside */
-    bfo_slot *slots;           /* request handles: [max_requests] */
+    bfo__pool slotp;           /* request handles (bfo__slot_at) */
     int slot_free, slots_in_use;
-    bfo_uxm *uxm;
+    bfo__pool uxp;             /* unexpected and out-of-order messages (bfo__ux_at) */
     int uxm_free, ux_head, ux_tail, ooo_head, uxm_in_use;
+    void *ux_buf_free[BFO__UX_CLASSES]; /* freed payload buffers by size class */
+    uint8_t *ux_arena;         /* where new payload buffers are carved */
+    size_t ux_arena_left, ux_bytes_in_use;
+    uint64_t grow_calls, grow_failures; /* chunks asked for; refused (NULL) */
     bfo_request *posted_head, *posted_tail;
     bfo_tracer *trace;        /* optional: every transition (set after init) */
     bfo_stats stats;
 } bfo_engine;
+
+/* The entry i of a pool of elements of size sz. */
+static inline void *bfo__pool_at(const bfo__pool *p, int i, size_t sz)
+{
+    if (i < p->n0)
+        return p->base + (size_t)i * sz;
+    i -= p->n0;
+    return p->chunk[i >> p->shift] + (size_t)(i & ((1 << p->shift) - 1)) * sz;
+}
+static inline bfo_op *bfo__op_at(const bfo_engine *e, int i)
+{
+    return (bfo_op *)bfo__pool_at(&e->opp, i, sizeof(bfo_op));
+}
+static inline bfo_slot *bfo__slot_at(const bfo_engine *e, int i)
+{
+    return (bfo_slot *)bfo__pool_at(&e->slotp, i, sizeof(bfo_slot));
+}
+static inline bfo_uxm *bfo__ux_at(const bfo_engine *e, int i)
+{
+    return (bfo_uxm *)bfo__pool_at(&e->uxp, i, sizeof(bfo_uxm));
+}
+
+/* One more chunk for a pool (sz bytes an entry); the index of its first
+ * entry, or -1 (no grow, BFO_MAX_CHUNKS reached, or grow refused). */
+static inline int bfo__pool_grow(bfo_engine *e, bfo__pool *p, size_t sz)
+{
+    void *m;
+    const int per = 1 << p->shift;
+    if (!e->cfg.grow || p->chunks == BFO_MAX_CHUNKS || p->n > 0x7fffffff - per)
+        return -1;
+    e->grow_calls++;
+    m = e->cfg.grow(e->cfg.grow_ctx, sz * (size_t)per);
+    if (!m) {
+        e->grow_failures++;
+        return -1;
+    }
+    p->chunk[p->chunks++] = (char *)m;
+    p->n += per;
+    return p->n - per;
+}
 
 /* ------------------------------------------------------------------- ABI */
 
@@ -611,6 +687,7 @@ static inline void bfo__config_defaults(bfo_config *c)
 #define BFO__DEF(f, v) if (!c->f) c->f = v
     BFO__DEF(max_requests, 1024);
     BFO__DEF(max_unexpected, 256);
+    BFO__DEF(unexpected_budget, (size_t)64 << 20);
     BFO__DEF(eager_limit, 4096);
     BFO__DEF(frag_size, 65536);
     BFO__DEF(frag_pipeline, 8);
@@ -646,7 +723,8 @@ static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
            bfo__align(sizeof(bfo_op) * (size_t)c.max_ops) +
            bfo__align(sizeof(bfo_slot) * (size_t)c.max_requests) +
            bfo__align(sizeof(bfo_uxm) * (size_t)c.max_unexpected) +
-           bfo__align(bfo__ux_bytes(&c) * (size_t)c.max_unexpected) + 16;
+           bfo__align(bfo__ux_bytes(&c) * (size_t)c.max_unexpected) +
+           3 * bfo__align(sizeof(char *) * BFO_MAX_CHUNKS) + 16;
 }
 
 static inline void *bfo__carve(char **p, size_t n)
@@ -654,6 +732,55 @@ static inline void *bfo__carve(char **p, size_t n)
     void *r = *p;
     *p += bfo__align(n);
     return r;
+}
+
+/* A pool's first block, n entries of sz bytes, and its chunk table, carved
+ * from the engine's memory; chunks grown later have a power of two of
+ * entries, at least n (at least 256). */
+static inline void bfo__pool_init(bfo__pool *pl, char **p, int n, size_t sz)
+{
+    pl->base = (char *)bfo__carve(p, sz * (size_t)n);
+    pl->chunk = (char **)bfo__carve(p, sizeof(char *) * BFO_MAX_CHUNKS);
+    pl->n0 = pl->n = n;
+    pl->chunks = 0;
+    for (pl->shift = 8; (1 << pl->shift) < n && pl->shift < 20; pl->shift++)
+        ;
+}
+
+/* New entries [from, to) onto the free lists (in order: the lowest first). */
+static inline void bfo__ops_free_range(bfo_engine *e, int from, int to)
+{
+    for (int i = to - 1; i >= from; i--) {
+        bfo_op *op = bfo__op_at(e, i);
+        op->idx = i;
+        op->gen = 1;
+        op->posted = 0;
+        op->next = i + 1 < to ? i + 1 : e->op_free;
+    }
+    if (from < to)
+        e->op_free = from;
+}
+static inline void bfo__slots_free_range(bfo_engine *e, int from, int to)
+{
+    for (int i = to - 1; i >= from; i--) {
+        bfo_slot *s = bfo__slot_at(e, i);
+        s->req = NULL;
+        s->gen = 1;
+        s->next = i + 1 < to ? i + 1 : e->slot_free;
+    }
+    if (from < to)
+        e->slot_free = from;
+}
+static inline void bfo__ux_free_range(bfo_engine *e, int from, int to)
+{
+    for (int i = to - 1; i >= from; i--) {
+        bfo_uxm *u = bfo__ux_at(e, i);
+        u->used = 0;
+        u->data = NULL;
+        u->next = i + 1 < to ? i + 1 : e->uxm_free;
+    }
+    if (from < to)
+        e->uxm_free = from;
 }
 
 static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, const bfo_frame *f);
@@ -681,10 +808,11 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->now = now;
     const bfo_config *c = &e->cfg;
     e->peers = (bfo_peer *)bfo__carve(&p, sizeof(bfo_peer) * (size_t)c->nranks);
-    e->ops = (bfo_op *)bfo__carve(&p, sizeof(bfo_op) * (size_t)c->max_ops);
-    e->slots = (bfo_slot *)bfo__carve(&p, sizeof(bfo_slot) * (size_t)c->max_requests);
-    e->uxm = (bfo_uxm *)bfo__carve(&p, sizeof(bfo_uxm) * (size_t)c->max_unexpected);
-    uint8_t *ubuf = (uint8_t *)bfo__carve(&p, bfo__ux_bytes(c) * (size_t)c->max_unexpected);
+    bfo__pool_init(&e->opp, &p, c->max_ops, sizeof(bfo_op));
+    bfo__pool_init(&e->slotp, &p, c->max_requests, sizeof(bfo_slot));
+    bfo__pool_init(&e->uxp, &p, c->max_unexpected, sizeof(bfo_uxm));
+    e->ux_arena = (uint8_t *)bfo__carve(&p, bfo__ux_bytes(c) * (size_t)c->max_unexpected);
+    e->ux_arena_left = bfo__ux_bytes(c) * (size_t)c->max_unexpected;
 
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *pe = &e->peers[i];
@@ -701,27 +829,13 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
                 pe->rail[r].bw = 1;
         }
     }
-    for (int i = 0; i < c->max_ops; i++) {
-        e->ops[i].next = i + 1 < c->max_ops ? i + 1 : -1;
-        e->ops[i].idx = i;
-        e->ops[i].gen = 1;
-        e->ops[i].posted = 0;
-    }
-    e->op_free = 0;
+    e->op_free = -1;
+    bfo__ops_free_range(e, 0, c->max_ops);
     e->fail_head = e->fail_tail = -1;
     e->self_head = e->self_tail = -1;
-    for (int i = 0; i < c->max_requests; i++) {
-        e->slots[i].req = NULL;
-        e->slots[i].gen = 1;
-        e->slots[i].next = i + 1 < c->max_requests ? i + 1 : -1;
-    }
-    e->slot_free = 0;
-    for (int i = 0; i < c->max_unexpected; i++) {
-        e->uxm[i].next = i + 1 < c->max_unexpected ? i + 1 : -1;
-        e->uxm[i].used = 0;
-        e->uxm[i].data = ubuf + (size_t)i * bfo__ux_bytes(c);
-    }
-    e->uxm_free = 0;
+    e->slot_free = e->uxm_free = -1;
+    bfo__slots_free_range(e, 0, c->max_requests);
+    bfo__ux_free_range(e, 0, c->max_unexpected);
     e->ux_head = e->ux_tail = e->ooo_head = -1;
     for (int i = 0; i < c->nranks; i++)
         if (i != c->rank)
@@ -756,13 +870,17 @@ static inline bfo_handle bfo__handle_alloc(bfo_engine *e, bfo_request *r)
 {
     bfo_handle h = bfo__null_handle();
     int i = e->slot_free;
-    if (i < 0)
-        return h;
-    e->slot_free = e->slots[i].next;
-    e->slots[i].req = r;
+    if (i < 0) {
+        i = bfo__pool_grow(e, &e->slotp, sizeof(bfo_slot));
+        if (i < 0)
+            return h;
+        bfo__slots_free_range(e, i, e->slotp.n);
+    }
+    e->slot_free = bfo__slot_at(e, i)->next;
+    bfo__slot_at(e, i)->req = r;
     e->slots_in_use++;
     h.index = (uint32_t)i;
-    h.gen = e->slots[i].gen;
+    h.gen = bfo__slot_at(e, i)->gen;
     return h;
 }
 
@@ -771,7 +889,7 @@ static inline bfo_handle bfo__handle_alloc(bfo_engine *e, bfo_request *r)
  * unlike a handle a peer names it needs no check. */
 static inline void bfo__handle_release(bfo_engine *e, const bfo_request *r)
 {
-    bfo_slot *s = &e->slots[r->self.index];
+    bfo_slot *s = bfo__slot_at(e, r->self.index);
     s->req = NULL;
     if (++s->gen == 0)
         s->gen = 1;
@@ -784,9 +902,9 @@ static inline void bfo__handle_release(bfo_engine *e, const bfo_request *r)
  * The null handle has generation 0, which no slot ever has. */
 static inline bfo_request *bfo__handle_get(const bfo_engine *e, bfo_handle h)
 {
-    if (h.index >= (uint32_t)e->cfg.max_requests || e->slots[h.index].gen != h.gen)
+    if (h.index >= (uint32_t)e->slotp.n || bfo__slot_at(e, h.index)->gen != h.gen)
         return NULL;
-    return e->slots[h.index].req;
+    return bfo__slot_at(e, h.index)->req;
 }
 
 /* The request a peer's frame may name, or NULL: a receive holds its handle
@@ -804,9 +922,13 @@ static inline bfo_op *bfo__op_alloc(bfo_engine *e, int type, int peer)
 {
     int i = e->op_free;
     bfo_op *op;
-    if (i < 0)
-        return NULL;
-    op = &e->ops[i];
+    if (i < 0) {
+        i = bfo__pool_grow(e, &e->opp, sizeof(bfo_op));
+        if (i < 0)
+            return NULL;
+        bfo__ops_free_range(e, i, e->opp.n);
+    }
+    op = bfo__op_at(e, i);
     e->op_free = op->next;
     e->ops_in_use++;
     op->next = -1;
@@ -955,7 +1077,7 @@ static inline void bfo__op_fail_later(bfo_engine *e, bfo_op *op)
     int i = op->idx;
     op->next = -1;
     if (e->fail_tail >= 0)
-        e->ops[e->fail_tail].next = i;
+        bfo__op_at(e, e->fail_tail)->next = i;
     else
         e->fail_head = i;
     e->fail_tail = i;
@@ -965,7 +1087,7 @@ static inline void bfo__pend(bfo_engine *e, bfo_peer *p, bfo_op *op)
 {
     op->next = -1;
     if (p->pend_tail >= 0)
-        e->ops[p->pend_tail].next = op->idx;
+        bfo__op_at(e, p->pend_tail)->next = op->idx;
     else
         p->pend_head = op->idx;
     p->pend_tail = op->idx;
@@ -1015,7 +1137,7 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
     if (op->peer == e->cfg.rank) { /* to itself: no rail, delivered by bfo__run_self */
         op->next = -1;
         if (e->self_tail >= 0)
-            e->ops[e->self_tail].next = op->idx;
+            bfo__op_at(e, e->self_tail)->next = op->idx;
         else
             e->self_head = op->idx;
         e->self_tail = op->idx;
@@ -1061,8 +1183,8 @@ static inline void bfo__flush_pending(bfo_engine *e, int peer)
     int i = p->pend_head;
     p->pend_head = p->pend_tail = -1;
     while (i >= 0) {
-        int next = e->ops[i].next;
-        bfo__post(e, &e->ops[i]);
+        int next = bfo__op_at(e, i)->next;
+        bfo__post(e, bfo__op_at(e, i));
         i = next;
     }
 }
@@ -1111,8 +1233,8 @@ static inline void bfo__run_failed_list(bfo_engine *e)
     int i = e->fail_head, last = e->fail_tail;
     e->fail_head = e->fail_tail = -1;
     for (;;) {
-        int next = e->ops[i].next, was_last = i == last;
-        bfo__op_done(e, &e->ops[i], 0);
+        int next = bfo__op_at(e, i)->next, was_last = i == last;
+        bfo__op_done(e, bfo__op_at(e, i), 0);
         if (was_last)
             break;
         i = next;
@@ -1425,8 +1547,8 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const
     case BFO_SEND_ACT_WITHDRAW: { /* its first message, still waiting for a rail */
         bfo_peer *p = &e->peers[r->peer];
         r->cancelled = 1;
-        for (int i = p->pend_head; i >= 0; i = e->ops[i].next) {
-            bfo_op *op = &e->ops[i];
+        for (int i = p->pend_head; i >= 0; i = bfo__op_at(e, i)->next) {
+            bfo_op *op = bfo__op_at(e, i);
             if (bfo_handle_eq(op->owner, r->self)) {
                 op->type = BFO_FRAG_MATCH;
                 op->len = 0;
@@ -1798,8 +1920,8 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
 static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok)
 {
     uint32_t idx = (uint32_t)token, gen = (uint32_t)(token >> 32);
-    if (idx < (uint32_t)e->cfg.max_ops && e->ops[idx].gen == gen && e->ops[idx].posted)
-        bfo__op_done(e, &e->ops[idx], ok);
+    if (idx < (uint32_t)e->opp.n && bfo__op_at(e, idx)->gen == gen && bfo__op_at(e, idx)->posted)
+        bfo__op_done(e, bfo__op_at(e, idx), ok);
     bfo__run_failed(e);
 }
 
@@ -1977,13 +2099,20 @@ static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int 
 
 /* ------------------------------------------------------------ matching */
 
+static inline void bfo__ux_buf_put(bfo_engine *e, bfo_uxm *u);
+
 static inline int bfo__uxm_take(bfo_engine *e)
 {
     int i = e->uxm_free;
+    if (i < 0) {
+        i = bfo__pool_grow(e, &e->uxp, sizeof(bfo_uxm));
+        if (i >= 0)
+            bfo__ux_free_range(e, i, e->uxp.n);
+    }
     if (i >= 0) {
-        e->uxm_free = e->uxm[i].next;
-        e->uxm[i].used = 1;
-        e->uxm[i].next = -1;
+        e->uxm_free = bfo__ux_at(e, i)->next;
+        bfo__ux_at(e, i)->used = 1;
+        bfo__ux_at(e, i)->next = -1;
         e->uxm_in_use++;
     }
     return i;
@@ -1991,20 +2120,87 @@ static inline int bfo__uxm_take(bfo_engine *e)
 
 static inline void bfo__uxm_put(bfo_engine *e, int i)
 {
-    e->uxm[i].used = 0;
-    e->uxm[i].next = e->uxm_free;
+    bfo__ux_buf_put(e, bfo__ux_at(e, i));
+    bfo__ux_at(e, i)->used = 0;
+    bfo__ux_at(e, i)->next = e->uxm_free;
     e->uxm_free = i;
     e->uxm_in_use--;
 }
 
-static inline void bfo__uxm_fill(bfo_engine *e, int i, int peer, const bfo_frame *f)
+/* A payload buffer's size class: the smallest 64 << k that holds len. */
+static inline int bfo__ux_class(size_t len)
 {
-    bfo_uxm *u = &e->uxm[i];
+    int k = 0;
+    while (((size_t)64 << k) < len && k < BFO__UX_CLASSES - 1)
+        k++;
+    return k;
+}
+
+/* A buffer for len bytes of an unexpected message's payload: a freed one
+ * of its class, or carved from the arena (a new arena from grow when it is
+ * spent).  0 when over unexpected_budget or out of memory: the frame waits
+ * (BFO_ERR_AGAIN). */
+static inline int bfo__ux_buf_get(bfo_engine *e, bfo_uxm *u, size_t len)
+{
+    const int k = bfo__ux_class(len);
+    const size_t sz = (size_t)64 << k;
+    void *b = e->ux_buf_free[k];
+    if (e->ux_bytes_in_use + sz > e->cfg.unexpected_budget)
+        return 0;
+    if (b) {
+        memcpy(&e->ux_buf_free[k], b, sizeof(void *));
+    } else {
+        if (e->ux_arena_left < sz) {
+            size_t want = sz > ((size_t)1 << 20) ? sz : ((size_t)1 << 20);
+            uint8_t *m;
+            if (!e->cfg.grow)
+                return 0;
+            e->grow_calls++;
+            m = (uint8_t *)e->cfg.grow(e->cfg.grow_ctx, want);
+            if (!m) {
+                e->grow_failures++;
+                return 0;
+            }
+            e->ux_arena = m;
+            e->ux_arena_left = want;
+        }
+        b = e->ux_arena;
+        e->ux_arena += sz;
+        e->ux_arena_left -= sz;
+    }
+    u->data = (uint8_t *)b;
+    u->cls = (uint8_t)k;
+    e->ux_bytes_in_use += sz;
+    return 1;
+}
+
+static inline void bfo__ux_buf_put(bfo_engine *e, bfo_uxm *u)
+{
+    if (!u->data)
+        return;
+    memcpy(u->data, &e->ux_buf_free[u->cls], sizeof(void *));
+    e->ux_buf_free[u->cls] = u->data;
+    e->ux_bytes_in_use -= (size_t)64 << u->cls;
+    u->data = NULL;
+}
+
+/* Keeps a frame in entry i: its header, and its payload in a buffer of
+ * its own.  0 when no buffer is to be had (the entry is given back). */
+static inline int bfo__uxm_fill(bfo_engine *e, int i, int peer, const bfo_frame *f)
+{
+    bfo_uxm *u = bfo__ux_at(e, i);
     u->peer = peer;
     u->f = *f;
-    if (f->payload_len)
+    u->data = NULL;
+    if (f->payload_len) {
+        if (!bfo__ux_buf_get(e, u, f->payload_len)) {
+            bfo__uxm_put(e, i);
+            return 0;
+        }
         memcpy(u->data, f->payload, f->payload_len);
+    }
     u->f.payload = u->data;
+    return 1;
 }
 
 static inline int bfo__matches(const bfo_request *r, int peer, const bfo_frame *f)
@@ -2069,13 +2265,12 @@ static BFO__HOT int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_fra
     int i = held;
     if (i < 0) {
         i = bfo__uxm_take(e);
-        if (i < 0)
+        if (i < 0 || !bfo__uxm_fill(e, i, peer, f))
             return BFO_ERR_AGAIN;
-        bfo__uxm_fill(e, i, peer, f);
     }
-    e->uxm[i].next = -1;
+    bfo__ux_at(e, i)->next = -1;
     if (e->ux_tail >= 0)
-        e->uxm[e->ux_tail].next = i;
+        bfo__ux_at(e, e->ux_tail)->next = i;
     else
         e->ux_head = i;
     e->ux_tail = i;
@@ -2102,16 +2297,15 @@ static BFO__HOT int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
         return BFO_OK;
     }
     if (seq > p->recv_seq) { /* ahead: wait in the out-of-order list (once) */
-        for (int i = e->ooo_head; i >= 0; i = e->uxm[i].next)
-            if (e->uxm[i].peer == peer && bfo__frame_seq(&e->uxm[i].f) == seq) {
+        for (int i = e->ooo_head; i >= 0; i = bfo__ux_at(e, i)->next)
+            if (bfo__ux_at(e, i)->peer == peer && bfo__frame_seq(&bfo__ux_at(e, i)->f) == seq) {
                 e->stats.duplicates_dropped++;
                 return BFO_OK;
             }
         int i = bfo__uxm_take(e);
-        if (i < 0)
+        if (i < 0 || !bfo__uxm_fill(e, i, peer, f))
             return BFO_ERR_AGAIN;
-        bfo__uxm_fill(e, i, peer, f);
-        e->uxm[i].next = e->ooo_head;
+        bfo__ux_at(e, i)->next = e->ooo_head;
         e->ooo_head = i;
         return BFO_OK;
     }
@@ -2121,12 +2315,12 @@ static BFO__HOT int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
     p->recv_seq++;
     for (int progress = 1; progress;) { /* the out-of-order list may go on */
         progress = 0;
-        for (int i = e->ooo_head, prev = -1; i >= 0; prev = i, i = e->uxm[i].next) {
-            bfo_uxm *u = &e->uxm[i];
+        for (int i = e->ooo_head, prev = -1; i >= 0; prev = i, i = bfo__ux_at(e, i)->next) {
+            bfo_uxm *u = bfo__ux_at(e, i);
             if (u->peer != peer || bfo__frame_seq(&u->f) != p->recv_seq)
                 continue;
             if (prev >= 0) /* out of the list first: the buffer moves on as it is */
-                e->uxm[prev].next = u->next;
+                bfo__ux_at(e, prev)->next = u->next;
             else
                 e->ooo_head = u->next;
             bfo__deliver_in_order(e, peer, &u->f, i); /* cannot fail with its own buffer */
@@ -2424,7 +2618,7 @@ static inline void bfo__run_self(bfo_engine *e)
 {
     e->self_busy = 1;
     while (e->self_head >= 0) {
-        bfo_op *op = &e->ops[e->self_head];
+        bfo_op *op = bfo__op_at(e, e->self_head);
         bfo_frame f;
         int kind = BFO_EVK_RCVD, rc = bfo_frame_decode(&f, op->hdr, op->hdr_len);
         if (rc == BFO_OK) {
@@ -2574,12 +2768,12 @@ static inline int bfo_irecv_env(bfo_engine *e, bfo_request *r, void *buf, size_t
     r->self = bfo__handle_alloc(e, r);
     if (bfo_handle_is_null(r->self))
         return BFO_ERR_NO_MEMORY;
-    for (int i = e->ux_head, prev = -1; i >= 0; prev = i, i = e->uxm[i].next) {
-        bfo_uxm *u = &e->uxm[i];
+    for (int i = e->ux_head, prev = -1; i >= 0; prev = i, i = bfo__ux_at(e, i)->next) {
+        bfo_uxm *u = bfo__ux_at(e, i);
         if (!bfo__matches(r, u->peer, &u->f))
             continue;
         if (prev >= 0)
-            e->uxm[prev].next = u->next;
+            bfo__ux_at(e, prev)->next = u->next;
         else
             e->ux_head = u->next;
         if (e->ux_tail == i)
@@ -2638,8 +2832,8 @@ static inline int bfo__unpost(bfo_engine *e, bfo_request *r)
 /* 1 when an op of the send waits in its peer's pending list. */
 static inline int bfo__first_waits(const bfo_engine *e, const bfo_request *r)
 {
-    for (int i = e->peers[r->peer].pend_head; i >= 0; i = e->ops[i].next)
-        if (bfo_handle_eq(e->ops[i].owner, r->self))
+    for (int i = e->peers[r->peer].pend_head; i >= 0; i = bfo__op_at(e, i)->next)
+        if (bfo_handle_eq(bfo__op_at(e, i)->owner, r->self))
             return 1;
     return 0;
 }
@@ -2672,8 +2866,8 @@ static inline int bfo__ux_find(const bfo_engine *e, const bfo_envelope *env, int
     probe.ctx = env->ctx;
     probe.src = env->src;
     probe.want_tag = env->tag;
-    for (int i = e->ux_head, prev = -1; i >= 0; prev = i, i = e->uxm[i].next)
-        if (bfo__matches(&probe, e->uxm[i].peer, &e->uxm[i].f)) {
+    for (int i = e->ux_head, prev = -1; i >= 0; prev = i, i = bfo__ux_at(e, i)->next)
+        if (bfo__matches(&probe, bfo__ux_at(e, i)->peer, &bfo__ux_at(e, i)->f)) {
             *prevp = prev;
             return i;
         }
@@ -2707,7 +2901,7 @@ static inline int bfo_iprobe(bfo_engine *e, const bfo_envelope *env, bfo_status 
     i = bfo__ux_find(e, env, &prev);
     if (i < 0)
         return 0;
-    bfo__status_of(&e->uxm[i], st);
+    bfo__status_of(bfo__ux_at(e, i), st);
     return 1;
 }
 
@@ -2729,16 +2923,16 @@ static inline int bfo_improbe(bfo_engine *e, bfo_request *msg, const bfo_envelop
     if (bfo_handle_is_null(msg->self))
         return BFO_ERR_NO_MEMORY;
     if (prev >= 0)
-        e->uxm[prev].next = e->uxm[i].next;
+        bfo__ux_at(e, prev)->next = bfo__ux_at(e, i)->next;
     else
-        e->ux_head = e->uxm[i].next;
+        e->ux_head = bfo__ux_at(e, i)->next;
     if (e->ux_tail == i)
         e->ux_tail = prev;
-    e->uxm[i].next = -1;
+    bfo__ux_at(e, i)->next = -1;
     msg->held = i;
-    bfo__status_of(&e->uxm[i], st);
+    bfo__status_of(bfo__ux_at(e, i), st);
     {
-        const bfo__input in = { &e->uxm[i].f, e->uxm[i].peer, 0, 0, 0 };
+        const bfo__input in = { &bfo__ux_at(e, i)->f, bfo__ux_at(e, i)->peer, 0, 0, 0 };
         bfo__recv_feed(e, msg, BFO_EV_PROBE_MATCHED, &in);
     }
     return 1;
@@ -2758,7 +2952,7 @@ static inline int bfo_imrecv(bfo_engine *e, bfo_request *msg, void *buf, size_t 
     msg->held = -1;
     msg->buf = (char *)buf;
     msg->cap = cap;
-    bfo__recv_take(e, msg, e->uxm[i].peer, &e->uxm[i].f);
+    bfo__recv_take(e, msg, bfo__ux_at(e, i)->peer, &bfo__ux_at(e, i)->f);
     bfo__uxm_put(e, i);
     bfo__run_failed(e);
     return BFO_OK;
@@ -2792,8 +2986,8 @@ static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
     int none_left;
     p->unreachable = 1;
     none_left = bfo__all_unreachable(e);
-    for (int i = 0; i < e->cfg.max_requests; i++) {
-        r = e->slots[i].req;
+    for (int i = 0; i < e->slotp.n; i++) {
+        r = bfo__slot_at(e, i)->req;
         if (r && r->peer == peer && !r->complete)
             bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
     }
@@ -2814,13 +3008,13 @@ static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
     }
     /* messages waiting for an earlier one that will never come */
     for (int k = e->ooo_head, prevk = -1, nk; k >= 0; k = nk) {
-        nk = e->uxm[k].next;
-        if (e->uxm[k].peer != peer) {
+        nk = bfo__ux_at(e, k)->next;
+        if (bfo__ux_at(e, k)->peer != peer) {
             prevk = k;
             continue;
         }
         if (prevk >= 0)
-            e->uxm[prevk].next = nk;
+            bfo__ux_at(e, prevk)->next = nk;
         else
             e->ooo_head = nk;
         bfo__uxm_put(e, k);
@@ -2828,8 +3022,8 @@ static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
     int i = p->pend_head; /* operations waiting for a rail: they fail */
     p->pend_head = p->pend_tail = -1;
     while (i >= 0) {
-        int n = e->ops[i].next;
-        bfo__op_done(e, &e->ops[i], 0);
+        int n = bfo__op_at(e, i)->next;
+        bfo__op_done(e, bfo__op_at(e, i), 0);
         i = n;
     }
 }

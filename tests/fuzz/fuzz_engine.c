@@ -363,7 +363,7 @@ FUZZ_NOCOV static void fz_check_engine(void)
                inflight, F.npend);
     for (int i = 0; i < F.npend; i++) { /* what the transport holds is not recycled */
         uint32_t idx = (uint32_t)F.pend[i].token, gen = (uint32_t)(F.pend[i].token >> 32);
-        FUZZ_CHECK(idx < (uint32_t)e->cfg.max_ops && e->ops[idx].gen == gen && e->ops[idx].posted,
+        FUZZ_CHECK(idx < (uint32_t)e->opp.n && bfo__op_at(e, idx)->gen == gen && bfo__op_at(e, idx)->posted,
                    "operation %u recycled while the transport holds it", idx);
     }
 }
@@ -708,7 +708,7 @@ void fz_finish(void)
     FUZZ_CHECK(F.regs_live == 0, "leaked: %d registrations", F.regs_live);
     FUZZ_CHECK(e->ooo_head < 0 && e->posted_head == NULL, "out-of-order or posted left");
     int ux = 0;
-    for (int i = e->ux_head; i >= 0 && ux <= e->cfg.max_unexpected; i = e->uxm[i].next)
+    for (int i = e->ux_head; i >= 0 && ux <= e->cfg.max_unexpected; i = bfo__ux_at(e, i)->next)
         ux++;
     FUZZ_CHECK(ux == e->uxm_in_use, "unexpected buffers: %d in use, %d queued", e->uxm_in_use, ux);
     for (int s = 0; s < FZ_NREQ; s++)
