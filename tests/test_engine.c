@@ -1991,6 +1991,152 @@ static void test_cancel_of_no_request_is_invalid(void **state)
     sr_del(w);
 }
 
+/* ------------------------------------------------ pools that grow (issue 16) */
+
+typedef struct grow_log {
+    size_t bytes;
+    int calls;
+    void *blocks[8192];
+} grow_log;
+
+static void *test_grow(void *ctx, size_t bytes)
+{
+    grow_log *g = (grow_log *)ctx;
+    void *m;
+    if (g->calls == (int)(sizeof g->blocks / sizeof g->blocks[0]))
+        return NULL;
+    m = aligned_alloc(16, (bytes + 15) & ~(size_t)15);
+    g->blocks[g->calls++] = m;
+    g->bytes += bytes;
+    return m;
+}
+
+static void grow_free(grow_log *g)
+{
+    for (int i = 0; i < g->calls; i++)
+        free(g->blocks[i]);
+}
+
+#define MANY 100000
+
+/* 100,000 eager sends complete before any receive is posted (they wait,
+ * unexpected, at the receiver), then 100,000 receives take them; then
+ * 100,000 receives wait before their sends.  The pools grow from the
+ * default sizes; a second round of the same allocates nothing. */
+static void test_hundred_thousand_eager_sends_before_their_receives(void **state)
+{
+    static grow_log g;
+    bfo_config cfg;
+    bfo_request *s = calloc(MANY, sizeof *s), *r = calloc(MANY, sizeof *r);
+    uint32_t *in = calloc(MANY, sizeof *in), *out = calloc(MANY, sizeof *out);
+    (void)state;
+    assert_true(s && r && in && out);
+    memset(&g, 0, sizeof g);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.grow = test_grow;
+    cfg.grow_ctx = &g;
+    sr_scenario sc = make(NULL, 0, 2, 2, 61);
+    sc.cfg = &cfg;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 20000000);
+    for (int round = 0; round < 2; round++) {
+        int calls_before = g.calls;
+        for (int i = 0; i < MANY; i++) {
+            out[i] = (uint32_t)(i * 2654435761u);
+            assert_int_equal(bfo_isend(&w->e[0], &s[i], &out[i], 4, 1, 5, i, w->sn.now), BFO_OK);
+            if (i % 500 == 499) /* the simulator's queue is a list: keep it short */
+                sr_advance(w, 1000000);
+        }
+        for (int k = 0; k < 100 && !bfo_test(&s[MANY - 1]); k++)
+            sr_advance(w, 10000000);
+        for (int i = 0; i < MANY; i++)
+            assert_true(bfo_test(&s[i]) && s[i].status == BFO_OK);
+        assert_int_equal(w->e[1].uxm_in_use, MANY);
+        for (int i = MANY - 1; i >= 0; i--) /* the last first: each a search */
+            if (i % 1000 == 0 || i == MANY - 1)
+                assert_int_equal(bfo_irecv(&w->e[1], &r[i], &in[i], 4, 0, 5, i, w->sn.now), BFO_OK);
+        for (int i = 0; i < MANY; i++)
+            if (!(i % 1000 == 0 || i == MANY - 1))
+                assert_int_equal(bfo_irecv(&w->e[1], &r[i], &in[i], 4, 0, 5, i, w->sn.now), BFO_OK);
+        for (int i = 0; i < MANY; i++) {
+            assert_true(bfo_test(&r[i]));
+            assert_int_equal(in[i], out[i]);
+        }
+        assert_int_equal(w->e[1].uxm_in_use, 0);
+        if (round == 1)
+            assert_int_equal(g.calls, calls_before); /* the steady state allocates nothing */
+    }
+    /* receives first */
+    for (int i = 0; i < MANY; i++)
+        assert_int_equal(bfo_irecv(&w->e[1], &r[i], &in[i], 4, 0, 6, i, w->sn.now), BFO_OK);
+    assert_int_equal(w->e[1].slots_in_use, MANY);
+    for (int i = 0; i < MANY; i++) {
+        assert_int_equal(bfo_isend(&w->e[0], &s[i], &out[i], 4, 1, 6, i, w->sn.now), BFO_OK);
+        if (i % 500 == 499)
+            sr_advance(w, 1000000);
+    }
+    for (int k = 0; k < 100 && !bfo_test(&r[MANY - 1]); k++)
+        sr_advance(w, 10000000);
+    for (int i = 0; i < MANY; i++)
+        assert_true(bfo_test(&r[i]) && in[i] == out[i]);
+    print_message("   grew %d times, %zu bytes in all\n", g.calls, g.bytes);
+    assert_int_equal(w->e[0].grow_failures + w->e[1].grow_failures, 0);
+    sr_del(w);
+    grow_free(&g);
+    free(s);
+    free(r);
+    free(in);
+    free(out);
+}
+
+/* Without grow, past the pools' sizes: the frames wait at the receiver
+ * (back-pressure), nothing is lost, and once receives come every message
+ * arrives; the same with a small unexpected_budget and grow. */
+static void test_full_pools_or_budget_make_frames_wait_never_lose_them(void **state)
+{
+    static grow_log g;
+    (void)state;
+    for (int mode = 0; mode < 2; mode++) {
+        enum { N = 600 };
+        static bfo_request s[N], r[N];
+        static uint8_t out[N][1000], in[N][1000];
+        bfo_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        memset(&g, 0, sizeof g);
+        if (mode == 0) {
+            cfg.max_unexpected = 16;
+        } else {
+            cfg.grow = test_grow;
+            cfg.grow_ctx = &g;
+            cfg.unexpected_budget = 32 * 1024;
+        }
+        sr_scenario sc = make(NULL, 0, 2, 1, (uint64_t)(62 + mode));
+        sc.cfg = &cfg;
+        sr_world *w = sr_new(&sc);
+        for (int i = 0; i < N; i++) {
+            memset(out[i], i, sizeof out[i]);
+            assert_int_equal(bfo_isend(&w->e[0], &s[i], out[i], sizeof out[i], 1, 0, i, w->sn.now),
+                             BFO_OK);
+        }
+        sr_advance(w, 200000000);
+        assert_true(w->e[1].uxm_in_use <= (mode ? 32 : 16));
+        assert_true(w->e[1].ux_bytes_in_use <= (mode ? 32 * 1024 : 16 * 4096));
+        for (int i = 0; i < N; i++)
+            assert_int_equal(bfo_irecv(&w->e[1], &r[i], in[i], sizeof in[i], 0, 0, i, w->sn.now),
+                             BFO_OK);
+        for (int k = 0; k < 200 && !(bfo_test(&r[N - 1]) && bfo_test(&s[N - 1])); k++)
+            sr_advance(w, 10000000);
+        for (int i = 0; i < N; i++) {
+            assert_true(bfo_test(&r[i]) && bfo_test(&s[i]));
+            assert_int_equal(r[i].status, BFO_OK);
+            assert_memory_equal(in[i], out[i], sizeof out[i]);
+        }
+        assert_int_equal(w->e[1].stats.mapouts, 0);
+        sr_del(w);
+        grow_free(&g);
+    }
+}
+
 static void test_engine_init_errors(void **state)
 {
     bfo_config c;
@@ -2036,6 +2182,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cancel_posted_receive_and_too_late_once_matched),
         cmocka_unit_test(test_cancel_send_before_it_left_keeps_the_sequence_whole),
         cmocka_unit_test(test_cancel_of_no_request_is_invalid),
+        cmocka_unit_test(test_hundred_thousand_eager_sends_before_their_receives),
+        cmocka_unit_test(test_full_pools_or_budget_make_frames_wait_never_lose_them),
         cmocka_unit_test(test_actions_fed_without_their_input_are_refused),
         cmocka_unit_test(test_mixed_messages_every_protocol_no_fault),
         cmocka_unit_test(test_put_protocol_no_fault),

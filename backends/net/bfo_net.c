@@ -760,12 +760,11 @@ static void dump_engine(bfo_net *n, FILE *f)
     const bfo_engine *e = &n->eng;
     uint64_t now = bfo_boot_now();
     int ux = 0, ooo = 0, posted = 0, fail = 0;
-    for (int i = e->ux_head; i >= 0; i = bfo__ux_at(e, i)->next)
+    for (int i = e->ux_head; i >= 0; i = bfo__ux_at(e, i)->an)
         ux++;
     for (int i = e->ooo_head; i >= 0; i = bfo__ux_at(e, i)->next)
         ooo++;
-    for (const bfo_request *r = e->posted_head; r; r = r->next)
-        posted++;
+    posted = e->posted_count;
     for (int i = e->fail_head; i >= 0; i = bfo__op_at(e, i)->next)
         fail++;
     fprintf(f, "bfo-net[%d]: engine: ops in use %d, failed to post %d, unexpected %d, out of order %d, "

@@ -138,6 +138,8 @@ typedef struct bfo_config {
      * and max_ops must cover every request at once (bfo__min_ops). */
     void *(*grow)(void *grow_ctx, size_t bytes);
     void *grow_ctx;
+    int match_bins;        /* bins of each matching table, a power of two (default 1024):
+                            * matching costs a scan of one (ctx, src) bin and one ctx bin */
     size_t unexpected_budget; /* bytes of unexpected messages' payloads held at once
                                * (default 64 MiB); past it, and once its
                                * memory runs out, a frame waits (BFO_ERR_AGAIN) */
@@ -213,6 +215,7 @@ typedef struct bfo_request {
     int outstanding, frags_inflight;
     bfo_handle self, remote;
     struct bfo_request *next;
+    uint64_t pseq;  /* posted receive: its place in post order */
     /* private, rendezvous only: left unset until then (see bfo__req_init) */
     uint64_t my_raddr, my_reg;    /* this side's registration (my_reg: the backend's
                                      handle), valid while reg */
@@ -254,7 +257,20 @@ typedef struct bfo_uxm {
     uint8_t *data;       /* its payload (an eager message's, an RNDV's first bytes, an
                           * RGET's keys): a buffer of class cls, or NULL */
     uint8_t cls;
+    /* unexpected (not out-of-order): three lists in arrival order, each
+     * doubly linked (-1 ends): all of them, its (ctx, src) bin, its ctx bin */
+    int an, ap, sn, sp, cn, cp;
 } bfo_uxm;
+
+/* Matching bins (bfo_config.match_bins of each kind): posted receives by
+ * (ctx, src) and, for BFO_ANY_SOURCE, by ctx; unexpected messages the same
+ * way.  Lists in post or arrival order. */
+typedef struct bfo__rbin {
+    struct bfo_request *head, *tail;
+} bfo__rbin;
+typedef struct bfo__ubin {
+    int head, tail;
+} bfo__ubin;
 
 typedef struct bfo_rail_link {
     bfo_rail_fsm fsm;
@@ -344,7 +360,11 @@ typedef struct bfo_engine {
     uint8_t *ux_arena;         /* where new payload buffers are carved */
     size_t ux_arena_left, ux_bytes_in_use;
     uint64_t grow_calls, grow_failures; /* chunks asked for; refused (NULL) */
-    bfo_request *posted_head, *posted_tail;
+    bfo__rbin *rbin_src, *rbin_any; /* posted receives: [match_bins] each */
+    bfo__ubin *ubin_src, *ubin_ctx; /* unexpected messages: [match_bins] each */
+    int bin_mask;                   /* match_bins - 1 */
+    int posted_count;               /* receives posted, not matched */
+    uint64_t post_seq;              /* the last pseq given */
     bfo_tracer *trace;        /* optional: every transition (set after init) */
     bfo_stats stats;
 } bfo_engine;
@@ -688,6 +708,7 @@ static inline void bfo__config_defaults(bfo_config *c)
     BFO__DEF(max_requests, 1024);
     BFO__DEF(max_unexpected, 256);
     BFO__DEF(unexpected_budget, (size_t)64 << 20);
+    BFO__DEF(match_bins, 1024);
     BFO__DEF(eager_limit, 4096);
     BFO__DEF(frag_size, 65536);
     BFO__DEF(frag_pipeline, 8);
@@ -724,7 +745,9 @@ static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
            bfo__align(sizeof(bfo_slot) * (size_t)c.max_requests) +
            bfo__align(sizeof(bfo_uxm) * (size_t)c.max_unexpected) +
            bfo__align(bfo__ux_bytes(&c) * (size_t)c.max_unexpected) +
-           3 * bfo__align(sizeof(char *) * BFO_MAX_CHUNKS) + 16;
+           3 * bfo__align(sizeof(char *) * BFO_MAX_CHUNKS) +
+           2 * bfo__align(sizeof(bfo__rbin) * (size_t)c.match_bins) +
+           2 * bfo__align(sizeof(bfo__ubin) * (size_t)c.match_bins) + 16;
 }
 
 static inline void *bfo__carve(char **p, size_t n)
@@ -800,7 +823,8 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
         return BFO_ERR_INVALID;
     e->cfg = *cfg;
     bfo__config_defaults(&e->cfg);
-    if (e->cfg.max_ops < bfo__min_ops(&e->cfg) || e->cfg.rdma < 0 || e->cfg.rdma > BFO_RDMA_OFF)
+    if (e->cfg.max_ops < bfo__min_ops(&e->cfg) || e->cfg.rdma < 0 || e->cfg.rdma > BFO_RDMA_OFF ||
+        e->cfg.match_bins < 1 || (e->cfg.match_bins & (e->cfg.match_bins - 1)))
         return BFO_ERR_INVALID;
     if (!mem || mem_len < bfo_engine_mem_size(cfg))
         return BFO_ERR_NO_MEMORY;
@@ -813,6 +837,17 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     bfo__pool_init(&e->uxp, &p, c->max_unexpected, sizeof(bfo_uxm));
     e->ux_arena = (uint8_t *)bfo__carve(&p, bfo__ux_bytes(c) * (size_t)c->max_unexpected);
     e->ux_arena_left = bfo__ux_bytes(c) * (size_t)c->max_unexpected;
+    e->rbin_src = (bfo__rbin *)bfo__carve(&p, sizeof(bfo__rbin) * (size_t)c->match_bins);
+    e->rbin_any = (bfo__rbin *)bfo__carve(&p, sizeof(bfo__rbin) * (size_t)c->match_bins);
+    e->ubin_src = (bfo__ubin *)bfo__carve(&p, sizeof(bfo__ubin) * (size_t)c->match_bins);
+    e->ubin_ctx = (bfo__ubin *)bfo__carve(&p, sizeof(bfo__ubin) * (size_t)c->match_bins);
+    e->bin_mask = c->match_bins - 1;
+    for (int i = 0; i < c->match_bins; i++) {
+        e->rbin_src[i].head = e->rbin_src[i].tail = NULL;
+        e->rbin_any[i].head = e->rbin_any[i].tail = NULL;
+        e->ubin_src[i].head = e->ubin_src[i].tail = -1;
+        e->ubin_ctx[i].head = e->ubin_ctx[i].tail = -1;
+    }
 
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *pe = &e->peers[i];
@@ -2203,6 +2238,158 @@ static inline int bfo__uxm_fill(bfo_engine *e, int i, int peer, const bfo_frame 
     return 1;
 }
 
+static inline int bfo__matches(const bfo_request *r, int peer, const bfo_frame *f);
+
+static inline unsigned bfo__hash(uint32_t ctx, int src)
+{
+    uint32_t h = ctx * 0x9E3779B1u ^ ((uint32_t)src + 0x7F4A7C15u) * 0x85EBCA77u;
+    return h ^ (h >> 15);
+}
+static inline bfo__rbin *bfo__rbin_of(const bfo_engine *e, uint32_t ctx, int src)
+{
+    return src == BFO_ANY_SOURCE ? &e->rbin_any[bfo__hash(ctx, -7) & (unsigned)e->bin_mask]
+                                 : &e->rbin_src[bfo__hash(ctx, src) & (unsigned)e->bin_mask];
+}
+
+/* A receive joins the posted ones (its bin, in post order). */
+static inline void bfo__posted_add(bfo_engine *e, bfo_request *r)
+{
+    bfo__rbin *b = bfo__rbin_of(e, r->ctx, r->src);
+    r->pseq = ++e->post_seq;
+    r->next = NULL;
+    if (b->tail)
+        b->tail->next = r;
+    else
+        b->head = r;
+    b->tail = r;
+    e->posted_count++;
+}
+
+/* Out of its bin (prev: its predecessor there, or NULL). */
+static inline void bfo__rbin_unlink(bfo_engine *e, bfo__rbin *b, bfo_request *prev, bfo_request *r)
+{
+    if (prev)
+        prev->next = r->next;
+    else
+        b->head = r->next;
+    if (b->tail == r)
+        b->tail = prev;
+    r->next = NULL;
+    e->posted_count--;
+}
+
+/* The first posted receive (in post order) that a frame from peer matches,
+ * taken out of the posted ones; NULL when none.  Two bins are looked at:
+ * the frame's (ctx, src) and its ctx's ANY_SOURCE receives. */
+static BFO__HOT bfo_request *bfo__posted_take(bfo_engine *e, int peer, const bfo_frame *f)
+{
+    const uint32_t ctx = bfo__frame_ctx(f);
+    bfo__rbin *bs = bfo__rbin_of(e, ctx, (int)bfo__frame_src(f)), *ba = bfo__rbin_of(e, ctx, -1);
+    bfo_request *rs = NULL, *ps = NULL, *ra = NULL, *pa = NULL, *prev = NULL;
+    for (bfo_request *r = bs->head; r; prev = r, r = r->next)
+        if (bfo__matches(r, peer, f)) {
+            rs = r;
+            ps = prev;
+            break;
+        }
+    prev = NULL;
+    for (bfo_request *r = ba->head; r && (!rs || r->pseq < rs->pseq); prev = r, r = r->next)
+        if (bfo__matches(r, peer, f)) {
+            ra = r;
+            pa = prev;
+            break;
+        }
+    if (ra) {
+        bfo__rbin_unlink(e, ba, pa, ra);
+        return ra;
+    }
+    if (rs)
+        bfo__rbin_unlink(e, bs, ps, rs);
+    return rs;
+}
+
+/* Appends unexpected message i to its three lists. */
+static inline void bfo__ux_push(bfo_engine *e, int i, int *head, int *tail, int which)
+{
+    bfo_uxm *u = bfo__ux_at(e, i);
+    int *nx = which == 0 ? &u->an : which == 1 ? &u->sn : &u->cn;
+    int *pv = which == 0 ? &u->ap : which == 1 ? &u->sp : &u->cp;
+    *nx = -1;
+    *pv = *tail;
+    if (*tail >= 0) {
+        bfo_uxm *t = bfo__ux_at(e, *tail);
+        *(which == 0 ? &t->an : which == 1 ? &t->sn : &t->cn) = i;
+    } else {
+        *head = i;
+    }
+    *tail = i;
+}
+static inline void bfo__ux_pull(bfo_engine *e, int i, int *head, int *tail, int which)
+{
+    bfo_uxm *u = bfo__ux_at(e, i);
+    const int nx = which == 0 ? u->an : which == 1 ? u->sn : u->cn;
+    const int pv = which == 0 ? u->ap : which == 1 ? u->sp : u->cp;
+    if (pv >= 0) {
+        bfo_uxm *p = bfo__ux_at(e, pv);
+        *(which == 0 ? &p->an : which == 1 ? &p->sn : &p->cn) = nx;
+    } else {
+        *head = nx;
+    }
+    if (nx >= 0) {
+        bfo_uxm *n = bfo__ux_at(e, nx);
+        *(which == 0 ? &n->ap : which == 1 ? &n->sp : &n->cp) = pv;
+    } else {
+        *tail = pv;
+    }
+}
+static inline bfo__ubin *bfo__ubin_src(const bfo_engine *e, uint32_t ctx, int src)
+{
+    return &e->ubin_src[bfo__hash(ctx, src) & (unsigned)e->bin_mask];
+}
+static inline bfo__ubin *bfo__ubin_ctx(const bfo_engine *e, uint32_t ctx)
+{
+    return &e->ubin_ctx[bfo__hash(ctx, -7) & (unsigned)e->bin_mask];
+}
+
+/* Unexpected message i joins the queue: all, its (ctx, src) bin, its ctx bin. */
+static inline void bfo__ux_link(bfo_engine *e, int i)
+{
+    const bfo_frame *f = &bfo__ux_at(e, i)->f;
+    bfo__ubin *bs = bfo__ubin_src(e, bfo__frame_ctx(f), (int)bfo__frame_src(f));
+    bfo__ubin *bc = bfo__ubin_ctx(e, bfo__frame_ctx(f));
+    bfo__ux_push(e, i, &e->ux_head, &e->ux_tail, 0);
+    bfo__ux_push(e, i, &bs->head, &bs->tail, 1);
+    bfo__ux_push(e, i, &bc->head, &bc->tail, 2);
+}
+
+/* ... and leaves it. */
+static inline void bfo__ux_unlink(bfo_engine *e, int i)
+{
+    const bfo_frame *f = &bfo__ux_at(e, i)->f;
+    bfo__ubin *bs = bfo__ubin_src(e, bfo__frame_ctx(f), (int)bfo__frame_src(f));
+    bfo__ubin *bc = bfo__ubin_ctx(e, bfo__frame_ctx(f));
+    bfo__ux_pull(e, i, &e->ux_head, &e->ux_tail, 0);
+    bfo__ux_pull(e, i, &bs->head, &bs->tail, 1);
+    bfo__ux_pull(e, i, &bc->head, &bc->tail, 2);
+}
+
+/* The oldest unexpected message that receive r (or a probe shaped as one)
+ * would take, or -1: a scan of its (ctx, src) bin, or of its ctx's bin for
+ * BFO_ANY_SOURCE. */
+static inline int bfo__ux_match(const bfo_engine *e, const bfo_request *r)
+{
+    if (r->src == BFO_ANY_SOURCE) {
+        for (int i = bfo__ubin_ctx(e, r->ctx)->head; i >= 0; i = bfo__ux_at(e, i)->cn)
+            if (bfo__matches(r, bfo__ux_at(e, i)->peer, &bfo__ux_at(e, i)->f))
+                return i;
+    } else {
+        for (int i = bfo__ubin_src(e, r->ctx, r->src)->head; i >= 0; i = bfo__ux_at(e, i)->sn)
+            if (bfo__matches(r, bfo__ux_at(e, i)->peer, &bfo__ux_at(e, i)->f))
+                return i;
+    }
+    return -1;
+}
+
 static inline int bfo__matches(const bfo_request *r, int peer, const bfo_frame *f)
 {
     return r->ctx == bfo__frame_ctx(f) && (r->peer == BFO_ANY_SOURCE || r->peer == peer) &&
@@ -2247,16 +2434,9 @@ static BFO__HOT int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_fra
             bfo__uxm_put(e, held);
         return BFO_OK;
     }
-    for (bfo_request *r = e->posted_head; r; prev = r, r = r->next) {
-        if (!bfo__matches(r, peer, f))
-            continue;
-        if (prev)
-            prev->next = r->next;
-        else
-            e->posted_head = r->next;
-        if (e->posted_tail == r)
-            e->posted_tail = prev;
-        r->next = NULL;
+    bfo_request *r = e->posted_count ? bfo__posted_take(e, peer, f) : NULL;
+    (void)prev;
+    if (r) {
         bfo__recv_take(e, r, peer, f);
         if (held >= 0)
             bfo__uxm_put(e, held);
@@ -2268,12 +2448,7 @@ static BFO__HOT int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_fra
         if (i < 0 || !bfo__uxm_fill(e, i, peer, f))
             return BFO_ERR_AGAIN;
     }
-    bfo__ux_at(e, i)->next = -1;
-    if (e->ux_tail >= 0)
-        bfo__ux_at(e, e->ux_tail)->next = i;
-    else
-        e->ux_head = i;
-    e->ux_tail = i;
+    bfo__ux_link(e, i);
     return BFO_OK;
 }
 
@@ -2768,30 +2943,22 @@ static inline int bfo_irecv_env(bfo_engine *e, bfo_request *r, void *buf, size_t
     r->self = bfo__handle_alloc(e, r);
     if (bfo_handle_is_null(r->self))
         return BFO_ERR_NO_MEMORY;
-    for (int i = e->ux_head, prev = -1; i >= 0; prev = i, i = bfo__ux_at(e, i)->next) {
-        bfo_uxm *u = bfo__ux_at(e, i);
-        if (!bfo__matches(r, u->peer, &u->f))
-            continue;
-        if (prev >= 0)
-            bfo__ux_at(e, prev)->next = u->next;
-        else
-            e->ux_head = u->next;
-        if (e->ux_tail == i)
-            e->ux_tail = prev;
-        bfo__recv_take(e, r, u->peer, &u->f);
-        bfo__uxm_put(e, i);
-        bfo__run_failed(e);
-        return BFO_OK;
+    {
+        const int i = e->ux_head >= 0 ? bfo__ux_match(e, r) : -1;
+        if (i >= 0) {
+            bfo_uxm *u = bfo__ux_at(e, i);
+            bfo__ux_unlink(e, i);
+            bfo__recv_take(e, r, u->peer, &u->f);
+            bfo__uxm_put(e, i);
+            bfo__run_failed(e);
+            return BFO_OK;
+        }
     }
     if (peer >= 0 ? e->peers[peer].unreachable : bfo__all_unreachable(e)) {
         bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
         return BFO_ERR_PEER_UNREACHABLE;
     }
-    if (e->posted_tail)
-        e->posted_tail->next = rr;
-    else
-        e->posted_head = rr;
-    e->posted_tail = rr;
+    bfo__posted_add(e, rr);
     return BFO_OK;
 }
 
@@ -2814,18 +2981,12 @@ static inline int bfo_test(const bfo_request *r) { return r->complete; }
 /* Takes r out of the list of posted receives; 0 when it is not there. */
 static inline int bfo__unpost(bfo_engine *e, bfo_request *r)
 {
-    for (bfo_request *q = e->posted_head, *prev = NULL; q; prev = q, q = q->next) {
-        if (q != r)
-            continue;
-        if (prev)
-            prev->next = q->next;
-        else
-            e->posted_head = q->next;
-        if (e->posted_tail == q)
-            e->posted_tail = prev;
-        q->next = NULL;
-        return 1;
-    }
+    bfo__rbin *b = bfo__rbin_of(e, r->ctx, r->src);
+    for (bfo_request *q = b->head, *prev = NULL; q; prev = q, q = q->next)
+        if (q == r) {
+            bfo__rbin_unlink(e, b, prev, q);
+            return 1;
+        }
     return 0;
 }
 
@@ -2858,7 +3019,7 @@ static inline int bfo_cancel(bfo_engine *e, bfo_request *r, uint64_t now)
 }
 
 /* The oldest unexpected message a receive with envelope env would take,
- * or -1; *prevp gets its predecessor in the queue. */
+ * or -1. */
 static inline int bfo__ux_find(const bfo_engine *e, const bfo_envelope *env, int *prevp)
 {
     bfo_request probe;
@@ -2866,12 +3027,8 @@ static inline int bfo__ux_find(const bfo_engine *e, const bfo_envelope *env, int
     probe.ctx = env->ctx;
     probe.src = env->src;
     probe.want_tag = env->tag;
-    for (int i = e->ux_head, prev = -1; i >= 0; prev = i, i = bfo__ux_at(e, i)->next)
-        if (bfo__matches(&probe, bfo__ux_at(e, i)->peer, &bfo__ux_at(e, i)->f)) {
-            *prevp = prev;
-            return i;
-        }
-    return -1;
+    *prevp = -1;
+    return bfo__ux_match(e, &probe);
 }
 
 static inline int bfo__probe_args_ok(const bfo_engine *e, const bfo_envelope *env,
@@ -2922,13 +3079,8 @@ static inline int bfo_improbe(bfo_engine *e, bfo_request *msg, const bfo_envelop
     msg->self = bfo__handle_alloc(e, msg);
     if (bfo_handle_is_null(msg->self))
         return BFO_ERR_NO_MEMORY;
-    if (prev >= 0)
-        bfo__ux_at(e, prev)->next = bfo__ux_at(e, i)->next;
-    else
-        e->ux_head = bfo__ux_at(e, i)->next;
-    if (e->ux_tail == i)
-        e->ux_tail = prev;
-    bfo__ux_at(e, i)->next = -1;
+    (void)prev;
+    bfo__ux_unlink(e, i);
     msg->held = i;
     bfo__status_of(bfo__ux_at(e, i), st);
     {
@@ -2991,21 +3143,20 @@ static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
         if (r && r->peer == peer && !r->complete)
             bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
     }
-    for (r = e->posted_head; r; r = next) { /* receives naming this peer */
-        next = r->next;
-        if (r->peer != peer && !(r->peer == BFO_ANY_SOURCE && none_left)) {
-            prev = r;
-            continue;
+    for (int k = 0; k <= e->bin_mask && e->posted_count; k++) /* receives naming this peer */
+        for (int any = 0; any < 2; any++) {
+            bfo__rbin *b = any ? &e->rbin_any[k] : &e->rbin_src[k];
+            prev = NULL;
+            for (r = b->head; r; r = next) {
+                next = r->next;
+                if (r->peer != peer && !(r->peer == BFO_ANY_SOURCE && none_left)) {
+                    prev = r;
+                    continue;
+                }
+                bfo__rbin_unlink(e, b, prev, r);
+                bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
+            }
         }
-        if (prev)
-            prev->next = next;
-        else
-            e->posted_head = next;
-        if (e->posted_tail == r)
-            e->posted_tail = prev;
-        r->next = NULL;
-        bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
-    }
     /* messages waiting for an earlier one that will never come */
     for (int k = e->ooo_head, prevk = -1, nk; k >= 0; k = nk) {
         nk = bfo__ux_at(e, k)->next;

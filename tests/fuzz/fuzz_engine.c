@@ -706,9 +706,9 @@ void fz_finish(void)
                e->ops_in_use, e->ctl_in_use);
     FUZZ_CHECK(e->slots_in_use == 0, "leaked: %d handles", e->slots_in_use);
     FUZZ_CHECK(F.regs_live == 0, "leaked: %d registrations", F.regs_live);
-    FUZZ_CHECK(e->ooo_head < 0 && e->posted_head == NULL, "out-of-order or posted left");
+    FUZZ_CHECK(e->ooo_head < 0 && e->posted_count == 0, "out-of-order or posted left");
     int ux = 0;
-    for (int i = e->ux_head; i >= 0 && ux <= e->cfg.max_unexpected; i = bfo__ux_at(e, i)->next)
+    for (int i = e->ux_head; i >= 0 && ux <= e->uxp.n; i = bfo__ux_at(e, i)->an)
         ux++;
     FUZZ_CHECK(ux == e->uxm_in_use, "unexpected buffers: %d in use, %d queued", e->uxm_in_use, ux);
     for (int s = 0; s < FZ_NREQ; s++)
