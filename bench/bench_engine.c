@@ -5,6 +5,9 @@
  *
  *   bench_engine eager|rndv N      N eager 8-byte or 1 MiB rendezvous
  *                                  send+receive pairs
+ *   bench_engine crowd N           N eager pairs while 100,000 other receives
+ *                                  wait, posted over 1,000 contexts (bins:
+ *                                  they cost the pairs nothing)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,12 +16,19 @@
 #include "bfo_engine.h"
 #include "bfo_nullnet.h"
 
+static void *bench_grow(void *ctx, size_t bytes)
+{
+    (void)ctx;
+    return aligned_alloc(16, (bytes + 15) & ~(size_t)15);
+}
+
 int main(int argc, char **argv)
 {
     static bfo_engine e[2];
     static nullnet nn;
     bfo_request s, r;
     int rndv = argc > 1 && !strcmp(argv[1], "rndv");
+    int crowd = argc > 1 && !strcmp(argv[1], "crowd");
     long n = argc > 2 ? atol(argv[2]) : 1000;
     size_t size = rndv ? (size_t)1 << 20 : 8;
     uint8_t *sbuf = (uint8_t *)calloc(1, size), *rbuf = (uint8_t *)calloc(1, size);
@@ -31,6 +41,7 @@ int main(int argc, char **argv)
         c.rank = i;
         c.nranks = 2;
         c.nrails = 1;
+        c.grow = crowd ? bench_grow : NULL;
         size_t need = bfo_engine_mem_size(&c);
         nn.eng[i] = &e[i];
         if (bfo_engine_init(&e[i], &c, &nn.be[i], malloc(need), need, nn.now) != BFO_OK)
@@ -38,6 +49,14 @@ int main(int argc, char **argv)
     }
     while (nn_pump(&nn)) /* connect and probe */
         ;
+    if (crowd) { /* receives that wait, in other contexts */
+        static bfo_request waiting[100000];
+        static uint8_t sink[8];
+        for (int i = 0; i < 100000; i++)
+            if (bfo_irecv(&e[1], &waiting[i], sink, sizeof sink, 0, 1 + (uint32_t)(i % 1000), i,
+                          nn.now) != BFO_OK)
+                return 1;
+    }
     for (long i = 0; i < n; i++) {
         bfo_irecv(&e[1], &r, rbuf, size, 0, 0, 1, nn.now);
         bfo_isend(&e[0], &s, sbuf, size, 1, 0, 1, nn.now);
@@ -46,6 +65,6 @@ int main(int argc, char **argv)
         if (s.status != BFO_OK || r.status != BFO_OK)
             return 1;
     }
-    printf("%ld %s pairs\n", n, rndv ? "1 MiB rendezvous" : "8-byte eager");
+    printf("%ld %s pairs\n", n, rndv ? "1 MiB rendezvous" : crowd ? "crowded 8-byte eager" : "8-byte eager");
     return 0;
 }

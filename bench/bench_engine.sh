@@ -30,5 +30,7 @@ per() { # mode n1 n2: "engine transport" instructions per exchange
 }
 read -r eager eager_nn < <(per eager 1000 11000)
 read -r rndv rndv_nn < <(per rndv 10 60)
+read -r crowd crowd_nn < <(per crowd 1000 11000)
 echo "bench-engine: eager 8-byte send+receive: $eager instructions in the engine (+ $eager_nn in the null transport; memcpy excluded)"
 echo "bench-engine: 1 MiB rendezvous send+receive: $rndv instructions in the engine (+ $rndv_nn in the null transport; memcpy excluded)"
+echo "bench-engine: eager 8-byte send+receive with 100,000 other receives posted over 1,000 contexts: $crowd instructions in the engine (matching in bins: the crowd costs $((crowd - eager)))"
