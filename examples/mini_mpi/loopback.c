@@ -155,6 +155,50 @@ static void lb_fini(lb_world *w)
     }
 }
 
+/* MPI's other calls, once: a message to itself, a synchronous send, a
+ * probe, a matched probe and a cancelled receive.  Returns the failures. */
+static int features(mm_comm *c[2])
+{
+    char a[6] = "self", b[6] = "ssend", d[6] = "probe", got[4][8];
+    mm_request s[3], r[4];
+    mm_status st;
+    mm_message m;
+    int flag = 0, cancelled = 0, bad = 0;
+    memset(got, 0, sizeof got);
+    /* to itself: rank 0 sends to rank 0 */
+    mm_isend(c[0], a, 5, 0, 7, &s[0]);
+    mm_irecv(c[0], got[0], 8, 0, 7, &r[0]);
+    bad += mm_wait(&s[0], NULL) != MM_SUCCESS || mm_wait(&r[0], NULL) != MM_SUCCESS ||
+           strcmp(got[0], "self");
+    /* synchronous: not complete before its receive is posted */
+    mm_issend(c[0], b, 6, 1, 8, &s[1]);
+    for (int k = 0; k < 100; k++)
+        mm_test(&s[1], &flag, NULL);
+    bad += flag != 0;
+    mm_irecv(c[1], got[1], 8, 0, 8, &r[1]);
+    bad += mm_wait(&r[1], NULL) != MM_SUCCESS || mm_wait(&s[1], NULL) != MM_SUCCESS ||
+           strcmp(got[1], "ssend");
+    /* probe, then a matched probe and its receive */
+    mm_isend(c[0], d, 6, 1, 9, &s[2]);
+    flag = 0;
+    for (int k = 0; k < 1000 && !flag; k++)
+        mm_iprobe(c[1], MM_ANY_SOURCE, 9, &flag, &st);
+    bad += !flag || st.source != 0 || st.length != 6;
+    flag = 0;
+    for (int k = 0; k < 1000 && !flag; k++)
+        mm_improbe(c[1], 0, 9, &flag, &m, &st);
+    bad += !flag || mm_imrecv(got[2], 8, &m, &r[2]) != MM_SUCCESS ||
+           mm_wait(&r[2], NULL) != MM_SUCCESS || strcmp(got[2], "probe") ||
+           mm_wait(&s[2], NULL) != MM_SUCCESS;
+    /* a receive nothing matches, cancelled */
+    mm_irecv(c[1], got[3], 8, 0, 10, &r[3]);
+    bad += mm_cancel(&r[3], &cancelled) != MM_SUCCESS || !cancelled ||
+           mm_wait(&r[3], NULL) != MM_ERR_CANCELLED;
+    printf("mini_mpi_loopback: to itself, synchronous send, probe, matched probe, cancel: %s\n",
+           bad ? "NOT all right" : "right");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     static lb_world w; /* two engines: keep them off the stack */
@@ -182,6 +226,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 2; i++)
             fails += xchg_finish(&x[i], stderr);
     }
+    fails += features(c);
     for (int i = 0; i < 2; i++)
         printf("mini_mpi_loopback[%d]: %lu messages, %lu bytes from rank %d %s\n", i, x[i].messages,
                x[i].bytes, x[i].peer, fails ? "NOT all right" : "verified");

@@ -25,6 +25,7 @@ static int mm_error_of(int bfo_rc)
     case BFO_ERR_PEER_UNREACHABLE: return MM_ERR_PROC_FAILED;
     case BFO_ERR_INVALID: return MM_ERR_ARG;
     case BFO_ERR_NO_MEMORY: return MM_ERR_NO_REQUEST;
+    case BFO_ERR_CANCELLED: return MM_ERR_CANCELLED;
     default: return MM_ERR_OTHER;
     }
 }
@@ -32,8 +33,9 @@ static int mm_error_of(int bfo_rc)
 const char *mm_error_string(int err)
 {
     static const char *const s[] = {"success", "message truncated", "peer unreachable (no rail left)",
-                                    "invalid argument", "no request free", "internal error"};
-    return err >= 0 && err <= MM_ERR_OTHER ? s[err] : "unknown error";
+                                    "invalid argument", "no request free", "internal error",
+                                    "request cancelled"};
+    return err >= 0 && err <= MM_ERR_CANCELLED ? s[err] : "unknown error";
 }
 
 int mm_comm_create(mm_comm **out, const mm_transport *t, int context, int max_requests)
@@ -82,10 +84,13 @@ static void req_put(struct mm_req *q)
     q->comm->free_list = q;
 }
 
-static int post(mm_comm *c, int is_recv, void *buf, size_t count, int peer, int tag, mm_request *req)
+static int post(mm_comm *c, int is_recv, void *buf, size_t count, int peer, int tag, mm_request *req,
+                unsigned flags)
 {
     struct mm_req *q;
     int rc;
+    /* ranks of this communicator are the engine's: src is the rank */
+    bfo_envelope env = {peer, (uint32_t)c->context, is_recv ? peer : c->t.rank, tag, flags};
     if (!c || !req)
         return MM_ERR_ARG;
     *req = MM_REQUEST_NULL;
@@ -95,8 +100,8 @@ static int post(mm_comm *c, int is_recv, void *buf, size_t count, int peer, int 
     q->peer = peer;
     q->tag = tag;
     q->count = count;
-    rc = is_recv ? bfo_irecv(c->t.engine, &q->r, buf, count, peer, c->context, tag, c->t.now(c->t.ctx))
-                 : bfo_isend(c->t.engine, &q->r, buf, count, peer, c->context, tag, c->t.now(c->t.ctx));
+    rc = is_recv ? bfo_irecv_env(c->t.engine, &q->r, buf, count, &env, c->t.now(c->t.ctx))
+                 : bfo_isend_env(c->t.engine, &q->r, buf, count, &env, c->t.now(c->t.ctx));
     if (rc != BFO_OK) { /* invalid, or complete at once (no rail to the peer) */
         req_put(q);
         return mm_error_of(rc);
@@ -107,12 +112,97 @@ static int post(mm_comm *c, int is_recv, void *buf, size_t count, int peer, int 
 
 int mm_isend(mm_comm *c, const void *buf, size_t count, int dest, int tag, mm_request *req)
 {
-    return post(c, 0, (void *)(uintptr_t)buf, count, dest, tag, req);
+    return post(c, 0, (void *)(uintptr_t)buf, count, dest, tag, req, 0);
+}
+
+int mm_issend(mm_comm *c, const void *buf, size_t count, int dest, int tag, mm_request *req)
+{
+    return post(c, 0, (void *)(uintptr_t)buf, count, dest, tag, req, BFO_SEND_SYNC);
 }
 
 int mm_irecv(mm_comm *c, void *buf, size_t count, int source, int tag, mm_request *req)
 {
-    return post(c, 1, buf, count, source, tag, req);
+    return post(c, 1, buf, count, source, tag, req, 0);
+}
+
+int mm_iprobe(mm_comm *c, int source, int tag, int *flag, mm_status *status)
+{
+    bfo_envelope env = {source, (uint32_t)c->context, source, tag, 0};
+    bfo_status st;
+    int rc;
+    if (!c || !flag)
+        return MM_ERR_ARG;
+    c->t.progress(c->t.ctx, 0);
+    rc = bfo_iprobe(c->t.engine, &env, &st, c->t.now(c->t.ctx));
+    if (rc < 0)
+        return mm_error_of(rc);
+    *flag = rc;
+    if (rc && status) {
+        status->source = st.source;
+        status->tag = st.tag;
+        status->length = status->count = st.length;
+        status->error = MM_SUCCESS;
+    }
+    return MM_SUCCESS;
+}
+
+int mm_improbe(mm_comm *c, int source, int tag, int *flag, mm_message *msg, mm_status *status)
+{
+    bfo_envelope env = {source, (uint32_t)c->context, source, tag, 0};
+    bfo_status st;
+    struct mm_req *q;
+    int rc;
+    if (!c || !flag || !msg)
+        return MM_ERR_ARG;
+    *flag = 0;
+    *msg = MM_REQUEST_NULL;
+    if (!(q = req_get(c)))
+        return MM_ERR_NO_REQUEST;
+    c->t.progress(c->t.ctx, 0);
+    rc = bfo_improbe(c->t.engine, &q->r, &env, &st, c->t.now(c->t.ctx));
+    if (rc != 1) {
+        req_put(q);
+        return rc < 0 ? mm_error_of(rc) : MM_SUCCESS;
+    }
+    q->is_recv = 1;
+    q->peer = st.source;
+    q->tag = st.tag;
+    *flag = 1;
+    *msg = q;
+    if (status) {
+        status->source = st.source;
+        status->tag = st.tag;
+        status->length = status->count = st.length;
+        status->error = MM_SUCCESS;
+    }
+    return MM_SUCCESS;
+}
+
+int mm_imrecv(void *buf, size_t count, mm_message *msg, mm_request *req)
+{
+    struct mm_req *q;
+    int rc;
+    if (!msg || !*msg || !req)
+        return MM_ERR_ARG;
+    q = *msg;
+    q->count = count;
+    rc = bfo_imrecv(q->comm->t.engine, &q->r, buf, count, q->comm->t.now(q->comm->t.ctx));
+    if (rc != BFO_OK)
+        return mm_error_of(rc);
+    *msg = MM_REQUEST_NULL;
+    *req = q;
+    return MM_SUCCESS;
+}
+
+int mm_cancel(mm_request *req, int *cancelled)
+{
+    int rc;
+    if (!req || !*req)
+        return MM_ERR_ARG;
+    rc = bfo_cancel((*req)->comm->t.engine, &(*req)->r, (*req)->comm->t.now((*req)->comm->t.ctx));
+    if (cancelled)
+        *cancelled = rc == BFO_OK;
+    return rc == BFO_OK || rc == BFO_ERR_TOO_LATE ? MM_SUCCESS : mm_error_of(rc);
 }
 
 /* The request is complete: fill the status, give the slot back. */

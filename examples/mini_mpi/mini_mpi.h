@@ -5,8 +5,13 @@
  * are mm_*, not MPI_*, so that this links next to a real MPI.
  *
  *   MPI                         here                    bfo
- *   MPI_Isend(b,n,MPI_BYTE,..)  mm_isend(c,b,n,dst,tag) bfo_isend(e, req, b, n, dst, ctx, tag, now)
- *   MPI_Irecv                   mm_irecv                bfo_irecv
+ *   MPI_Isend(b,n,MPI_BYTE,..)  mm_isend(c,b,n,dst,tag) bfo_isend_env(e, req, b, n, &env, now)
+ *   MPI_Irecv                   mm_irecv                bfo_irecv_env (env: peer, ctx, src, tag)
+ *   MPI_Issend                  mm_issend               bfo_isend_env, env.flags BFO_SEND_SYNC
+ *   MPI_Iprobe                  mm_iprobe               bfo_iprobe
+ *   MPI_Improbe, MPI_Imrecv     mm_improbe, mm_imrecv   bfo_improbe, bfo_imrecv
+ *   MPI_Cancel                  mm_cancel               bfo_cancel (BFO_ERR_CANCELLED)
+ *   a send to oneself           mm_isend(c,..,rank,..)  the same: no rail, no network
  *   MPI_ANY_SOURCE, _ANY_TAG    MM_ANY_SOURCE, _TAG     BFO_ANY_SOURCE, BFO_ANY_TAG
  *   MPI_Test                    mm_test                 one progress of the transport, bfo_test
  *   MPI_Wait, MPI_Waitall       mm_wait, mm_waitall     progress until bfo_test
@@ -70,7 +75,8 @@ enum mm_error {
     MM_ERR_PROC_FAILED = 2, /* no rail to the peer is left */
     MM_ERR_ARG = 3,         /* bad rank, tag, buffer or handle */
     MM_ERR_NO_REQUEST = 4,  /* every request of the communicator is in use */
-    MM_ERR_OTHER = 5
+    MM_ERR_OTHER = 5,
+    MM_ERR_CANCELLED = 6    /* the request was cancelled (mm_cancel): nothing matched it */
 };
 
 #define MM_ANY_SOURCE BFO_ANY_SOURCE
@@ -89,6 +95,22 @@ int mm_comm_size(const mm_comm *c);
 
 int mm_isend(mm_comm *c, const void *buf, size_t count, int dest, int tag, mm_request *req);
 int mm_irecv(mm_comm *c, void *buf, size_t count, int source, int tag, mm_request *req);
+/* MPI_Issend: complete only once the receiver matched it (BFO_SEND_SYNC).
+ * dest may be the rank itself, for every send. */
+int mm_issend(mm_comm *c, const void *buf, size_t count, int dest, int tag, mm_request *req);
+
+/* MPI_Iprobe: *flag = 1 and status filled (source, tag, length) when a
+ * message matches, without receiving it. */
+int mm_iprobe(mm_comm *c, int source, int tag, int *flag, mm_status *status);
+/* MPI_Improbe / MPI_Imrecv: the message is taken out of matching into
+ * *msg (a request of the communicator), received later with mm_imrecv. */
+typedef struct mm_req *mm_message;
+int mm_improbe(mm_comm *c, int source, int tag, int *flag, mm_message *msg, mm_status *status);
+int mm_imrecv(void *buf, size_t count, mm_message *msg, mm_request *req);
+/* MPI_Cancel: the request then completes with MM_ERR_CANCELLED, or (too
+ * late: it matched, or some of it left) as it would have.  MM_SUCCESS
+ * either way, as MPI's; *cancelled says which it will be. */
+int mm_cancel(mm_request *req, int *cancelled);
 
 /* *flag = 1 and the request freed (*req = MM_REQUEST_NULL) when complete;
  * returns its error then (status may be NULL), else MM_SUCCESS. */
