@@ -254,6 +254,9 @@ check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore double --rails 3 --msg '0>1:100K'
 	./$(BUILD)/bfo sim --explore double --rails 2 --protocol put --msg '0>1:100K' --msg '1>0:64'
 	./$(BUILD)/bfo sim --explore double --rails 2 --protocol get --msg '0>1:200K'
+	./$(BUILD)/bfo sim --explore single --data mixed --data-rails 0
+	./$(BUILD)/bfo sim --explore double --rails 2 --data iov --data-rails 0 --msg '0>1:150K' --msg '1>0:100'
+	./$(BUILD)/bfo sim --explore double --rails 2 --data pack --data-rails none --msg '0>1:150K' --msg '1>0:3K'
 	./$(BUILD)/bfo sim --explore double --rails 2 --rdma-rails 1 --msg '0>1:100K' --msg '1>0:200K'
 	./$(BUILD)/bfo sim --random 100000 --seed 7
 
