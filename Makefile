@@ -246,7 +246,10 @@ $(BUILD)/libbfo_net.a: $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(NET_SRC)))
 # (eager, copy, PUT, GET, mixed rails; 1-3 rails; a fragment lost, failed or
 # delayed, a rail down, a rail silent every way or one way, at every
 # operation), every pair over small scenarios (each protocol), three ranks,
-# 100,000 random schedules.
+# 100,000 random schedules; then the same with messages described
+# (--data: iovec lists and pack/unpack, read in place by the transport on
+# some rails and staged by the engine on others): every single fault, every
+# pair over a rendezvous, 20,000 random schedules.
 check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore single
 	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any'
@@ -259,6 +262,7 @@ check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore double --rails 2 --data pack --data-rails none --msg '0>1:150K' --msg '1>0:3K'
 	./$(BUILD)/bfo sim --explore double --rails 2 --rdma-rails 1 --msg '0>1:100K' --msg '1>0:200K'
 	./$(BUILD)/bfo sim --random 100000 --seed 7
+	./$(BUILD)/bfo sim --random 20000 --seed 11 --data mixed --data-rails 1
 
 # Hostile input (tests/fuzz/): libFuzzer targets for frame decoding (wire),
 # an engine whose peers are the input (engine) and the TCP backend's

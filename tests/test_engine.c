@@ -1971,6 +1971,9 @@ static void test_engine_init_errors(void **state)
     c.rdma = 7;
     assert_int_equal(bfo_engine_init(&e, &c, &be, mem, sizeof mem, 0), BFO_ERR_INVALID);
     c.rdma = 0;
+    c.data_stages = -1;
+    assert_int_equal(bfo_engine_init(&e, &c, &be, mem, sizeof mem, 0), BFO_ERR_INVALID);
+    c.data_stages = 0;
     c.max_ops = 10; /* fewer than the requests can need */
     assert_int_equal(bfo_engine_init(&e, &c, &be, mem, sizeof mem, 0), BFO_ERR_INVALID);
     c.max_ops = 0;
