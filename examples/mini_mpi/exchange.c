@@ -9,7 +9,7 @@ static const size_t sizes[XCHG_NSIZES] = XCHG_SIZES;
 /* The vectors: message XCHG_NSIZES + 2 + j is sent as svec[j] and received
  * as rvec[j] (blocklen 0: a plain buffer of the other side's bytes). */
 #define VEC0 (XCHG_NSIZES + 2)
-static const mm_vector svec[XCHG_NVEC] = { { 2000, 48, 80 }, { 0, 0, 0 }, { 30, 16, 24 } };
+static const mm_vector svec[XCHG_NVEC] = { { 2000, 48, 80 }, { 12, 4096, 4500 }, { 30, 16, 24 } };
 static const mm_vector rvec[XCHG_NVEC] = { { 0, 0, 0 }, { 12, 4096, 5000 }, { 60, 8, 20 } };
 
 static size_t vec_bytes(const mm_vector *v) { return v->count * v->blocklen; }

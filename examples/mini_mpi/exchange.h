@@ -5,7 +5,8 @@
  * receive posted last and one sent into a receive too small
  * (MM_ERR_TRUNCATE), and three strided vectors (mm_isend_vector,
  * mm_irecv_vector): 2000 blocks of 48 bytes into a plain buffer (packed in
- * place, rendezvous), a plain buffer into 12 blocks of 4 KiB (an iovec),
+ * place, rendezvous), 12 blocks of 4 KiB into 12 at another stride
+ * (iovecs: over TCP written straight from the blocks),
  * and 30 blocks of 16 bytes into 60 of 8 (both described, eager).  Every
  * byte is checked: byte k of message i of round r from rank s is a function
  * of (s, r, i, k); the bytes between a receive vector's blocks stay as they
