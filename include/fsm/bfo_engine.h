@@ -1067,15 +1067,18 @@ static inline int bfo__stages_in_use(const bfo_engine *e)
     return n;
 }
 
-/* The ops that waited for a staging buffer are posted again (those that
- * still find none wait again, in their order). */
+/* The ops that waited for a staging buffer are posted again, in their
+ * order, while a staging buffer is unused (the others wait on, in order). */
 static BFO__NOINLINE void bfo__stage_kick(bfo_engine *e)
 {
     int i = e->stage_wait_head, last = e->stage_wait_tail;
     e->stage_wait_head = e->stage_wait_tail = -1;
     while (i >= 0) {
         int next = e->ops[i].next, was_last = i == last;
-        bfo__post_described(e, &e->ops[i]);
+        if (bfo__stages_in_use(e) < e->cfg.data_stages)
+            bfo__post_described(e, &e->ops[i]);
+        else
+            bfo__stage_wait(e, &e->ops[i]);
         if (was_last)
             break;
         i = next;
