@@ -251,7 +251,10 @@ $(BUILD)/libbfo_net.a: $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(NET_SRC)))
 # engine's, probes, matched probes with a rendezvous held 30 ms before its
 # receive, receives cancelled as their message arrives, sends cancelled
 # before a rail is up) under every pair of faults; sequences past the 16-
-# and 32-bit wraps under every single fault.
+# and 32-bit wraps under every single fault; then the same with messages
+# described (--data: iovec lists and pack/unpack, read in place by the
+# transport on some rails and staged by the engine on others): every single
+# fault, every pair over a rendezvous, 20,000 random schedules.
 check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore single
 	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any'
@@ -259,6 +262,9 @@ check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore double --rails 3 --msg '0>1:100K'
 	./$(BUILD)/bfo sim --explore double --rails 2 --protocol put --msg '0>1:100K' --msg '1>0:64'
 	./$(BUILD)/bfo sim --explore double --rails 2 --protocol get --msg '0>1:200K'
+	./$(BUILD)/bfo sim --explore single --data mixed --data-rails 0
+	./$(BUILD)/bfo sim --explore double --rails 2 --data iov --data-rails 0 --msg '0>1:150K' --msg '1>0:100'
+	./$(BUILD)/bfo sim --explore double --rails 2 --data pack --data-rails none --msg '0>1:150K' --msg '1>0:3K'
 	./$(BUILD)/bfo sim --explore double --rails 2 --rdma-rails 1 --msg '0>1:100K' --msg '1>0:200K'
 	./$(BUILD)/bfo sim --random 100000 --seed 7
 	./$(BUILD)/bfo sim --explore double --rails 2 --msg '0>1:64:sync:late' --msg '1>1:9K:late' --msg '0>1:20K:ctx=7:sync' --msg '1>0:100:ctx=4000000000:late'
@@ -266,6 +272,7 @@ check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore double --rails 2 --protocol copy --msg '0>1:20K:mprobe' --msg '0>1:3K:cancel'
 	./$(BUILD)/bfo sim --explore single --seq-start 65530 --msg '0>1:64' --msg '0>1:100' --msg '0>1:20K' --msg '0>1:1' --msg '0>1:64:sync' --msg '0>1:8' --msg '1>0:9' --msg '0>1:10'
 	./$(BUILD)/bfo sim --explore single --seq-start 4294967290 --msg '0>1:64' --msg '0>1:100' --msg '0>1:20K' --msg '0>1:1' --msg '0>1:64:sync' --msg '0>1:8' --msg '1>0:9' --msg '0>1:10'
+	./$(BUILD)/bfo sim --random 20000 --seed 11 --data mixed --data-rails 1
 
 # Hostile input (tests/fuzz/): libFuzzer targets for frame decoding (wire),
 # an engine whose peers are the input (engine) and the TCP backend's

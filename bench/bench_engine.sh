@@ -34,3 +34,6 @@ read -r crowd crowd_nn < <(per crowd 1000 11000)
 echo "bench-engine: eager 8-byte send+receive: $eager instructions in the engine (+ $eager_nn in the null transport; memcpy excluded)"
 echo "bench-engine: 1 MiB rendezvous send+receive: $rndv instructions in the engine (+ $rndv_nn in the null transport; memcpy excluded)"
 echo "bench-engine: eager 8-byte send+receive with 100,000 other receives posted over 1,000 contexts: $crowd instructions in the engine (matching in bins: the crowd costs $((crowd - eager)))"
+read -r eager_iov eager_iov_nn < <(per eager-iov 1000 11000)
+read -r rndv_iov rndv_iov_nn < <(per rndv-iov 10 60)
+echo "bench-engine: the same described (iovec: 8 bytes in 2 segments; 1 MiB in 16, staged by the engine): eager $eager_iov, rendezvous $rndv_iov instructions in the engine (+ $eager_iov_nn, $rndv_iov_nn in the null transport; memcpy excluded)"

@@ -145,6 +145,9 @@ typedef struct simnet {
     int nfaults;
     int connects[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* pending connect requests */
     unsigned rdma_mask;     /* rails that can RDMA (bit per rail) */
+    unsigned data_mask;     /* rails whose transport reads described data itself
+                             * (post_send_data; bit per rail, default none) */
+    uint64_t data_posts;    /* frames whose described bytes this transport read */
     sn_reg *regs;
     size_t nregs, capregs;
     uint64_t rdma_violations, rdma_refused, regs_live;
@@ -429,6 +432,33 @@ static inline int sn_post_send(void *ctx, int peer, int rail, const bfo_iov *iov
     return 0;
 }
 
+/* post_send_data: the header and the described bytes, read (packed) into
+ * the frame at the post, as a transport that copies into its ring does. */
+static inline int sn_post_send_data(void *ctx, int peer, int rail, const bfo_iov *hdr,
+                                    const bfo_data_span *data, uint64_t token)
+{
+    sn_endpoint *ep = (sn_endpoint *)ctx;
+    sn_msg m;
+    size_t len = hdr->len + data->len;
+    if (!((ep->sn->data_mask >> rail) & 1))
+        return -1; /* the engine must not ask: the rail has no BFO_CAP_SEND_* */
+    memset(&m, 0, sizeof m);
+    m.data = (uint8_t *)malloc(len ? len : 1);
+    if (!m.data)
+        abort();
+    memcpy(m.data, hdr->base, hdr->len);
+    bfo_data_span_copy(data, 0, m.data + hdr->len, data->len);
+    ep->sn->data_posts++;
+    m.len = len;
+    m.src = ep->rank;
+    m.dst = peer;
+    m.rail = rail;
+    m.token = token;
+    m.type = m.data[0];
+    sn_enqueue(ep->sn, &m);
+    return 0;
+}
+
 static inline int sn_post_rdma(sn_endpoint *ep, int op, int peer, int rail, void *local,
                                size_t len, uint64_t raddr, uint32_t key, uint64_t token)
 {
@@ -514,7 +544,9 @@ static inline void sn_dereg_mem(void *ctx, uint64_t handle)
 
 static inline unsigned sn_rail_caps(void *ctx, int rail)
 {
-    return (((sn_endpoint *)ctx)->sn->rdma_mask >> rail) & 1 ? BFO_CAP_RDMA : 0;
+    const simnet *sn = ((sn_endpoint *)ctx)->sn;
+    return ((sn->rdma_mask >> rail) & 1 ? BFO_CAP_RDMA : 0) |
+           ((sn->data_mask >> rail) & 1 ? BFO_CAP_SEND_IOV | BFO_CAP_SEND_PACK : 0);
 }
 
 /* An RDMA access to rank's memory: 1 if it may go ahead, 0 if refused
@@ -560,6 +592,7 @@ static inline void sn_init(simnet *sn, int n, int nrails, uint64_t seed)
         memset(&sn->be[i], 0, sizeof sn->be[i]);
         sn->be[i].ctx = &sn->ep[i];
         sn->be[i].post_send = sn_post_send;
+        sn->be[i].post_send_data = sn_post_send_data;
         sn->be[i].post_write = sn_post_write;
         sn->be[i].post_read = sn_post_read;
         sn->be[i].reg_mem = sn_reg_mem;

@@ -22,6 +22,93 @@
 
 #define SR_MAX_MSGS 64
 
+/* How the scenario's messages are given to the engines (sr_scenario.data):
+ * buffers (bfo_isend, bfo_irecv), or described (bfo_isend_data,
+ * bfo_irecv_data): iovec lists over memory with a gap after every segment
+ * (sender and receiver cut the message at different places; the gaps must
+ * stay untouched), pack/unpack callbacks, or mixed: the sender packs and
+ * the receiver takes an iovec, then the other way round, message by
+ * message. */
+enum { SR_DATA_BUFFER, SR_DATA_IOV, SR_DATA_PACK, SR_DATA_MIXED };
+
+/* Packed data of one message: its bytes, and what the callbacks saw. */
+typedef struct sr_packed {
+    uint8_t *buf;
+    size_t size;
+    uint64_t calls, bad; /* bad: a call outside the message */
+} sr_packed;
+
+static inline void sr_pack(void *ctx, size_t off, void *dst, size_t n)
+{
+    sr_packed *p = (sr_packed *)ctx;
+    p->calls++;
+    if (off > p->size || n > p->size - off) {
+        p->bad++;
+        return;
+    }
+    memcpy(dst, p->buf + off, n);
+}
+
+static inline void sr_unpack(void *ctx, size_t off, const void *src, size_t n)
+{
+    sr_packed *p = (sr_packed *)ctx;
+    p->calls++;
+    if (off > p->size || n > p->size - off) {
+        p->bad++;
+        return;
+    }
+    memcpy(p->buf + off, src, n);
+}
+
+#define SR_GAP 3           /* bytes between two segments of an iovec description */
+#define SR_GAP_BYTE 0xa5   /* what they hold, and must still hold at the end */
+
+/* An iovec description of size bytes: segments of 0 to max_seg bytes (cut
+ * by seed), each followed by SR_GAP bytes of SR_GAP_BYTE, in *back. */
+static inline void sr_iov_make(bfo_data *d, size_t size, uint64_t seed, uint8_t **back,
+                               bfo_data_seg **segs)
+{
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 77;
+    size_t max_seg = size / 3 > 2000 ? 2000 : size / 3 ? size / 3 : 1;
+    size_t n = 0, cap = 16, total = 0;
+    bfo_data_seg *g = (bfo_data_seg *)malloc(cap * sizeof *g);
+    while (g && total < size) {
+        size_t len;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        len = x % 7 == 0 ? 0 : 1 + (size_t)(x >> 8) % max_seg;
+        if (len > size - total)
+            len = size - total;
+        if (n == cap && !(g = (bfo_data_seg *)realloc(g, (cap *= 2) * sizeof *g)))
+            break;
+        g[n].len = len;
+        total += len;
+        n++;
+    }
+    *back = (uint8_t *)malloc(size + (n + 1) * SR_GAP);
+    if (!g || !*back)
+        abort();
+    memset(*back, SR_GAP_BYTE, size + (n + 1) * SR_GAP);
+    for (size_t i = 0, at = SR_GAP; i < n; at += g[i].len + SR_GAP, i++)
+        g[i].base = *back + at;
+    memset(d, 0, sizeof *d);
+    d->kind = BFO_DATA_IOV;
+    d->len = size;
+    d->segs = g;
+    d->nsegs = (int)n;
+    *segs = g;
+}
+
+/* 1 when every gap of an iovec description still holds SR_GAP_BYTE. */
+static inline int sr_iov_gaps_intact(const bfo_data *d)
+{
+    for (int i = 0; i < d->nsegs; i++)
+        for (int k = 0; k < SR_GAP; k++)
+            if (((const uint8_t *)d->segs[i].base)[d->segs[i].len + (size_t)k] != SR_GAP_BYTE ||
+                ((const uint8_t *)d->segs[i].base)[-1 - k] != SR_GAP_BYTE)
+                return 0;
+    return 1;
+}
+
 struct sr_world;
 
 typedef struct sr_msg {
@@ -57,6 +144,9 @@ typedef struct sr_scenario {
     size_t rdma_min;    /* 0: engine default */
     unsigned plain_rails; /* rails that cannot RDMA (bit per rail; 0: every rail can) */
     int protocol;       /* the driver's name for the above (bfo sim --protocol), for replay */
+    int data;           /* how messages are given to the engine: SR_DATA_* (bfo sim --data) */
+    unsigned data_rails; /* described data: the rails whose transport reads it in place
+                         * (post_send_data; bit per rail); the others: the engine stages it */
     int nmsgs;
     sr_msg msgs[SR_MAX_MSGS];
     int nfaults;
@@ -103,6 +193,11 @@ typedef struct sr_world {
     uint64_t probe_errors, cancelled, cancel_errors;
     uint64_t post_at;             /* when the sends were posted */
     uint64_t early_syncs;         /* see sr_result */
+    /* described data (sr_scenario.data): each side's description, and what it points to */
+    bfo_data sdata[SR_MAX_MSGS], rdata[SR_MAX_MSGS];
+    bfo_data_seg *ssegs[SR_MAX_MSGS], *rsegs[SR_MAX_MSGS];
+    uint8_t *sback[SR_MAX_MSGS], *rback[SR_MAX_MSGS];
+    sr_packed spack[SR_MAX_MSGS], rpack[SR_MAX_MSGS];
     const sr_scenario *sc; /* = &scenario */
     sr_scenario scenario;  /* a copy: the world outlives the caller's */
     struct sr_trace_ctx {
@@ -132,7 +227,10 @@ static inline void sr_post_recv(sr_world *w, int i)
     const sr_msg *m = &w->sc->msgs[i];
     bfo_envelope env = sr_recv_env(m);
     w->posted[i] = 1;
-    bfo_irecv_env(&w->e[m->dst], &w->rreq[i], w->rbuf[i], m->size, &env, w->sn.now);
+    if (w->sc->data)
+        bfo_irecv_data_env(&w->e[m->dst], &w->rreq[i], &w->rdata[i], &env, w->sn.now);
+    else
+        bfo_irecv_env(&w->e[m->dst], &w->rreq[i], w->rbuf[i], m->size, &env, w->sn.now);
 }
 
 /* What a probe saw of message i: its source, tag and length, or an error. */
@@ -172,7 +270,8 @@ static inline void sr_drive_recv(sr_world *w, int i)
     }
     if (w->posted[i] == 2 && now >= w->claimed_at[i] + SR_MPROBE_GAP_NS) {
         w->posted[i] = 1;
-        if (bfo_imrecv(e, &w->rreq[i], w->rbuf[i], m->size, now) != BFO_OK)
+        if ((w->sc->data ? bfo_imrecv_data(e, &w->rreq[i], &w->rdata[i], now)
+                         : bfo_imrecv(e, &w->rreq[i], w->rbuf[i], m->size, now)) != BFO_OK)
             w->probe_errors++;
     }
     if (m->cancel == SR_CANCEL_RECV && w->posted[i] == 1 && !w->cancel_tried[i] &&
@@ -279,6 +378,41 @@ static inline void sr_advance(sr_world *w, uint64_t ns)
     }
 }
 
+/* Message i's descriptions (sr_scenario.data): the send's holds its bytes
+ * (segments filled from sbuf, or packed from it), the receive's puts them
+ * in its segments (copied to rbuf by sr_judge) or unpacks them into rbuf. */
+static inline void sr_describe(sr_world *w, int i)
+{
+    const sr_msg *m = &w->sc->msgs[i];
+    const int mode = w->sc->data;
+    int s_iov = mode == SR_DATA_IOV || (mode == SR_DATA_MIXED && i % 2);
+    int r_iov = mode == SR_DATA_IOV || (mode == SR_DATA_MIXED && !(i % 2));
+    if (s_iov) {
+        bfo_data_pos p = { 0, 0 };
+        sr_iov_make(&w->sdata[i], m->size, (uint64_t)i * 2 + 1, &w->sback[i], &w->ssegs[i]);
+        bfo_data_write(&w->sdata[i], &p, 0, w->sbuf[i], m->size);
+    } else {
+        w->spack[i].buf = w->sbuf[i];
+        w->spack[i].size = m->size;
+        memset(&w->sdata[i], 0, sizeof w->sdata[i]);
+        w->sdata[i].kind = BFO_DATA_PACK;
+        w->sdata[i].len = m->size;
+        w->sdata[i].pack = sr_pack;
+        w->sdata[i].ctx = &w->spack[i];
+    }
+    if (r_iov) {
+        sr_iov_make(&w->rdata[i], m->size, (uint64_t)i * 2 + 2, &w->rback[i], &w->rsegs[i]);
+    } else {
+        w->rpack[i].buf = w->rbuf[i];
+        w->rpack[i].size = m->size;
+        memset(&w->rdata[i], 0, sizeof w->rdata[i]);
+        w->rdata[i].kind = BFO_DATA_PACK;
+        w->rdata[i].len = m->size;
+        w->rdata[i].unpack = sr_unpack;
+        w->rdata[i].ctx = &w->rpack[i];
+    }
+}
+
 /* A scenario's world: engines initialised, every receive posted (in message
  * order), then every send.  Tests may look inside (w->e[i].stats, requests)
  * or drive it by hand before sr_go. */
@@ -292,6 +426,7 @@ static inline sr_world *sr_new(const sr_scenario *sc)
     sn_init(&w->sn, sc->ranks, sc->rails, sc->seed);
     w->sn.user = (void *)sc;
     w->sn.rdma_mask = ~sc->plain_rails;
+    w->sn.data_mask = sc->data ? sc->data_rails : 0;
     w->sn.trace = sc->trace;
     for (int i = 0; i < sc->nfaults; i++)
         sn_add_fault(&w->sn, &sc->faults[i]);
@@ -346,6 +481,8 @@ static inline sr_world *sr_new(const sr_scenario *sc)
             abort();
         for (size_t k = 0; k < m->size; k++)
             w->sbuf[i][k] = sr_pattern(i, k);
+        if (sc->data)
+            sr_describe(w, i);
     }
     w->post_at = w->sn.now;
     for (int i = 0; i < sc->nmsgs; i++)
@@ -359,7 +496,10 @@ static inline sr_world *sr_new(const sr_scenario *sc)
         env.src = sr_rank_in(m->ctx, m->src);
         env.tag = m->tag;
         env.flags = m->sync ? BFO_SEND_SYNC : 0;
-        bfo_isend_env(&w->e[m->src], &w->sreq[i], w->sbuf[i], m->size, &env, w->sn.now);
+        if (sc->data)
+            bfo_isend_data_env(&w->e[m->src], &w->sreq[i], &w->sdata[i], &env, w->sn.now);
+        else
+            bfo_isend_env(&w->e[m->src], &w->sreq[i], w->sbuf[i], m->size, &env, w->sn.now);
         if (m->cancel == SR_CANCEL_SEND) {
             int rc = bfo_cancel(&w->e[m->src], &w->sreq[i], w->sn.now);
             w->send_cancelled[i] = rc == BFO_OK;
@@ -438,6 +578,18 @@ static inline int sr_judge(sr_world *w, sr_result *res)
             sr_note(res, "message %d: wrong length, source or tag (length %d)", i, (int)r->length);
             continue;
         }
+        if (sc->data && w->rsegs[i]) { /* an iovec receive: its segments hold the bytes */
+            bfo_data_pos p = { 0, 0 };
+            bfo_data_read(&w->rdata[i], &p, 0, w->rbuf[i], m->size);
+        }
+        if (sc->data && (w->spack[i].bad || w->rpack[i].bad ||
+                         (w->rsegs[i] && !sr_iov_gaps_intact(&w->rdata[i])) ||
+                         (w->ssegs[i] && !sr_iov_gaps_intact(&w->sdata[i])))) {
+            res->corrupt++;
+            sr_note(res, "message %d: described data touched outside the message (%d)", i,
+                    (int)(w->spack[i].bad + w->rpack[i].bad));
+            continue;
+        }
         size_t k = 0;
         while (k < m->size && w->rbuf[i][k] == sr_pattern(i, k))
             k++;
@@ -463,6 +615,10 @@ static inline int sr_judge(sr_world *w, sr_result *res)
         if (e->uxm_in_use) { /* a message nobody will ever receive: a duplicate */
             res->duplicates += (uint64_t)e->uxm_in_use;
             sr_note(res, "rank %d: %d messages left unexpected (duplicates)", i, e->uxm_in_use);
+        }
+        if (bfo__stages_in_use(e) || e->stage_wait_head >= 0) {
+            res->leaked += (uint64_t)bfo__stages_in_use(e);
+            sr_note(res, "rank %d: %d staging buffers not back", i, bfo__stages_in_use(e));
         }
         if (e->ops_in_use || e->slots_in_use) {
             res->leaked += (uint64_t)(e->ops_in_use + e->slots_in_use);
@@ -508,6 +664,10 @@ static inline void sr_del(sr_world *w)
     for (int i = 0; i < w->sc->nmsgs; i++) {
         free(w->sbuf[i]);
         free(w->rbuf[i]);
+        free(w->sback[i]);
+        free(w->rback[i]);
+        free(w->ssegs[i]);
+        free(w->rsegs[i]);
     }
     for (int i = 0; i < w->sc->ranks; i++)
         free(w->mem[i]);

@@ -118,7 +118,7 @@ ok "examples/mini_mpi builds out of the tree: make (pkg-config --cflags --libs b
 rc=$?
 cat "$tmp/run"
 [ "$rc" -eq 0 ] || fail "mini_mpi: two ranks over two loopback rails exited $rc"
-[ "$(grep -c '^mini_mpi\[[01]\]: 30 messages, 4276239 bytes from rank [01] verified over 2 rails' "$tmp/run")" -eq 2 ] ||
+[ "$(grep -c '^mini_mpi\[[01]\]: 39 messages, 4713135 bytes from rank [01] verified over 2 rails' "$tmp/run")" -eq 2 ] ||
     fail "mini_mpi: not both ranks said every message was verified"
 ok "mini_mpi: 2 processes, 2 rails (127.0.0.1, 127.0.0.2): every message of every size, both ways, verified"
 

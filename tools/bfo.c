@@ -30,6 +30,7 @@ static const char usage[] =
     "               [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:OPTION]...]...\n"
     "               [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]\n"
     "               [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N]\n"
+    "               [--data iov|pack|mixed] [--data-rails R1,R2,...|none]\n"
     "  --msg    0>1:64  0>1:4M  1>0:200K:any  1>1:9K   (K and M suffixes; FROM = TO: to itself;\n"
     "           none given: a mixed set).  OPTIONs: tag=T; any (an ANY_SOURCE receive);\n"
     "           ctx=C (context id C; the ranks in it are not the engine's); sync (a\n"
@@ -58,13 +59,20 @@ static const char usage_tail[] =
     "                           others copy\n"
     "  --seq-start N            every peer's message sequence starts at N (default 1): runs\n"
     "                           past the wrap of 16 or 32 bits (65530, 4294967290)\n"
+    "  --data KIND              messages given as descriptions (bfo_isend_data, bfo_irecv_data):\n"
+    "                           iov: iovec lists with gaps between segments, cut differently\n"
+    "                           by sender and receiver; pack: pack/unpack callbacks; mixed:\n"
+    "                           one side packs, the other takes an iovec (default: buffers)\n"
+    "  --data-rails LIST        described data: the rails whose transport reads it in place\n"
+    "                           (post_send_data; default 0); the others: the engine's staging\n"
     "  --start-ms MS            the rails come up for MS ms (simulated) before the messages\n"
     "                           are posted (default 0: at once)\n"
     "  --trace                  every transition of every machine, and every frame and RDMA\n"
     "                           operation on the wire (tools/bfo_seq.py draws them)\n";
 
 typedef struct options {
-    int ranks, rails, json, trace, explore, random_n, protocol, nmsgs, nfaults;
+    int ranks, rails, json, trace, explore, random_n, protocol, nmsgs, nfaults, data;
+    unsigned data_rails;
     uint64_t start_ns, seq_start;
     unsigned plain_rails;
     unsigned bw[BFO_MAX_RAILS];
@@ -74,6 +82,7 @@ typedef struct options {
 } options;
 
 static const char *const proto_names[] = { "auto", "eager", "copy", "put", "get" };
+static const char *const data_names[] = { "buffer", "iov", "pack", "mixed" };
 
 typedef struct totals {
     uint64_t scenarios, passed, failed, delivered, lost, duplicates, corrupt, hung, leaked,
@@ -125,6 +134,21 @@ static size_t parse_size(const char *s, const char **end)
         v <<= 20, e++;
     *end = e;
     return (size_t)v;
+}
+
+/* A list of rail numbers (or "none") as a bit per rail. */
+static unsigned parse_rails(const char *opt, const char *v)
+{
+    unsigned can = 0;
+    for (const char *p = strcmp(v, "none") ? v : ""; *p;) {
+        char *e;
+        long k = strtol(p, &e, 10);
+        if (e == p || k < 0 || k >= BFO_MAX_RAILS || (*e && *e != ','))
+            die(opt, v);
+        can |= 1u << k;
+        p = *e == ',' ? e + 1 : e;
+    }
+    return can;
 }
 
 static sr_msg parse_msg(const char *s)
@@ -296,6 +320,16 @@ static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
             n += (size_t)snprintf(buf + n, cap - n, "none");
         for (int k = 0, first = 1; k < sc->rails && n < cap; k++)
             if (!((sc->plain_rails >> k) & 1)) {
+                n += (size_t)snprintf(buf + n, cap - n, "%s%d", first ? "" : ",", k);
+                first = 0;
+            }
+    }
+    if (sc->data && n < cap) {
+        n += (size_t)snprintf(buf + n, cap - n, " --data %s --data-rails ", data_names[sc->data]);
+        if (!(sc->data_rails & ((1u << sc->rails) - 1)) && n < cap)
+            n += (size_t)snprintf(buf + n, cap - n, "none");
+        for (int k = 0, first = 1; k < sc->rails && n < cap; k++)
+            if ((sc->data_rails >> k) & 1) {
                 n += (size_t)snprintf(buf + n, cap - n, "%s%d", first ? "" : ",", k);
                 first = 0;
             }
@@ -519,6 +553,7 @@ static int cmd_sim(int argc, char **argv)
     o.ranks = 2;
     o.rails = 2;
     o.seed = 1;
+    o.data_rails = 1; /* --data: rail 0 reads in place, the others leave it to the engine */
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -556,6 +591,17 @@ static int cmd_sim(int argc, char **argv)
                     die("--rdma-rails wants rail numbers", v);
             }
             o.plain_rails = ~can & ((1u << BFO_MAX_RAILS) - 1);
+        } else if (!strcmp(a, "--data")) {
+            NEED_ARG();
+            o.data = -1;
+            for (int k = 1; k < 4; k++)
+                if (!strcmp(v, data_names[k]))
+                    o.data = k;
+            if (o.data < 0)
+                die("--data wants iov, pack or mixed", v);
+        } else if (!strcmp(a, "--data-rails")) {
+            NEED_ARG();
+            o.data_rails = parse_rails("--data-rails wants rail numbers", v);
         } else if (!strcmp(a, "--msg")) {
             NEED_ARG();
             if (o.nmsgs == SR_MAX_MSGS) die("too many --msg", v);
@@ -622,6 +668,8 @@ static int cmd_sim(int argc, char **argv)
             sr_set_protocol(&set[i], o.protocol);
         if (o.plain_rails)
             set[i].plain_rails = o.plain_rails;
+        set[i].data = o.data;
+        set[i].data_rails = o.data_rails;
         for (int k = 0; k < BFO_MAX_RAILS; k++)
             set[i].rail_bw[k] = o.bw[k];
         if (!o.explore && !o.random_n) {

@@ -275,6 +275,8 @@ typedef struct slot {
     uint64_t idx;
     size_t len;
     int active;
+    bfo_data d;          /* --data: buf described (bfo_isend_data, bfo_irecv_data) */
+    bfo_data_seg *segs;
 } slot;
 
 typedef struct peer_st {
@@ -294,6 +296,7 @@ typedef struct stream {
     bfo_net *t;
     bfo_engine *e;
     int rank, size, window, tolerate, verbose;
+    int data; /* --data: 0 buffers, 1 iovec lists, 2 pack/unpack */
     uint64_t count, duration_ns, recv_delay_ns;
     size_t sizes[ST_MAX_SIZES];
     int nsizes;
@@ -565,11 +568,45 @@ static int wait_all(stream *s, bfo_request **reqs, int n, uint64_t deadline)
     }
 }
 
+/* --data: a slot's buffer described, an iovec over it (the sender and the
+ * receiver cut it at different places, segments of about 1 to 3 KiB) or
+ * pack/unpack callbacks. */
+#define ST_SEG_MIN 997
+static void st_pack(void *ctx, size_t off, void *dst, size_t n) { memcpy(dst, (uint8_t *)ctx + off, n); }
+static void st_unpack(void *ctx, size_t off, const void *src, size_t n)
+{
+    memcpy((uint8_t *)ctx + off, src, n);
+}
+static const bfo_data *st_describe(const stream *s, slot *sl, size_t len, int send)
+{
+    memset(&sl->d, 0, sizeof sl->d);
+    sl->d.len = len;
+    if (s->data == 2) {
+        sl->d.kind = BFO_DATA_PACK;
+        sl->d.pack = st_pack;
+        sl->d.unpack = st_unpack;
+        sl->d.ctx = sl->buf;
+        return &sl->d;
+    }
+    sl->d.kind = BFO_DATA_IOV;
+    sl->d.segs = sl->segs;
+    for (size_t off = 0, k = 0; off < len; k++) {
+        size_t n = (send ? 1471 : ST_SEG_MIN) + (k * 389) % 2048;
+        if (n > len - off)
+            n = len - off;
+        sl->segs[k].base = sl->buf + off;
+        sl->segs[k].len = n;
+        sl->d.nsegs = (int)k + 1;
+        off += n;
+    }
+    return &sl->d;
+}
+
 static const char stream_usage[] =
     "usage: bfo stream [--size S | --sizes S1,S2,...] [--count N | --duration SEC] [--window W]\n"
     "                  [--json]\n"
     "                  [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]\n"
-    "                  [--trace-rails]\n"
+    "                  [--trace-rails] [--data iov|pack]\n"
     "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
     "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n"
     "                  [--verbs-timeout EXP] [--verbs-retry N]   verbs rails: QP timeout, retry_cnt\n"
@@ -621,6 +658,13 @@ int bfo_cmd_stream(int argc, char **argv)
             s->nsizes = 0;
             for (const char *p = v; p && *p && s->nsizes < ST_MAX_SIZES; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
                 s->sizes[s->nsizes++] = parse_size(p);
+            i++;
+        } else if (!strcmp(a, "--data")) {
+            s->data = !strcmp(v, "iov") ? 1 : !strcmp(v, "pack") ? 2 : -1;
+            if (s->data < 0) {
+                fputs(stream_usage, stderr);
+                return 2;
+            }
             i++;
         } else if (!strcmp(a, "--recv-delay-ms")) {
             s->recv_delay_ns = (uint64_t)(atof(v) * 1e6);
@@ -732,6 +776,8 @@ int bfo_cmd_stream(int argc, char **argv)
         for (int w = 0; w < s->window; w++) {
             ps->snd[w].buf = malloc(s->maxsize);
             ps->rcv[w].buf = malloc(s->maxsize);
+            ps->snd[w].segs = malloc((s->maxsize / ST_SEG_MIN + 2) * sizeof(bfo_data_seg));
+            ps->rcv[w].segs = malloc((s->maxsize / ST_SEG_MIN + 2) * sizeof(bfo_data_seg));
             if (!ps->snd[w].buf || !ps->rcv[w].buf)
                 return 1;
         }
@@ -787,7 +833,9 @@ int bfo_cmd_stream(int argc, char **argv)
                     sl->idx = ps->sposted++;
                     sl->len = size_of(s, s->rank, p, sl->idx);
                     pattern(sl->buf, sl->len, s->rank, p, sl->idx);
-                    rc = bfo_isend(s->e, &sl->req, sl->buf, sl->len, p, 0, (int)sl->idx, now);
+                    rc = s->data ? bfo_isend_data(s->e, &sl->req, st_describe(s, sl, sl->len, 1), p, 0,
+                                                  (int)sl->idx, now)
+                                 : bfo_isend(s->e, &sl->req, sl->buf, sl->len, p, 0, (int)sl->idx, now);
                     sl->active = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE;
                     if (!sl->active) {
                         fprintf(stderr, "bfo stream[%d]: isend: %s\n", s->rank, bfo_errname(rc));
@@ -866,7 +914,9 @@ int bfo_cmd_stream(int argc, char **argv)
                 if (!sl->active && !ps->dead && ps->rposted < ps->total &&
                     now - t_start >= s->recv_delay_ns) {
                     sl->idx = ps->rposted++;
-                    rc = bfo_irecv(s->e, &sl->req, sl->buf, s->maxsize, p, 0, BFO_ANY_TAG, now);
+                    rc = s->data ? bfo_irecv_data(s->e, &sl->req, st_describe(s, sl, s->maxsize, 0), p, 0,
+                                                  BFO_ANY_TAG, now)
+                                 : bfo_irecv(s->e, &sl->req, sl->buf, s->maxsize, p, 0, BFO_ANY_TAG, now);
                     sl->active = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE;
                     if (!sl->active) {
                         fprintf(stderr, "bfo stream[%d]: irecv: %s\n", s->rank, bfo_errname(rc));
@@ -1101,6 +1151,8 @@ int bfo_cmd_stream(int argc, char **argv)
             for (int w2 = 0; w2 < s->window; w2++) {
                 free(s->p[p].snd[w2].buf);
                 free(s->p[p].rcv[w2].buf);
+                free(s->p[p].snd[w2].segs);
+                free(s->p[p].rcv[w2].segs);
             }
         free(s->p[p].snd);
         free(s->p[p].rcv);

@@ -177,6 +177,16 @@ static int n_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int io
     return b ? b->post_send(b->ctx, peer, r, iov, iovcnt, token) : -1;
 }
 
+/* Described data (bfo_data.h): to the rail's transport, which said it reads
+ * such data itself (n_caps clears the caps of one without post_send_data). */
+static int n_post_send_data(void *ctx, int peer, int rail, const bfo_iov *hdr,
+                            const bfo_data_span *data, uint64_t token)
+{
+    int r;
+    const bfo_backend *b = rail_be((bfo_net *)ctx, rail, &r);
+    return b && b->post_send_data ? b->post_send_data(b->ctx, peer, r, hdr, data, token) : -1;
+}
+
 static int n_post_write(void *ctx, int peer, int rail, const void *local, size_t len, uint64_t raddr,
                         uint32_t key, uint64_t token)
 {
@@ -277,7 +287,10 @@ static unsigned n_caps(void *ctx, int rail)
 {
     int r;
     const bfo_backend *b = rail_be((bfo_net *)ctx, rail, &r);
-    return b && b->rail_caps ? b->rail_caps(b->ctx, r) : 0;
+    unsigned caps = b && b->rail_caps ? b->rail_caps(b->ctx, r) : 0;
+    if (!b || !b->post_send_data)
+        caps &= ~(unsigned)(BFO_CAP_SEND_IOV | BFO_CAP_SEND_PACK);
+    return caps;
 }
 
 /* The options' figure, else the transport's own (bfo_transport_args.bandwidth:
@@ -616,6 +629,7 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         memset(&be, 0, sizeof be);
         be.ctx = n;
         be.post_send = n_post_send;
+        be.post_send_data = n_post_send_data;
         be.post_write = n_post_write;
         be.post_read = n_post_read;
         be.reg_mem = n_reg_mem;

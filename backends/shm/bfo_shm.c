@@ -61,6 +61,8 @@ typedef struct ent {
     const void *base[2];
     size_t len[2];
     int n;
+    const bfo_data_span *span; /* send of described data: its bytes follow base[0] (the header),
+                                * copied (or packed) straight into the ring */
     size_t total, done;    /* frame bytes, or read bytes and those read so far */
     void *local;           /* read */
     uint64_t raddr;
@@ -573,6 +575,8 @@ static int ring_put(bfo_shm *t, sconn *c, ent *en)
         memcpy(r + REC_HDR, en->base[0], en->len[0]);
     if (en->n > 1 && en->len[1])
         memcpy(r + REC_HDR + en->len[0], en->base[1], en->len[1]);
+    if (en->span)
+        bfo_data_span_copy(en->span, 0, r + REC_HDR + en->len[0], en->span->len);
     bfo_put32(r + 12, rec_crc(r, en->total));
     if (t->corrupt[c->rail]) { /* test hook: after the checksum */
         t->corrupt[c->rail] = 0;
@@ -609,12 +613,13 @@ static int swallowing(bfo_shm *t, sconn *c)
     return c->poisoned;
 }
 
-static int shm_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt, uint64_t token)
+/* A send: iov[0..iovcnt) and, for described data, span's bytes after them. */
+static int post_frame(bfo_shm *t, int peer, int rail, const bfo_iov *iov, int iovcnt,
+                      const bfo_data_span *span, uint64_t token)
 {
-    bfo_shm *t = (bfo_shm *)ctx;
     sconn *c;
     ent *en;
-    size_t len = 0;
+    size_t len = span ? span->len : 0;
     int i;
     if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails || iovcnt < 1 ||
         iovcnt > 2)
@@ -637,6 +642,7 @@ static int shm_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int 
     en->len[0] = iov[0].len;
     en->base[1] = iovcnt > 1 ? iov[1].base : NULL;
     en->len[1] = iovcnt > 1 ? iov[1].len : 0;
+    en->span = span;
     en->total = len;
     en->end = 0;
     if (!conn_up_now(c) || c->broken) {
@@ -660,6 +666,19 @@ static int shm_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int 
     }
     flush(t, c); /* behind queued frames: they go first, if the ring has room now */
     return 0;
+}
+
+static int shm_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt, uint64_t token)
+{
+    return post_frame((bfo_shm *)ctx, peer, rail, iov, iovcnt, NULL, token);
+}
+
+/* Described data: copied (iovec) or packed (the layer's pack) straight into
+ * the ring when the record is written, no copy before it. */
+static int shm_post_send_data(void *ctx, int peer, int rail, const bfo_iov *hdr,
+                              const bfo_data_span *data, uint64_t token)
+{
+    return post_frame((bfo_shm *)ctx, peer, rail, hdr, 1, data, token);
 }
 
 /* The peer's consumed counter: sends up to it complete ok=1. */
@@ -699,6 +718,7 @@ static int shm_post_read(void *ctx, int peer, int rail, void *local, size_t len,
     en = &t->ents[i];
     t->ent_free = en->next;
     en->kind = E_READ;
+    en->span = NULL;
     en->rail = rail;
     en->token = token;
     en->local = local;
@@ -1656,7 +1676,9 @@ static int shm_wait_fds(void *tv, int *fds, int max)
 static unsigned shm_rail_caps(void *ctx, int rail)
 {
     const bfo_shm *t = (const bfo_shm *)ctx;
-    return rail >= 0 && rail < t->nrails && t->rdma_caps ? BFO_CAP_RDMA : 0;
+    if (rail < 0 || rail >= t->nrails)
+        return 0;
+    return (t->rdma_caps ? BFO_CAP_RDMA : 0) | BFO_CAP_SEND_IOV | BFO_CAP_SEND_PACK;
 }
 
 static unsigned shm_rail_bw(void *ctx, int rail)
@@ -1670,6 +1692,7 @@ static void shm_backend(void *tv, bfo_backend *be)
     memset(be, 0, sizeof *be);
     be->ctx = tv;
     be->post_send = shm_post_send;
+    be->post_send_data = shm_post_send_data;
     be->post_write = shm_post_write;
     be->post_read = shm_post_read;
     be->reg_mem = shm_reg_mem;

@@ -50,6 +50,8 @@ typedef struct ent {
     const void *base[2];
     size_t len[2];
     int n;
+    const bfo_data_span *span; /* described data (iovec): its segments follow the pieces,
+                                * gathered into the writev (bfo_data_span_gather) */
     size_t total, off; /* bytes of the whole frame, bytes written */
     uint64_t seq, token;
     int next;
@@ -623,6 +625,17 @@ static void link_flush(bfo_tcp *t, tlink *l)
                 iov[n++].iov_len = len[k] - skip;
                 skip = 0;
             }
+            if (en->span) { /* the segments, from where the socket stopped */
+                bfo_data_seg g[MAX_IOV];
+                size_t got;
+                int k = bfo_data_span_gather(en->span, skip, g, MAX_IOV - n, &got);
+                for (int j = 0; j < k; j++) {
+                    iov[n].iov_base = g[j].base;
+                    iov[n++].iov_len = g[j].len;
+                }
+                if (got < en->span->len - skip)
+                    break; /* out of pieces inside this frame: nothing after it */
+            }
         }
         if (n == 1) { /* one piece (a small frame, an ack): the cheaper call */
             w = send(l->fd, iov[0].iov_base, iov[0].iov_len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -702,13 +715,13 @@ static void send_keepalive(bfo_tcp *t, tlink *l)
     link_flush(t, l);
 }
 
-static int tcp_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt,
-                         uint64_t token)
+/* A frame: iov[0..iovcnt) and, for described data, span's bytes after them. */
+static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int iovcnt,
+                      const bfo_data_span *span, uint64_t token)
 {
-    bfo_tcp *t = (bfo_tcp *)ctx;
     tlink *l;
     ent *en;
-    size_t len = 0;
+    size_t len = span ? span->len : 0;
     int i;
     if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails ||
         iovcnt < 1 || iovcnt > 2)
@@ -730,7 +743,11 @@ static int tcp_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int 
                 memcpy(en->hdr + o, iov[k].base, iov[k].len);
             o += iov[k].len;
         }
+        if (span)
+            bfo_data_span_copy(span, 0, en->hdr + o, span->len);
+        o += span ? span->len : 0;
         en->n = 0;
+        en->span = NULL;
         en->hlen = o;
     } else {
         en->n = iovcnt;
@@ -738,6 +755,7 @@ static int tcp_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int 
         en->len[0] = iov[0].len;
         en->base[1] = iovcnt > 1 ? iov[1].base : NULL;
         en->len[1] = iovcnt > 1 ? iov[1].len : 0;
+        en->span = span;
         en->hlen = BFO_TCP_HDR_SIZE;
     }
     en->total = BFO_TCP_HDR_SIZE + len;
@@ -776,6 +794,24 @@ static int tcp_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int 
         l->unsent = i;
     link_flush(t, l);
     return 0;
+}
+
+static int tcp_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt,
+                         uint64_t token)
+{
+    return post_frame((bfo_tcp *)ctx, peer, rail, iov, iovcnt, NULL, token);
+}
+
+/* Described data as an iovec: its segments go to the socket from the
+ * layer's memory (writev), no copy before it; a frame of at most
+ * INLINE_MAX bytes is copied behind its header as any small frame.
+ * Packed data is not taken (no BFO_CAP_SEND_PACK): the engine packs it. */
+static int tcp_post_send_data(void *ctx, int peer, int rail, const bfo_iov *hdr,
+                              const bfo_data_span *data, uint64_t token)
+{
+    if (data->d->kind == BFO_DATA_PACK)
+        return -1;
+    return post_frame((bfo_tcp *)ctx, peer, rail, hdr, 1, data, token);
 }
 
 /* The acks of one header: frames up to ack completed ok. */
@@ -1427,7 +1463,9 @@ static unsigned tcp_rail_caps(void *ctx, int rail)
 {
     (void)ctx;
     (void)rail;
-    return 0; /* no BFO_CAP_RDMA: the engine uses its copy protocols */
+    /* no BFO_CAP_RDMA: the engine uses its copy protocols; iovec data is
+     * written from the layer's segments (tcp_post_send_data) */
+    return BFO_CAP_SEND_IOV;
 }
 
 static unsigned tcp_rail_bw(void *ctx, int rail)
@@ -1552,6 +1590,7 @@ void bfo_tcp_backend(bfo_tcp *t, bfo_backend *be)
     memset(be, 0, sizeof *be);
     be->ctx = t;
     be->post_send = tcp_post_send;
+    be->post_send_data = tcp_post_send_data;
     be->connect = tcp_connect;
     be->disconnect = tcp_disconnect;
     be->rail_caps = tcp_rail_caps;

@@ -54,6 +54,7 @@ typedef struct vent {
     int slot; /* send buffer while posted, -1 none */
     const void *base[2];
     size_t len[2];
+    const bfo_data_span *span; /* described data: len[1] bytes of it, in place of base[1] */
     char *local;
     size_t rlen;
     uint64_t raddr;
@@ -586,7 +587,9 @@ static int g_post(void *ctx, int qi, int i)
         int s = h->sfree[h->nsfree - 1];
         uint8_t *b = h->sbuf + (size_t)s * v->max_frame;
         memcpy(b, en->base[0], en->len[0]);
-        if (en->len[1])
+        if (en->span) /* copied, or packed, straight into the registered send buffer */
+            bfo_data_span_copy(en->span, 0, b + en->len[0], en->len[1]);
+        else if (en->len[1])
             memcpy(b + en->len[0], en->base[1], en->len[1]);
         sge.addr = (uintptr_t)b;
         sge.length = (uint32_t)(en->len[0] + en->len[1]);
@@ -650,6 +653,28 @@ static int v_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int io
     en->len[0] = iov[0].len;
     en->base[1] = iovcnt > 1 ? iov[1].base : NULL;
     en->len[1] = iovcnt > 1 ? iov[1].len : 0;
+    bfo_vg_post(&v->g, i);
+    return 0;
+}
+
+/* Described data (bfo_data.h): read into the send buffer when the frame is
+ * posted to the queue pair (g_post), no copy before it. */
+static int v_post_send_data(void *ctx, int peer, int rail, const bfo_iov *hdr,
+                            const bfo_data_span *data, uint64_t token)
+{
+    bfo_verbs *v = (bfo_verbs *)ctx;
+    vent *en;
+    int i;
+    if (hdr->len + data->len > v->max_frame)
+        return -1;
+    i = post_common(v, peer, rail, BFO_VG_SEND, token, &en);
+    if (i < 0)
+        return -1;
+    en->base[0] = hdr->base;
+    en->len[0] = hdr->len;
+    en->base[1] = NULL;
+    en->len[1] = data->len;
+    en->span = data;
     bfo_vg_post(&v->g, i);
     return 0;
 }
@@ -1199,7 +1224,9 @@ static unsigned v_rail_caps(void *ctx, int rail)
     const bfo_verbs *v = (const bfo_verbs *)ctx;
     if (rail < 0 || rail >= v->nrails)
         return 0;
-    return BFO_CAP_RDMA; /* every rail: each has its own device's key */
+    /* every rail: each has its own device's key; described data is read
+     * straight into the send buffers (v_post_send_data) */
+    return BFO_CAP_RDMA | BFO_CAP_SEND_IOV | BFO_CAP_SEND_PACK;
 }
 
 static unsigned v_rail_bw(void *ctx, int rail)
@@ -1213,6 +1240,7 @@ void bfo_verbs_backend(bfo_verbs *v, bfo_backend *be)
     memset(be, 0, sizeof *be);
     be->ctx = v;
     be->post_send = v_post_send;
+    be->post_send_data = v_post_send_data;
     be->post_write = v_post_write;
     be->post_read = v_post_read;
     be->reg_mem = v_reg_mem;

@@ -6,8 +6,33 @@
 
 static const size_t sizes[XCHG_NSIZES] = XCHG_SIZES;
 
+/* The vectors: message XCHG_NSIZES + 2 + j is sent as svec[j] and received
+ * as rvec[j] (blocklen 0: a plain buffer of the other side's bytes). */
+#define VEC0 (XCHG_NSIZES + 2)
+static const mm_vector svec[XCHG_NVEC] = { { 2000, 48, 80 }, { 12, 4096, 4500 }, { 30, 16, 24 } };
+static const mm_vector rvec[XCHG_NVEC] = { { 0, 0, 0 }, { 12, 4096, 5000 }, { 60, 8, 20 } };
+
+static size_t vec_bytes(const mm_vector *v) { return v->count * v->blocklen; }
+static size_t vec_extent(const mm_vector *v)
+{
+    return v->count ? (v->count - 1) * v->stride + v->blocklen : 0;
+}
+/* where byte k of the message lies in the buffer of message i, sent or received */
+static const mm_vector *vec_of(int i, int recv)
+{
+    const mm_vector *v = i >= VEC0 ? (recv ? &rvec[i - VEC0] : &svec[i - VEC0]) : NULL;
+    return v && v->blocklen ? v : NULL;
+}
+static size_t at(int i, int recv, size_t k)
+{
+    const mm_vector *v = vec_of(i, recv);
+    return v ? (k / v->blocklen) * v->stride + k % v->blocklen : k;
+}
+
 static size_t send_len(int i)
 {
+    if (i >= VEC0)
+        return svec[i - VEC0].blocklen ? vec_bytes(&svec[i - VEC0]) : vec_bytes(&rvec[i - VEC0]);
     return i < XCHG_NSIZES ? sizes[i] : i == XCHG_NSIZES ? 2000 : 5000;
 }
 
@@ -16,8 +41,17 @@ static size_t recv_cap(int i)
     return i == XCHG_NSIZES + 1 ? 1000 : send_len(i);
 }
 
+/* the bytes a buffer of message i spans */
+static size_t extent(int i, int recv)
+{
+    const mm_vector *v = vec_of(i, recv);
+    return v ? vec_extent(v) : recv ? recv_cap(i) : send_len(i);
+}
+
 static int tag_of(int i)
 {
+    if (i >= VEC0)
+        return XCHG_TAG_VEC + i - VEC0;
     return i < XCHG_NSIZES ? i : i == XCHG_NSIZES ? XCHG_TAG_ANY : XCHG_TAG_TRUNC;
 }
 
@@ -37,8 +71,8 @@ int xchg_init(xchg *x, mm_comm *c)
         return -1;
     for (int i = 0; i < XCHG_NMSG; i++) {
         /* +1: malloc(0) may return NULL */
-        x->sbuf[i] = (unsigned char *)malloc(send_len(i) + 1);
-        x->rbuf[i] = (unsigned char *)malloc(recv_cap(i) + 1);
+        x->sbuf[i] = (unsigned char *)malloc(extent(i, 0) + 1);
+        x->rbuf[i] = (unsigned char *)malloc(extent(i, 1) + 1);
         if (!x->sbuf[i] || !x->rbuf[i])
             return -1;
     }
@@ -59,10 +93,11 @@ int xchg_post(xchg *x, int round)
     x->round = round;
     /* receives first, the wildcard last: the specific ones match first */
     for (int i = 0; i < XCHG_NMSG; i++) {
-        memset(x->rbuf[i], 0xEE, recv_cap(i));
+        memset(x->rbuf[i], 0xEE, extent(i, 1));
         if (i == XCHG_NSIZES)
             continue;
-        rc = mm_irecv(x->c, x->rbuf[i], recv_cap(i), x->peer, tag_of(i), &x->rreq[i]);
+        rc = vec_of(i, 1) ? mm_irecv_vector(x->c, x->rbuf[i], vec_of(i, 1), x->peer, tag_of(i), &x->rreq[i])
+                          : mm_irecv(x->c, x->rbuf[i], recv_cap(i), x->peer, tag_of(i), &x->rreq[i]);
         if (rc != MM_SUCCESS)
             return rc;
     }
@@ -71,9 +106,11 @@ int xchg_post(xchg *x, int round)
     if (rc != MM_SUCCESS)
         return rc;
     for (int i = 0; i < XCHG_NMSG; i++) {
+        memset(x->sbuf[i], 0x55, extent(i, 0)); /* between a vector's blocks: not sent */
         for (size_t k = 0; k < send_len(i); k++)
-            x->sbuf[i][k] = pattern(me, round, i, k);
-        rc = mm_isend(x->c, x->sbuf[i], send_len(i), x->peer, tag_of(i), &x->sreq[i]);
+            x->sbuf[i][at(i, 0, k)] = pattern(me, round, i, k);
+        rc = vec_of(i, 0) ? mm_isend_vector(x->c, x->sbuf[i], vec_of(i, 0), x->peer, tag_of(i), &x->sreq[i])
+                          : mm_isend(x->c, x->sbuf[i], send_len(i), x->peer, tag_of(i), &x->sreq[i]);
         if (rc != MM_SUCCESS)
             return rc;
     }
@@ -101,10 +138,22 @@ int xchg_finish(xchg *x, FILE *f)
             fails++;
         }
         for (size_t k = 0; k < rs[i].count && k < want_count; k++)
-            if (x->rbuf[i][k] != pattern(x->peer, x->round, i, k)) {
+            if (x->rbuf[i][at(i, 1, k)] != pattern(x->peer, x->round, i, k)) {
                 bad_at = k;
                 break;
             }
+        if (vec_of(i, 1)) { /* between the blocks: untouched */
+            const mm_vector *v = vec_of(i, 1);
+            for (size_t b = 0; b + 1 < v->count; b++)
+                for (size_t g = v->blocklen; g < v->stride; g++)
+                    if (x->rbuf[i][b * v->stride + g] != 0xEE) {
+                        fprintf(f, "mini_mpi[%d]: round %d: receive %d: byte %zu between blocks written\n",
+                                me, x->round, i, b * v->stride + g);
+                        fails++;
+                        b = v->count;
+                        break;
+                    }
+        }
         if (rs[i].error != want_err || rs[i].source != x->peer || rs[i].tag != tag_of(i) ||
             rs[i].count != want_count || rs[i].length != send_len(i) || bad_at != (size_t)-1) {
             char where[48] = "";

@@ -3,8 +3,14 @@
  * XCHG_SIZES (eager, at the eager limit, just past it, rendezvous up to
  * 1 MiB), all at once, plus one caught by an MM_ANY_SOURCE/MM_ANY_TAG
  * receive posted last and one sent into a receive too small
- * (MM_ERR_TRUNCATE).  Every byte is checked: byte k of message i of round r
- * from rank s is a function of (s, r, i, k).
+ * (MM_ERR_TRUNCATE), and three strided vectors (mm_isend_vector,
+ * mm_irecv_vector): 2000 blocks of 48 bytes into a plain buffer (packed in
+ * place, rendezvous), 12 blocks of 4 KiB into 12 at another stride
+ * (iovecs: over TCP written straight from the blocks),
+ * and 30 blocks of 16 bytes into 60 of 8 (both described, eager).  Every
+ * byte is checked: byte k of message i of round r from rank s is a function
+ * of (s, r, i, k); the bytes between a receive vector's blocks stay as they
+ * were.
  *
  * Posting and waiting are apart so that one process can drive both ranks
  * (loopback.c): post for each, then wait for each.
@@ -20,7 +26,9 @@
 #define XCHG_NSIZES 8
 #define XCHG_TAG_ANY 100   /* received with MM_ANY_SOURCE, MM_ANY_TAG */
 #define XCHG_TAG_TRUNC 101 /* 5000 bytes into a 1000-byte buffer */
-#define XCHG_NMSG (XCHG_NSIZES + 2)
+#define XCHG_TAG_VEC 102  /* the vectors: 102, 103, 104 */
+#define XCHG_NVEC 3
+#define XCHG_NMSG (XCHG_NSIZES + 2 + XCHG_NVEC)
 
 typedef struct xchg {
     mm_comm *c;

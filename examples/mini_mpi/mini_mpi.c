@@ -2,6 +2,7 @@
 #include "mini_mpi.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct mm_req {
     bfo_request r;   /* first: the engine points at it until complete */
@@ -9,6 +10,11 @@ struct mm_req {
     struct mm_req *next_free;
     int is_recv, peer, tag;
     size_t count;
+    /* a vector (mm_isend_vector): its description, valid until complete */
+    bfo_data data;
+    bfo_data_seg *segs; /* large blocks: one segment per block (freed at finish) */
+    char *base;
+    mm_vector vec;
 };
 
 struct mm_comm {
@@ -205,6 +211,96 @@ int mm_cancel(mm_request *req, int *cancelled)
     return rc == BFO_OK || rc == BFO_ERR_TOO_LATE ? MM_SUCCESS : mm_error_of(rc);
 }
 
+/* Small blocks: bytes [off, off+n) of the vector's message, block by block
+ * (byte off is byte off % blocklen of block off / blocklen). */
+static void vec_copy(struct mm_req *q, size_t off, unsigned char *p, size_t n, int out)
+{
+    const mm_vector *v = &q->vec;
+    while (n) {
+        size_t in = off % v->blocklen, k = v->blocklen - in;
+        char *at = q->base + (off / v->blocklen) * v->stride + in;
+        if (k > n)
+            k = n;
+        if (out)
+            memcpy(p, at, k);
+        else
+            memcpy(at, p, k);
+        p += k;
+        off += k;
+        n -= k;
+    }
+}
+static void vec_pack(void *ctx, size_t off, void *dst, size_t n)
+{
+    vec_copy((struct mm_req *)ctx, off, (unsigned char *)dst, n, 1);
+}
+static void vec_unpack(void *ctx, size_t off, const void *src, size_t n)
+{
+    vec_copy((struct mm_req *)ctx, off, (unsigned char *)(uintptr_t)src, n, 0);
+}
+
+#define MM_VEC_IOV_MIN 1024 /* blocks this large go as iovec segments */
+
+static int post_vector(mm_comm *c, int is_recv, void *buf, const mm_vector *v, int peer, int tag,
+                       mm_request *req)
+{
+    struct mm_req *q;
+    int rc;
+    if (!c || !req || !v || (v->count && (!buf || !v->blocklen || v->stride < v->blocklen)))
+        return MM_ERR_ARG;
+    *req = MM_REQUEST_NULL;
+    if (!(q = req_get(c)))
+        return MM_ERR_NO_REQUEST;
+    q->is_recv = is_recv;
+    q->peer = peer;
+    q->tag = tag;
+    q->count = v->count * v->blocklen;
+    q->vec = *v;
+    q->base = (char *)buf;
+    memset(&q->data, 0, sizeof q->data);
+    q->data.len = q->count;
+    if (v->blocklen >= MM_VEC_IOV_MIN) {
+        q->segs = (bfo_data_seg *)malloc((v->count ? v->count : 1) * sizeof *q->segs);
+        if (!q->segs) {
+            req_put(q);
+            return MM_ERR_OTHER;
+        }
+        for (size_t i = 0; i < v->count; i++) {
+            q->segs[i].base = q->base + i * v->stride;
+            q->segs[i].len = v->blocklen;
+        }
+        q->data.kind = BFO_DATA_IOV;
+        q->data.segs = q->segs;
+        q->data.nsegs = (int)v->count;
+    } else {
+        q->data.kind = BFO_DATA_PACK;
+        q->data.pack = vec_pack;
+        q->data.unpack = vec_unpack;
+        q->data.ctx = q;
+    }
+    rc = is_recv ? bfo_irecv_data(c->t.engine, &q->r, &q->data, peer, c->context, tag, c->t.now(c->t.ctx))
+                 : bfo_isend_data(c->t.engine, &q->r, &q->data, peer, c->context, tag, c->t.now(c->t.ctx));
+    if (rc != BFO_OK) {
+        free(q->segs);
+        q->segs = NULL;
+        req_put(q);
+        return mm_error_of(rc);
+    }
+    *req = q;
+    return MM_SUCCESS;
+}
+
+int mm_isend_vector(mm_comm *c, const void *buf, const mm_vector *v, int dest, int tag,
+                    mm_request *req)
+{
+    return post_vector(c, 0, (void *)(uintptr_t)buf, v, dest, tag, req);
+}
+
+int mm_irecv_vector(mm_comm *c, void *buf, const mm_vector *v, int source, int tag, mm_request *req)
+{
+    return post_vector(c, 1, buf, v, source, tag, req);
+}
+
 /* The request is complete: fill the status, give the slot back. */
 static int finish(mm_request *req, mm_status *st)
 {
@@ -223,6 +319,8 @@ static int finish(mm_request *req, mm_status *st)
             st->length = st->count = q->count;
         }
     }
+    free(q->segs);
+    q->segs = NULL;
     req_put(q);
     *req = MM_REQUEST_NULL;
     return err;

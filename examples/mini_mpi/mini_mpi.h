@@ -12,6 +12,8 @@
  *   MPI_Improbe, MPI_Imrecv     mm_improbe, mm_imrecv   bfo_improbe, bfo_imrecv
  *   MPI_Cancel                  mm_cancel               bfo_cancel (BFO_ERR_CANCELLED)
  *   a send to oneself           mm_isend(c,..,rank,..)  the same: no rail, no network
+ *   MPI_Type_vector + Isend     mm_isend_vector         bfo_isend_data (an iovec, or pack)
+ *   MPI_Type_vector + Irecv     mm_irecv_vector         bfo_irecv_data (an iovec, or unpack)
  *   MPI_ANY_SOURCE, _ANY_TAG    MM_ANY_SOURCE, _TAG     BFO_ANY_SOURCE, BFO_ANY_TAG
  *   MPI_Test                    mm_test                 one progress of the transport, bfo_test
  *   MPI_Wait, MPI_Waitall       mm_wait, mm_waitall     progress until bfo_test
@@ -111,6 +113,24 @@ int mm_imrecv(void *buf, size_t count, mm_message *msg, mm_request *req);
  * late: it matched, or some of it left) as it would have.  MM_SUCCESS
  * either way, as MPI's; *cancelled says which it will be. */
 int mm_cancel(mm_request *req, int *cancelled);
+
+/* A strided vector of bytes, MPI_Type_vector(count, blocklen, stride,
+ * MPI_BYTE): count blocks of blocklen bytes, block i at buf + i * stride.
+ * The message is the blocks one after the other (count * blocklen bytes);
+ * the other side may describe the same bytes differently (a plain buffer,
+ * another vector).  Nothing is copied into a contiguous buffer first: bfo
+ * reads and writes the blocks in place (bfo_isend_data, bfo_irecv_data),
+ * as segments of an iovec when blocks are large (the TCP transport then
+ * writes them straight from here), through pack/unpack callbacks when they
+ * are small (one segment per block would cost more than copying them). */
+typedef struct mm_vector {
+    size_t count, blocklen, stride;
+} mm_vector;
+
+int mm_isend_vector(mm_comm *c, const void *buf, const mm_vector *v, int dest, int tag,
+                    mm_request *req);
+int mm_irecv_vector(mm_comm *c, void *buf, const mm_vector *v, int source, int tag,
+                    mm_request *req);
 
 /* *flag = 1 and the request freed (*req = MM_REQUEST_NULL) when complete;
  * returns its error then (status may be NULL), else MM_SUCCESS. */

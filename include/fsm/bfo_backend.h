@@ -44,6 +44,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bfo_data.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,7 +53,8 @@ extern "C" {
 #define BFO_ALL_PEERS (-1)
 
 /* One piece of a frame to send: the engine sends a header and, for MATCH,
- * RNDV and FRAG, a piece of the user's buffer. */
+ * RNDV and FRAG, a piece of the user's buffer (or of a staging buffer, for
+ * described data: post_send_data below). */
 typedef struct bfo_iov {
     const void *base;
     size_t len;
@@ -59,7 +62,9 @@ typedef struct bfo_iov {
 
 /* Capabilities of a rail. */
 enum bfo_rail_caps {
-    BFO_CAP_RDMA = 1 /* post_write and post_read work on this rail */
+    BFO_CAP_RDMA = 1,      /* post_write and post_read work on this rail */
+    BFO_CAP_SEND_IOV = 2,  /* post_send_data takes iovec data (BFO_DATA_IOV) on this rail */
+    BFO_CAP_SEND_PACK = 4  /* post_send_data takes packed data (BFO_DATA_PACK) on this rail */
 };
 
 typedef struct bfo_backend {
@@ -116,6 +121,20 @@ typedef struct bfo_backend {
      * for striping; 0 counts as 1). */
     unsigned (*rail_caps)(void *ctx, int rail);
     unsigned (*rail_bandwidth)(void *ctx, int rail);
+
+    /* Optional (may be NULL).  Sends one frame, hdr followed by the bytes
+     * of a described message that data names (bfo_data.h): the engine calls
+     * it for a MATCH, RNDV or FRAG of a message given to bfo_isend_data,
+     * on a rail whose caps have BFO_CAP_SEND_IOV or BFO_CAP_SEND_PACK for
+     * the description's kind.  *hdr and *data stay valid until the
+     * completion; read the bytes when it suits (bfo_data_span_gather gives
+     * pointers for writev, bfo_data_span_copy copies, calling the layer's
+     * pack), as often as needed.  Without it, or on rails without the cap,
+     * the engine gives post_send one piece: a segment that holds the whole
+     * range, or one of its staging buffers (bfo_config.data_stages) that it
+     * packed the bytes into. */
+    int (*post_send_data)(void *ctx, int peer, int rail, const bfo_iov *hdr,
+                          const bfo_data_span *data, uint64_t token);
 } bfo_backend;
 
 #ifdef __cplusplus

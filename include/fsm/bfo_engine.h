@@ -69,6 +69,7 @@
 
 #include "bfo_backend.h"
 #include "bfo_core.h"
+#include "bfo_data.h"
 #include "bfo_rail.h"
 #include "bfo_recv.h"
 #include "bfo_send.h"
@@ -101,6 +102,13 @@ extern "C" {
 #else
 #define BFO__NOINLINE inline
 #define BFO__COLD inline
+#endif
+
+/* Described data (bfo_data.h) is off the contiguous fast path. */
+#if defined(__GNUC__) || defined(__clang__)
+#define BFO__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define BFO__UNLIKELY(x) (x)
 #endif
 
 #define BFO_ANY_SOURCE (-1)
@@ -168,6 +176,10 @@ typedef struct bfo_config {
     uint64_t unreachable_grace_ns;/* no rail UP for this long: peer unreachable (default 2 s;
                                    * keep it above probe_timeout + backoff_max, so that a
                                    * rail that works gets a full probe cycle first) */
+    int data_stages;              /* staging buffers for described data (bfo_data.h) that a
+                                   * rail's transport cannot read in place, each
+                                   * max(frag_size, eager_limit) bytes (default 4); a frame
+                                   * waits for one when all are in use */
 } bfo_config;
 
 enum bfo_req_kind { BFO_REQ_SEND = 1, BFO_REQ_RECV = 2 };
@@ -227,6 +239,10 @@ typedef struct bfo_request {
                                      (bfo_config.nrails u32s): RGET's and PUT's payload */
     uint32_t slot_next, slot_base;/* PUT receive: slots issued; lowest not FINned */
     uint64_t slot_mask;           /* PUT receive: FINned slots from slot_base on */
+    /* private: described data (bfo_isend_data, bfo_irecv_data): set only when
+     * buf is NULL and cap is not 0 (the contiguous path never reads them) */
+    const bfo_data *data;
+    bfo_data_pos dpos;            /* the cursor in an iovec description */
 } bfo_request;
 
 /* One operation posted to the backend. */
@@ -247,6 +263,7 @@ typedef struct bfo_op {
     char *local;         /* RDMA: this side's memory */
     const void *payload;
     size_t payload_len, hdr_len;
+    bfo_data_span span;  /* described data (payload NULL, payload_len > 0): its bytes */
     uint8_t hdr[BFO_MAX_HDR_SIZE];
 } bfo_op;
 
@@ -367,6 +384,11 @@ typedef struct bfo_engine {
     uint64_t post_seq;              /* the last pseq given */
     bfo_tracer *trace;        /* optional: every transition (set after init) */
     bfo_stats stats;
+    /* described data: staging buffers (bfo__post_data) and the ops waiting for one */
+    uint8_t *stage_mem;
+    uint64_t *stage_tok;      /* [data_stages]: the token of the op holding it, 0: never used */
+    size_t stage_size;
+    int stage_wait_head, stage_wait_tail;
 } bfo_engine;
 
 /* The entry i of a pool of elements of size sz. */
@@ -498,6 +520,35 @@ static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size
 static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap, int peer,
                             uint32_t ctx, int tag, uint64_t now);
 
+/* Starts sending a message described by d (bfo_data.h: a buffer, an iovec
+ * list, or a pack callback that works from any offset): d->len bytes, read
+ * in place whenever a frame needs them (also again, after a failover).  d
+ * and what it points to must stay valid and unchanged until the request
+ * completes.  A description that is one buffer goes as bfo_isend; any
+ * other never by RDMA (copy protocol).  Returns as bfo_isend, and
+ * BFO_ERR_INVALID for an invalid description (NULL, an unknown kind, no
+ * pack callback, segments that do not add up to d->len). */
+static inline int bfo_isend_data(bfo_engine *e, bfo_request *r, const bfo_data *d, int peer,
+                                 uint32_t ctx, int tag, uint64_t now);
+
+/* bfo_isend_data with an envelope (as bfo_isend_env). */
+static inline int bfo_isend_data_env(bfo_engine *e, bfo_request *r, const bfo_data *d,
+                                     const bfo_envelope *env, uint64_t now);
+
+/* Posts a receive into a message description (unpack callback for
+ * BFO_DATA_PACK): at most d->len bytes, written in place as they arrive,
+ * at any offset and in any order (and again after a restart).  Longer
+ * messages are cut to d->len (BFO_ERR_TRUNCATE, r->length the message's).
+ * d must stay valid until the request completes.  Returns as bfo_irecv,
+ * and BFO_ERR_INVALID for an invalid description (as bfo_isend_data, with
+ * unpack for pack). */
+static inline int bfo_irecv_data(bfo_engine *e, bfo_request *r, const bfo_data *d, int peer,
+                                 uint32_t ctx, int tag, uint64_t now);
+
+/* bfo_irecv_data with an envelope (as bfo_irecv_env). */
+static inline int bfo_irecv_data_env(bfo_engine *e, bfo_request *r, const bfo_data *d,
+                                     const bfo_envelope *env, uint64_t now);
+
 /* 1 when the request is complete (read r->status), else 0. */
 static inline int bfo_test(const bfo_request *r);
 
@@ -542,6 +593,11 @@ static inline int bfo_improbe(bfo_engine *e, bfo_request *msg, const bfo_envelop
  * BFO_ERR_PEER_UNREACHABLE; an eager message is here whole and completes. */
 static inline int bfo_imrecv(bfo_engine *e, bfo_request *msg, void *buf, size_t cap,
                              uint64_t now);
+
+/* bfo_imrecv into a description (as bfo_irecv_data).  Returns BFO_OK or
+ * BFO_ERR_INVALID (as bfo_imrecv, or an invalid description). */
+static inline int bfo_imrecv_data(bfo_engine *e, bfo_request *msg, const bfo_data *d,
+                                  uint64_t now);
 
 /* --- What the backend reports (never from inside a post) */
 
@@ -720,6 +776,7 @@ static inline void bfo__config_defaults(bfo_config *c)
     BFO__DEF(backoff_max_ns, 500000000ull);
     BFO__DEF(max_reconnects, 100);
     BFO__DEF(unreachable_grace_ns, 2000000000ull);
+    BFO__DEF(data_stages, 4);
 #undef BFO__DEF
     if (c->frag_pipeline > BFO_MAX_PIPELINE)
         c->frag_pipeline = BFO_MAX_PIPELINE;
@@ -735,6 +792,13 @@ static inline size_t bfo__ux_bytes(const bfo_config *c)
     return c->eager_limit > 4 * BFO_MAX_RAILS ? c->eager_limit : 4 * BFO_MAX_RAILS;
 }
 
+/* A staging buffer for described data: a FRAG, an eager payload or an
+ * RNDV's first bytes. */
+static inline size_t bfo__stage_bytes(const bfo_config *c)
+{
+    return c->frag_size > c->eager_limit ? c->frag_size : c->eager_limit;
+}
+
 /* bfo_engine_mem_size: see THE API near the top. */
 static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
 {
@@ -747,7 +811,9 @@ static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
            bfo__align(bfo__ux_bytes(&c) * (size_t)c.max_unexpected) +
            3 * bfo__align(sizeof(char *) * BFO_MAX_CHUNKS) +
            2 * bfo__align(sizeof(bfo__rbin) * (size_t)c.match_bins) +
-           2 * bfo__align(sizeof(bfo__ubin) * (size_t)c.match_bins) + 16;
+           2 * bfo__align(sizeof(bfo__ubin) * (size_t)c.match_bins) +
+           bfo__align(sizeof(uint64_t) * (size_t)c.data_stages) +
+           bfo__align(bfo__stage_bytes(&c) * (size_t)c.data_stages) + 16;
 }
 
 static inline void *bfo__carve(char **p, size_t n)
@@ -824,7 +890,8 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->cfg = *cfg;
     bfo__config_defaults(&e->cfg);
     if (e->cfg.max_ops < bfo__min_ops(&e->cfg) || e->cfg.rdma < 0 || e->cfg.rdma > BFO_RDMA_OFF ||
-        e->cfg.match_bins < 1 || (e->cfg.match_bins & (e->cfg.match_bins - 1)))
+        e->cfg.match_bins < 1 || (e->cfg.match_bins & (e->cfg.match_bins - 1)) ||
+        e->cfg.data_stages < 0)
         return BFO_ERR_INVALID;
     if (!mem || mem_len < bfo_engine_mem_size(cfg))
         return BFO_ERR_NO_MEMORY;
@@ -848,6 +915,11 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
         e->ubin_src[i].head = e->ubin_src[i].tail = -1;
         e->ubin_ctx[i].head = e->ubin_ctx[i].tail = -1;
     }
+    e->stage_tok = (uint64_t *)bfo__carve(&p, sizeof(uint64_t) * (size_t)c->data_stages);
+    e->stage_mem = (uint8_t *)bfo__carve(&p, bfo__stage_bytes(c) * (size_t)c->data_stages);
+    e->stage_size = bfo__stage_bytes(c);
+    memset(e->stage_tok, 0, sizeof(uint64_t) * (size_t)c->data_stages);
+    e->stage_wait_head = e->stage_wait_tail = -1;
 
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *pe = &e->peers[i];
@@ -1160,6 +1232,191 @@ static BFO__NOINLINE int bfo__post_rdma(bfo_engine *e, bfo_op *op, int rail)
                            bfo__token(op));
 }
 
+/* --------------------------------------------------------- described data
+ *
+ * A message given by bfo_isend_data or bfo_irecv_data (bfo_data.h) that is
+ * not one buffer: its request has no buffer (r->buf NULL, r->cap > 0) and
+ * r->data describes it; the contiguous path never reads r->data.  Its ops
+ * carry a span (op->span: the descriptor and the range the frame holds;
+ * op->payload NULL, op->payload_len > 0) and are posted by
+ * bfo__post_described.  Once the rail is chosen the bytes reach the
+ * transport one of three ways:
+ *   - the rail's transport reads the description itself (post_send_data,
+ *     BFO_CAP_SEND_IOV / BFO_CAP_SEND_PACK): TCP gathers segments into its
+ *     writev, shared memory and verbs copy (or pack) straight into their
+ *     ring or send buffer, the simulator into its frame;
+ *   - the range lies in one segment: post_send with that pointer;
+ *   - else the engine packs the range into one of its staging buffers
+ *     (bfo_config.data_stages, max(frag_size, eager_limit) bytes each),
+ *     which the op holds until it is freed (a staging buffer whose op's
+ *     generation moved on is free again).  With none free the op waits,
+ *     unposted, and is posted again at the next completion of a FRAG, the
+ *     next described post or the next bfo_engine_progress.
+ * A FRAG sent again after a failover is a new op: the bytes are read again
+ * from the description, from offset 0 or from the ACK's.  Received bytes
+ * are written in place (bfo__data_in) at the frame's offset, as far as the
+ * description has room (truncation).  RDMA needs one registered region: a
+ * described message is never registered, so it goes by copy. */
+
+static BFO__NOINLINE void bfo__post_described(bfo_engine *e, bfo_op *op);
+static inline void bfo__post(bfo_engine *e, bfo_op *op);
+
+/* 1 for an op that carries described data. */
+static inline int bfo__op_described(const bfo_op *op) { return !op->payload && op->payload_len; }
+
+static inline unsigned bfo__data_cap(int kind)
+{
+    return kind == BFO_DATA_PACK ? BFO_CAP_SEND_PACK : BFO_CAP_SEND_IOV;
+}
+
+/* Received bytes to their place in the request's description. */
+static BFO__NOINLINE void bfo__data_in(bfo_request *r, size_t off, const void *src, size_t n)
+{
+    bfo_data_write(r->data, &r->dpos, off, src, n);
+}
+
+static inline void bfo__stage_wait(bfo_engine *e, bfo_op *op)
+{
+    op->next = -1;
+    if (e->stage_wait_tail >= 0)
+        bfo__op_at(e, e->stage_wait_tail)->next = op->idx;
+    else
+        e->stage_wait_head = op->idx;
+    e->stage_wait_tail = op->idx;
+}
+
+/* A free staging buffer, now held by op; -1 when none is free. */
+static inline int bfo__stage_take(bfo_engine *e, const bfo_op *op)
+{
+    for (int k = 0; k < e->cfg.data_stages; k++) {
+        uint64_t t = e->stage_tok[k];
+        if (!t || bfo__op_at(e, (uint32_t)t)->gen != (uint32_t)(t >> 32)) {
+            e->stage_tok[k] = bfo__token(op);
+            return k;
+        }
+    }
+    return -1;
+}
+
+/* Staging buffers held by live ops (a test's check that they come back). */
+static inline int bfo__stages_in_use(const bfo_engine *e)
+{
+    int n = 0;
+    for (int k = 0; k < e->cfg.data_stages; k++) {
+        uint64_t t = e->stage_tok[k];
+        n += t && bfo__op_at(e, (uint32_t)t)->gen == (uint32_t)(t >> 32);
+    }
+    return n;
+}
+
+/* The ops that waited for a staging buffer are posted again, in their
+ * order, while a staging buffer is unused (the others wait on, in order). */
+static BFO__NOINLINE void bfo__stage_kick(bfo_engine *e)
+{
+    int i = e->stage_wait_head, last = e->stage_wait_tail;
+    e->stage_wait_head = e->stage_wait_tail = -1;
+    while (i >= 0) {
+        int next = bfo__op_at(e, i)->next, was_last = i == last;
+        if (bfo__stages_in_use(e) < e->cfg.data_stages)
+            bfo__post_described(e, bfo__op_at(e, i));
+        else
+            bfo__stage_wait(e, bfo__op_at(e, i));
+        if (was_last)
+            break;
+        i = next;
+    }
+}
+
+/* A described op on its rail: 0 posted, -1 refused, 1 when it must wait
+ * for a staging buffer. */
+static inline int bfo__post_data(bfo_engine *e, bfo_op *op, int rail)
+{
+    const bfo_data_span *s = &op->span;
+    bfo_iov iov[2];
+    int rc;
+    iov[0].base = op->hdr;
+    iov[0].len = op->hdr_len;
+    if (e->be.post_send_data && (e->peers[op->peer].rail[rail].caps & bfo__data_cap(s->d->kind))) {
+        rc = e->be.post_send_data(e->be.ctx, op->peer, rail, &iov[0], s, bfo__token(op));
+    } else {
+        if (!bfo_data_span_flat(s, &iov[1].base)) {
+            int k = bfo__stage_take(e, op);
+            if (k < 0)
+                return 1;
+            iov[1].base = e->stage_mem + (size_t)k * e->stage_size;
+            bfo_data_span_copy(s, 0, (void *)(uintptr_t)iov[1].base, s->len);
+        }
+        iov[1].len = s->len;
+        rc = e->be.post_send(e->be.ctx, op->peer, rail, iov, 2, bfo__token(op));
+    }
+    if (rc == 0)
+        e->stats.rail_bytes[rail] += s->len;
+    return rc ? -1 : 0;
+}
+
+/* bfo__post for a described op: its rail, then its bytes (bfo__post_data). */
+static BFO__NOINLINE void bfo__post_described(bfo_engine *e, bfo_op *op)
+{
+    bfo_peer *p = &e->peers[op->peer];
+    if (op->peer == e->cfg.rank) { /* to itself: one piece, else staged, then as any op */
+        const void *flat;
+        if (!bfo_data_span_flat(&op->span, &flat)) {
+            int k = bfo__stage_take(e, op);
+            uint8_t *stage;
+            if (k < 0) {
+                bfo__stage_wait(e, op);
+                return;
+            }
+            stage = e->stage_mem + (size_t)k * e->stage_size;
+            bfo_data_span_copy(&op->span, 0, stage, op->span.len);
+            flat = stage;
+        }
+        op->payload = flat;
+        bfo__post(e, op);
+        return;
+    }
+    int rail = op->type == BFO_FRAG_FRAG ? bfo__pick_weighted(e, op->peer, op->len, 0)
+                                          : bfo__pick_rail(e, op->peer);
+    int rc;
+    if (rail < 0) {
+        bfo__post_no_rail(e, op);
+        return;
+    }
+    op->rail = rail;
+    op->posted = 1;
+    p->rail[rail].inflight++;
+    p->rail[rail].last_tx = e->now;
+    e->stats.ops_posted++;
+    rc = bfo__post_data(e, op, rail);
+    if (rc == 0)
+        return;
+    bfo__op_unpost(e, op);
+    if (rc > 0) { /* no staging buffer free: it waits for one, unposted */
+        e->stats.ops_posted--;
+        bfo__stage_wait(e, op);
+    } else {
+        bfo__op_fail_later(e, op);
+    }
+}
+
+/* The op's frame carries bytes [off, off+len) (len > 0) of the request's
+ * description: posted. */
+static BFO__NOINLINE void bfo__send_described(bfo_engine *e, bfo_request *r, bfo_op *op,
+                                              size_t off, size_t len)
+{
+    op->span.d = r->data;
+    op->span.off = off;
+    op->span.len = len;
+    if (r->data->kind == BFO_DATA_IOV)
+        bfo_data_seek(r->data, &r->dpos, off);
+    op->span.pos = r->dpos;
+    op->payload = NULL;
+    op->payload_len = len;
+    if (e->stage_wait_head >= 0) /* those waiting first */
+        bfo__stage_kick(e);
+    bfo__post_described(e, op);
+}
+
 /* Posts op on its fixed rail or an UP rail; with no UP rail it waits in the
  * peer's pending list (moved to a surviving or re-admitted rail later).  An
  * RDMA op with rails UP but none that can RDMA fails (the request then runs
@@ -1219,7 +1476,10 @@ static inline void bfo__flush_pending(bfo_engine *e, int peer)
     p->pend_head = p->pend_tail = -1;
     while (i >= 0) {
         int next = bfo__op_at(e, i)->next;
-        bfo__post(e, bfo__op_at(e, i));
+        if (bfo__op_described(bfo__op_at(e, i)))
+            bfo__post_described(e, bfo__op_at(e, i));
+        else
+            bfo__post(e, bfo__op_at(e, i));
         i = next;
     }
 }
@@ -1305,7 +1565,7 @@ static inline void bfo__finish(bfo_engine *e, bfo_request *r, int status)
 static inline int bfo__req_register(bfo_engine *e, bfo_request *r)
 {
     uint32_t keys[BFO_MAX_RAILS];
-    if (r->reg || !r->cap || !e->be.reg_mem)
+    if (r->reg || !r->cap || !r->buf || !e->be.reg_mem) /* no buffer: described, by copy */
         return r->reg;
     memset(keys, 0, sizeof keys);
     if (e->be.reg_mem(e->be.ctx, r->buf, r->cap, &r->my_raddr, keys, &r->my_reg) != 0)
@@ -1419,9 +1679,13 @@ static inline void bfo__send_rndv(bfo_engine *e, bfo_request *r)
         r->cap >= e->cfg.rdma_min && bfo__rdma_ok(e, r->peer, 0))
         h.flags |= BFO_FLAG_PIN;
     op->hdr_len = bfo_hdr_rndv_encode(&h, op->hdr, sizeof op->hdr);
+    r->first = first;
+    if (BFO__UNLIKELY(!r->buf)) {
+        bfo__send_described(e, r, op, 0, first);
+        return;
+    }
     op->payload = r->buf;
     op->payload_len = first;
-    r->first = first;
     bfo__post(e, op);
 }
 
@@ -1457,12 +1721,16 @@ static inline void bfo__send_frags(bfo_engine *e, bfo_request *r)
         h.dreq = r->remote;
         h.offset = r->next_off;
         op->hdr_len = bfo_hdr_frag_encode(&h, op->hdr, sizeof op->hdr);
-        op->payload = r->buf + r->next_off;
-        op->payload_len = n;
         op->off = r->next_off;
         op->len = n;
         r->next_off += n;
         r->frags_inflight++;
+        if (BFO__UNLIKELY(!r->buf)) {
+            bfo__send_described(e, r, op, (size_t)op->off, n);
+            continue;
+        }
+        op->payload = r->buf + op->off;
+        op->payload_len = n;
         bfo__post(e, op);
     }
 }
@@ -1576,6 +1844,10 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const
         if (!op)
             return 0;
         bfo__match_hdr(e, r, op);
+        if (BFO__UNLIKELY(!r->buf) && r->cap && !r->cancelled) {
+            bfo__send_described(e, r, op, 0, r->cap);
+            return 0;
+        }
         bfo__post(e, op);
         return 0;
     }
@@ -1664,7 +1936,9 @@ static inline void bfo__accept_rzv(bfo_engine *e, bfo_request *r, const bfo_fram
     const size_t first = rget ? 0 : f->payload_len; /* RGET's payload: keys, not data */
     size_t n = first < r->cap ? first : r->cap;
     (void)e;
-    if (n)
+    if (n && BFO__UNLIKELY(!r->buf))
+        bfo__data_in(r, 0, f->payload, n);
+    else if (n)
         memcpy(r->buf, f->payload, n);
     if (rget)
         bfo__req_take_keys(r, f->payload, f->payload_len);
@@ -1703,8 +1977,12 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, cons
         if (!bfo__in_frame(in, BFO_FRAG_MATCH))
             break;
         n = f->payload_len < r->cap ? f->payload_len : r->cap;
-        if (n)
-            memcpy(r->buf, f->payload, n);
+        if (n) {
+            if (BFO__UNLIKELY(!r->buf))
+                bfo__data_in(r, 0, f->payload, n);
+            else
+                memcpy(r->buf, f->payload, n);
+        }
         r->source = (int)f->h.match.src;
         r->tag = (int)f->h.match.tag;
         r->length = f->payload_len;
@@ -1743,7 +2021,10 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, cons
             size_t n = r->cap - (size_t)off;
             if (n > f->payload_len)
                 n = f->payload_len;
-            memcpy(r->buf + off, f->payload, n);
+            if (BFO__UNLIKELY(!r->buf))
+                bfo__data_in(r, (size_t)off, f->payload, n);
+            else
+                memcpy(r->buf + off, f->payload, n);
         }
         r->done_bytes += f->payload_len;
         return;
@@ -1939,6 +2220,8 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
             r->frags_inflight--;
             if (ok)
                 r->done_bytes += (size_t)len;
+            if (BFO__UNLIKELY(e->stage_wait_head >= 0)) /* a staging buffer may be free */
+                bfo__stage_kick(e);
         } else if (type == BFO_FRAG_FIN && ok && r->kind == BFO_REQ_SEND) {
             r->done_bytes += (size_t)len;
         }
@@ -2879,18 +3162,24 @@ static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap
     r->next = NULL;
 }
 
-/* bfo_isend_env: see THE API near the top. */
-static inline int bfo_isend_env(bfo_engine *e, bfo_request *r, const void *buf, size_t len,
-                                const bfo_envelope *env, uint64_t now)
+/* bfo_isend_env and bfo_isend_data_env: data is NULL for a buffer, else a
+ * description that is not one buffer. */
+static BFO__HOT int bfo__isend(bfo_engine *e, bfo_request *r, const void *buf, size_t len,
+                               const bfo_data *data, const bfo_envelope *env, uint64_t now)
 {
     int peer;
     if (!r || !env || !bfo__in_range(env->peer, e->cfg.nranks) || env->src < 0 ||
-        env->tag < 0 || (env->flags & ~BFO_SEND_SYNC) || (len && !buf))
+        env->tag < 0 || (env->flags & ~BFO_SEND_SYNC) || (len && !buf && !data))
         return BFO_ERR_INVALID;
     peer = env->peer;
     if (now > e->now)
         e->now = now;
     bfo__req_init(r, BFO_REQ_SEND, (void *)(uintptr_t)buf, len, env);
+    if (data) { /* described: no buffer (bfo__send_described) */
+        r->data = data;
+        r->dpos.seg = 0;
+        r->dpos.start = 0;
+    }
     r->cs = bfo_send_machine.start;
     r->self = bfo__handle_alloc(e, r);
     if (bfo_handle_is_null(r->self))
@@ -2920,22 +3209,34 @@ static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size
     env.src = e->cfg.rank;
     env.tag = tag;
     env.flags = 0;
-    return bfo_isend_env(e, r, buf, len, &env, now);
+    return bfo__isend(e, r, buf, len, NULL, &env, now);
 }
 
-/* bfo_irecv_env: see THE API near the top. */
-static inline int bfo_irecv_env(bfo_engine *e, bfo_request *r, void *buf, size_t cap,
+/* bfo_isend_env: see THE API near the top. */
+static inline int bfo_isend_env(bfo_engine *e, bfo_request *r, const void *buf, size_t len,
                                 const bfo_envelope *env, uint64_t now)
+{
+    return bfo__isend(e, r, buf, len, NULL, env, now);
+}
+
+/* bfo_irecv_env and bfo_irecv_data_env: data as for bfo__isend. */
+static BFO__HOT int bfo__irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap,
+                               const bfo_data *data, const bfo_envelope *env, uint64_t now)
 {
     bfo_request *rr = r;
     int peer;
     if (!r || !env || (unsigned)env->peer + 1u > (unsigned)e->cfg.nranks || /* -1: ANY */
-        env->src < BFO_ANY_SOURCE || env->tag < BFO_ANY_TAG || env->flags || (cap && !buf))
+        env->src < BFO_ANY_SOURCE || env->tag < BFO_ANY_TAG || env->flags || (cap && !buf && !data))
         return BFO_ERR_INVALID;
     peer = env->peer;
     if (now > e->now)
         e->now = now;
     bfo__req_init(r, BFO_REQ_RECV, buf, cap, env);
+    if (data) { /* described: no buffer (bfo__data_in) */
+        r->data = data;
+        r->dpos.seg = 0;
+        r->dpos.start = 0;
+    }
     r->cs = bfo_recv_machine.start;
     /* its handle from now on: a rendezvous it matches is answered with it
      * (ACK, PUT), and every request that posts operations holds one, which
@@ -2972,7 +3273,85 @@ static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap
     env.src = peer;
     env.tag = tag;
     env.flags = 0;
-    return bfo_irecv_env(e, r, buf, cap, &env, now);
+    return bfo__irecv(e, r, buf, cap, NULL, &env, now);
+}
+
+/* bfo_irecv_env: see THE API near the top. */
+static inline int bfo_irecv_env(bfo_engine *e, bfo_request *r, void *buf, size_t cap,
+                                const bfo_envelope *env, uint64_t now)
+{
+    return bfo__irecv(e, r, buf, cap, NULL, env, now);
+}
+
+/* One buffer, however it was described: an iovec of one segment (empty
+ * ones aside) is one.  *buf gets it. */
+static inline int bfo__data_flat(const bfo_data *d, void **buf)
+{
+    int seen = 0;
+    if (d->kind == BFO_DATA_CONTIG) {
+        *buf = d->buf;
+        return 1;
+    }
+    if (d->kind != BFO_DATA_IOV)
+        return 0;
+    *buf = NULL;
+    for (int i = 0; i < d->nsegs; i++)
+        if (d->segs[i].len) {
+            if (seen++)
+                return 0;
+            *buf = d->segs[i].base;
+        }
+    return 1;
+}
+
+/* bfo_isend_data_env: see THE API near the top. */
+static inline int bfo_isend_data_env(bfo_engine *e, bfo_request *r, const bfo_data *d,
+                                     const bfo_envelope *env, uint64_t now)
+{
+    void *buf;
+    if (!bfo_data_valid(d, 1))
+        return BFO_ERR_INVALID;
+    if (bfo__data_flat(d, &buf)) /* the contiguous path */
+        return bfo__isend(e, r, buf, d->len, NULL, env, now);
+    return bfo__isend(e, r, NULL, d->len, d, env, now);
+}
+
+/* bfo_irecv_data_env: see THE API near the top. */
+static inline int bfo_irecv_data_env(bfo_engine *e, bfo_request *r, const bfo_data *d,
+                                     const bfo_envelope *env, uint64_t now)
+{
+    void *buf;
+    if (!bfo_data_valid(d, 0))
+        return BFO_ERR_INVALID;
+    if (bfo__data_flat(d, &buf))
+        return bfo__irecv(e, r, buf, d->len, NULL, env, now);
+    return bfo__irecv(e, r, NULL, d->len, d, env, now);
+}
+
+/* bfo_isend_data: see THE API near the top. */
+static inline int bfo_isend_data(bfo_engine *e, bfo_request *r, const bfo_data *d, int peer,
+                                 uint32_t ctx, int tag, uint64_t now)
+{
+    bfo_envelope env;
+    env.peer = peer;
+    env.ctx = ctx;
+    env.src = e->cfg.rank;
+    env.tag = tag;
+    env.flags = 0;
+    return bfo_isend_data_env(e, r, d, &env, now);
+}
+
+/* bfo_irecv_data: see THE API near the top. */
+static inline int bfo_irecv_data(bfo_engine *e, bfo_request *r, const bfo_data *d, int peer,
+                                 uint32_t ctx, int tag, uint64_t now)
+{
+    bfo_envelope env;
+    env.peer = peer;
+    env.ctx = ctx;
+    env.src = peer;
+    env.tag = tag;
+    env.flags = 0;
+    return bfo_irecv_data_env(e, r, d, &env, now);
 }
 
 /* bfo_test: see THE API near the top. */
@@ -3075,6 +3454,7 @@ static inline int bfo_improbe(bfo_engine *e, bfo_request *msg, const bfo_envelop
     if (i < 0)
         return 0;
     bfo__req_init(msg, BFO_REQ_RECV, NULL, 0, env);
+    msg->data = NULL; /* bfo_imrecv_data sets it */
     msg->cs = bfo_recv_machine.start;
     msg->self = bfo__handle_alloc(e, msg);
     if (bfo_handle_is_null(msg->self))
@@ -3095,7 +3475,7 @@ static inline int bfo_imrecv(bfo_engine *e, bfo_request *msg, void *buf, size_t 
                              uint64_t now)
 {
     int i;
-    if (!msg || (cap && !buf) || msg->kind != BFO_REQ_RECV || msg->complete ||
+    if (!msg || (cap && !buf && !msg->data) || msg->kind != BFO_REQ_RECV || msg->complete ||
         msg->cs != BFO_RECV_ST_CLAIMED || msg->held < 0 || bfo__handle_get(e, msg->self) != msg)
         return BFO_ERR_INVALID;
     if (now > e->now)
@@ -3108,6 +3488,25 @@ static inline int bfo_imrecv(bfo_engine *e, bfo_request *msg, void *buf, size_t 
     bfo__uxm_put(e, i);
     bfo__run_failed(e);
     return BFO_OK;
+}
+
+/* bfo_imrecv_data: see THE API near the top. */
+static inline int bfo_imrecv_data(bfo_engine *e, bfo_request *msg, const bfo_data *d,
+                                  uint64_t now)
+{
+    void *buf;
+    int rc;
+    if (!bfo_data_valid(d, 0))
+        return BFO_ERR_INVALID;
+    if (bfo__data_flat(d, &buf))
+        return bfo_imrecv(e, msg, buf, d->len, now);
+    if (!msg || msg->cs != BFO_RECV_ST_CLAIMED)
+        return BFO_ERR_INVALID;
+    msg->data = d; /* bfo_imrecv keeps it: no buffer, cap d->len */
+    msg->dpos.seg = 0;
+    msg->dpos.start = 0;
+    rc = bfo_imrecv(e, msg, NULL, d->len, now);
+    return rc;
 }
 
 /* 1 when no other rank is reachable: an ANY_SOURCE receive never can be
@@ -3196,6 +3595,8 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
     const bfo_config *c = &e->cfg;
     if (now > e->now)
         e->now = now;
+    if (e->stage_wait_head >= 0) /* described data waiting for a staging buffer */
+        bfo__stage_kick(e);
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *p = &e->peers[i];
         if (i == c->rank || p->unreachable)
