@@ -152,6 +152,11 @@ typedef struct bfo_config {
     uint64_t unreachable_grace_ns;/* no rail UP for this long: peer unreachable (default 2 s;
                                    * keep it above probe_timeout + backoff_max, so that a
                                    * rail that works gets a full probe cycle first) */
+    uint64_t host_timeout_ns;     /* a busy peer (its process silent on every rail since the
+                                   * probe went out) keeps a rail UP while the transport hears
+                                   * its host on it (bfo_engine_host_heard) at least this often
+                                   * (default 500 ms; docs/engine-design.md, "The failure
+                                   * detector") */
 } bfo_config;
 
 enum bfo_req_kind { BFO_REQ_SEND = 1, BFO_REQ_RECV = 2 };
@@ -222,6 +227,8 @@ typedef struct bfo_rail_link {
     uint32_t epoch;
     unsigned caps, bw;
     uint64_t last_rx;    /* heard from the peer: a frame, or bfo_engine_rail_heard */
+    uint64_t host_rx;    /* heard the peer's host on the rail, not its process (bfo_engine_host_heard) */
+    uint64_t busy_at;    /* the last time the peer counted as busy (bfo_engine_progress) */
     uint64_t last_tx;    /* posted an operation on the rail */
     uint64_t probe_sent; /* the last probe (its nonce), or the last attempt to send one */
     uint64_t deadline, backoff;
@@ -403,6 +410,17 @@ static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int 
  * peer or rail, this rank and an unreachable peer are ignored. */
 static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint64_t now);
 
+/* Called by the backend when the peer's host answered on this rail at time
+ * `at` but its process did not: its kernel acknowledged TCP segments, its
+ * HCA an RDMA operation, its process still exists (a pidfd).  The peer is
+ * busy (computing, stopped), not dead, and the rail reaches it.  While the
+ * peer's process has been silent on every rail since a rail's probe went
+ * out, that probe does not time out, nor the silence backstop fire, as
+ * long as the host was heard on that rail within host_timeout_ns.  Harmless
+ * in any rail state; out-of-range arguments, this rank and an unreachable
+ * peer are ignored. */
+static inline void bfo_engine_host_heard(bfo_engine *e, int peer, int rail, uint64_t at);
+
 /* --- Timers */
 
 /* Timers: heartbeats, probe timeouts, silence, back-off, unreachable peers.
@@ -412,7 +430,10 @@ static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint
  *                    heartbeat_ns (a busy sender whose peer went quiet probes);
  *   PROBE_TIMED_OUT  a probe out, and nothing heard for probe_timeout_ns since
  *                    the later of the probe and the last thing heard;
- *   SILENCE_DETECTED nothing heard for silence_ns (the backstop). */
+ *   SILENCE_DETECTED nothing heard for silence_ns (the backstop);
+ * neither of the last two while the peer is busy: its process silent on
+ * every rail since this rail's probe went out, its host heard on this rail
+ * within host_timeout_ns (bfo_engine_host_heard). */
 static inline void bfo_engine_progress(bfo_engine *e, uint64_t now);
 
 /* --- Layouts */
@@ -545,6 +566,7 @@ static inline void bfo__config_defaults(bfo_config *c)
     BFO__DEF(backoff_max_ns, 500000000ull);
     BFO__DEF(max_reconnects, 100);
     BFO__DEF(unreachable_grace_ns, 2000000000ull);
+    BFO__DEF(host_timeout_ns, 500000000ull);
 #undef BFO__DEF
     if (c->frag_pipeline > BFO_MAX_PIPELINE)
         c->frag_pipeline = BFO_MAX_PIPELINE;
@@ -1696,7 +1718,9 @@ static inline uint64_t bfo__probe_timeout(const bfo_engine *e, const bfo_rail_li
 static inline void bfo__probe_answered(bfo_engine *e, bfo_rail_link *rs)
 {
     uint64_t rtt = e->now - rs->probe_sent;
-    if (!rs->srtt && !rs->rttvar) {
+    if (rs->busy_at > rs->probe_sent) {
+        /* held open by a busy peer: its computing, not a round trip */
+    } else if (!rs->srtt && !rs->rttvar) {
         rs->srtt = rtt;
         rs->rttvar = rtt / 2;
     } else {
@@ -2488,6 +2512,20 @@ static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint
     e->peers[peer].rail[rail].last_rx = e->now;
 }
 
+/* bfo_engine_host_heard: see THE API near the top. */
+static inline void bfo_engine_host_heard(bfo_engine *e, int peer, int rail, uint64_t at)
+{
+    bfo_rail_link *rs;
+    if (peer < 0 || peer >= e->cfg.nranks || peer == e->cfg.rank || rail < 0 ||
+        rail >= e->cfg.nrails || e->peers[peer].unreachable)
+        return;
+    if (at > e->now)
+        e->now = at;
+    rs = &e->peers[peer].rail[rail];
+    if (at > rs->host_rx)
+        rs->host_rx = at;
+}
+
 /* bfo_engine_progress: see THE API near the top. */
 static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
 {
@@ -2496,15 +2534,32 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
         e->now = now;
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *p = &e->peers[i];
+        uint64_t proc_rx = 0; /* the peer's process last heard, on any rail */
         if (i == c->rank || p->unreachable)
             continue;
+        for (int k = 0; k < c->nrails; k++)
+            if (p->rail[k].last_rx > proc_rx)
+                proc_rx = p->rail[k].last_rx;
         for (int k = 0; k < c->nrails; k++) {
             bfo_rail_link *rs = &p->rail[k];
             switch (rs->fsm.cs) {
             case BFO_RAIL_ST_UP: {
-                /* the probe waits from when it went out, or from the last thing heard */
-                const uint64_t since = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
-                if (e->now - rs->last_rx >= c->silence_ns)
+                /* the probe waits from when it went out, or from the last thing
+                 * heard, or from the end of a busy spell (the peer's process was
+                 * heard again, maybe on another rail first) */
+                uint64_t since = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
+                uint64_t quiet = rs->last_rx;
+                /* busy: the process silent everywhere since the probe, its host heard here */
+                if (rs->probe_out && proc_rx <= rs->probe_sent && rs->host_rx > rs->probe_sent &&
+                    e->now - rs->host_rx < c->host_timeout_ns) {
+                    rs->busy_at = e->now;
+                    break;
+                }
+                if (rs->busy_at > since)
+                    since = rs->busy_at;
+                if (rs->busy_at > quiet)
+                    quiet = rs->busy_at;
+                if (e->now - quiet >= c->silence_ns)
                     bfo__rail_step(e, i, k, BFO_EV_SILENCE_DETECTED, NULL);
                 else if (rs->probe_out && e->now - since >= bfo__probe_timeout(e, rs)) {
                     if (rs->pt_shift < 3)

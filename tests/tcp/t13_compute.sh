@@ -1,0 +1,46 @@
+#!/bin/bash
+# (m) A rank that computes: rank 1 runs a busy loop that makes no call into
+# bfo for 60 s while rank 0 streams to it (its sends queue up behind the
+# window).  Its peer's kernel still acknowledges every TCP segment, so rank
+# 0's engine counts rank 1 busy, not failed (docs/engine-design.md, "The
+# failure detector"): afterwards every message is verified, and neither rank
+# mapped a rail out, lost a connection, or saw a peer unreachable.  Then
+# the same over a shared-memory rail next to TCP (the peer's pidfd vouches
+# for it), and with bfo_net's progress thread on (BFO_PROGRESS_THREAD=1),
+# shorter.  COMPUTE_S overrides the 60 s (a quicker local run).
+. "$(dirname "$0")/lib.sh"
+COMPUTE_S=${COMPUTE_S:-60}
+
+# wait_long SECONDS: wait_bg with a longer bound than its 60 s
+wait_long() {
+    timeout "$1" tail --pid="$LAUNCHER" -f /dev/null
+    wait "$LAUNCHER"; rc=$?; LAUNCHER=
+}
+
+# one_run NAME COMPUTE_S [env...]: rank 1 computes from 1 s for COMPUTE_S
+# seconds; rank 0 streams until 3 s after that.
+one_run() {
+    local name=$1 secs=$2
+    shift 2
+    rm -f "$WORK/pids" "$WORK/out"
+    env "$@" "$BFO_TCP" run -n 2 --rails "$RAILS" --pidfile "$WORK/pids" --timeout $((secs + 60)) -- \
+        "$BFO_TCP" stream --json --duration $((secs + 4)) --compute "1:1:$secs" --window 16 \
+        --timeout $((secs + 50)) > "$WORK/out" 2> "$WORK/err" &
+    LAUNCHER=$!
+    wait_long $((secs + 70))
+    [ "$rc" = 0 ] || fail "$name: exit status $rc"
+    grep -q "computed $secs.0 s without a call into bfo" "$WORK/err" || fail "$name: rank 1 did not compute"
+    check_exact
+    [ "$(jget failovers)" = 0 ] || fail "$name: $(jget failovers) rail(s) mapped out"
+    [ "$(jget unreachable)" = 0 ] || fail "$name: $(jget unreachable) operation(s) failed unreachable"
+    [ "$(jget dead_peers)" = 0 ] || fail "$name: a peer was given up"
+    [ "$(jget conn_errors)" = 0 ] || fail "$name: $(jget conn_errors) connection(s) lost"
+    summary
+    echo "   rank 1 made no call for $secs s: the longest pause in completions $(jget stall_ms_max) ms," \
+        "no failover, no connection lost"
+    echo "ok: t13 a rank computing $secs s ($name)"
+}
+
+one_run "tcp rails" "$COMPUTE_S"
+RAILS=shm,127.0.0.2 one_run "shm and tcp rails" 10
+one_run "tcp rails, progress thread" 10 BFO_PROGRESS_THREAD=1
