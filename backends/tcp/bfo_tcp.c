@@ -1249,8 +1249,8 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
  *     standalone ACK frame (24 bytes), when every byte sent is acknowledged
  *     and at most one per keepalive interval; the peer's kernel
  *     acknowledges it (delayed ACK: up to 200 ms later) and its process
- *     reads and ignores it when it comes back (about 10 nudges a second:
- *     15 KB queued at the peer after a minute);
+ *     reads and ignores it when it comes back (about 20 nudges a second:
+ *     30 KB queued at the peer after a minute);
  *   - a blackholed rail: bytes stay unacknowledged, the last
  *     acknowledgement ages, and the probe times out host_timeout after it
  *     (at once when the peer's process is heard on another rail: then it

@@ -35,9 +35,14 @@ one_run() {
     [ "$(jget unreachable)" = 0 ] || fail "$name: $(jget unreachable) operation(s) failed unreachable"
     [ "$(jget dead_peers)" = 0 ] || fail "$name: a peer was given up"
     [ "$(jget conn_errors)" = 0 ] || fail "$name: $(jget conn_errors) connection(s) lost"
+    case "$*" in
+    *BFO_PROGRESS_THREAD=1*) [ "$(jget thread_rounds)" -gt 0 ] || fail "$name: the progress thread never ran" ;;
+    *) [ "$(jget host_heard)" -gt 0 ] || fail "$name: no host evidence reached the engine" ;;
+    esac
     summary
     echo "   rank 1 made no call for $secs s: the longest pause in completions $(jget stall_ms_max) ms," \
-        "no failover, no connection lost"
+        "no failover, no connection lost; host heard $(jget host_heard) times, $(jget nudges) nudges," \
+        "progress thread rounds $(jget thread_rounds)"
     echo "ok: t13 a rank computing $secs s ($name)"
 }
 
