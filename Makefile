@@ -451,8 +451,9 @@ PC_REQUIRES  += libibverbs
 else
 PC_LIBS      += -libverbs
 endif
-PC_LIBS      += -pthread
 endif
+# bfo_net's lock and progress thread (and the verbs backend's)
+PC_LIBS      += -pthread
 INSTALL_VARS = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' BINDIR='$(BINDIR)' INCLUDEDIR='$(INCLUDEDIR)' \
                LIBDIR='$(LIBDIR)' PKGCONFIGDIR='$(PKGCONFIGDIR)'
 # The layout the archives and bfo were built with, as the compiler sees it

@@ -1442,6 +1442,32 @@ static void test_host_heard_does_not_excuse_a_rail_when_the_process_talks_elsewh
     sr_del(w);
 }
 
+/* Every rank computes at once (an MPI program's compute phase): for 5 s
+ * nobody calls the engine nor the network.  Nobody heard anything, but
+ * nobody listened either: a gap longer than a heartbeat moves the rails'
+ * clocks on, so nothing is mapped out when the calls resume, and the
+ * messages posted before the phase arrive. */
+static void test_every_rank_computing_at_once_is_not_silence(void **state)
+{
+    static stream st;
+    mapout_watch x[2];
+    (void)state;
+    memset(&st, 0, sizeof st);
+    st.w = detect_world(68, 1, x);
+    sr_world *w = st.w;
+    for (int ms = 0; ms < 150; ms++) { /* a heartbeat probe or two go out */
+        if (ms % 10 == 0)
+            stream_post(&st, 0, 1);
+        pass_time(w, MS);
+    }
+    w->sn.now += 5000 * MS; /* the compute phase: no step, no progress */
+    pass_time(w, 300 * MS);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    stream_check(&st);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    sr_del(w);
+}
+
 /* Back-pressure in one direction: rank 1 posts no receive for 1 s while
  * rank 0 sends 40 eager messages; its 8 unexpected buffers fill, it refuses
  * the rest (BFO_ERR_AGAIN) and the frames wait on both rails, rank 0's
@@ -1790,6 +1816,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rail_heard_ignores_bad_arguments),
         cmocka_unit_test(test_busy_peer_host_heard_is_not_failed),
         cmocka_unit_test(test_host_heard_does_not_excuse_a_rail_when_the_process_talks_elsewhere),
+        cmocka_unit_test(test_every_rank_computing_at_once_is_not_silence),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }

@@ -40,7 +40,8 @@
  *     --compute R:AT:SEC: rank R, AT seconds into the stream, computes for
  *       SEC seconds (a busy loop that makes no call into bfo), as an MPI
  *       rank between two communication phases; the others go on streaming
- *       to it (docs/engine-design.md, "The failure detector").
+ *       to it (docs/engine-design.md, "The failure detector").  R `all`:
+ *       every rank at once.
  *     --json: rank 0 prints ONE object for the whole job (the other ranks
  *       send their counts to rank 0 at the end):
  *       {"ranks","messages","bytes","verified","corrupt","duplicates","lost",
@@ -579,16 +580,18 @@ static int wait_all(stream *s, bfo_request **reqs, int n, uint64_t deadline)
 
 /* --compute: a busy loop for ns nanoseconds that calls nothing of bfo (the
  * clock straight from the C library). */
+static volatile uint64_t compute_sink; /* the busy loop's result, so that it is not optimised away */
 static void compute(uint64_t ns)
 {
     struct timespec ts;
-    volatile uint64_t x = 0;
+    uint64_t x = 0;
     uint64_t end;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + ns;
     for (;;) {
         for (int k = 0; k < 100000; k++)
             x += (uint64_t)k * 2654435761u;
+        compute_sink = x;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         if ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec >= end)
             break;
@@ -600,7 +603,7 @@ static const char stream_usage[] =
     "usage: bfo stream [--size S | --sizes S1,S2,...] [--count N | --duration SEC] [--window W]\n"
     "                  [--json]\n"
     "                  [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]\n"
-    "                  [--trace-rails] [--compute RANK:AT:SEC]\n"
+    "                  [--trace-rails] [--compute RANK|all:AT:SEC]\n"
     "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
     "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n"
     "                  [--verbs-timeout EXP] [--verbs-retry N]   verbs rails: QP timeout, retry_cnt\n"
@@ -674,7 +677,11 @@ int bfo_cmd_stream(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--compute")) {
             double at = 0, sec = 0;
-            if (sscanf(v, "%d:%lf:%lf", &s->comp_rank, &at, &sec) != 3 || at < 0 || sec <= 0) {
+            if (!strncmp(v, "all:", 4) && sscanf(v + 4, "%lf:%lf", &at, &sec) == 2)
+                s->comp_rank = -2; /* every rank */
+            else if (sscanf(v, "%d:%lf:%lf", &s->comp_rank, &at, &sec) != 3 || s->comp_rank < 0)
+                at = -1;
+            if (at < 0 || sec <= 0) {
                 fputs(stream_usage, stderr);
                 return 2;
             }
@@ -795,7 +802,7 @@ int bfo_cmd_stream(int argc, char **argv)
     for (;;) {
         int busy = 0, unfinished = 0;
         uint64_t now = bfo_net_now();
-        if (s->rank == s->comp_rank && !s->comp_done && now - t_start >= s->comp_at) {
+        if ((s->rank == s->comp_rank || s->comp_rank == -2) && !s->comp_done && now - t_start >= s->comp_at) {
             compute(s->comp_ns);
             s->comp_done = 1;
             now = bfo_net_now();

@@ -282,6 +282,7 @@ typedef struct bfo_engine {
     bfo_config cfg;
     bfo_backend be;
     uint64_t now;
+    uint64_t timers_at;        /* the last bfo_engine_progress: a longer gap stops the rails' clocks */
     bfo_peer *peers;
     bfo_op *ops;
     int op_free, ops_in_use, ctl_in_use;
@@ -433,7 +434,9 @@ static inline void bfo_engine_host_heard(bfo_engine *e, int peer, int rail, uint
  *   SILENCE_DETECTED nothing heard for silence_ns (the backstop);
  * neither of the last two while the peer is busy: its process silent on
  * every rail since this rail's probe went out, its host heard on this rail
- * within host_timeout_ns (bfo_engine_host_heard). */
+ * within host_timeout_ns (bfo_engine_host_heard).  A gap of more than
+ * heartbeat_ns since the last call (the caller computed) is not silence:
+ * the rails' clocks move on by it. */
 static inline void bfo_engine_progress(bfo_engine *e, uint64_t now);
 
 /* --- Layouts */
@@ -2532,6 +2535,23 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
     const bfo_config *c = &e->cfg;
     if (now > e->now)
         e->now = now;
+    /* This engine was not called for longer than a heartbeat (its caller
+     * computed): it heard nothing because it did not listen, so that time
+     * is no evidence.  Every UP rail's clocks move on by the gap (never
+     * past now): its probe and silence count from before the gap, and what
+     * the transports read at this progress (queued meanwhile) is heard. */
+    if (e->timers_at && e->now > e->timers_at + c->heartbeat_ns) {
+        const uint64_t gap = e->now - e->timers_at;
+        for (int i = 0; i < c->nranks; i++)
+            for (int k = 0; i != c->rank && k < c->nrails; k++) {
+                bfo_rail_link *rs = &e->peers[i].rail[k];
+                if (rs->fsm.cs != BFO_RAIL_ST_UP)
+                    continue;
+                rs->last_rx = rs->last_rx + gap < e->now ? rs->last_rx + gap : e->now;
+                rs->probe_sent = rs->probe_sent + gap < e->now ? rs->probe_sent + gap : e->now;
+            }
+    }
+    e->timers_at = e->now;
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *p = &e->peers[i];
         uint64_t proc_rx = 0; /* the peer's process last heard, on any rail */
