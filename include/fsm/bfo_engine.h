@@ -2549,6 +2549,10 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
                     continue;
                 rs->last_rx = rs->last_rx + gap < e->now ? rs->last_rx + gap : e->now;
                 rs->probe_sent = rs->probe_sent + gap < e->now ? rs->probe_sent + gap : e->now;
+                if (rs->host_rx)
+                    rs->host_rx = rs->host_rx + gap < e->now ? rs->host_rx + gap : e->now;
+                if (rs->busy_at)
+                    rs->busy_at = rs->busy_at + gap < e->now ? rs->busy_at + gap : e->now;
             }
     }
     e->timers_at = e->now;
@@ -2565,8 +2569,9 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
             switch (rs->fsm.cs) {
             case BFO_RAIL_ST_UP: {
                 /* the probe waits from when it went out, or from the last thing
-                 * heard, or from the end of a busy spell (the peer's process was
-                 * heard again, maybe on another rail first) */
+                 * heard, or a heartbeat past the end of a busy spell (the peer's
+                 * process was heard again, maybe on another rail first, and has
+                 * a backlog to read before it answers here) */
                 uint64_t since = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
                 uint64_t quiet = rs->last_rx;
                 /* busy: the process silent everywhere since the probe, its host heard here */
@@ -2575,13 +2580,13 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
                     rs->busy_at = e->now;
                     break;
                 }
-                if (rs->busy_at > since)
-                    since = rs->busy_at;
+                if (rs->busy_at && rs->busy_at + c->heartbeat_ns > since)
+                    since = rs->busy_at + c->heartbeat_ns; /* may lie ahead of now */
                 if (rs->busy_at > quiet)
                     quiet = rs->busy_at;
                 if (e->now - quiet >= c->silence_ns)
                     bfo__rail_step(e, i, k, BFO_EV_SILENCE_DETECTED, NULL);
-                else if (rs->probe_out && e->now - since >= bfo__probe_timeout(e, rs)) {
+                else if (rs->probe_out && e->now >= since + bfo__probe_timeout(e, rs)) {
                     if (rs->pt_shift < 3)
                         rs->pt_shift++;
                     rs->pt_good = 0;
