@@ -35,6 +35,9 @@
 #   make check-docs  fail when those are stale, or docs/api.md misses a public
 #                    function (part of make check)
 #   make check-valgrind  memcheck on the unit tests and a few bfo sim runs (~1 min)
+#   make check-tsan  ThreadSanitizer: 4 threads sending and receiving on one
+#                    engine through bfo_net (thread_safe), two ranks over
+#                    loopback rails, with and without the progress thread (~1 min)
 #   make check SAN=1 the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz        the libFuzzer targets of tests/fuzz/ (clang, into build/fuzz)
 #   make check-fuzz  each of them for FUZZ_SECONDS (default 60) over its corpus
@@ -145,7 +148,7 @@ NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR
 
 .PHONY: all bench-engine dance demo check check-headers check-layers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
-.PHONY: fuzz check-fuzz fuzz-corpus
+.PHONY: fuzz check-fuzz fuzz-corpus check-tsan
 
 all: $(TESTS:%=$(BUILD)/%) $(BUILD)/dance $(BUILD)/bfo $(BUILD)/bench_engine libs $(BUILD)/mini_mpi_loopback
 
@@ -337,6 +340,27 @@ check-tcp: $(BUILD)/bfo $(BUILD)/tcp_badpeer $(BUILD)/tcp_race
 	done; echo "== check-tcp: every TCP test passed ($(CC)$(if $(filter 1,$(SAN)), with ASan+UBSan,))"; \
 	echo "tests: $$n passed, 0 failed"
 
+# ThreadSanitizer (tests/tcp/threads.c): bfo_net with thread_safe, 4
+# threads on one engine per rank, each posting, testing and progressing at
+# once; two ranks over loopback rails (bfo run from the normal build), once
+# with bfo_net's progress thread too.  Built apart (TSan owns the threads):
+# TCP and shm, no verbs, no PMIx (GCC: -Wno-tsan, for the shm rings' fences,
+# which order memory shared with another process: nothing TSan sees).
+TSAN_BUILD := build/$(notdir $(CC))-tsan
+TSAN_SRC   := backends/net/bfo_net.c backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c $(TCP_SRC) $(SHM_SRC)
+$(TSAN_BUILD)/threads: tests/tcp/threads.c $(TSAN_SRC) $(NET_HDR)
+	mkdir -p $(TSAN_BUILD)
+	$(CC) -std=c11 $(WARN) $(if $(findstring clang,$(CC)),,-Wno-tsan) -O1 -g -fsanitize=thread -fno-omit-frame-pointer \
+	  $(INC) $(BACK_INC) \
+	  tests/tcp/threads.c $(TSAN_SRC) -o $@ -pthread
+check-tsan: $(BUILD)/bfo $(TSAN_BUILD)/threads
+	@set -e; n=0; for extra in "" --progress-thread; do \
+	  echo "== threads $$extra (ThreadSanitizer, 2 ranks, rails 127.0.0.2,127.0.0.3)"; \
+	  TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+	    ./$(BUILD)/bfo run -n 2 --rails 127.0.0.2,127.0.0.3 --timeout 100 -- ./$(TSAN_BUILD)/threads $$extra; \
+	  n=$$((n + 1)); \
+	done; echo "== check-tsan: ThreadSanitizer clean, 4 threads per engine"; echo "tests: $$n passed, 0 failed"
+
 # The verbs backend on real Soft-RoCE: two QEMU/TCG guests, two rxe rails
 # and a TCP rail between them; the faults of t1-t5 and the ping-pong of t6
 # (tests/verbs/; root, qemu-system-x86, rdma-core, ibverbs-providers,
@@ -444,8 +468,9 @@ PC_REQUIRES  += libibverbs
 else
 PC_LIBS      += -libverbs
 endif
-PC_LIBS      += -pthread
 endif
+# bfo_net's lock and progress thread (and the verbs backend's)
+PC_LIBS      += -pthread
 INSTALL_VARS = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' BINDIR='$(BINDIR)' INCLUDEDIR='$(INCLUDEDIR)' \
                LIBDIR='$(LIBDIR)' PKGCONFIGDIR='$(PKGCONFIGDIR)'
 # The layout the archives and bfo were built with, as the compiler sees it

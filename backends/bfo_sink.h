@@ -49,6 +49,10 @@ typedef struct bfo_sink {
      * BFO_ERR_INVALID (no such peer or rail, or the peer published none for
      * it).  May be called from anywhere in the transport, posts included. */
     int (*lookup)(void *ctx, int peer, int rail, bfo_addr *out);
+    /* bfo_engine_host_heard: the peer's host answered on this rail at time
+     * `at` (its kernel's TCP acknowledgements, its process still there) but
+     * its process did not: busy, not dead.  May be NULL. */
+    void (*host_heard)(void *ctx, int peer, int rail, uint64_t at);
 } bfo_sink;
 
 #ifdef __cplusplus

@@ -1347,6 +1347,127 @@ static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **s
     sr_del(w);
 }
 
+/* A busy peer (docs/engine-design.md, "The failure detector"): rank 1
+ * computes and calls nothing for 5 s (both ways of both rails held: none of
+ * its frames come, none of rank 0's are read) while rank 0 sends to it.  Its
+ * host still answers (each side's transport reports the other's kernel
+ * every 100 ms: bfo_engine_host_heard), so no rail is mapped out, though no
+ * probe is answered; once it calls again, every message arrives and the
+ * probe answered after the spell gives no round-trip sample.  Then the host
+ * falls silent too (a dead host, a rail cut while the peer computes): the
+ * rails are mapped out within host_timeout + probe_timeout of the last
+ * answer. */
+static void test_busy_peer_host_heard_is_not_failed(void **state)
+{
+    static stream st;
+    mapout_watch x[2];
+    uint64_t last = 0;
+    (void)state;
+    memset(&st, 0, sizeof st);
+    st.w = detect_world(66, 0, x);
+    sr_world *w = st.w;
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 0, 1, k, SN_PATH_HOLD);
+    for (int ms = 0; ms < 5000; ms++) {
+        if (ms % 100 == 0) {
+            for (int k = 0; k < 2; k++) {
+                bfo_engine_host_heard(&w->e[0], 1, k, w->sn.now);
+                bfo_engine_host_heard(&w->e[1], 0, k, w->sn.now);
+            }
+        }
+        if (ms % 50 == 0 && ms < 1000)
+            stream_post(&st, 0, 1);
+        pass_time(w, MS);
+    }
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    assert_true(w->e[0].peers[1].rail[0].probe_out || w->e[0].peers[1].rail[1].probe_out);
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 0, 1, k, SN_PATH_OPEN);
+    stream_check(&st);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    for (int k = 0; k < 2; k++) /* 5 s of computing is not a round trip */
+        assert_true(w->e[0].peers[1].rail[k].srtt < 10 * MS);
+    print_message("busy peer: 5 s without a call, its host heard every 100 ms: no map-out\n");
+
+    /* the host falls silent as well */
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 0, 1, k, SN_PATH_HOLD);
+    for (int ms = 0; ms < 2000 && !(x[0].at[1][0] && x[0].at[1][1]); ms++) {
+        if (ms % 100 == 0 && ms < 300) {
+            for (int k = 0; k < 2; k++) {
+                bfo_engine_host_heard(&w->e[0], 1, k, w->sn.now);
+                bfo_engine_host_heard(&w->e[1], 0, k, w->sn.now);
+            }
+            last = w->sn.now;
+        }
+        pass_time(w, MS);
+    }
+    for (int k = 0; k < 2; k++) {
+        uint64_t d = x[0].at[1][k] - last;
+        print_message("rail %d: mapped out %llu ms after the host was last heard (%s)\n", k,
+                      (unsigned long long)(d / MS), ev_name(x[0].ev[1][k]));
+        assert_true(x[0].at[1][k] > last);
+        assert_true(d <= 500 * MS + 40 * MS + 2 * MS);
+    }
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 0, 1, k, SN_PATH_OPEN);
+    sr_del(w);
+}
+
+/* Busy is a fact about a process: rank 1's process keeps talking on rail 1
+ * while rail 0 turns silent both ways, its host still heard there (as a
+ * kernel that acknowledges over a path that loses only the process's
+ * frames would be).  Rail 0 is mapped out within heartbeat + probe
+ * timeout all the same. */
+static void test_host_heard_does_not_excuse_a_rail_when_the_process_talks_elsewhere(void **state)
+{
+    static stream st;
+    mapout_watch x[2];
+    (void)state;
+    memset(&st, 0, sizeof st);
+    st.w = detect_world(67, 0, x);
+    sr_world *w = st.w;
+    uint64_t t = w->sn.now;
+    rail_path(w, 0, 1, 0, SN_PATH_SILENT);
+    for (int ms = 0; ms < (int)((DETECT_BOUND + 60 * MS) / MS); ms++) {
+        bfo_engine_host_heard(&w->e[0], 1, 0, w->sn.now);
+        bfo_engine_host_heard(&w->e[1], 0, 0, w->sn.now);
+        if (ms % 2 == 0)
+            stream_post(&st, 0, 1);
+        pass_time(w, MS);
+    }
+    both_mapped_out_within(x, t, "silent rail, host heard, the process heard on the other rail");
+    rail_path(w, 0, 1, 0, SN_PATH_OPEN);
+    stream_check(&st);
+    sr_del(w);
+}
+
+/* Every rank computes at once (an MPI program's compute phase): for 5 s
+ * nobody calls the engine nor the network.  Nobody heard anything, but
+ * nobody listened either: a gap longer than a heartbeat moves the rails'
+ * clocks on, so nothing is mapped out when the calls resume, and the
+ * messages posted before the phase arrive. */
+static void test_every_rank_computing_at_once_is_not_silence(void **state)
+{
+    static stream st;
+    mapout_watch x[2];
+    (void)state;
+    memset(&st, 0, sizeof st);
+    st.w = detect_world(68, 1, x);
+    sr_world *w = st.w;
+    for (int ms = 0; ms < 150; ms++) { /* a heartbeat probe or two go out */
+        if (ms % 10 == 0)
+            stream_post(&st, 0, 1);
+        pass_time(w, MS);
+    }
+    w->sn.now += 5000 * MS; /* the compute phase: no step, no progress */
+    pass_time(w, 300 * MS);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    stream_check(&st);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    sr_del(w);
+}
+
 /* Back-pressure in one direction: rank 1 posts no receive for 1 s while
  * rank 0 sends 40 eager messages; its 8 unexpected buffers fill, it refuses
  * the rest (BFO_ERR_AGAIN) and the frames wait on both rails, rank 0's
@@ -2598,6 +2719,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_slow_answers_raise_the_probe_timeout_instead_of_failing_again),
         cmocka_unit_test(test_out_of_order_messages_move_on_in_their_own_buffers),
         cmocka_unit_test(test_rail_heard_ignores_bad_arguments),
+        cmocka_unit_test(test_busy_peer_host_heard_is_not_failed),
+        cmocka_unit_test(test_host_heard_does_not_excuse_a_rail_when_the_process_talks_elsewhere),
+        cmocka_unit_test(test_every_rank_computing_at_once_is_not_silence),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }

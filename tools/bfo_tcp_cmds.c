@@ -37,6 +37,11 @@
  *       flight took to fail.
  *     --drop-on-signal RAIL: SIGUSR1 toggles the backend's fault hook
  *       (every frame on RAIL silently lost) in this process.
+ *     --compute R:AT:SEC: rank R, AT seconds into the stream, computes for
+ *       SEC seconds (a busy loop that makes no call into bfo), as an MPI
+ *       rank between two communication phases; the others go on streaming
+ *       to it (docs/engine-design.md, "The failure detector").  R `all`:
+ *       every rank at once.
  *     --json: rank 0 prints ONE object for the whole job (the other ranks
  *       send their counts to rank 0 at the end):
  *       {"ranks","messages","bytes","verified","corrupt","duplicates","lost",
@@ -44,7 +49,7 @@
  *        "recovery_ms_max","stall_ms_max","unreachable_ms_max","failover_ms_max","elapsed_ms",
  *        "conn_errors","malformed_drops","backpressure","keepalives",
  *        "stale_frames","protocol_violations","absent_rails","rdma_reads","rdma_writes",
- *        "per_rail_bytes":[...]}
+ *        "host_heard","nudges","thread_rounds","per_rail_bytes":[...]}
  *       messages/bytes/verified: received at the destinations; failovers and
  *       readmissions: the engines' mapouts and readmissions; recovery_ms_max:
  *       the longest time from a rail being mapped out to the next message
@@ -66,7 +71,13 @@
  *       (rank, peer, rail) whose rail does not reach the peer (ranks with
  *       fewer rails, a shared-memory rail to another host): not failures;
  *       rdma_reads, rdma_writes: the RDMA operations the engines posted
- *       (GET reads, PUT writes), all ranks.
+ *       (GET reads, PUT writes), all ranks; host_heard: times a transport
+ *       vouched for a silent peer's rail by its host (TCP acknowledgements,
+ *       an shm pidfd); nudges: TCP frames sent only for the peer's kernel
+ *       to acknowledge; thread_rounds: rounds of bfo_net's progress thread
+ *       (BFO_PROGRESS_THREAD=1) while a rank computed.
+ *     With the progress thread on, the stream's engine calls run under
+ *       bfo_net_lock (bfo_net.h, THREADS).
  *     At --timeout with messages outstanding: the engine's and transports'
  *       state (bfo_net_dump) and every request not done (its machine's
  *       state, operations outstanding, bytes done) on stderr.
@@ -267,7 +278,7 @@ int bfo_cmd_run(int argc, char **argv)
 #define ST_MAX_SIZES 32
 enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD, F_MAPOUTS,
        F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE, F_KEEPALIVES, F_STALE, F_VIOLATIONS, F_ABSENT,
-       F_RDMA_READS, F_RDMA_WRITES, NF /* counters sent to rank 0 */ };
+       F_RDMA_READS, F_RDMA_WRITES, F_BUSY_HEARD, F_NUDGES, F_THREAD, NF /* counters sent to rank 0 */ };
 
 typedef struct slot {
     bfo_request req;
@@ -298,6 +309,8 @@ typedef struct stream {
     int rank, size, window, tolerate, verbose;
     int data; /* --data: 0 buffers, 1 iovec lists, 2 pack/unpack */
     uint64_t count, duration_ns, recv_delay_ns;
+    int comp_rank, comp_done;     /* --compute: the rank, done yet */
+    uint64_t comp_at, comp_ns;    /* ... when (after the start), for how long */
     size_t sizes[ST_MAX_SIZES];
     int nsizes;
     size_t maxsize;
@@ -602,11 +615,32 @@ static const bfo_data *st_describe(const stream *s, slot *sl, size_t len, int se
     return &sl->d;
 }
 
+/* --compute: a busy loop for ns nanoseconds that calls nothing of bfo (the
+ * clock straight from the C library). */
+static volatile uint64_t compute_sink; /* the busy loop's result, so that it is not optimised away */
+static void compute(uint64_t ns)
+{
+    struct timespec ts;
+    uint64_t x = 0;
+    uint64_t end;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + ns;
+    for (;;) {
+        for (int k = 0; k < 100000; k++)
+            x += (uint64_t)k * 2654435761u;
+        compute_sink = x;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec >= end)
+            break;
+    }
+    fprintf(stderr, "bfo stream: computed %.1f s without a call into bfo\n", (double)ns / 1e9);
+}
+
 static const char stream_usage[] =
     "usage: bfo stream [--size S | --sizes S1,S2,...] [--count N | --duration SEC] [--window W]\n"
     "                  [--json]\n"
     "                  [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]\n"
-    "                  [--trace-rails] [--data iov|pack]\n"
+    "                  [--trace-rails] [--data iov|pack] [--compute RANK|all:AT:SEC]\n"
     "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
     "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n"
     "                  [--verbs-timeout EXP] [--verbs-retry N]   verbs rails: QP timeout, retry_cnt\n"
@@ -627,6 +661,7 @@ int bfo_cmd_stream(int argc, char **argv)
         return 2;
     }
     memset(s, 0, sizeof *s);
+    s->comp_rank = -1;
     memset(&cfg, 0, sizeof cfg);
     memset(&opt, 0, sizeof opt);
     s->count = 100;
@@ -683,6 +718,19 @@ int bfo_cmd_stream(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--skip-rank") && nskip < 64) {
             skip[nskip++] = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--compute")) {
+            double at = 0, sec = 0;
+            if (!strncmp(v, "all:", 4) && sscanf(v + 4, "%lf:%lf", &at, &sec) == 2)
+                s->comp_rank = -2; /* every rank */
+            else if (sscanf(v, "%d:%lf:%lf", &s->comp_rank, &at, &sec) != 3 || s->comp_rank < 0)
+                at = -1;
+            if (at < 0 || sec <= 0) {
+                fputs(stream_usage, stderr);
+                return 2;
+            }
+            s->comp_at = (uint64_t)(at * 1e9);
+            s->comp_ns = (uint64_t)(sec * 1e9);
             i++;
         } else if (!strcmp(a, "--drop-on-signal")) {
             drop_rail = atoi(v);
@@ -800,6 +848,12 @@ int bfo_cmd_stream(int argc, char **argv)
     for (;;) {
         int busy = 0, unfinished = 0;
         uint64_t now = bfo_net_now();
+        if ((s->rank == s->comp_rank || s->comp_rank == -2) && !s->comp_done && now - t_start >= s->comp_at) {
+            compute(s->comp_ns);
+            s->comp_done = 1;
+            now = bfo_net_now();
+        }
+        bfo_net_lock(s->t); /* a no-op unless a progress thread runs */
         if (drop_rail >= 0 && applied != drop_toggles) {
             applied = drop_toggles;
             bfo_net_fault_drop(s->t, drop_rail, applied & 1);
@@ -971,16 +1025,20 @@ int bfo_cmd_stream(int argc, char **argv)
             break;
         if (now > deadline) {
             fprintf(stderr, "bfo stream[%d]: timed out with messages outstanding\n", s->rank);
+            bfo_net_unlock(s->t);
             dump_unfinished(s);
+            bfo_net_lock(s->t);
             bad = 1;
             break;
         }
+        bfo_net_unlock(s->t);
         bfo_net_progress(s->t, busy ? 0 : 1);
         if (dump_asked) {
             dump_asked = 0;
             bfo_net_dump(s->t, stderr);
         }
     }
+    bfo_net_unlock(s->t);
     int timed_out = bfo_net_now() > deadline;
     for (int p = 0; p < s->size; p++)
         if (peer_alive(s, p) || (p != s->rank && s->p[p].dead && !s->tolerate && !s->p[p].skip))
@@ -1036,6 +1094,7 @@ int bfo_cmd_stream(int argc, char **argv)
         s->f[F_VIOLATIONS] = s->e->stats.protocol_violations + s->e->stats.malformed_frames;
         s->f[F_RDMA_READS] = s->e->stats.rdma_reads;
         s->f[F_RDMA_WRITES] = s->e->stats.rdma_writes;
+        s->f[F_THREAD] = ts->thread_rounds;
         for (int p = 0; p < s->size; p++) /* (peer, rail) that does not reach: not failures */
             for (int r = 0; p != s->rank && r < bfo_net_nrails(s->t); r++)
                 s->f[F_ABSENT] += s->e->peers[p].rail[r].fsm.cs == BFO_RAIL_ST_ABSENT;
@@ -1045,6 +1104,8 @@ int bfo_cmd_stream(int argc, char **argv)
             s->f[F_MALFORMED] += ts->rail[r].malformed;
             s->f[F_BACKPRESSURE] += ts->rail[r].backpressure;
             s->f[F_KEEPALIVES] += ts->rail[r].keepalives_tx;
+            s->f[F_BUSY_HEARD] += ts->rail[r].busy_heard;
+            s->f[F_NUDGES] += ts->rail[r].nudges_tx;
         }
         uint64_t mine[NF + BFO_MAX_RAILS + 4];
         memcpy(mine, s->f, sizeof s->f);
@@ -1110,6 +1171,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"backpressure\":%" PRIu64 ",\"keepalives\":%" PRIu64
                        ",\"stale_frames\":%" PRIu64 ",\"protocol_violations\":%" PRIu64
                        ",\"absent_rails\":%" PRIu64 ",\"rdma_reads\":%" PRIu64 ",\"rdma_writes\":%" PRIu64
+                       ",\"host_heard\":%" PRIu64 ",\"nudges\":%" PRIu64 ",\"thread_rounds\":%" PRIu64
                        ",\"per_rail_bytes\":[",
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
                        tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
@@ -1119,7 +1181,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        (double)tot[NF + BFO_MAX_RAILS + 3] / 1e6,
                        (double)(bfo_net_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE],
                        tot[F_KEEPALIVES], tot[F_STALE], tot[F_VIOLATIONS], tot[F_ABSENT], tot[F_RDMA_READS],
-                       tot[F_RDMA_WRITES]);
+                       tot[F_RDMA_WRITES], tot[F_BUSY_HEARD], tot[F_NUDGES], tot[F_THREAD]);
                 for (int r = 0; r < bfo_net_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
                 printf("]}\n");

@@ -5,11 +5,13 @@
 
 #include <ctype.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ------------------------------------------------- the table of transports
  *
@@ -78,7 +80,43 @@ struct bfo_net {
      * each transport's handle (regs[g * ntp + i]); free ones on a stack */
     uint64_t *regs;
     int *reg_free, nreg_free, nregs;
+    /* threads (bfo_net.h, THREADS): one lock around every entry when
+     * locking is on (thread_safe, or the progress thread) */
+    int locking;
+    pthread_mutex_t mu;
+    /* the progress thread: started, told to stop, how often it looks */
+    int thr_on;
+    pthread_t thr;
+    atomic_int thr_stop;
+    uint64_t thr_every;
+    _Atomic uint64_t last_call; /* the caller's last bfo_net_progress */
+    /* while the thread runs the transports (ctl_only), frames other than
+     * PROBE and PROBEACK are refused (BFO_ERR_AGAIN: back-pressure), and
+     * completions and rail events wait here for the caller's next
+     * progress, in the order they came (no request completes in the thread) */
+    int ctl_only;
+    struct deferred {
+        int kind; /* 0 completion, 1 rail event */
+        int peer, rail, ev;
+        uint64_t token;
+    } *dq;
+    int ndq, capdq;
 };
+
+static inline void n_lock(bfo_net *n)
+{
+    if (n->locking)
+        pthread_mutex_lock(&n->mu);
+}
+
+static inline void n_unlock(bfo_net *n)
+{
+    if (n->locking)
+        pthread_mutex_unlock(&n->mu);
+}
+
+static int progress_locked(bfo_net *n, int timeout_ms);
+static int threads_start(bfo_net *n, const bfo_net_options *opt);
 
 uint64_t bfo_net_now(void) { return bfo_boot_now(); }
 
@@ -309,7 +347,15 @@ static unsigned n_bw(void *ctx, int rail)
 
 static void up_completion(void *ctx, uint64_t token, int ok)
 {
-    bfo_engine_completion(&((net_tp *)ctx)->n->eng, token, ok);
+    bfo_net *n = ((net_tp *)ctx)->n;
+    if (n->ctl_only && n->ndq < n->capdq) { /* the progress thread: for the caller's next progress */
+        struct deferred *d = &n->dq[n->ndq++];
+        d->kind = 0;
+        d->token = token;
+        d->ev = ok;
+        return;
+    }
+    bfo_engine_completion(&n->eng, token, ok);
 }
 
 static int up_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
@@ -317,14 +363,28 @@ static int up_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t le
     net_tp *tp = (net_tp *)ctx;
     if (rail < 0 || rail >= tp->nrails)
         return BFO_ERR_INVALID;
+    /* the progress thread answers rail control only; the rest waits
+     * (back-pressure: the transport tells the peer it is stalled) */
+    if (tp->n->ctl_only && !(len > 0 && (buf[0] == BFO_FRAG_PROBE || buf[0] == BFO_FRAG_PROBEACK)))
+        return BFO_ERR_AGAIN;
     return bfo_engine_frame(&tp->n->eng, peer, tp->g[rail], buf, len, now);
 }
 
 static void up_event(void *ctx, int peer, int rail, int ev, uint64_t now)
 {
     net_tp *tp = (net_tp *)ctx;
-    if (rail >= 0 && rail < tp->nrails)
-        bfo_engine_rail_event(&tp->n->eng, peer, tp->g[rail], ev, now);
+    bfo_net *n = tp->n;
+    if (rail < 0 || rail >= tp->nrails)
+        return;
+    if (n->ctl_only && n->ndq < n->capdq) {
+        struct deferred *d = &n->dq[n->ndq++];
+        d->kind = 1;
+        d->peer = peer;
+        d->rail = tp->g[rail];
+        d->ev = ev;
+        return;
+    }
+    bfo_engine_rail_event(&n->eng, peer, tp->g[rail], ev, now);
 }
 
 static void up_heard(void *ctx, int peer, int rail, uint64_t now)
@@ -332,6 +392,13 @@ static void up_heard(void *ctx, int peer, int rail, uint64_t now)
     net_tp *tp = (net_tp *)ctx;
     if (rail >= 0 && rail < tp->nrails)
         bfo_engine_rail_heard(&tp->n->eng, peer, tp->g[rail], now);
+}
+
+static void up_host(void *ctx, int peer, int rail, uint64_t at)
+{
+    net_tp *tp = (net_tp *)ctx;
+    if (rail >= 0 && rail < tp->nrails)
+        bfo_engine_host_heard(&tp->n->eng, peer, tp->g[rail], at);
 }
 
 /* ---------------------------------------------------------------- cards */
@@ -586,7 +653,7 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         bfo__config_defaults(&d);
         for (int k = 0; k < n->ntp; k++) {
             net_tp *tp = &n->tp[k];
-            bfo_sink sink = { tp, up_completion, up_frame, up_event, up_heard, up_lookup };
+            bfo_sink sink = { tp, up_completion, up_frame, up_event, up_heard, up_lookup, up_host };
             bfo_transport_args a;
             memset(&a, 0, sizeof a);
             a.rank = n->rank;
@@ -656,11 +723,119 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
             n->reg_free[n->nreg_free++] = n->nregs - 1 - g;
         rc = BFO_OK;
     }
+    if ((rc = threads_start(n, &opt)) != BFO_OK)
+        goto fail;
     *out = n;
     return BFO_OK;
 fail:
     bfo_net_fini(n);
     return rc;
+}
+
+/* ---------------------------------------------------------------- threads */
+
+/* The progress thread (bfo_net.h, THREADS): while the caller has not called
+ * bfo_net_progress for a while (it computes), it runs the transports under
+ * the lock with ctl_only set: PROBE and PROBEACK reach the engine, every
+ * other frame is refused (back-pressure: TCP and shm tell the peer they are
+ * stalled, which keeps the peer's probes waiting), completions and rail
+ * events wait for the caller.  It never runs the engine's timers and
+ * completes no request; it only keeps this process answering. */
+static void *progress_main(void *arg)
+{
+    bfo_net *n = (bfo_net *)arg;
+    struct timespec ts;
+    ts.tv_sec = 0;
+    ts.tv_nsec = (long)n->thr_every;
+    while (!atomic_load(&n->thr_stop)) {
+        uint64_t now;
+        nanosleep(&ts, NULL);
+        now = bfo_boot_now();
+        if (now - atomic_load_explicit(&n->last_call, memory_order_relaxed) < n->thr_every)
+            continue; /* the caller progresses by itself */
+        if (pthread_mutex_trylock(&n->mu) != 0)
+            continue; /* the caller is inside bfo_net */
+        n->ctl_only = 1;
+        for (int k = 0; k < n->ntp; k++)
+            n->tp[k].ops->progress(n->tp[k].t, now);
+        n->ctl_only = 0;
+        n->st.thread_rounds++;
+        pthread_mutex_unlock(&n->mu);
+    }
+    return NULL;
+}
+
+/* The lock (thread_safe or the progress thread) and the thread. */
+static int threads_start(bfo_net *n, const bfo_net_options *opt)
+{
+    int pt = opt->progress_thread;
+    if (!pt) {
+        const char *v = bfo_boot_getenv("BFO_PROGRESS_THREAD");
+        pt = v && atoi(v) > 0;
+    }
+    pt = pt > 0;
+    if (!pt && opt->thread_safe <= 0)
+        return BFO_OK;
+    {
+        pthread_mutexattr_t ma; /* recursive: an entry may call another (the caller's lock held) */
+        int bad = pthread_mutexattr_init(&ma) != 0 || pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE) != 0 ||
+                  pthread_mutex_init(&n->mu, &ma) != 0;
+        pthread_mutexattr_destroy(&ma);
+        if (bad)
+            return BFO_ERR_NO_MEMORY;
+    }
+    n->locking = 1;
+    if (!pt)
+        return BFO_OK;
+    n->capdq = n->eng.cfg.max_ops + 4 * n->size * n->nrails + 16;
+    n->dq = (struct deferred *)malloc(sizeof *n->dq * (size_t)n->capdq);
+    if (!n->dq)
+        return BFO_ERR_NO_MEMORY;
+    n->thr_every = n->eng.cfg.probe_timeout_ns / 4; /* four looks per probe timeout, 1 to 10 ms apart */
+    if (n->thr_every > 10000000ull)
+        n->thr_every = 10000000ull;
+    if (n->thr_every < 1000000ull)
+        n->thr_every = 1000000ull;
+    atomic_store(&n->last_call, bfo_boot_now());
+    atomic_store(&n->thr_stop, 0);
+    if (pthread_create(&n->thr, NULL, progress_main, n) != 0)
+        return BFO_ERR_NO_MEMORY;
+    n->thr_on = 1;
+    if (n->log >= 2)
+        fprintf(stderr, "bfo-net[%d]: progress thread on (looks every %.1f ms)\n", n->rank,
+                (double)n->thr_every / 1e6);
+    return BFO_OK;
+}
+
+void bfo_net_lock(bfo_net *n) { n_lock(n); }
+void bfo_net_unlock(bfo_net *n) { n_unlock(n); }
+int bfo_net_progress_thread(const bfo_net *n) { return n->thr_on; }
+
+int bfo_net_isend(bfo_net *n, bfo_request *r, const void *buf, size_t len, int peer, int ctx, int tag)
+{
+    int rc;
+    n_lock(n);
+    rc = bfo_isend(&n->eng, r, buf, len, peer, ctx, tag, bfo_boot_now());
+    n_unlock(n);
+    return rc;
+}
+
+int bfo_net_irecv(bfo_net *n, bfo_request *r, void *buf, size_t cap, int peer, int ctx, int tag)
+{
+    int rc;
+    n_lock(n);
+    rc = bfo_irecv(&n->eng, r, buf, cap, peer, ctx, tag, bfo_boot_now());
+    n_unlock(n);
+    return rc;
+}
+
+int bfo_net_test(bfo_net *n, const bfo_request *r)
+{
+    int done;
+    n_lock(n);
+    done = bfo_test(r);
+    n_unlock(n);
+    return done;
 }
 
 /* ------------------------------------------------------------ accessors */
@@ -694,10 +869,39 @@ static int report_absent(bfo_net *n, uint64_t now)
     return k;
 }
 
+
+/* What the progress thread left for the caller: in order, now. */
+static int run_deferred(bfo_net *n, uint64_t now)
+{
+    int k = n->ndq;
+    for (int i = 0; i < n->ndq; i++) {
+        const struct deferred *d = &n->dq[i];
+        if (d->kind == 0)
+            bfo_engine_completion(&n->eng, d->token, d->ev);
+        else
+            bfo_engine_rail_event(&n->eng, d->peer, d->rail, d->ev, now);
+    }
+    n->ndq = 0;
+    return k;
+}
+
 int bfo_net_progress(bfo_net *n, int timeout_ms)
+{
+    int handled;
+    n_lock(n);
+    handled = progress_locked(n, timeout_ms);
+    n_unlock(n);
+    return handled;
+}
+
+static int progress_locked(bfo_net *n, int timeout_ms)
 {
     int handled = 0;
     uint64_t now = bfo_boot_now();
+    if (n->thr_on)
+        atomic_store_explicit(&n->last_call, now, memory_order_relaxed);
+    if (n->ndq)
+        handled += run_deferred(n, now);
     for (int k = 0; k < n->ntp; k++)
         handled += n->tp[k].ops->progress(n->tp[k].t, now);
     if (n->nabsent_due)
@@ -721,7 +925,9 @@ int bfo_net_progress(bfo_net *n, int timeout_ms)
             pf[i].events = POLLIN;
             pf[i].revents = 0;
         }
+        n_unlock(n); /* other threads may go on while this one sleeps */
         got = poll(pf, (nfds_t)nf, timeout_ms);
+        n_lock(n);
         if (got > 0) {
             now = bfo_boot_now();
             for (int k = 0; k < n->ntp; k++)
@@ -734,25 +940,37 @@ int bfo_net_progress(bfo_net *n, int timeout_ms)
 
 const bfo_net_stats *bfo_net_get_stats(bfo_net *n)
 {
+    n_lock(n);
     for (int g = 0; g < n->nrails; g++) {
         const net_tp *tp = &n->tp[n->rtp[g]];
         tp->ops->stats(tp->t, n->rlocal[g], &n->st.rail[g]);
     }
+    n_unlock(n);
     return &n->st;
 }
 
 void bfo_net_fault_drop(bfo_net *n, int rail, int on)
 {
+    n_lock(n);
     if (rail >= 0 && rail < n->nrails) {
         const net_tp *tp = &n->tp[n->rtp[rail]];
         tp->ops->fault(tp->t, n->rlocal[rail], on);
     }
+    n_unlock(n);
 }
 
 void bfo_net_fini(bfo_net *n)
 {
     if (!n)
         return;
+    if (n->thr_on) {
+        atomic_store(&n->thr_stop, 1);
+        pthread_join(n->thr, NULL);
+        n->thr_on = 0;
+    }
+    if (n->locking)
+        pthread_mutex_destroy(&n->mu);
+    free(n->dq);
     for (int k = 0; k < n->ntp; k++)
         if (n->tp[k].t)
             n->tp[k].ops->fini(n->tp[k].t);
@@ -806,8 +1024,10 @@ static void dump_engine(bfo_net *n, FILE *f)
 
 void bfo_net_dump(bfo_net *n, FILE *f)
 {
+    n_lock(n);
     if (n->engine_up)
         dump_engine(n, f);
     for (int k = 0; k < n->ntp; k++)
         n->tp[k].ops->dump(n->tp[k].t, f);
+    n_unlock(n);
 }

@@ -44,7 +44,35 @@
  *   nobody sleeps) and sleeps in one poll() on all of them.
  *
  * STATISTICS.  bfo_net_get_stats: per engine rail, in one shape
- *   (bfo_rail_stats: frames, bytes, connects, conn_errors, ...).
+ *   (bfo_rail_stats: frames, bytes, connects, conn_errors, ...), and how
+ *   often the progress thread ran.
+ *
+ * THREADS.  The engine is not thread-safe; bfo_net can be.
+ *   thread_safe (an option): callers on several threads at once (what
+ *     MPI_THREAD_MULTIPLE needs).  One lock around every bfo_net entry;
+ *     use bfo_net_isend, bfo_net_irecv and bfo_net_test (each takes it),
+ *     or call the engine's own functions between bfo_net_lock and
+ *     bfo_net_unlock.  bfo_net_progress takes it too and lets it go while
+ *     it sleeps.  The lock is recursive: any bfo_net call may be made with
+ *     it held (bfo_net_progress then sleeps holding it).  Without the option
+ *     the lock is a no-op: one thread, or the caller's own lock.
+ *   progress_thread (an option, else BFO_PROGRESS_THREAD=1; default off):
+ *     a thread that keeps this process answering while the caller
+ *     computes.  When the caller has not called bfo_net_progress for a
+ *     quarter of probe_timeout (1 to 10 ms), it takes the lock (never
+ *     waiting for it) and runs the transports with rail control only:
+ *     PROBE and PROBEACK reach the engine and are answered; every other
+ *     frame is refused as back-pressure (the transport tells the peer it
+ *     is stalled, which keeps the peer's probes waiting); completions and
+ *     rail events wait, in order, for the caller's next bfo_net_progress.
+ *     It runs no engine timer and completes no request: requests complete
+ *     only in the caller's progress calls.  It turns the lock on, so
+ *     with it the caller's own engine calls go through bfo_net_isend,
+ *     bfo_net_irecv, bfo_net_test or under bfo_net_lock.
+ *   A peer that computes without it is kept up by its host's evidence
+ *   (docs/engine-design.md, "The failure detector"); the thread is for
+ *   transports without such evidence (verbs, for now) and for callers who
+ *   want their process itself to answer.
  *
  * ERRORS: BFO_OK; BFO_ERR_INVALID (a bad rail list or setting, said on
  *   stderr); BFO_ERR_NO_MEMORY; BFO_BOOT_ERR_EXCHANGE (the wire-up failed);
@@ -82,10 +110,13 @@ typedef struct bfo_net_options {
      * NULL, an entry NULL). */
     const bfo_transport_ops *const *transports;
     const void *const *transport_opts;
+    int thread_safe;      /* 1: calls from several threads at once (THREADS above) */
+    int progress_thread;  /* 1: the progress thread; -1: never; 0: BFO_PROGRESS_THREAD=1, else off */
 } bfo_net_options;
 
 typedef struct bfo_net_stats {
     bfo_rail_stats rail[BFO_MAX_RAILS]; /* per engine rail */
+    uint64_t thread_rounds; /* the progress thread ran the transports (the caller computing) */
 } bfo_net_stats;
 
 typedef struct bfo_net bfo_net;
@@ -107,6 +138,15 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg, const bfo_net_op
 /* Polls every transport, runs the engine's timers; sleeps up to timeout_ms
  * when nothing was to be done.  Returns the number of things handled. */
 int bfo_net_progress(bfo_net *n, int timeout_ms);
+/* THREADS above: the lock (a no-op unless thread_safe or the progress
+ * thread is on), and the engine's calls under it, with now =
+ * bfo_net_now().  bfo_net_progress_thread: 1 when the thread runs. */
+void bfo_net_lock(bfo_net *n);
+void bfo_net_unlock(bfo_net *n);
+int bfo_net_isend(bfo_net *n, bfo_request *r, const void *buf, size_t len, int peer, int ctx, int tag);
+int bfo_net_irecv(bfo_net *n, bfo_request *r, void *buf, size_t cap, int peer, int ctx, int tag);
+int bfo_net_test(bfo_net *n, const bfo_request *r);
+int bfo_net_progress_thread(const bfo_net *n);
 bfo_engine *bfo_net_engine(bfo_net *n);
 int bfo_net_rank(const bfo_net *n);
 int bfo_net_size(const bfo_net *n);

@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
@@ -84,6 +87,8 @@ typedef struct sconn {
     int stalled;           /* the engine asked to offer the frame at rx_pos again */
     int up_idx;            /* its place in t->up, -1 */
     int pid;               /* the peer's process */
+    int pidfd;             /* ... as a pidfd (readable once it has exited), -1 none yet */
+    uint64_t host_at;      /* the last look at it (host_evidence) */
     uint64_t ka_at;
     /* the segment */
     uint8_t *seg;
@@ -420,6 +425,10 @@ static void conn_reset(bfo_shm *t, sconn *c)
     c->peer_efd = -1;
     c->broken = c->broken_malformed = c->poisoned = c->stalled = 0;
     c->pid = 0;
+    if (c->pidfd >= 0)
+        close(c->pidfd);
+    c->pidfd = -1;
+    c->host_at = 0;
     c->seg = NULL;
     c->seg_len = c->ring = 0;
     c->tx = c->rx = NULL;
@@ -1541,8 +1550,46 @@ static void handle_connects(bfo_shm *t)
         bfo_link_asked(&t->lb, &t->conns[i].c, t->now);
 }
 
+/* The peer's process as a witness (docs/engine-design.md, "The failure
+ * detector"): a connection that waits on the peer (frames not consumed)
+ * looks, every keepalive interval, whether the peer's process still exists:
+ * its pidfd (pidfd_open on the pid the lifeline's SO_PEERCRED gave) is
+ * readable once it has exited; without pidfds, kill(pid, 0).  Alive: its
+ * host is heard (bfo_engine_host_heard), so a peer that computes without
+ * calling into bfo, whose rings nobody reads, is busy, not failed.  A dead
+ * one is found by its lifeline closing, as before. */
+static void host_evidence(bfo_shm *t)
+{
+    for (int k = 0; k < t->nup; k++) {
+        sconn *c = &t->conns[t->up[k]];
+        struct pollfd pf;
+        int alive;
+        if (c->broken || c->poisoned || c->pid <= 0 || c->q.head < 0 || t->now - c->host_at < t->ka_ns)
+            continue;
+        c->host_at = t->now;
+#ifdef SYS_pidfd_open
+        if (c->pidfd < 0)
+            c->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)c->pid, 0);
+#endif
+        if (c->pidfd >= 0) {
+            pf.fd = c->pidfd;
+            pf.events = POLLIN;
+            pf.revents = 0;
+            alive = poll(&pf, 1, 0) == 0;
+        } else {
+            alive = kill((pid_t)c->pid, 0) == 0 || errno == EPERM;
+        }
+        if (alive) {
+            t->st[c->rail].busy_heard++;
+            if (t->sink.host_heard)
+                t->sink.host_heard(t->sink.ctx, c->peer, c->rail, t->now);
+        }
+    }
+}
+
 static void timeouts(bfo_shm *t)
 {
+    host_evidence(t);
     for (int i = 0; i < t->size * t->nrails; i++)
         bfo_link_timeout(&t->lb, &t->conns[i].c, t->now); /* TIMED_OUT where it waits */
     for (int k = 0; k < t->npend; k++)
@@ -2026,6 +2073,7 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
         for (int r = 0; r < t->nrails; r++) {
             sconn *c = conn_of(t, p, r);
             c->up_idx = -1;
+            c->pidfd = -1;
             conn_reset(t, c);
             c->peer = p;
             c->rail = r;

@@ -168,6 +168,12 @@
  *   request waits for the reader's FIN, so that does not matter to it.
  *
  * FAULTS.  The peer dies: its lifeline reports EOF, the rail fails at once.
+ *   The peer computes (makes no call, reads no ring): a connection that
+ *   waits on it looks every keepalive interval at the peer's pidfd (opened
+ *   from the lifeline's SO_PEERCRED pid; kill(pid, 0) without pidfds) and,
+ *   while the process exists, reports its host heard (sink host_heard,
+ *   bfo_engine_host_heard): the engine counts it busy, not failed
+ *   (docs/engine-design.md, "The failure detector").
  *   A slot corrupted: caught by its checksum (bfo_shm_test_corrupt_next
  *   flips a byte of the next record written, after its checksum), the
  *   connection is dropped.  Attach refused: bfo_shm_test_refuse_attach

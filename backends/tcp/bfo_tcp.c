@@ -36,6 +36,9 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3 };
 #define HOT_NS 1000000ull
 #define EPOLL_EVERY_NS 20000ull
 #define SCAN_EVERY_NS 20000ull
+/* A link whose peer process is silent looks at TCP_INFO at most this often
+ * (kernel_evidence). */
+#define KEV_EVERY_NS 1000000ull
 #define FRAME_HELLO (BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE)
 
 /* A frame whose engine bytes fit in INLINE_MAX is copied behind its header
@@ -70,7 +73,12 @@ typedef struct tlink {
     int stalled;       /* back-pressure: the frame at rx_off waits */
     uint64_t ka_at;    /* ... the last keepalive telling the peer so */
     int peer_stalled;  /* the peer said it is stalled */
-    int uto_off;       /* TCP_USER_TIMEOUT is off (a side is stalled) */
+    int uto_off;       /* TCP_USER_TIMEOUT is off (a side is stalled, or the peer's window closed) */
+    /* the peer's kernel as a witness (kernel_evidence) */
+    uint64_t rx_at;    /* the last frame of any kind from the peer process */
+    uint64_t kev_at;   /* the last look at TCP_INFO */
+    uint64_t nudge_at; /* the last nudge (an ACK frame its kernel must acknowledge) */
+    int zwin;          /* the peer's receive window is closed: it does not read */
     int hot;           /* in t->hot[] (HOT_NS) */
     int in_epoll;      /* the connection is in the epoll set */
     uint64_t hot_at;   /* the last data frame taken */
@@ -272,7 +280,7 @@ static void sock_opts(const bfo_tcp *t, int fd)
  * reads again. */
 static void user_timeout_update(bfo_tcp *t, tlink *l)
 {
-    int off = l->stalled || l->peer_stalled;
+    int off = l->stalled || l->peer_stalled || l->zwin;
     unsigned to = off ? 0 : t->o.user_timeout_ms;
     if (off == l->uto_off || l->fd < 0)
         return;
@@ -404,6 +412,13 @@ static void up_heard(bfo_tcp *t, const tlink *l)
         t->sink.heard(t->sink.ctx, l->peer, l->rail, t->now);
 }
 
+static void up_host(bfo_tcp *t, const tlink *l, uint64_t at)
+{
+    t->st.rail[l->rail].busy_heard++;
+    if (t->sink.host_heard)
+        t->sink.host_heard(t->sink.ctx, l->peer, l->rail, at);
+}
+
 /* Completes an entry: frees it first (the engine may post from inside). */
 static void complete(bfo_tcp *t, int i, int ok, int rail)
 {
@@ -440,8 +455,9 @@ static void link_reset(bfo_tcp *t, tlink *l)
         t->nstalled--;
     l->fd = -1;
     l->broken = l->broken_malformed = l->poisoned = l->stalled = 0;
-    l->peer_stalled = l->uto_off = 0;
+    l->peer_stalled = l->uto_off = l->zwin = 0;
     l->ka_at = 0;
+    l->rx_at = l->kev_at = l->nudge_at = t->now;
     l->evmask = 0;
     l->in_epoll = 0;
     l->hot_at = 0;
@@ -905,6 +921,11 @@ static void parse(bfo_tcp *t, tlink *l)
             set_broken(t, l, 1, "hello on an established connection");
             return;
         }
+        l->rx_at = t->now; /* the peer process is running */
+        if (l->zwin) {
+            l->zwin = 0;
+            user_timeout_update(t, l);
+        }
         if (kind == BFO_TCP_K_ACK) {
             if (seq != 0) {
                 set_broken(t, l, 1, "ack frame with a sequence number");
@@ -1249,6 +1270,86 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
     return 0;
 }
 
+/* The peer's kernel as a witness (docs/engine-design.md, "The failure
+ * detector").  A link that waits on the peer (frames written and not
+ * acknowledged by the peer process) while the peer process has sent nothing
+ * for the keepalive interval: the peer may be computing, not calling into
+ * bfo.  Its kernel still acknowledges every TCP segment, and TCP_INFO
+ * tells when the last acknowledgement came (tcpi_last_ack_recv) and
+ * whether anything sent is still unacknowledged (tcpi_unacked).  So:
+ *   - the time of the last acknowledgement goes to the engine as the
+ *     peer's host heard on the rail (bfo_engine_host_heard): while the
+ *     peer's process is silent on every rail, that keeps the engine's
+ *     probe waiting, up to host_timeout after it;
+ *   - to keep that evidence fresh while nothing else is sent, a nudge: a
+ *     standalone ACK frame (24 bytes), when every byte sent is acknowledged
+ *     and at most one per keepalive interval; the peer's kernel
+ *     acknowledges it (delayed ACK: up to 200 ms later) and its process
+ *     reads and ignores it when it comes back (about 20 nudges a second:
+ *     30 KB queued at the peer after a minute);
+ *   - a blackholed rail: bytes stay unacknowledged, the last
+ *     acknowledgement ages, and the probe times out host_timeout after it
+ *     (at once when the peer's process is heard on another rail: then it
+ *     is not busy, and the rail is);
+ *   - the peer's window closed (its socket buffer full: bytes queued,
+ *     nothing in flight): its kernel answers the window probes, which
+ *     back off (0.2 s doubling); while the last was answered (tcpi_probes
+ *     0) the host is heard now, and TCP_USER_TIMEOUT is off (the kernel
+ *     would otherwise abort a window closed that long even though every
+ *     probe is answered); a rail that dies then is found at the next
+ *     window probe.
+ * The fault hook's rails give no evidence: a cut cable has no kernel
+ * behind it. */
+static void kernel_evidence(bfo_tcp *t)
+{
+    for (int i = 0; i < t->size * t->nrails; i++) {
+        tlink *l = &t->links[i];
+        struct tcp_info ti;
+        socklen_t tl = sizeof ti;
+        int outq = 0;
+        uint64_t age;
+        if (!link_up(l) || l->broken || l->fd < 0 || l->poisoned || t->drop[l->rail] ||
+            l->q.head < 0 || t->now - l->rx_at < t->ka_ns || t->now - l->kev_at < KEV_EVERY_NS)
+            continue;
+        l->kev_at = t->now;
+        memset(&ti, 0, sizeof ti);
+        if (getsockopt(l->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) != 0 || ioctl(l->fd, TIOCOUTQ, &outq) != 0)
+            continue;
+        age = (uint64_t)ti.tcpi_last_ack_recv * 1000000ull;
+        if (age > t->now)
+            age = t->now;
+        tlog(t, 3, "peer %d rail %d: process silent %.1f ms; kernel: queued %d, unacked %u, window probes %u, "
+             "last ack %u ms ago", l->peer, l->rail, (double)(t->now - l->rx_at) / 1e6, outq,
+             ti.tcpi_unacked, ti.tcpi_probes, ti.tcpi_last_ack_recv);
+        if (outq > 0 && ti.tcpi_unacked == 0) { /* the peer's window is closed */
+            if (!l->zwin) {
+                l->zwin = 1;
+                user_timeout_update(t, l);
+            }
+            up_host(t, l, ti.tcpi_probes == 0 ? t->now : t->now - age); /* the last window probe answered */
+            continue;
+        }
+        if (l->zwin) {
+            l->zwin = 0;
+            user_timeout_update(t, l);
+        }
+        up_host(t, l, t->now - age);
+        if (ti.tcpi_unacked == 0 && outq == 0 && l->unsent < 0 && l->ctl_len == 0 &&
+            t->now - l->nudge_at >= t->ka_ns) {
+            l->nudge_at = t->now;
+            bfo_tcp_frame_header(l->ctl, 0, BFO_TCP_K_ACK, 0, l->rx_seq);
+            l->ctl[7] = l->stalled ? BFO_TCP_F_STALLED : 0;
+            l->ctl_len = BFO_TCP_HDR_SIZE;
+            l->ctl_off = 0;
+            l->ack_sent = l->rx_seq;
+            l->rx_frames = 0;
+            l->rx_bytes = 0;
+            t->st.rail[l->rail].nudges_tx++;
+            link_flush(t, l);
+        }
+    }
+}
+
 static void timeouts(bfo_tcp *t)
 {
     for (int i = 0; i < t->size * t->nrails; i++)
@@ -1386,6 +1487,8 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
         acks_due(t, 0);
         settle(t);
         timeouts(t);
+        settle(t);
+        kernel_evidence(t);
         settle(t);
     }
     if (t->lb.asked) {

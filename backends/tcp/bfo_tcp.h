@@ -18,8 +18,9 @@
  *     bfo_tcp_start(t, job);          // the engine may call connect()
  *     bfo_tcp_backend(t, &be);        // post_send, connect, disconnect, ...
  *     loop: bfo_tcp_progress(t, 0); bfo_engine_progress(e, now);
- *   Completions, frames, rail events and every ACK heard (bfo_sink.h:
- *   completion, frame, rail_event, heard) go to the sink.  Rail events are
+ *   Completions, frames, rail events, every ACK heard and the peer's
+ *   kernel heard (bfo_sink.h: completion, frame, rail_event, heard,
+ *   host_heard) go to the sink.  Rail events are
  *   not filtered by rail state: the engine behind the sink ignores those
  *   its rail machine does not wait for.
  *   Sleeping: bfo_tcp_progress(t, 0) may read busy links directly, outside
@@ -107,6 +108,21 @@
  *   received is reported with bfo_engine_rail_heard, so the engine's
  *   heartbeat probe, queued behind the stalled frames, does not time out
  *   while keepalives arrive, and does once they stop.
+ *
+ * A PEER THAT COMPUTES.  A link that waits on its peer (frames not
+ *   acknowledged by the peer process) while the peer process has sent
+ *   nothing for the keepalive interval looks at TCP_INFO (every 1 ms at
+ *   most): the time of the last acknowledgement from the peer's kernel
+ *   goes to the sink as the peer's host heard (host_heard,
+ *   bfo_engine_host_heard), which keeps the engine's probe waiting while
+ *   the peer's process is silent everywhere.  Once every byte sent is
+ *   acknowledged it sends a nudge (an ACK frame, at most one per keepalive
+ *   interval, counted nudges_tx) for the peer's kernel to acknowledge; the
+ *   peer's process reads and ignores it later.  The peer's window closed
+ *   (bytes queued, none in flight): the host counts as heard while the
+ *   last window probe was answered, and TCP_USER_TIMEOUT is off on the
+ *   connection until the peer sends again.  The fault hook's rails give
+ *   no such evidence.  (docs/engine-design.md, "The failure detector".)
  *
  * BUSY POLLING.  bfo_tcp_progress(t, 0): a link that took a data frame in
  *   the last millisecond leaves the epoll set and is read directly at every

@@ -180,6 +180,11 @@ typedef struct bfo_config {
                                    * rail's transport cannot read in place, each
                                    * max(frag_size, eager_limit) bytes (default 4); a frame
                                    * waits for one when all are in use */
+    uint64_t host_timeout_ns;     /* a busy peer (its process silent on every rail since the
+                                   * probe went out) keeps a rail UP while the transport hears
+                                   * its host on it (bfo_engine_host_heard) at least this often
+                                   * (default 500 ms; docs/engine-design.md, "The failure
+                                   * detector") */
 } bfo_config;
 
 enum bfo_req_kind { BFO_REQ_SEND = 1, BFO_REQ_RECV = 2 };
@@ -294,6 +299,8 @@ typedef struct bfo_rail_link {
     uint32_t epoch;
     unsigned caps, bw;
     uint64_t last_rx;    /* heard from the peer: a frame, or bfo_engine_rail_heard */
+    uint64_t host_rx;    /* heard the peer's host on the rail, not its process (bfo_engine_host_heard) */
+    uint64_t busy_at;    /* the last time the peer counted as busy (bfo_engine_progress) */
     uint64_t last_tx;    /* posted an operation on the rail */
     uint64_t probe_sent; /* the last probe (its nonce), or the last attempt to send one */
     uint64_t deadline, backoff;
@@ -363,6 +370,7 @@ typedef struct bfo_engine {
     bfo_config cfg;
     bfo_backend be;
     uint64_t now;
+    uint64_t timers_at;        /* the last bfo_engine_progress: a longer gap stops the rails' clocks */
     bfo_peer *peers;
     bfo__pool opp;             /* the operations (bfo__op_at) */
     int op_free, ops_in_use, ctl_in_use;
@@ -633,6 +641,17 @@ static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int 
  * peer or rail, this rank and an unreachable peer are ignored. */
 static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint64_t now);
 
+/* Called by the backend when the peer's host answered on this rail at time
+ * `at` but its process did not: its kernel acknowledged TCP segments, its
+ * HCA an RDMA operation, its process still exists (a pidfd).  The peer is
+ * busy (computing, stopped), not dead, and the rail reaches it.  While the
+ * peer's process has been silent on every rail since a rail's probe went
+ * out, that probe does not time out, nor the silence backstop fire, as
+ * long as the host was heard on that rail within host_timeout_ns.  Harmless
+ * in any rail state; out-of-range arguments, this rank and an unreachable
+ * peer are ignored. */
+static inline void bfo_engine_host_heard(bfo_engine *e, int peer, int rail, uint64_t at);
+
 /* --- Timers */
 
 /* Timers: heartbeats, probe timeouts, silence, back-off, unreachable peers.
@@ -642,7 +661,12 @@ static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint
  *                    heartbeat_ns (a busy sender whose peer went quiet probes);
  *   PROBE_TIMED_OUT  a probe out, and nothing heard for probe_timeout_ns since
  *                    the later of the probe and the last thing heard;
- *   SILENCE_DETECTED nothing heard for silence_ns (the backstop). */
+ *   SILENCE_DETECTED nothing heard for silence_ns (the backstop);
+ * neither of the last two while the peer is busy: its process silent on
+ * every rail since this rail's probe went out, its host heard on this rail
+ * within host_timeout_ns (bfo_engine_host_heard).  A gap of more than
+ * heartbeat_ns since the last call (the caller computed) is not silence:
+ * the rails' clocks move on by it. */
 static inline void bfo_engine_progress(bfo_engine *e, uint64_t now);
 
 /* --- Layouts */
@@ -777,6 +801,7 @@ static inline void bfo__config_defaults(bfo_config *c)
     BFO__DEF(max_reconnects, 100);
     BFO__DEF(unreachable_grace_ns, 2000000000ull);
     BFO__DEF(data_stages, 4);
+    BFO__DEF(host_timeout_ns, 500000000ull);
 #undef BFO__DEF
     if (c->frag_pipeline > BFO_MAX_PIPELINE)
         c->frag_pipeline = BFO_MAX_PIPELINE;
@@ -2288,7 +2313,9 @@ static inline uint64_t bfo__probe_timeout(const bfo_engine *e, const bfo_rail_li
 static inline void bfo__probe_answered(bfo_engine *e, bfo_rail_link *rs)
 {
     uint64_t rtt = e->now - rs->probe_sent;
-    if (!rs->srtt && !rs->rttvar) {
+    if (rs->busy_at > rs->probe_sent) {
+        /* held open by a busy peer: its computing, not a round trip */
+    } else if (!rs->srtt && !rs->rttvar) {
         rs->srtt = rtt;
         rs->rttvar = rtt / 2;
     } else {
@@ -3589,6 +3616,20 @@ static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint
     e->peers[peer].rail[rail].last_rx = e->now;
 }
 
+/* bfo_engine_host_heard: see THE API near the top. */
+static inline void bfo_engine_host_heard(bfo_engine *e, int peer, int rail, uint64_t at)
+{
+    bfo_rail_link *rs;
+    if (peer < 0 || peer >= e->cfg.nranks || peer == e->cfg.rank || rail < 0 ||
+        rail >= e->cfg.nrails || e->peers[peer].unreachable)
+        return;
+    if (at > e->now)
+        e->now = at;
+    rs = &e->peers[peer].rail[rail];
+    if (at > rs->host_rx)
+        rs->host_rx = at;
+}
+
 /* bfo_engine_progress: see THE API near the top. */
 static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
 {
@@ -3597,19 +3638,58 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
         e->now = now;
     if (e->stage_wait_head >= 0) /* described data waiting for a staging buffer */
         bfo__stage_kick(e);
+    /* This engine was not called for longer than a heartbeat (its caller
+     * computed): it heard nothing because it did not listen, so that time
+     * is no evidence.  Every UP rail's clocks move on by the gap (never
+     * past now): its probe and silence count from before the gap, and what
+     * the transports read at this progress (queued meanwhile) is heard. */
+    if (e->timers_at && e->now > e->timers_at + c->heartbeat_ns) {
+        const uint64_t gap = e->now - e->timers_at;
+        for (int i = 0; i < c->nranks; i++)
+            for (int k = 0; i != c->rank && k < c->nrails; k++) {
+                bfo_rail_link *rs = &e->peers[i].rail[k];
+                if (rs->fsm.cs != BFO_RAIL_ST_UP)
+                    continue;
+                rs->last_rx = rs->last_rx + gap < e->now ? rs->last_rx + gap : e->now;
+                rs->probe_sent = rs->probe_sent + gap < e->now ? rs->probe_sent + gap : e->now;
+                if (rs->host_rx)
+                    rs->host_rx = rs->host_rx + gap < e->now ? rs->host_rx + gap : e->now;
+                if (rs->busy_at)
+                    rs->busy_at = rs->busy_at + gap < e->now ? rs->busy_at + gap : e->now;
+            }
+    }
+    e->timers_at = e->now;
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *p = &e->peers[i];
+        uint64_t proc_rx = 0; /* the peer's process last heard, on any rail */
         if (i == c->rank || p->unreachable)
             continue;
+        for (int k = 0; k < c->nrails; k++)
+            if (p->rail[k].last_rx > proc_rx)
+                proc_rx = p->rail[k].last_rx;
         for (int k = 0; k < c->nrails; k++) {
             bfo_rail_link *rs = &p->rail[k];
             switch (rs->fsm.cs) {
             case BFO_RAIL_ST_UP: {
-                /* the probe waits from when it went out, or from the last thing heard */
-                const uint64_t since = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
-                if (e->now - rs->last_rx >= c->silence_ns)
+                /* the probe waits from when it went out, or from the last thing
+                 * heard, or a heartbeat past the end of a busy spell (the peer's
+                 * process was heard again, maybe on another rail first, and has
+                 * a backlog to read before it answers here) */
+                uint64_t since = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
+                uint64_t quiet = rs->last_rx;
+                /* busy: the process silent everywhere since the probe, its host heard here */
+                if (rs->probe_out && proc_rx <= rs->probe_sent && rs->host_rx > rs->probe_sent &&
+                    e->now - rs->host_rx < c->host_timeout_ns) {
+                    rs->busy_at = e->now;
+                    break;
+                }
+                if (rs->busy_at && rs->busy_at + c->heartbeat_ns > since)
+                    since = rs->busy_at + c->heartbeat_ns; /* may lie ahead of now */
+                if (rs->busy_at > quiet)
+                    quiet = rs->busy_at;
+                if (e->now - quiet >= c->silence_ns)
                     bfo__rail_step(e, i, k, BFO_EV_SILENCE_DETECTED, NULL);
-                else if (rs->probe_out && e->now - since >= bfo__probe_timeout(e, rs)) {
+                else if (rs->probe_out && e->now >= since + bfo__probe_timeout(e, rs)) {
                     if (rs->pt_shift < 3)
                         rs->pt_shift++;
                     rs->pt_good = 0;

@@ -1,0 +1,54 @@
+#!/bin/bash
+# (m) A rank that computes: rank 1 runs a busy loop that makes no call into
+# bfo for 60 s while rank 0 streams to it (its sends queue up behind the
+# window).  Its peer's kernel still acknowledges every TCP segment, so rank
+# 0's engine counts rank 1 busy, not failed (docs/engine-design.md, "The
+# failure detector"): afterwards every message is verified, and neither rank
+# mapped a rail out, lost a connection, or saw a peer unreachable.  Then
+# the same over a shared-memory rail next to TCP (the peer's pidfd vouches
+# for it), with bfo_net's progress thread on (BFO_PROGRESS_THREAD=1), and
+# with every rank computing at once (nobody listens, so nobody's silence
+# counts), shorter.  COMPUTE_S overrides the 60 s (a quicker local run).
+. "$(dirname "$0")/lib.sh"
+COMPUTE_S=${COMPUTE_S:-60}
+
+# wait_long SECONDS: wait_bg with a longer bound than its 60 s
+wait_long() {
+    timeout "$1" tail --pid="$LAUNCHER" -f /dev/null
+    wait "$LAUNCHER"; rc=$?; LAUNCHER=
+}
+
+# one_run NAME COMPUTE_S [env...]: rank 1 (WHO) computes from 1 s for
+# COMPUTE_S seconds; rank 0 streams until 3 s after that.
+one_run() {
+    local name=$1 secs=$2 who=${WHO:-1}
+    shift 2
+    rm -f "$WORK/pids" "$WORK/out"
+    env "$@" "$BFO_TCP" run -n 2 --rails "$RAILS" --pidfile "$WORK/pids" --timeout $((secs + 60)) -- \
+        "$BFO_TCP" stream --json --duration $((secs + 4)) --compute "$who:1:$secs" --window 16 \
+        --timeout $((secs + 50)) > "$WORK/out" 2> "$WORK/err" &
+    LAUNCHER=$!
+    wait_long $((secs + 70))
+    [ "$rc" = 0 ] || fail "$name: exit status $rc"
+    [ "$(grep -c "computed $secs.0 s without a call into bfo" "$WORK/err")" = "$([ "$who" = all ] && echo 2 || echo 1)" ] ||
+        fail "$name: rank $who did not compute"
+    check_exact
+    [ "$(jget failovers)" = 0 ] || fail "$name: $(jget failovers) rail(s) mapped out"
+    [ "$(jget unreachable)" = 0 ] || fail "$name: $(jget unreachable) operation(s) failed unreachable"
+    [ "$(jget dead_peers)" = 0 ] || fail "$name: a peer was given up"
+    [ "$(jget conn_errors)" = 0 ] || fail "$name: $(jget conn_errors) connection(s) lost"
+    case "$*" in
+    *BFO_PROGRESS_THREAD=1*) [ "$(jget thread_rounds)" -gt 0 ] || fail "$name: the progress thread never ran" ;;
+    *) [ "$who" = all ] || [ "$(jget host_heard)" -gt 0 ] || fail "$name: no host evidence reached the engine" ;;
+    esac
+    summary
+    echo "   rank $who made no call for $secs s: the longest pause in completions $(jget stall_ms_max) ms," \
+        "no failover, no connection lost; host heard $(jget host_heard) times, $(jget nudges) nudges," \
+        "progress thread rounds $(jget thread_rounds)"
+    echo "ok: t13 a rank computing $secs s ($name)"
+}
+
+one_run "tcp rails" "$COMPUTE_S"
+RAILS=shm,127.0.0.2 one_run "shm and tcp rails" 10
+one_run "tcp rails, progress thread" 10 BFO_PROGRESS_THREAD=1
+WHO=all one_run "tcp rails, every rank at once" 10
