@@ -1645,6 +1645,44 @@ static void test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for(
     }
 }
 
+/* BFO_EAGER_LIMIT sets the engine's eager limit when the configuration
+ * leaves it 0: a 60 KiB message goes eager under 64K; the caller's own
+ * figure wins; a malformed value is refused. */
+static void test_eager_limit_from_the_environment_unless_configured(void **state)
+{
+    static const char *const bad[] = { "12Q", "0", "-4K", "65M", "K", "99999999999999999999" };
+    (void)state;
+    for (int configured = 0; configured < 2; configured++) {
+        world *w = world_new(2, 1);
+        msgs ms = { .n = 0 };
+        size_t want = configured ? 8192 : 65536;
+        w->rails[0] = w->rails[1] = "fake:a";
+        if (configured)
+            w->cfg.eager_limit = 8192;
+        setenv("BFO_EAGER_LIMIT", "64K", 1);
+        assert_int_equal(world_init(w, 2), BFO_OK);
+        unsetenv("BFO_EAGER_LIMIT");
+        all_rails_up(w);
+        for (int r = 0; r < 2; r++)
+            assert_int_equal(E(w, r)->cfg.eager_limit, want);
+        msg_add(&ms, 0, 1, 60 * 1024);
+        msg_add(&ms, 0, 1, 65536 + 1);
+        exchange(w, &ms);
+        assert_int_equal(E(w, 1)->stats.eagers, configured ? 0 : 1);
+        assert_int_equal(E(w, 1)->stats.copies, configured ? 2 : 1);
+        world_fini(w);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        world *w = world_new(1, 0);
+        w->rails[0] = "fake:a";
+        setenv("BFO_EAGER_LIMIT", bad[i], 1);
+        if (world_init(w, 1) != BFO_ERR_INVALID)
+            fail_msg("BFO_EAGER_LIMIT=%s taken", bad[i]);
+        unsetenv("BFO_EAGER_LIMIT");
+        world_fini(w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1663,7 +1701,9 @@ int main(void)
         cmocka_unit_test_teardown(test_peer_without_card_never_comes_up_unreachable_within_grace, teardown),
         cmocka_unit_test_teardown(test_striping_follows_the_transports_bandwidth_figures, teardown),
         cmocka_unit_test_teardown(test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for, teardown),
+        cmocka_unit_test_teardown(test_eager_limit_from_the_environment_unless_configured, teardown),
     };
     unsetenv("BFO_RAILS");
+    unsetenv("BFO_EAGER_LIMIT");
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
