@@ -6,7 +6,8 @@
  *             [--msgs N] [--raw-blocking] [--timeout SEC] [--verbose]
  *             [--eager-limit SIZE]
  *   bfo bench --latency [--sizes LIST] [--rails A,B,...] [--rounds R]
- *             [--iters N] [--eager-limit SIZE] [--fail-above X] [--csv [FILE]]
+ *             [--iters N] [--max-iters N] [--eager-limit SIZE] [--fail-above X]
+ *             [--csv [FILE]]
  *   bfo bench --plot FILE.png --input LABEL=FILE.csv [--input LABEL=FILE.csv]...
  *
  *   Two ranks.  Under `bfo run -n 2 [--rails A,B] -- bfo bench ...` it runs
@@ -48,6 +49,7 @@
  *                   order of bfo and raw alternates from round to round
  *   --iters N       ping-pongs per round (default: 1000 for small messages,
  *                   fewer for large ones, at least 10)
+ *   --max-iters N   the default's 1000 lowered to N (a quicker run)
  *   --msgs N        messages per bandwidth round (default: 64 MiB worth,
  *                   between 32 and 4000)
  *   --window W      bfo messages in flight in the stream (default 16)
@@ -113,7 +115,7 @@ int bfo_cmd_run(int argc, char **argv);
 typedef struct bench {
     bfo_net *t;
     bfo_engine *e;
-    int rank, peer, window, rounds, iters, msgs, baseline, raw_blocking;
+    int rank, peer, window, rounds, iters, max_iters, msgs, baseline, raw_blocking;
     int fd; /* raw socket, or -1 */
     int latency_only;
     size_t sizes[BN_MAX_SIZES];
@@ -160,7 +162,7 @@ static const char bench_usage[] =
     "                 [--plot FILE.png]\n"
     "                 [--rounds R] [--iters N] [--msgs N] [--window W] [--raw-blocking] [--timeout SEC]\n"
     "                 [--verbose] [--eager-limit SIZE]\n"
-    "       bfo bench --latency [--sizes LIST] [--rails A,B,...] [--rounds R] [--iters N]\n"
+    "       bfo bench --latency [--sizes LIST] [--rails A,B,...] [--rounds R] [--iters N] [--max-iters N]\n"
     "                 [--eager-limit SIZE] [--fail-above X] [--csv [FILE]]\n"
     "       bfo bench --plot FILE.png --input LABEL=FILE.csv [--input LABEL=FILE.csv]...\n"
     "  two ranks: under `bfo run -n 2 -- bfo bench ...`, or it launches itself so\n";
@@ -830,6 +832,8 @@ int bfo_cmd_bench(int argc, char **argv)
             b->rounds = atoi(argv[++i]);
         else if (!strcmp(a, "--iters"))
             b->iters = atoi(argv[++i]);
+        else if (!strcmp(a, "--max-iters"))
+            b->max_iters = atoi(argv[++i]);
         else if (!strcmp(a, "--msgs"))
             b->msgs = atoi(argv[++i]);
         else if (!strcmp(a, "--window"))
@@ -851,7 +855,7 @@ int bfo_cmd_bench(int argc, char **argv)
             return 2;
         }
     }
-    if (b->rounds < 1 || b->window < 1 || b->window > 256 || b->iters < 0 || b->msgs < 0 || timeout <= 0 ||
+    if (b->rounds < 1 || b->window < 1 || b->window > 256 || b->iters < 0 || b->max_iters < 0 || b->msgs < 0 || timeout <= 0 ||
         fail_above < 0 || (fail_above && !b->latency_only) || (b->latency_only && (png || compare || ninputs))) {
         fputs(bench_usage, stderr);
         return 2;
@@ -977,8 +981,11 @@ int bfo_cmd_bench(int argc, char **argv)
     for (int si = 0; si < b->nsizes && !b->failed; si++) {
         size_t size = b->sizes[si];
         int iters = b->iters ? b->iters : (int)(8388608 / size), msgs = b->msgs ? b->msgs : (int)(67108864 / size);
-        if (!b->iters)
-            iters = iters < 10 ? 10 : iters > 1000 ? 1000 : iters;
+        if (!b->iters) {
+            int cap = b->max_iters ? b->max_iters : 1000;
+            iters = iters > cap ? cap : iters;
+            iters = iters < 10 ? 10 : iters;
+        }
         if (!b->msgs)
             msgs = msgs < 32 ? 32 : msgs > 4000 ? 4000 : msgs;
         /* three kinds, each measured every round in a rotating order: bfo
