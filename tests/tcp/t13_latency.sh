@@ -6,7 +6,10 @@
 # TCP (64K, BFO_EAGER_LIMIT) and with the engine's default (4K).  The tables
 # and the verdict on the targets (every size at most 1.5x raw, 8 B and 1 MiB
 # at most 1.2x) are printed, not enforced: these machines are small and
-# noisy.  Only a gross miss fails: above 3x with 64K; above 5x with 4K,
+# noisy.  Only a gross miss fails, judged on the fastest iterations (min
+# over every round, bfo against raw: other processes on the machine push
+# the medians of large sizes around by time slices, a cliff moves the
+# minimum too): above 3x with 64K; above 5x with 4K,
 # where the sizes just above the limit are a rendezvous (three one-way trips
 # where raw TCP makes one, so near 3x by nature; the cliff was 8x, every
 # rendezvous waiting for a delayed ack).  A size over it is measured again
@@ -33,27 +36,28 @@ for lim in 64K 4K; do
     grep -q "eager limit $bytes B" "$WORK/out" || fail "eager limit $lim: the table does not say $bytes B"
     grep -qE '^targets: (PASS|FAIL)' "$WORK/out" || fail "eager limit $lim: no verdict line"
     verdict=$(sed -n 's/^targets: \([A-Z]*\).*/\1/p' "$WORK/out")
-    head -1 "$WORK/lat.csv" | grep -qx 'size,protocol,lat_us,raw_lat_us,lat_ratio,target,ok' ||
+    head -1 "$WORK/lat.csv" | grep -qx 'size,protocol,lat_us,raw_lat_us,lat_ratio,target,ok,lat_min_us,raw_lat_min_us' ||
         fail "bad CSV header: $(head -1 "$WORK/lat.csv")"
     got=$(tail -n +2 "$WORK/lat.csv" | cut -d, -f1 | tr '\n' ' ')
     [ "$got" = "$(expect_sizes $bytes)" ] || fail "eager limit $lim: sizes $got, expected $(expect_sizes $bytes)"
     awk -F, -v lim="$bytes" 'NR > 1 {
-            if (NF != 7) { print "row " NR ": " NF " fields"; bad = 1 }
-            for (i = 3; i <= 5; i++) if (!($i ~ /^[0-9]+(\.[0-9]+)?$/) || $i + 0 <= 0) {
+            if (NF != 9) { print "row " NR ": " NF " fields"; bad = 1 }
+            for (i = 3; i <= 9; i++) if (i != 6 && i != 7 && (!($i ~ /^[0-9]+(\.[0-9]+)?$/) || $i + 0 <= 0)) {
                 print "row " NR " field " i ": \"" $i "\" is not a positive number"; bad = 1 }
             if ($2 != ($1 <= lim ? "eager" : "rndv")) { print "row " NR ": protocol " $2; bad = 1 } }
          END { exit bad }' "$WORK/lat.csv" || fail "malformed CSV: $(cat "$WORK/lat.csv")"
     # a gross miss is measured again, once, with 7 rounds: a burst of other
     # work on the machine rarely lands on the same size twice
-    over=$(awk -F, -v g="$gross" 'NR > 1 && $5 > g { printf "%s%s", sep, $1; sep = "," }' "$WORK/lat.csv")
+    over=$(awk -F, -v g="$gross" 'NR > 1 && $8 > g * $9 { printf "%s%s", sep, $1; sep = "," }' "$WORK/lat.csv")
     if [ -n "$over" ]; then
-        echo "   above ${gross}x raw: $over B; measuring again"
+        echo "   fastest iteration above ${gross}x raw's: $over B; measuring again"
         BFO_EAGER_LIMIT=$lim timeout 400 "$BFO_TCP" run -n 2 --rails 127.0.0.1 --timeout 380 -- \
             "$BFO_TCP" bench --latency --sizes "$over" --rounds 7 --max-iters 200 --timeout 360 \
             --csv "$WORK/again.csv" > "$WORK/out" 2> "$WORK/err" || fail "eager limit $lim, again: exit status $?"
         cat "$WORK/out"
-        over=$(awk -F, -v g="$gross" 'NR > 1 && $5 > g { printf "%s B at %.2fx; ", $1, $5 }' "$WORK/again.csv")
+        over=$(awk -F, -v g="$gross" 'NR > 1 && $8 > g * $9 { printf "%s B: min %.2f us, raw %.2f us; ", $1, $8, $9 }' \
+            "$WORK/again.csv")
         [ -z "$over" ] || fail "eager limit $lim: gross miss (above ${gross}x raw, twice): $over"
     fi
-    echo "ok: t13 latency table with eager limit $lim, every size within ${gross}x raw (targets: $verdict, printed, not enforced)"
+    echo "ok: t13 latency table with eager limit $lim, every size's fastest within ${gross}x raw's (targets: $verdict, printed, not enforced)"
 done
