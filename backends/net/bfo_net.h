@@ -42,8 +42,9 @@
  *   (4 KiB).  Messages up to it go in one MATCH, larger ones as a
  *   rendezvous (three one-way trips over a copy rail: RNDV with the first
  *   eager_limit bytes, ACK, FRAGs), so over TCP the latency just above it
- *   is about two small-frame trips more than just below (docs/running.md
- *   has `bfo bench --latency` figures: 64K suits TCP).  It also sizes the
+ *   is about two small-frame trips more than just below (64K suits TCP:
+ *   docs/engine-design.md, "Latency across the eager limit", has the
+ *   `bfo bench --latency` figures).  It also sizes the
  *   engine's unexpected-message buffers (max_unexpected of them) and the
  *   transports' largest frame.  Every rank must use the same value: a
  *   MATCH above the receiver's limit is a protocol violation.  A malformed
