@@ -120,7 +120,8 @@
  *   least every 20 us for the other links, and so do the periodic checks
  *   (acks owed for ack_delay, connect deadlines, the engine's timers).  A
  *   small frame posted with nothing queued before it on its link is written
- *   at once, from the post.  bfo_tcp_progress(t, > 0) and
+ *   at once, from the post (unless the engine posts it while it takes that
+ *   link's frames: then at the end of them, with their ack; GUARANTEES 1).  bfo_tcp_progress(t, > 0) and
  *   bfo_tcp_prepare_sleep put every link back before anyone sleeps.
  *
  * MALFORMED INPUT.  Bad magic, unknown kind, length above the largest frame,
