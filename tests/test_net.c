@@ -1574,6 +1574,115 @@ static void test_striping_follows_the_transports_bandwidth_figures(void **state)
     }
 }
 
+/* Over real TCP rails (loopback): a rendezvous answers in the same
+ * exchange (RNDV, then ACK, then FRAGs) and each reply carries the
+ * transport's ack of the frame it answers, or that ack goes out at once
+ * when the reply took another rail.  With the standalone ack delayed by
+ * 5 s (and never due by count), no receive may take a second: the cliff
+ * above the eager limit was every rendezvous waiting for it (ack_delay,
+ * 50 us by default).  One rail, then two. */
+static int recv_done(world *w, void *arg)
+{
+    (void)w;
+    return bfo_test((bfo_request *)arg);
+}
+
+static void test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for(void **state)
+{
+    static const char *const lists[] = { "127.0.0.1", "127.0.0.1,127.0.0.2" };
+    const uint64_t delay = 5000000000ull;
+    (void)state;
+    for (int li = 0; li < 2; li++) {
+        world *w = world_new(2, 1);
+        static uint8_t sbuf[2][300 * 1024], rbuf[2][300 * 1024];
+        bfo_request s[2], r;
+        int sent[2] = { 0, 0 };
+        w->rails[0] = w->rails[1] = lists[li];
+        /* no heartbeat probe (it carries acks) within the test */
+        w->cfg.heartbeat_ns = 100 * delay;
+        w->cfg.silence_ns = 200 * delay;
+        for (int k = 0; k < 2; k++) {
+            w->opt[k].tcp.ack_delay_ns = delay;
+            w->opt[k].tcp.ack_frames = 1000000;
+            w->opt[k].tcp.ack_bytes = (size_t)1 << 40;
+        }
+        assert_int_equal(world_init(w, 2), BFO_OK);
+        all_rails_up(w);
+        for (int i = 0; i < 20; i++) {
+            int from = i & 1, to = 1 - from;
+            size_t size = i % 4 < 2 ? 5 * 1024 : 300 * 1024;
+            uint64_t t0;
+            for (size_t k = 0; k < size; k++)
+                sbuf[from][k] = pattern(k, from, i);
+            /* the sender's previous message completes once an ack comes
+             * back (this exchange's first frame, or its delayed ack) */
+            if (sent[from]) {
+                for (uint64_t end = bfo_net_now() + 2 * delay; !bfo_test(&s[from]) && bfo_net_now() < end;)
+                    for (int k = 0; k < 2; k++)
+                        bfo_net_progress(w->n[k], 1);
+                assert_true(bfo_test(&s[from]));
+                assert_int_equal(s[from].status, BFO_OK);
+            }
+            t0 = bfo_net_now();
+            assert_int_equal(bfo_irecv(E(w, to), &r, rbuf[to], size, from, 0, i, t0), BFO_OK);
+            assert_int_equal(bfo_isend(E(w, from), &s[from], sbuf[from], size, to, 0, i, t0), BFO_OK);
+            sent[from] = 1;
+            assert_true(drive(w, recv_done, &r));
+            if (bfo_net_now() - t0 >= delay / 5)
+                fail_msg("%s: message %d (%zu B) took %.3f s: it waited for a delayed ack", lists[li], i, size,
+                         (double)(bfo_net_now() - t0) / 1e9);
+            assert_int_equal(r.status, BFO_OK);
+            assert_int_equal(r.length, size);
+            assert_memory_equal(rbuf[to], sbuf[from], size);
+        }
+        for (int from = 0; from < 2; from++) /* before sleeping, every ack owed goes out */
+            for (uint64_t end = bfo_net_now() + 2 * delay; !bfo_test(&s[from]) && bfo_net_now() < end;)
+                for (int k = 0; k < 2; k++)
+                    bfo_net_progress(w->n[k], 1);
+        for (int from = 0; from < 2; from++)
+            assert_true(bfo_test(&s[from]) && s[from].status == BFO_OK);
+        world_fini(w);
+    }
+}
+
+/* BFO_EAGER_LIMIT sets the engine's eager limit when the configuration
+ * leaves it 0: a 60 KiB message goes eager under 64K; the caller's own
+ * figure wins; a malformed value is refused. */
+static void test_eager_limit_from_the_environment_unless_configured(void **state)
+{
+    static const char *const bad[] = { "12Q", "0", "-4K", "65M", "K", "99999999999999999999" };
+    (void)state;
+    for (int configured = 0; configured < 2; configured++) {
+        world *w = world_new(2, 1);
+        msgs ms = { .n = 0 };
+        size_t want = configured ? 8192 : 65536;
+        w->rails[0] = w->rails[1] = "fake:a";
+        if (configured)
+            w->cfg.eager_limit = 8192;
+        setenv("BFO_EAGER_LIMIT", "64K", 1);
+        assert_int_equal(world_init(w, 2), BFO_OK);
+        unsetenv("BFO_EAGER_LIMIT");
+        all_rails_up(w);
+        for (int r = 0; r < 2; r++)
+            assert_int_equal(E(w, r)->cfg.eager_limit, want);
+        msg_add(&ms, 0, 1, 60 * 1024);
+        msg_add(&ms, 0, 1, 65536 + 1);
+        exchange(w, &ms);
+        assert_int_equal(E(w, 1)->stats.eagers, configured ? 0 : 1);
+        assert_int_equal(E(w, 1)->stats.copies, configured ? 2 : 1);
+        world_fini(w);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        world *w = world_new(1, 0);
+        w->rails[0] = "fake:a";
+        setenv("BFO_EAGER_LIMIT", bad[i], 1);
+        if (world_init(w, 1) != BFO_ERR_INVALID)
+            fail_msg("BFO_EAGER_LIMIT=%s taken", bad[i]);
+        unsetenv("BFO_EAGER_LIMIT");
+        world_fini(w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1591,7 +1700,10 @@ int main(void)
         cmocka_unit_test_teardown(test_card_round_trip_and_broken_cards_refused, teardown),
         cmocka_unit_test_teardown(test_peer_without_card_never_comes_up_unreachable_within_grace, teardown),
         cmocka_unit_test_teardown(test_striping_follows_the_transports_bandwidth_figures, teardown),
+        cmocka_unit_test_teardown(test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for, teardown),
+        cmocka_unit_test_teardown(test_eager_limit_from_the_environment_unless_configured, teardown),
     };
     unsetenv("BFO_RAILS");
+    unsetenv("BFO_EAGER_LIMIT");
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

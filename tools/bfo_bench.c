@@ -4,6 +4,10 @@
  *   bfo bench [--sizes LIST] [--rails A,B,...] [--baseline] [--csv [FILE]]
  *             [--plot FILE.png] [--rounds R] [--window W] [--iters N]
  *             [--msgs N] [--raw-blocking] [--timeout SEC] [--verbose]
+ *             [--eager-limit SIZE]
+ *   bfo bench --latency [--sizes LIST] [--rails A,B,...] [--rounds R]
+ *             [--iters N] [--max-iters N] [--eager-limit SIZE] [--fail-above X]
+ *             [--csv [FILE]]
  *   bfo bench --plot FILE.png --input LABEL=FILE.csv [--input LABEL=FILE.csv]...
  *
  *   Two ranks.  Under `bfo run -n 2 [--rails A,B] -- bfo bench ...` it runs
@@ -12,7 +16,28 @@
  *   CSV and the plot.
  *
  *   --sizes LIST    message sizes, K and M suffixes (default 1 B to 16 MiB in
- *                   powers of two)
+ *                   powers of two; with --latency 8 B to 4 MiB and the size
+ *                   1 KiB above the eager limit)
+ *   --latency       latency only, raw TCP side by side (--baseline implied),
+ *                   no bandwidth phases: the table of issue 16's item 10,
+ *                   size, bfo_us, raw_us, ratio, target, verdict, and one
+ *                   line judging every size (at most 1.5x the raw half round
+ *                   trip of the same size; at most 1.2x at 8 B and 1 MiB).
+ *                   bfo_us and raw_us are the medians of the rounds'
+ *                   medians, ratio the median of the rounds' ratios (each
+ *                   round's bfo median over the raw median measured next to
+ *                   it), so that one round disturbed by another process
+ *                   weighs little.  Fewer than 5 rounds: no verdict
+ *                   --csv: size,protocol,lat_us,raw_lat_us,lat_ratio,target,
+ *                   ok (1 or 0),lat_min_us,raw_lat_min_us (the fastest
+ *                   iteration of every round: what a cliff moves too, and
+ *                   other processes on the machine hardly do)
+ *   --fail-above X  with --latency: exit status 3 when a size's ratio is
+ *                   above X (for CI on a noisy machine: only gross misses;
+ *                   the targets are printed, not enforced)
+ *   --eager-limit SIZE  the engine's eager limit (bfo_config.eager_limit;
+ *                   default: BFO_EAGER_LIMIT, else the engine's 4 KiB); the
+ *                   table's header says which one is in force
  *   --baseline      also a plain TCP connection between the same two
  *                   processes (127.0.0.1, TCP_NODELAY), same sizes and
  *                   counts, measured in the same rounds, and our/raw ratios
@@ -28,6 +53,7 @@
  *                   order of bfo and raw alternates from round to round
  *   --iters N       ping-pongs per round (default: 1000 for small messages,
  *                   fewer for large ones, at least 10)
+ *   --max-iters N   the default's 1000 lowered to N (a quicker run)
  *   --msgs N        messages per bandwidth round (default: 64 MiB worth,
  *                   between 32 and 4000)
  *   --window W      bfo messages in flight in the stream (default 16)
@@ -58,9 +84,11 @@
  *   Bandwidth: rank 0 streams N messages (W in flight for bfo; the socket
  *   buffer for raw), rank 1 answers with one small message once it has
  *   them all; bytes / time, median over the rounds.  Buffers are reused
- *   (one per side), as NetPIPE does.  The engine's heartbeat is set to 1 s and silence to 10 s so that
- *   probes do not land in the measurement and the raw phases (no bfo
- *   progress) cannot look like a silent rail.
+ *   (one per side), as NetPIPE does.  The engine's heartbeat is set to 1 s,
+ *   its probe timeout to 5 s and silence to 30 s, so that probes do not land
+ *   in the measurement and the raw phases (no bfo progress; on a loaded
+ *   machine a 4 MiB raw phase took over a second) cannot look like a
+ *   silent rail.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -91,8 +119,9 @@ int bfo_cmd_run(int argc, char **argv);
 typedef struct bench {
     bfo_net *t;
     bfo_engine *e;
-    int rank, peer, window, rounds, iters, msgs, baseline, raw_blocking;
+    int rank, peer, window, rounds, iters, max_iters, msgs, baseline, raw_blocking;
     int fd; /* raw socket, or -1 */
+    int latency_only;
     size_t sizes[BN_MAX_SIZES];
     int nsizes;
     size_t maxsize;
@@ -119,6 +148,8 @@ typedef struct bench {
 typedef struct result {
     size_t size;
     double lat, lat_min, bw, raw_lat, raw_lat_min, raw_bw, cmp_lat, cmp_lat_min, cmp_bw;
+    /* --latency: medians of the rounds' medians, and of their ratios */
+    double r_lat, r_raw, r_ratio;
 } result;
 
 /* Makes the --compare net (alt 1) or the main one (alt 0) the one every
@@ -134,7 +165,9 @@ static const char bench_usage[] =
     "usage: bfo bench [--sizes LIST] [--rails A,B,...] [--baseline] [--compare RAILS] [--csv [FILE]]\n"
     "                 [--plot FILE.png]\n"
     "                 [--rounds R] [--iters N] [--msgs N] [--window W] [--raw-blocking] [--timeout SEC]\n"
-    "                 [--verbose]\n"
+    "                 [--verbose] [--eager-limit SIZE]\n"
+    "       bfo bench --latency [--sizes LIST] [--rails A,B,...] [--rounds R] [--iters N] [--max-iters N]\n"
+    "                 [--eager-limit SIZE] [--fail-above X] [--csv [FILE]]\n"
     "       bfo bench --plot FILE.png --input LABEL=FILE.csv [--input LABEL=FILE.csv]...\n"
     "  two ranks: under `bfo run -n 2 -- bfo bench ...`, or it launches itself so\n";
 
@@ -551,6 +584,64 @@ static void write_csv(FILE *f, const result *res, int n, int baseline)
     }
 }
 
+/* Issue 16, item 10: every size at most 1.5x the raw half round trip of
+ * the same size, at most 1.2x at 8 B and 1 MiB. */
+static double lat_target(size_t size) { return size == 8 || size == 1048576 ? 1.2 : 1.5; }
+
+static void print_latency_table(FILE *f, const result *res, int n, int nrails, size_t eager, int rounds)
+{
+    int miss = 0, worst = -1;
+    fprintf(f, "bfo bench --latency: %d rail%s, eager limit %zu B; half round trip in us: median of %d "
+               "interleaved rounds' medians; ratio: median of the rounds' bfo/raw\n",
+            nrails, nrails > 1 ? "s" : "", eager, rounds);
+    fprintf(f, "%8s %6s %10s %10s %7s %7s %s\n", "size", "proto", "bfo_us", "raw_us", "ratio", "target",
+            "verdict");
+    for (int i = 0; i < n; i++) {
+        const result *r = &res[i];
+        char sz[32];
+        int ok = r->r_ratio <= lat_target(r->size);
+        fmt_size(sz, sizeof sz, r->size);
+        fprintf(f, "%8s %6s %10.2f %10.2f %6.2fx %6.1fx %s\n", sz, r->size <= eager ? "eager" : "rndv", r->r_lat,
+                r->r_raw, r->r_ratio, lat_target(r->size), ok ? "ok" : "MISS");
+        miss += !ok;
+        if (worst < 0 || r->r_ratio / lat_target(r->size) > res[worst].r_ratio / lat_target(res[worst].size))
+            worst = i;
+    }
+    if (n == 0)
+        return;
+    if (rounds < 5) {
+        fprintf(f, "targets: NOT JUDGED: %d round%s, at least 5 needed\n", rounds, rounds > 1 ? "s" : "");
+        return;
+    }
+    if (!miss) {
+        char sz[32];
+        fmt_size(sz, sizeof sz, res[worst].size);
+        fprintf(f, "targets: PASS: every size at most 1.5x raw, 8 B and 1 MiB at most 1.2x (closest: %s at "
+                   "%.2fx of %.1fx)\n", sz, res[worst].r_ratio, lat_target(res[worst].size));
+        return;
+    }
+    fprintf(f, "targets: FAIL: %d size%s over (every size at most 1.5x raw, 8 B and 1 MiB at most 1.2x):", miss,
+            miss > 1 ? "s" : "");
+    for (int i = 0; i < n; i++)
+        if (res[i].r_ratio > lat_target(res[i].size)) {
+            char sz[32];
+            fmt_size(sz, sizeof sz, res[i].size);
+            fprintf(f, " %s %.2fx", sz, res[i].r_ratio);
+        }
+    fprintf(f, "\n");
+}
+
+static void write_latency_csv(FILE *f, const result *res, int n, size_t eager)
+{
+    fprintf(f, "size,protocol,lat_us,raw_lat_us,lat_ratio,target,ok,lat_min_us,raw_lat_min_us\n");
+    for (int i = 0; i < n; i++) {
+        const result *r = &res[i];
+        fprintf(f, "%zu,%s,%.3f,%.3f,%.4f,%.1f,%d,%.3f,%.3f\n", r->size, r->size <= eager ? "eager" : "rndv", r->r_lat,
+                r->r_raw, r->r_ratio, lat_target(r->size), r->r_ratio <= lat_target(r->size), r->lat_min,
+                r->raw_lat_min);
+    }
+}
+
 static int have_gnuplot(void)
 {
     return system("gnuplot --version >/dev/null 2>&1") == 0;
@@ -684,8 +775,9 @@ int bfo_cmd_bench(int argc, char **argv)
     const char *rails = NULL, *csv = NULL, *png = NULL, *compare = NULL;
     const char *in_label[BN_MAX_INPUTS], *in_file[BN_MAX_INPUTS];
     char in_lbuf[BN_MAX_INPUTS][128]; /* LABEL of LABEL=FILE.csv (no allocation to free) */
-    int want_csv = 0, ninputs = 0, rc, nrails;
-    double timeout = 600;
+    int want_csv = 0, ninputs = 0, rc, nrails, sizes_given = 0;
+    double timeout = 600, fail_above = 0;
+    size_t eager = 0; /* the engine's eager limit, once it is set up */
     memset(b, 0, sizeof *b);
     memset(&cfg, 0, sizeof cfg);
     memset(&opt, 0, sizeof opt);
@@ -698,6 +790,8 @@ int bfo_cmd_bench(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--baseline"))
             b->baseline = 1;
+        else if (!strcmp(a, "--latency"))
+            b->latency_only = b->baseline = 1;
         else if (!strcmp(a, "--compare") && i + 1 < argc)
             compare = argv[++i];
         else if (!strcmp(a, "--verbose"))
@@ -726,6 +820,7 @@ int bfo_cmd_bench(int argc, char **argv)
                 }
                 b->sizes[b->nsizes++] = s;
             }
+            sizes_given = 1;
             i++;
         } else if (!strcmp(a, "--rails"))
             rails = argv[++i];
@@ -742,18 +837,31 @@ int bfo_cmd_bench(int argc, char **argv)
             b->rounds = atoi(argv[++i]);
         else if (!strcmp(a, "--iters"))
             b->iters = atoi(argv[++i]);
+        else if (!strcmp(a, "--max-iters"))
+            b->max_iters = atoi(argv[++i]);
         else if (!strcmp(a, "--msgs"))
             b->msgs = atoi(argv[++i]);
         else if (!strcmp(a, "--window"))
             b->window = atoi(argv[++i]);
         else if (!strcmp(a, "--timeout"))
             timeout = atof(argv[++i]);
+        else if (!strcmp(a, "--fail-above"))
+            fail_above = atof(argv[++i]);
+        else if (!strcmp(a, "--eager-limit")) {
+            cfg.eager_limit = bn_parse_size(v);
+            if (!cfg.eager_limit) {
+                fprintf(stderr, "bfo bench: bad --eager-limit %s\n", v);
+                return 2;
+            }
+            i++;
+        }
         else {
             fputs(bench_usage, stderr);
             return 2;
         }
     }
-    if (b->rounds < 1 || b->window < 1 || b->window > 256 || b->iters < 0 || b->msgs < 0 || timeout <= 0) {
+    if (b->rounds < 1 || b->window < 1 || b->window > 256 || b->iters < 0 || b->max_iters < 0 || b->msgs < 0 || timeout <= 0 ||
+        fail_above < 0 || (fail_above && !b->latency_only) || (b->latency_only && (png || compare || ninputs))) {
         fputs(bench_usage, stderr);
         return 2;
     }
@@ -793,9 +901,9 @@ int bfo_cmd_bench(int argc, char **argv)
         return 2;
     }
     cfg.heartbeat_ns = 1000000000ull;
-    cfg.silence_ns = 10000000000ull;
-    cfg.probe_timeout_ns = 1000000000ull;
-    cfg.unreachable_grace_ns = 15000000000ull;
+    cfg.silence_ns = 30000000000ull;
+    cfg.probe_timeout_ns = 5000000000ull;
+    cfg.unreachable_grace_ns = 60000000000ull;
     signal(SIGUSR2, on_usr2);
     rc = bfo_net_init(&b->t, &cfg, &opt);
     if (rc != BFO_OK) {
@@ -827,6 +935,21 @@ int bfo_cmd_bench(int argc, char **argv)
     }
     b->peer = 1 - b->rank;
     b->deadline = bfo_net_now() + (uint64_t)(timeout * 1e9);
+    eager = b->e->cfg.eager_limit;
+    if (b->latency_only && !sizes_given) { /* 8 B to 4 MiB, and just above the eager limit */
+        size_t above = eager + 1024;
+        b->nsizes = 0;
+        for (size_t s = 8; s <= 4u * 1024 * 1024; s *= 2) {
+            if (above && above < s) {
+                b->sizes[b->nsizes++] = above;
+                above = 0;
+            }
+            if (s != above)
+                b->sizes[b->nsizes++] = s;
+        }
+        if (above && above <= 4u * 1024 * 1024)
+            b->sizes[b->nsizes++] = above;
+    }
     for (int i = 0; i < b->nsizes; i++)
         if (b->sizes[i] > b->maxsize)
             b->maxsize = b->sizes[i];
@@ -863,8 +986,11 @@ int bfo_cmd_bench(int argc, char **argv)
     for (int si = 0; si < b->nsizes && !b->failed; si++) {
         size_t size = b->sizes[si];
         int iters = b->iters ? b->iters : (int)(8388608 / size), msgs = b->msgs ? b->msgs : (int)(67108864 / size);
-        if (!b->iters)
-            iters = iters < 10 ? 10 : iters > 1000 ? 1000 : iters;
+        if (!b->iters) {
+            int cap = b->max_iters ? b->max_iters : 1000;
+            iters = iters > cap ? cap : iters;
+            iters = iters < 10 ? 10 : iters;
+        }
         if (!b->msgs)
             msgs = msgs < 32 ? 32 : msgs > 4000 ? 4000 : msgs;
         /* three kinds, each measured every round in a rotating order: bfo
@@ -872,12 +998,13 @@ int bfo_cmd_bench(int argc, char **argv)
         enum { K_BFO, K_RAW, K_CMP, NK };
         static const char *const kname[NK] = { "bfo", "raw", "compare" };
         int on[NK] = { 1, b->baseline, b->compare };
-        double *lats[NK], *bws[NK], *tmp = malloc(sizeof(double) * (size_t)iters);
+        double *lats[NK], *bws[NK], *rmed[NK], *tmp = malloc(sizeof(double) * (size_t)(iters > b->rounds ? iters : b->rounds));
         int oom = !tmp;
         for (int k = 0; k < NK; k++) {
             lats[k] = malloc(sizeof(double) * (size_t)iters * (size_t)b->rounds);
             bws[k] = calloc((size_t)b->rounds, sizeof *bws[k]);
-            oom |= !lats[k] || !bws[k];
+            rmed[k] = calloc((size_t)b->rounds, sizeof *rmed[k]); /* each round's median */
+            oom |= !lats[k] || !bws[k] || !rmed[k];
         }
         if (oom)
             return 1;
@@ -895,13 +1022,15 @@ int bfo_cmd_bench(int argc, char **argv)
                 bn_phase(b, k == K_RAW ? "raw latency" : k == K_CMP ? "compare latency" : "bfo latency", size, round);
                 if (k == K_RAW ? raw_lat(b, size, iters, dst) : bfo_lat(b, size, iters, dst))
                     break;
-                if (b->verbose && b->rank == 0 && m >= 0) { /* this round alone */
+                if (b->rank == 0 && m >= 0) { /* this round alone */
                     memcpy(tmp, dst, sizeof(double) * (size_t)iters);
-                    fprintf(stderr, "bfo bench: %zu B round %d: %s latency median %.3f us\n", size,
-                            round, kname[k], median(tmp, iters));
+                    rmed[k][m] = median(tmp, iters);
+                    if (b->verbose)
+                        fprintf(stderr, "bfo bench: %zu B round %d: %s latency median %.3f us\n", size,
+                                round, kname[k], rmed[k][m]);
                 }
             }
-            for (int pass = 0; pass < NK && !b->failed; pass++) {
+            for (int pass = 0; pass < NK && !b->failed && !b->latency_only; pass++) {
                 int k = (pass + round) % NK;
                 double v;
                 if (!on[k])
@@ -928,6 +1057,11 @@ int bfo_cmd_bench(int argc, char **argv)
             r->lat_min = lats[K_BFO][0];
             r->bw = median(bws[K_BFO], b->rounds);
             if (b->baseline) {
+                for (int m = 0; m < b->rounds; m++)
+                    tmp[m] = rmed[K_RAW][m] > 0 ? rmed[K_BFO][m] / rmed[K_RAW][m] : 0;
+                r->r_ratio = median(tmp, b->rounds); /* before median() sorts the rounds */
+                r->r_lat = median(rmed[K_BFO], b->rounds);
+                r->r_raw = median(rmed[K_RAW], b->rounds);
                 r->raw_lat = median(lats[K_RAW], n);
                 r->raw_lat_min = lats[K_RAW][0];
                 r->raw_bw = median(bws[K_RAW], b->rounds);
@@ -943,6 +1077,7 @@ int bfo_cmd_bench(int argc, char **argv)
         for (int k = 0; k < NK; k++) {
             free(lats[k]);
             free(bws[k]);
+            free(rmed[k]);
         }
         free(tmp);
     }
@@ -964,7 +1099,9 @@ out:
     bfo_net_fini(b->net[1].t);
     rc = b->failed ? 1 : 0;
     if (b->rank == 0 && !b->failed) {
-        if (!want_csv || csv)
+        if ((!want_csv || csv) && b->latency_only)
+            print_latency_table(stdout, res, b->nsizes, nrails, eager, b->rounds);
+        else if (!want_csv || csv)
             print_table(stdout, res, b->nsizes, b->baseline, nrails, compare);
         fflush(stdout);
         if (want_csv) {
@@ -973,7 +1110,10 @@ out:
                 fprintf(stderr, "bfo bench: %s: %s\n", csv, strerror(errno));
                 rc = 1;
             } else {
-                write_csv(f, res, b->nsizes, b->baseline);
+                if (b->latency_only)
+                    write_latency_csv(f, res, b->nsizes, eager);
+                else
+                    write_csv(f, res, b->nsizes, b->baseline);
                 if (f != stdout)
                     fclose(f);
                 else
@@ -999,6 +1139,13 @@ out:
             }
         }
     }
+    for (int i = 0; b->rank == 0 && !b->failed && fail_above > 0 && i < b->nsizes; i++)
+        if (res[i].r_ratio > fail_above) {
+            char sz[32];
+            fmt_size(sz, sizeof sz, res[i].size);
+            fprintf(stderr, "bfo bench: %s at %.2fx raw, above --fail-above %g\n", sz, res[i].r_ratio, fail_above);
+            rc = rc ? rc : 3;
+        }
     free(b->sbuf);
     free(b->rbuf);
     free(b->sreq);

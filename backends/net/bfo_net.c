@@ -4,6 +4,7 @@
 #include "bfo_le.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -562,6 +563,34 @@ static int abi_ok(const bfo_abi *caller)
     return rc;
 }
 
+/* BFO_EAGER_LIMIT (bytes, K or M suffix): the engine's eager limit, when
+ * the caller's configuration leaves it 0.  1 and *out set, 0 when unset,
+ * -1 when it is not a size from 1 B to BFO_NET_EAGER_MAX (said on stderr). */
+static int eager_limit_env(size_t *out)
+{
+    const char *v = bfo_boot_getenv("BFO_EAGER_LIMIT");
+    char *end;
+    unsigned long long x;
+    if (!v)
+        return 0;
+    errno = 0;
+    x = strtoull(v, &end, 10);
+    if (end != v && (*end == 'K' || *end == 'k') && x <= BFO_NET_EAGER_MAX / 1024) {
+        x *= 1024;
+        end++;
+    } else if (end != v && (*end == 'M' || *end == 'm') && x <= BFO_NET_EAGER_MAX / (1024 * 1024)) {
+        x *= 1024 * 1024;
+        end++;
+    }
+    if (end == v || *end || errno || *v == '-' || x < 1 || x > BFO_NET_EAGER_MAX) {
+        fprintf(stderr, "bfo: BFO_EAGER_LIMIT=%s: not a size from 1 B to %d MiB (bytes, or K or M)\n", v,
+                BFO_NET_EAGER_MAX >> 20);
+        return -1;
+    }
+    *out = (size_t)x;
+    return 1;
+}
+
 int bfo_net_init_abi(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt, const bfo_abi *caller)
 {
     bfo_boot *b;
@@ -624,6 +653,8 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
                         "shm; at most %d; this build has %s)\n", n->list, BFO_MAX_RAILS, bfo_net_transports());
         goto fail;
     }
+    if (!cfg.eager_limit && eager_limit_env(&cfg.eager_limit) < 0)
+        goto fail;
     /* the rails, in order, grouped by transport */
     for (char *tok = strtok_r(n->list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         const void *o = NULL;

@@ -37,6 +37,19 @@
  *   as such to the transport (no address), not taken for a failure of the
  *   card.  One job id (from bfo_boot) goes into every transport's hellos.
  *
+ * EAGER LIMIT.  cfg->eager_limit, else BFO_EAGER_LIMIT (bytes, or with a
+ *   K or M suffix: 64K; 1 B to BFO_NET_EAGER_MAX), else the engine's default
+ *   (4 KiB).  Messages up to it go in one MATCH, larger ones as a
+ *   rendezvous (three one-way trips over a copy rail: RNDV with the first
+ *   eager_limit bytes, ACK, FRAGs), so over TCP the latency just above it
+ *   is about two small-frame trips more than just below (64K suits TCP:
+ *   docs/engine-design.md, "Latency across the eager limit", has the
+ *   `bfo bench --latency` figures).  It also sizes the
+ *   engine's unexpected-message buffers (max_unexpected of them) and the
+ *   transports' largest frame.  Every rank must use the same value: a
+ *   MATCH above the receiver's limit is a protocol violation.  A malformed
+ *   value: BFO_ERR_INVALID, said on stderr.
+ *
  * PROGRESS.  bfo_net_progress polls every transport, then runs the
  *   engine's timers (every 20 us of busy polling, and before sleeping).
  *   With timeout_ms > 0 and nothing to do, it asks each transport for the
@@ -95,6 +108,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The largest BFO_EAGER_LIMIT taken (64 MiB). */
+#define BFO_NET_EAGER_MAX (64 << 20)
 
 typedef struct bfo_net_options {
     const char *rails;          /* the rail list (NULL: BFO_RAILS, else 127.0.0.1) */

@@ -130,6 +130,11 @@ struct bfo_tcp {
     uint64_t last_epoll, last_scan;
     uint64_t ka_ns; /* back-pressure keepalive interval */
     int busy; /* this progress does not sleep: links may turn hot */
+    /* The link whose frames are being handed to the engine (parse): what
+     * the engine posts on it meanwhile is queued, and written at the end
+     * of parse with the ack of every frame taken (see parse). */
+    tlink *taking;
+    int replied_elsewhere; /* ... and it posted to that peer on another link */
     uint64_t nprogress, nepoll; /* calls, for bfo_tcp_dump */
     size_t max_frame, rx_cap;
     bfo_tcp_stats st;
@@ -784,6 +789,16 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
     }
     en->seq = ++l->next_seq;
     el_push(t, &l->q, i);
+    if (t->taking == l) {
+        /* a reply to a frame being taken: written once parse has counted
+         * that frame, so it carries its ack (parse) */
+        bfo_tcp_frame_header(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, en->seq, 0);
+        if (l->unsent < 0)
+            l->unsent = i;
+        return 0;
+    }
+    if (t->taking && t->taking->peer == peer)
+        t->replied_elsewhere = 1;
     if (l->unsent < 0 && en->n == 0 && l->ctl_off == l->ctl_len && l->fd >= 0 &&
         !swallowing(t, l)) {
         /* Nothing waits before it and it is small (the latency-bound
@@ -876,7 +891,7 @@ static int hello_check(const bfo_tcp *t, const uint8_t *f, int want_rank, int wa
 }
 
 /* Frames in the receive buffer, in order, until one must wait. */
-static void parse(bfo_tcp *t, tlink *l)
+static void parse_frames(bfo_tcp *t, tlink *l)
 {
     while (!l->broken && l->fd >= 0 && l->rx_len - l->rx_off >= BFO_TCP_HDR_SIZE) {
         uint8_t *h = l->rx + l->rx_off;
@@ -986,6 +1001,34 @@ static void parse(bfo_tcp *t, tlink *l)
     if (!l->broken && l->fd >= 0 && link_up(l) &&
         (l->rx_frames >= t->o.ack_frames || l->rx_bytes >= t->o.ack_bytes))
         send_ack(t, l); /* the sender's pipeline waits for it */
+}
+
+/* The frames in the receive buffer go to the engine.  What the engine
+ * posts on this link meanwhile (an ACK answering an RNDV, the FRAGs
+ * answering an ACK, the next FRAGs a completion frees a slot for) is
+ * written at the end, in one call, carrying the ack of every frame taken:
+ * the sequence number a frame is acknowledged by moves only after the
+ * engine has taken it, so a reply written from inside bfo_engine_frame
+ * would carry the ack of the frame before, and the peer's request would
+ * wait for a standalone ack (ack_delay, 50 us, and up to 20 us more: the
+ * latency cliff above the eager limit, docs/engine-design.md).  When the
+ * engine answered on another link of that peer, the ack of this one goes
+ * out at once, alone: the peer is in an exchange and may wait for it. */
+static void parse(bfo_tcp *t, tlink *l)
+{
+    tlink *outer = t->taking;
+    int outer_replied = t->replied_elsewhere;
+    t->taking = l;
+    t->replied_elsewhere = 0;
+    parse_frames(t, l);
+    t->taking = outer;
+    if (l->fd >= 0 && !l->broken) {
+        if (t->replied_elsewhere && l->unsent < 0)
+            send_ack(t, l);
+        else if (l->unsent >= 0)
+            link_flush(t, l);
+    }
+    t->replied_elsewhere = outer_replied;
 }
 
 static void link_read(bfo_tcp *t, tlink *l)

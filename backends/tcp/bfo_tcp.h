@@ -63,7 +63,13 @@
  *      returned anything but BFO_ERR_AGAIN).  Acks ride on outgoing frames;
  *      a standalone ack goes out after ack_delay / ack_frames / ack_bytes, or
  *      at once when the process is about to block in epoll.  A completion
- *      with ok=1 is reported only for acknowledged frames.
+ *      with ok=1 is reported only for acknowledged frames.  What the engine
+ *      posts on a connection while it takes that connection's frames (an
+ *      ACK answering an RNDV, FRAGs answering an ACK) is written once they
+ *      are taken, carrying their ack; a reply the engine sends to the same
+ *      peer on another connection makes the ack go out at once, alone.
+ *      Either way a request/response exchange (a rendezvous: three
+ *      one-way trips) never waits for ack_delay.
  *   2, 3. When a connection fails (reset, EPIPE, EOF, TCP_USER_TIMEOUT,
  *      malformed framing, an engine parse error, a newer connection for the
  *      same (peer, rail), or the engine asking to reconnect), the backend
@@ -130,7 +136,8 @@
  *   least every 20 us for the other links, and so do the periodic checks
  *   (acks owed for ack_delay, connect deadlines, the engine's timers).  A
  *   small frame posted with nothing queued before it on its link is written
- *   at once, from the post.  bfo_tcp_progress(t, > 0) and
+ *   at once, from the post (unless the engine posts it while it takes that
+ *   link's frames: then at the end of them, with their ack; GUARANTEES 1).  bfo_tcp_progress(t, > 0) and
  *   bfo_tcp_prepare_sleep put every link back before anyone sleeps.
  *
  * MALFORMED INPUT.  Bad magic, unknown kind, length above the largest frame,
