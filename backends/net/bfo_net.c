@@ -63,6 +63,7 @@ struct bfo_net {
     char *list;
     bfo_engine eng;
     void *emem;
+    void *grown; /* the engine's pools grown (n_grow): a list, freed at fini */
     int engine_up;
     uint64_t last_timers;
     /* peers' cards, read on first use: state per peer (0 not read, 1 read,
@@ -611,6 +612,19 @@ int bfo_net_init_abi(bfo_net **out, const bfo_config *cfg, const bfo_net_options
     return bfo_net_init_boot_abi(out, cfg, opt, b, caller);
 }
 
+/* bfo_config.grow when the caller gives none: malloc, each block on a list
+ * (its first 16 bytes) that bfo_net_fini frees after the engine. */
+static void *n_grow(void *ctx, size_t bytes)
+{
+    bfo_net *n = (bfo_net *)ctx;
+    uint8_t *m = (uint8_t *)aligned_alloc(16, 16 + ((bytes + 15) & ~(size_t)15));
+    if (!m)
+        return NULL;
+    memcpy(m, &n->grown, sizeof n->grown);
+    n->grown = m;
+    return m + 16;
+}
+
 int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options *opt_in, bfo_boot *boot,
                           const bfo_abi *caller)
 {
@@ -737,6 +751,10 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         be.rail_caps = n_caps;
         be.rail_bandwidth = n_bw;
         rc = BFO_ERR_NO_MEMORY;
+        if (!cfg.grow) { /* the engine's pools grow as the program needs (n_grow) */
+            cfg.grow = n_grow;
+            cfg.grow_ctx = n;
+        }
         n->emem = malloc(bfo_engine_mem_size(&cfg));
         if (!n->emem)
             goto fail;
@@ -1007,6 +1025,12 @@ void bfo_net_fini(bfo_net *n)
             n->tp[k].ops->fini(n->tp[k].t);
     bfo_boot_fini(n->boot);
     free(n->emem);
+    while (n->grown) {
+        void *next;
+        memcpy(&next, n->grown, sizeof next);
+        free(n->grown);
+        n->grown = next;
+    }
     free(n->list);
     free(n->card_state);
     free(n->pnrails);

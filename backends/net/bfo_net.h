@@ -56,6 +56,10 @@
  *   fds that wake it (wait_fds: a transport with work left says so, and
  *   nobody sleeps) and sleeps in one poll() on all of them.
  *
+ * MEMORY.  The engine's pools start at the sizes of the bfo_config given
+ *   and grow in chunks as the program needs (bfo_config.grow: malloc,
+ *   freed by bfo_net_fini), unless the caller gives its own grow.
+ *
  * STATISTICS.  bfo_net_get_stats: per engine rail, in one shape
  *   (bfo_rail_stats: frames, bytes, connects, conn_errors, ...), and how
  *   often the progress thread ran.
