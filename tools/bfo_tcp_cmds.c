@@ -14,6 +14,7 @@
  *
  *   bfo stream [--size S | --sizes S1,S2,...] [--count N | --duration SEC] [--window W] [--json]
  *              [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]
+ *              [--send-delay-ms T]
  *              [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T]
  *              [--grace-ms T] [--user-timeout-ms T] [--connect-timeout-ms T]
  *              [--timeout SEC] [-v] [--trace-rails]
@@ -308,7 +309,7 @@ typedef struct stream {
     bfo_engine *e;
     int rank, size, window, tolerate, verbose;
     int data; /* --data: 0 buffers, 1 iovec lists, 2 pack/unpack */
-    uint64_t count, duration_ns, recv_delay_ns;
+    uint64_t count, duration_ns, recv_delay_ns, send_delay_ns;
     int comp_rank, comp_done;     /* --compute: the rank, done yet */
     uint64_t comp_at, comp_ns;    /* ... when (after the start), for how long */
     size_t sizes[ST_MAX_SIZES];
@@ -640,6 +641,7 @@ static const char stream_usage[] =
     "usage: bfo stream [--size S | --sizes S1,S2,...] [--count N | --duration SEC] [--window W]\n"
     "                  [--json]\n"
     "                  [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]\n"
+    "                  [--send-delay-ms T]   (receives or sends posted only T ms after the start)\n"
     "                  [--trace-rails] [--data iov|pack] [--compute RANK|all:AT:SEC]\n"
     "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
     "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n"
@@ -703,6 +705,9 @@ int bfo_cmd_stream(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--recv-delay-ms")) {
             s->recv_delay_ns = (uint64_t)(atof(v) * 1e6);
+            i++;
+        } else if (!strcmp(a, "--send-delay-ms")) {
+            s->send_delay_ns = (uint64_t)(atof(v) * 1e6);
             i++;
         } else if (!strcmp(a, "--duration")) {
             s->duration_ns = (uint64_t)(atof(v) * 1e9);
@@ -883,6 +888,7 @@ int bfo_cmd_stream(int argc, char **argv)
                     }
                 }
                 if (!sl->active && !ps->dead && !ps->stopped && ps->sposted < s->count &&
+                    now - t_start >= s->send_delay_ns &&
                     !(s->duration_ns && now - t_start >= s->duration_ns)) {
                     sl->idx = ps->sposted++;
                     sl->len = size_of(s, s->rank, p, sl->idx);

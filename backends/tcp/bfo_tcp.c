@@ -587,6 +587,27 @@ static inline void stamp_ack(tlink *l, ent *en)
     l->rx_bytes = 0;
 }
 
+/* Every descriptor is in use (the engine's pools grew past max_ops): twice
+ * as many.  Descriptors are named by index everywhere (queues, the free
+ * list); no pointer to one outlives a call, so they may move. */
+static void ents_grow(bfo_tcp *t)
+{
+    int n = t->nents;
+    ent *m;
+    if (n > (1 << 24))
+        return;
+    m = (ent *)realloc(t->ents, sizeof *m * (size_t)n * 2);
+    if (!m)
+        return;
+    memset(m + n, 0, sizeof *m * (size_t)n);
+    t->ents = m;
+    t->nents = 2 * n;
+    for (int i = 2 * n - 1; i >= n; i--) {
+        m[i].next = t->ent_free;
+        t->ent_free = i;
+    }
+}
+
 /* The whole of a frame is in the socket. */
 static inline void frame_written(bfo_tcp *t, tlink *l, const ent *en)
 {
@@ -749,6 +770,8 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
         return -1;
     for (int k = 0; k < iovcnt; k++)
         len += iov[k].len;
+    if (t->ent_free < 0 && len <= t->max_frame)
+        ents_grow(t);
     if (len > t->max_frame || t->ent_free < 0) {
         tlog(t, 1, "post refused: %s", len > t->max_frame ? "frame too large" : "no descriptor");
         return -1;
