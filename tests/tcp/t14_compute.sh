@@ -53,7 +53,7 @@ one_run() {
     echo "   rank $who made no call for $secs s: the longest pause in completions $(jget stall_ms_max) ms," \
         "no failover, no connection lost; host heard $(jget host_heard) times, $(jget nudges) nudges," \
         "progress thread rounds $(jget thread_rounds)"
-    echo "ok: t13 a rank computing $secs s ($name)"
+    echo "ok: t14 a rank computing $secs s ($name)"
 }
 
 one_run "tcp rails" "$COMPUTE_S"
