@@ -213,7 +213,7 @@ static uint64_t send_stale(sess *s)
     size_t len;
     for (uint32_t g = 1; g <= 3; g++)
         for (uint32_t i = 0; i < 6; i++) {
-            bfo_hdr_fin fin = { BFO_FRAG_FIN, 0, 0, 0, H(i, g), 0, 8, 0, 1 };
+            bfo_hdr_fin fin = { .type = BFO_FRAG_FIN, .flags = 0, .rseq = 0, .slot = 0, .dreq = H(i, g), .offset = 0, .length = 8 };
             len = bfo_hdr_fin_encode(&fin, b, sizeof b);
             sess_data(s, b, len);
             sess_data(s, b, len); /* a duplicate FIN */
@@ -226,17 +226,15 @@ static uint64_t send_stale(sess *s)
             bfo_hdr_put put = { BFO_FRAG_PUT, 0, 0, 0, H(i, g), H(1, 1), 0, 8, 0x1000 };
             sess_data(s, b, bfo_hdr_put_encode(&put, b, sizeof b));
             for (int t = BFO_FRAG_RESTARTACK; t <= BFO_FRAG_RECVERRNOTIFY; t++) {
-                bfo_hdr_restart rs = { (uint8_t)t, 0, 0, 0, 1, (uint32_t)g_rank, H(i, g), H(1, 1) };
+                bfo_hdr_restart rs = { .type = (uint8_t)t, .flags = 0, .rseq = 0, .ctx = 0, .seq = 1, .src = (uint32_t)g_rank, .sreq = H(i, g), .dreq = H(1, 1) };
                 sess_data(s, b, bfo_hdr_restart_encode(&rs, b, sizeof b));
             }
-            bfo_hdr_rndv rv = { BFO_FRAG_RNDV, BFO_FLAG_RESTART, 0, (uint32_t)g_rank, 0, 1, 1, 100,
-                                H(1, 1), H(i, g) };
+            bfo_hdr_rndv rv = { .type = BFO_FRAG_RNDV, .flags = BFO_FLAG_RESTART, .ctx = 0, .src = (uint32_t)g_rank, .tag = 0, .seq = 1, .rseq = 1, .msg_len = 100, .sreq = H(1, 1), .dreq = H(i, g) };
             sess_data(s, b, bfo_hdr_rndv_encode(&rv, b, sizeof b));
             n += 9;
         }
     /* a NOTIFY for a receive that never existed: answered by RESTARTNACK */
-    bfo_hdr_restart nt = { BFO_FRAG_NOTIFY, 0, 0x4242, 0, 1, (uint32_t)g_rank, H(0x4242, 1),
-                           H(0x7fffffff, 1) };
+    bfo_hdr_restart nt = { .type = BFO_FRAG_NOTIFY, .flags = 0, .rseq = 0x4242, .ctx = 0, .seq = 1, .src = (uint32_t)g_rank, .sreq = H(0x4242, 1), .dreq = H(0x7fffffff, 1) };
     sess_data(s, b, bfo_hdr_restart_encode(&nt, b, sizeof b));
     /* a BROKEN about an earlier life of this rail */
     bfo_hdr_railctl br = { BFO_FRAG_BROKEN, 0, (uint16_t)s->rail, 0, 0 };
@@ -276,17 +274,18 @@ static void stale_session(int fd, int peer, int rail, const uint8_t *my_hello)
     g_stale_sent += n;
     fprintf(stderr, "badpeer: rank %d rail %d: %llu stale frames acknowledged, the connection kept, "
             "NOTIFY of nothing answered by RESTARTNACK\n", peer, rail, (unsigned long long)n);
-    /* a MATCH claiming to come from rank 1: dropped */
+    /* a MATCH with sequence 0, which no message has (the sender's rank in a
+     * context may be any number now: the sequence is what it cannot forge
+     * without breaking the protocol): dropped */
     uint8_t b[BFO_HDR_MATCH_SIZE + 8];
-    bfo_hdr_match m = { BFO_FRAG_MATCH, 0, 0, 1, 0, 1 };
+    bfo_hdr_match m = { .type = BFO_FRAG_MATCH, .flags = 0, .ctx = 0, .src = 1, .tag = 0, .seq = 0 };
     size_t len = bfo_hdr_match_encode(&m, b, sizeof b);
     memset(b + len, 0x66, 8);
     sess_data(s, b, len + 8);
     for (int k = 0; k < 100 && !s->closed; k++)
         sess_pump(s, 10);
     if (!s->closed)
-        FAIL("rank %d rail %d: a MATCH from rank 2 claiming rank 1 did not drop the connection", peer,
-             rail);
+        FAIL("rank %d rail %d: a MATCH with sequence 0 did not drop the connection", peer, rail);
 }
 
 /* ------------------------------------------------------------------ main */
@@ -438,7 +437,7 @@ int main(int argc, char **argv)
                 break;
             }
             case S_EAGER_TOO_LONG: { /* a well-formed MATCH with more than eager_limit bytes */
-                bfo_hdr_match m = { BFO_FRAG_MATCH, 0, 0, (uint32_t)rank, 0, 1 };
+                bfo_hdr_match m = { .type = BFO_FRAG_MATCH, .flags = 0, .ctx = 0, .src = (uint32_t)rank, .tag = 0, .seq = 1 };
                 size_t hl = bfo_hdr_match_encode(&m, eng, BFO_HDR_MATCH_SIZE);
                 memset(eng + hl, 0x77, EAGER_TOO_LONG);
                 hdr(fr, (uint32_t)(hl + EAGER_TOO_LONG), BFO_TCP_K_DATA, 1, 0);

@@ -2,7 +2,7 @@
 # (e) rank 2 is a hostile peer (tests/tcp/badpeer.c): bad magic, frames too
 # long, engine garbage, sequence gaps, truncated frames (TCP and engine),
 # bad hellos, acks for frames never sent, an eager payload beyond the limit,
-# a rail that does not exist, a MATCH claiming another rank.  Ranks 0 and 1
+# a rail that does not exist, a MATCH with sequence 0.  Ranks 0 and 1
 # drop each such connection with a logged reason, count it
 # (malformed_drops), stay up and finish their own stream, every byte
 # verified.  Well-formed frames naming requests that never existed or are
@@ -24,9 +24,9 @@ for why in "bad frame header" "bad frame (kind 1, length 268435456)" "engine rej
            "frame sequence 5, expected 1" "closed inside a frame" "beyond the last frame sent" \
            "hello from rank 2, which may not connect here" "not a hello" \
            "engine rejected a frame (MATCH, 10 bytes): BFO_ERR_TRUNCATED" \
-           "engine rejected a frame (MATCH, 5016 bytes): BFO_ERR_PROTOCOL" \
+           "engine rejected a frame (MATCH, 5024 bytes): BFO_ERR_PROTOCOL" \
            "engine rejected a frame (PROBE, 16 bytes): BFO_ERR_PROTOCOL" \
-           "engine rejected a frame (MATCH, 24 bytes): BFO_ERR_PROTOCOL"; do
+           "engine rejected a frame (MATCH, 32 bytes): BFO_ERR_PROTOCOL"; do
     grep -qF "$why" "$WORK/err" || fail "no drop logged for: $why"
 done
 grep -q "badpeer: FAIL" "$WORK/err" && fail "$(grep 'badpeer: FAIL' "$WORK/err" | head -3)"
