@@ -564,32 +564,39 @@ static int abi_ok(const bfo_abi *caller)
     return rc;
 }
 
-/* BFO_EAGER_LIMIT (bytes, K or M suffix): the engine's eager limit, when
- * the caller's configuration leaves it 0.  1 and *out set, 0 when unset,
- * -1 when it is not a size from 1 B to BFO_NET_EAGER_MAX (said on stderr). */
-static int eager_limit_env(size_t *out)
+/* A size from the environment (bytes, K or M suffix), for a field of the
+ * engine's configuration that the caller left 0: BFO_EAGER_LIMIT (the eager
+ * limit) and BFO_UNEXPECTED_BUDGET (the unexpected messages' budget).  1 and
+ * *out set, 0 when unset, -1 when it is not a size from 1 B to max MiB
+ * (said on stderr). */
+static int size_env(const char *name, unsigned long long max, size_t *out)
 {
-    const char *v = bfo_boot_getenv("BFO_EAGER_LIMIT");
+    const char *v = bfo_boot_getenv(name);
     char *end;
     unsigned long long x;
     if (!v)
         return 0;
     errno = 0;
     x = strtoull(v, &end, 10);
-    if (end != v && (*end == 'K' || *end == 'k') && x <= BFO_NET_EAGER_MAX / 1024) {
+    if (end != v && (*end == 'K' || *end == 'k') && x <= max / 1024) {
         x *= 1024;
         end++;
-    } else if (end != v && (*end == 'M' || *end == 'm') && x <= BFO_NET_EAGER_MAX / (1024 * 1024)) {
+    } else if (end != v && (*end == 'M' || *end == 'm') && x <= max / (1024 * 1024)) {
         x *= 1024 * 1024;
         end++;
     }
-    if (end == v || *end || errno || *v == '-' || x < 1 || x > BFO_NET_EAGER_MAX) {
-        fprintf(stderr, "bfo: BFO_EAGER_LIMIT=%s: not a size from 1 B to %d MiB (bytes, or K or M)\n", v,
-                BFO_NET_EAGER_MAX >> 20);
+    if (end == v || *end || errno || *v == '-' || x < 1 || x > max) {
+        fprintf(stderr, "bfo: %s=%s: not a size from 1 B to %llu MiB (bytes, or K or M)\n", name, v,
+                max >> 20);
         return -1;
     }
     *out = (size_t)x;
     return 1;
+}
+
+static int eager_limit_env(size_t *out)
+{
+    return size_env("BFO_EAGER_LIMIT", BFO_NET_EAGER_MAX, out);
 }
 
 int bfo_net_init_abi(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt, const bfo_abi *caller)
@@ -668,6 +675,9 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         goto fail;
     }
     if (!cfg.eager_limit && eager_limit_env(&cfg.eager_limit) < 0)
+        goto fail;
+    if (!cfg.unexpected_budget &&
+        size_env("BFO_UNEXPECTED_BUDGET", (unsigned long long)1 << 40, &cfg.unexpected_budget) < 0)
         goto fail;
     /* the rails, in order, grouped by transport */
     for (char *tok = strtok_r(n->list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {

@@ -58,7 +58,10 @@
  *
  * MEMORY.  The engine's pools start at the sizes of the bfo_config given
  *   and grow in chunks as the program needs (bfo_config.grow: malloc,
- *   freed by bfo_net_fini), unless the caller gives its own grow.
+ *   freed by bfo_net_fini), unless the caller gives its own grow; the
+ *   payloads of unexpected messages stay within unexpected_budget, or
+ *   BFO_UNEXPECTED_BUDGET (bytes, K or M) when the configuration leaves it
+ *   0 (past it, a frame waits in its transport: back-pressure).
  *
  * STATISTICS.  bfo_net_get_stats: per engine rail, in one shape
  *   (bfo_rail_stats: frames, bytes, connects, conn_errors, ...), and how

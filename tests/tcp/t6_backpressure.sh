@@ -1,6 +1,8 @@
 #!/bin/bash
 # Back-pressure: the receivers post nothing for a while, the engine's
-# unexpected buffers (256) fill, bfo_engine_frame says BFO_ERR_AGAIN, the
+# unexpected messages reach their budget (BFO_UNEXPECTED_BUDGET: 16 KiB
+# here, 1 MiB in (b); the pools grow, the budget bounds the payloads),
+# bfo_engine_frame says BFO_ERR_AGAIN, the
 # backend keeps the frame and stops reading; once receives are posted
 # everything arrives, exactly once.  A stall is not a failure, however long:
 #  (a) 512 eager messages of 64 B in flight per sender, receives after 300 ms;
@@ -11,7 +13,7 @@
 #      the user timeout is off while they are, and the stalled side's
 #      keepalives keep the rail up; nothing fails over.
 . "$(dirname "$0")/lib.sh"
-timeout 60 "$BFO_TCP" run -n 2 --rails "$RAILS" --timeout 50 -- \
+BFO_UNEXPECTED_BUDGET=16K timeout 60 "$BFO_TCP" run -n 2 --rails "$RAILS" --timeout 50 -- \
     "$BFO_TCP" stream --json --size 64 --window 512 --count 4000 --recv-delay-ms 300 --timeout 40 \
     > "$WORK/out" 2> "$WORK/err" || fail "(a) exit status $?"
 check_exact
@@ -21,7 +23,7 @@ check_exact
 echo "   (a) 300 ms: frames offered again after BFO_ERR_AGAIN: $(jget backpressure), keepalives $(jget keepalives)"
 summary
 
-timeout 60 "$BFO_TCP" run -n 2 --rails "$RAILS" --timeout 50 -- \
+BFO_UNEXPECTED_BUDGET=1M timeout 60 "$BFO_TCP" run -n 2 --rails "$RAILS" --timeout 50 -- \
     "$BFO_TCP" stream --json --size 4K --window 1024 --count 6000 --recv-delay-ms 2500 --timeout 40 \
     --trace-rails > "$WORK/out" 2> "$WORK/err" || fail "(b) exit status $?"
 check_exact
