@@ -2738,14 +2738,12 @@ static BFO__HOT void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, con
  * needs a free buffer when no receive matches: BFO_ERR_AGAIN without one. */
 static BFO__HOT int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_frame *f, int held)
 {
-    bfo_request *prev = NULL;
     if (f->flags & BFO_FLAG_CANCEL) { /* a cancelled send: its sequence, nothing to match */
         if (held >= 0)
             bfo__uxm_put(e, held);
         return BFO_OK;
     }
     bfo_request *r = e->posted_count ? bfo__posted_take(e, peer, f) : NULL;
-    (void)prev;
     if (r) {
         bfo__recv_take(e, r, peer, f);
         if (held >= 0)
@@ -3426,14 +3424,13 @@ static inline int bfo_cancel(bfo_engine *e, bfo_request *r, uint64_t now)
 
 /* The oldest unexpected message a receive with envelope env would take,
  * or -1. */
-static inline int bfo__ux_find(const bfo_engine *e, const bfo_envelope *env, int *prevp)
+static inline int bfo__ux_find(const bfo_engine *e, const bfo_envelope *env)
 {
     bfo_request probe;
     probe.peer = env->peer;
     probe.ctx = env->ctx;
     probe.src = env->src;
     probe.want_tag = env->tag;
-    *prevp = -1;
     return bfo__ux_match(e, &probe);
 }
 
@@ -3456,12 +3453,12 @@ static inline void bfo__status_of(const bfo_uxm *u, bfo_status *st)
 static inline int bfo_iprobe(bfo_engine *e, const bfo_envelope *env, bfo_status *st,
                              uint64_t now)
 {
-    int i, prev;
+    int i;
     if (!bfo__probe_args_ok(e, env, st))
         return BFO_ERR_INVALID;
     if (now > e->now)
         e->now = now;
-    i = bfo__ux_find(e, env, &prev);
+    i = bfo__ux_find(e, env);
     if (i < 0)
         return 0;
     bfo__status_of(bfo__ux_at(e, i), st);
@@ -3472,12 +3469,12 @@ static inline int bfo_iprobe(bfo_engine *e, const bfo_envelope *env, bfo_status 
 static inline int bfo_improbe(bfo_engine *e, bfo_request *msg, const bfo_envelope *env,
                               bfo_status *st, uint64_t now)
 {
-    int i, prev;
+    int i;
     if (!msg || !bfo__probe_args_ok(e, env, st))
         return BFO_ERR_INVALID;
     if (now > e->now)
         e->now = now;
-    i = bfo__ux_find(e, env, &prev);
+    i = bfo__ux_find(e, env);
     if (i < 0)
         return 0;
     bfo__req_init(msg, BFO_REQ_RECV, NULL, 0, env);
@@ -3486,7 +3483,6 @@ static inline int bfo_improbe(bfo_engine *e, bfo_request *msg, const bfo_envelop
     msg->self = bfo__handle_alloc(e, msg);
     if (bfo_handle_is_null(msg->self))
         return BFO_ERR_NO_MEMORY;
-    (void)prev;
     bfo__ux_unlink(e, i);
     msg->held = i;
     bfo__status_of(bfo__ux_at(e, i), st);
