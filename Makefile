@@ -257,7 +257,12 @@ $(BUILD)/libbfo_net.a: $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(NET_SRC)))
 # and 32-bit wraps under every single fault; then the same with messages
 # described (--data: iovec lists and pack/unpack, read in place by the
 # transport on some rails and staged by the engine on others): every single
-# fault, every pair over a rendezvous, 20,000 random schedules.
+# fault, every pair over a rendezvous, 20,000 random schedules; and credits
+# (--budget: windows of 1 to 4 KiB, so that sends of eager size go by
+# rendezvous and CREDITs are lost, failed and delayed like any frame):
+# every pair of faults over two ranks, every single one over three, 3,000
+# random schedules; a frame that finds the receiver's budget spent (a peer
+# past its window) fails the run.
 check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore single
 	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any'
@@ -276,6 +281,9 @@ check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore single --seq-start 65530 --msg '0>1:64' --msg '0>1:100' --msg '0>1:20K' --msg '0>1:1' --msg '0>1:64:sync' --msg '0>1:8' --msg '1>0:9' --msg '0>1:10'
 	./$(BUILD)/bfo sim --explore single --seq-start 4294967290 --msg '0>1:64' --msg '0>1:100' --msg '0>1:20K' --msg '0>1:1' --msg '0>1:64:sync' --msg '0>1:8' --msg '1>0:9' --msg '0>1:10'
 	./$(BUILD)/bfo sim --random 20000 --seed 11 --data mixed --data-rails 1
+	./$(BUILD)/bfo sim --explore double --rails 2 --budget 4K --msg '0>1:1K:late' --msg '0>1:1K' --msg '0>1:2K:late' --msg '0>1:1K' --msg '0>1:900' --msg '1>0:3K' --msg '0>1:20K:late'
+	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 2 --budget 2K --msg '0>1:1K:late' --msg '2>1:1K:late' --msg '0>1:1K' --msg '2>1:900:any' --msg '1>0:64'
+	./$(BUILD)/bfo sim --random 3000 --seed 13 --budget 1K
 
 # Hostile input (tests/fuzz/): libFuzzer targets for frame decoding (wire),
 # an engine whose peers are the input (engine) and the TCP backend's

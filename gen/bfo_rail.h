@@ -11,7 +11,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x88cd52e9
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xe0562020
 #error "gen/bfo_rail.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -45,8 +45,9 @@ enum bfo_rail_action {
     BFO_RAIL_ACT_SCHEDULE_RECONNECT = 6,
     BFO_RAIL_ACT_RECONNECT = 7,
     BFO_RAIL_ACT_RETIRE = 8,
+    BFO_RAIL_ACT_TAKE_CREDIT = 9,
 };
-#define BFO_RAIL_NUM_ACTIONS 9 /* actions are 1 .. BFO_RAIL_NUM_ACTIONS-1 */
+#define BFO_RAIL_NUM_ACTIONS 10 /* actions are 1 .. BFO_RAIL_NUM_ACTIONS-1 */
 #define BFO_RAIL_MAX_ACTIONS 3 /* most actions one transition emits */
 BFO_STATIC_ASSERT(BFO_RAIL_MAX_ACTIONS <= BFO_MAX_ACTIONS,
                   "raise BFO_MAX_ACTIONS: a rail transition emits more");
@@ -71,6 +72,7 @@ static const char *const bfo_rail__action_names[] = {
     "schedule_reconnect",
     "reconnect",
     "retire",
+    "take_credit",
 };
 static const unsigned char bfo_rail__final[] = {
     0, 0, 0, 0, 0, 0, 1, 1,
@@ -138,6 +140,9 @@ static BFO__EXEC_INLINE int bfo_rail__exec(int cs, unsigned char event, bfo_step
 tr2:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st1;
+tr3:
+	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st1;
 st1:
 	if ( ++p == pe )
 		goto _test_eof1;
@@ -146,10 +151,11 @@ case 1:
 	switch( (*p) ) {
 		case 38u: goto tr0;
 		case 41u: goto tr2;
-		case 60u: goto tr3;
-		case 70u: goto st6;
+		case 47u: goto tr3;
+		case 63u: goto tr4;
+		case 73u: goto st6;
 	}
-	if ( 61u <= (*p) && (*p) <= 62u )
+	if ( 64u <= (*p) && (*p) <= 65u )
 		goto tr0;
 	goto st0;
 st0:
@@ -158,14 +164,17 @@ cs = 0;
 tr0:
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
 	goto st2;
-tr6:
+tr9:
+	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st2;
+tr7:
 	{ BFO_RAIL__EMIT(SEND_BROKEN); }
 	goto st2;
-tr13:
+tr16:
 	{ BFO_RAIL__EMIT(MAP_OUT); }
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
 	goto st2;
-tr16:
+tr19:
 	{ BFO_RAIL__EMIT(MAP_OUT); }
 	{ BFO_RAIL__EMIT(SEND_BROKEN); }
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
@@ -176,24 +185,28 @@ st2:
 	BFO__FALLTHROUGH;
 case 2:
 	switch( (*p) ) {
-		case 40u: goto tr6;
-		case 41u: goto tr7;
-		case 60u: goto tr3;
-		case 62u: goto st2;
-		case 65u: goto tr8;
-		case 67u: goto tr9;
-		case 70u: goto st6;
+		case 40u: goto tr7;
+		case 41u: goto tr8;
+		case 47u: goto tr9;
+		case 63u: goto tr4;
+		case 65u: goto st2;
+		case 68u: goto tr10;
+		case 70u: goto tr11;
+		case 73u: goto st6;
 	}
 	if ( 38u <= (*p) && (*p) <= 46u )
 		goto st2;
 	goto st0;
-tr11:
+tr13:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st3;
-tr3:
+tr15:
+	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st3;
+tr4:
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st3;
-tr7:
+tr8:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st3;
@@ -204,24 +217,28 @@ st3:
 case 3:
 	switch( (*p) ) {
 		case 38u: goto tr0;
-		case 41u: goto tr11;
+		case 41u: goto tr13;
 		case 43u: goto tr0;
-		case 44u: goto tr12;
+		case 44u: goto tr14;
 		case 46u: goto tr0;
-		case 61u: goto st3;
-		case 62u: goto tr0;
-		case 66u: goto tr0;
+		case 47u: goto tr15;
+		case 64u: goto st3;
+		case 65u: goto tr0;
+		case 69u: goto tr0;
 	}
 	if ( 39u <= (*p) && (*p) <= 45u )
 		goto st3;
 	goto st0;
-tr15:
+tr18:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st4;
-tr17:
+tr20:
+	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st4;
+tr21:
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st4;
-tr12:
+tr14:
 	{ BFO_RAIL__EMIT(ADMIT); }
 	goto st4;
 st4:
@@ -230,27 +247,31 @@ st4:
 	BFO__FALLTHROUGH;
 case 4:
 	switch( (*p) ) {
-		case 38u: goto tr13;
-		case 41u: goto tr15;
-		case 43u: goto tr16;
-		case 46u: goto tr16;
-		case 61u: goto st4;
-		case 63u: goto tr17;
-		case 66u: goto tr16;
+		case 38u: goto tr16;
+		case 41u: goto tr18;
+		case 43u: goto tr19;
+		case 46u: goto tr19;
+		case 47u: goto tr20;
+		case 64u: goto st4;
+		case 66u: goto tr21;
+		case 69u: goto tr19;
 	}
 	if ( (*p) > 45u ) {
-		if ( 62u <= (*p) && (*p) <= 64u )
-			goto tr16;
+		if ( 65u <= (*p) && (*p) <= 67u )
+			goto tr19;
 	} else if ( (*p) >= 39u )
 		goto st4;
 	goto st0;
-tr20:
+tr24:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st5;
-tr19:
+tr25:
+	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st5;
+tr23:
 	{ BFO_RAIL__EMIT(SEND_BROKEN); }
 	goto st5;
-tr8:
+tr10:
 	{ BFO_RAIL__EMIT(RECONNECT); }
 	goto st5;
 st5:
@@ -259,31 +280,40 @@ st5:
 	BFO__FALLTHROUGH;
 case 5:
 	switch( (*p) ) {
-		case 40u: goto tr19;
-		case 41u: goto tr20;
-		case 60u: goto tr3;
-		case 70u: goto st6;
+		case 40u: goto tr23;
+		case 41u: goto tr24;
+		case 47u: goto tr25;
+		case 63u: goto tr4;
+		case 73u: goto st6;
 	}
 	if ( (*p) > 46u ) {
-		if ( 61u <= (*p) && (*p) <= 62u )
+		if ( 64u <= (*p) && (*p) <= 65u )
 			goto tr0;
 	} else if ( (*p) >= 38u )
 		goto st5;
 	goto st0;
+tr26:
+	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st6;
 st6:
 	if ( ++p == pe )
 		goto _test_eof6;
 	BFO__FALLTHROUGH;
 case 6:
-	if ( (*p) == 70u )
-		goto st6;
+	switch( (*p) ) {
+		case 47u: goto tr26;
+		case 73u: goto st6;
+	}
 	if ( (*p) > 46u ) {
-		if ( 61u <= (*p) && (*p) <= 62u )
+		if ( 64u <= (*p) && (*p) <= 65u )
 			goto st6;
 	} else if ( (*p) >= 38u )
 		goto st6;
 	goto st0;
-tr9:
+tr28:
+	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st7;
+tr11:
 	{ BFO_RAIL__EMIT(RETIRE); }
 	goto st7;
 st7:
@@ -291,8 +321,10 @@ st7:
 		goto _test_eof7;
 	BFO__FALLTHROUGH;
 case 7:
-	if ( (*p) == 62u )
-		goto st7;
+	switch( (*p) ) {
+		case 47u: goto tr28;
+		case 65u: goto st7;
+	}
 	if ( (*p) < 42u ) {
 		if ( 38u <= (*p) && (*p) <= 40u )
 			goto st7;

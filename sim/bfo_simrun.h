@@ -154,6 +154,8 @@ typedef struct sr_scenario {
     uint64_t seed;
     uint64_t limit_ns; /* 0: 30 s of simulated time */
     uint64_t start_ns; /* simulated time before the messages are posted (rails come up) */
+    size_t unexpected_budget; /* each engine's (0: the engine's default, 64 MiB): the
+                               * credit windows are budget / (ranks - 1) */
     uint64_t seq_start; /* every peer's first message sequence (0: the engine's, 1): a run
                          * past a 16- or 32-bit wrap without 65,536 messages first */
     FILE *trace;       /* every transition and the wire (simnet.trace), or NULL */
@@ -176,6 +178,8 @@ typedef struct sr_result {
     uint64_t cancel_errors; /* a cancel that worked but the message matched anyway, or a
                              * cancelled request that did not complete as cancelled */
     uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload and RDMA bytes posted per rail */
+    uint64_t credit_rndv;  /* sends of eager size that went by rendezvous for want of credit */
+    uint64_t over_window;  /* frames that found the receiver's budget spent: must be 0 */
     char why[256];
 } sr_result;
 
@@ -447,6 +451,7 @@ static inline sr_world *sr_new(const sr_scenario *sc)
             c.eager_limit = sc->eager_limit;
             c.rdma = sc->rdma;
             c.rdma_min = sc->rdma_min;
+            c.unexpected_budget = sc->unexpected_budget;
         }
         if (!w->sn.be[i].rail_bandwidth)
             w->sn.be[i].rail_bandwidth = sr_rail_bw;
@@ -634,6 +639,13 @@ static inline int sr_judge(sr_world *w, sr_result *res)
                     sr_note(res, "ranks %d and %d disagree on a rail", i, p);
             }
     }
+    for (int i = 0; i < sc->ranks; i++) {
+        res->credit_rndv += w->e[i].stats.credit_rndv;
+        res->over_window += w->e[i].over_window;
+    }
+    if (res->over_window)
+        sr_note(res, "%d frames found the receiver's budget spent: a peer went past its window%.0d",
+                (int)res->over_window, 0);
     res->early_syncs = w->early_syncs;
     res->probe_errors = w->probe_errors;
     res->cancelled = w->cancelled;

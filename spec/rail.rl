@@ -45,11 +45,21 @@
 # for that peer.  A peer whose every rail is ABSENT is unreachable after the
 # grace period, as one whose rails all failed.
 
+# Flow control rides on the rails: a CREDIT (the receiver's word on how
+# many eager bytes this side may have sent to it in all) arrives on any
+# rail, whatever the rail's state, and is taken (take_credit: C keeps the
+# largest limit heard; the counter is the peer's, not the rail's).  A
+# CREDIT is cumulative, so one lost with a failing rail is made good by the
+# next, and the engine posts it again on another rail when it fails.
+
   machine bfo_rail_grammar;
   include bfo_alphabet "bfo_alphabet.rl";
 
   # Completions of the rail's own control messages.  The BROKEN about this
   # rail travels on another rail but belongs to this one.
+  # The peer's flow control, taken in every state (see above).
+  credit = CREDIT_RCVD @take_credit;
+
   rail_completion = PROBE_DELIVERED | PROBE_FAILED | PROBEACK_DELIVERED
                   | PROBEACK_FAILED | BROKEN_DELIVERED | BROKEN_FAILED;
 
@@ -62,6 +72,7 @@
       | BROKEN_RCVD @schedule_reconnect -> FAILED
       | PROBE_RCVD @send_probeack -> CONNECTING
       | RAIL_ABSENT -> ABSENT
+      | credit -> CONNECTING
     ),
 
     # Connected; our PROBE is out.  The peer probes too and we answer.
@@ -80,6 +91,7 @@
       | PROBE_TIMED_OUT @schedule_reconnect -> FAILED
       | RAIL_ERROR @schedule_reconnect -> FAILED
       | BROKEN_RCVD @schedule_reconnect -> FAILED
+      | credit -> PROBING
     ),
 
     # In use.  A PROBE goes out as heartbeat; its PROBEACK answers it (C
@@ -99,6 +111,7 @@
       | PROBE_TIMED_OUT @map_out @send_broken @schedule_reconnect -> FAILED
       | SILENCE_DETECTED @map_out @send_broken @schedule_reconnect -> FAILED
       | BROKEN_RCVD @map_out @schedule_reconnect -> FAILED
+      | credit -> UP
     ),
 
     # Mapped out; waiting for the back-off to end.  The peer may reconnect
@@ -115,6 +128,7 @@
       | BROKEN_FAILED @send_broken -> FAILED
       | (rail_completion - BROKEN_FAILED) -> FAILED
       | RAIL_ABSENT -> ABSENT
+      | credit -> FAILED
     ),
 
     # The transport is connecting the rail again.
@@ -128,6 +142,7 @@
       | BROKEN_FAILED @send_broken -> RECONNECTING
       | (rail_completion - BROKEN_FAILED) -> RECONNECTING
       | RAIL_ABSENT -> ABSENT
+      | credit -> RECONNECTING
     ),
 
     # The rail does not reach this peer (see "Rails per peer" above).  What
@@ -141,6 +156,7 @@
       | PROBE_RCVD -> ABSENT
       | PROBEACK_RCVD -> ABSENT
       | RAIL_ABSENT -> ABSENT
+      | credit -> ABSENT
     ),
 
     # Final: the rail is given up (the peer is gone, or the attempts ran
@@ -149,6 +165,7 @@
         rail_completion -> RETIRED
       | RAIL_ERROR -> RETIRED
       | BROKEN_RCVD -> RETIRED
+      | credit -> RETIRED
     )
   );
 }%%

@@ -18,6 +18,7 @@
   action schedule_reconnect { BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
   action reconnect          { BFO_RAIL__EMIT(RECONNECT); }
   action retire             { BFO_RAIL__EMIT(RETIRE); }
+  action take_credit        { BFO_RAIL__EMIT(TAKE_CREDIT); }
 
   include bfo_rail_grammar "rail.rl";
 

@@ -86,6 +86,16 @@ static inline size_t sample_railctl(int type, uint8_t flags, uint8_t *buf, size_
     return bfo_hdr_railctl_encode(&h, buf, cap);
 }
 
+static inline size_t sample_credit(int type, uint8_t flags, uint8_t *buf, size_t cap)
+{
+    bfo_hdr_credit h;
+    memset(&h, 0, sizeof h);
+    h.type = (uint8_t)type;
+    h.flags = flags;
+    h.limit = 0x0102030405060708ull;
+    return bfo_hdr_credit_encode(&h, buf, cap);
+}
+
 /* The sample header of fragment type `type` with these flags: its size, or
  * 0 when cap is too small or the type is unknown. */
 static inline size_t sample_encode(int type, uint8_t flags, uint8_t *buf, size_t cap)

@@ -2212,50 +2212,173 @@ static void test_hundred_thousand_eager_sends_before_their_receives(void **state
 
 /* Without grow, past the pools' sizes: the frames wait at the receiver
  * (back-pressure), nothing is lost, and once receives come every message
- * arrives; the same with a small unexpected_budget and grow. */
-static void test_full_pools_or_budget_make_frames_wait_never_lose_them(void **state)
+ * arrives. */
+static void test_full_pools_make_frames_wait_never_lose_them(void **state)
 {
-    static grow_log g;
+    enum { N = 600 };
+    static bfo_request s[N], r[N];
+    static uint8_t out[N][1000], in[N][1000];
+    bfo_config cfg;
     (void)state;
-    for (int mode = 0; mode < 2; mode++) {
-        enum { N = 600 };
-        static bfo_request s[N], r[N];
-        static uint8_t out[N][1000], in[N][1000];
-        bfo_config cfg;
-        memset(&cfg, 0, sizeof cfg);
-        memset(&g, 0, sizeof g);
-        if (mode == 0) {
-            cfg.max_unexpected = 16;
-        } else {
-            cfg.grow = test_grow;
-            cfg.grow_ctx = &g;
-            cfg.unexpected_budget = 32 * 1024;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.max_unexpected = 16;
+    sr_scenario sc = make(NULL, 0, 2, 1, 62);
+    sc.cfg = &cfg;
+    sr_world *w = sr_new(&sc);
+    for (int i = 0; i < N; i++) {
+        memset(out[i], i, sizeof out[i]);
+        assert_int_equal(bfo_isend(&w->e[0], &s[i], out[i], sizeof out[i], 1, 0, i, w->sn.now),
+                         BFO_OK);
+    }
+    sr_advance(w, 200000000);
+    assert_true(w->e[1].uxm_in_use <= 16);
+    assert_true(w->e[1].ux_bytes_in_use <= 16 * 1024);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(bfo_irecv(&w->e[1], &r[i], in[i], sizeof in[i], 0, 0, i, w->sn.now),
+                         BFO_OK);
+    for (int k = 0; k < 200 && !(bfo_test(&r[N - 1]) && bfo_test(&s[N - 1])); k++)
+        sr_advance(w, 10000000);
+    for (int i = 0; i < N; i++) {
+        assert_true(bfo_test(&r[i]) && bfo_test(&s[i]));
+        assert_int_equal(r[i].status, BFO_OK);
+        assert_memory_equal(in[i], out[i], sizeof out[i]);
+    }
+    assert_int_equal(w->e[1].stats.mapouts, 0);
+    sr_del(w);
+}
+
+/* Credits: 600 eager-sized sends (1000 B, 1 KiB of buffer each) before
+ * any receive, to a receiver whose unexpected_budget is 32 KiB, so the
+ * window is 32 KiB: 32 go eager, the 568 others by rendezvous without
+ * first bytes, and the receiver never holds more than the window.  Taking
+ * them frees the window, the receiver tells the sender (CREDIT), and a
+ * second round of 600 goes eager again up to the new limit.  A third
+ * round, with rail 0 failing under it and a CREDIT lost (the receiver
+ * tells the newest limit again), ends the same: every message once, the
+ * whole window back. */
+static void test_credit_past_window_sends_go_by_rendezvous_then_eager_again(void **state)
+{
+    enum { N = 600 };
+    static grow_log g;
+    static bfo_request s[N], r[N];
+    static uint8_t out[N][1000], in[N][1000];
+    bfo_config cfg;
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    memset(&g, 0, sizeof g);
+    cfg.grow = test_grow;
+    cfg.grow_ctx = &g;
+    cfg.unexpected_budget = 32 * 1024;
+    sr_scenario sc = make(NULL, 0, 2, 2, 63);
+    sc.cfg = &cfg;
+    sr_world *w = sr_new(&sc);
+    for (int round = 0; round < 3; round++) {
+        const uint64_t rndv0 = w->e[0].stats.credit_rndv, eager0 = w->e[1].stats.eagers;
+        if (round == 2) { /* its next CREDIT is lost, and reported so */
+            sn_fault f;
+            memset(&f, 0, sizeof f);
+            f.what = SN_FAULT_TYPE;
+            f.type = BFO_FRAG_CREDIT;
+            f.n = w->sn.type_count[BFO_FRAG_CREDIT] + 1;
+            f.kind = SN_LOSE;
+            sn_add_fault(&w->sn, &f);
         }
-        sr_scenario sc = make(NULL, 0, 2, 1, (uint64_t)(62 + mode));
-        sc.cfg = &cfg;
-        sr_world *w = sr_new(&sc);
         for (int i = 0; i < N; i++) {
-            memset(out[i], i, sizeof out[i]);
-            assert_int_equal(bfo_isend(&w->e[0], &s[i], out[i], sizeof out[i], 1, 0, i, w->sn.now),
+            if (round == 2 && i == N / 2) { /* rail 0 fails under half the round */
+                sr_advance(w, 100000);
+                sn_rail_fails(&w->sn, 0);
+            }
+            memset(out[i], i + round, sizeof out[i]);
+            assert_int_equal(bfo_isend(&w->e[0], &s[i], out[i], sizeof out[i], 1, 0, i,
+                                       w->sn.now),
                              BFO_OK);
         }
         sr_advance(w, 200000000);
-        assert_true(w->e[1].uxm_in_use <= (mode ? 32 : 16));
-        assert_true(w->e[1].ux_bytes_in_use <= (mode ? 32 * 1024 : 16 * 4096));
+        /* the window holds: 32 KiB of buffers, whatever else waits */
+        assert_true(w->e[1].ux_bytes_in_use <= 32 * 1024);
+        if (round < 2) {
+            assert_int_equal(w->e[0].stats.credit_rndv - rndv0, N - 32);
+            assert_int_equal(w->e[1].ux_bytes_in_use, 32 * 1024);
+        }
         for (int i = 0; i < N; i++)
             assert_int_equal(bfo_irecv(&w->e[1], &r[i], in[i], sizeof in[i], 0, 0, i, w->sn.now),
                              BFO_OK);
-        for (int k = 0; k < 200 && !(bfo_test(&r[N - 1]) && bfo_test(&s[N - 1])); k++)
+        for (int k = 0; k < 400 && !(bfo_test(&r[N - 1]) && bfo_test(&s[N - 1])); k++)
             sr_advance(w, 10000000);
         for (int i = 0; i < N; i++) {
             assert_true(bfo_test(&r[i]) && bfo_test(&s[i]));
             assert_int_equal(r[i].status, BFO_OK);
+            assert_int_equal(s[i].status, BFO_OK);
+            assert_int_equal(r[i].length, sizeof out[i]);
             assert_memory_equal(in[i], out[i], sizeof out[i]);
         }
-        assert_int_equal(w->e[1].stats.mapouts, 0);
-        sr_del(w);
-        grow_free(&g);
+        if (round < 2)
+            assert_int_equal(w->e[1].stats.eagers - eager0, 32);
+        /* all taken: the sender heard of it and has its whole window again */
+        assert_int_equal(w->e[1].ux_bytes_in_use, 0);
+        assert_int_equal(w->e[0].peers[1].credit_limit - w->e[0].peers[1].credit_used, 32 * 1024);
     }
+    assert_true(w->e[1].stats.credits_sent >= 3);
+    assert_int_equal(w->sn.nfaults, 1);
+    assert_true(w->sn.faults[0].fired); /* the CREDIT was lost */
+    assert_true(w->e[0].stats.mapouts > 0);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+    grow_free(&g);
+}
+
+/* A cancelled eager send gives its bytes back to the window: the peer
+ * takes only its sequence (an empty MATCH), so it would never free them. */
+static void test_credit_cancelled_send_gives_its_bytes_back(void **state)
+{
+    static uint8_t buf[1000];
+    bfo_request s, r;
+    bfo_config cfg;
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.unexpected_budget = 32 * 1024;
+    sr_scenario sc = make(NULL, 0, 2, 1, 64);
+    sc.cfg = &cfg;
+    sr_world *w = sr_new(&sc); /* not connected yet: the MATCH waits for a rail */
+    assert_int_equal(bfo_isend(&w->e[0], &s, buf, sizeof buf, 1, 0, 5, w->sn.now), BFO_OK);
+    assert_int_equal(w->e[0].peers[1].credit_used, 1024);
+    assert_int_equal(bfo_cancel(&w->e[0], &s, w->sn.now), BFO_OK);
+    assert_int_equal(w->e[0].peers[1].credit_used, 0);
+    sr_advance(w, 100000000);
+    assert_true(bfo_test(&s));
+    assert_int_equal(s.status, BFO_ERR_CANCELLED);
+    assert_int_equal(bfo_isend(&w->e[0], &s, buf, sizeof buf, 1, 0, 6, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, buf, sizeof buf, 0, 0, 6, w->sn.now), BFO_OK);
+    sr_advance(w, 100000000);
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_int_equal(w->e[1].stats.eagers, 1);
+    sr_del(w);
+}
+
+/* A CREDIT names a limit, the newest the largest: a smaller one (an older
+ * CREDIT overtaken on another rail) changes nothing, on any rail state. */
+static void test_credit_older_limit_changes_nothing(void **state)
+{
+    uint8_t buf[64];
+    bfo_hdr_credit h;
+    size_t n;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 65);
+    sr_world *w = sr_new(&sc);
+    memset(&h, 0, sizeof h);
+    h.type = BFO_FRAG_CREDIT;
+    h.limit = (uint64_t)1 << 40;
+    n = bfo_hdr_credit_encode(&h, buf, sizeof buf);
+    assert_int_equal(n, BFO_HDR_CREDIT_SIZE);
+    assert_int_equal(bfo_engine_frame(&w->e[0], 1, 1, buf, n, w->sn.now), BFO_OK);
+    assert_int_equal(w->e[0].peers[1].credit_limit, (uint64_t)1 << 40);
+    h.limit = 4096;
+    n = bfo_hdr_credit_encode(&h, buf, sizeof buf);
+    assert_int_equal(bfo_engine_frame(&w->e[0], 1, 0, buf, n, w->sn.now), BFO_OK);
+    assert_int_equal(w->e[0].peers[1].credit_limit, (uint64_t)1 << 40);
+    assert_int_equal(w->e[0].stats.protocol_violations, 0);
+    sr_del(w);
 }
 
 /* ------------------------------------------------ described data (bfo_data.h) */
@@ -2662,7 +2785,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cancel_send_before_it_left_keeps_the_sequence_whole),
         cmocka_unit_test(test_cancel_of_no_request_is_invalid),
         cmocka_unit_test(test_hundred_thousand_eager_sends_before_their_receives),
-        cmocka_unit_test(test_full_pools_or_budget_make_frames_wait_never_lose_them),
+        cmocka_unit_test(test_full_pools_make_frames_wait_never_lose_them),
+        cmocka_unit_test(test_credit_past_window_sends_go_by_rendezvous_then_eager_again),
+        cmocka_unit_test(test_credit_cancelled_send_gives_its_bytes_back),
+        cmocka_unit_test(test_credit_older_limit_changes_nothing),
         cmocka_unit_test(test_actions_fed_without_their_input_are_refused),
         cmocka_unit_test(test_mixed_messages_every_protocol_no_fault),
         cmocka_unit_test(test_put_protocol_no_fault),

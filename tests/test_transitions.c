@@ -387,6 +387,15 @@ static const row rail_rows[] = {
     L(ABSENT, PROBE_RCVD, ABSENT, ""),
     L(ABSENT, PROBEACK_RCVD, ABSENT, ""),
     L(ABSENT, RAIL_ABSENT, ABSENT, ""),
+
+    /* flow control: a CREDIT is taken whatever the rail's state */
+    L(CONNECTING, CREDIT_RCVD, CONNECTING, "take_credit"),
+    L(PROBING, CREDIT_RCVD, PROBING, "take_credit"),
+    L(UP, CREDIT_RCVD, UP, "take_credit"),
+    L(FAILED, CREDIT_RCVD, FAILED, "take_credit"),
+    L(RECONNECTING, CREDIT_RCVD, RECONNECTING, "take_credit"),
+    L(ABSENT, CREDIT_RCVD, ABSENT, "take_credit"),
+    L(RETIRED, CREDIT_RCVD, RETIRED, "take_credit"),
 };
 #undef L
 #undef DOWN_LOCAL

@@ -1111,6 +1111,7 @@ static void race_start(race *x)
     sc.attach_arg = x->w;
     x->sw = sr_new(&sc);
     assert_true(race_run(x, both_up, 1000000000ull));
+    race_run(x, NULL, 1000000); /* what follows admission (the CREDITs) delivered: idle */
     for (int i = 0; i < 2; i++) {
         x->c0[i] = x->w->r[i].connects;
         x->ok0[i] = x->w->r[i].g.st[0].connects;

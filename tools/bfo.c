@@ -3,7 +3,7 @@
  *   bfo sim [--ranks N] [--rails R] [--rail-bw W1,W2,...] [--seed S]
  *           [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:OPTION]...]...
  *           [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]
- *           [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N]
+ *           [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N] [--budget SIZE]
  *
  *   bfo run -n N [--rails ADDR,ADDR] -- PROGRAM ARGS   (tools/bfo_tcp_cmds.c)
  *   bfo stream [--size S|--sizes LIST] [--count N] [--json]
@@ -29,7 +29,7 @@ static const char usage[] =
     "usage: bfo sim [--ranks N] [--rails R] [--rail-bw W1,W2,...] [--seed S]\n"
     "               [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:OPTION]...]...\n"
     "               [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]\n"
-    "               [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N]\n"
+    "               [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N] [--budget SIZE]\n"
     "               [--data iov|pack|mixed] [--data-rails R1,R2,...|none]\n"
     "  --msg    0>1:64  0>1:4M  1>0:200K:any  1>1:9K   (K and M suffixes; FROM = TO: to itself;\n"
     "           none given: a mixed set).  OPTIONs: tag=T; any (an ANY_SOURCE receive);\n"
@@ -59,6 +59,9 @@ static const char usage_tail[] =
     "                           others copy\n"
     "  --seq-start N            every peer's message sequence starts at N (default 1): runs\n"
     "                           past the wrap of 16 or 32 bits (65530, 4294967290)\n"
+    "  --budget SIZE            every engine's unexpected_budget (default 64M): each peer's\n"
+    "                           credit window is SIZE / (ranks - 1); past it, sends of eager\n"
+    "                           size go by rendezvous\n"
     "  --data KIND              messages given as descriptions (bfo_isend_data, bfo_irecv_data):\n"
     "                           iov: iovec lists with gaps between segments, cut differently\n"
     "                           by sender and receiver; pack: pack/unpack callbacks; mixed:\n"
@@ -74,6 +77,7 @@ typedef struct options {
     int ranks, rails, json, trace, explore, random_n, protocol, nmsgs, nfaults, data;
     unsigned data_rails;
     uint64_t start_ns, seq_start;
+    size_t budget;
     unsigned plain_rails;
     unsigned bw[BFO_MAX_RAILS];
     uint64_t seed;
@@ -87,7 +91,7 @@ static const char *const data_names[] = { "buffer", "iov", "pack", "mixed" };
 typedef struct totals {
     uint64_t scenarios, passed, failed, delivered, lost, duplicates, corrupt, hung, leaked,
         unreachable_errors, restarts, mapouts, readmissions, eagers, copies, puts, gets, rdma_ops;
-    uint64_t cancelled, early_syncs, probe_errors, cancel_errors;
+    uint64_t cancelled, early_syncs, probe_errors, cancel_errors, credit_rndv, over_window;
     uint64_t rail_bytes[BFO_MAX_RAILS];
     int shown;
     FILE *failures; /* JSON objects of failures, or the human lines */
@@ -310,6 +314,8 @@ static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
                                 sc->ranks, sc->rails, sc->seed);
     if (sc->seq_start && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --seq-start %" PRIu64, sc->seq_start);
+    if (sc->unexpected_budget && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --budget %zu", sc->unexpected_budget);
     if (sc->start_ns && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --start-ms %" PRIu64, sc->start_ns / 1000000);
     if (sc->protocol != SR_P_AUTO && n < cap)
@@ -379,6 +385,8 @@ static void account(totals *t, const sr_scenario *sc, const sr_result *r, int js
     t->early_syncs += r->early_syncs;
     t->probe_errors += r->probe_errors;
     t->cancel_errors += r->cancel_errors;
+    t->credit_rndv += r->credit_rndv;
+    t->over_window += r->over_window;
     for (int k = 0; k < BFO_MAX_RAILS; k++)
         t->rail_bytes[k] += r->rail_bytes[k];
     if (r->passed) {
@@ -622,6 +630,12 @@ static int cmd_sim(int argc, char **argv)
         } else if (!strcmp(a, "--random")) { NEED_ARG(); o.random_n = atoi(v); }
         else if (!strcmp(a, "--trace")) o.trace = 1;
         else if (!strcmp(a, "--seq-start")) { NEED_ARG(); o.seq_start = strtoull(v, NULL, 10); }
+        else if (!strcmp(a, "--budget")) {
+            const char *end;
+            NEED_ARG();
+            o.budget = parse_size(v, &end);
+            if (*end || !o.budget) die("--budget wants a size (4096, 4K, 1M)", v);
+        }
         else if (!strcmp(a, "--start-ms")) { NEED_ARG(); o.start_ns = strtoull(v, NULL, 10) * 1000000ull; }
         else if (!strcmp(a, "--json")) o.json = 1;
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { print_usage(stdout); return 0; }
@@ -680,6 +694,7 @@ static int cmd_sim(int argc, char **argv)
         set[i].trace = o.trace ? stdout : NULL;
         set[i].start_ns = o.start_ns;
         set[i].seq_start = o.seq_start;
+        set[i].unexpected_budget = o.budget;
     }
 
     totals t;
@@ -708,11 +723,12 @@ static int cmd_sim(int argc, char **argv)
                ",\"readmissions\":%" PRIu64 ",\"protocols\":{\"eager\":%" PRIu64
                ",\"copy\":%" PRIu64 ",\"put\":%" PRIu64 ",\"get\":%" PRIu64 "},\"rdma_ops\":%" PRIu64
                ",\"cancelled\":%" PRIu64 ",\"early_syncs\":%" PRIu64 ",\"probe_errors\":%" PRIu64
-               ",\"cancel_errors\":%" PRIu64 ",\"failures\":[%s]}\n",
+               ",\"cancel_errors\":%" PRIu64 ",\"credit_rndv\":%" PRIu64
+               ",\"over_window\":%" PRIu64 ",\"failures\":[%s]}\n",
                t.scenarios, t.passed, t.failed, t.delivered, t.lost, t.duplicates, t.corrupt, t.hung,
                t.leaked, t.unreachable_errors, t.restarts, t.mapouts, t.readmissions, t.eagers,
                t.copies, t.puts, t.gets, t.rdma_ops, t.cancelled, t.early_syncs, t.probe_errors,
-               t.cancel_errors, fbuf ? fbuf : "");
+               t.cancel_errors, t.credit_rndv, t.over_window, fbuf ? fbuf : "");
     } else {
         if (fbuf && flen)
             fputs(fbuf, stdout);
@@ -731,6 +747,10 @@ static int cmd_sim(int argc, char **argv)
             printf("MPI's cases: cancelled %" PRIu64 ", synchronous sends complete before their "
                    "match %" PRIu64 ", probe errors %" PRIu64 ", cancel errors %" PRIu64 "\n",
                    t.cancelled, t.early_syncs, t.probe_errors, t.cancel_errors);
+        if (o.budget || t.credit_rndv || t.over_window)
+            printf("credits: sends of eager size by rendezvous for want of credit %" PRIu64
+                   ", frames past a window %" PRIu64 "\n",
+                   t.credit_rndv, t.over_window);
         printf("sim: %" PRIu64 " passed, %" PRIu64 " failed\n", t.passed, t.failed);
     }
     free(fbuf);

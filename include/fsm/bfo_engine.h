@@ -107,8 +107,10 @@ extern "C" {
 /* Described data (bfo_data.h) is off the contiguous fast path. */
 #if defined(__GNUC__) || defined(__clang__)
 #define BFO__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define BFO__LIKELY(x) __builtin_expect(!!(x), 1)
 #else
 #define BFO__UNLIKELY(x) (x)
+#define BFO__LIKELY(x) (x)
 #endif
 
 #define BFO_ANY_SOURCE (-1)
@@ -322,6 +324,14 @@ typedef struct bfo_peer {
     int unreachable;
     uint64_t down_since;           /* when the last UP rail went (0: some rail is UP) */
     int pend_head, pend_tail;      /* ops waiting for an UP rail */
+    /* Flow control (docs/engine-design.md, "Credits"), in bytes of the
+     * receiver's payload buffers (bfo__credit_cost), counted since init: */
+    uint64_t credit_used;  /* as sender: eager bytes charged to this peer */
+    uint64_t credit_limit; /* as sender: the most credit_used may reach (the peer's CREDIT;
+                            * until one is heard, this side's own window: a guess) */
+    uint64_t credit_freed; /* as receiver: bytes of this peer's messages taken (matched) */
+    uint64_t credit_told;  /* as receiver: credit_freed when the last CREDIT went */
+    int credit_heard;      /* as sender: a CREDIT came (credit_limit is no longer a guess) */
 } bfo_peer;
 
 /* A request handle's slot: the live request, the generation its handle
@@ -352,6 +362,8 @@ typedef struct bfo_stats {
         protocol_violations, malformed_frames, mapouts, readmissions, restarts, notifies,
         unreachable_errors, unreachable_frames, ops_posted, rdma_writes, rdma_reads;
     uint64_t eagers, copies, puts, gets; /* messages received by each protocol */
+    uint64_t credit_rndv;  /* sends of eager size that went by rendezvous for want of credit */
+    uint64_t credits_sent; /* CREDIT messages posted (this side as receiver) */
     uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload bytes posted per rail (all peers) */
 } bfo_stats;
 
@@ -385,6 +397,8 @@ typedef struct bfo_engine {
     uint8_t *ux_arena;         /* where new payload buffers are carved */
     size_t ux_arena_left, ux_bytes_in_use;
     uint64_t grow_calls, grow_failures; /* chunks asked for; refused (NULL) */
+    uint64_t over_window;      /* frames of a peer that found unexpected_budget spent (they
+                                * wait): 0 while every peer keeps to its window (credits) */
     bfo__rbin *rbin_src, *rbin_any; /* posted receives: [match_bins] each */
     bfo__ubin *ubin_src, *ubin_ctx; /* unexpected messages: [match_bins] each */
     int bin_mask;                   /* match_bins - 1 */
@@ -812,6 +826,29 @@ static inline void bfo__config_defaults(bfo_config *c)
 static inline size_t bfo__align(size_t n) { return (n + 15) & ~(size_t)15; }
 
 /* The buffer of an unexpected message: an eager payload, or an RGET's keys. */
+/* A payload buffer's size class: the smallest 64 << k that holds len. */
+static inline int bfo__ux_class(size_t len)
+{
+    int k = 0;
+    while (((size_t)64 << k) < len && k < BFO__UX_CLASSES - 1)
+        k++;
+    return k;
+}
+
+/* What n bytes of eager payload cost against a window: the size class the
+ * receiver keeps them in (bfo__ux_class); nothing for none. */
+static inline uint64_t bfo__credit_cost(size_t n)
+{
+    return n ? (uint64_t)64 << bfo__ux_class(n) : 0;
+}
+
+/* The window of payload buffer bytes each peer has at this receiver
+ * ("Credits", below). */
+static inline uint64_t bfo__credit_window(const bfo_config *c)
+{
+    return c->nranks > 1 ? (uint64_t)c->unexpected_budget / (uint64_t)(c->nranks - 1) : 0;
+}
+
 static inline size_t bfo__ux_bytes(const bfo_config *c)
 {
     return c->eager_limit > 4 * BFO_MAX_RAILS ? c->eager_limit : 4 * BFO_MAX_RAILS;
@@ -952,6 +989,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
         pe->recv_seq = 1;
         pe->pend_head = pe->pend_tail = -1;
         pe->down_since = now ? now : 1;
+        pe->credit_limit = bfo__credit_window(c); /* every rank's window, until told */
         for (int r = 0; r < c->nrails; r++) {
             bfo_rail_init(&pe->rail[r].fsm);
             pe->rail[r].backoff = c->backoff_min_ns;
@@ -1544,6 +1582,7 @@ static inline size_t bfo__frame_len(const bfo_frame *f)
 
 static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev, const bfo__input *in);
 static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok);
+static inline void bfo__credit_tell(bfo_engine *e, int peer);
 
 /* Completes, with an error, the ops that could not be posted (those there
  * now: an op failing again waits for the next entry point, so a backend that
@@ -1695,7 +1734,11 @@ static inline void bfo__send_rndv(bfo_engine *e, bfo_request *r)
 {
     bfo_hdr_rndv h;
     bfo_op *op = bfo__req_op(e, r, BFO_FRAG_RNDV);
-    size_t first = r->cap < e->cfg.eager_limit ? r->cap : e->cfg.eager_limit;
+    /* a restart's first bytes go to its matched receive; a first RNDV's
+     * are what bfo__isend charged to the peer's window */
+    size_t first = !r->restarted                 ? r->first
+                   : r->cap < e->cfg.eager_limit ? r->cap
+                                                 : e->cfg.eager_limit;
     if (!op)
         return;
     h.type = BFO_FRAG_RNDV;
@@ -1882,6 +1925,8 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const
         for (int i = p->pend_head; i >= 0; i = bfo__op_at(e, i)->next) {
             bfo_op *op = bfo__op_at(e, i);
             if (bfo_handle_eq(op->owner, r->self)) {
+                if (r->peer != e->cfg.rank && op->type != BFO_FRAG_RGET) /* its eager bytes */
+                    p->credit_used -= bfo__credit_cost(op->type == BFO_FRAG_RNDV ? r->first : r->cap);
                 op->type = BFO_FRAG_MATCH;
                 op->len = 0;
                 bfo__match_hdr(e, r, op);
@@ -2216,7 +2261,13 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
                        NULL);
         return;
     }
-    if (bfo_handle_is_null(owner)) { /* an engine-owned NACK: until delivered */
+    if (bfo_handle_is_null(owner)) { /* an engine-owned NACK or CREDIT: until delivered */
+        if (type == BFO_FRAG_CREDIT) { /* again with the newest limit */
+            bfo__op_free(e, op);
+            if (!ok && !e->peers[peer].unreachable)
+                bfo__credit_tell(e, peer);
+            return;
+        }
         if (!ok && !e->peers[peer].unreachable) {
             bfo_op *again;
             uint8_t hdr[BFO_MAX_HDR_SIZE];
@@ -2359,6 +2410,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
         rs->broken_owed = 0;
         bfo__stripe_rejoin(e, peer, rail);
         p->down_since = 0;
+        bfo__credit_tell(e, peer); /* the peer's window here, in case its guess is off */
         /* the notices that found no rail UP when their rail was mapped out
          * (the peer may still think it UP: it may hear us on it, one way) */
         for (int k = 0; k < e->cfg.nrails; k++)
@@ -2403,6 +2455,15 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
             rs->deadline = e->now; /* the next progress reports the failure */
         return;
     case BFO_RAIL_ACT_RETIRE: return;
+    case BFO_RAIL_ACT_TAKE_CREDIT:
+        /* the first replaces the guess (the peer's budget may be smaller
+         * than ours); after it, the largest limit is the newest */
+        if (f && f->type == BFO_FRAG_CREDIT &&
+            (!p->credit_heard || f->h.credit.limit > p->credit_limit)) {
+            p->credit_limit = f->h.credit.limit;
+            p->credit_heard = 1;
+        }
+        return;
     }
     e->stats.protocol_violations++; /* not an action of the rail machine */
 }
@@ -2472,15 +2533,6 @@ static inline void bfo__uxm_put(bfo_engine *e, int i)
     e->uxm_in_use--;
 }
 
-/* A payload buffer's size class: the smallest 64 << k that holds len. */
-static inline int bfo__ux_class(size_t len)
-{
-    int k = 0;
-    while (((size_t)64 << k) < len && k < BFO__UX_CLASSES - 1)
-        k++;
-    return k;
-}
-
 /* A buffer for len bytes of an unexpected message's payload: a freed one
  * of its class, or carved from the arena (a new arena from grow when it is
  * spent).  0 when over unexpected_budget or out of memory: the frame waits
@@ -2539,6 +2591,9 @@ static inline int bfo__uxm_fill(bfo_engine *e, int i, int peer, const bfo_frame 
     u->data = NULL;
     if (f->payload_len) {
         if (!bfo__ux_buf_get(e, u, f->payload_len)) {
+            if (peer != e->cfg.rank &&
+                e->ux_bytes_in_use + bfo__credit_cost(f->payload_len) > e->cfg.unexpected_budget)
+                e->over_window++;
             bfo__uxm_put(e, i);
             return 0;
         }
@@ -2546,6 +2601,64 @@ static inline int bfo__uxm_fill(bfo_engine *e, int i, int peer, const bfo_frame 
     }
     u->f.payload = u->data;
     return 1;
+}
+
+/* ------------------------------------------------------------- credits
+ *
+ * Flow control (docs/engine-design.md, "Credits"): each receiver gives each
+ * peer a window of unexpected_budget / (nranks - 1) bytes of payload
+ * buffers.  A sender charges an eager payload (a MATCH's, the first bytes
+ * of an RNDV) to its window, and sends by rendezvous without first bytes
+ * when it does not fit; the receiver counts what it took (matched) and
+ * tells the sender a new limit (CREDIT, cumulative: freed + window) once a
+ * quarter of the window came free.  So no peer holds more than its window
+ * of a receiver's memory, and a sender is never stopped: past its window
+ * it only goes by rendezvous.  Sends to this rank itself are not counted. */
+
+/* As sender: charges n bytes of eager payload to peer's window; 0 when
+ * they do not fit (nothing is charged). */
+static BFO__HOT int bfo__credit_take(bfo_engine *e, int peer, size_t n)
+{
+    bfo_peer *p = &e->peers[peer];
+    const uint64_t c = bfo__credit_cost(n);
+    if (peer == e->cfg.rank || !c)
+        return 1;
+    if (p->credit_used + c > p->credit_limit)
+        return 0;
+    p->credit_used += c;
+    return 1;
+}
+
+/* As receiver: tells peer its new limit.  Over the control budget, nothing
+ * goes and credit_told stays: the next message taken tries again. */
+static inline void bfo__credit_tell(bfo_engine *e, int peer)
+{
+    bfo_peer *p = &e->peers[peer];
+    const uint64_t w = bfo__credit_window(&e->cfg);
+    bfo_hdr_credit h;
+    bfo_op *op = bfo__ctl_alloc(e, BFO_FRAG_CREDIT, peer);
+    if (!op)
+        return;
+    h.type = BFO_FRAG_CREDIT;
+    h.flags = 0;
+    h.limit = p->credit_freed + w < w ? UINT64_MAX : p->credit_freed + w;
+    op->hdr_len = bfo_hdr_credit_encode(&h, op->hdr, sizeof op->hdr);
+    p->credit_told = p->credit_freed;
+    e->stats.credits_sent++;
+    bfo__post(e, op);
+}
+
+/* As receiver: a MATCH or first RNDV of peer was taken by a receive (or
+ * was a cancelled send's): its buffer bytes are free again. */
+static BFO__HOT void bfo__credit_return(bfo_engine *e, int peer, const bfo_frame *f)
+{
+    bfo_peer *p = &e->peers[peer];
+    if (peer == e->cfg.rank || f->type == BFO_FRAG_RGET)
+        return;
+    p->credit_freed += bfo__credit_cost(f->payload_len);
+    if (BFO__UNLIKELY(p->credit_freed - p->credit_told >= bfo__credit_window(&e->cfg) / 4 &&
+                      p->credit_freed != p->credit_told))
+        bfo__credit_tell(e, peer);
 }
 
 static inline int bfo__matches(const bfo_request *r, int peer, const bfo_frame *f);
@@ -2746,6 +2859,7 @@ static BFO__HOT int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_fra
     bfo_request *r = e->posted_count ? bfo__posted_take(e, peer, f) : NULL;
     if (r) {
         bfo__recv_take(e, r, peer, f);
+        bfo__credit_return(e, peer, f);
         if (held >= 0)
             bfo__uxm_put(e, held);
         return BFO_OK;
@@ -3072,6 +3186,14 @@ static inline int bfo__rcvd_PROBE(bfo_engine *e, int peer, int rail, const bfo_f
     return bfo__rcvd_railctl(e, peer, rail, f);
 }
 
+/* CREDIT: to the rail machine of the rail it came on (take_credit). */
+static inline int bfo__rcvd_CREDIT(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    (void)kind;
+    bfo__rail_step(e, peer, rail, BFO_EV_CREDIT_RCVD, f);
+    return BFO_OK;
+}
+
 static inline int bfo__rcvd_PROBEACK(bfo_engine *e, int peer, int rail, const bfo_frame *f,
                                      int *kind)
 {
@@ -3215,11 +3337,25 @@ static BFO__HOT int bfo__isend(bfo_engine *e, bfo_request *r, const void *buf, s
     }
     r->seq = ++e->peers[peer].send_seq;
     /* a synchronous send goes by rendezvous, whatever its size: the
-     * receiver's answer (ACK, PUT, FIN) is the proof that it matched */
-    bfo__send_feed(e, r, len <= e->cfg.eager_limit && !(env->flags & BFO_SEND_SYNC)
-                             ? BFO_EV_EAGER_CHOSEN
-                             : bfo__send_choose(e, r),
-                   NULL);
+     * receiver's answer (ACK, PUT, FIN) is the proof that it matched; so
+     * does an eager one that the peer's window has no room for */
+    if (BFO__LIKELY(len <= e->cfg.eager_limit && !(env->flags & BFO_SEND_SYNC))) {
+        if (BFO__LIKELY(bfo__credit_take(e, peer, len))) {
+            bfo__send_feed(e, r, BFO_EV_EAGER_CHOSEN, NULL);
+            bfo__run_failed(e);
+            return BFO_OK;
+        }
+        e->stats.credit_rndv++;
+    }
+    {
+        const int ev = bfo__send_choose(e, r);
+        if (ev == BFO_EV_RNDV_CHOSEN) { /* its first bytes, if the window has room */
+            r->first = len < e->cfg.eager_limit ? len : e->cfg.eager_limit;
+            if (!bfo__credit_take(e, peer, r->first))
+                r->first = 0;
+        }
+        bfo__send_feed(e, r, ev, NULL);
+    }
     bfo__run_failed(e);
     return BFO_OK;
 }
@@ -3275,6 +3411,7 @@ static BFO__HOT int bfo__irecv(bfo_engine *e, bfo_request *r, void *buf, size_t 
             bfo_uxm *u = bfo__ux_at(e, i);
             bfo__ux_unlink(e, i);
             bfo__recv_take(e, r, u->peer, &u->f);
+            bfo__credit_return(e, u->peer, &u->f);
             bfo__uxm_put(e, i);
             bfo__run_failed(e);
             return BFO_OK;
@@ -3508,6 +3645,7 @@ static inline int bfo_imrecv(bfo_engine *e, bfo_request *msg, void *buf, size_t 
     msg->buf = (char *)buf;
     msg->cap = cap;
     bfo__recv_take(e, msg, bfo__ux_at(e, i)->peer, &bfo__ux_at(e, i)->f);
+    bfo__credit_return(e, bfo__ux_at(e, i)->peer, &bfo__ux_at(e, i)->f);
     bfo__uxm_put(e, i);
     bfo__run_failed(e);
     return BFO_OK;
