@@ -50,7 +50,8 @@
  *        "recovery_ms_max","stall_ms_max","unreachable_ms_max","failover_ms_max","elapsed_ms",
  *        "conn_errors","malformed_drops","backpressure","keepalives",
  *        "stale_frames","protocol_violations","absent_rails","rdma_reads","rdma_writes",
- *        "host_heard","nudges","thread_rounds","per_rail_bytes":[...]}
+ *        "host_heard","nudges","thread_rounds","credit_rndv","over_window",
+ *        "per_rail_bytes":[...]}
  *       messages/bytes/verified: received at the destinations; failovers and
  *       readmissions: the engines' mapouts and readmissions; recovery_ms_max:
  *       the longest time from a rail being mapped out to the next message
@@ -76,7 +77,12 @@
  *       vouched for a silent peer's rail by its host (TCP acknowledgements,
  *       an shm pidfd); nudges: TCP frames sent only for the peer's kernel
  *       to acknowledge; thread_rounds: rounds of bfo_net's progress thread
- *       (BFO_PROGRESS_THREAD=1) while a rank computed.
+ *       (BFO_PROGRESS_THREAD=1) while a rank computed; credit_rndv: sends
+ *       of eager size that went by rendezvous because the receiver's
+ *       window for them was full (BFO_UNEXPECTED_BUDGET / (ranks - 1));
+ *       over_window: frames that found the receiver's budget spent and
+ *       waited (back-pressure, the safety net; 0 while senders keep to
+ *       their windows).
  *     With the progress thread on, the stream's engine calls run under
  *       bfo_net_lock (bfo_net.h, THREADS).
  *     At --timeout with messages outstanding: the engine's and transports'
@@ -279,7 +285,8 @@ int bfo_cmd_run(int argc, char **argv)
 #define ST_MAX_SIZES 32
 enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD, F_MAPOUTS,
        F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE, F_KEEPALIVES, F_STALE, F_VIOLATIONS, F_ABSENT,
-       F_RDMA_READS, F_RDMA_WRITES, F_BUSY_HEARD, F_NUDGES, F_THREAD, NF /* counters sent to rank 0 */ };
+       F_RDMA_READS, F_RDMA_WRITES, F_BUSY_HEARD, F_NUDGES, F_THREAD, F_CREDIT_RNDV, F_OVER_WINDOW,
+       NF /* counters sent to rank 0 */ };
 
 typedef struct slot {
     bfo_request req;
@@ -1101,6 +1108,8 @@ int bfo_cmd_stream(int argc, char **argv)
         s->f[F_RDMA_READS] = s->e->stats.rdma_reads;
         s->f[F_RDMA_WRITES] = s->e->stats.rdma_writes;
         s->f[F_THREAD] = ts->thread_rounds;
+        s->f[F_CREDIT_RNDV] = s->e->stats.credit_rndv;
+        s->f[F_OVER_WINDOW] = s->e->over_window;
         for (int p = 0; p < s->size; p++) /* (peer, rail) that does not reach: not failures */
             for (int r = 0; p != s->rank && r < bfo_net_nrails(s->t); r++)
                 s->f[F_ABSENT] += s->e->peers[p].rail[r].fsm.cs == BFO_RAIL_ST_ABSENT;
@@ -1178,6 +1187,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"stale_frames\":%" PRIu64 ",\"protocol_violations\":%" PRIu64
                        ",\"absent_rails\":%" PRIu64 ",\"rdma_reads\":%" PRIu64 ",\"rdma_writes\":%" PRIu64
                        ",\"host_heard\":%" PRIu64 ",\"nudges\":%" PRIu64 ",\"thread_rounds\":%" PRIu64
+                       ",\"credit_rndv\":%" PRIu64 ",\"over_window\":%" PRIu64
                        ",\"per_rail_bytes\":[",
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
                        tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
@@ -1187,7 +1197,8 @@ int bfo_cmd_stream(int argc, char **argv)
                        (double)tot[NF + BFO_MAX_RAILS + 3] / 1e6,
                        (double)(bfo_net_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE],
                        tot[F_KEEPALIVES], tot[F_STALE], tot[F_VIOLATIONS], tot[F_ABSENT], tot[F_RDMA_READS],
-                       tot[F_RDMA_WRITES], tot[F_BUSY_HEARD], tot[F_NUDGES], tot[F_THREAD]);
+                       tot[F_RDMA_WRITES], tot[F_BUSY_HEARD], tot[F_NUDGES], tot[F_THREAD],
+                       tot[F_CREDIT_RNDV], tot[F_OVER_WINDOW]);
                 for (int r = 0; r < bfo_net_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
                 printf("]}\n");

@@ -151,8 +151,10 @@ typedef struct bfo_config {
     int match_bins;        /* bins of each matching table, a power of two (default 1024):
                             * matching costs a scan of one (ctx, src) bin and one ctx bin */
     size_t unexpected_budget; /* bytes of unexpected messages' payloads held at once
-                               * (default 64 MiB); past it, and once its
-                               * memory runs out, a frame waits (BFO_ERR_AGAIN) */
+                               * (default 64 MiB), each peer's credit window a
+                               * share of it: budget / (nranks - 1); past its
+                               * window a peer sends by rendezvous.  A frame that
+                               * finds it spent (or no memory) waits (BFO_ERR_AGAIN) */
     size_t eager_limit;    /* largest eager payload, and RNDV's first bytes (default 4096) */
     size_t frag_size;      /* bytes per FRAG (default 65536) */
     int frag_pipeline;     /* FRAGs, PUTs or reads in flight per request (default 8,
