@@ -163,10 +163,13 @@ static int count_ev(const side *s, int ev, int rail)
 
 /* ------------------------------------------------------------- sides */
 
+static int cfg_max_ops; /* a test's max_ops (0: the engine's default) */
+
 static bfo_config small_cfg(void)
 {
     bfo_config c;
     memset(&c, 0, sizeof c);
+    c.max_ops = cfg_max_ops;
     c.nranks = 2;
     c.nrails = 2;
     c.eager_limit = 4096;
@@ -527,6 +530,42 @@ static void test_full_ring_leaves_sends_queued_until_space_frees(void **state)
     in = info(&a, 1, 0);
     assert_int_equal(in.queued, 0);
     assert_int_equal(in.in_flight, 0);
+    close_side(&a);
+    close_side(&b);
+}
+
+/* More sends posted than the transport has descriptors (the engine's
+ * pools grew past max_ops): the descriptors grow, nothing is refused, and
+ * every frame arrives in order. */
+static void test_descriptors_grow_when_more_sends_are_posted_than_there_are(void **state)
+{
+    side a, b;
+    book bk;
+    int n = 1000; /* max_ops 64: 80 descriptors at first */
+    uint8_t(*bufs)[1024]; /* a ring of 64 KiB holds 60-odd: the rest queue */
+    (void)state;
+    cfg_max_ops = 64;
+    pair_open(&a, &b, &bk, 1, NULL);
+    cfg_max_ops = 0;
+    bufs = malloc((size_t)n * sizeof *bufs);
+    assert_non_null(bufs);
+    for (int i = 0; i < n; i++) {
+        bfo_iov iov[1];
+        bfo_put32(bufs[i], (uint32_t)i);
+        bfo_put32(bufs[i] + 4, 1024);
+        for (size_t k = 8; k < 1024; k++)
+            bufs[i][k] = pat((uint32_t)i, k);
+        iov[0].base = bufs[i];
+        iov[0].len = 1024;
+        assert_int_equal(a.be.post_send(a.be.ctx, 1, 0, iov, 1, (uint64_t)i), 0);
+    }
+    assert_true(pump(&a, &b, got_completions, &n, 5000));
+    assert_int_equal(b.took, n);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(b.ids[i], (uint32_t)i);
+    assert_int_equal(b.bad, 0);
+    assert_int_equal(a.nok, n);
+    free(bufs);
     close_side(&a);
     close_side(&b);
 }
@@ -1327,6 +1366,7 @@ int main(void)
         cmocka_unit_test(test_ok_only_after_the_receivers_engine_took_the_frame),
         cmocka_unit_test(test_again_offers_the_same_frame_later_in_order),
         cmocka_unit_test(test_full_ring_leaves_sends_queued_until_space_frees),
+        cmocka_unit_test(test_descriptors_grow_when_more_sends_are_posted_than_there_are),
         cmocka_unit_test(test_corrupt_slot_fails_the_rail_and_reconnect_uses_a_new_generation),
         cmocka_unit_test(test_connect_while_connected_starts_afresh),
         cmocka_unit_test(test_disconnect_drops_the_connection_at_next_progress),

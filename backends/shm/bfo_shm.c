@@ -281,6 +281,28 @@ static int el_count(const bfo_shm *t, int from)
     return n;
 }
 
+/* Every descriptor is in use (the engine's pools grew past max_ops): twice
+ * as many.  Descriptors are named by index everywhere (queues, the free
+ * list); no pointer to one is held across a call that may post, so they
+ * may move.  On failure the post is refused, as before. */
+static void ents_grow(bfo_shm *t)
+{
+    int n = t->nents;
+    ent *m;
+    if (n > (1 << 24))
+        return;
+    m = (ent *)realloc(t->ents, sizeof *m * (size_t)n * 2);
+    if (!m)
+        return;
+    memset(m + n, 0, sizeof *m * (size_t)n);
+    t->ents = m;
+    t->nents = 2 * n;
+    for (int i = 2 * n - 1; i >= n; i--) {
+        m[i].next = t->ent_free;
+        t->ent_free = i;
+    }
+}
+
 /* Completes an entry: frees it first (the engine may post from inside). */
 static void complete(bfo_shm *t, int i, int ok)
 {
@@ -635,6 +657,8 @@ static int post_frame(bfo_shm *t, int peer, int rail, const bfo_iov *iov, int io
         return -1;
     for (int k = 0; k < iovcnt; k++)
         len += iov[k].len;
+    if (t->ent_free < 0)
+        ents_grow(t);
     if (len == 0 || len > t->max_frame || t->ent_free < 0) {
         slog(t, 1, "post refused: %s", len > t->max_frame ? "frame too large" : len ? "no descriptor" : "empty frame");
         return -1;
@@ -719,6 +743,8 @@ static int shm_post_read(void *ctx, int peer, int rail, void *local, size_t len,
     ent *en;
     int i;
     (void)key;
+    if (t->ent_free < 0)
+        ents_grow(t);
     if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails ||
         (!local && len) || t->ent_free < 0)
         return -1;

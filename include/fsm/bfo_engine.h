@@ -399,6 +399,7 @@ typedef struct bfo_engine {
     uint8_t *ux_arena;         /* where new payload buffers are carved */
     size_t ux_arena_left, ux_bytes_in_use;
     uint64_t grow_calls, grow_failures; /* chunks asked for; refused (NULL) */
+    uint64_t credit_window;    /* bfo__credit_window(&cfg), each peer's window here */
     uint64_t over_window;      /* frames of a peer that found unexpected_budget spent (they
                                 * wait): 0 while every peer keeps to its window (credits) */
     bfo__rbin *rbin_src, *rbin_any; /* posted receives: [match_bins] each */
@@ -832,9 +833,16 @@ static inline size_t bfo__align(size_t n) { return (n + 15) & ~(size_t)15; }
 static inline int bfo__ux_class(size_t len)
 {
     int k = 0;
+    if (len <= 64)
+        return 0;
+#if defined(__GNUC__) || defined(__clang__)
+    k = 64 - __builtin_clzll((unsigned long long)(len - 1)) - 6; /* 64 << k >= len */
+    return k < BFO__UX_CLASSES - 1 ? k : BFO__UX_CLASSES - 1;
+#else
     while (((size_t)64 << k) < len && k < BFO__UX_CLASSES - 1)
         k++;
     return k;
+#endif
 }
 
 /* What n bytes of eager payload cost against a window: the size class the
@@ -984,6 +992,8 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->stage_size = bfo__stage_bytes(c);
     memset(e->stage_tok, 0, sizeof(uint64_t) * (size_t)c->data_stages);
     e->stage_wait_head = e->stage_wait_tail = -1;
+    e->credit_window = bfo__credit_window(c);
+    e->over_window = 0;
 
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *pe = &e->peers[i];
@@ -991,7 +1001,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
         pe->recv_seq = 1;
         pe->pend_head = pe->pend_tail = -1;
         pe->down_since = now ? now : 1;
-        pe->credit_limit = bfo__credit_window(c); /* every rank's window, until told */
+        pe->credit_limit = e->credit_window; /* our own window: a guess, until told */
         for (int r = 0; r < c->nrails; r++) {
             bfo_rail_init(&pe->rail[r].fsm);
             pe->rail[r].backoff = c->backoff_min_ns;
@@ -2636,7 +2646,7 @@ static BFO__HOT int bfo__credit_take(bfo_engine *e, int peer, size_t n)
 static inline void bfo__credit_tell(bfo_engine *e, int peer)
 {
     bfo_peer *p = &e->peers[peer];
-    const uint64_t w = bfo__credit_window(&e->cfg);
+    const uint64_t w = e->credit_window;
     bfo_hdr_credit h;
     bfo_op *op = bfo__ctl_alloc(e, BFO_FRAG_CREDIT, peer);
     if (!op)
@@ -2658,7 +2668,7 @@ static BFO__HOT void bfo__credit_return(bfo_engine *e, int peer, const bfo_frame
     if (peer == e->cfg.rank || f->type == BFO_FRAG_RGET)
         return;
     p->credit_freed += bfo__credit_cost(f->payload_len);
-    if (BFO__UNLIKELY(p->credit_freed - p->credit_told >= bfo__credit_window(&e->cfg) / 4 &&
+    if (BFO__UNLIKELY(p->credit_freed - p->credit_told >= e->credit_window / 4 &&
                       p->credit_freed != p->credit_told))
         bfo__credit_tell(e, peer);
 }
