@@ -6,12 +6,15 @@
  * hook, the completions owed.  The functions take where the first
  * element's `next` is and the size of an element:
  *     bfo_list_push(&t->ents[0].next, sizeof t->ents[0], &L, i);
- * No allocation; header-only (static inline).
+ * Header-only (static inline); no allocation but bfo_list_grow's, which a
+ * transport calls when every descriptor is in use (off the steady path).
  */
 #ifndef BFO_LIST_H
 #define BFO_LIST_H
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 typedef struct bfo_list {
     int head, tail; /* -1: empty */
@@ -59,6 +62,31 @@ static inline void bfo_list_append(int *next0, size_t stride, bfo_list *dst, bfo
         dst->head = src->head;
     dst->tail = src->tail;
     src->head = src->tail = -1;
+}
+
+/* The array *base of *n elements of `size` bytes, whose `next` is at byte
+ * `next_off` of each, grows to twice as many (never past 1 << 25); the new
+ * ones, zeroed, go on the free list *free_head.  The array may move: name
+ * its elements by index, and hold no pointer to one across a call that
+ * may grow it.  0 when grown; -1 (nothing changed) when realloc fails or
+ * the array is at its largest. */
+static inline int bfo_list_grow(void **base, int *n, size_t size, size_t next_off, int *free_head)
+{
+    const int old = *n;
+    char *m;
+    if (old <= 0 || old > (1 << 24))
+        return -1;
+    m = (char *)realloc(*base, size * (size_t)old * 2);
+    if (!m)
+        return -1;
+    memset(m + size * (size_t)old, 0, size * (size_t)old);
+    *base = m;
+    *n = 2 * old;
+    for (int i = 2 * old - 1; i >= old; i--) {
+        *bfo_list_next((int *)(void *)(m + next_off), size, i) = *free_head;
+        *free_head = i;
+    }
+    return 0;
 }
 
 #endif /* BFO_LIST_H */

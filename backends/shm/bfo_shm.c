@@ -287,20 +287,9 @@ static int el_count(const bfo_shm *t, int from)
  * may move.  On failure the post is refused, as before. */
 static void ents_grow(bfo_shm *t)
 {
-    int n = t->nents;
-    ent *m;
-    if (n > (1 << 24))
-        return;
-    m = (ent *)realloc(t->ents, sizeof *m * (size_t)n * 2);
-    if (!m)
-        return;
-    memset(m + n, 0, sizeof *m * (size_t)n);
-    t->ents = m;
-    t->nents = 2 * n;
-    for (int i = 2 * n - 1; i >= n; i--) {
-        m[i].next = t->ent_free;
-        t->ent_free = i;
-    }
+    void *base = t->ents;
+    if (bfo_list_grow(&base, &t->nents, sizeof *t->ents, offsetof(ent, next), &t->ent_free) == 0)
+        t->ents = (ent *)base;
 }
 
 /* Completes an entry: frees it first (the engine may post from inside). */

@@ -592,20 +592,9 @@ static inline void stamp_ack(tlink *l, ent *en)
  * list); no pointer to one outlives a call, so they may move. */
 static void ents_grow(bfo_tcp *t)
 {
-    int n = t->nents;
-    ent *m;
-    if (n > (1 << 24))
-        return;
-    m = (ent *)realloc(t->ents, sizeof *m * (size_t)n * 2);
-    if (!m)
-        return;
-    memset(m + n, 0, sizeof *m * (size_t)n);
-    t->ents = m;
-    t->nents = 2 * n;
-    for (int i = 2 * n - 1; i >= n; i--) {
-        m[i].next = t->ent_free;
-        t->ent_free = i;
-    }
+    void *base = t->ents;
+    if (bfo_list_grow(&base, &t->nents, sizeof *t->ents, offsetof(ent, next), &t->ent_free) == 0)
+        t->ents = (ent *)base;
 }
 
 /* The whole of a frame is in the socket. */
