@@ -68,5 +68,5 @@ for lim in 64K 4K; do
             "$WORK/again.csv")
         [ -z "$over" ] || fail "eager limit $lim: gross miss (above ${gross}x raw, twice): $over"
     fi
-    echo "ok: t15 latency table with eager limit $lim${env:+ ($env)}${env:- (the TCP default)}, every size to 128 KiB within ${gross}x raw at its fastest (targets: $verdict, printed, not enforced)"
+    echo "ok: t15 latency table with eager limit $lim ${env:-(the TCP default)}, every size to 128 KiB within ${gross}x raw at its fastest (targets: $verdict, printed, not enforced)"
 done
