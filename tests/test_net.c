@@ -1599,6 +1599,7 @@ static void test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for(
         bfo_request s[2], r;
         int sent[2] = { 0, 0 };
         w->rails[0] = w->rails[1] = lists[li];
+        w->cfg.eager_limit = 4096; /* 5 KiB a rendezvous (TCP's default is 64 KiB) */
         /* no heartbeat probe (it carries acks) within the test */
         w->cfg.heartbeat_ns = 100 * delay;
         w->cfg.silence_ns = 200 * delay;
@@ -1642,6 +1643,37 @@ static void test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for(
                     bfo_net_progress(w->n[k], 1);
         for (int from = 0; from < 2; from++)
             assert_true(bfo_test(&s[from]) && s[from].status == BFO_OK);
+        world_fini(w);
+    }
+}
+
+/* With neither the configuration nor BFO_EAGER_LIMIT setting it, the
+ * eager limit is 64 KiB when every rail is TCP (a 64 KiB message goes
+ * eager, 64 KiB + 1 as a rendezvous), the engine's 4 KiB otherwise;
+ * BFO_EAGER_LIMIT still wins over the TCP default. */
+static void test_eager_limit_64k_by_default_over_tcp_alone(void **state)
+{
+    static const char *const lists[] = { "127.0.0.1", "127.0.0.1", "fake:a", "fake:a,127.0.0.1" };
+    static const size_t want[] = { 65536, 4096, 4096, 4096 };
+    (void)state;
+    for (int li = 0; li < 4; li++) {
+        world *w = world_new(2, 1);
+        w->rails[0] = w->rails[1] = lists[li];
+        if (li == 1)
+            setenv("BFO_EAGER_LIMIT", "4K", 1);
+        assert_int_equal(world_init(w, 2), BFO_OK);
+        unsetenv("BFO_EAGER_LIMIT");
+        for (int r = 0; r < 2; r++)
+            assert_int_equal(E(w, r)->cfg.eager_limit, want[li]);
+        if (li == 0) {
+            msgs ms = { .n = 0 };
+            all_rails_up(w);
+            msg_add(&ms, 0, 1, 65536);
+            msg_add(&ms, 0, 1, 65536 + 1);
+            exchange(w, &ms);
+            assert_int_equal(E(w, 1)->stats.eagers, 1);
+            assert_int_equal(E(w, 1)->stats.copies, 1);
+        }
         world_fini(w);
     }
 }
@@ -1703,6 +1735,7 @@ int main(void)
         cmocka_unit_test_teardown(test_striping_follows_the_transports_bandwidth_figures, teardown),
         cmocka_unit_test_teardown(test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for, teardown),
         cmocka_unit_test_teardown(test_eager_limit_from_the_environment_unless_configured, teardown),
+        cmocka_unit_test_teardown(test_eager_limit_64k_by_default_over_tcp_alone, teardown),
     };
     unsetenv("BFO_RAILS");
     unsetenv("BFO_EAGER_LIMIT");

@@ -36,7 +36,8 @@
  *                   above X (for CI on a noisy machine: only gross misses;
  *                   the targets are printed, not enforced)
  *   --eager-limit SIZE  the engine's eager limit (bfo_config.eager_limit;
- *                   default: BFO_EAGER_LIMIT, else the engine's 4 KiB); the
+ *                   default: BFO_EAGER_LIMIT, else 64 KiB over TCP rails
+ *                   alone, the engine's 4 KiB otherwise); the
  *                   table's header says which one is in force
  *   --baseline      also a plain TCP connection between the same two
  *                   processes (127.0.0.1, TCP_NODELAY), same sizes and

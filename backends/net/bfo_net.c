@@ -700,6 +700,10 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         tp->g[tp->nrails++] = g;
         n->bw[g] = opt.rail_bandwidth[g];
     }
+    /* no eager limit from the program or BFO_EAGER_LIMIT: 64 KiB over TCP
+     * alone (bfo_net.h, EAGER LIMIT), the engine's default otherwise */
+    if (!cfg.eager_limit && n->ntp == 1 && n->tp[0].ops == &bfo_tcp_transport)
+        cfg.eager_limit = BFO_NET_TCP_EAGER_LIMIT;
     cfg.rank = n->rank;
     cfg.nranks = n->size;
     cfg.nrails = n->nrails;

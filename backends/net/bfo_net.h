@@ -38,8 +38,10 @@
  *   card.  One job id (from bfo_boot) goes into every transport's hellos.
  *
  * EAGER LIMIT.  cfg->eager_limit, else BFO_EAGER_LIMIT (bytes, or with a
- *   K or M suffix: 64K; 1 B to BFO_NET_EAGER_MAX), else the engine's default
- *   (4 KiB).  Messages up to it go in one MATCH, larger ones as a
+ *   K or M suffix: 64K; 1 B to BFO_NET_EAGER_MAX), else 64 KiB
+ *   (BFO_NET_TCP_EAGER_LIMIT) when every rail is TCP, else the engine's
+ *   default (4 KiB: shared memory and verbs rails, and lists that mix
+ *   them with TCP).  Messages up to it go in one MATCH, larger ones as a
  *   rendezvous (three one-way trips over a copy rail: RNDV with the first
  *   eager_limit bytes, ACK, FRAGs), so over TCP the latency just above it
  *   is about two small-frame trips more than just below (64K suits TCP:
@@ -47,7 +49,8 @@
  *   `bfo bench --latency` figures).  It also sizes the
  *   engine's unexpected-message buffers (max_unexpected of them) and the
  *   transports' largest frame.  Every rank must use the same value: a
- *   MATCH above the receiver's limit is a protocol violation.  A malformed
+ *   MATCH above the receiver's limit is a protocol violation (ranks whose
+ *   rail lists differ in being all TCP or not must set it).  A malformed
  *   value: BFO_ERR_INVALID, said on stderr.
  *
  * PROGRESS.  bfo_net_progress polls every transport, then runs the
@@ -118,6 +121,9 @@ extern "C" {
 
 /* The largest BFO_EAGER_LIMIT taken (64 MiB). */
 #define BFO_NET_EAGER_MAX (64 << 20)
+/* The eager limit when every rail is TCP and neither cfg->eager_limit nor
+ * BFO_EAGER_LIMIT sets one (64 KiB; EAGER LIMIT above). */
+#define BFO_NET_TCP_EAGER_LIMIT (64 << 10)
 
 typedef struct bfo_net_options {
     const char *rails;          /* the rail list (NULL: BFO_RAILS, else 127.0.0.1) */
