@@ -102,7 +102,6 @@ typedef struct bfo_vg_qp {
     int rx_held;      /* the last rx_held of them came before CONNECTED was reported */
     uint32_t *rxlen;
     /* the peer's host as a witness (bfo_vg_keepalive) */
-    uint64_t rx_at;     /* the peer's process last heard: a frame received, the connection up */
     uint64_t probe_at;  /* the engine's last PROBE posted on it */
     int awaiting;       /* a PROBE posted, no PROBEACK received since: the connection
                          * waits on the peer's process */
@@ -464,12 +463,12 @@ static inline bfo_verbs_wc_action bfo_vg_op_wc(bfo_vg *g, int qi, int i, int sta
     q->sq_used--;
     if (!bfo_vg_unlink(g, &q->posted, i))
         return a;
-    if (a.ok)
+    if (a.ok) {
         q->host_at = g->now; /* the peer's adapter answered */
-    if (a.ok)
         bfo_vg_complete(g, i, 1);
-    else
+    } else {
         bfo_vg_push(g, &g->failed, i);
+    }
     return a;
 }
 
@@ -487,7 +486,6 @@ static inline bfo_verbs_wc_action bfo_vg_recv_wc(bfo_vg *g, int qi, int b, int s
     q->rposted--;
     if (a.ok) {
         int at = (q->rx_head + q->rx_n) % g->recv_depth;
-        q->rx_at = g->now; /* the peer's process sent it */
         if (len > 0 && q->rbuf && q->rbuf[(size_t)b * q->rstride] == BFO_FRAG_PROBEACK)
             q->awaiting = 0; /* answered */
         q->rxq[at] = b;
@@ -867,7 +865,6 @@ static inline int bfo_vg_act(bfo_link_binding *b, bfo_link *l, int action, const
         return 0;
     case BFO_CONN_ACT_REPORT_UP:
         q->rx_held = 0; /* frames that came first go to the engine now */
-        q->rx_at = g->now; /* the peer's process answered the handshake */
         q->probe_at = q->host_at = q->host_told = q->hp_at = 0;
         q->awaiting = 0;
         g->st[q->rail].connects++;
