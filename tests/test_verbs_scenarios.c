@@ -46,6 +46,9 @@
 #define VW_NQ (SN_MAX_RANKS * BFO_MAX_RAILS)
 #define VW_MAX_CTL 256
 #define VW_PORT_DOWN_NS 30000000ull /* PORT_ERR: the port is back after 30 ms */
+/* a host probe nobody answers ends in RETRY_EXC_ERR once the adapter's
+ * retries ran out: bfo_verbs' defaults, (retry_cnt 6 + 1) x 67 ms */
+#define VW_RETRY_NS 470000000ull
 
 enum vw_what { VF_NONE = 0, VF_OP, VF_ARRIVED, VF_RECV, VF_ASYNC };
 enum vw_ctl_kind { VC_REQ = 1, VC_REP, VC_RTU, VC_CLOSE };
@@ -66,6 +69,7 @@ typedef struct vw_cov {
     uint64_t recv[22];   /* [status] */
     uint64_t async[19];  /* [event] */
     uint64_t flushed, unflushed, unreachable, runs, failed, max_pumps, rnr, backpressure;
+    uint64_t hp_ok, hp_failed; /* host probes completed, by outcome */
 } vw_cov;
 
 typedef struct vw_op {   /* the device's view of a descriptor */
@@ -90,6 +94,11 @@ typedef struct vw_hwqp { /* the device's queue pair of a (peer, rail) */
     int ctl;             /* its control connection is open (from the dial or the
                           * take until the RTU) */
     uint64_t ctl_at;     /* its control connection: when the last message lands */
+    /* its host probe (a zero-byte RDMA WRITE, bfo_vg_keepalive): the device
+     * carries it out without the peer's process, in order behind what was
+     * posted before it (sn order below hp_order) */
+    int hp_live, hp_retrying; /* retrying: nobody answered; RETRY_EXC_ERR at hp_at */
+    uint64_t hp_inc, hp_order, hp_at;
 } vw_hwqp;
 
 typedef struct vw_ctl {
@@ -112,6 +121,10 @@ typedef struct vw_rank {
     uint64_t connects;   /* connect() calls by the engine */
     uint64_t port_back_at[BFO_MAX_RAILS]; /* PORT_ERR: when PORT_ACTIVE comes */
     bfo_tracer tracer;   /* VW_TRACE: the conn machine's steps */
+    int frozen;          /* its process computes: no progress, no engine call; its
+                          * device still answers (receives, RDMA, host probes) */
+    uint64_t host_heard; /* host_heard calls passed up */
+    uint64_t hp_ok, hp_failed; /* its host probes completed, by outcome */
 } vw_rank;
 
 typedef struct vworld {
@@ -182,6 +195,13 @@ static void s_rail_event(void *ctx, int peer, int rail, int ev, uint64_t now)
     bfo_engine_rail_event(&R->w->sw->e[R->rank], peer, rail, ev, now);
 }
 
+static void s_host_heard(void *ctx, int peer, int rail, uint64_t at)
+{
+    vw_rank *R = (vw_rank *)ctx;
+    R->host_heard++;
+    bfo_engine_host_heard(&R->w->sw->e[R->rank], peer, rail, at);
+}
+
 /* ---------------------------------------------------------- the device */
 
 static void ctl_send(vworld *w, int kind, int from, int to, int rail, uint32_t gen,
@@ -231,6 +251,11 @@ static void flush_some(vworld *w, vw_rank *R, int qi, int report)
         }
         w->cov->flushed++;
         bfo_vg_op_wc(&R->g, qi, i, BFO_VWC_WR_FLUSH_ERR);
+    }
+    if (R->hw[qi].hp_live && R->hw[qi].hp_inc == inc) { /* the host probe, behind them */
+        R->hw[qi].hp_live = 0;
+        if (report)
+            bfo_vg_probe_wc(&R->g, qi, BFO_VWC_WR_FLUSH_ERR);
     }
 }
 
@@ -342,6 +367,90 @@ static int hw_post(void *ctx, int qi, int i)
     return 0;
 }
 
+/* The glue's host probe: at most one on a queue pair's send queue. */
+static int hw_host_probe(void *ctx, int qi)
+{
+    vw_rank *R = (vw_rank *)ctx;
+    vworld *w = R->w;
+    vw_hwqp *h = &R->hw[qi];
+    if (!h->inc) {
+        vw_violation(w, "a host probe without a queue pair", R->rank, qi);
+        return -1;
+    }
+    if (h->hp_live) {
+        vw_violation(w, "two host probes on one send queue", R->rank, qi);
+        return 1;
+    }
+    h->hp_live = 1;
+    h->hp_retrying = 0;
+    h->hp_inc = h->inc;
+    h->hp_order = w->sn->order; /* what the wire holds below it was posted before */
+    h->hp_at = w->sn->now + 2000;
+    return 0;
+}
+
+/* The device carries out host probes due: SUCCESS when the peer's queue
+ * pair is there to acknowledge (whether its process runs or not), in order
+ * behind the queue pair's earlier operations; RETRY_EXC_ERR when nobody
+ * answers (the peer's queue pair in error or gone, a port down, a rail cut);
+ * WR_FLUSH_ERR when the prober's queue pair is in error.  1 when any
+ * completed. */
+static int hp_step(vworld *w)
+{
+    int did = 0;
+    for (int x = 0; x < w->n; x++) {
+        vw_rank *S = &w->r[x];
+        for (int qi = 0; qi < w->n * w->nrails; qi++) {
+            vw_hwqp *sh = &S->hw[qi];
+            const bfo_vg_qp *q = &S->g.qps[qi];
+            int status = BFO_VWC_SUCCESS, blocked = 0;
+            if (!sh->hp_live || w->sn->now < sh->hp_at)
+                continue;
+            if (sh->inc != sh->hp_inc) {
+                vw_violation(w, "a host probe outlived its queue pair", x, qi);
+                sh->hp_live = 0;
+                continue;
+            }
+            for (size_t k = 0; k < w->sn->qlen && !blocked; k++) {
+                const sn_msg *m = &w->sn->q[k];
+                blocked = m->src == x && m->dst == q->peer && m->rail == q->rail &&
+                          m->token >> 24 == sh->inc && m->order < sh->hp_order;
+            }
+            if (blocked)
+                continue; /* RC: behind what was posted before it */
+            if (sh->err) {
+                status = BFO_VWC_WR_FLUSH_ERR;
+            } else if (sh->hp_retrying) {
+                status = BFO_VWC_RETRY_EXC_ERR;
+            } else {
+                const vw_rank *D = &w->r[q->peer];
+                const vw_hwqp *dh = &D->hw[bfo_vg_qi(&D->g, x, q->rail)];
+                if (!dh->inc || dh->err || dh->partner != sh->inc || !D->g.port_up[q->rail] ||
+                    !S->g.port_up[q->rail] || D->g.rail_dead[q->rail] || S->g.rail_dead[q->rail] ||
+                    w->sn->rail_down[q->rail] || w->sn->path[x][q->peer][q->rail] != SN_PATH_OPEN ||
+                    w->sn->path[q->peer][x][q->rail] != SN_PATH_OPEN) {
+                    sh->hp_retrying = 1; /* nobody answers: the adapter retries */
+                    sh->hp_at = w->sn->now + VW_RETRY_NS;
+                    continue;
+                }
+            }
+            sh->hp_live = 0;
+            if (status == BFO_VWC_SUCCESS)
+                S->hp_ok++;
+            else
+                S->hp_failed++;
+            S->g.now = w->sn->now;
+            bfo_vg_probe_wc(&S->g, qi, status);
+            if (status != BFO_VWC_SUCCESS) { /* RC: the queue pair is in error, the rest flushes */
+                sh->err = 1;
+                flush_sends(w, S, qi);
+            }
+            did = 1;
+        }
+    }
+    return did;
+}
+
 static void hw_log(void *ctx, int level, const char *line)
 {
     (void)ctx;
@@ -418,6 +527,7 @@ static void vw_completion(void *ctx, const sn_msg *m, int ok)
         status = BFO_VWC_SUCCESS;
     else
         status = op->fail_status ? op->fail_status : BFO_VWC_RETRY_EXC_ERR;
+    S->g.now = w->sn->now; /* polled now */
     bfo_vg_op_wc(&S->g, qi, i, status);
     if (status != BFO_VWC_SUCCESS) { /* RC: the queue pair is in error, the rest flushes */
         S->hw[qi].err = 1;
@@ -594,8 +704,11 @@ static int vw_pump(void *ctx)
                 bfo_vg_async(&w->r[x].g, BFO_VEV_PORT_ACTIVE, 1u << r, -1);
                 did = 1;
             }
+    if (hp_step(w))
+        did = 1;
     for (int k = 0; k < VW_MAX_CTL; k++)
-        if (w->ctl[k].live && w->ctl[k].at <= w->sn->now) {
+        if (w->ctl[k].live && w->ctl[k].at <= w->sn->now &&
+            !w->r[w->ctl[k].to].frozen) { /* read by its progress */
             vw_ctl c = w->ctl[k];
             w->ctl[k].live = 0;
             w->r[c.to].g.now = w->sn->now;
@@ -606,9 +719,14 @@ static int vw_pump(void *ctx)
         vw_rank *R = &w->r[x];
         bfo_vg *g = &R->g;
         uint64_t c0 = R->sink_calls;
+        if (R->frozen)
+            continue; /* computing: nobody polls its device */
         g->now = w->sn->now;
         if (vw_rand(w) % 3) /* a receiver that is sometimes slow: its buffers fill (RNR) */
             bfo_vg_deliver(g);
+        bfo_vg_settle(g);
+        if (bfo_vg_keepalive(g))
+            did = 1;
         bfo_vg_settle(g);
         bfo_vg_timeouts(g);
         bfo_vg_settle(g);
@@ -649,6 +767,7 @@ static int b_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int io
     }
     R->ops[i].iovcnt = iovcnt;
     R->g.ents[i].token = token;
+    R->g.ents[i].probe = iov[0].len > 0 && *(const uint8_t *)iov[0].base == BFO_FRAG_PROBE;
     bfo_vg_post(&R->g, i);
     return 0;
 }
@@ -767,8 +886,8 @@ static void vw_attach(sr_world *sw, void *arg)
     w->sn->transport_heard = 0; /* a verbs rail reports no acknowledgements (bfo_verbs.h) */
     for (int x = 0; x < w->n; x++) {
         vw_rank *R = &w->r[x];
-        bfo_sink sink = { R, s_completion, s_frame, s_rail_event, NULL, NULL, NULL };
-        bfo_vg_hw hw = { R, hw_flush, hw_post, hw_post_recv, hw_log, hw_conn };
+        bfo_sink sink = { R, s_completion, s_frame, s_rail_event, NULL, NULL, s_host_heard };
+        bfo_vg_hw hw = { R, hw_flush, hw_post, hw_post_recv, hw_log, hw_conn, hw_host_probe };
         bfo_backend *be = &sw->sn.be[x];
         R->w = w;
         R->rank = x;
@@ -777,6 +896,11 @@ static void vw_attach(sr_world *sw, void *arg)
         R->ops = (vw_op *)arena(&arenas[x][2], (size_t)nents * sizeof *R->ops);
         bfo_vg_init(&R->g, R->gmem, x, w->n, w->nrails, nents, VW_RECV_DEPTH, VW_SQ_DEPTH, &sink, &hw);
         R->g.lb.timeout_ns = 200000000ull;
+        /* host probes as bfo_verbs.c sets them: four per probe timeout, at most 10 ms apart */
+        R->g.ka_ns = (sc->cfg && sc->cfg->probe_timeout_ns ? sc->cfg->probe_timeout_ns
+                                                           : 40000000ull) / 4;
+        if (R->g.ka_ns > 10000000ull || R->g.ka_ns == 0)
+            R->g.ka_ns = 10000000ull;
         if (sc->trace) {
             R->tracer.fn = vw_trace;
             R->tracer.user = R;
@@ -853,9 +977,12 @@ static int vw_run(const sr_scenario *base, const vw_fault *f, vw_cov *cov, sr_re
     sr_judge(sw, res);
     vw_judge(w);
     cov->runs++;
-    for (int x = 0; x < w->n; x++)
+    for (int x = 0; x < w->n; x++) {
         for (int r = 0; r < w->nrails; r++)
             cov->backpressure += w->r[x].g.st[r].backpressure;
+        cov->hp_ok += w->r[x].hp_ok;
+        cov->hp_failed += w->r[x].hp_failed;
+    }
     if (w->pumps > cov->max_pumps)
         cov->max_pumps = w->pumps;
     cov->unreachable += res->unreachable_errors > 0;
@@ -934,10 +1061,12 @@ static void summary(const vw_cov *cov)
 {
     print_message("   %llu runs over %d scenarios, %llu with the unreachable error; operations "
                   "flushed %llu, not flushed in time %llu; receiver not ready %llu, frames the "
-                  "engine held back %llu; at most %llu progress calls in a run\n",
+                  "engine held back %llu; host probes answered %llu, failed %llu; at most %llu "
+                  "progress calls in a run\n",
                   (unsigned long long)cov->runs, nset, (unsigned long long)cov->unreachable,
                   (unsigned long long)cov->flushed, (unsigned long long)cov->unflushed,
                   (unsigned long long)cov->rnr, (unsigned long long)cov->backpressure,
+                  (unsigned long long)cov->hp_ok, (unsigned long long)cov->hp_failed,
                   (unsigned long long)cov->max_pumps);
 }
 
@@ -1324,7 +1453,7 @@ static void test_a_newer_req_while_connect_is_pending_replaces_the_connection_si
     ev_log L;
     bfo_vg g;
     bfo_sink sink = { &L, el_completion, el_frame, el_rail_event, NULL, NULL, NULL };
-    bfo_vg_hw hw = { &L, el_flush, el_post, el_post_recv, NULL, el_conn };
+    bfo_vg_hw hw = { &L, el_flush, el_post, el_post_recv, NULL, el_conn, NULL };
     int qi;
     (void)state;
     memset(&L, 0, sizeof L);
@@ -1364,6 +1493,250 @@ static void test_a_newer_req_while_connect_is_pending_replaces_the_connection_si
     assert_int_equal(g.lb.refused, 0); /* no event the machine would not take */
 }
 
+/* ------------------------------------------------ a peer that computes
+ *
+ * Two ranks, idle, every rail up; then rank 1's process computes: no
+ * progress, no engine call, nobody polls its device, which still answers
+ * (receives into posted buffers, RDMA, host probes).  Rank 0 runs on; its
+ * PROBE waits, and its glue keeps hearing rank 1's host through host probes
+ * (bfo_vg_keepalive): the engine counts rank 1 busy, not failed
+ * (docs/engine-design.md, "The failure detector"). */
+
+typedef struct busy {
+    vworld *w;
+    sr_world *sw;
+    vw_cov cov;
+} busy;
+
+static int busy_up(const busy *x, int rank, int rail)
+{
+    return x->sw->e[rank].peers[1 - rank].rail[rail].fsm.cs == BFO_RAIL_ST_UP;
+}
+
+static int busy_all_up(const busy *x)
+{
+    for (int r = 0; r < x->w->nrails; r++)
+        if (!busy_up(x, 0, r) || !busy_up(x, 1, r))
+            return 0;
+    return 1;
+}
+
+/* Steps the world for up to ns (idle steps of 0.5 ms) until cond; the
+ * engines of the ranks that are not frozen progress.  1 when cond. */
+static int busy_run(busy *x, uint64_t ns, int (*cond)(const busy *))
+{
+    simnet *sn = x->w->sn;
+    uint64_t end = sn->now + ns;
+    while (!(cond && cond(x))) {
+        if (sn->now >= end)
+            return 0;
+        if (!sn_step(sn))
+            sn->now += 500000;
+        for (int i = 0; i < 2; i++)
+            if (!x->w->r[i].frozen)
+                bfo_engine_progress(&x->sw->e[i], sn->now);
+    }
+    return 1;
+}
+
+static void busy_start(busy *x, int nrails)
+{
+    sr_scenario sc;
+    memset(x, 0, sizeof *x);
+    memset(&sc, 0, sizeof sc);
+    sc.ranks = 2;
+    sc.rails = nrails;
+    sc.seed = 7;
+    x->w = vw_new(NULL, &x->cov);
+    x->w->max_pumps = ~0ull; /* minutes of simulated time */
+    sc.attach = vw_attach;
+    sc.attach_arg = x->w;
+    x->sw = sr_new(&sc);
+    assert_true(busy_run(x, 1000000000ull, busy_all_up));
+    busy_run(x, 300000000ull, NULL); /* idle, heartbeats answered */
+    assert_true(busy_all_up(x));
+}
+
+/* Rank 1 starts computing at a quiet moment: the last heartbeats answered,
+ * nothing on the wire.  (A frame of rank 1's that arrives after rank 0's
+ * probe went out makes it "heard since the probe", not busy, in the
+ * engine's judgement: that probe times out whatever its host says.) */
+static void busy_freeze(busy *x)
+{
+    for (int k = 0; k < 100000; k++) {
+        int quiet = x->w->sn->qlen == 0;
+        for (int i = 0; i < 2 && quiet; i++)
+            for (int r = 0; r < x->w->nrails && quiet; r++)
+                quiet = !x->sw->e[i].peers[1 - i].rail[r].probe_out;
+        if (quiet && k > 0)
+            break;
+        busy_run(x, 1000000, NULL);
+    }
+    x->w->r[1].frozen = 1;
+}
+
+static void busy_end(busy *x)
+{
+    sr_del(x->sw);
+    vw_free(x->w);
+}
+
+static uint64_t busy_probes(const busy *x, int rank)
+{
+    uint64_t n = 0;
+    for (int r = 0; r < x->w->nrails; r++)
+        n += x->w->r[rank].g.st[r].host_probes;
+    return n;
+}
+
+/* Rank 1 computes 60 s: rank 0 keeps both rails UP, maps nothing out, and
+ * hears rank 1's host on each; when rank 1 comes back, so does it.  Without
+ * host probes (the same run with rank 0's ka_ns 0: only the PROBE's own
+ * completion is heard) both rails are mapped out. */
+static void test_a_computing_peer_stays_up_while_its_adapter_answers_host_probes(void **state)
+{
+    busy x;
+    uint64_t map0, map1, t0, err0 = 0, heard0, failed_at = 0;
+    (void)state;
+    /* first without host probes: what they are for */
+    busy_start(&x, 2);
+    x.w->r[0].g.ka_ns = 0;
+    map0 = x.sw->e[0].stats.mapouts;
+    busy_freeze(&x);
+    t0 = x.w->sn->now;
+    while (x.w->sn->now - t0 < 5000000000ull && !failed_at) {
+        busy_run(&x, 1000000, NULL);
+        if (x.sw->e[0].stats.mapouts > map0)
+            failed_at = x.w->sn->now - t0;
+    }
+    print_message("   without host probes: rank 0 mapped a rail out %.0f ms into rank 1's "
+                  "computation (host heard %llu times, through completions, the last the "
+                  "PROBE's own)\n",
+                  (double)failed_at / 1e6, (unsigned long long)x.w->r[0].host_heard);
+    assert_true(failed_at > 0);
+    busy_end(&x);
+
+    busy_start(&x, 2);
+    map0 = x.sw->e[0].stats.mapouts;
+    map1 = x.sw->e[1].stats.mapouts;
+    for (int r = 0; r < 2; r++)
+        err0 += x.w->r[0].g.st[r].qp_errors + x.w->r[1].g.st[r].qp_errors;
+    heard0 = x.w->r[0].host_heard;
+    busy_freeze(&x);
+    t0 = x.w->sn->now;
+    busy_run(&x, 60000000000ull, NULL);
+    print_message("   rank 1 computed %.0f s: rank 0's rails %s and %s, mapped out %llu times; "
+                  "host probes %llu and %llu (failed %llu), host heard %llu times\n",
+                  (double)(x.w->sn->now - t0) / 1e9, busy_up(&x, 0, 0) ? "UP" : "DOWN",
+                  busy_up(&x, 0, 1) ? "UP" : "DOWN",
+                  (unsigned long long)(x.sw->e[0].stats.mapouts - map0),
+                  (unsigned long long)x.w->r[0].g.st[0].host_probes,
+                  (unsigned long long)x.w->r[0].g.st[1].host_probes,
+                  (unsigned long long)x.w->r[0].hp_failed,
+                  (unsigned long long)(x.w->r[0].host_heard - heard0));
+    assert_true(busy_up(&x, 0, 0) && busy_up(&x, 0, 1));
+    assert_int_equal(x.sw->e[0].stats.mapouts, map0);
+    assert_int_equal(x.w->r[0].hp_failed, 0);
+    for (int r = 0; r < 2; r++) {
+        /* one per keepalive interval (10 ms) while the PROBE waits: ~6,000 a minute */
+        assert_true(x.w->r[0].g.st[r].host_probes > 5000);
+        assert_true(x.w->r[0].g.st[r].host_probes < 6100);
+        assert_true(x.w->r[0].g.st[r].host_heard > 5000);
+    }
+    assert_int_equal(busy_probes(&x, 1), 0); /* the computing rank posts nothing */
+    /* rank 1 comes back: it reads what waited, answers; nothing is lost */
+    x.w->r[1].frozen = 0;
+    busy_run(&x, 1000000000ull, NULL);
+    assert_true(busy_all_up(&x));
+    assert_int_equal(x.sw->e[0].stats.mapouts, map0);
+    assert_int_equal(x.sw->e[1].stats.mapouts, map1);
+    for (int r = 0; r < 2; r++)
+        err0 -= x.w->r[0].g.st[r].qp_errors + x.w->r[1].g.st[r].qp_errors;
+    assert_int_equal(err0, 0);
+    /* and the probes stop once it answers */
+    heard0 = busy_probes(&x, 0);
+    busy_run(&x, 1000000000ull, NULL);
+    assert_int_equal(busy_probes(&x, 0), heard0);
+    assert_int_equal(x.w->violations, 0);
+    busy_end(&x);
+}
+
+/* Rank 1 computes; then its rail 0 dies under it (its port fails, or the
+ * rail is cut): rank 0's next host probe is not answered, ends in
+ * RETRY_EXC_ERR after the adapter's retries (470 ms), and rail 0 is mapped
+ * out then: within the usual time for a busy peer (the host's last answer
+ * excuses the probe for host_timeout, 500 ms, then a heartbeat and a probe
+ * timeout: 640 ms), not kept up by the host's earlier answers; rail 1
+ * stays UP. */
+static void test_a_computing_peer_whose_rail_dies_is_still_failed_in_time(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 2; v++) {
+        busy x;
+        uint64_t t0, err1;
+        busy_start(&x, 2);
+        busy_freeze(&x);
+        busy_run(&x, 2000000000ull, NULL); /* busy, heard */
+        assert_true(busy_up(&x, 0, 0) && busy_up(&x, 0, 1));
+        assert_true(x.w->r[0].g.st[0].host_heard > 100);
+        err1 = x.w->r[0].g.st[1].qp_errors;
+        t0 = x.w->sn->now;
+        if (v == 0) /* the device moves rank 1's queue pairs of the port to the error state */
+            async_event(x.w, 1, bfo_vg_qi(&x.w->r[1].g, 0, 0), BFO_VEV_PORT_ERR);
+        else
+            x.w->sn->path[0][1][0] = x.w->sn->path[1][0][0] = SN_PATH_SILENT;
+        while (busy_up(&x, 0, 0) && x.w->sn->now - t0 < 2000000000ull)
+            busy_run(&x, 1000000, NULL);
+        print_message("   %s under a computing peer: rail 0 mapped out after %.1f ms (RETRY_EXC_ERR "
+                      "%llu); rail 1 %s\n", v == 0 ? "its port failed" : "the rail cut",
+                      (double)(x.w->sn->now - t0) / 1e6,
+                      (unsigned long long)x.w->r[0].g.st[0].wc_errors[BFO_VWC_RETRY_EXC_ERR],
+                      busy_up(&x, 0, 1) ? "UP" : "DOWN");
+        assert_false(busy_up(&x, 0, 0));
+        assert_true(x.w->sn->now - t0 <= 640000000ull);
+        assert_int_equal(x.w->r[0].g.st[0].wc_errors[BFO_VWC_RETRY_EXC_ERR], 1);
+        assert_true(x.w->r[0].hp_failed >= 1);
+        busy_run(&x, 1000000000ull, NULL); /* rank 1 still computing */
+        assert_true(busy_up(&x, 0, 1));
+        assert_int_equal(x.w->r[0].g.st[1].qp_errors, err1);
+        assert_int_equal(x.w->violations, 0);
+        busy_end(&x);
+    }
+}
+
+/* A host probe that cannot complete (behind a PROBE the wire holds) is not
+ * joined by another: one on the send queue, however long it waits; the
+ * model counts a second one as a violation.  The engine, hearing no host,
+ * maps the rail out after its probe timeout as before; the host probe is
+ * flushed with the queue pair. */
+static void test_one_host_probe_at_most_on_a_send_queue(void **state)
+{
+    busy x;
+    int qi;
+    (void)state;
+    busy_start(&x, 1);
+    qi = bfo_vg_qi(&x.w->r[0].g, 1, 0);
+    busy_freeze(&x);
+    x.w->sn->path[0][1][0] = SN_PATH_HOLD; /* rank 0's next PROBE waits on the wire */
+    while (busy_up(&x, 0, 0)) {
+        busy_run(&x, 100000, NULL);
+        assert_true(x.w->r[0].g.qps[qi].sq_used <= 2); /* the PROBE and one host probe */
+        if (x.w->r[0].g.qps[qi].hp_out)
+            assert_true(x.w->r[0].hw[qi].hp_live);
+    }
+    print_message("   a host probe held behind the PROBE: %llu posted until the rail was "
+                  "mapped out (%llu host heard)\n",
+                  (unsigned long long)x.w->r[0].g.st[0].host_probes,
+                  (unsigned long long)x.w->r[0].g.st[0].host_heard);
+    assert_false(busy_up(&x, 0, 0));
+    busy_run(&x, 1000000, NULL); /* the queue pair closes at the next progress */
+    assert_int_equal(x.w->r[0].g.st[0].host_probes, 1);
+    assert_int_equal(x.w->r[0].g.qps[qi].hp_out, 0); /* gone with its queue pair */
+    assert_int_equal(x.w->r[0].hw[qi].hp_live, 0);
+    assert_int_equal(x.w->violations, 0);
+    busy_end(&x);
+}
+
 /* One run, as report_failure prints it: SCENARIO WHAT N STATUS|EVENT OTHER. */
 static int replay(char **argv)
 {
@@ -1399,6 +1772,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_stale_req_read_after_a_newer_one_is_refused),
         cmocka_unit_test(test_attempt_numbers_wrap_around_32_bits),
         cmocka_unit_test(test_a_newer_req_while_connect_is_pending_replaces_the_connection_silently),
+        cmocka_unit_test(test_a_computing_peer_stays_up_while_its_adapter_answers_host_probes),
+        cmocka_unit_test(test_a_computing_peer_whose_rail_dies_is_still_failed_in_time),
+        cmocka_unit_test(test_one_host_probe_at_most_on_a_send_queue),
     };
     return cmocka_run_group_tests_name("verbs_scenarios", tests, setup_set, NULL);
 }

@@ -46,6 +46,7 @@ _Static_assert((int)IBV_EVENT_PORT_ERR == (int)BFO_VEV_PORT_ERR, "event");
 _Static_assert((int)IBV_EVENT_GID_CHANGE == (int)BFO_VEV_GID_CHANGE, "event");
 
 #define RECV_BIT (1ull << 63)
+#define HPROBE_WRID (1ull << 62) /* a host probe's (bfo_vg_keepalive), not a descriptor's */
 #define MAX_DEV BFO_MAX_RAILS
 
 /* What the device needs of a descriptor (the glue's bfo_vg_ent has the
@@ -471,6 +472,10 @@ static void handle_wc(bfo_verbs *v, int qi, const struct ibv_wc *wc)
         bfo_vg_recv_wc(&v->g, qi, (int)(wc->wr_id & 0xffffffffu), (int)wc->status, wc->byte_len);
         return;
     }
+    if (wc->wr_id == HPROBE_WRID) {
+        bfo_vg_probe_wc(&v->g, qi, (int)wc->status);
+        return;
+    }
     int i = (int)wc->wr_id;
     if (i < 0 || i >= v->g.nents) {
         bfo_vg_op_wc(&v->g, qi, -1, (int)wc->status);
@@ -619,6 +624,33 @@ static int g_post(void *ctx, int qi, int i)
     return 0;
 }
 
+/* The glue's host probe on queue pair qi: a signalled RDMA WRITE of zero
+ * bytes, no scatter list, no remote address or key (the responder checks
+ * none for a zero-length access: IB spec C9-88; rxe's check_rkey skips
+ * it).  The peer's adapter acknowledges it without its process. */
+static int g_host_probe(void *ctx, int qi)
+{
+    bfo_verbs *v = (bfo_verbs *)ctx;
+    vqp *h = &v->qps[qi];
+    struct ibv_send_wr wr, *bad = NULL;
+    if (!h->qp)
+        return 1;
+    memset(&wr, 0, sizeof wr);
+    wr.wr_id = HPROBE_WRID;
+    wr.sg_list = NULL;
+    wr.num_sge = 0;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = 0;
+    wr.wr.rdma.rkey = 0;
+    if (ibv_post_send(h->qp, &wr, &bad) != 0) {
+        bfo_vg_broken(&v->g, qi, 0, "ibv_post_send (host probe): %s", strerror(errno));
+        return -1;
+    }
+    vlog(v, 3, "peer %d rail %d: host probe posted", gq(v, qi)->peer, gq(v, qi)->rail);
+    return 0;
+}
+
 static int post_common(bfo_verbs *v, int peer, int rail, int kind, uint64_t token, vent **out)
 {
     int i;
@@ -653,6 +685,8 @@ static int v_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int io
     en->len[0] = iov[0].len;
     en->base[1] = iovcnt > 1 ? iov[1].base : NULL;
     en->len[1] = iovcnt > 1 ? iov[1].len : 0;
+    /* the engine's PROBE: its answer is awaited (bfo_vg_keepalive) */
+    v->g.ents[i].probe = iov[0].len > 0 && *(const uint8_t *)iov[0].base == BFO_FRAG_PROBE;
     bfo_vg_post(&v->g, i);
     return 0;
 }
@@ -1171,6 +1205,8 @@ int bfo_verbs_progress(bfo_verbs *v, uint64_t now)
         n += poll_cq(v, qi);
     n += bfo_vg_deliver(&v->g);
     bfo_vg_settle(&v->g);
+    n += bfo_vg_keepalive(&v->g); /* the peer's host, while it waits on its process */
+    bfo_vg_settle(&v->g);
     bfo_vg_timeouts(&v->g);
     bfo_vg_settle(&v->g);
     handle_connects(v);
@@ -1469,7 +1505,7 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
     size_t nq = (size_t)v->size * (size_t)v->nrails;
     size_t sbytes = (size_t)v->o.send_depth * v->max_frame, rbytes = (size_t)v->o.recv_depth * v->max_frame;
     int nents = v->cfg.max_ops + 16;
-    bfo_vg_hw hw = { v, g_flush, g_post, g_post_recv, g_log, g_conn };
+    bfo_vg_hw hw = { v, g_flush, g_post, g_post_recv, g_log, g_conn, g_host_probe };
     v->job = job;
     v->qps = (vqp *)calloc(nq, sizeof *v->qps);
     for (size_t qi = 0; v->qps && qi < nq; qi++)
@@ -1488,6 +1524,10 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
                 2 * v->o.send_depth, sink, &hw);
     v->g.log_level = v->log;
     v->g.lb.timeout_ns = v->o.connect_timeout_ns;
+    /* host probes: four per probe timeout, at most 10 ms apart (TCP's nudges') */
+    v->g.ka_ns = v->cfg.probe_timeout_ns / 4;
+    if (v->g.ka_ns > 10000000ull || v->g.ka_ns == 0)
+        v->g.ka_ns = 10000000ull;
     for (int r = 0; r < v->nrails; r++)
         v->g.port_up[r] = v->rails[r].port_up;
     for (int k = 0; k < v->npend; k++)
@@ -1586,7 +1626,7 @@ void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
         fprintf(f,
                 "bfo-verbs[%d]: rail %d (%s:%d, port %s): frames tx %llu rx %llu, rdma w %llu r %llu, "
                 "ok %llu failed %llu flushed %llu, qp errors %llu (disconnects %llu), connects %llu "
-                "failed %llu, back-pressure %llu\n",
+                "failed %llu, back-pressure %llu, host probes %llu, host heard %llu\n",
                 v->rank, r, v->rails[r].dev, v->rails[r].port, v->g.port_up[r] ? "up" : "down",
                 (unsigned long long)s->frames_tx, (unsigned long long)s->frames_rx,
                 (unsigned long long)s->rdma_writes, (unsigned long long)s->rdma_reads,
@@ -1594,7 +1634,8 @@ void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
                 (unsigned long long)s->flushed, (unsigned long long)s->qp_errors,
                 (unsigned long long)s->disconnects, (unsigned long long)s->connects,
                 (unsigned long long)s->connect_failures,
-                (unsigned long long)s->backpressure);
+                (unsigned long long)s->backpressure, (unsigned long long)s->host_probes,
+                (unsigned long long)s->host_heard);
     }
 }
 
@@ -1718,6 +1759,8 @@ static void op_stats(void *v, int rail, bfo_rail_stats *o)
     o->completed_ok = s->completed_ok;
     o->completed_failed = s->completed_failed;
     o->backpressure = s->backpressure;
+    o->nudges_tx = s->host_probes; /* posted only for the peer's adapter to answer */
+    o->busy_heard = s->host_heard;
 }
 
 static void op_dump(void *v, FILE *f) { bfo_verbs_dump((const bfo_verbs *)v, f); }

@@ -95,6 +95,19 @@
  *   0.47 s by default.  rnr_retry is 7 (the receiver not keeping up is
  *   back-pressure, not a failure).
  *
+ * HOST PROBES (the peer's host as a witness: bfo_engine_host_heard; the
+ *   glue's bfo_vg_keepalive).  While the engine's PROBE on a queue pair
+ *   waits (no PROBEACK since), every successful completion on it (the
+ *   PROBE's own send, an operation) is the peer's adapter answering, told
+ *   to the engine as its host heard; once the PROBE has waited a keepalive
+ *   interval (probe_timeout / 4, at most 10 ms), a host probe keeps that
+ *   evidence fresh: a signalled RDMA WRITE of zero bytes (no memory, no
+ *   key: wr_id 1 << 62), at most one on the send queue and one per
+ *   interval.  A peer that computes without calling into bfo stays UP (the
+ *   engine counts it busy); a dead peer, port or path leaves it unanswered:
+ *   RETRY_EXC_ERR after the retries, the queue pair's error.  Counted as
+ *   host_probes and host_heard (bfo_net: nudges_tx and busy_heard).
+ *
  * BACK-PRESSURE.  bfo_engine_frame returning BFO_ERR_AGAIN: the frame and
  *   those behind it wait in their receive buffers, which are not reposted;
  *   the sender sees receiver-not-ready NAKs and waits.
@@ -172,6 +185,10 @@ typedef struct bfo_verbs_rail_stats {
     uint64_t malformed;         /* bad control messages, oversized frames */
     uint64_t backpressure;      /* frames the engine asked to offer again */
     uint64_t reg_hits, reg_misses;
+    uint64_t host_probes;       /* zero-byte RDMA WRITEs posted for the peer's adapter to
+                                 * answer while its process is silent (bfo_vg_keepalive) */
+    uint64_t host_heard;        /* the peer's host heard: told to the engine
+                                 * (bfo_engine_host_heard) */
 } bfo_verbs_rail_stats;
 
 typedef struct bfo_verbs bfo_verbs;

@@ -15,7 +15,10 @@
  *   - the connection lifecycle: each queue pair's bfo_link, run by the conn
  *     machine (spec/conn.rl, backends/bfo_link.h) like TCP's and shm's
  *     connections, and the machine's actions that are not the device's
- *     (the reports to the engine, the teardown).
+ *     (the reports to the engine, the teardown);
+ *   - the peer's host as a witness (bfo_vg_keepalive): host probes, zero-byte
+ *     RDMA WRITEs the peer's adapter answers without its process, and
+ *     what the engine hears of them (bfo_engine_host_heard).
  * bfo_verbs.c runs it over real devices through a few callbacks
  * (bfo_vg_hw); tests/test_verbs_scenarios.c runs the same code over the
  * simulator, with every fault expressed as a work completion status or an
@@ -23,7 +26,8 @@
  * bfo_vg_mem_size), no I/O.
  *
  * Calls into the sink (the engine) happen only from bfo_vg_settle,
- * bfo_vg_deliver, bfo_vg_timeouts and the conn machine's feeds
+ * bfo_vg_deliver, bfo_vg_timeouts, bfo_vg_keepalive, the completions
+ * (bfo_vg_op_wc) and the conn machine's feeds
  * (bfo_vg_connects, bfo_vg_hello, bfo_vg_reply, bfo_vg_ready): the
  * backend's progress.  Everything reachable from inside an engine call
  * (posts, connect, disconnect) or from the device's completion handling
@@ -71,9 +75,11 @@ typedef struct bfo_vg_list {
 /* A descriptor: one operation the engine posted, from post to completion. */
 typedef struct bfo_vg_ent {
     uint64_t token;
-    int kind; /* enum bfo_vg_kind */
-    int qp;   /* the (peer, rail) index */
+    int kind;  /* enum bfo_vg_kind */
+    int qp;    /* the (peer, rail) index */
     int next;
+    int probe; /* the engine's PROBE (set by the caller before bfo_vg_post: the
+                * frame's first byte is BFO_FRAG_PROBE): its answer is awaited */
 } bfo_vg_ent;
 
 typedef struct bfo_vg_qp {
@@ -95,6 +101,15 @@ typedef struct bfo_vg_qp {
     int *rxq, rx_head, rx_n;
     int rx_held;      /* the last rx_held of them came before CONNECTED was reported */
     uint32_t *rxlen;
+    /* the peer's host as a witness (bfo_vg_keepalive) */
+    uint64_t probe_at;  /* the engine's last PROBE posted on it */
+    int awaiting;       /* a PROBE posted, no PROBEACK received since: the connection
+                         * waits on the peer's process */
+    uint64_t host_at;   /* the peer's adapter last answered: an operation or a host probe
+                         * completed successfully */
+    uint64_t host_told; /* the host_at the engine was last told */
+    uint64_t hp_at;     /* the last host probe posted */
+    int hp_out;         /* a host probe is on the send queue (at most one) */
 } bfo_vg_qp;
 
 /* The device under the glue (ctx passed back; qi = a queue pair's index). */
@@ -124,6 +139,11 @@ typedef struct bfo_vg_hw {
      * (bfo_link_act_fn): DIAL_CONNECTED, DIAL_FAILED.  Failures later on
      * mark the queue pair broken (bfo_vg_broken). */
     int (*conn)(void *ctx, int qi, int action, void *arg);
+    /* Posts a host probe on queue pair qi: a signalled zero-byte RDMA WRITE
+     * (no memory, no key: a zero-length access is not checked), completed
+     * through bfo_vg_probe_wc.  0 posted, 1 no room now, -1 failed (the
+     * queue pair is marked broken).  NULL: no host probes. */
+    int (*host_probe)(void *ctx, int qi);
 } bfo_vg_hw;
 
 typedef struct bfo_vg {
@@ -135,6 +155,8 @@ typedef struct bfo_vg {
     int port_up[BFO_MAX_RAILS];
     int rail_dead[BFO_MAX_RAILS]; /* DEVICE_FATAL: never again */
     uint64_t now;
+    uint64_t ka_ns; /* keepalive interval of the host probes (0: none; bfo_verbs.c:
+                     * probe_timeout / 4, at most 10 ms, as TCP's nudges) */
     bfo_link_binding lb; /* the conn machine's binding: bfo_vg_act; lb.timeout_ns
                           * is the connect timeout, lb.asked the connect()s not fed */
     bfo_sink sink;
@@ -347,6 +369,7 @@ static inline int bfo_vg_alloc(bfo_vg *g, int peer, int rail, int kind)
     g->ents[i].kind = kind;
     g->ents[i].qp = bfo_vg_qi(g, peer, rail);
     g->ents[i].next = -1;
+    g->ents[i].probe = 0;
     return i;
 }
 
@@ -378,6 +401,10 @@ static inline void bfo_vg_post(bfo_vg *g, int i)
     if (!bfo_link_up(&q->link) || q->broken || !q->hw) {
         bfo_vg_push(g, &g->failed, i);
         return;
+    }
+    if (g->ents[i].probe) {
+        q->probe_at = g->now;
+        q->awaiting = 1;
     }
     bfo_vg_push(g, &q->backlog, i);
     bfo_vg_kick(g, qi);
@@ -436,10 +463,12 @@ static inline bfo_verbs_wc_action bfo_vg_op_wc(bfo_vg *g, int qi, int i, int sta
     q->sq_used--;
     if (!bfo_vg_unlink(g, &q->posted, i))
         return a;
-    if (a.ok)
+    if (a.ok) {
+        q->host_at = g->now; /* the peer's adapter answered */
         bfo_vg_complete(g, i, 1);
-    else
+    } else {
         bfo_vg_push(g, &g->failed, i);
+    }
     return a;
 }
 
@@ -457,6 +486,8 @@ static inline bfo_verbs_wc_action bfo_vg_recv_wc(bfo_vg *g, int qi, int b, int s
     q->rposted--;
     if (a.ok) {
         int at = (q->rx_head + q->rx_n) % g->recv_depth;
+        if (len > 0 && q->rbuf && q->rbuf[(size_t)b * q->rstride] == BFO_FRAG_PROBEACK)
+            q->awaiting = 0; /* answered */
         q->rxq[at] = b;
         q->rxlen[at] = len;
         q->rx_n++;
@@ -465,6 +496,78 @@ static inline bfo_verbs_wc_action bfo_vg_recv_wc(bfo_vg *g, int qi, int b, int s
         q->rfree[q->nrfree++] = b;
     }
     return a;
+}
+
+/* The completion of queue pair qi's host probe (status: its ibv_wc_status):
+ * SUCCESS is the peer's host heard now (told by bfo_vg_keepalive); an error
+ * is the queue pair's, as on any operation. */
+static inline bfo_verbs_wc_action bfo_vg_probe_wc(bfo_vg *g, int qi, int status)
+{
+    bfo_verbs_wc_action a = bfo_verbs_map_wc(status, 0);
+    bfo_vg_qp *q = &g->qps[qi];
+    if (status != BFO_VWC_SUCCESS)
+        bfo_vg_wc_error(g, qi, status, 0, a);
+    if (!q->hp_out)
+        return a; /* its queue pair was closed before */
+    q->hp_out = 0;
+    q->sq_used--;
+    if (a.ok)
+        q->host_at = g->now;
+    return a;
+}
+
+/* The peer's host as a witness (docs/engine-design.md, "The failure
+ * detector").  A connection whose PROBE waits (the engine's heartbeat: no
+ * PROBEACK received since it was posted): the peer's process may be
+ * computing, not calling into bfo, but its adapter answers RDMA without
+ * it.  So, while it waits:
+ *   - a successful completion on the queue pair after the PROBE (the
+ *     PROBE's own send, any operation, a host probe) goes to the engine as
+ *     the peer's host heard on the rail (bfo_engine_host_heard): while the
+ *     peer's process is silent on every rail, that keeps the engine's probe
+ *     waiting, up to host_timeout after it;
+ *   - to keep that evidence fresh, a host probe once the PROBE has waited a
+ *     keepalive interval (ka_ns): a signalled zero-byte RDMA WRITE (no
+ *     memory and no key: a zero-length access is not checked, IB spec
+ *     C9-88), at most one on the send queue and one per keepalive interval
+ *     (100 a second per waiting queue pair at 10 ms; none otherwise);
+ *   - a dead peer, port or path: the host probe ends in an error completion
+ *     (RETRY_EXC_ERR once the adapter's retries ran out), the queue pair's
+ *     error as any other (RAIL_ERROR); with no host heard meanwhile the
+ *     engine's probe times out as before.
+ * A host probe waits behind what is on the send queue before it (RC
+ * completes in order): behind a send that the peer's adapter refuses for
+ * want of receive buffers (receiver not ready: the peer's process is not
+ * reposting them), it waits as long, and the evidence with it.  Called at
+ * the backend's progress; returns the host probes posted. */
+static inline int bfo_vg_keepalive(bfo_vg *g)
+{
+    int n = 0;
+    for (int qi = 0; qi < g->size * g->nrails; qi++) {
+        bfo_vg_qp *q = &g->qps[qi];
+        int rc;
+        if (!q->awaiting || !q->hw || q->broken || !bfo_link_up(&q->link) || !g->sink.host_heard)
+            continue;
+        if (q->host_at > q->host_told && q->host_at >= q->probe_at) {
+            q->host_told = q->host_at;
+            g->st[q->rail].host_heard++;
+            g->sink.host_heard(g->sink.ctx, q->peer, q->rail, q->host_at);
+        }
+        if (!g->ka_ns || !g->hw.host_probe || q->hp_out || g->now - q->probe_at < g->ka_ns ||
+            g->now - q->hp_at < g->ka_ns || q->sq_used >= g->sq_depth)
+            continue;
+        rc = g->hw.host_probe(g->hw.ctx, qi);
+        if (rc < 0)
+            bfo_vg_broken(g, qi, 0, "the device refused a host probe");
+        if (rc != 0)
+            continue;
+        q->hp_out = 1;
+        q->hp_at = g->now;
+        q->sq_used++;
+        g->st[q->rail].host_probes++;
+        n++;
+    }
+    return n;
 }
 
 /* Received frames, in order per (peer, rail), until the engine says wait
@@ -550,6 +653,7 @@ static inline void bfo_vg_close(bfo_vg *g, int qi, const bfo_step *st, const cha
         q->rposted = 0;
     }
     q->sq_used = 0;
+    q->hp_out = 0; /* a host probe not given back: gone with the queue pair */
     bfo_vg_append(g, &dead, &q->posted);
     bfo_vg_append(g, &dead, &q->backlog);
     q->broken = q->malformed = 0;
@@ -761,6 +865,8 @@ static inline int bfo_vg_act(bfo_link_binding *b, bfo_link *l, int action, const
         return 0;
     case BFO_CONN_ACT_REPORT_UP:
         q->rx_held = 0; /* frames that came first go to the engine now */
+        q->probe_at = q->host_at = q->host_told = q->hp_at = 0;
+        q->awaiting = 0;
         g->st[q->rail].connects++;
         bfo_vg_emit(g, qi, BFO_EV_CONNECTED);
         bfo_vg_kick(g, qi);
