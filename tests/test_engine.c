@@ -1265,6 +1265,39 @@ static void test_heartbeat_over_control_budget_not_outstanding_sent_later(void *
     sr_del(w);
 }
 
+/* A heartbeat probe out across a gap between progress calls (longer than a
+ * heartbeat: the rail's clocks are shifted past it) is still answered by
+ * its PROBEACK: the nonce it echoes is kept apart from the shifted clock. */
+static void test_probe_out_across_a_progress_gap_is_answered_by_its_probeack(void **state)
+{
+    mapout_watch x[2];
+    uint8_t buf[64];
+    bfo_hdr_railctl h;
+    (void)state;
+    sr_world *w = detect_world(71, 1, x);
+    bfo_engine *e = &w->e[0];
+    bfo_rail_link *rs = &e->peers[1].rail[0];
+    pass_time(w, 20 * MS);
+    sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD); /* rank 0 hears nothing on rail 0 */
+    for (int k = 0; k < 200 && !rs->probe_out; k++)
+        pass_time(w, MS);
+    assert_true(rs->probe_out);
+    const uint64_t nonce = rs->probe_nonce, later = w->sn.now + 300 * MS;
+    bfo_engine_progress(e, later); /* a gap of 300 ms: the clocks move past it */
+    assert_true(rs->probe_out);
+    assert_true(rs->probe_sent > nonce);
+    memset(&h, 0, sizeof h);
+    h.type = BFO_FRAG_PROBEACK;
+    h.rail = 0;
+    h.epoch = rs->epoch;
+    h.nonce = nonce;
+    size_t n = bfo_hdr_railctl_encode(&h, buf, sizeof buf);
+    assert_int_equal(bfo_engine_frame(e, 1, 0, buf, n, later), BFO_OK);
+    assert_false(rs->probe_out); /* answered */
+    assert_int_equal(x[0].mapouts, 0);
+    sr_del(w);
+}
+
 /* The timers set low: heartbeat 20 ms, probe timeout 30 ms.  A busy rail
  * that turns silent is mapped out within ~50 ms; a second of streaming
  * before it maps nothing out. */
@@ -2840,6 +2873,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_short_timers_silent_rail_mapped_out_within_50_ms),
         cmocka_unit_test(test_stalled_peer_heard_is_not_failed_until_it_falls_silent),
         cmocka_unit_test(test_heartbeat_over_control_budget_not_outstanding_sent_later),
+        cmocka_unit_test(test_probe_out_across_a_progress_gap_is_answered_by_its_probeack),
         cmocka_unit_test(test_back_pressure_keepalives_keep_the_rails_up),
         cmocka_unit_test(test_probe_out_cleared_when_the_rail_leaves_up),
         cmocka_unit_test(test_slow_answers_raise_the_probe_timeout_instead_of_failing_again),

@@ -306,7 +306,9 @@ typedef struct bfo_rail_link {
     uint64_t host_rx;    /* heard the peer's host on the rail, not its process (bfo_engine_host_heard) */
     uint64_t busy_at;    /* the last time the peer counted as busy (bfo_engine_progress) */
     uint64_t last_tx;    /* posted an operation on the rail */
-    uint64_t probe_sent; /* the last probe (its nonce), or the last attempt to send one */
+    uint64_t probe_sent; /* the last probe, or the last attempt to send one (shifted
+                          * past a gap between progress calls, as the other clocks) */
+    uint64_t probe_nonce; /* the last probe's nonce, which its PROBEACK echoes (never shifted) */
     uint64_t deadline, backoff;
     uint64_t vfinish;    /* striping: virtual finish time of the last op posted */
     int inflight;        /* ops given to the backend on this rail, not yet completed */
@@ -2402,6 +2404,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
     switch ((enum bfo_rail_action)act) { /* every action, no default: -Wswitch names one left out */
     case BFO_RAIL_ACT_SEND_PROBE:
         rs->probe_sent = e->now; /* PROBING times out from the attempt, sent or not */
+        rs->probe_nonce = e->now;
         if (bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBE, rail, e->now) &&
             rs->fsm.cs == BFO_RAIL_ST_UP)
             rs->probe_out = 1; /* a heartbeat that went out waits for its PROBEACK */
@@ -3181,7 +3184,7 @@ static inline int bfo__rcvd_railctl(bfo_engine *e, int peer, int rail, const bfo
         return BFO_ERR_STALE; /* about an earlier life of the rail */
     bfo__rail_step(e, peer, f->type == BFO_FRAG_BROKEN ? about : rail,
                    bfo_frag_event(f->type, BFO_EVK_RCVD), f);
-    if (f->type == BFO_FRAG_PROBEACK && f->h.railctl.nonce == e->peers[peer].rail[rail].probe_sent)
+    if (f->type == BFO_FRAG_PROBEACK && f->h.railctl.nonce == e->peers[peer].rail[rail].probe_nonce)
         bfo__probe_answered(e, &e->peers[peer].rail[rail]);
     return BFO_OK;
 }
@@ -3823,7 +3826,10 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
                  * a backlog to read before it answers here) */
                 uint64_t since = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
                 uint64_t quiet = rs->last_rx;
-                /* busy: the process silent everywhere since the probe, its host heard here */
+                /* busy: the process silent everywhere since the probe, its
+                 * host heard here (a process heard after the probe talks:
+                 * this rail has no excuse, test_host_heard_does_not_excuse_
+                 * a_rail_when_the_process_talks_elsewhere) */
                 if (rs->probe_out && proc_rx <= rs->probe_sent && rs->host_rx > rs->probe_sent &&
                     e->now - rs->host_rx < c->host_timeout_ns) {
                     rs->busy_at = e->now;

@@ -18,9 +18,10 @@ export BFO_RAILS=verbs:rxe0,verbs:rxe1
 # Beyond it its adapter refuses sends (RNR), a host probe waits behind
 # them, and the rail is mapped out host_timeout later (docs/verbs.md).
 # A heartbeat of 1 s: a TCG guest's progress calls can come more than the
-# default 100 ms apart, and the engine's gap rule then moves a probe's
-# send time on, so that its PROBEACK no longer matches and the probe stays
-# out until rank 1 falls silent (docs/engine-design.md: left).
+# default 100 ms apart.  The engine's gap rule used to move a probe's send
+# time on so that its PROBEACK no longer matched (fixed since: the nonce
+# is kept apart, probe_nonce); the heartbeat stays at 1 s here until this
+# test has been measured with the default.
 stream --duration $((COMPUTE_S + 8)) --compute "1:3:$COMPUTE_S" --size 262144 --window 8 \
     --heartbeat-ms 1000 --timeout $((COMPUTE_S + 60))
 wait_stream $((COMPUTE_S + 70))
