@@ -1121,22 +1121,23 @@ static void parse(bfo_tcp *t, tlink *l)
     t->replied_elsewhere = outer_replied;
 }
 
-/* Reads and takes at most READ_MAX bytes of one link per call: a burst of
- * small frames costs the engine a few microseconds each (more on a loaded
- * machine), and while one link's backlog is taken the peer's other links
- * are not read, so that peer's process falls silent there (no frame, no
- * ack) and a probe out on one of them times out.  With a megabyte read at
- * once (eight full buffers), one link's share of a 100,000-message burst
- * took 70 to 120 ms on a loaded machine, past the probe timeout of the
- * other link; 64 KB (about 900 small frames) take a few milliseconds.
- * What is left stays in the socket: the link is readable at the next
- * progress, hot or in the epoll set. */
-#define READ_MAX (64 * 1024)
+/* Reads and takes at most eight buffers of one link per call, and no more
+ * once READ_NS went by: a burst of small frames costs the engine a few
+ * microseconds each (more on a loaded machine), and while one link's
+ * backlog is taken the peer's other links are not read, so that peer's
+ * process falls silent there (no frame, no ack) and a probe out on one of
+ * them times out.  Eight buffers of one link's share of a 100,000-message
+ * burst took 70 to 120 ms on a loaded machine, past the probe timeout of
+ * the other link.  Large frames cost little per byte: they still come
+ * eight buffers at a time.  What is left stays in the socket: the link is
+ * readable at the next progress, hot or in the epoll set. */
+#define READ_NS 2000000ull
 
 static void link_read(bfo_tcp *t, tlink *l)
 {
-    size_t budget = READ_MAX;
-    for (int round = 0; round < 8 && budget && l->fd >= 0 && !l->broken && !l->stalled; round++) {
+    const uint64_t t0 = t->now;
+    for (int round = 0; round < 8 && t->now - t0 < READ_NS && l->fd >= 0 && !l->broken && !l->stalled;
+         round++) {
         size_t space;
         ssize_t n;
         if (l->rx_off && t->rx_cap - l->rx_len < BFO_TCP_HDR_SIZE + t->max_frame) {
@@ -1145,8 +1146,6 @@ static void link_read(bfo_tcp *t, tlink *l)
             l->rx_off = 0;
         }
         space = t->rx_cap - l->rx_len;
-        if (space > budget)
-            space = budget;
         n = read(l->fd, l->rx + l->rx_len, space);
         if (n == 0) {
             if (l->rx_len > l->rx_off)
@@ -1164,7 +1163,6 @@ static void link_read(bfo_tcp *t, tlink *l)
             return;
         }
         l->rx_len += (size_t)n;
-        budget -= (size_t)n;
         /* The clock moves on as the frames are taken: those at the end of
          * a long read, stamped with the progress call's start, would tell
          * the engine that the peer was last heard that long ago (and a
