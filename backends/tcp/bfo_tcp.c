@@ -1121,22 +1121,9 @@ static void parse(bfo_tcp *t, tlink *l)
     t->replied_elsewhere = outer_replied;
 }
 
-/* Reads and takes at most eight buffers of one link per call, and no more
- * once READ_NS went by: a burst of small frames costs the engine a few
- * microseconds each (more on a loaded machine), and while one link's
- * backlog is taken the peer's other links are not read, so that peer's
- * process falls silent there (no frame, no ack) and a probe out on one of
- * them times out.  Eight buffers of one link's share of a 100,000-message
- * burst took 70 to 120 ms on a loaded machine, past the probe timeout of
- * the other link.  Large frames cost little per byte: they still come
- * eight buffers at a time.  What is left stays in the socket: the link is
- * readable at the next progress, hot or in the epoll set. */
-#define READ_NS 2000000ull
-
 static void link_read(bfo_tcp *t, tlink *l)
 {
-    const uint64_t t0 = t->now;
-    for (int round = 0; round < 8 && t->now - t0 < READ_NS && l->fd >= 0 && !l->broken && !l->stalled;
+    for (int round = 0; round < 8 && l->fd >= 0 && !l->broken && !l->stalled;
          round++) {
         size_t space;
         ssize_t n;
