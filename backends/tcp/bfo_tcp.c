@@ -1123,8 +1123,7 @@ static void parse(bfo_tcp *t, tlink *l)
 
 static void link_read(bfo_tcp *t, tlink *l)
 {
-    for (int round = 0; round < 8 && l->fd >= 0 && !l->broken && !l->stalled;
-         round++) {
+    for (int round = 0; round < 8 && l->fd >= 0 && !l->broken && !l->stalled; round++) {
         size_t space;
         ssize_t n;
         if (l->rx_off && t->rx_cap - l->rx_len < BFO_TCP_HDR_SIZE + t->max_frame) {

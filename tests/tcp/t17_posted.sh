@@ -7,7 +7,7 @@
 # lost or twice, no failover, no peer given up.  The liveness probes
 # (heartbeats every 100 ms, 40 ms probe timeout) must not wait behind the
 # burst: they once did, in the receiver's out-of-order list (12 s in one
-# progress call), in a megabyte read at once from one connection, and
+# progress call), behind frames stamped with a long read's start, and
 # behind the data in the sender's queue (docs/engine-design.md, "The
 # failure detector").
 . "$(dirname "$0")/lib.sh"
