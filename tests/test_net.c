@@ -946,7 +946,7 @@ static void msgs_check(world *w, msgs *ms)
     for (int r = 0; r < w->size; r++) {
         assert_int_equal(E(w, r)->uxm_in_use, 0);
         assert_int_equal(E(w, r)->ux_head, -1);
-        assert_int_equal(E(w, r)->ooo_head, -1);
+        assert_int_equal(bfo__ooo_count(E(w, r)), 0);
         assert_int_equal(E(w, r)->posted_count, 0);
         assert_int_equal(E(w, r)->stats.protocol_violations, 0);
     }

@@ -14,7 +14,7 @@
  *
  *   bfo stream [--size S | --sizes S1,S2,...] [--count N | --duration SEC] [--window W] [--json]
  *              [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]
- *              [--send-delay-ms T]
+ *              [--send-delay-ms T] [--recv-first]
  *              [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T]
  *              [--grace-ms T] [--user-timeout-ms T] [--connect-timeout-ms T]
  *              [--timeout SEC] [-v] [--trace-rails]
@@ -32,6 +32,10 @@
  *       misbehaving test peer); the others do not stream with it.
  *     --recv-delay-ms T: post no receive for the first T ms (the senders'
  *       eager messages fill the engine's unexpected buffers: back-pressure).
+ *     --recv-first: every receive posted before any message is sent: the
+ *       window is the count; a rank posts all its receives, then tells
+ *       each peer so (a READY message, context 1), and sends to a peer only
+ *       once that peer's READY came (--count only, not --duration).
  *     --trace-rails: every rail state change on stderr (ms since the
  *       first, CLOCK_MONOTONIC seconds in parentheses, peer, rail, from
  *       --event--> to), and how long a mapped-out rail's operations in
@@ -94,6 +98,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -305,6 +310,9 @@ typedef struct peer_st {
     uint64_t total_out; /* what our TOTAL message says */
     bfo_request total_rreq, total_sreq;
     int total_known, total_posted, stopped;
+    bfo_request ready_rreq, ready_sreq; /* --recv-first: the peer's READY, ours */
+    int ready, ready_sent;
+    uint8_t ready_in, ready_out;
     uint8_t *seen;
     int dead, skip;
     uint64_t drain_at[BFO_MAX_RAILS]; /* a rail left UP with operations in flight: since */
@@ -317,6 +325,7 @@ typedef struct stream {
     int rank, size, window, tolerate, verbose;
     int data; /* --data: 0 buffers, 1 iovec lists, 2 pack/unpack */
     uint64_t count, duration_ns, recv_delay_ns, send_delay_ns;
+    int recv_first;
     int comp_rank, comp_done;     /* --compute: the rank, done yet */
     uint64_t comp_at, comp_ns;    /* ... when (after the start), for how long */
     size_t sizes[ST_MAX_SIZES];
@@ -649,6 +658,7 @@ static const char stream_usage[] =
     "                  [--json]\n"
     "                  [--tolerate-death] [--skip-rank R]... [--drop-on-signal RAIL] [--recv-delay-ms T]\n"
     "                  [--send-delay-ms T]   (receives or sends posted only T ms after the start)\n"
+    "                  [--recv-first]   (every receive posted, and the peer told, before any send)\n"
     "                  [--trace-rails] [--data iov|pack] [--compute RANK|all:AT:SEC]\n"
     "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
     "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n"
@@ -691,6 +701,8 @@ int bfo_cmd_stream(int argc, char **argv)
             s->verbose = 1;
         else if (!strcmp(a, "--trace-rails"))
             trace_rails = 1;
+        else if (!strcmp(a, "--recv-first"))
+            s->recv_first = 1;
         else if (!v) {
             fputs(stream_usage, stderr);
             return 2;
@@ -783,6 +795,13 @@ int bfo_cmd_stream(int argc, char **argv)
             return 2;
         }
     }
+    if (s->recv_first) {
+        if (s->duration_ns || s->count > (uint64_t)INT_MAX) {
+            fputs(stream_usage, stderr);
+            return 2;
+        }
+        s->window = (int)s->count;
+    }
     if (s->count == 0 || s->window < 1 || s->nsizes < 1) {
         fputs(stream_usage, stderr);
         return 2;
@@ -854,6 +873,9 @@ int bfo_cmd_stream(int argc, char **argv)
         if (s->duration_ns &&
             bfo_irecv(s->e, &ps->total_rreq, &ps->total, sizeof ps->total, p, 1, 7, t_start) != BFO_OK)
             ps->dead = 1;
+        if (s->recv_first &&
+            bfo_irecv(s->e, &ps->ready_rreq, &ps->ready_in, 1, p, 1, 9, t_start) != BFO_OK)
+            ps->dead = 1;
     }
 
     /* ---- the stream */
@@ -895,7 +917,7 @@ int bfo_cmd_stream(int argc, char **argv)
                     }
                 }
                 if (!sl->active && !ps->dead && !ps->stopped && ps->sposted < s->count &&
-                    now - t_start >= s->send_delay_ns &&
+                    now - t_start >= s->send_delay_ns && (!s->recv_first || ps->ready) &&
                     !(s->duration_ns && now - t_start >= s->duration_ns)) {
                     sl->idx = ps->sposted++;
                     sl->len = size_of(s, s->rank, p, sl->idx);
@@ -993,8 +1015,32 @@ int bfo_cmd_stream(int argc, char **argv)
                     busy = 1;
                 }
             }
+            if (s->recv_first && !ps->dead && !ps->ready_sent && ps->rposted >= ps->total) {
+                /* every receive from p is posted: p may send */
+                rc = bfo_isend(s->e, &ps->ready_sreq, &ps->ready_out, 1, p, 1, 9, now);
+                ps->ready_sent = 1;
+                if (rc != BFO_OK && rc != BFO_ERR_PEER_UNREACHABLE) {
+                    fprintf(stderr, "bfo stream[%d]: READY to %d: %s\n", s->rank, p, bfo_errname(rc));
+                    bad = 1;
+                    ps->dead = 1;
+                }
+                busy = 1;
+            }
+            if (s->recv_first && !ps->dead && !ps->ready && bfo_test(&ps->ready_rreq)) {
+                ps->ready = ps->ready_rreq.status == BFO_OK;
+                if (!ps->ready) {
+                    if (ps->ready_rreq.status == BFO_ERR_PEER_UNREACHABLE && s->tolerate)
+                        note_unreachable(s, p, now);
+                    else
+                        bad = 1;
+                    ps->dead = 1;
+                }
+                busy = 1;
+            }
             if (ps->dead || !ps->snd)
                 continue;
+            if (s->recv_first && (!ps->ready || !ps->ready_sent || !bfo_test(&ps->ready_sreq)))
+                unfinished++;
             for (int w = 0; w < s->window; w++) /* receives past the total may stay posted */
                 unfinished += ps->snd[w].active + (ps->rcv[w].active && ps->rcv[w].idx < ps->total);
             if (!ps->stopped || (ps->total_posted && !bfo_test(&ps->total_sreq)) || !ps->total_known ||

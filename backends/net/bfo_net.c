@@ -1063,8 +1063,7 @@ static void dump_engine(bfo_net *n, FILE *f)
     int ux = 0, ooo = 0, posted = 0, fail = 0;
     for (int i = e->ux_head; i >= 0; i = bfo__ux_at(e, i)->an)
         ux++;
-    for (int i = e->ooo_head; i >= 0; i = bfo__ux_at(e, i)->next)
-        ooo++;
+    ooo = bfo__ooo_count(e);
     posted = e->posted_count;
     for (int i = e->fail_head; i >= 0; i = bfo__op_at(e, i)->next)
         fail++;

@@ -56,8 +56,9 @@ typedef struct ent {
     const bfo_data_span *span; /* described data (iovec): its segments follow the pieces,
                                 * gathered into the writev (bfo_data_span_gather) */
     size_t total, off; /* bytes of the whole frame, bytes written */
-    uint64_t seq, token;
+    uint64_t seq, token; /* seq: 0 until its first byte is handed to the socket (stamp_ack) */
     int next;
+    int urgent; /* a rail control frame (queue_urgent) */
 } ent;
 
 typedef bfo_list elist; /* a FIFO of descriptors (bfo_list.h) */
@@ -577,14 +578,65 @@ static int swallowing(bfo_tcp *t, tlink *l)
 }
 
 /* A frame about to be written for the first time carries the freshest
- * cumulative ack, and the flag when this side is stalled. */
+ * cumulative ack, and the flag when this side is stalled; and gets its
+ * sequence number now, not at post, since a control frame may pass the
+ * frames queued before it (queue_urgent).  A number given to a frame the
+ * socket then did not take is taken back (unstamp). */
 static inline void stamp_ack(tlink *l, ent *en)
 {
+    if (!en->seq) {
+        en->seq = ++l->next_seq;
+        bfo_put64(en->hdr + 8, en->seq);
+    }
     en->hdr[7] = l->stalled ? BFO_TCP_F_STALLED : 0;
     bfo_put64(en->hdr + 16, l->rx_seq);
     l->ack_sent = l->rx_seq;
     l->rx_frames = 0;
     l->rx_bytes = 0;
+}
+
+/* After a write: the frames stamped for it that the socket did not take
+ * give their sequence numbers back (the next frame written, maybe a
+ * control frame queued since, takes the next number). */
+static void unstamp(bfo_tcp *t, tlink *l)
+{
+    int i = l->unsent;
+    if (i >= 0 && t->ents[i].off) /* partly written: its number is on the wire */
+        i = t->ents[i].next;
+    for (; i >= 0 && t->ents[i].seq; i = t->ents[i].next)
+        t->ents[i].seq = 0;
+    l->next_seq = l->unsent >= 0 && t->ents[l->unsent].off ? t->ents[l->unsent].seq : l->last_written;
+}
+
+/* A rail control frame (the engine's PROBE, PROBEACK, BROKEN) on a link
+ * whose unsent queue is not empty goes ahead of the data frames in it:
+ * after the frame being written (never inside one) and after the control
+ * frames queued before it.  Behind a burst of 100,000 small frames (4 MB
+ * in user space) a heartbeat's answer came back seconds late and the probe
+ * timed out.  Descriptors are named by index: to go ahead of the first
+ * unsent one, the new descriptor goes right after it and the two swap
+ * contents. */
+static void queue_urgent(bfo_tcp *t, tlink *l, int i)
+{
+    int a = l->unsent;
+    ent *m = t->ents;
+    if (!m[a].off && !m[a].urgent) {
+        ent tmp = m[a];
+        int n = m[a].next;
+        m[a] = m[i];
+        m[a].next = i;
+        m[i] = tmp;
+        m[i].next = n;
+        if (l->q.tail == a)
+            l->q.tail = i;
+        return;
+    }
+    while (m[a].next >= 0 && m[m[a].next].urgent)
+        a = m[a].next;
+    m[i].next = m[a].next;
+    m[a].next = i;
+    if (l->q.tail == a)
+        l->q.tail = i;
 }
 
 /* Every descriptor is in use (the engine's pools grew past max_ops): twice
@@ -677,6 +729,7 @@ static void link_flush(bfo_tcp *t, tlink *l)
             w = sendmsg(l->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         }
         if (w < 0) {
+            unstamp(t, l);
             if (errno == EINTR)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
@@ -705,6 +758,7 @@ static void link_flush(bfo_tcp *t, tlink *l)
                 l->unsent = en->next;
             }
         }
+        unstamp(t, l);
     }
     link_events(t, l);
 }
@@ -794,17 +848,29 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
     en->total = BFO_TCP_HDR_SIZE + len;
     en->off = 0;
     en->token = token;
+    en->urgent = iov[0].len > 0 && (((const uint8_t *)iov[0].base)[0] == BFO_FRAG_PROBE ||
+                                    ((const uint8_t *)iov[0].base)[0] == BFO_FRAG_PROBEACK ||
+                                    ((const uint8_t *)iov[0].base)[0] == BFO_FRAG_BROKEN);
     if (!link_up(l) || l->broken) {
         en->seq = (uint64_t)rail; /* the failed list keeps the rail here */
         el_push(t, &t->failed, i);
         return 0;
     }
-    en->seq = ++l->next_seq;
+    en->seq = 0; /* given when it is first written (stamp_ack) */
+    bfo_tcp_frame_header(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, 0, 0);
+    if (en->urgent && l->unsent >= 0) {
+        queue_urgent(t, l, i); /* en is not this frame's descriptor any more */
+        if (t->taking == l)
+            return 0;
+        if (t->taking && t->taking->peer == peer)
+            t->replied_elsewhere = 1;
+        link_flush(t, l);
+        return 0;
+    }
     el_push(t, &l->q, i);
     if (t->taking == l) {
         /* a reply to a frame being taken: written once parse has counted
          * that frame, so it carries its ack (parse) */
-        bfo_tcp_frame_header(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, en->seq, 0);
         if (l->unsent < 0)
             l->unsent = i;
         return 0;
@@ -818,7 +884,6 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
          * link_flush's gathering.  What the socket does not take now is
          * left to link_flush. */
         ssize_t w;
-        bfo_tcp_frame_header(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, en->seq, 0);
         stamp_ack(l, en);
         w = send(l->fd, en->hdr, en->hlen, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w == (ssize_t)en->hlen) {
@@ -826,12 +891,14 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
             frame_written(t, l, en);
             return 0;
         }
-        if (w > 0)
+        if (w > 0) {
             en->off = (size_t)w;
-        else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            set_broken(t, l, 0, "send: %s", strerror(errno));
-    } else {
-        bfo_tcp_frame_header(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, en->seq, 0);
+        } else {
+            en->seq = 0; /* not on the wire: its number is given again */
+            l->next_seq--;
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                set_broken(t, l, 0, "send: %s", strerror(errno));
+        }
     }
     if (l->unsent < 0)
         l->unsent = i;
@@ -1071,6 +1138,11 @@ static void link_read(bfo_tcp *t, tlink *l)
             return;
         }
         l->rx_len += (size_t)n;
+        /* The clock moves on as the frames are taken: those at the end of
+         * a long read, stamped with the progress call's start, would tell
+         * the engine that the peer was last heard that long ago (and a
+         * probe out meanwhile times out at the timers of this very call). */
+        t->now = tnow();
         parse(t, l);
         if ((size_t)n < space)
             return;

@@ -76,7 +76,12 @@
  *      reports BFO_EV_RAIL_ERROR for (peer, rail) and then completes every
  *      unacknowledged frame of it with ok=0.  Posts while a rail has no
  *      connection complete with ok=0 from the next progress.
- *   4. One TCP connection carries a rail: frames stay in order.
+ *   4. One TCP connection carries a rail: frames stay in order, except
+ *      that a rail control frame (PROBE, PROBEACK, BROKEN) goes ahead of
+ *      the data frames still queued in user space for the connection
+ *      (after the frame being written, never inside it); sequence numbers
+ *      are given as frames are written, so they stay consecutive on the
+ *      wire.  The engine needs no order between a control frame and data.
  *
  * CONNECTIONS.  The engine calls connect(peer, rail) on both sides.  The
  *   lower rank dials (from its own rail address, so `ss -K src|dst ADDR`

@@ -709,7 +709,7 @@ void fz_finish(void)
                e->ops_in_use, e->ctl_in_use);
     FUZZ_CHECK(e->slots_in_use == 0, "leaked: %d handles", e->slots_in_use);
     FUZZ_CHECK(F.regs_live == 0, "leaked: %d registrations", F.regs_live);
-    FUZZ_CHECK(e->ooo_head < 0 && e->posted_count == 0, "out-of-order or posted left");
+    FUZZ_CHECK(bfo__ooo_count(e) == 0 && e->posted_count == 0, "out-of-order or posted left");
     int ux = 0;
     for (int i = e->ux_head; i >= 0 && ux <= e->uxp.n; i = bfo__ux_at(e, i)->an)
         ux++;

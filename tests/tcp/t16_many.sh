@@ -3,11 +3,7 @@
 # each rank sends the other 100,000 eager messages (1,000 at a time) that all complete
 # before a single receive is posted (they wait, unexpected, in the
 # receiver's pools, which grow).  Every message verified, none lost or
-# twice, no failover.  (100,000 receives posted before their sends work by
-# hand, `bfo stream --window 100000 --send-delay-ms 3000`, but the 100,000
-# frames then written at once queue ahead of the liveness probes on the
-# same connections, and on a loaded machine the peer is given up: probes
-# that data cannot delay are issue 18's; not judged here yet.)
+# twice, no failover.  (100,000 receives posted before their sends: t17.)
 . "$(dirname "$0")/lib.sh"
 timeout 120 "$BFO_TCP" run -n 2 --rails "$RAILS" --timeout 110 -- \
     "$BFO_TCP" stream --json --count 100000 --size 8 --window 1000 --recv-delay-ms 5000 \
