@@ -2357,6 +2357,40 @@ static void test_credit_past_window_sends_go_by_rendezvous_then_eager_again(void
     grow_free(&g);
 }
 
+/* Ranks whose eager limits differ (bfo_net's default is 64 KiB over TCP
+ * alone, 4 KiB with shm or verbs rails): rank 0 sends 60 KiB eagerly to
+ * rank 1, whose own limit is 4 KiB; rank 1 takes it, unexpected first and
+ * posted later, and answers in kind by rendezvous. */
+static void test_eager_limits_that_differ_between_ranks_still_talk(void **state)
+{
+    static uint8_t out[2][60 * 1024], in[2][60 * 1024];
+    bfo_request s[2], r[2];
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 66);
+    sr_world *w = sr_new(&sc);
+    w->e[0].cfg.eager_limit = 64 * 1024; /* rank 1 keeps its 4 KiB */
+    assert_true(w->e[1].cfg.eager_limit < sizeof out[0]);
+    for (int i = 0; i < 2; i++)
+        memset(out[i], 0x30 + i, sizeof out[i]);
+    assert_int_equal(bfo_isend(&w->e[0], &s[0], out[0], sizeof out[0], 1, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[1], &s[1], out[1], sizeof out[1], 0, 0, 2, w->sn.now), BFO_OK);
+    sr_advance(w, 50000000);
+    assert_int_equal(bfo_irecv(&w->e[1], &r[0], in[0], sizeof in[0], 0, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_irecv(&w->e[0], &r[1], in[1], sizeof in[1], 1, 0, 2, w->sn.now), BFO_OK);
+    for (int k = 0; k < 100 && !(bfo_test(&r[0]) && bfo_test(&r[1])); k++)
+        sr_advance(w, 10000000);
+    for (int i = 0; i < 2; i++) {
+        assert_true(bfo_test(&s[i]) && bfo_test(&r[i]));
+        assert_int_equal(r[i].status, BFO_OK);
+        assert_int_equal(r[i].length, sizeof out[i]);
+        assert_memory_equal(in[i], out[i], sizeof out[i]);
+    }
+    assert_int_equal(w->e[1].stats.eagers, 1);  /* rank 0's, eager */
+    assert_int_equal(w->e[0].stats.eagers, 0);  /* rank 1's, by rendezvous */
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
 /* A cancelled eager send gives its bytes back to the window: the peer
  * takes only its sequence (an empty MATCH), so it would never free them. */
 static void test_credit_cancelled_send_gives_its_bytes_back(void **state)
@@ -2818,6 +2852,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_full_pools_make_frames_wait_never_lose_them),
         cmocka_unit_test(test_credit_past_window_sends_go_by_rendezvous_then_eager_again),
         cmocka_unit_test(test_credit_cancelled_send_gives_its_bytes_back),
+        cmocka_unit_test(test_eager_limits_that_differ_between_ranks_still_talk),
         cmocka_unit_test(test_credit_older_limit_changes_nothing),
         cmocka_unit_test(test_actions_fed_without_their_input_are_refused),
         cmocka_unit_test(test_mixed_messages_every_protocol_no_fault),

@@ -48,9 +48,9 @@
  *   docs/engine-design.md, "Latency across the eager limit", has the
  *   `bfo bench --latency` figures).  It also sizes the
  *   engine's unexpected-message buffers (max_unexpected of them) and the
- *   transports' largest frame.  Every rank must use the same value: a
- *   MATCH above the receiver's limit is a protocol violation (ranks whose
- *   rail lists differ in being all TCP or not must set it).  A malformed
+ *   transports' largest frame.  Ranks may differ: a receiver takes eager
+ *   payloads up to the larger of its eager_limit and frag_size, and
+ *   credits bound what a peer holds there.  A malformed
  *   value: BFO_ERR_INVALID, said on stderr.
  *
  * PROGRESS.  bfo_net_progress polls every transport, then runs the

@@ -2920,7 +2920,12 @@ static BFO__HOT int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
 {
     bfo_peer *p = &e->peers[peer];
     const uint64_t seq = bfo__frame_seq(f);
-    if (f->payload_len > (f->type == BFO_FRAG_RGET ? 4 * BFO_MAX_RAILS : e->cfg.eager_limit) ||
+    /* a peer's eager limit may be larger than ours (bfo_net's default follows
+     * the rails of each rank): we take what our transports carry, the larger
+     * of eager_limit and frag_size; its credits bound what it holds here */
+    if (f->payload_len > (f->type == BFO_FRAG_RGET ? 4 * BFO_MAX_RAILS
+                          : e->cfg.eager_limit > e->cfg.frag_size ? e->cfg.eager_limit
+                                                                  : e->cfg.frag_size) ||
         seq == 0)
         return BFO_ERR_PROTOCOL;
     if (seq < p->recv_seq) {
