@@ -54,7 +54,10 @@ static const int order[NSCEN] = { S_STALE_SESSION, S_MAGIC, S_TOO_LONG, S_ENGINE
                                   S_RAIL_BEYOND, S_GARBAGE_HELLO, S_ACK_BEYOND };
 
 #define hdr bfo_tcp_frame_header
-#define EAGER_TOO_LONG 5000 /* above the stream's eager_limit (4096), below the largest frame */
+/* above what a receiver takes eager (the larger of eager_limit, 64 KiB by
+ * default over TCP alone, and frag_size, 64 KiB), below the largest frame
+ * (those plus BFO_MAX_HDR_SIZE) */
+#define EAGER_TOO_LONG (65536 + 32)
 
 static int g_failed;
 static int g_rank;

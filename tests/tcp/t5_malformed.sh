@@ -24,7 +24,7 @@ for why in "bad frame header" "bad frame (kind 1, length 268435456)" "engine rej
            "frame sequence 5, expected 1" "closed inside a frame" "beyond the last frame sent" \
            "hello from rank 2, which may not connect here" "not a hello" \
            "engine rejected a frame (MATCH, 10 bytes): BFO_ERR_TRUNCATED" \
-           "engine rejected a frame (MATCH, 5024 bytes): BFO_ERR_PROTOCOL" \
+           "engine rejected a frame (MATCH, 65592 bytes): BFO_ERR_PROTOCOL" \
            "engine rejected a frame (PROBE, 16 bytes): BFO_ERR_PROTOCOL" \
            "engine rejected a frame (MATCH, 32 bytes): BFO_ERR_PROTOCOL"; do
     grep -qF "$why" "$WORK/err" || fail "no drop logged for: $why"
