@@ -73,9 +73,11 @@ typedef struct bfo_rail_stats {
     uint64_t keepalives_tx;          /* back-pressure keepalives sent */
     uint64_t hellos_rejected;        /* incoming connections closed before a valid hello */
     uint64_t hellos_stale;           /* hellos of a dial the peer had given up, refused */
-    uint64_t nudges_tx;              /* TCP: ACK frames sent only for the peer's kernel to acknowledge */
+    uint64_t nudges_tx;              /* TCP: ACK frames sent only for the peer's kernel to acknowledge;
+                                      * verbs: zero-byte RDMA WRITEs (host probes) posted */
     uint64_t busy_heard;             /* the peer process silent, its rail vouched for by other evidence
-                                      * (TCP: its kernel's acknowledgements; shm: its pidfd) */
+                                      * (TCP: its kernel's acknowledgements; shm: its pidfd; verbs:
+                                      * its adapter completing a host probe) */
 } bfo_rail_stats;
 
 /* What open() gets. */

@@ -79,8 +79,9 @@
  *       rdma_reads, rdma_writes: the RDMA operations the engines posted
  *       (GET reads, PUT writes), all ranks; host_heard: times a transport
  *       vouched for a silent peer's rail by its host (TCP acknowledgements,
- *       an shm pidfd); nudges: TCP frames sent only for the peer's kernel
- *       to acknowledge; thread_rounds: rounds of bfo_net's progress thread
+ *       an shm pidfd, a verbs host probe completed by its adapter); nudges:
+ *       TCP frames sent only for the peer's kernel to acknowledge, and
+ *       verbs host probes (zero-byte RDMA WRITEs) posted; thread_rounds: rounds of bfo_net's progress thread
  *       (BFO_PROGRESS_THREAD=1) while a rank computed; credit_rndv: sends
  *       of eager size that went by rendezvous because the receiver's
  *       window for them was full (BFO_UNEXPECTED_BUDGET / (ranks - 1));
