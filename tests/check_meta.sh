@@ -191,7 +191,7 @@ expect fail "a snippet's source in tests/test_porting.c changed, docs/porting.md
 # Fragment types drive the engine's switches: a type or an action the
 # engine has no code for stops the build, rather than being dropped at run
 # time as a protocol violation.
-goodbye='fragment GOODBYE        0x13 railctl -       -     "rail control: the peer leaves"'
+goodbye='fragment GOODBYE        0x1f railctl -       -     "rail control: the peer leaves"'
 fresh
 sed -i "s/^\(fragment PROBEACK .*\)\$/\1\n$goodbye/" "$scratch/repo/spec/alphabet.tab"
 grep -q '^fragment GOODBYE' "$scratch/repo/spec/alphabet.tab" || { echo "FAIL - could not add a fragment type"; exit 1; }
