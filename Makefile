@@ -557,3 +557,37 @@ clean:
 # needs Ragel and python3).
 check-meta: $(BUILD)/bfo
 	CC=$(CC) CXX=$(CXX) BFO=$(CURDIR)/$(BUILD)/bfo bash tests/check_meta.sh
+
+# ---------------------------------------------------------------- pml/bfo
+# The Open MPI 4.1 PML component (mpi/ompi/, docs/mpi.md), built against
+# the system's Open MPI (Debian: libopenmpi-dev): its headers are where
+# `mpicc --showme:incdirs` says, with a stand-in for ompi/peruse/peruse.h,
+# the one header the package lacks.  The component links bfo_net (the
+# -fPIC archive) into itself and keeps its symbols to itself.
+#   make pml          $(BUILD)/pml/mca_pml_bfo.so
+#   make install-pml  into ~/.openmpi/components (or PML_PREFIX: Open MPI's
+#                     own component directory, `ompi_info --path pkglibdir`)
+#   make check-pml    MPI programs over it, 2 and 4 ranks, faults (tests/pml)
+#   make bench-pml    against ob1 and ucx, one run (bench/pml)
+.PHONY: pml install-pml uninstall-pml check-pml bench-pml
+MPICC        ?= mpicc
+OMPI_INCDIRS := $(shell $(MPICC) --showme:incdirs 2>/dev/null)
+OMPI_CFLAGS  := $(foreach d,$(OMPI_INCDIRS),-isystem $(d)) \
+                $(if $(filter x86_64%,$(shell $(CC) -dumpmachine)),-mcx16)
+OMPI_LIBS    := $(shell $(MPICC) --showme:link 2>/dev/null) -lopen-rte -lopen-pal
+PML_SRC      := mpi/ompi/pml_bfo.c mpi/ompi/pml_bfo_component.c
+PML_SO       := $(BUILD)/pml/mca_pml_bfo.so
+PML_PREFIX   ?= $(HOME)/.openmpi/components
+pml: $(PML_SO)
+$(BUILD)/pml:
+	mkdir -p $@
+$(PML_SO): $(PML_SRC) mpi/ompi/pml_bfo.h $(BUILD)/libbfo_net.a | $(BUILD)/pml
+	@test -n "$(OMPI_INCDIRS)" || { echo "make pml: mpicc not found (apt-get install libopenmpi-dev)"; exit 1; }
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter $(CFLAGS) $(SANFLAGS) -fPIC -shared \
+	  $(OMPI_CFLAGS) $(INC) $(BACK_INC) $(PML_SRC) $(BUILD)/libbfo_net.a -o $@ \
+	  -Wl,--exclude-libs,ALL -Wl,-z,defs $(OMPI_LIBS) $(NET_LIBS)
+install-pml: $(PML_SO)
+	mkdir -p $(DESTDIR)$(PML_PREFIX)
+	cp $(PML_SO) $(DESTDIR)$(PML_PREFIX)/mca_pml_bfo.so
+uninstall-pml:
+	rm -f $(DESTDIR)$(PML_PREFIX)/mca_pml_bfo.so

@@ -172,6 +172,82 @@ static void test_unexpected_any_source_any_tag(void **state)
     sr_del(w);
 }
 
+/* bfo_config.done_queue: each request is popped once, in the order it
+ * completed (sends, receives, one completed at once with an error), and
+ * nothing is queued without the option. */
+static void test_done_queue_pops_each_completion_once_in_order(void **state)
+{
+    uint8_t a[8] = "abc", big[20000], r1[8], r2[20000];
+    bfo_request s1, s2, q1, q2, late;
+    bfo_config c;
+    (void)state;
+    memset(&c, 0, sizeof c);
+    c.max_requests = 16;
+    c.done_queue = 1;
+    sr_scenario sc = make(NULL, 0, 2, 2, 11);
+    sc.cfg = &c;
+    sr_world *w = sr_new(&sc);
+    memset(big, 7, sizeof big);
+    assert_null(bfo_done_pop(&w->e[0]));
+    assert_true(bfo_peer_reachable(&w->e[0], 1));
+    assert_int_equal(bfo_irecv(&w->e[1], &q1, r1, sizeof r1, 0, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_irecv(&w->e[1], &q2, r2, sizeof r2, 0, 0, 2, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s2, big, sizeof big, 1, 0, 2, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s1, a, 4, 1, 0, 1, w->sn.now), BFO_OK);
+    for (int k = 0; k < 2000 && !(bfo_test(&s1) && bfo_test(&s2) && bfo_test(&q1) && bfo_test(&q2)); k++)
+        sn_step(&w->sn);
+    assert_true(bfo_test(&s1) && bfo_test(&s2) && bfo_test(&q1) && bfo_test(&q2));
+    /* the eager message completes at the receiver before the rendezvous */
+    assert_ptr_equal(bfo_done_pop(&w->e[1]), &q1);
+    assert_ptr_equal(bfo_done_pop(&w->e[1]), &q2);
+    assert_null(bfo_done_pop(&w->e[1]));
+    {
+        bfo_request *x = bfo_done_pop(&w->e[0]), *y = bfo_done_pop(&w->e[0]);
+        assert_true((x == &s1 && y == &s2) || (x == &s2 && y == &s1));
+        assert_null(bfo_done_pop(&w->e[0]));
+    }
+    assert_memory_equal(r2, big, sizeof big);
+    /* a request completed at once is queued too */
+    w->e[0].peers[1].unreachable = 1;
+    assert_int_equal(bfo_isend(&w->e[0], &late, a, 1, 1, 0, 3, w->sn.now), BFO_ERR_PEER_UNREACHABLE);
+    assert_ptr_equal(bfo_done_pop(&w->e[0]), &late);
+    assert_int_equal(late.status, BFO_ERR_PEER_UNREACHABLE);
+    assert_null(bfo_done_pop(&w->e[0]));
+    sr_del(w);
+    /* without the option nothing is queued */
+    c.done_queue = 0;
+    w = sr_new(&sc);
+    assert_int_equal(bfo_isend(&w->e[0], &s1, a, 4, 1, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_irecv(&w->e[1], &q1, r1, sizeof r1, 0, 0, 1, w->sn.now), BFO_OK);
+    for (int k = 0; k < 500 && !(bfo_test(&s1) && bfo_test(&q1)); k++)
+        sn_step(&w->sn);
+    assert_true(bfo_test(&s1) && bfo_test(&q1));
+    assert_null(bfo_done_pop(&w->e[0]));
+    assert_null(bfo_done_pop(&w->e[1]));
+    sr_del(w);
+}
+
+/* A synchronous send of zero bytes with no buffer (MPI_Ssend(NULL, 0, ..),
+ * Open MPI's barriers) goes by rendezvous with nothing to carry: not taken
+ * for described data. */
+static void test_sync_send_of_zero_bytes_without_a_buffer(void **state)
+{
+    bfo_request s, q;
+    bfo_envelope env = { 1, 0, 0, 4, BFO_SEND_SYNC };
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 5);
+    sr_world *w = sr_new(&sc);
+    assert_int_equal(bfo_isend_env(&w->e[0], &s, NULL, 0, &env, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_irecv(&w->e[1], &q, NULL, 0, 0, 0, 4, w->sn.now), BFO_OK);
+    for (int k = 0; k < 500 && !(bfo_test(&s) && bfo_test(&q)); k++)
+        sn_step(&w->sn);
+    assert_true(bfo_test(&s) && bfo_test(&q));
+    assert_int_equal(s.status, BFO_OK);
+    assert_int_equal(q.status, BFO_OK);
+    assert_int_equal(q.length, 0);
+    sr_del(w);
+}
+
 /* Eager and rendezvous (which then goes by copy, RDMA or not): the buffer
  * gets what fits, the status says TRUNCATE, the length the real size. */
 static void test_truncation(void **state)
@@ -521,6 +597,11 @@ static void test_all_rails_down_unreachable_no_hang(void **state)
     }
     assert_true(unreachable > 0);
     assert_true(w->e[0].peers[1].unreachable && w->e[1].peers[0].unreachable);
+    assert_false(bfo_peer_reachable(&w->e[0], 1));
+    assert_false(bfo_peer_reachable(&w->e[1], 0));
+    assert_true(bfo_peer_reachable(&w->e[0], 0)); /* itself */
+    assert_false(bfo_peer_reachable(&w->e[0], 2));
+    assert_false(bfo_peer_reachable(&w->e[0], -1));
     assert_int_equal(bfo_isend(&w->e[0], &late, &x, 1, 1, 0, 99, w->sn.now),
                      BFO_ERR_PEER_UNREACHABLE);
     assert_true(bfo_test(&late));
@@ -2861,6 +2942,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_three_ranks_three_rails),
         cmocka_unit_test(test_many_seeds_reorder_across_rails),
         cmocka_unit_test(test_unexpected_any_source_any_tag),
+        cmocka_unit_test(test_done_queue_pops_each_completion_once_in_order),
+        cmocka_unit_test(test_sync_send_of_zero_bytes_without_a_buffer),
         cmocka_unit_test(test_truncation),
         cmocka_unit_test(test_match_failed_but_arrived),
         cmocka_unit_test(test_match_lost),

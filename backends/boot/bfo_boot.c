@@ -177,6 +177,8 @@ int bfo_boot_env(bfo_boot **out, uint64_t timeout_ns)
     return BFO_OK;
 }
 
+int bfo_boot_lookup_later(const bfo_boot *b) { return b->via == VIA_CUSTOM && b->ops.lookup_later; }
+
 int bfo_boot_custom(bfo_boot **out, int rank, int size, uint64_t job, const bfo_boot_ops *ops)
 {
     bfo_boot *b;

@@ -58,6 +58,13 @@ typedef struct bfo_boot_ops {
     int (*lookup)(void *ctx, int rank, void *buf, size_t cap, size_t *len);
     /* Optional: called at bfo_boot_fini. */
     void (*fini)(void *ctx);
+    /* 1: a card published is found only after a fence that the runtime
+     * runs later, after publish returns (Open MPI's modex: components
+     * publish during their init, MPI_Init fences after).  bfo_net then
+     * looks no card up, and dials nobody, before its first
+     * bfo_net_progress; call that only once the fence is done.  0: cards
+     * are there when publish returns. */
+    int lookup_later;
 } bfo_boot_ops;
 
 /* From the environment (see above).  timeout_ns bounds the exchange (0:
@@ -70,6 +77,9 @@ int bfo_boot_custom(bfo_boot **out, int rank, int size, uint64_t job, const bfo_
 
 int bfo_boot_rank(const bfo_boot *b);
 int bfo_boot_size(const bfo_boot *b);
+/* 1 when cards may be looked up only after the caller's later fence
+ * (bfo_boot_ops.lookup_later), else 0. */
+int bfo_boot_lookup_later(const bfo_boot *b);
 /* Valid after bfo_boot_publish (the environment's server makes it up). */
 uint64_t bfo_boot_job(const bfo_boot *b);
 /* "BFO_BOOTSTRAP 127.0.0.1:4000", "PMIx", "the caller's publish and lookup" */

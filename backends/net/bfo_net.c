@@ -75,6 +75,11 @@ struct bfo_net {
      * the engine (given at the next progress, not inside its connect()) */
     unsigned char *absent_due;
     int nabsent_due;
+    /* bfo_boot_lookup_later: no card is read before the first progress, so
+     * the engine's connect() at init is kept here ((peer, rail) due) and
+     * made then */
+    int cards_later;
+    unsigned char *connect_due;
     uint8_t card[BFO_BOOT_CARD_MAX]; /* a peer's card as read (card_read) */
     bfo_net_stats st;
     int log;
@@ -306,6 +311,10 @@ static int n_connect(void *ctx, int peer, int rail)
     bfo_net *n = (bfo_net *)ctx;
     int r;
     const bfo_backend *b = rail_be(n, rail, &r);
+    if (n->cards_later && b && peer >= 0 && peer < n->size) { /* made at the first progress */
+        n->connect_due[(size_t)peer * BFO_MAX_RAILS + (size_t)rail] = 1;
+        return 0;
+    }
     if (b && peer >= 0 && peer < n->size && !reaches(n, peer, rail)) {
         unsigned char *due = &n->absent_due[(size_t)peer * BFO_MAX_RAILS + (size_t)rail];
         n->nabsent_due += !*due;
@@ -666,7 +675,9 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     n->pnrails = (int *)calloc((size_t)n->size, sizeof *n->pnrails);
     n->prails = (peer_rail *)calloc((size_t)n->size * BFO_MAX_RAILS, sizeof *n->prails);
     n->absent_due = (unsigned char *)calloc((size_t)n->size * BFO_MAX_RAILS, 1);
-    if (!n->list || !n->card_state || !n->pnrails || !n->prails || !n->absent_due)
+    n->connect_due = (unsigned char *)calloc((size_t)n->size * BFO_MAX_RAILS, 1);
+    n->cards_later = bfo_boot_lookup_later(n->boot);
+    if (!n->list || !n->card_state || !n->pnrails || !n->prails || !n->absent_due || !n->connect_due)
         goto fail;
     rc = BFO_ERR_INVALID;
     if (check_rails(n->list, &opt) < 0) {
@@ -933,6 +944,25 @@ static int report_absent(bfo_net *n, uint64_t now)
 }
 
 
+/* The first progress after a wire-up whose cards come later (the caller's
+ * fence is done now): the connects the engine asked for at init. */
+static int connect_now(bfo_net *n)
+{
+    int k = 0;
+    n->cards_later = 0;
+    for (int p = 0; p < n->size; p++)
+        for (int g = 0; g < n->nrails; g++) {
+            unsigned char *due = &n->connect_due[(size_t)p * BFO_MAX_RAILS + (size_t)g];
+            if (*due) {
+                *due = 0;
+                if (n_connect(n, p, g) != 0)
+                    bfo_engine_rail_event(&n->eng, p, g, BFO_EV_CONNECT_FAILED, bfo_boot_now());
+                k++;
+            }
+        }
+    return k;
+}
+
 /* What the progress thread left for the caller: in order, now. */
 static int run_deferred(bfo_net *n, uint64_t now)
 {
@@ -965,6 +995,8 @@ static int progress_locked(bfo_net *n, int timeout_ms)
         atomic_store_explicit(&n->last_call, now, memory_order_relaxed);
     if (n->ndq)
         handled += run_deferred(n, now);
+    if (BFO__UNLIKELY(n->cards_later) && !n->ctl_only)
+        handled += connect_now(n);
     for (int k = 0; k < n->ntp; k++)
         handled += n->tp[k].ops->progress(n->tp[k].t, now);
     if (n->nabsent_due)
@@ -1050,6 +1082,7 @@ void bfo_net_fini(bfo_net *n)
     free(n->pnrails);
     free(n->prails);
     free(n->absent_due);
+    free(n->connect_due);
     free(n->regs);
     free(n->reg_free);
     free(n);

@@ -189,6 +189,10 @@ typedef struct bfo_config {
                                    * its host on it (bfo_engine_host_heard) at least this often
                                    * (default 500 ms; docs/engine-design.md, "The failure
                                    * detector") */
+    int done_queue;               /* 1: every request that completes is queued, in the order
+                                   * it completed, for bfo_done_pop (an MPI layer finds its
+                                   * completions there instead of testing each request);
+                                   * default 0: nothing queued */
 } bfo_config;
 
 enum bfo_req_kind { BFO_REQ_SEND = 1, BFO_REQ_RECV = 2 };
@@ -252,6 +256,7 @@ typedef struct bfo_request {
      * buf is NULL and cap is not 0 (the contiguous path never reads them) */
     const bfo_data *data;
     bfo_data_pos dpos;            /* the cursor in an iovec description */
+    struct bfo_request *done_next;/* bfo_config.done_queue: the completion queue */
 } bfo_request;
 
 /* One operation posted to the backend. */
@@ -417,6 +422,7 @@ typedef struct bfo_engine {
     uint64_t *stage_tok;      /* [data_stages]: the token of the op holding it, 0: never used */
     size_t stage_size;
     int stage_wait_head, stage_wait_tail;
+    bfo_request *done_head, *done_tail; /* bfo_config.done_queue: completed, not yet popped */
 } bfo_engine;
 
 /* The entry i of a pool of elements of size sz. */
@@ -579,6 +585,20 @@ static inline int bfo_irecv_data_env(bfo_engine *e, bfo_request *r, const bfo_da
 
 /* 1 when the request is complete (read r->status), else 0. */
 static inline int bfo_test(const bfo_request *r);
+
+/* 1 while the engine has not given the peer up (BFO_ERR_PEER_UNREACHABLE:
+ * no rail came back within unreachable_grace_ns; for good), else 0; 0 for
+ * a peer out of range.  This rank itself is always reachable.  A layer
+ * whose probe of one peer would otherwise wait forever asks this. */
+static inline int bfo_peer_reachable(const bfo_engine *e, int peer);
+
+/* With bfo_config.done_queue set: the oldest request that completed and was
+ * not popped yet (complete: read its status; the caller may reuse it), or
+ * NULL when there is none.  Every completion is queued once, also those of
+ * requests that bfo_isend or bfo_irecv completed at once (their return
+ * BFO_ERR_PEER_UNREACHABLE); a request the caller reuses must be popped
+ * first.  Without done_queue: always NULL. */
+static inline bfo_request *bfo_done_pop(bfo_engine *e);
 
 /* Cancels a request.  A receive nothing matched yet completes at once
  * with status BFO_ERR_CANCELLED; a send of which nothing was handed to a
@@ -1632,6 +1652,14 @@ static inline void bfo__finish(bfo_engine *e, bfo_request *r, int status)
 {
     r->status = status;
     r->complete = 1;
+    if (e->cfg.done_queue) {
+        r->done_next = NULL;
+        if (e->done_tail)
+            e->done_tail->done_next = r;
+        else
+            e->done_head = r;
+        e->done_tail = r;
+    }
     if (r->reg) { /* after this, a peer's RDMA into or out of buf fails */
         r->reg = 0;
         if (e->be.dereg_mem)
@@ -1764,7 +1792,7 @@ static inline void bfo__send_rndv(bfo_engine *e, bfo_request *r)
         h.flags |= BFO_FLAG_PIN;
     op->hdr_len = bfo_hdr_rndv_encode(&h, op->hdr, sizeof op->hdr);
     r->first = first;
-    if (BFO__UNLIKELY(!r->buf)) {
+    if (BFO__UNLIKELY(!r->buf) && first) { /* no buffer and no bytes: nothing described */
         bfo__send_described(e, r, op, 0, first);
         return;
     }
@@ -3565,6 +3593,21 @@ static inline int bfo_irecv_data(bfo_engine *e, bfo_request *r, const bfo_data *
 
 /* bfo_test: see THE API near the top. */
 static inline int bfo_test(const bfo_request *r) { return r->complete; }
+
+/* bfo_peer_reachable: see THE API near the top. */
+static inline int bfo_peer_reachable(const bfo_engine *e, int peer)
+{
+    return bfo__in_range(peer, e->cfg.nranks) && !e->peers[peer].unreachable;
+}
+
+/* bfo_done_pop: see THE API near the top. */
+static inline bfo_request *bfo_done_pop(bfo_engine *e)
+{
+    bfo_request *r = e->done_head;
+    if (r && !(e->done_head = r->done_next))
+        e->done_tail = NULL;
+    return r;
+}
 
 /* Takes r out of the list of posted receives; 0 when it is not there. */
 static inline int bfo__unpost(bfo_engine *e, bfo_request *r)

@@ -1,0 +1,875 @@
+/* pml_bfo.c - the PML module: MPI point-to-point on the bfo engine.
+ *
+ * Part of bfo (see pml_bfo.h for the mapping).  Every engine call runs
+ * under bfo_net's lock (a no-op unless MPI_THREAD_MULTIPLE); MPI requests
+ * complete only in mca_pml_bfo_progress (Open MPI's progress), outside the
+ * lock, from the engine's done queue.
+ */
+#include "pml_bfo.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ompi/errhandler/errcode.h"
+#include "ompi/mca/pml/base/pml_base_bsend.h"
+#include "ompi/message/message.h"
+#include "ompi/proc/proc.h"
+#include "opal/runtime/opal_progress.h"
+
+static int bfo_pml_add_procs(struct ompi_proc_t **procs, size_t nprocs);
+static int bfo_pml_del_procs(struct ompi_proc_t **procs, size_t nprocs);
+static int bfo_pml_enable(bool enable);
+static int bfo_pml_add_comm(struct ompi_communicator_t *comm);
+static int bfo_pml_del_comm(struct ompi_communicator_t *comm);
+static int bfo_pml_irecv_init(void *buf, size_t count, ompi_datatype_t *dt, int src, int tag,
+                      struct ompi_communicator_t *comm, struct ompi_request_t **request);
+static int bfo_pml_irecv(void *buf, size_t count, ompi_datatype_t *dt, int src, int tag,
+                 struct ompi_communicator_t *comm, struct ompi_request_t **request);
+static int bfo_pml_recv(void *buf, size_t count, ompi_datatype_t *dt, int src, int tag,
+                struct ompi_communicator_t *comm, ompi_status_public_t *status);
+static int bfo_pml_isend_init(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,
+                      mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
+                      struct ompi_request_t **request);
+static int bfo_pml_isend(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,
+                 mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
+                 struct ompi_request_t **request);
+static int bfo_pml_send(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,
+                mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm);
+static int bfo_pml_iprobe(int src, int tag, struct ompi_communicator_t *comm, int *matched,
+                  ompi_status_public_t *status);
+static int bfo_pml_probe(int src, int tag, struct ompi_communicator_t *comm, ompi_status_public_t *status);
+static int bfo_pml_start(size_t count, ompi_request_t **requests);
+static int bfo_pml_improbe(int src, int tag, struct ompi_communicator_t *comm, int *matched,
+                   struct ompi_message_t **message, ompi_status_public_t *status);
+static int bfo_pml_mprobe(int src, int tag, struct ompi_communicator_t *comm, struct ompi_message_t **message,
+                  ompi_status_public_t *status);
+static int bfo_pml_imrecv(void *buf, size_t count, ompi_datatype_t *dt, struct ompi_message_t **message,
+                  struct ompi_request_t **request);
+static int bfo_pml_mrecv(void *buf, size_t count, ompi_datatype_t *dt, struct ompi_message_t **message,
+                 ompi_status_public_t *status);
+static int bfo_pml_dump(struct ompi_communicator_t *comm, int verbose);
+static int bfo_pml_ft_event(int state);
+static int bfo_pml_progress(void);
+
+mca_pml_bfo_module_t mca_pml_bfo = {
+    .super = {
+        .pml_add_procs = bfo_pml_add_procs,
+        .pml_del_procs = bfo_pml_del_procs,
+        .pml_enable = bfo_pml_enable,
+        .pml_progress = bfo_pml_progress,
+        .pml_add_comm = bfo_pml_add_comm,
+        .pml_del_comm = bfo_pml_del_comm,
+        .pml_irecv_init = bfo_pml_irecv_init,
+        .pml_irecv = bfo_pml_irecv,
+        .pml_recv = bfo_pml_recv,
+        .pml_isend_init = bfo_pml_isend_init,
+        .pml_isend = bfo_pml_isend,
+        .pml_send = bfo_pml_send,
+        .pml_iprobe = bfo_pml_iprobe,
+        .pml_probe = bfo_pml_probe,
+        .pml_start = bfo_pml_start,
+        .pml_improbe = bfo_pml_improbe,
+        .pml_mprobe = bfo_pml_mprobe,
+        .pml_imrecv = bfo_pml_imrecv,
+        .pml_mrecv = bfo_pml_mrecv,
+        .pml_dump = bfo_pml_dump,
+        .pml_ft_event = bfo_pml_ft_event,
+        /* the engine's ctx is 2 * cid + 1 at most, its tags 31 bits */
+        .pml_max_contextid = 0x7fffffffu,
+        .pml_max_tag = 0x7fffffff,
+        .pml_flags = 0,
+    },
+};
+
+#define M (&mca_pml_bfo)
+#define LOCK() bfo_net_lock(M->net)
+#define UNLOCK() bfo_net_unlock(M->net)
+
+/* ------------------------------------------------------------ requests */
+
+static int req_free(ompi_request_t **rp);
+static int req_cancel(ompi_request_t *r, int flag);
+
+static void req_construct(mca_pml_bfo_request_t *q)
+{
+    OBJ_CONSTRUCT(&q->conv, opal_convertor_t);
+    q->ompi.req_type = OMPI_REQUEST_PML;
+    q->ompi.req_free = req_free;
+    q->ompi.req_cancel = req_cancel;
+    q->ompi.req_start = bfo_pml_start;
+    q->in_engine = 0;
+    q->dt = NULL;
+    q->bbuf = NULL;
+}
+
+static void req_destruct(mca_pml_bfo_request_t *q) { OBJ_DESTRUCT(&q->conv); }
+
+OBJ_CLASS_INSTANCE(mca_pml_bfo_request_t, ompi_request_t, req_construct, req_destruct);
+
+static mca_pml_bfo_request_t *req_get(int kind, int persistent, ompi_communicator_t *comm)
+{
+    mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)opal_free_list_get(&M->reqs);
+    if (OPAL_UNLIKELY(!q))
+        return NULL;
+    OMPI_REQUEST_INIT(&q->ompi, persistent);
+    q->ompi.req_state = persistent ? OMPI_REQUEST_INACTIVE : OMPI_REQUEST_ACTIVE;
+    q->ompi.req_mpi_object.comm = comm;
+    q->ompi.req_status.MPI_SOURCE = MPI_ANY_SOURCE;
+    q->ompi.req_status.MPI_TAG = MPI_ANY_TAG;
+    q->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
+    q->ompi.req_status._cancelled = 0;
+    q->ompi.req_status._ucount = 0;
+    q->kind = (uint8_t)kind;
+    q->in_engine = q->freed = q->described = q->user_done = q->probed = 0;
+    q->mode = MCA_PML_BASE_SEND_STANDARD;
+    q->comm = comm;
+    q->dt = NULL;
+    q->bbuf = NULL;
+    return q;
+}
+
+/* Back to the free list: the MPI side is done with it, and so is the engine. */
+static void req_release(mca_pml_bfo_request_t *q)
+{
+    if (q->ompi.req_persistent && q->dt) {
+        OMPI_DATATYPE_RELEASE(q->dt);
+        q->dt = NULL;
+    }
+    OMPI_REQUEST_FINI(&q->ompi);
+    opal_free_list_return(&M->reqs, (opal_free_list_item_t *)q);
+}
+
+static int req_free(ompi_request_t **rp)
+{
+    mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)*rp;
+    *rp = MPI_REQUEST_NULL;
+    LOCK();
+    if (q->in_engine) { /* released when the engine is done with it (progress) */
+        q->freed = 1;
+        UNLOCK();
+        return OMPI_SUCCESS;
+    }
+    UNLOCK();
+    req_release(q);
+    return OMPI_SUCCESS;
+}
+
+static int req_cancel(ompi_request_t *r, int flag)
+{
+    mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)r;
+    (void)flag;
+    LOCK();
+    if (q->in_engine && !q->probed)
+        (void)bfo_cancel(M->eng, &q->br, bfo_net_now()); /* BFO_ERR_TOO_LATE: completes as it would */
+    UNLOCK();
+    return OMPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------ errors */
+
+/* The MPI error code of a peer given up: MPI_ERR_OTHER's class, with a
+ * string of its own that names the peer and the rails. */
+static int peer_error(int peer)
+{
+    if (peer < 0 || peer >= M->size || !M->err_code)
+        return MPI_ERR_OTHER;
+    if (!M->err_code[peer]) {
+        char s[MPI_MAX_ERROR_STRING];
+        int code = ompi_mpi_errcode_add(MPI_ERR_OTHER);
+        if (code < 0)
+            return MPI_ERR_OTHER;
+        snprintf(s, sizeof s,
+                 "pml bfo: rank %d of MPI_COMM_WORLD is unreachable from rank %d: every rail to it failed "
+                 "and none came back within pml_bfo_peer_timeout_ms (rails %s)",
+                 peer, M->rank, M->rails_resolved ? M->rails_resolved : "?");
+        ompi_mpi_errnum_add_string(code, s, (int)strlen(s) + 1);
+        M->err_code[peer] = code;
+    }
+    return M->err_code[peer];
+}
+
+static int bfo_to_mpi(int st, int peer)
+{
+    switch (st) {
+    case BFO_OK: return MPI_SUCCESS;
+    case BFO_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
+    case BFO_ERR_CANCELLED: return MPI_SUCCESS;
+    case BFO_ERR_PEER_UNREACHABLE: return peer_error(peer);
+    default: return MPI_ERR_INTERN;
+    }
+}
+
+/* ------------------------------------------------------------ data */
+
+static void conv_pack(void *ctx, size_t off, void *dst, size_t n)
+{
+    mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)ctx;
+    struct iovec iov;
+    uint32_t cnt = 1;
+    size_t pos = off, max = n;
+    opal_convertor_set_position(&q->conv, &pos);
+    iov.iov_base = dst;
+    iov.iov_len = n;
+    opal_convertor_pack(&q->conv, &iov, &cnt, &max);
+}
+
+static void conv_unpack(void *ctx, size_t off, const void *src, size_t n)
+{
+    mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)ctx;
+    struct iovec iov;
+    uint32_t cnt = 1;
+    size_t pos = off, max = n;
+    opal_convertor_set_position(&q->conv, &pos);
+    iov.iov_base = (void *)src;
+    iov.iov_len = n;
+    opal_convertor_unpack(&q->conv, &iov, &cnt, &max);
+}
+
+/* 1 when count elements of dt are one run of bytes (then at buf + true_lb). */
+static inline int dt_contig(const ompi_datatype_t *dt, size_t count)
+{
+    return opal_datatype_is_contiguous_memory_layout(&dt->super, count > 1 ? 2 : 1) &&
+           (count <= 1 || (size_t)(dt->super.ub - dt->super.lb) == dt->super.size);
+}
+
+/* The engine peer (world rank) of a rank of comm, or -1 for a process of
+ * another job (MPI_Comm_spawn, connect/accept: not supported). */
+static inline int peer_of(ompi_communicator_t *comm, int rank)
+{
+    ompi_proc_t *p = ompi_comm_peer_lookup(comm, rank);
+    if (OPAL_UNLIKELY(!p || p->super.proc_name.jobid != M->jobid)) {
+        mca_pml_bfo_log(0, "rank %d of communicator %s is a process of another job (MPI_Comm_spawn or "
+                           "connect/accept): pml bfo does not support dynamic processes",
+                        rank, comm->c_name);
+        return -1;
+    }
+    return (int)p->super.proc_name.vpid;
+}
+
+static inline uint32_t ctx_of(const ompi_communicator_t *comm, int tag)
+{
+    return (comm->c_contextid << 1) | (tag < 0 && tag != MPI_ANY_TAG);
+}
+
+static inline int etag_of(int tag) { return tag == MPI_ANY_TAG ? BFO_ANY_TAG : tag < 0 ? ~tag : tag; }
+
+static int rc_of(int brc)
+{
+    switch (brc) {
+    case BFO_OK:
+    case BFO_ERR_PEER_UNREACHABLE: return OMPI_SUCCESS; /* completes through the done queue */
+    case BFO_ERR_NO_MEMORY: return OMPI_ERR_OUT_OF_RESOURCE;
+    default: return OMPI_ERR_BAD_PARAM;
+    }
+}
+
+/* Posts a send of q's buffer (or bbuf, packed); q is set up. */
+static int post_send(mca_pml_bfo_request_t *q, const void *buf, size_t count, ompi_datatype_t *dt)
+{
+    bfo_envelope env;
+    int brc;
+    env.peer = peer_of(q->comm, q->rank);
+    if (env.peer < 0)
+        return OMPI_ERR_NOT_SUPPORTED;
+    env.ctx = ctx_of(q->comm, q->tag);
+    env.src = q->comm->c_my_rank;
+    env.tag = etag_of(q->tag);
+    env.flags = q->mode == MCA_PML_BASE_SEND_SYNCHRONOUS ? BFO_SEND_SYNC : 0;
+    q->kind = BFO_REQ_SEND;
+    q->ompi.req_status.MPI_SOURCE = q->comm->c_my_rank;
+    q->ompi.req_status.MPI_TAG = q->tag;
+    q->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
+    q->ompi.req_status._cancelled = 0;
+    if (!dt || dt_contig(dt, count)) {
+        const char *p = dt ? (const char *)buf + dt->super.true_lb : (const char *)buf;
+        size_t len = dt ? dt->super.size * count : count;
+        LOCK();
+        brc = bfo_isend_env(M->eng, &q->br, len ? p : NULL, len, &env, bfo_net_now());
+        q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+        UNLOCK();
+    } else {
+        size_t size = 0;
+        opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
+        opal_convertor_get_packed_size(&q->conv, &size);
+        q->described = 1;
+        memset(&q->data, 0, sizeof q->data);
+        q->data.kind = BFO_DATA_PACK;
+        q->data.len = size;
+        q->data.pack = conv_pack;
+        q->data.ctx = q;
+        LOCK();
+        brc = bfo_isend_data_env(M->eng, &q->br, &q->data, &env, bfo_net_now());
+        q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+        UNLOCK();
+        if (!q->in_engine) {
+            opal_convertor_cleanup(&q->conv);
+            q->described = 0;
+        }
+    }
+    return rc_of(brc);
+}
+
+/* A buffered send: packed into the attached buffer, sent by a request of
+ * its own that nobody waits for; the caller's request (user, if any) is
+ * complete at once. */
+static int post_bsend(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,
+                      ompi_communicator_t *comm)
+{
+    mca_pml_bfo_request_t *q;
+    size_t size = 0;
+    void *bbuf = NULL;
+    int rc;
+    if (count && dt->super.size) {
+        opal_convertor_t conv;
+        struct iovec iov;
+        uint32_t cnt = 1;
+        size_t max, pos = 0;
+        OBJ_CONSTRUCT(&conv, opal_convertor_t);
+        opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &conv);
+        opal_convertor_get_packed_size(&conv, &size);
+        bbuf = mca_pml_base_bsend_request_alloc_buf(size);
+        if (!bbuf) {
+            OBJ_DESTRUCT(&conv);
+            return OMPI_ERR_BUFFER;
+        }
+        max = size;
+        iov.iov_base = bbuf;
+        iov.iov_len = size;
+        opal_convertor_set_position(&conv, &pos);
+        opal_convertor_pack(&conv, &iov, &cnt, &max);
+        OBJ_DESTRUCT(&conv);
+    }
+    q = req_get(BFO_REQ_SEND, 0, comm);
+    if (!q) {
+        if (bbuf)
+            mca_pml_base_bsend_request_free(bbuf);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    q->rank = dst;
+    q->tag = tag;
+    q->mode = MCA_PML_BASE_SEND_BUFFERED;
+    q->bbuf = bbuf;
+    q->freed = 1; /* nobody waits for it */
+    rc = post_send(q, bbuf, size, NULL);
+    if (rc != OMPI_SUCCESS) {
+        if (bbuf)
+            mca_pml_base_bsend_request_free(bbuf);
+        q->bbuf = NULL;
+        req_release(q);
+    }
+    return rc;
+}
+
+static int post_recv(mca_pml_bfo_request_t *q, void *buf, size_t count, ompi_datatype_t *dt)
+{
+    bfo_envelope env;
+    int brc;
+    if (q->rank == MPI_ANY_SOURCE) {
+        env.peer = BFO_ANY_SOURCE;
+        env.src = BFO_ANY_SOURCE;
+    } else {
+        env.peer = peer_of(q->comm, q->rank);
+        if (env.peer < 0)
+            return OMPI_ERR_NOT_SUPPORTED;
+        env.src = q->rank;
+    }
+    env.ctx = ctx_of(q->comm, q->tag);
+    env.tag = etag_of(q->tag);
+    env.flags = 0;
+    q->kind = BFO_REQ_RECV;
+    q->negtag = q->tag < 0 && q->tag != MPI_ANY_TAG;
+    q->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
+    q->ompi.req_status._cancelled = 0;
+    if (dt_contig(dt, count)) {
+        size_t len = dt->super.size * count;
+        LOCK();
+        brc = bfo_irecv_env(M->eng, &q->br, len ? (char *)buf + dt->super.true_lb : NULL, len, &env,
+                            bfo_net_now());
+        q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+        UNLOCK();
+    } else {
+        size_t size = 0;
+        opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
+        opal_convertor_get_packed_size(&q->conv, &size);
+        q->described = 1;
+        memset(&q->data, 0, sizeof q->data);
+        q->data.kind = BFO_DATA_PACK;
+        q->data.len = size;
+        q->data.unpack = conv_unpack;
+        q->data.ctx = q;
+        LOCK();
+        brc = bfo_irecv_data_env(M->eng, &q->br, &q->data, &env, bfo_net_now());
+        q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+        UNLOCK();
+        if (!q->in_engine) {
+            opal_convertor_cleanup(&q->conv);
+            q->described = 0;
+        }
+    }
+    return rc_of(brc);
+}
+
+/* The engine is done with q: its MPI status, then complete it (or release
+ * it, when nobody waits). */
+static void req_done(mca_pml_bfo_request_t *q)
+{
+    bfo_request *b = &q->br;
+    ompi_status_public_t *s = &q->ompi.req_status;
+    q->in_engine = 0;
+    q->probed = 0;
+    if (q->kind == BFO_REQ_RECV) {
+        size_t cap = q->described ? q->data.len : b->cap;
+        if (b->status == BFO_ERR_CANCELLED) {
+            s->_cancelled = 1;
+        } else {
+            s->MPI_SOURCE = b->source;
+            s->MPI_TAG = q->negtag ? ~b->tag : b->tag;
+            s->_ucount = b->length < cap ? b->length : cap;
+        }
+    } else if (b->status == BFO_ERR_CANCELLED)
+        s->_cancelled = 1;
+    s->MPI_ERROR = bfo_to_mpi(b->status, b->peer);
+    if (q->described) {
+        opal_convertor_cleanup(&q->conv);
+        q->described = 0;
+    }
+    if (q->bbuf) {
+        mca_pml_base_bsend_request_free(q->bbuf);
+        q->bbuf = NULL;
+    }
+    if (q->freed) {
+        req_release(q);
+        return;
+    }
+    ompi_request_complete(&q->ompi, true);
+}
+
+#define DONE_BATCH 64
+
+static int bfo_pml_progress(void)
+{
+    mca_pml_bfo_request_t *done[DONE_BATCH];
+    int n, total = 0;
+    if (OPAL_UNLIKELY(!M->enabled))
+        return 0; /* before add_procs: the modex may not be complete */
+    do {
+        bfo_request *r;
+        n = 0;
+        LOCK();
+        if (!total)
+            total = bfo_net_progress(M->net, 0) > 0;
+        while (n < DONE_BATCH && (r = bfo_done_pop(M->eng)))
+            done[n++] = (mca_pml_bfo_request_t *)((char *)r - offsetof(mca_pml_bfo_request_t, br));
+        UNLOCK();
+        for (int i = 0; i < n; i++)
+            req_done(done[i]);
+        total += n;
+    } while (n == DONE_BATCH);
+    return total;
+}
+
+/* ------------------------------------------------------------ module */
+
+static int bfo_pml_add_procs(struct ompi_proc_t **procs, size_t nprocs)
+{
+    for (size_t i = 0; i < nprocs; i++)
+        if (procs[i]->super.proc_name.jobid != M->jobid) {
+            mca_pml_bfo_log(0, "a process of another job was added (MPI_Comm_spawn or connect/accept): pml bfo "
+                               "does not support dynamic processes");
+            return OMPI_ERR_NOT_SUPPORTED;
+        }
+    M->enabled = 1;
+    return OMPI_SUCCESS;
+}
+
+static int bfo_pml_del_procs(struct ompi_proc_t **procs, size_t nprocs)
+{
+    (void)procs;
+    (void)nprocs;
+    return OMPI_SUCCESS;
+}
+
+static int bfo_pml_enable(bool on)
+{
+    (void)on;
+    return OMPI_SUCCESS;
+}
+
+static int bfo_pml_add_comm(struct ompi_communicator_t *comm)
+{
+    (void)comm;
+    return OMPI_SUCCESS;
+}
+
+static int bfo_pml_del_comm(struct ompi_communicator_t *comm)
+{
+    (void)comm;
+    return OMPI_SUCCESS;
+}
+
+static int bfo_pml_irecv_init(void *buf, size_t count, ompi_datatype_t *dt, int src, int tag,
+                      struct ompi_communicator_t *comm, struct ompi_request_t **request)
+{
+    mca_pml_bfo_request_t *q = req_get(BFO_REQ_RECV, 1, comm);
+    if (!q)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    q->buf = buf;
+    q->count = count;
+    q->dt = dt;
+    OMPI_DATATYPE_RETAIN(dt);
+    q->rank = src;
+    q->tag = tag;
+    *request = &q->ompi;
+    return OMPI_SUCCESS;
+}
+
+static int bfo_pml_irecv(void *buf, size_t count, ompi_datatype_t *dt, int src, int tag,
+                 struct ompi_communicator_t *comm, struct ompi_request_t **request)
+{
+    mca_pml_bfo_request_t *q = req_get(BFO_REQ_RECV, 0, comm);
+    int rc;
+    if (!q)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    q->rank = src;
+    q->tag = tag;
+    rc = post_recv(q, buf, count, dt);
+    if (rc != OMPI_SUCCESS) {
+        req_release(q);
+        return rc;
+    }
+    *request = &q->ompi;
+    return OMPI_SUCCESS;
+}
+
+/* Waits for q, returns its error, releases it. */
+static int wait_release(mca_pml_bfo_request_t *q, ompi_status_public_t *status)
+{
+    int rc;
+    ompi_request_wait_completion(&q->ompi);
+    rc = q->ompi.req_status.MPI_ERROR;
+    if (status != MPI_STATUS_IGNORE)
+        *status = q->ompi.req_status;
+    req_release(q);
+    return rc;
+}
+
+static int bfo_pml_recv(void *buf, size_t count, ompi_datatype_t *dt, int src, int tag,
+                struct ompi_communicator_t *comm, ompi_status_public_t *status)
+{
+    mca_pml_bfo_request_t *q = req_get(BFO_REQ_RECV, 0, comm);
+    int rc;
+    if (!q)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    q->rank = src;
+    q->tag = tag;
+    rc = post_recv(q, buf, count, dt);
+    if (rc != OMPI_SUCCESS) {
+        req_release(q);
+        return rc;
+    }
+    return wait_release(q, status);
+}
+
+static int bfo_pml_isend_init(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,
+                      mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
+                      struct ompi_request_t **request)
+{
+    mca_pml_bfo_request_t *q = req_get(BFO_REQ_SEND, 1, comm);
+    if (!q)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    q->buf = buf;
+    q->count = count;
+    q->dt = dt;
+    OMPI_DATATYPE_RETAIN(dt);
+    q->rank = dst;
+    q->tag = tag;
+    q->mode = (uint8_t)mode;
+    *request = &q->ompi;
+    return OMPI_SUCCESS;
+}
+
+/* A request that is complete at once (a buffered send, a send to
+ * MPI_PROC_NULL is handled above us). */
+static void complete_now(mca_pml_bfo_request_t *q, int rc)
+{
+    q->ompi.req_status.MPI_ERROR = rc;
+    ompi_request_complete(&q->ompi, true);
+}
+
+static int bfo_pml_isend(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,
+                 mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
+                 struct ompi_request_t **request)
+{
+    mca_pml_bfo_request_t *q = req_get(BFO_REQ_SEND, 0, comm);
+    int rc;
+    if (!q)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    q->rank = dst;
+    q->tag = tag;
+    q->mode = (uint8_t)mode;
+    if (mode == MCA_PML_BASE_SEND_BUFFERED) {
+        rc = post_bsend(buf, count, dt, dst, tag, comm);
+        if (rc != OMPI_SUCCESS) {
+            req_release(q);
+            return rc;
+        }
+        complete_now(q, MPI_SUCCESS);
+        *request = &q->ompi;
+        return OMPI_SUCCESS;
+    }
+    rc = post_send(q, buf, count, dt);
+    if (rc != OMPI_SUCCESS) {
+        req_release(q);
+        return rc;
+    }
+    *request = &q->ompi;
+    return OMPI_SUCCESS;
+}
+
+static int bfo_pml_send(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,
+                mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm)
+{
+    mca_pml_bfo_request_t *q;
+    int rc;
+    if (mode == MCA_PML_BASE_SEND_BUFFERED)
+        return post_bsend(buf, count, dt, dst, tag, comm);
+    q = req_get(BFO_REQ_SEND, 0, comm);
+    if (!q)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    q->rank = dst;
+    q->tag = tag;
+    q->mode = (uint8_t)mode;
+    rc = post_send(q, buf, count, dt);
+    if (rc != OMPI_SUCCESS) {
+        req_release(q);
+        return rc;
+    }
+    return wait_release(q, MPI_STATUS_IGNORE);
+}
+
+static int bfo_pml_start(size_t count, ompi_request_t **requests)
+{
+    for (size_t i = 0; i < count; i++) {
+        mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)requests[i];
+        int rc;
+        if (!q || q->ompi.req_type != OMPI_REQUEST_PML)
+            continue;
+        q->ompi.req_state = OMPI_REQUEST_ACTIVE;
+        q->ompi.req_complete = REQUEST_PENDING;
+        q->ompi.req_status._cancelled = 0;
+        q->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
+        if (q->kind == BFO_REQ_SEND) {
+            if (q->mode == MCA_PML_BASE_SEND_BUFFERED) {
+                rc = post_bsend(q->buf, q->count, q->dt, q->rank, q->tag, q->comm);
+                if (rc == OMPI_SUCCESS)
+                    complete_now(q, MPI_SUCCESS);
+            } else
+                rc = post_send(q, q->buf, q->count, q->dt);
+        } else
+            rc = post_recv(q, (void *)q->buf, q->count, q->dt);
+        if (rc != OMPI_SUCCESS)
+            return rc;
+    }
+    return OMPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------ probes */
+
+static void probe_env(bfo_envelope *env, int src, int tag, ompi_communicator_t *comm)
+{
+    env->peer = src == MPI_ANY_SOURCE ? BFO_ANY_SOURCE : peer_of(comm, src);
+    env->src = src == MPI_ANY_SOURCE ? BFO_ANY_SOURCE : src;
+    env->ctx = ctx_of(comm, tag);
+    env->tag = etag_of(tag);
+    env->flags = 0;
+}
+
+static void probe_status(ompi_status_public_t *s, const bfo_status *st, int tag)
+{
+    if (s == MPI_STATUS_IGNORE)
+        return;
+    s->MPI_SOURCE = st->source;
+    s->MPI_TAG = tag < 0 && tag != MPI_ANY_TAG ? ~st->tag : st->tag;
+    s->MPI_ERROR = MPI_SUCCESS;
+    s->_cancelled = 0;
+    s->_ucount = st->length;
+}
+
+/* A probe from a peer given up would wait forever: its error instead. */
+static int probe_lost(const bfo_envelope *env)
+{
+    return env->peer >= 0 && !bfo_peer_reachable(M->eng, env->peer);
+}
+
+static int bfo_pml_iprobe(int src, int tag, struct ompi_communicator_t *comm, int *matched,
+                  ompi_status_public_t *status)
+{
+    bfo_envelope env;
+    bfo_status st;
+    int rc, lost;
+    probe_env(&env, src, tag, comm);
+    if (env.peer < 0 && src != MPI_ANY_SOURCE)
+        return OMPI_ERR_NOT_SUPPORTED;
+    LOCK();
+    rc = bfo_iprobe(M->eng, &env, &st, bfo_net_now());
+    lost = rc == 0 && probe_lost(&env);
+    UNLOCK();
+    *matched = rc == 1;
+    if (rc == 1) {
+        probe_status(status, &st, tag);
+        return OMPI_SUCCESS;
+    }
+    if (lost)
+        return peer_error(env.peer);
+    opal_progress();
+    return rc < 0 ? OMPI_ERR_BAD_PARAM : OMPI_SUCCESS;
+}
+
+static int bfo_pml_probe(int src, int tag, struct ompi_communicator_t *comm, ompi_status_public_t *status)
+{
+    int matched = 0, rc;
+    for (;;) {
+        rc = bfo_pml_iprobe(src, tag, comm, &matched, status);
+        if (rc != OMPI_SUCCESS || matched)
+            return rc;
+    }
+}
+
+static int bfo_pml_improbe(int src, int tag, struct ompi_communicator_t *comm, int *matched,
+                   struct ompi_message_t **message, ompi_status_public_t *status)
+{
+    bfo_envelope env;
+    bfo_status st;
+    mca_pml_bfo_request_t *q;
+    int rc, lost;
+    probe_env(&env, src, tag, comm);
+    if (env.peer < 0 && src != MPI_ANY_SOURCE)
+        return OMPI_ERR_NOT_SUPPORTED;
+    q = req_get(BFO_REQ_RECV, 0, comm);
+    if (!q)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    LOCK();
+    rc = bfo_improbe(M->eng, &q->br, &env, &st, bfo_net_now());
+    lost = rc == 0 && probe_lost(&env);
+    UNLOCK();
+    *matched = rc == 1;
+    if (rc == 1) {
+        ompi_message_t *msg = ompi_message_alloc();
+        if (!msg) { /* the engine holds it: receive it nowhere (cannot happen: the list grows) */
+            *matched = 0;
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        q->in_engine = 1;
+        q->probed = 1;
+        q->rank = st.source;
+        q->tag = tag;
+        q->negtag = tag < 0 && tag != MPI_ANY_TAG;
+        msg->comm = comm;
+        msg->req_ptr = q;
+        msg->peer = st.source;
+        msg->count = st.length;
+        *message = msg;
+        probe_status(status, &st, tag);
+        return OMPI_SUCCESS;
+    }
+    req_release(q);
+    if (lost)
+        return peer_error(env.peer);
+    opal_progress();
+    return rc < 0 ? (rc == BFO_ERR_NO_MEMORY ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_ERR_BAD_PARAM) : OMPI_SUCCESS;
+}
+
+static int bfo_pml_mprobe(int src, int tag, struct ompi_communicator_t *comm, struct ompi_message_t **message,
+                  ompi_status_public_t *status)
+{
+    int matched = 0, rc;
+    for (;;) {
+        rc = bfo_pml_improbe(src, tag, comm, &matched, message, status);
+        if (rc != OMPI_SUCCESS || matched)
+            return rc;
+    }
+}
+
+static int bfo_pml_imrecv(void *buf, size_t count, ompi_datatype_t *dt, struct ompi_message_t **message,
+                  struct ompi_request_t **request)
+{
+    ompi_message_t *msg = *message;
+    mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)msg->req_ptr;
+    int brc;
+    q->comm = msg->comm;
+    q->ompi.req_mpi_object.comm = msg->comm;
+    if (dt_contig(dt, count)) {
+        size_t len = dt->super.size * count;
+        LOCK();
+        brc = bfo_imrecv(M->eng, &q->br, len ? (char *)buf + dt->super.true_lb : NULL, len, bfo_net_now());
+        UNLOCK();
+    } else {
+        size_t size = 0;
+        opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
+        opal_convertor_get_packed_size(&q->conv, &size);
+        q->described = 1;
+        memset(&q->data, 0, sizeof q->data);
+        q->data.kind = BFO_DATA_PACK;
+        q->data.len = size;
+        q->data.unpack = conv_unpack;
+        q->data.ctx = q;
+        LOCK();
+        brc = bfo_imrecv_data(M->eng, &q->br, &q->data, bfo_net_now());
+        UNLOCK();
+    }
+    if (brc != BFO_OK)
+        return OMPI_ERR_BAD_PARAM;
+    q->probed = 0;
+    ompi_message_return(msg);
+    *message = MPI_MESSAGE_NULL;
+    *request = &q->ompi;
+    return OMPI_SUCCESS;
+}
+
+static int bfo_pml_mrecv(void *buf, size_t count, ompi_datatype_t *dt, struct ompi_message_t **message,
+                 ompi_status_public_t *status)
+{
+    ompi_request_t *r = NULL;
+    int rc = bfo_pml_imrecv(buf, count, dt, message, &r);
+    if (rc != OMPI_SUCCESS)
+        return rc;
+    return wait_release((mca_pml_bfo_request_t *)r, status);
+}
+
+static int bfo_pml_dump(struct ompi_communicator_t *comm, int verbose)
+{
+    (void)comm;
+    (void)verbose;
+    if (M->net)
+        bfo_net_dump(M->net, stderr);
+    return OMPI_SUCCESS;
+}
+
+static int bfo_pml_ft_event(int state)
+{
+    (void)state;
+    return OMPI_SUCCESS;
+}
+
+/* ------------------------------------------------------------ set up */
+
+int mca_pml_bfo_open(void)
+{
+    OBJ_CONSTRUCT(&M->reqs, opal_free_list_t);
+    return opal_free_list_init(&M->reqs, sizeof(mca_pml_bfo_request_t), opal_cache_line_size,
+                               OBJ_CLASS(mca_pml_bfo_request_t), 0, opal_cache_line_size, 128, -1, 128, NULL, 0,
+                               NULL, NULL, NULL);
+}
+
+int mca_pml_bfo_finalize(void)
+{
+    if (M->net) {
+        bfo_net_fini(M->net);
+        M->net = NULL;
+        M->eng = NULL;
+    }
+    free(M->err_code);
+    M->err_code = NULL;
+    OBJ_DESTRUCT(&M->reqs);
+    return OMPI_SUCCESS;
+}

@@ -1,0 +1,102 @@
+/* pml_bfo.h - pml/bfo: Open MPI 4.1's point-to-point layer on bfo, so that
+ * unmodified MPI programs keep every message when a rail fails.
+ *
+ * Part of bfo (see include/fsm/bfo.h).  A component of Open MPI's PML
+ * framework, built outside Open MPI's tree against the headers of
+ * libopenmpi-dev (`make pml`, mca_pml_bfo.so), selected with
+ *     mpirun --mca pml bfo --mca pml_bfo_rails 127.0.0.2,127.0.0.3 ./prog
+ * It vendors bfo as any user would: bfo_net (every transport, one engine)
+ * and the engine's public API, nothing else of the project.
+ *
+ * MAPPING (docs/mpi.md has the whole of it)
+ *   engine peer      the process's rank in MPI_COMM_WORLD (its vpid)
+ *   engine ctx       2 * communicator id, + 1 for the negative tags that
+ *                    Open MPI's collectives use, so that MPI_ANY_TAG never
+ *                    matches them (the engine's tags are >= 0)
+ *   engine tag       the tag, or ~tag for a negative one
+ *   envelope src     the sender's rank in the communicator (its local group
+ *                    for an intercommunicator)
+ *   datatypes        contiguous: the buffer in place; others: the
+ *                    convertor behind bfo_data's pack and unpack, called at
+ *                    any offset (again after a failover)
+ *   completion       bfo_config.done_queue: the progress function pops what
+ *                    the engine completed and completes those MPI requests,
+ *                    in Open MPI's progress, on the calling thread
+ *   no rail left     MPI_ERR_OTHER, with an error code per peer whose
+ *                    MPI_Error_string names the peer and its rails
+ */
+#ifndef PML_BFO_H
+#define PML_BFO_H
+
+#include "ompi_config.h"
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/pml/base/base.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/request/request.h"
+#include "opal/class/opal_free_list.h"
+#include "opal/datatype/opal_convertor.h"
+
+#include "bfo_net.h"
+
+BEGIN_C_DECLS
+
+/* One MPI request: Open MPI's, the engine's, and what a persistent request
+ * needs to start again. */
+typedef struct mca_pml_bfo_request {
+    ompi_request_t ompi;        /* first: Open MPI sees only this */
+    bfo_request br;             /* the engine's (valid while in_engine) */
+    uint8_t kind;               /* BFO_REQ_SEND or BFO_REQ_RECV */
+    uint8_t in_engine;          /* posted, not yet popped from the done queue */
+    uint8_t freed;              /* MPI_Request_free came while in_engine */
+    uint8_t described;          /* conv is prepared (a non-contiguous datatype) */
+    uint8_t mode;               /* mca_pml_base_send_mode_t of a send */
+    uint8_t user_done;          /* a buffered send: the MPI request completed at once */
+    uint8_t negtag;             /* the tag is negative (collectives): ctx + 1 */
+    uint8_t probed;             /* an mprobe's request: holds a matched message */
+    /* what MPI gave (a persistent request starts again from these) */
+    const void *buf;
+    size_t count;
+    ompi_datatype_t *dt;
+    int rank;                   /* destination or source, in comm; MPI_ANY_SOURCE */
+    int tag;
+    ompi_communicator_t *comm;
+    void *bbuf;                 /* a buffered send's copy (mca_pml_base_bsend) */
+    opal_convertor_t conv;      /* a non-contiguous datatype's */
+    bfo_data data;
+} mca_pml_bfo_request_t;
+OBJ_CLASS_DECLARATION(mca_pml_bfo_request_t);
+
+typedef struct mca_pml_bfo_module {
+    mca_pml_base_module_t super;
+    /* MCA parameters (pml_bfo_component.c registers them) */
+    int priority;
+    char *rails;                /* NULL: shm and the host's first IPv4 interface */
+    char *rails_resolved;       /* what bfo_net got, names and CIDRs made addresses */
+    int eager_limit;            /* bytes, 0: bfo_net's default */
+    int heartbeat_ms, probe_timeout_ms, peer_timeout_ms, silence_ms;
+    int progress_thread;
+    int verbose;
+    size_t unexpected_budget;
+    /* state */
+    bfo_net *net;
+    bfo_engine *eng;
+    int rank, size;
+    uint32_t jobid;
+    int enabled;                /* add_procs came: progress may dial (the modex is done) */
+    int thread_multiple;
+    opal_free_list_t reqs;
+    int *err_code;              /* per peer: its MPI error code, 0: not made yet */
+} mca_pml_bfo_module_t;
+
+extern mca_pml_bfo_module_t mca_pml_bfo;
+OMPI_DECLSPEC extern mca_pml_base_component_2_0_0_t mca_pml_bfo_component;
+
+int mca_pml_bfo_open(void);
+int mca_pml_bfo_init(int enable_mpi_threads);
+int mca_pml_bfo_finalize(void);
+void mca_pml_bfo_log(int level, const char *fmt, ...) __opal_attribute_format__(__printf__, 2, 3);
+
+END_C_DECLS
+#endif /* PML_BFO_H */

@@ -1,0 +1,355 @@
+/* pml_bfo_component.c - the component: its MCA parameters, and setting up
+ * bfo_net at selection (its card goes through Open MPI's modex).
+ *
+ * Part of bfo (see pml_bfo.h).  Installed, the component is opened by every
+ * job: it competes only when asked for by name (`--mca pml bfo`), and
+ * otherwise returns from init having done nothing (no socket, no memory).
+ */
+#include "pml_bfo.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/pmix/pmix.h"
+#include "opal/util/error.h"
+#include "opal/util/output.h"
+#include "ompi/mca/rte/rte.h"
+
+static int component_register(void);
+static int component_open(void);
+static int component_close(void);
+static mca_pml_base_module_t *component_init(int *priority, bool enable_progress_threads,
+                                             bool enable_mpi_threads);
+static int component_fini(void);
+
+mca_pml_base_component_2_0_0_t mca_pml_bfo_component = {
+    .pmlm_version = {
+        MCA_PML_BASE_VERSION_2_0_0,
+        .mca_component_name = "bfo",
+        .mca_component_major_version = OMPI_MAJOR_VERSION,
+        .mca_component_minor_version = OMPI_MINOR_VERSION,
+        .mca_component_release_version = OMPI_RELEASE_VERSION,
+        .mca_open_component = component_open,
+        .mca_close_component = component_close,
+        .mca_query_component = NULL,
+        .mca_register_component_params = component_register,
+    },
+    .pmlm_data = {
+        .param_field = MCA_BASE_METADATA_PARAM_NONE
+    },
+    .pmlm_init = component_init,
+    .pmlm_finalize = component_fini,
+};
+
+void mca_pml_bfo_log(int level, const char *fmt, ...)
+{
+    va_list ap;
+    if (level > mca_pml_bfo.verbose)
+        return;
+    va_start(ap, fmt);
+    fprintf(stderr, "pml bfo[%d]: ", mca_pml_bfo.rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void reg_int(const char *name, const char *help, int level, int *var)
+{
+    (void)mca_base_component_var_register(&mca_pml_bfo_component.pmlm_version, name, help,
+                                          MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, level,
+                                          MCA_BASE_VAR_SCOPE_READONLY, var);
+}
+
+static int component_register(void)
+{
+    mca_pml_bfo.priority = 5;
+    reg_int("priority",
+            "Priority of pml bfo when it is asked for by name (--mca pml bfo); it never "
+            "competes otherwise (below ob1's 20 either way)",
+            OPAL_INFO_LVL_9, &mca_pml_bfo.priority);
+    mca_pml_bfo.rails = NULL;
+    (void)mca_base_component_var_register(
+        &mca_pml_bfo_component.pmlm_version, "rails",
+        "The rails, comma-separated, the same list on every rank (rail i of one rank reaches "
+        "rail i of the others): an IPv4 or IPv6 address (tcp:ADDR, tcp:[IPV6]), an interface "
+        "name (eth1: its IPv4 address) or a CIDR (10.1.0.0/16: this host's address in it), "
+        "verbs:DEVICE[:PORT][@ADDR], or shm (shared memory, ranks on one host). Exactly "
+        "those rails are used. Unset: BFO_RAILS, else shm and this host's first IPv4 "
+        "interface that is up and not loopback (127.0.0.1 when it has none)",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_1, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_pml_bfo.rails);
+    mca_pml_bfo.eager_limit = 0;
+    reg_int("eager_limit",
+            "Largest message sent eagerly, in one frame, in bytes; larger ones go by rendezvous "
+            "(0: 64 KiB when every rail is TCP, 4 KiB otherwise)",
+            OPAL_INFO_LVL_4, &mca_pml_bfo.eager_limit);
+    mca_pml_bfo.heartbeat_ms = 100;
+    reg_int("heartbeat_ms",
+            "A rail that heard or sent nothing for this long is probed (milliseconds)",
+            OPAL_INFO_LVL_4, &mca_pml_bfo.heartbeat_ms);
+    mca_pml_bfo.probe_timeout_ms = 40;
+    reg_int("probe_timeout_ms",
+            "A probe unanswered for this long (and nothing else heard) fails the rail; its traffic "
+            "moves to the other rails (milliseconds; adapted upward to measured round trips)",
+            OPAL_INFO_LVL_4, &mca_pml_bfo.probe_timeout_ms);
+    mca_pml_bfo.silence_ms = 1000;
+    reg_int("silence_ms", "Backstop: a rail that heard nothing at all for this long fails (milliseconds)",
+            OPAL_INFO_LVL_5, &mca_pml_bfo.silence_ms);
+    mca_pml_bfo.peer_timeout_ms = 2000;
+    reg_int("peer_timeout_ms",
+            "A peer with no rail up for this long is given up: its pending and later "
+            "point-to-point operations complete with MPI_ERR_OTHER (milliseconds)",
+            OPAL_INFO_LVL_4, &mca_pml_bfo.peer_timeout_ms);
+    mca_pml_bfo.progress_thread = 0;
+    reg_int("progress_thread",
+            "1: a thread answers rail probes while the program computes without calling MPI "
+            "(it completes no request); 0: off (a busy peer is kept alive by its host's answers)",
+            OPAL_INFO_LVL_5, &mca_pml_bfo.progress_thread);
+    mca_pml_bfo.verbose = 0;
+    reg_int("verbose",
+            "0: errors only; 1: rail failures and re-admissions, the rails chosen; 2 and up: more "
+            "of bfo's transports",
+            OPAL_INFO_LVL_5, &mca_pml_bfo.verbose);
+    mca_pml_bfo.unexpected_budget = 0;
+    (void)mca_base_component_var_register(
+        &mca_pml_bfo_component.pmlm_version, "unexpected_budget",
+        "Bytes of messages that arrived before their receive a rank holds at once (0: 64 MiB), "
+        "shared between the peers as credit windows",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_pml_bfo.unexpected_budget);
+    return OMPI_SUCCESS;
+}
+
+static int component_open(void) { return OMPI_SUCCESS; }
+
+static int component_close(void) { return OMPI_SUCCESS; }
+
+/* 1 when the pml selection asks for bfo by name: "bfo", or a list that has
+ * it and is not an exclusion ("^..."). */
+static int asked_for(void)
+{
+    const char **value = NULL;
+    int idx = mca_base_var_find("ompi", "pml", NULL, NULL);
+    if (idx < 0 || mca_base_var_get_value(idx, &value, NULL, NULL) != OPAL_SUCCESS || !value || !*value)
+        return 0;
+    if ((*value)[0] == '^')
+        return 0;
+    {
+        char *list = strdup(*value), *save = NULL;
+        int found = 0;
+        for (char *t = list ? strtok_r(list, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
+            found |= strcmp(t, "bfo") == 0;
+        free(list);
+        return found;
+    }
+}
+
+/* ------------------------------------------------------------ the rails */
+
+/* An interface name or a CIDR made this host's IPv4 address on it; anything
+ * else (an address, tcp:, verbs:, shm) as it is.  out gets the list. */
+static int resolve_rails(const char *in, char *out, size_t cap)
+{
+    struct ifaddrs *ifs = NULL;
+    char *list = strdup(in), *save = NULL;
+    size_t used = 0;
+    int rc = 0;
+    out[0] = 0;
+    if (!list)
+        return -1;
+    if (getifaddrs(&ifs) != 0)
+        ifs = NULL;
+    for (char *t = strtok_r(list, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
+        char addr[INET6_ADDRSTRLEN + 8];
+        const char *use = t;
+        struct in_addr a4;
+        char *slash = strchr(t, '/');
+        if (slash) { /* CIDR: the local IPv4 address inside it */
+            char net[64];
+            int bits = atoi(slash + 1);
+            size_t nl = (size_t)(slash - t);
+            struct in_addr n4;
+            use = NULL;
+            if (nl < sizeof net && bits >= 0 && bits <= 32) {
+                memcpy(net, t, nl);
+                net[nl] = 0;
+                if (inet_pton(AF_INET, net, &n4) == 1) {
+                    uint32_t mask = bits ? htonl(~0u << (32 - bits)) : 0;
+                    for (struct ifaddrs *i = ifs; i && !use; i = i->ifa_next)
+                        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET) {
+                            struct in_addr ia = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+                            if ((ia.s_addr & mask) == (n4.s_addr & mask)) {
+                                inet_ntop(AF_INET, &ia, addr, sizeof addr);
+                                use = addr;
+                            }
+                        }
+                }
+            }
+            if (!use) {
+                fprintf(stderr, "pml bfo: pml_bfo_rails: %s: no interface of this host has an IPv4 "
+                                "address in it\n", t);
+                rc = -1;
+                break;
+            }
+        } else if (strchr(t, ':') == NULL && strcmp(t, "shm") != 0 && inet_pton(AF_INET, t, &a4) != 1 &&
+                   if_nametoindex(t) != 0) { /* an interface name */
+            use = NULL;
+            for (struct ifaddrs *i = ifs; i && !use; i = i->ifa_next)
+                if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && strcmp(i->ifa_name, t) == 0) {
+                    inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, addr, sizeof addr);
+                    use = addr;
+                }
+            if (!use) {
+                fprintf(stderr, "pml bfo: pml_bfo_rails: interface %s has no IPv4 address\n", t);
+                rc = -1;
+                break;
+            }
+        }
+        if (used + strlen(use) + 2 > cap) {
+            rc = -1;
+            break;
+        }
+        used += (size_t)snprintf(out + used, cap - used, "%s%s", used ? "," : "", use);
+    }
+    if (ifs)
+        freeifaddrs(ifs);
+    free(list);
+    return rc;
+}
+
+/* The default: shm, and the first IPv4 interface that is up and not
+ * loopback (127.0.0.1 when there is none). */
+static void default_rails(char *out, size_t cap)
+{
+    struct ifaddrs *ifs = NULL;
+    char addr[INET_ADDRSTRLEN] = "127.0.0.1";
+    if (getifaddrs(&ifs) == 0) {
+        for (struct ifaddrs *i = ifs; i; i = i->ifa_next)
+            if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
+                !(i->ifa_flags & IFF_LOOPBACK)) {
+                inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, addr, sizeof addr);
+                break;
+            }
+        freeifaddrs(ifs);
+    }
+    snprintf(out, cap, "shm,%s", addr);
+}
+
+/* ------------------------------------------------------------ the modex */
+
+static int modex_publish(void *ctx, const void *card, size_t len)
+{
+    int rc;
+    (void)ctx;
+    OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_pml_bfo_component.pmlm_version, (void *)card, len);
+    return rc == OPAL_SUCCESS ? BFO_OK : BFO_BOOT_ERR_EXCHANGE;
+}
+
+static int modex_lookup(void *ctx, int rank, void *buf, size_t cap, size_t *len)
+{
+    opal_process_name_t name;
+    void *data = NULL;
+    size_t sz = 0;
+    int rc;
+    (void)ctx;
+    name.jobid = mca_pml_bfo.jobid;
+    name.vpid = (opal_vpid_t)rank;
+    OPAL_MODEX_RECV(rc, &mca_pml_bfo_component.pmlm_version, &name, &data, &sz);
+    if (rc != OPAL_SUCCESS || !data || sz > cap) {
+        fprintf(stderr, "pml bfo: rank %d: the modex has no card of rank %d (%s, %zu bytes) enabled=%d\n", mca_pml_bfo.rank,
+                rank, rc != OPAL_SUCCESS ? opal_strerror(rc) : data ? "too long" : "none", sz, mca_pml_bfo.enabled);
+        free(data);
+        return BFO_BOOT_ERR_EXCHANGE;
+    }
+    memcpy(buf, data, sz);
+    *len = sz;
+    free(data);
+    return BFO_OK;
+}
+
+int mca_pml_bfo_init(int enable_mpi_threads)
+{
+    static char rails[1024];
+    bfo_config cfg;
+    bfo_net_options opt;
+    bfo_boot *boot = NULL;
+    bfo_boot_ops ops;
+    const char *want = mca_pml_bfo.rails;
+    int rc;
+
+    mca_pml_bfo.rank = (int)OMPI_PROC_MY_NAME->vpid;
+    mca_pml_bfo.size = (int)ompi_process_info.num_procs;
+    mca_pml_bfo.jobid = OMPI_PROC_MY_NAME->jobid;
+    if (!want || !*want)
+        want = bfo_boot_getenv("BFO_RAILS");
+    if (want && *want) {
+        if (resolve_rails(want, rails, sizeof rails) != 0)
+            return OMPI_ERR_BAD_PARAM;
+    } else
+        default_rails(rails, sizeof rails);
+    mca_pml_bfo.rails_resolved = rails;
+    if (bfo_net_check_rails(rails) < 0) {
+        fprintf(stderr, "pml bfo: pml_bfo_rails \"%s\": no transport of this build (%s) takes it\n", rails,
+                bfo_net_transports());
+        return OMPI_ERR_BAD_PARAM;
+    }
+    memset(&ops, 0, sizeof ops);
+    ops.publish = modex_publish;
+    ops.lookup = modex_lookup;
+    ops.lookup_later = 1; /* MPI_Init fences after the PML is selected */
+    rc = bfo_boot_custom(&boot, mca_pml_bfo.rank, mca_pml_bfo.size, mca_pml_bfo.jobid, &ops);
+    if (rc != BFO_OK)
+        return OMPI_ERROR;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.done_queue = 1;
+    cfg.max_requests = 4096;
+    cfg.max_unexpected = 1024;
+    cfg.eager_limit = mca_pml_bfo.eager_limit > 0 ? (size_t)mca_pml_bfo.eager_limit : 0;
+    cfg.unexpected_budget = mca_pml_bfo.unexpected_budget;
+    cfg.heartbeat_ns = (uint64_t)mca_pml_bfo.heartbeat_ms * 1000000u;
+    cfg.probe_timeout_ns = (uint64_t)mca_pml_bfo.probe_timeout_ms * 1000000u;
+    cfg.silence_ns = (uint64_t)mca_pml_bfo.silence_ms * 1000000u;
+    cfg.unreachable_grace_ns = (uint64_t)mca_pml_bfo.peer_timeout_ms * 1000000u;
+    memset(&opt, 0, sizeof opt);
+    opt.rails = rails;
+    opt.thread_safe = enable_mpi_threads ? 1 : 0;
+    opt.progress_thread = mca_pml_bfo.progress_thread > 0 ? 1 : -1;
+    opt.log_level = mca_pml_bfo.verbose + 1;
+    mca_pml_bfo.thread_multiple = enable_mpi_threads;
+    rc = bfo_net_init_boot(&mca_pml_bfo.net, &cfg, &opt, boot);
+    if (rc != BFO_OK) {
+        fprintf(stderr, "pml bfo: rank %d: bfo_net could not start on rails \"%s\": %s\n", mca_pml_bfo.rank,
+                rails, bfo_net_errname(rc));
+        mca_pml_bfo.net = NULL;
+        return OMPI_ERROR;
+    }
+    mca_pml_bfo.eng = bfo_net_engine(mca_pml_bfo.net);
+    mca_pml_bfo.err_code = (int *)calloc((size_t)mca_pml_bfo.size, sizeof(int));
+    if (!mca_pml_bfo.err_code)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    mca_pml_bfo_log(1, "rank %d of %d, rails %s (%d), eager limit %zu", mca_pml_bfo.rank, mca_pml_bfo.size,
+                    rails, bfo_net_nrails(mca_pml_bfo.net), mca_pml_bfo.eng->cfg.eager_limit);
+    return OMPI_SUCCESS;
+}
+
+static mca_pml_base_module_t *component_init(int *priority, bool enable_progress_threads,
+                                             bool enable_mpi_threads)
+{
+    (void)enable_progress_threads;
+    if (!asked_for()) /* installed, and not asked for: nothing done */
+        return NULL;
+    if (mca_pml_bfo_open() != OMPI_SUCCESS || mca_pml_bfo_init(enable_mpi_threads) != OMPI_SUCCESS)
+        return NULL;
+    *priority = mca_pml_bfo.priority;
+    return &mca_pml_bfo.super;
+}
+
+static int component_fini(void) { return mca_pml_bfo_finalize(); }
