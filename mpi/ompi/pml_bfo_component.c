@@ -322,7 +322,7 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     opt.rails = rails;
     opt.thread_safe = enable_mpi_threads ? 1 : 0;
     opt.progress_thread = mca_pml_bfo.progress_thread > 0 ? 1 : -1;
-    opt.log_level = mca_pml_bfo.verbose + 1;
+    opt.log_level = mca_pml_bfo.verbose > 0 ? mca_pml_bfo.verbose : 0; /* 0: errors (BFO_TCP_LOG ...) */
     mca_pml_bfo.thread_multiple = enable_mpi_threads;
     rc = bfo_net_init_boot(&mca_pml_bfo.net, &cfg, &opt, boot);
     if (rc != BFO_OK) {
