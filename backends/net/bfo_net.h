@@ -33,7 +33,10 @@
  *   rail, its transport's name and the address the transport gives.  A
  *   transport looks a peer's address up when it first needs it (to dial);
  *   bfo_net reads the peer's card then (bfo_boot_lookup) and keeps what it
- *   read.  A peer whose rail i is of another transport than ours is told
+ *   read.  With a wire-up whose cards are found only after a later fence
+ *   of the caller's (bfo_boot_ops.lookup_later: Open MPI's modex), the
+ *   engine's connects at init wait for the first bfo_net_progress: call it
+ *   once the fence is done.  A peer whose rail i is of another transport than ours is told
  *   as such to the transport (no address), not taken for a failure of the
  *   card.  One job id (from bfo_boot) goes into every transport's hellos.
  *
