@@ -42,6 +42,11 @@
 #   make fuzz        the libFuzzer targets of tests/fuzz/ (clang, into build/fuzz)
 #   make check-fuzz  each of them for FUZZ_SECONDS (default 60) over its corpus
 #   make fuzz-corpus regenerate the seeds of tests/fuzz/corpus/ (committed)
+#   make pml         mpi/ompi/: pml/bfo, the Open MPI 4.1 PML component (libopenmpi-dev)
+#   make install-pml into ~/.openmpi/components (PML_PREFIX: elsewhere); uninstall-pml
+#   make check-pml   MPI programs over pml/bfo: 2 and 4 ranks, mpi4py, NetPIPE,
+#                    rails reset (ss -K) and dropped (nftables), a rank killed (root)
+#   make bench-pml   pml/bfo next to ob1 and ucx in one run: ratios, a PNG plot
 #   make clean
 #
 # Variables: CC, CXX, CFLAGS, PYTHON, RAGEL, DOT, SAN, PMIX, VERBS, FUZZ_CC,
@@ -591,3 +596,6 @@ install-pml: $(PML_SO)
 	cp $(PML_SO) $(DESTDIR)$(PML_PREFIX)/mca_pml_bfo.so
 uninstall-pml:
 	rm -f $(DESTDIR)$(PML_PREFIX)/mca_pml_bfo.so
+# the tests' and the benchmark's own rules
+include tests/pml/faults/faults.mk
+check-pml: pml check-pml-faults
