@@ -592,6 +592,12 @@ static inline int bfo_test(const bfo_request *r);
  * whose probe of one peer would otherwise wait forever asks this. */
 static inline int bfo_peer_reachable(const bfo_engine *e, int peer);
 
+/* The state of the rail to a peer (a BFO_RAIL_ST_* value of the rail
+ * machine, gen/bfo_rail.h: CONNECTING, PROBING, UP, FAILED, RECONNECTING,
+ * ABSENT, RETIRED), or 0 for this rank itself and out-of-range arguments.
+ * For a layer that waits for its rails at start, or reports them. */
+static inline int bfo_rail_state(const bfo_engine *e, int peer, int rail);
+
 /* With bfo_config.done_queue set: the oldest request that completed and was
  * not popped yet (complete: read its status; the caller may reuse it), or
  * NULL when there is none.  Every completion is queued once, also those of
@@ -3593,6 +3599,14 @@ static inline int bfo_irecv_data(bfo_engine *e, bfo_request *r, const bfo_data *
 
 /* bfo_test: see THE API near the top. */
 static inline int bfo_test(const bfo_request *r) { return r->complete; }
+
+/* bfo_rail_state: see THE API near the top. */
+static inline int bfo_rail_state(const bfo_engine *e, int peer, int rail)
+{
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || !bfo__in_range(rail, e->cfg.nrails))
+        return 0;
+    return e->peers[peer].rail[rail].fsm.cs;
+}
 
 /* bfo_peer_reachable: see THE API near the top. */
 static inline int bfo_peer_reachable(const bfo_engine *e, int peer)

@@ -14,6 +14,7 @@
 #include "ompi/mca/pml/base/pml_base_bsend.h"
 #include "ompi/message/message.h"
 #include "ompi/proc/proc.h"
+#include "opal/mca/pmix/pmix.h"
 #include "opal/runtime/opal_progress.h"
 
 static int bfo_pml_add_procs(struct ompi_proc_t **procs, size_t nprocs);
@@ -201,13 +202,29 @@ static int bfo_to_mpi(int st, int peer)
 
 /* ------------------------------------------------------------ data */
 
+/* Moves a convertor to byte off of the packed message.  Open MPI 4.1.4's
+ * opal_convertor_set_position, asked to move forward from a position that
+ * is not 0, can land wrong for nested types (a contiguous of a vector of
+ * short: the bytes after a jump from 65536 to 131072 went astray, where a
+ * fresh convertor put them right): so every move starts again from 0.  A
+ * message read or written in order moves nothing. */
+static void conv_seek(opal_convertor_t *c, size_t off)
+{
+    size_t zero = 0, pos = off;
+    if (c->bConverted == off)
+        return;
+    opal_convertor_set_position(c, &zero);
+    if (off)
+        opal_convertor_set_position(c, &pos);
+}
+
 static void conv_pack(void *ctx, size_t off, void *dst, size_t n)
 {
     mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)ctx;
     struct iovec iov;
     uint32_t cnt = 1;
-    size_t pos = off, max = n;
-    opal_convertor_set_position(&q->conv, &pos);
+    size_t max = n;
+    conv_seek(&q->conv, off);
     iov.iov_base = dst;
     iov.iov_len = n;
     opal_convertor_pack(&q->conv, &iov, &cnt, &max);
@@ -218,8 +235,8 @@ static void conv_unpack(void *ctx, size_t off, const void *src, size_t n)
     mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)ctx;
     struct iovec iov;
     uint32_t cnt = 1;
-    size_t pos = off, max = n;
-    opal_convertor_set_position(&q->conv, &pos);
+    size_t max = n;
+    conv_seek(&q->conv, off);
     iov.iov_base = (void *)src;
     iov.iov_len = n;
     opal_convertor_unpack(&q->conv, &iov, &cnt, &max);
@@ -470,6 +487,59 @@ static int bfo_pml_progress(void)
 
 /* ------------------------------------------------------------ module */
 
+/* 1 while some rail to a reachable peer is still being set up. */
+static int rails_settling(void)
+{
+    for (int p = 0; p < M->size; p++) {
+        if (p == M->rank || !bfo_peer_reachable(M->eng, p))
+            continue;
+        for (int r = 0; r < bfo_net_nrails(M->net); r++) {
+            int st = bfo_rail_state(M->eng, p, r);
+            if (st != BFO_RAIL_ST_UP && st != BFO_RAIL_ST_ABSENT && st != BFO_RAIL_ST_RETIRED)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static void fence_done(int status, void *cbdata)
+{
+    (void)status;
+    *(volatile int *)cbdata = 0;
+}
+
+/* At MPI_Init (the first add_procs, after the modex fence): every rail to
+ * every peer connected and admitted, then a fence of the job's, progressing
+ * all along, so that each rank leaves MPI_Init with its rails up on both
+ * sides.  A program that computes right after MPI_Init cannot then leave a
+ * peer waiting for the hello or the admission probe of a rail it never
+ * saw up: an UP rail rides out a busy peer (its host answers), a rail
+ * being set up does not.  Bounded: after 2 x pml_bfo_peer_timeout_ms the
+ * rails still settling go on in the background. */
+static void connect_all(void)
+{
+    uint64_t t0 = bfo_net_now(), limit = 2 * (uint64_t)M->peer_timeout_ms * 1000000u;
+    volatile int active = 1;
+    int settling = 1;
+    while (settling && bfo_net_now() - t0 < limit) {
+        LOCK();
+        bfo_net_progress(M->net, 1);
+        settling = rails_settling();
+        UNLOCK();
+    }
+    if (settling)
+        mca_pml_bfo_log(0, "some rails were not up %d ms after MPI_Init began connecting them; they go on "
+                           "connecting in the background",
+                        (int)(limit / 1000000u));
+    if (opal_pmix.fence_nb && opal_pmix.fence_nb(NULL, 0, fence_done, (void *)&active) == OPAL_SUCCESS) {
+        while (active) {
+            LOCK();
+            bfo_net_progress(M->net, 1);
+            UNLOCK();
+        }
+    }
+}
+
 static int bfo_pml_add_procs(struct ompi_proc_t **procs, size_t nprocs)
 {
     for (size_t i = 0; i < nprocs; i++)
@@ -478,7 +548,10 @@ static int bfo_pml_add_procs(struct ompi_proc_t **procs, size_t nprocs)
                                "does not support dynamic processes");
             return OMPI_ERR_NOT_SUPPORTED;
         }
-    M->enabled = 1;
+    if (!M->enabled) {
+        M->enabled = 1;
+        connect_all();
+    }
     return OMPI_SUCCESS;
 }
 
