@@ -346,6 +346,12 @@ static mca_pml_base_module_t *component_init(int *priority, bool enable_progress
     (void)enable_progress_threads;
     if (!asked_for()) /* installed, and not asked for: nothing done */
         return NULL;
+    if (getenv("OMPI_PARENT_PORT")) { /* started by MPI_Comm_spawn: its parent is another job */
+        fprintf(stderr, "pml bfo: this process was started by MPI_Comm_spawn: pml bfo does not support dynamic "
+                        "processes (its engine's peers are the ranks of one MPI_COMM_WORLD); run the job with "
+                        "another pml (ob1)\n");
+        return NULL;
+    }
     if (mca_pml_bfo_open() != OMPI_SUCCESS || mca_pml_bfo_init(enable_mpi_threads) != OMPI_SUCCESS)
         return NULL;
     *priority = mca_pml_bfo.priority;
