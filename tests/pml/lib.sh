@@ -81,6 +81,42 @@ pmlt_fail() {   # NAME WHY [LOG]
     pmlt_failed=$((pmlt_failed + 1))
 }
 
+# pmlt_bounded SECS LOG CMD...: CMD with output to LOG, killed after SECS
+# (status 124, like timeout(1)); before that, when gdb is there and
+# PMLT_BACKTRACE is not 0, the stacks of CMD's child processes (the ranks)
+# go to LOG.bt. Only the processes this started are signalled, by pid.
+pmlt_bounded() {
+    local to=$1 log=$2 pid kids k n=0 hung=0
+    shift 2
+    rm -f "$log.bt"
+    "$@" >"$log" 2>&1 </dev/null &
+    pid=$!
+    local deadline=$((SECONDS + to))
+    while kill -0 "$pid" 2>/dev/null; do
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            hung=1
+            kids=$(pgrep -P "$pid")
+            if [ "${PMLT_BACKTRACE:-1}" != 0 ] && command -v gdb >/dev/null; then
+                for k in $kids; do
+                    echo "== pid $k: $(tr '\0' ' ' <"/proc/$k/cmdline" 2>/dev/null)"
+                    timeout 20 gdb -p "$k" -batch -ex 'thread apply all bt' 2>/dev/null | grep -E '^(#|Thread)'
+                done >"$log.bt"
+            fi
+            kill -TERM "$pid" 2>/dev/null
+            for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+            kill -KILL "$pid" $kids 2>/dev/null
+            break
+        fi
+        # poll fast at first: most runs take well under a second
+        if [ $n -lt 50 ]; then sleep 0.02; else sleep 0.2; fi
+        n=$((n + 1))
+    done
+    wait "$pid"
+    local rc=$?
+    [ $hung = 0 ] || rc=124
+    return $rc
+}
+
 # pmlt_run NAME NP TIMEOUT CMD...: one mpirun, judged by its exit code, by
 # its output matching PMLT_EXPECT (default: a "case ...: passed" line) and,
 # if PMLT_CHECK names a function, by that function (called with the log and
@@ -93,14 +129,18 @@ pmlt_run() {
     mkdir -p "$PMLT_LOGS"
     local t0 t1 rc why
     t0=$(date +%s.%N)
-    timeout -k 10 "$to" mpirun --allow-run-as-root --oversubscribe -np "$np" "${PML_ARGS[@]}" "$@" \
-        >"$log" 2>&1 </dev/null
+    pmlt_bounded "$to" "$log" mpirun --allow-run-as-root --oversubscribe -np "$np" "${PML_ARGS[@]}" "$@"
     rc=$?
     t1=$(date +%s.%N)
     local dt
     dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    if [ $rc -eq 124 ]; then
         pmlt_fail "$name np=$np" "HUNG: $name did not finish within $to s; killed (mpirun: $*)" "$log"
+        if [ -s "$log.bt" ]; then
+            echo "    where the ranks were (all threads: $log.bt):"
+            grep -E '^== |^#[0-9]+ .* in (P?MPI_[A-Za-z_]+|case_[a-z_]+|main) ' "$log.bt" |
+                awk '/^== / { print "      " $0; n = 0; next } n++ < 4 { print "        " $0 }' | head -n 40
+        fi
     elif [ $rc -ne 0 ]; then
         pmlt_fail "$name np=$np" "exit $rc after $dt s (mpirun: $*)" "$log"
     elif ! grep -Eq "$expect" "$log"; then

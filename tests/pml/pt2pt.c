@@ -163,68 +163,69 @@ static void case_modes(void)
     detach_bsend();
 }
 
-/* ---- ssync: a synchronous send does not complete before the receive is
- * posted; a ready send's receive is really posted ---- */
+/* ---- ssync: a synchronous send does not complete before its receive is
+ * posted. The receiver sleeps 200 ms after a barrier, then notes the time
+ * (CLOCK_MONOTONIC, one clock for every process of a host) and posts the
+ * receive; the sender notes when its Issend (Test in a loop) or Ssend
+ * completed; completion must not precede the post. Sender and receiver
+ * must be on one host (they are: the rails are loopback addresses). ---- */
 static void case_ssync(void)
 {
     static const size_t ss[] = {0, 8, 4096, 65537, 1u << 20};
+    char host[MPI_MAX_PROCESSOR_NAME], phost[MPI_MAX_PROCESSOR_NAME];
+    int hl;
     alloc_bufs(1u << 20);
-    for (int i = 0; i < 5; i++) {
-        size_t n = ss[i];
-        int peer = me ^ 1, tag = 200 + i;
-        int sender = !(me & 1);
-        /* Issend: the sender tests for 150 ms while the receiver sleeps 250 ms */
-        if (peer < np) {
+    CHK(MPI_Get_processor_name(host, &hl));
+    int peer = me ^ 1, sender = !(me & 1);
+    if (peer < np) {
+        CHK(MPI_Sendrecv(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, peer, TAG_SIG, phost, MPI_MAX_PROCESSOR_NAME,
+                         MPI_CHAR, peer, TAG_SIG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        EXPECT(strcmp(host, phost) == 0, "ssync needs both ranks of a pair on one host (%s, %s)", host, phost);
+    }
+    for (int i = 0; i < 5; i++)
+        for (int blocking = 0; blocking < 2; blocking++) {
+            size_t n = ss[i];
+            int tag = 200 + i * 2 + blocking;
+            const char *call = blocking ? "MPI_Ssend" : "MPI_Issend";
+            if (peer >= np) {
+                CHK(MPI_Barrier(MPI_COMM_WORLD));
+                CHK(MPI_Barrier(MPI_COMM_WORLD));
+                continue;
+            }
             if (sender) {
                 MPI_Request r;
-                int flag = 0;
+                int flag = 0, tests = 0;
+                double t_done, t_post;
                 fill(sbuf, n, me, tag);
-                CHK(MPI_Issend(sbuf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r));
-                CHK(MPI_Barrier(MPI_COMM_WORLD));
-                double t0 = now();
-                while (now() - t0 < 0.15) {
-                    CHK(MPI_Test(&r, &flag, MPI_STATUS_IGNORE));
-                    EXPECT(!flag, "MPI_Issend of %zu B completed %.3f s after the barrier, "
-                           "before its receive was posted", n, now() - t0);
-                    msleep(1);
+                if (blocking) {
+                    CHK(MPI_Barrier(MPI_COMM_WORLD));
+                    CHK(MPI_Ssend(sbuf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD));
+                } else {
+                    CHK(MPI_Issend(sbuf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r));
+                    CHK(MPI_Barrier(MPI_COMM_WORLD));
+                    while (!flag) {
+                        CHK(MPI_Test(&r, &flag, MPI_STATUS_IGNORE));
+                        tests++;
+                    }
                 }
-                CHK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+                t_done = now();
+                CHK(MPI_Recv(&t_post, 1, MPI_DOUBLE, peer, TAG_SIG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                EXPECT(t_done >= t_post, "%s of %zu B completed %.3f s before its receive was posted "
+                       "(after %d MPI_Test)", call, n, t_post - t_done, tests);
             } else {
                 MPI_Status st;
-                CHK(MPI_Barrier(MPI_COMM_WORLD));
-                msleep(250);
-                memset(rbuf, SENTINEL, n + SLACK);
-                CHK(MPI_Recv(rbuf, (int)n + SLACK, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st));
-                expect_status(&st, peer, tag, MPI_BYTE, n, "Issend %zu B", n);
-                expect_bytes(rbuf, n, peer, tag, "Issend %zu B", n);
-            }
-        } else {
-            CHK(MPI_Barrier(MPI_COMM_WORLD));
-        }
-        CHK(MPI_Barrier(MPI_COMM_WORLD));
-        /* blocking Ssend: must take at least about the receiver's sleep */
-        if (peer < np) {
-            if (sender) {
-                CHK(MPI_Barrier(MPI_COMM_WORLD));
-                double t0 = now();
-                CHK(MPI_Ssend(sbuf, (int)n, MPI_BYTE, peer, tag + 50, MPI_COMM_WORLD));
-                double t = now() - t0;
-                EXPECT(t > 0.1, "MPI_Ssend of %zu B returned after %.3f s, before the receiver "
-                       "(sleeping 200 ms) posted its receive", n, t);
-            } else {
-                MPI_Status st;
+                double t_post;
                 CHK(MPI_Barrier(MPI_COMM_WORLD));
                 msleep(200);
                 memset(rbuf, SENTINEL, n + SLACK);
-                CHK(MPI_Recv(rbuf, (int)n + SLACK, MPI_BYTE, peer, tag + 50, MPI_COMM_WORLD, &st));
-                expect_status(&st, peer, tag + 50, MPI_BYTE, n, "Ssend %zu B", n);
-                expect_bytes(rbuf, n, peer, tag, "Ssend %zu B", n);
+                t_post = now();
+                CHK(MPI_Recv(rbuf, (int)n + SLACK, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st));
+                expect_status(&st, peer, tag, MPI_BYTE, n, "%s %zu B", call, n);
+                expect_bytes(rbuf, n, peer, tag, "%s %zu B", call, n);
+                CHK(MPI_Send(&t_post, 1, MPI_DOUBLE, peer, TAG_SIG, MPI_COMM_WORLD));
             }
-        } else {
             CHK(MPI_Barrier(MPI_COMM_WORLD));
         }
-        CHK(MPI_Barrier(MPI_COMM_WORLD));
-    }
 }
 
 /* ---- wildcard: ANY_SOURCE / ANY_TAG in every combination; per-source
