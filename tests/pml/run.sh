@@ -85,7 +85,7 @@ t comm.inter       "$all" "$T" "$B/comm" inter
 t coll.small       "$all" "$T" "$B/coll" small
 t coll.large       "$all" "$T" "$B/coll" large
 # 11: MPI_THREAD_MULTIPLE
-t thread.multiple  "$all" "$T" "$B/thread" multiple
+t thread.multiple  "$all" 120 "$B/thread" multiple
 # 12: load
 t stress.unexpected  "$all" 120 "$B/stress" unexpected
 t stress.outstanding "$all" 120 "$B/stress" outstanding
@@ -94,7 +94,7 @@ t stress.compute     "2" $((PMLT_COMPUTE_SECS + 120)) "$B/stress" compute
 t spawn            "$all" "$T" "$B/spawn" spawn
 t errors           "$all" "$T" "$B/errors" errors
 # 15: mpi4py
-if pmlt_wanted '^py\.'; then
+if pmlt_any_wanted py.p2p.buffers py.p2p.objects py.probe py.coll; then
     if "$PMLT_PYTHON" -c 'import mpi4py' 2>/dev/null; then
         t py.p2p.buffers "$all" 120 "$PMLT_PYTHON" "$here/py/p2p.py" buffers
         t py.p2p.objects "$all" "$T" "$PMLT_PYTHON" "$here/py/p2p.py" objects
@@ -108,7 +108,7 @@ fi
 t examples.hello        "$all" "$T" "$B/examples" hello
 t examples.ring         "$all" "$T" "$B/examples" ring
 t examples.connectivity "$all" "$T" "$B/examples" connectivity
-if pmlt_wanted '^netpipe' && [[ " $PMLT_NP " == *" 2 "* ]]; then
+if pmlt_any_wanted netpipe.integrity netpipe.bandwidth && [[ " $PMLT_NP " == *" 2 "* ]]; then
     if command -v NPopenmpi >/dev/null; then
         # NetPIPE writes its results to a file (-o) and prints a line per size
         check_np() { if grep -qi fail "$1"; then echo "NetPIPE reports a failure"; return 1; fi; }
