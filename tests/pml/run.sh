@@ -96,10 +96,10 @@ t errors           "$all" "$T" "$B/errors" errors
 # 15: mpi4py
 if pmlt_any_wanted py.p2p.buffers py.p2p.objects py.probe py.coll; then
     if "$PMLT_PYTHON" -c 'import mpi4py' 2>/dev/null; then
-        t py.p2p.buffers "$all" 120 "$PMLT_PYTHON" "$here/py/p2p.py" buffers
-        t py.p2p.objects "$all" "$T" "$PMLT_PYTHON" "$here/py/p2p.py" objects
-        t py.probe       "$all" 120 "$PMLT_PYTHON" "$here/py/probe.py" probe
-        t py.coll        "$all" "$T" "$PMLT_PYTHON" "$here/py/coll.py" coll
+        t py.p2p.buffers "$all" 120 "$PMLT_PYTHON" -B "$here/py/p2p.py" buffers
+        t py.p2p.objects "$all" "$T" "$PMLT_PYTHON" -B "$here/py/p2p.py" objects
+        t py.probe       "$all" 120 "$PMLT_PYTHON" -B "$here/py/probe.py" probe
+        t py.coll        "$all" "$T" "$PMLT_PYTHON" -B "$here/py/coll.py" coll
     else
         pmlt_skip "py.*" "$PMLT_PYTHON has no mpi4py (Debian: apt-get install python3-mpi4py)"
     fi
