@@ -41,6 +41,7 @@ t() {
 }
 
 T=$PMLT_TIMEOUT
+L=$((T > 120 ? T : 120))   # the longer tests: at least 120 s
 all="2 4"
 
 # the PML asked for is the one every rank runs on
@@ -53,7 +54,7 @@ PMLT_CHECK=check_selected PMLT_EXPECT='^case hello: passed' \
     t pml.selected "$all" "$T" --mca pml_base_verbose 10 "$B/examples" hello
 
 # 1-6: point to point
-t pt2pt.modes      "$all" 120 "$B/pt2pt" modes
+t pt2pt.modes      "$all" "$L" "$B/pt2pt" modes
 t pt2pt.ssync      "$all" "$T" "$B/pt2pt" ssync
 t pt2pt.wildcard   "$all" "$T" "$B/pt2pt" wildcard
 t pt2pt.order      "$all" "$T" "$B/pt2pt" order
@@ -85,10 +86,10 @@ t comm.inter       "$all" "$T" "$B/comm" inter
 t coll.small       "$all" "$T" "$B/coll" small
 t coll.large       "$all" "$T" "$B/coll" large
 # 11: MPI_THREAD_MULTIPLE
-t thread.multiple  "$all" 120 "$B/thread" multiple
+t thread.multiple  "$all" "$L" "$B/thread" multiple
 # 12: load
-t stress.unexpected  "$all" 120 "$B/stress" unexpected
-t stress.outstanding "$all" 120 "$B/stress" outstanding
+t stress.unexpected  "$all" "$L" "$B/stress" unexpected
+t stress.outstanding "$all" "$L" "$B/stress" outstanding
 t stress.compute     "2" $((PMLT_COMPUTE_SECS + 120)) "$B/stress" compute
 # 13-14: dynamic processes; errors returned
 t spawn            "$all" "$T" "$B/spawn" spawn
@@ -96,9 +97,9 @@ t errors           "$all" "$T" "$B/errors" errors
 # 15: mpi4py
 if pmlt_any_wanted py.p2p.buffers py.p2p.objects py.probe py.coll; then
     if "$PMLT_PYTHON" -c 'import mpi4py' 2>/dev/null; then
-        t py.p2p.buffers "$all" 120 "$PMLT_PYTHON" -B "$here/py/p2p.py" buffers
+        t py.p2p.buffers "$all" "$L" "$PMLT_PYTHON" -B "$here/py/p2p.py" buffers
         t py.p2p.objects "$all" "$T" "$PMLT_PYTHON" -B "$here/py/p2p.py" objects
-        t py.probe       "$all" 120 "$PMLT_PYTHON" -B "$here/py/probe.py" probe
+        t py.probe       "$all" "$L" "$PMLT_PYTHON" -B "$here/py/probe.py" probe
         t py.coll        "$all" "$T" "$PMLT_PYTHON" -B "$here/py/coll.py" coll
     else
         pmlt_skip "py.*" "$PMLT_PYTHON has no mpi4py (Debian: apt-get install python3-mpi4py)"
