@@ -14,7 +14,7 @@
 PMLT_SAVED_GOAL := $(.DEFAULT_GOAL)
 PMLT_DIR   := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 PMLT_BUILD ?= build/pml-tests
-PMLT_MPICC ?= mpicc
+PMLT_MPICC ?= $(or $(MPICC),mpicc)
 PMLT_CFLAGS := -O2 -Wall -Werror
 PMLT_PROGS := pt2pt dtype comm coll thread stress spawn errors examples
 PMLT_BINS  := $(addprefix $(PMLT_BUILD)/,$(PMLT_PROGS))
@@ -27,8 +27,11 @@ $(PMLT_BUILD)/%: $(PMLT_DIR)/%.c $(PMLT_DIR)/common.h
 	@mkdir -p $(@D)
 	$(PMLT_MPICC) $(PMLT_CFLAGS) -o $@ $< -pthread
 
+# BFO_PML_DIR, when make has it (the top-level Makefile's $(BUILD)/pml),
+# goes to run.sh, whose own default is build/gcc/pml
 check-pml-features: pml-tests
-	PMLT_NO_BUILD=1 PMLT_BUILD=$(PMLT_BUILD) $(if $(PML),PML=$(PML)) bash $(PMLT_DIR)/run.sh
+	PMLT_NO_BUILD=1 PMLT_BUILD=$(PMLT_BUILD) $(if $(PML),PML=$(PML)) \
+	  $(if $(BFO_PML_DIR),BFO_PML_DIR=$(BFO_PML_DIR)) bash $(PMLT_DIR)/run.sh
 
 # the same against Open MPI's ob1 (what the suite is known to pass on)
 check-pml-ob1: pml-tests
