@@ -597,5 +597,7 @@ install-pml: $(PML_SO)
 uninstall-pml:
 	rm -f $(DESTDIR)$(PML_PREFIX)/mca_pml_bfo.so
 # the tests' and the benchmark's own rules
+include tests/pml/check.mk
 include tests/pml/faults/faults.mk
-check-pml: pml check-pml-faults
+check-pml: pml
+	SHORT=$${SHORT:-1} BFO_PML_DIR=$(CURDIR)/$(BUILD)/pml $(MAKE) check-pml-features check-pml-faults
