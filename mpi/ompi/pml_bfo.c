@@ -126,6 +126,7 @@ static mca_pml_bfo_request_t *req_get(int kind, int persistent, ompi_communicato
     q->comm = comm;
     q->dt = NULL;
     q->bbuf = NULL;
+    q->cbuf = NULL;
     return q;
 }
 
@@ -454,6 +455,11 @@ static void req_done(mca_pml_bfo_request_t *q)
         mca_pml_base_bsend_request_free(q->bbuf);
         q->bbuf = NULL;
     }
+    if (q->cbuf) {
+        free(q->cbuf);
+        q->cbuf = NULL;
+        (void)__atomic_fetch_sub(&M->copy_bytes, q->clen, __ATOMIC_RELAXED);
+    }
     if (q->freed) {
         req_release(q);
         return;
@@ -514,11 +520,11 @@ static void fence_done(int status, void *cbdata)
  * sides.  A program that computes right after MPI_Init cannot then leave a
  * peer waiting for the hello or the admission probe of a rail it never
  * saw up: an UP rail rides out a busy peer (its host answers), a rail
- * being set up does not.  Bounded: after 2 x pml_bfo_peer_timeout_ms the
+ * being set up does not.  Bounded: after pml_bfo_peer_timeout_ms the
  * rails still settling go on in the background. */
 static void connect_all(void)
 {
-    uint64_t t0 = bfo_net_now(), limit = 2 * (uint64_t)M->peer_timeout_ms * 1000000u;
+    uint64_t t0 = bfo_net_now(), limit = (uint64_t)M->peer_timeout_ms * 1000000u;
     volatile int active = 1;
     int settling = 1;
     while (settling && bfo_net_now() - t0 < limit) {
@@ -669,6 +675,57 @@ static void complete_now(mca_pml_bfo_request_t *q, int rc)
     ompi_request_complete(&q->ompi, true);
 }
 
+/* A small standard or ready send: copied, sent by a request of the
+ * component's own, and complete at once, as a send into a socket buffer is
+ * (its data no longer needs the caller's buffer).  Without it a blocking
+ * send waits for the peer's transport to acknowledge the frame (which it
+ * may delay, to batch acknowledgements), and a program sending many small
+ * messages in a row waits that long for each.  The copy stays until the
+ * peer has it: a failover resends it.  Should the peer be lost with it in
+ * flight, the peer's later operations end with the error (as ob1's data in
+ * a dead socket).  1: done; 0: not copied (too large, not contiguous, not
+ * standard or ready, too many copies in flight): send it as any other. */
+static int post_copy(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,
+                     mca_pml_base_send_mode_t mode, ompi_communicator_t *comm, int *rc)
+{
+    mca_pml_bfo_request_t *q;
+    size_t len;
+    void *c;
+    if ((mode != MCA_PML_BASE_SEND_STANDARD && mode != MCA_PML_BASE_SEND_READY) || !dt_contig(dt, count))
+        return 0;
+    len = dt->super.size * count;
+    if (len > (size_t)M->copy_limit || !len)
+        return 0;
+    if (__atomic_add_fetch(&M->copy_bytes, len, __ATOMIC_RELAXED) > M->copy_cap) {
+        (void)__atomic_fetch_sub(&M->copy_bytes, len, __ATOMIC_RELAXED);
+        return 0;
+    }
+    q = req_get(BFO_REQ_SEND, 0, comm);
+    c = q ? malloc(len) : NULL;
+    if (!c) {
+        (void)__atomic_fetch_sub(&M->copy_bytes, len, __ATOMIC_RELAXED);
+        if (q)
+            req_release(q);
+        return 0;
+    }
+    memcpy(c, (const char *)buf + dt->super.true_lb, len);
+    q->rank = dst;
+    q->tag = tag;
+    q->mode = (uint8_t)mode;
+    q->cbuf = c;
+    q->clen = len;
+    q->freed = 1; /* nobody waits for it */
+    *rc = post_send(q, c, len, NULL);
+    if (*rc != OMPI_SUCCESS) {
+        free(c);
+        q->cbuf = NULL;
+        (void)__atomic_fetch_sub(&M->copy_bytes, len, __ATOMIC_RELAXED);
+        req_release(q);
+        return 0;
+    }
+    return 1;
+}
+
 static int bfo_pml_isend(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,
                  mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
                  struct ompi_request_t **request)
@@ -690,6 +747,11 @@ static int bfo_pml_isend(const void *buf, size_t count, ompi_datatype_t *dt, int
         *request = &q->ompi;
         return OMPI_SUCCESS;
     }
+    if (post_copy(buf, count, dt, dst, tag, mode, comm, &rc)) {
+        complete_now(q, MPI_SUCCESS);
+        *request = &q->ompi;
+        return OMPI_SUCCESS;
+    }
     rc = post_send(q, buf, count, dt);
     if (rc != OMPI_SUCCESS) {
         req_release(q);
@@ -706,6 +768,8 @@ static int bfo_pml_send(const void *buf, size_t count, ompi_datatype_t *dt, int 
     int rc;
     if (mode == MCA_PML_BASE_SEND_BUFFERED)
         return post_bsend(buf, count, dt, dst, tag, comm);
+    if (post_copy(buf, count, dt, dst, tag, mode, comm, &rc))
+        return OMPI_SUCCESS;
     q = req_get(BFO_REQ_SEND, 0, comm);
     if (!q)
         return OMPI_ERR_OUT_OF_RESOURCE;

@@ -102,10 +102,13 @@ static int component_register(void)
     mca_pml_bfo.silence_ms = 1000;
     reg_int("silence_ms", "Backstop: a rail that heard nothing at all for this long fails (milliseconds)",
             OPAL_INFO_LVL_5, &mca_pml_bfo.silence_ms);
-    mca_pml_bfo.peer_timeout_ms = 2000;
+    mca_pml_bfo.peer_timeout_ms = 10000;
     reg_int("peer_timeout_ms",
-            "A peer with no rail up for this long is given up: its pending and later "
-            "point-to-point operations complete with MPI_ERR_OTHER (milliseconds)",
+            "A peer with no rail up for this long is given up, for good: its pending and later "
+            "point-to-point operations complete with MPI_ERR_OTHER (milliseconds; rails that fail "
+            "fail over at once, whatever this is: it bounds how long a peer may have none; longer "
+            "than bfo's own 2 s, so that ranks starved of CPU on an oversubscribed node are not "
+            "given up)",
             OPAL_INFO_LVL_4, &mca_pml_bfo.peer_timeout_ms);
     mca_pml_bfo.progress_thread = 0;
     reg_int("progress_thread",
@@ -117,6 +120,17 @@ static int component_register(void)
             "0: errors only; 1: rail failures and re-admissions, the rails chosen; 2 and up: more "
             "of bfo's transports",
             OPAL_INFO_LVL_5, &mca_pml_bfo.verbose);
+    mca_pml_bfo.copy_limit = 4096;
+    reg_int("copy_limit",
+            "Standard and ready sends of up to this many bytes (contiguous) are copied and complete at "
+            "once, as a send into a socket buffer does; the copy is kept until the peer has it (0: never)",
+            OPAL_INFO_LVL_5, &mca_pml_bfo.copy_limit);
+    mca_pml_bfo.copy_cap = 16u << 20;
+    (void)mca_base_component_var_register(
+        &mca_pml_bfo_component.pmlm_version, "copy_cap",
+        "Bytes of such copies in flight at most; past it, sends wait for the peer as larger ones do",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_pml_bfo.copy_cap);
     mca_pml_bfo.unexpected_budget = 0;
     (void)mca_base_component_var_register(
         &mca_pml_bfo_component.pmlm_version, "unexpected_budget",

@@ -45,7 +45,11 @@ pmlt_pml_args() {
     bfo)
         pkglibdir=$(ompi_info --path pkglibdir | sed 's/.*: *//')
         PML_ARGS=(--mca mca_component_path "$pkglibdir:$BFO_PML_DIR" --mca pml bfo
-                  --mca pml_bfo_rails "$BFO_PML_RAILS")
+                  --mca pml_bfo_rails "$BFO_PML_RAILS"
+                  # 4 ranks on 2 cores, next to other jobs: wide enough that
+                  # a rank starved of CPU is never taken for a lost one
+                  --mca pml_bfo_probe_timeout_ms "${BFO_PML_PROBE_MS:-200}"
+                  --mca pml_bfo_peer_timeout_ms "${BFO_PML_PEER_MS:-60000}")
         ;;
     ob1) PML_ARGS=(--mca pml ob1 --mca btl self,vader,tcp) ;;
     ucx) PML_ARGS=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_TLS=tcp,self) ;;
