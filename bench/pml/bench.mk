@@ -1,0 +1,30 @@
+# bench/pml/bench.mk - `make bench-pml`: pml/bfo against Open MPI's own PMLs
+# (ob1, ucx) in one run of interleaved rounds; bench/pml/README.md.
+#
+# Included from the top-level Makefile (include it after the first target,
+# so that it does not become the default goal), or on its own from the
+# repository root:
+#
+#   make -f bench/pml/bench.mk bench-pml
+#   make -f bench/pml/bench.mk bench-pml ROUNDS=5 CONFIGS=ob1-tcp,ucx-tcp
+#   make -f bench/pml/bench.mk bench-pml-selftest
+#
+# ROUNDS, SIZES, CONFIGS, BFO_PML_DIR, OUT, NETPIPE, NP_ARGS, PML_BENCH_ARGS,
+# PML_BENCH_STANDIN are passed to bench/pml/run.sh (from the environment or
+# the make command line); the header of run.sh describes them.
+
+MPICC        ?= mpicc
+PMLB_OUT     := $(if $(OUT),$(OUT),build/bench-pml)
+PMLB_BIN     := $(PMLB_OUT)/pml_bench
+PMLB_VARS    := ROUNDS SIZES CONFIGS BFO_PML_DIR NETPIPE NP_ARGS PML_BENCH_ARGS PML_BENCH_STANDIN RUN_TIMEOUT \
+                MPIRUN_ARGS BFO_MCA_ARGS
+PMLB_ENV     := $(foreach v,$(PMLB_VARS),$(if $(filter command line environment%,$(origin $(v))),$(v)='$($(v))'))
+
+.PHONY: bench-pml bench-pml-selftest
+
+bench-pml: $(PMLB_BIN)
+	$(PMLB_ENV) OUT='$(PMLB_OUT)' PML_BENCH_BIN='$(PMLB_BIN)' bash bench/pml/run.sh
+
+$(PMLB_BIN): bench/pml/pml_bench.c
+	@mkdir -p $(@D)
+	$(MPICC) -O2 -g -Wall -Wextra -o $@ $<
