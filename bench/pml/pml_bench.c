@@ -31,7 +31,7 @@
  *              The windows between them are timed as one block on rank 0,
  *              from the ack of the first window to the ack of the last timed
  *              one: bandwidth_MBps = bytes / time, MB = 1e6 bytes.
- *              Windows: enough for 64 MiB at this size, between 4 and 200.
+ *              Windows: enough for 128 MiB at this size, between 4 and 200.
  *
  * Touching the buffers: every buffer is allocated once (page aligned) and
  * written in full before the first measurement, so that no first-touch page
@@ -303,7 +303,7 @@ int main(int argc, char **argv)
         }
 
         /* ---------------- bandwidth ---------------- */
-        long windows = (long)((64.0 * 1048576.0) / ((double)size * window));
+        long windows = (long)((128.0 * 1048576.0) / ((double)size * window));
         if (windows < 4) windows = 4;
         if (windows > 200) windows = 200;
         long bwarm = windows / 10 < 1 ? 1 : windows / 10;

@@ -225,8 +225,9 @@ def main():
         if "ucx-tcp" in d.configs and "ob1-tcp" in d.configs:
             ratio_defs.append(("ucx/ob1", "ucx-tcp", "ob1-tcp"))
         for b in bfo_tcp:
-            ratio_defs.append((f"{SHORT[b]}/ob1", b, "ob1-tcp"))
-            ratio_defs.append((f"{SHORT[b]}/ucx", b, "ucx-tcp"))
+            for ref in ("ob1-tcp", "ucx-tcp"):
+                if ref in d.configs:
+                    ratio_defs.append((f"{SHORT[b]}/{SHORT[ref]}", b, ref))
         if len(bfo_tcp) == 2:
             ratio_defs.append(("2r/1r", "bfo-2rails", "bfo-1rail"))
         P("LATENCY over TCP loopback, us (lower is better)")
@@ -258,8 +259,9 @@ def main():
         bw_defs = []
         if "ucx-tcp" in d.configs and "ob1-tcp" in d.configs:
             bw_defs.append(("ucx/ob1", "ucx-tcp", "ob1-tcp", None))
-        for b in bfo_tcp:
-            bw_defs.append((f"{SHORT[b]}/best", b, "ob1-tcp", "ucx-tcp"))
+        if "ob1-tcp" in d.configs or "ucx-tcp" in d.configs:
+            for b in bfo_tcp:
+                bw_defs.append((f"{SHORT[b]}/best", b, "ob1-tcp", "ucx-tcp"))
         if len(bfo_tcp) == 2:
             bw_defs.append(("2r/1r", "bfo-2rails", "bfo-1rail", None))
         P("BANDWIDTH over TCP loopback, MB/s (higher is better; best = the better of ob1 and ucx in the same round)")

@@ -189,8 +189,11 @@ run_one() {
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\n' "$r" "$pos" "$c" "$kind" "$status" "$rc" \
         "$(awk "BEGIN{print $t1 - $t0}")" "$(basename "$file")" >> "$MANIFEST"
     if [ $status != ok ]; then
-        say "round $r: $c $kind FAILED ($status, exit $rc); its stderr ($file.err) ends:"
-        tail -n 8 "$file.err" | sed 's/^/    /'
+        say "round $r: $c $kind FAILED ($status, exit $rc); from its stderr ($file.err):"
+        { grep -m 6 -iE 'VERIFY FAILED|unable|cannot|not found|error:|signal|timeout|Segmentation' "$file.err" \
+            || tail -n 8 "$file.err"; } | sed 's/^/    /'
+        [ "$kind" = pml_bench ] && say "    last line on stdout: $(grep -v '^#' "$file.out" | tail -n 1)"
+        [ $status = timeout ] && sleep 2   # let mpirun finish taking its ranks down
         return 1
     fi
     return 0
