@@ -84,6 +84,7 @@ def parse_bench(path):
             size = int(kv["size"])
             out[size] = {"latency_us": float(kv["latency_us"]), "bandwidth_MBps": float(kv["bandwidth_MBps"]),
                          "lat_min_us": float(kv["lat_min_us"]), "lat_mean_us": float(kv["lat_mean_us"]),
+                         "bw_total_MBps": float(kv["bw_total_MBps"]),
                          "lat_iters": int(kv["lat_iters"]), "bw_msgs": int(kv["bw_msgs"])}
     return out
 
@@ -203,7 +204,8 @@ def main():
       f"Open MPI {meta.get('ompi_version', '?')}, UCX {meta.get('ucx_version', '?')}, "
       f"{d.rounds} interleaved rounds, {meta.get('seconds', '?')} s")
     P("medians over the rounds; ratio X/Y = median over the rounds of (X / Y measured in the same round); "
-      "latency = half round trip (us), bandwidth = streaming MB/s (1e6 B/s)")
+      "latency = half round trip (us), median of the iterations; bandwidth = streaming MB/s (1e6 B/s), "
+      "a window's bytes / median window time")
     if standin:
         P("*** PML_BENCH_STANDIN=1: bfo-* rows are ob1 stand-ins (harness self-test): they say nothing about bfo ***")
     if d.skipped:
@@ -420,6 +422,7 @@ def main():
                 "latency_us": d.median(c, s, "latency_us"),
                 "lat_min_us": d.median(c, s, "lat_min_us"),
                 "bandwidth_MBps": d.median(c, s, "bandwidth_MBps"),
+                "bw_total_MBps": d.median(c, s, "bw_total_MBps"),
                 "rounds": len(lat)}
     pairs = [("ucx-tcp", "ob1-tcp", None), ("ucx-lo", "ob1-tcp", None), ("ucx-lo", "ucx-tcp", None)]
     for b in BFO_TCP:

@@ -199,13 +199,31 @@ run_one() {
     return 0
 }
 
+# The order of round r: a Williams design, rotated.  base = 0, 1, n-1, 2,
+# n-2, 3, ...; round r runs configuration (base[i] + r - 1) mod n at
+# position i.  Over n rounds (n even) every configuration runs once at
+# every position AND right after every other configuration once: a plain
+# rotation would keep the same neighbour in front of each configuration in
+# every round, and whatever a run leaves behind (sockets in TIME_WAIT,
+# caches, a UCX async thread winding down) would be charged to its
+# successor every time.  n odd: every other round runs the previous order
+# reversed (2n rounds balance it).
 set -- $RUN_CONFIGS
 NCONF=$#
+base=()
+for ((i = 0, lo = 1, hi = NCONF - 1; i < NCONF; i++)); do
+    if [ $i = 0 ]; then base+=(0)
+    elif [ $((i % 2)) = 1 ]; then base+=($lo); lo=$((lo + 1))
+    else base+=($hi); hi=$((hi - 1)); fi
+done
 T_START=$(now)
 for ((r = 1; r <= ROUNDS; r++)); do
     order=""
+    shift_=$(( r - 1 )); rev=0
+    if [ $((NCONF % 2)) = 1 ]; then shift_=$(( (r - 1) / 2 )); rev=$(( (r - 1) % 2 )); fi
     for ((i = 0; i < NCONF; i++)); do
-        j=$(( (i + r - 1) % NCONF + 1 ))
+        k=$i; [ $rev = 1 ] && k=$((NCONF - 1 - i))
+        j=$(( (base[k] + shift_) % NCONF + 1 ))
         order="$order ${!j}"
     done
     say "round $r/$ROUNDS:$order"
