@@ -21,7 +21,7 @@
 #                 when missing or older than bench/pml/pml_bench.c)
 #   PML_BENCH_ARGS extra pml_bench options (e.g. "--window 64 --iters 500")
 #   NETPIPE       1 (default) runs NPopenmpi once per config and round, 0 not
-#   NP_ARGS       NPopenmpi options (default "-l 8 -u 1048576 -p 0 -n 200")
+#   NP_ARGS       NPopenmpi options (default "-l 8 -u 1048576 -p 0 -n 100")
 #   RUN_TIMEOUT   seconds one mpirun may take before it is killed (default 180)
 #   MPIRUN_ARGS   extra mpirun options for every configuration
 #   BFO_MCA_ARGS  extra mpirun options for the bfo configurations
@@ -50,7 +50,7 @@ OUT=$(abspath "${OUT:-build/bench-pml}")
 PML_BENCH_BIN=$(abspath "${PML_BENCH_BIN:-$OUT/pml_bench}")
 PML_BENCH_ARGS=${PML_BENCH_ARGS:-}
 NETPIPE=${NETPIPE:-1}
-NP_ARGS=${NP_ARGS:--l 8 -u 1048576 -p 0 -n 200}
+NP_ARGS=${NP_ARGS:--l 8 -u 1048576 -p 0 -n 100}
 RUN_TIMEOUT=${RUN_TIMEOUT:-180}
 MPIRUN_ARGS=${MPIRUN_ARGS:-}
 BFO_MCA_ARGS=${BFO_MCA_ARGS:-}
@@ -226,6 +226,10 @@ for ((r = 1; r <= ROUNDS; r++)); do
         j=$(( (base[k] + shift_) % NCONF + 1 ))
         order="$order ${!j}"
     done
+    if [ $r = 2 ]; then
+        el=$(awk "BEGIN{print $(now) - $T_START}")
+        say "round 1 took $(printf '%.0f' "$el") s: about $(awk "BEGIN{printf \"%.0f\", $el * ($ROUNDS - 1)}") s to go"
+    fi
     say "round $r/$ROUNDS:$order"
     pos=0
     for c in $order; do
