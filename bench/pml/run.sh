@@ -192,7 +192,10 @@ run_one() {
         say "round $r: $c $kind FAILED ($status, exit $rc); from its stderr ($file.err):"
         { grep -m 6 -iE 'VERIFY FAILED|unable|cannot|not found|error:|signal|timeout|Segmentation' "$file.err" \
             || tail -n 8 "$file.err"; } | sed 's/^/    /'
-        [ "$kind" = pml_bench ] && say "    last line on stdout: $(grep -v '^#' "$file.out" | tail -n 1)"
+        if [ "$kind" = pml_bench ]; then
+            last=$(grep '^pml_bench size=' "$file.out" | tail -n 1)
+            say "    last result: ${last:-none (it failed before the first size was done)}"
+        fi
         [ $status = timeout ] && sleep 2   # let mpirun finish taking its ranks down
         return 1
     fi
