@@ -226,6 +226,8 @@ def main():
         ratio_defs = []  # (header, a, b)
         if "ucx-tcp" in d.configs and "ob1-tcp" in d.configs:
             ratio_defs.append(("ucx/ob1", "ucx-tcp", "ob1-tcp"))
+        if "ucx-lo" in d.configs and "ucx-tcp" in d.configs:
+            ratio_defs.append(("lo/ucx", "ucx-lo", "ucx-tcp"))
         for b in bfo_tcp:
             for ref in ("ob1-tcp", "ucx-tcp"):
                 if ref in d.configs:
@@ -261,6 +263,8 @@ def main():
         bw_defs = []
         if "ucx-tcp" in d.configs and "ob1-tcp" in d.configs:
             bw_defs.append(("ucx/ob1", "ucx-tcp", "ob1-tcp", None))
+        if "ucx-lo" in d.configs and "ucx-tcp" in d.configs:
+            bw_defs.append(("lo/ucx", "ucx-lo", "ucx-tcp", None))
         if "ob1-tcp" in d.configs or "ucx-tcp" in d.configs:
             for b in bfo_tcp:
                 bw_defs.append((f"{SHORT[b]}/best", b, "ob1-tcp", "ucx-tcp"))
