@@ -84,7 +84,7 @@ def parse_bench(path):
             size = int(kv["size"])
             out[size] = {"latency_us": float(kv["latency_us"]), "bandwidth_MBps": float(kv["bandwidth_MBps"]),
                          "lat_min_us": float(kv["lat_min_us"]), "lat_mean_us": float(kv["lat_mean_us"]),
-                         "bw_total_MBps": float(kv["bw_total_MBps"]),
+                         "bw_total_MBps": float(kv["bw_total_MBps"]) if "bw_total_MBps" in kv else None,
                          "lat_iters": int(kv["lat_iters"]), "bw_msgs": int(kv["bw_msgs"])}
     return out
 
