@@ -599,5 +599,7 @@ uninstall-pml:
 # the tests' and the benchmark's own rules
 include tests/pml/check.mk
 include tests/pml/faults/faults.mk
+include bench/pml/bench.mk
+bench-pml: pml
 check-pml: pml
 	SHORT=$${SHORT:-1} BFO_PML_DIR=$(CURDIR)/$(BUILD)/pml $(MAKE) check-pml-features check-pml-faults
