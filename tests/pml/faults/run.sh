@@ -29,7 +29,9 @@ run() { # PML script
     log=$(mktemp /tmp/bfo-pmlfaults-log.XXXXXX)
     t0=$(date +%s)
     echo "== $s (PML=$pml)"
-    PML=$pml bash "$here/$s.sh" 2>&1 | tee "$log"
+    # each script's own "tests:" line, indented: CI adds up the unindented
+    # ones, and the total below counts these again
+    PML=$pml bash "$here/$s.sh" 2>&1 | tee "$log" | sed 's/^tests: /   tests: /'
     echo "   ($s: $(( $(date +%s) - t0 ))s)"
     tally "$log" "$s"
     rm -f "$log"
