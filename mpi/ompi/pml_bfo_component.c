@@ -117,8 +117,9 @@ static int component_register(void)
             OPAL_INFO_LVL_5, &mca_pml_bfo.progress_thread);
     mca_pml_bfo.verbose = 0;
     reg_int("verbose",
-            "0: errors only; 1: rail failures and re-admissions, the rails chosen; 2 and up: more "
-            "of bfo's transports",
+            "0: nothing on stderr for what bfo handles itself (rails failing over, reconnecting; a "
+            "lost peer reaches the program as an MPI error); 1: the rails chosen, every rail failure "
+            "and re-admission; 2 and up: more of bfo's transports",
             OPAL_INFO_LVL_5, &mca_pml_bfo.verbose);
     mca_pml_bfo.copy_limit = 4096;
     reg_int("copy_limit",
@@ -336,7 +337,10 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     opt.rails = rails;
     opt.thread_safe = enable_mpi_threads ? 1 : 0;
     opt.progress_thread = mca_pml_bfo.progress_thread > 0 ? 1 : -1;
-    opt.log_level = mca_pml_bfo.verbose > 0 ? mca_pml_bfo.verbose : 0; /* 0: errors (BFO_TCP_LOG ...) */
+    /* verbose 0: the transports say nothing of what bfo handles (a rail
+     * failing over, reconnecting); what the program must know reaches it
+     * as an MPI error */
+    opt.log_level = mca_pml_bfo.verbose > 0 ? mca_pml_bfo.verbose : -1;
     mca_pml_bfo.thread_multiple = enable_mpi_threads;
     rc = bfo_net_init_boot(&mca_pml_bfo.net, &cfg, &opt, boot);
     if (rc != BFO_OK) {
