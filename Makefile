@@ -375,10 +375,12 @@ check-tsan: $(BUILD)/bfo $(TSAN_BUILD)/threads
 	done; echo "== check-tsan: ThreadSanitizer clean, 4 threads per engine"; echo "tests: $$n passed, 0 failed"
 
 # The verbs backend on real Soft-RoCE: two QEMU/TCG guests, two rxe rails
-# and a TCP rail between them; the faults of t1-t5 and the ping-pong of t6
-# (tests/verbs/; root, qemu-system-x86, rdma-core, ibverbs-providers,
-# busybox-static; ~4 min).  Needs the verbs backend built (libibverbs-dev).
-check-verbs: $(BUILD)/bfo
+# and a TCP rail between them; the faults of t1-t5 and the ping-pong of t6,
+# and (t9) an MPI stream over pml/bfo across the guests with a verbs cable
+# pulled (tests/verbs/; root, qemu-system-x86, rdma-core, ibverbs-providers,
+# busybox-static, Open MPI; ~7 min).  Needs the verbs backend built
+# (libibverbs-dev); builds pml/bfo and the MPI stream (libopenmpi-dev).
+check-verbs: $(BUILD)/bfo pml faults-stream
 	@if [ -z "$(VERBS_SRC)" ]; then echo "check-verbs: built without libibverbs (apt-get install libibverbs-dev)"; exit 1; fi
 	bash tests/verbs/run.sh ./$(BUILD)/bfo
 
