@@ -281,6 +281,38 @@ static int rc_of(int brc)
     }
 }
 
+/* q's data described by the convertor (a non-contiguous datatype): for a
+ * send (pack) or a receive (unpack) of count elements of dt at buf. */
+static void describe(mca_pml_bfo_request_t *q, const void *buf, size_t count, ompi_datatype_t *dt, int send)
+{
+    size_t size = 0;
+    if (send)
+        opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
+    else
+        opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
+    opal_convertor_get_packed_size(&q->conv, &size);
+    q->described = 1;
+    memset(&q->data, 0, sizeof q->data);
+    q->data.kind = BFO_DATA_PACK;
+    q->data.len = size;
+    if (send)
+        q->data.pack = conv_pack;
+    else
+        q->data.unpack = conv_unpack;
+    q->data.ctx = q;
+}
+
+/* After the engine call that took (or refused) q: whether it holds q now,
+ * and the convertor given back when it does not. */
+static void taken(mca_pml_bfo_request_t *q, int brc)
+{
+    q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+    if (!q->in_engine && q->described) {
+        opal_convertor_cleanup(&q->conv);
+        q->described = 0;
+    }
+}
+
 /* Posts a send of q's buffer (or bbuf, packed); q is set up. */
 static int post_send(mca_pml_bfo_request_t *q, const void *buf, size_t count, ompi_datatype_t *dt)
 {
@@ -303,26 +335,14 @@ static int post_send(mca_pml_bfo_request_t *q, const void *buf, size_t count, om
         size_t len = dt ? dt->super.size * count : count;
         LOCK();
         brc = bfo_isend_env(M->eng, &q->br, len ? p : NULL, len, &env, bfo_net_now());
-        q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+        taken(q, brc);
         UNLOCK();
     } else {
-        size_t size = 0;
-        opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
-        opal_convertor_get_packed_size(&q->conv, &size);
-        q->described = 1;
-        memset(&q->data, 0, sizeof q->data);
-        q->data.kind = BFO_DATA_PACK;
-        q->data.len = size;
-        q->data.pack = conv_pack;
-        q->data.ctx = q;
+        describe(q, buf, count, dt, 1);
         LOCK();
         brc = bfo_isend_data_env(M->eng, &q->br, &q->data, &env, bfo_net_now());
-        q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+        taken(q, brc);
         UNLOCK();
-        if (!q->in_engine) {
-            opal_convertor_cleanup(&q->conv);
-            q->described = 0;
-        }
     }
     return rc_of(brc);
 }
@@ -403,26 +423,14 @@ static int post_recv(mca_pml_bfo_request_t *q, void *buf, size_t count, ompi_dat
         LOCK();
         brc = bfo_irecv_env(M->eng, &q->br, len ? (char *)buf + dt->super.true_lb : NULL, len, &env,
                             bfo_net_now());
-        q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+        taken(q, brc);
         UNLOCK();
     } else {
-        size_t size = 0;
-        opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
-        opal_convertor_get_packed_size(&q->conv, &size);
-        q->described = 1;
-        memset(&q->data, 0, sizeof q->data);
-        q->data.kind = BFO_DATA_PACK;
-        q->data.len = size;
-        q->data.unpack = conv_unpack;
-        q->data.ctx = q;
+        describe(q, buf, count, dt, 0);
         LOCK();
         brc = bfo_irecv_data_env(M->eng, &q->br, &q->data, &env, bfo_net_now());
-        q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+        taken(q, brc);
         UNLOCK();
-        if (!q->in_engine) {
-            opal_convertor_cleanup(&q->conv);
-            q->described = 0;
-        }
     }
     return rc_of(brc);
 }
@@ -941,21 +949,18 @@ static int bfo_pml_imrecv(void *buf, size_t count, ompi_datatype_t *dt, struct o
         brc = bfo_imrecv(M->eng, &q->br, len ? (char *)buf + dt->super.true_lb : NULL, len, bfo_net_now());
         UNLOCK();
     } else {
-        size_t size = 0;
-        opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
-        opal_convertor_get_packed_size(&q->conv, &size);
-        q->described = 1;
-        memset(&q->data, 0, sizeof q->data);
-        q->data.kind = BFO_DATA_PACK;
-        q->data.len = size;
-        q->data.unpack = conv_unpack;
-        q->data.ctx = q;
+        describe(q, buf, count, dt, 0);
         LOCK();
         brc = bfo_imrecv_data(M->eng, &q->br, &q->data, bfo_net_now());
         UNLOCK();
     }
-    if (brc != BFO_OK)
+    if (brc != BFO_OK) {
+        if (q->described) {
+            opal_convertor_cleanup(&q->conv);
+            q->described = 0;
+        }
         return OMPI_ERR_BAD_PARAM;
+    }
     q->probed = 0;
     ompi_message_return(msg);
     *message = MPI_MESSAGE_NULL;
