@@ -121,7 +121,7 @@ static mca_pml_bfo_request_t *req_get(int kind, int persistent, ompi_communicato
     q->ompi.req_status._cancelled = 0;
     q->ompi.req_status._ucount = 0;
     q->kind = (uint8_t)kind;
-    q->in_engine = q->freed = q->described = q->user_done = q->probed = 0;
+    q->in_engine = q->freed = q->described = q->probed = 0;
     q->mode = MCA_PML_BASE_SEND_STANDARD;
     q->comm = comm;
     q->dt = NULL;

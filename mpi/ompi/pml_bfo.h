@@ -52,7 +52,6 @@ typedef struct mca_pml_bfo_request {
     uint8_t freed;              /* MPI_Request_free came while in_engine */
     uint8_t described;          /* conv is prepared (a non-contiguous datatype) */
     uint8_t mode;               /* mca_pml_base_send_mode_t of a send */
-    uint8_t user_done;          /* a buffered send: the MPI request completed at once */
     uint8_t negtag;             /* the tag is negative (collectives): ctx + 1 */
     uint8_t probed;             /* an mprobe's request: holds a matched message */
     /* what MPI gave (a persistent request starts again from these) */
