@@ -309,7 +309,7 @@ static int reaches(bfo_net *n, int peer, int rail);
 static int n_connect(void *ctx, int peer, int rail)
 {
     bfo_net *n = (bfo_net *)ctx;
-    int r;
+    int r = 0; /* rail_be sets it when it returns a backend */
     const bfo_backend *b = rail_be(n, rail, &r);
     if (n->cards_later && b && peer >= 0 && peer < n->size) { /* made at the first progress */
         n->connect_due[(size_t)peer * BFO_MAX_RAILS + (size_t)rail] = 1;
