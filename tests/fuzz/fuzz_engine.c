@@ -387,9 +387,12 @@ FUZZ_NOCOV static void fz_check_req(int s)
     if (got) {
         FUZZ_CHECK(r->status == BFO_OK ? r->length <= q->cap : r->length > q->cap,
                    "status %s with length %zu into %zu", bfo_errname(r->status), r->length, q->cap);
-        FUZZ_CHECK(r->source >= 1 && r->source < FZ_RANKS &&
-                       (q->peer == BFO_ANY_SOURCE || q->peer == r->source),
-                   "source %d for a receive from %d", r->source, q->peer);
+        /* the engine peer is the connection's; the envelope's source is
+         * whatever the (hostile) peer wrote, and only a receive from one
+         * peer pins it */
+        FUZZ_CHECK(r->peer >= 1 && r->peer < FZ_RANKS &&
+                       (q->peer == BFO_ANY_SOURCE || (q->peer == r->peer && r->source == q->peer)),
+                   "peer %d (source %d) for a receive from %d", r->peer, r->source, q->peer);
         FUZZ_CHECK(q->tag == BFO_ANY_TAG || q->tag == r->tag, "tag %d for a receive of tag %d",
                    r->tag, q->tag);
         if (r->length < end)
@@ -397,7 +400,7 @@ FUZZ_NOCOV static void fz_check_req(int s)
     }
     for (size_t i = 0; i < q->cap; i++) {
         uint8_t b = F.buf[s][i];
-        int src = r->source;
+        int src = r->peer;
         FUZZ_CHECK(b == 0 || (i < end && src >= 1 && src < FZ_RANKS && b == fz_pattern(src, i)),
                    "receive %d (from %d, status %s, length %zu, cap %zu) holds 0x%02x at %zu, "
                    "never sent there",
