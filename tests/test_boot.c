@@ -306,7 +306,7 @@ static void rec_fini(void *ctx) { ((rec *)ctx)->finis++; }
 static void test_custom_refuses_bad_arguments(void **state)
 {
     rec r;
-    bfo_boot_ops ops = { &r, rec_publish, rec_lookup, rec_fini }, o;
+    bfo_boot_ops ops = { &r, rec_publish, rec_lookup, rec_fini, 0 }, o;
     bfo_boot *b = (bfo_boot *)(uintptr_t)1;
     (void)state;
     memset(&r, 0, sizeof r);
@@ -330,7 +330,7 @@ static void test_custom_refuses_bad_arguments(void **state)
 static void test_custom_passes_publish_lookup_and_fini_through(void **state)
 {
     rec r;
-    bfo_boot_ops ops = { &r, rec_publish, rec_lookup, rec_fini };
+    bfo_boot_ops ops = { &r, rec_publish, rec_lookup, rec_fini, 0 };
     bfo_boot *b;
     static uint8_t big[BFO_BOOT_CARD_MAX + 1];
     char buf[32];

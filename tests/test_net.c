@@ -749,7 +749,7 @@ static void *init_rank(void *arg)
     world *w = (world *)((void **)arg)[0];
     int r = (int)(intptr_t)((void **)arg)[1];
     bfo_boot *b = NULL;
-    bfo_boot_ops ops = { &w->bctx[r], cs_publish, cs_lookup, cs_fini };
+    bfo_boot_ops ops = { &w->bctx[r], cs_publish, cs_lookup, cs_fini, 0 };
     w->bctx[r].cs = &w->cs;
     w->bctx[r].rank = r;
     w->topts[r][0] = &w->fo[r];
