@@ -2661,7 +2661,7 @@ static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int 
         e->now = now;
     for (int i = peer == BFO_ALL_PEERS ? 0 : peer;
          i >= 0 && i < e->cfg.nranks && (peer == BFO_ALL_PEERS || i == peer); i++)
-        if (i != e->cfg.rank && !e->peers[i].unreachable &&
+        if (i != e->cfg.rank && e->peers[i].unreachable != BFO__GIVEN_UP && /* LEFT takes them */
             bfo_rail_accepts(e->peers[i].rail[rail].fsm.cs, ev))
             bfo__rail_step(e, i, rail, ev, NULL);
     bfo__run_failed(e);
