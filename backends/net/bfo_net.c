@@ -1007,7 +1007,7 @@ static int progress_locked(bfo_net *n, int timeout_ms)
         atomic_store_explicit(&n->last_call, now, memory_order_relaxed);
     if (n->ndq)
         handled += run_deferred(n, now);
-    if (BFO__UNLIKELY(n->cards_later) && !n->ctl_only)
+    if (BFO__UNLIKELY(n->cards_later) && !n->ctl_only && !n->eng.left) /* left: nobody to dial */
         handled += connect_now(n);
     for (int k = 0; k < n->ntp; k++)
         handled += n->tp[k].ops->progress(n->tp[k].t, now);
