@@ -42,6 +42,11 @@
 #   make fuzz        the libFuzzer targets of tests/fuzz/ (clang, into build/fuzz)
 #   make check-fuzz  each of them for FUZZ_SECONDS (default 60) over its corpus
 #   make fuzz-corpus regenerate the seeds of tests/fuzz/corpus/ (committed)
+#   make pml         mpi/ompi/: pml/bfo, the Open MPI 4.1 PML component (libopenmpi-dev)
+#   make install-pml into ~/.openmpi/components (PML_PREFIX: elsewhere); uninstall-pml
+#   make check-pml   MPI programs over pml/bfo: 2 and 4 ranks, mpi4py, NetPIPE,
+#                    rails reset (ss -K) and dropped (nftables), a rank killed (root)
+#   make bench-pml   pml/bfo next to ob1 and ucx in one run: ratios, a PNG plot
 #   make clean
 #
 # Variables: CC, CXX, CFLAGS, PYTHON, RAGEL, DOT, SAN, PMIX, VERBS, FUZZ_CC,
@@ -376,10 +381,12 @@ check-tsan: $(BUILD)/bfo $(TSAN_BUILD)/threads
 	done; echo "== check-tsan: ThreadSanitizer clean, 4 threads per engine"; echo "tests: $$n passed, 0 failed"
 
 # The verbs backend on real Soft-RoCE: two QEMU/TCG guests, two rxe rails
-# and a TCP rail between them; the faults of t1-t5 and the ping-pong of t6
-# (tests/verbs/; root, qemu-system-x86, rdma-core, ibverbs-providers,
-# busybox-static; ~4 min).  Needs the verbs backend built (libibverbs-dev).
-check-verbs: $(BUILD)/bfo
+# and a TCP rail between them; the faults of t1-t5 and the ping-pong of t6,
+# and (t9) an MPI stream over pml/bfo across the guests with a verbs cable
+# pulled (tests/verbs/; root, qemu-system-x86, rdma-core, ibverbs-providers,
+# busybox-static, Open MPI; ~7 min).  Needs the verbs backend built
+# (libibverbs-dev); builds pml/bfo and the MPI stream (libopenmpi-dev).
+check-verbs: $(BUILD)/bfo pml faults-stream
 	@if [ -z "$(VERBS_SRC)" ]; then echo "check-verbs: built without libibverbs (apt-get install libibverbs-dev)"; exit 1; fi
 	bash tests/verbs/run.sh ./$(BUILD)/bfo
 
@@ -597,3 +604,10 @@ install-pml: $(PML_SO)
 	cp $(PML_SO) $(DESTDIR)$(PML_PREFIX)/mca_pml_bfo.so
 uninstall-pml:
 	rm -f $(DESTDIR)$(PML_PREFIX)/mca_pml_bfo.so
+# the tests' and the benchmark's own rules
+include tests/pml/check.mk
+include tests/pml/faults/faults.mk
+include bench/pml/bench.mk
+bench-pml: pml
+check-pml: pml
+	SHORT=$${SHORT:-1} BFO_PML_DIR=$(CURDIR)/$(BUILD)/pml $(MAKE) check-pml-features check-pml-faults

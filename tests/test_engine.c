@@ -190,6 +190,13 @@ static void test_done_queue_pops_each_completion_once_in_order(void **state)
     memset(big, 7, sizeof big);
     assert_null(bfo_done_pop(&w->e[0]));
     assert_true(bfo_peer_reachable(&w->e[0], 1));
+    assert_int_equal(bfo_rail_state(&w->e[0], 0, 0), 0); /* itself */
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 2), 0);
+    assert_int_equal(bfo_rail_state(&w->e[0], 2, 0), 0);
+    for (int k = 0; k < 200 && bfo_rail_state(&w->e[0], 1, 1) != BFO_RAIL_ST_UP; k++)
+        sn_step(&w->sn);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 0), BFO_RAIL_ST_UP);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_UP);
     assert_int_equal(bfo_irecv(&w->e[1], &q1, r1, sizeof r1, 0, 0, 1, w->sn.now), BFO_OK);
     assert_int_equal(bfo_irecv(&w->e[1], &q2, r2, sizeof r2, 0, 0, 2, w->sn.now), BFO_OK);
     assert_int_equal(bfo_isend(&w->e[0], &s2, big, sizeof big, 1, 0, 2, w->sn.now), BFO_OK);

@@ -620,6 +620,12 @@ static inline int bfo_test(const bfo_request *r);
  * whose probe of one peer would otherwise wait forever asks this. */
 static inline int bfo_peer_reachable(const bfo_engine *e, int peer);
 
+/* The state of the rail to a peer (a BFO_RAIL_ST_* value of the rail
+ * machine, gen/bfo_rail.h: CONNECTING, PROBING, UP, FAILED, RECONNECTING,
+ * ABSENT, RETIRED, LEFT), or 0 for this rank itself and out-of-range arguments.
+ * For a layer that waits for its rails at start, or reports them. */
+static inline int bfo_rail_state(const bfo_engine *e, int peer, int rail);
+
 /* 1 when the peer said goodbye (its BYE was taken: it finished, and its
  * rails closing are no failure), else 0; 0 for a peer out of range.  Sends
  * to it complete with BFO_ERR_PEER_LEFT; its messages sent before the BYE
@@ -3813,6 +3819,14 @@ static inline int bfo_irecv_data(bfo_engine *e, bfo_request *r, const bfo_data *
 
 /* bfo_test: see THE API near the top. */
 static inline int bfo_test(const bfo_request *r) { return r->complete; }
+
+/* bfo_rail_state: see THE API near the top. */
+static inline int bfo_rail_state(const bfo_engine *e, int peer, int rail)
+{
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || !bfo__in_range(rail, e->cfg.nrails))
+        return 0;
+    return e->peers[peer].rail[rail].fsm.cs;
+}
 
 /* bfo_peer_reachable: see THE API near the top. */
 static inline int bfo_peer_reachable(const bfo_engine *e, int peer)

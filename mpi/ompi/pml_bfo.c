@@ -14,6 +14,7 @@
 #include "ompi/mca/pml/base/pml_base_bsend.h"
 #include "ompi/message/message.h"
 #include "ompi/proc/proc.h"
+#include "opal/mca/pmix/pmix.h"
 #include "opal/runtime/opal_progress.h"
 
 static int bfo_pml_add_procs(struct ompi_proc_t **procs, size_t nprocs);
@@ -125,6 +126,7 @@ static mca_pml_bfo_request_t *req_get(int kind, int persistent, ompi_communicato
     q->comm = comm;
     q->dt = NULL;
     q->bbuf = NULL;
+    q->cbuf = NULL;
     return q;
 }
 
@@ -201,13 +203,29 @@ static int bfo_to_mpi(int st, int peer)
 
 /* ------------------------------------------------------------ data */
 
+/* Moves a convertor to byte off of the packed message.  Open MPI 4.1.4's
+ * opal_convertor_set_position, asked to move forward from a position that
+ * is not 0, can land wrong for nested types (a contiguous of a vector of
+ * short: the bytes after a jump from 65536 to 131072 went astray, where a
+ * fresh convertor put them right): so every move starts again from 0.  A
+ * message read or written in order moves nothing. */
+static void conv_seek(opal_convertor_t *c, size_t off)
+{
+    size_t zero = 0, pos = off;
+    if (c->bConverted == off)
+        return;
+    opal_convertor_set_position(c, &zero);
+    if (off)
+        opal_convertor_set_position(c, &pos);
+}
+
 static void conv_pack(void *ctx, size_t off, void *dst, size_t n)
 {
     mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)ctx;
     struct iovec iov;
     uint32_t cnt = 1;
-    size_t pos = off, max = n;
-    opal_convertor_set_position(&q->conv, &pos);
+    size_t max = n;
+    conv_seek(&q->conv, off);
     iov.iov_base = dst;
     iov.iov_len = n;
     opal_convertor_pack(&q->conv, &iov, &cnt, &max);
@@ -218,8 +236,8 @@ static void conv_unpack(void *ctx, size_t off, const void *src, size_t n)
     mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)ctx;
     struct iovec iov;
     uint32_t cnt = 1;
-    size_t pos = off, max = n;
-    opal_convertor_set_position(&q->conv, &pos);
+    size_t max = n;
+    conv_seek(&q->conv, off);
     iov.iov_base = (void *)src;
     iov.iov_len = n;
     opal_convertor_unpack(&q->conv, &iov, &cnt, &max);
@@ -263,6 +281,38 @@ static int rc_of(int brc)
     }
 }
 
+/* q's data described by the convertor (a non-contiguous datatype): for a
+ * send (pack) or a receive (unpack) of count elements of dt at buf. */
+static void describe(mca_pml_bfo_request_t *q, const void *buf, size_t count, ompi_datatype_t *dt, int send)
+{
+    size_t size = 0;
+    if (send)
+        opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
+    else
+        opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
+    opal_convertor_get_packed_size(&q->conv, &size);
+    q->described = 1;
+    memset(&q->data, 0, sizeof q->data);
+    q->data.kind = BFO_DATA_PACK;
+    q->data.len = size;
+    if (send)
+        q->data.pack = conv_pack;
+    else
+        q->data.unpack = conv_unpack;
+    q->data.ctx = q;
+}
+
+/* After the engine call that took (or refused) q: whether it holds q now,
+ * and the convertor given back when it does not. */
+static void taken(mca_pml_bfo_request_t *q, int brc)
+{
+    q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+    if (!q->in_engine && q->described) {
+        opal_convertor_cleanup(&q->conv);
+        q->described = 0;
+    }
+}
+
 /* Posts a send of q's buffer (or bbuf, packed); q is set up. */
 static int post_send(mca_pml_bfo_request_t *q, const void *buf, size_t count, ompi_datatype_t *dt)
 {
@@ -285,26 +335,14 @@ static int post_send(mca_pml_bfo_request_t *q, const void *buf, size_t count, om
         size_t len = dt ? dt->super.size * count : count;
         LOCK();
         brc = bfo_isend_env(M->eng, &q->br, len ? p : NULL, len, &env, bfo_net_now());
-        q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+        taken(q, brc);
         UNLOCK();
     } else {
-        size_t size = 0;
-        opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
-        opal_convertor_get_packed_size(&q->conv, &size);
-        q->described = 1;
-        memset(&q->data, 0, sizeof q->data);
-        q->data.kind = BFO_DATA_PACK;
-        q->data.len = size;
-        q->data.pack = conv_pack;
-        q->data.ctx = q;
+        describe(q, buf, count, dt, 1);
         LOCK();
         brc = bfo_isend_data_env(M->eng, &q->br, &q->data, &env, bfo_net_now());
-        q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+        taken(q, brc);
         UNLOCK();
-        if (!q->in_engine) {
-            opal_convertor_cleanup(&q->conv);
-            q->described = 0;
-        }
     }
     return rc_of(brc);
 }
@@ -385,26 +423,14 @@ static int post_recv(mca_pml_bfo_request_t *q, void *buf, size_t count, ompi_dat
         LOCK();
         brc = bfo_irecv_env(M->eng, &q->br, len ? (char *)buf + dt->super.true_lb : NULL, len, &env,
                             bfo_net_now());
-        q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+        taken(q, brc);
         UNLOCK();
     } else {
-        size_t size = 0;
-        opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
-        opal_convertor_get_packed_size(&q->conv, &size);
-        q->described = 1;
-        memset(&q->data, 0, sizeof q->data);
-        q->data.kind = BFO_DATA_PACK;
-        q->data.len = size;
-        q->data.unpack = conv_unpack;
-        q->data.ctx = q;
+        describe(q, buf, count, dt, 0);
         LOCK();
         brc = bfo_irecv_data_env(M->eng, &q->br, &q->data, &env, bfo_net_now());
-        q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+        taken(q, brc);
         UNLOCK();
-        if (!q->in_engine) {
-            opal_convertor_cleanup(&q->conv);
-            q->described = 0;
-        }
     }
     return rc_of(brc);
 }
@@ -436,6 +462,11 @@ static void req_done(mca_pml_bfo_request_t *q)
     if (q->bbuf) {
         mca_pml_base_bsend_request_free(q->bbuf);
         q->bbuf = NULL;
+    }
+    if (q->cbuf) {
+        free(q->cbuf);
+        q->cbuf = NULL;
+        (void)__atomic_fetch_sub(&M->copy_bytes, q->clen, __ATOMIC_RELAXED);
     }
     if (q->freed) {
         req_release(q);
@@ -470,6 +501,59 @@ static int bfo_pml_progress(void)
 
 /* ------------------------------------------------------------ module */
 
+/* 1 while some rail to a reachable peer is still being set up. */
+static int rails_settling(void)
+{
+    for (int p = 0; p < M->size; p++) {
+        if (p == M->rank || !bfo_peer_reachable(M->eng, p))
+            continue;
+        for (int r = 0; r < bfo_net_nrails(M->net); r++) {
+            int st = bfo_rail_state(M->eng, p, r);
+            if (st != BFO_RAIL_ST_UP && st != BFO_RAIL_ST_ABSENT && st != BFO_RAIL_ST_RETIRED)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static void fence_done(int status, void *cbdata)
+{
+    (void)status;
+    *(volatile int *)cbdata = 0;
+}
+
+/* At MPI_Init (the first add_procs, after the modex fence): every rail to
+ * every peer connected and admitted, then a fence of the job's, progressing
+ * all along, so that each rank leaves MPI_Init with its rails up on both
+ * sides.  A program that computes right after MPI_Init cannot then leave a
+ * peer waiting for the hello or the admission probe of a rail it never
+ * saw up: an UP rail rides out a busy peer (its host answers), a rail
+ * being set up does not.  Bounded: after pml_bfo_peer_timeout_ms the
+ * rails still settling go on in the background. */
+static void connect_all(void)
+{
+    uint64_t t0 = bfo_net_now(), limit = (uint64_t)M->peer_timeout_ms * 1000000u;
+    volatile int active = 1;
+    int settling = 1;
+    while (settling && bfo_net_now() - t0 < limit) {
+        LOCK();
+        bfo_net_progress(M->net, 1);
+        settling = rails_settling();
+        UNLOCK();
+    }
+    if (settling)
+        mca_pml_bfo_log(0, "some rails were not up %d ms after MPI_Init began connecting them; they go on "
+                           "connecting in the background",
+                        (int)(limit / 1000000u));
+    if (opal_pmix.fence_nb && opal_pmix.fence_nb(NULL, 0, fence_done, (void *)&active) == OPAL_SUCCESS) {
+        while (active) {
+            LOCK();
+            bfo_net_progress(M->net, 1);
+            UNLOCK();
+        }
+    }
+}
+
 static int bfo_pml_add_procs(struct ompi_proc_t **procs, size_t nprocs)
 {
     for (size_t i = 0; i < nprocs; i++)
@@ -478,7 +562,10 @@ static int bfo_pml_add_procs(struct ompi_proc_t **procs, size_t nprocs)
                                "does not support dynamic processes");
             return OMPI_ERR_NOT_SUPPORTED;
         }
-    M->enabled = 1;
+    if (!M->enabled) {
+        M->enabled = 1;
+        connect_all();
+    }
     return OMPI_SUCCESS;
 }
 
@@ -596,6 +683,57 @@ static void complete_now(mca_pml_bfo_request_t *q, int rc)
     ompi_request_complete(&q->ompi, true);
 }
 
+/* A small standard or ready send: copied, sent by a request of the
+ * component's own, and complete at once, as a send into a socket buffer is
+ * (its data no longer needs the caller's buffer).  Without it a blocking
+ * send waits for the peer's transport to acknowledge the frame (which it
+ * may delay, to batch acknowledgements), and a program sending many small
+ * messages in a row waits that long for each.  The copy stays until the
+ * peer has it: a failover resends it.  Should the peer be lost with it in
+ * flight, the peer's later operations end with the error (as ob1's data in
+ * a dead socket).  1: done; 0: not copied (too large, not contiguous, not
+ * standard or ready, too many copies in flight): send it as any other. */
+static int post_copy(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,
+                     mca_pml_base_send_mode_t mode, ompi_communicator_t *comm, int *rc)
+{
+    mca_pml_bfo_request_t *q;
+    size_t len;
+    void *c;
+    if ((mode != MCA_PML_BASE_SEND_STANDARD && mode != MCA_PML_BASE_SEND_READY) || !dt_contig(dt, count))
+        return 0;
+    len = dt->super.size * count;
+    if (len > (size_t)M->copy_limit || !len)
+        return 0;
+    if (__atomic_add_fetch(&M->copy_bytes, len, __ATOMIC_RELAXED) > M->copy_cap) {
+        (void)__atomic_fetch_sub(&M->copy_bytes, len, __ATOMIC_RELAXED);
+        return 0;
+    }
+    q = req_get(BFO_REQ_SEND, 0, comm);
+    c = q ? malloc(len) : NULL;
+    if (!c) {
+        (void)__atomic_fetch_sub(&M->copy_bytes, len, __ATOMIC_RELAXED);
+        if (q)
+            req_release(q);
+        return 0;
+    }
+    memcpy(c, (const char *)buf + dt->super.true_lb, len);
+    q->rank = dst;
+    q->tag = tag;
+    q->mode = (uint8_t)mode;
+    q->cbuf = c;
+    q->clen = len;
+    q->freed = 1; /* nobody waits for it */
+    *rc = post_send(q, c, len, NULL);
+    if (*rc != OMPI_SUCCESS) {
+        free(c);
+        q->cbuf = NULL;
+        (void)__atomic_fetch_sub(&M->copy_bytes, len, __ATOMIC_RELAXED);
+        req_release(q);
+        return 0;
+    }
+    return 1;
+}
+
 static int bfo_pml_isend(const void *buf, size_t count, ompi_datatype_t *dt, int dst, int tag,
                  mca_pml_base_send_mode_t mode, struct ompi_communicator_t *comm,
                  struct ompi_request_t **request)
@@ -617,6 +755,11 @@ static int bfo_pml_isend(const void *buf, size_t count, ompi_datatype_t *dt, int
         *request = &q->ompi;
         return OMPI_SUCCESS;
     }
+    if (post_copy(buf, count, dt, dst, tag, mode, comm, &rc)) {
+        complete_now(q, MPI_SUCCESS);
+        *request = &q->ompi;
+        return OMPI_SUCCESS;
+    }
     rc = post_send(q, buf, count, dt);
     if (rc != OMPI_SUCCESS) {
         req_release(q);
@@ -633,6 +776,8 @@ static int bfo_pml_send(const void *buf, size_t count, ompi_datatype_t *dt, int 
     int rc;
     if (mode == MCA_PML_BASE_SEND_BUFFERED)
         return post_bsend(buf, count, dt, dst, tag, comm);
+    if (post_copy(buf, count, dt, dst, tag, mode, comm, &rc))
+        return OMPI_SUCCESS;
     q = req_get(BFO_REQ_SEND, 0, comm);
     if (!q)
         return OMPI_ERR_OUT_OF_RESOURCE;
@@ -804,21 +949,18 @@ static int bfo_pml_imrecv(void *buf, size_t count, ompi_datatype_t *dt, struct o
         brc = bfo_imrecv(M->eng, &q->br, len ? (char *)buf + dt->super.true_lb : NULL, len, bfo_net_now());
         UNLOCK();
     } else {
-        size_t size = 0;
-        opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
-        opal_convertor_get_packed_size(&q->conv, &size);
-        q->described = 1;
-        memset(&q->data, 0, sizeof q->data);
-        q->data.kind = BFO_DATA_PACK;
-        q->data.len = size;
-        q->data.unpack = conv_unpack;
-        q->data.ctx = q;
+        describe(q, buf, count, dt, 0);
         LOCK();
         brc = bfo_imrecv_data(M->eng, &q->br, &q->data, bfo_net_now());
         UNLOCK();
     }
-    if (brc != BFO_OK)
+    if (brc != BFO_OK) {
+        if (q->described) {
+            opal_convertor_cleanup(&q->conv);
+            q->described = 0;
+        }
         return OMPI_ERR_BAD_PARAM;
+    }
     q->probed = 0;
     ompi_message_return(msg);
     *message = MPI_MESSAGE_NULL;

@@ -63,6 +63,8 @@ typedef struct mca_pml_bfo_request {
     int tag;
     ompi_communicator_t *comm;
     void *bbuf;                 /* a buffered send's copy (mca_pml_base_bsend) */
+    void *cbuf;                 /* a small send's copy (copy_limit): freed at completion */
+    size_t clen;
     opal_convertor_t conv;      /* a non-contiguous datatype's */
     bfo_data data;
 } mca_pml_bfo_request_t;
@@ -79,7 +81,10 @@ typedef struct mca_pml_bfo_module {
     int progress_thread;
     int verbose;
     size_t unexpected_budget;
+    int copy_limit;             /* standard sends up to this many bytes are copied and complete at once */
+    size_t copy_cap;            /* bytes of such copies in flight at most (then sends wait as others) */
     /* state */
+    size_t copy_bytes;          /* copies in flight (atomic) */
     bfo_net *net;
     bfo_engine *eng;
     int rank, size;

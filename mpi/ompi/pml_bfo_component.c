@@ -102,10 +102,13 @@ static int component_register(void)
     mca_pml_bfo.silence_ms = 1000;
     reg_int("silence_ms", "Backstop: a rail that heard nothing at all for this long fails (milliseconds)",
             OPAL_INFO_LVL_5, &mca_pml_bfo.silence_ms);
-    mca_pml_bfo.peer_timeout_ms = 2000;
+    mca_pml_bfo.peer_timeout_ms = 10000;
     reg_int("peer_timeout_ms",
-            "A peer with no rail up for this long is given up: its pending and later "
-            "point-to-point operations complete with MPI_ERR_OTHER (milliseconds)",
+            "A peer with no rail up for this long is given up, for good: its pending and later "
+            "point-to-point operations complete with MPI_ERR_OTHER (milliseconds; rails that fail "
+            "fail over at once, whatever this is: it bounds how long a peer may have none; longer "
+            "than bfo's own 2 s, so that ranks starved of CPU on an oversubscribed node are not "
+            "given up)",
             OPAL_INFO_LVL_4, &mca_pml_bfo.peer_timeout_ms);
     mca_pml_bfo.progress_thread = 0;
     reg_int("progress_thread",
@@ -114,9 +117,21 @@ static int component_register(void)
             OPAL_INFO_LVL_5, &mca_pml_bfo.progress_thread);
     mca_pml_bfo.verbose = 0;
     reg_int("verbose",
-            "0: errors only; 1: rail failures and re-admissions, the rails chosen; 2 and up: more "
-            "of bfo's transports",
+            "0: nothing on stderr for what bfo handles itself (rails failing over, reconnecting; a "
+            "lost peer reaches the program as an MPI error); 1: the rails chosen, every rail failure "
+            "and re-admission; 2 and up: more of bfo's transports",
             OPAL_INFO_LVL_5, &mca_pml_bfo.verbose);
+    mca_pml_bfo.copy_limit = 4096;
+    reg_int("copy_limit",
+            "Standard and ready sends of up to this many bytes (contiguous) are copied and complete at "
+            "once, as a send into a socket buffer does; the copy is kept until the peer has it (0: never)",
+            OPAL_INFO_LVL_5, &mca_pml_bfo.copy_limit);
+    mca_pml_bfo.copy_cap = 16u << 20;
+    (void)mca_base_component_var_register(
+        &mca_pml_bfo_component.pmlm_version, "copy_cap",
+        "Bytes of such copies in flight at most; past it, sends wait for the peer as larger ones do",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_pml_bfo.copy_cap);
     mca_pml_bfo.unexpected_budget = 0;
     (void)mca_base_component_var_register(
         &mca_pml_bfo_component.pmlm_version, "unexpected_budget",
@@ -322,7 +337,10 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     opt.rails = rails;
     opt.thread_safe = enable_mpi_threads ? 1 : 0;
     opt.progress_thread = mca_pml_bfo.progress_thread > 0 ? 1 : -1;
-    opt.log_level = mca_pml_bfo.verbose > 0 ? mca_pml_bfo.verbose : 0; /* 0: errors (BFO_TCP_LOG ...) */
+    /* verbose 0: the transports say nothing of what bfo handles (a rail
+     * failing over, reconnecting); what the program must know reaches it
+     * as an MPI error */
+    opt.log_level = mca_pml_bfo.verbose > 0 ? mca_pml_bfo.verbose : -1;
     mca_pml_bfo.thread_multiple = enable_mpi_threads;
     rc = bfo_net_init_boot(&mca_pml_bfo.net, &cfg, &opt, boot);
     if (rc != BFO_OK) {
@@ -346,6 +364,12 @@ static mca_pml_base_module_t *component_init(int *priority, bool enable_progress
     (void)enable_progress_threads;
     if (!asked_for()) /* installed, and not asked for: nothing done */
         return NULL;
+    if (getenv("OMPI_PARENT_PORT")) { /* started by MPI_Comm_spawn: its parent is another job */
+        fprintf(stderr, "pml bfo: this process was started by MPI_Comm_spawn: pml bfo does not support dynamic "
+                        "processes (its engine's peers are the ranks of one MPI_COMM_WORLD); run the job with "
+                        "another pml (ob1)\n");
+        return NULL;
+    }
     if (mca_pml_bfo_open() != OMPI_SUCCESS || mca_pml_bfo_init(enable_mpi_threads) != OMPI_SUCCESS)
         return NULL;
     *priority = mca_pml_bfo.priority;
