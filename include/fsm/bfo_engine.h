@@ -2658,6 +2658,15 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, con
         bfo__flush_pending(e, peer);
 }
 
+/* A rail event of a peer that parted (it said BYE, or this side left): its
+ * rails are LEFT, which takes it and does nothing; out of line, as a gone
+ * peer's events are (one given up gets none). */
+static BFO__COLD void bfo__rail_event_parted(bfo_engine *e, int peer, int rail, int ev)
+{
+    if (bfo_rail_accepts(e->peers[peer].rail[rail].fsm.cs, ev))
+        bfo__rail_step(e, peer, rail, ev, NULL);
+}
+
 /* bfo_engine_rail_event: see THE API near the top. */
 static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int ev, uint64_t now)
 {
@@ -2667,9 +2676,11 @@ static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int 
         e->now = now;
     for (int i = peer == BFO_ALL_PEERS ? 0 : peer;
          i >= 0 && i < e->cfg.nranks && (peer == BFO_ALL_PEERS || i == peer); i++)
-        if (i != e->cfg.rank && e->peers[i].unreachable != BFO__GIVEN_UP && /* LEFT takes them */
+        if (i != e->cfg.rank && !e->peers[i].unreachable &&
             bfo_rail_accepts(e->peers[i].rail[rail].fsm.cs, ev))
             bfo__rail_step(e, i, rail, ev, NULL);
+        else if (BFO__UNLIKELY(e->peers[i].unreachable == BFO__PARTED) && i != e->cfg.rank)
+            bfo__rail_event_parted(e, i, rail, ev);
     bfo__run_failed(e);
 }
 
