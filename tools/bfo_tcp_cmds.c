@@ -752,7 +752,8 @@ static const char stream_usage[] =
     "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n"
     "                  [--verbs-timeout EXP] [--verbs-retry N]   verbs rails: QP timeout, retry_cnt\n"
     "                  [--timeline MS]   rank 0: per-rail throughput and rail states every MS\n"
-    "                  [--linger R:MS[:sleep]]   rank R leaves MS ms after the others (--help: bfo.c)\n";
+    "                  [--linger R:MS[:sleep]]   rank R leaves MS ms after the others (asleep: no call\n"
+    "                                   into bfo), and checks that none was taken for a failed one\n";
 
 int bfo_cmd_stream(int argc, char **argv)
 {
