@@ -289,6 +289,12 @@ check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore double --rails 2 --budget 4K --msg '0>1:1K:late' --msg '0>1:1K' --msg '0>1:2K:late' --msg '0>1:1K' --msg '0>1:900' --msg '1>0:3K' --msg '0>1:20K:late'
 	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 2 --budget 2K --msg '0>1:1K:late' --msg '2>1:1K:late' --msg '0>1:1K' --msg '2>1:900:any' --msg '1>0:64'
 	./$(BUILD)/bfo sim --random 3000 --seed 13 --budget 1K
+	./$(BUILD)/bfo sim --explore single --leave
+	./$(BUILD)/bfo sim --explore single --leave --leave-gap 30
+	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any' --leave --leave-gap 20
+	./$(BUILD)/bfo sim --explore single --ranks 4 --rails 2 --msg '0>1:1K' --msg '2>3:30K' --msg '3>0:10:any' --leave --leave-gap 7
+	./$(BUILD)/bfo sim --explore double --rails 2 --msg '0>1:64' --msg '1>0:20K' --leave
+	./$(BUILD)/bfo sim --random 20000 --seed 5 --leave --leave-gap 10
 
 # Hostile input (tests/fuzz/): libFuzzer targets for frame decoding (wire),
 # an engine whose peers are the input (engine) and the TCP backend's

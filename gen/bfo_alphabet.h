@@ -12,7 +12,7 @@
  * that every other generated header checks.  This header includes
  * nothing. */
 #define BFO_GEN_ABI 2
-#define BFO_GEN_STAMP 0xe0562020
+#define BFO_GEN_STAMP 0x1e46b091
 
 /* What may follow a header (PAYLOAD in the list): nothing, data, or the
  * RDMA keys of the memory the header names, one u32 per rail of the
@@ -38,7 +38,8 @@
     X(BROKEN, 0x10, railctl, 0, 0) \
     X(PROBE, 0x11, railctl, 0, 0) \
     X(PROBEACK, 0x12, railctl, 0, 0) \
-    X(CREDIT, 0x13, credit, 0, 0)
+    X(CREDIT, 0x13, credit, 0, 0) \
+    X(BYE, 0x14, bye, 0, 0)
 
 enum bfo_frag_type {
     BFO_FRAG_MATCH = 0x01, /* eager message: match header and the whole payload */
@@ -56,10 +57,11 @@ enum bfo_frag_type {
     BFO_FRAG_PROBE = 0x11, /* rail control: heartbeat, or probe of a rail coming back */
     BFO_FRAG_PROBEACK = 0x12, /* rail control: answer to PROBE, echoing its nonce */
     BFO_FRAG_CREDIT = 0x13, /* flow control, receiver to sender: the eager bytes it may have sent in all (limit; the newest is the largest) */
-    BFO_FRAG_MAX_CODE = 0x13
+    BFO_FRAG_BYE = 0x14, /* goodbye, on every rail: the sender leaves; seq is the last message it sent this peer, nothing comes after it, its rails closing are no failure */
+    BFO_FRAG_MAX_CODE = 0x14
 };
 
-#define BFO_FRAG_COUNT 15
+#define BFO_FRAG_COUNT 16
 
 /* Header flag bits. */
 #define BFO_FLAG_RESTART 0x01 /* restarted rendezvous: dreq names the receive request, rseq is the new generation (RNDV, RGET) */
@@ -123,30 +125,34 @@ enum bfo_frag_type {
     X(CREDIT_RCVD, 47) \
     X(CREDIT_DELIVERED, 48) \
     X(CREDIT_FAILED, 49) \
-    X(WRITE_COMPLETED, 50) \
-    X(WRITE_FAILED, 51) \
-    X(READ_COMPLETED, 52) \
-    X(READ_FAILED, 53) \
-    X(EAGER_CHOSEN, 54) \
-    X(RNDV_CHOSEN, 55) \
-    X(RGET_CHOSEN, 56) \
-    X(COPY_CHOSEN, 57) \
-    X(PUT_CHOSEN, 58) \
-    X(GET_CHOSEN, 59) \
-    X(DRAINED, 60) \
-    X(ALL_DELIVERED, 61) \
-    X(PEER_UNREACHABLE, 62) \
-    X(CONNECTED, 63) \
-    X(CONNECT_FAILED, 64) \
-    X(RAIL_ERROR, 65) \
-    X(HEARTBEAT_DUE, 66) \
-    X(SILENCE_DETECTED, 67) \
-    X(BACKOFF_EXPIRED, 68) \
-    X(PROBE_TIMED_OUT, 69) \
-    X(RETRIES_EXHAUSTED, 70) \
-    X(PROBE_MATCHED, 71) \
-    X(CANCEL_REQUESTED, 72) \
-    X(RAIL_ABSENT, 73)
+    X(BYE_RCVD, 50) \
+    X(BYE_DELIVERED, 51) \
+    X(BYE_FAILED, 52) \
+    X(WRITE_COMPLETED, 53) \
+    X(WRITE_FAILED, 54) \
+    X(READ_COMPLETED, 55) \
+    X(READ_FAILED, 56) \
+    X(EAGER_CHOSEN, 57) \
+    X(RNDV_CHOSEN, 58) \
+    X(RGET_CHOSEN, 59) \
+    X(COPY_CHOSEN, 60) \
+    X(PUT_CHOSEN, 61) \
+    X(GET_CHOSEN, 62) \
+    X(DRAINED, 63) \
+    X(ALL_DELIVERED, 64) \
+    X(PEER_UNREACHABLE, 65) \
+    X(CONNECTED, 66) \
+    X(CONNECT_FAILED, 67) \
+    X(RAIL_ERROR, 68) \
+    X(HEARTBEAT_DUE, 69) \
+    X(SILENCE_DETECTED, 70) \
+    X(BACKOFF_EXPIRED, 71) \
+    X(PROBE_TIMED_OUT, 72) \
+    X(RETRIES_EXHAUSTED, 73) \
+    X(PROBE_MATCHED, 74) \
+    X(CANCEL_REQUESTED, 75) \
+    X(RAIL_ABSENT, 76) \
+    X(LEAVE_REQUESTED, 77)
 
 enum bfo_event {
     BFO_EV_NONE = 0,
@@ -199,32 +205,36 @@ enum bfo_event {
     BFO_EV_CREDIT_RCVD = 47, /* a CREDIT arrived for this machine */
     BFO_EV_CREDIT_DELIVERED = 48, /* a CREDIT posted here completed: the peer has it */
     BFO_EV_CREDIT_FAILED = 49, /* a CREDIT posted here completed with an error: it may have arrived */
-    BFO_EV_WRITE_COMPLETED = 50, /* an RDMA write posted by this side completed: the data is in the peer's memory */
-    BFO_EV_WRITE_FAILED = 51, /* an RDMA write posted by this side failed: the data may or may not be there */
-    BFO_EV_READ_COMPLETED = 52, /* an RDMA read posted by this side completed: the data is here */
-    BFO_EV_READ_FAILED = 53, /* an RDMA read posted by this side failed */
-    BFO_EV_EAGER_CHOSEN = 54, /* the engine chose the eager protocol for this send */
-    BFO_EV_RNDV_CHOSEN = 55, /* the engine chose rendezvous (copy or PUT, the receiver decides) for this send */
-    BFO_EV_RGET_CHOSEN = 56, /* the engine chose RDMA GET for this send */
-    BFO_EV_COPY_CHOSEN = 57, /* the receiver chose to take the rest of the message by copy (ACK, FRAGs) */
-    BFO_EV_PUT_CHOSEN = 58, /* the receiver chose to take the rest of the message by RDMA PUT */
-    BFO_EV_GET_CHOSEN = 59, /* the receiver chose to read the message by RDMA GET */
-    BFO_EV_DRAINED = 60, /* fact: the request has no operation whose completion is outstanding */
-    BFO_EV_ALL_DELIVERED = 61, /* fact: every byte of the message is delivered and nothing is outstanding */
-    BFO_EV_PEER_UNREACHABLE = 62, /* fact: no rail to the peer is left (after the engine's grace period) */
-    BFO_EV_CONNECTED = 63, /* the transport connected this rail to the peer */
-    BFO_EV_CONNECT_FAILED = 64, /* the transport could not connect this rail to the peer */
-    BFO_EV_RAIL_ERROR = 65, /* the transport reported an error on this rail (for this peer or all peers) */
-    BFO_EV_HEARTBEAT_DUE = 66, /* fact: no probe is outstanding and the rail heard or sent nothing for a heartbeat interval */
-    BFO_EV_SILENCE_DETECTED = 67, /* fact: nothing arrived on the rail for the silence timeout */
-    BFO_EV_BACKOFF_EXPIRED = 68, /* fact: the back-off before the next reconnect attempt is over */
-    BFO_EV_PROBE_TIMED_OUT = 69, /* fact: a probe got no PROBEACK in time (in UP: nothing heard on the rail for the probe timeout since it went out) */
-    BFO_EV_RETRIES_EXHAUSTED = 70, /* fact: the rail reached the configured number of reconnect attempts */
-    BFO_EV_PROBE_MATCHED = 71, /* a matched probe (bfo_improbe) took an unexpected message out of matching for this receive; its buffer comes with bfo_imrecv */
-    BFO_EV_CANCEL_REQUESTED = 72, /* the caller cancels the request, and it can be: a receive nothing matched yet, a send of which nothing was handed to a transport */
-    BFO_EV_RAIL_ABSENT = 73, /* the rail does not reach the peer: it published no such rail, one of another transport, or the transport has no path to it (another host) */
+    BFO_EV_BYE_RCVD = 50, /* a BYE arrived for this machine */
+    BFO_EV_BYE_DELIVERED = 51, /* a BYE posted here completed: the peer has it */
+    BFO_EV_BYE_FAILED = 52, /* a BYE posted here completed with an error: it may have arrived */
+    BFO_EV_WRITE_COMPLETED = 53, /* an RDMA write posted by this side completed: the data is in the peer's memory */
+    BFO_EV_WRITE_FAILED = 54, /* an RDMA write posted by this side failed: the data may or may not be there */
+    BFO_EV_READ_COMPLETED = 55, /* an RDMA read posted by this side completed: the data is here */
+    BFO_EV_READ_FAILED = 56, /* an RDMA read posted by this side failed */
+    BFO_EV_EAGER_CHOSEN = 57, /* the engine chose the eager protocol for this send */
+    BFO_EV_RNDV_CHOSEN = 58, /* the engine chose rendezvous (copy or PUT, the receiver decides) for this send */
+    BFO_EV_RGET_CHOSEN = 59, /* the engine chose RDMA GET for this send */
+    BFO_EV_COPY_CHOSEN = 60, /* the receiver chose to take the rest of the message by copy (ACK, FRAGs) */
+    BFO_EV_PUT_CHOSEN = 61, /* the receiver chose to take the rest of the message by RDMA PUT */
+    BFO_EV_GET_CHOSEN = 62, /* the receiver chose to read the message by RDMA GET */
+    BFO_EV_DRAINED = 63, /* fact: the request has no operation whose completion is outstanding */
+    BFO_EV_ALL_DELIVERED = 64, /* fact: every byte of the message is delivered and nothing is outstanding */
+    BFO_EV_PEER_UNREACHABLE = 65, /* fact: nothing more will come from the peer: no rail to it is left (after the engine's grace period), it left (its BYE), or this side left; C sets the status (BFO_ERR_PEER_UNREACHABLE, BFO_ERR_PEER_LEFT, BFO_ERR_LEFT) */
+    BFO_EV_CONNECTED = 66, /* the transport connected this rail to the peer */
+    BFO_EV_CONNECT_FAILED = 67, /* the transport could not connect this rail to the peer */
+    BFO_EV_RAIL_ERROR = 68, /* the transport reported an error on this rail (for this peer or all peers) */
+    BFO_EV_HEARTBEAT_DUE = 69, /* fact: no probe is outstanding and the rail heard or sent nothing for a heartbeat interval */
+    BFO_EV_SILENCE_DETECTED = 70, /* fact: nothing arrived on the rail for the silence timeout */
+    BFO_EV_BACKOFF_EXPIRED = 71, /* fact: the back-off before the next reconnect attempt is over */
+    BFO_EV_PROBE_TIMED_OUT = 72, /* fact: a probe got no PROBEACK in time (in UP: nothing heard on the rail for the probe timeout since it went out) */
+    BFO_EV_RETRIES_EXHAUSTED = 73, /* fact: the rail reached the configured number of reconnect attempts */
+    BFO_EV_PROBE_MATCHED = 74, /* a matched probe (bfo_improbe) took an unexpected message out of matching for this receive; its buffer comes with bfo_imrecv */
+    BFO_EV_CANCEL_REQUESTED = 75, /* the caller cancels the request, and it can be: a receive nothing matched yet, a send of which nothing was handed to a transport */
+    BFO_EV_RAIL_ABSENT = 76, /* the rail does not reach the peer: it published no such rail, one of another transport, or the transport has no path to it (another host) */
+    BFO_EV_LEAVE_REQUESTED = 77, /* this side leaves (bfo_engine_leave): fed to every rail of every peer */
 };
-#define BFO_EV_COUNT 74 /* events are 1 .. BFO_EV_COUNT-1 */
+#define BFO_EV_COUNT 78 /* events are 1 .. BFO_EV_COUNT-1 */
 
 /* Name of a fragment type ("MATCH"), or NULL. */
 static inline const char *bfo_frag_name(int type)
@@ -245,6 +255,7 @@ static inline const char *bfo_frag_name(int type)
     case 0x11: return "PROBE";
     case 0x12: return "PROBEACK";
     case 0x13: return "CREDIT";
+    case 0x14: return "BYE";
     default: return (const char *)0;
     }
 }
@@ -268,6 +279,7 @@ static inline unsigned bfo_frag_flags_allowed(int type)
     case 0x11: return 0u;
     case 0x12: return 0u;
     case 0x13: return 0u;
+    case 0x14: return 0u;
     default: return 0u;
     }
 }
@@ -300,7 +312,7 @@ static inline int bfo_frag_has_keys(int type)
 enum bfo_event_kind { BFO_EVK_RCVD, BFO_EVK_DUP_RCVD, BFO_EVK_DELIVERED, BFO_EVK_FAILED };
 static inline int bfo_frag_event(int type, int kind)
 {
-    static const unsigned char ev[20][4] = {
+    static const unsigned char ev[21][4] = {
         { 0, 0, 0, 0 }, /* 0x00 */
         { BFO_EV_MATCH_RCVD, 0, BFO_EV_MATCH_DELIVERED, BFO_EV_MATCH_FAILED },
         { BFO_EV_RNDV_RCVD, BFO_EV_RNDV_DUP_RCVD, BFO_EV_RNDV_DELIVERED, BFO_EV_RNDV_FAILED },
@@ -321,6 +333,7 @@ static inline int bfo_frag_event(int type, int kind)
         { BFO_EV_PROBE_RCVD, 0, BFO_EV_PROBE_DELIVERED, BFO_EV_PROBE_FAILED },
         { BFO_EV_PROBEACK_RCVD, 0, BFO_EV_PROBEACK_DELIVERED, BFO_EV_PROBEACK_FAILED },
         { BFO_EV_CREDIT_RCVD, 0, BFO_EV_CREDIT_DELIVERED, BFO_EV_CREDIT_FAILED },
+        { BFO_EV_BYE_RCVD, 0, BFO_EV_BYE_DELIVERED, BFO_EV_BYE_FAILED },
     };
     return (unsigned)type <= BFO_FRAG_MAX_CODE && (unsigned)kind < 4 ? ev[type][kind] : 0;
 }
@@ -379,6 +392,9 @@ static inline const char *bfo_event_name(int ev)
         "CREDIT_RCVD",
         "CREDIT_DELIVERED",
         "CREDIT_FAILED",
+        "BYE_RCVD",
+        "BYE_DELIVERED",
+        "BYE_FAILED",
         "WRITE_COMPLETED",
         "WRITE_FAILED",
         "READ_COMPLETED",
@@ -403,8 +419,9 @@ static inline const char *bfo_event_name(int ev)
         "PROBE_MATCHED",
         "CANCEL_REQUESTED",
         "RAIL_ABSENT",
+        "LEAVE_REQUESTED",
     };
-    return (ev >= 0 && ev < 74) ? names[ev] : "(invalid)";
+    return (ev >= 0 && ev < 78) ? names[ev] : "(invalid)";
 }
 
 #endif /* BFO_ALPHABET_H */

@@ -15,7 +15,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xe0562020
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x1e46b091
 #error "gen/bfo_codec.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -543,6 +543,47 @@ static inline int bfo_hdr_credit_decode(bfo_hdr_credit *h, const uint8_t *buf, s
     return BFO_OK;
 }
 
+/* layout bye (16 bytes): BYE */
+#define BFO_HDR_BYE_SIZE 16
+typedef struct bfo_hdr_bye {
+    uint8_t type;  /* offset 0: BFO_FRAG_* */
+    uint8_t flags; /* offset 1: BFO_FLAG_* */
+    uint64_t seq; /* offset 8, u64 */
+} bfo_hdr_bye;
+BFO_STATIC_ASSERT(BFO_HDR_BYE_SIZE % 8 == 0 && BFO_HDR_BYE_SIZE <= BFO_MAX_HDR_SIZE,
+                  "layout bye: size");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_bye *)0)->seq) == 8, "layout bye: seq holds u64");
+
+/* Writes the header into buf; returns its size, or 0 when cap is too small. */
+static inline size_t bfo_hdr_bye_encode(const bfo_hdr_bye *h, uint8_t *buf, size_t cap)
+{
+    if (cap < BFO_HDR_BYE_SIZE)
+        return 0;
+    buf[0] = h->type;
+    buf[1] = h->flags;
+    bfo_put16(buf + 2, 0);
+    bfo_put32(buf + 4, 0);
+    bfo_put64(buf + 8, h->seq);
+    return BFO_HDR_BYE_SIZE;
+}
+
+/* Reads the header from buf[0..len); BFO_ERR_TRUNCATED when len is short,
+ * BFO_ERR_BAD_FIELD when a reserved field is not zero.  Type and flags are
+ * copied, not checked: bfo_frame_decode() checks them. */
+static inline int bfo_hdr_bye_decode(bfo_hdr_bye *h, const uint8_t *buf, size_t len)
+{
+    if (len < BFO_HDR_BYE_SIZE)
+        return BFO_ERR_TRUNCATED;
+    h->type = buf[0];
+    h->flags = buf[1];
+    if (bfo_get16(buf + 2) != 0)
+        return BFO_ERR_BAD_FIELD;
+    if (bfo_get32(buf + 4) != 0)
+        return BFO_ERR_BAD_FIELD;
+    h->seq = bfo_get64(buf + 8);
+    return BFO_OK;
+}
+
 /* Header size of each fragment type. */
 #define BFO_FRAG_MATCH_HDR_SIZE BFO_HDR_MATCH_SIZE
 BFO_STATIC_ASSERT(BFO_FRAG_MATCH_HDR_SIZE == 24, "MATCH header: 24 bytes");
@@ -574,6 +615,8 @@ BFO_STATIC_ASSERT(BFO_FRAG_PROBE_HDR_SIZE == 16, "PROBE header: 16 bytes");
 BFO_STATIC_ASSERT(BFO_FRAG_PROBEACK_HDR_SIZE == 16, "PROBEACK header: 16 bytes");
 #define BFO_FRAG_CREDIT_HDR_SIZE BFO_HDR_CREDIT_SIZE
 BFO_STATIC_ASSERT(BFO_FRAG_CREDIT_HDR_SIZE == 16, "CREDIT header: 16 bytes");
+#define BFO_FRAG_BYE_HDR_SIZE BFO_HDR_BYE_SIZE
+BFO_STATIC_ASSERT(BFO_FRAG_BYE_HDR_SIZE == 16, "BYE header: 16 bytes");
 
 /* Header size of a fragment type, or 0 for an unknown type. */
 static inline size_t bfo_frag_hdr_size(int type)
@@ -594,6 +637,7 @@ static inline size_t bfo_frag_hdr_size(int type)
     case BFO_FRAG_PROBE: return BFO_HDR_RAILCTL_SIZE;
     case BFO_FRAG_PROBEACK: return BFO_HDR_RAILCTL_SIZE;
     case BFO_FRAG_CREDIT: return BFO_HDR_CREDIT_SIZE;
+    case BFO_FRAG_BYE: return BFO_HDR_BYE_SIZE;
     default: return 0;
     }
 }
@@ -691,6 +735,11 @@ static inline const bfo_field *bfo_frag_fields(int type, size_t *n)
         { "pad", 4, 4, BFO_FIELD_RESERVED },
         { "limit", 8, 8, BFO_FIELD_UINT },
     };
+    static const bfo_field fields_bye[] = {
+        { "rsvd", 2, 2, BFO_FIELD_RESERVED },
+        { "pad", 4, 4, BFO_FIELD_RESERVED },
+        { "seq", 8, 8, BFO_FIELD_UINT },
+    };
     switch (type) {
     case BFO_FRAG_MATCH: *n = 5; return fields_match;
     case BFO_FRAG_RNDV: *n = 8; return fields_rndv;
@@ -707,6 +756,7 @@ static inline const bfo_field *bfo_frag_fields(int type, size_t *n)
     case BFO_FRAG_PROBE: *n = 3; return fields_railctl;
     case BFO_FRAG_PROBEACK: *n = 3; return fields_railctl;
     case BFO_FRAG_CREDIT: *n = 3; return fields_credit;
+    case BFO_FRAG_BYE: *n = 3; return fields_bye;
     default: *n = 0; return (const bfo_field *)0;
     }
 }
@@ -726,6 +776,7 @@ typedef struct bfo_frame {
         bfo_hdr_restart restart;
         bfo_hdr_railctl railctl;
         bfo_hdr_credit credit;
+        bfo_hdr_bye bye;
     } h;
     const uint8_t *payload; /* bytes after the header (NULL when none) */
     size_t payload_len;
@@ -824,6 +875,11 @@ static inline int bfo_frame_decode(bfo_frame *f, const uint8_t *buf, size_t len)
         hs = BFO_HDR_CREDIT_SIZE;
         payload = 0;
         break;
+    case BFO_FRAG_BYE:
+        rc = bfo_hdr_bye_decode(&f->h.bye, buf, len);
+        hs = BFO_HDR_BYE_SIZE;
+        payload = 0;
+        break;
     default:
         return BFO_ERR_BAD_TYPE;
     }
@@ -864,6 +920,7 @@ static inline size_t bfo_frame_encode(const bfo_frame *f, uint8_t *buf, size_t c
     case BFO_FRAG_PROBE: n = bfo_hdr_railctl_encode(&f->h.railctl, buf, cap); break;
     case BFO_FRAG_PROBEACK: n = bfo_hdr_railctl_encode(&f->h.railctl, buf, cap); break;
     case BFO_FRAG_CREDIT: n = bfo_hdr_credit_encode(&f->h.credit, buf, cap); break;
+    case BFO_FRAG_BYE: n = bfo_hdr_bye_encode(&f->h.bye, buf, cap); break;
     default: return 0;
     }
     if (n) {

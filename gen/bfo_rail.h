@@ -11,7 +11,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xe0562020
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x1e46b091
 #error "gen/bfo_rail.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -29,11 +29,12 @@ enum bfo_rail_state {
     BFO_RAIL_ST_FAILED = 2,
     BFO_RAIL_ST_PROBING = 3,
     BFO_RAIL_ST_UP = 4,
-    BFO_RAIL_ST_RECONNECTING = 5,
-    BFO_RAIL_ST_ABSENT = 6, /* final */
-    BFO_RAIL_ST_RETIRED = 7, /* final */
+    BFO_RAIL_ST_LEFT = 5, /* final */
+    BFO_RAIL_ST_RECONNECTING = 6,
+    BFO_RAIL_ST_ABSENT = 7, /* final */
+    BFO_RAIL_ST_RETIRED = 8, /* final */
 };
-#define BFO_RAIL_NUM_STATES 8 /* states are 1 .. BFO_RAIL_NUM_STATES-1 */
+#define BFO_RAIL_NUM_STATES 9 /* states are 1 .. BFO_RAIL_NUM_STATES-1 */
 
 /* Actions: what a transition asks the caller to do, in order. */
 enum bfo_rail_action {
@@ -46,8 +47,10 @@ enum bfo_rail_action {
     BFO_RAIL_ACT_RECONNECT = 7,
     BFO_RAIL_ACT_RETIRE = 8,
     BFO_RAIL_ACT_TAKE_CREDIT = 9,
+    BFO_RAIL_ACT_SEND_BYE = 10,
+    BFO_RAIL_ACT_PART = 11,
 };
-#define BFO_RAIL_NUM_ACTIONS 10 /* actions are 1 .. BFO_RAIL_NUM_ACTIONS-1 */
+#define BFO_RAIL_NUM_ACTIONS 12 /* actions are 1 .. BFO_RAIL_NUM_ACTIONS-1 */
 #define BFO_RAIL_MAX_ACTIONS 3 /* most actions one transition emits */
 BFO_STATIC_ASSERT(BFO_RAIL_MAX_ACTIONS <= BFO_MAX_ACTIONS,
                   "raise BFO_MAX_ACTIONS: a rail transition emits more");
@@ -58,6 +61,7 @@ static const char *const bfo_rail__state_names[] = {
     "FAILED",
     "PROBING",
     "UP",
+    "LEFT",
     "RECONNECTING",
     "ABSENT",
     "RETIRED",
@@ -73,13 +77,15 @@ static const char *const bfo_rail__action_names[] = {
     "reconnect",
     "retire",
     "take_credit",
+    "send_bye",
+    "part",
 };
 static const unsigned char bfo_rail__final[] = {
-    0, 0, 0, 0, 0, 0, 1, 1,
+    0, 0, 0, 0, 0, 1, 0, 1, 1,
 };
 /* BFO_WAITS_* facts each state takes */
 static const unsigned char bfo_rail__waits[] = {
-    0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
 /* With GCC the exec is inlined wherever the machine is known (bfo_<m>_step,
@@ -152,10 +158,12 @@ case 1:
 		case 38u: goto tr0;
 		case 41u: goto tr2;
 		case 47u: goto tr3;
-		case 63u: goto tr4;
-		case 73u: goto st6;
+		case 50u: goto tr4;
+		case 66u: goto tr5;
+		case 76u: goto st7;
+		case 77u: goto tr4;
 	}
-	if ( 64u <= (*p) && (*p) <= 65u )
+	if ( 67u <= (*p) && (*p) <= 68u )
 		goto tr0;
 	goto st0;
 st0:
@@ -164,17 +172,17 @@ cs = 0;
 tr0:
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
 	goto st2;
-tr9:
+tr10:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st2;
-tr7:
+tr8:
 	{ BFO_RAIL__EMIT(SEND_BROKEN); }
 	goto st2;
-tr16:
+tr18:
 	{ BFO_RAIL__EMIT(MAP_OUT); }
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
 	goto st2;
-tr19:
+tr21:
 	{ BFO_RAIL__EMIT(MAP_OUT); }
 	{ BFO_RAIL__EMIT(SEND_BROKEN); }
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
@@ -185,28 +193,30 @@ st2:
 	BFO__FALLTHROUGH;
 case 2:
 	switch( (*p) ) {
-		case 40u: goto tr7;
-		case 41u: goto tr8;
-		case 47u: goto tr9;
-		case 63u: goto tr4;
-		case 65u: goto st2;
-		case 68u: goto tr10;
-		case 70u: goto tr11;
-		case 73u: goto st6;
+		case 40u: goto tr8;
+		case 41u: goto tr9;
+		case 47u: goto tr10;
+		case 50u: goto tr4;
+		case 66u: goto tr5;
+		case 68u: goto st2;
+		case 71u: goto tr11;
+		case 73u: goto tr12;
+		case 76u: goto st7;
+		case 77u: goto tr4;
 	}
 	if ( 38u <= (*p) && (*p) <= 46u )
 		goto st2;
 	goto st0;
-tr13:
+tr14:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st3;
-tr15:
+tr16:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st3;
-tr4:
+tr5:
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st3;
-tr8:
+tr9:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st3;
@@ -217,28 +227,30 @@ st3:
 case 3:
 	switch( (*p) ) {
 		case 38u: goto tr0;
-		case 41u: goto tr13;
+		case 41u: goto tr14;
 		case 43u: goto tr0;
-		case 44u: goto tr14;
+		case 44u: goto tr15;
 		case 46u: goto tr0;
-		case 47u: goto tr15;
-		case 64u: goto st3;
-		case 65u: goto tr0;
-		case 69u: goto tr0;
+		case 47u: goto tr16;
+		case 50u: goto tr4;
+		case 67u: goto st3;
+		case 68u: goto tr0;
+		case 72u: goto tr0;
+		case 77u: goto tr17;
 	}
 	if ( 39u <= (*p) && (*p) <= 45u )
 		goto st3;
 	goto st0;
-tr18:
+tr20:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st4;
-tr20:
+tr22:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st4;
-tr21:
+tr23:
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st4;
-tr14:
+tr15:
 	{ BFO_RAIL__EMIT(ADMIT); }
 	goto st4;
 st4:
@@ -247,32 +259,35 @@ st4:
 	BFO__FALLTHROUGH;
 case 4:
 	switch( (*p) ) {
-		case 38u: goto tr16;
-		case 41u: goto tr18;
-		case 43u: goto tr19;
-		case 46u: goto tr19;
-		case 47u: goto tr20;
-		case 64u: goto st4;
-		case 66u: goto tr21;
-		case 69u: goto tr19;
+		case 38u: goto tr18;
+		case 41u: goto tr20;
+		case 43u: goto tr21;
+		case 46u: goto tr21;
+		case 47u: goto tr22;
+		case 50u: goto tr4;
+		case 67u: goto st4;
+		case 69u: goto tr23;
+		case 72u: goto tr21;
+		case 77u: goto tr17;
 	}
 	if ( (*p) > 45u ) {
-		if ( 65u <= (*p) && (*p) <= 67u )
-			goto tr19;
+		if ( 68u <= (*p) && (*p) <= 70u )
+			goto tr21;
 	} else if ( (*p) >= 39u )
 		goto st4;
 	goto st0;
-tr24:
+tr25:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st5;
-tr25:
+tr26:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st5;
-tr23:
-	{ BFO_RAIL__EMIT(SEND_BROKEN); }
+tr4:
+	{ BFO_RAIL__EMIT(PART); }
 	goto st5;
-tr10:
-	{ BFO_RAIL__EMIT(RECONNECT); }
+tr17:
+	{ BFO_RAIL__EMIT(SEND_BYE); }
+	{ BFO_RAIL__EMIT(PART); }
 	goto st5;
 st5:
 	if ( ++p == pe )
@@ -280,20 +295,32 @@ st5:
 	BFO__FALLTHROUGH;
 case 5:
 	switch( (*p) ) {
-		case 40u: goto tr23;
-		case 41u: goto tr24;
-		case 47u: goto tr25;
-		case 63u: goto tr4;
-		case 73u: goto st6;
+		case 41u: goto tr25;
+		case 47u: goto tr26;
 	}
-	if ( (*p) > 46u ) {
-		if ( 64u <= (*p) && (*p) <= 65u )
-			goto tr0;
-	} else if ( (*p) >= 38u )
+	if ( (*p) < 50u ) {
+		if ( 38u <= (*p) && (*p) <= 46u )
+			goto st5;
+	} else if ( (*p) > 52u ) {
+		if ( (*p) > 68u ) {
+			if ( 76u <= (*p) && (*p) <= 77u )
+				goto st5;
+		} else if ( (*p) >= 66u )
+			goto st5;
+	} else
 		goto st5;
 	goto st0;
-tr26:
+tr29:
+	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
+	goto st6;
+tr30:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st6;
+tr28:
+	{ BFO_RAIL__EMIT(SEND_BROKEN); }
+	goto st6;
+tr11:
+	{ BFO_RAIL__EMIT(RECONNECT); }
 	goto st6;
 st6:
 	if ( ++p == pe )
@@ -301,20 +328,22 @@ st6:
 	BFO__FALLTHROUGH;
 case 6:
 	switch( (*p) ) {
-		case 47u: goto tr26;
-		case 73u: goto st6;
+		case 40u: goto tr28;
+		case 41u: goto tr29;
+		case 47u: goto tr30;
+		case 50u: goto tr4;
+		case 66u: goto tr5;
+		case 76u: goto st7;
+		case 77u: goto tr4;
 	}
 	if ( (*p) > 46u ) {
-		if ( 64u <= (*p) && (*p) <= 65u )
-			goto st6;
+		if ( 67u <= (*p) && (*p) <= 68u )
+			goto tr0;
 	} else if ( (*p) >= 38u )
 		goto st6;
 	goto st0;
-tr28:
+tr31:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
-	goto st7;
-tr11:
-	{ BFO_RAIL__EMIT(RETIRE); }
 	goto st7;
 st7:
 	if ( ++p == pe )
@@ -322,17 +351,43 @@ st7:
 	BFO__FALLTHROUGH;
 case 7:
 	switch( (*p) ) {
-		case 47u: goto tr28;
-		case 65u: goto st7;
+		case 47u: goto tr31;
+		case 50u: goto st7;
 	}
-	if ( (*p) < 42u ) {
-		if ( 38u <= (*p) && (*p) <= 40u )
+	if ( (*p) < 67u ) {
+		if ( 38u <= (*p) && (*p) <= 46u )
 			goto st7;
-	} else if ( (*p) > 43u ) {
-		if ( 45u <= (*p) && (*p) <= 46u )
+	} else if ( (*p) > 68u ) {
+		if ( 76u <= (*p) && (*p) <= 77u )
 			goto st7;
 	} else
 		goto st7;
+	goto st0;
+tr33:
+	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st8;
+tr12:
+	{ BFO_RAIL__EMIT(RETIRE); }
+	goto st8;
+st8:
+	if ( ++p == pe )
+		goto _test_eof8;
+	BFO__FALLTHROUGH;
+case 8:
+	switch( (*p) ) {
+		case 47u: goto tr33;
+		case 50u: goto st8;
+		case 68u: goto st8;
+		case 77u: goto st8;
+	}
+	if ( (*p) < 42u ) {
+		if ( 38u <= (*p) && (*p) <= 40u )
+			goto st8;
+	} else if ( (*p) > 43u ) {
+		if ( 45u <= (*p) && (*p) <= 46u )
+			goto st8;
+	} else
+		goto st8;
 	goto st0;
 	}
 	_test_eof1: cs = 1; goto _test_eof;
@@ -342,6 +397,7 @@ case 7:
 	_test_eof5: cs = 5; goto _test_eof;
 	_test_eof6: cs = 6; goto _test_eof;
 	_test_eof7: cs = 7; goto _test_eof;
+	_test_eof8: cs = 8; goto _test_eof;
 
 	_test_eof: {}
 	if ( p == eof )
@@ -354,10 +410,11 @@ case 7:
 	case 5:
 	case 6:
 	case 7:
+	case 8:
 	{
     (void)1; (void)3; (void)4;
-    (void)2; (void)5; (void)7;
-    (void)6;
+    (void)2; (void)6; (void)8;
+    (void)7; (void)5;
   }
 	break;
 	}

@@ -46,6 +46,15 @@
  * failed with its connection, and per fault fired; tools/bfo_seq.py turns
  * it into the sequence diagrams of docs/protocol.md.
  *
+ * A rank's process may end (sn_rank_exits, after its engine left: a BYE on
+ * every rail): what it posted and has not seen completed completes with an
+ * error at once (its transport closing); what it wrote and is still on the
+ * wire goes on to its peer, then its connections' ends do (a CLOSE on each
+ * (rank, peer, rail) path, in order behind its frames, as TCP's FIN comes
+ * behind the data): the peer's engine gets RAIL_ERROR when it arrives.
+ * Frames to the rank fail at their sender (not delivered, its connection
+ * reset); connecting to it fails.  The rank's engine is called no more.
+ *
  * A transport model between the engines and this wire (sn_hooks, e.g. the
  * verbs backend's glue in tests/test_verbs_scenarios.c): with sn->hooks
  * set, a message goes to hooks->arrive and a completion to hooks->completion
@@ -69,7 +78,8 @@
 
 enum sn_kind { SN_NONE = 0, SN_LOSE, SN_DELIVER_ERROR, SN_DELAY };
 enum { SN_TYPE_WRITE = 0xF0, SN_TYPE_READ = 0xF1 }; /* RDMA, as fault types */
-enum { SN_SEND = 0, SN_WRITE, SN_READ };
+enum { SN_TYPE_CLOSE = 0xF2 }; /* a connection's end (sn_rank_exits): no fault takes it */
+enum { SN_SEND = 0, SN_WRITE, SN_READ, SN_CLOSE }; /* SN_CLOSE: a connection's end (sn_rank_exits) */
 enum sn_fault_what { SN_FAULT_TYPE = 1, SN_FAULT_RAIL_DOWN, SN_FAULT_RAIL_UP, SN_FAULT_PATH };
 
 /* One direction (src -> dst) of a rail (simnet.path). */
@@ -158,11 +168,14 @@ typedef struct simnet {
     void *user;             /* for whoever drives the network */
     FILE *trace;            /* the wire trace (see the top), or NULL */
     const sn_hooks *hooks;  /* a transport model above the wire, or NULL */
+    int gone[SN_MAX_RANKS]; /* the rank's process ended (sn_rank_exits) */
 } simnet;
 
 /* A message's completion at its sender: the engine's, or the model's. */
 static inline void sn_complete(simnet *sn, const sn_msg *m, int ok)
 {
+    if (sn->gone[m->src] || m->op == SN_CLOSE)
+        return; /* nobody is there to hear it */
     if (sn->hooks)
         sn->hooks->completion(sn->hooks->ctx, m, ok);
     else
@@ -171,6 +184,8 @@ static inline void sn_complete(simnet *sn, const sn_msg *m, int ok)
 
 static inline const char *sn_type_name(int type)
 {
+    if (type == SN_TYPE_CLOSE)
+        return "CLOSE";
     if (type == SN_TYPE_WRITE)
         return "WRITE";
     if (type == SN_TYPE_READ)
@@ -386,7 +401,7 @@ static inline void sn_enqueue(simnet *sn, sn_msg *m)
     sn->ops++;
     sn_apply_op_faults(sn);
     m->nth = ++sn->type_count[m->type];
-    for (int i = 0; i < sn->nfaults; i++) {
+    for (int i = 0; i < sn->nfaults && m->op != SN_CLOSE; i++) {
         sn_fault *f = &sn->faults[i];
         if (f->what == SN_FAULT_TYPE && !f->fired &&
             ((f->type == 0 && f->n == sn->ops) ||
@@ -396,7 +411,7 @@ static inline void sn_enqueue(simnet *sn, sn_msg *m)
             m->kind = f->kind;
         }
     }
-    if (sn->rail_down[m->rail]) {
+    if (sn->rail_down[m->rail] || sn->gone[m->dst]) {
         m->dead = 1;
         m->kind = SN_LOSE;
     } else if (sn->path[m->src][m->dst][m->rail] == SN_PATH_SILENT ||
@@ -628,14 +643,18 @@ static inline int sn_do_connects(simnet *sn)
                     continue;
                 sn->connects[a][b][r] = 0;
                 did = 1;
+                if (sn->gone[a])
+                    continue;
                 sn_close_conn(sn, a, b, r);
-                if (sn->rail_down[r] || sn->path[a][b][r] == SN_PATH_SILENT ||
+                if (sn->gone[b] || sn->rail_down[r] || sn->path[a][b][r] == SN_PATH_SILENT ||
                     sn->path[b][a][r] == SN_PATH_SILENT) {
                     sn_rail_event(sn, a, b, r, BFO_EV_CONNECT_FAILED);
                     continue;
                 }
                 int ends[2] = { a, b }, peers[2] = { b, a };
                 for (int k = 0; k < 2; k++) {
+                    if (bfo_engine_left(sn->eng[ends[k]]))
+                        continue; /* it left: no new connection is taken up */
                     int cs = sn->eng[ends[k]]->peers[peers[k]].rail[r].fsm.cs;
                     if (!bfo_rail_accepts(cs, BFO_EV_CONNECTED))
                         continue;
@@ -652,7 +671,7 @@ static inline int sn_do_connects(simnet *sn)
  * sender hears from it (when the simulated transport reports that). */
 static inline void sn_heard(simnet *sn, const sn_msg *m)
 {
-    if (sn->transport_heard)
+    if (sn->transport_heard && !sn->gone[m->src])
         bfo_engine_rail_heard(sn->eng[m->src], m->dst, m->rail, sn->now);
 }
 
@@ -699,11 +718,19 @@ static inline int sn_step(simnet *sn)
     memmove(&sn->q[pick], &sn->q[pick + 1], (sn->qlen - pick - 1) * sizeof *sn->q);
     sn->qlen--;
     sn->now += 1000; /* 1 us a message */
+    if (m.op == SN_CLOSE) { /* the peer's end of the connection: after all it wrote */
+        sn_trace_msg(sn, "close", &m);
+        if (!sn->gone[m.dst])
+            sn_rail_event(sn, m.dst, m.src, m.rail, BFO_EV_RAIL_ERROR);
+        return 1;
+    }
     if (m.wait == SN_W_ACK_HELD) { /* delivered before; now acknowledged */
         sn_heard(sn, &m);
         sn_complete(sn, &m, 1);
         return 1;
     }
+    if (sn->gone[m.dst]) /* its process ended: nothing reaches it */
+        m.kind = SN_LOSE;
     int ok = m.kind == SN_NONE || m.kind == SN_DELAY;
     if (m.op != SN_SEND) { /* RDMA: the peer's memory, checked */
         if (m.kind != SN_LOSE && (!sn->hooks || sn->hooks->arrive(sn->hooks->ctx, &m) == BFO_OK) &&
@@ -763,9 +790,74 @@ static inline int sn_step(simnet *sn)
     if (ok)
         sn_heard(sn, &m);
     sn_complete(sn, &m, ok);
-    if (m.dead && !sn->hooks)
+    if (m.dead && !sn->hooks && !sn->gone[m.src])
         sn_rail_event(sn, m.src, m.dst, m.rail, BFO_EV_RAIL_ERROR);
     return 1;
+}
+
+/* The process of rank r ends, its engine having left (bfo_engine_leave):
+ * see the top.  Only from outside the network's step and engine calls. */
+static inline void sn_rank_exits(simnet *sn, int r)
+{
+    if (sn->gone[r])
+        return;
+    /* what it posted and has not seen complete: completed with an error now
+     * (its transport closes; only its engine hears of it) */
+    for (;;) {
+        size_t i;
+        for (i = 0; i < sn->qlen; i++) {
+            const sn_msg *m = &sn->q[i];
+            if (m->src == r && m->op != SN_CLOSE && (m->dead || m->wait != SN_W_NONE || m->op != SN_SEND))
+                break;
+        }
+        if (i == sn->qlen)
+            break;
+        sn_msg m = sn->q[i];
+        memmove(&sn->q[i], &sn->q[i + 1], (sn->qlen - i - 1) * sizeof *sn->q);
+        sn->qlen--;
+        sn_trace_msg(sn, "closed", &m);
+        free(m.data);
+        sn_complete(sn, &m, 0);
+    }
+    /* frames on the wire from it go on, uncompleted at it; their
+     * completions as failures now */
+    for (size_t i = 0; i < sn->qlen; i++)
+        if (sn->q[i].src == r && sn->q[i].op == SN_SEND) {
+            sn_msg m = sn->q[i];
+            m.data = NULL;
+            sn_complete(sn, &m, 0);
+        }
+    sn->gone[r] = 1;
+    if (sn->trace)
+        fprintf(sn->trace, "%12.6f ms  wire  exit     rank %d\n", (double)sn->now / 1e6, r);
+    /* frames to it: not delivered, their senders see an error (and the
+     * connection's end, RAIL_ERROR, when the failure moves) */
+    for (size_t i = 0; i < sn->qlen; i++) {
+        sn_msg *m = &sn->q[i];
+        /* (one that vanished on a silent path, or whose acknowledgement did,
+         * stays so: its sender hears nothing, as over a cut cable) */
+        if (m->dst == r && m->op != SN_CLOSE && !m->dead &&
+            (m->wait == SN_W_NONE || m->wait == SN_W_ACK_HELD)) {
+            m->dead = 1;
+            m->kind = SN_LOSE;
+            m->wait = SN_W_NONE;
+        }
+    }
+    /* its connections' ends, behind what it wrote */
+    for (int p = 0; p < sn->n; p++)
+        for (int k = 0; p != r && !sn->gone[p] && k < sn->nrails; k++) {
+            sn_msg c;
+            memset(&c, 0, sizeof c);
+            c.op = SN_CLOSE;
+            c.src = r;
+            c.dst = p;
+            c.rail = k;
+            c.type = SN_TYPE_CLOSE;
+            c.order = sn->order++;
+            if (sn->path[r][p][k] == SN_PATH_SILENT || sn_path_lost(sn, r, p, k))
+                c.wait = SN_W_LOST; /* a cut cable: the peer never hears of the end */
+            sn_push(sn, &c);
+        }
 }
 
 /* Runs until done(arg) is true or the simulated time passes limit_ns.
@@ -779,7 +871,8 @@ static inline int sn_run(simnet *sn, int (*done)(void *), void *arg, uint64_t li
         if (!sn_step(sn)) /* idle: let timers fire */
             sn->now += 5000000; /* 5 ms */
         for (int i = 0; i < sn->n; i++)
-            bfo_engine_progress(sn->eng[i], sn->now);
+            if (!sn->gone[i])
+                bfo_engine_progress(sn->eng[i], sn->now);
     }
     return 1;
 }

@@ -8,6 +8,18 @@
  * ends agree on which rails are up.  (A rail left down at the end, or with
  * a direction silent or on hold, counts as no rail, and the ends may
  * disagree on it.)  Shared by `bfo sim` and the tests.
+ *
+ * With sr_scenario.leave, once every request is complete the ranks leave
+ * (bfo_engine_leave; rank i leave_gap_ns after rank i-1), each process
+ * ending (sn_rank_exits) once its BYEs are out (bfo_engine_left) or
+ * SR_LEAVE_NS after it left, whichever comes first.  The run then also
+ * fails when a rank that took a peer's BYE fails a rail of that peer
+ * afterwards (maps it out, schedules a reconnect, leaves LEFT) or gives
+ * the peer up; and, when no fault fired, when anything is mapped out or
+ * given up from the moment the first rank leaves, a rank's BYEs are not
+ * out within SR_LEAVE_NS, or no BYE was taken.  A BYE lost, failed or
+ * delayed like any frame must still end cleanly: the peer falls back to
+ * finding the rails closed, bounded.
  * A test tool: it allocates.
  */
 #ifndef BFO_SIMRUN_H
@@ -166,7 +178,11 @@ typedef struct sr_scenario {
      * w->sn.hooks (bfo_simnet.h).  NULL: the engines talk to the wire. */
     void (*attach)(struct sr_world *w, void *arg);
     void *attach_arg;
+    int leave;             /* the ranks leave at the end (see the top) */
+    uint64_t leave_gap_ns; /* ... rank i this long after rank i-1 (0: all at once) */
 } sr_scenario;
+
+#define SR_LEAVE_NS 500000000ull /* a leaving rank ends at most this long after it left */
 
 typedef struct sr_result {
     int passed;
@@ -180,6 +196,10 @@ typedef struct sr_result {
     uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload and RDMA bytes posted per rail */
     uint64_t credit_rndv;  /* sends of eager size that went by rendezvous for want of credit */
     uint64_t over_window;  /* frames that found the receiver's budget spent: must be 0 */
+    uint64_t byes_sent, byes_taken; /* BYEs posted; peers whose BYE a rank took */
+    uint64_t leave_timeouts; /* ranks that ended with a BYE not out after SR_LEAVE_NS */
+    uint64_t left_failures;  /* a rail of a peer that said BYE failed afterwards, or the
+                              * peer was given up: must be 0 */
     char why[256];
 } sr_result;
 
@@ -211,6 +231,13 @@ typedef struct sr_world {
         const struct sr_world *w;
     } tctx[SN_MAX_RANKS];
     bfo_tracer tracer[SN_MAX_RANKS];
+    /* sr_scenario.leave: when each rank left and ended (0: not yet), when it
+     * took each peer's BYE, and what the judge found */
+    uint64_t left_at[SN_MAX_RANKS], exit_at[SN_MAX_RANKS];
+    uint64_t bye_at[SN_MAX_RANKS][SN_MAX_RANKS];
+    uint64_t leave_from;     /* the first bfo_engine_leave (0: none yet) */
+    uint64_t mapouts_at_leave, left_failures, leave_timeouts;
+    int first_failure_rank, first_failure_peer;
 } sr_world;
 
 static inline uint8_t sr_pattern(int msg, size_t i) { return (uint8_t)(msg * 31 + i * 7 + (i >> 8)); }
@@ -362,6 +389,39 @@ static inline void sr_trace(void *user, const bfo_machine *m, const bfo_step *st
     fputc('\n', t->out);
 }
 
+/* sr_scenario.leave: every step of every engine passes here.  A rail of a
+ * peer whose BYE the rank took may not fail afterwards: no map-out, no
+ * reconnect scheduled or made, no way out of LEFT.  Then on to sr_trace
+ * (--trace). */
+static inline void sr_watch(void *user, const bfo_machine *m, const bfo_step *st)
+{
+    sr_trace_ctx *t = (sr_trace_ctx *)user;
+    sr_world *w = (sr_world *)(uintptr_t)t->w;
+    const bfo_engine *e = &w->e[t->rank];
+    if (m == &bfo_rail_machine && st->result == BFO_OK && e->peers &&
+        (const char *)st->obj >= (const char *)e->peers &&
+        (const char *)st->obj < (const char *)(e->peers + e->cfg.nranks)) {
+        const int p = (int)(((const char *)st->obj - (const char *)e->peers) / (ptrdiff_t)sizeof(bfo_peer));
+        int bad = 0;
+        if (st->event == BFO_EV_BYE_RCVD && !w->bye_at[t->rank][p])
+            w->bye_at[t->rank][p] = w->sn.now ? w->sn.now : 1;
+        else if (w->bye_at[t->rank][p]) {
+            bad = st->from == BFO_RAIL_ST_LEFT && st->to != BFO_RAIL_ST_LEFT;
+            for (unsigned i = 0; i < st->n_actions; i++)
+                bad |= st->actions[i] == BFO_RAIL_ACT_MAP_OUT ||
+                       st->actions[i] == BFO_RAIL_ACT_SCHEDULE_RECONNECT ||
+                       st->actions[i] == BFO_RAIL_ACT_RECONNECT ||
+                       st->actions[i] == BFO_RAIL_ACT_SEND_BROKEN;
+        }
+        if (bad && !w->left_failures++) {
+            w->first_failure_rank = t->rank;
+            w->first_failure_peer = p;
+        }
+    }
+    if (t->out)
+        sr_trace(user, m, st);
+}
+
 static inline void sr_note(sr_result *r, const char *fmt, int a, int b)
 {
     if (!r->why[0])
@@ -378,7 +438,8 @@ static inline void sr_advance(sr_world *w, uint64_t ns)
         if (!sn_step(&w->sn))
             w->sn.now += 5000000;
         for (int i = 0; i < w->sc->ranks; i++)
-            bfo_engine_progress(&w->e[i], w->sn.now);
+            if (!w->sn.gone[i])
+                bfo_engine_progress(&w->e[i], w->sn.now);
     }
 }
 
@@ -460,12 +521,12 @@ static inline sr_world *sr_new(const sr_scenario *sc)
         w->sn.eng[i] = &w->e[i];
         if (!w->mem[i] || bfo_engine_init(&w->e[i], &c, &w->sn.be[i], w->mem[i], need, w->sn.now))
             abort();
-        if (sc->trace) {
+        if (sc->trace || sc->leave) {
             w->tctx[i].sn = &w->sn;
             w->tctx[i].rank = i;
             w->tctx[i].out = sc->trace;
             w->tctx[i].w = w;
-            w->tracer[i].fn = sr_trace;
+            w->tracer[i].fn = sc->leave ? sr_watch : sr_trace;
             w->tracer[i].user = &w->tctx[i];
             w->e[i].trace = &w->tracer[i];
         }
@@ -516,6 +577,41 @@ static inline sr_world *sr_new(const sr_scenario *sc)
     return w;
 }
 
+/* sr_scenario.leave: the ranks leave, one leave_gap_ns after the other,
+ * and each process ends once its BYEs are out (bfo_engine_left) or
+ * SR_LEAVE_NS after it left. */
+static inline void sr_leave(sr_world *w)
+{
+    const sr_scenario *sc = w->sc;
+    const uint64_t t0 = w->sn.now;
+    for (int i = 0; i < sc->ranks; i++)
+        w->mapouts_at_leave += w->e[i].stats.mapouts;
+    w->leave_from = t0;
+    for (;;) {
+        int ended = 0;
+        for (int i = 0; i < sc->ranks; i++) {
+            if (!w->left_at[i] && w->sn.now >= t0 + (uint64_t)i * sc->leave_gap_ns) {
+                bfo_engine_leave(&w->e[i], w->sn.now);
+                w->left_at[i] = w->sn.now;
+            }
+            if (w->left_at[i] && !w->exit_at[i] &&
+                (bfo_engine_left(&w->e[i]) || w->sn.now >= w->left_at[i] + SR_LEAVE_NS)) {
+                w->leave_timeouts += !bfo_engine_left(&w->e[i]);
+                sn_rank_exits(&w->sn, i);
+                w->exit_at[i] = w->sn.now;
+            }
+            ended += w->exit_at[i] != 0;
+        }
+        if (ended == sc->ranks)
+            return;
+        if (!sn_step(&w->sn))
+            w->sn.now += 1000000; /* idle: 1 ms, for the gaps and the bound */
+        for (int i = 0; i < sc->ranks; i++)
+            if (!w->sn.gone[i])
+                bfo_engine_progress(&w->e[i], w->sn.now);
+    }
+}
+
 /* Runs until every request is complete or the time limit, then settles:
  * 3 s of simulated time after the end and after the last fault
  * (completions, heartbeats, back-off, probing: so that both ends can agree
@@ -526,6 +622,8 @@ static inline int sr_go(sr_world *w)
 {
     const sr_scenario *sc = w->sc;
     int done = sn_run(&w->sn, sr_all_done, w, sc->limit_ns ? sc->limit_ns : 30000000000ull);
+    if (sc->leave)
+        sr_leave(w);
     for (int round = 0; round < 10; round++) {
         sr_advance(w, 3000000000ull);
         if (w->sn.now < w->sn.last_fault_at + 3000000000ull)
@@ -537,6 +635,48 @@ static inline int sr_go(sr_world *w)
             break;
     }
     return done;
+}
+
+/* sr_scenario.leave: what the judge adds (see the top). */
+static inline void sr_judge_leave(sr_world *w, sr_result *res)
+{
+    const sr_scenario *sc = w->sc;
+    uint64_t mapouts = 0;
+    int fired = 0, given_up = 0;
+    for (int f = 0; f < w->sn.nfaults; f++)
+        fired += w->sn.faults[f].fired;
+    for (int i = 0; i < sc->ranks; i++) {
+        const bfo_engine *e = &w->e[i];
+        mapouts += e->stats.mapouts;
+        res->byes_sent += e->stats.byes_sent;
+        res->byes_taken += e->stats.peers_left;
+        for (int p = 0; p < sc->ranks; p++) {
+            if (p == i)
+                continue;
+            given_up += e->peers[p].unreachable == BFO__GIVEN_UP;
+            if (w->bye_at[i][p] && e->peers[p].unreachable == BFO__GIVEN_UP && !w->left_failures++) {
+                w->first_failure_rank = i;
+                w->first_failure_peer = p;
+            }
+        }
+        if (!w->exit_at[i])
+            sr_note(res, "rank %d never ended after it left%.0d", i, 0);
+    }
+    res->leave_timeouts = w->leave_timeouts;
+    res->left_failures = w->left_failures;
+    if (w->left_failures)
+        sr_note(res, "rank %d failed a rail of peer %d (or gave it up) after its BYE",
+                w->first_failure_rank, w->first_failure_peer);
+    if (!fired) { /* a clean end is clean */
+        if (mapouts > w->mapouts_at_leave || given_up)
+            sr_note(res, "no fault, yet %d map-outs and %d peers given up once ranks left",
+                    (int)(mapouts - w->mapouts_at_leave), given_up);
+        if (w->leave_timeouts)
+            sr_note(res, "no fault, yet %d ranks' BYEs were not out within SR_LEAVE_NS%.0d",
+                    (int)w->leave_timeouts, 0);
+        if (!res->byes_taken)
+            sr_note(res, "no fault, yet no BYE was taken (%d sent)%.0d", (int)res->byes_sent, 0);
+    }
 }
 
 /* Judges a world after sr_go; fills *res.  Returns res->passed. */
@@ -631,7 +771,7 @@ static inline int sr_judge(sr_world *w, sr_result *res)
         }
         if (e->stats.protocol_violations)
             sr_note(res, "rank %d: %d protocol violations", i, (int)e->stats.protocol_violations);
-        for (int p = 0; p < sc->ranks; p++)
+        for (int p = 0; p < sc->ranks && !sc->leave; p++)
             for (int k = 0; p != i && k < sc->rails; k++) {
                 int a = e->peers[p].rail[k].fsm.cs == BFO_RAIL_ST_UP;
                 int b = w->e[p].peers[i].rail[k].fsm.cs == BFO_RAIL_ST_UP;
@@ -639,6 +779,8 @@ static inline int sr_judge(sr_world *w, sr_result *res)
                     sr_note(res, "ranks %d and %d disagree on a rail", i, p);
             }
     }
+    if (sc->leave)
+        sr_judge_leave(w, res);
     for (int i = 0; i < sc->ranks; i++) {
         res->credit_rndv += w->e[i].stats.credit_rndv;
         res->over_window += w->e[i].over_window;

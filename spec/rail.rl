@@ -45,6 +45,26 @@
 # for that peer.  A peer whose every rail is ABSENT is unreachable after the
 # grace period, as one whose rails all failed.
 
+# Leaving (BYE).  A rank that finishes leaves (bfo_engine_leave): C feeds
+# LEAVE_REQUESTED to every rail of every peer; an UP or PROBING rail first
+# carries this side's BYE (send_bye: engine-owned, on that rail; C counts the
+# BYEs until their completions are back, bfo_engine_left), and every rail
+# that may have a connection is parted (part: the transport is told that
+# the connection's end is no failure).  A BYE is about the peer, not the
+# rail it came on: C feeds BYE_RCVD to every rail of the peer for its first
+# BYE (the others, one per rail, are duplicates C drops).  Either way the
+# rail rests in LEFT: no heartbeat, no probe timeout, no silence, no
+# map-out, no notice, no reconnect, no retry count; a connection coming or
+# going, a late completion, a notice or an error is taken and ignored; a
+# PROBE is still answered (the peer may not have our BYE yet).  What the
+# peer is owed and what it still sends are C's (per peer, not per rail):
+# its requests fail (BFO_ERR_PEER_LEFT, or BFO_ERR_LEFT on the side that
+# leaves), its messages up to the BYE's sequence are still taken, one
+# beyond it is a protocol violation, and no grace period runs for it.  A
+# rail that is ABSENT or RETIRED stays so.  A BYE that is lost leaves the
+# peer to find the rails closing as it does today: failures, bounded by
+# unreachable_grace.
+
 # Flow control rides on the rails: a CREDIT (the receiver's word on how
 # many eager bytes this side may have sent to it in all) arrives on any
 # rail, whatever the rail's state, and is taken (take_credit: C keeps the
@@ -63,6 +83,11 @@
   rail_completion = PROBE_DELIVERED | PROBE_FAILED | PROBEACK_DELIVERED
                   | PROBEACK_FAILED | BROKEN_DELIVERED | BROKEN_FAILED;
 
+  # Leaving (see above): the peer's BYE, or this side's leave.  A rail that
+  # is connected (UP) or being probed carries this side's BYE first.
+  parted = (LEAVE_REQUESTED | BYE_RCVD) @part;
+  parted_bye = LEAVE_REQUESTED @send_bye @part | BYE_RCVD @part;
+
   Rail = (
     # The transport is connecting the rail to the peer.
     start: CONNECTING: (
@@ -72,6 +97,7 @@
       | BROKEN_RCVD @schedule_reconnect -> FAILED
       | PROBE_RCVD @send_probeack -> CONNECTING
       | RAIL_ABSENT -> ABSENT
+      | parted -> LEFT
       | credit -> CONNECTING
     ),
 
@@ -91,6 +117,7 @@
       | PROBE_TIMED_OUT @schedule_reconnect -> FAILED
       | RAIL_ERROR @schedule_reconnect -> FAILED
       | BROKEN_RCVD @schedule_reconnect -> FAILED
+      | parted_bye -> LEFT
       | credit -> PROBING
     ),
 
@@ -111,6 +138,7 @@
       | PROBE_TIMED_OUT @map_out @send_broken @schedule_reconnect -> FAILED
       | SILENCE_DETECTED @map_out @send_broken @schedule_reconnect -> FAILED
       | BROKEN_RCVD @map_out @schedule_reconnect -> FAILED
+      | parted_bye -> LEFT
       | credit -> UP
     ),
 
@@ -128,6 +156,7 @@
       | BROKEN_FAILED @send_broken -> FAILED
       | (rail_completion - BROKEN_FAILED) -> FAILED
       | RAIL_ABSENT -> ABSENT
+      | parted -> LEFT
       | credit -> FAILED
     ),
 
@@ -142,6 +171,7 @@
       | BROKEN_FAILED @send_broken -> RECONNECTING
       | (rail_completion - BROKEN_FAILED) -> RECONNECTING
       | RAIL_ABSENT -> ABSENT
+      | parted -> LEFT
       | credit -> RECONNECTING
     ),
 
@@ -156,6 +186,8 @@
       | PROBE_RCVD -> ABSENT
       | PROBEACK_RCVD -> ABSENT
       | RAIL_ABSENT -> ABSENT
+      | LEAVE_REQUESTED -> ABSENT
+      | BYE_RCVD -> ABSENT
       | credit -> ABSENT
     ),
 
@@ -165,7 +197,29 @@
         rail_completion -> RETIRED
       | RAIL_ERROR -> RETIRED
       | BROKEN_RCVD -> RETIRED
+      | LEAVE_REQUESTED -> RETIRED
+      | BYE_RCVD -> RETIRED
       | credit -> RETIRED
+    ),
+
+    # Final: the peer left (its BYE) or this side leaves (see "Leaving"
+    # above).  Nothing here is a failure: the connection's end, a late
+    # completion (of this side's BYE too), a notice, a connection the
+    # transport made meanwhile are taken and ignored; a PROBE is answered.
+    LEFT: (
+        LEAVE_REQUESTED -> LEFT
+      | BYE_RCVD -> LEFT
+      | PROBE_RCVD @send_probeack -> LEFT
+      | PROBEACK_RCVD -> LEFT
+      | BROKEN_RCVD -> LEFT
+      | CONNECTED -> LEFT
+      | CONNECT_FAILED -> LEFT
+      | RAIL_ERROR -> LEFT
+      | RAIL_ABSENT -> LEFT
+      | rail_completion -> LEFT
+      | BYE_DELIVERED -> LEFT
+      | BYE_FAILED -> LEFT
+      | credit -> LEFT
     )
   );
 }%%

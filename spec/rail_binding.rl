@@ -19,6 +19,8 @@
   action reconnect          { BFO_RAIL__EMIT(RECONNECT); }
   action retire             { BFO_RAIL__EMIT(RETIRE); }
   action take_credit        { BFO_RAIL__EMIT(TAKE_CREDIT); }
+  action send_bye           { BFO_RAIL__EMIT(SEND_BYE); }
+  action part               { BFO_RAIL__EMIT(PART); }
 
   include bfo_rail_grammar "rail.rl";
 
@@ -27,7 +29,7 @@
   action name_states {
     (void)fentry(CONNECTING); (void)fentry(PROBING); (void)fentry(UP);
     (void)fentry(FAILED); (void)fentry(RECONNECTING); (void)fentry(RETIRED);
-    (void)fentry(ABSENT);
+    (void)fentry(ABSENT); (void)fentry(LEFT);
   }
 
   main := Rail $eof(name_states);

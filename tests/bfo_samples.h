@@ -96,6 +96,16 @@ static inline size_t sample_credit(int type, uint8_t flags, uint8_t *buf, size_t
     return bfo_hdr_credit_encode(&h, buf, cap);
 }
 
+static inline size_t sample_bye(int type, uint8_t flags, uint8_t *buf, size_t cap)
+{
+    bfo_hdr_bye h;
+    memset(&h, 0, sizeof h);
+    h.type = (uint8_t)type;
+    h.flags = flags;
+    h.seq = 0x0102030405060708ull;
+    return bfo_hdr_bye_encode(&h, buf, cap);
+}
+
 /* The sample header of fragment type `type` with these flags: its size, or
  * 0 when cap is too small or the type is unknown. */
 static inline size_t sample_encode(int type, uint8_t flags, uint8_t *buf, size_t cap)

@@ -68,6 +68,7 @@ typedef struct fk_link {
     int far_rail;
     int connect_req, connected_due, error_due, disconnect_req;
     int connects, disconnects; /* the engine's connect() and disconnect() calls */
+    int parts;                 /* ... and part() calls */
 } fk_link;
 
 struct fk {
@@ -381,6 +382,13 @@ static void fk_disconnect(void *ctx, int peer, int rail)
     }
 }
 
+static void fk_part(void *ctx, int peer, int rail)
+{
+    fk *f = (fk *)ctx;
+    if (peer >= 0 && peer < f->size && rail >= 0 && rail < f->nrails)
+        f->link[peer][rail].parts++;
+}
+
 static unsigned fk_rail_bw(void *ctx, int rail)
 {
     const fk *f = (const fk *)ctx;
@@ -394,6 +402,7 @@ static void fk_backend(void *vt, bfo_backend *be)
     be->post_send = fk_post_send;
     be->connect = fk_connect;
     be->disconnect = fk_disconnect;
+    be->part = fk_part;
     be->rail_bandwidth = fk_rail_bw;
 }
 
@@ -784,6 +793,21 @@ static int world_init(world *w, int nranks)
 
 static void world_close(world *w)
 {
+    /* every rank leaves at once, as ranks do at the end of a job (one by one,
+     * bfo_net_fini would wait for each BYE of a rank whose peers, in this
+     * thread, do not progress meanwhile) */
+    int left = 0;
+    for (int r = 0; r < w->size; r++)
+        if (w->n[r])
+            bfo_engine_leave(bfo_net_engine(w->n[r]), bfo_net_now());
+    for (uint64_t end = bfo_net_now() + 1000000000ull; !left && bfo_net_now() < end;) {
+        left = 1;
+        for (int r = 0; r < w->size; r++)
+            if (w->n[r]) {
+                bfo_net_progress(w->n[r], 0);
+                left &= bfo_engine_left(bfo_net_engine(w->n[r]));
+            }
+    }
     for (int r = 0; r < w->size; r++) {
         bfo_net_fini(w->n[r]);
         w->n[r] = NULL;
@@ -1012,6 +1036,53 @@ static void test_messages_both_ways_over_two_fake_rails_arrive_intact(void **sta
     assert_int_equal(w->cs.publishes, 2);
     world_fini(w);
     assert_int_equal(w->cs.finis, 2);
+}
+
+/* Goodbye through bfo_net: rank 0 leaves (bfo_net_leave) over two rails
+ * of two transports.  Rank 1 does not progress meanwhile (one thread):
+ * the BYEs are not out within the 20 ms given (BFO_ERR_AGAIN).  Once rank
+ * 1 progresses it takes them: each transport was told to part its rail,
+ * on both sides; rank 0's end (bfo_net_fini closes its transports) is no
+ * failure at rank 1, which maps nothing out, sends to rank 0 fail at once
+ * (BFO_ERR_PEER_LEFT), and leaves in turn without a BYE (its peer left). */
+static int peer0_left(world *w, void *arg)
+{
+    (void)arg;
+    return bfo_peer_left(E(w, 1), 0) && bfo_engine_left(E(w, 0));
+}
+
+static void test_leave_through_bfo_net_parts_each_transports_rail(void **state)
+{
+    world *w;
+    bfo_request s;
+    uint8_t x = 1;
+    (void)state;
+    w = world_new(2, 1);
+    w->rails[0] = w->rails[1] = "fake:a,fake2:b";
+    assert_int_equal(world_init(w, 2), BFO_OK);
+    all_rails_up(w);
+    assert_int_equal(bfo_net_leave(w->n[0], 20), BFO_ERR_AGAIN);
+    assert_int_equal(E(w, 0)->stats.byes_sent, 2);
+    assert_true(drive(w, peer0_left, NULL));
+    for (int r = 0; r < 2; r++) {
+        const bfo_transport_ops *ops = r ? &fake2_ops : &fake_ops;
+        assert_int_equal(fk_of(0, ops)->link[1][0].parts, 1);
+        assert_int_equal(fk_of(1, ops)->link[0][0].parts, 1);
+        assert_int_equal(rail_state(w, 1, 0, r), BFO_RAIL_ST_LEFT);
+    }
+    assert_int_equal(bfo_net_leave(w->n[0], 20), BFO_OK); /* left already */
+    bfo_net_fini(w->n[0]);
+    w->n[0] = NULL;
+    for (uint64_t end = bfo_net_now() + 300000000ull; bfo_net_now() < end;)
+        bfo_net_progress(w->n[1], 1);
+    assert_int_equal(E(w, 1)->stats.mapouts, 0);
+    assert_int_equal(E(w, 1)->peers[0].unreachable, BFO__PARTED);
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(rail_state(w, 1, 0, r), BFO_RAIL_ST_LEFT);
+    assert_int_equal(bfo_net_isend(w->n[1], &s, &x, 1, 0, 0, 1), BFO_ERR_PEER_LEFT);
+    assert_int_equal(bfo_net_leave(w->n[1], 100), BFO_OK);
+    assert_int_equal(E(w, 1)->stats.byes_sent, 0);
+    world_fini(w);
 }
 
 static void test_three_ranks_every_pair_exchanges_over_two_rails(void **state)
@@ -1732,6 +1803,7 @@ int main(void)
         cmocka_unit_test_teardown(test_progress_does_not_sleep_when_a_transport_has_work, teardown),
         cmocka_unit_test_teardown(test_card_round_trip_and_broken_cards_refused, teardown),
         cmocka_unit_test_teardown(test_peer_without_card_never_comes_up_unreachable_within_grace, teardown),
+        cmocka_unit_test_teardown(test_leave_through_bfo_net_parts_each_transports_rail, teardown),
         cmocka_unit_test_teardown(test_striping_follows_the_transports_bandwidth_figures, teardown),
         cmocka_unit_test_teardown(test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for, teardown),
         cmocka_unit_test_teardown(test_eager_limit_from_the_environment_unless_configured, teardown),

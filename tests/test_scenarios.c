@@ -413,6 +413,74 @@ static const sstep rail_retired[] = {
     RA(PROBE_FAILED, RETIRED, ""),
 };
 
+/* Goodbye: A leaves (LEAVE_REQUESTED) and says BYE on the rail; B takes it
+ * (the engine feeds BYE_RCVD to every rail of A); A's process ends, its
+ * connection closes: at B that is no failure (no map-out, no notice, no
+ * reconnect).  A PROBE B sent before the BYE reached A is still answered. */
+static const sstep rail_goodbye[] = {
+    RA(CONNECTED, PROBING, "send_probe"),
+    RB(CONNECTED, PROBING, "send_probe"),
+    RA(PROBE_RCVD, PROBING, "send_probeack"),
+    RB(PROBE_RCVD, PROBING, "send_probeack"),
+    RA(PROBEACK_RCVD, UP, "admit"),
+    RB(PROBEACK_RCVD, UP, "admit"),
+    RB(HEARTBEAT_DUE, UP, "send_probe"),
+    RA(LEAVE_REQUESTED, LEFT, "send_bye part"),
+    RA(PROBE_RCVD, LEFT, "send_probeack"),  /* B's heartbeat, crossing the BYE */
+    RB(BYE_RCVD, LEFT, "part"),
+    RA(BYE_DELIVERED, LEFT, ""),             /* A's process may end now */
+    RB(PROBEACK_RCVD, LEFT, ""),
+    RB(PROBE_DELIVERED, LEFT, ""),
+    RB(RAIL_ERROR, LEFT, ""),                /* A closed: it left, not a failure */
+    RB(LEAVE_REQUESTED, LEFT, ""),           /* B leaves later: no BYE to a peer gone */
+};
+
+/* Both leave at once: each BYE crosses the other's; each is taken, and
+ * each side's connection ends as no failure. */
+static const sstep rail_both_leave_at_once[] = {
+    RA(CONNECTED, PROBING, "send_probe"),
+    RB(CONNECTED, PROBING, "send_probe"),
+    RA(PROBE_RCVD, PROBING, "send_probeack"),
+    RB(PROBE_RCVD, PROBING, "send_probeack"),
+    RA(PROBEACK_RCVD, UP, "admit"),
+    RB(PROBEACK_RCVD, UP, "admit"),
+    RA(LEAVE_REQUESTED, LEFT, "send_bye part"),
+    RB(LEAVE_REQUESTED, LEFT, "send_bye part"),
+    RA(BYE_RCVD, LEFT, ""),
+    RB(BYE_RCVD, LEFT, ""),
+    RA(BYE_DELIVERED, LEFT, ""),
+    RB(BYE_FAILED, LEFT, ""),                /* A ended first: not sent again */
+    RB(RAIL_ERROR, LEFT, ""),
+};
+
+/* The peer's BYE came on another rail while this one was failed and
+ * waiting to reconnect: it parts instead; the back-off ends nowhere, a
+ * connection the transport made meanwhile is not probed. */
+static const sstep rail_goodbye_while_failed[] = {
+    RA(CONNECTED, PROBING, "send_probe"),
+    RA(PROBEACK_RCVD, UP, "admit"),
+    RA(RAIL_ERROR, FAILED, "map_out send_broken schedule_reconnect"),
+    RA(BYE_RCVD, LEFT, "part"),
+    RA(BROKEN_FAILED, LEFT, ""),             /* its notice is not sent again */
+    RA(CONNECTED, LEFT, ""),
+    RA(CONNECT_FAILED, LEFT, ""),
+};
+
+/* A lost BYE: the peer takes the connection's end as today, a failure. */
+static const sstep rail_goodbye_lost[] = {
+    RA(CONNECTED, PROBING, "send_probe"),
+    RB(CONNECTED, PROBING, "send_probe"),
+    RA(PROBE_RCVD, PROBING, "send_probeack"),
+    RB(PROBE_RCVD, PROBING, "send_probeack"),
+    RA(PROBEACK_RCVD, UP, "admit"),
+    RB(PROBEACK_RCVD, UP, "admit"),
+    RA(LEAVE_REQUESTED, LEFT, "send_bye part"),
+    RA(BYE_FAILED, LEFT, ""),                /* lost with its rail */
+    RB(RAIL_ERROR, FAILED, "map_out send_broken schedule_reconnect"),
+    RB(BACKOFF_EXPIRED, RECONNECTING, "reconnect"),
+    RB(CONNECT_FAILED, FAILED, "schedule_reconnect"), /* until the grace period gives it up */
+};
+
 static const scenario scenarios[] = {
     SCENARIO("eager: MATCH delivered", eager),
     SCENARIO("eager: MATCH reported failed that did arrive is sent again", eager_failed_but_arrived),
@@ -442,6 +510,10 @@ static const scenario scenarios[] = {
     SCENARIO("rail: silent rail, the heartbeat probe times out, the notice makes both agree",
              rail_silent_probe_times_out_both_agree),
     SCENARIO("rail: retired after the reconnect attempts", rail_retired),
+    SCENARIO("goodbye: A leaves, B takes its BYE, A's close is no failure", rail_goodbye),
+    SCENARIO("goodbye: both leave at once, the BYEs cross", rail_both_leave_at_once),
+    SCENARIO("goodbye: the BYE comes while the rail waits to reconnect", rail_goodbye_while_failed),
+    SCENARIO("goodbye: the BYE lost, the peer takes the close as a failure", rail_goodbye_lost),
 };
 
 static void run_scenario(void **state)

@@ -396,6 +396,44 @@ static const row rail_rows[] = {
     L(RECONNECTING, CREDIT_RCVD, RECONNECTING, "take_credit"),
     L(ABSENT, CREDIT_RCVD, ABSENT, "take_credit"),
     L(RETIRED, CREDIT_RCVD, RETIRED, "take_credit"),
+
+    /* leaving: this side's LEAVE_REQUESTED, or the peer's BYE (fed to every
+     * rail of it); a rail that may have a connection parts, one that is
+     * connected carries this side's BYE first */
+    L(CONNECTING, LEAVE_REQUESTED, LEFT, "part"),
+    L(CONNECTING, BYE_RCVD, LEFT, "part"),
+    L(PROBING, LEAVE_REQUESTED, LEFT, "send_bye part"),
+    L(PROBING, BYE_RCVD, LEFT, "part"),
+    L(UP, LEAVE_REQUESTED, LEFT, "send_bye part"),
+    L(UP, BYE_RCVD, LEFT, "part"), /* no map-out, no notice, no reconnect */
+    L(FAILED, LEAVE_REQUESTED, LEFT, "part"), /* its back-off ends nowhere */
+    L(FAILED, BYE_RCVD, LEFT, "part"),
+    L(RECONNECTING, LEAVE_REQUESTED, LEFT, "part"),
+    L(RECONNECTING, BYE_RCVD, LEFT, "part"),
+    L(ABSENT, LEAVE_REQUESTED, ABSENT, ""), /* never connected: nothing to part */
+    L(ABSENT, BYE_RCVD, ABSENT, ""),
+    L(RETIRED, LEAVE_REQUESTED, RETIRED, ""),
+    L(RETIRED, BYE_RCVD, RETIRED, ""),
+    /* LEFT: nothing is a failure; a PROBE is answered (the peer may not
+     * have our BYE yet) */
+    L(LEFT, LEAVE_REQUESTED, LEFT, ""),
+    L(LEFT, BYE_RCVD, LEFT, ""),
+    L(LEFT, PROBE_RCVD, LEFT, "send_probeack"),
+    L(LEFT, PROBEACK_RCVD, LEFT, ""),
+    L(LEFT, BROKEN_RCVD, LEFT, ""),
+    L(LEFT, CONNECTED, LEFT, ""), /* no probe: the connection only waits for its end */
+    L(LEFT, CONNECT_FAILED, LEFT, ""),
+    L(LEFT, RAIL_ERROR, LEFT, ""), /* the peer closed: it left */
+    L(LEFT, RAIL_ABSENT, LEFT, ""),
+    L(LEFT, PROBE_DELIVERED, LEFT, ""),
+    L(LEFT, PROBE_FAILED, LEFT, ""),
+    L(LEFT, PROBEACK_DELIVERED, LEFT, ""),
+    L(LEFT, PROBEACK_FAILED, LEFT, ""),
+    L(LEFT, BROKEN_DELIVERED, LEFT, ""),
+    L(LEFT, BROKEN_FAILED, LEFT, ""), /* not sent again: the peer does not need it */
+    L(LEFT, BYE_DELIVERED, LEFT, ""),
+    L(LEFT, BYE_FAILED, LEFT, ""), /* not sent again: C counts it done (bfo_engine_left) */
+    L(LEFT, CREDIT_RCVD, LEFT, "take_credit"),
 };
 #undef L
 #undef DOWN_LOCAL
@@ -702,6 +740,12 @@ static void test_names_and_finals(void **state)
     assert_false(bfo_send_is_final(BFO_SEND_ST_IDLE));
     assert_true(bfo_recv_is_final(BFO_RECV_ST_COMPLETE));
     assert_true(bfo_rail_is_final(BFO_RAIL_ST_RETIRED));
+    assert_true(bfo_rail_is_final(BFO_RAIL_ST_LEFT));
+    assert_string_equal(bfo_rail_state_name(BFO_RAIL_ST_LEFT), "LEFT");
+    assert_string_equal(bfo_rail_action_name(BFO_RAIL_ACT_SEND_BYE), "send_bye");
+    assert_string_equal(bfo_event_name(BFO_EV_LEAVE_REQUESTED), "LEAVE_REQUESTED");
+    assert_string_equal(bfo_errname(BFO_ERR_PEER_LEFT), "BFO_ERR_PEER_LEFT");
+    assert_string_equal(bfo_errname(BFO_ERR_LEFT), "BFO_ERR_LEFT");
     assert_false(bfo_rail_is_final(BFO_RAIL_ST_UP));
     assert_string_equal(bfo_conn_state_name(BFO_CONN_ST_AWAITING_HELLO), "AWAITING_HELLO");
     assert_string_equal(bfo_conn_action_name(BFO_CONN_ACT_SEND_REPLY), "send_reply");

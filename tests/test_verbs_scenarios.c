@@ -822,6 +822,7 @@ static int b_connect(void *ctx, int peer, int rail)
 }
 
 static void b_disconnect(void *ctx, int peer, int rail) { bfo_vg_disconnect(&rk(ctx)->g, peer, rail); }
+static void b_part(void *ctx, int peer, int rail) { bfo_vg_part(&rk(ctx)->g, peer, rail); }
 
 static unsigned b_caps(void *ctx, int rail)
 {
@@ -919,6 +920,7 @@ static void vw_attach(sr_world *sw, void *arg)
         be->dereg_mem = b_dereg_mem;
         be->connect = b_connect;
         be->disconnect = b_disconnect;
+        be->part = b_part;
         be->rail_caps = b_caps;
         be->rail_bandwidth = b_bw;
     }
@@ -1737,6 +1739,50 @@ static void test_one_host_probe_at_most_on_a_send_queue(void **state)
     busy_end(&x);
 }
 
+/* Rank 1 leaves (bfo_engine_leave): its BYE goes over both queue pairs,
+ * rank 0 takes it (both rails LEFT, each queue pair parted: bfo_vg_part),
+ * then rank 0's queue pairs end (the peer's process is gone: a fatal
+ * event on each): no error counted, no map-out, no reconnect, no host
+ * probe while it waited. */
+static int busy_bye_taken(const busy *x)
+{
+    return bfo_engine_left(&x->sw->e[1]) && bfo_peer_left(&x->sw->e[0], 1);
+}
+
+static void test_a_peer_that_leaves_its_queue_pairs_end_as_no_error(void **state)
+{
+    busy x;
+    uint64_t err0 = 0, map0, probes0;
+    (void)state;
+    busy_start(&x, 2);
+    for (int r = 0; r < 2; r++)
+        err0 += x.w->r[0].g.st[r].qp_errors;
+    map0 = x.sw->e[0].stats.mapouts;
+    assert_int_equal(bfo_engine_leave(&x.sw->e[1], x.w->sn->now), BFO_OK);
+    assert_true(busy_run(&x, 100000000ull, busy_bye_taken));
+    x.w->r[1].frozen = 1; /* its process ends */
+    probes0 = busy_probes(&x, 0);
+    for (int r = 0; r < 2; r++) {
+        int qi = bfo_vg_qi(&x.w->r[0].g, 1, r);
+        assert_int_equal(x.sw->e[0].peers[1].rail[r].fsm.cs, BFO_RAIL_ST_LEFT);
+        assert_true(x.w->r[0].g.qps[qi].parted);
+        assert_true(x.w->r[1].g.qps[bfo_vg_qi(&x.w->r[1].g, 0, r)].parted);
+        async_event(x.w, 0, qi, BFO_VEV_QP_FATAL);
+    }
+    busy_run(&x, 3000000000ull, NULL);
+    for (int r = 0; r < 2; r++) {
+        err0 -= x.w->r[0].g.st[r].qp_errors;
+        assert_int_equal(x.sw->e[0].peers[1].rail[r].fsm.cs, BFO_RAIL_ST_LEFT);
+        assert_int_equal(x.sw->e[0].peers[1].rail[r].attempts, 0);
+        assert_false(bfo_link_up(&x.w->r[0].g.qps[bfo_vg_qi(&x.w->r[0].g, 1, r)].link));
+    }
+    assert_int_equal(err0, 0);
+    assert_int_equal(x.sw->e[0].stats.mapouts, map0);
+    assert_int_equal(busy_probes(&x, 0), probes0);
+    assert_int_equal(x.w->violations, 0);
+    busy_end(&x);
+}
+
 /* One run, as report_failure prints it: SCENARIO WHAT N STATUS|EVENT OTHER. */
 static int replay(char **argv)
 {
@@ -1775,6 +1821,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_a_computing_peer_stays_up_while_its_adapter_answers_host_probes),
         cmocka_unit_test(test_a_computing_peer_whose_rail_dies_is_still_failed_in_time),
         cmocka_unit_test(test_one_host_probe_at_most_on_a_send_queue),
+        cmocka_unit_test(test_a_peer_that_leaves_its_queue_pairs_end_as_no_error),
     };
     return cmocka_run_group_tests_name("verbs_scenarios", tests, setup_set, NULL);
 }

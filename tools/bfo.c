@@ -4,6 +4,7 @@
  *           [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:OPTION]...]...
  *           [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]
  *           [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N] [--budget SIZE]
+ *           [--leave] [--leave-gap MS]
  *
  *   bfo run -n N [--rails ADDR,ADDR] -- PROGRAM ARGS   (tools/bfo_tcp_cmds.c)
  *   bfo stream [--size S|--sizes LIST] [--count N] [--json]
@@ -13,7 +14,9 @@
  * bfo sim runs the engine on the deterministic simulated network (sim/) and judges
  * every scenario: each message delivered once with the right bytes (or the
  * unreachable error when no rail is left), no request waiting forever, every
- * pool entry back, both ends agreeing on the rails.  Exit status 0 if and
+ * pool entry back, both ends agreeing on the rails (with --leave: the ranks
+ * leave at the end, and no rank fails a rail of a peer after that peer's
+ * BYE).  Exit status 0 if and
  * only if no scenario failed.  A failing scenario is printed as the command
  * that replays it.
  */
@@ -30,7 +33,7 @@ static const char usage[] =
     "               [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:OPTION]...]...\n"
     "               [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]\n"
     "               [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N] [--budget SIZE]\n"
-    "               [--data iov|pack|mixed] [--data-rails R1,R2,...|none]\n"
+    "               [--data iov|pack|mixed] [--data-rails R1,R2,...|none] [--leave] [--leave-gap MS]\n"
     "  --msg    0>1:64  0>1:4M  1>0:200K:any  1>1:9K   (K and M suffixes; FROM = TO: to itself;\n"
     "           none given: a mixed set).  OPTIONs: tag=T; any (an ANY_SOURCE receive);\n"
     "           ctx=C (context id C; the ranks in it are not the engine's); sync (a\n"
@@ -70,11 +73,17 @@ static const char usage_tail[] =
     "                           (post_send_data; default 0); the others: the engine's staging\n"
     "  --start-ms MS            the rails come up for MS ms (simulated) before the messages\n"
     "                           are posted (default 0: at once)\n"
+    "  --leave                  once every message is done the ranks leave (bfo_engine_leave: a\n"
+    "                           BYE on every rail) and their processes end; fails a run in which\n"
+    "                           a rank fails a rail of a peer after its BYE, or, with no fault,\n"
+    "                           maps anything out, gives a peer up or waits for a BYE\n"
+    "  --leave-gap MS           with --leave: rank i leaves MS ms after rank i-1 (default 0)\n"
     "  --trace                  every transition of every machine, and every frame and RDMA\n"
     "                           operation on the wire (tools/bfo_seq.py draws them)\n";
 
 typedef struct options {
-    int ranks, rails, json, trace, explore, random_n, protocol, nmsgs, nfaults, data;
+    int ranks, rails, json, trace, explore, random_n, protocol, nmsgs, nfaults, data, leave;
+    uint64_t leave_gap_ns;
     unsigned data_rails;
     uint64_t start_ns, seq_start;
     size_t budget;
@@ -92,6 +101,7 @@ typedef struct totals {
     uint64_t scenarios, passed, failed, delivered, lost, duplicates, corrupt, hung, leaked,
         unreachable_errors, restarts, mapouts, readmissions, eagers, copies, puts, gets, rdma_ops;
     uint64_t cancelled, early_syncs, probe_errors, cancel_errors, credit_rndv, over_window;
+    uint64_t byes_sent, byes_taken, leave_timeouts, left_failures;
     uint64_t rail_bytes[BFO_MAX_RAILS];
     int shown;
     FILE *failures; /* JSON objects of failures, or the human lines */
@@ -318,6 +328,10 @@ static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
         n += (size_t)snprintf(buf + n, cap - n, " --budget %zu", sc->unexpected_budget);
     if (sc->start_ns && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --start-ms %" PRIu64, sc->start_ns / 1000000);
+    if (sc->leave && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --leave");
+    if (sc->leave && sc->leave_gap_ns && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --leave-gap %" PRIu64, sc->leave_gap_ns / 1000000);
     if (sc->protocol != SR_P_AUTO && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --protocol %s", proto_names[sc->protocol]);
     if (sc->plain_rails && n < cap) {
@@ -387,6 +401,10 @@ static void account(totals *t, const sr_scenario *sc, const sr_result *r, int js
     t->cancel_errors += r->cancel_errors;
     t->credit_rndv += r->credit_rndv;
     t->over_window += r->over_window;
+    t->byes_sent += r->byes_sent;
+    t->byes_taken += r->byes_taken;
+    t->leave_timeouts += r->leave_timeouts;
+    t->left_failures += r->left_failures;
     for (int k = 0; k < BFO_MAX_RAILS; k++)
         t->rail_bytes[k] += r->rail_bytes[k];
     if (r->passed) {
@@ -637,6 +655,8 @@ static int cmd_sim(int argc, char **argv)
             if (*end || !o.budget) die("--budget wants a size (4096, 4K, 1M)", v);
         }
         else if (!strcmp(a, "--start-ms")) { NEED_ARG(); o.start_ns = strtoull(v, NULL, 10) * 1000000ull; }
+        else if (!strcmp(a, "--leave")) o.leave = 1;
+        else if (!strcmp(a, "--leave-gap")) { NEED_ARG(); o.leave_gap_ns = strtoull(v, NULL, 10) * 1000000ull; }
         else if (!strcmp(a, "--json")) o.json = 1;
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { print_usage(stdout); return 0; }
         else die("unknown option", a);
@@ -695,6 +715,8 @@ static int cmd_sim(int argc, char **argv)
         set[i].start_ns = o.start_ns;
         set[i].seq_start = o.seq_start;
         set[i].unexpected_budget = o.budget;
+        set[i].leave = o.leave;
+        set[i].leave_gap_ns = o.leave_gap_ns;
     }
 
     totals t;
@@ -724,11 +746,13 @@ static int cmd_sim(int argc, char **argv)
                ",\"copy\":%" PRIu64 ",\"put\":%" PRIu64 ",\"get\":%" PRIu64 "},\"rdma_ops\":%" PRIu64
                ",\"cancelled\":%" PRIu64 ",\"early_syncs\":%" PRIu64 ",\"probe_errors\":%" PRIu64
                ",\"cancel_errors\":%" PRIu64 ",\"credit_rndv\":%" PRIu64
-               ",\"over_window\":%" PRIu64 ",\"failures\":[%s]}\n",
+               ",\"over_window\":%" PRIu64 ",\"byes_sent\":%" PRIu64 ",\"byes_taken\":%" PRIu64
+               ",\"leave_timeouts\":%" PRIu64 ",\"left_failures\":%" PRIu64 ",\"failures\":[%s]}\n",
                t.scenarios, t.passed, t.failed, t.delivered, t.lost, t.duplicates, t.corrupt, t.hung,
                t.leaked, t.unreachable_errors, t.restarts, t.mapouts, t.readmissions, t.eagers,
                t.copies, t.puts, t.gets, t.rdma_ops, t.cancelled, t.early_syncs, t.probe_errors,
-               t.cancel_errors, t.credit_rndv, t.over_window, fbuf ? fbuf : "");
+               t.cancel_errors, t.credit_rndv, t.over_window, t.byes_sent, t.byes_taken,
+               t.leave_timeouts, t.left_failures, fbuf ? fbuf : "");
     } else {
         if (fbuf && flen)
             fputs(fbuf, stdout);
@@ -751,6 +775,10 @@ static int cmd_sim(int argc, char **argv)
             printf("credits: sends of eager size by rendezvous for want of credit %" PRIu64
                    ", frames past a window %" PRIu64 "\n",
                    t.credit_rndv, t.over_window);
+        if (o.leave)
+            printf("goodbyes: BYEs sent %" PRIu64 ", taken by %" PRIu64 " peers; ranks whose BYEs "
+                   "were not out in time %" PRIu64 "; rails failed after a BYE %" PRIu64 "\n",
+                   t.byes_sent, t.byes_taken, t.leave_timeouts, t.left_failures);
         printf("sim: %" PRIu64 " passed, %" PRIu64 " failed\n", t.passed, t.failed);
     }
     free(fbuf);

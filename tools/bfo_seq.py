@@ -3,10 +3,11 @@
 generated parts of docs/*.md kept true.
 
   bfo sim ... --trace | tools/bfo_seq.py draw [--rails] [--from-fault]
-                                              [--until-readmitted]
+                                              [--until-readmitted] [--from-leave]
       one Mermaid sequenceDiagram on stdout.  Arrows are what the simulated
       wire carried (the `wire` lines), notes are the state changes of the
-      machines (the transition lines).
+      machines (the transition lines); with `bfo sim --leave`, a process
+      that ends is a note, its connections' ends are arrows.
 
   tools/bfo_seq.py update [--check] [--bfo build/cc/bfo] FILE.md...
       regenerates, in place, every block between
@@ -36,6 +37,7 @@ TRANS = re.compile(r'^\s*(?P<t>[\d.]+) ms  rank (?P<rank>\d+)  (?P<obj>msg \d+|p
 WIRE = re.compile(r'^\s*(?P<t>[\d.]+) ms  wire  (?P<what>\S+)\s+(?P<type>[A-Z][A-Z0-9_]*)#(?P<n>\d+)  '
                   r'(?P<src>\d+)>(?P<dst>\d+) rail (?P<rail>\d+)  (?P<len>\d+) B(?:  (?P<rest>.*))?$')
 FAULT = re.compile(r'^\s*(?P<t>[\d.]+) ms  wire  fault\s+rail (?P<rail>\d+) (?P<what>.*)$')
+EXIT = re.compile(r'^\s*(?P<t>[\d.]+) ms  wire  exit\s+rank (?P<rank>\d+)$')
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RDMA = ('WRITE', 'READ')  # the simulator's names for RDMA operations (not fragment types)
 
@@ -106,6 +108,12 @@ def parse(lines):
             d['kind'] = 'fault'
             out.append(d)
             continue
+        m = EXIT.match(line)
+        if m:
+            d = m.groupdict()
+            d['kind'] = 'exit'
+            out.append(d)
+            continue
         m = WIRE.match(line)
         if m:
             d = m.groupdict()
@@ -114,11 +122,16 @@ def parse(lines):
     return out
 
 
-def window(evs, rails, from_fault, until_readmitted):
+def window(evs, rails, from_fault, until_readmitted, from_leave=False):
     """The part of the trace the diagram shows."""
     start = 0
     if from_fault:
         start = next((i for i, e in enumerate(evs) if e['kind'] == 'fault'), 0)
+    if from_leave:  # the first rank that leaves, to the end
+        start = next((i for i, e in enumerate(evs) if e['kind'] == 'trans' and e['ev'] == 'LEAVE_REQUESTED'), None)
+        if start is None:
+            raise SystemExit('bfo_seq: --from-leave, but no rank left in the trace (bfo sim --leave)')
+        return evs[start:]
     if until_readmitted:
         failed, end = set(), None
         for i, e in enumerate(evs):
@@ -170,10 +183,10 @@ def note_text(e, times=False):
     return (ms(e['t']) + ' ' + s) if times else s
 
 
-def draw(lines, rails=False, from_fault=False, until_readmitted=False, times=False):
-    evs = window(parse(lines), rails, from_fault, until_readmitted)
+def draw(lines, rails=False, from_fault=False, until_readmitted=False, times=False, from_leave=False):
+    evs = window(parse(lines), rails, from_fault, until_readmitted, from_leave)
     railctl = rail_types()
-    ranks = sorted({int(e['rank']) for e in evs if e['kind'] == 'trans'} |
+    ranks = sorted({int(e['rank']) for e in evs if e['kind'] in ('trans', 'exit')} |
                    {int(e[k]) for e in evs if e['kind'] == 'wire' for k in ('src', 'dst')})
     out = ['sequenceDiagram']
     for r in ranks:
@@ -199,6 +212,13 @@ def draw(lines, rails=False, from_fault=False, until_readmitted=False, times=Fal
             out.append('    Note over R%d,R%d: %sfault: rail %s turns %s' % (a, b, ms(e['t']) + ' ' if times else '',
                                                                     e['rail'], e['what']))
             continue
+        if e['kind'] == 'exit':
+            out.append('    Note over R%s: %sthe process ends: its connections close' %
+                       (e['rank'], ms(e['t']) + ' ' if times else ''))
+            continue
+        if e['type'] == 'CLOSE':  # a connection's end, behind what the process wrote
+            out.append('    R%s-)R%s: the connection ends (rail %s)' % (e['src'], e['dst'], e['rail']))
+            continue
         if e['type'] in railctl and not rails:
             continue
         what, s, d = e['what'], int(e['src']), int(e['dst'])
@@ -215,7 +235,8 @@ def draw(lines, rails=False, from_fault=False, until_readmitted=False, times=Fal
         elif what in ('post-vanish', 'vanish'):
             out.append('    R%d%sxR%d: %s, vanishes (silent rail)' % (s, dash, d, text))
         elif what in ('duplicate', 'stale', 'violation', 'again'):
-            text = {'duplicate': 'a duplicate (seq or slot seen before): dropped',
+            text = {'duplicate': 'a duplicate (seq or slot seen before): dropped' if e['type'] != 'BYE'
+                                 else 'a BYE of its other rail: a duplicate, dropped',
                     'stale': 'stale (old rseq or a finished request): dropped',
                     'violation': 'breaks the protocol: dropped and counted',
                     'again': 'no buffer for %s: offered again later' % e['type']}[what]
@@ -302,14 +323,15 @@ def sim_block(bfo, spec):
     sim_args, _, draw_args = spec.partition('|')
     sim = shlex.split(sim_args)
     opts = shlex.split(draw_args)
-    bad = [o for o in opts if o not in ('--rails', '--from-fault', '--until-readmitted', '--times')]
+    bad = [o for o in opts if o not in ('--rails', '--from-fault', '--until-readmitted', '--times', '--from-leave')]
     if bad:
         raise SystemExit('bfo_seq: unknown draw option %s in "%s"' % (bad, spec))
     run = subprocess.run([bfo, 'sim'] + sim + ['--trace'], stdout=subprocess.PIPE, universal_newlines=True)
     if run.returncode != 0:
         raise SystemExit('bfo_seq: `bfo sim %s` failed (exit %d)' % (sim_args.strip(), run.returncode))
     text = draw(run.stdout.splitlines(), rails='--rails' in opts, from_fault='--from-fault' in opts,
-                until_readmitted='--until-readmitted' in opts, times='--times' in opts)
+                until_readmitted='--until-readmitted' in opts, times='--times' in opts,
+                from_leave='--from-leave' in opts)
     cmd = 'bfo sim ' + ' '.join(shlex.quote(a) for a in sim) + ' --trace'
     return ['```mermaid'] + text.rstrip('\n').split('\n') + ['```', '',
                                                              '<sub>Drawn from `%s` by `make docs-seq`.</sub>' % cmd]
@@ -366,13 +388,16 @@ def main():
     d.add_argument('--until-readmitted', action='store_true',
                    help='end when every rail that failed is UP again (default: at the last request step)')
     d.add_argument('--times', action='store_true', help='simulated time in every note')
+    d.add_argument('--from-leave', action='store_true',
+                   help='from the first rank that leaves (bfo sim --leave) to the end')
     u = sub.add_parser('update')
     u.add_argument('--check', action='store_true')
     u.add_argument('--bfo', default='build/cc/bfo')
     u.add_argument('files', nargs='+')
     a = ap.parse_args()
     if a.cmd == 'draw':
-        sys.stdout.write(draw(sys.stdin.read().splitlines(), a.rails, a.from_fault, a.until_readmitted, a.times))
+        sys.stdout.write(draw(sys.stdin.read().splitlines(), a.rails, a.from_fault, a.until_readmitted, a.times,
+                              a.from_leave))
         return 0
     if a.cmd != 'update':
         ap.print_help()

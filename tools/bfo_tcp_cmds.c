@@ -17,7 +17,7 @@
  *              [--send-delay-ms T] [--recv-first]
  *              [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T]
  *              [--grace-ms T] [--user-timeout-ms T] [--connect-timeout-ms T]
- *              [--timeout SEC] [-v] [--trace-rails]
+ *              [--timeout SEC] [-v] [--trace-rails] [--linger R:MS[:sleep]]
  *     Run under `bfo run`.  Every ordered pair of ranks (src, dst) carries
  *     N messages (default 100) with sizes cycling through the list (default
  *     64,1000,4096,65536,300000,1048576: eager and rendezvous); byte k of
@@ -47,6 +47,20 @@
  *       rank between two communication phases; the others go on streaming
  *       to it (docs/engine-design.md, "The failure detector").  R `all`:
  *       every rank at once.
+ *     --linger R:MS[:sleep]: rank R finishes last: after the end of the
+ *       stream it lingers MS ms before it leaves, while the others leave
+ *       and exit.  Each of them first sends it a farewell message (context
+ *       4) that rank R receives only after lingering (it waits in its
+ *       engine meanwhile: a message of a rank that left is still
+ *       received).  Rank R then makes sure every other rank said goodbye
+ *       (bfo_peer_left), none was mapped out or given up, a send to one
+ *       fails at once with BFO_ERR_PEER_LEFT, and says so on stderr
+ *       ("bfo stream[R]: lingered ..."); any of it wrong fails it.  With
+ *       sleep it lingers asleep, calling nothing of bfo (no farewells
+ *       then; 100 ms of progress first, so that what it owes is out): the others' BYEs wait in its sockets and their processes
+ *       end at bfo_net_leave's bound; it takes the BYEs when it wakes, before
+ *       the connections' ends behind them (a map-out is not checked then: a
+ *       rank still streaming when it fell asleep may have timed a probe out).
  *     --json: rank 0 prints ONE object for the whole job (the other ranks
  *       send their counts to rank 0 at the end):
  *       {"ranks","messages","bytes","verified","corrupt","duplicates","lost",
@@ -328,6 +342,8 @@ typedef struct stream {
     uint64_t count, duration_ns, recv_delay_ns, send_delay_ns;
     int recv_first;
     int comp_rank, comp_done;     /* --compute: the rank, done yet */
+    int linger_rank, linger_sleep; /* --linger: the rank that finishes last, asleep */
+    uint64_t linger_ns;
     uint64_t comp_at, comp_ns;    /* ... when (after the start), for how long */
     size_t sizes[ST_MAX_SIZES];
     int nsizes;
@@ -599,6 +615,77 @@ static int wait_all(stream *s, bfo_request **reqs, int n, uint64_t deadline)
     }
 }
 
+/* --linger: the others send the lingering rank a farewell and leave (at
+ * bfo_net_fini); it lingers, then receives the farewells of ranks that
+ * left, and checks that they all said goodbye and none was taken for a
+ * failed one.  0 when all is right. */
+static int linger(stream *s, uint64_t deadline)
+{
+    const int r = s->linger_rank;
+    uint64_t word = (uint64_t)s->rank, mapouts = s->e->stats.mapouts, got[64];
+    bfo_request fw[64], probe;
+    int bad = 0, nleft = 0, nfare = 0, others = 0, gone = -1;
+    if (s->rank != r) {
+        bfo_request *w[1] = { &fw[0] };
+        if (s->linger_sleep || !peer_alive(s, r))
+            return 0;
+        bfo_isend(s->e, &fw[0], &word, sizeof word, r, 4, 4, bfo_net_now());
+        return wait_all(s, w, 1, deadline) != 0 || fw[0].status != BFO_OK;
+    }
+    if (s->linger_sleep) {
+        /* what it owes goes out first (the acknowledgement of the last
+         * frames taken): a peer whose frame is left unacknowledged while its
+         * probe crosses our last frame takes us for silent, not busy
+         * (docs/engine-design.md, "The failure detector") */
+        for (uint64_t end = bfo_net_now() + 100000000ull; bfo_net_now() < end;)
+            bfo_net_progress(s->t, 1);
+        struct timespec ts = { (time_t)(s->linger_ns / 1000000000ull), (long)(s->linger_ns % 1000000000ull) };
+        nanosleep(&ts, NULL);
+    } else {
+        for (uint64_t end = bfo_net_now() + s->linger_ns; bfo_net_now() < end;)
+            bfo_net_progress(s->t, 1);
+    }
+    for (int p = 0; p < s->size && p < 64; p++) { /* what the others left it */
+        if (!peer_alive(s, p))
+            continue;
+        others++;
+        if (s->linger_sleep)
+            continue;
+        got[p] = ~0ull;
+        if (bfo_irecv(s->e, &fw[p], &got[p], sizeof got[p], p, 4, 4, bfo_net_now()) == BFO_OK &&
+            bfo_test(&fw[p]) && fw[p].status == BFO_OK && got[p] == (uint64_t)p)
+            nfare++;
+    }
+    /* every other rank said goodbye (asleep: it takes the BYEs now, which
+     * came before the connections' ends) */
+    for (uint64_t end = bfo_net_now() + 2000000000ull; bfo_net_now() < end && bfo_net_now() < deadline;) {
+        nleft = 0;
+        for (int p = 0; p < s->size; p++)
+            nleft += peer_alive(s, p) && bfo_peer_left(s->e, p);
+        if (nleft == others)
+            break;
+        bfo_net_progress(s->t, 1);
+    }
+    for (int p = 0; p < s->size; p++) {
+        if (peer_alive(s, p) && s->e->peers[p].unreachable == BFO__GIVEN_UP)
+            bad = 1;
+        if (peer_alive(s, p) && bfo_peer_left(s->e, p) && gone < 0)
+            gone = p;
+    }
+    if (gone >= 0 && bfo_isend(s->e, &probe, &word, sizeof word, gone, 4, 5, bfo_net_now()) != BFO_ERR_PEER_LEFT)
+        bad = 1;
+    /* asleep, a rank still streaming when it fell asleep may have mapped a
+     * rail out (a probe crossing its last frames: docs/engine-design.md,
+     * "The failure detector") and its notice comes now: not a goodbye's */
+    bad |= nleft != others || (!s->linger_sleep && (s->e->stats.mapouts != mapouts || nfare != others));
+    fprintf(stderr, "bfo stream[%d]: lingered %.0f ms%s: %d farewell(s) received after their senders "
+            "left, %d of %d peers said goodbye, map-outs %llu, a send to a peer that left: %s%s\n",
+            s->rank, (double)s->linger_ns / 1e6, s->linger_sleep ? " asleep" : "", nfare, nleft, others,
+            (unsigned long long)(s->e->stats.mapouts - mapouts),
+            gone >= 0 ? bfo_errname(probe.status) : "none", bad ? ": FAILED" : "");
+    return bad;
+}
+
 /* --data: a slot's buffer described, an iovec over it (the sender and the
  * receiver cut it at different places, segments of about 1 to 3 KiB) or
  * pack/unpack callbacks. */
@@ -664,7 +751,9 @@ static const char stream_usage[] =
     "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
     "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n"
     "                  [--verbs-timeout EXP] [--verbs-retry N]   verbs rails: QP timeout, retry_cnt\n"
-    "                  [--timeline MS]   rank 0: per-rail throughput and rail states every MS\n";
+    "                  [--timeline MS]   rank 0: per-rail throughput and rail states every MS\n"
+    "                  [--linger R:MS[:sleep]]   rank R leaves MS ms after the others (asleep: no call\n"
+    "                                   into bfo), and checks that none was taken for a failed one\n";
 
 int bfo_cmd_stream(int argc, char **argv)
 {
@@ -682,6 +771,7 @@ int bfo_cmd_stream(int argc, char **argv)
     }
     memset(s, 0, sizeof *s);
     s->comp_rank = -1;
+    s->linger_rank = -1;
     memset(&cfg, 0, sizeof cfg);
     memset(&opt, 0, sizeof opt);
     s->count = 100;
@@ -756,6 +846,17 @@ int bfo_cmd_stream(int argc, char **argv)
             }
             s->comp_at = (uint64_t)(at * 1e9);
             s->comp_ns = (uint64_t)(sec * 1e9);
+            i++;
+        } else if (!strcmp(a, "--linger")) {
+            double ms = 0;
+            char mode[8] = "";
+            if (sscanf(v, "%d:%lf:%7s", &s->linger_rank, &ms, mode) < 2 || s->linger_rank < 0 || ms < 0 ||
+                (mode[0] && strcmp(mode, "sleep"))) {
+                fputs(stream_usage, stderr);
+                return 2;
+            }
+            s->linger_ns = (uint64_t)(ms * 1e6);
+            s->linger_sleep = mode[0] != 0;
             i++;
         } else if (!strcmp(a, "--drop-on-signal")) {
             drop_rail = atoi(v);
@@ -1255,6 +1356,8 @@ int bfo_cmd_stream(int argc, char **argv)
                 tot[F_VERIFIED] + tot[F_CORRUPT] != tot[F_MSGS])
                 bad = 1;
         }
+        if (s->linger_rank >= 0 && s->linger_rank < s->size && linger(s, dl) != 0)
+            bad = 1;
         bfo_net_fini(s->t);
         free(rq);
         free(w);

@@ -65,6 +65,7 @@ struct bfo_net {
     void *emem;
     void *grown; /* the engine's pools grown (n_grow): a list, freed at fini */
     int engine_up;
+    int leave_ms; /* bfo_net_options.leave_ms: what bfo_net_fini waits for its BYEs */
     uint64_t last_timers;
     /* peers' cards, read on first use: state per peer (0 not read, 1 read,
      * -1 unreadable), then size * nrails rails */
@@ -330,6 +331,15 @@ static void n_disconnect(void *ctx, int peer, int rail)
     const bfo_backend *b = rail_be((bfo_net *)ctx, rail, &r);
     if (b && b->disconnect)
         b->disconnect(b->ctx, peer, r);
+}
+
+/* The peer said goodbye, or this side leaves: to the rail's transport. */
+static void n_part(void *ctx, int peer, int rail)
+{
+    int r;
+    const bfo_backend *b = rail_be((bfo_net *)ctx, rail, &r);
+    if (b && b->part)
+        b->part(b->ctx, peer, r);
 }
 
 static unsigned n_caps(void *ctx, int rail)
@@ -670,6 +680,7 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     n->rank = bfo_boot_rank(boot);
     n->size = bfo_boot_size(boot);
     n->log = log_level(&opt, "net");
+    n->leave_ms = opt.leave_ms;
     n->list = strdup(rails ? rails : "127.0.0.1");
     n->card_state = (signed char *)calloc((size_t)n->size, 1);
     n->pnrails = (int *)calloc((size_t)n->size, sizeof *n->pnrails);
@@ -773,6 +784,7 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         be.dereg_mem = n_dereg_mem;
         be.connect = n_connect;
         be.disconnect = n_disconnect;
+        be.part = n_part;
         be.rail_caps = n_caps;
         be.rail_bandwidth = n_bw;
         rc = BFO_ERR_NO_MEMORY;
@@ -995,7 +1007,7 @@ static int progress_locked(bfo_net *n, int timeout_ms)
         atomic_store_explicit(&n->last_call, now, memory_order_relaxed);
     if (n->ndq)
         handled += run_deferred(n, now);
-    if (BFO__UNLIKELY(n->cards_later) && !n->ctl_only)
+    if (BFO__UNLIKELY(n->cards_later) && !n->ctl_only && !n->eng.left) /* left: nobody to dial */
         handled += connect_now(n);
     for (int k = 0; k < n->ntp; k++)
         handled += n->tp[k].ops->progress(n->tp[k].t, now);
@@ -1054,6 +1066,29 @@ void bfo_net_fault_drop(bfo_net *n, int rail, int on)
     n_unlock(n);
 }
 
+int bfo_net_leave(bfo_net *n, int timeout_ms)
+{
+    uint64_t end;
+    int rc;
+    if (!n || !n->engine_up)
+        return BFO_ERR_INVALID;
+    n_lock(n);
+    end = bfo_boot_now() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000ull;
+    bfo_engine_leave(&n->eng, bfo_boot_now());
+    /* the BYEs out: each delivered (the peer's transport acknowledged it
+     * once its engine took it) or failed; one whose peer does not progress
+     * waits no longer than the timeout */
+    while (!bfo_engine_left(&n->eng) && bfo_boot_now() < end)
+        progress_locked(n, 1);
+    rc = bfo_engine_left(&n->eng) ? BFO_OK : BFO_ERR_AGAIN;
+    if (n->log >= 2)
+        fprintf(stderr, "bfo-net[%d]: left: %llu BYE(s) posted, %s\n", n->rank,
+                (unsigned long long)n->eng.stats.byes_sent,
+                rc == BFO_OK ? "all out" : "some still out at the timeout");
+    n_unlock(n);
+    return rc;
+}
+
 void bfo_net_fini(bfo_net *n)
 {
     if (!n)
@@ -1063,6 +1098,10 @@ void bfo_net_fini(bfo_net *n)
         pthread_join(n->thr, NULL);
         n->thr_on = 0;
     }
+    /* a rank that finishes says goodbye first, so that its peers take its
+     * connections closing as no failure (bfo_net_leave, if not done) */
+    if (n->engine_up && !n->eng.left && n->leave_ms >= 0)
+        bfo_net_leave(n, n->leave_ms ? n->leave_ms : BFO_NET_LEAVE_MS);
     if (n->locking)
         pthread_mutex_destroy(&n->mu);
     free(n->dq);

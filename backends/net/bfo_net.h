@@ -62,6 +62,16 @@
  *   fds that wake it (wait_fds: a transport with work left says so, and
  *   nobody sleeps) and sleeps in one poll() on all of them.
  *
+ * LEAVING.  A rank that finishes says goodbye: bfo_net_leave (or
+ *   bfo_net_fini, which does it first) posts a BYE on every rail to every
+ *   peer (bfo_engine_leave) and progresses until each is delivered or
+ *   failed, 500 ms at most (BFO_NET_LEAVE_MS), then the transports close.
+ *   A peer that took the BYE takes those connections closing as no
+ *   failure: no map-out, no reconnect, nothing on stderr at the default
+ *   log level (bfo_backend.part tells its transports), and its requests to
+ *   this rank fail with BFO_ERR_PEER_LEFT.  An MPI layer leaves at
+ *   MPI_Finalize (bfo_net_fini does).
+ *
  * MEMORY.  The engine's pools start at the sizes of the bfo_config given
  *   and grow in chunks as the program needs (bfo_config.grow: malloc,
  *   freed by bfo_net_fini), unless the caller gives its own grow; the
@@ -127,6 +137,8 @@ extern "C" {
 /* The eager limit when every rail is TCP and neither cfg->eager_limit nor
  * BFO_EAGER_LIMIT sets one (64 KiB; EAGER LIMIT above). */
 #define BFO_NET_TCP_EAGER_LIMIT (64 << 10)
+/* How long bfo_net_fini waits for this rank's BYEs at most (LEAVING above). */
+#define BFO_NET_LEAVE_MS 500
 
 typedef struct bfo_net_options {
     const char *rails;          /* the rail list (NULL: BFO_RAILS, else 127.0.0.1) */
@@ -144,6 +156,9 @@ typedef struct bfo_net_options {
     const void *const *transport_opts;
     int thread_safe;      /* 1: calls from several threads at once (THREADS above) */
     int progress_thread;  /* 1: the progress thread; -1: never; 0: BFO_PROGRESS_THREAD=1, else off */
+    int leave_ms;         /* bfo_net_fini leaves first (bfo_net_leave) and waits this long at
+                           * most for its BYEs (0: BFO_NET_LEAVE_MS); -1: it does not leave
+                           * (a test playing a rank that dies) */
 } bfo_net_options;
 
 typedef struct bfo_net_stats {
@@ -194,6 +209,16 @@ void bfo_net_dump(bfo_net *n, FILE *f);
  * every frame silently while on; a verbs rail has its queue pairs moved to
  * the error state, once). */
 void bfo_net_fault_drop(bfo_net *n, int rail, int on);
+/* This rank leaves (LEAVING above): bfo_engine_leave, then progress until
+ * every BYE is out (bfo_engine_left) or timeout_ms passed.  Returns BFO_OK
+ * (every BYE delivered or failed), BFO_ERR_AGAIN (the timeout came first:
+ * a peer that did not take it takes the close as a failure, as before) or
+ * BFO_ERR_INVALID (no engine).  Requests pending then fail (BFO_ERR_LEFT);
+ * new ones fail at once.  Call bfo_net_fini next. */
+int bfo_net_leave(bfo_net *n, int timeout_ms);
+/* Leaves first, unless done (bfo_net_leave, BFO_NET_LEAVE_MS, or
+ * bfo_net_options.leave_ms), then closes every connection, frees
+ * everything. */
 void bfo_net_fini(bfo_net *n);
 /* CLOCK_MONOTONIC in nanoseconds: the `now` the engine takes. */
 uint64_t bfo_net_now(void);

@@ -84,6 +84,8 @@ typedef struct sconn {
     int broken, broken_malformed;
     char broken_why[128];
     int poisoned;          /* the fault hook swallowed its traffic */
+    int parted;            /* the peer said goodbye, or this side leaves (shm_part): its
+                            * end is no failure; for good (conn_reset keeps it) */
     int stalled;           /* the engine asked to offer the frame at rx_pos again */
     int up_idx;            /* its place in t->up, -1 */
     int pid;               /* the peer's process */
@@ -478,6 +480,8 @@ static void conn_close(bfo_shm *t, sconn *c, const bfo_step *st, const char *why
     if (malformed) {
         t->st[c->rail].malformed++;
         slog(t, 1, "peer %d rail %d: connection dropped: %s", c->peer, c->rail, why);
+    } else if (c->parted) { /* the peer left, or this side leaves: no failure */
+        slog(t, 2, "peer %d rail %d: connection closed, parted: %s", c->peer, c->rail, why);
     } else {
         if (was_up)
             t->st[c->rail].conn_errors++;
@@ -1546,6 +1550,16 @@ static int shm_connect(void *ctx, int peer, int rail)
 
 /* The engine mapped the rail out: dropped at the next progress, and what
  * is in flight on it completes with ok=0 then. */
+/* The peer said goodbye, or this side leaves: the connection stays, and
+ * its end is logged only at level 2, not counted as lost. */
+static void shm_part(void *ctx, int peer, int rail)
+{
+    bfo_shm *t = (bfo_shm *)ctx;
+    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
+        return;
+    conn_of(t, peer, rail)->parted = 1;
+}
+
 static void shm_disconnect(void *ctx, int peer, int rail)
 {
     bfo_shm *t = (bfo_shm *)ctx;
@@ -1761,6 +1775,7 @@ static void shm_backend(void *tv, bfo_backend *be)
     be->dereg_mem = shm_dereg_mem;
     be->connect = shm_connect;
     be->disconnect = shm_disconnect;
+    be->part = shm_part;
     be->rail_caps = shm_rail_caps;
     be->rail_bandwidth = shm_rail_bw;
 }

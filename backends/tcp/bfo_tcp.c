@@ -71,6 +71,8 @@ typedef struct tlink {
     int broken_malformed;
     char broken_why[96];
     int poisoned;      /* the fault hook swallowed a frame of it */
+    int parted;        /* the peer said goodbye, or this side leaves (tcp_part): its end
+                        * is no failure; for good (link_reset keeps it) */
     int stalled;       /* back-pressure: the frame at rx_off waits */
     uint64_t ka_at;    /* ... the last keepalive telling the peer so */
     int peer_stalled;  /* the peer said it is stalled */
@@ -492,6 +494,10 @@ static void link_close(bfo_tcp *t, tlink *l, const bfo_step *st, const char *why
     if (malformed) {
         t->st.rail[l->rail].malformed++;
         tlog(t, 1, "peer %d rail %d: connection dropped: %s", l->peer, l->rail, why);
+    } else if (l->parted) {
+        /* the peer left, or this side leaves (tcp_part): its end, closed or
+         * reset, is no failure */
+        tlog(t, 2, "peer %d rail %d: connection closed, parted: %s", l->peer, l->rail, why);
     } else {
         if (was_up)
             t->st.rail[l->rail].conn_errors++;
@@ -1246,6 +1252,17 @@ static void tcp_disconnect(void *ctx, int peer, int rail)
         set_broken(t, l, 0, "the engine mapped the rail out");
 }
 
+/* The peer said goodbye, or this side leaves: the connection stays (a
+ * BYE may be on it, the peer acknowledges it), and its end, when the peer
+ * closes it, is logged only at level 2 and not counted as lost. */
+static void tcp_part(void *ctx, int peer, int rail)
+{
+    bfo_tcp *t = (bfo_tcp *)ctx;
+    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
+        return;
+    link_of(t, peer, rail)->parted = 1;
+}
+
 /* connect() requests, fed to the conn machine: it dials, waits for the
  * peer's dial, or lets the connection being made answer. */
 static void handle_connects(bfo_tcp *t)
@@ -1823,6 +1840,7 @@ void bfo_tcp_backend(bfo_tcp *t, bfo_backend *be)
     be->post_send_data = tcp_post_send_data;
     be->connect = tcp_connect;
     be->disconnect = tcp_disconnect;
+    be->part = tcp_part;
     be->rail_caps = tcp_rail_caps;
     be->rail_bandwidth = tcp_rail_bw;
 }

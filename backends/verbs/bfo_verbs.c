@@ -854,6 +854,14 @@ static void v_disconnect(void *ctx, int peer, int rail)
         bfo_vg_disconnect(&v->g, peer, rail);
 }
 
+/* The peer said goodbye, or this side leaves (bfo_vg_part). */
+static void v_part(void *ctx, int peer, int rail)
+{
+    bfo_verbs *v = (bfo_verbs *)ctx;
+    if (v->started)
+        bfo_vg_part(&v->g, peer, rail);
+}
+
 static int port_active(bfo_verbs *v, int rail)
 {
     const vrail *r = &v->rails[rail];
@@ -1283,6 +1291,7 @@ void bfo_verbs_backend(bfo_verbs *v, bfo_backend *be)
     be->dereg_mem = v_dereg_mem;
     be->connect = v_connect;
     be->disconnect = v_disconnect;
+    be->part = v_part;
     be->rail_caps = v_rail_caps;
     be->rail_bandwidth = v_rail_bw;
 }

@@ -110,6 +110,8 @@ typedef struct bfo_vg_qp {
     uint64_t host_told; /* the host_at the engine was last told */
     uint64_t hp_at;     /* the last host probe posted */
     int hp_out;         /* a host probe is on the send queue (at most one) */
+    int parted;         /* the peer said goodbye, or this side leaves (bfo_vg_part): the
+                         * queue pair's end is no failure; for good */
 } bfo_vg_qp;
 
 /* The device under the glue (ctx passed back; qi = a queue pair's index). */
@@ -627,11 +629,12 @@ static inline void bfo_vg_close(bfo_vg *g, int qi, const bfo_step *st, const cha
     int was_up = bfo_link_state_up(st->from);
     if (q->malformed)
         g->st[q->rail].malformed++;
-    if (was_up)
+    if (was_up && !q->parted)
         g->st[q->rail].qp_errors++;
     if (q->hw || st->event != BFO_CONN_EV_DIAL_FAILED)
-        bfo_vg_log(g, was_up && st->event != BFO_CONN_EV_CONNECT_ASKED ? 1 : 2,
-                   "peer %d rail %d: queue pair closed: %s", q->peer, q->rail, why);
+        bfo_vg_log(g, was_up && !q->parted && st->event != BFO_CONN_EV_CONNECT_ASKED ? 1 : 2,
+                   "peer %d rail %d: queue pair closed%s: %s", q->peer, q->rail,
+                   q->parted ? ", parted" : "", why);
     g->hw.flush(g->hw.ctx, qi);
     q->hw = 0;
     while (q->rx_held > 0) { /* frames of a connection the engine never had: dropped */
@@ -709,6 +712,21 @@ static inline int bfo_vg_disconnect(bfo_vg *g, int peer, int rail)
     g->st[rail].disconnects++;
     bfo_vg_broken(g, qi, 0, "the engine mapped the rail out");
     return 1;
+}
+
+/* The engine's part(): the peer said goodbye, or this side leaves.  The
+ * queue pair stays (a BYE may be on it), sends no more host probes (nobody
+ * waits on the peer's process now), and its end, when it comes, is logged
+ * at level 2 only and not counted as an error.  From inside engine calls:
+ * only marks. */
+static inline void bfo_vg_part(bfo_vg *g, int peer, int rail)
+{
+    bfo_vg_qp *q;
+    if (peer < 0 || peer >= g->size || peer == g->rank || rail < 0 || rail >= g->nrails)
+        return;
+    q = &g->qps[bfo_vg_qi(g, peer, rail)];
+    q->parted = 1;
+    q->awaiting = 0;
 }
 
 /* An asynchronous event (its ibv_event_type).  rails: the rails it covers

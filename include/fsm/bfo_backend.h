@@ -25,6 +25,11 @@
  * with bfo_engine_rail_heard, or such a stall longer than that looks like a
  * dead rail.
  *
+ * LEAVING.  A rank that finishes says BYE on every rail before it closes
+ * (bfo_engine_leave); its peers then take its connections' ends as no
+ * failure.  The engine tells the backend which connections part (part,
+ * below), so that their ends are not logged or counted as failures.
+ *
  * THE GUARANTEES THE ENGINE RELIES ON
  *   1. A completion with ok != 0 means the peer received the frame (or the
  *      RDMA data is in place).  A successful write() into a socket is not
@@ -135,6 +140,19 @@ typedef struct bfo_backend {
      * packed the bytes into. */
     int (*post_send_data)(void *ctx, int peer, int rail, const bfo_iov *hdr,
                           const bfo_data_span *data, uint64_t token);
+
+    /* Optional (may be NULL).  The rail's connection to this peer is parting:
+     * the peer said goodbye (its BYE), or this side leaves
+     * (bfo_engine_leave).  Keep the connection (this side's BYE may still
+     * be on it, and the peer acknowledges it), send nothing more of your
+     * own on it but what the engine posts, and take its end, when the peer
+     * closes it, as no failure: report RAIL_ERROR as for any end (the
+     * engine ignores it now) and complete what is in flight with ok == 0,
+     * but say nothing of it at the default log level and do not count it
+     * among the connections lost.  For good: a later connection to this
+     * peer on this rail is parted too.  Called from inside engine calls
+     * (bfo_engine_frame, bfo_engine_leave): only mark. */
+    void (*part)(void *ctx, int peer, int rail);
 } bfo_backend;
 
 #ifdef __cplusplus

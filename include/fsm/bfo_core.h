@@ -78,7 +78,9 @@ extern "C" {
     X(BFO_ERR_STALE, -26, "frame names a finished request or an old restart") \
     X(BFO_ERR_ABI, -27, "caller and library built with other layouts (BFO_MAX_RAILS, ...)") \
     X(BFO_ERR_CANCELLED, -28, "the request was cancelled: nothing of it was matched")    \
-    X(BFO_ERR_TOO_LATE, -29, "too late to cancel: it matched, or some of it left")
+    X(BFO_ERR_TOO_LATE, -29, "too late to cancel: it matched, or some of it left") \
+    X(BFO_ERR_PEER_LEFT, -30, "the peer left (its BYE): it takes nothing more")           \
+    X(BFO_ERR_LEFT, -31, "this side left (bfo_engine_leave): nothing more goes out")
 
 enum bfo_error {
 #define BFO__ERR_ENUM(name, num, text) name = num,

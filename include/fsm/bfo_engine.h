@@ -326,12 +326,27 @@ typedef struct bfo_rail_link {
     int pt_good;         /* heartbeats answered in a row since the last doubling */
 } bfo_rail_link;
 
+/* bfo_peer.unreachable: why the peer is gone (0: it is not) */
+#define BFO__GIVEN_UP 1 /* no rail came back within unreachable_grace: its frames are refused */
+#define BFO__PARTED 2   /* it said BYE, or this side left: its frames are taken as after a BYE */
+/* bfo_peer.left */
+#define BFO__LEFT_OWED 1 /* its BYE came; messages it sent before may still come */
+#define BFO__LEFT_DONE 2 /* they came, or unreachable_grace passed: nothing more comes */
+
 typedef struct bfo_peer {
     bfo_rail_link rail[BFO_MAX_RAILS];
     uint64_t send_seq, recv_seq;   /* MATCH/RNDV/RGET sequence, all contexts: last sent,
                                     * next expected (64 bits: never wraps) */
-    int unreachable;
+    int unreachable;               /* gone: nothing is sent to it any more, nothing of it is
+                                    * matched but what its BYE still owes: BFO__GIVEN_UP (no rail
+                                    * came back within unreachable_grace), or BFO__PARTED (it said
+                                    * BYE, or this side left); the one test of every hot path */
+    int left;                      /* its BYE was taken: BFO__LEFT_OWED while its messages up to
+                                    * left_seq may still come (rails reorder), BFO__LEFT_DONE once
+                                    * they came or unreachable_grace passed */
     uint64_t down_since;           /* when the last UP rail went (0: some rail is UP) */
+    uint64_t left_seq, left_at;    /* its BYE's sequence (the last message it sent here), when
+                                    * it came */
     int pend_head, pend_tail;      /* ops waiting for an UP rail */
     int ooo_head, ooo_tail;        /* messages ahead of recv_seq, by sequence (bfo__ux_at) */
     /* Flow control (docs/engine-design.md, "Credits"), in bytes of the
@@ -374,6 +389,9 @@ typedef struct bfo_stats {
     uint64_t eagers, copies, puts, gets; /* messages received by each protocol */
     uint64_t credit_rndv;  /* sends of eager size that went by rendezvous for want of credit */
     uint64_t credits_sent; /* CREDIT messages posted (this side as receiver) */
+    uint64_t byes_sent;    /* BYEs posted (bfo_engine_leave: one per peer and UP or PROBING rail) */
+    uint64_t peers_left;   /* peers whose BYE was taken */
+    uint64_t left_errors;  /* requests completed with BFO_ERR_PEER_LEFT or BFO_ERR_LEFT */
     uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload bytes posted per rail (all peers) */
 } bfo_stats;
 
@@ -423,6 +441,8 @@ typedef struct bfo_engine {
     size_t stage_size;
     int stage_wait_head, stage_wait_tail;
     bfo_request *done_head, *done_tail; /* bfo_config.done_queue: completed, not yet popped */
+    int left;                 /* bfo_engine_leave was called: every peer is BFO__PARTED */
+    int byes_out;             /* BYEs posted whose completion is not back (bfo_engine_left) */
 } bfo_engine;
 
 /* The entry i of a pool of elements of size sz. */
@@ -533,14 +553,20 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
 /* Starts sending len bytes of buf with envelope env (peer, ctx, src, tag,
  * flags).  A send to this rank itself is matched and ordered as any other,
  * with no rail.  Returns BFO_OK (then poll bfo_test), BFO_ERR_INVALID,
- * BFO_ERR_PEER_UNREACHABLE (completed at once) or BFO_ERR_NO_MEMORY (no
- * request slot left: complete some first). */
+ * BFO_ERR_PEER_UNREACHABLE, BFO_ERR_PEER_LEFT (the peer said goodbye) or
+ * BFO_ERR_LEFT (this side left, bfo_engine_leave): completed at once with
+ * that status; or BFO_ERR_NO_MEMORY (no request slot left: complete some
+ * first).  A request that fails later has one of the same three statuses. */
 static inline int bfo_isend_env(bfo_engine *e, bfo_request *r, const void *buf, size_t len,
                                 const bfo_envelope *env, uint64_t now);
 
 /* Posts a receive of at most cap bytes matching env (peer and src, or
  * BFO_ANY_SOURCE for both; ctx; tag or BFO_ANY_TAG).  Returns BFO_OK,
- * BFO_ERR_INVALID, BFO_ERR_PEER_UNREACHABLE (completed at once) or
+ * BFO_ERR_INVALID, BFO_ERR_PEER_UNREACHABLE, BFO_ERR_PEER_LEFT (the peer
+ * said goodbye and every message it sent before came: one that came is
+ * still received) or BFO_ERR_LEFT (this side left): completed at once with
+ * that status (for BFO_ANY_SOURCE: when no peer is left that may send;
+ * BFO_ERR_PEER_LEFT when every one of them said goodbye); or
  * BFO_ERR_NO_MEMORY (no request slot left: a receive is a request too,
  * max_requests counts it). */
 static inline int bfo_irecv_env(bfo_engine *e, bfo_request *r, void *buf, size_t cap,
@@ -587,16 +613,24 @@ static inline int bfo_irecv_data_env(bfo_engine *e, bfo_request *r, const bfo_da
 static inline int bfo_test(const bfo_request *r);
 
 /* 1 while the engine has not given the peer up (BFO_ERR_PEER_UNREACHABLE:
- * no rail came back within unreachable_grace_ns; for good), else 0; 0 for
- * a peer out of range.  This rank itself is always reachable.  A layer
+ * no rail came back within unreachable_grace_ns; for good) and it may
+ * still send (it did not leave, or messages it sent before its BYE may
+ * still come), else 0; 0 for a peer out of range, and for every peer once
+ * this side left.  This rank itself is reachable until it leaves.  A layer
  * whose probe of one peer would otherwise wait forever asks this. */
 static inline int bfo_peer_reachable(const bfo_engine *e, int peer);
 
 /* The state of the rail to a peer (a BFO_RAIL_ST_* value of the rail
  * machine, gen/bfo_rail.h: CONNECTING, PROBING, UP, FAILED, RECONNECTING,
- * ABSENT, RETIRED), or 0 for this rank itself and out-of-range arguments.
+ * ABSENT, RETIRED, LEFT), or 0 for this rank itself and out-of-range arguments.
  * For a layer that waits for its rails at start, or reports them. */
 static inline int bfo_rail_state(const bfo_engine *e, int peer, int rail);
+
+/* 1 when the peer said goodbye (its BYE was taken: it finished, and its
+ * rails closing are no failure), else 0; 0 for a peer out of range.  Sends
+ * to it complete with BFO_ERR_PEER_LEFT; its messages sent before the BYE
+ * are still received. */
+static inline int bfo_peer_left(const bfo_engine *e, int peer);
 
 /* With bfo_config.done_queue set: the oldest request that completed and was
  * not popped yet (complete: read its status; the caller may reuse it), or
@@ -658,10 +692,12 @@ static inline int bfo_imrecv_data(bfo_engine *e, bfo_request *msg, const bfo_dat
 /* Called by the backend for each frame that arrives.  Returns BFO_OK (taken
  * or dropped as duplicate), BFO_ERR_AGAIN (no buffer: offer it again
  * later), BFO_ERR_STALE (dropped: names a finished request or an older
- * restart), BFO_ERR_PROTOCOL or a bfo_frame_parse error (dropped, counted;
- * the transport may drop the connection), BFO_ERR_PEER_UNREACHABLE (this
- * side gave the peer up: the transport must not acknowledge the frame, so
- * that its sender sees an error, and should drop the connection). */
+ * restart; or this side left and the frame is not rail control or a BYE),
+ * BFO_ERR_PROTOCOL or a bfo_frame_parse error (dropped, counted; the
+ * transport may drop the connection; a message beyond the sequence its
+ * sender's BYE named is one), BFO_ERR_PEER_UNREACHABLE (this side gave the
+ * peer up: the transport must not acknowledge the frame, so that its
+ * sender sees an error, and should drop the connection). */
 static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint8_t *buf,
                                    size_t len, uint64_t now);
 
@@ -714,6 +750,29 @@ static inline void bfo_engine_host_heard(bfo_engine *e, int peer, int rail, uint
  * heartbeat_ns since the last call (the caller computed) is not silence:
  * the rails' clocks move on by it. */
 static inline void bfo_engine_progress(bfo_engine *e, uint64_t now);
+
+/* --- Leaving */
+
+/* This rank leaves: it finished (an MPI program's MPI_Finalize) and its
+ * backend will close its connections.  Posts a BYE on every rail that is
+ * UP or PROBING to every peer that did not leave already, and tells the
+ * backend that every connection parts (bfo_backend.part): the peers then
+ * take this rank's rails closing as no failure (no map-out, no reconnect,
+ * no probe, no grace period, nothing logged).  Every request not complete
+ * fails: it completes with BFO_ERR_LEFT once its operations in flight are
+ * back (one whose completion proves delivery completes BFO_OK);
+ * unexpected messages are dropped.  From then on every new request
+ * completes at once with BFO_ERR_LEFT, no rail is probed, timed or
+ * reconnected, a PROBE is still answered and a BYE taken, and any other
+ * frame is stale (BFO_ERR_STALE).  Progress the backend (and
+ * bfo_engine_completion) until bfo_engine_left, for a bounded time, then
+ * close it.  Returns BFO_OK (also when called again: nothing more). */
+static inline int bfo_engine_leave(bfo_engine *e, uint64_t now);
+
+/* 1 once bfo_engine_leave was called and every BYE it posted completed
+ * (delivered or failed: a BYE is not sent again): the backend may close
+ * its connections now.  0 before. */
+static inline int bfo_engine_left(const bfo_engine *e);
 
 /* --- Layouts */
 
@@ -1674,6 +1733,38 @@ static inline void bfo__finish(bfo_engine *e, bfo_request *r, int status)
     bfo__handle_release(e, r);
 }
 
+/* The status of a request that fails because nothing more will come from
+ * its peer: BFO_ERR_LEFT when this side left, BFO_ERR_PEER_LEFT when the
+ * peer said goodbye (for an ANY_SOURCE receive: when every other peer
+ * did), else BFO_ERR_PEER_UNREACHABLE. */
+static inline int bfo__gone_status(const bfo_engine *e, const bfo_request *r)
+{
+    int st = BFO_ERR_PEER_LEFT;
+    if (e->left)
+        st = BFO_ERR_LEFT;
+    else if (r->peer >= 0)
+        st = e->peers[r->peer].left ? BFO_ERR_PEER_LEFT : BFO_ERR_PEER_UNREACHABLE;
+    else
+        for (int i = 0; i < e->cfg.nranks; i++)
+            if (i != e->cfg.rank && !e->peers[i].left)
+                st = BFO_ERR_PEER_UNREACHABLE;
+    return st;
+}
+
+/* PEER_UNREACHABLE for a request (the machines take the three reasons
+ * alike), and feeding it: the reason waits in r->status (not read before
+ * the request completes) for fail_unreachable, which may come later, once
+ * the request's operations in flight are back. */
+static BFO__COLD int bfo__gone_event(bfo_engine *e, bfo_request *r)
+{
+    r->status = bfo__gone_status(e, r);
+    return BFO_EV_PEER_UNREACHABLE;
+}
+static BFO__COLD void bfo__req_gone(bfo_engine *e, bfo_request *r)
+{
+    bfo__req_feed(e, r, bfo__gone_event(e, r), NULL);
+}
+
 /* Registers the request's buffer once; 1 when it is registered.  Its keys,
  * one per rail, are kept as RGET and PUT carry them. */
 static inline int bfo__req_register(bfo_engine *e, bfo_request *r)
@@ -2037,9 +2128,10 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const
         e->stats.messages_sent++;
         bfo__finish(e, r, BFO_OK);
         return 0;
-    case BFO_SEND_ACT_FAIL_UNREACHABLE:
-        e->stats.unreachable_errors++;
-        bfo__finish(e, r, BFO_ERR_PEER_UNREACHABLE);
+    case BFO_SEND_ACT_FAIL_UNREACHABLE: /* the reason: r->status (bfo__req_gone) */
+        e->stats.unreachable_errors += r->status == BFO_ERR_PEER_UNREACHABLE;
+        e->stats.left_errors += r->status != BFO_ERR_PEER_UNREACHABLE;
+        bfo__finish(e, r, r->status);
         return 0;
     case BFO_SEND_ACT_NOTE_ERROR:
     case BFO_SEND_ACT_DROP:
@@ -2185,9 +2277,10 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, cons
         e->stats.messages_received++;
         bfo__finish(e, r, r->length > r->cap ? BFO_ERR_TRUNCATE : BFO_OK);
         return;
-    case BFO_RECV_ACT_FAIL_UNREACHABLE:
-        e->stats.unreachable_errors++;
-        bfo__finish(e, r, BFO_ERR_PEER_UNREACHABLE);
+    case BFO_RECV_ACT_FAIL_UNREACHABLE: /* the reason: r->status (bfo__req_gone) */
+        e->stats.unreachable_errors += r->status == BFO_ERR_PEER_UNREACHABLE;
+        e->stats.left_errors += r->status != BFO_ERR_PEER_UNREACHABLE;
+        bfo__finish(e, r, r->status);
         return;
     case BFO_RECV_ACT_DROP: return;
     case BFO_RECV_ACT_CLAIM: /* the status a matched probe reports */
@@ -2306,6 +2399,8 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
 
     bfo__op_unpost(e, op);
     if (about >= 0) { /* rail control: the rail machine it concerns */
+        if (type == BFO_FRAG_BYE)
+            e->byes_out--; /* delivered or not: it is not sent again (bfo_engine_left) */
         bfo__op_free(e, op);
         bfo__rail_step(e, peer, about, bfo_frag_event(type, ok ? BFO_EVK_DELIVERED : BFO_EVK_FAILED),
                        NULL);
@@ -2394,6 +2489,8 @@ static inline int bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, int
 }
 
 static inline void bfo__peer_unreachable(bfo_engine *e, int peer);
+static inline void bfo__peer_fail(bfo_engine *e, int peer, int posted);
+static inline void bfo__peer_closeout(bfo_engine *e, int peer);
 static inline int bfo__all_unreachable(const bfo_engine *e);
 
 /* The probe timeout of one rail: probe_timeout_ns, or more when probes come
@@ -2506,6 +2603,28 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
             rs->deadline = e->now; /* the next progress reports the failure */
         return;
     case BFO_RAIL_ACT_RETIRE: return;
+    case BFO_RAIL_ACT_SEND_BYE: { /* this side leaves: on this rail, what it sent the peer */
+        bfo_hdr_bye h;
+        /* within the control budget (4 per peer and rail: room for a BYE
+         * beside a probe, its answer and a CREDIT) */
+        bfo_op *op = bfo__ctl_alloc(e, BFO_FRAG_BYE, peer);
+        if (!op)
+            return; /* the peer hears another rail's, or takes the closing as a failure */
+        op->about_rail = rail;
+        op->fixed_rail = rail;
+        h.type = BFO_FRAG_BYE;
+        h.flags = 0;
+        h.seq = p->send_seq;
+        op->hdr_len = bfo_hdr_bye_encode(&h, op->hdr, sizeof op->hdr);
+        e->byes_out++;
+        e->stats.byes_sent++;
+        bfo__post(e, op);
+        return;
+    }
+    case BFO_RAIL_ACT_PART: /* its connection's end is no failure */
+        if (e->be.part)
+            e->be.part(e->be.ctx, peer, rail);
+        return;
     case BFO_RAIL_ACT_TAKE_CREDIT:
         /* the first replaces the guess (the peer's budget may be smaller
          * than ours); after it, the largest limit is the newest */
@@ -2539,6 +2658,15 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, con
         bfo__flush_pending(e, peer);
 }
 
+/* A rail event of a peer that parted (it said BYE, or this side left): its
+ * rails are LEFT, which takes it and does nothing; out of line, as a gone
+ * peer's events are (one given up gets none). */
+static BFO__COLD void bfo__rail_event_parted(bfo_engine *e, int peer, int rail, int ev)
+{
+    if (bfo_rail_accepts(e->peers[peer].rail[rail].fsm.cs, ev))
+        bfo__rail_step(e, peer, rail, ev, NULL);
+}
+
 /* bfo_engine_rail_event: see THE API near the top. */
 static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int ev, uint64_t now)
 {
@@ -2551,6 +2679,8 @@ static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int 
         if (i != e->cfg.rank && !e->peers[i].unreachable &&
             bfo_rail_accepts(e->peers[i].rail[rail].fsm.cs, ev))
             bfo__rail_step(e, i, rail, ev, NULL);
+        else if (BFO__UNLIKELY(e->peers[i].unreachable == BFO__PARTED) && i != e->cfg.rank)
+            bfo__rail_event_parted(e, i, rail, ev);
     bfo__run_failed(e);
 }
 
@@ -2687,7 +2817,10 @@ static inline void bfo__credit_tell(bfo_engine *e, int peer)
     bfo_peer *p = &e->peers[peer];
     const uint64_t w = e->credit_window;
     bfo_hdr_credit h;
-    bfo_op *op = bfo__ctl_alloc(e, BFO_FRAG_CREDIT, peer);
+    bfo_op *op;
+    if (p->unreachable) /* gone: it sends nothing more (a CREDIT would fail, and again) */
+        return;
+    op = bfo__ctl_alloc(e, BFO_FRAG_CREDIT, peer);
     if (!op)
         return;
     h.type = BFO_FRAG_CREDIT;
@@ -2876,10 +3009,11 @@ static inline int bfo__matches(const bfo_request *r, int peer, const bfo_frame *
  * the rest of the message never comes (and nothing would fail it later). */
 static inline void bfo__recv_chosen(bfo_engine *e, bfo_request *r)
 {
-    if (!r->complete && (r->cs == BFO_RECV_ST_RNDV_MATCHED || r->cs == BFO_RECV_ST_RGET_MATCHED))
-        bfo__req_feed(e, r, e->peers[r->peer].unreachable ? BFO_EV_PEER_UNREACHABLE
+    if (!r->complete && (r->cs == BFO_RECV_ST_RNDV_MATCHED || r->cs == BFO_RECV_ST_RGET_MATCHED)) {
+        bfo__req_feed(e, r, e->peers[r->peer].unreachable ? bfo__gone_event(e, r)
                                                            : bfo__recv_choose(e, r),
                       NULL);
+    }
 }
 
 /* A posted receive takes a message: the first event of its machine. */
@@ -3282,6 +3416,38 @@ static inline int bfo__rcvd_PROBEACK(bfo_engine *e, int peer, int rail, const bf
     return bfo__rcvd_railctl(e, peer, rail, f);
 }
 
+/* BYE: the peer leaves.  About the peer, not the rail it came on: its first
+ * BYE takes every rail of it to LEFT (BYE_RCVD: part), makes it gone for
+ * the hot paths (BFO__PARTED) and fails what it no longer answers (sends to
+ * it, receives it matched: their operations in flight complete first);
+ * receives naming it wait for what it sent before the BYE (left_seq) and
+ * fail once that came (bfo__peer_closeout, or unreachable_grace later in
+ * bfo_engine_progress).  The BYE of its other rails is a duplicate. */
+static BFO__COLD int bfo__rcvd_BYE(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    bfo_peer *p = &e->peers[peer];
+    (void)rail;
+    if (peer == e->cfg.rank) /* never sent to itself */
+        return BFO_ERR_PROTOCOL;
+    if (p->left) {
+        *kind = BFO_EVK_DUP_RCVD;
+        return BFO_OK;
+    }
+    p->left = BFO__LEFT_OWED;
+    p->left_seq = f->h.bye.seq;
+    p->left_at = e->now ? e->now : 1;
+    e->stats.peers_left++;
+    for (int k = 0; k < e->cfg.nrails; k++)
+        if (bfo_rail_accepts(p->rail[k].fsm.cs, BFO_EV_BYE_RCVD))
+            bfo__rail_step(e, peer, k, BFO_EV_BYE_RCVD, f);
+    if (!p->unreachable)
+        p->unreachable = BFO__PARTED;
+    bfo__peer_fail(e, peer, 0);
+    if (p->recv_seq > p->left_seq)
+        bfo__peer_closeout(e, peer);
+    return BFO_OK;
+}
+
 /* A parsed frame to the bfo__rcvd_<TYPE> of its type. */
 static inline int bfo__dispatch(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
 {
@@ -3326,6 +3492,60 @@ static inline void bfo__run_self(bfo_engine *e)
     e->self_busy = 0;
 }
 
+/* 1 for a message that takes a sequence number: MATCH, a first RNDV or RGET. */
+static inline int bfo__frame_is_message(const bfo_frame *f)
+{
+    return f->type == BFO_FRAG_MATCH ||
+           ((f->type == BFO_FRAG_RNDV || f->type == BFO_FRAG_RGET) && !(f->flags & BFO_FLAG_RESTART));
+}
+
+/* bfo_engine_frame for a peer that is gone.  Given up: refused (see
+ * bfo__peer_unreachable).  It said BYE, or this side left (BFO__PARTED):  Rail control, CREDIT and BYE go to the rail machine
+ * (LEFT: a PROBE is answered).  Once this side left, nothing else is taken
+ * (stale).  From a peer that left: a message beyond its BYE's sequence is
+ * a protocol violation, one up to it was sent before the BYE (rails
+ * reorder) and is taken, unless the peer was closed out meanwhile (stale);
+ * anything else is taken as from any peer (its request may be gone:
+ * stale). */
+static BFO__COLD int bfo__frame_gone(bfo_engine *e, int peer, int rail, const uint8_t *buf,
+                                     size_t len)
+{
+    bfo_peer *p = &e->peers[peer];
+    bfo_frame f;
+    int kind = BFO_EVK_RCVD, rc;
+    if (p->unreachable == BFO__GIVEN_UP) { /* for good: see bfo__peer_unreachable */
+        e->stats.unreachable_frames++;
+        return BFO_ERR_PEER_UNREACHABLE;
+    }
+    rc = bfo_frame_parse(&f, buf, len);
+    if (rc != BFO_OK) {
+        e->stats.malformed_frames++;
+        return rc;
+    }
+    p->rail[rail].last_rx = e->now;
+    if (f.type == BFO_FRAG_PROBE || f.type == BFO_FRAG_PROBEACK || f.type == BFO_FRAG_BROKEN ||
+        f.type == BFO_FRAG_CREDIT || f.type == BFO_FRAG_BYE)
+        rc = BFO_OK;
+    else if (e->left)
+        rc = BFO_ERR_STALE;
+    else if (bfo__frame_is_message(&f))
+        rc = bfo__frame_seq(&f) > p->left_seq                                        ? BFO_ERR_PROTOCOL
+             : p->left == BFO__LEFT_DONE && bfo__frame_seq(&f) >= p->recv_seq ? BFO_ERR_STALE
+                                                                              : BFO_OK;
+    if (rc == BFO_OK)
+        rc = bfo__dispatch(e, peer, rail, &f, &kind);
+    if (p->left == BFO__LEFT_OWED && p->recv_seq > p->left_seq && !e->left)
+        bfo__peer_closeout(e, peer); /* the last of what it sent before its BYE came */
+    bfo__run_failed(e);
+    if (rc == BFO_OK && kind == BFO_EVK_DUP_RCVD)
+        e->stats.duplicates_dropped++;
+    if (rc == BFO_ERR_STALE)
+        e->stats.stale_dropped++;
+    else if (rc == BFO_ERR_PROTOCOL)
+        e->stats.protocol_violations++;
+    return rc;
+}
+
 /* bfo_engine_frame: see THE API near the top. */
 static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint8_t *buf,
                                    size_t len, uint64_t now)
@@ -3337,10 +3557,8 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         return BFO_ERR_INVALID;
     if (now > e->now)
         e->now = now;
-    if (e->peers[peer].unreachable) { /* for good: see bfo__peer_unreachable */
-        e->stats.unreachable_frames++;
-        return BFO_ERR_PEER_UNREACHABLE;
-    }
+    if (e->peers[peer].unreachable) /* given up, or it said BYE, or this side left */
+        return bfo__frame_gone(e, peer, rail, buf, len);
     rc = bfo_frame_parse(&f, buf, len);
     if (rc != BFO_OK) {
         e->stats.malformed_frames++;
@@ -3390,6 +3608,22 @@ static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap
     r->next = NULL;
 }
 
+/* A new request to a peer that is gone: it fails at once; its status
+ * (bfo__gone_status) is what the call returns. */
+static BFO__COLD int bfo__gone_feed(bfo_engine *e, bfo_request *r)
+{
+    bfo__req_gone(e, r);
+    return r->complete ? r->status : BFO_ERR_PEER_UNREACHABLE;
+}
+
+/* 1 when a receive naming a gone peer may still be matched: the peer said
+ * BYE and messages it sent before may still come (this side did not
+ * leave). */
+static inline int bfo__still_coming(const bfo_engine *e, int peer)
+{
+    return peer >= 0 && !e->left && e->peers[peer].left == BFO__LEFT_OWED;
+}
+
 /* bfo_isend_env and bfo_isend_data_env: data is NULL for a buffer, else a
  * description that is not one buffer. */
 static BFO__HOT int bfo__isend(bfo_engine *e, bfo_request *r, const void *buf, size_t len,
@@ -3412,10 +3646,8 @@ static BFO__HOT int bfo__isend(bfo_engine *e, bfo_request *r, const void *buf, s
     r->self = bfo__handle_alloc(e, r);
     if (bfo_handle_is_null(r->self))
         return BFO_ERR_NO_MEMORY;
-    if (e->peers[peer].unreachable) {
-        bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
-        return BFO_ERR_PEER_UNREACHABLE;
-    }
+    if (e->peers[peer].unreachable)
+        return bfo__gone_feed(e, r);
     r->seq = ++e->peers[peer].send_seq;
     /* a synchronous send goes by rendezvous, whatever its size: the
      * receiver's answer (ACK, PUT, FIN) is the proof that it matched; so
@@ -3498,10 +3730,9 @@ static BFO__HOT int bfo__irecv(bfo_engine *e, bfo_request *r, void *buf, size_t 
             return BFO_OK;
         }
     }
-    if (peer >= 0 ? e->peers[peer].unreachable : bfo__all_unreachable(e)) {
-        bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
-        return BFO_ERR_PEER_UNREACHABLE;
-    }
+    if ((peer >= 0 ? e->peers[peer].unreachable : bfo__all_unreachable(e)) &&
+        !bfo__still_coming(e, peer))
+        return bfo__gone_feed(e, r);
     bfo__posted_add(e, rr);
     return BFO_OK;
 }
@@ -3611,7 +3842,14 @@ static inline int bfo_rail_state(const bfo_engine *e, int peer, int rail)
 /* bfo_peer_reachable: see THE API near the top. */
 static inline int bfo_peer_reachable(const bfo_engine *e, int peer)
 {
-    return bfo__in_range(peer, e->cfg.nranks) && !e->peers[peer].unreachable;
+    return bfo__in_range(peer, e->cfg.nranks) &&
+           (!e->peers[peer].unreachable || bfo__still_coming(e, peer));
+}
+
+/* bfo_peer_left: see THE API near the top. */
+static inline int bfo_peer_left(const bfo_engine *e, int peer)
+{
+    return bfo__in_range(peer, e->cfg.nranks) && e->peers[peer].left != 0;
 }
 
 /* bfo_done_pop: see THE API near the top. */
@@ -3779,9 +4017,9 @@ static inline int bfo_imrecv_data(bfo_engine *e, bfo_request *msg, const bfo_dat
 static inline int bfo__all_unreachable(const bfo_engine *e)
 {
     if (e->cfg.nranks == 1)
-        return 0;
+        return e->left;
     for (int i = 0; i < e->cfg.nranks; i++)
-        if (i != e->cfg.rank && !e->peers[i].unreachable)
+        if (i != e->cfg.rank && (!e->peers[i].unreachable || bfo__still_coming(e, i)))
             return 0;
     return 1;
 }
@@ -3797,17 +4035,29 @@ static inline int bfo__all_unreachable(const bfo_engine *e)
  * (Resuming a peer needs a new sequence space agreed by both: future work.) */
 static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
 {
+    e->peers[peer].unreachable = BFO__GIVEN_UP;
+    bfo__peer_fail(e, peer, 1);
+}
+
+/* Fails what waits on a peer that is gone: every request of it not
+ * complete (PEER_UNREACHABLE: a request drains its operations in flight,
+ * then fails with the status bfo__gone_status gives), and the operations
+ * waiting for a rail to it.  With posted, the receives still posted for it
+ * too (and ANY_SOURCE ones once no peer is left that may send), and its
+ * messages waiting for an earlier one that will never come; without (a
+ * BYE: what the peer sent before it may still come), those wait. */
+static inline void bfo__peer_fail(bfo_engine *e, int peer, int posted)
+{
     bfo_peer *p = &e->peers[peer];
     bfo_request *prev = NULL, *r, *next;
-    int none_left;
-    p->unreachable = 1;
-    none_left = bfo__all_unreachable(e);
+    int none_left = bfo__all_unreachable(e);
     for (int i = 0; i < e->slotp.n; i++) {
         r = bfo__slot_at(e, i)->req;
-        if (r && r->peer == peer && !r->complete)
-            bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
+        if (r && r->peer == peer && !r->complete &&
+            (posted || r->kind != BFO_REQ_RECV || r->cs != BFO_RECV_ST_POSTED))
+            bfo__req_gone(e, r);
     }
-    for (int k = 0; k <= e->bin_mask && e->posted_count; k++) /* receives naming this peer */
+    for (int k = 0; k <= e->bin_mask && e->posted_count && posted; k++) /* receives naming it */
         for (int any = 0; any < 2; any++) {
             bfo__rbin *b = any ? &e->rbin_any[k] : &e->rbin_src[k];
             prev = NULL;
@@ -3818,15 +4068,16 @@ static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
                     continue;
                 }
                 bfo__rbin_unlink(e, b, prev, r);
-                bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
+                bfo__req_gone(e, r);
             }
         }
     /* messages waiting for an earlier one that will never come */
-    for (int k = p->ooo_head, nk; k >= 0; k = nk) {
+    for (int k = p->ooo_head, nk; k >= 0 && posted; k = nk) {
         nk = bfo__ux_at(e, k)->next;
         bfo__uxm_put(e, k);
     }
-    p->ooo_head = p->ooo_tail = -1;
+    if (posted)
+        p->ooo_head = p->ooo_tail = -1;
     int i = p->pend_head; /* operations waiting for a rail: they fail */
     p->pend_head = p->pend_tail = -1;
     while (i >= 0) {
@@ -3835,6 +4086,80 @@ static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
         i = n;
     }
 }
+
+/* A peer that said BYE: everything it sent before came (or
+ * unreachable_grace passed since its BYE): nothing more comes from it, the
+ * receives still posted for it fail (BFO_ERR_PEER_LEFT). */
+static inline void bfo__peer_closeout(bfo_engine *e, int peer)
+{
+    e->peers[peer].left = BFO__LEFT_DONE;
+    bfo__peer_fail(e, peer, 1);
+}
+
+/* bfo_engine_leave: see THE API near the top. */
+static inline int bfo_engine_leave(bfo_engine *e, uint64_t now)
+{
+    const bfo_config *c = &e->cfg;
+    if (now > e->now)
+        e->now = now;
+    if (e->left)
+        return BFO_OK;
+    e->left = 1;
+    /* a BYE on every UP or PROBING rail of every peer that did not leave
+     * (its rails are LEFT already), every connection parted */
+    for (int i = 0; i < c->nranks; i++)
+        for (int k = 0; i != c->rank && k < c->nrails; k++)
+            if (bfo_rail_accepts(e->peers[i].rail[k].fsm.cs, BFO_EV_LEAVE_REQUESTED))
+                bfo__rail_step(e, i, k, BFO_EV_LEAVE_REQUESTED, NULL);
+    for (int i = 0; i < c->nranks; i++) /* this rank itself too: nothing new goes out */
+        if (!e->peers[i].unreachable)
+            e->peers[i].unreachable = BFO__PARTED;
+    /* every request fails (the posted receives leave their bins first) */
+    for (int k = 0; k <= e->bin_mask && e->posted_count; k++)
+        for (int any = 0; any < 2; any++) {
+            bfo__rbin *b = any ? &e->rbin_any[k] : &e->rbin_src[k];
+            for (bfo_request *r = b->head, *next; r; r = next) {
+                next = r->next;
+                r->next = NULL;
+            }
+            b->head = b->tail = NULL;
+        }
+    e->posted_count = 0;
+    for (int i = 0; i < e->slotp.n; i++) {
+        bfo_request *r = bfo__slot_at(e, i)->req;
+        if (r && !r->complete)
+            bfo__req_gone(e, r);
+    }
+    /* nobody receives what waits unexpected, or out of order */
+    while (e->ux_head >= 0) {
+        const int u = e->ux_head;
+        bfo__ux_unlink(e, u);
+        bfo__uxm_put(e, u);
+    }
+    for (int i = 0; i < c->nranks; i++) {
+        bfo_peer *p = &e->peers[i];
+        for (int k = p->ooo_head, nk; k >= 0; k = nk) {
+            nk = bfo__ux_at(e, k)->next;
+            bfo__uxm_put(e, k);
+        }
+        p->ooo_head = p->ooo_tail = -1;
+        for (int k = p->pend_head, nk; k >= 0; k = nk) { /* waiting for a rail: fail */
+            nk = bfo__op_at(e, k)->next;
+            bfo__op_fail_later(e, bfo__op_at(e, k));
+        }
+        p->pend_head = p->pend_tail = -1;
+    }
+    for (int k = e->self_head, nk; k >= 0; k = nk) { /* to itself, not taken yet: fail */
+        nk = bfo__op_at(e, k)->next;
+        bfo__op_fail_later(e, bfo__op_at(e, k));
+    }
+    e->self_head = e->self_tail = -1;
+    bfo__run_failed(e);
+    return BFO_OK;
+}
+
+/* bfo_engine_left: see THE API near the top. */
+static inline int bfo_engine_left(const bfo_engine *e) { return e->left && !e->byes_out; }
 
 /* bfo_engine_rail_heard: see THE API near the top. */
 static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint64_t now)
@@ -3893,8 +4218,13 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *p = &e->peers[i];
         uint64_t proc_rx = 0; /* the peer's process last heard, on any rail */
-        if (i == c->rank || p->unreachable)
+        if (i == c->rank || p->unreachable) {
+            /* a peer that said BYE, whose messages sent before it never all came */
+            if (p->left == BFO__LEFT_OWED && !e->left &&
+                e->now - p->left_at >= c->unreachable_grace_ns)
+                bfo__peer_closeout(e, i);
             continue;
+        }
         for (int k = 0; k < c->nrails; k++)
             if (p->rail[k].last_rx > proc_rx)
                 proc_rx = p->rail[k].last_rx;

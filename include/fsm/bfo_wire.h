@@ -131,6 +131,12 @@ static inline int bfo__valid_credit(const bfo_frame *f)
     return BFO_OK;
 }
 
+static inline int bfo__valid_bye(const bfo_frame *f)
+{
+    (void)f; /* any sequence: 0 when the sender never sent this peer a message */
+    return BFO_OK;
+}
+
 /* Checks what the layout table cannot: returns BFO_OK or BFO_ERR_BAD_FIELD
  * (a handle that must be set is null, a restart flag and dreq disagree, a
  * range is empty or overflows) or BFO_ERR_BAD_LENGTH (payload longer than

@@ -29,7 +29,8 @@
  *     length, source and tag agree with what was asked; a send's buffer is
  *     never written;
  *   - no hang: the script is bounded, and at the end every request
- *     completes (delivered, or BFO_ERR_PEER_UNREACHABLE) within 20 s of fake
+ *     completes (delivered, or BFO_ERR_PEER_UNREACHABLE, or
+ *     BFO_ERR_PEER_LEFT after the peer's BYE: a frame of the input) within 20 s of fake
  *     time once the transport fails everything; libFuzzer's -timeout catches
  *     a loop inside one call.
  *
@@ -374,7 +375,8 @@ FUZZ_NOCOV static void fz_check_req(int s)
     fz_req *q = &F.req[s];
     const bfo_request *r = &q->r;
     if (q->kind == BFO_REQ_SEND) {
-        FUZZ_CHECK(r->status == BFO_OK || r->status == BFO_ERR_PEER_UNREACHABLE, "send status %s",
+        FUZZ_CHECK(r->status == BFO_OK || r->status == BFO_ERR_PEER_UNREACHABLE ||
+                       r->status == BFO_ERR_PEER_LEFT, "send status %s",
                    bfo_errname(r->status));
         for (size_t i = 0; i < q->cap; i++)
             FUZZ_CHECK(F.buf[s][i] == fz_spattern(s, i), "send buffer %d written at %zu", s, i);
@@ -382,7 +384,8 @@ FUZZ_NOCOV static void fz_check_req(int s)
     }
     int got = r->status == BFO_OK || r->status == BFO_ERR_TRUNCATE;
     size_t end = q->cap;
-    FUZZ_CHECK(got || r->status == BFO_ERR_PEER_UNREACHABLE, "receive status %s",
+    FUZZ_CHECK(got || r->status == BFO_ERR_PEER_UNREACHABLE || r->status == BFO_ERR_PEER_LEFT,
+               "receive status %s",
                bfo_errname(r->status));
     if (got) {
         FUZZ_CHECK(r->status == BFO_OK ? r->length <= q->cap : r->length > q->cap,
@@ -614,13 +617,13 @@ int fz_isend(int s, int peer, size_t len, int ctx, int tag)
     q->active = 1; /* the engine may register the buffer inside */
     rc = bfo_isend(&F.e, &q->r, F.buf[s], len, peer, ctx, tag, F.now);
     FUZZ_CHECK(rc == BFO_OK || rc == BFO_ERR_INVALID || rc == BFO_ERR_NO_MEMORY ||
-                   rc == BFO_ERR_PEER_UNREACHABLE,
+                   rc == BFO_ERR_PEER_UNREACHABLE || rc == BFO_ERR_PEER_LEFT,
                "bfo_isend: %d", rc);
-    q->active = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE;
+    q->active = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE || rc == BFO_ERR_PEER_LEFT;
     FZ_TRACE("isend slot %d to %d, %zu bytes, ctx %d tag %d: %s", s, peer, len, ctx, tag,
              bfo_errname(rc));
-    if (rc == BFO_ERR_PEER_UNREACHABLE)
-        FUZZ_CHECK(bfo_test(&q->r), "unreachable but not complete");
+    if (rc == BFO_ERR_PEER_UNREACHABLE || rc == BFO_ERR_PEER_LEFT)
+        FUZZ_CHECK(bfo_test(&q->r) && q->r.status == rc, "gone but not complete with that status");
     fz_after();
     return rc;
 }
@@ -648,9 +651,9 @@ int fz_irecv(int s, int peer, size_t cap, int ctx, int tag)
     FZ_TRACE("irecv slot %d from %d, %zu bytes, ctx %d tag %d: %s", s, peer, cap, ctx, tag,
              bfo_errname(rc));
     FUZZ_CHECK(rc == BFO_OK || rc == BFO_ERR_INVALID || rc == BFO_ERR_NO_MEMORY ||
-                   rc == BFO_ERR_PEER_UNREACHABLE,
+                   rc == BFO_ERR_PEER_UNREACHABLE || rc == BFO_ERR_PEER_LEFT,
                "bfo_irecv: %d", rc);
-    q->active = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE;
+    q->active = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE || rc == BFO_ERR_PEER_LEFT;
     fz_after();
     return rc;
 }
