@@ -39,6 +39,16 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3 };
 /* A link whose peer process is silent looks at TCP_INFO at most this often
  * (kernel_evidence). */
 #define KEV_EVERY_NS 1000000ull
+/* A zero-window probe whose answer is not back yet still counts as the
+ * peer's host heard for this long after the last answer: the peer's kernel
+ * answers a window probe (an out-of-window segment) at most once per
+ * net.ipv4.tcp_invalid_ratelimit (500 ms by default), so the answer to a
+ * probe that follows the last one closer than that is withheld, and only
+ * the next probe (a doubled interval later) is answered: up to about
+ * 1.4 s between answers with the default, early in a closed window.  Seen
+ * as a peer that computed 60 s losing both rails, now and then, in
+ * check-tcp t14. */
+#define ZWIN_WITHHELD_NS 2000000000ull
 #define FRAME_HELLO (BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE)
 
 /* A frame whose engine bytes fit in INLINE_MAX is copied behind its header
@@ -1438,10 +1448,13 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
  *   - the peer's window closed (its socket buffer full: bytes queued,
  *     nothing in flight): its kernel answers the window probes, which
  *     back off (0.2 s doubling); while the last was answered (tcpi_probes
- *     0) the host is heard now, and TCP_USER_TIMEOUT is off (the kernel
+ *     0), or one probe is out within ZWIN_WITHHELD_NS of the last answer
+ *     (its answer may be rate-limited away), the host is heard now, and
+ *     TCP_USER_TIMEOUT is off (the kernel
  *     would otherwise abort a window closed that long even though every
- *     probe is answered); a rail that dies then is found at the next
- *     window probe.
+ *     probe is answered); a rail that dies then is found at the second
+ *     window probe unanswered, or 2 s after the last answer, whichever
+ *     is later.
  * The fault hook's rails give no evidence: a cut cable has no kernel
  * behind it. */
 static void kernel_evidence(bfo_tcp *t)
@@ -1470,7 +1483,10 @@ static void kernel_evidence(bfo_tcp *t)
                 l->zwin = 1;
                 user_timeout_update(t, l);
             }
-            up_host(t, l, ti.tcpi_probes == 0 ? t->now : t->now - age); /* the last window probe answered */
+            /* the last window probe answered, or one whose answer the
+             * peer's kernel may be withholding (ZWIN_WITHHELD_NS) */
+            up_host(t, l, ti.tcpi_probes == 0 || (ti.tcpi_probes == 1 && age < ZWIN_WITHHELD_NS) ? t->now
+                                                                                                 : t->now - age);
             continue;
         }
         if (l->zwin) {
