@@ -169,25 +169,33 @@ static int req_cancel(ompi_request_t *r, int flag)
 
 /* ------------------------------------------------------------ errors */
 
-/* The MPI error code of a peer given up: MPI_ERR_OTHER's class, with a
- * string of its own that names the peer and the rails. */
-static int peer_error(int peer)
+/* The MPI error code of a peer given up (left 0) or gone (left 1: it
+ * finalized, its BYE came, or this rank is finalizing): MPI_ERR_OTHER's
+ * class, with a string of its own that names the peer (and the rails). */
+static int peer_error(int peer, int left)
 {
-    if (peer < 0 || peer >= M->size || !M->err_code)
+    int *codes = left ? M->err_left : M->err_code;
+    if (peer < 0 || peer >= M->size || !codes)
         return MPI_ERR_OTHER;
-    if (!M->err_code[peer]) {
+    if (!codes[peer]) {
         char s[MPI_MAX_ERROR_STRING];
         int code = ompi_mpi_errcode_add(MPI_ERR_OTHER);
         if (code < 0)
             return MPI_ERR_OTHER;
-        snprintf(s, sizeof s,
-                 "pml bfo: rank %d of MPI_COMM_WORLD is unreachable from rank %d: every rail to it failed "
-                 "and none came back within pml_bfo_peer_timeout_ms (rails %s)",
-                 peer, M->rank, M->rails_resolved ? M->rails_resolved : "?");
+        if (left)
+            snprintf(s, sizeof s,
+                     "pml bfo: rank %d of MPI_COMM_WORLD and rank %d parted: one of them is in MPI_Finalize "
+                     "(it said goodbye), so nothing more goes between them",
+                     peer, M->rank);
+        else
+            snprintf(s, sizeof s,
+                     "pml bfo: rank %d of MPI_COMM_WORLD is unreachable from rank %d: every rail to it failed "
+                     "and none came back within pml_bfo_peer_timeout_ms (rails %s)",
+                     peer, M->rank, M->rails_resolved ? M->rails_resolved : "?");
         ompi_mpi_errnum_add_string(code, s, (int)strlen(s) + 1);
-        M->err_code[peer] = code;
+        codes[peer] = code;
     }
-    return M->err_code[peer];
+    return codes[peer];
 }
 
 static int bfo_to_mpi(int st, int peer)
@@ -196,7 +204,9 @@ static int bfo_to_mpi(int st, int peer)
     case BFO_OK: return MPI_SUCCESS;
     case BFO_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
     case BFO_ERR_CANCELLED: return MPI_SUCCESS;
-    case BFO_ERR_PEER_UNREACHABLE: return peer_error(peer);
+    case BFO_ERR_PEER_UNREACHABLE: return peer_error(peer, 0);
+    case BFO_ERR_PEER_LEFT:
+    case BFO_ERR_LEFT: return peer_error(peer, 1);
     default: return MPI_ERR_INTERN;
     }
 }
@@ -275,7 +285,9 @@ static int rc_of(int brc)
 {
     switch (brc) {
     case BFO_OK:
-    case BFO_ERR_PEER_UNREACHABLE: return OMPI_SUCCESS; /* completes through the done queue */
+    case BFO_ERR_PEER_UNREACHABLE:
+    case BFO_ERR_PEER_LEFT:
+    case BFO_ERR_LEFT: return OMPI_SUCCESS; /* completes through the done queue */
     case BFO_ERR_NO_MEMORY: return OMPI_ERR_OUT_OF_RESOURCE;
     default: return OMPI_ERR_BAD_PARAM;
     }
@@ -306,7 +318,7 @@ static void describe(mca_pml_bfo_request_t *q, const void *buf, size_t count, om
  * and the convertor given back when it does not. */
 static void taken(mca_pml_bfo_request_t *q, int brc)
 {
-    q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE;
+    q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE || brc == BFO_ERR_PEER_LEFT || brc == BFO_ERR_LEFT;
     if (!q->in_engine && q->described) {
         opal_convertor_cleanup(&q->conv);
         q->described = 0;
@@ -509,7 +521,8 @@ static int rails_settling(void)
             continue;
         for (int r = 0; r < bfo_net_nrails(M->net); r++) {
             int st = bfo_rail_state(M->eng, p, r);
-            if (st != BFO_RAIL_ST_UP && st != BFO_RAIL_ST_ABSENT && st != BFO_RAIL_ST_RETIRED)
+            if (st != BFO_RAIL_ST_UP && st != BFO_RAIL_ST_ABSENT && st != BFO_RAIL_ST_RETIRED &&
+                st != BFO_RAIL_ST_LEFT)
                 return 1;
         }
     }
@@ -841,9 +854,13 @@ static void probe_status(ompi_status_public_t *s, const bfo_status *st, int tag)
 }
 
 /* A probe from a peer given up would wait forever: its error instead. */
+/* 0 while a probe's source may still send, else 1 (given up) or 2 (it
+ * left: finalized). */
 static int probe_lost(const bfo_envelope *env)
 {
-    return env->peer >= 0 && !bfo_peer_reachable(M->eng, env->peer);
+    if (env->peer < 0 || bfo_peer_reachable(M->eng, env->peer))
+        return 0;
+    return bfo_peer_left(M->eng, env->peer) ? 2 : 1;
 }
 
 static int bfo_pml_iprobe(int src, int tag, struct ompi_communicator_t *comm, int *matched,
@@ -857,7 +874,7 @@ static int bfo_pml_iprobe(int src, int tag, struct ompi_communicator_t *comm, in
         return OMPI_ERR_NOT_SUPPORTED;
     LOCK();
     rc = bfo_iprobe(M->eng, &env, &st, bfo_net_now());
-    lost = rc == 0 && probe_lost(&env);
+    lost = rc == 0 ? probe_lost(&env) : 0;
     UNLOCK();
     *matched = rc == 1;
     if (rc == 1) {
@@ -865,7 +882,7 @@ static int bfo_pml_iprobe(int src, int tag, struct ompi_communicator_t *comm, in
         return OMPI_SUCCESS;
     }
     if (lost)
-        return peer_error(env.peer);
+        return peer_error(env.peer, lost == 2);
     opal_progress();
     return rc < 0 ? OMPI_ERR_BAD_PARAM : OMPI_SUCCESS;
 }
@@ -895,7 +912,7 @@ static int bfo_pml_improbe(int src, int tag, struct ompi_communicator_t *comm, i
         return OMPI_ERR_OUT_OF_RESOURCE;
     LOCK();
     rc = bfo_improbe(M->eng, &q->br, &env, &st, bfo_net_now());
-    lost = rc == 0 && probe_lost(&env);
+    lost = rc == 0 ? probe_lost(&env) : 0;
     UNLOCK();
     *matched = rc == 1;
     if (rc == 1) {
@@ -919,7 +936,7 @@ static int bfo_pml_improbe(int src, int tag, struct ompi_communicator_t *comm, i
     }
     req_release(q);
     if (lost)
-        return peer_error(env.peer);
+        return peer_error(env.peer, lost == 2);
     opal_progress();
     return rc < 0 ? (rc == BFO_ERR_NO_MEMORY ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_ERR_BAD_PARAM) : OMPI_SUCCESS;
 }
@@ -1012,6 +1029,8 @@ int mca_pml_bfo_finalize(void)
     }
     free(M->err_code);
     M->err_code = NULL;
+    free(M->err_left);
+    M->err_left = NULL;
     OBJ_DESTRUCT(&M->reqs);
     return OMPI_SUCCESS;
 }

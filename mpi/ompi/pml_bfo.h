@@ -92,6 +92,7 @@ typedef struct mca_pml_bfo_module {
     int thread_multiple;
     opal_free_list_t reqs;
     int *err_code;              /* per peer: its MPI error code, 0: not made yet */
+    int *err_left;              /* per peer: the code of a peer parted (finalized), 0: not made yet */
 } mca_pml_bfo_module_t;
 
 extern mca_pml_bfo_module_t mca_pml_bfo;
