@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bfo_le.h" /* bfo_place_ticket */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -53,6 +55,16 @@ typedef struct bfo_sink {
      * `at` (its kernel's TCP acknowledgements, its process still there) but
      * its process did not: busy, not dead.  May be NULL. */
     void (*host_heard)(void *ctx, int peer, int rail, uint64_t at);
+    /* Receiving in place, for a transport that reads a byte stream:
+     * bfo_engine_place, bfo_engine_place_ok and bfo_engine_frame_placed
+     * (which may also say BFO_ERR_AGAIN: offer it again later, the payload
+     * staying where it is).  place says NULL whenever the frame is to be
+     * read whole.  All three NULL, or none. */
+    uint8_t *(*place)(void *ctx, int peer, const uint8_t *hdr, size_t have, size_t frame_len, size_t *hdr_len,
+                      bfo_place_ticket *ticket);
+    int (*place_ok)(void *ctx, bfo_place_ticket ticket);
+    int (*frame_placed)(void *ctx, int peer, int rail, const uint8_t *hdr, size_t hdr_len, const uint8_t *payload,
+                        size_t payload_len, uint64_t now);
 } bfo_sink;
 
 #ifdef __cplusplus

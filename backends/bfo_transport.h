@@ -78,6 +78,9 @@ typedef struct bfo_rail_stats {
     uint64_t busy_heard;             /* the peer process silent, its rail vouched for by other evidence
                                       * (TCP: its kernel's acknowledgements; shm: its pidfd; verbs:
                                       * its adapter completing a host probe) */
+    uint64_t placed_rx;              /* TCP: FRAGs whose payload was read straight into the receive's
+                                      * buffer (bfo_engine_place) */
+    uint64_t placed_dropped;         /* ... of them, dropped: the receive was gone before the end */
 } bfo_rail_stats;
 
 /* What open() gets. */

@@ -114,6 +114,12 @@ typedef struct sn_msg {
     void *local;                          /* READ: where they go */
     uint64_t raddr;                       /* RDMA: the peer's memory */
     uint32_t key;                         /* RDMA: the key the engine gave for this rail */
+    /* read in place (simnet.place): the first half of a FRAG's payload is
+     * in the receive's buffer, the rest comes at a later step */
+    int placing;
+    uint8_t *pl_dst;
+    size_t pl_hs;
+    bfo_place_ticket pl_tk;
 } sn_msg;
 
 typedef struct sn_reg {
@@ -169,6 +175,13 @@ typedef struct simnet {
     FILE *trace;            /* the wire trace (see the top), or NULL */
     const sn_hooks *hooks;  /* a transport model above the wire, or NULL */
     int gone[SN_MAX_RANKS]; /* the rank's process ended (sn_rank_exits) */
+    /* 1: frames are read as the TCP transport reads them, FRAGs in place
+     * (bfo_engine_place): half the payload at one step, the rest at a
+     * later one (other messages move between), the receive asked before
+     * the second (bfo_engine_place_ok), then bfo_engine_frame_placed.
+     * Without a transport model (hooks) only. */
+    int place;
+    uint64_t placed, placed_dropped;
 } simnet;
 
 /* A message's completion at its sender: the engine's, or the model's. */
@@ -751,7 +764,37 @@ static inline int sn_step(simnet *sn)
         const bfo_stats *st = &sn->eng[m.dst]->stats;
         uint64_t dup = st->duplicates_dropped, stale = st->stale_dropped,
                  bad = st->protocol_violations;
-        int rc = sn->hooks ? sn->hooks->arrive(sn->hooks->ctx, &m)
+        int rc;
+        if (sn->place && !sn->hooks && !m.placing) {
+            size_t hs = 0;
+            bfo_place_ticket tk;
+            uint8_t *d = bfo_engine_place(sn->eng[m.dst], m.src, m.data, m.len, m.len, &hs, &tk);
+            if (d) { /* the first half read in place; the rest at a later step, first on its path */
+                memcpy(d, m.data + hs, (m.len - hs) / 2);
+                m.placing = 1;
+                m.pl_dst = d;
+                m.pl_hs = hs;
+                m.pl_tk = tk;
+                sn->placed++;
+                sn_trace_msg(sn, "placing", &m);
+                memmove(&sn->q[1], &sn->q[0], sn->qlen * sizeof *sn->q);
+                sn->q[0] = m;
+                sn->qlen++;
+                return 1;
+            }
+        }
+        if (m.placing) {
+            size_t half = (m.len - m.pl_hs) / 2;
+            if (bfo_engine_place_ok(sn->eng[m.dst], m.pl_tk)) {
+                memcpy(m.pl_dst + half, m.data + m.pl_hs + half, m.len - m.pl_hs - half);
+                rc = bfo_engine_frame_placed(sn->eng[m.dst], m.src, m.rail, m.data, m.pl_hs, m.pl_dst,
+                                             m.len - m.pl_hs, sn->now);
+            } else { /* the receive is gone: the rest is read elsewhere, the frame dropped */
+                rc = BFO_ERR_STALE;
+                sn->placed_dropped++;
+            }
+        } else
+            rc = sn->hooks ? sn->hooks->arrive(sn->hooks->ctx, &m)
                            : bfo_engine_frame(sn->eng[m.dst], m.src, m.rail, m.data, m.len, sn->now);
         /* what the engine dropped before any machine saw it */
         if (st->duplicates_dropped != dup)

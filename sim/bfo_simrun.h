@@ -178,6 +178,7 @@ typedef struct sr_scenario {
      * w->sn.hooks (bfo_simnet.h).  NULL: the engines talk to the wire. */
     void (*attach)(struct sr_world *w, void *arg);
     void *attach_arg;
+    int place;             /* frames read in place as TCP reads them (simnet.place) */
     int leave;             /* the ranks leave at the end (see the top) */
     uint64_t leave_gap_ns; /* ... rank i this long after rank i-1 (0: all at once) */
 } sr_scenario;
@@ -492,6 +493,7 @@ static inline sr_world *sr_new(const sr_scenario *sc)
     w->sn.user = (void *)sc;
     w->sn.rdma_mask = ~sc->plain_rails;
     w->sn.data_mask = sc->data ? sc->data_rails : 0;
+    w->sn.place = sc->place;
     w->sn.trace = sc->trace;
     for (int i = 0; i < sc->nfaults; i++)
         sn_add_fault(&w->sn, &sc->faults[i]);

@@ -536,6 +536,112 @@ static void test_every_single_fault_small(void **state)
     print_message("%d single-fault runs\n", runs);
 }
 
+/* FRAGs read in place (bfo_engine_place, as the TCP transport reads them:
+ * half the payload, other messages, then the rest and
+ * bfo_engine_frame_placed), under every single fault of the copy
+ * protocol's matrix and a rail down at every operation: every message
+ * intact, once.  (A placement whose receive is gone before the end, its
+ * rest dropped, is counted too; the test below makes one.) */
+static void test_frag_read_in_place_under_every_single_fault(void **state)
+{
+    static const msgspec m[] = { { 0, 1, 8 }, { 0, 1, 150000 }, { 1, 0, 5000 }, { 1, 0, 300000 } };
+    static const int kinds[] = { SN_LOSE, SN_DELIVER_ERROR, SN_DELAY };
+    uint64_t placed = 0, dropped = 0, runs = 0;
+    (void)state;
+    for (uint64_t op = 1; op <= 60; op++) {
+        for (int k = 0; k < 3; k++) {
+            sr_scenario sc = make(m, 4, 2, 2, 700 + op);
+            sc.place = 1;
+            sc.rdma = BFO_RDMA_OFF; /* by copy: FRAGs */
+            add_fault(&sc, SN_FAULT_TYPE, 0, 0, op, kinds[k]);
+            sr_world *w = run(&sc);
+            placed += w->sn.placed;
+            dropped += w->sn.placed_dropped;
+            runs++;
+            sr_del(w);
+        }
+        for (int rail = 0; rail < 2; rail++) {
+            sr_scenario sc = make(m, 4, 2, 2, 900 + op);
+            sc.place = 1;
+            sc.rdma = BFO_RDMA_OFF;
+            add_fault(&sc, SN_FAULT_RAIL_DOWN, 0, rail, op, 0);
+            sr_world *w = run(&sc);
+            all_ok(w);
+            placed += w->sn.placed;
+            dropped += w->sn.placed_dropped;
+            runs++;
+            sr_del(w);
+        }
+    }
+    print_message("%llu runs, %llu FRAGs read in place, %llu of them dropped (their receive gone)\n",
+                  (unsigned long long)runs, (unsigned long long)placed, (unsigned long long)dropped);
+    assert_true(placed > runs); /* several per run: the path is taken */
+}
+
+/* bfo_engine_place says where a FRAG goes only for a live receive with a
+ * contiguous buffer, inside it; anything else is read whole. */
+static void test_place_refuses_what_is_not_a_frag_of_a_live_receive(void **state)
+{
+    static uint8_t src[150000], dst[150000];
+    uint8_t hdr[BFO_MAX_HDR_SIZE];
+    bfo_request s, q;
+    bfo_place_ticket tk;
+    size_t hs = 0;
+    bfo_hdr_frag fh;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 1, 3);
+    sc.rdma = BFO_RDMA_OFF;
+    sr_world *w = sr_new(&sc);
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (uint8_t)(i * 7 + 1);
+    for (int k = 0; k < 200 && bfo_rail_state(&w->e[0], 1, 0) != BFO_RAIL_ST_UP; k++)
+        sn_step(&w->sn);
+    assert_int_equal(bfo_irecv(&w->e[1], &q, dst, sizeof dst, 0, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, src, sizeof src, 1, 0, 1, w->sn.now), BFO_OK);
+    for (int k = 0; k < 500 && q.cs != BFO_RECV_ST_ACK_SENT; k++)
+        sn_step(&w->sn);
+    assert_int_equal(q.cs, BFO_RECV_ST_ACK_SENT);
+    memset(&fh, 0, sizeof fh);
+    fh.type = BFO_FRAG_FRAG;
+    fh.rseq = q.rseq;
+    fh.dreq = q.self;
+    fh.offset = 65536;
+    assert_int_equal(bfo_hdr_frag_encode(&fh, hdr, sizeof hdr), BFO_HDR_FRAG_SIZE);
+    /* a FRAG of the live receive: its place in the buffer */
+    assert_ptr_equal(bfo_engine_place(&w->e[1], 0, hdr, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + 1000, &hs, &tk),
+                     dst + 65536);
+    assert_int_equal(hs, BFO_HDR_FRAG_SIZE);
+    assert_true(bfo_engine_place_ok(&w->e[1], tk));
+    /* the header not all there yet; from another peer; past the buffer */
+    assert_null(bfo_engine_place(&w->e[1], 0, hdr, BFO_HDR_FRAG_SIZE - 1, BFO_HDR_FRAG_SIZE + 1000, &hs, &tk));
+    assert_null(bfo_engine_place(&w->e[1], 1, hdr, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + 1000, &hs, &tk));
+    assert_null(bfo_engine_place(&w->e[1], 0, hdr, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + 150000 - 65536 + 1,
+                                 &hs, &tk));
+    /* an older restart sequence; another request; not a FRAG */
+    fh.rseq = (uint16_t)(q.rseq + 1);
+    bfo_hdr_frag_encode(&fh, hdr, sizeof hdr);
+    assert_null(bfo_engine_place(&w->e[1], 0, hdr, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + 1000, &hs, &tk));
+    fh.rseq = q.rseq;
+    fh.dreq.gen++;
+    bfo_hdr_frag_encode(&fh, hdr, sizeof hdr);
+    assert_null(bfo_engine_place(&w->e[1], 0, hdr, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + 1000, &hs, &tk));
+    fh.dreq = q.self;
+    bfo_hdr_frag_encode(&fh, hdr, sizeof hdr);
+    hdr[0] = BFO_FRAG_MATCH;
+    assert_null(bfo_engine_place(&w->e[1], 0, hdr, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + 1000, &hs, &tk));
+    assert_int_equal(bfo_engine_frame_placed(&w->e[1], 0, 0, hdr, BFO_HDR_FRAG_SIZE, dst, 1000, w->sn.now),
+                     BFO_ERR_INVALID);
+    /* the message completes: the placement is no longer good */
+    w->sn.place = 1;
+    for (int k = 0; k < 2000 && !(bfo_test(&s) && bfo_test(&q)); k++)
+        sn_step(&w->sn);
+    assert_true(bfo_test(&s) && bfo_test(&q));
+    assert_true(w->sn.placed > 0);
+    assert_memory_equal(dst, src, sizeof src);
+    assert_false(bfo_engine_place_ok(&w->e[1], tk));
+    sr_del(w);
+}
+
 static void test_rail_down_mid_stream_then_back(void **state)
 {
     (void)state;
@@ -3306,6 +3412,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_get_and_put_over_four_rails_use_each_rails_own_key),
         cmocka_unit_test(test_simulated_rdma_refuses_another_rails_key),
         cmocka_unit_test(test_every_single_fault_small),
+        cmocka_unit_test(test_frag_read_in_place_under_every_single_fault),
+        cmocka_unit_test(test_place_refuses_what_is_not_a_frag_of_a_live_receive),
         cmocka_unit_test(test_rail_down_mid_stream_then_back),
         cmocka_unit_test(test_rail_down_at_every_operation),
         cmocka_unit_test(test_rail_readmitted_and_used_again),

@@ -193,7 +193,7 @@ static int open_side(side *s, book *bk, int rank, int size, int nrails, const bf
                      const bfo_shm_options *o)
 {
     static const char *const names[] = { "shm", "shm:1", "shm:2", "shm:3" };
-    bfo_sink sink = { s, s_completion, s_frame, s_event, s_heard, s_lookup, NULL };
+    bfo_sink sink = { s, s_completion, s_frame, s_event, s_heard, s_lookup, NULL, NULL, NULL, NULL };
     bfo_transport_args a;
     bfo_config c = *cfg;
     int rc;

@@ -887,7 +887,7 @@ static void vw_attach(sr_world *sw, void *arg)
     w->sn->transport_heard = 0; /* a verbs rail reports no acknowledgements (bfo_verbs.h) */
     for (int x = 0; x < w->n; x++) {
         vw_rank *R = &w->r[x];
-        bfo_sink sink = { R, s_completion, s_frame, s_rail_event, NULL, NULL, s_host_heard };
+        bfo_sink sink = { R, s_completion, s_frame, s_rail_event, NULL, NULL, s_host_heard, NULL, NULL, NULL };
         bfo_vg_hw hw = { R, hw_flush, hw_post, hw_post_recv, hw_log, hw_conn, hw_host_probe };
         bfo_backend *be = &sw->sn.be[x];
         R->w = w;
@@ -1454,7 +1454,7 @@ static void test_a_newer_req_while_connect_is_pending_replaces_the_connection_si
     static uint8_t rbuf[2 * 64];
     ev_log L;
     bfo_vg g;
-    bfo_sink sink = { &L, el_completion, el_frame, el_rail_event, NULL, NULL, NULL };
+    bfo_sink sink = { &L, el_completion, el_frame, el_rail_event, NULL, NULL, NULL, NULL, NULL, NULL };
     bfo_vg_hw hw = { &L, el_flush, el_post, el_post_recv, NULL, el_conn, NULL };
     int qi;
     (void)state;

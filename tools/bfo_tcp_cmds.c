@@ -69,7 +69,7 @@
  *        "conn_errors","malformed_drops","backpressure","keepalives",
  *        "stale_frames","protocol_violations","absent_rails","rdma_reads","rdma_writes",
  *        "host_heard","nudges","thread_rounds","credit_rndv","over_window",
- *        "per_rail_bytes":[...]}
+ *        "placed_frames","placed_dropped","per_rail_bytes":[...]}
  *       messages/bytes/verified: received at the destinations; failovers and
  *       readmissions: the engines' mapouts and readmissions; recovery_ms_max:
  *       the longest time from a rail being mapped out to the next message
@@ -101,7 +101,9 @@
  *       window for them was full (BFO_UNEXPECTED_BUDGET / (ranks - 1));
  *       over_window: frames that found the receiver's budget spent and
  *       waited (back-pressure, the safety net; 0 while senders keep to
- *       their windows).
+ *       their windows); placed_frames: TCP FRAGs whose payload was read
+ *       straight into the receive's buffer (bfo_engine_place), of which
+ *       placed_dropped were dropped (the receive was gone before the end).
  *     With the progress thread on, the stream's engine calls run under
  *       bfo_net_lock (bfo_net.h, THREADS).
  *     At --timeout with messages outstanding: the engine's and transports'
@@ -306,7 +308,7 @@ int bfo_cmd_run(int argc, char **argv)
 enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD, F_MAPOUTS,
        F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE, F_KEEPALIVES, F_STALE, F_VIOLATIONS, F_ABSENT,
        F_RDMA_READS, F_RDMA_WRITES, F_BUSY_HEARD, F_NUDGES, F_THREAD, F_CREDIT_RNDV, F_OVER_WINDOW,
-       NF /* counters sent to rank 0 */ };
+       F_PLACED, F_PLACED_DROPPED, NF /* counters sent to rank 0 */ };
 
 typedef struct slot {
     bfo_request req;
@@ -1269,6 +1271,8 @@ int bfo_cmd_stream(int argc, char **argv)
             s->f[F_KEEPALIVES] += ts->rail[r].keepalives_tx;
             s->f[F_BUSY_HEARD] += ts->rail[r].busy_heard;
             s->f[F_NUDGES] += ts->rail[r].nudges_tx;
+            s->f[F_PLACED] += ts->rail[r].placed_rx;
+            s->f[F_PLACED_DROPPED] += ts->rail[r].placed_dropped;
         }
         uint64_t mine[NF + BFO_MAX_RAILS + 4];
         memcpy(mine, s->f, sizeof s->f);
@@ -1336,6 +1340,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"absent_rails\":%" PRIu64 ",\"rdma_reads\":%" PRIu64 ",\"rdma_writes\":%" PRIu64
                        ",\"host_heard\":%" PRIu64 ",\"nudges\":%" PRIu64 ",\"thread_rounds\":%" PRIu64
                        ",\"credit_rndv\":%" PRIu64 ",\"over_window\":%" PRIu64
+                       ",\"placed_frames\":%" PRIu64 ",\"placed_dropped\":%" PRIu64
                        ",\"per_rail_bytes\":[",
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
                        tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
@@ -1346,7 +1351,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        (double)(bfo_net_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE],
                        tot[F_KEEPALIVES], tot[F_STALE], tot[F_VIOLATIONS], tot[F_ABSENT], tot[F_RDMA_READS],
                        tot[F_RDMA_WRITES], tot[F_BUSY_HEARD], tot[F_NUDGES], tot[F_THREAD],
-                       tot[F_CREDIT_RNDV], tot[F_OVER_WINDOW]);
+                       tot[F_CREDIT_RNDV], tot[F_OVER_WINDOW], tot[F_PLACED], tot[F_PLACED_DROPPED]);
                 for (int r = 0; r < bfo_net_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
                 printf("]}\n");

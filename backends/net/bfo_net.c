@@ -422,6 +422,33 @@ static void up_host(void *ctx, int peer, int rail, uint64_t at)
         bfo_engine_host_heard(&tp->n->eng, peer, tp->g[rail], at);
 }
 
+/* Receiving in place: not while the progress thread runs (it takes rail
+ * control only; a frame placed meanwhile waits, as up_frame's do). */
+static uint8_t *up_place(void *ctx, int peer, const uint8_t *hdr, size_t have, size_t frame_len, size_t *hdr_len,
+                         bfo_place_ticket *ticket)
+{
+    net_tp *tp = (net_tp *)ctx;
+    if (tp->n->ctl_only)
+        return NULL;
+    return bfo_engine_place(&tp->n->eng, peer, hdr, have, frame_len, hdr_len, ticket);
+}
+
+static int up_place_ok(void *ctx, bfo_place_ticket ticket)
+{
+    return bfo_engine_place_ok(&((net_tp *)ctx)->n->eng, ticket);
+}
+
+static int up_frame_placed(void *ctx, int peer, int rail, const uint8_t *hdr, size_t hdr_len, const uint8_t *payload,
+                           size_t payload_len, uint64_t now)
+{
+    net_tp *tp = (net_tp *)ctx;
+    if (rail < 0 || rail >= tp->nrails)
+        return BFO_ERR_INVALID;
+    if (tp->n->ctl_only)
+        return BFO_ERR_AGAIN;
+    return bfo_engine_frame_placed(&tp->n->eng, peer, tp->g[rail], hdr, hdr_len, payload, payload_len, now);
+}
+
 /* ---------------------------------------------------------------- cards */
 
 size_t bfo_net_card_write(uint8_t *c, size_t cap, int nrails, const char *const *transport, const bfo_addr *addr)
@@ -734,7 +761,8 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         bfo__config_defaults(&d);
         for (int k = 0; k < n->ntp; k++) {
             net_tp *tp = &n->tp[k];
-            bfo_sink sink = { tp, up_completion, up_frame, up_event, up_heard, up_lookup, up_host };
+            bfo_sink sink = { tp, up_completion, up_frame, up_event, up_heard, up_lookup, up_host,
+                              up_place, up_place_ok, up_frame_placed };
             bfo_transport_args a;
             memset(&a, 0, sizeof a);
             a.rank = n->rank;

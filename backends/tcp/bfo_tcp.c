@@ -109,6 +109,13 @@ typedef struct tlink {
     uint64_t rx_seq, ack_sent, rx_since;
     unsigned rx_frames;
     size_t rx_bytes;
+    /* a FRAG's payload read in place (RECEIVING IN PLACE below) */
+    int placing;       /* 1: the frame in pl_hdr is being read in place */
+    int pl_streak;     /* the last frame was read in place: read the next one's headers alone first */
+    uint8_t *pl_dst;   /* where its payload goes; NULL: the receive is gone, the rest is read and dropped */
+    size_t pl_len, pl_got, pl_hlen;
+    bfo_place_ticket pl_ticket;
+    uint8_t pl_hdr[BFO_TCP_HDR_SIZE + BFO_MAX_HDR_SIZE];
 } tlink;
 
 typedef struct pend {
@@ -487,6 +494,9 @@ static void link_reset(bfo_tcp *t, tlink *l)
     l->rx_seq = l->ack_sent = l->rx_since = 0;
     l->rx_frames = 0;
     l->rx_bytes = 0;
+    l->placing = l->pl_streak = 0;
+    l->pl_dst = NULL;
+    l->pl_len = l->pl_got = l->pl_hlen = 0;
 }
 
 /* The conn machine's close: the connection is torn down, then every frame
@@ -986,8 +996,131 @@ static int hello_check(const bfo_tcp *t, const uint8_t *f, int want_rank, int wa
 }
 
 /* Frames in the receive buffer, in order, until one must wait. */
+/* The engine refused a frame for now (BFO_ERR_AGAIN): the link stalls
+ * (BACK-PRESSURE in bfo_tcp.h) and is offered again from retry_stalled. */
+static void link_stall(bfo_tcp *t, tlink *l)
+{
+    if (!l->stalled) {
+        t->st.rail[l->rail].backpressure++;
+        t->nstalled++;
+    }
+    l->stalled = 1;
+    user_timeout_update(t, l);
+    link_events(t, l);
+    send_keepalive(t, l);
+}
+
+/* The engine took data frame seq (len bytes after the transport header). */
+static void frame_taken(bfo_tcp *t, tlink *l, uint64_t seq, uint32_t len)
+{
+    if (l->stalled) {
+        l->stalled = 0;
+        t->nstalled--;
+        user_timeout_update(t, l);
+    }
+    l->hot_at = t->now;
+    if (!l->hot && t->busy && t->nhot < HOT_MAX)
+        heat(t, l);
+    if (l->rx_seq == l->ack_sent)
+        l->rx_since = t->now;
+    l->rx_seq = seq;
+    l->rx_frames++;
+    l->rx_bytes += len;
+    t->st.rail[l->rail].frames_rx++;
+    t->st.rail[l->rail].bytes_rx += len;
+}
+
+/* RECEIVING IN PLACE (bfo_sink place, place_ok, frame_placed; bfo_engine_place).
+ * A data frame of at least PLACE_MIN bytes that is not all in the receive
+ * buffer yet, and whose headers are: when the engine says it is a FRAG of a
+ * live receive, its payload is read straight into that receive's buffer
+ * (what came with the headers is copied there first), with a read of its
+ * own, and the frame is handed over once it is all there
+ * (frame_placed).  The receive buffer is empty meanwhile.  Before every
+ * read the engine is asked whether the receive still takes bytes
+ * (place_ok); once it does not (it completed through another rail, it
+ * failed), the rest of the payload is read into the receive buffer and the
+ * frame is dropped, acknowledged as a stale one would be.  Every other
+ * rule of a data frame holds: sequence, ack, back-pressure (a placed frame
+ * the engine refuses for now stays placed and is offered again).  After a
+ * frame read in place, the next read takes the next frame's headers alone,
+ * so that a stream of fragments is read in place nearly whole rather than
+ * every other one. */
+#define PLACE_MIN 16384
+
+static void place_start(bfo_tcp *t, tlink *l)
+{
+    uint8_t *h = l->rx + l->rx_off;
+    uint32_t len = bfo_get32(h);
+    size_t have = l->rx_len - l->rx_off - BFO_TCP_HDR_SIZE, hs = 0;
+    bfo_place_ticket tk;
+    uint8_t *dst;
+    if (!t->sink.place || len < PLACE_MIN || t->drop[l->rail] || l->poisoned || !link_up(l) ||
+        bfo_get64(h + 8) != l->rx_seq + 1)
+        return;
+    dst = t->sink.place(t->sink.ctx, l->peer, h + BFO_TCP_HDR_SIZE, have, len, &hs, &tk);
+    if (!dst || hs > BFO_MAX_HDR_SIZE || hs > have || hs >= len)
+        return;
+    memcpy(l->pl_hdr, h, BFO_TCP_HDR_SIZE + hs);
+    l->pl_hlen = hs;
+    l->pl_len = len - hs;
+    l->pl_got = have - hs;
+    l->pl_ticket = tk;
+    l->pl_dst = dst;
+    memcpy(dst, h + BFO_TCP_HDR_SIZE + hs, l->pl_got);
+    l->placing = 1;
+    l->rx_off = l->rx_len = 0;
+    t->st.rail[l->rail].placed_rx++;
+}
+
+/* The frame read in place is all there: the engine takes it (0), or it
+ * stalls the link or broke it (-1). */
+static int place_finish(bfo_tcp *t, tlink *l)
+{
+    const uint8_t *h = l->pl_hdr;
+    uint32_t len = bfo_get32(h);
+    uint64_t seq = bfo_get64(h + 8), ack = bfo_get64(h + 16);
+    int rc = BFO_ERR_STALE;
+    if (t->drop[l->rail] || l->poisoned) { /* the fault hook: it never came */
+        l->poisoned = 1;
+        t->st.rail[l->rail].dropped_rx++;
+        l->placing = 0;
+        return 0;
+    }
+    l->rx_at = t->now;
+    if (l->zwin) {
+        l->zwin = 0;
+        user_timeout_update(t, l);
+    }
+    take_ack(t, l, ack); /* idempotent when the frame is offered again */
+    if (l->broken || l->fd < 0)
+        return -1;
+    peer_stall(t, l, h[7] & BFO_TCP_F_STALLED);
+    if (l->pl_dst)
+        rc = t->sink.frame_placed(t->sink.ctx, l->peer, l->rail, h + BFO_TCP_HDR_SIZE, l->pl_hlen, l->pl_dst,
+                                  l->pl_len, t->now);
+    else
+        t->st.rail[l->rail].placed_dropped++;
+    if (rc == BFO_ERR_AGAIN) {
+        link_stall(t, l);
+        return -1;
+    }
+    if (rc != BFO_OK && rc != BFO_ERR_STALE) {
+        set_broken(t, l, 1, "engine rejected a frame (FRAG read in place, %u bytes): %s", len, bfo_errname(rc));
+        return -1;
+    }
+    l->placing = 0;
+    l->pl_streak = 1;
+    frame_taken(t, l, seq, len);
+    return 0;
+}
+
 static void parse_frames(bfo_tcp *t, tlink *l)
 {
+    if (l->placing) {
+        if (l->pl_got < l->pl_len || place_finish(t, l) != 0)
+            return;
+    }
     while (!l->broken && l->fd >= 0 && l->rx_len - l->rx_off >= BFO_TCP_HDR_SIZE) {
         uint8_t *h = l->rx + l->rx_off;
         uint32_t len = bfo_get32(h);
@@ -1005,8 +1138,12 @@ static void parse_frames(bfo_tcp *t, tlink *l)
             set_broken(t, l, 1, "bad frame (kind %d, length %u)", kind, len);
             return;
         }
-        if (l->rx_len - l->rx_off < BFO_TCP_HDR_SIZE + (size_t)len)
+        if (l->rx_len - l->rx_off < BFO_TCP_HDR_SIZE + (size_t)len) {
+            if (kind == BFO_TCP_K_DATA && l->c.fsm.cs != BFO_CONN_ST_HELLO_SENT)
+                place_start(t, l);
             break;
+        }
+        l->pl_streak = 0;
         if (t->drop[l->rail] || l->poisoned) { /* the fault hook: it never came */
             l->poisoned = 1;
             t->st.rail[l->rail].dropped_rx++;
@@ -1058,14 +1195,7 @@ static void parse_frames(bfo_tcp *t, tlink *l)
         peer_stall(t, l, h[7] & BFO_TCP_F_STALLED);
         int rc = up_frame(t, l, h + BFO_TCP_HDR_SIZE, len);
         if (rc == BFO_ERR_AGAIN) {
-            if (!l->stalled) {
-                t->st.rail[l->rail].backpressure++;
-                t->nstalled++;
-            }
-            l->stalled = 1;
-            user_timeout_update(t, l);
-            link_events(t, l);
-            send_keepalive(t, l);
+            link_stall(t, l);
             return;
         }
         if (rc != BFO_OK && rc != BFO_ERR_STALE) {
@@ -1074,24 +1204,10 @@ static void parse_frames(bfo_tcp *t, tlink *l)
                        type ? type : "unknown type", len, bfo_errname(rc));
             return;
         }
-        if (l->stalled) {
-            l->stalled = 0;
-            t->nstalled--;
-            user_timeout_update(t, l);
-        }
         l->rx_off += BFO_TCP_HDR_SIZE + len;
-        l->hot_at = t->now;
-        if (!l->hot && t->busy && t->nhot < HOT_MAX)
-            heat(t, l);
-        if (l->rx_seq == l->ack_sent)
-            l->rx_since = t->now;
-        l->rx_seq = seq;
-        l->rx_frames++;
-        l->rx_bytes += len;
-        t->st.rail[l->rail].frames_rx++;
-        t->st.rail[l->rail].bytes_rx += len;
+        frame_taken(t, l, seq, len);
     }
-    if (l->rx_off == l->rx_len)
+    if (l->rx_off == l->rx_len && !l->placing)
         l->rx_off = l->rx_len = 0;
     if (!l->broken && l->fd >= 0 && link_up(l) &&
         (l->rx_frames >= t->o.ack_frames || l->rx_bytes >= t->o.ack_bytes))
@@ -1131,17 +1247,34 @@ static void link_read(bfo_tcp *t, tlink *l)
     for (int round = 0; round < 8 && l->fd >= 0 && !l->broken && !l->stalled; round++) {
         size_t space;
         ssize_t n;
-        if (l->rx_off && t->rx_cap - l->rx_len < BFO_TCP_HDR_SIZE + t->max_frame) {
-            memmove(l->rx, l->rx + l->rx_off, l->rx_len - l->rx_off);
-            l->rx_len -= l->rx_off;
-            l->rx_off = 0;
+        uint8_t *into;
+        if (l->placing) { /* RECEIVING IN PLACE */
+            space = l->pl_len - l->pl_got;
+            if (l->pl_dst && !t->sink.place_ok(t->sink.ctx, l->pl_ticket))
+                l->pl_dst = NULL; /* the receive is gone: the rest is dropped */
+            if (l->pl_dst)
+                into = l->pl_dst + l->pl_got;
+            else {
+                into = l->rx;
+                if (space > t->rx_cap)
+                    space = t->rx_cap;
+            }
+        } else {
+            if (l->rx_off && t->rx_cap - l->rx_len < BFO_TCP_HDR_SIZE + t->max_frame) {
+                memmove(l->rx, l->rx + l->rx_off, l->rx_len - l->rx_off);
+                l->rx_len -= l->rx_off;
+                l->rx_off = 0;
+            }
+            space = t->rx_cap - l->rx_len;
+            if (l->pl_streak && l->rx_len == l->rx_off && space > BFO_TCP_HDR_SIZE + BFO_MAX_HDR_SIZE)
+                space = BFO_TCP_HDR_SIZE + BFO_MAX_HDR_SIZE; /* the next frame's headers alone */
+            into = l->rx + l->rx_len;
         }
-        space = t->rx_cap - l->rx_len;
-        n = read(l->fd, l->rx + l->rx_len, space);
+        n = read(l->fd, into, space);
         if (n == 0) {
-            if (l->rx_len > l->rx_off)
+            if (l->placing || l->rx_len > l->rx_off)
                 set_broken(t, l, 1, "connection closed inside a frame (%zu bytes of it)",
-                           l->rx_len - l->rx_off);
+                           l->placing ? BFO_TCP_HDR_SIZE + l->pl_hlen + l->pl_got : l->rx_len - l->rx_off);
             else
                 set_broken(t, l, 0, "closed by the peer");
             return;
@@ -1153,7 +1286,10 @@ static void link_read(bfo_tcp *t, tlink *l)
                 set_broken(t, l, 0, "receive: %s", strerror(errno));
             return;
         }
-        l->rx_len += (size_t)n;
+        if (l->placing)
+            l->pl_got += (size_t)n;
+        else
+            l->rx_len += (size_t)n;
         /* The clock moves on as the frames are taken: those at the end of
          * a long read, stamped with the progress call's start, would tell
          * the engine that the peer was last heard that long ago (and a

@@ -701,6 +701,43 @@ static inline int bfo_imrecv_data(bfo_engine *e, bfo_request *msg, const bfo_dat
 static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint8_t *buf,
                                    size_t len, uint64_t now);
 
+/* Receiving in place (zero-copy), for a transport that reads frames from a
+ * byte stream (TCP): instead of reading a large frame whole into its own
+ * buffer, for the engine to copy its payload out, it may read the payload
+ * of a FRAG straight into the receive's buffer.
+ *
+ * bfo_engine_place: hdr holds the first have bytes of a frame of
+ * frame_len bytes from peer.  When it is a FRAG of a live receive (its
+ * rendezvous answered, a contiguous buffer, the restart sequence current)
+ * whose bytes [offset, offset + payload) lie in that buffer, returns where
+ * the payload goes, with *hdr_len the engine header's size (the payload is
+ * frame_len - *hdr_len bytes, after the header) and *ticket naming the
+ * placement; else NULL (read the frame whole, as always; also when have is
+ * short of the header).  Changes nothing.
+ *
+ * bfo_engine_place_ok: 1 while the receive the ticket names still takes
+ * bytes (not complete, cancelled or failed, the same restart sequence),
+ * else 0.  Ask before every read into the place: once it says 0 the buffer
+ * may be the caller's again; read the rest of the payload anywhere else
+ * and drop the frame (it is stale).
+ *
+ * bfo_engine_frame_placed: the frame, once its payload is all in place:
+ * hdr and hdr_len as bfo_engine_place gave them, payload where it pointed.
+ * The engine takes it as bfo_engine_frame would (and copies nothing); the
+ * same returns, never BFO_ERR_AGAIN; BFO_ERR_INVALID for a frame that is
+ * not a FRAG.
+ *
+ * Why it is safe: the bytes written in place before the engine takes the
+ * frame are this message's own bytes at their own offsets (a duplicate,
+ * or a fragment resent after a restart, carries the same bytes), and none
+ * is written once the receive is complete (place_ok). */
+static inline uint8_t *bfo_engine_place(const bfo_engine *e, int peer, const uint8_t *hdr, size_t have,
+                                        size_t frame_len, size_t *hdr_len, bfo_place_ticket *ticket);
+static inline int bfo_engine_place_ok(const bfo_engine *e, bfo_place_ticket ticket);
+static inline int bfo_engine_frame_placed(bfo_engine *e, int peer, int rail, const uint8_t *hdr,
+                                          size_t hdr_len, const uint8_t *payload, size_t payload_len,
+                                          uint64_t now);
+
 /* Called by the backend once per posted operation.  A token that names no
  * operation the backend holds (stale, made up, or of an op that is free or
  * waiting for a rail) is ignored: the generation alone does not tell, a
@@ -2235,7 +2272,7 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, cons
                 n = f->payload_len;
             if (BFO__UNLIKELY(!r->buf))
                 bfo__data_in(r, (size_t)off, f->payload, n);
-            else
+            else if ((const uint8_t *)(r->buf + off) != f->payload) /* not read in place (bfo_engine_place) */
                 memcpy(r->buf + off, f->payload, n);
         }
         r->done_bytes += f->payload_len;
@@ -3507,7 +3544,7 @@ static inline int bfo__frame_is_message(const bfo_frame *f)
  * reorder) and is taken, unless the peer was closed out meanwhile (stale);
  * anything else is taken as from any peer (its request may be gone:
  * stale). */
-static BFO__COLD int bfo__frame_gone(bfo_engine *e, int peer, int rail, const uint8_t *buf,
+static BFO__COLD int bfo__frame_gone(bfo_engine *e, int peer, int rail, bfo_frame *fp, const uint8_t *buf,
                                      size_t len)
 {
     bfo_peer *p = &e->peers[peer];
@@ -3517,8 +3554,9 @@ static BFO__COLD int bfo__frame_gone(bfo_engine *e, int peer, int rail, const ui
         e->stats.unreachable_frames++;
         return BFO_ERR_PEER_UNREACHABLE;
     }
-    rc = bfo_frame_parse(&f, buf, len);
-    if (rc != BFO_OK) {
+    if (fp) /* parsed already (bfo_engine_frame_placed) */
+        f = *fp;
+    else if ((rc = bfo_frame_parse(&f, buf, len)) != BFO_OK) {
         e->stats.malformed_frames++;
         return rc;
     }
@@ -3558,12 +3596,89 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
     if (now > e->now)
         e->now = now;
     if (e->peers[peer].unreachable) /* given up, or it said BYE, or this side left */
-        return bfo__frame_gone(e, peer, rail, buf, len);
+        return bfo__frame_gone(e, peer, rail, NULL, buf, len);
     rc = bfo_frame_parse(&f, buf, len);
     if (rc != BFO_OK) {
         e->stats.malformed_frames++;
         return rc;
     }
+    e->peers[peer].rail[rail].last_rx = e->now;
+    rc = bfo__dispatch(e, peer, rail, &f, &kind);
+    bfo__run_failed(e);
+    if (rc == BFO_OK && kind == BFO_EVK_DUP_RCVD)
+        e->stats.duplicates_dropped++;
+    if (rc == BFO_ERR_STALE)
+        e->stats.stale_dropped++;
+    else if (rc == BFO_ERR_PROTOCOL)
+        e->stats.protocol_violations++;
+    return rc;
+}
+
+/* The receive a placement names, while it takes FRAGs into a contiguous
+ * buffer (bfo_engine_place), else NULL. */
+static inline bfo_request *bfo__placed_req(const bfo_engine *e, bfo_handle h, uint16_t rseq)
+{
+    bfo_request *r = bfo__handle_named(e, h);
+    if (!r || r->kind != BFO_REQ_RECV || r->complete || !r->buf || bfo_rseq_cmp(rseq, r->rseq) != 0 ||
+        (r->cs != BFO_RECV_ST_ACK_SENT && r->cs != BFO_RECV_ST_RECVERR_SENT))
+        return NULL;
+    return r;
+}
+
+/* bfo_engine_place: see THE API near the top. */
+static inline uint8_t *bfo_engine_place(const bfo_engine *e, int peer, const uint8_t *hdr, size_t have,
+                                        size_t frame_len, size_t *hdr_len, bfo_place_ticket *ticket)
+{
+    bfo_frame f;
+    bfo_request *r;
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || e->peers[peer].unreachable ||
+        have < BFO_HDR_FRAG_SIZE || hdr[0] != BFO_FRAG_FRAG || frame_len <= BFO_HDR_FRAG_SIZE ||
+        bfo_frame_decode(&f, hdr, BFO_HDR_FRAG_SIZE) != BFO_OK)
+        return NULL;
+    f.payload = hdr; /* any non-null pointer: validated for its length only */
+    f.payload_len = frame_len - BFO_HDR_FRAG_SIZE;
+    if (bfo_frame_validate(&f) != BFO_OK)
+        return NULL;
+    r = bfo__placed_req(e, f.h.frag.dreq, f.h.frag.rseq);
+    if (!r || r->peer != peer || f.h.frag.offset > r->cap || f.payload_len > r->cap - f.h.frag.offset ||
+        f.h.frag.offset + f.payload_len > r->length)
+        return NULL;
+    *hdr_len = BFO_HDR_FRAG_SIZE;
+    ticket->req = f.h.frag.dreq;
+    ticket->rseq = f.h.frag.rseq;
+    return (uint8_t *)r->buf + f.h.frag.offset;
+}
+
+/* bfo_engine_place_ok: see THE API near the top. */
+static inline int bfo_engine_place_ok(const bfo_engine *e, bfo_place_ticket ticket)
+{
+    return bfo__placed_req(e, ticket.req, ticket.rseq) != NULL;
+}
+
+/* bfo_engine_frame_placed: see THE API near the top. */
+static inline int bfo_engine_frame_placed(bfo_engine *e, int peer, int rail, const uint8_t *hdr,
+                                          size_t hdr_len, const uint8_t *payload, size_t payload_len,
+                                          uint64_t now)
+{
+    bfo_frame f;
+    int rc, kind = BFO_EVK_RCVD;
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || !bfo__in_range(rail, e->cfg.nrails) ||
+        hdr_len != BFO_HDR_FRAG_SIZE || hdr[0] != BFO_FRAG_FRAG || !payload)
+        return BFO_ERR_INVALID;
+    if (now > e->now)
+        e->now = now;
+    rc = bfo_frame_decode(&f, hdr, hdr_len);
+    if (rc == BFO_OK) {
+        f.payload = payload;
+        f.payload_len = payload_len;
+        rc = bfo_frame_validate(&f);
+    }
+    if (rc != BFO_OK) {
+        e->stats.malformed_frames++;
+        return rc;
+    }
+    if (e->peers[peer].unreachable) /* placed before its BYE (or its loss) was taken */
+        return bfo__frame_gone(e, peer, rail, &f, NULL, 0);
     e->peers[peer].rail[rail].last_rx = e->now;
     rc = bfo__dispatch(e, peer, rail, &f, &kind);
     bfo__run_failed(e);

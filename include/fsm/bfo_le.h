@@ -26,6 +26,13 @@ typedef struct bfo_handle {
 
 static inline int bfo_handle_is_null(bfo_handle h) { return h.gen == 0; }
 
+/* A FRAG's payload being read in place: the receive it goes to and its
+ * restart sequence (bfo_engine_place, bfo_engine_place_ok). */
+typedef struct bfo_place_ticket {
+    bfo_handle req;
+    uint16_t rseq;
+} bfo_place_ticket;
+
 static inline int bfo_handle_eq(bfo_handle a, bfo_handle b)
 {
     return a.index == b.index && a.gen == b.gen;

@@ -172,7 +172,7 @@ static int tf_setup(void)
     static int tried;
     bfo_config cfg;
     bfo_tcp_options opt;
-    bfo_sink sink = { NULL, tf_completion, tf_frame, tf_event, tf_heard, NULL, NULL }; /* rank 0 dials: no lookup */
+    bfo_sink sink = { NULL, tf_completion, tf_frame, tf_event, tf_heard, NULL, NULL, NULL, NULL, NULL }; /* rank 0 dials: no lookup */
     bfo_transport_args a;
     bfo_addr me;
     const char *rails[1] = { "127.0.0.1" };

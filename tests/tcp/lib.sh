@@ -49,7 +49,8 @@ summary() {
     echo "   messages $(jget messages), bytes $(jget bytes), verified $(jget verified), lost $(jget lost)," \
          "duplicates $(jget duplicates), failovers $(jget failovers), readmissions $(jget readmissions)," \
          "recovery_ms_max $(jget recovery_ms_max), stall_ms_max $(jget stall_ms_max)," \
-         "per_rail_bytes [$(jrail 0),$(jrail 1)], elapsed_ms $(jget elapsed_ms)"
+         "per_rail_bytes [$(jrail 0),$(jrail 1)], elapsed_ms $(jget elapsed_ms)," \
+         "placed_frames $(jget placed_frames) (dropped $(jget placed_dropped))"
 }
 
 # Two ranks started by hand, as across hosts (no `bfo run`), each with its

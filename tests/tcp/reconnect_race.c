@@ -163,7 +163,7 @@ static void *init_one(void *arg)
     node *n = (node *)arg;
     bfo_config cfg;
     bfo_tcp_options o;
-    bfo_sink sink = { n, s_completion, s_frame, s_rail_event, s_heard, s_lookup, NULL };
+    bfo_sink sink = { n, s_completion, s_frame, s_rail_event, s_heard, s_lookup, NULL, NULL, NULL, NULL };
     bfo_transport_args a;
     memset(&cfg, 0, sizeof cfg);
     memset(&o, 0, sizeof o);

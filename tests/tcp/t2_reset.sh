@@ -20,5 +20,8 @@ check_exact
 [ "$(jget readmissions)" -ge 2 ] || fail "the rail was not re-admitted ($(jget readmissions))"
 grep -q "Connection reset\|connection abort\|closed by the peer" "$WORK/err" || fail "no reset seen"
 echo "   $kills resets from outside"
+# large fragments are read straight into their receives (RECEIVING IN
+# PLACE, bfo_tcp.c): the resets cut some of them halfway
+[ "$(jget placed_frames)" -gt 0 ] || fail "no fragment was read in place"
 summary
 echo "ok: t2 connections reset from outside"
