@@ -826,6 +826,23 @@ static void send_keepalive(bfo_tcp *t, tlink *l)
     link_flush(t, l);
 }
 
+/* Something goes to peer on rail: the acks owed on its other connections go
+ * out now, alone (send_ack), instead of after ack_delay.  The peer is in an
+ * exchange with this side and may wait for them: a blocking send striped
+ * over two rails completes at the sender only once both rails' frames are
+ * acknowledged, and the answer to it goes on one rail (a ping-pong of 64
+ * KiB + 1 over two rails took 59 us a way, against 32 on one rail, the
+ * other rail's ack waiting its 50 us).  The connection being read (parse)
+ * sends its own when it is done. */
+static void ack_others(bfo_tcp *t, int peer, int rail)
+{
+    for (int r = 0; r < t->nrails; r++) {
+        tlink *o = link_of(t, peer, r);
+        if (r != rail && o != t->taking && o->rx_seq != o->ack_sent)
+            send_ack(t, o);
+    }
+}
+
 /* A frame: iov[0..iovcnt) and, for described data, span's bytes after them. */
 static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int iovcnt,
                       const bfo_data_span *span, uint64_t token)
@@ -884,6 +901,8 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
     }
     en->seq = 0; /* given when it is first written (stamp_ack) */
     bfo_tcp_frame_header(en->hdr, (uint32_t)len, BFO_TCP_K_DATA, 0, 0);
+    if (t->nrails > 1)
+        ack_others(t, peer, rail);
     if (en->urgent && l->unsent >= 0) {
         queue_urgent(t, l, i); /* en is not this frame's descriptor any more */
         if (t->taking == l)

@@ -1342,7 +1342,12 @@ static inline int bfo__rdma_ok(const bfo_engine *e, int peer, int up_now)
  * eligible UP rail (RDMA rails only, for RDMA) where it would finish first,
  * so bytes split in proportion to bandwidth.  A rail that is admitted again
  * starts level with the others (bfo__stripe_rejoin): no burst to catch up,
- * no penalty. */
+ * no penalty.  A FRAG shorter than BFO__STRIPE_MIN is not striped: it goes
+ * as a small message does (bfo__pick_rail), so the tail of a message just
+ * past the eager limit (64 KiB + 1) follows its RNDV on an idle peer's
+ * rail instead of waking a second connection and its acknowledgement
+ * (two rails took 59 us a way for it, one rail 32). */
+#define BFO__STRIPE_MIN 16384
 static inline int bfo__pick_weighted(bfo_engine *e, int peer, uint64_t len, int rdma)
 {
     bfo_peer *p = &e->peers[peer];
@@ -1576,8 +1581,8 @@ static BFO__NOINLINE void bfo__post_described(bfo_engine *e, bfo_op *op)
         bfo__post(e, op);
         return;
     }
-    int rail = op->type == BFO_FRAG_FRAG ? bfo__pick_weighted(e, op->peer, op->len, 0)
-                                          : bfo__pick_rail(e, op->peer);
+    int rail = op->type == BFO_FRAG_FRAG && op->len >= BFO__STRIPE_MIN ? bfo__pick_weighted(e, op->peer, op->len, 0)
+                                                                        : bfo__pick_rail(e, op->peer);
     int rc;
     if (rail < 0) {
         bfo__post_no_rail(e, op);
@@ -1638,7 +1643,7 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
     }
     if (op->fixed_rail >= 0)
         rail = op->fixed_rail;
-    else if (rdma || op->type == BFO_FRAG_FRAG)
+    else if (rdma || (op->type == BFO_FRAG_FRAG && op->len >= BFO__STRIPE_MIN))
         rail = bfo__pick_weighted(e, op->peer, op->len, rdma);
     else
         rail = bfo__pick_rail(e, op->peer);

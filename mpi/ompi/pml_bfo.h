@@ -40,6 +40,14 @@
 
 #include "bfo_net.h"
 
+/* Fragments when every rail is TCP and pml_bfo_frag_size is 0: four times
+ * the engine's 64 KiB.  Measured (bench/pml, one rail, interleaved rounds):
+ * a 1 MiB ping-pong took 227-230 us a way with 64 KiB fragments, 152-157
+ * with 256 KiB (ob1 148-171); each costs two reads and a pass through the
+ * engine.  Not over shared memory or verbs, whose rings and registered
+ * buffers are sized by the largest frame. */
+#define PML_BFO_TCP_FRAG_SIZE (256 << 10)
+
 BEGIN_C_DECLS
 
 /* One MPI request: Open MPI's, the engine's, and what a persistent request
@@ -76,6 +84,7 @@ typedef struct mca_pml_bfo_module {
     char *rails;                /* NULL: shm and the host's first IPv4 interface */
     char *rails_resolved;       /* what bfo_net got, names and CIDRs made addresses */
     int eager_limit;            /* bytes, 0: bfo_net's default */
+    int frag_size;              /* bytes, 0: PML_BFO_TCP_FRAG_SIZE over TCP alone, else the engine's */
     int heartbeat_ms, probe_timeout_ms, peer_timeout_ms, silence_ms;
     int progress_thread;
     int verbose;

@@ -90,6 +90,12 @@ static int component_register(void)
             "Largest message sent eagerly, in one frame, in bytes; larger ones go by rendezvous "
             "(0: 64 KiB when every rail is TCP, 4 KiB otherwise)",
             OPAL_INFO_LVL_4, &mca_pml_bfo.eager_limit);
+    mca_pml_bfo.frag_size = 0;
+    reg_int("frag_size",
+            "Bytes per fragment of a message sent by rendezvous and copy (0: 256 KiB when every rail "
+            "is TCP, else the engine's 64 KiB); each TCP connection keeps a receive buffer of twice "
+            "the larger of this and the eager limit. The same on every rank",
+            OPAL_INFO_LVL_5, &mca_pml_bfo.frag_size);
     mca_pml_bfo.heartbeat_ms = 100;
     reg_int("heartbeat_ms",
             "A rail that heard or sent nothing for this long is probed (milliseconds)",
@@ -289,6 +295,19 @@ static int modex_lookup(void *ctx, int rank, void *buf, size_t cap, size_t *len)
     return BFO_OK;
 }
 
+/* 1 when every rail of the list is TCP (no shm, no verbs:). */
+static int tcp_only(const char *rails)
+{
+    for (const char *p = rails; p && *p;) {
+        if (!strncmp(p, "shm", 3) || !strncmp(p, "verbs:", 6))
+            return 0;
+        p = strchr(p, ',');
+        if (p)
+            p++;
+    }
+    return 1;
+}
+
 int mca_pml_bfo_init(int enable_mpi_threads)
 {
     static char rails[1024];
@@ -328,6 +347,9 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     cfg.max_requests = 4096;
     cfg.max_unexpected = 1024;
     cfg.eager_limit = mca_pml_bfo.eager_limit > 0 ? (size_t)mca_pml_bfo.eager_limit : 0;
+    cfg.frag_size = mca_pml_bfo.frag_size > 0 ? (size_t)mca_pml_bfo.frag_size
+                    : tcp_only(rails)         ? PML_BFO_TCP_FRAG_SIZE
+                                              : 0;
     cfg.unexpected_budget = mca_pml_bfo.unexpected_budget;
     cfg.heartbeat_ns = (uint64_t)mca_pml_bfo.heartbeat_ms * 1000000u;
     cfg.probe_timeout_ns = (uint64_t)mca_pml_bfo.probe_timeout_ms * 1000000u;
