@@ -295,6 +295,8 @@ check-sim: $(BUILD)/bfo
 	./$(BUILD)/bfo sim --explore single --ranks 4 --rails 2 --msg '0>1:1K' --msg '2>3:30K' --msg '3>0:10:any' --leave --leave-gap 7
 	./$(BUILD)/bfo sim --explore double --rails 2 --msg '0>1:64' --msg '1>0:20K' --leave
 	./$(BUILD)/bfo sim --random 20000 --seed 5 --leave --leave-gap 10
+	./$(BUILD)/bfo sim --explore double --rails 2 --protocol copy --msg '0>1:200K' --msg '1>0:100K' --place
+	./$(BUILD)/bfo sim --random 20000 --seed 3 --place
 
 # Hostile input (tests/fuzz/): libFuzzer targets for frame decoding (wire),
 # an engine whose peers are the input (engine) and the TCP backend's

@@ -4,7 +4,7 @@
  *           [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:OPTION]...]...
  *           [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]
  *           [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N] [--budget SIZE]
- *           [--leave] [--leave-gap MS]
+ *           [--leave] [--leave-gap MS] [--place]
  *
  *   bfo run -n N [--rails ADDR,ADDR] -- PROGRAM ARGS   (tools/bfo_tcp_cmds.c)
  *   bfo stream [--size S|--sizes LIST] [--count N] [--json]
@@ -34,6 +34,7 @@ static const char usage[] =
     "               [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]\n"
     "               [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N] [--budget SIZE]\n"
     "               [--data iov|pack|mixed] [--data-rails R1,R2,...|none] [--leave] [--leave-gap MS]\n"
+    "               [--place]\n"
     "  --msg    0>1:64  0>1:4M  1>0:200K:any  1>1:9K   (K and M suffixes; FROM = TO: to itself;\n"
     "           none given: a mixed set).  OPTIONs: tag=T; any (an ANY_SOURCE receive);\n"
     "           ctx=C (context id C; the ranks in it are not the engine's); sync (a\n"
@@ -78,12 +79,16 @@ static const char usage_tail[] =
     "                           a rank fails a rail of a peer after its BYE, or, with no fault,\n"
     "                           maps anything out, gives a peer up or waits for a BYE\n"
     "  --leave-gap MS           with --leave: rank i leaves MS ms after rank i-1 (default 0)\n"
+    "  --place                  FRAGs are read in place as the TCP transport reads them\n"
+    "                           (bfo_engine_place): half the payload, other messages, then the\n"
+    "                           rest, the receive asked first (bfo_engine_place_ok)\n"
     "  --trace                  every transition of every machine, and every frame and RDMA\n"
     "                           operation on the wire (tools/bfo_seq.py draws them)\n";
 
 typedef struct options {
     int ranks, rails, json, trace, explore, random_n, protocol, nmsgs, nfaults, data, leave;
     uint64_t leave_gap_ns;
+    int place;
     unsigned data_rails;
     uint64_t start_ns, seq_start;
     size_t budget;
@@ -330,6 +335,8 @@ static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
         n += (size_t)snprintf(buf + n, cap - n, " --start-ms %" PRIu64, sc->start_ns / 1000000);
     if (sc->leave && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --leave");
+    if (sc->place && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --place");
     if (sc->leave && sc->leave_gap_ns && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --leave-gap %" PRIu64, sc->leave_gap_ns / 1000000);
     if (sc->protocol != SR_P_AUTO && n < cap)
@@ -656,6 +663,7 @@ static int cmd_sim(int argc, char **argv)
         }
         else if (!strcmp(a, "--start-ms")) { NEED_ARG(); o.start_ns = strtoull(v, NULL, 10) * 1000000ull; }
         else if (!strcmp(a, "--leave")) o.leave = 1;
+        else if (!strcmp(a, "--place")) o.place = 1;
         else if (!strcmp(a, "--leave-gap")) { NEED_ARG(); o.leave_gap_ns = strtoull(v, NULL, 10) * 1000000ull; }
         else if (!strcmp(a, "--json")) o.json = 1;
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { print_usage(stdout); return 0; }
@@ -717,6 +725,7 @@ static int cmd_sim(int argc, char **argv)
         set[i].unexpected_budget = o.budget;
         set[i].leave = o.leave;
         set[i].leave_gap_ns = o.leave_gap_ns;
+        set[i].place = o.place;
     }
 
     totals t;
