@@ -67,7 +67,10 @@
  *      posts on a connection while it takes that connection's frames (an
  *      ACK answering an RNDV, FRAGs answering an ACK) is written once they
  *      are taken, carrying their ack; a reply the engine sends to the same
- *      peer on another connection makes the ack go out at once, alone.
+ *      peer on another connection makes the ack go out at once, alone, and
+ *      so does anything posted to a peer for the acks owed on its other
+ *      connections (the peer may wait for them: a blocking send striped
+ *      over two rails).
  *      Either way a request/response exchange (a rendezvous: three
  *      one-way trips) never waits for ack_delay.
  *   2, 3. When a connection fails (reset, EPIPE, EOF, TCP_USER_TIMEOUT,
