@@ -1915,7 +1915,7 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
     t->sink = *a->sink;
     t->log = t->o.log_level ? t->o.log_level : a->log_level ? a->log_level : 1;
     if (!t->o.user_timeout_ms)
-        t->o.user_timeout_ms = 1000;
+        t->o.user_timeout_ms = 10000; /* bfo_tcp.h, OPTIONS */
     if (!t->o.connect_timeout_ns)
         t->o.connect_timeout_ns = 1000000000ull;
     if (!t->o.ack_delay_ns)

@@ -37,9 +37,16 @@
  *   u16 port, then the 4 or 16 bytes of the address, in network order.
  *
  * OPTIONS (bfo_tcp_options; zero means the default)
- *   user_timeout_ms       TCP_USER_TIMEOUT on every connection (default 1000):
- *                         data unacknowledged by the peer's kernel for this
- *                         long fails the connection
+ *   user_timeout_ms       TCP_USER_TIMEOUT on every connection (default
+ *                         10000): data unacknowledged by the peer's kernel
+ *                         for this long fails the connection.  A backstop:
+ *                         the engine's probes find a dead rail first.  Not
+ *                         less: the kernel counts a closed window's
+ *                         unanswered probes against it (their answers may
+ *                         be rate-limited away) and a process that computes
+ *                         cannot switch it off (with 1 s, two ranks
+ *                         computing at once lost connections in 2 of 8
+ *                         runs of t14)
  *   connect_timeout_ns    dial + hello exchange, or how long the accepting
  *                         side waits for the peer to dial (default 1 s)
  *   ack_delay_ns          a standalone ack goes out this long after the
