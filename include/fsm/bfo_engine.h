@@ -3541,6 +3541,19 @@ static inline int bfo__frame_is_message(const bfo_frame *f)
            ((f->type == BFO_FRAG_RNDV || f->type == BFO_FRAG_RGET) && !(f->flags & BFO_FLAG_RESTART));
 }
 
+/* After a frame was dispatched: the failed list run, the drop counted. */
+static inline int bfo__frame_done(bfo_engine *e, int rc, int kind)
+{
+    bfo__run_failed(e);
+    if (rc == BFO_OK && kind == BFO_EVK_DUP_RCVD)
+        e->stats.duplicates_dropped++;
+    if (rc == BFO_ERR_STALE)
+        e->stats.stale_dropped++;
+    else if (rc == BFO_ERR_PROTOCOL)
+        e->stats.protocol_violations++;
+    return rc;
+}
+
 /* bfo_engine_frame for a peer that is gone.  Given up: refused (see
  * bfo__peer_unreachable).  It said BYE, or this side left (BFO__PARTED):  Rail control, CREDIT and BYE go to the rail machine
  * (LEFT: a PROBE is answered).  Once this side left, nothing else is taken
@@ -3579,14 +3592,7 @@ static BFO__COLD int bfo__frame_gone(bfo_engine *e, int peer, int rail, bfo_fram
         rc = bfo__dispatch(e, peer, rail, &f, &kind);
     if (p->left == BFO__LEFT_OWED && p->recv_seq > p->left_seq && !e->left)
         bfo__peer_closeout(e, peer); /* the last of what it sent before its BYE came */
-    bfo__run_failed(e);
-    if (rc == BFO_OK && kind == BFO_EVK_DUP_RCVD)
-        e->stats.duplicates_dropped++;
-    if (rc == BFO_ERR_STALE)
-        e->stats.stale_dropped++;
-    else if (rc == BFO_ERR_PROTOCOL)
-        e->stats.protocol_violations++;
-    return rc;
+    return bfo__frame_done(e, rc, kind);
 }
 
 /* bfo_engine_frame: see THE API near the top. */
@@ -3609,14 +3615,7 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
     }
     e->peers[peer].rail[rail].last_rx = e->now;
     rc = bfo__dispatch(e, peer, rail, &f, &kind);
-    bfo__run_failed(e);
-    if (rc == BFO_OK && kind == BFO_EVK_DUP_RCVD)
-        e->stats.duplicates_dropped++;
-    if (rc == BFO_ERR_STALE)
-        e->stats.stale_dropped++;
-    else if (rc == BFO_ERR_PROTOCOL)
-        e->stats.protocol_violations++;
-    return rc;
+    return bfo__frame_done(e, rc, kind);
 }
 
 /* The receive a placement names, while it takes FRAGs into a contiguous
@@ -3686,14 +3685,7 @@ static inline int bfo_engine_frame_placed(bfo_engine *e, int peer, int rail, con
         return bfo__frame_gone(e, peer, rail, &f, NULL, 0);
     e->peers[peer].rail[rail].last_rx = e->now;
     rc = bfo__dispatch(e, peer, rail, &f, &kind);
-    bfo__run_failed(e);
-    if (rc == BFO_OK && kind == BFO_EVK_DUP_RCVD)
-        e->stats.duplicates_dropped++;
-    if (rc == BFO_ERR_STALE)
-        e->stats.stale_dropped++;
-    else if (rc == BFO_ERR_PROTOCOL)
-        e->stats.protocol_violations++;
-    return rc;
+    return bfo__frame_done(e, rc, kind);
 }
 
 /* ------------------------------------------------------------------ API */
