@@ -48,6 +48,17 @@
  * buffers are sized by the largest frame. */
 #define PML_BFO_TCP_FRAG_SIZE (256 << 10)
 
+/* The smallest message sent by RDMA when a shared-memory rail is listed
+ * and no verbs rail (pml_bfo_rdma_min 0): shared memory's RDMA is a read of
+ * the sender's memory by the receiver (process_vm_readv), nothing to
+ * register, one copy where the copy protocol makes two and three trips
+ * through the rings.  Measured (one run each, pml_bench latency, us a
+ * way): 16 KiB 7.0-7.2 with the engine's 64 KiB, 4.7-4.9 with 8 KiB; 32
+ * KiB 12.2-12.3 / 5.7-6.9; 64 KiB - 1 22.9-24.2 / 10.4-11.0; ob1 over
+ * vader 4.3, 6.2, 9.4.  TCP peers go by copy whatever it says (no RDMA
+ * rail reaches them); verbs keeps 64 KiB (registering costs). */
+#define PML_BFO_SHM_RDMA_MIN (8 << 10)
+
 BEGIN_C_DECLS
 
 /* One MPI request: Open MPI's, the engine's, and what a persistent request
@@ -85,6 +96,7 @@ typedef struct mca_pml_bfo_module {
     char *rails_resolved;       /* what bfo_net got, names and CIDRs made addresses */
     int eager_limit;            /* bytes, 0: bfo_net's default */
     int frag_size;              /* bytes, 0: PML_BFO_TCP_FRAG_SIZE over TCP alone, else the engine's */
+    int rdma_min;               /* bytes, 0: PML_BFO_SHM_RDMA_MIN with shm and no verbs, else the engine's */
     int heartbeat_ms, probe_timeout_ms, peer_timeout_ms, silence_ms;
     int progress_thread;
     int verbose;

@@ -96,6 +96,12 @@ static int component_register(void)
             "is TCP, else the engine's 64 KiB); each TCP connection keeps a receive buffer of twice "
             "the larger of this and the eager limit. The same on every rank",
             OPAL_INFO_LVL_5, &mca_pml_bfo.frag_size);
+    mca_pml_bfo.rdma_min = 0;
+    reg_int("rdma_min",
+            "Messages from this many bytes go by RDMA (a single copy by the receiver, over shared "
+            "memory or verbs rails that can) rather than by copy through the rails "
+            "(0: 8 KiB when a shared-memory rail is listed and no verbs rail, else the engine's 64 KiB)",
+            OPAL_INFO_LVL_5, &mca_pml_bfo.rdma_min);
     mca_pml_bfo.heartbeat_ms = 100;
     reg_int("heartbeat_ms",
             "A rail that heard or sent nothing for this long is probed (milliseconds)",
@@ -295,18 +301,21 @@ static int modex_lookup(void *ctx, int rank, void *buf, size_t cap, size_t *len)
     return BFO_OK;
 }
 
-/* 1 when every rail of the list is TCP (no shm, no verbs:). */
-static int tcp_only(const char *rails)
+/* 1 when a rail of the list names this transport ("shm", "verbs:"). */
+static int has_rail(const char *rails, const char *kind)
 {
     for (const char *p = rails; p && *p;) {
-        if (!strncmp(p, "shm", 3) || !strncmp(p, "verbs:", 6))
-            return 0;
+        if (!strncmp(p, kind, strlen(kind)))
+            return 1;
         p = strchr(p, ',');
         if (p)
             p++;
     }
-    return 1;
+    return 0;
 }
+
+/* 1 when every rail of the list is TCP (no shm, no verbs:). */
+static int tcp_only(const char *rails) { return !has_rail(rails, "shm") && !has_rail(rails, "verbs:"); }
 
 int mca_pml_bfo_init(int enable_mpi_threads)
 {
@@ -347,6 +356,9 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     cfg.max_requests = 4096;
     cfg.max_unexpected = 1024;
     cfg.eager_limit = mca_pml_bfo.eager_limit > 0 ? (size_t)mca_pml_bfo.eager_limit : 0;
+    cfg.rdma_min = mca_pml_bfo.rdma_min > 0 ? (size_t)mca_pml_bfo.rdma_min
+                   : has_rail(rails, "shm") && !has_rail(rails, "verbs:") ? PML_BFO_SHM_RDMA_MIN
+                                              : 0;
     cfg.frag_size = mca_pml_bfo.frag_size > 0 ? (size_t)mca_pml_bfo.frag_size
                     : tcp_only(rails)         ? PML_BFO_TCP_FRAG_SIZE
                                               : 0;
