@@ -193,6 +193,10 @@ typedef struct bfo_config {
                                    * it completed, for bfo_done_pop (an MPI layer finds its
                                    * completions there instead of testing each request);
                                    * default 0: nothing queued */
+    size_t rdma_frag_size;        /* bytes per RDMA read of a GET and per PUT slot (default:
+                                   * frag_size).  RDMA pieces need no buffer of the
+                                   * transport's: larger ones cost nothing there (shared
+                                   * memory reads a MiB in one process_vm_readv) */
 } bfo_config;
 
 enum bfo_req_kind { BFO_REQ_SEND = 1, BFO_REQ_RECV = 2 };
@@ -944,6 +948,7 @@ static inline void bfo__config_defaults(bfo_config *c)
     BFO__DEF(unreachable_grace_ns, 2000000000ull);
     BFO__DEF(data_stages, 4);
     BFO__DEF(host_timeout_ns, 500000000ull);
+    BFO__DEF(rdma_frag_size, c->frag_size);
 #undef BFO__DEF
     if (c->frag_pipeline > BFO_MAX_PIPELINE)
         c->frag_pipeline = BFO_MAX_PIPELINE;
@@ -1987,14 +1992,14 @@ static inline void bfo__send_frags(bfo_engine *e, bfo_request *r)
 }
 
 /* The range of PUT slot s of a receive: the message after its first bytes,
- * cut into frag_size pieces. */
+ * cut into rdma_frag_size pieces. */
 static inline void bfo__slot_range(const bfo_engine *e, const bfo_request *r, uint32_t s,
                                    uint64_t *off, uint64_t *len)
 {
-    uint64_t o = (uint64_t)r->first + (uint64_t)s * e->cfg.frag_size;
+    uint64_t o = (uint64_t)r->first + (uint64_t)s * e->cfg.rdma_frag_size;
     uint64_t n = o < r->length ? r->length - o : 0;
     *off = o;
-    *len = n < e->cfg.frag_size ? n : e->cfg.frag_size;
+    *len = n < e->cfg.rdma_frag_size ? n : e->cfg.rdma_frag_size;
 }
 
 /* PUT receive: PUTs for the next ranges, up to frag_pipeline not FINned. */
@@ -2033,8 +2038,8 @@ static inline void bfo__post_reads(bfo_engine *e, bfo_request *r)
         bfo_op *op = bfo__req_op(e, r, BFO__OP_READ);
         if (!op)
             return;
-        if (n > e->cfg.frag_size)
-            n = e->cfg.frag_size;
+        if (n > e->cfg.rdma_frag_size)
+            n = e->cfg.rdma_frag_size;
         op->local = r->buf + r->next_off;
         op->off = r->next_off;
         op->len = n;

@@ -102,6 +102,11 @@ static int component_register(void)
             "memory or verbs rails that can) rather than by copy through the rails "
             "(0: 8 KiB when a shared-memory rail is listed and no verbs rail, else the engine's 64 KiB)",
             OPAL_INFO_LVL_5, &mca_pml_bfo.rdma_min);
+    mca_pml_bfo.rdma_frag_size = 0;
+    reg_int("rdma_frag_size",
+            "Bytes per RDMA read or write of a message sent by RDMA (0: 1 MiB when a shared-memory "
+            "rail is listed and no verbs rail, else the fragment size)",
+            OPAL_INFO_LVL_5, &mca_pml_bfo.rdma_frag_size);
     mca_pml_bfo.heartbeat_ms = 100;
     reg_int("heartbeat_ms",
             "A rail that heard or sent nothing for this long is probed (milliseconds)",
@@ -359,6 +364,9 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     cfg.rdma_min = mca_pml_bfo.rdma_min > 0 ? (size_t)mca_pml_bfo.rdma_min
                    : has_rail(rails, "shm") && !has_rail(rails, "verbs:") ? PML_BFO_SHM_RDMA_MIN
                                               : 0;
+    cfg.rdma_frag_size = mca_pml_bfo.rdma_frag_size > 0 ? (size_t)mca_pml_bfo.rdma_frag_size
+                         : has_rail(rails, "shm") && !has_rail(rails, "verbs:") ? PML_BFO_SHM_RDMA_FRAG
+                                                                               : 0;
     cfg.frag_size = mca_pml_bfo.frag_size > 0 ? (size_t)mca_pml_bfo.frag_size
                     : tcp_only(rails)         ? PML_BFO_TCP_FRAG_SIZE
                                               : 0;
