@@ -187,7 +187,12 @@ typedef struct sr_scenario {
 
 typedef struct sr_result {
     int passed;
-    uint64_t delivered, lost, duplicates, corrupt, hung, leaked, unreachable_errors, restarts,
+    /* every message is counted once: delivered (or corrupt), errored (its
+     * receive ended with an error: reported to its receiver, and to its
+     * sender unless the send had completed), or hung (a request never
+     * completed), of which lost: the send completed as delivered and the
+     * receive never did (delivered to nobody, reported to nobody) */
+    uint64_t delivered, errored, lost, duplicates, corrupt, hung, leaked, unreachable_errors, restarts,
         mapouts, readmissions, ops, eagers, copies, puts, gets, rdma_ops;
     uint64_t early_syncs; /* synchronous sends complete before their receive matched */
     uint64_t probe_errors; /* a probe that reported another source, tag or length */
@@ -692,6 +697,7 @@ static inline int sr_judge(sr_world *w, sr_result *res)
         bfo_request *s = &w->sreq[i], *r = &w->rreq[i];
         if (!bfo_test(s) || w->posted[i] != 1 || !bfo_test(r)) {
             res->hung++;
+            res->lost += bfo_test(s) && s->status == BFO_OK;
             sr_note(res, "message %d: a request never completed (send %d)", i, bfo_test(s));
             continue;
         }
@@ -711,7 +717,7 @@ static inline int sr_judge(sr_world *w, sr_result *res)
             if (left)
                 sr_note(res, "message %d: unreachable error with %d rail(s) up", i, left);
             if (r->status == BFO_ERR_PEER_UNREACHABLE) {
-                res->lost++;
+                res->errored++; /* reported, not lost */
                 continue;
             }
         }

@@ -82,6 +82,10 @@ static const char usage_tail[] =
     "  --place                  FRAGs are read in place as the TCP transport reads them\n"
     "                           (bfo_engine_place): half the payload, other messages, then the\n"
     "                           rest, the receive asked first (bfo_engine_place_ok)\n"
+    "  --json                   one object: every message is counted once, as delivered (or\n"
+    "                           corrupt), errored (its receive ended with an error, reported)\n"
+    "                           or hung (a request never completed); lost: the hung ones whose\n"
+    "                           send completed as delivered (told to nobody)\n"
     "  --trace                  every transition of every machine, and every frame and RDMA\n"
     "                           operation on the wire (tools/bfo_seq.py draws them)\n";
 
@@ -103,7 +107,7 @@ static const char *const proto_names[] = { "auto", "eager", "copy", "put", "get"
 static const char *const data_names[] = { "buffer", "iov", "pack", "mixed" };
 
 typedef struct totals {
-    uint64_t scenarios, passed, failed, delivered, lost, duplicates, corrupt, hung, leaked,
+    uint64_t scenarios, passed, failed, delivered, errored, lost, duplicates, corrupt, hung, leaked,
         unreachable_errors, restarts, mapouts, readmissions, eagers, copies, puts, gets, rdma_ops;
     uint64_t cancelled, early_syncs, probe_errors, cancel_errors, credit_rndv, over_window;
     uint64_t byes_sent, byes_taken, leave_timeouts, left_failures;
@@ -389,6 +393,7 @@ static void account(totals *t, const sr_scenario *sc, const sr_result *r, int js
     t->scenarios++;
     t->delivered += r->delivered;
     t->lost += r->lost;
+    t->errored += r->errored;
     t->duplicates += r->duplicates;
     t->corrupt += r->corrupt;
     t->hung += r->hung;
@@ -748,7 +753,8 @@ static int cmd_sim(int argc, char **argv)
 
     if (o.json) {
         printf("{\"scenarios\":%" PRIu64 ",\"passed\":%" PRIu64 ",\"failed\":%" PRIu64
-               ",\"delivered\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"duplicates\":%" PRIu64
+               ",\"delivered\":%" PRIu64 ",\"errored\":%" PRIu64 ",\"lost\":%" PRIu64
+               ",\"duplicates\":%" PRIu64
                ",\"corrupt\":%" PRIu64 ",\"hung\":%" PRIu64 ",\"leaked\":%" PRIu64
                ",\"unreachable_errors\":%" PRIu64 ",\"restarts\":%" PRIu64 ",\"mapouts\":%" PRIu64
                ",\"readmissions\":%" PRIu64 ",\"protocols\":{\"eager\":%" PRIu64
@@ -757,7 +763,7 @@ static int cmd_sim(int argc, char **argv)
                ",\"cancel_errors\":%" PRIu64 ",\"credit_rndv\":%" PRIu64
                ",\"over_window\":%" PRIu64 ",\"byes_sent\":%" PRIu64 ",\"byes_taken\":%" PRIu64
                ",\"leave_timeouts\":%" PRIu64 ",\"left_failures\":%" PRIu64 ",\"failures\":[%s]}\n",
-               t.scenarios, t.passed, t.failed, t.delivered, t.lost, t.duplicates, t.corrupt, t.hung,
+               t.scenarios, t.passed, t.failed, t.delivered, t.errored, t.lost, t.duplicates, t.corrupt, t.hung,
                t.leaked, t.unreachable_errors, t.restarts, t.mapouts, t.readmissions, t.eagers,
                t.copies, t.puts, t.gets, t.rdma_ops, t.cancelled, t.early_syncs, t.probe_errors,
                t.cancel_errors, t.credit_rndv, t.over_window, t.byes_sent, t.byes_taken,
@@ -765,10 +771,11 @@ static int cmd_sim(int argc, char **argv)
     } else {
         if (fbuf && flen)
             fputs(fbuf, stdout);
-        printf("scenarios %" PRIu64 ": delivered %" PRIu64 ", lost %" PRIu64 ", duplicates %" PRIu64
+        printf("scenarios %" PRIu64 ": delivered %" PRIu64 ", errored %" PRIu64 ", lost %" PRIu64
+               ", duplicates %" PRIu64
                ", corrupt %" PRIu64 ", hung %" PRIu64 ", leaked %" PRIu64 ", unreachable errors %" PRIu64
                ", restarts %" PRIu64 ", map-outs %" PRIu64 ", re-admissions %" PRIu64 "\n",
-               t.scenarios, t.delivered, t.lost, t.duplicates, t.corrupt, t.hung, t.leaked,
+               t.scenarios, t.delivered, t.errored, t.lost, t.duplicates, t.corrupt, t.hung, t.leaked,
                t.unreachable_errors, t.restarts, t.mapouts, t.readmissions);
         printf("protocols taken: eager %" PRIu64 ", copy %" PRIu64 ", put %" PRIu64 ", get %" PRIu64
                "; RDMA operations %" PRIu64 "; bytes per rail",
