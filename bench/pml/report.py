@@ -341,59 +341,40 @@ def main():
         targets.append({"target": name, "config": config, "value": value, "op": op, "limit": limit,
                         "met": met, "detail": detail})
 
+    def add_sweep(name, config, ref, key, op, limit, from_size=0):
+        """One target over every size from from_size: config/ref of key in the
+        same round; the worst ratio is judged, the sizes that miss listed."""
+        worst, worst_s, missed = None, None, []
+        for s in d.sizes:
+            if s < from_size:
+                continue
+            rv = d.ratio(config, ref, s, key)[0]
+            if rv is None:
+                continue
+            if worst is None or (rv > worst if op == "<=" else rv < worst):
+                worst, worst_s = rv, s
+            if rv > limit if op == "<=" else rv < limit:
+                missed.append(size_label(s))
+        add_target(name, config, worst, op, limit,
+                   (f"worst at {size_label(worst_s)}" if worst_s is not None else "") +
+                   (f"; missed at {','.join(missed)}" if missed else ""))
+
     for b in BFO_TCP:
         if b not in d.configs:
             continue
         if 8 in d.sizes:
             add_target("8 B latency vs ob1-tcp", b, d.ratio(b, "ob1-tcp", 8, "latency_us")[0], "<=", LAT_8B_VS_OB1)
             add_target("8 B latency vs ucx-tcp", b, d.ratio(b, "ucx-tcp", 8, "latency_us")[0], "<=", LAT_8B_VS_UCX)
-        worst, worst_s, missed = None, None, []
-        for s in d.sizes:
-            rv = d.ratio(b, "ob1-tcp", s, "latency_us")[0]
-            if rv is None:
-                continue
-            if worst is None or rv > worst:
-                worst, worst_s = rv, s
-            if rv > LAT_VS_OB1:
-                missed.append(size_label(s))
-        add_target("latency vs ob1-tcp, every size (worst shown)", b, worst, "<=", LAT_VS_OB1,
-                   (f"worst at {size_label(worst_s)}" if worst_s is not None else "") +
-                   (f"; missed at {','.join(missed)}" if missed else ""))
+        add_sweep("latency vs ob1-tcp, every size (worst shown)", b, "ob1-tcp", "latency_us", "<=", LAT_VS_OB1)
         if (1 << 20) in d.sizes:
             add_target("1 MiB bandwidth vs better of ob1-tcp, ucx-tcp", b,
                        d.ratio(b, "ob1-tcp", 1 << 20, "bandwidth_MBps", "ucx-tcp")[0], ">=", BW_1M_VS_BEST)
     if "bfo-1rail" in d.configs and "bfo-2rails" in d.configs:
-        worst, worst_s, missed = None, None, []
-        for s in d.sizes:
-            if s < BW_2R_FROM:
-                continue
-            rv = d.ratio("bfo-2rails", "bfo-1rail", s, "bandwidth_MBps")[0]
-            if rv is None:
-                continue
-            if worst is None or rv < worst:
-                worst, worst_s = rv, s
-            if rv < BW_2R_VS_1R:
-                missed.append(size_label(s))
-        add_target(f"bandwidth 2 rails vs 1 rail, sizes >= {size_label(BW_2R_FROM)} (worst shown)", "bfo-2rails",
-                   worst, ">=", BW_2R_VS_1R,
-                   (f"worst at {size_label(worst_s)}" if worst_s is not None else "") +
-                   (f"; missed at {','.join(missed)}" if missed else ""))
+        add_sweep(f"bandwidth 2 rails vs 1 rail, sizes >= {size_label(BW_2R_FROM)} (worst shown)", "bfo-2rails",
+                  "bfo-1rail", "bandwidth_MBps", ">=", BW_2R_VS_1R, BW_2R_FROM)
     if "bfo-shm" in d.configs and "ob1-vader" in d.configs:
-        worst, worst_s, missed = None, None, []
-        for s in d.sizes:
-            if s < SHM_FROM:
-                continue
-            rv = d.ratio("bfo-shm", "ob1-vader", s, "latency_us")[0]
-            if rv is None:
-                continue
-            if worst is None or rv > worst:
-                worst, worst_s = rv, s
-            if rv > SHM_LAT_VS_VADER:
-                missed.append(size_label(s))
-        add_target(f"shm latency vs ob1-vader, sizes >= {size_label(SHM_FROM)} (worst shown)", "bfo-shm",
-                   worst, "<=", SHM_LAT_VS_VADER,
-                   (f"worst at {size_label(worst_s)}" if worst_s is not None else "") +
-                   (f"; missed at {','.join(missed)}" if missed else ""))
+        add_sweep(f"shm latency vs ob1-vader, sizes >= {size_label(SHM_FROM)} (worst shown)", "bfo-shm",
+                  "ob1-vader", "latency_us", "<=", SHM_LAT_VS_VADER, SHM_FROM)
 
     P("TARGETS (informational: a miss does not fail the run)")
     if not targets:
