@@ -96,29 +96,13 @@ def label(w):
 def parse(lines):
     out = []
     for line in lines:
-        m = TRANS.match(line)
-        if m:
-            d = m.groupdict()
-            d['kind'] = 'trans'
-            out.append(d)
-            continue
-        m = FAULT.match(line)
-        if m:
-            d = m.groupdict()
-            d['kind'] = 'fault'
-            out.append(d)
-            continue
-        m = EXIT.match(line)
-        if m:
-            d = m.groupdict()
-            d['kind'] = 'exit'
-            out.append(d)
-            continue
-        m = WIRE.match(line)
-        if m:
-            d = m.groupdict()
-            d['kind'] = 'wire'
-            out.append(d)
+        for kind, pat in (('trans', TRANS), ('fault', FAULT), ('exit', EXIT), ('wire', WIRE)):
+            m = pat.match(line)
+            if m:
+                d = m.groupdict()
+                d['kind'] = kind
+                out.append(d)
+                break
     return out
 
 
