@@ -12,7 +12,7 @@
  * that every other generated header checks.  This header includes
  * nothing. */
 #define BFO_GEN_ABI 2
-#define BFO_GEN_STAMP 0x1e46b091
+#define BFO_GEN_STAMP 0xb5a6517e
 
 /* What may follow a header (PAYLOAD in the list): nothing, data, or the
  * RDMA keys of the memory the header names, one u32 per rail of the
@@ -36,7 +36,7 @@
     X(RESTARTNACK, 0x0a, restart, 0, 0) \
     X(RECVERRNOTIFY, 0x0b, restart, 0, 0) \
     X(BROKEN, 0x10, railctl, 0, 0) \
-    X(PROBE, 0x11, railctl, 0, 0) \
+    X(PROBE, 0x11, railctl, 1, 0) \
     X(PROBEACK, 0x12, railctl, 0, 0) \
     X(CREDIT, 0x13, credit, 0, 0) \
     X(BYE, 0x14, bye, 0, 0)
@@ -54,7 +54,7 @@ enum bfo_frag_type {
     BFO_FRAG_RESTARTNACK = 0x0a, /* RNDVRESTARTNACK: receiver to sender, the message is already complete */
     BFO_FRAG_RECVERRNOTIFY = 0x0b, /* receiver to sender: an operation of the receiver failed */
     BFO_FRAG_BROKEN = 0x10, /* rail control: the rail named in the header failed at the sender */
-    BFO_FRAG_PROBE = 0x11, /* rail control: heartbeat, or probe of a rail coming back */
+    BFO_FRAG_PROBE = 0x11, /* rail control: heartbeat, or probe of a rail coming back; zeros may follow (a demoted rail measured: the receiver skips them) */
     BFO_FRAG_PROBEACK = 0x12, /* rail control: answer to PROBE, echoing its nonce */
     BFO_FRAG_CREDIT = 0x13, /* flow control, receiver to sender: the eager bytes it may have sent in all (limit; the newest is the largest) */
     BFO_FRAG_BYE = 0x14, /* goodbye, on every rail: the sender leaves; seq is the last message it sent this peer, nothing comes after it, its rails closing are no failure */
@@ -152,7 +152,9 @@ enum bfo_frag_type {
     X(PROBE_MATCHED, 74) \
     X(CANCEL_REQUESTED, 75) \
     X(RAIL_ABSENT, 76) \
-    X(LEAVE_REQUESTED, 77)
+    X(LEAVE_REQUESTED, 77) \
+    X(DEMOTION_DUE, 78) \
+    X(PROMOTION_DUE, 79)
 
 enum bfo_event {
     BFO_EV_NONE = 0,
@@ -233,8 +235,10 @@ enum bfo_event {
     BFO_EV_CANCEL_REQUESTED = 75, /* the caller cancels the request, and it can be: a receive nothing matched yet, a send of which nothing was handed to a transport */
     BFO_EV_RAIL_ABSENT = 76, /* the rail does not reach the peer: it published no such rail, one of another transport, or the transport has no path to it (another host) */
     BFO_EV_LEAVE_REQUESTED = 77, /* this side leaves (bfo_engine_leave): fed to every rail of every peer */
+    BFO_EV_DEMOTION_DUE = 78, /* fact: the rail is to carry probes only: its measured rate fell below 1/8 of the peer's best UP rail for three measurements in a row over 50 ms, or it is a standby rail and an active rail is UP */
+    BFO_EV_PROMOTION_DUE = 79, /* fact: the rail may carry data again: three active measurements in a row found it at 1/4 of the best UP rail or better, no other rail of the peer is UP, or it is a standby rail and no active rail is UP */
 };
-#define BFO_EV_COUNT 78 /* events are 1 .. BFO_EV_COUNT-1 */
+#define BFO_EV_COUNT 80 /* events are 1 .. BFO_EV_COUNT-1 */
 
 /* Name of a fragment type ("MATCH"), or NULL. */
 static inline const char *bfo_frag_name(int type)
@@ -291,6 +295,7 @@ static inline int bfo_frag_has_payload(int type)
     case 0x01:
     case 0x02:
     case 0x05:
+    case 0x11:
         return 1;
     default: return 0;
     }
@@ -420,8 +425,10 @@ static inline const char *bfo_event_name(int ev)
         "CANCEL_REQUESTED",
         "RAIL_ABSENT",
         "LEAVE_REQUESTED",
+        "DEMOTION_DUE",
+        "PROMOTION_DUE",
     };
-    return (ev >= 0 && ev < 78) ? names[ev] : "(invalid)";
+    return (ev >= 0 && ev < 80) ? names[ev] : "(invalid)";
 }
 
 #endif /* BFO_ALPHABET_H */

@@ -15,7 +15,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x1e46b091
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xb5a6517e
 #error "gen/bfo_codec.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -863,7 +863,7 @@ static inline int bfo_frame_decode(bfo_frame *f, const uint8_t *buf, size_t len)
     case BFO_FRAG_PROBE:
         rc = bfo_hdr_railctl_decode(&f->h.railctl, buf, len);
         hs = BFO_HDR_RAILCTL_SIZE;
-        payload = 0;
+        payload = 1;
         break;
     case BFO_FRAG_PROBEACK:
         rc = bfo_hdr_railctl_decode(&f->h.railctl, buf, len);

@@ -11,7 +11,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x1e46b091
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xb5a6517e
 #error "gen/bfo_rail.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -30,11 +30,12 @@ enum bfo_rail_state {
     BFO_RAIL_ST_PROBING = 3,
     BFO_RAIL_ST_UP = 4,
     BFO_RAIL_ST_LEFT = 5, /* final */
-    BFO_RAIL_ST_RECONNECTING = 6,
-    BFO_RAIL_ST_ABSENT = 7, /* final */
-    BFO_RAIL_ST_RETIRED = 8, /* final */
+    BFO_RAIL_ST_DEMOTED = 6,
+    BFO_RAIL_ST_RECONNECTING = 7,
+    BFO_RAIL_ST_ABSENT = 8, /* final */
+    BFO_RAIL_ST_RETIRED = 9, /* final */
 };
-#define BFO_RAIL_NUM_STATES 9 /* states are 1 .. BFO_RAIL_NUM_STATES-1 */
+#define BFO_RAIL_NUM_STATES 10 /* states are 1 .. BFO_RAIL_NUM_STATES-1 */
 
 /* Actions: what a transition asks the caller to do, in order. */
 enum bfo_rail_action {
@@ -49,8 +50,10 @@ enum bfo_rail_action {
     BFO_RAIL_ACT_TAKE_CREDIT = 9,
     BFO_RAIL_ACT_SEND_BYE = 10,
     BFO_RAIL_ACT_PART = 11,
+    BFO_RAIL_ACT_DEMOTE = 12,
+    BFO_RAIL_ACT_PROMOTE = 13,
 };
-#define BFO_RAIL_NUM_ACTIONS 12 /* actions are 1 .. BFO_RAIL_NUM_ACTIONS-1 */
+#define BFO_RAIL_NUM_ACTIONS 14 /* actions are 1 .. BFO_RAIL_NUM_ACTIONS-1 */
 #define BFO_RAIL_MAX_ACTIONS 3 /* most actions one transition emits */
 BFO_STATIC_ASSERT(BFO_RAIL_MAX_ACTIONS <= BFO_MAX_ACTIONS,
                   "raise BFO_MAX_ACTIONS: a rail transition emits more");
@@ -62,6 +65,7 @@ static const char *const bfo_rail__state_names[] = {
     "PROBING",
     "UP",
     "LEFT",
+    "DEMOTED",
     "RECONNECTING",
     "ABSENT",
     "RETIRED",
@@ -79,13 +83,15 @@ static const char *const bfo_rail__action_names[] = {
     "take_credit",
     "send_bye",
     "part",
+    "demote",
+    "promote",
 };
 static const unsigned char bfo_rail__final[] = {
-    0, 0, 0, 0, 0, 1, 0, 1, 1,
+    0, 0, 0, 0, 0, 1, 0, 0, 1, 1,
 };
 /* BFO_WAITS_* facts each state takes */
 static const unsigned char bfo_rail__waits[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
 /* With GCC the exec is inlined wherever the machine is known (bfo_<m>_step,
@@ -160,7 +166,7 @@ case 1:
 		case 47u: goto tr3;
 		case 50u: goto tr4;
 		case 66u: goto tr5;
-		case 76u: goto st7;
+		case 76u: goto st8;
 		case 77u: goto tr4;
 	}
 	if ( 67u <= (*p) && (*p) <= 68u )
@@ -201,7 +207,7 @@ case 2:
 		case 68u: goto st2;
 		case 71u: goto tr11;
 		case 73u: goto tr12;
-		case 76u: goto st7;
+		case 76u: goto st8;
 		case 77u: goto tr4;
 	}
 	if ( 38u <= (*p) && (*p) <= 46u )
@@ -253,6 +259,9 @@ tr23:
 tr15:
 	{ BFO_RAIL__EMIT(ADMIT); }
 	goto st4;
+tr32:
+	{ BFO_RAIL__EMIT(PROMOTE); }
+	goto st4;
 st4:
 	if ( ++p == pe )
 		goto _test_eof4;
@@ -269,6 +278,7 @@ case 4:
 		case 69u: goto tr23;
 		case 72u: goto tr21;
 		case 77u: goto tr17;
+		case 78u: goto tr24;
 	}
 	if ( (*p) > 45u ) {
 		if ( 68u <= (*p) && (*p) <= 70u )
@@ -276,10 +286,10 @@ case 4:
 	} else if ( (*p) >= 39u )
 		goto st4;
 	goto st0;
-tr25:
+tr26:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st5;
-tr26:
+tr27:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st5;
 tr4:
@@ -295,8 +305,8 @@ st5:
 	BFO__FALLTHROUGH;
 case 5:
 	switch( (*p) ) {
-		case 41u: goto tr25;
-		case 47u: goto tr26;
+		case 41u: goto tr26;
+		case 47u: goto tr27;
 	}
 	if ( (*p) < 50u ) {
 		if ( 38u <= (*p) && (*p) <= 46u )
@@ -316,11 +326,11 @@ tr29:
 tr30:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st6;
-tr28:
-	{ BFO_RAIL__EMIT(SEND_BROKEN); }
+tr31:
+	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st6;
-tr11:
-	{ BFO_RAIL__EMIT(RECONNECT); }
+tr24:
+	{ BFO_RAIL__EMIT(DEMOTE); }
 	goto st6;
 st6:
 	if ( ++p == pe )
@@ -328,22 +338,35 @@ st6:
 	BFO__FALLTHROUGH;
 case 6:
 	switch( (*p) ) {
-		case 40u: goto tr28;
+		case 38u: goto tr18;
 		case 41u: goto tr29;
+		case 43u: goto tr21;
+		case 46u: goto tr21;
 		case 47u: goto tr30;
 		case 50u: goto tr4;
-		case 66u: goto tr5;
-		case 76u: goto st7;
-		case 77u: goto tr4;
+		case 67u: goto st6;
+		case 69u: goto tr31;
+		case 72u: goto tr21;
+		case 77u: goto tr17;
+		case 79u: goto tr32;
 	}
-	if ( (*p) > 46u ) {
-		if ( 67u <= (*p) && (*p) <= 68u )
-			goto tr0;
-	} else if ( (*p) >= 38u )
+	if ( (*p) > 45u ) {
+		if ( 68u <= (*p) && (*p) <= 70u )
+			goto tr21;
+	} else if ( (*p) >= 39u )
 		goto st6;
 	goto st0;
-tr31:
+tr35:
+	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
+	goto st7;
+tr36:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st7;
+tr34:
+	{ BFO_RAIL__EMIT(SEND_BROKEN); }
+	goto st7;
+tr11:
+	{ BFO_RAIL__EMIT(RECONNECT); }
 	goto st7;
 st7:
 	if ( ++p == pe )
@@ -351,23 +374,22 @@ st7:
 	BFO__FALLTHROUGH;
 case 7:
 	switch( (*p) ) {
-		case 47u: goto tr31;
-		case 50u: goto st7;
+		case 40u: goto tr34;
+		case 41u: goto tr35;
+		case 47u: goto tr36;
+		case 50u: goto tr4;
+		case 66u: goto tr5;
+		case 76u: goto st8;
+		case 77u: goto tr4;
 	}
-	if ( (*p) < 67u ) {
-		if ( 38u <= (*p) && (*p) <= 46u )
-			goto st7;
-	} else if ( (*p) > 68u ) {
-		if ( 76u <= (*p) && (*p) <= 77u )
-			goto st7;
-	} else
+	if ( (*p) > 46u ) {
+		if ( 67u <= (*p) && (*p) <= 68u )
+			goto tr0;
+	} else if ( (*p) >= 38u )
 		goto st7;
 	goto st0;
-tr33:
+tr37:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
-	goto st8;
-tr12:
-	{ BFO_RAIL__EMIT(RETIRE); }
 	goto st8;
 st8:
 	if ( ++p == pe )
@@ -375,19 +397,43 @@ st8:
 	BFO__FALLTHROUGH;
 case 8:
 	switch( (*p) ) {
-		case 47u: goto tr33;
+		case 47u: goto tr37;
 		case 50u: goto st8;
-		case 68u: goto st8;
-		case 77u: goto st8;
 	}
-	if ( (*p) < 42u ) {
-		if ( 38u <= (*p) && (*p) <= 40u )
+	if ( (*p) < 67u ) {
+		if ( 38u <= (*p) && (*p) <= 46u )
 			goto st8;
-	} else if ( (*p) > 43u ) {
-		if ( 45u <= (*p) && (*p) <= 46u )
+	} else if ( (*p) > 68u ) {
+		if ( 76u <= (*p) && (*p) <= 77u )
 			goto st8;
 	} else
 		goto st8;
+	goto st0;
+tr39:
+	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st9;
+tr12:
+	{ BFO_RAIL__EMIT(RETIRE); }
+	goto st9;
+st9:
+	if ( ++p == pe )
+		goto _test_eof9;
+	BFO__FALLTHROUGH;
+case 9:
+	switch( (*p) ) {
+		case 47u: goto tr39;
+		case 50u: goto st9;
+		case 68u: goto st9;
+		case 77u: goto st9;
+	}
+	if ( (*p) < 42u ) {
+		if ( 38u <= (*p) && (*p) <= 40u )
+			goto st9;
+	} else if ( (*p) > 43u ) {
+		if ( 45u <= (*p) && (*p) <= 46u )
+			goto st9;
+	} else
+		goto st9;
 	goto st0;
 	}
 	_test_eof1: cs = 1; goto _test_eof;
@@ -398,6 +444,7 @@ case 8:
 	_test_eof6: cs = 6; goto _test_eof;
 	_test_eof7: cs = 7; goto _test_eof;
 	_test_eof8: cs = 8; goto _test_eof;
+	_test_eof9: cs = 9; goto _test_eof;
 
 	_test_eof: {}
 	if ( p == eof )
@@ -411,10 +458,11 @@ case 8:
 	case 6:
 	case 7:
 	case 8:
+	case 9:
 	{
     (void)1; (void)3; (void)4;
-    (void)2; (void)6; (void)8;
-    (void)7; (void)5;
+    (void)2; (void)7; (void)9;
+    (void)8; (void)5; (void)6;
   }
 	break;
 	}

@@ -8,7 +8,7 @@
 
 #include "bfo_rail.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x1e46b091
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xb5a6517e
 #error "gen/bfo_rail_transitions.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -74,6 +74,7 @@
     X(UP, SILENCE_DETECTED, FAILED, 3, map_out, send_broken, schedule_reconnect, NONE) \
     X(UP, PROBE_TIMED_OUT, FAILED, 3, map_out, send_broken, schedule_reconnect, NONE) \
     X(UP, LEAVE_REQUESTED, LEFT, 2, send_bye, part, NONE, NONE) \
+    X(UP, DEMOTION_DUE, DEMOTED, 1, demote, NONE, NONE, NONE) \
     X(LEFT, BROKEN_RCVD, LEFT, 0, NONE, NONE, NONE, NONE) \
     X(LEFT, BROKEN_DELIVERED, LEFT, 0, NONE, NONE, NONE, NONE) \
     X(LEFT, BROKEN_FAILED, LEFT, 0, NONE, NONE, NONE, NONE) \
@@ -92,6 +93,24 @@
     X(LEFT, RAIL_ERROR, LEFT, 0, NONE, NONE, NONE, NONE) \
     X(LEFT, RAIL_ABSENT, LEFT, 0, NONE, NONE, NONE, NONE) \
     X(LEFT, LEAVE_REQUESTED, LEFT, 0, NONE, NONE, NONE, NONE) \
+    X(DEMOTED, BROKEN_RCVD, FAILED, 2, map_out, schedule_reconnect, NONE, NONE) \
+    X(DEMOTED, BROKEN_DELIVERED, DEMOTED, 0, NONE, NONE, NONE, NONE) \
+    X(DEMOTED, BROKEN_FAILED, DEMOTED, 0, NONE, NONE, NONE, NONE) \
+    X(DEMOTED, PROBE_RCVD, DEMOTED, 1, send_probeack, NONE, NONE, NONE) \
+    X(DEMOTED, PROBE_DELIVERED, DEMOTED, 0, NONE, NONE, NONE, NONE) \
+    X(DEMOTED, PROBE_FAILED, FAILED, 3, map_out, send_broken, schedule_reconnect, NONE) \
+    X(DEMOTED, PROBEACK_RCVD, DEMOTED, 0, NONE, NONE, NONE, NONE) \
+    X(DEMOTED, PROBEACK_DELIVERED, DEMOTED, 0, NONE, NONE, NONE, NONE) \
+    X(DEMOTED, PROBEACK_FAILED, FAILED, 3, map_out, send_broken, schedule_reconnect, NONE) \
+    X(DEMOTED, CREDIT_RCVD, DEMOTED, 1, take_credit, NONE, NONE, NONE) \
+    X(DEMOTED, BYE_RCVD, LEFT, 1, part, NONE, NONE, NONE) \
+    X(DEMOTED, CONNECT_FAILED, DEMOTED, 0, NONE, NONE, NONE, NONE) \
+    X(DEMOTED, RAIL_ERROR, FAILED, 3, map_out, send_broken, schedule_reconnect, NONE) \
+    X(DEMOTED, HEARTBEAT_DUE, DEMOTED, 1, send_probe, NONE, NONE, NONE) \
+    X(DEMOTED, SILENCE_DETECTED, FAILED, 3, map_out, send_broken, schedule_reconnect, NONE) \
+    X(DEMOTED, PROBE_TIMED_OUT, FAILED, 3, map_out, send_broken, schedule_reconnect, NONE) \
+    X(DEMOTED, LEAVE_REQUESTED, LEFT, 2, send_bye, part, NONE, NONE) \
+    X(DEMOTED, PROMOTION_DUE, UP, 1, promote, NONE, NONE, NONE) \
     X(RECONNECTING, BROKEN_RCVD, RECONNECTING, 0, NONE, NONE, NONE, NONE) \
     X(RECONNECTING, BROKEN_DELIVERED, RECONNECTING, 0, NONE, NONE, NONE, NONE) \
     X(RECONNECTING, BROKEN_FAILED, RECONNECTING, 1, send_broken, NONE, NONE, NONE) \
@@ -135,6 +154,6 @@
     X(RETIRED, RAIL_ERROR, RETIRED, 0, NONE, NONE, NONE, NONE) \
     X(RETIRED, LEAVE_REQUESTED, RETIRED, 0, NONE, NONE, NONE, NONE)
 
-#define BFO_RAIL_NUM_TRANSITIONS 118
+#define BFO_RAIL_NUM_TRANSITIONS 137
 
 #endif /* BFO_RAIL_TRANSITIONS_H */

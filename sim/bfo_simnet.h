@@ -120,6 +120,7 @@ typedef struct sn_msg {
     uint8_t *pl_dst;
     size_t pl_hs;
     bfo_place_ticket pl_tk;
+    uint64_t ready_at;                    /* simnet.rail_mbps: its last byte is through */
 } sn_msg;
 
 typedef struct sn_reg {
@@ -182,6 +183,14 @@ typedef struct simnet {
      * Without a transport model (hooks) only. */
     int place;
     uint64_t placed, placed_dropped;
+    /* Rail speeds (MB/s = bytes per us; 0: no model, a message moves the
+     * step it is picked): a message can move only once its bytes went
+     * through its (src, dst, rail) link, one message after another, at the
+     * rail's speed (a slow rail: messages wait on it; time leaps to the
+     * next one through when nothing else can move).  What the engine
+     * measures and stripes by. */
+    unsigned rail_mbps[BFO_MAX_RAILS];
+    uint64_t link_free[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS];
 } simnet;
 
 /* A message's completion at its sender: the engine's, or the model's. */
@@ -273,6 +282,13 @@ static inline uint64_t sn_rand(simnet *sn)
 
 static inline void sn_push(simnet *sn, const sn_msg *m)
 {
+    unsigned mbps = (unsigned)m->rail < BFO_MAX_RAILS ? sn->rail_mbps[m->rail] : 0;
+    if (mbps && m->src < SN_MAX_RANKS && m->dst < SN_MAX_RANKS) {
+        uint64_t *f = &sn->link_free[m->src][m->dst][m->rail];
+        uint64_t at = (*f > sn->now ? *f : sn->now) + (uint64_t)m->len * 1000 / mbps;
+        *f = at;
+        ((sn_msg *)m)->ready_at = at;
+    }
     if (sn->qlen == sn->qcap) {
         sn->qcap = sn->qcap ? 2 * sn->qcap : 256;
         sn->q = (sn_msg *)realloc(sn->q, sn->qcap * sizeof *sn->q);
@@ -693,6 +709,7 @@ static inline void sn_heard(simnet *sn, const sn_msg *m)
 static inline int sn_step(simnet *sn)
 {
     size_t pick = (size_t)-1, cand = 0;
+    uint64_t next_ready = 0; /* the soonest a message still on its link is through */
     if (sn->hooks && sn->hooks->pump && sn->hooks->pump(sn->hooks->ctx))
         return 1;
     if (sn_do_connects(sn))
@@ -715,6 +732,11 @@ static inline int sn_step(simnet *sn)
                 continue;
             if (!m->dead && sn->path[m->src][m->dst][m->rail] == SN_PATH_HOLD)
                 continue; /* held, and what follows it */
+            if (m->ready_at > sn->now && !m->dead) { /* its bytes are still on the link */
+                if (!next_ready || m->ready_at < next_ready)
+                    next_ready = m->ready_at;
+                continue;
+            }
             /* a delayed message waits while anything else can move */
             if (sn->q[i].kind == SN_DELAY && sn->qlen > 1) {
                 sn->q[i].kind = SN_NONE;
@@ -725,8 +747,12 @@ static inline int sn_step(simnet *sn)
         if (sn_rand(sn) % cand == 0)
             pick = i;
     }
-    if (pick == (size_t)-1)
-        return 0;
+    if (pick == (size_t)-1) {
+        if (!next_ready)
+            return 0;
+        sn->now = next_ready; /* nothing else moves: time leaps to it */
+        return 1;
+    }
     sn_msg m = sn->q[pick];
     memmove(&sn->q[pick], &sn->q[pick + 1], (sn->qlen - pick - 1) * sizeof *sn->q);
     sn->qlen--;

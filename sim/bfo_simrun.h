@@ -521,6 +521,8 @@ static inline sr_world *sr_new(const sr_scenario *sc)
             c.rdma_min = sc->rdma_min;
             c.unexpected_budget = sc->unexpected_budget;
         }
+        for (int k = 0; k < sc->rails && k < BFO_MAX_RAILS; k++)
+            w->sn.rail_mbps[k] = sc->rail_bw[k]; /* the links run at the figures given */
         if (!w->sn.be[i].rail_bandwidth)
             w->sn.be[i].rail_bandwidth = sr_rail_bw;
         size_t need = bfo_engine_mem_size(&c);
@@ -781,8 +783,10 @@ static inline int sr_judge(sr_world *w, sr_result *res)
             sr_note(res, "rank %d: %d protocol violations", i, (int)e->stats.protocol_violations);
         for (int p = 0; p < sc->ranks && !sc->leave; p++)
             for (int k = 0; p != i && k < sc->rails; k++) {
-                int a = e->peers[p].rail[k].fsm.cs == BFO_RAIL_ST_UP;
-                int b = w->e[p].peers[i].rail[k].fsm.cs == BFO_RAIL_ST_UP;
+                /* working (UP or DEMOTED: each side demotes by what it
+                 * measures of its own sending) or not */
+                int a = bfo__live(e->peers[p].rail[k].fsm.cs);
+                int b = bfo__live(w->e[p].peers[i].rail[k].fsm.cs);
                 if (a != b && !sn_rail_faulty(&w->sn, k))
                     sr_note(res, "ranks %d and %d disagree on a rail", i, p);
             }

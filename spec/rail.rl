@@ -65,6 +65,27 @@
 # peer to find the rails closing as it does today: failures, bounded by
 # unreachable_grace.
 
+# Slow is not dead (demotion).  A rail that still works but delivers far
+# less than the peer's best rail is demoted: DEMOTED carries no data (it
+# keeps what is already in flight on it, which completes there), answers
+# and sends probes, is measured actively and fails as UP does.  C measures
+# every rail's delivered rate from its completions (time is an argument)
+# and feeds DEMOTION_DUE when the rate stayed under 1/8 of the best UP
+# rail's for three samples over 50 ms at least, PROMOTION_DUE when three
+# active measurements in a row (a plain PROBE and one padded with zeros
+# sent back to back, the gap between their PROBEACKs timed; at most 64 KiB
+# and 20 ms of the rail's own measured time every 100 ms) found it at 1/4
+# of the best or better.  The gap between the two ratios, the counts and
+# flap damping (a rail demoted again within 2 s of a promotion is measured
+# half as often, up to 32 times less) keep a rail from flapping.  The last
+# rail UP is never demoted, and a DEMOTED rail is promoted at once when no
+# rail of the peer is UP (a slow rail is better than none).  A standby rail
+# (bfo_config.standby_rails) is demoted while an active rail is UP and
+# promoted when none is: it carries probes only until an active rail fails
+# or is demoted.  What C keeps, not this machine: the rates, the
+# measurements, the counts, and the choice of rail for each fragment
+# (docs/engine-design.md, "Striping by measured rate").
+
 # Flow control rides on the rails: a CREDIT (the receiver's word on how
 # many eager bytes this side may have sent to it in all) arrives on any
 # rail, whatever the rail's state, and is taken (take_credit: C keeps the
@@ -138,8 +159,31 @@
       | PROBE_TIMED_OUT @map_out @send_broken @schedule_reconnect -> FAILED
       | SILENCE_DETECTED @map_out @send_broken @schedule_reconnect -> FAILED
       | BROKEN_RCVD @map_out @schedule_reconnect -> FAILED
+      | DEMOTION_DUE @demote -> DEMOTED
       | parted_bye -> LEFT
       | credit -> UP
+    ),
+
+    # Connected, working, slow (or standby): probes only, no new data (see
+    # "Slow is not dead" above).  It fails as UP does.
+    DEMOTED: (
+        PROMOTION_DUE @promote -> UP
+      | HEARTBEAT_DUE @send_probe -> DEMOTED
+      | PROBE_RCVD @send_probeack -> DEMOTED
+      | PROBEACK_RCVD -> DEMOTED
+      | CONNECT_FAILED -> DEMOTED
+      | PROBE_DELIVERED -> DEMOTED
+      | PROBEACK_DELIVERED -> DEMOTED
+      | BROKEN_DELIVERED -> DEMOTED
+      | BROKEN_FAILED -> DEMOTED
+      | RAIL_ERROR @map_out @send_broken @schedule_reconnect -> FAILED
+      | PROBE_FAILED @map_out @send_broken @schedule_reconnect -> FAILED
+      | PROBEACK_FAILED @map_out @send_broken @schedule_reconnect -> FAILED
+      | PROBE_TIMED_OUT @map_out @send_broken @schedule_reconnect -> FAILED
+      | SILENCE_DETECTED @map_out @send_broken @schedule_reconnect -> FAILED
+      | BROKEN_RCVD @map_out @schedule_reconnect -> FAILED
+      | parted_bye -> LEFT
+      | credit -> DEMOTED
     ),
 
     # Mapped out; waiting for the back-off to end.  The peer may reconnect

@@ -21,6 +21,8 @@
   action take_credit        { BFO_RAIL__EMIT(TAKE_CREDIT); }
   action send_bye           { BFO_RAIL__EMIT(SEND_BYE); }
   action part               { BFO_RAIL__EMIT(PART); }
+  action demote             { BFO_RAIL__EMIT(DEMOTE); }
+  action promote            { BFO_RAIL__EMIT(PROMOTE); }
 
   include bfo_rail_grammar "rail.rl";
 
@@ -29,7 +31,7 @@
   action name_states {
     (void)fentry(CONNECTING); (void)fentry(PROBING); (void)fentry(UP);
     (void)fentry(FAILED); (void)fentry(RECONNECTING); (void)fentry(RETIRED);
-    (void)fentry(ABSENT); (void)fentry(LEFT);
+    (void)fentry(ABSENT); (void)fentry(LEFT); (void)fentry(DEMOTED);
   }
 
   main := Rail $eof(name_states);

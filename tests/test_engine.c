@@ -1077,8 +1077,8 @@ typedef struct mapout_watch {
 static void on_rail_step(void *user, const bfo_machine *m, const bfo_step *st)
 {
     mapout_watch *x = (mapout_watch *)user;
-    if (m != &bfo_rail_machine || st->result != BFO_OK || st->from != BFO_RAIL_ST_UP ||
-        st->to != BFO_RAIL_ST_FAILED)
+    if (m != &bfo_rail_machine || st->result != BFO_OK ||
+        (st->from != BFO_RAIL_ST_UP && st->from != BFO_RAIL_ST_DEMOTED) || st->to != BFO_RAIL_ST_FAILED)
         return;
     x->mapouts++;
     for (int p = 0; p < x->w->sc->ranks; p++)
@@ -1104,6 +1104,13 @@ static void watch_mapouts(sr_world *w, mapout_watch *x)
 static int rail_up(sr_world *w, int rank, int peer, int rail)
 {
     return w->e[rank].peers[peer].rail[rail].fsm.cs == BFO_RAIL_ST_UP;
+}
+
+/* Not failed: UP, or DEMOTED (working, slow: it carries no new data). */
+static int rail_live(sr_world *w, int rank, int peer, int rail)
+{
+    return rail_up(w, rank, peer, rail) ||
+           w->e[rank].peers[peer].rail[rail].fsm.cs == BFO_RAIL_ST_DEMOTED;
 }
 
 /* Both directions of a rail between ranks a and b. */
@@ -1554,7 +1561,9 @@ static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **s
         assert_true(w->e[0].peers[1].rail[0].probe_out);
     }
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
-    assert_true(rail_up(w, 0, 1, 0) && rail_up(w, 1, 0, 0));
+    /* not failed; demoted, maybe: it delivered nothing for a second while
+     * rail 1 did (slow is not dead) */
+    assert_true(rail_live(w, 0, 1, 0) && rail_live(w, 1, 0, 0));
     for (int ms = 0; ms < 100 && !x[0].at[1][0]; ms++) { /* rank 1 falls silent */
         if (ms % 2 == 0)
             stream_post(&st, 0, 1);
@@ -1817,8 +1826,217 @@ static void test_slow_answers_raise_the_probe_timeout_instead_of_failing_again(v
     assert_true(first <= 4);
     assert_int_equal(later, 0);
     assert_true(bfo__probe_timeout(&w->e[0], rl) > 50 * MS);
-    assert_true(rail_up(w, 0, 1, 0) && rail_up(w, 1, 0, 0));
+    assert_true(rail_live(w, 0, 1, 0) && rail_live(w, 1, 0, 0)); /* maybe demoted: slow */
     stream_check(&st);
+    sr_del(w);
+}
+
+/* ------------------------------------------- striping by measured rate -- */
+
+/* A stream of 256 KiB messages from rank 0 to rank 1, four in flight, on
+ * simulated rails with speeds (simnet.rail_mbps), every byte checked as
+ * each completes. */
+#define BIG_SLOTS 4
+#define BIG_LEN (256 << 10)
+typedef struct bigstream {
+    sr_world *w;
+    bfo_request s[BIG_SLOTS], r[BIG_SLOTS];
+    int live[BIG_SLOTS];
+    uint8_t *out[BIG_SLOTS], *in[BIG_SLOTS];
+    int n, done;
+} bigstream;
+
+static void big_start(bigstream *b, sr_world *w)
+{
+    memset(b, 0, sizeof *b);
+    b->w = w;
+    for (int i = 0; i < BIG_SLOTS; i++) {
+        b->out[i] = malloc(BIG_LEN);
+        b->in[i] = malloc(BIG_LEN);
+        assert_non_null(b->out[i]);
+        assert_non_null(b->in[i]);
+    }
+}
+
+/* Runs the stream for ns of simulated time. */
+static void big_run(bigstream *b, uint64_t ns)
+{
+    sr_world *w = b->w;
+    for (uint64_t end = w->sn.now + ns; w->sn.now < end;) {
+        for (int i = 0; i < BIG_SLOTS; i++) {
+            if (b->live[i] && bfo_test(&b->s[i]) && bfo_test(&b->r[i])) {
+                assert_int_equal(b->s[i].status, BFO_OK);
+                assert_int_equal(b->r[i].status, BFO_OK);
+                assert_int_equal(b->r[i].length, BIG_LEN);
+                assert_memory_equal(b->in[i], b->out[i], BIG_LEN);
+                b->live[i] = 0;
+                b->done++;
+            }
+            if (!b->live[i]) {
+                int tag = b->n++;
+                for (int k = 0; k < BIG_LEN; k += 512)
+                    b->out[i][k] = sr_pattern(tag, (size_t)k);
+                assert_int_equal(bfo_irecv(&w->e[1], &b->r[i], b->in[i], BIG_LEN, 0, 1, tag, w->sn.now), BFO_OK);
+                assert_int_equal(bfo_isend(&w->e[0], &b->s[i], b->out[i], BIG_LEN, 1, 1, tag, w->sn.now), BFO_OK);
+                b->live[i] = 1;
+            }
+        }
+        pass_time(w, 100000); /* 0.1 ms */
+    }
+}
+
+static void big_end(bigstream *b)
+{
+    sr_world *w = b->w;
+    for (int k = 0; k < 20000 && (b->live[0] || b->live[1] || b->live[2] || b->live[3]); k++) {
+        for (int i = 0; i < BIG_SLOTS; i++)
+            if (b->live[i] && bfo_test(&b->s[i]) && bfo_test(&b->r[i])) {
+                assert_int_equal(b->r[i].status, BFO_OK);
+                assert_memory_equal(b->in[i], b->out[i], BIG_LEN);
+                b->live[i] = 0;
+                b->done++;
+            }
+        pass_time(w, 100000);
+    }
+    for (int i = 0; i < BIG_SLOTS; i++) {
+        assert_false(b->live[i]);
+        free(b->out[i]);
+        free(b->in[i]);
+    }
+}
+
+static int rail_cs(sr_world *w, int rank, int peer, int rail) { return w->e[rank].peers[peer].rail[rail].fsm.cs; }
+
+/* Slow is not dead (spec/rail.rl): rail 1 slowed to 1/100 of rail 0 in
+ * the middle of a stream is demoted, never failed, and carries next to
+ * nothing while slow; back at speed, its measurements promote it and it
+ * carries its share again.  Every message intact, no map-out. */
+static void test_slow_rail_is_demoted_not_failed_and_promoted_when_it_recovers(void **state)
+{
+    mapout_watch x[2];
+    bigstream b;
+    bfo_config cfg;
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.rdma = BFO_RDMA_OFF; /* FRAGs by rank 0, as over TCP */
+    sr_world *w = detect_world_cfg(71, 1, x, &cfg);
+    w->sn.rail_mbps[0] = w->sn.rail_mbps[1] = 1000;
+    big_start(&b, w);
+    big_run(&b, 200 * MS);
+    uint64_t b0 = w->e[0].stats.rail_bytes[0], b1 = w->e[0].stats.rail_bytes[1];
+    assert_true(b0 > 0 && b1 > 0);
+    print_message("both at 1000 MB/s: rail 0 %llu B, rail 1 %llu B, measured %llu and %llu MB/s\n",
+                  (unsigned long long)b0, (unsigned long long)b1,
+                  (unsigned long long)(bfo_rail_rate(&w->e[0], 1, 0) / 1000000),
+                  (unsigned long long)(bfo_rail_rate(&w->e[0], 1, 1) / 1000000));
+    assert_true(b0 / 2 < b1 && b1 / 2 < b0); /* about even */
+    w->sn.rail_mbps[1] = 10;
+    uint64_t t0 = w->sn.now;
+    while (rail_cs(w, 0, 1, 1) != BFO_RAIL_ST_DEMOTED && w->sn.now - t0 < 2000 * MS)
+        big_run(&b, MS);
+    uint64_t took = w->sn.now - t0;
+    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_DEMOTED);
+    big_run(&b, 300 * MS); /* what it had in flight drains */
+    b0 = w->e[0].stats.rail_bytes[0];
+    b1 = w->e[0].stats.rail_bytes[1];
+    int before = b.done;
+    big_run(&b, 500 * MS);
+    uint64_t d0 = w->e[0].stats.rail_bytes[0] - b0, d1 = w->e[0].stats.rail_bytes[1] - b1;
+    print_message("rail 1 at 10 MB/s: demoted after %llu ms; then in 500 ms rail 0 %llu B, rail 1 %llu B "
+                  "(its measuring probes), %d messages; rates %llu and %llu MB/s\n",
+                  (unsigned long long)(took / MS), (unsigned long long)d0, (unsigned long long)d1,
+                  b.done - before, (unsigned long long)(bfo_rail_rate(&w->e[0], 1, 0) / 1000000),
+                  (unsigned long long)(bfo_rail_rate(&w->e[0], 1, 1) / 1000000));
+    assert_true(d1 * 100 < d0);
+    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_DEMOTED); /* no flapping while slow */
+    w->sn.rail_mbps[1] = 1000;
+    t0 = w->sn.now;
+    while (rail_cs(w, 0, 1, 1) != BFO_RAIL_ST_UP && w->sn.now - t0 < 5000 * MS)
+        big_run(&b, MS);
+    took = w->sn.now - t0;
+    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_UP);
+    b1 = w->e[0].stats.rail_bytes[1];
+    big_run(&b, 200 * MS);
+    print_message("back at 1000 MB/s: promoted after %llu ms, then carried %llu B in 200 ms; "
+                  "%llu demotions, %llu promotions, %llu measurements\n", (unsigned long long)(took / MS),
+                  (unsigned long long)(w->e[0].stats.rail_bytes[1] - b1),
+                  (unsigned long long)w->e[0].stats.demotions, (unsigned long long)w->e[0].stats.promotions,
+                  (unsigned long long)w->e[0].stats.measures);
+    assert_true(took <= 2000 * MS);
+    assert_true(w->e[0].stats.rail_bytes[1] - b1 > 10 * BIG_LEN);
+    big_end(&b);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    assert_int_equal(w->e[0].stats.demotions, 1);
+    assert_int_equal(w->e[0].stats.promotions, 1);
+    sr_del(w);
+}
+
+/* The last rail UP is never demoted, however slow: with rail 0 failed,
+ * rail 1 at 1/100 of its old speed carries everything. */
+static void test_last_rail_up_is_never_demoted(void **state)
+{
+    mapout_watch x[2];
+    bigstream b;
+    bfo_config cfg;
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.rdma = BFO_RDMA_OFF;
+    sr_world *w = detect_world_cfg(72, 1, x, &cfg);
+    w->sn.rail_mbps[0] = w->sn.rail_mbps[1] = 1000;
+    big_start(&b, w);
+    big_run(&b, 100 * MS);
+    sn_rail_fails(&w->sn, 0);
+    w->sn.rail_mbps[1] = 10;
+    big_run(&b, 1000 * MS);
+    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_UP);
+    assert_int_equal(w->e[0].stats.demotions, 0);
+    w->sn.rail_down[0] = 0;
+    w->sn.rail_mbps[1] = 1000;
+    big_end(&b);
+    sr_del(w);
+}
+
+/* Active-standby (bfo_config.standby_rails): rail 1 carries probes only
+ * while rail 0 is UP; when rail 0 fails it is promoted and carries the
+ * stream; when rail 0 is back, rail 1 is demoted again. */
+static void test_standby_rail_carries_data_only_while_no_active_rail_is_up(void **state)
+{
+    bigstream b;
+    bfo_config cfg;
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.standby_rails = 1u << 1;
+    cfg.rdma = BFO_RDMA_OFF;
+    sr_scenario sc = make(NULL, 0, 2, 2, 73);
+    sc.cfg = &cfg;
+    sr_world *w = sr_new(&sc);
+    w->sn.rail_mbps[0] = w->sn.rail_mbps[1] = 1000;
+    pass_time(w, 10 * MS);
+    assert_int_equal(rail_cs(w, 0, 1, 0), BFO_RAIL_ST_UP);
+    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_DEMOTED);
+    assert_int_equal(rail_cs(w, 1, 0, 1), BFO_RAIL_ST_DEMOTED);
+    big_start(&b, w);
+    big_run(&b, 200 * MS);
+    uint64_t b1 = w->e[0].stats.rail_bytes[1];
+    print_message("standby: rail 0 %llu B, rail 1 %llu B while rail 0 is UP\n",
+                  (unsigned long long)w->e[0].stats.rail_bytes[0], (unsigned long long)b1);
+    assert_int_equal(b1, 0); /* no data, no measurements: a standby rail is not measured */
+    sn_rail_fails(&w->sn, 0);
+    uint64_t t0 = w->sn.now;
+    while (rail_cs(w, 0, 1, 1) != BFO_RAIL_ST_UP && w->sn.now - t0 < 1000 * MS)
+        big_run(&b, MS);
+    print_message("rail 0 down: rail 1 promoted after %llu ms\n", (unsigned long long)((w->sn.now - t0) / MS));
+    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_UP);
+    big_run(&b, 200 * MS);
+    assert_true(w->e[0].stats.rail_bytes[1] > b1 + 10 * BIG_LEN);
+    w->sn.rail_down[0] = 0;
+    t0 = w->sn.now;
+    while ((rail_cs(w, 0, 1, 0) != BFO_RAIL_ST_UP || rail_cs(w, 0, 1, 1) != BFO_RAIL_ST_DEMOTED) &&
+           w->sn.now - t0 < 3000 * MS)
+        big_run(&b, MS);
+    assert_int_equal(rail_cs(w, 0, 1, 0), BFO_RAIL_ST_UP);
+    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_DEMOTED);
+    big_end(&b);
     sr_del(w);
 }
 
@@ -3451,6 +3669,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_out_of_order_messages_move_on_in_their_own_buffers),
         cmocka_unit_test(test_rail_heard_ignores_bad_arguments),
         cmocka_unit_test(test_busy_peer_host_heard_is_not_failed),
+        cmocka_unit_test(test_slow_rail_is_demoted_not_failed_and_promoted_when_it_recovers),
+        cmocka_unit_test(test_last_rail_up_is_never_demoted),
+        cmocka_unit_test(test_standby_rail_carries_data_only_while_no_active_rail_is_up),
         cmocka_unit_test(test_host_heard_does_not_excuse_a_rail_when_the_process_talks_elsewhere),
         cmocka_unit_test(test_every_rank_computing_at_once_is_not_silence),
     };

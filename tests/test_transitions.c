@@ -334,6 +334,24 @@ static const row rail_rows[] = {
     L(UP, PROBE_TIMED_OUT, FAILED, DOWN_LOCAL), /* a heartbeat probe unanswered, peer silent */
     L(UP, SILENCE_DETECTED, FAILED, DOWN_LOCAL),
     L(UP, BROKEN_RCVD, FAILED, "map_out schedule_reconnect"),
+    L(UP, DEMOTION_DUE, DEMOTED, "demote"), /* slow, or standby with an active rail UP */
+
+    /* DEMOTED: working, slow or standby: probes only, fails as UP does */
+    L(DEMOTED, PROMOTION_DUE, UP, "promote"),
+    L(DEMOTED, HEARTBEAT_DUE, DEMOTED, "send_probe"),
+    L(DEMOTED, PROBE_RCVD, DEMOTED, "send_probeack"),
+    L(DEMOTED, PROBEACK_RCVD, DEMOTED, ""),
+    L(DEMOTED, CONNECT_FAILED, DEMOTED, ""),
+    L(DEMOTED, PROBE_DELIVERED, DEMOTED, ""),
+    L(DEMOTED, PROBEACK_DELIVERED, DEMOTED, ""),
+    L(DEMOTED, BROKEN_DELIVERED, DEMOTED, ""),
+    L(DEMOTED, BROKEN_FAILED, DEMOTED, ""),
+    L(DEMOTED, RAIL_ERROR, FAILED, DOWN_LOCAL),
+    L(DEMOTED, PROBE_FAILED, FAILED, DOWN_LOCAL),
+    L(DEMOTED, PROBEACK_FAILED, FAILED, DOWN_LOCAL),
+    L(DEMOTED, PROBE_TIMED_OUT, FAILED, DOWN_LOCAL),
+    L(DEMOTED, SILENCE_DETECTED, FAILED, DOWN_LOCAL),
+    L(DEMOTED, BROKEN_RCVD, FAILED, "map_out schedule_reconnect"),
 
     L(FAILED, BACKOFF_EXPIRED, RECONNECTING, "reconnect"),
     L(FAILED, CONNECTED, PROBING, "send_probe"),
@@ -392,6 +410,7 @@ static const row rail_rows[] = {
     L(CONNECTING, CREDIT_RCVD, CONNECTING, "take_credit"),
     L(PROBING, CREDIT_RCVD, PROBING, "take_credit"),
     L(UP, CREDIT_RCVD, UP, "take_credit"),
+    L(DEMOTED, CREDIT_RCVD, DEMOTED, "take_credit"),
     L(FAILED, CREDIT_RCVD, FAILED, "take_credit"),
     L(RECONNECTING, CREDIT_RCVD, RECONNECTING, "take_credit"),
     L(ABSENT, CREDIT_RCVD, ABSENT, "take_credit"),
@@ -406,6 +425,8 @@ static const row rail_rows[] = {
     L(PROBING, BYE_RCVD, LEFT, "part"),
     L(UP, LEAVE_REQUESTED, LEFT, "send_bye part"),
     L(UP, BYE_RCVD, LEFT, "part"), /* no map-out, no notice, no reconnect */
+    L(DEMOTED, LEAVE_REQUESTED, LEFT, "send_bye part"),
+    L(DEMOTED, BYE_RCVD, LEFT, "part"),
     L(FAILED, LEAVE_REQUESTED, LEFT, "part"), /* its back-off ends nowhere */
     L(FAILED, BYE_RCVD, LEFT, "part"),
     L(RECONNECTING, LEAVE_REQUESTED, LEFT, "part"),

@@ -69,7 +69,8 @@
  *        "conn_errors","malformed_drops","backpressure","keepalives",
  *        "stale_frames","protocol_violations","absent_rails","rdma_reads","rdma_writes",
  *        "host_heard","nudges","thread_rounds","credit_rndv","over_window",
- *        "placed_frames","placed_dropped","per_rail_bytes":[...]}
+ *        "placed_frames","placed_dropped","demotions","promotions","per_rail_bytes":[...],
+ *        "rail_states":[...],"rail_rates":[...]}
  *       messages/bytes/verified: received at the destinations; failovers and
  *       readmissions: the engines' mapouts and readmissions; recovery_ms_max:
  *       the longest time from a rail being mapped out to the next message
@@ -82,6 +83,10 @@
  *       when the transport had failed them all by the time the stream
  *       looked, as after an error completion); --trace-rails logs each;
  *       per_rail_bytes: engine bytes written per rail, all ranks;
+ *       demotions, promotions: rails demoted (slow, or standby) and
+ *       promoted again, all ranks (no failovers: a demoted rail works);
+ *       rail_states, rail_rates: rank 0's rails to rank 1 at the end, their
+ *       state names and the rates the engine measured (MB/s, bfo_rail_rate);
  *       malformed_drops: connections dropped for malformed input (the
  *       transports' count, each logged with its reason); stale_frames: frames
  *       the engines dropped as naming no live request of their sender (or an
@@ -308,7 +313,7 @@ int bfo_cmd_run(int argc, char **argv)
 enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD, F_MAPOUTS,
        F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE, F_KEEPALIVES, F_STALE, F_VIOLATIONS, F_ABSENT,
        F_RDMA_READS, F_RDMA_WRITES, F_BUSY_HEARD, F_NUDGES, F_THREAD, F_CREDIT_RNDV, F_OVER_WINDOW,
-       F_PLACED, F_PLACED_DROPPED, NF /* counters sent to rank 0 */ };
+       F_PLACED, F_PLACED_DROPPED, F_DEMOTIONS, F_PROMOTIONS, NF /* counters sent to rank 0 */ };
 
 typedef struct slot {
     bfo_request req;
@@ -355,7 +360,7 @@ typedef struct stream {
     uint64_t rail_bytes[BFO_MAX_RAILS];
     uint64_t last_mapouts, err_at, last_done, recovery_max, stall_max, unreach_max, drain_max;
     int err_pending;
-    uint64_t tl_every, tl_next, tl_bytes[BFO_MAX_RAILS], tl_mapouts, tl_readm; /* timeline */
+    uint64_t tl_every, tl_next, tl_bytes[BFO_MAX_RAILS], tl_mapouts, tl_readm, tl_moves; /* timeline */
     int tty;
 } stream;
 
@@ -403,14 +408,15 @@ static void timeline(stream *s, uint64_t now, uint64_t t_start, int last)
     if (s->rank != 0 || (!s->tl_every && !s->tty) || (now < s->tl_next && !last))
         return;
     double dt = s->tl_next ? (double)(now - (s->tl_next - every)) / 1e9 : (double)(now - t_start) / 1e9;
-    event = e->stats.mapouts != s->tl_mapouts || e->stats.readmissions != s->tl_readm;
+    event = e->stats.mapouts != s->tl_mapouts || e->stats.readmissions != s->tl_readm ||
+            e->stats.demotions + e->stats.promotions != s->tl_moves;
     n = (size_t)snprintf(line, sizeof line, "%7.2f s ", (double)(now - t_start) / 1e9);
     for (int k = 0; k < e->cfg.nrails && n < sizeof line; k++) {
         int cs = e->peers[peer].rail[k].fsm.cs;
         double mbs = dt > 0 ? (double)(e->stats.rail_bytes[k] - s->tl_bytes[k]) / dt / 1e6 : 0;
         s->tl_bytes[k] = e->stats.rail_bytes[k];
-        n += (size_t)snprintf(line + n, sizeof line - n, "| rail %d %8.1f MB/s %-12s", k, mbs,
-                              bfo_rail_state_name(cs));
+        n += (size_t)snprintf(line + n, sizeof line - n, "| rail %d %8.1f MB/s %-12s (%.1f) ", k, mbs,
+                              bfo_rail_state_name(cs), (double)bfo_rail_rate(e, peer, k) / 1e6);
     }
     if (n < sizeof line)
         n += (size_t)snprintf(line + n, sizeof line - n, "| msgs %" PRIu64 " | failovers %" PRIu64
@@ -418,6 +424,7 @@ static void timeline(stream *s, uint64_t now, uint64_t t_start, int last)
                               e->stats.readmissions, event ? "  <-" : "");
     s->tl_mapouts = e->stats.mapouts;
     s->tl_readm = e->stats.readmissions;
+    s->tl_moves = e->stats.demotions + e->stats.promotions;
     if (s->tl_every || event || last)
         fprintf(stderr, "%s%s\n", s->tty && !s->tl_every ? "\r" : "", line);
     else
@@ -1159,8 +1166,8 @@ int bfo_cmd_stream(int argc, char **argv)
                 const bfo_rail_link *rl = &s->e->peers[p].rail[r];
                 uint64_t *at = &s->p[p].drain_at[r];
                 int was_up = s->p[p].was_up[r];
-                s->p[p].was_up[r] = rl->fsm.cs == BFO_RAIL_ST_UP;
-                if (!*at && was_up && rl->fsm.cs != BFO_RAIL_ST_UP && rl->inflight > 0) {
+                s->p[p].was_up[r] = bfo__live(rl->fsm.cs); /* a demoted rail is no failover */
+                if (!*at && was_up && !bfo__live(rl->fsm.cs) && rl->inflight > 0) {
                     *at = now;
                     if (trace_rails)
                         fprintf(stderr, "bfo stream[%d]: (%.3f) peer %d rail %d: %s with %d operation(s) "
@@ -1260,6 +1267,8 @@ int bfo_cmd_stream(int argc, char **argv)
         s->f[F_THREAD] = ts->thread_rounds;
         s->f[F_CREDIT_RNDV] = s->e->stats.credit_rndv;
         s->f[F_OVER_WINDOW] = s->e->over_window;
+        s->f[F_DEMOTIONS] = s->e->stats.demotions;
+        s->f[F_PROMOTIONS] = s->e->stats.promotions;
         for (int p = 0; p < s->size; p++) /* (peer, rail) that does not reach: not failures */
             for (int r = 0; p != s->rank && r < bfo_net_nrails(s->t); r++)
                 s->f[F_ABSENT] += s->e->peers[p].rail[r].fsm.cs == BFO_RAIL_ST_ABSENT;
@@ -1341,6 +1350,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"host_heard\":%" PRIu64 ",\"nudges\":%" PRIu64 ",\"thread_rounds\":%" PRIu64
                        ",\"credit_rndv\":%" PRIu64 ",\"over_window\":%" PRIu64
                        ",\"placed_frames\":%" PRIu64 ",\"placed_dropped\":%" PRIu64
+                       ",\"demotions\":%" PRIu64 ",\"promotions\":%" PRIu64
                        ",\"per_rail_bytes\":[",
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
                        tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
@@ -1351,9 +1361,19 @@ int bfo_cmd_stream(int argc, char **argv)
                        (double)(bfo_net_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE],
                        tot[F_KEEPALIVES], tot[F_STALE], tot[F_VIOLATIONS], tot[F_ABSENT], tot[F_RDMA_READS],
                        tot[F_RDMA_WRITES], tot[F_BUSY_HEARD], tot[F_NUDGES], tot[F_THREAD],
-                       tot[F_CREDIT_RNDV], tot[F_OVER_WINDOW], tot[F_PLACED], tot[F_PLACED_DROPPED]);
+                       tot[F_CREDIT_RNDV], tot[F_OVER_WINDOW], tot[F_PLACED], tot[F_PLACED_DROPPED],
+                       tot[F_DEMOTIONS], tot[F_PROMOTIONS]);
                 for (int r = 0; r < bfo_net_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
+                /* rank 0 toward rank 1 at the end: each rail's state and
+                 * measured rate (MB/s) */
+                printf("],\"rail_states\":[");
+                for (int r = 0; r < bfo_net_nrails(s->t); r++)
+                    printf("%s\"%s\"", r ? "," : "",
+                           s->size > 1 ? bfo_rail_state_name(bfo_rail_state(s->e, 1, r)) : "");
+                printf("],\"rail_rates\":[");
+                for (int r = 0; r < bfo_net_nrails(s->t); r++)
+                    printf("%s%.1f", r ? "," : "", s->size > 1 ? (double)bfo_rail_rate(s->e, 1, r) / 1e6 : 0.0);
                 printf("]}\n");
                 fflush(stdout);
             }

@@ -83,6 +83,60 @@ extern "C" {
 #define BFO_MAX_RAILS 8 /* rails per peer (compile-time option) */
 #endif
 
+/* Striping by measured rate and demotion of slow rails (compile-time
+ * options; docs/engine-design.md, "Striping by measured rate"):
+ *   BFO_RATE_WINDOW_NS  a rail's delivered rate is sampled at most this
+ *                       often, from its completions (default 2 ms)
+ *   BFO_RATE_LAG_NS     ... and from bfo_engine_progress when work waits on
+ *                       it and nothing was delivered for this long (20 ms)
+ *   BFO_DEMOTE_RATIO    a rail delivering under 1/this of the peer's best UP
+ *                       rail for BFO_DEMOTE_SAMPLES samples in a row, over
+ *                       BFO_DEMOTE_NS at least, is demoted (8, 3, 50 ms)
+ *   BFO_PROMOTE_RATIO   a demoted rail measured at 1/this of the best or
+ *                       better BFO_PROMOTE_SAMPLES times in a row is
+ *                       promoted (4, 3)
+ *   BFO_MEASURE_PERIOD_NS  a demoted rail is measured this often (100 ms)
+ *   BFO_MEASURE_BYTES   ... with a probe padded with at most this many zeros
+ *                       (64 KiB; and at most frag_size, and at most what the
+ *                       rail's measured rate moves in BFO_MEASURE_TIME_NS,
+ *                       20 ms, at least 4 KiB): the engine keeps one zeroed
+ *                       block of this size when it has two rails or more
+ *   BFO_FLAP_NS         a rail demoted again within this of its promotion
+ *                       is measured half as often, up to 32 times less (2 s) */
+#ifndef BFO_RATE_WINDOW_NS
+#define BFO_RATE_WINDOW_NS 2000000u
+#endif
+#ifndef BFO_RATE_LAG_NS
+#define BFO_RATE_LAG_NS 20000000u
+#endif
+#ifndef BFO_DEMOTE_RATIO
+#define BFO_DEMOTE_RATIO 8
+#endif
+#ifndef BFO_DEMOTE_SAMPLES
+#define BFO_DEMOTE_SAMPLES 3
+#endif
+#ifndef BFO_PROMOTE_RATIO
+#define BFO_PROMOTE_RATIO 4
+#endif
+#ifndef BFO_PROMOTE_SAMPLES
+#define BFO_PROMOTE_SAMPLES 3
+#endif
+#ifndef BFO_MEASURE_PERIOD_NS
+#define BFO_MEASURE_PERIOD_NS 100000000u
+#endif
+#ifndef BFO_MEASURE_BYTES
+#define BFO_MEASURE_BYTES 65536u
+#endif
+#ifndef BFO_DEMOTE_NS
+#define BFO_DEMOTE_NS 50000000u
+#endif
+#ifndef BFO_FLAP_NS
+#define BFO_FLAP_NS 2000000000u
+#endif
+#ifndef BFO_MEASURE_TIME_NS
+#define BFO_MEASURE_TIME_NS 20000000u
+#endif
+
 /* A hot helper with few callers, inlined even when the compiler's size
  * estimate says no: a call costs a dozen instructions of saved registers,
  * a tenth of an eager send + receive. */
@@ -193,6 +247,9 @@ typedef struct bfo_config {
                                    * it completed, for bfo_done_pop (an MPI layer finds its
                                    * completions there instead of testing each request);
                                    * default 0: nothing queued */
+    unsigned standby_rails;       /* rails (bit i: rail i) that carry probes only while a
+                                   * rail not among them is UP: active-standby (default 0:
+                                   * every rail is active, data striped over all) */
     size_t rdma_frag_size;        /* bytes per RDMA read of a GET and per PUT slot (default:
                                    * frag_size).  RDMA pieces need no buffer of the
                                    * transport's: larger ones cost nothing there (shared
@@ -319,7 +376,22 @@ typedef struct bfo_rail_link {
                           * past a gap between progress calls, as the other clocks) */
     uint64_t probe_nonce; /* the last probe's nonce, which its PROBEACK echoes (never shifted) */
     uint64_t deadline, backoff;
-    uint64_t vfinish;    /* striping: virtual finish time of the last op posted */
+    /* Striping by measured rate (docs/engine-design.md): */
+    uint64_t q_bytes;    /* bytes given to the backend on this rail, not yet completed */
+    uint64_t rate;       /* delivered bytes per ms: measured, from the transport's figure */
+    uint64_t win_start, win_bytes; /* the sample being taken: since when, bytes delivered */
+    uint64_t meas_sent, meas_nonce; /* DEMOTED: the measuring pair out (0: none), its nonce
+                                     * (the padded probe's; the plain one's is one less) */
+    uint64_t meas_first; /* ... when the plain probe's PROBEACK came (0: not yet) */
+    uint32_t meas_len;   /* ... its padding */
+    uint8_t win_idle;    /* the rail ran out of work during the sample */
+    uint8_t slow;        /* samples in a row under 1/BFO_DEMOTE_RATIO of the best UP rail */
+    uint8_t meas_good;   /* DEMOTED: measurements in a row at 1/BFO_PROMOTE_RATIO of it or better */
+    uint64_t meas_at;    /* DEMOTED: when the last measurement went out */
+    uint64_t promoted_at; /* when it was last promoted */
+    uint64_t slow_since; /* the first sample of its slow streak */
+    uint8_t flaps;       /* demoted again soon after a promotion, lately: measured
+                          * BFO_MEASURE_PERIOD_NS << flaps apart (at most 5) */
     int inflight;        /* ops given to the backend on this rail, not yet completed */
     int attempts, ever_up;
     int probe_out;       /* UP: a heartbeat probe is out, its PROBEACK not yet here */
@@ -396,6 +468,8 @@ typedef struct bfo_stats {
     uint64_t byes_sent;    /* BYEs posted (bfo_engine_leave: one per peer and UP or PROBING rail) */
     uint64_t peers_left;   /* peers whose BYE was taken */
     uint64_t left_errors;  /* requests completed with BFO_ERR_PEER_LEFT or BFO_ERR_LEFT */
+    uint64_t demotions, promotions; /* rails demoted (slow, or standby), promoted again */
+    uint64_t measures;     /* padded probes sent to measure a demoted rail */
     uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload bytes posted per rail (all peers) */
 } bfo_stats;
 
@@ -441,6 +515,7 @@ typedef struct bfo_engine {
     bfo_stats stats;
     /* described data: staging buffers (bfo__post_data) and the ops waiting for one */
     uint8_t *stage_mem;
+    uint8_t *pad_mem;         /* zeros: a demoted rail's measuring probe (NULL: one rail) */
     uint64_t *stage_tok;      /* [data_stages]: the token of the op holding it, 0: never used */
     size_t stage_size;
     int stage_wait_head, stage_wait_tail;
@@ -625,10 +700,18 @@ static inline int bfo_test(const bfo_request *r);
 static inline int bfo_peer_reachable(const bfo_engine *e, int peer);
 
 /* The state of the rail to a peer (a BFO_RAIL_ST_* value of the rail
- * machine, gen/bfo_rail.h: CONNECTING, PROBING, UP, FAILED, RECONNECTING,
- * ABSENT, RETIRED, LEFT), or 0 for this rank itself and out-of-range arguments.
- * For a layer that waits for its rails at start, or reports them. */
+ * machine, gen/bfo_rail.h: CONNECTING, PROBING, UP, DEMOTED, FAILED,
+ * RECONNECTING, ABSENT, RETIRED, LEFT), or 0 for this rank itself and
+ * out-of-range arguments.  For a layer that waits for its rails at start,
+ * or reports them. */
 static inline int bfo_rail_state(const bfo_engine *e, int peer, int rail);
+
+/* The rail's delivered rate to a peer as the engine measures it from its
+ * completions (bytes per second; docs/engine-design.md, "Striping by
+ * measured rate"): what striping weighs it by and demotion compares.
+ * Before anything is measured, the transport's figure (else 1 GB/s); 0 for
+ * this rank itself and out-of-range arguments. */
+static inline uint64_t bfo_rail_rate(const bfo_engine *e, int peer, int rail);
 
 /* 1 when the peer said goodbye (its BYE was taken: it finished, and its
  * rails closing are no failure), else 0; 0 for a peer out of range.  Sends
@@ -994,6 +1077,13 @@ static inline size_t bfo__ux_bytes(const bfo_config *c)
     return c->eager_limit > 4 * BFO_MAX_RAILS ? c->eager_limit : 4 * BFO_MAX_RAILS;
 }
 
+/* A rail's rate before anything is measured (bytes per ms): the
+ * transport's figure (MB/s), else 1 GB/s. */
+static inline uint64_t bfo__rate_guess(const struct bfo_rail_link *rl)
+{
+    return rl->bw > 1 ? (uint64_t)rl->bw * 1000 : 1000000;
+}
+
 /* A staging buffer for described data: a FRAG, an eager payload or an
  * RNDV's first bytes. */
 static inline size_t bfo__stage_bytes(const bfo_config *c)
@@ -1015,7 +1105,8 @@ static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
            2 * bfo__align(sizeof(bfo__rbin) * (size_t)c.match_bins) +
            2 * bfo__align(sizeof(bfo__ubin) * (size_t)c.match_bins) +
            bfo__align(sizeof(uint64_t) * (size_t)c.data_stages) +
-           bfo__align(bfo__stage_bytes(&c) * (size_t)c.data_stages) + 16;
+           bfo__align(bfo__stage_bytes(&c) * (size_t)c.data_stages) +
+           (c.nrails > 1 ? bfo__align(BFO_MEASURE_BYTES) : 0) + 16;
 }
 
 static inline void *bfo__carve(char **p, size_t n)
@@ -1120,6 +1211,11 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->stage_tok = (uint64_t *)bfo__carve(&p, sizeof(uint64_t) * (size_t)c->data_stages);
     e->stage_mem = (uint8_t *)bfo__carve(&p, bfo__stage_bytes(c) * (size_t)c->data_stages);
     e->stage_size = bfo__stage_bytes(c);
+    e->pad_mem = NULL;
+    if (c->nrails > 1) {
+        e->pad_mem = (uint8_t *)bfo__carve(&p, BFO_MEASURE_BYTES);
+        memset(e->pad_mem, 0, BFO_MEASURE_BYTES);
+    }
     memset(e->stage_tok, 0, sizeof(uint64_t) * (size_t)c->data_stages);
     e->stage_wait_head = e->stage_wait_tail = -1;
     e->credit_window = bfo__credit_window(c);
@@ -1140,6 +1236,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
             pe->rail[r].bw = be->rail_bandwidth ? be->rail_bandwidth(be->ctx, r) : 0;
             if (!pe->rail[r].bw)
                 pe->rail[r].bw = 1;
+            pe->rail[r].rate = bfo__rate_guess(&pe->rail[r]);
         }
     }
     e->op_free = -1;
@@ -1269,19 +1366,22 @@ static inline bfo_op *bfo__ctl_alloc(bfo_engine *e, int type, int peer)
     return op;
 }
 
-/* The op is back from the backend (completed, or never taken). */
-static inline void bfo__op_unpost(bfo_engine *e, bfo_op *op)
+static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, int peer, int rail, uint64_t n, int ok);
+static inline uint64_t bfo__op_qbytes(const bfo_op *op);
+
+/* The op is back from the backend (completed: ok says how; or never taken). */
+static inline void bfo__op_unpost(bfo_engine *e, bfo_op *op, int ok)
 {
     if (op->posted) {
         op->posted = 0;
-        e->peers[op->peer].rail[op->rail].inflight--;
+        bfo__rail_unqueued(e, op->peer, op->rail, bfo__op_qbytes(op), ok);
     }
 }
 
 static inline void bfo__op_free(bfo_engine *e, bfo_op *op)
 {
     int i = op->idx;
-    bfo__op_unpost(e, op);
+    bfo__op_unpost(e, op, 0);
     if (bfo_handle_is_null(op->owner))
         e->ctl_in_use--;
     if (++op->gen == 0)
@@ -1296,10 +1396,13 @@ static inline uint64_t bfo__token(const bfo_op *op)
     return ((uint64_t)op->gen << 32) | (uint32_t)op->idx;
 }
 
+/* UP: the rail carries data.  Live: UP or DEMOTED, connected and working
+ * (probed, fails as UP does, carries control when no rail is UP). */
 static inline int bfo__rail_up(const bfo_engine *e, int peer, int rail)
 {
     return e->peers[peer].rail[rail].fsm.cs == BFO_RAIL_ST_UP;
 }
+static inline int bfo__live(int cs) { return cs == BFO_RAIL_ST_UP || cs == BFO_RAIL_ST_DEMOTED; }
 
 /* Eager and control messages: the UP rail with the fewest operations in
  * flight, the lowest-numbered on a tie.  An idle peer's small messages
@@ -1318,6 +1421,7 @@ static inline int bfo__pick_rail(bfo_engine *e, int peer)
 /* Operations that are not engine frames: RDMA by this side. */
 #define BFO__OP_WRITE 0x100
 #define BFO__OP_READ 0x101
+static inline int bfo__op_rdma(int type) { return type == BFO__OP_WRITE || type == BFO__OP_READ; }
 
 static inline int bfo__rail_rdma(const bfo_engine *e, int peer, int rail)
 {
@@ -1342,49 +1446,119 @@ static inline int bfo__rdma_ok(const bfo_engine *e, int peer, int up_now)
     return 0;
 }
 
-/* Striping of data (FRAG, WRITE, READ): each rail has a virtual finish
- * time, the bytes given to it divided by its bandwidth; an op goes to the
- * eligible UP rail (RDMA rails only, for RDMA) where it would finish first,
- * so bytes split in proportion to bandwidth.  A rail that is admitted again
- * starts level with the others (bfo__stripe_rejoin): no burst to catch up,
- * no penalty.  A FRAG shorter than BFO__STRIPE_MIN is not striped: it goes
- * as a small message does (bfo__pick_rail), so the tail of a message just
- * past the eager limit (64 KiB + 1) follows its RNDV on an idle peer's
- * rail instead of waking a second connection and its acknowledgement
- * (two rails took 59 us a way for it, one rail 32). */
+/* Striping of data (FRAG, WRITE, READ) by measured rate: an op goes to the
+ * eligible UP rail (RDMA rails only, for RDMA) where it is expected to be
+ * delivered first: the bytes already queued on it (q_bytes: posted, not
+ * completed) and its own, at the rail's measured rate.  Bytes thus split in
+ * proportion to what each rail delivers, and a rail that slows down is
+ * given less as its queue stops draining, before any sample says so.  A
+ * DEMOTED rail (slow, or standby) gets none.  A FRAG shorter than
+ * BFO__STRIPE_MIN is not striped: it goes as a small message does
+ * (bfo__pick_rail), so the tail of a message just past the eager limit
+ * (64 KiB + 1) follows its RNDV on an idle peer's rail instead of waking a
+ * second connection and its acknowledgement (two rails took 59 us a way
+ * for it, one rail 32). */
 #define BFO__STRIPE_MIN 16384
 static inline int bfo__pick_weighted(bfo_engine *e, int peer, uint64_t len, int rdma)
 {
     bfo_peer *p = &e->peers[peer];
     int best = -1;
-    uint64_t best_finish = 0;
+    uint64_t best_t = 0;
     for (int r = 0; r < e->cfg.nrails; r++) {
         const bfo_rail_link *rl = &p->rail[r];
         if (rdma ? !bfo__rail_rdma(e, peer, r) : !bfo__rail_up(e, peer, r))
             continue;
-        uint64_t finish = rl->vfinish + ((len + 1) << 10) / rl->bw;
-        if (best < 0 || finish < best_finish) {
+        uint64_t t = ((rl->q_bytes + len) << 10) / (rl->rate ? rl->rate : 1);
+        if (best < 0 || t < best_t) {
             best = r;
-            best_finish = finish;
+            best_t = t;
         }
     }
-    if (best >= 0)
-        p->rail[best].vfinish = best_finish;
     return best;
 }
 
-static inline void bfo__stripe_rejoin(bfo_engine *e, int peer, int rail)
+/* The bytes an op puts on its rail (q_bytes): a frame's, or an RDMA range. */
+static inline uint64_t bfo__op_qbytes(const bfo_op *op)
 {
-    bfo_peer *p = &e->peers[peer];
-    int found = 0;
-    uint64_t lo = 0;
+    return bfo__op_rdma(op->type) ? op->len : op->hdr_len + op->payload_len;
+}
+
+/* Work goes on a rail: a rail that had none starts a fresh sample (time it
+ * sat idle is no measure of it). */
+static BFO__HOT void bfo__rail_queued(bfo_engine *e, bfo_rail_link *rl, uint64_t n)
+{
+    if (!rl->q_bytes) {
+        rl->win_start = e->now;
+        rl->win_bytes = 0;
+        rl->win_idle = 0;
+    }
+    rl->q_bytes += n;
+    rl->inflight++;
+    rl->last_tx = e->now;
+}
+
+static BFO__NOINLINE void bfo__rate_sample(bfo_engine *e, int peer, int rail, uint64_t backlog);
+
+/* n bytes of the rail's came back (ok: delivered). */
+static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, int peer, int rail, uint64_t n, int ok)
+{
+    bfo_rail_link *rl = &e->peers[peer].rail[rail];
+    rl->inflight--;
+    rl->q_bytes -= n;
+    if (ok)
+        rl->win_bytes += n;
+    if (BFO__UNLIKELY(e->now - rl->win_start >= BFO_RATE_WINDOW_NS))
+        bfo__rate_sample(e, peer, rail, 1);
+    else if (!rl->q_bytes)
+        rl->win_idle = 1;
+}
+
+/* The best measured rate among the peer's UP rails but one (0: none). */
+static inline uint64_t bfo__best_rate(const bfo_engine *e, int peer, int but)
+{
+    uint64_t best = 0;
     for (int r = 0; r < e->cfg.nrails; r++)
-        if (r != rail && bfo__rail_up(e, peer, r) && (!found || p->rail[r].vfinish < lo)) {
-            lo = p->rail[r].vfinish;
-            found = 1;
+        if (r != but && bfo__rail_up(e, peer, r) && e->peers[peer].rail[r].rate > best)
+            best = e->peers[peer].rail[r].rate;
+    return best;
+}
+
+/* A sample of the rail's delivered rate closes: what it delivered since
+ * win_start.  Taken when it is above the estimate; below it, only when the
+ * rail had work all along (a rail that ran dry delivered what it was
+ * given, not what it can) and has at least `backlog` bytes queued now: a
+ * completion's sample, any; a sample from bfo_engine_progress (nothing
+ * delivered for BFO_RATE_LAG_NS), four fragments (a piece or two waiting
+ * for their acknowledgement are no measure of a rail).  The estimate moves a quarter of
+ * the way (EWMA).  An UP
+ * rail under 1/BFO_DEMOTE_RATIO of the best other UP rail counts a slow
+ * sample (bfo__rails_review demotes it after BFO_DEMOTE_SAMPLES). */
+static BFO__NOINLINE void bfo__rate_sample(bfo_engine *e, int peer, int rail, uint64_t backlog)
+{
+    bfo_rail_link *rl = &e->peers[peer].rail[rail];
+    uint64_t dt = e->now - rl->win_start;
+    if (dt) {
+        uint64_t x = rl->win_bytes * 1000000u / dt;
+        if (x > rl->rate || (!rl->win_idle && rl->q_bytes >= backlog)) {
+            rl->rate = rl->rate - rl->rate / 4 + x / 4;
+            if (!rl->rate)
+                rl->rate = 1;
+            if (rl->fsm.cs == BFO_RAIL_ST_UP) {
+                uint64_t best = bfo__best_rate(e, peer, rail);
+                if (best && rl->rate * BFO_DEMOTE_RATIO < best) {
+                    if (!rl->slow)
+                        rl->slow_since = e->now;
+                    if (rl->slow < 255)
+                        rl->slow++;
+                } else {
+                    rl->slow = 0;
+                }
+            }
         }
-    if (found && p->rail[rail].vfinish < lo)
-        p->rail[rail].vfinish = lo;
+    }
+    rl->win_start = e->now;
+    rl->win_bytes = 0;
+    rl->win_idle = !rl->q_bytes;
 }
 
 /* An op that could not be posted completes with an error, but not inside
@@ -1411,7 +1585,6 @@ static inline void bfo__pend(bfo_engine *e, bfo_peer *p, bfo_op *op)
     p->pend_tail = op->idx;
 }
 
-static inline int bfo__op_rdma(int type) { return type == BFO__OP_WRITE || type == BFO__OP_READ; }
 
 /* An op with no rail to go on: it waits for one, or fails (the peer is gone,
  * or an RDMA op with rails UP but none that can RDMA). */
@@ -1595,13 +1768,12 @@ static BFO__NOINLINE void bfo__post_described(bfo_engine *e, bfo_op *op)
     }
     op->rail = rail;
     op->posted = 1;
-    p->rail[rail].inflight++;
-    p->rail[rail].last_tx = e->now;
+    bfo__rail_queued(e, &p->rail[rail], op->hdr_len + op->payload_len);
     e->stats.ops_posted++;
     rc = bfo__post_data(e, op, rail);
     if (rc == 0)
         return;
-    bfo__op_unpost(e, op);
+    bfo__op_unpost(e, op, 0);
     if (rc > 0) { /* no staging buffer free: it waits for one, unposted */
         e->stats.ops_posted--;
         bfo__stage_wait(e, op);
@@ -1658,8 +1830,7 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
     }
     op->rail = rail;
     op->posted = 1; /* before the call: a backend may complete at once */
-    p->rail[rail].inflight++;
-    p->rail[rail].last_tx = e->now;
+    bfo__rail_queued(e, &p->rail[rail], bfo__op_qbytes(op));
     e->stats.ops_posted++;
     if (rdma) {
         rc = bfo__post_rdma(e, op, rail);
@@ -1674,7 +1845,7 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
                              bfo__token(op));
     }
     if (rc != 0) {
-        bfo__op_unpost(e, op);
+        bfo__op_unpost(e, op, 0);
         bfo__op_fail_later(e, op);
     }
 }
@@ -2444,7 +2615,7 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
     bfo__input in = { NULL, peer, op->slot, op->off, op->len }; /* for POST_FIN */
     bfo_request *r;
 
-    bfo__op_unpost(e, op);
+    bfo__op_unpost(e, op, ok);
     if (about >= 0) { /* rail control: the rail machine it concerns */
         if (type == BFO_FRAG_BYE)
             e->byes_out--; /* delivered or not: it is not sent again (bfo_engine_left) */
@@ -2568,12 +2739,142 @@ static inline void bfo__probe_answered(bfo_engine *e, bfo_rail_link *rs)
         rs->rttvar = rs->rttvar - rs->rttvar / 4 + d / 4;
         rs->srtt = rs->srtt - rs->srtt / 8 + rtt / 8;
     }
-    if (rs->fsm.cs != BFO_RAIL_ST_UP)
+    if (!bfo__live(rs->fsm.cs))
         return;
     rs->probe_out = 0;
     if (rs->pt_shift && ++rs->pt_good >= 8) {
         rs->pt_shift--;
         rs->pt_good = 0;
+    }
+}
+
+/* A demoted rail is measured by a pair of probes sent back to back: a
+ * plain one, then one padded with zeros (at most BFO_MEASURE_BYTES,
+ * frag_size, and what the rail moves in BFO_MEASURE_TIME_NS at its
+ * estimated rate; at least 4 KiB).  The padding goes through the rail's
+ * narrowest point after the plain probe, so the time between their two
+ * PROBEACKs is the padding's time on the rail (packet-pair dispersion):
+ * the delays both share (the peer's progress loop, queues) cancel out,
+ * where one probe's round trip would measure them instead.  Their nonces
+ * have the top bit set (a heartbeat's never has): the padded one's is odd,
+ * the plain one's one less.  At 1/BFO_PROMOTE_RATIO of the best UP rail or
+ * better a measurement counts good (bfo__rails_review promotes after
+ * BFO_PROMOTE_SAMPLES in a row); the estimate moves halfway to it. */
+static BFO__NOINLINE void bfo__measured(bfo_engine *e, int peer, int rail, uint64_t nonce)
+{
+    bfo_rail_link *rl = &e->peers[peer].rail[rail];
+    uint64_t dt, x, best;
+    if (nonce == rl->meas_nonce - 1) { /* the plain one */
+        rl->meas_first = e->now ? e->now : 1;
+        return;
+    }
+    /* the padded one: from the plain one's answer (without it, from the
+     * pair's sending: its round trip counts against it) */
+    dt = rl->meas_first ? e->now - rl->meas_first : e->now - rl->meas_sent;
+    rl->meas_sent = rl->meas_first = 0;
+    if (rl->fsm.cs != BFO_RAIL_ST_DEMOTED)
+        return;
+    x = (uint64_t)rl->meas_len * 1000000u / (dt > 1000 ? dt : 1000);
+    best = bfo__best_rate(e, peer, rail);
+    if (best && x > best)
+        x = best; /* both answers in one read: "fast", no more is known */
+    rl->rate = rl->rate / 2 + x / 2;
+    if (!rl->rate)
+        rl->rate = 1;
+    if (!best || x * BFO_PROMOTE_RATIO >= best) {
+        if (rl->meas_good < 255)
+            rl->meas_good++;
+    } else {
+        rl->meas_good = 0;
+    }
+}
+
+static inline uint64_t bfo__measure_probe(bfo_engine *e, int peer, int rail, uint64_t nonce, size_t pad)
+{
+    bfo_rail_link *rl = &e->peers[peer].rail[rail];
+    bfo_hdr_railctl h;
+    bfo_op *op = bfo__ctl_alloc(e, BFO_FRAG_PROBE, peer);
+    if (!op)
+        return 0;
+    op->about_rail = rail;
+    op->fixed_rail = rail;
+    h.type = BFO_FRAG_PROBE;
+    h.flags = 0;
+    h.rail = (uint16_t)rail;
+    h.epoch = rl->epoch;
+    h.nonce = nonce;
+    op->hdr_len = bfo_hdr_railctl_encode(&h, op->hdr, sizeof op->hdr);
+    op->payload = pad ? e->pad_mem : NULL;
+    op->payload_len = pad;
+    bfo__post(e, op);
+    return 1;
+}
+
+/* Sends the measuring pair (see bfo__measured). */
+static BFO__NOINLINE void bfo__measure(bfo_engine *e, int peer, int rail)
+{
+    bfo_rail_link *rl = &e->peers[peer].rail[rail];
+    uint64_t len = rl->rate * (BFO_MEASURE_TIME_NS / 1000000u);
+    const uint64_t nonce = ((uint64_t)1 << 63) | (e->now << 1) | 1;
+    size_t cap = bfo__stage_bytes(&e->cfg);
+    rl->meas_at = e->now;
+    if (!e->pad_mem || e->ctl_in_use + 2 > bfo__ctl_budget(&e->cfg))
+        return;
+    if (len < 4096)
+        len = 4096;
+    if (len > BFO_MEASURE_BYTES)
+        len = BFO_MEASURE_BYTES;
+    if (len > cap)
+        len = cap;
+    rl->meas_nonce = nonce;
+    rl->meas_sent = e->now ? e->now : 1;
+    rl->meas_first = 0;
+    rl->meas_len = (uint32_t)len;
+    e->stats.measures++;
+    if (!bfo__measure_probe(e, peer, rail, nonce - 1, 0) || !bfo__measure_probe(e, peer, rail, nonce, (size_t)len))
+        rl->meas_sent = 0;
+}
+
+static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, const bfo_frame *f);
+
+/* The peer's rails reviewed (bfo_engine_progress, two rails or more):
+ * demotion and promotion (spec/rail.rl, "Slow is not dead"), and the
+ * demoted rails' measurements. */
+static BFO__NOINLINE void bfo__rails_review(bfo_engine *e, int peer)
+{
+    bfo_peer *p = &e->peers[peer];
+    const unsigned sb = e->cfg.standby_rails;
+    int up = 0, active = 0;
+    for (int r = 0; r < e->cfg.nrails; r++)
+        if (p->rail[r].fsm.cs == BFO_RAIL_ST_UP) {
+            up++;
+            active += !((sb >> r) & 1u);
+        }
+    for (int r = 0; r < e->cfg.nrails; r++) {
+        bfo_rail_link *rl = &p->rail[r];
+        const int standby = (sb >> r) & 1u;
+        if (rl->fsm.cs == BFO_RAIL_ST_UP) {
+            if (standby ? active > 0
+                        : (up > 1 && rl->slow >= BFO_DEMOTE_SAMPLES &&
+                           e->now - rl->slow_since >= BFO_DEMOTE_NS)) {
+                bfo__rail_step(e, peer, r, BFO_EV_DEMOTION_DUE, NULL);
+                up--;
+                active -= !standby;
+            }
+        } else if (rl->fsm.cs == BFO_RAIL_ST_DEMOTED) {
+            if (!up || (standby ? !active : rl->meas_good >= BFO_PROMOTE_SAMPLES)) {
+                bfo__rail_step(e, peer, r, BFO_EV_PROMOTION_DUE, NULL);
+                up++;
+                active += !standby;
+            } else if (!standby) {
+                if (rl->meas_sent && e->now - rl->meas_sent >= 10 * BFO_MEASURE_PERIOD_NS) {
+                    rl->meas_sent = 0; /* lost with its connection, or very slow */
+                    rl->meas_good = 0;
+                }
+                if (!rl->meas_sent && e->now - rl->meas_at >= (uint64_t)BFO_MEASURE_PERIOD_NS << rl->flaps)
+                    bfo__measure(e, peer, r);
+            }
+        }
     }
 }
 
@@ -2585,8 +2886,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
     case BFO_RAIL_ACT_SEND_PROBE:
         rs->probe_sent = e->now; /* PROBING times out from the attempt, sent or not */
         rs->probe_nonce = e->now;
-        if (bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBE, rail, e->now) &&
-            rs->fsm.cs == BFO_RAIL_ST_UP)
+        if (bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBE, rail, e->now) && bfo__live(rs->fsm.cs))
             rs->probe_out = 1; /* a heartbeat that went out waits for its PROBEACK */
         return;
     case BFO_RAIL_ACT_SEND_PROBEACK:
@@ -2603,7 +2903,9 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
         rs->last_rx = rs->last_tx = e->now;
         rs->probe_out = 0;
         rs->broken_owed = 0;
-        bfo__stripe_rejoin(e, peer, rail);
+        rs->rate = bfo__rate_guess(rs); /* measured afresh */
+        rs->slow = rs->meas_good = 0;
+        rs->meas_sent = 0;
         p->down_since = 0;
         bfo__credit_tell(e, peer); /* the peer's window here, in case its guess is off */
         /* the notices that found no rail UP when their rail was mapped out
@@ -2621,7 +2923,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
         int up = 0;
         e->stats.mapouts++;
         for (int k = 0; k < e->cfg.nrails; k++)
-            up += k != rail && bfo__rail_up(e, peer, k);
+            up += k != rail && bfo__live(p->rail[k].fsm.cs);
         if (!up && !p->down_since)
             p->down_since = e->now ? e->now : 1;
         if (e->be.disconnect) /* what is in flight on it fails now, not at the reconnect */
@@ -2633,6 +2935,9 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
         for (int k = 0; k < e->cfg.nrails && other < 0; k++)
             if (k != rail && bfo__rail_up(e, peer, k))
                 other = k;
+        for (int k = 0; k < e->cfg.nrails && other < 0; k++)
+            if (k != rail && bfo__live(p->rail[k].fsm.cs))
+                other = k; /* a demoted rail carries it when none is UP */
         if (other >= 0)
             bfo__rail_ctl(e, peer, rail, BFO_FRAG_BROKEN, other, 0);
         else
@@ -2668,6 +2973,32 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
         bfo__post(e, op);
         return;
     }
+    case BFO_RAIL_ACT_DEMOTE: /* new data goes elsewhere; what is in flight completes here */
+        e->stats.demotions++;
+        /* demoted again within BFO_FLAP_NS of a promotion: a rail that
+         * measures well in short bursts (a token-bucket shaper) and not
+         * under load; measured half as often each time (flap damping) */
+        if (rs->promoted_at && e->now - rs->promoted_at < BFO_FLAP_NS)
+            rs->flaps = rs->flaps < 5 ? rs->flaps + 1 : 5;
+        else
+            rs->flaps = 0;
+        rs->meas_good = 0;
+        rs->meas_sent = 0;
+        rs->meas_at = e->now;
+        return;
+    case BFO_RAIL_ACT_PROMOTE: /* data again (bfo__rail_step posts what waited for a rail) */
+        e->stats.promotions++;
+        rs->slow = 0;
+        { /* back on probation: at the promotion threshold, so that a rail
+           * that measured well in a burst is not handed much at once; its
+           * completions raise the estimate as fast as it delivers */
+            uint64_t best = bfo__best_rate(e, peer, rail) / BFO_PROMOTE_RATIO;
+            if (best && rs->rate > best)
+                rs->rate = best;
+        }
+        rs->promoted_at = e->now ? e->now : 1;
+        rs->meas_sent = 0;
+        return;
     case BFO_RAIL_ACT_PART: /* its connection's end is no failure */
         if (e->be.part)
             e->be.part(e->be.ctx, peer, rail);
@@ -2689,7 +3020,7 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, con
 {
     bfo_peer *p = &e->peers[peer];
     bfo_step st;
-    int was_up = bfo__rail_up(e, peer, rail);
+    int was_up = bfo__rail_up(e, peer, rail), was_live = bfo__live(p->rail[rail].fsm.cs);
     memset(&st, 0, sizeof st);
     st.trace = e->trace;
     st.obj = &p->rail[rail];
@@ -2699,8 +3030,8 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, con
     }
     for (unsigned i = 0; i < st.n_actions; i++)
         bfo__rail_action(e, peer, rail, st.actions[i], f);
-    if (was_up && !bfo__rail_up(e, peer, rail))
-        p->rail[rail].probe_out = 0; /* a heartbeat probe belongs to one stay in UP */
+    if (was_live && !bfo__live(p->rail[rail].fsm.cs))
+        p->rail[rail].probe_out = 0; /* a heartbeat probe belongs to one stay in UP/DEMOTED */
     if (!was_up && bfo__rail_up(e, peer, rail))
         bfo__flush_pending(e, peer);
 }
@@ -3433,6 +3764,9 @@ static inline int bfo__rcvd_railctl(bfo_engine *e, int peer, int rail, const bfo
                    bfo_frag_event(f->type, BFO_EVK_RCVD), f);
     if (f->type == BFO_FRAG_PROBEACK && f->h.railctl.nonce == e->peers[peer].rail[rail].probe_nonce)
         bfo__probe_answered(e, &e->peers[peer].rail[rail]);
+    else if (f->type == BFO_FRAG_PROBEACK && e->peers[peer].rail[rail].meas_sent &&
+             (f->h.railctl.nonce | 1) == e->peers[peer].rail[rail].meas_nonce)
+        bfo__measured(e, peer, rail, f->h.railctl.nonce);
     return BFO_OK;
 }
 
@@ -3956,6 +4290,14 @@ static inline int bfo_rail_state(const bfo_engine *e, int peer, int rail)
     return e->peers[peer].rail[rail].fsm.cs;
 }
 
+/* bfo_rail_rate: see THE API near the top. */
+static inline uint64_t bfo_rail_rate(const bfo_engine *e, int peer, int rail)
+{
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || !bfo__in_range(rail, e->cfg.nrails))
+        return 0;
+    return e->peers[peer].rail[rail].rate * 1000;
+}
+
 /* bfo_peer_reachable: see THE API near the top. */
 static inline int bfo_peer_reachable(const bfo_engine *e, int peer)
 {
@@ -4321,7 +4663,7 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
         for (int i = 0; i < c->nranks; i++)
             for (int k = 0; i != c->rank && k < c->nrails; k++) {
                 bfo_rail_link *rs = &e->peers[i].rail[k];
-                if (rs->fsm.cs != BFO_RAIL_ST_UP)
+                if (!bfo__live(rs->fsm.cs))
                     continue;
                 rs->last_rx = rs->last_rx + gap < e->now ? rs->last_rx + gap : e->now;
                 rs->probe_sent = rs->probe_sent + gap < e->now ? rs->probe_sent + gap : e->now;
@@ -4348,7 +4690,14 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
         for (int k = 0; k < c->nrails; k++) {
             bfo_rail_link *rs = &p->rail[k];
             switch (rs->fsm.cs) {
-            case BFO_RAIL_ST_UP: {
+            case BFO_RAIL_ST_UP:
+            case BFO_RAIL_ST_DEMOTED: {
+                /* work waits on it, nothing delivered for a while, and the
+                 * peer's process talks (a peer that computes is slow on
+                 * every rail: no measure of this one) */
+                if (rs->q_bytes && e->now - rs->win_start >= BFO_RATE_LAG_NS &&
+                    e->now - proc_rx < BFO_RATE_LAG_NS)
+                    bfo__rate_sample(e, i, k, 4 * (uint64_t)c->frag_size);
                 /* the probe waits from when it went out, or from the last thing
                  * heard, or a heartbeat past the end of a busy spell (the peer's
                  * process was heard again, maybe on another rail first, and has
@@ -4395,6 +4744,8 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
             default: break;
             }
         }
+        if (c->nrails > 1 && !p->unreachable && !p->down_since)
+            bfo__rails_review(e, i);
         if (!p->unreachable && p->down_since && e->now - p->down_since >= c->unreachable_grace_ns)
             bfo__peer_unreachable(e, i);
     }
