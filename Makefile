@@ -6,7 +6,13 @@
 #   make dance       examples/dance.c: a traced failover and restart dance
 #   make check-sim   the engine under the fault-injecting simulator (bfo sim)
 #   make check-tcp   the TCP backend: real processes on loopback rails, faults from outside
+#   make check-netns gray failures: two network namespaces joined by two veth rails,
+#                    a rail slowed (tc tbf), lossy and blackholed (nftables), its link
+#                    down and up, the peer stopped (root; skipped otherwise)
 #   make bench-engine instructions per eager pair and per 1 MiB rendezvous (callgrind)
+#   make bench-netns throughput over two namespaces' veth rails: clean, shaped, one rail
+#                    slow; a plot of a degrade and recover (root)
+#   make bench       both
 #   make check       run every test and examples/mini_mpi's loopback program,
 #                    check the headers' layering (check-layers), compile every
 #                    header alone (C11, C++17) and the single header alone
@@ -151,7 +157,7 @@ VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
-.PHONY: all bench-engine dance demo check check-headers check-layers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
+.PHONY: all bench bench-engine bench-netns dance demo check check-netns check-headers check-layers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
 .PHONY: fuzz check-fuzz fuzz-corpus check-tsan
 
@@ -361,6 +367,15 @@ check-tcp: $(BUILD)/bfo $(BUILD)/tcp_badpeer $(BUILD)/tcp_race
 	done; echo "== check-tcp: every TCP test passed ($(CC)$(if $(filter 1,$(SAN)), with ASan+UBSan,))"; \
 	echo "tests: $$n passed, 0 failed"
 
+# Gray failures (tests/netns): each test makes its own namespaces and veth
+# pairs and removes them.
+check-netns: $(BUILD)/bfo
+	@set -eo pipefail; n=0; for t in tests/netns/n*_*.sh; do \
+	  echo "== $$t"; BFO_NETNS=./$(BUILD)/bfo bash $$t | tee $(BUILD)/netns.log; \
+	  n=$$((n + $$(grep -c '^ok:' $(BUILD)/netns.log || true))); \
+	done; echo "== check-netns: every gray-failure test passed"; \
+	echo "tests: $$n passed, 0 failed"
+
 # ThreadSanitizer (tests/tcp/threads.c): bfo_net with thread_safe, 4
 # threads on one engine per rank, each posting, testing and progressing at
 # once; two ranks over loopback rails (bfo run from the normal build), once
@@ -399,6 +414,13 @@ vm-setup:
 # allocation count after init is tests/test_noalloc.c, in make check).
 bench-engine: $(BUILD)/bench_engine
 	bash bench/bench_engine.sh ./$(BUILD)/bench_engine
+
+# Throughput between two network namespaces over veth rails, clean,
+# shaped and degraded (bench/netns.sh; root), and a plot of a degrade and
+# recover (bench-netns.png).  make bench: both benches.
+bench-netns: $(BUILD)/bfo
+	BFO_NETNS=./$(BUILD)/bfo bash bench/netns.sh $(BUILD)/bench-netns.png
+bench: bench-engine bench-netns
 
 $(BUILD)/bench_engine: bench/bench_engine.c $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim $< -o $@

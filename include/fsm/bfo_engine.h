@@ -1528,11 +1528,11 @@ static inline uint64_t bfo__best_rate(const bfo_engine *e, int peer, int but)
  * rail had work all along (a rail that ran dry delivered what it was
  * given, not what it can) and has at least `backlog` bytes queued now: a
  * completion's sample, any; a sample from bfo_engine_progress (nothing
- * delivered for BFO_RATE_LAG_NS), four fragments (a piece or two waiting
- * for their acknowledgement are no measure of a rail).  The estimate moves a quarter of
- * the way (EWMA).  An UP
- * rail under 1/BFO_DEMOTE_RATIO of the best other UP rail counts a slow
- * sample (bfo__rails_review demotes it after BFO_DEMOTE_SAMPLES). */
+ * delivered for BFO_RATE_LAG_NS), four fragments, and then the estimate
+ * drops at once to what the rail can at most have done.  The estimate
+ * moves a quarter of the way (EWMA).  An UP rail under 1/BFO_DEMOTE_RATIO
+ * of the best other UP rail counts a slow sample (bfo__rails_review
+ * demotes it after BFO_DEMOTE_SAMPLES over BFO_DEMOTE_NS). */
 static BFO__NOINLINE void bfo__rate_sample(bfo_engine *e, int peer, int rail, uint64_t backlog)
 {
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
@@ -1540,7 +1540,15 @@ static BFO__NOINLINE void bfo__rate_sample(bfo_engine *e, int peer, int rail, ui
     if (dt) {
         uint64_t x = rl->win_bytes * 1000000u / dt;
         if (x > rl->rate || (!rl->win_idle && rl->q_bytes >= backlog)) {
-            rl->rate = rl->rate - rl->rate / 4 + x / 4;
+            /* from bfo_engine_progress, nothing or little delivered for
+             * BFO_RATE_LAG_NS with work waiting: the rail is at most that
+             * and one fragment more over the time; no averaging (a rail that
+             * just slowed down a hundredfold is given nothing more at once) */
+            uint64_t bound = (rl->win_bytes + e->cfg.frag_size) * 1000000u / dt;
+            if (backlog > 2 * (uint64_t)e->cfg.frag_size && bound < rl->rate)
+                rl->rate = bound;
+            else
+                rl->rate = rl->rate - rl->rate / 4 + x / 4;
             if (!rl->rate)
                 rl->rate = 1;
             if (rl->fsm.cs == BFO_RAIL_ST_UP) {
