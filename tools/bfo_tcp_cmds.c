@@ -18,6 +18,7 @@
  *              [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T]
  *              [--grace-ms T] [--user-timeout-ms T] [--connect-timeout-ms T]
  *              [--timeout SEC] [-v] [--trace-rails] [--linger R:MS[:sleep]]
+ *              [--notsent-lowat BYTES|off]
  *     Run under `bfo run`.  Every ordered pair of ranks (src, dst) carries
  *     N messages (default 100) with sizes cycling through the list (default
  *     64,1000,4096,65536,300000,1048576: eager and rendezvous); byte k of
@@ -40,6 +41,9 @@
  *       first, CLOCK_MONOTONIC seconds in parentheses, peer, rail, from
  *       --event--> to), and how long a mapped-out rail's operations in
  *       flight took to fail.
+ *     --notsent-lowat BYTES|off: the TCP rails' TCP_NOTSENT_LOWAT
+ *       (bfo_tcp.h, OPTIONS; 0 is off here; unset: BFO_TCP_NOTSENT_LOWAT,
+ *       else the default, 2 MiB).
  *     --drop-on-signal RAIL: SIGUSR1 toggles the backend's fault hook
  *       (every frame on RAIL silently lost) in this process.
  *     --compute R:AT:SEC: rank R, AT seconds into the stream, computes for
@@ -752,6 +756,7 @@ static const char stream_usage[] =
     "                  [--trace-rails] [--data iov|pack] [--compute RANK|all:AT:SEC]\n"
     "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
     "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n"
+    "                  [--notsent-lowat BYTES|off]   TCP rails: TCP_NOTSENT_LOWAT (bfo_tcp.h, OPTIONS)\n"
     "                  [--verbs-timeout EXP] [--verbs-retry N]   verbs rails: QP timeout, retry_cnt\n"
     "                  [--timeline MS]   rank 0: per-rail throughput and rail states every MS\n"
     "                  [--linger R:MS[:sleep]]   rank R leaves MS ms after the others (asleep: no call\n"
@@ -877,6 +882,11 @@ int bfo_cmd_stream(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--user-timeout-ms")) {
             opt.tcp.user_timeout_ms = (unsigned)atoi(v);
+            i++;
+        } else if (!strcmp(a, "--notsent-lowat")) {
+            opt.tcp.notsent_lowat = !strcmp(v, "off") ? -1 : (int)parse_size(v);
+            if (!opt.tcp.notsent_lowat)
+                opt.tcp.notsent_lowat = -1;
             i++;
         } else if (!strcmp(a, "--connect-timeout-ms")) {
             opt.tcp.connect_timeout_ns = (uint64_t)(atof(v) * 1e6);

@@ -640,6 +640,25 @@ static int size_env(const char *name, unsigned long long max, size_t *out)
     return 1;
 }
 
+/* The TCP rails' TCP_NOTSENT_LOWAT from the environment when the options
+ * leave it 0 (bfo_tcp.h, OPTIONS): BFO_TCP_NOTSENT_LOWAT (bytes, K or M;
+ * off: not set).  -1 for a bad value (said on stderr). */
+static int tcp_env(bfo_tcp_options *o)
+{
+    const char *v = bfo_boot_getenv("BFO_TCP_NOTSENT_LOWAT");
+    size_t lw;
+    if (v && !o->notsent_lowat) {
+        if (!strcmp(v, "off") || !strcmp(v, "0")) {
+            o->notsent_lowat = -1;
+            return 0;
+        }
+        if (size_env("BFO_TCP_NOTSENT_LOWAT", 1ull << 30, &lw) < 0)
+            return -1;
+        o->notsent_lowat = (int)lw;
+    }
+    return 0;
+}
+
 static int eager_limit_env(size_t *out)
 {
     return size_env("BFO_EAGER_LIMIT", BFO_NET_EAGER_MAX, out);
@@ -727,6 +746,8 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         goto fail;
     if (!cfg.unexpected_budget &&
         size_env("BFO_UNEXPECTED_BUDGET", (unsigned long long)1 << 40, &cfg.unexpected_budget) < 0)
+        goto fail;
+    if (tcp_env(&opt.tcp) < 0)
         goto fail;
     /* the rails, in order, grouped by transport */
     for (char *tok = strtok_r(n->list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {

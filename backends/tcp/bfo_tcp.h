@@ -57,6 +57,22 @@
  *   log_level             -1 silent, 1 errors and dropped connections
  *                         (default: bfo_net's, from BFO_TCP_LOG), 2
  *                         connections, 3 debug; on stderr
+ *   notsent_lowat         TCP_NOTSENT_LOWAT on every connection, bytes
+ *                         (default 2 MiB; negative: not set, the
+ *                         kernel's net.ipv4.tcp_notsent_lowat, unlimited
+ *                         by default).  The kernel then keeps at most about
+ *                         this much written and not yet sent, so what waits
+ *                         waits in user space, where a rail control frame
+ *                         passes it (GUARANTEES 4); 4 MB of socket buffer
+ *                         (tcp_wmem's maximum) is 1.6 s of a 20 Mbit/s rail.
+ *                         EPOLLOUT comes once the unsent bytes fall below
+ *                         half of it; link_flush writes until EAGAIN, and a
+ *                         busy-polled link is written at every progress.
+ *                         Why 2 MiB and not less: a sender descheduled
+ *                         leaves the receiver only that much to take
+ *                         (bfo_tcp.c, NOTSENT_LOWAT_DEFAULT).
+ *                         bfo_net: BFO_TCP_NOTSENT_LOWAT (bytes, K or M, or
+ *                         off) when the option is 0
  *
  * ERRORS: BFO_OK, BFO_ERR_INVALID (a bad argument or rail name),
  *   BFO_ERR_NO_MEMORY, BFO_TCP_ERR_SOCKET (a socket call failed at open).
@@ -92,6 +108,8 @@
  *      (after the frame being written, never inside it); sequence numbers
  *      are given as frames are written, so they stay consecutive on the
  *      wire.  The engine needs no order between a control frame and data.
+ *      TCP_NOTSENT_LOWAT (OPTIONS) keeps the kernel's own queue of unsent
+ *      bytes short, so that little waits where no control frame can pass.
  *
  * CONNECTIONS.  The engine calls connect(peer, rail) on both sides.  The
  *   lower rank dials (from its own rail address, so `ss -K src|dst ADDR`
@@ -231,6 +249,7 @@ typedef struct bfo_tcp_options {
     unsigned ack_frames;
     size_t ack_bytes;
     int log_level;
+    int notsent_lowat;          /* TCP_NOTSENT_LOWAT: 0 the default (2 MiB), < 0 not set */
 } bfo_tcp_options;
 
 /* One rail's counters: the common shape (bfo_transport.h).  DATA frames
