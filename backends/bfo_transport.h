@@ -81,6 +81,10 @@ typedef struct bfo_rail_stats {
     uint64_t placed_rx;              /* TCP: FRAGs whose payload was read straight into the receive's
                                       * buffer (bfo_engine_place) */
     uint64_t placed_dropped;         /* ... of them, dropped: the receive was gone before the end */
+    uint64_t beacons_sent;           /* TCP: liveness datagrams sent outside the connections (BEACONS) */
+    uint64_t beacons_rcvd;           /* ... received for a live connection: the peer heard */
+    uint64_t beacons_dropped;        /* ... received and dropped: another job, rank, rail or connection,
+                                      * from another address, a repeat, or the fault hook */
 } bfo_rail_stats;
 
 /* What open() gets. */

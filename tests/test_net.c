@@ -25,10 +25,13 @@
 
 #include "bfo_net.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1718,6 +1721,161 @@ static void test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for(
     }
 }
 
+/* TCP beacons (bfo_tcp.h, BEACONS). */
+
+/* Every rank's bfo_net_progress(n, 0), for ns. */
+static void run_for(world *w, uint64_t ns)
+{
+    for (uint64_t end = bfo_net_now() + ns; bfo_net_now() < end;)
+        for (int r = 0; r < w->size; r++)
+            bfo_net_progress(w->n[r], 0);
+}
+
+/* What rank published for its TCP rail g (from its card): the IPv4
+ * address and the beacon port (0: none).  Returns the address's length. */
+static int tcp_card(world *w, int rank, int g, struct sockaddr_in *ip, uint16_t *uport)
+{
+    char tr[BFO_MAX_RAILS][BFO_NET_NAME_MAX];
+    bfo_addr a[BFO_MAX_RAILS];
+    int n = bfo_net_card_read(w->cs.card[rank], w->cs.len[rank], tr, a);
+    assert_true(n > g);
+    assert_int_equal(a[g].bytes[0], 4);
+    memset(ip, 0, sizeof *ip);
+    ip->sin_family = AF_INET;
+    memcpy(&ip->sin_addr, a[g].bytes + 4, 4);
+    *uport = a[g].len == 10 ? (uint16_t)(a[g].bytes[8] << 8 | a[g].bytes[9]) : 0;
+    return a[g].len;
+}
+
+/* This process's UDP socket bound to ip:port (a rank's beacon socket: every
+ * rank lives here), or -1. */
+static int udp_fd_bound_to(const struct sockaddr_in *ip, uint16_t port)
+{
+    for (int fd = 3; fd < 4096; fd++) {
+        int type = 0;
+        socklen_t tl = sizeof type;
+        struct sockaddr_in sa;
+        socklen_t sl = sizeof sa;
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_DGRAM)
+            continue;
+        if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0 && sa.sin_family == AF_INET &&
+            sa.sin_addr.s_addr == ip->sin_addr.s_addr && ntohs(sa.sin_port) == port)
+            return fd;
+    }
+    return -1;
+}
+
+static void beacon_to(int fd, const struct sockaddr_in *to, int rank, int rail, uint64_t job, uint64_t attempt,
+                      uint64_t seq, size_t len)
+{
+    uint8_t b[BFO_TCP_BEACON_SIZE];
+    bfo_tcp_beacon_put(b, rank, rail, job, attempt, seq);
+    assert_int_equal(sendto(fd, b, len, 0, (const struct sockaddr *)to, sizeof *to), (ssize_t)len);
+}
+
+/* Two ranks over two TCP rails, no heartbeat probes and no messages: nothing
+ * crosses the connections once they are up.  Rank 1 sends a beacon every
+ * 2 ms, rank 0 none within the test (every 10 s).  Rank 0 hears rank 1 on
+ * both rails by them alone (the engine's last heard moves on), every one
+ * counted received and none dropped.  Then datagrams sent to rank 1's
+ * beacon socket on rail 0 from rank 0's own (the right source address):
+ * another job's, a rank's that does not exist or is rank 1 itself,
+ * another rail's, another connection's (a stale attempt), a repeated
+ * sequence number, a short one, and a right one from another port: each
+ * counted dropped, none heard; then a right one is heard.  With beacons
+ * off on both, no beacon port is published and nothing is heard. */
+static void test_tcp_beacons_heard_and_forged_ones_dropped(void **state)
+{
+    const uint64_t ms = 1000000ull;
+    (void)state;
+    for (int on = 1; on >= 0; on--) {
+        world *w = world_new(2, 1);
+        struct sockaddr_in ip[2][2];
+        uint16_t up[2][2];
+        uint64_t t0, rx0[2];
+        const bfo_net_stats *st;
+        w->rails[0] = w->rails[1] = "127.0.0.1,127.0.0.2";
+        w->cfg.heartbeat_ns = 1000000 * ms;
+        w->cfg.silence_ns = 2000000 * ms;
+        w->cfg.probe_timeout_ns = 100000 * ms;
+        w->opt[0].tcp.beacon_interval_ns = on ? 10000 * (int64_t)ms : -1;
+        w->opt[1].tcp.beacon_interval_ns = on ? 2 * (int64_t)ms : -1;
+        assert_int_equal(world_init(w, 2), BFO_OK);
+        all_rails_up(w);
+        run_for(w, 50 * ms); /* whatever bringing the rails up sent */
+        for (int r = 0; r < 2; r++)
+            for (int g = 0; g < 2; g++)
+                assert_int_equal(tcp_card(w, r, g, &ip[r][g], &up[r][g]), on ? 10 : 8);
+        t0 = bfo_net_now();
+        for (int g = 0; g < 2; g++)
+            rx0[g] = E(w, 0)->peers[1].rail[g].last_rx;
+        run_for(w, 100 * ms);
+        for (int g = 0; g < 2; g++) {
+            st = bfo_net_get_stats(w->n[1]);
+            uint64_t sent1 = st->rail[g].beacons_sent;
+            st = bfo_net_get_stats(w->n[0]);
+            assert_int_equal(st->rail[g].beacons_sent, 0);
+            assert_int_equal(st->rail[g].beacons_dropped, 0);
+            if (!on) {
+                assert_int_equal(sent1, 0);
+                assert_int_equal(st->rail[g].beacons_rcvd, 0);
+                assert_true(E(w, 0)->peers[1].rail[g].last_rx == rx0[g]);
+                continue;
+            }
+            assert_true(sent1 >= 20);
+            assert_true(st->rail[g].beacons_rcvd >= 20 && st->rail[g].beacons_rcvd <= sent1);
+            assert_true(E(w, 0)->peers[1].rail[g].last_rx >= t0 + 80 * ms); /* heard by the beacons alone */
+        }
+        if (on) {
+            int f0 = udp_fd_bound_to(&ip[0][0], up[0][0]), other = socket(AF_INET, SOCK_DGRAM, 0);
+            struct sockaddr_in to = ip[1][0], any = ip[0][0];
+            uint64_t attempt = 0, rcvd, dropped, rx;
+            assert_true(f0 >= 0 && other >= 0);
+            any.sin_port = 0;
+            assert_int_equal(bind(other, (struct sockaddr *)&any, sizeof any), 0);
+            to.sin_port = htons(up[1][0]);
+            st = bfo_net_get_stats(w->n[1]);
+            dropped = st->rail[0].beacons_dropped;
+            assert_int_equal(st->rail[0].beacons_rcvd, 0);
+            /* the connection's attempt number (1 unless a dial was retried) */
+            for (uint64_t a = 1; a <= 4 && !attempt; a++) {
+                beacon_to(f0, &to, 0, 0, JOB, a, a, BFO_TCP_BEACON_SIZE);
+                run_for(w, 5 * ms);
+                st = bfo_net_get_stats(w->n[1]);
+                if (st->rail[0].beacons_rcvd == 1)
+                    attempt = a;
+                else
+                    assert_int_equal(st->rail[0].beacons_dropped, ++dropped);
+            }
+            assert_true(attempt > 0);
+            run_for(w, 5 * ms);
+            rx = E(w, 1)->peers[0].rail[0].last_rx;
+            rcvd = st->rail[0].beacons_rcvd;
+            beacon_to(f0, &to, 0, 0, JOB + 1, attempt, 100, BFO_TCP_BEACON_SIZE);  /* another job */
+            beacon_to(f0, &to, 3, 0, JOB, attempt, 101, BFO_TCP_BEACON_SIZE);      /* no rank 3 */
+            beacon_to(f0, &to, 1, 0, JOB, attempt, 102, BFO_TCP_BEACON_SIZE);      /* rank 1 itself */
+            beacon_to(f0, &to, 0, 1, JOB, attempt, 103, BFO_TCP_BEACON_SIZE);      /* rail 1's */
+            beacon_to(f0, &to, 0, 0, JOB, attempt + 1, 104, BFO_TCP_BEACON_SIZE);  /* another connection's */
+            beacon_to(f0, &to, 0, 0, JOB, attempt, attempt, BFO_TCP_BEACON_SIZE);  /* a repeat */
+            beacon_to(f0, &to, 0, 0, JOB, attempt, 105, BFO_TCP_BEACON_SIZE - 1);  /* short */
+            beacon_to(other, &to, 0, 0, JOB, attempt, 106, BFO_TCP_BEACON_SIZE);   /* from another port */
+            run_for(w, 20 * ms);
+            st = bfo_net_get_stats(w->n[1]);
+            assert_int_equal(st->rail[0].beacons_dropped, dropped + 8);
+            assert_int_equal(st->rail[0].beacons_rcvd, rcvd);
+            assert_true(E(w, 1)->peers[0].rail[0].last_rx == rx); /* none heard */
+            beacon_to(f0, &to, 0, 0, JOB, attempt, 107, BFO_TCP_BEACON_SIZE);
+            run_for(w, 10 * ms);
+            st = bfo_net_get_stats(w->n[1]);
+            assert_int_equal(st->rail[0].beacons_rcvd, rcvd + 1);
+            assert_int_equal(st->rail[0].beacons_dropped, dropped + 8);
+            assert_true(E(w, 1)->peers[0].rail[0].last_rx > rx);
+            close(other);
+        }
+        world_fini(w);
+    }
+}
+
 /* With neither the configuration nor BFO_EAGER_LIMIT setting it, the
  * eager limit is 64 KiB when every rail is TCP (a 64 KiB message goes
  * eager, 64 KiB + 1 as a rendezvous), the engine's 4 KiB otherwise;
@@ -1808,6 +1966,7 @@ int main(void)
         cmocka_unit_test_teardown(test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for, teardown),
         cmocka_unit_test_teardown(test_eager_limit_from_the_environment_unless_configured, teardown),
         cmocka_unit_test_teardown(test_eager_limit_64k_by_default_over_tcp_alone, teardown),
+        cmocka_unit_test_teardown(test_tcp_beacons_heard_and_forged_ones_dropped, teardown),
     };
     unsetenv("BFO_RAILS");
     unsetenv("BFO_EAGER_LIMIT");

@@ -18,6 +18,7 @@
  *              [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T]
  *              [--grace-ms T] [--user-timeout-ms T] [--connect-timeout-ms T]
  *              [--timeout SEC] [-v] [--trace-rails] [--linger R:MS[:sleep]]
+ *              [--beacon-ms T|off] [--notsent-lowat BYTES|off]
  *     Run under `bfo run`.  Every ordered pair of ranks (src, dst) carries
  *     N messages (default 100) with sizes cycling through the list (default
  *     64,1000,4096,65536,300000,1048576: eager and rendezvous); byte k of
@@ -40,6 +41,10 @@
  *       first, CLOCK_MONOTONIC seconds in parentheses, peer, rail, from
  *       --event--> to), and how long a mapped-out rail's operations in
  *       flight took to fail.
+ *     --beacon-ms T|off, --notsent-lowat BYTES|off: the TCP rails' beacon
+ *       interval and TCP_NOTSENT_LOWAT (bfo_tcp.h, OPTIONS; 0 is off
+ *       here; unset: BFO_TCP_BEACON_MS, BFO_TCP_NOTSENT_LOWAT, else the
+ *       defaults, 10 ms and 2 MiB).
  *     --drop-on-signal RAIL: SIGUSR1 toggles the backend's fault hook
  *       (every frame on RAIL silently lost) in this process.
  *     --compute R:AT:SEC: rank R, AT seconds into the stream, computes for
@@ -69,8 +74,8 @@
  *        "conn_errors","malformed_drops","backpressure","keepalives",
  *        "stale_frames","protocol_violations","absent_rails","rdma_reads","rdma_writes",
  *        "host_heard","nudges","thread_rounds","credit_rndv","over_window",
- *        "placed_frames","placed_dropped","demotions","promotions","per_rail_bytes":[...],
- *        "rail_states":[...],"rail_rates":[...]}
+ *        "placed_frames","placed_dropped","beacons_rcvd","beacons_dropped",
+ *        "demotions","promotions","per_rail_bytes":[...],"rail_states":[...],"rail_rates":[...]}
  *       messages/bytes/verified: received at the destinations; failovers and
  *       readmissions: the engines' mapouts and readmissions; recovery_ms_max:
  *       the longest time from a rail being mapped out to the next message
@@ -108,7 +113,10 @@
  *       waited (back-pressure, the safety net; 0 while senders keep to
  *       their windows); placed_frames: TCP FRAGs whose payload was read
  *       straight into the receive's buffer (bfo_engine_place), of which
- *       placed_dropped were dropped (the receive was gone before the end).
+ *       placed_dropped were dropped (the receive was gone before the end);
+ *       beacons_rcvd: TCP beacons taken as the peer heard on a rail, and
+ *       beacons_dropped: datagrams on the beacon sockets dropped (another
+ *       job's or connection's, a forgery; bfo_tcp.h, BEACONS), all ranks.
  *     With the progress thread on, the stream's engine calls run under
  *       bfo_net_lock (bfo_net.h, THREADS).
  *     At --timeout with messages outstanding: the engine's and transports'
@@ -313,7 +321,8 @@ int bfo_cmd_run(int argc, char **argv)
 enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD, F_MAPOUTS,
        F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE, F_KEEPALIVES, F_STALE, F_VIOLATIONS, F_ABSENT,
        F_RDMA_READS, F_RDMA_WRITES, F_BUSY_HEARD, F_NUDGES, F_THREAD, F_CREDIT_RNDV, F_OVER_WINDOW,
-       F_PLACED, F_PLACED_DROPPED, F_DEMOTIONS, F_PROMOTIONS, NF /* counters sent to rank 0 */ };
+       F_PLACED, F_PLACED_DROPPED, F_BEACONS_RCVD, F_BEACONS_DROPPED, F_DEMOTIONS, F_PROMOTIONS,
+       NF /* counters sent to rank 0 */ };
 
 typedef struct slot {
     bfo_request req;
@@ -759,6 +768,8 @@ static const char stream_usage[] =
     "                  [--trace-rails] [--data iov|pack] [--compute RANK|all:AT:SEC]\n"
     "                  [--heartbeat-ms T] [--silence-ms T] [--probe-timeout-ms T] [--grace-ms T]\n"
     "                  [--user-timeout-ms T] [--connect-timeout-ms T] [--timeout SEC] [-v]\n"
+    "                  [--beacon-ms T|off] [--notsent-lowat BYTES|off]   TCP rails: beacon interval,\n"
+    "                                   TCP_NOTSENT_LOWAT (bfo_tcp.h, OPTIONS)\n"
     "                  [--verbs-timeout EXP] [--verbs-retry N]   verbs rails: QP timeout, retry_cnt\n"
     "                  [--timeline MS]   rank 0: per-rail throughput and rail states every MS\n"
     "                  [--linger R:MS[:sleep]]   rank R leaves MS ms after the others (asleep: no call\n"
@@ -884,6 +895,16 @@ int bfo_cmd_stream(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--user-timeout-ms")) {
             opt.tcp.user_timeout_ms = (unsigned)atoi(v);
+            i++;
+        } else if (!strcmp(a, "--beacon-ms")) {
+            opt.tcp.beacon_interval_ns = !strcmp(v, "off") ? -1 : (int64_t)(atof(v) * 1e6);
+            if (!opt.tcp.beacon_interval_ns) /* 0: off too (0 in the options means the default) */
+                opt.tcp.beacon_interval_ns = -1;
+            i++;
+        } else if (!strcmp(a, "--notsent-lowat")) {
+            opt.tcp.notsent_lowat = !strcmp(v, "off") ? -1 : (int)parse_size(v);
+            if (!opt.tcp.notsent_lowat)
+                opt.tcp.notsent_lowat = -1;
             i++;
         } else if (!strcmp(a, "--connect-timeout-ms")) {
             opt.tcp.connect_timeout_ns = (uint64_t)(atof(v) * 1e6);
@@ -1282,6 +1303,8 @@ int bfo_cmd_stream(int argc, char **argv)
             s->f[F_NUDGES] += ts->rail[r].nudges_tx;
             s->f[F_PLACED] += ts->rail[r].placed_rx;
             s->f[F_PLACED_DROPPED] += ts->rail[r].placed_dropped;
+            s->f[F_BEACONS_RCVD] += ts->rail[r].beacons_rcvd;
+            s->f[F_BEACONS_DROPPED] += ts->rail[r].beacons_dropped;
         }
         uint64_t mine[NF + BFO_MAX_RAILS + 4];
         memcpy(mine, s->f, sizeof s->f);
@@ -1350,6 +1373,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"host_heard\":%" PRIu64 ",\"nudges\":%" PRIu64 ",\"thread_rounds\":%" PRIu64
                        ",\"credit_rndv\":%" PRIu64 ",\"over_window\":%" PRIu64
                        ",\"placed_frames\":%" PRIu64 ",\"placed_dropped\":%" PRIu64
+                       ",\"beacons_rcvd\":%" PRIu64 ",\"beacons_dropped\":%" PRIu64
                        ",\"demotions\":%" PRIu64 ",\"promotions\":%" PRIu64
                        ",\"per_rail_bytes\":[",
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
@@ -1362,7 +1386,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        tot[F_KEEPALIVES], tot[F_STALE], tot[F_VIOLATIONS], tot[F_ABSENT], tot[F_RDMA_READS],
                        tot[F_RDMA_WRITES], tot[F_BUSY_HEARD], tot[F_NUDGES], tot[F_THREAD],
                        tot[F_CREDIT_RNDV], tot[F_OVER_WINDOW], tot[F_PLACED], tot[F_PLACED_DROPPED],
-                       tot[F_DEMOTIONS], tot[F_PROMOTIONS]);
+                       tot[F_BEACONS_RCVD], tot[F_BEACONS_DROPPED], tot[F_DEMOTIONS], tot[F_PROMOTIONS]);
                 for (int r = 0; r < bfo_net_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
                 /* rank 0 toward rank 1 at the end: each rail's state and

@@ -640,6 +640,40 @@ static int size_env(const char *name, unsigned long long max, size_t *out)
     return 1;
 }
 
+/* The TCP rails' beacon interval and TCP_NOTSENT_LOWAT from the
+ * environment when the options leave them 0 (bfo_tcp.h, OPTIONS):
+ * BFO_TCP_BEACON_MS (milliseconds; 0 or off: no beacons) and
+ * BFO_TCP_NOTSENT_LOWAT (bytes, K or M; off: not set).  -1 for a bad value
+ * (said on stderr). */
+static int tcp_env(bfo_tcp_options *o)
+{
+    const char *v = bfo_boot_getenv("BFO_TCP_BEACON_MS");
+    size_t lw;
+    int rc;
+    if (v && !o->beacon_interval_ns) {
+        char *end;
+        double ms = strtod(v, &end);
+        if (!strcmp(v, "off"))
+            ms = 0;
+        else if (end == v || *end || ms < 0 || ms > 60000) {
+            fprintf(stderr, "bfo: BFO_TCP_BEACON_MS=%s: not a number of milliseconds (0 to 60000) or off\n", v);
+            return -1;
+        }
+        o->beacon_interval_ns = ms > 0 ? (int64_t)(ms * 1e6) : -1;
+    }
+    v = bfo_boot_getenv("BFO_TCP_NOTSENT_LOWAT");
+    if (v && !o->notsent_lowat) {
+        if (!strcmp(v, "off") || !strcmp(v, "0")) {
+            o->notsent_lowat = -1;
+            return 0;
+        }
+        if ((rc = size_env("BFO_TCP_NOTSENT_LOWAT", 1ull << 30, &lw)) < 0)
+            return -1;
+        o->notsent_lowat = (int)lw;
+    }
+    return 0;
+}
+
 static int eager_limit_env(size_t *out)
 {
     return size_env("BFO_EAGER_LIMIT", BFO_NET_EAGER_MAX, out);
@@ -727,6 +761,8 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         goto fail;
     if (!cfg.unexpected_budget &&
         size_env("BFO_UNEXPECTED_BUDGET", (unsigned long long)1 << 40, &cfg.unexpected_budget) < 0)
+        goto fail;
+    if (tcp_env(&opt.tcp) < 0)
         goto fail;
     /* the rails, in order, grouped by transport */
     for (char *tok = strtok_r(n->list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {

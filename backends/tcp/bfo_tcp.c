@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3 };
+enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3, EV_BEACON = 4 };
 
 #define MAX_IOV 64
 /* Busy polling (bfo_tcp_progress(t, 0)): a link that took a data frame in
@@ -49,6 +49,24 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3 };
  * as a peer that computed 60 s losing both rails, now and then, in
  * check-tcp t14. */
 #define ZWIN_WITHHELD_NS 2000000000ull
+/* TCP_NOTSENT_LOWAT (bfo_tcp.h, OPTIONS) unless the options say otherwise.
+ * Measured, `bfo bench --sizes 1M` over 127.0.0.2,127.0.0.3 (one way, the
+ * sender busy polling) against the option off, each run paired with one
+ * off, 2 shared cores under load: 128 KiB 0.75 of the bandwidth (median
+ * of 8 pairs), 1 MiB 0.91 (8), 2 MiB 1.06 (4), 4 MiB 1.02 (4); `bfo stream
+ * --size 1M` (both ways, so every link is busy polled and refilled at
+ * every progress) showed no difference even at 128 KiB.  A sender that
+ * loses its core leaves the receiver only the unsent bytes to take; the
+ * smaller the mark, the sooner the pipe runs dry. */
+#define NOTSENT_LOWAT_DEFAULT (2 * 1024 * 1024)
+/* BEACONS (bfo_tcp.h): the default interval, and how long a beacon vouches
+ * for a connection that has carried nothing from the peer process: a TCP
+ * connection stuck for longer (a path that passes UDP and not TCP) is left
+ * to the engine's probe, then TCP_USER_TIMEOUT.  Retransmission timeouts
+ * back off from 200 ms: 3 s covers three losses of the same segment in a
+ * row (0.2 + 0.4 + 0.8 + 1.6). */
+#define BEACON_DEFAULT_NS 10000000ll
+#define BEACON_TRUST_NS 3000000000ull
 #define FRAME_HELLO (BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE)
 
 /* A frame whose engine bytes fit in INLINE_MAX is copied behind its header
@@ -96,6 +114,12 @@ typedef struct tlink {
     int in_epoll;      /* the connection is in the epoll set */
     uint64_t hot_at;   /* the last data frame taken */
     uint32_t evmask;   /* registered epoll events */
+    /* BEACONS: the peer's beacon address (bto_ok 1; -1 it published none,
+     * 0 not looked up yet), this connection's beacons sent and the last
+     * sequence number taken */
+    struct sockaddr_storage bto;
+    int bto_ok;
+    uint64_t bseq_tx, bseq_rx;
     /* send */
     elist q;    /* written and unacknowledged, then unwritten */
     int unsent; /* first unwritten entry, -1 none */
@@ -133,6 +157,9 @@ struct bfo_tcp {
     struct sockaddr_storage lsa[BFO_MAX_RAILS]; /* ... and where it listens (published) */
     unsigned bw[BFO_MAX_RAILS];
     int lfd[BFO_MAX_RAILS];
+    int ufd[BFO_MAX_RAILS];     /* BEACONS: each rail's UDP socket (-1: none) */
+    uint16_t uport[BFO_MAX_RAILS]; /* ... its port, host order (published) */
+    uint64_t beacon_ns, beacon_at; /* the interval (0: off), the last round */
     int drop[BFO_MAX_RAILS];
     uint64_t job, now;
     bfo_sink sink;
@@ -247,8 +274,10 @@ static const char *sastr(const struct sockaddr_storage *sa, char *buf, size_t ca
     return buf;
 }
 
-/* The published address: u8 family (4 or 6), u8 0, u16 port, the IP. */
-static void addr_put(const struct sockaddr_storage *sa, bfo_addr *a)
+/* The published address: u8 family (4 or 6), u8 0, u16 port, the IP, and
+ * the beacons' UDP port (u16, network order) when the rail has one (uport
+ * not 0). */
+static void addr_put(const struct sockaddr_storage *sa, uint16_t uport, bfo_addr *a)
 {
     memset(a, 0, sizeof *a);
     if (sa->ss_family == AF_INET6) {
@@ -264,19 +293,29 @@ static void addr_put(const struct sockaddr_storage *sa, bfo_addr *a)
         memcpy(a->bytes + 4, &v4->sin_addr, 4);
         a->len = 8;
     }
+    if (uport) {
+        a->bytes[a->len] = (uint8_t)(uport >> 8);
+        a->bytes[a->len + 1] = (uint8_t)uport;
+        a->len += 2;
+    }
 }
 
-static int addr_get(const bfo_addr *a, struct sockaddr_storage *sa)
+/* The peer's TCP address, and its beacons' UDP port (0: none published:
+ * a card without one, from before beacons). */
+static int addr_get(const bfo_addr *a, struct sockaddr_storage *sa, uint16_t *uport)
 {
     memset(sa, 0, sizeof *sa);
-    if (a->len == 20 && a->bytes[0] == 6) {
+    *uport = 0;
+    if ((a->len == 22 || a->len == 10) && a->bytes[0] == (a->len == 22 ? 6 : 4))
+        *uport = (uint16_t)(a->bytes[a->len - 2] << 8 | a->bytes[a->len - 1]);
+    if ((a->len == 20 || a->len == 22) && a->bytes[0] == 6) {
         struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
         v6->sin6_family = AF_INET6;
         memcpy(&v6->sin6_port, a->bytes + 2, 2);
         memcpy(&v6->sin6_addr, a->bytes + 4, 16);
         return 0;
     }
-    if (a->len == 8 && a->bytes[0] == 4) {
+    if ((a->len == 8 || a->len == 10) && a->bytes[0] == 4) {
         struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
         v4->sin_family = AF_INET;
         memcpy(&v4->sin_port, a->bytes + 2, 2);
@@ -292,6 +331,10 @@ static void sock_opts(const bfo_tcp *t, int fd)
     unsigned to = t->o.user_timeout_ms;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &to, sizeof to);
+    if (t->o.notsent_lowat > 0) { /* OPTIONS: the kernel's unsent queue stays short */
+        int lw = t->o.notsent_lowat;
+        setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lw, sizeof lw);
+    }
 }
 
 /* TCP_USER_TIMEOUT is off while either side of the connection is stalled
@@ -486,6 +529,7 @@ static void link_reset(bfo_tcp *t, tlink *l)
     l->evmask = 0;
     l->in_epoll = 0;
     l->hot_at = 0;
+    l->bseq_tx = l->bseq_rx = 0;
     l->q.head = l->q.tail = l->hole.head = l->hole.tail = -1;
     l->unsent = -1;
     l->next_seq = l->last_written = 0;
@@ -1359,8 +1403,9 @@ static int dial(bfo_tcp *t, tlink *l)
     struct sockaddr_storage them;
     const struct sockaddr_storage *me = &t->sa[l->rail];
     int fd = -1;
+    uint16_t uport;
     if (!t->sink.lookup || t->sink.lookup(t->sink.ctx, l->peer, l->rail, &pa) != BFO_OK ||
-        addr_get(&pa, &them) != 0 || them.ss_family != me->ss_family) {
+        addr_get(&pa, &them, &uport) != 0 || them.ss_family != me->ss_family) {
         tlog(t, 1, "peer %d rail %d: the peer published no %s address for this rail", l->peer, l->rail,
              me->ss_family == AF_INET6 ? "IPv6" : "IPv4");
         return BFO_CONN_EV_DIAL_FAILED;
@@ -1665,6 +1710,169 @@ static void kernel_evidence(bfo_tcp *t)
     }
 }
 
+/* ---------------------------------------------------------------- beacons
+ *
+ * BEACONS (bfo_tcp.h): every beacon interval, a datagram from each rail's
+ * UDP socket to each peer whose connection on that rail is up, outside the
+ * connection's byte stream (nothing queued holds it back, no lost segment
+ * stalls it); a beacon that names a live connection and comes from the
+ * peer's published beacon address is reported as heard on the rail, as an
+ * ACK frame is.  Sent only from bfo_tcp_progress: a process that makes no
+ * progress call sends none (its host vouches for it, kernel_evidence). */
+
+void bfo_tcp_beacon_put(uint8_t *b, int rank, int rail, uint64_t job, uint64_t attempt, uint64_t seq)
+{
+    bfo_put16(b, (uint16_t)BFO_TCP_BEACON_MAGIC);
+    b[2] = BFO_TCP_BEACON_VERSION;
+    b[3] = 0;
+    bfo_put32(b + 4, (uint32_t)rank);
+    bfo_put32(b + 8, (uint32_t)rail);
+    bfo_put32(b + 12, 0);
+    bfo_put64(b + 16, job);
+    bfo_put64(b + 24, attempt);
+    bfo_put64(b + 32, seq);
+}
+
+/* The peer's beacon address for link l (looked up once: a card does not
+ * change), or NULL when it published none (a peer from before beacons, or
+ * with them off). */
+static const struct sockaddr_storage *beacon_peer(bfo_tcp *t, tlink *l)
+{
+    bfo_addr pa;
+    uint16_t uport;
+    if (l->bto_ok)
+        return l->bto_ok > 0 ? &l->bto : NULL;
+    if (!t->sink.lookup || t->sink.lookup(t->sink.ctx, l->peer, l->rail, &pa) != BFO_OK)
+        return NULL; /* not known yet: asked again at the next beacon */
+    if (addr_get(&pa, &l->bto, &uport) != 0 || !uport || l->bto.ss_family != t->sa[l->rail].ss_family) {
+        l->bto_ok = -1;
+        tlog(t, 2, "peer %d rail %d: the peer published no beacon address: no beacons to it", l->peer, l->rail);
+        return NULL;
+    }
+    if (l->bto.ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)&l->bto)->sin6_port = htons(uport);
+    else
+        ((struct sockaddr_in *)&l->bto)->sin_port = htons(uport);
+    l->bto_ok = 1;
+    return &l->bto;
+}
+
+/* A beacon to every peer whose connection is up, on every rail that has a
+ * UDP socket, once per beacon interval. */
+static void beacons_send(bfo_tcp *t)
+{
+    uint8_t b[BFO_TCP_BEACON_SIZE];
+    if (!t->beacon_ns || t->now - t->beacon_at < t->beacon_ns)
+        return;
+    t->beacon_at = t->now;
+    for (int i = 0; i < t->size * t->nrails; i++) {
+        tlink *l = &t->links[i];
+        const struct sockaddr_storage *to;
+        if (t->ufd[l->rail] < 0 || !link_up(l) || l->broken || l->fd < 0 || swallowing(t, l) ||
+            !(to = beacon_peer(t, l)))
+            continue;
+        bfo_tcp_beacon_put(b, t->rank, l->rail, t->job, l->c.attempt, l->bseq_tx + 1);
+        if (sendto(t->ufd[l->rail], b, sizeof b, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)to,
+                   sa_len(to)) == (ssize_t)sizeof b) {
+            l->bseq_tx++;
+            t->st.rail[l->rail].beacons_sent++;
+        }
+    }
+}
+
+static int same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family)
+        return 0;
+    if (a->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)a, *y = (const struct sockaddr_in6 *)b;
+        return x->sin6_port == y->sin6_port && !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr);
+    }
+    const struct sockaddr_in *x = (const struct sockaddr_in *)a, *y = (const struct sockaddr_in *)b;
+    return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+}
+
+/* One received datagram on rail's UDP socket: the link it vouches for, or
+ * NULL (why says what was wrong). */
+static tlink *beacon_check(bfo_tcp *t, int rail, const uint8_t *b, ssize_t n, const struct sockaddr_storage *from,
+                           const char **why)
+{
+    uint32_t rank;
+    tlink *l;
+    const struct sockaddr_storage *peer;
+    if (n != BFO_TCP_BEACON_SIZE || bfo_get16(b) != BFO_TCP_BEACON_MAGIC || b[2] != BFO_TCP_BEACON_VERSION) {
+        *why = "not a beacon (length, magic or version)";
+        return NULL;
+    }
+    if (bfo_get64(b + 16) != t->job) {
+        *why = "another job's";
+        return NULL;
+    }
+    rank = bfo_get32(b + 4);
+    if (rank >= (uint32_t)t->size || rank == (uint32_t)t->rank) {
+        *why = "no such peer";
+        return NULL;
+    }
+    if (bfo_get32(b + 8) != (uint32_t)rail) {
+        *why = "for another rail";
+        return NULL;
+    }
+    l = link_of(t, (int)rank, rail);
+    if (!link_up(l) || l->broken || l->fd < 0) {
+        *why = "no connection up";
+        return NULL;
+    }
+    if (bfo_get64(b + 24) != l->c.attempt) {
+        *why = "another connection's (a stale attempt)";
+        return NULL;
+    }
+    if (!(peer = beacon_peer(t, l)) || !same_addr(from, peer)) {
+        *why = "not from the peer's beacon address";
+        return NULL;
+    }
+    if (bfo_get64(b + 32) <= l->bseq_rx) {
+        *why = "a sequence number already seen";
+        return NULL;
+    }
+    if (l->poisoned || t->drop[rail]) {
+        *why = "the fault hook";
+        return NULL;
+    }
+    l->bseq_rx = bfo_get64(b + 32);
+    return l;
+}
+
+/* Reads rail's UDP socket: each beacon that vouches for a live connection
+ * is the peer heard on the rail (while that connection has carried
+ * something from the peer process within BEACON_TRUST_NS, or this side is
+ * stalled reading it); anything else is counted and dropped. */
+static void beacons_read(bfo_tcp *t, int rail)
+{
+    for (int k = 0; k < 64; k++) {
+        uint8_t b[BFO_TCP_BEACON_SIZE + 1];
+        struct sockaddr_storage from;
+        socklen_t fl = sizeof from;
+        const char *why = NULL;
+        tlink *l;
+        ssize_t n = recvfrom(t->ufd[rail], b, sizeof b, MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *)&from, &fl);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return; /* EAGAIN, or an ICMP error of an earlier send */
+        }
+        l = beacon_check(t, rail, b, n, &from, &why);
+        if (!l) {
+            char a[80];
+            t->st.rail[rail].beacons_dropped++;
+            tlog(t, 3, "rail %d: a datagram from %s dropped: %s", rail, sastr(&from, a, sizeof a), why);
+            continue;
+        }
+        t->st.rail[rail].beacons_rcvd++;
+        if (l->stalled || t->now - l->rx_at < BEACON_TRUST_NS)
+            up_heard(t, l);
+    }
+}
+
 static void timeouts(bfo_tcp *t)
 {
     for (int i = 0; i < t->size * t->nrails; i++)
@@ -1729,6 +1937,8 @@ static int poll_epoll(bfo_tcp *t, int timeout_ms)
         handled++;
         if (type == EV_LISTEN) {
             do_accept(t, idx);
+        } else if (type == EV_BEACON) {
+            beacons_read(t, idx);
         } else if (type == EV_PEND) {
             if (t->pend[idx].fd >= 0 && (t->pend[idx].gen & 0x0fffffffu) == gen)
                 pend_read(t, &t->pend[idx]);
@@ -1805,6 +2015,7 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
         settle(t);
         kernel_evidence(t);
         settle(t);
+        beacons_send(t);
     }
     if (t->lb.asked) {
         handle_connects(t);
@@ -1845,13 +2056,15 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
         fprintf(f,
                 "bfo-tcp[%d]: peer %d rail %d: fd %d state %s attempt %llu engine-rail %s hot %d in-epoll %d "
                 "evmask %x stalled %d peer-stalled %d queued %d unsent %d ctl %zu/%zu rx %zu/%zu "
-                "rx-seq %llu ack-sent %llu last-written %llu\n",
+                "rx-seq %llu ack-sent %llu last-written %llu beacons sent %llu last taken %llu%s\n",
                 t->rank, l->peer, l->rail, l->fd, bfo_conn_state_name(l->c.fsm.cs),
                 (unsigned long long)l->c.attempt,
                 "(bfo_net)", l->hot,
                 l->in_epoll, l->evmask, l->stalled, l->peer_stalled, q, u, l->ctl_off, l->ctl_len,
                 l->rx_off, l->rx_len, (unsigned long long)l->rx_seq,
-                (unsigned long long)l->ack_sent, (unsigned long long)l->last_written);
+                (unsigned long long)l->ack_sent, (unsigned long long)l->last_written,
+                (unsigned long long)l->bseq_tx, (unsigned long long)l->bseq_rx,
+                l->bto_ok < 0 ? " (the peer has no beacon address)" : "");
     }
     uint64_t now = tnow();
     fprintf(f, "bfo-tcp[%d]: hot %d stalled %d connect-requests %d; "
@@ -1876,6 +2089,40 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
 }
 
 /* ----------------------------------------------------------------- init */
+
+/* BEACONS: rail's UDP socket, on the rail's address: the TCP listen port
+ * when it is free, else any.  Without one the rail has no beacons (none
+ * published: the peers send it none), which is no error. */
+static void beacon_socket(bfo_tcp *t, int r)
+{
+    struct sockaddr_storage ua = t->lsa[r];
+    socklen_t ul = sa_len(&ua);
+    struct epoll_event ev;
+    int fd = socket(ua.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    char b[80];
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&ua, ul) != 0) {
+        if (ua.ss_family == AF_INET6)
+            ((struct sockaddr_in6 *)&ua)->sin6_port = 0;
+        else
+            ((struct sockaddr_in *)&ua)->sin_port = 0;
+        if (bind(fd, (struct sockaddr *)&ua, ul) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    ev.events = EPOLLIN;
+    ev.data.u64 = ev_data(EV_BEACON, 0, r);
+    if (fd < 0 || getsockname(fd, (struct sockaddr *)&ua, &ul) != 0 || epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        tlog(t, 1, "rail %d (%s): no beacon socket: %s; no beacons on it", r, sastr(&t->lsa[r], b, sizeof b),
+             strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    t->ufd[r] = fd;
+    t->uport[r] = ntohs(ua.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ua)->sin6_port
+                                                 : ((struct sockaddr_in *)&ua)->sin_port);
+}
 
 static unsigned tcp_rail_caps(void *ctx, int rail)
 {
@@ -1906,7 +2153,7 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
         return BFO_ERR_NO_MEMORY;
     t->ep = -1;
     for (int r = 0; r < BFO_MAX_RAILS; r++)
-        t->lfd[r] = -1;
+        t->lfd[r] = t->ufd[r] = -1;
     if (a->opt)
         t->o = *(const bfo_tcp_options *)a->opt;
     t->rank = a->rank;
@@ -1924,6 +2171,10 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
         t->o.ack_frames = 8;
     if (!t->o.ack_bytes)
         t->o.ack_bytes = 256 * 1024;
+    if (!t->o.notsent_lowat)
+        t->o.notsent_lowat = NOTSENT_LOWAT_DEFAULT;
+    t->beacon_ns = t->o.beacon_interval_ns < 0 ? 0
+                   : t->o.beacon_interval_ns ? (uint64_t)t->o.beacon_interval_ns : (uint64_t)BEACON_DEFAULT_NS;
     rc = BFO_ERR_INVALID;
     for (int r = 0; r < t->nrails; r++) {
         t->bw[r] = a->bandwidth ? a->bandwidth[r] : 0;
@@ -1952,6 +2203,8 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
         ev.data.u64 = ev_data(EV_LISTEN, 0, r);
         if (epoll_ctl(t->ep, EPOLL_CTL_ADD, t->lfd[r], &ev) != 0)
             goto fail;
+        if (t->beacon_ns)
+            beacon_socket(t, r);
     }
 
     /* memory: everything now */
@@ -2020,7 +2273,7 @@ int bfo_tcp_address(const bfo_tcp *t, int rail, bfo_addr *out)
 {
     if (rail < 0 || rail >= t->nrails)
         return BFO_ERR_INVALID;
-    addr_put(&t->lsa[rail], out);
+    addr_put(&t->lsa[rail], t->uport[rail], out);
     return BFO_OK;
 }
 
@@ -2145,9 +2398,12 @@ void bfo_tcp_fini(bfo_tcp *t)
         for (int k = 0; k < t->npend; k++)
             if (t->pend[k].fd >= 0)
                 close(t->pend[k].fd);
-    for (int r = 0; r < BFO_MAX_RAILS; r++)
+    for (int r = 0; r < BFO_MAX_RAILS; r++) {
         if (t->lfd[r] >= 0)
             close(t->lfd[r]);
+        if (t->ufd[r] >= 0)
+            close(t->ufd[r]);
+    }
     if (t->ep >= 0)
         close(t->ep);
     free(t->links);

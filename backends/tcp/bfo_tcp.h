@@ -18,8 +18,8 @@
  *     bfo_tcp_start(t, job);          // the engine may call connect()
  *     bfo_tcp_backend(t, &be);        // post_send, connect, disconnect, ...
  *     loop: bfo_tcp_progress(t, 0); bfo_engine_progress(e, now);
- *   Completions, frames, rail events, every ACK heard and the peer's
- *   kernel heard (bfo_sink.h: completion, frame, rail_event, heard,
+ *   Completions, frames, rail events, every ACK and beacon heard and the
+ *   peer's kernel heard (bfo_sink.h: completion, frame, rail_event, heard,
  *   host_heard) go to the sink.  Rail events are
  *   not filtered by rail state: the engine behind the sink ignores those
  *   its rail machine does not wait for.
@@ -34,7 +34,10 @@
  *   (a bare IPv6 address works too).  IPv4 and IPv6 rails mix freely; rail
  *   i of one rank must have the family of rail i of its peers.  The
  *   published address (opaque to everyone else): u8 family (4 or 6), u8 0,
- *   u16 port, then the 4 or 16 bytes of the address, in network order.
+ *   u16 port, then the 4 or 16 bytes of the address, then u16 the beacons'
+ *   UDP port (BEACONS), all in network order: 10 or 22 bytes.  An address
+ *   of 8 or 20 bytes (no beacon port: beacons off there, or a build from
+ *   before them) is dialed as any other; that peer gets no beacons.
  *
  * OPTIONS (bfo_tcp_options; zero means the default)
  *   user_timeout_ms       TCP_USER_TIMEOUT on every connection (default
@@ -57,6 +60,27 @@
  *   log_level             -1 silent, 1 errors and dropped connections
  *                         (default: bfo_net's, from BFO_TCP_LOG), 2
  *                         connections, 3 debug; on stderr
+ *   beacon_interval_ns    BEACONS below: one to each peer on each rail
+ *                         every this long (default 10 ms); negative: no
+ *                         beacons at all (no UDP socket, none published,
+ *                         none sent or taken).  bfo_net: BFO_TCP_BEACON_MS
+ *                         (milliseconds, or off) when the option is 0
+ *   notsent_lowat         TCP_NOTSENT_LOWAT on every connection, bytes
+ *                         (default 2 MiB; negative: not set, the
+ *                         kernel's net.ipv4.tcp_notsent_lowat, unlimited
+ *                         by default).  The kernel then keeps at most about
+ *                         this much written and not yet sent, so what waits
+ *                         waits in user space, where a rail control frame
+ *                         passes it (GUARANTEES 4); 4 MB of socket buffer
+ *                         (tcp_wmem's maximum) is 1.6 s of a 20 Mbit/s rail.
+ *                         EPOLLOUT comes once the unsent bytes fall below
+ *                         half of it; link_flush writes until EAGAIN, and a
+ *                         busy-polled link is written at every progress.
+ *                         Why 2 MiB and not less: a sender descheduled
+ *                         leaves the receiver only that much to take
+ *                         (bfo_tcp.c, NOTSENT_LOWAT_DEFAULT).
+ *                         bfo_net: BFO_TCP_NOTSENT_LOWAT (bytes, K or M, or
+ *                         off) when the option is 0
  *
  * ERRORS: BFO_OK, BFO_ERR_INVALID (a bad argument or rail name),
  *   BFO_ERR_NO_MEMORY, BFO_TCP_ERR_SOCKET (a socket call failed at open).
@@ -92,6 +116,13 @@
  *      (after the frame being written, never inside it); sequence numbers
  *      are given as frames are written, so they stay consecutive on the
  *      wire.  The engine needs no order between a control frame and data.
+ *      TCP_NOTSENT_LOWAT (OPTIONS) bounds the kernel's own queue of unsent
+ *      bytes, where no control frame can pass.
+ *   5. Liveness outside the data: the peer process is reported heard on a
+ *      rail (sink->heard, bfo_engine_rail_heard) for every ACK frame and
+ *      every beacon (BEACONS) that names the rail's live connection; the
+ *      beacons are datagrams, so no byte queued on the connection and no
+ *      retransmission of a lost segment holds them back.
  *
  * CONNECTIONS.  The engine calls connect(peer, rail) on both sides.  The
  *   lower rank dials (from its own rail address, so `ss -K src|dst ADDR`
@@ -129,6 +160,42 @@
  *   received is reported with bfo_engine_rail_heard, so the engine's
  *   heartbeat probe, queued behind the stalled frames, does not time out
  *   while keepalives arrive, and does once they stop.
+ *
+ * BEACONS (BFD-like liveness, RFC 5880).  Each rail has a UDP socket on the
+ *   rail's own address (the TCP listen port when it is free, else any),
+ *   non-blocking, in the epoll set; its port is published with the rail's
+ *   address.  Every beacon_interval (default 10 ms; checked with the
+ *   periodic work of bfo_tcp_progress, so whoever runs the transport sends
+ *   them: the caller, or bfo_net's progress thread) a beacon goes from
+ *   that socket to every peer whose connection on the rail is up (the
+ *   hellos exchanged: CONNECTED), at the peer's published beacon address.
+ *   A process that makes no progress call sends none: its beacons prove
+ *   its process, as a PROBEACK does, and a process that computes is
+ *   vouched for by its host instead (A PEER THAT COMPUTES).  A beacon
+ *   received is the peer heard on the rail (sink->heard, as an ACK frame
+ *   is) when it names this job, the peer's rank, this rail and the
+ *   connection's attempt number (a beacon of an older connection, read
+ *   late, is dropped), carries a sequence number above the last taken on
+ *   that connection, and comes from the peer's published beacon address
+ *   (its rail's IP and beacon port); and while that connection has carried
+ *   something from the peer process within the last 3 s (or this side is
+ *   stalled reading it), so that a connection stuck for longer, on a path
+ *   that passes datagrams and not TCP, is left to the engine's probe and,
+ *   behind it, TCP_USER_TIMEOUT.  Anything else is counted
+ *   (beacons_dropped) and dropped, the fault hook's rails too.  Why: the
+ *   engine's PROBE and the ACK frames ride the connection with the data:
+ *   behind megabytes of socket buffer on a slow rail, or behind a lost
+ *   segment (a retransmission timeout, 200 ms or more, against a probe
+ *   timeout of 40 ms), nothing was heard in time and a rail that worked
+ *   was mapped out, again and again (issue 18).  With 3% of a loopback
+ *   rail's packets dropped, a 6 s stream of 1 MiB messages mapped the rail
+ *   out 52 times in 8 runs without beacons (0 to 12 a run) and never in 9
+ *   runs with them (tests/tcp/t19_lossy.sh); the lossy rail's messages
+ *   wait for TCP's retransmissions instead (the longest pause in
+ *   completions about 0.65 s).  A rail that drops everything loses its
+ *   beacons too and is mapped out as before, 160 to 215 ms after the
+ *   drop.  Counted per rail: beacons_sent, beacons_rcvd, beacons_dropped
+ *   (bfo_rail_stats).
  *
  * A PEER THAT COMPUTES.  A link that waits on its peer (frames not
  *   acknowledged by the peer process) while the peer process has sent
@@ -186,11 +253,22 @@
  *   HELLO body (32 bytes): u32 version (BFO_TCP_HELLO_VERSION, 2), u32 rank,
  *     u32 rail, u32 nranks, u64 job, u64 attempt (the dialer's; the reply
  *     echoes it).
+ *   BEACON (one UDP datagram of BFO_TCP_BEACON_SIZE, 40 bytes,
+ *   little-endian; bfo_tcp_beacon_put):
+ *     u16 magic BFO_TCP_BEACON_MAGIC (0xBF0B)   u8 version (1)   u8 0
+ *     u32 rank     the sender's
+ *     u32 rail     the rail it is sent on (the receiver's rail too)
+ *     u32 0
+ *     u64 job
+ *     u64 attempt  the connection's attempt number (the dialer's, which
+ *                  the acceptor took with its hello): the same at both ends
+ *     u64 seq      per connection, from 1
  *
  * FAULT HOOK (tests).  bfo_tcp_fault_drop(t, rail, 1): every frame on that
  *   rail, out or in, vanishes silently from then on (as a cut cable or a
- *   firewall drop would: no error, no ack).  A connection that lost a frame
- *   stays silent until it is replaced; new connections work again once the
+ *   firewall drop would: no error, no ack), and so do the rail's beacons.  A
+ *   connection that lost a frame stays silent, beacons included, until it
+ *   is replaced; new connections work again once the
  *   hook is off.  The engine finds out by its heartbeat probe timing out.
  */
 #ifndef BFO_TCP_H
@@ -224,6 +302,14 @@ enum bfo_tcp_kind { BFO_TCP_K_DATA = 1, BFO_TCP_K_ACK = 2, BFO_TCP_K_HELLO = 3 }
  * this connection (back-pressure). */
 #define BFO_TCP_F_STALLED 0x01
 
+/* BEACONS: one datagram (WIRE above). */
+#define BFO_TCP_BEACON_MAGIC 0xBF0Bu
+#define BFO_TCP_BEACON_VERSION 1
+#define BFO_TCP_BEACON_SIZE 40
+/* Writes a beacon (BFO_TCP_BEACON_SIZE bytes) at b; for tests that forge
+ * them. */
+void bfo_tcp_beacon_put(uint8_t *b, int rank, int rail, uint64_t job, uint64_t attempt, uint64_t seq);
+
 typedef struct bfo_tcp_options {
     unsigned user_timeout_ms;
     uint64_t connect_timeout_ns;
@@ -231,6 +317,8 @@ typedef struct bfo_tcp_options {
     unsigned ack_frames;
     size_t ack_bytes;
     int log_level;
+    int64_t beacon_interval_ns; /* BEACONS: 0 the default (10 ms), < 0 none */
+    int notsent_lowat;          /* TCP_NOTSENT_LOWAT: 0 the default (2 MiB), < 0 not set */
 } bfo_tcp_options;
 
 /* One rail's counters: the common shape (bfo_transport.h).  DATA frames

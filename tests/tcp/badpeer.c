@@ -3,7 +3,8 @@
  * Run under `bfo run` as one rank of the job (the others run `bfo stream
  * --skip-rank R`).  It takes part in the bootstrap like any rank, then
  * answers every connection the others dial to it with something wrong, one
- * scenario after another, and also dials rank 0 itself with a bad hello.
+ * scenario after another, and also dials rank 0 itself with a bad hello
+ * and sends rank 0's beacon socket three forged datagrams.
  * It runs for the given seconds (argv[1], default 3) and prints the
  * scenarios it played on stderr.  The test checks that the well-behaved
  * ranks logged a reason for every drop and stayed up.
@@ -339,7 +340,7 @@ int main(int argc, char **argv)
     clen = bfo_net_card_write(card, sizeof card, nrails, names, mine);
     if (!clen || bfo_boot_publish(boot, card, clen) != BFO_OK ||
         bfo_boot_lookup(boot, 0, card, sizeof card, &clen) != BFO_OK ||
-        bfo_net_card_read(card, clen, tnames, theirs) < 1 || theirs[0].len != 8) {
+        bfo_net_card_read(card, clen, tnames, theirs) < 1 || (theirs[0].len != 8 && theirs[0].len != 10)) {
         fprintf(stderr, "badpeer: bootstrap failed\n");
         return 4;
     }
@@ -367,6 +368,24 @@ int main(int argc, char **argv)
                 close(fd);
         }
         fprintf(stderr, "badpeer: dialed rank 0 with a hello from a higher rank and with garbage\n");
+    }
+    /* rank 0's beacon port on rail 0 (bfo_tcp.h, BEACONS; after the address):
+     * a short datagram, a beacon of another job, and one of this rank's,
+     * which has no connection up there.  Dropped and counted
+     * (beacons_dropped), nothing else. */
+    if (rank != 0 && theirs[0].len == 10) {
+        struct sockaddr_in u = r0;
+        uint8_t b[BFO_TCP_BEACON_SIZE];
+        int fd = socket(AF_INET, SOCK_DGRAM, 0), sent = 0;
+        memcpy(&u.sin_port, theirs[0].bytes + 8, 2);
+        bfo_tcp_beacon_put(b, rank, 0, job + 1, 1, 1);
+        sent += fd >= 0 && sendto(fd, b, 5, 0, (struct sockaddr *)&u, sizeof u) == 5;
+        sent += fd >= 0 && sendto(fd, b, sizeof b, 0, (struct sockaddr *)&u, sizeof u) == (ssize_t)sizeof b;
+        bfo_tcp_beacon_put(b, rank, 0, job, 1, 1);
+        sent += fd >= 0 && sendto(fd, b, sizeof b, 0, (struct sockaddr *)&u, sizeof u) == (ssize_t)sizeof b;
+        if (fd >= 0)
+            close(fd);
+        fprintf(stderr, "badpeer: forged beacons sent to rank 0: %d\n", sent);
     }
     end = bfo_boot_now() + (uint64_t)(secs * 1e9);
     while (bfo_boot_now() < end) {

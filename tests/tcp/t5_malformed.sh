@@ -37,8 +37,11 @@ stale=$(sed -n 's/^badpeer: stale frames on kept connections: //p' "$WORK/err")
 [ "$stale" -gt 0 ] || fail "no stale frames sent on a kept connection"
 [ "$(jget stale_frames)" -ge "$stale" ] || fail "stale_frames $(jget stale_frames), badpeer sent $stale"
 [ "$(jget malformed_drops)" -ge 12 ] || fail "malformed_drops $(jget malformed_drops)"
+forged=$(sed -n 's/^badpeer: forged beacons sent to rank 0: //p' "$WORK/err")
+[ "$forged" = 3 ] || fail "badpeer sent ${forged:-no} forged beacons, not 3"
+[ "$(jget beacons_dropped)" -ge 3 ] || fail "beacons_dropped $(jget beacons_dropped): badpeer's forged beacons taken?"
 echo "   connections dropped for malformed input: $(jget malformed_drops) (badpeer played" \
      "$(grep -c 'badpeer: rank' "$WORK/err")); stale frames kept: $stale sent, $(jget stale_frames) counted;" \
-     "protocol_violations $(jget protocol_violations)"
+     "protocol_violations $(jget protocol_violations); beacons dropped $(jget beacons_dropped) ($forged forged)"
 summary
 echo "ok: t5 malformed frames"
