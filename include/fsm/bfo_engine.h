@@ -452,7 +452,7 @@ typedef struct bfo_engine {
 /* The entry i of a pool of elements of size sz. */
 static inline void *bfo__pool_at(const bfo__pool *p, int i, size_t sz)
 {
-    if (i < p->n0)
+    if (BFO__LIKELY(i < p->n0))
         return p->base + (size_t)i * sz;
     i -= p->n0;
     return p->chunk[i >> p->shift] + (size_t)(i & ((1 << p->shift) - 1)) * sz;
@@ -1179,21 +1179,29 @@ static inline bfo_handle bfo__null_handle(void)
     return h;
 }
 
-static inline bfo_handle bfo__handle_alloc(bfo_engine *e, bfo_request *r)
+/* The slot pool is empty: one more chunk of it (bfo_config.grow), the
+ * index of a free slot, or -1. */
+static BFO__COLD int bfo__slot_grow(bfo_engine *e)
+{
+    int i = bfo__pool_grow(e, &e->slotp, sizeof(bfo_slot));
+    if (i >= 0)
+        bfo__slots_free_range(e, i, e->slotp.n);
+    return i;
+}
+
+static BFO__HOT bfo_handle bfo__handle_alloc(bfo_engine *e, bfo_request *r)
 {
     bfo_handle h = bfo__null_handle();
+    bfo_slot *s;
     int i = e->slot_free;
-    if (i < 0) {
-        i = bfo__pool_grow(e, &e->slotp, sizeof(bfo_slot));
-        if (i < 0)
-            return h;
-        bfo__slots_free_range(e, i, e->slotp.n);
-    }
-    e->slot_free = bfo__slot_at(e, i)->next;
-    bfo__slot_at(e, i)->req = r;
+    if (BFO__UNLIKELY(i < 0) && (i = bfo__slot_grow(e)) < 0)
+        return h;
+    s = bfo__slot_at(e, i);
+    e->slot_free = s->next;
+    s->req = r;
     e->slots_in_use++;
     h.index = (uint32_t)i;
-    h.gen = bfo__slot_at(e, i)->gen;
+    h.gen = s->gen;
     return h;
 }
 
@@ -1231,16 +1239,21 @@ static inline bfo_request *bfo__handle_named(const bfo_engine *e, bfo_handle h)
 
 /* ------------------------------------------------------------------- ops */
 
-static inline bfo_op *bfo__op_alloc(bfo_engine *e, int type, int peer)
+/* The op pool is empty: one more chunk of it, the index of a free op, or -1. */
+static BFO__COLD int bfo__op_grow(bfo_engine *e)
+{
+    int i = bfo__pool_grow(e, &e->opp, sizeof(bfo_op));
+    if (i >= 0)
+        bfo__ops_free_range(e, i, e->opp.n);
+    return i;
+}
+
+static BFO__HOT bfo_op *bfo__op_alloc(bfo_engine *e, int type, int peer)
 {
     int i = e->op_free;
     bfo_op *op;
-    if (i < 0) {
-        i = bfo__pool_grow(e, &e->opp, sizeof(bfo_op));
-        if (i < 0)
-            return NULL;
-        bfo__ops_free_range(e, i, e->opp.n);
-    }
+    if (BFO__UNLIKELY(i < 0) && (i = bfo__op_grow(e)) < 0)
+        return NULL;
     op = bfo__op_at(e, i);
     e->op_free = op->next;
     e->ops_in_use++;
@@ -1760,10 +1773,9 @@ static inline void bfo__run_failed(bfo_engine *e)
         bfo__run_self(e);
 }
 
-static inline void bfo__finish(bfo_engine *e, bfo_request *r, int status)
+/* bfo__finish's rarer half: the done queue, the registration. */
+static BFO__NOINLINE void bfo__finish_more(bfo_engine *e, bfo_request *r)
 {
-    r->status = status;
-    r->complete = 1;
     if (e->cfg.done_queue) {
         r->done_next = NULL;
         if (e->done_tail)
@@ -1777,6 +1789,14 @@ static inline void bfo__finish(bfo_engine *e, bfo_request *r, int status)
         if (e->be.dereg_mem)
             e->be.dereg_mem(e->be.ctx, r->my_reg);
     }
+}
+
+static BFO__HOT void bfo__finish(bfo_engine *e, bfo_request *r, int status)
+{
+    r->status = status;
+    r->complete = 1;
+    if (BFO__UNLIKELY(e->cfg.done_queue | r->reg))
+        bfo__finish_more(e, r);
     bfo__handle_release(e, r);
 }
 
@@ -2090,23 +2110,37 @@ static inline void bfo__match_hdr(bfo_engine *e, const bfo_request *r, bfo_op *o
     op->payload_len = r->cancelled ? 0 : r->cap;
 }
 
+/* The send's action post_match: its MATCH out (bfo__send_action, and the
+ * eager fast path of bfo__isend). */
+static BFO__HOT void bfo__act_post_match(bfo_engine *e, bfo_request *r)
+{
+    bfo_op *op = bfo__req_op(e, r, BFO_FRAG_MATCH);
+    if (!op)
+        return;
+    bfo__match_hdr(e, r, op);
+    if (BFO__UNLIKELY(!r->buf) && r->cap && !r->cancelled) {
+        bfo__send_described(e, r, op, 0, r->cap);
+        return;
+    }
+    bfo__post(e, op);
+}
+
+/* The send's action complete (bfo__send_action, and the fast path of
+ * bfo__op_done). */
+static BFO__HOT void bfo__act_send_complete(bfo_engine *e, bfo_request *r)
+{
+    e->stats.messages_sent++;
+    bfo__finish(e, r, BFO_OK);
+}
+
 /* Carries out one action of a send; returns the event it asks the machine
  * for next (RESTART: the protocol for the rails left), or 0. */
 static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const bfo__input *in)
 {
     switch ((enum bfo_send_action)act) { /* every action, no default: -Wswitch names one left out */
-    case BFO_SEND_ACT_POST_MATCH: {
-        bfo_op *op = bfo__req_op(e, r, BFO_FRAG_MATCH);
-        if (!op)
-            return 0;
-        bfo__match_hdr(e, r, op);
-        if (BFO__UNLIKELY(!r->buf) && r->cap && !r->cancelled) {
-            bfo__send_described(e, r, op, 0, r->cap);
-            return 0;
-        }
-        bfo__post(e, op);
+    case BFO_SEND_ACT_POST_MATCH:
+        bfo__act_post_match(e, r);
         return 0;
-    }
     case BFO_SEND_ACT_WITHDRAW: { /* its first message, still waiting for a rail */
         bfo_peer *p = &e->peers[r->peer];
         r->cancelled = 1;
@@ -2172,8 +2206,7 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const
         e->stats.restarts++;
         return bfo__send_choose(e, r); /* for the rails left */
     case BFO_SEND_ACT_COMPLETE:
-        e->stats.messages_sent++;
-        bfo__finish(e, r, BFO_OK);
+        bfo__act_send_complete(e, r);
         return 0;
     case BFO_SEND_ACT_FAIL_UNREACHABLE: /* the reason: r->status (bfo__req_gone) */
         e->stats.unreachable_errors += r->status == BFO_ERR_PEER_UNREACHABLE;
@@ -2227,29 +2260,34 @@ static inline int bfo__in_frame(const bfo__input *in, int type)
     return in && in->f && in->f->type == type;
 }
 
+/* The receive's action deliver_match, with its MATCH (bfo__recv_action,
+ * and the fast path of bfo__recv_take). */
+static BFO__HOT void bfo__act_deliver_match(bfo_engine *e, bfo_request *r, const bfo_frame *f)
+{
+    size_t n = f->payload_len < r->cap ? f->payload_len : r->cap;
+    if (n) {
+        if (BFO__UNLIKELY(!r->buf))
+            bfo__data_in(r, 0, f->payload, n);
+        else
+            memcpy(r->buf, f->payload, n);
+    }
+    r->source = (int)f->h.match.src;
+    r->tag = (int)f->h.match.tag;
+    r->length = f->payload_len;
+    e->stats.messages_received++;
+    e->stats.eagers++;
+    bfo__finish(e, r, r->length > r->cap ? BFO_ERR_TRUNCATE : BFO_OK);
+}
+
 static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, const bfo__input *in)
 {
     const bfo_frame *f = in ? in->f : NULL;
     switch ((enum bfo_recv_action)act) { /* every action, no default: -Wswitch names one left out */
-    case BFO_RECV_ACT_DELIVER_MATCH: {
-        size_t n;
+    case BFO_RECV_ACT_DELIVER_MATCH:
         if (!bfo__in_frame(in, BFO_FRAG_MATCH))
             break;
-        n = f->payload_len < r->cap ? f->payload_len : r->cap;
-        if (n) {
-            if (BFO__UNLIKELY(!r->buf))
-                bfo__data_in(r, 0, f->payload, n);
-            else
-                memcpy(r->buf, f->payload, n);
-        }
-        r->source = (int)f->h.match.src;
-        r->tag = (int)f->h.match.tag;
-        r->length = f->payload_len;
-        e->stats.messages_received++;
-        e->stats.eagers++;
-        bfo__finish(e, r, r->length > r->cap ? BFO_ERR_TRUNCATE : BFO_OK);
+        bfo__act_deliver_match(e, r, f);
         return;
-    }
     case BFO_RECV_ACT_ACCEPT_RNDV:
     case BFO_RECV_ACT_ACCEPT_RGET:
         if (!bfo__in_frame(in, act == BFO_RECV_ACT_ACCEPT_RGET ? BFO_FRAG_RGET : BFO_FRAG_RNDV))
@@ -2483,6 +2521,18 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
         return; /* the request is gone: nothing waits for this */
     r->outstanding--;
     r->answered = 1;
+#ifndef BFO_NO_FAST_PATH
+    /* An eager send's MATCH delivered: MATCH_SENT --MATCH_DELIVERED-->
+     * COMPLETE / complete, a fast path (docs/engine-design.md, "Fast
+     * paths"); complete, the request takes no fact. */
+    if (BFO__LIKELY(type == BFO_FRAG_MATCH && ok && r->cs == BFO_SEND_ST_MATCH_SENT &&
+                    r->kind == BFO_REQ_SEND)) {
+        bfo__fsm_shortcut(&bfo_send_machine, &r->cs, BFO_SEND_ST_MATCH_SENT, BFO_EV_MATCH_DELIVERED,
+                          BFO_SEND_ST_COMPLETE, BFO_SEND_ACT_COMPLETE, e->trace, r);
+        bfo__act_send_complete(e, r);
+        return;
+    }
+#endif
     if (rseq == r->rseq) { /* bytes delivered: by copy, by read, or PUT slots FINned */
         if (type == BFO_FRAG_FRAG || type == BFO__OP_READ) {
             r->frags_inflight--;
@@ -3069,6 +3119,17 @@ static BFO__HOT void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, con
     const bfo__input in = { f, peer, 0, 0, 0 };
     r->peer = peer;
     r->ctx = bfo__frame_ctx(f);
+#ifndef BFO_NO_FAST_PATH
+    /* An eager message: POSTED --MATCH_RCVD--> COMPLETE / deliver_match, a
+     * fast path (docs/engine-design.md, "Fast paths"); complete, the
+     * request takes no fact and chooses no protocol. */
+    if (BFO__LIKELY(f->type == BFO_FRAG_MATCH && r->cs == BFO_RECV_ST_POSTED)) {
+        bfo__fsm_shortcut(&bfo_recv_machine, &r->cs, BFO_RECV_ST_POSTED, BFO_EV_MATCH_RCVD,
+                          BFO_RECV_ST_COMPLETE, BFO_RECV_ACT_DELIVER_MATCH, e->trace, r);
+        bfo__act_deliver_match(e, r, f);
+        return;
+    }
+#endif
     bfo__recv_feed(e, r, f->type == BFO_FRAG_MATCH  ? BFO_EV_MATCH_RCVD
                         : f->type == BFO_FRAG_RNDV ? BFO_EV_RNDV_RCVD
                                                    : BFO_EV_RGET_RCVD,
@@ -3741,6 +3802,26 @@ static inline int bfo__still_coming(const bfo_engine *e, int peer)
     return peer >= 0 && !e->left && e->peers[peer].left == BFO__LEFT_OWED;
 }
 
+/* An eager send's first transition, IDLE --EAGER_CHOSEN--> MATCH_SENT /
+ * post_match: a fast path (docs/engine-design.md, "Fast paths") that sets
+ * the state through bfo__fsm_shortcut and posts the MATCH, then feeds the
+ * fact the machine waits for, if any, as bfo__send_feed would (none in
+ * MATCH_SENT: that costs a test).  BFO_NO_FAST_PATH: the machine's step. */
+static BFO__HOT void bfo__send_eager(bfo_engine *e, bfo_request *r)
+{
+#ifndef BFO_NO_FAST_PATH
+    int ev;
+    bfo__fsm_shortcut(&bfo_send_machine, &r->cs, BFO_SEND_ST_IDLE, BFO_EV_EAGER_CHOSEN,
+                      BFO_SEND_ST_MATCH_SENT, BFO_SEND_ACT_POST_MATCH, e->trace, r);
+    bfo__act_post_match(e, r);
+    ev = bfo__fact(r, bfo_send_machine.waits, r->cap);
+    if (BFO__UNLIKELY(ev != 0))
+        bfo__send_feed(e, r, ev, NULL);
+#else
+    bfo__send_feed(e, r, BFO_EV_EAGER_CHOSEN, NULL);
+#endif
+}
+
 /* bfo_isend_env and bfo_isend_data_env: data is NULL for a buffer, else a
  * description that is not one buffer. */
 static BFO__HOT int bfo__isend(bfo_engine *e, bfo_request *r, const void *buf, size_t len,
@@ -3771,7 +3852,7 @@ static BFO__HOT int bfo__isend(bfo_engine *e, bfo_request *r, const void *buf, s
      * does an eager one that the peer's window has no room for */
     if (BFO__LIKELY(len <= e->cfg.eager_limit && !(env->flags & BFO_SEND_SYNC))) {
         if (BFO__LIKELY(bfo__credit_take(e, peer, len))) {
-            bfo__send_feed(e, r, BFO_EV_EAGER_CHOSEN, NULL);
+            bfo__send_eager(e, r);
             bfo__run_failed(e);
             return BFO_OK;
         }
