@@ -430,12 +430,15 @@ typedef struct bfo_engine {
     size_t ux_arena_left, ux_bytes_in_use;
     uint64_t grow_calls, grow_failures; /* chunks asked for; refused (NULL) */
     uint64_t credit_window;    /* bfo__credit_window(&cfg), each peer's window here */
+    size_t msg_max;            /* the most payload a MATCH or first RNDV may carry here: the
+                                * larger of eager_limit and frag_size (bfo__on_message) */
     uint64_t over_window;      /* frames of a peer that found unexpected_budget spent (they
                                 * wait): 0 while every peer keeps to its window (credits) */
     bfo__rbin *rbin_src, *rbin_any; /* posted receives: [match_bins] each */
     bfo__ubin *ubin_src, *ubin_ctx; /* unexpected messages: [match_bins] each */
     int bin_mask;                   /* match_bins - 1 */
     int posted_count;               /* receives posted, not matched */
+    int posted_any;                 /* of them, BFO_ANY_SOURCE ones (rbin_any: looked at only then) */
     uint64_t post_seq;              /* the last pseq given */
     bfo_tracer *trace;        /* optional: every transition (set after init) */
     bfo_stats stats;
@@ -1124,6 +1127,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->stage_wait_head = e->stage_wait_tail = -1;
     e->credit_window = bfo__credit_window(c);
     e->over_window = 0;
+    e->msg_max = c->eager_limit > c->frag_size ? c->eager_limit : c->frag_size;
 
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *pe = &e->peers[i];
@@ -1743,12 +1747,13 @@ static inline size_t bfo__frame_len(const bfo_frame *f)
 
 static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev, const bfo__input *in);
 static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok);
+static BFO__NOINLINE void bfo__op_done_slow(bfo_engine *e, bfo_op *op, int ok);
 static inline void bfo__credit_tell(bfo_engine *e, int peer);
 
 /* Completes, with an error, the ops that could not be posted (those there
  * now: an op failing again waits for the next entry point, so a backend that
  * refuses every post cannot make this loop forever). */
-static inline void bfo__run_failed_list(bfo_engine *e)
+static BFO__NOINLINE void bfo__run_failed_list(bfo_engine *e)
 {
     int i = e->fail_head, last = e->fail_tail;
     e->fail_head = e->fail_tail = -1;
@@ -1767,6 +1772,8 @@ static inline void bfo__run_self(bfo_engine *e);
  * the tests are inlined. */
 static inline void bfo__run_failed(bfo_engine *e)
 {
+    if (BFO__LIKELY((e->fail_head & e->self_head) < 0))
+        return; /* both lists empty (-1; an index is >= 0): one test */
     if (e->fail_head >= 0)
         bfo__run_failed_list(e);
     if (e->self_head >= 0 && !e->self_busy)
@@ -2472,8 +2479,37 @@ static inline int bfo__op_event(int type, int ok)
     return bfo_frag_event(type, ok ? BFO_EVK_DELIVERED : BFO_EVK_FAILED);
 }
 
+/* An eager send's MATCH delivered: MATCH_SENT --MATCH_DELIVERED--> COMPLETE
+ * / complete, a fast path (docs/engine-design.md, "Fast paths").  It looks
+ * first and changes nothing unless it applies: the op a MATCH (so neither
+ * rail control nor engine-owned), delivered, its request alive, a send, in
+ * MATCH_SENT.  Then what bfo__op_done_slow does for it, in its order: the
+ * op back and freed, the request's counts, the step, its action; complete,
+ * the request takes no fact.  Returns 1 when it took the completion. */
+static BFO__HOT int bfo__op_done_fast(bfo_engine *e, bfo_op *op, int ok)
+{
+#ifndef BFO_NO_FAST_PATH
+    bfo_request *r;
+    if (op->type != BFO_FRAG_MATCH || !ok || op->about_rail >= 0)
+        return 0;
+    r = bfo__handle_get(e, op->owner);
+    if (!r || r->cs != BFO_SEND_ST_MATCH_SENT || r->kind != BFO_REQ_SEND)
+        return 0;
+    bfo__op_free(e, op); /* unposts it */
+    r->outstanding--;
+    r->answered = 1;
+    bfo__fsm_shortcut(&bfo_send_machine, &r->cs, BFO_SEND_ST_MATCH_SENT, BFO_EV_MATCH_DELIVERED,
+                      BFO_SEND_ST_COMPLETE, BFO_SEND_ACT_COMPLETE, e->trace, r);
+    bfo__act_send_complete(e, r);
+    return 1;
+#else
+    (void)e, (void)op, (void)ok;
+    return 0;
+#endif
+}
+
 /* A completion for an op: route it to its owner. */
-static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
+static BFO__NOINLINE void bfo__op_done_slow(bfo_engine *e, bfo_op *op, int ok)
 {
     const int type = op->type, peer = op->peer, about = op->about_rail;
     const bfo_handle owner = op->owner;
@@ -2521,18 +2557,6 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
         return; /* the request is gone: nothing waits for this */
     r->outstanding--;
     r->answered = 1;
-#ifndef BFO_NO_FAST_PATH
-    /* An eager send's MATCH delivered: MATCH_SENT --MATCH_DELIVERED-->
-     * COMPLETE / complete, a fast path (docs/engine-design.md, "Fast
-     * paths"); complete, the request takes no fact. */
-    if (BFO__LIKELY(type == BFO_FRAG_MATCH && ok && r->cs == BFO_SEND_ST_MATCH_SENT &&
-                    r->kind == BFO_REQ_SEND)) {
-        bfo__fsm_shortcut(&bfo_send_machine, &r->cs, BFO_SEND_ST_MATCH_SENT, BFO_EV_MATCH_DELIVERED,
-                          BFO_SEND_ST_COMPLETE, BFO_SEND_ACT_COMPLETE, e->trace, r);
-        bfo__act_send_complete(e, r);
-        return;
-    }
-#endif
     if (rseq == r->rseq) { /* bytes delivered: by copy, by read, or PUT slots FINned */
         if (type == BFO_FRAG_FRAG || type == BFO__OP_READ) {
             r->frags_inflight--;
@@ -2552,12 +2576,19 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
     bfo__req_feed(e, r, bfo__op_event(type, ok), &in);
 }
 
+static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
+{
+    if (!bfo__op_done_fast(e, op, ok))
+        bfo__op_done_slow(e, op, ok);
+}
+
 /* bfo_engine_completion: see THE API near the top. */
 static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok)
 {
     uint32_t idx = (uint32_t)token, gen = (uint32_t)(token >> 32);
-    if (idx < (uint32_t)e->opp.n && bfo__op_at(e, idx)->gen == gen && bfo__op_at(e, idx)->posted)
-        bfo__op_done(e, bfo__op_at(e, idx), ok);
+    bfo_op *op;
+    if (idx < (uint32_t)e->opp.n && (op = bfo__op_at(e, (int)idx))->gen == gen && op->posted)
+        bfo__op_done(e, op, ok);
     bfo__run_failed(e);
 }
 
@@ -2967,6 +2998,7 @@ static inline void bfo__posted_add(bfo_engine *e, bfo_request *r)
         b->head = r;
     b->tail = r;
     e->posted_count++;
+    e->posted_any += r->src == BFO_ANY_SOURCE;
 }
 
 /* Out of its bin (prev: its predecessor there, or NULL). */
@@ -2980,32 +3012,46 @@ static inline void bfo__rbin_unlink(bfo_engine *e, bfo__rbin *b, bfo_request *pr
         b->tail = prev;
     r->next = NULL;
     e->posted_count--;
+    e->posted_any -= r->src == BFO_ANY_SOURCE;
+}
+
+/* Whether posted receive r takes a message of (ctx, src, tag) from peer. */
+static BFO__HOT int bfo__matches_env(const bfo_request *r, int peer, uint32_t ctx, uint32_t src, int tag)
+{
+    return r->ctx == ctx && (r->peer == BFO_ANY_SOURCE || r->peer == peer) &&
+           (r->src == BFO_ANY_SOURCE || (uint32_t)r->src == src) &&
+           (r->want_tag == BFO_ANY_TAG || r->want_tag == tag);
 }
 
 /* The first posted receive (in post order) that a frame from peer matches,
  * taken out of the posted ones; NULL when none.  Two bins are looked at:
- * the frame's (ctx, src) and its ctx's ANY_SOURCE receives. */
+ * the frame's (ctx, src) and its ctx's ANY_SOURCE receives (when there is
+ * one at all). */
 static BFO__HOT bfo_request *bfo__posted_take(bfo_engine *e, int peer, const bfo_frame *f)
 {
-    const uint32_t ctx = bfo__frame_ctx(f);
-    bfo__rbin *bs = bfo__rbin_of(e, ctx, (int)bfo__frame_src(f)), *ba = bfo__rbin_of(e, ctx, -1);
+    const uint32_t ctx = bfo__frame_ctx(f), src = bfo__frame_src(f);
+    const int tag = bfo__frame_tag(f);
+    bfo__rbin *bs = bfo__rbin_of(e, ctx, (int)src), *ba;
     bfo_request *rs = NULL, *ps = NULL, *ra = NULL, *pa = NULL, *prev = NULL;
     for (bfo_request *r = bs->head; r; prev = r, r = r->next)
-        if (bfo__matches(r, peer, f)) {
+        if (bfo__matches_env(r, peer, ctx, src, tag)) {
             rs = r;
             ps = prev;
             break;
         }
-    prev = NULL;
-    for (bfo_request *r = ba->head; r && (!rs || r->pseq < rs->pseq); prev = r, r = r->next)
-        if (bfo__matches(r, peer, f)) {
-            ra = r;
-            pa = prev;
-            break;
+    if (BFO__UNLIKELY(e->posted_any)) {
+        ba = bfo__rbin_of(e, ctx, -1);
+        prev = NULL;
+        for (bfo_request *r = ba->head; r && (!rs || r->pseq < rs->pseq); prev = r, r = r->next)
+            if (bfo__matches_env(r, peer, ctx, src, tag)) {
+                ra = r;
+                pa = prev;
+                break;
+            }
+        if (ra) {
+            bfo__rbin_unlink(e, ba, pa, ra);
+            return ra;
         }
-    if (ra) {
-        bfo__rbin_unlink(e, ba, pa, ra);
-        return ra;
     }
     if (rs)
         bfo__rbin_unlink(e, bs, ps, rs);
@@ -3096,9 +3142,7 @@ static inline int bfo__ux_match(const bfo_engine *e, const bfo_request *r)
 
 static inline int bfo__matches(const bfo_request *r, int peer, const bfo_frame *f)
 {
-    return r->ctx == bfo__frame_ctx(f) && (r->peer == BFO_ANY_SOURCE || r->peer == peer) &&
-           (r->src == BFO_ANY_SOURCE || (uint32_t)r->src == bfo__frame_src(f)) &&
-           (r->want_tag == BFO_ANY_TAG || r->want_tag == bfo__frame_tag(f));
+    return bfo__matches_env(r, peer, bfo__frame_ctx(f), bfo__frame_src(f), bfo__frame_tag(f));
 }
 
 /* After an RNDV or RGET matched: the receiver's choice of protocol.  One
@@ -3116,7 +3160,6 @@ static inline void bfo__recv_chosen(bfo_engine *e, bfo_request *r)
 /* A posted receive takes a message: the first event of its machine. */
 static BFO__HOT void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, const bfo_frame *f)
 {
-    const bfo__input in = { f, peer, 0, 0, 0 };
     r->peer = peer;
     r->ctx = bfo__frame_ctx(f);
 #ifndef BFO_NO_FAST_PATH
@@ -3130,6 +3173,7 @@ static BFO__HOT void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, con
         return;
     }
 #endif
+    const bfo__input in = { f, peer, 0, 0, 0 };
     bfo__recv_feed(e, r, f->type == BFO_FRAG_MATCH  ? BFO_EV_MATCH_RCVD
                         : f->type == BFO_FRAG_RNDV ? BFO_EV_RNDV_RCVD
                                                    : BFO_EV_RGET_RCVD,
@@ -3199,10 +3243,7 @@ static BFO__HOT int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
     /* a peer's eager limit may be larger than ours (bfo_net's default follows
      * the rails of each rank): we take what our transports carry, the larger
      * of eager_limit and frag_size; its credits bound what it holds here */
-    if (f->payload_len > (f->type == BFO_FRAG_RGET ? 4 * BFO_MAX_RAILS
-                          : e->cfg.eager_limit > e->cfg.frag_size ? e->cfg.eager_limit
-                                                                  : e->cfg.frag_size) ||
-        seq == 0)
+    if (f->payload_len > (f->type == BFO_FRAG_RGET ? 4 * BFO_MAX_RAILS : e->msg_max) || seq == 0)
         return BFO_ERR_PROTOCOL;
     if (seq < p->recv_seq) {
         e->stats.duplicates_dropped++;
@@ -3674,6 +3715,10 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         e->now = now;
     if (e->peers[peer].unreachable) /* given up, or it said BYE, or this side left */
         return bfo__frame_gone(e, peer, rail, NULL, buf, len);
+    if (BFO__LIKELY(bfo__parse_plain_match(&f, buf, len))) { /* the eager message */
+        e->peers[peer].rail[rail].last_rx = e->now;
+        return bfo__frame_done(e, bfo__rcvd_MATCH(e, peer, rail, &f, &kind), kind);
+    }
     rc = bfo_frame_parse(&f, buf, len);
     if (rc != BFO_OK) {
         e->stats.malformed_frames++;
@@ -4322,7 +4367,7 @@ static inline int bfo_engine_leave(bfo_engine *e, uint64_t now)
             }
             b->head = b->tail = NULL;
         }
-    e->posted_count = 0;
+    e->posted_count = e->posted_any = 0;
     for (int i = 0; i < e->slotp.n; i++) {
         bfo_request *r = bfo__slot_at(e, i)->req;
         if (r && !r->complete)
