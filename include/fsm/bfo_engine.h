@@ -430,6 +430,8 @@ typedef struct bfo_engine {
     size_t ux_arena_left, ux_bytes_in_use;
     uint64_t grow_calls, grow_failures; /* chunks asked for; refused (NULL) */
     uint64_t credit_window;    /* bfo__credit_window(&cfg), each peer's window here */
+    uint64_t credit_quarter;   /* a CREDIT goes when this much came free since the last:
+                                * a quarter of the window, at least 1 (bfo__credit_return) */
     size_t msg_max;            /* the most payload a MATCH or first RNDV may carry here: the
                                 * larger of eager_limit and frag_size (bfo__on_message) */
     uint64_t over_window;      /* frames of a peer that found unexpected_budget spent (they
@@ -1128,6 +1130,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->credit_window = bfo__credit_window(c);
     e->over_window = 0;
     e->msg_max = c->eager_limit > c->frag_size ? c->eager_limit : c->frag_size;
+    e->credit_quarter = e->credit_window / 4 ? e->credit_window / 4 : 1;
 
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *pe = &e->peers[i];
@@ -2968,8 +2971,9 @@ static BFO__HOT void bfo__credit_return(bfo_engine *e, int peer, const bfo_frame
     if (peer == e->cfg.rank || f->type == BFO_FRAG_RGET)
         return;
     p->credit_freed += bfo__credit_cost(f->payload_len);
-    if (BFO__UNLIKELY(p->credit_freed - p->credit_told >= e->credit_window / 4 &&
-                      p->credit_freed != p->credit_told))
+    /* a quarter of the window was taken since the last CREDIT (so some
+     * was: credit_freed never falls behind credit_told) */
+    if (BFO__UNLIKELY(p->credit_freed - p->credit_told >= e->credit_quarter))
         bfo__credit_tell(e, peer);
 }
 
@@ -3001,8 +3005,10 @@ static inline void bfo__posted_add(bfo_engine *e, bfo_request *r)
     e->posted_any += r->src == BFO_ANY_SOURCE;
 }
 
-/* Out of its bin (prev: its predecessor there, or NULL). */
-static inline void bfo__rbin_unlink(bfo_engine *e, bfo__rbin *b, bfo_request *prev, bfo_request *r)
+/* Out of its bin (prev: its predecessor there, or NULL; any: the bin is
+ * an ANY_SOURCE one). */
+static inline void bfo__rbin_unlink(bfo_engine *e, bfo__rbin *b, bfo_request *prev, bfo_request *r,
+                                    int any)
 {
     if (prev)
         prev->next = r->next;
@@ -3012,7 +3018,7 @@ static inline void bfo__rbin_unlink(bfo_engine *e, bfo__rbin *b, bfo_request *pr
         b->tail = prev;
     r->next = NULL;
     e->posted_count--;
-    e->posted_any -= r->src == BFO_ANY_SOURCE;
+    e->posted_any -= any; /* b is an ANY_SOURCE bin (rbin_any) */
 }
 
 /* Whether posted receive r takes a message of (ctx, src, tag) from peer. */
@@ -3049,12 +3055,12 @@ static BFO__HOT bfo_request *bfo__posted_take(bfo_engine *e, int peer, const bfo
                 break;
             }
         if (ra) {
-            bfo__rbin_unlink(e, ba, pa, ra);
+            bfo__rbin_unlink(e, ba, pa, ra, 1);
             return ra;
         }
     }
     if (rs)
-        bfo__rbin_unlink(e, bs, ps, rs);
+        bfo__rbin_unlink(e, bs, ps, rs, 0);
     return rs;
 }
 
@@ -4110,7 +4116,7 @@ static inline int bfo__unpost(bfo_engine *e, bfo_request *r)
     bfo__rbin *b = bfo__rbin_of(e, r->ctx, r->src);
     for (bfo_request *q = b->head, *prev = NULL; q; prev = q, q = q->next)
         if (q == r) {
-            bfo__rbin_unlink(e, b, prev, q);
+            bfo__rbin_unlink(e, b, prev, q, q->src == BFO_ANY_SOURCE);
             return 1;
         }
     return 0;
@@ -4310,7 +4316,7 @@ static inline void bfo__peer_fail(bfo_engine *e, int peer, int posted)
                     prev = r;
                     continue;
                 }
-                bfo__rbin_unlink(e, b, prev, r);
+                bfo__rbin_unlink(e, b, prev, r, any);
                 bfo__req_gone(e, r);
             }
         }
