@@ -13,18 +13,77 @@ static bfo_handle H(uint32_t index, uint32_t gen)
     return h;
 }
 
+/* The engine's parse of a flagless MATCH (bfo__parse_plain_match, the
+ * eager message's) against bfo_frame_parse: when it takes a frame, the
+ * full parse takes it too, with the same fields; checked on every frame
+ * parsed here, every sample and every random one. */
+static void plain_match_agrees(const uint8_t *buf, size_t len, int rc, const bfo_frame *full)
+{
+    bfo_frame f;
+    if (!bfo__parse_plain_match(&f, buf, len))
+        return;
+    if (rc != BFO_OK)
+        fail_msg("bfo__parse_plain_match took a frame bfo_frame_parse refuses (%s)", bfo_errname(rc));
+    assert_int_equal(f.type, full->type);
+    assert_int_equal(f.flags, full->flags);
+    assert_int_equal(f.h.match.type, full->h.match.type);
+    assert_int_equal(f.h.match.flags, full->h.match.flags);
+    assert_int_equal(f.h.match.ctx, full->h.match.ctx);
+    assert_int_equal(f.h.match.src, full->h.match.src);
+    assert_int_equal(f.h.match.tag, full->h.match.tag);
+    assert_true(f.h.match.seq == full->h.match.seq);
+    assert_ptr_equal(f.payload, full->payload);
+    assert_int_equal(f.payload_len, full->payload_len);
+}
+
 /* Decodes (and validates) a copy of buf[0..len) in a buffer of exactly len
  * bytes, so that a read past len is caught.  f->payload points into the
  * copy: it lives until the next call. */
 static int parse_exact(bfo_frame *f, const uint8_t *buf, size_t len)
 {
     static uint8_t *copy;
+    int rc;
     free(copy);
     copy = (uint8_t *)malloc(len ? len : 1);
     assert_non_null(copy);
     if (len)
         memcpy(copy, buf, len);
-    return bfo_frame_parse(f, copy, len);
+    rc = bfo_frame_parse(f, copy, len);
+    plain_match_agrees(copy, len, rc, f);
+    return rc;
+}
+
+/* Which frames the plain MATCH parse takes: a MATCH without flags and
+ * with its reserved field zero, with or without data; nothing else. */
+static void test_plain_match_parse(void **state)
+{
+    uint8_t buf[64];
+    bfo_frame f;
+    (void)state;
+    assert_int_equal(sample_encode(BFO_FRAG_MATCH, 0, buf, sizeof buf), BFO_HDR_MATCH_SIZE);
+    memcpy(buf + BFO_HDR_MATCH_SIZE, "payload!", 8);
+    for (size_t len = 0; len <= BFO_HDR_MATCH_SIZE + 8; len++) {
+        int want = len >= BFO_HDR_MATCH_SIZE;
+        assert_int_equal(bfo__parse_plain_match(&f, buf, len), want);
+        parse_exact(&f, buf, len); /* the same fields as the full parse */
+    }
+    buf[1] = BFO_FLAG_CANCEL; /* a cancelled send's: the full parse's */
+    assert_int_equal(bfo__parse_plain_match(&f, buf, BFO_HDR_MATCH_SIZE), 0);
+    assert_int_equal(parse_exact(&f, buf, BFO_HDR_MATCH_SIZE), BFO_OK);
+    assert_int_equal(bfo__parse_plain_match(&f, buf, BFO_HDR_MATCH_SIZE + 1), 0);
+    buf[1] = 0x80; /* undefined flag */
+    assert_int_equal(bfo__parse_plain_match(&f, buf, BFO_HDR_MATCH_SIZE), 0);
+    buf[1] = 0;
+    buf[3] = 1; /* reserved */
+    assert_int_equal(bfo__parse_plain_match(&f, buf, BFO_HDR_MATCH_SIZE), 0);
+    assert_int_equal(parse_exact(&f, buf, BFO_HDR_MATCH_SIZE), BFO_ERR_BAD_FIELD);
+    buf[3] = 0;
+    for (size_t i = 0; i < BFO_FRAG_COUNT; i++) { /* no other type */
+        int type = (int)i + 1;
+        size_t n = sample_encode(type, 0, buf, sizeof buf);
+        if (type != BFO_FRAG_MATCH && n)
+            assert_int_equal(bfo__parse_plain_match(&f, buf, n), 0);
+    }
 }
 
 /* One valid header of each fragment type: the sample of its layout
@@ -421,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_every_type_round_trips),
         cmocka_unit_test(test_fields_survive_encoding),
         cmocka_unit_test(test_match_golden_bytes),
+        cmocka_unit_test(test_plain_match_parse),
         cmocka_unit_test(test_truncated_at_every_length),
         cmocka_unit_test(test_unknown_types),
         cmocka_unit_test(test_undefined_flags),

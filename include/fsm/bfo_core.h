@@ -42,6 +42,9 @@ extern "C" {
  *                   bfo_engine.h).
  * BFO_NO_TRACE      define to compile the trace hook out of bfo_fsm_step
  *                   (no layout changes).
+ * BFO_NO_FAST_PATH  define to compile the engine's fast paths out
+ *                   (docs/engine-design.md, "Fast paths"): every transition
+ *                   is then the generated machine's step (no layout changes).
  */
 #ifndef BFO_MAX_ACTIONS
 #define BFO_MAX_ACTIONS 4
@@ -229,6 +232,43 @@ static inline int bfo_fsm_step(const bfo_machine *m, int *cs, int event,
         bfo__trace_step(m, out);
 #endif
     return result;
+}
+
+/* The other way a transition passes: a fast path's (docs/engine-design.md,
+ * "Fast paths").  The caller knows, without running the machine, that
+ * `event` takes state `from` (which *cs holds) to `to`, emitting the one
+ * action `action`; it sets the state and calls the trace hook, if any,
+ * with the record bfo_fsm_step would have made, then carries the action
+ * out itself as it would after bfo_fsm_step.  Only the transitions
+ * docs/engine-design.md names come here; tests/test_fastpath.c runs each
+ * fast path next to the generated machine (BFO_NO_FAST_PATH) and compares
+ * states, traces and effects.  BFO_SHORTCUT_HOOK, when defined, sees each
+ * one (the tests count them). */
+static inline void bfo__fsm_shortcut(const bfo_machine *m, int *cs, int from, int event, int to,
+                                     int action, const bfo_tracer *trace, const void *obj)
+{
+    *cs = to;
+#ifdef BFO_SHORTCUT_HOOK
+    BFO_SHORTCUT_HOOK(m, from, event, to);
+#endif
+#ifndef BFO_NO_TRACE
+    if (trace && trace->fn) {
+        bfo_step st;
+        st.trace = trace;
+        st.obj = obj;
+        st.from = from;
+        st.to = to;
+        st.event = event;
+        st.result = BFO_OK;
+        st.n_actions = 1;
+        for (unsigned i = 1; i < BFO_MAX_ACTIONS; i++)
+            st.actions[i] = 0;
+        st.actions[0] = (uint8_t)action;
+        bfo__trace_step(m, &st);
+    }
+#else
+    (void)m, (void)from, (void)event, (void)action, (void)trace, (void)obj;
+#endif
 }
 
 /* Would the machine take `event` in `state`?  Runs the step on a copy and

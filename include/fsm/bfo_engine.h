@@ -504,12 +504,17 @@ typedef struct bfo_engine {
     size_t ux_arena_left, ux_bytes_in_use;
     uint64_t grow_calls, grow_failures; /* chunks asked for; refused (NULL) */
     uint64_t credit_window;    /* bfo__credit_window(&cfg), each peer's window here */
+    uint64_t credit_quarter;   /* a CREDIT goes when this much came free since the last:
+                                * a quarter of the window, at least 1 (bfo__credit_return) */
+    size_t msg_max;            /* the most payload a MATCH or first RNDV may carry here: the
+                                * larger of eager_limit and frag_size (bfo__on_message) */
     uint64_t over_window;      /* frames of a peer that found unexpected_budget spent (they
                                 * wait): 0 while every peer keeps to its window (credits) */
     bfo__rbin *rbin_src, *rbin_any; /* posted receives: [match_bins] each */
     bfo__ubin *ubin_src, *ubin_ctx; /* unexpected messages: [match_bins] each */
     int bin_mask;                   /* match_bins - 1 */
     int posted_count;               /* receives posted, not matched */
+    int posted_any;                 /* of them, BFO_ANY_SOURCE ones (rbin_any: looked at only then) */
     uint64_t post_seq;              /* the last pseq given */
     bfo_tracer *trace;        /* optional: every transition (set after init) */
     bfo_stats stats;
@@ -527,7 +532,7 @@ typedef struct bfo_engine {
 /* The entry i of a pool of elements of size sz. */
 static inline void *bfo__pool_at(const bfo__pool *p, int i, size_t sz)
 {
-    if (i < p->n0)
+    if (BFO__LIKELY(i < p->n0))
         return p->base + (size_t)i * sz;
     i -= p->n0;
     return p->chunk[i >> p->shift] + (size_t)(i & ((1 << p->shift) - 1)) * sz;
@@ -1220,6 +1225,8 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->stage_wait_head = e->stage_wait_tail = -1;
     e->credit_window = bfo__credit_window(c);
     e->over_window = 0;
+    e->msg_max = c->eager_limit > c->frag_size ? c->eager_limit : c->frag_size;
+    e->credit_quarter = e->credit_window / 4 ? e->credit_window / 4 : 1;
 
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *pe = &e->peers[i];
@@ -1276,21 +1283,29 @@ static inline bfo_handle bfo__null_handle(void)
     return h;
 }
 
-static inline bfo_handle bfo__handle_alloc(bfo_engine *e, bfo_request *r)
+/* The slot pool is empty: one more chunk of it (bfo_config.grow), the
+ * index of a free slot, or -1. */
+static BFO__COLD int bfo__slot_grow(bfo_engine *e)
+{
+    int i = bfo__pool_grow(e, &e->slotp, sizeof(bfo_slot));
+    if (i >= 0)
+        bfo__slots_free_range(e, i, e->slotp.n);
+    return i;
+}
+
+static BFO__HOT bfo_handle bfo__handle_alloc(bfo_engine *e, bfo_request *r)
 {
     bfo_handle h = bfo__null_handle();
+    bfo_slot *s;
     int i = e->slot_free;
-    if (i < 0) {
-        i = bfo__pool_grow(e, &e->slotp, sizeof(bfo_slot));
-        if (i < 0)
-            return h;
-        bfo__slots_free_range(e, i, e->slotp.n);
-    }
-    e->slot_free = bfo__slot_at(e, i)->next;
-    bfo__slot_at(e, i)->req = r;
+    if (BFO__UNLIKELY(i < 0) && (i = bfo__slot_grow(e)) < 0)
+        return h;
+    s = bfo__slot_at(e, i);
+    e->slot_free = s->next;
+    s->req = r;
     e->slots_in_use++;
     h.index = (uint32_t)i;
-    h.gen = bfo__slot_at(e, i)->gen;
+    h.gen = s->gen;
     return h;
 }
 
@@ -1328,16 +1343,21 @@ static inline bfo_request *bfo__handle_named(const bfo_engine *e, bfo_handle h)
 
 /* ------------------------------------------------------------------- ops */
 
-static inline bfo_op *bfo__op_alloc(bfo_engine *e, int type, int peer)
+/* The op pool is empty: one more chunk of it, the index of a free op, or -1. */
+static BFO__COLD int bfo__op_grow(bfo_engine *e)
+{
+    int i = bfo__pool_grow(e, &e->opp, sizeof(bfo_op));
+    if (i >= 0)
+        bfo__ops_free_range(e, i, e->opp.n);
+    return i;
+}
+
+static BFO__HOT bfo_op *bfo__op_alloc(bfo_engine *e, int type, int peer)
 {
     int i = e->op_free;
     bfo_op *op;
-    if (i < 0) {
-        i = bfo__pool_grow(e, &e->opp, sizeof(bfo_op));
-        if (i < 0)
-            return NULL;
-        bfo__ops_free_range(e, i, e->opp.n);
-    }
+    if (BFO__UNLIKELY(i < 0) && (i = bfo__op_grow(e)) < 0)
+        return NULL;
     op = bfo__op_at(e, i);
     e->op_free = op->next;
     e->ops_in_use++;
@@ -1909,12 +1929,13 @@ static inline size_t bfo__frame_len(const bfo_frame *f)
 
 static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev, const bfo__input *in);
 static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok);
+static BFO__NOINLINE void bfo__op_done_slow(bfo_engine *e, bfo_op *op, int ok);
 static inline void bfo__credit_tell(bfo_engine *e, int peer);
 
 /* Completes, with an error, the ops that could not be posted (those there
  * now: an op failing again waits for the next entry point, so a backend that
  * refuses every post cannot make this loop forever). */
-static inline void bfo__run_failed_list(bfo_engine *e)
+static BFO__NOINLINE void bfo__run_failed_list(bfo_engine *e)
 {
     int i = e->fail_head, last = e->fail_tail;
     e->fail_head = e->fail_tail = -1;
@@ -1933,16 +1954,17 @@ static inline void bfo__run_self(bfo_engine *e);
  * the tests are inlined. */
 static inline void bfo__run_failed(bfo_engine *e)
 {
+    if (BFO__LIKELY((e->fail_head & e->self_head) < 0))
+        return; /* both lists empty (-1; an index is >= 0): one test */
     if (e->fail_head >= 0)
         bfo__run_failed_list(e);
     if (e->self_head >= 0 && !e->self_busy)
         bfo__run_self(e);
 }
 
-static inline void bfo__finish(bfo_engine *e, bfo_request *r, int status)
+/* bfo__finish's rarer half: the done queue, the registration. */
+static BFO__NOINLINE void bfo__finish_more(bfo_engine *e, bfo_request *r)
 {
-    r->status = status;
-    r->complete = 1;
     if (e->cfg.done_queue) {
         r->done_next = NULL;
         if (e->done_tail)
@@ -1956,6 +1978,14 @@ static inline void bfo__finish(bfo_engine *e, bfo_request *r, int status)
         if (e->be.dereg_mem)
             e->be.dereg_mem(e->be.ctx, r->my_reg);
     }
+}
+
+static BFO__HOT void bfo__finish(bfo_engine *e, bfo_request *r, int status)
+{
+    r->status = status;
+    r->complete = 1;
+    if (BFO__UNLIKELY(e->cfg.done_queue | r->reg))
+        bfo__finish_more(e, r);
     bfo__handle_release(e, r);
 }
 
@@ -2269,23 +2299,37 @@ static inline void bfo__match_hdr(bfo_engine *e, const bfo_request *r, bfo_op *o
     op->payload_len = r->cancelled ? 0 : r->cap;
 }
 
+/* The send's action post_match: its MATCH out (bfo__send_action, and the
+ * eager fast path of bfo__isend). */
+static BFO__HOT void bfo__act_post_match(bfo_engine *e, bfo_request *r)
+{
+    bfo_op *op = bfo__req_op(e, r, BFO_FRAG_MATCH);
+    if (!op)
+        return;
+    bfo__match_hdr(e, r, op);
+    if (BFO__UNLIKELY(!r->buf) && r->cap && !r->cancelled) {
+        bfo__send_described(e, r, op, 0, r->cap);
+        return;
+    }
+    bfo__post(e, op);
+}
+
+/* The send's action complete (bfo__send_action, and the fast path of
+ * bfo__op_done). */
+static BFO__HOT void bfo__act_send_complete(bfo_engine *e, bfo_request *r)
+{
+    e->stats.messages_sent++;
+    bfo__finish(e, r, BFO_OK);
+}
+
 /* Carries out one action of a send; returns the event it asks the machine
  * for next (RESTART: the protocol for the rails left), or 0. */
 static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const bfo__input *in)
 {
     switch ((enum bfo_send_action)act) { /* every action, no default: -Wswitch names one left out */
-    case BFO_SEND_ACT_POST_MATCH: {
-        bfo_op *op = bfo__req_op(e, r, BFO_FRAG_MATCH);
-        if (!op)
-            return 0;
-        bfo__match_hdr(e, r, op);
-        if (BFO__UNLIKELY(!r->buf) && r->cap && !r->cancelled) {
-            bfo__send_described(e, r, op, 0, r->cap);
-            return 0;
-        }
-        bfo__post(e, op);
+    case BFO_SEND_ACT_POST_MATCH:
+        bfo__act_post_match(e, r);
         return 0;
-    }
     case BFO_SEND_ACT_WITHDRAW: { /* its first message, still waiting for a rail */
         bfo_peer *p = &e->peers[r->peer];
         r->cancelled = 1;
@@ -2351,8 +2395,7 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const
         e->stats.restarts++;
         return bfo__send_choose(e, r); /* for the rails left */
     case BFO_SEND_ACT_COMPLETE:
-        e->stats.messages_sent++;
-        bfo__finish(e, r, BFO_OK);
+        bfo__act_send_complete(e, r);
         return 0;
     case BFO_SEND_ACT_FAIL_UNREACHABLE: /* the reason: r->status (bfo__req_gone) */
         e->stats.unreachable_errors += r->status == BFO_ERR_PEER_UNREACHABLE;
@@ -2406,29 +2449,34 @@ static inline int bfo__in_frame(const bfo__input *in, int type)
     return in && in->f && in->f->type == type;
 }
 
+/* The receive's action deliver_match, with its MATCH (bfo__recv_action,
+ * and the fast path of bfo__recv_take). */
+static BFO__HOT void bfo__act_deliver_match(bfo_engine *e, bfo_request *r, const bfo_frame *f)
+{
+    size_t n = f->payload_len < r->cap ? f->payload_len : r->cap;
+    if (n) {
+        if (BFO__UNLIKELY(!r->buf))
+            bfo__data_in(r, 0, f->payload, n);
+        else
+            memcpy(r->buf, f->payload, n);
+    }
+    r->source = (int)f->h.match.src;
+    r->tag = (int)f->h.match.tag;
+    r->length = f->payload_len;
+    e->stats.messages_received++;
+    e->stats.eagers++;
+    bfo__finish(e, r, r->length > r->cap ? BFO_ERR_TRUNCATE : BFO_OK);
+}
+
 static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, const bfo__input *in)
 {
     const bfo_frame *f = in ? in->f : NULL;
     switch ((enum bfo_recv_action)act) { /* every action, no default: -Wswitch names one left out */
-    case BFO_RECV_ACT_DELIVER_MATCH: {
-        size_t n;
+    case BFO_RECV_ACT_DELIVER_MATCH:
         if (!bfo__in_frame(in, BFO_FRAG_MATCH))
             break;
-        n = f->payload_len < r->cap ? f->payload_len : r->cap;
-        if (n) {
-            if (BFO__UNLIKELY(!r->buf))
-                bfo__data_in(r, 0, f->payload, n);
-            else
-                memcpy(r->buf, f->payload, n);
-        }
-        r->source = (int)f->h.match.src;
-        r->tag = (int)f->h.match.tag;
-        r->length = f->payload_len;
-        e->stats.messages_received++;
-        e->stats.eagers++;
-        bfo__finish(e, r, r->length > r->cap ? BFO_ERR_TRUNCATE : BFO_OK);
+        bfo__act_deliver_match(e, r, f);
         return;
-    }
     case BFO_RECV_ACT_ACCEPT_RNDV:
     case BFO_RECV_ACT_ACCEPT_RGET:
         if (!bfo__in_frame(in, act == BFO_RECV_ACT_ACCEPT_RGET ? BFO_FRAG_RGET : BFO_FRAG_RNDV))
@@ -2613,8 +2661,37 @@ static inline int bfo__op_event(int type, int ok)
     return bfo_frag_event(type, ok ? BFO_EVK_DELIVERED : BFO_EVK_FAILED);
 }
 
+/* An eager send's MATCH delivered: MATCH_SENT --MATCH_DELIVERED--> COMPLETE
+ * / complete, a fast path (docs/engine-design.md, "Fast paths").  It looks
+ * first and changes nothing unless it applies: the op a MATCH (so neither
+ * rail control nor engine-owned), delivered, its request alive, a send, in
+ * MATCH_SENT.  Then what bfo__op_done_slow does for it, in its order: the
+ * op back and freed, the request's counts, the step, its action; complete,
+ * the request takes no fact.  Returns 1 when it took the completion. */
+static BFO__HOT int bfo__op_done_fast(bfo_engine *e, bfo_op *op, int ok)
+{
+#ifndef BFO_NO_FAST_PATH
+    bfo_request *r;
+    if (op->type != BFO_FRAG_MATCH || !ok || op->about_rail >= 0)
+        return 0;
+    r = bfo__handle_get(e, op->owner);
+    if (!r || r->cs != BFO_SEND_ST_MATCH_SENT || r->kind != BFO_REQ_SEND)
+        return 0;
+    bfo__op_free(e, op); /* unposts it */
+    r->outstanding--;
+    r->answered = 1;
+    bfo__fsm_shortcut(&bfo_send_machine, &r->cs, BFO_SEND_ST_MATCH_SENT, BFO_EV_MATCH_DELIVERED,
+                      BFO_SEND_ST_COMPLETE, BFO_SEND_ACT_COMPLETE, e->trace, r);
+    bfo__act_send_complete(e, r);
+    return 1;
+#else
+    (void)e, (void)op, (void)ok;
+    return 0;
+#endif
+}
+
 /* A completion for an op: route it to its owner. */
-static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
+static BFO__NOINLINE void bfo__op_done_slow(bfo_engine *e, bfo_op *op, int ok)
 {
     const int type = op->type, peer = op->peer, about = op->about_rail;
     const bfo_handle owner = op->owner;
@@ -2681,12 +2758,19 @@ static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
     bfo__req_feed(e, r, bfo__op_event(type, ok), &in);
 }
 
+static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
+{
+    if (!bfo__op_done_fast(e, op, ok))
+        bfo__op_done_slow(e, op, ok);
+}
+
 /* bfo_engine_completion: see THE API near the top. */
 static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok)
 {
     uint32_t idx = (uint32_t)token, gen = (uint32_t)(token >> 32);
-    if (idx < (uint32_t)e->opp.n && bfo__op_at(e, idx)->gen == gen && bfo__op_at(e, idx)->posted)
-        bfo__op_done(e, bfo__op_at(e, idx), ok);
+    bfo_op *op;
+    if (idx < (uint32_t)e->opp.n && (op = bfo__op_at(e, (int)idx))->gen == gen && op->posted)
+        bfo__op_done(e, op, ok);
     bfo__run_failed(e);
 }
 
@@ -3226,8 +3310,9 @@ static BFO__HOT void bfo__credit_return(bfo_engine *e, int peer, const bfo_frame
     if (peer == e->cfg.rank || f->type == BFO_FRAG_RGET)
         return;
     p->credit_freed += bfo__credit_cost(f->payload_len);
-    if (BFO__UNLIKELY(p->credit_freed - p->credit_told >= e->credit_window / 4 &&
-                      p->credit_freed != p->credit_told))
+    /* a quarter of the window was taken since the last CREDIT (so some
+     * was: credit_freed never falls behind credit_told) */
+    if (BFO__UNLIKELY(p->credit_freed - p->credit_told >= e->credit_quarter))
         bfo__credit_tell(e, peer);
 }
 
@@ -3256,10 +3341,13 @@ static inline void bfo__posted_add(bfo_engine *e, bfo_request *r)
         b->head = r;
     b->tail = r;
     e->posted_count++;
+    e->posted_any += r->src == BFO_ANY_SOURCE;
 }
 
-/* Out of its bin (prev: its predecessor there, or NULL). */
-static inline void bfo__rbin_unlink(bfo_engine *e, bfo__rbin *b, bfo_request *prev, bfo_request *r)
+/* Out of its bin (prev: its predecessor there, or NULL; any: the bin is
+ * an ANY_SOURCE one). */
+static inline void bfo__rbin_unlink(bfo_engine *e, bfo__rbin *b, bfo_request *prev, bfo_request *r,
+                                    int any)
 {
     if (prev)
         prev->next = r->next;
@@ -3269,35 +3357,49 @@ static inline void bfo__rbin_unlink(bfo_engine *e, bfo__rbin *b, bfo_request *pr
         b->tail = prev;
     r->next = NULL;
     e->posted_count--;
+    e->posted_any -= any; /* b is an ANY_SOURCE bin (rbin_any) */
+}
+
+/* Whether posted receive r takes a message of (ctx, src, tag) from peer. */
+static BFO__HOT int bfo__matches_env(const bfo_request *r, int peer, uint32_t ctx, uint32_t src, int tag)
+{
+    return r->ctx == ctx && (r->peer == BFO_ANY_SOURCE || r->peer == peer) &&
+           (r->src == BFO_ANY_SOURCE || (uint32_t)r->src == src) &&
+           (r->want_tag == BFO_ANY_TAG || r->want_tag == tag);
 }
 
 /* The first posted receive (in post order) that a frame from peer matches,
  * taken out of the posted ones; NULL when none.  Two bins are looked at:
- * the frame's (ctx, src) and its ctx's ANY_SOURCE receives. */
+ * the frame's (ctx, src) and its ctx's ANY_SOURCE receives (when there is
+ * one at all). */
 static BFO__HOT bfo_request *bfo__posted_take(bfo_engine *e, int peer, const bfo_frame *f)
 {
-    const uint32_t ctx = bfo__frame_ctx(f);
-    bfo__rbin *bs = bfo__rbin_of(e, ctx, (int)bfo__frame_src(f)), *ba = bfo__rbin_of(e, ctx, -1);
+    const uint32_t ctx = bfo__frame_ctx(f), src = bfo__frame_src(f);
+    const int tag = bfo__frame_tag(f);
+    bfo__rbin *bs = bfo__rbin_of(e, ctx, (int)src), *ba;
     bfo_request *rs = NULL, *ps = NULL, *ra = NULL, *pa = NULL, *prev = NULL;
     for (bfo_request *r = bs->head; r; prev = r, r = r->next)
-        if (bfo__matches(r, peer, f)) {
+        if (bfo__matches_env(r, peer, ctx, src, tag)) {
             rs = r;
             ps = prev;
             break;
         }
-    prev = NULL;
-    for (bfo_request *r = ba->head; r && (!rs || r->pseq < rs->pseq); prev = r, r = r->next)
-        if (bfo__matches(r, peer, f)) {
-            ra = r;
-            pa = prev;
-            break;
+    if (BFO__UNLIKELY(e->posted_any)) {
+        ba = bfo__rbin_of(e, ctx, -1);
+        prev = NULL;
+        for (bfo_request *r = ba->head; r && (!rs || r->pseq < rs->pseq); prev = r, r = r->next)
+            if (bfo__matches_env(r, peer, ctx, src, tag)) {
+                ra = r;
+                pa = prev;
+                break;
+            }
+        if (ra) {
+            bfo__rbin_unlink(e, ba, pa, ra, 1);
+            return ra;
         }
-    if (ra) {
-        bfo__rbin_unlink(e, ba, pa, ra);
-        return ra;
     }
     if (rs)
-        bfo__rbin_unlink(e, bs, ps, rs);
+        bfo__rbin_unlink(e, bs, ps, rs, 0);
     return rs;
 }
 
@@ -3385,9 +3487,7 @@ static inline int bfo__ux_match(const bfo_engine *e, const bfo_request *r)
 
 static inline int bfo__matches(const bfo_request *r, int peer, const bfo_frame *f)
 {
-    return r->ctx == bfo__frame_ctx(f) && (r->peer == BFO_ANY_SOURCE || r->peer == peer) &&
-           (r->src == BFO_ANY_SOURCE || (uint32_t)r->src == bfo__frame_src(f)) &&
-           (r->want_tag == BFO_ANY_TAG || r->want_tag == bfo__frame_tag(f));
+    return bfo__matches_env(r, peer, bfo__frame_ctx(f), bfo__frame_src(f), bfo__frame_tag(f));
 }
 
 /* After an RNDV or RGET matched: the receiver's choice of protocol.  One
@@ -3405,9 +3505,20 @@ static inline void bfo__recv_chosen(bfo_engine *e, bfo_request *r)
 /* A posted receive takes a message: the first event of its machine. */
 static BFO__HOT void bfo__recv_take(bfo_engine *e, bfo_request *r, int peer, const bfo_frame *f)
 {
-    const bfo__input in = { f, peer, 0, 0, 0 };
     r->peer = peer;
     r->ctx = bfo__frame_ctx(f);
+#ifndef BFO_NO_FAST_PATH
+    /* An eager message: POSTED --MATCH_RCVD--> COMPLETE / deliver_match, a
+     * fast path (docs/engine-design.md, "Fast paths"); complete, the
+     * request takes no fact and chooses no protocol. */
+    if (BFO__LIKELY(f->type == BFO_FRAG_MATCH && r->cs == BFO_RECV_ST_POSTED)) {
+        bfo__fsm_shortcut(&bfo_recv_machine, &r->cs, BFO_RECV_ST_POSTED, BFO_EV_MATCH_RCVD,
+                          BFO_RECV_ST_COMPLETE, BFO_RECV_ACT_DELIVER_MATCH, e->trace, r);
+        bfo__act_deliver_match(e, r, f);
+        return;
+    }
+#endif
+    const bfo__input in = { f, peer, 0, 0, 0 };
     bfo__recv_feed(e, r, f->type == BFO_FRAG_MATCH  ? BFO_EV_MATCH_RCVD
                         : f->type == BFO_FRAG_RNDV ? BFO_EV_RNDV_RCVD
                                                    : BFO_EV_RGET_RCVD,
@@ -3477,10 +3588,7 @@ static BFO__HOT int bfo__on_message(bfo_engine *e, int peer, const bfo_frame *f)
     /* a peer's eager limit may be larger than ours (bfo_net's default follows
      * the rails of each rank): we take what our transports carry, the larger
      * of eager_limit and frag_size; its credits bound what it holds here */
-    if (f->payload_len > (f->type == BFO_FRAG_RGET ? 4 * BFO_MAX_RAILS
-                          : e->cfg.eager_limit > e->cfg.frag_size ? e->cfg.eager_limit
-                                                                  : e->cfg.frag_size) ||
-        seq == 0)
+    if (f->payload_len > (f->type == BFO_FRAG_RGET ? 4 * BFO_MAX_RAILS : e->msg_max) || seq == 0)
         return BFO_ERR_PROTOCOL;
     if (seq < p->recv_seq) {
         e->stats.duplicates_dropped++;
@@ -3955,6 +4063,10 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         e->now = now;
     if (e->peers[peer].unreachable) /* given up, or it said BYE, or this side left */
         return bfo__frame_gone(e, peer, rail, NULL, buf, len);
+    if (BFO__LIKELY(bfo__parse_plain_match(&f, buf, len))) { /* the eager message */
+        e->peers[peer].rail[rail].last_rx = e->now;
+        return bfo__frame_done(e, bfo__rcvd_MATCH(e, peer, rail, &f, &kind), kind);
+    }
     rc = bfo_frame_parse(&f, buf, len);
     if (rc != BFO_OK) {
         e->stats.malformed_frames++;
@@ -4083,6 +4195,26 @@ static inline int bfo__still_coming(const bfo_engine *e, int peer)
     return peer >= 0 && !e->left && e->peers[peer].left == BFO__LEFT_OWED;
 }
 
+/* An eager send's first transition, IDLE --EAGER_CHOSEN--> MATCH_SENT /
+ * post_match: a fast path (docs/engine-design.md, "Fast paths") that sets
+ * the state through bfo__fsm_shortcut and posts the MATCH, then feeds the
+ * fact the machine waits for, if any, as bfo__send_feed would (none in
+ * MATCH_SENT: that costs a test).  BFO_NO_FAST_PATH: the machine's step. */
+static BFO__HOT void bfo__send_eager(bfo_engine *e, bfo_request *r)
+{
+#ifndef BFO_NO_FAST_PATH
+    int ev;
+    bfo__fsm_shortcut(&bfo_send_machine, &r->cs, BFO_SEND_ST_IDLE, BFO_EV_EAGER_CHOSEN,
+                      BFO_SEND_ST_MATCH_SENT, BFO_SEND_ACT_POST_MATCH, e->trace, r);
+    bfo__act_post_match(e, r);
+    ev = bfo__fact(r, bfo_send_machine.waits, r->cap);
+    if (BFO__UNLIKELY(ev != 0))
+        bfo__send_feed(e, r, ev, NULL);
+#else
+    bfo__send_feed(e, r, BFO_EV_EAGER_CHOSEN, NULL);
+#endif
+}
+
 /* bfo_isend_env and bfo_isend_data_env: data is NULL for a buffer, else a
  * description that is not one buffer. */
 static BFO__HOT int bfo__isend(bfo_engine *e, bfo_request *r, const void *buf, size_t len,
@@ -4113,7 +4245,7 @@ static BFO__HOT int bfo__isend(bfo_engine *e, bfo_request *r, const void *buf, s
      * does an eager one that the peer's window has no room for */
     if (BFO__LIKELY(len <= e->cfg.eager_limit && !(env->flags & BFO_SEND_SYNC))) {
         if (BFO__LIKELY(bfo__credit_take(e, peer, len))) {
-            bfo__send_feed(e, r, BFO_EV_EAGER_CHOSEN, NULL);
+            bfo__send_eager(e, r);
             bfo__run_failed(e);
             return BFO_OK;
         }
@@ -4334,7 +4466,7 @@ static inline int bfo__unpost(bfo_engine *e, bfo_request *r)
     bfo__rbin *b = bfo__rbin_of(e, r->ctx, r->src);
     for (bfo_request *q = b->head, *prev = NULL; q; prev = q, q = q->next)
         if (q == r) {
-            bfo__rbin_unlink(e, b, prev, q);
+            bfo__rbin_unlink(e, b, prev, q, q->src == BFO_ANY_SOURCE);
             return 1;
         }
     return 0;
@@ -4534,7 +4666,7 @@ static inline void bfo__peer_fail(bfo_engine *e, int peer, int posted)
                     prev = r;
                     continue;
                 }
-                bfo__rbin_unlink(e, b, prev, r);
+                bfo__rbin_unlink(e, b, prev, r, any);
                 bfo__req_gone(e, r);
             }
         }
@@ -4591,7 +4723,7 @@ static inline int bfo_engine_leave(bfo_engine *e, uint64_t now)
             }
             b->head = b->tail = NULL;
         }
-    e->posted_count = 0;
+    e->posted_count = e->posted_any = 0;
     for (int i = 0; i < e->slotp.n; i++) {
         bfo_request *r = bfo__slot_at(e, i)->req;
         if (r && !r->complete)
