@@ -2677,7 +2677,8 @@ static BFO__HOT int bfo__op_done_fast(bfo_engine *e, bfo_op *op, int ok)
     r = bfo__handle_get(e, op->owner);
     if (!r || r->cs != BFO_SEND_ST_MATCH_SENT || r->kind != BFO_REQ_SEND)
         return 0;
-    bfo__op_free(e, op); /* unposts it */
+    bfo__op_unpost(e, op, 1); /* delivered: its bytes count to its rail's rate */
+    bfo__op_free(e, op);
     r->outstanding--;
     r->answered = 1;
     bfo__fsm_shortcut(&bfo_send_machine, &r->cs, BFO_SEND_ST_MATCH_SENT, BFO_EV_MATCH_DELIVERED,
