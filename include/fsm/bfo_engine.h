@@ -85,10 +85,10 @@ extern "C" {
 
 /* Striping by measured rate and demotion of slow rails (compile-time
  * options; docs/engine-design.md, "Striping by measured rate"):
- *   BFO_RATE_WINDOW_NS  a rail's delivered rate is sampled at most this
- *                       often, from its completions (default 2 ms)
- *   BFO_RATE_LAG_NS     ... and from bfo_engine_progress when work waits on
- *                       it and nothing was delivered for this long (20 ms)
+ *   BFO_RATE_LAG_NS     a rail's delivered rate is sampled from each large
+ *                       piece of data delivered, and from
+ *                       bfo_engine_progress when work waits on it and
+ *                       nothing came back for this long (20 ms)
  *   BFO_DEMOTE_RATIO    a rail delivering under 1/this of the peer's best UP
  *                       rail for BFO_DEMOTE_SAMPLES samples in a row, over
  *                       BFO_DEMOTE_NS at least, is demoted (8, 3, 50 ms)
@@ -102,10 +102,7 @@ extern "C" {
  *                       20 ms, at least 4 KiB): the engine keeps one zeroed
  *                       block of this size when it has two rails or more
  *   BFO_FLAP_NS         a rail demoted again within this of its promotion
- *                       is measured half as often, up to 32 times less (2 s) */
-#ifndef BFO_RATE_WINDOW_NS
-#define BFO_RATE_WINDOW_NS 2000000u
-#endif
+ *                       is measured half as often, up to 64 times less (5 s) */
 #ifndef BFO_RATE_LAG_NS
 #define BFO_RATE_LAG_NS 20000000u
 #endif
@@ -131,7 +128,7 @@ extern "C" {
 #define BFO_DEMOTE_NS 50000000u
 #endif
 #ifndef BFO_FLAP_NS
-#define BFO_FLAP_NS 2000000000u
+#define BFO_FLAP_NS 5000000000ull
 #endif
 #ifndef BFO_MEASURE_TIME_NS
 #define BFO_MEASURE_TIME_NS 20000000u
@@ -333,6 +330,7 @@ typedef struct bfo_op {
     bfo_handle owner;    /* the request, or null for engine-owned messages */
     uint16_t rseq;       /* the owner's rseq when posted */
     uint64_t off, len;   /* data range (FRAG, WRITE, READ, FIN) */
+    uint64_t q_at, post_at; /* posted: bytes queued on its rail ahead of it, and when */
     uint64_t raddr;      /* RDMA: the peer's memory (its key: the owner's keys[rail]) */
     uint32_t slot;       /* PUT slot (WRITE, FIN) */
     char *local;         /* RDMA: this side's memory */
@@ -379,19 +377,19 @@ typedef struct bfo_rail_link {
     /* Striping by measured rate (docs/engine-design.md): */
     uint64_t q_bytes;    /* bytes given to the backend on this rail, not yet completed */
     uint64_t rate;       /* delivered bytes per ms: measured, from the transport's figure */
-    uint64_t win_start, win_bytes; /* the sample being taken: since when, bytes delivered */
+    uint64_t win_start, win_bytes; /* since the last sample (or since work was queued on
+                                    * an idle rail), and the bytes that came back since */
     uint64_t meas_sent, meas_nonce; /* DEMOTED: the measuring pair out (0: none), its nonce
                                      * (the padded probe's; the plain one's is one less) */
     uint64_t meas_first; /* ... when the plain probe's PROBEACK came (0: not yet) */
     uint32_t meas_len;   /* ... its padding */
-    uint8_t win_idle;    /* the rail ran out of work during the sample */
     uint8_t slow;        /* samples in a row under 1/BFO_DEMOTE_RATIO of the best UP rail */
     uint8_t meas_good;   /* DEMOTED: measurements in a row at 1/BFO_PROMOTE_RATIO of it or better */
     uint64_t meas_at;    /* DEMOTED: when the last measurement went out */
     uint64_t promoted_at; /* when it was last promoted */
     uint64_t slow_since; /* the first sample of its slow streak */
     uint8_t flaps;       /* demoted again soon after a promotion, lately: measured
-                          * BFO_MEASURE_PERIOD_NS << flaps apart (at most 5) */
+                          * BFO_MEASURE_PERIOD_NS << flaps apart (at most 6) */
     int inflight;        /* ops given to the backend on this rail, not yet completed */
     int attempts, ever_up;
     int probe_out;       /* UP: a heartbeat probe is out, its PROBEACK not yet here */
@@ -1386,7 +1384,7 @@ static inline bfo_op *bfo__ctl_alloc(bfo_engine *e, int type, int peer)
     return op;
 }
 
-static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, int peer, int rail, uint64_t n, int ok);
+static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, const bfo_op *op, uint64_t n, int ok);
 static inline uint64_t bfo__op_qbytes(const bfo_op *op);
 
 /* The op is back from the backend (completed: ok says how; or never taken). */
@@ -1394,7 +1392,7 @@ static inline void bfo__op_unpost(bfo_engine *e, bfo_op *op, int ok)
 {
     if (op->posted) {
         op->posted = 0;
-        bfo__rail_unqueued(e, op->peer, op->rail, bfo__op_qbytes(op), ok);
+        bfo__rail_unqueued(e, op, bfo__op_qbytes(op), ok);
     }
 }
 
@@ -1503,34 +1501,36 @@ static inline uint64_t bfo__op_qbytes(const bfo_op *op)
     return bfo__op_rdma(op->type) ? op->len : op->hdr_len + op->payload_len;
 }
 
-/* Work goes on a rail: a rail that had none starts a fresh sample (time it
- * sat idle is no measure of it). */
-static BFO__HOT void bfo__rail_queued(bfo_engine *e, bfo_rail_link *rl, uint64_t n)
+/* Work goes on a rail: the op notes what was queued ahead of it and when
+ * (its delivery is then a sample of the rail's rate); a rail that had none
+ * starts a fresh lag window (time it sat idle is no measure of it). */
+static BFO__HOT void bfo__rail_queued(bfo_engine *e, bfo_rail_link *rl, bfo_op *op, uint64_t n)
 {
+    op->q_at = rl->q_bytes;
+    op->post_at = e->now;
     if (!rl->q_bytes) {
         rl->win_start = e->now;
         rl->win_bytes = 0;
-        rl->win_idle = 0;
     }
     rl->q_bytes += n;
     rl->inflight++;
     rl->last_tx = e->now;
 }
 
-static BFO__NOINLINE void bfo__rate_sample(bfo_engine *e, int peer, int rail, uint64_t backlog);
+static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64_t bytes, uint64_t dt);
 
-/* n bytes of the rail's came back (ok: delivered). */
-static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, int peer, int rail, uint64_t n, int ok)
+/* n bytes of the rail's came back (ok: delivered).  A piece of data
+ * delivered (BFO__STRIPE_MIN or more) is a sample: it and what was queued
+ * ahead of it went through in the time since it was posted.  Small
+ * messages and control are not (their round trips, not the rail's rate). */
+static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, const bfo_op *op, uint64_t n, int ok)
 {
-    bfo_rail_link *rl = &e->peers[peer].rail[rail];
+    bfo_rail_link *rl = &e->peers[op->peer].rail[op->rail];
     rl->inflight--;
     rl->q_bytes -= n;
-    if (ok)
-        rl->win_bytes += n;
-    if (BFO__UNLIKELY(e->now - rl->win_start >= BFO_RATE_WINDOW_NS))
-        bfo__rate_sample(e, peer, rail, 1);
-    else if (!rl->q_bytes)
-        rl->win_idle = 1;
+    rl->win_bytes += n;
+    if (BFO__UNLIKELY(n >= BFO__STRIPE_MIN) && ok)
+        bfo__rate_op(e, op->peer, op->rail, op->q_at + n, e->now - op->post_at);
 }
 
 /* The best measured rate among the peer's UP rails but one (0: none). */
@@ -1543,50 +1543,57 @@ static inline uint64_t bfo__best_rate(const bfo_engine *e, int peer, int but)
     return best;
 }
 
-/* A sample of the rail's delivered rate closes: what it delivered since
- * win_start.  Taken when it is above the estimate; below it, only when the
- * rail had work all along (a rail that ran dry delivered what it was
- * given, not what it can) and has at least `backlog` bytes queued now: a
- * completion's sample, any; a sample from bfo_engine_progress (nothing
- * delivered for BFO_RATE_LAG_NS), four fragments, and then the estimate
- * drops at once to what the rail can at most have done.  The estimate
- * moves a quarter of the way (EWMA).  An UP rail under 1/BFO_DEMOTE_RATIO
- * of the best other UP rail counts a slow sample (bfo__rails_review
- * demotes it after BFO_DEMOTE_SAMPLES over BFO_DEMOTE_NS). */
-static BFO__NOINLINE void bfo__rate_sample(bfo_engine *e, int peer, int rail, uint64_t backlog)
+/* The estimate takes a sample x (bytes per ms): a quarter of the way
+ * (EWMA), or all the way (hard).  An UP rail under 1/BFO_DEMOTE_RATIO of
+ * the best other UP rail counts a slow sample (bfo__rails_review demotes
+ * it after BFO_DEMOTE_SAMPLES over BFO_DEMOTE_NS). */
+static inline void bfo__rate_take(bfo_engine *e, int peer, int rail, uint64_t x, int hard)
 {
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
-    uint64_t dt = e->now - rl->win_start;
-    if (dt) {
-        uint64_t x = rl->win_bytes * 1000000u / dt;
-        if (x > rl->rate || (!rl->win_idle && rl->q_bytes >= backlog)) {
-            /* from bfo_engine_progress, nothing or little delivered for
-             * BFO_RATE_LAG_NS with work waiting: the rail is at most that
-             * and one fragment more over the time; no averaging (a rail that
-             * just slowed down a hundredfold is given nothing more at once) */
-            uint64_t bound = (rl->win_bytes + e->cfg.frag_size) * 1000000u / dt;
-            if (backlog > 2 * (uint64_t)e->cfg.frag_size && bound < rl->rate)
-                rl->rate = bound;
-            else
-                rl->rate = rl->rate - rl->rate / 4 + x / 4;
-            if (!rl->rate)
-                rl->rate = 1;
-            if (rl->fsm.cs == BFO_RAIL_ST_UP) {
-                uint64_t best = bfo__best_rate(e, peer, rail);
-                if (best && rl->rate * BFO_DEMOTE_RATIO < best) {
-                    if (!rl->slow)
-                        rl->slow_since = e->now;
-                    if (rl->slow < 255)
-                        rl->slow++;
-                } else {
-                    rl->slow = 0;
-                }
-            }
+    rl->rate = hard ? x : rl->rate - rl->rate / 4 + x / 4;
+    if (!rl->rate)
+        rl->rate = 1;
+    if (rl->fsm.cs == BFO_RAIL_ST_UP) {
+        uint64_t best = bfo__best_rate(e, peer, rail);
+        if (best && rl->rate * BFO_DEMOTE_RATIO < best) {
+            if (!rl->slow)
+                rl->slow_since = e->now;
+            if (rl->slow < 255)
+                rl->slow++;
+        } else {
+            rl->slow = 0;
         }
     }
     rl->win_start = e->now;
     rl->win_bytes = 0;
-    rl->win_idle = !rl->q_bytes;
+}
+
+/* A piece of data delivered: `bytes` (it and what was queued ahead of it
+ * on the rail, which goes first) went through in dt.  A piece sent alone
+ * on an idle rail counts its round trip against the rail: large pieces
+ * only (bfo__rail_unqueued). */
+static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64_t bytes, uint64_t dt)
+{
+    bfo__rate_take(e, peer, rail, bytes * 1000000u / (dt > 1000 ? dt : 1000), 0);
+}
+
+/* From bfo_engine_progress: work waits on the rail and nothing came back
+ * for BFO_RATE_LAG_NS.  With four fragments' worth queued (a piece or two
+ * waiting for an acknowledgement are no measure of a rail), the estimate
+ * drops at once to what the rail can at most have done: what came back and
+ * one fragment more, over the time (no averaging: a rail that just slowed
+ * down a hundredfold is given nothing more at once). */
+static BFO__NOINLINE void bfo__rate_lag(bfo_engine *e, int peer, int rail)
+{
+    bfo_rail_link *rl = &e->peers[peer].rail[rail];
+    uint64_t dt = e->now - rl->win_start;
+    uint64_t bound = dt ? (rl->win_bytes + e->cfg.frag_size) * 1000000u / dt : rl->rate;
+    if (rl->q_bytes >= 4 * (uint64_t)e->cfg.frag_size && bound < rl->rate) {
+        bfo__rate_take(e, peer, rail, bound, 1);
+    } else {
+        rl->win_start = e->now;
+        rl->win_bytes = 0;
+    }
 }
 
 /* An op that could not be posted completes with an error, but not inside
@@ -1796,7 +1803,7 @@ static BFO__NOINLINE void bfo__post_described(bfo_engine *e, bfo_op *op)
     }
     op->rail = rail;
     op->posted = 1;
-    bfo__rail_queued(e, &p->rail[rail], op->hdr_len + op->payload_len);
+    bfo__rail_queued(e, &p->rail[rail], op, op->hdr_len + op->payload_len);
     e->stats.ops_posted++;
     rc = bfo__post_data(e, op, rail);
     if (rc == 0)
@@ -1858,7 +1865,7 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
     }
     op->rail = rail;
     op->posted = 1; /* before the call: a backend may complete at once */
-    bfo__rail_queued(e, &p->rail[rail], bfo__op_qbytes(op));
+    bfo__rail_queued(e, &p->rail[rail], op, bfo__op_qbytes(op));
     e->stats.ops_posted++;
     if (rdma) {
         rc = bfo__post_rdma(e, op, rail);
@@ -3072,7 +3079,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
          * measures well in short bursts (a token-bucket shaper) and not
          * under load; measured half as often each time (flap damping) */
         if (rs->promoted_at && e->now - rs->promoted_at < BFO_FLAP_NS)
-            rs->flaps = rs->flaps < 5 ? rs->flaps + 1 : 5;
+            rs->flaps = rs->flaps < 6 ? rs->flaps + 1 : 6;
         else
             rs->flaps = 0;
         rs->meas_good = 0;
@@ -4838,7 +4845,7 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
                  * every rail: no measure of this one) */
                 if (rs->q_bytes && e->now - rs->win_start >= BFO_RATE_LAG_NS &&
                     e->now - proc_rx < BFO_RATE_LAG_NS)
-                    bfo__rate_sample(e, i, k, 4 * (uint64_t)c->frag_size);
+                    bfo__rate_lag(e, i, k);
                 /* the probe waits from when it went out, or from the last thing
                  * heard, or a heartbeat past the end of a busy spell (the peer's
                  * process was heard again, maybe on another rail first, and has
