@@ -148,6 +148,10 @@ enum { SR_CANCEL_RECV = 1, SR_CANCEL_SEND = 2 };
  * apart (the layer's mapping). */
 static inline int sr_rank_in(uint32_t ctx, int rank) { return ctx ? rank + (int)(ctx % 1000) + 1 : rank; }
 
+/* A simulated rail's speed when the scenario gives none (MB/s): what the
+ * engine's rate measurement sees (simnet.rail_mbps). */
+#define SR_RAIL_MBPS 1000
+
 typedef struct sr_scenario {
     int ranks, rails;
     unsigned rail_bw[BFO_MAX_RAILS];
@@ -521,8 +525,8 @@ static inline sr_world *sr_new(const sr_scenario *sc)
             c.rdma_min = sc->rdma_min;
             c.unexpected_budget = sc->unexpected_budget;
         }
-        for (int k = 0; k < sc->rails && k < BFO_MAX_RAILS; k++)
-            w->sn.rail_mbps[k] = sc->rail_bw[k]; /* the links run at the figures given */
+        for (int k = 0; k < sc->rails && k < BFO_MAX_RAILS; k++) /* the links run at the */
+            w->sn.rail_mbps[k] = sc->rail_bw[k] ? sc->rail_bw[k] : SR_RAIL_MBPS; /* figures given */
         if (!w->sn.be[i].rail_bandwidth)
             w->sn.be[i].rail_bandwidth = sr_rail_bw;
         size_t need = bfo_engine_mem_size(&c);
