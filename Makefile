@@ -6,6 +6,7 @@
 #   make dance       examples/dance.c: a traced failover and restart dance
 #   make check-sim   the engine under the fault-injecting simulator (bfo sim)
 #   make check-tcp   the TCP backend: real processes on loopback rails, faults from outside
+#                    (TCP_SKIP=REGEX leaves out the tests whose path matches)
 #   make check-netns gray failures: two network namespaces joined by two veth rails,
 #                    a rail slowed (tc tbf), lossy and blackholed (nftables), its link
 #                    down and up, the peer stopped (root; skipped otherwise)
@@ -364,6 +365,7 @@ fuzz-corpus: $(BUILD)/gen_corpus
 # both ends of a rail reconnecting at once (t9, in one process).
 check-tcp: $(BUILD)/bfo $(BUILD)/tcp_badpeer $(BUILD)/tcp_race
 	@set -eo pipefail; n=0; for t in tests/tcp/t*_*.sh; do \
+	  if [ -n "$(TCP_SKIP)" ] && echo "$$t" | grep -Eq '$(TCP_SKIP)'; then echo "== $$t: skipped (TCP_SKIP)"; continue; fi; \
 	  echo "== $$t"; BFO_TCP=./$(BUILD)/bfo BFO_BADPEER=./$(BUILD)/tcp_badpeer BFO_RACE=./$(BUILD)/tcp_race \
 	    bash $$t | tee $(BUILD)/tcp.log; \
 	  n=$$((n + $$(grep -c '^ok:' $(BUILD)/tcp.log || true))); \

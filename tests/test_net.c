@@ -1610,16 +1610,17 @@ static void test_peer_without_card_never_comes_up_unreachable_within_grace(void 
     world_fini(w);
 }
 
-/* The engine stripes by the bandwidth each transport gives for its rails
- * when the options name none (bfo_transport_args.bandwidth: "0: the
- * transport's figure"), and by the options' when they do. */
-static void test_striping_follows_the_transports_bandwidth_figures(void **state)
+/* The engine starts each rail's rate estimate at the bandwidth its
+ * transport gives when the options name none (bfo_transport_args.
+ * bandwidth: "0: the transport's figure"), and at the options' when they
+ * do; then it stripes by what it measures (the fake rails deliver alike:
+ * both carry). */
+static void test_rate_estimates_start_at_the_transports_bandwidth_figures(void **state)
 {
     (void)state;
     for (int configured = 0; configured < 2; configured++) {
         world *w;
         msgs ms = { .n = 0 };
-        uint64_t b0, b1;
         w = world_new(2, 1);
         w->rails[0] = w->rails[1] = "fake:a,fake:b";
         for (int r = 0; r < 2; r++) {
@@ -1632,19 +1633,12 @@ static void test_striping_follows_the_transports_bandwidth_figures(void **state)
         }
         assert_int_equal(world_init(w, 2), BFO_OK);
         all_rails_up(w);
+        assert_int_equal(bfo_rail_rate(E(w, 0), 1, 0), (configured ? 3000 : 1000) * 1000000ull);
+        assert_int_equal(bfo_rail_rate(E(w, 0), 1, 1), (configured ? 1000 : 3000) * 1000000ull);
         for (int i = 0; i < 8; i++)
             msg_add(&ms, 0, 1, 1024 * 1024);
         exchange(w, &ms);
-        b0 = E(w, 0)->stats.rail_bytes[0];
-        b1 = E(w, 0)->stats.rail_bytes[1];
-        if (configured) {
-            uint64_t t = b0;
-            b0 = b1;
-            b1 = t;
-        }
-        if (!(b1 > 2 * b0 && b1 < 4 * b0))
-            fail_msg("%s: rail bytes %llu and %llu, not 1 to 3", configured ? "configured" : "the transport's",
-                     (unsigned long long)b0, (unsigned long long)b1);
+        assert_true(E(w, 0)->stats.rail_bytes[0] > 0 && E(w, 0)->stats.rail_bytes[1] > 0);
         world_fini(w);
     }
 }
@@ -1962,7 +1956,7 @@ int main(void)
         cmocka_unit_test_teardown(test_card_round_trip_and_broken_cards_refused, teardown),
         cmocka_unit_test_teardown(test_peer_without_card_never_comes_up_unreachable_within_grace, teardown),
         cmocka_unit_test_teardown(test_leave_through_bfo_net_parts_each_transports_rail, teardown),
-        cmocka_unit_test_teardown(test_striping_follows_the_transports_bandwidth_figures, teardown),
+        cmocka_unit_test_teardown(test_rate_estimates_start_at_the_transports_bandwidth_figures, teardown),
         cmocka_unit_test_teardown(test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for, teardown),
         cmocka_unit_test_teardown(test_eager_limit_from_the_environment_unless_configured, teardown),
         cmocka_unit_test_teardown(test_eager_limit_64k_by_default_over_tcp_alone, teardown),

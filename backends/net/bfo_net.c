@@ -674,6 +674,30 @@ static int tcp_env(bfo_tcp_options *o)
     return 0;
 }
 
+/* BFO_STANDBY_RAILS: the standby rails (bfo_config.standby_rails) as a
+ * comma-separated list of rail indices when the caller gave none.  -1 for
+ * a bad list (said on stderr). */
+static int standby_env(unsigned *out, int nrails)
+{
+    const char *v = bfo_boot_getenv("BFO_STANDBY_RAILS");
+    unsigned m = 0;
+    if (!v || !*v || *out)
+        return 0;
+    for (const char *p = v; *p;) {
+        char *end;
+        long r = strtol(p, &end, 10);
+        if (end == p || r < 0 || r >= nrails || (*end && *end != ',')) {
+            fprintf(stderr, "bfo: BFO_STANDBY_RAILS=%s: not a list of rail indices from 0 to %d\n", v,
+                    nrails - 1);
+            return -1;
+        }
+        m |= 1u << r;
+        p = *end ? end + 1 : end;
+    }
+    *out = m;
+    return 0;
+}
+
 static int eager_limit_env(size_t *out)
 {
     return size_env("BFO_EAGER_LIMIT", BFO_NET_EAGER_MAX, out);
@@ -792,6 +816,10 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     cfg.rank = n->rank;
     cfg.nranks = n->size;
     cfg.nrails = n->nrails;
+    if (standby_env(&cfg.standby_rails, n->nrails) < 0) {
+        rc = BFO_ERR_INVALID;
+        goto fail;
+    }
     {
         bfo_config d = cfg; /* what the engine will use, for the transports' sizes */
         bfo__config_defaults(&d);

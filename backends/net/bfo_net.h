@@ -40,6 +40,12 @@
  *   as such to the transport (no address), not taken for a failure of the
  *   card.  One job id (from bfo_boot) goes into every transport's hellos.
  *
+ * STANDBY RAILS.  cfg->standby_rails, else BFO_STANDBY_RAILS (rail
+ *   indices, comma-separated: 1 makes rail 1 a standby): a standby rail
+ *   carries probes only while a rail not among them is UP, and data when
+ *   none is (active-standby; docs/engine-design.md, "Striping by measured
+ *   rate").  A bad list: BFO_ERR_INVALID, said on stderr.
+ *
  * EAGER LIMIT.  cfg->eager_limit, else BFO_EAGER_LIMIT (bytes, or with a
  *   K or M suffix: 64K; 1 B to BFO_NET_EAGER_MAX), else 64 KiB
  *   (BFO_NET_TCP_EAGER_LIMIT) when every rail is TCP, else the engine's

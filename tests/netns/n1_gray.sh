@@ -25,17 +25,21 @@ no_failover() {
 }
 
 # (a) slow, then fast again
-start --size 1M --duration 9 --timeline 500
-sleep 2; shape 1 20mbit; sleep 3.5; unshape 1; t_unshape=$(mono)
+start --size 1M --duration 11 --timeline 500 --trace-rails
+sleep 2; shape 1 20mbit; sleep 3.5; t_unshape=$(mono); unshape 1
 finish; check_exact; no_failover "slow rail"
 [ "$(jget demotions)" -ge 1 ] || fail "slow rail: never demoted"
 [ "$(jget promotions)" -ge 1 ] || fail "slow rail: never promoted back"
-# promoted back: the last DEMOTED -> UP of rank 0's timeline after the unshaping
 grep -q 'DEMOTED' "$WORK/err0" || fail "slow rail: the timeline never showed DEMOTED"
-tail -3 "$WORK/err0" | grep -q 'rail 1 .* UP ' || fail "slow rail: rail 1 not UP at the end: $(tail -1 "$WORK/err0")"
+# promoted back: rank 0's first DEMOTED -> UP of rail 1 after the unshaping
+t_up=$(sed -n 's/.*(\([0-9.]*\)) peer 1 rail 1: DEMOTED --PROMOTION_DUE--> UP.*/\1/p' "$WORK/err0" |
+       awk -v t="$t_unshape" '$1 >= t { print; exit }')
+[ -n "$t_up" ] || fail "slow rail: rail 1 not promoted back after the shaping was removed"
+up_ms=$(awk -v a="$t_unshape" -v b="$t_up" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
+[ "$up_ms" -le 5000 ] || fail "slow rail: promoted back ${up_ms} ms after the shaping was removed (bound 5 s)"
 summary
 grep '^ *[0-9.]* s |' "$WORK/err0" | sed 's/^/   /'
-echo "ok: n1 a rail slowed to 20 Mbit/s is demoted, not failed, and promoted back"
+echo "ok: n1 a rail slowed to 20 Mbit/s is demoted, not failed, and promoted back ${up_ms} ms after the shaping is removed"
 
 # (b) 3% random loss
 start --size 1M --duration 8
