@@ -68,7 +68,7 @@
  *       rank still streaming when it fell asleep may have timed a probe out).
  *     --json: rank 0 prints ONE object for the whole job (the other ranks
  *       send their counts to rank 0 at the end):
- *       {"ranks","messages","bytes","verified","corrupt","duplicates","lost",
+ *       {"ranks","messages","bytes","verified","corrupt","duplicates","lost","errored",
  *        "unreachable","dead_peers","failovers","readmissions",
  *        "recovery_ms_max","stall_ms_max","unreachable_ms_max","failover_ms_max","elapsed_ms",
  *        "conn_errors","malformed_drops","backpressure","keepalives",
@@ -76,7 +76,13 @@
  *        "host_heard","nudges","thread_rounds","credit_rndv","over_window",
  *        "placed_frames","placed_dropped","beacons_rcvd","beacons_dropped",
  *        "demotions","promotions","per_rail_bytes":[...],"rail_states":[...],"rail_rates":[...]}
- *       messages/bytes/verified: received at the destinations; failovers and
+ *       messages/bytes/verified: received at the destinations (delivered);
+ *       errored: operations that completed with an error the program saw
+ *       (the peer unreachable: the only error a run that passes may see,
+ *       with --tolerate-death); lost: messages of a peer still alive (or
+ *       dead, without --tolerate-death) that neither arrived nor ended in an
+ *       error: delivered to nobody, reported to nobody; a run with one
+ *       fails (exit status 1), as with a corrupt or duplicate one; failovers and
  *       readmissions: the engines' mapouts and readmissions; recovery_ms_max:
  *       the longest time from a rail being mapped out to the next message
  *       completion; stall_ms_max: the longest gap between two message
@@ -1362,7 +1368,8 @@ int bfo_cmd_stream(int argc, char **argv)
             if (json) {
                 printf("{\"ranks\":%d,\"messages\":%" PRIu64 ",\"bytes\":%" PRIu64
                        ",\"verified\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"duplicates\":%" PRIu64
-                       ",\"lost\":%" PRIu64 ",\"unreachable\":%" PRIu64 ",\"dead_peers\":%" PRIu64
+                       ",\"lost\":%" PRIu64 ",\"errored\":%" PRIu64 ",\"unreachable\":%" PRIu64
+                       ",\"dead_peers\":%" PRIu64
                        ",\"failovers\":%" PRIu64 ",\"readmissions\":%" PRIu64
                        ",\"recovery_ms_max\":%.3f,\"stall_ms_max\":%.3f,\"unreachable_ms_max\":%.3f"
                        ",\"failover_ms_max\":%.3f"
@@ -1377,7 +1384,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"demotions\":%" PRIu64 ",\"promotions\":%" PRIu64
                        ",\"per_rail_bytes\":[",
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
-                       tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
+                       tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
                        tot[F_READMIT], (double)tot[NF + BFO_MAX_RAILS] / 1e6,
                        (double)tot[NF + BFO_MAX_RAILS + 1] / 1e6,
                        (double)tot[NF + BFO_MAX_RAILS + 2] / 1e6,
