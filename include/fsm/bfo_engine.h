@@ -1878,6 +1878,34 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
     }
 }
 
+/* bfo__post for a message of a request (MATCH) on any UP rail (no fixed
+ * rail, no RDMA, not striped): the same, with what the op's type already
+ * says left out; to itself, or with no rail UP, it is bfo__post's. */
+static BFO__HOT void bfo__post_msg(bfo_engine *e, bfo_op *op)
+{
+    const int peer = op->peer;
+    int rail, rc;
+    bfo_iov iov[2];
+    if (BFO__UNLIKELY(peer == e->cfg.rank) || BFO__UNLIKELY((rail = bfo__pick_rail(e, peer)) < 0)) {
+        bfo__post(e, op);
+        return;
+    }
+    op->rail = rail;
+    op->posted = 1; /* before the call: a backend may complete at once */
+    bfo__rail_queued(e, &e->peers[peer].rail[rail], op->hdr_len + op->payload_len);
+    e->stats.ops_posted++;
+    iov[0].base = op->hdr;
+    iov[0].len = op->hdr_len;
+    iov[1].base = op->payload;
+    iov[1].len = op->payload_len;
+    e->stats.rail_bytes[rail] += op->payload_len;
+    rc = e->be.post_send(e->be.ctx, peer, rail, iov, op->payload_len ? 2 : 1, bfo__token(op));
+    if (BFO__UNLIKELY(rc != 0)) {
+        bfo__op_unpost(e, op, 0);
+        bfo__op_fail_later(e, op);
+    }
+}
+
 /* Posts the ops waiting for a rail of this peer. */
 static inline void bfo__flush_pending(bfo_engine *e, int peer)
 {
@@ -1928,7 +1956,7 @@ static inline size_t bfo__frame_len(const bfo_frame *f)
 /* ------------------------------------------------------------ requests */
 
 static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev, const bfo__input *in);
-static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok);
+static BFO__HOT void bfo__op_done(bfo_engine *e, bfo_op *op, int ok);
 static BFO__NOINLINE void bfo__op_done_slow(bfo_engine *e, bfo_op *op, int ok);
 static inline void bfo__credit_tell(bfo_engine *e, int peer);
 
@@ -2301,7 +2329,7 @@ static inline void bfo__match_hdr(bfo_engine *e, const bfo_request *r, bfo_op *o
 
 /* The send's action post_match: its MATCH out (bfo__send_action, and the
  * eager fast path of bfo__isend). */
-static BFO__HOT void bfo__act_post_match(bfo_engine *e, bfo_request *r)
+static BFO__NOINLINE void bfo__act_post_match(bfo_engine *e, bfo_request *r)
 {
     bfo_op *op = bfo__req_op(e, r, BFO_FRAG_MATCH);
     if (!op)
@@ -2311,7 +2339,7 @@ static BFO__HOT void bfo__act_post_match(bfo_engine *e, bfo_request *r)
         bfo__send_described(e, r, op, 0, r->cap);
         return;
     }
-    bfo__post(e, op);
+    bfo__post_msg(e, op);
 }
 
 /* The send's action complete (bfo__send_action, and the fast path of
@@ -2677,8 +2705,17 @@ static BFO__HOT int bfo__op_done_fast(bfo_engine *e, bfo_op *op, int ok)
     r = bfo__handle_get(e, op->owner);
     if (!r || r->cs != BFO_SEND_ST_MATCH_SENT || r->kind != BFO_REQ_SEND)
         return 0;
-    bfo__op_unpost(e, op, 1); /* delivered: its bytes count to its rail's rate */
-    bfo__op_free(e, op);
+    /* bfo__op_unpost(e, op, 1) (delivered: its bytes count to its rail's
+     * rate) and bfo__op_free, for a frame of a request */
+    if (BFO__LIKELY(op->posted)) { /* not when to itself (bfo__run_self) */
+        op->posted = 0;
+        bfo__rail_unqueued(e, op->peer, op->rail, op->hdr_len + op->payload_len, 1);
+    }
+    if (BFO__UNLIKELY(++op->gen == 0))
+        op->gen = 1;
+    op->next = e->op_free;
+    e->op_free = op->idx;
+    e->ops_in_use--;
     r->outstanding--;
     r->answered = 1;
     bfo__fsm_shortcut(&bfo_send_machine, &r->cs, BFO_SEND_ST_MATCH_SENT, BFO_EV_MATCH_DELIVERED,
@@ -2759,7 +2796,7 @@ static BFO__NOINLINE void bfo__op_done_slow(bfo_engine *e, bfo_op *op, int ok)
     bfo__req_feed(e, r, bfo__op_event(type, ok), &in);
 }
 
-static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
+static BFO__HOT void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
 {
     if (!bfo__op_done_fast(e, op, ok))
         bfo__op_done_slow(e, op, ok);
