@@ -145,6 +145,13 @@ extern "C" {
 #else
 #define BFO__HOT inline
 #endif
+/* The same for a public function, whose declaration keeps `static inline`
+ * (after its parameters: BFO__ALWAYS_INLINE;). */
+#if defined(__GNUC__) || defined(__clang__)
+#define BFO__ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define BFO__ALWAYS_INLINE
+#endif
 
 /* A path off the eager one (RDMA, no rail, errors) kept out of line, so
  * that its registers and stack do not weigh on the function that calls it
@@ -662,7 +669,7 @@ static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size
 
 /* bfo_irecv_env where ranks are engine peers: src is peer. */
 static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap, int peer,
-                            uint32_t ctx, int tag, uint64_t now);
+                            uint32_t ctx, int tag, uint64_t now) BFO__ALWAYS_INLINE;
 
 /* Starts sending a message described by d (bfo_data.h: a buffer, an iovec
  * list, or a pack callback that works from any offset): d->len bytes, read
@@ -2700,10 +2707,18 @@ static BFO__HOT int bfo__op_done_fast(bfo_engine *e, bfo_op *op, int ok)
 {
 #ifndef BFO_NO_FAST_PATH
     bfo_request *r;
-    if (op->type != BFO_FRAG_MATCH || !ok || op->about_rail >= 0)
+    const bfo_slot *s;
+    /* a MATCH is a request's (never rail control: about_rail is -1) */
+    if (op->type != BFO_FRAG_MATCH || !ok)
         return 0;
-    r = bfo__handle_get(e, op->owner);
-    if (!r || r->cs != BFO_SEND_ST_MATCH_SENT || r->kind != BFO_REQ_SEND)
+    /* bfo__handle_get without its range test: the owner's index was a
+     * live slot's, and the pool never shrinks; a slot of the generation is
+     * live (its req set) */
+    s = bfo__slot_at(e, (int)op->owner.index);
+    if (s->gen != op->owner.gen)
+        return 0;
+    r = s->req;
+    if (r->cs != BFO_SEND_ST_MATCH_SENT || r->kind != BFO_REQ_SEND)
         return 0;
     /* bfo__op_unpost(e, op, 1) (delivered: its bytes count to its rail's
      * rate) and bfo__op_free, for a frame of a request */
