@@ -142,6 +142,13 @@ extern "C" {
 #else
 #define BFO__HOT inline
 #endif
+/* The same for a public function, whose declaration keeps `static inline`
+ * (after its parameters: BFO__ALWAYS_INLINE;). */
+#if defined(__GNUC__) || defined(__clang__)
+#define BFO__ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define BFO__ALWAYS_INLINE
+#endif
 
 /* A path off the eager one (RDMA, no rail, errors) kept out of line, so
  * that its registers and stack do not weigh on the function that calls it
@@ -660,7 +667,7 @@ static inline int bfo_isend(bfo_engine *e, bfo_request *r, const void *buf, size
 
 /* bfo_irecv_env where ranks are engine peers: src is peer. */
 static inline int bfo_irecv(bfo_engine *e, bfo_request *r, void *buf, size_t cap, int peer,
-                            uint32_t ctx, int tag, uint64_t now);
+                            uint32_t ctx, int tag, uint64_t now) BFO__ALWAYS_INLINE;
 
 /* Starts sending a message described by d (bfo_data.h: a buffer, an iovec
  * list, or a pack callback that works from any offset): d->len bytes, read
@@ -1885,6 +1892,34 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
     }
 }
 
+/* bfo__post for a message of a request (MATCH) on any UP rail (no fixed
+ * rail, no RDMA, not striped): the same, with what the op's type already
+ * says left out; to itself, or with no rail UP, it is bfo__post's. */
+static BFO__HOT void bfo__post_msg(bfo_engine *e, bfo_op *op)
+{
+    const int peer = op->peer;
+    int rail, rc;
+    bfo_iov iov[2];
+    if (BFO__UNLIKELY(peer == e->cfg.rank) || BFO__UNLIKELY((rail = bfo__pick_rail(e, peer)) < 0)) {
+        bfo__post(e, op);
+        return;
+    }
+    op->rail = rail;
+    op->posted = 1; /* before the call: a backend may complete at once */
+    bfo__rail_queued(e, &e->peers[peer].rail[rail], op->hdr_len + op->payload_len);
+    e->stats.ops_posted++;
+    iov[0].base = op->hdr;
+    iov[0].len = op->hdr_len;
+    iov[1].base = op->payload;
+    iov[1].len = op->payload_len;
+    e->stats.rail_bytes[rail] += op->payload_len;
+    rc = e->be.post_send(e->be.ctx, peer, rail, iov, op->payload_len ? 2 : 1, bfo__token(op));
+    if (BFO__UNLIKELY(rc != 0)) {
+        bfo__op_unpost(e, op, 0);
+        bfo__op_fail_later(e, op);
+    }
+}
+
 /* Posts the ops waiting for a rail of this peer. */
 static inline void bfo__flush_pending(bfo_engine *e, int peer)
 {
@@ -1935,7 +1970,7 @@ static inline size_t bfo__frame_len(const bfo_frame *f)
 /* ------------------------------------------------------------ requests */
 
 static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev, const bfo__input *in);
-static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok);
+static BFO__HOT void bfo__op_done(bfo_engine *e, bfo_op *op, int ok);
 static BFO__NOINLINE void bfo__op_done_slow(bfo_engine *e, bfo_op *op, int ok);
 static inline void bfo__credit_tell(bfo_engine *e, int peer);
 
@@ -2308,7 +2343,7 @@ static inline void bfo__match_hdr(bfo_engine *e, const bfo_request *r, bfo_op *o
 
 /* The send's action post_match: its MATCH out (bfo__send_action, and the
  * eager fast path of bfo__isend). */
-static BFO__HOT void bfo__act_post_match(bfo_engine *e, bfo_request *r)
+static BFO__NOINLINE void bfo__act_post_match(bfo_engine *e, bfo_request *r)
 {
     bfo_op *op = bfo__req_op(e, r, BFO_FRAG_MATCH);
     if (!op)
@@ -2318,7 +2353,7 @@ static BFO__HOT void bfo__act_post_match(bfo_engine *e, bfo_request *r)
         bfo__send_described(e, r, op, 0, r->cap);
         return;
     }
-    bfo__post(e, op);
+    bfo__post_msg(e, op);
 }
 
 /* The send's action complete (bfo__send_action, and the fast path of
@@ -2679,13 +2714,30 @@ static BFO__HOT int bfo__op_done_fast(bfo_engine *e, bfo_op *op, int ok)
 {
 #ifndef BFO_NO_FAST_PATH
     bfo_request *r;
-    if (op->type != BFO_FRAG_MATCH || !ok || op->about_rail >= 0)
+    const bfo_slot *s;
+    /* a MATCH is a request's (never rail control: about_rail is -1) */
+    if (op->type != BFO_FRAG_MATCH || !ok)
         return 0;
-    r = bfo__handle_get(e, op->owner);
-    if (!r || r->cs != BFO_SEND_ST_MATCH_SENT || r->kind != BFO_REQ_SEND)
+    /* bfo__handle_get without its range test: the owner's index was a
+     * live slot's, and the pool never shrinks; a slot of the generation is
+     * live (its req set) */
+    s = bfo__slot_at(e, (int)op->owner.index);
+    if (s->gen != op->owner.gen)
         return 0;
-    bfo__op_unpost(e, op, 1); /* delivered: its bytes count to its rail's rate */
-    bfo__op_free(e, op);
+    r = s->req;
+    if (r->cs != BFO_SEND_ST_MATCH_SENT || r->kind != BFO_REQ_SEND)
+        return 0;
+    /* bfo__op_unpost(e, op, 1) (delivered: its bytes count to its rail's
+     * rate) and bfo__op_free, for a frame of a request */
+    if (BFO__LIKELY(op->posted)) { /* not when to itself (bfo__run_self) */
+        op->posted = 0;
+        bfo__rail_unqueued(e, op->peer, op->rail, op->hdr_len + op->payload_len, 1);
+    }
+    if (BFO__UNLIKELY(++op->gen == 0))
+        op->gen = 1;
+    op->next = e->op_free;
+    e->op_free = op->idx;
+    e->ops_in_use--;
     r->outstanding--;
     r->answered = 1;
     bfo__fsm_shortcut(&bfo_send_machine, &r->cs, BFO_SEND_ST_MATCH_SENT, BFO_EV_MATCH_DELIVERED,
@@ -2766,7 +2818,7 @@ static BFO__NOINLINE void bfo__op_done_slow(bfo_engine *e, bfo_op *op, int ok)
     bfo__req_feed(e, r, bfo__op_event(type, ok), &in);
 }
 
-static inline void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
+static BFO__HOT void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
 {
     if (!bfo__op_done_fast(e, op, ok))
         bfo__op_done_slow(e, op, ok);
