@@ -1906,7 +1906,7 @@ static BFO__HOT void bfo__post_msg(bfo_engine *e, bfo_op *op)
     }
     op->rail = rail;
     op->posted = 1; /* before the call: a backend may complete at once */
-    bfo__rail_queued(e, &e->peers[peer].rail[rail], op->hdr_len + op->payload_len);
+    bfo__rail_queued(e, &e->peers[peer].rail[rail], op, op->hdr_len + op->payload_len);
     e->stats.ops_posted++;
     iov[0].base = op->hdr;
     iov[0].len = op->hdr_len;
@@ -2731,7 +2731,7 @@ static BFO__HOT int bfo__op_done_fast(bfo_engine *e, bfo_op *op, int ok)
      * rate) and bfo__op_free, for a frame of a request */
     if (BFO__LIKELY(op->posted)) { /* not when to itself (bfo__run_self) */
         op->posted = 0;
-        bfo__rail_unqueued(e, op->peer, op->rail, op->hdr_len + op->payload_len, 1);
+        bfo__rail_unqueued(e, op, op->hdr_len + op->payload_len, 1);
     }
     if (BFO__UNLIKELY(++op->gen == 0))
         op->gen = 1;
