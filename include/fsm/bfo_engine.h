@@ -391,6 +391,8 @@ typedef struct bfo_rail_link {
     uint64_t meas_first; /* ... when the plain probe's PROBEACK came (0: not yet) */
     uint32_t meas_len;   /* ... its padding */
     uint8_t slow;        /* samples in a row under 1/BFO_DEMOTE_RATIO of the best UP rail */
+    uint8_t measured;    /* a piece of data delivered since its admission: until then it is
+                          * given one piece at a time when another rail can take it */
     uint8_t meas_good;   /* DEMOTED: measurements in a row at 1/BFO_PROMOTE_RATIO of it or better */
     uint64_t meas_at;    /* DEMOTED: when the last measurement went out */
     uint64_t promoted_at; /* when it was last promoted */
@@ -1477,7 +1479,10 @@ static inline int bfo__rdma_ok(const bfo_engine *e, int peer, int up_now)
  * completed) and its own, at the rail's measured rate.  Bytes thus split in
  * proportion to what each rail delivers, and a rail that slows down is
  * given less as its queue stops draining, before any sample says so.  A
- * DEMOTED rail (slow, or standby) gets none.  A FRAG shorter than
+ * DEMOTED rail (slow, or standby) gets none; a rail that has delivered no
+ * piece since its admission (its rate is a guess) gets one at a time, so
+ * a rail that is slow from the start holds up one piece, not a share.  A
+ * FRAG shorter than
  * BFO__STRIPE_MIN is not striped: it goes as a small message does
  * (bfo__pick_rail), so the tail of a message just past the eager limit
  * (64 KiB + 1) follows its RNDV on an idle peer's rail instead of waking a
@@ -1494,6 +1499,8 @@ static inline int bfo__pick_weighted(bfo_engine *e, int peer, uint64_t len, int 
         if (rdma ? !bfo__rail_rdma(e, peer, r) : !bfo__rail_up(e, peer, r))
             continue;
         uint64_t t = ((rl->q_bytes + len) << 10) / (rl->rate ? rl->rate : 1);
+        if (!rl->measured && rl->q_bytes >= BFO__STRIPE_MIN)
+            t = UINT64_MAX; /* unmeasured: one piece at a time, unless no other rail can */
         if (best < 0 || t < best_t) {
             best = r;
             best_t = t;
@@ -1581,6 +1588,7 @@ static inline void bfo__rate_take(bfo_engine *e, int peer, int rail, uint64_t x,
  * only (bfo__rail_unqueued). */
 static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64_t bytes, uint64_t dt)
 {
+    e->peers[peer].rail[rail].measured = 1;
     bfo__rate_take(e, peer, rail, bytes * 1000000u / (dt > 1000 ? dt : 1000), 0);
 }
 
@@ -3056,6 +3064,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
         rs->probe_out = 0;
         rs->broken_owed = 0;
         rs->rate = bfo__rate_guess(rs); /* measured afresh */
+        rs->measured = 0;
         rs->slow = rs->meas_good = 0;
         rs->meas_sent = 0;
         p->down_since = 0;
