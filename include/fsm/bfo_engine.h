@@ -2847,8 +2847,8 @@ static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok)
 /* Sends a rail control message; 0 when over the control budget (not sent:
  * a heartbeat probe is tried again at a later progress, a PROBING probe
  * times out and the rail reconnects). */
-static inline int bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, int on_rail,
-                                uint64_t nonce)
+static inline int bfo__rail_ctl_pad(bfo_engine *e, int peer, int rail, int type, int on_rail,
+                                    uint64_t nonce, size_t pad)
 {
     bfo_hdr_railctl h;
     bfo_op *op = bfo__ctl_alloc(e, type, peer);
@@ -2862,8 +2862,16 @@ static inline int bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, int
     h.epoch = e->peers[peer].rail[rail].epoch;
     h.nonce = nonce;
     op->hdr_len = bfo_hdr_railctl_encode(&h, op->hdr, sizeof op->hdr);
+    op->payload = pad ? e->pad_mem : NULL; /* a demoted rail's measuring probe: zeros */
+    op->payload_len = pad;
     bfo__post(e, op);
     return 1;
+}
+
+static inline int bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, int on_rail,
+                                uint64_t nonce)
+{
+    return bfo__rail_ctl_pad(e, peer, rail, type, on_rail, nonce, 0);
 }
 
 static inline void bfo__peer_unreachable(bfo_engine *e, int peer);
@@ -2949,27 +2957,6 @@ static BFO__NOINLINE void bfo__measured(bfo_engine *e, int peer, int rail, uint6
     }
 }
 
-static inline uint64_t bfo__measure_probe(bfo_engine *e, int peer, int rail, uint64_t nonce, size_t pad)
-{
-    bfo_rail_link *rl = &e->peers[peer].rail[rail];
-    bfo_hdr_railctl h;
-    bfo_op *op = bfo__ctl_alloc(e, BFO_FRAG_PROBE, peer);
-    if (!op)
-        return 0;
-    op->about_rail = rail;
-    op->fixed_rail = rail;
-    h.type = BFO_FRAG_PROBE;
-    h.flags = 0;
-    h.rail = (uint16_t)rail;
-    h.epoch = rl->epoch;
-    h.nonce = nonce;
-    op->hdr_len = bfo_hdr_railctl_encode(&h, op->hdr, sizeof op->hdr);
-    op->payload = pad ? e->pad_mem : NULL;
-    op->payload_len = pad;
-    bfo__post(e, op);
-    return 1;
-}
-
 /* Sends the measuring pair (see bfo__measured). */
 static BFO__NOINLINE void bfo__measure(bfo_engine *e, int peer, int rail)
 {
@@ -2991,7 +2978,8 @@ static BFO__NOINLINE void bfo__measure(bfo_engine *e, int peer, int rail)
     rl->meas_first = 0;
     rl->meas_len = (uint32_t)len;
     e->stats.measures++;
-    if (!bfo__measure_probe(e, peer, rail, nonce - 1, 0) || !bfo__measure_probe(e, peer, rail, nonce, (size_t)len))
+    if (!bfo__rail_ctl_pad(e, peer, rail, BFO_FRAG_PROBE, rail, nonce - 1, 0) ||
+        !bfo__rail_ctl_pad(e, peer, rail, BFO_FRAG_PROBE, rail, nonce, (size_t)len))
         rl->meas_sent = 0;
 }
 
