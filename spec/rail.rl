@@ -84,7 +84,9 @@
 # promoted when none is: it carries probes only until an active rail fails
 # or is demoted.  What C keeps, not this machine: the rates, the
 # measurements, the counts, and the choice of rail for each fragment
-# (docs/engine-design.md, "Striping by measured rate").
+# (docs/engine-design.md, "Striping by measured rate").  A DEMOTED rail's
+# probe timeout is twice an UP rail's (its probes and the peer's beacons
+# wait in a full queue, which a shaper drops them from).
 
 # Flow control rides on the rails: a CREDIT (the receiver's word on how
 # many eager bytes this side may have sent to it in all) arrives on any

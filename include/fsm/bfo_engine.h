@@ -2889,6 +2889,10 @@ static inline uint64_t bfo__probe_timeout(const bfo_engine *e, const bfo_rail_li
     if (est > t)
         t = est;
     t <<= rs->pt_shift;
+    /* a demoted rail is known to be slow: its probes and the peer's beacons
+     * wait in a full queue (a shaper's drops them), twice as long */
+    if (rs->fsm.cs == BFO_RAIL_ST_DEMOTED)
+        t *= 2;
     return t < e->cfg.silence_ns ? t : e->cfg.silence_ns;
 }
 
