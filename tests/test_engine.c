@@ -1851,8 +1851,8 @@ static void big_start(bigstream *b, sr_world *w)
     memset(b, 0, sizeof *b);
     b->w = w;
     for (int i = 0; i < BIG_SLOTS; i++) {
-        b->out[i] = malloc(BIG_LEN);
-        b->in[i] = malloc(BIG_LEN);
+        b->out[i] = calloc(1, BIG_LEN); /* every byte defined (memcheck) */
+        b->in[i] = calloc(1, BIG_LEN);
         assert_non_null(b->out[i]);
         assert_non_null(b->in[i]);
     }
