@@ -91,18 +91,34 @@ extern "C" {
  *                       nothing came back for this long (20 ms)
  *   BFO_DEMOTE_RATIO    a rail delivering under 1/this of the peer's best UP
  *                       rail for BFO_DEMOTE_SAMPLES samples in a row, over
- *                       BFO_DEMOTE_NS at least, is demoted (8, 3, 50 ms)
+ *                       BFO_DEMOTE_NS at least, is demoted (8, 3, 50 ms);
+ *                       one slow sample is enough when no other came in
+ *                       BFO_DEMOTE_NS (a rail too slow to be given data)
+ *   BFO_PROBATION_BYTES a rail is on probation after its admission or
+ *                       promotion until it has delivered this many bytes
+ *                       of data (256 KiB): it is given one piece at a time,
+ *                       and its rate is what it delivered over the time
+ *                       its pieces took (a first piece that a shaper's or
+ *                       a switch's burst let through at once is no measure)
+ *   BFO_PROBATION_PIECE ... of at most this many bytes while another rail is
+ *                       UP and measured (32 KiB)
  *   BFO_PROMOTE_RATIO   a demoted rail measured at 1/this of the best or
  *                       better BFO_PROMOTE_SAMPLES times in a row is
  *                       promoted (4, 3)
  *   BFO_MEASURE_PERIOD_NS  a demoted rail is measured this often (100 ms)
  *   BFO_MEASURE_BYTES   ... with a probe padded with at most this many zeros
  *                       (64 KiB; and at most frag_size, and at most what the
- *                       rail's measured rate moves in BFO_MEASURE_TIME_NS,
- *                       20 ms, at least 4 KiB): the engine keeps one zeroed
+ *                       rail moved in BFO_MEASURE_TIME_NS, 20 ms, at the
+ *                       rate it was demoted at; at least 4 KiB): the engine keeps one zeroed
  *                       block of this size when it has two rails or more
  *   BFO_FLAP_NS         a rail demoted again within this of its promotion
  *                       is measured half as often, up to 64 times less (5 s) */
+#ifndef BFO_PROBATION_BYTES
+#define BFO_PROBATION_BYTES 262144u
+#endif
+#ifndef BFO_PROBATION_PIECE
+#define BFO_PROBATION_PIECE 32768u
+#endif
 #ifndef BFO_RATE_LAG_NS
 #define BFO_RATE_LAG_NS 20000000u
 #endif
@@ -391,12 +407,20 @@ typedef struct bfo_rail_link {
     uint64_t meas_first; /* ... when the plain probe's PROBEACK came (0: not yet) */
     uint32_t meas_len;   /* ... its padding */
     uint8_t slow;        /* samples in a row under 1/BFO_DEMOTE_RATIO of the best UP rail */
-    uint8_t measured;    /* a piece of data delivered since its admission: until then it is
-                          * given one piece at a time when another rail can take it */
+    uint8_t measured;    /* BFO_PROBATION_BYTES delivered since its admission or promotion:
+                          * until then (probation) it is given one piece of at most
+                          * BFO_PROBATION_PIECE at a time when another rail can take it,
+                          * and its rate is prob_bytes over prob_ns */
+    uint64_t prob_bytes, prob_ns; /* probation: bytes its pieces carried, and their times */
     uint8_t meas_good;   /* DEMOTED: measurements in a row at 1/BFO_PROMOTE_RATIO of it or better */
     uint64_t meas_at;    /* DEMOTED: when the last measurement went out */
     uint64_t promoted_at; /* when it was last promoted */
     uint64_t slow_since; /* the first sample of its slow streak */
+    uint64_t sampled_at; /* its last sample */
+    uint64_t lat;        /* a piece's time from its post to its completion (EWMA 1/8; 0: none
+                          * yet): how long "nothing came back" may last before it counts
+                          * (bfo__rate_lag: four times this, BFO_RATE_LAG_NS at least) */
+    uint64_t base_rate;  /* DEMOTED: its rate when it was demoted (sizes its measurements) */
     uint8_t flaps;       /* demoted again soon after a promotion, lately: measured
                           * BFO_MEASURE_PERIOD_NS << flaps apart (at most 6) */
     int inflight;        /* ops given to the backend on this rail, not yet completed */
@@ -500,6 +524,9 @@ typedef struct bfo_engine {
     bfo__pool opp;             /* the operations (bfo__op_at) */
     int op_free, ops_in_use, ctl_in_use;
     int fail_head, fail_tail;  /* ops that could not be posted: completed with an error later */
+    int gate_kick;             /* -1; else the peer whose ops waiting in its pending list may
+                                * go (0x7fffffff: look at every peer), bfo__gate_kick */
+    int gate_busy;             /* bfo__gate_kick is running */
     int self_head, self_tail;  /* ops to this rank itself: delivered, then completed, later */
     int self_busy;             /* delivering them (bfo__run_self): not again from inside */
     bfo__pool slotp;           /* request handles (bfo__slot_at) */
@@ -1256,6 +1283,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->op_free = -1;
     bfo__ops_free_range(e, 0, c->max_ops);
     e->fail_head = e->fail_tail = -1;
+    e->gate_kick = -1;
     e->self_head = e->self_tail = -1;
     e->slot_free = e->uxm_free = -1;
     bfo__slots_free_range(e, 0, c->max_requests);
@@ -1431,20 +1459,6 @@ static inline int bfo__rail_up(const bfo_engine *e, int peer, int rail)
 }
 static inline int bfo__live(int cs) { return cs == BFO_RAIL_ST_UP || cs == BFO_RAIL_ST_DEMOTED; }
 
-/* Eager and control messages: the UP rail with the fewest operations in
- * flight, the lowest-numbered on a tie.  An idle peer's small messages
- * therefore keep to one rail (the receiver finds them where it last did);
- * a stream of them spreads over every rail as operations queue up. */
-static inline int bfo__pick_rail(bfo_engine *e, int peer)
-{
-    const bfo_peer *p = &e->peers[peer];
-    int best = -1;
-    for (int r = 0; r < e->cfg.nrails; r++)
-        if (bfo__rail_up(e, peer, r) && (best < 0 || p->rail[r].inflight < p->rail[best].inflight))
-            best = r;
-    return best;
-}
-
 /* Operations that are not engine frames: RDMA by this side. */
 #define BFO__OP_WRITE 0x100
 #define BFO__OP_READ 0x101
@@ -1479,9 +1493,15 @@ static inline int bfo__rdma_ok(const bfo_engine *e, int peer, int up_now)
  * completed) and its own, at the rail's measured rate.  Bytes thus split in
  * proportion to what each rail delivers, and a rail that slows down is
  * given less as its queue stops draining, before any sample says so.  A
- * DEMOTED rail (slow, or standby) gets none; a rail that has delivered no
- * piece since its admission (its rate is a guess) gets one at a time, so
- * a rail that is slow from the start holds up one piece, not a share.  A
+ * DEMOTED rail (slow, or standby) gets none; a rail on probation (less
+ * than BFO_PROBATION_BYTES delivered since its admission or promotion: its
+ * rate is a guess, or what a few pieces said) gets
+ * one piece of BFO__STRIPE_MIN or more at a time, so a rail that is slow
+ * from the start holds up one piece, not a share (the only eligible rail
+ * takes everything: there is no choice to make).  When every eligible
+ * rail, two or more, is on probation with its piece out (the first pieces
+ * to a peer), BFO__PICK_WAIT: the op waits in the peer's pending list for the first
+ * sample (bfo__gate_kick), a round trip of the fastest rail.  A
  * FRAG shorter than
  * BFO__STRIPE_MIN is not striped: it goes as a small message does
  * (bfo__pick_rail), so the tail of a message just past the eager limit
@@ -1489,24 +1509,66 @@ static inline int bfo__rdma_ok(const bfo_engine *e, int peer, int up_now)
  * second connection and its acknowledgement (two rails took 59 us a way
  * for it, one rail 32). */
 #define BFO__STRIPE_MIN 16384
+#define BFO__PICK_WAIT (-2) /* every UP rail on probation holds a piece: wait for a sample */
 static inline int bfo__pick_weighted(bfo_engine *e, int peer, uint64_t len, int rdma)
 {
     bfo_peer *p = &e->peers[peer];
-    int best = -1;
+    int best = -1, gated = -1, ngated = 0;
     uint64_t best_t = 0;
     for (int r = 0; r < e->cfg.nrails; r++) {
         const bfo_rail_link *rl = &p->rail[r];
         if (rdma ? !bfo__rail_rdma(e, peer, r) : !bfo__rail_up(e, peer, r))
             continue;
+        if (BFO__UNLIKELY(!rl->measured) && rl->q_bytes >= BFO__STRIPE_MIN && len >= BFO__STRIPE_MIN) {
+            gated = r; /* on probation, its piece out: no more until it is back */
+            ngated++;
+            continue;
+        }
         uint64_t t = ((rl->q_bytes + len) << 10) / (rl->rate ? rl->rate : 1);
-        if (!rl->measured && rl->q_bytes >= BFO__STRIPE_MIN)
-            t = UINT64_MAX; /* unmeasured: one piece at a time, unless no other rail can */
         if (best < 0 || t < best_t) {
             best = r;
             best_t = t;
         }
     }
+    if (BFO__UNLIKELY(best < 0) && ngated) /* the only rail is no choice: no probation */
+        return ngated == 1 ? gated : BFO__PICK_WAIT;
     return best;
+}
+
+/* A piece of data for the peer (a FRAG, or an RDMA read if rdma), *n bytes
+ * long (frag_size or less): the rail it goes on (bfo__pick_weighted; -1 to
+ * leave the choice to bfo__post: a piece not striped, or one rail), and its
+ * length: a rail on probation (bfo_rail_link.measured) is given at most
+ * BFO_PROBATION_PIECE while another rail is UP and measured (at the start,
+ * with none measured, pieces are whole), so that a rail slow from the
+ * start, or promoted on a measurement that a burst fooled, holds up that
+ * much of one message at a time until its samples say what it is worth. */
+static inline int bfo__piece(bfo_engine *e, int peer, size_t *n, int rdma)
+{
+    int rail;
+    if ((!rdma && *n < BFO__STRIPE_MIN) || peer == e->cfg.rank || e->cfg.nrails < 2)
+        return -1;
+    rail = bfo__pick_weighted(e, peer, *n, rdma);
+    if (rail >= 0 && !e->peers[peer].rail[rail].measured && *n > BFO_PROBATION_PIECE)
+        for (int k = 0; k < e->cfg.nrails; k++)
+            if (k != rail && e->peers[peer].rail[k].measured && bfo__rail_up(e, peer, k)) {
+                *n = BFO_PROBATION_PIECE;
+                break;
+            }
+    return rail;
+}
+
+/* Eager and control messages, and a RNDV with its first bytes (len: the
+ * frame's): as a piece of data, the UP rail where it is expected to be
+ * delivered first, the lowest-numbered on a tie.  An idle peer's small
+ * messages therefore keep to its fastest rail (the receiver finds them
+ * where it last did); a stream of them spreads over every rail as bytes
+ * queue up; and a rail that is slow, before it is demoted, is given no
+ * frame that it would hold up (an ACK waiting behind a slow rail's queue
+ * stalls its whole message). */
+static inline int bfo__pick_rail(bfo_engine *e, int peer, uint64_t len)
+{
+    return bfo__pick_weighted(e, peer, len, 0);
 }
 
 /* The bytes an op puts on its rail (q_bytes): a frame's, or an RDMA range. */
@@ -1539,12 +1601,18 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
  * messages and control are not (their round trips, not the rail's rate). */
 static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, const bfo_op *op, uint64_t n, int ok)
 {
-    bfo_rail_link *rl = &e->peers[op->peer].rail[op->rail];
+    bfo_peer *p = &e->peers[op->peer];
+    bfo_rail_link *rl = &p->rail[op->rail];
     rl->inflight--;
     rl->q_bytes -= n;
     rl->win_bytes += n;
-    if (BFO__UNLIKELY(n >= BFO__STRIPE_MIN) && ok)
-        bfo__rate_op(e, op->peer, op->rail, op->q_at + n, e->now - op->post_at);
+    if (BFO__UNLIKELY(n >= BFO__STRIPE_MIN) && ok && op->type != BFO_FRAG_PROBE) { /* (not a measurement) */
+        const uint64_t dt = e->now - op->post_at;
+        rl->lat = rl->lat ? rl->lat - rl->lat / 8 + dt / 8 : dt;
+        bfo__rate_op(e, op->peer, op->rail, op->q_at + n, dt);
+    }
+    if (BFO__UNLIKELY(p->pend_head >= 0)) /* ops that wait may go now (bfo__gate_kick) */
+        e->gate_kick = e->gate_kick < 0 || e->gate_kick == op->peer ? op->peer : 0x7fffffff;
 }
 
 /* The best measured rate among the peer's UP rails but one (0: none). */
@@ -1578,6 +1646,7 @@ static inline void bfo__rate_take(bfo_engine *e, int peer, int rail, uint64_t x,
             rl->slow = 0;
         }
     }
+    rl->sampled_at = e->now;
     rl->win_start = e->now;
     rl->win_bytes = 0;
 }
@@ -1588,7 +1657,14 @@ static inline void bfo__rate_take(bfo_engine *e, int peer, int rail, uint64_t x,
  * only (bfo__rail_unqueued). */
 static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64_t bytes, uint64_t dt)
 {
-    e->peers[peer].rail[rail].measured = 1;
+    bfo_rail_link *rl = &e->peers[peer].rail[rail];
+    if (!rl->measured) { /* on probation: all it delivered, over all its pieces' times */
+        rl->prob_bytes += bytes;
+        rl->prob_ns += dt > 1000 ? dt : 1000;
+        rl->measured = rl->prob_bytes >= BFO_PROBATION_BYTES;
+        bfo__rate_take(e, peer, rail, rl->prob_bytes * 1000000u / rl->prob_ns, 1);
+        return;
+    }
     bfo__rate_take(e, peer, rail, bytes * 1000000u / (dt > 1000 ? dt : 1000), 0);
 }
 
@@ -1603,7 +1679,18 @@ static BFO__NOINLINE void bfo__rate_lag(bfo_engine *e, int peer, int rail)
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
     uint64_t dt = e->now - rl->win_start;
     uint64_t bound = dt ? (rl->win_bytes + e->cfg.frag_size) * 1000000u / dt : rl->rate;
-    if (rl->q_bytes >= 4 * (uint64_t)e->cfg.frag_size && bound < rl->rate) {
+    if (!rl->measured && rl->q_bytes >= BFO__STRIPE_MIN) {
+        /* on probation, its piece not back: at most the bound.  With ops
+         * waiting for a sample (BFO__PICK_WAIT: every rail on probation),
+         * the probation ends on it and they go; completions correct it (a
+         * peer that acknowledges late, or not at all while it computes,
+         * holds nothing up for longer than this) */
+        bfo__rate_take(e, peer, rail, bound < rl->rate ? bound : rl->rate, 1);
+        if (e->peers[peer].pend_head >= 0) {
+            rl->measured = 1;
+            e->gate_kick = e->gate_kick < 0 || e->gate_kick == peer ? peer : 0x7fffffff;
+        }
+    } else if (rl->q_bytes >= 4 * (uint64_t)e->cfg.frag_size && bound < rl->rate) {
         bfo__rate_take(e, peer, rail, bound, 1);
     } else {
         rl->win_start = e->now;
@@ -1641,7 +1728,7 @@ static inline void bfo__pend(bfo_engine *e, bfo_peer *p, bfo_op *op)
 static BFO__COLD void bfo__post_no_rail(bfo_engine *e, bfo_op *op)
 {
     bfo_peer *p = &e->peers[op->peer];
-    if (p->unreachable || (bfo__op_rdma(op->type) && bfo__pick_rail(e, op->peer) >= 0))
+    if (p->unreachable || (bfo__op_rdma(op->type) && bfo__pick_rail(e, op->peer, 0) >= 0))
         bfo__op_fail_later(e, op);
     else
         bfo__pend(e, p, op);
@@ -1692,8 +1779,10 @@ static BFO__NOINLINE int bfo__post_rdma(bfo_engine *e, bfo_op *op, int rail)
  * description has room (truncation).  RDMA needs one registered region: a
  * described message is never registered, so it goes by copy. */
 
-static BFO__NOINLINE void bfo__post_described(bfo_engine *e, bfo_op *op);
-static inline void bfo__post(bfo_engine *e, bfo_op *op);
+static BFO__NOINLINE void bfo__post_described_on(bfo_engine *e, bfo_op *op, int rail);
+static inline void bfo__post_described(bfo_engine *e, bfo_op *op) { bfo__post_described_on(e, op, -1); }
+static inline void bfo__post_on(bfo_engine *e, bfo_op *op, int rail);
+static inline void bfo__post(bfo_engine *e, bfo_op *op) { bfo__post_on(e, op, -1); }
 
 /* 1 for an op that carries described data. */
 static inline int bfo__op_described(const bfo_op *op) { return !op->payload && op->payload_len; }
@@ -1788,8 +1877,9 @@ static inline int bfo__post_data(bfo_engine *e, bfo_op *op, int rail)
     return rc ? -1 : 0;
 }
 
-/* bfo__post for a described op: its rail, then its bytes (bfo__post_data). */
-static BFO__NOINLINE void bfo__post_described(bfo_engine *e, bfo_op *op)
+/* bfo__post for a described op: its rail (given, or chosen if -1), then
+ * its bytes (bfo__post_data). */
+static BFO__NOINLINE void bfo__post_described_on(bfo_engine *e, bfo_op *op, int rail)
 {
     bfo_peer *p = &e->peers[op->peer];
     if (op->peer == e->cfg.rank) { /* to itself: one piece, else staged, then as any op */
@@ -1809,11 +1899,15 @@ static BFO__NOINLINE void bfo__post_described(bfo_engine *e, bfo_op *op)
         bfo__post(e, op);
         return;
     }
-    int rail = op->type == BFO_FRAG_FRAG && op->len >= BFO__STRIPE_MIN ? bfo__pick_weighted(e, op->peer, op->len, 0)
-                                                                        : bfo__pick_rail(e, op->peer);
     int rc;
+    if (rail == -1)
+        rail = op->type == BFO_FRAG_FRAG && op->len >= BFO__STRIPE_MIN ? bfo__pick_weighted(e, op->peer, op->len, 0)
+                                                                       : bfo__pick_rail(e, op->peer, op->hdr_len + op->payload_len);
     if (rail < 0) {
-        bfo__post_no_rail(e, op);
+        if (rail == BFO__PICK_WAIT)
+            bfo__pend(e, p, op); /* until a rail on probation is sampled */
+        else
+            bfo__post_no_rail(e, op);
         return;
     }
     op->rail = rail;
@@ -1835,7 +1929,7 @@ static BFO__NOINLINE void bfo__post_described(bfo_engine *e, bfo_op *op)
 /* The op's frame carries bytes [off, off+len) (len > 0) of the request's
  * description: posted. */
 static BFO__NOINLINE void bfo__send_described(bfo_engine *e, bfo_request *r, bfo_op *op,
-                                              size_t off, size_t len)
+                                              size_t off, size_t len, int rail)
 {
     op->span.d = r->data;
     op->span.off = off;
@@ -1847,18 +1941,19 @@ static BFO__NOINLINE void bfo__send_described(bfo_engine *e, bfo_request *r, bfo
     op->payload_len = len;
     if (e->stage_wait_head >= 0) /* those waiting first */
         bfo__stage_kick(e);
-    bfo__post_described(e, op);
+    bfo__post_described_on(e, op, rail);
 }
 
-/* Posts op on its fixed rail or an UP rail; with no UP rail it waits in the
- * peer's pending list (moved to a surviving or re-admitted rail later).  An
- * RDMA op with rails UP but none that can RDMA fails (the request then runs
- * the restart dance and goes on by copy). */
-static inline void bfo__post(bfo_engine *e, bfo_op *op)
+/* Posts op on `rail` (an UP rail chosen by the caller: a piece sized for
+ * it, bfo__piece), or if -1 on its fixed rail or an UP rail; with no UP
+ * rail it waits in the peer's pending list (moved to a surviving or
+ * re-admitted rail later).  An RDMA op with rails UP but none that can RDMA
+ * fails (the request then runs the restart dance and goes on by copy). */
+static inline void bfo__post_on(bfo_engine *e, bfo_op *op, int rail)
 {
     bfo_peer *p = &e->peers[op->peer];
     const int rdma = bfo__op_rdma(op->type);
-    int rail, rc;
+    int rc;
     if (op->peer == e->cfg.rank) { /* to itself: no rail, delivered by bfo__run_self */
         op->next = -1;
         if (e->self_tail >= 0)
@@ -1868,14 +1963,19 @@ static inline void bfo__post(bfo_engine *e, bfo_op *op)
         e->self_tail = op->idx;
         return;
     }
-    if (op->fixed_rail >= 0)
+    if (rail != -1)
+        ; /* chosen with the piece's size */
+    else if (op->fixed_rail >= 0)
         rail = op->fixed_rail;
     else if (rdma || (op->type == BFO_FRAG_FRAG && op->len >= BFO__STRIPE_MIN))
         rail = bfo__pick_weighted(e, op->peer, op->len, rdma);
     else
-        rail = bfo__pick_rail(e, op->peer);
+        rail = bfo__pick_rail(e, op->peer, bfo__op_qbytes(op));
     if (rail < 0) {
-        bfo__post_no_rail(e, op);
+        if (rail == BFO__PICK_WAIT)
+            bfo__pend(e, p, op); /* until a rail on probation is sampled */
+        else
+            bfo__post_no_rail(e, op);
         return;
     }
     op->rail = rail;
@@ -1908,7 +2008,7 @@ static BFO__HOT void bfo__post_msg(bfo_engine *e, bfo_op *op)
     const int peer = op->peer;
     int rail, rc;
     bfo_iov iov[2];
-    if (BFO__UNLIKELY(peer == e->cfg.rank) || BFO__UNLIKELY((rail = bfo__pick_rail(e, peer)) < 0)) {
+    if (BFO__UNLIKELY(peer == e->cfg.rank) || BFO__UNLIKELY((rail = bfo__pick_rail(e, peer, op->hdr_len + op->payload_len)) < 0)) {
         bfo__post(e, op);
         return;
     }
@@ -1999,13 +2099,34 @@ static BFO__NOINLINE void bfo__run_failed_list(bfo_engine *e)
 }
 
 static inline void bfo__run_self(bfo_engine *e);
+static inline void bfo__flush_pending(bfo_engine *e, int peer);
+
+/* A peer's op completed while others wait in its pending list: those that
+ * waited for a rail on probation to be sampled (BFO__PICK_WAIT) go if they
+ * now can (a sample came, or the piece failed and the rail takes another);
+ * with no rail UP they wait on (a peer with none UP is flushed when one is
+ * admitted). */
+static BFO__NOINLINE void bfo__gate_kick(bfo_engine *e)
+{
+    const int k = e->gate_kick;
+    e->gate_kick = -1;
+    if (e->gate_busy)
+        return;
+    e->gate_busy = 1;
+    for (int peer = k == 0x7fffffff ? 0 : k; peer < e->cfg.nranks && (k == 0x7fffffff || peer == k); peer++)
+        if (e->peers[peer].pend_head >= 0 && bfo__pick_rail(e, peer, 0) >= 0)
+            bfo__flush_pending(e, peer);
+    e->gate_busy = 0;
+}
 
 /* Every entry point ends here; the lists are nearly always empty, so only
  * the tests are inlined. */
 static inline void bfo__run_failed(bfo_engine *e)
 {
-    if (BFO__LIKELY((e->fail_head & e->self_head) < 0))
-        return; /* both lists empty (-1; an index is >= 0): one test */
+    if (BFO__LIKELY((e->fail_head & e->self_head & e->gate_kick) < 0))
+        return; /* the lists empty (-1; an index is >= 0), no kick: one test */
+    if (e->gate_kick >= 0)
+        bfo__gate_kick(e);
     if (e->fail_head >= 0)
         bfo__run_failed_list(e);
     if (e->self_head >= 0 && !e->self_busy)
@@ -2196,7 +2317,7 @@ static inline void bfo__send_rndv(bfo_engine *e, bfo_request *r)
     op->hdr_len = bfo_hdr_rndv_encode(&h, op->hdr, sizeof op->hdr);
     r->first = first;
     if (BFO__UNLIKELY(!r->buf) && first) { /* no buffer and no bytes: nothing described */
-        bfo__send_described(e, r, op, 0, first);
+        bfo__send_described(e, r, op, 0, first, -1);
         return;
     }
     op->payload = r->buf;
@@ -2225,11 +2346,13 @@ static inline void bfo__send_frags(bfo_engine *e, bfo_request *r)
     while (r->next_off < r->cap && r->frags_inflight < e->cfg.frag_pipeline) {
         bfo_hdr_frag h;
         size_t n = r->cap - r->next_off;
+        int rail;
         bfo_op *op = bfo__req_op(e, r, BFO_FRAG_FRAG);
         if (!op)
             return;
         if (n > e->cfg.frag_size)
             n = e->cfg.frag_size;
+        rail = bfo__piece(e, r->peer, &n, 0);
         h.type = BFO_FRAG_FRAG;
         h.flags = 0;
         h.rseq = r->rseq;
@@ -2241,12 +2364,12 @@ static inline void bfo__send_frags(bfo_engine *e, bfo_request *r)
         r->next_off += n;
         r->frags_inflight++;
         if (BFO__UNLIKELY(!r->buf)) {
-            bfo__send_described(e, r, op, (size_t)op->off, n);
+            bfo__send_described(e, r, op, (size_t)op->off, n, rail);
             continue;
         }
         op->payload = r->buf + op->off;
         op->payload_len = n;
-        bfo__post(e, op);
+        bfo__post_on(e, op, rail);
     }
 }
 
@@ -2294,18 +2417,20 @@ static inline void bfo__post_reads(bfo_engine *e, bfo_request *r)
 {
     while (r->next_off < r->length && r->frags_inflight < e->cfg.frag_pipeline) {
         size_t n = r->length - r->next_off;
+        int rail;
         bfo_op *op = bfo__req_op(e, r, BFO__OP_READ);
         if (!op)
             return;
         if (n > e->cfg.rdma_frag_size)
             n = e->cfg.rdma_frag_size;
+        rail = bfo__piece(e, r->peer, &n, 1);
         op->local = r->buf + r->next_off;
         op->off = r->next_off;
         op->len = n;
         op->raddr = r->raddr + r->next_off;
         r->next_off += n;
         r->frags_inflight++;
-        bfo__post(e, op);
+        bfo__post_on(e, op, rail);
     }
 }
 
@@ -2358,7 +2483,7 @@ static BFO__NOINLINE void bfo__act_post_match(bfo_engine *e, bfo_request *r)
         return;
     bfo__match_hdr(e, r, op);
     if (BFO__UNLIKELY(!r->buf) && r->cap && !r->cancelled) {
-        bfo__send_described(e, r, op, 0, r->cap);
+        bfo__send_described(e, r, op, 0, r->cap, -1);
         return;
     }
     bfo__post_msg(e, op);
@@ -2922,8 +3047,8 @@ static inline void bfo__probe_answered(bfo_engine *e, bfo_rail_link *rs)
 
 /* A demoted rail is measured by a pair of probes sent back to back: a
  * plain one, then one padded with zeros (at most BFO_MEASURE_BYTES,
- * frag_size, and what the rail moves in BFO_MEASURE_TIME_NS at its
- * estimated rate; at least 4 KiB).  The padding goes through the rail's
+ * frag_size, and what the rail moved in BFO_MEASURE_TIME_NS at the rate
+ * it was demoted at; at least 4 KiB).  The padding goes through the rail's
  * narrowest point after the plain probe, so the time between their two
  * PROBEACKs is the padding's time on the rail (packet-pair dispersion):
  * the delays both share (the peer's progress loop, queues) cancel out,
@@ -2965,7 +3090,9 @@ static BFO__NOINLINE void bfo__measured(bfo_engine *e, int peer, int rail, uint6
 static BFO__NOINLINE void bfo__measure(bfo_engine *e, int peer, int rail)
 {
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
-    uint64_t len = rl->rate * (BFO_MEASURE_TIME_NS / 1000000u);
+    /* from the rate it was demoted at, not from what a measurement said
+     * (a burst can fool one): the budget holds */
+    uint64_t len = rl->base_rate * (BFO_MEASURE_TIME_NS / 1000000u);
     const uint64_t nonce = ((uint64_t)1 << 63) | (e->now << 1) | 1;
     size_t cap = bfo__stage_bytes(&e->cfg);
     rl->meas_at = e->now;
@@ -3007,8 +3134,9 @@ static BFO__NOINLINE void bfo__rails_review(bfo_engine *e, int peer)
         const int standby = (sb >> r) & 1u;
         if (rl->fsm.cs == BFO_RAIL_ST_UP) {
             if (standby ? active > 0
-                        : (up > 1 && rl->slow >= BFO_DEMOTE_SAMPLES &&
-                           e->now - rl->slow_since >= BFO_DEMOTE_NS)) {
+                        : (up > 1 && rl->slow && e->now - rl->slow_since >= BFO_DEMOTE_NS &&
+                           (rl->slow >= BFO_DEMOTE_SAMPLES ||
+                            e->now - rl->sampled_at >= BFO_DEMOTE_NS))) {
                 bfo__rail_step(e, peer, r, BFO_EV_DEMOTION_DUE, NULL);
                 up--;
                 active -= !standby;
@@ -3057,6 +3185,8 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
         rs->broken_owed = 0;
         rs->rate = bfo__rate_guess(rs); /* measured afresh */
         rs->measured = 0;
+        rs->prob_bytes = rs->prob_ns = 0;
+        rs->lat = 0;
         rs->slow = rs->meas_good = 0;
         rs->meas_sent = 0;
         p->down_since = 0;
@@ -3138,6 +3268,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
         rs->meas_good = 0;
         rs->meas_sent = 0;
         rs->meas_at = e->now;
+        rs->base_rate = rs->rate;
         return;
     case BFO_RAIL_ACT_PROMOTE: /* data again (bfo__rail_step posts what waited for a rail) */
         e->stats.promotions++;
@@ -3151,6 +3282,8 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
         }
         rs->promoted_at = e->now ? e->now : 1;
         rs->meas_sent = 0;
+        rs->measured = 0; /* probation: one small piece at a time, BFO_PROBATION_BYTES */
+        rs->prob_bytes = rs->prob_ns = 0;
         return;
     case BFO_RAIL_ACT_PART: /* its connection's end is no failure */
         if (e->be.part)
@@ -4897,7 +5030,8 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
                  * peer's process talks (a peer that computes is slow on
                  * every rail: no measure of this one) */
                 if (rs->q_bytes && e->now - rs->win_start >= BFO_RATE_LAG_NS &&
-                    e->now - proc_rx < BFO_RATE_LAG_NS)
+                    e->now - rs->win_start >= 4 * rs->lat &&
+                    (e->now - proc_rx < BFO_RATE_LAG_NS || (!rs->measured && p->pend_head >= 0)))
                     bfo__rate_lag(e, i, k);
                 /* the probe waits from when it went out, or from the last thing
                  * heard, or a heartbeat past the end of a busy spell (the peer's
