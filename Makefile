@@ -17,7 +17,8 @@
 #   make check       run every test and examples/mini_mpi's loopback program,
 #                    check the headers' layering (check-layers), compile every
 #                    header alone (C11, C++17) and the single header alone
-#                    (check-amalgamate)
+#                    (check-amalgamate); builds with CHECK_JOBS jobs (default:
+#                    every core) unless given -jN
 #   make check-layers  the headers include downward only: include/fsm/'s base
 #                    (bfo_core.h, bfo_le.h) <- gen/ <- the rest of include/fsm/
 #   make amalgamate  build/dist/bfo_single.h: include/fsm/ and gen/ in one header
@@ -277,36 +278,40 @@ $(BUILD)/libbfo_net.a: $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(NET_SRC)))
 # rendezvous and CREDITs are lost, failed and delayed like any frame):
 # every pair of faults over two ranks, every single one over three, 3,000
 # random schedules; a frame that finds the receiver's budget spent (a peer
-# past its window) fails the run.
+# past its window) fails the run.  CHECK_JOBS runs at once (tests/run_lines.sh).
+define SIM_RUNS
+--explore single
+--explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any'
+--explore double --rails 2 --msg '0>1:64' --msg '1>0:20K'
+--explore double --rails 3 --msg '0>1:100K'
+--explore double --rails 2 --protocol put --msg '0>1:100K' --msg '1>0:64'
+--explore double --rails 2 --protocol get --msg '0>1:200K'
+--explore single --data mixed --data-rails 0
+--explore double --rails 2 --data iov --data-rails 0 --msg '0>1:150K' --msg '1>0:100'
+--explore double --rails 2 --data pack --data-rails none --msg '0>1:150K' --msg '1>0:3K'
+--explore double --rails 2 --rdma-rails 1 --msg '0>1:100K' --msg '1>0:200K'
+--random 100000 --seed 7
+--explore double --rails 2 --msg '0>1:64:sync:late' --msg '1>1:9K:late' --msg '0>1:20K:ctx=7:sync' --msg '1>0:100:ctx=4000000000:late'
+--explore double --rails 2 --msg '0>1:64:mprobe:late' --msg '0>1:20K:mprobe' --msg '1>0:100K:cancel' --msg '0>1:10:cancel-send' --msg '1>0:9:probe'
+--explore double --rails 2 --protocol copy --msg '0>1:20K:mprobe' --msg '0>1:3K:cancel'
+--explore single --seq-start 65530 --msg '0>1:64' --msg '0>1:100' --msg '0>1:20K' --msg '0>1:1' --msg '0>1:64:sync' --msg '0>1:8' --msg '1>0:9' --msg '0>1:10'
+--explore single --seq-start 4294967290 --msg '0>1:64' --msg '0>1:100' --msg '0>1:20K' --msg '0>1:1' --msg '0>1:64:sync' --msg '0>1:8' --msg '1>0:9' --msg '0>1:10'
+--random 20000 --seed 11 --data mixed --data-rails 1
+--explore double --rails 2 --budget 4K --msg '0>1:1K:late' --msg '0>1:1K' --msg '0>1:2K:late' --msg '0>1:1K' --msg '0>1:900' --msg '1>0:3K' --msg '0>1:20K:late'
+--explore single --ranks 3 --rails 2 --budget 2K --msg '0>1:1K:late' --msg '2>1:1K:late' --msg '0>1:1K' --msg '2>1:900:any' --msg '1>0:64'
+--random 3000 --seed 13 --budget 1K
+--explore single --leave
+--explore single --leave --leave-gap 30
+--explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any' --leave --leave-gap 20
+--explore single --ranks 4 --rails 2 --msg '0>1:1K' --msg '2>3:30K' --msg '3>0:10:any' --leave --leave-gap 7
+--explore double --rails 2 --msg '0>1:64' --msg '1>0:20K' --leave
+--random 20000 --seed 5 --leave --leave-gap 10
+--explore double --rails 2 --protocol copy --msg '0>1:200K' --msg '1>0:100K' --place
+--random 20000 --seed 3 --place
+endef
+export SIM_RUNS
 check-sim: $(BUILD)/bfo
-	./$(BUILD)/bfo sim --explore single
-	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any'
-	./$(BUILD)/bfo sim --explore double --rails 2 --msg '0>1:64' --msg '1>0:20K'
-	./$(BUILD)/bfo sim --explore double --rails 3 --msg '0>1:100K'
-	./$(BUILD)/bfo sim --explore double --rails 2 --protocol put --msg '0>1:100K' --msg '1>0:64'
-	./$(BUILD)/bfo sim --explore double --rails 2 --protocol get --msg '0>1:200K'
-	./$(BUILD)/bfo sim --explore single --data mixed --data-rails 0
-	./$(BUILD)/bfo sim --explore double --rails 2 --data iov --data-rails 0 --msg '0>1:150K' --msg '1>0:100'
-	./$(BUILD)/bfo sim --explore double --rails 2 --data pack --data-rails none --msg '0>1:150K' --msg '1>0:3K'
-	./$(BUILD)/bfo sim --explore double --rails 2 --rdma-rails 1 --msg '0>1:100K' --msg '1>0:200K'
-	./$(BUILD)/bfo sim --random 100000 --seed 7
-	./$(BUILD)/bfo sim --explore double --rails 2 --msg '0>1:64:sync:late' --msg '1>1:9K:late' --msg '0>1:20K:ctx=7:sync' --msg '1>0:100:ctx=4000000000:late'
-	./$(BUILD)/bfo sim --explore double --rails 2 --msg '0>1:64:mprobe:late' --msg '0>1:20K:mprobe' --msg '1>0:100K:cancel' --msg '0>1:10:cancel-send' --msg '1>0:9:probe'
-	./$(BUILD)/bfo sim --explore double --rails 2 --protocol copy --msg '0>1:20K:mprobe' --msg '0>1:3K:cancel'
-	./$(BUILD)/bfo sim --explore single --seq-start 65530 --msg '0>1:64' --msg '0>1:100' --msg '0>1:20K' --msg '0>1:1' --msg '0>1:64:sync' --msg '0>1:8' --msg '1>0:9' --msg '0>1:10'
-	./$(BUILD)/bfo sim --explore single --seq-start 4294967290 --msg '0>1:64' --msg '0>1:100' --msg '0>1:20K' --msg '0>1:1' --msg '0>1:64:sync' --msg '0>1:8' --msg '1>0:9' --msg '0>1:10'
-	./$(BUILD)/bfo sim --random 20000 --seed 11 --data mixed --data-rails 1
-	./$(BUILD)/bfo sim --explore double --rails 2 --budget 4K --msg '0>1:1K:late' --msg '0>1:1K' --msg '0>1:2K:late' --msg '0>1:1K' --msg '0>1:900' --msg '1>0:3K' --msg '0>1:20K:late'
-	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 2 --budget 2K --msg '0>1:1K:late' --msg '2>1:1K:late' --msg '0>1:1K' --msg '2>1:900:any' --msg '1>0:64'
-	./$(BUILD)/bfo sim --random 3000 --seed 13 --budget 1K
-	./$(BUILD)/bfo sim --explore single --leave
-	./$(BUILD)/bfo sim --explore single --leave --leave-gap 30
-	./$(BUILD)/bfo sim --explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any' --leave --leave-gap 20
-	./$(BUILD)/bfo sim --explore single --ranks 4 --rails 2 --msg '0>1:1K' --msg '2>3:30K' --msg '3>0:10:any' --leave --leave-gap 7
-	./$(BUILD)/bfo sim --explore double --rails 2 --msg '0>1:64' --msg '1>0:20K' --leave
-	./$(BUILD)/bfo sim --random 20000 --seed 5 --leave --leave-gap 10
-	./$(BUILD)/bfo sim --explore double --rails 2 --protocol copy --msg '0>1:200K' --msg '1>0:100K' --place
-	./$(BUILD)/bfo sim --random 20000 --seed 3 --place
+	@printf '%s\n' "$$SIM_RUNS" | bash tests/run_lines.sh $(CHECK_JOBS) ./$(BUILD)/bfo sim
 
 # Hostile input (tests/fuzz/): libFuzzer targets for frame decoding (wire),
 # an engine whose peers are the input (engine) and the TCP backend's
@@ -449,7 +454,12 @@ $(BUILD)/mini_mpi_loopback: $(MINI_MPI)/loopback.c $(MINI_MPI)/mini_mpi.c $(MINI
                             $(MINI_MPI)/mini_mpi.h $(MINI_MPI)/exchange.h $(HEADERS) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(filter %.c,$^) -o $@
 
-check: all check-headers check-amalgamate check-docs
+# make check builds with CHECK_JOBS jobs (default: every core) unless it runs
+# under a make that has its own (-jN given)
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+check:
+	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS)) \
+	  all check-headers check-amalgamate check-docs
 	@set -eo pipefail; total=0; for t in $(TESTS); do \
 	  echo "== $$t"; ./$(BUILD)/$$t 2>&1 | tee $(BUILD)/$$t.log; \
 	  n=$$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' $(BUILD)/$$t.log); total=$$((total + n)); \

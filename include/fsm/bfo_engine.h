@@ -1568,6 +1568,8 @@ static inline int bfo__piece(bfo_engine *e, int peer, size_t *n, int rdma)
  * stalls its whole message). */
 static inline int bfo__pick_rail(bfo_engine *e, int peer, uint64_t len)
 {
+    if (e->cfg.nrails == 1) /* no choice: the same answer, without its divisions */
+        return bfo__rail_up(e, peer, 0) ? 0 : -1;
     return bfo__pick_weighted(e, peer, len, 0);
 }
 
