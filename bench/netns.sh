@@ -52,7 +52,7 @@ for round in $(seq "$ROUNDS"); do
         R[$c,1]+="$(one 1) "
         R[$c,2]+="$(one 2) "
     done
-    echo "round $round: $(for c in $configs; do echo -n "$c ${R[$c,1]##* }/${R[$c,2]##* } "; done)" >&2
+    echo "round $round: $(for c in $configs; do a=${R[$c,1]% }; b=${R[$c,2]% }; echo -n "$c ${a##* }/${b##* } "; done)" >&2
 done
 unshape 0; unshape 1
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
