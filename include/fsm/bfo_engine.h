@@ -1617,13 +1617,18 @@ static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, const bfo_op *op, uint64_
         e->gate_kick = e->gate_kick < 0 || e->gate_kick == op->peer ? op->peer : 0x7fffffff;
 }
 
-/* The best measured rate among the peer's UP rails but one (0: none). */
+/* The best measured rate among the peer's UP rails but one (0: none).  A
+ * rail never sampled (its rate the transport's guess: a TCP rail that
+ * carries only control while verbs rails read) is no measure of the
+ * others: slow against a guess is not slow. */
 static inline uint64_t bfo__best_rate(const bfo_engine *e, int peer, int but)
 {
     uint64_t best = 0;
-    for (int r = 0; r < e->cfg.nrails; r++)
-        if (r != but && bfo__rail_up(e, peer, r) && e->peers[peer].rail[r].rate > best)
-            best = e->peers[peer].rail[r].rate;
+    for (int r = 0; r < e->cfg.nrails; r++) {
+        const bfo_rail_link *rl = &e->peers[peer].rail[r];
+        if (r != but && bfo__rail_up(e, peer, r) && (rl->measured || rl->prob_bytes) && rl->rate > best)
+            best = rl->rate;
+    }
     return best;
 }
 
