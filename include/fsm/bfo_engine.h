@@ -1579,6 +1579,14 @@ static inline uint64_t bfo__op_qbytes(const bfo_op *op)
     return bfo__op_rdma(op->type) ? op->len : op->hdr_len + op->payload_len;
 }
 
+/* The peer's ops waiting in its pending list may go now: bfo__gate_kick,
+ * at the end of the entry point, looks at that peer (or at every peer,
+ * when two or more were noted). */
+static inline void bfo__gate_note(bfo_engine *e, int peer)
+{
+    e->gate_kick = e->gate_kick < 0 || e->gate_kick == peer ? peer : 0x7fffffff;
+}
+
 /* Work goes on a rail: the op notes what was queued ahead of it and when
  * (its delivery is then a sample of the rail's rate); a rail that had none
  * starts a fresh lag window (time it sat idle is no measure of it). */
@@ -1614,7 +1622,7 @@ static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, const bfo_op *op, uint64_
         bfo__rate_op(e, op->peer, op->rail, op->q_at + n, dt);
     }
     if (BFO__UNLIKELY(p->pend_head >= 0)) /* ops that wait may go now (bfo__gate_kick) */
-        e->gate_kick = e->gate_kick < 0 || e->gate_kick == op->peer ? op->peer : 0x7fffffff;
+        bfo__gate_note(e, op->peer);
 }
 
 /* The best measured rate among the peer's UP rails but one (0: none).  A
@@ -1695,7 +1703,7 @@ static BFO__NOINLINE void bfo__rate_lag(bfo_engine *e, int peer, int rail)
         bfo__rate_take(e, peer, rail, bound < rl->rate ? bound : rl->rate, 1);
         if (e->peers[peer].pend_head >= 0) {
             rl->measured = 1;
-            e->gate_kick = e->gate_kick < 0 || e->gate_kick == peer ? peer : 0x7fffffff;
+            bfo__gate_note(e, peer);
         }
     } else if (rl->q_bytes >= 4 * (uint64_t)e->cfg.frag_size && bound < rl->rate) {
         bfo__rate_take(e, peer, rail, bound, 1);
