@@ -1650,6 +1650,52 @@ static void test_busy_peer_host_heard_is_not_failed(void **state)
     sr_del(w);
 }
 
+/* The race t14 found (shm and TCP rails, a rank that starts computing):
+ * rank 0 probes rail 0; rank 1's last act before it computes is heard on
+ * rail 1 just after that probe went out (the shm transport hears the peer
+ * take its ring, a frame read late comes in); then rank 1 is silent
+ * everywhere, its host heard on both rails every millisecond.  What came
+ * once just after the probe was no process that talks: it fell silent, so
+ * its host excuses rail 0 as it would have before.  No rail is mapped out
+ * in 2 s, and everything arrives when rank 1 calls again. */
+static void test_busy_peer_heard_once_after_the_probe_then_silent_is_not_failed(void **state)
+{
+    static stream st;
+    mapout_watch x[2];
+    (void)state;
+    memset(&st, 0, sizeof st);
+    st.w = detect_world(69, 0, x);
+    sr_world *w = st.w;
+    bfo_rail_link *rs = &w->e[0].peers[1].rail[0];
+    for (int ms = 0; ms < 1000 && !rs->probe_out; ms++) {
+        if (ms % 10 == 0)
+            stream_post(&st, 0, 1);
+        pass_time(w, MS);
+    }
+    assert_true(rs->probe_out);
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 0, 1, k, SN_PATH_HOLD);
+    pass_time(w, MS);
+    bfo_engine_rail_heard(&w->e[0], 1, 1, w->sn.now); /* after the probe */
+    assert_true(w->e[0].peers[1].rail[1].last_rx > rs->probe_sent);
+    for (int ms = 0; ms < 2000; ms++) {
+        for (int k = 0; k < 2; k++) {
+            bfo_engine_host_heard(&w->e[0], 1, k, w->sn.now);
+            bfo_engine_host_heard(&w->e[1], 0, k, w->sn.now);
+        }
+        if (ms % 50 == 0 && ms < 500)
+            stream_post(&st, 0, 1);
+        pass_time(w, MS);
+    }
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 0, 1, k, SN_PATH_OPEN);
+    stream_check(&st);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    print_message("heard once just after the probe, then silent 2 s, its host heard: no map-out\n");
+    sr_del(w);
+}
+
 /* Busy is a fact about a process: rank 1's process keeps talking on rail 1
  * while rail 0 turns silent both ways, its host still heard there (as a
  * kernel that acknowledges over a path that loses only the process's
@@ -2036,6 +2082,46 @@ static void test_last_rail_up_is_never_demoted(void **state)
     w->sn.rail_down[0] = 0;
     w->sn.rail_mbps[1] = 1000;
     big_end(&b);
+    sr_del(w);
+}
+
+/* The peer takes nothing (it computes while its progress thread answers
+ * for it: t14 with BFO_PROGRESS_THREAD=1): on two measured rails at
+ * 1000 MB/s, both directions of both rails hold for 1 s while each rank
+ * hears the other's process on both every millisecond (keepalives).  Every rail lags, so none is
+ * slower than another: no demotion (one rail was demoted as soon as its lag
+ * came due first), no map-out, and every message arrives after. */
+static void test_rails_lagging_together_are_not_demoted(void **state)
+{
+    mapout_watch x[2];
+    bigstream b;
+    bfo_config cfg;
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.rdma = BFO_RDMA_OFF;
+    sr_world *w = detect_world_cfg(74, 1, x, &cfg);
+    w->sn.rail_mbps[0] = w->sn.rail_mbps[1] = 1000;
+    big_start(&b, w);
+    big_run(&b, 200 * MS);
+    assert_true(w->e[0].peers[1].rail[0].measured && w->e[0].peers[1].rail[1].measured);
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 0, 1, k, SN_PATH_HOLD);
+    for (int ms = 0; ms < 1000; ms++) {
+        for (int k = 0; k < 2; k++) {
+            bfo_engine_rail_heard(&w->e[0], 1, k, w->sn.now);
+            bfo_engine_rail_heard(&w->e[1], 0, k, w->sn.now);
+        }
+        big_run(&b, MS);
+    }
+    assert_int_equal(w->e[0].stats.demotions, 0);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 0, 1, k, SN_PATH_OPEN);
+    big_run(&b, 100 * MS);
+    big_end(&b);
+    assert_int_equal(w->e[0].stats.demotions, 0);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    print_message("both rails held 1 s, the process heard: %d messages, no demotion\n", b.done);
     sr_del(w);
 }
 
@@ -3715,7 +3801,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_slow_rail_is_demoted_not_failed_and_promoted_when_it_recovers),
         cmocka_unit_test(test_rail_slow_from_the_start_is_given_one_piece_at_a_time_and_demoted),
         cmocka_unit_test(test_last_rail_up_is_never_demoted),
+        cmocka_unit_test(test_rails_lagging_together_are_not_demoted),
         cmocka_unit_test(test_standby_rail_carries_data_only_while_no_active_rail_is_up),
+        cmocka_unit_test(test_busy_peer_heard_once_after_the_probe_then_silent_is_not_failed),
         cmocka_unit_test(test_host_heard_does_not_excuse_a_rail_when_the_process_talks_elsewhere),
         cmocka_unit_test(test_every_rank_computing_at_once_is_not_silence),
     };

@@ -603,6 +603,23 @@ static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
     fprintf(stderr, "bfo stream[%d]: %9.3f ms (%.3f) peer %d rail %d: %s --%s--> %s\n", s->rank,
             (double)(now - t0) / 1e6, (double)now / 1e9, peer, rail, bfo_rail_state_name(st->from),
             bfo_event_name(st->event), bfo_rail_state_name(st->to));
+    if (peer >= 0 && (st->event == BFO_EV_PROBE_TIMED_OUT || st->event == BFO_EV_SILENCE_DETECTED)) {
+        /* the evidence it was failed on, as the engine saw it (its clock) */
+        const bfo_engine *e = s->e;
+        const bfo_rail_link *rs = &e->peers[peer].rail[rail];
+        uint64_t proc = 0;
+        for (int r = 0; r < e->cfg.nrails; r++)
+            if (e->peers[peer].rail[r].last_rx > proc)
+                proc = e->peers[peer].rail[r].last_rx;
+#define AGO(t) ((t) ? (double)(e->now - (t)) / 1e6 : -1.0)
+        fprintf(stderr,
+                "bfo stream[%d]:   the rail heard %.3f ms ago, its probe sent %.3f ms ago, its peer's host "
+                "heard %.3f ms ago, busy %.3f ms ago, the process heard anywhere %.3f ms ago; probe timeout "
+                "%.3f ms (shift %u), srtt %.3f ms (-1: never)\n",
+                s->rank, AGO(rs->last_rx), AGO(rs->probe_sent), AGO(rs->host_rx), AGO(rs->busy_at), AGO(proc),
+                (double)bfo__probe_timeout(e, rs) / 1e6, (unsigned)rs->pt_shift, (double)rs->srtt / 1e6);
+#undef AGO
+    }
 }
 
 static void completed_one(stream *s, uint64_t now)

@@ -370,7 +370,12 @@ static void up_completion(void *ctx, uint64_t token, int ok)
 {
     bfo_net *n = ((net_tp *)ctx)->n;
     if (n->ctl_only && n->ndq < n->capdq) { /* the progress thread: for the caller's next progress */
-        struct deferred *d = &n->dq[n->ndq++];
+        struct deferred *d;
+        /* but its own answers (PROBEACK) and probes go back to the control
+         * budget now: held, they would fill it in seconds */
+        if (bfo_engine_completion_probe(&n->eng, token, ok))
+            return;
+        d = &n->dq[n->ndq++];
         d->kind = 0;
         d->token = token;
         d->ev = ok;
@@ -916,7 +921,8 @@ fail:
  * bfo_net_progress for a while (it computes), it runs the transports under
  * the lock with ctl_only set: PROBE and PROBEACK reach the engine, every
  * other frame is refused (back-pressure: TCP and shm tell the peer they are
- * stalled, which keeps the peer's probes waiting), completions and rail
+ * stalled, which keeps the peer's probes waiting), completions (but those
+ * of its own PROBEs and PROBEACKs: bfo_engine_completion_probe) and rail
  * events wait for the caller.  It never runs the engine's timers and
  * completes no request; it only keeps this process answering. */
 static void *progress_main(void *arg)

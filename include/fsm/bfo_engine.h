@@ -869,6 +869,13 @@ static inline int bfo_engine_frame_placed(bfo_engine *e, int peer, int rail, con
  * waiting for a rail) is ignored: the generation alone does not tell, a
  * free op keeps the generation its next post will have. */
 static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok);
+/* The completion of a PROBE or PROBEACK delivered (ok != 0), taken now;
+ * 1 when it was one, else 0 and nothing done (give it to
+ * bfo_engine_completion later).  Completes no request and runs no timer:
+ * for a caller that answers rail control while it holds the rest back
+ * (bfo_net's progress thread: the control budget would fill with its
+ * answers, and a peer that computes would stop answering probes). */
+static inline int bfo_engine_completion_probe(bfo_engine *e, uint64_t token, int ok);
 
 /* Called by the backend: BFO_EV_CONNECTED, BFO_EV_CONNECT_FAILED,
  * BFO_EV_RAIL_ERROR or BFO_EV_RAIL_ABSENT (the rail does not reach this
@@ -1683,9 +1690,28 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
     bfo__rate_take(e, peer, rail, bytes * 1000000u / (dt > 1000 ? dt : 1000), 0);
 }
 
+/* Another UP rail of the peer's delivered data since `since`: a sample
+ * taken, or bytes back in a window begun since.  A rail that lags while
+ * every rail does is no slower than the others: the peer takes nothing (it
+ * computes, its progress thread answers probes but nobody receives).
+ * bfo__rate_lag asks about the second half of the rail's silence: rails
+ * that stopped together stopped within a completion time or so of each
+ * other (test_rails_lagging_together_are_not_demoted). */
+static inline int bfo__others_delivered(const bfo_engine *e, int peer, int rail, uint64_t since)
+{
+    for (int r = 0; r < e->cfg.nrails; r++) {
+        const bfo_rail_link *o = &e->peers[peer].rail[r];
+        if (r != rail && bfo__rail_up(e, peer, r) &&
+            (o->sampled_at > since || (o->win_start >= since && o->win_bytes)))
+            return 1;
+    }
+    return 0;
+}
+
 /* From bfo_engine_progress: work waits on the rail and nothing came back
  * for BFO_RATE_LAG_NS.  With four fragments' worth queued (a piece or two
- * waiting for an acknowledgement are no measure of a rail), the estimate
+ * waiting for an acknowledgement are no measure of a rail) and another
+ * rail delivering meanwhile (bfo__others_delivered), the estimate
  * drops at once to what the rail can at most have done: what came back and
  * one fragment more, over the time (no averaging: a rail that just slowed
  * down a hundredfold is given nothing more at once). */
@@ -1705,7 +1731,8 @@ static BFO__NOINLINE void bfo__rate_lag(bfo_engine *e, int peer, int rail)
             rl->measured = 1;
             bfo__gate_note(e, peer);
         }
-    } else if (rl->q_bytes >= 4 * (uint64_t)e->cfg.frag_size && bound < rl->rate) {
+    } else if (rl->q_bytes >= 4 * (uint64_t)e->cfg.frag_size && bound < rl->rate &&
+               bfo__others_delivered(e, peer, rail, rl->win_start + dt / 2)) {
         bfo__rate_take(e, peer, rail, bound, 1);
     } else {
         rl->win_start = e->now;
@@ -2970,6 +2997,20 @@ static BFO__HOT void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
 {
     if (!bfo__op_done_fast(e, op, ok))
         bfo__op_done_slow(e, op, ok);
+}
+
+/* bfo_engine_completion_probe: see THE API near the top.  Its rail's
+ * machine takes PROBE_DELIVERED or PROBEACK_DELIVERED (no action in any
+ * state, spec/rail.rl); the op goes back to the control budget. */
+static inline int bfo_engine_completion_probe(bfo_engine *e, uint64_t token, int ok)
+{
+    uint32_t idx = (uint32_t)token, gen = (uint32_t)(token >> 32);
+    bfo_op *op;
+    if (!ok || idx >= (uint32_t)e->opp.n || (op = bfo__op_at(e, (int)idx))->gen != gen || !op->posted ||
+        (op->type != BFO_FRAG_PROBE && op->type != BFO_FRAG_PROBEACK) || op->about_rail < 0)
+        return 0;
+    bfo__op_done_slow(e, op, 1);
+    return 1;
 }
 
 /* bfo_engine_completion: see THE API near the top. */
@@ -5054,12 +5095,17 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
                  * a backlog to read before it answers here) */
                 uint64_t since = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
                 uint64_t quiet = rs->last_rx;
-                /* busy: the process silent everywhere since the probe, its
-                 * host heard here (a process heard after the probe talks:
-                 * this rail has no excuse, test_host_heard_does_not_excuse_
-                 * a_rail_when_the_process_talks_elsewhere) */
-                if (rs->probe_out && proc_rx <= rs->probe_sent && rs->host_rx > rs->probe_sent &&
-                    e->now - rs->host_rx < c->host_timeout_ns) {
+                /* busy: the process silent everywhere since the probe (or
+                 * for half a probe timeout: what was heard once just after
+                 * it was sent before, and read late, by a process that
+                 * then fell silent), its host heard here.  A process that
+                 * talks elsewhere gives this rail no excuse
+                 * (test_host_heard_does_not_excuse_a_rail_when_the_process_
+                 * talks_elsewhere, test_busy_peer_heard_once_after_the_
+                 * probe_then_silent_is_not_failed) */
+                if (rs->probe_out && rs->host_rx > rs->probe_sent &&
+                    e->now - rs->host_rx < c->host_timeout_ns &&
+                    (proc_rx <= rs->probe_sent || e->now - proc_rx >= bfo__probe_timeout(e, rs) / 2)) {
                     rs->busy_at = e->now;
                     break;
                 }

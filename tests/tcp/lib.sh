@@ -17,7 +17,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL: $*"; echo "--- stderr (last 40 lines)"; tail -40 "$WORK/err" 2>/dev/null; exit 1; }
+fail() {
+    echo "FAIL: $*"
+    # the first rails failed on a timeout, with the evidence (--trace-rails)
+    grep -q '  the rail heard' "$WORK/err" 2>/dev/null &&
+        { echo "--- the first rails timed out (--trace-rails)"; grep -m 4 -B1 '  the rail heard' "$WORK/err"; }
+    echo "--- stderr (last 40 lines)"; tail -40 "$WORK/err" 2>/dev/null; exit 1
+}
 
 STREAM_JSON=$WORK/out
 . "$(dirname "${BASH_SOURCE[0]}")/../stream_json.sh"

@@ -9,7 +9,8 @@
 # for it), with bfo_net's progress thread on (BFO_PROGRESS_THREAD=1), and
 # with every rank computing at once (nobody listens, so nobody's silence
 # counts), and with the peer's kernel withholding answers to window probes
-# (tcp_invalid_ratelimit raised in the namespace), shorter.  COMPUTE_S overrides the 60 s (a quicker local run).
+# (tcp_invalid_ratelimit raised in the namespace), shorter; and with the
+# progress thread on and nothing to receive (an idle peer).  COMPUTE_S overrides the 60 s (a quicker local run).
 # A minute is long on a shared loopback: another test's faults (ss -K on a
 # rail address, an nftables drop) would reach these connections too.  Run
 # in a network namespace of its own when one can be made (root).
@@ -34,7 +35,7 @@ one_run() {
     shift 2
     rm -f "$WORK/pids" "$WORK/out"
     env "$@" "$BFO_TCP" run -n 2 --rails "$RAILS" --pidfile "$WORK/pids" --timeout $((secs + 60)) -- \
-        "$BFO_TCP" stream --json --duration $((secs + 4)) --compute "$who:1:$secs" --window 16 \
+        "$BFO_TCP" stream --json --duration $((secs + 4)) --compute "$who:1:$secs" --window 16 --trace-rails ${EXTRA:-} \
         --timeout $((secs + 50)) > "$WORK/out" 2> "$WORK/err" &
     LAUNCHER=$!
     wait_long $((secs + 70))
@@ -70,4 +71,9 @@ if [ -n "${BFO_T13_NETNS:-}" ] && sysctl -qw net.ipv4.tcp_invalid_ratelimit=1000
 fi
 RAILS=shm,127.0.0.2 one_run "shm and tcp rails" 10
 one_run "tcp rails, progress thread" 10 BFO_PROGRESS_THREAD=1
+# An idle peer: nothing is sent or received until 2 s after the computing
+# ends, so the progress thread answers every heartbeat probe on both rails
+# (its answers' completions once filled the control budget: no probe was
+# answered after 1.6 s, both rails were mapped out 3 s later).
+EXTRA="--send-delay-ms 12000 --recv-delay-ms 12000" one_run "tcp rails, progress thread, an idle peer" 10 BFO_PROGRESS_THREAD=1
 WHO=all one_run "tcp rails, every rank at once" 10
