@@ -44,15 +44,17 @@ setup() { # name: the shaping of that configuration
     20mbit) shape 1 20mbit ;;
     esac
 }
-declare -A R
+declare -A R D
 configs="clean 400mbit 1/100 20mbit"
 for round in $(seq "$ROUNDS"); do
     for c in $configs; do
         setup "$c"
         R[$c,1]+="$(one 1) "
         R[$c,2]+="$(one 2) "
+        D[$c]="$(jget demotions)/$(jget failovers)" # the two-rail run's
     done
-    echo "round $round: $(for c in $configs; do a=${R[$c,1]% }; b=${R[$c,2]% }; echo -n "$c ${a##* }/${b##* } "; done)" >&2
+    echo "round $round (MB/s one rail/two, the two rails' demotions/failovers):" \
+        "$(for c in $configs; do a=${R[$c,1]% }; b=${R[$c,2]% }; echo -n "$c ${a##* }/${b##* } (${D[$c]}) "; done)" >&2
 done
 unshape 0; unshape 1
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }

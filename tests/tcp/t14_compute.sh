@@ -10,7 +10,8 @@
 # with every rank computing at once (nobody listens, so nobody's silence
 # counts), and with the peer's kernel withholding answers to window probes
 # (tcp_invalid_ratelimit raised in the namespace), shorter; and with the
-# progress thread on and nothing to receive (an idle peer).  COMPUTE_S overrides the 60 s (a quicker local run).
+# progress thread on and nothing to receive (an idle peer).  COMPUTE_S overrides the 60 s (a quicker local run);
+# T14_ONLY, a pattern, runs only the cases it matches.
 # A minute is long on a shared loopback: another test's faults (ss -K on a
 # rail address, an nftables drop) would reach these connections too.  Run
 # in a network namespace of its own when one can be made (root).
@@ -33,6 +34,11 @@ wait_long() {
 one_run() {
     local name=$1 secs=$2 who=${WHO:-1}
     shift 2
+    # T14_ONLY (a grep -E pattern): only the cases whose name matches
+    if [ -n "${T14_ONLY:-}" ] && ! echo "$name" | grep -Eq "$T14_ONLY"; then
+        echo "   skipped (T14_ONLY): $name"
+        return 0
+    fi
     rm -f "$WORK/pids" "$WORK/out"
     env "$@" "$BFO_TCP" run -n 2 --rails "$RAILS" --pidfile "$WORK/pids" --timeout $((secs + 60)) -- \
         "$BFO_TCP" stream --json --duration $((secs + 4)) --compute "$who:1:$secs" --window 16 --trace-rails ${EXTRA:-} \

@@ -16,8 +16,13 @@ check_exact
 reads=$(jget rdma_reads)
 [ -n "$reads" ] && [ "$reads" -gt 0 ] || fail "no RDMA read (rdma_reads ${reads:-none}): the messages went by copy"
 total=$(( $(jrail 0) + $(jrail 1) + $(jrail 2) ))
-for r in 0 1 2; do # three equal devices: each carries a fair part (at least 15%)
-    [ $(( $(jrail $r) * 100 )) -ge $(( total * 15 )) ] ||
+# Three equal devices: each carries a part.  Not an equal part: striping
+# goes by each rail's measured rate, and between emulated (TCG) guests a
+# rail's pieces take 110-130 ms, in bursts; a rail admitted 150 ms after
+# the others, on probation, or demoted on its samples for a while, carried
+# 7% and 9% of 80 messages (the bound was 15%).  At least 5%.
+for r in 0 1 2; do
+    [ $(( $(jrail $r) * 100 )) -ge $(( total * 5 )) ] ||
         fail "rail $r (rxe$r) carried $(jrail $r) of $total bytes: its device does no RDMA"
 done
 summary
