@@ -2060,20 +2060,28 @@ static void test_rail_slow_from_the_start_is_given_one_piece_at_a_time_and_demot
     assert_true(b1 * 100 < b0);
 }
 
+/* Two rails at 1000 MB/s, no RDMA, a stream of 256 KiB messages started
+ * (big_start) and run for `ms`. */
+static sr_world *two_fast_rails(uint64_t seed, mapout_watch *x, bigstream *b, uint64_t ms)
+{
+    static bfo_config cfg; /* the world keeps the pointer */
+    memset(&cfg, 0, sizeof cfg);
+    cfg.rdma = BFO_RDMA_OFF;
+    sr_world *w = detect_world_cfg(seed, 1, x, &cfg);
+    w->sn.rail_mbps[0] = w->sn.rail_mbps[1] = 1000;
+    big_start(b, w);
+    big_run(b, ms * MS);
+    return w;
+}
+
 /* The last rail UP is never demoted, however slow: with rail 0 failed,
  * rail 1 at 1/100 of its old speed carries everything. */
 static void test_last_rail_up_is_never_demoted(void **state)
 {
     mapout_watch x[2];
     bigstream b;
-    bfo_config cfg;
     (void)state;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.rdma = BFO_RDMA_OFF;
-    sr_world *w = detect_world_cfg(72, 1, x, &cfg);
-    w->sn.rail_mbps[0] = w->sn.rail_mbps[1] = 1000;
-    big_start(&b, w);
-    big_run(&b, 100 * MS);
+    sr_world *w = two_fast_rails(72, x, &b, 100);
     sn_rail_fails(&w->sn, 0);
     w->sn.rail_mbps[1] = 10;
     big_run(&b, 1000 * MS);
@@ -2088,21 +2096,15 @@ static void test_last_rail_up_is_never_demoted(void **state)
 /* The peer takes nothing (it computes while its progress thread answers
  * for it: t14 with BFO_PROGRESS_THREAD=1): on two measured rails at
  * 1000 MB/s, both directions of both rails hold for 1 s while each rank
- * hears the other's process on both every millisecond (keepalives).  Every rail lags, so none is
- * slower than another: no demotion (one rail was demoted as soon as its lag
+ * hears the other's process on both every millisecond (keepalives).
+ * Every rail lags, so none is slower than another: no demotion (one rail was demoted as soon as its lag
  * came due first), no map-out, and every message arrives after. */
 static void test_rails_lagging_together_are_not_demoted(void **state)
 {
     mapout_watch x[2];
     bigstream b;
-    bfo_config cfg;
     (void)state;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.rdma = BFO_RDMA_OFF;
-    sr_world *w = detect_world_cfg(74, 1, x, &cfg);
-    w->sn.rail_mbps[0] = w->sn.rail_mbps[1] = 1000;
-    big_start(&b, w);
-    big_run(&b, 200 * MS);
+    sr_world *w = two_fast_rails(74, x, &b, 200);
     assert_true(w->e[0].peers[1].rail[0].measured && w->e[0].peers[1].rail[1].measured);
     for (int k = 0; k < 2; k++)
         rail_path(w, 0, 1, k, SN_PATH_HOLD);
