@@ -41,11 +41,13 @@ job() {
 }
 
 # quiet FILE: stderr holds nothing but the launcher's lines, the rail trace
-# and the lingering rank's report
+# (with the evidence of a demotion or a timeout) and the lingering rank's
+# report
 quiet() {
     local noise
     noise=$(grep -v -e '^bfo run: rank [0-9]* pid [0-9]*: exit 0$' -e '^bfo stream\[[0-9]*\]: lingered ' \
                 -e '^bfo stream\[[0-9]*\]: .* --[A-Z_]*--> [A-Z_]*$' \
+                -e '^bfo stream\[[0-9]*\]:   \(its rate\|the rail heard\) ' \
                 -e '^bfo stream\[[0-9]*\]: ([0-9.]*) peer [0-9]* rail [0-9]*: [A-Z_]* with [0-9]* operation(s) in flight$' \
                 "$1")
     [ -z "$noise" ] || { echo "$noise" | head -20; fail "$2: stderr is not quiet"; }
