@@ -93,10 +93,7 @@ extern "C" {
  *                       rail for BFO_DEMOTE_SAMPLES samples in a row, over
  *                       BFO_DEMOTE_NS at least, is demoted (8, 3, 50 ms);
  *                       one slow sample is enough when no other came in
- *                       BFO_DEMOTE_NS (a rail too slow to be given data).
- *                       Both times are four of the rail's completion times
- *                       when that is longer, and the slow samples must
- *                       span half of it
+ *                       BFO_DEMOTE_NS (a rail too slow to be given data)
  *   BFO_PROBATION_BYTES a rail is on probation after its admission or
  *                       promotion until it has delivered this many bytes
  *                       of data (256 KiB): it is given one piece at a time,
@@ -3192,15 +3189,10 @@ static BFO__NOINLINE void bfo__rails_review(bfo_engine *e, int peer)
         bfo_rail_link *rl = &p->rail[r];
         const int standby = (sb >> r) & 1u;
         if (rl->fsm.cs == BFO_RAIL_ST_UP) {
-            /* the window: BFO_DEMOTE_NS, or four of the rail's completion
-             * times (a rail whose pieces take 100 ms, Soft-RoCE under an
-             * emulated CPU, answers in bursts: three slow samples at one
-             * instant, then nothing for 60 ms, are one observation) */
-            const uint64_t w = 4 * rl->lat > BFO_DEMOTE_NS ? 4 * rl->lat : BFO_DEMOTE_NS;
             if (standby ? active > 0
-                        : (up > 1 && rl->slow && e->now - rl->slow_since >= w &&
-                           ((rl->slow >= BFO_DEMOTE_SAMPLES && rl->sampled_at - rl->slow_since >= w / 2) ||
-                            e->now - rl->sampled_at >= w))) {
+                        : (up > 1 && rl->slow && e->now - rl->slow_since >= BFO_DEMOTE_NS &&
+                           (rl->slow >= BFO_DEMOTE_SAMPLES ||
+                            e->now - rl->sampled_at >= BFO_DEMOTE_NS))) {
                 bfo__rail_step(e, peer, r, BFO_EV_DEMOTION_DUE, NULL);
                 up--;
                 active -= !standby;
