@@ -31,15 +31,11 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3, EV_BEACON = 4 };
  * links, accepts and writability; a link goes back into the epoll set when
  * it cools down, and all of them before the process sleeps.  The periodic
  * scans (connect timeouts, the engine's timers) run every SCAN_EVERY_NS, or
- * at once before sleeping; delayed acks are checked at every progress.
- * A progress whose hot reads took a frame returns before its epoll and
- * scan are due (the caller has a message to act on: a reply waits behind
- * them on the critical path), up to EPOLL_LATE_NS since the last epoll. */
+ * at once before sleeping; delayed acks are checked at every progress. */
 #define HOT_MAX 4
 #define HOT_NS 1000000ull
 #define EPOLL_EVERY_NS 20000ull
 #define SCAN_EVERY_NS 20000ull
-#define EPOLL_LATE_NS 200000ull
 /* A link whose peer process is silent looks at TCP_INFO at most this often
  * (kernel_evidence). */
 #define KEV_EVERY_NS 1000000ull
@@ -2003,12 +1999,8 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
     if (timeout_ms > 0 && sleep_prep(t))
         timeout_ms = 0;
     t->busy = timeout_ms == 0;
-    if (timeout_ms > 0 || (poll_hot(t, &handled) && (!handled || t->now - t->last_epoll >= EPOLL_LATE_NS)))
+    if (timeout_ms > 0 || poll_hot(t, &handled))
         handled += poll_epoll(t, timeout_ms);
-    else if (handled && t->now - t->last_epoll < EPOLL_LATE_NS) {
-        t->busy = 0; /* a frame for the caller: the epoll and the scan at its next progress */
-        return handled;
-    }
     t->busy = 0;
     settle(t);
     /* The periodic work, every SCAN_EVERY_NS of busy polling: acks owed for
