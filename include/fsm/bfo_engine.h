@@ -3002,23 +3002,33 @@ static BFO__HOT void bfo__op_done(bfo_engine *e, bfo_op *op, int ok)
 /* bfo_engine_completion_probe: see THE API near the top.  Its rail's
  * machine takes PROBE_DELIVERED or PROBEACK_DELIVERED (no action in any
  * state, spec/rail.rl); the op goes back to the control budget. */
+static inline bfo_op *bfo__op_of_token(const bfo_engine *e, uint64_t token);
+
 static inline int bfo_engine_completion_probe(bfo_engine *e, uint64_t token, int ok)
 {
-    uint32_t idx = (uint32_t)token, gen = (uint32_t)(token >> 32);
-    bfo_op *op;
-    if (!ok || idx >= (uint32_t)e->opp.n || (op = bfo__op_at(e, (int)idx))->gen != gen || !op->posted ||
-        (op->type != BFO_FRAG_PROBE && op->type != BFO_FRAG_PROBEACK) || op->about_rail < 0)
+    bfo_op *op = ok ? bfo__op_of_token(e, token) : NULL;
+    if (!op || (op->type != BFO_FRAG_PROBE && op->type != BFO_FRAG_PROBEACK) || op->about_rail < 0)
         return 0;
     bfo__op_done_slow(e, op, 1);
     return 1;
 }
 
-/* bfo_engine_completion: see THE API near the top. */
-static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok)
+/* The op a backend's token names and holds (posted, of the token's
+ * generation), or NULL. */
+static inline bfo_op *bfo__op_of_token(const bfo_engine *e, uint64_t token)
 {
     uint32_t idx = (uint32_t)token, gen = (uint32_t)(token >> 32);
     bfo_op *op;
     if (idx < (uint32_t)e->opp.n && (op = bfo__op_at(e, (int)idx))->gen == gen && op->posted)
+        return op;
+    return NULL;
+}
+
+/* bfo_engine_completion: see THE API near the top. */
+static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok)
+{
+    bfo_op *op = bfo__op_of_token(e, token);
+    if (op)
         bfo__op_done(e, op, ok);
     bfo__run_failed(e);
 }
