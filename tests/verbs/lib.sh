@@ -9,22 +9,33 @@ BFO=${BFO:-$(cat "$OUT/bfo.path")}
 if [ "$ROLE" = a ]; then RANK=0 ME=1; else RANK=1 ME=2; fi
 RAILS="verbs:rxe0,verbs:rxe1,tcp:10.0.2.$ME"
 export BFO_RANK=$RANK BFO_SIZE=2 BFO_BOOTSTRAP=10.0.2.1:7117 BFO_RAILS=$RAILS
-up() { cut -d' ' -f1 /proc/uptime; }
+up() { local u _; read -r u _ < /proc/uptime; echo "$u"; }
 say() { echo "[$(up)] $ROLE: $*"; }
 fail() { say "FAIL: $*"; echo "--- stderr (last 30 lines)"; tail -30 "$OUT/err.$ROLE" 2>/dev/null; exit 1; }
+
+# pause SEC: a sleep that starts no process. In a guest whose rank
+# busy-polls, every exec reads the host's root over 9p and can take a
+# second or more: a CI run once took 14.5 s for t2's "monitor ...; sleep 4"
+# (the cable came back too late to be re-admitted before the stream ended).
+mkfifo "/tmp/bfo-pause.$$" && exec {PAUSE_FD}<> "/tmp/bfo-pause.$$"
+pause() { read -r -t "$1" -u "$PAUSE_FD" _ || true; }
 
 # monitor GUEST COMMAND...: the host sends each COMMAND to that guest's QEMU
 # monitor (e.g. "set_link n0 off" pulls link 0's cable at that guest), all
 # of them in one go (cables pulled at once, not one host round trip apart:
-# under load that was seconds); returns once they are done (10 s at most).
+# under load that was seconds); returns once they are done (20 s at most).
+# Builtins only, for the reason given at pause.
 monitor() {
-    local role=$1 f="$OUT/mon.$1" n
+    local role=$1 f="$OUT/mon.$1" n d lines end=$((SECONDS + 20))
     shift
     printf '%s\n' "$@" >> "$f"
-    n=$(wc -l < "$f")
-    for _ in $(seq 500); do
-        [ "$(cat "$f.done" 2>/dev/null || echo 0)" -ge "$n" ] && { say "monitor $role: $* (done)"; return 0; }
-        sleep 0.02
+    mapfile -t lines < "$f"
+    n=${#lines[@]}
+    while [ "$SECONDS" -lt "$end" ]; do
+        d=0
+        { read -r d < "$f.done"; } 2> /dev/null
+        [ "${d:-0}" -ge "$n" ] && { say "monitor $role: $* (done)"; return 0; }
+        pause 0.02
     done
     fail "the host did not carry out '$*' for guest $role"
 }
@@ -44,7 +55,8 @@ stream() {
 # wait_stream SEC: waits at most SEC for the stream; sets rc.
 wait_stream() {
     local t=$1
-    for _ in $(seq $((t * 10))); do kill -0 "$STREAM_PID" 2>/dev/null || break; sleep 0.1; done
+    local end=$((SECONDS + t))
+    while [ "$SECONDS" -lt "$end" ]; do kill -0 "$STREAM_PID" 2>/dev/null || break; pause 0.1; done
     if kill -0 "$STREAM_PID" 2>/dev/null; then
         kill -9 "$STREAM_PID"
         wait "$STREAM_PID" 2>/dev/null
@@ -63,7 +75,7 @@ summary() {
 }
 
 # mono: CLOCK_MONOTONIC seconds (the backend's log lines carry the same clock)
-mono() { awk '{ print $1 }' /proc/uptime; }
+mono() { local u _; read -r u _ < /proc/uptime; echo "$u"; }
 # first_log_after T PATTERN: the time of the first verbs log line of rank
 # 0 after T that matches PATTERN (empty if none)
 first_log_after() {
@@ -83,7 +95,7 @@ rail_moves_at_end() {
 moving() {
     for _ in $(seq 600); do
         [ "$(grep -c 'rail [01]: CONNECTED' "$OUT/err.$ROLE" 2>/dev/null)" -ge 2 ] && break
-        sleep 0.1
+        pause 0.1
     done
-    sleep "${1:-2}"
+    pause "${1:-2}"
 }

@@ -9,7 +9,7 @@ if [ "$ROLE" = b ]; then
     moving 2
     P=$(mono); monitor a "set_link n1 off"
     echo "$P" > "$OUT/pull.t"
-    sleep 4
+    pause 4
     R=$(mono); monitor a "set_link n1 on"
     echo "$R" > "$OUT/restore.t"
 fi

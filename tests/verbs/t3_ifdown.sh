@@ -10,7 +10,7 @@ stream --duration 30 --timeline 250 --timeout 100
 if [ "$ROLE" = b ]; then
     moving 2
     P=$(mono); ip link set eth0 down; say "ip link set eth0 down"
-    sleep 4
+    pause 4
     R=$(mono); ip link set eth0 up; say "ip link set eth0 up"
 fi
 wait_stream 110

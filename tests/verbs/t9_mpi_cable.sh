@@ -32,11 +32,6 @@ DURATION=${DURATION:-20}
 MPI_OUT=$OUT/mpi.out
 fail() { say "FAIL: $*"; echo "--- mpirun output (last 30 lines)"; tail -30 "$MPI_OUT" 2>/dev/null; exit 1; }
 hostname "bfo-$ROLE" # ORTE refuses the kernel's "(none)"
-# pause SEC: a sleep without a new process (in a guest whose rank
-# busy-polls, every exec reads the host's root over 9p and takes up to a
-# second or more)
-mkfifo /tmp/t9.pause && exec 9<> /tmp/t9.pause
-pause() { read -r -t "$1" -u 9 _ || true; }
 
 if [ "$ROLE" = b ]; then
     # the server that starts orted here, until guest a is done
