@@ -190,6 +190,10 @@ typedef struct simnet {
      * next one through when nothing else can move).  What the engine
      * measures and stripes by. */
     unsigned rail_mbps[BFO_MAX_RAILS];
+    /* ... and a rail's delay (ns, with rail_mbps only): a message moves
+     * this long after its last byte went through (a long path, or a
+     * queue that its acknowledgements wait in), the link free meanwhile */
+    uint64_t rail_delay_ns[BFO_MAX_RAILS];
     uint64_t link_free[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS];
 } simnet;
 
@@ -287,7 +291,7 @@ static inline void sn_push(simnet *sn, const sn_msg *m)
         uint64_t *f = &sn->link_free[m->src][m->dst][m->rail];
         uint64_t at = (*f > sn->now ? *f : sn->now) + (uint64_t)m->len * 1000 / mbps;
         *f = at;
-        ((sn_msg *)m)->ready_at = at;
+        ((sn_msg *)m)->ready_at = at + sn->rail_delay_ns[m->rail];
     }
     if (sn->qlen == sn->qcap) {
         sn->qcap = sn->qcap ? 2 * sn->qcap : 256;

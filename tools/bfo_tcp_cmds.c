@@ -623,18 +623,15 @@ static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
     if (peer >= 0 && st->event == BFO_EV_DEMOTION_DUE) { /* the rates it was demoted on */
         const bfo_engine *e = s->e;
         const bfo_rail_link *rs = &e->peers[peer].rail[rail];
-        uint64_t best = 0;
-        for (int r = 0; r < e->cfg.nrails; r++)
-            if (r != rail && e->peers[peer].rail[r].rate > best &&
-                e->peers[peer].rail[r].fsm.cs == BFO_RAIL_ST_UP)
-                best = e->peers[peer].rail[r].rate;
+        const uint64_t best = bfo__best_rate(e, peer, rail); /* what the engine compared */
         fprintf(stderr,
                 "bfo stream[%d]:   its rate %.1f MB/s against %.1f on the best other UP rail; %u slow "
                 "samples, the first %.3f ms ago, the last sample %.3f ms ago; %llu bytes queued, "
-                "completions take %.3f ms\n",
+                "completions take %.3f ms; %s\n",
                 s->rank, (double)rs->rate / 1e3, (double)best / 1e3, (unsigned)rs->slow,
                 (double)(e->now - rs->slow_since) / 1e6, (double)(e->now - rs->sampled_at) / 1e6,
-                (unsigned long long)rs->q_bytes, (double)rs->lat / 1e6);
+                (unsigned long long)rs->q_bytes, (double)rs->lat / 1e6,
+                rs->measured ? "measured" : "on probation");
     }
 }
 

@@ -93,7 +93,9 @@ extern "C" {
  *                       rail for BFO_DEMOTE_SAMPLES samples in a row, over
  *                       BFO_DEMOTE_NS at least, is demoted (8, 3, 50 ms);
  *                       one slow sample is enough when no other came in
- *                       BFO_DEMOTE_NS (a rail too slow to be given data)
+ *                       BFO_DEMOTE_NS (a rail too slow to be given data);
+ *                       a sample that took no longer than a piece takes on
+ *                       the best rail is never slow
  *   BFO_PROBATION_BYTES a rail is on probation after its admission or
  *                       promotion until it has delivered this many bytes
  *                       of data (256 KiB): it is given one piece at a time,
@@ -1632,34 +1634,52 @@ static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, const bfo_op *op, uint64_
         bfo__gate_note(e, op->peer);
 }
 
-/* The best measured rate among the peer's UP rails but one (0: none).  A
+/* The peer's UP rail but one with the best measured rate (-1: none).  A
  * rail never sampled (its rate the transport's guess: a TCP rail that
  * carries only control while verbs rails read) is no measure of the
  * others: slow against a guess is not slow. */
-static inline uint64_t bfo__best_rate(const bfo_engine *e, int peer, int but)
+static inline int bfo__best_rail(const bfo_engine *e, int peer, int but)
 {
-    uint64_t best = 0;
+    int best = -1;
     for (int r = 0; r < e->cfg.nrails; r++) {
         const bfo_rail_link *rl = &e->peers[peer].rail[r];
-        if (r != but && bfo__rail_up(e, peer, r) && (rl->measured || rl->prob_bytes) && rl->rate > best)
-            best = rl->rate;
+        if (r != but && bfo__rail_up(e, peer, r) && (rl->measured || rl->prob_bytes) &&
+            (best < 0 || rl->rate > e->peers[peer].rail[best].rate))
+            best = r;
     }
     return best;
 }
 
-/* The estimate takes a sample x (bytes per ms): a quarter of the way
- * (EWMA), or all the way (hard).  An UP rail under 1/BFO_DEMOTE_RATIO of
- * the best other UP rail counts a slow sample (bfo__rails_review demotes
- * it after BFO_DEMOTE_SAMPLES over BFO_DEMOTE_NS). */
-static inline void bfo__rate_take(bfo_engine *e, int peer, int rail, uint64_t x, int hard)
+/* ... its rate (0: none). */
+static inline uint64_t bfo__best_rate(const bfo_engine *e, int peer, int but)
+{
+    int b = bfo__best_rail(e, peer, but);
+    return b < 0 ? 0 : e->peers[peer].rail[b].rate;
+}
+
+/* The estimate takes a sample x (bytes per ms) that took dt: a quarter of
+ * the way (EWMA), or all the way (hard).  An UP rail under
+ * 1/BFO_DEMOTE_RATIO of the best other UP rail counts a slow sample
+ * (bfo__rails_review demotes it after BFO_DEMOTE_SAMPLES over
+ * BFO_DEMOTE_NS), unless the sample took no longer than a piece takes on
+ * that best rail (its lat): a piece that came back as soon as the best
+ * rail's do is no evidence that its rail is slow.  A piece sent alone (on
+ * probation, or to a rail whose low estimate keeps its queue short)
+ * measures the rail's round trip more than its rate, and with an equal
+ * rail's acknowledgements waiting up to a shaper's 100 ms behind the other
+ * direction's data (two rails at 400 Mbit/s), or a TCG guest's completions
+ * taking 40 ms and more, a lone 32 KiB piece reads 0.3 to 1.7 MB/s: equal
+ * rails were demoted on it, 5 to 8 times in 3 s. */
+static inline void bfo__rate_take(bfo_engine *e, int peer, int rail, uint64_t x, int hard, uint64_t dt)
 {
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
     rl->rate = hard ? x : rl->rate - rl->rate / 4 + x / 4;
     if (!rl->rate)
         rl->rate = 1;
     if (rl->fsm.cs == BFO_RAIL_ST_UP) {
-        uint64_t best = bfo__best_rate(e, peer, rail);
-        if (best && rl->rate * BFO_DEMOTE_RATIO < best) {
+        int b = bfo__best_rail(e, peer, rail);
+        if (b >= 0 && rl->rate * BFO_DEMOTE_RATIO < e->peers[peer].rail[b].rate &&
+            dt > e->peers[peer].rail[b].lat) {
             if (!rl->slow)
                 rl->slow_since = e->now;
             if (rl->slow < 255)
@@ -1684,10 +1704,10 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
         rl->prob_bytes += bytes;
         rl->prob_ns += dt > 1000 ? dt : 1000;
         rl->measured = rl->prob_bytes >= BFO_PROBATION_BYTES;
-        bfo__rate_take(e, peer, rail, rl->prob_bytes * 1000000u / rl->prob_ns, 1);
+        bfo__rate_take(e, peer, rail, rl->prob_bytes * 1000000u / rl->prob_ns, 1, dt);
         return;
     }
-    bfo__rate_take(e, peer, rail, bytes * 1000000u / (dt > 1000 ? dt : 1000), 0);
+    bfo__rate_take(e, peer, rail, bytes * 1000000u / (dt > 1000 ? dt : 1000), 0, dt);
 }
 
 /* Another UP rail of the peer's delivered data since `since`: a sample
@@ -1726,14 +1746,14 @@ static BFO__NOINLINE void bfo__rate_lag(bfo_engine *e, int peer, int rail)
          * the probation ends on it and they go; completions correct it (a
          * peer that acknowledges late, or not at all while it computes,
          * holds nothing up for longer than this) */
-        bfo__rate_take(e, peer, rail, bound < rl->rate ? bound : rl->rate, 1);
+        bfo__rate_take(e, peer, rail, bound < rl->rate ? bound : rl->rate, 1, dt);
         if (e->peers[peer].pend_head >= 0) {
             rl->measured = 1;
             bfo__gate_note(e, peer);
         }
     } else if (rl->q_bytes >= 4 * (uint64_t)e->cfg.frag_size && bound < rl->rate &&
                bfo__others_delivered(e, peer, rail, rl->win_start + dt / 2)) {
-        bfo__rate_take(e, peer, rail, bound, 1);
+        bfo__rate_take(e, peer, rail, bound, 1, dt);
     } else {
         rl->win_start = e->now;
         rl->win_bytes = 0;
