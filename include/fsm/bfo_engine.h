@@ -356,6 +356,8 @@ typedef struct bfo_op {
     uint16_t rseq;       /* the owner's rseq when posted */
     uint64_t off, len;   /* data range (FRAG, WRITE, READ, FIN) */
     uint64_t q_at, post_at; /* posted: bytes queued on its rail ahead of it, and when */
+    uint64_t since;      /* ... and when those began to come back: the rail's last
+                          * completion before, or when it took work after none */
     uint64_t raddr;      /* RDMA: the peer's memory (its key: the owner's keys[rail]) */
     uint32_t slot;       /* PUT slot (WRITE, FIN) */
     char *local;         /* RDMA: this side's memory */
@@ -404,6 +406,7 @@ typedef struct bfo_rail_link {
     uint64_t rate;       /* delivered bytes per ms: measured, from the transport's figure */
     uint64_t win_start, win_bytes; /* since the last sample (or since work was queued on
                                     * an idle rail), and the bytes that came back since */
+    uint64_t work_at, done_at; /* when it last took work after none; its last completion */
     uint64_t meas_sent, meas_nonce; /* DEMOTED: the measuring pair out (0: none), its nonce
                                      * (the padded probe's; the plain one's is one less) */
     uint64_t meas_first; /* ... when the plain probe's PROBEACK came (0: not yet) */
@@ -1596,9 +1599,10 @@ static inline void bfo__gate_note(bfo_engine *e, int peer)
     e->gate_kick = e->gate_kick < 0 || e->gate_kick == peer ? peer : 0x7fffffff;
 }
 
-/* Work goes on a rail: the op notes what was queued ahead of it and when
- * (its delivery is then a sample of the rail's rate); a rail that had none
- * starts a fresh lag window (time it sat idle is no measure of it). */
+/* Work goes on a rail: the op notes what was queued ahead of it, when,
+ * and since when that has been coming back (its delivery is then a sample
+ * of the rail's rate); a rail that had none starts a fresh lag window
+ * (time it sat idle is no measure of it). */
 static BFO__HOT void bfo__rail_queued(bfo_engine *e, bfo_rail_link *rl, bfo_op *op, uint64_t n)
 {
     op->q_at = rl->q_bytes;
@@ -1606,18 +1610,27 @@ static BFO__HOT void bfo__rail_queued(bfo_engine *e, bfo_rail_link *rl, bfo_op *
     if (!rl->q_bytes) {
         rl->win_start = e->now;
         rl->win_bytes = 0;
+        rl->work_at = e->now;
     }
+    op->since = rl->done_at > rl->work_at ? rl->done_at : rl->work_at;
     rl->q_bytes += n;
     rl->inflight++;
     rl->last_tx = e->now;
 }
 
-static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64_t bytes, uint64_t dt);
+static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64_t bytes, uint64_t dt,
+                                       uint64_t span);
 
 /* n bytes of the rail's came back (ok: delivered).  A piece of data
  * delivered (BFO__STRIPE_MIN or more) is a sample: it and what was queued
- * ahead of it went through in the time since it was posted.  Small
- * messages and control are not (their round trips, not the rail's rate). */
+ * ahead of it came back since op->since, the rail's last completion before
+ * its post (none came between: they come in order), or its post when the
+ * rail was idle.  Not since its post: completions come in batches (a TCG
+ * guest's, a peer's acknowledgements), and bytes queued ahead of it that
+ * had arrived but were not reported yet made a sample of 51,849 MB/s on a
+ * verbs rail of some 5, against which an equal rail was demoted.  Small
+ * messages and control are no sample (their round trips, not the rail's
+ * rate). */
 static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, const bfo_op *op, uint64_t n, int ok)
 {
     bfo_peer *p = &e->peers[op->peer];
@@ -1628,8 +1641,10 @@ static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, const bfo_op *op, uint64_
     if (BFO__UNLIKELY(n >= BFO__STRIPE_MIN) && ok && op->type != BFO_FRAG_PROBE) { /* (not a measurement) */
         const uint64_t dt = e->now - op->post_at;
         rl->lat = rl->lat ? rl->lat - rl->lat / 8 + dt / 8 : dt;
-        bfo__rate_op(e, op->peer, op->rail, op->q_at + n, dt);
+        bfo__rate_op(e, op->peer, op->rail, op->q_at + n, dt, e->now - op->since);
     }
+    if (ok)
+        rl->done_at = e->now;
     if (BFO__UNLIKELY(p->pend_head >= 0)) /* ops that wait may go now (bfo__gate_kick) */
         bfo__gate_note(e, op->peer);
 }
@@ -1694,20 +1709,23 @@ static inline void bfo__rate_take(bfo_engine *e, int peer, int rail, uint64_t x,
 }
 
 /* A piece of data delivered: `bytes` (it and what was queued ahead of it
- * on the rail, which goes first) went through in dt.  A piece sent alone
+ * on the rail, which goes first) came back over `span`; the piece took dt.  A piece sent alone
  * on an idle rail counts its round trip against the rail: large pieces
  * only (bfo__rail_unqueued). */
-static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64_t bytes, uint64_t dt)
+static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64_t bytes, uint64_t dt,
+                                       uint64_t span)
 {
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
+    if (span < 1000)
+        span = 1000;
     if (!rl->measured) { /* on probation: all it delivered, over all its pieces' times */
         rl->prob_bytes += bytes;
-        rl->prob_ns += dt > 1000 ? dt : 1000;
+        rl->prob_ns += span;
         rl->measured = rl->prob_bytes >= BFO_PROBATION_BYTES;
         bfo__rate_take(e, peer, rail, rl->prob_bytes * 1000000u / rl->prob_ns, 1, dt);
         return;
     }
-    bfo__rate_take(e, peer, rail, bytes * 1000000u / (dt > 1000 ? dt : 1000), 0, dt);
+    bfo__rate_take(e, peer, rail, bytes * 1000000u / span, 0, dt);
 }
 
 /* Another UP rail of the peer's delivered data since `since`: a sample
