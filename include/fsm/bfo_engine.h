@@ -1725,7 +1725,21 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
         bfo__rate_take(e, peer, rail, rl->prob_bytes * 1000000u / rl->prob_ns, 1, dt);
         return;
     }
-    bfo__rate_take(e, peer, rail, bytes * 1000000u / span, 0, dt);
+    uint64_t x = bytes * 1000000u / span;
+    int b = bfo__best_rail(e, peer, rail);
+    /* back sooner than a piece on the best other rail: it could carry
+     * more than it was given (the scheduler fills rails to equal expected
+     * finish, and a rail given little reads its round trip, not its rate:
+     * at 400 Mbit/s the other rank's data on it made a rail read 0.5 to
+     * 3 MB/s for seconds while its pair carried 50).  Its estimate grows
+     * by a quarter at least (never past the best rail's), until its pieces
+     * take as long as the best rail's do. */
+    if (b >= 0 && dt < e->peers[peer].rail[b].lat && rl->rate < e->peers[peer].rail[b].rate) {
+        uint64_t up = 2 * rl->rate < e->peers[peer].rail[b].rate ? 2 * rl->rate : e->peers[peer].rail[b].rate;
+        if (x < up)
+            x = up;
+    }
+    bfo__rate_take(e, peer, rail, x, 0, dt);
 }
 
 /* Another UP rail of the peer's delivered data since `since`: a sample
