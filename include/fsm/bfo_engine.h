@@ -1612,7 +1612,8 @@ static BFO__HOT void bfo__rail_queued(bfo_engine *e, bfo_rail_link *rl, bfo_op *
         rl->win_bytes = 0;
         rl->work_at = e->now;
     }
-    op->since = rl->done_at > rl->work_at ? rl->done_at : rl->work_at;
+    if (BFO__UNLIKELY(n >= BFO__STRIPE_MIN)) /* a sample to be (bfo__rail_unqueued) */
+        op->since = rl->done_at > rl->work_at ? rl->done_at : rl->work_at;
     rl->q_bytes += n;
     rl->inflight++;
     rl->last_tx = e->now;
