@@ -2060,14 +2060,20 @@ static void test_rail_slow_from_the_start_is_given_one_piece_at_a_time_and_demot
     assert_true(b1 * 100 < b0);
 }
 
-/* Two rails at 1000 MB/s, no RDMA, a stream of 256 KiB messages started
- * (big_start) and run for `ms`. */
-static sr_world *two_fast_rails(uint64_t seed, mapout_watch *x, bigstream *b, uint64_t ms)
+/* A world of two ranks whose data goes in FRAGs (no RDMA), as over TCP. */
+static sr_world *frags_world(uint64_t seed, mapout_watch *x)
 {
     static bfo_config cfg; /* the world keeps the pointer */
     memset(&cfg, 0, sizeof cfg);
     cfg.rdma = BFO_RDMA_OFF;
-    sr_world *w = detect_world_cfg(seed, 1, x, &cfg);
+    return detect_world_cfg(seed, 1, x, &cfg);
+}
+
+/* Two rails at 1000 MB/s, no RDMA, a stream of 256 KiB messages started
+ * (big_start) and run for `ms`. */
+static sr_world *two_fast_rails(uint64_t seed, mapout_watch *x, bigstream *b, uint64_t ms)
+{
+    sr_world *w = frags_world(seed, x);
     w->sn.rail_mbps[0] = w->sn.rail_mbps[1] = 1000;
     big_start(b, w);
     big_run(b, ms * MS);
@@ -2144,11 +2150,8 @@ static void test_promoted_rail_on_probation_back_as_soon_as_the_best_rails_is_no
 {
     mapout_watch x[2];
     bigstream b;
-    bfo_config cfg;
     (void)state;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.rdma = BFO_RDMA_OFF;
-    sr_world *w = detect_world_cfg(75, 1, x, &cfg);
+    sr_world *w = frags_world(75, x);
     for (int k = 0; k < 2; k++) {
         w->sn.rail_mbps[k] = 1000;
         w->sn.rail_delay_ns[k] = 2 * MS;
