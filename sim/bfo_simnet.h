@@ -194,7 +194,15 @@ typedef struct simnet {
      * this long after its last byte went through (a long path, or a
      * queue that its acknowledgements wait in), the link free meanwhile */
     uint64_t rail_delay_ns[BFO_MAX_RAILS];
+    /* ... and a token-bucket shaper's burst (bytes, with rail_mbps only;
+     * 0: none), as tc's tbf: a link's tokens fill at the rail's speed up
+     * to the burst, and the bytes of a message that tokens cover go
+     * through at once, the rest at the rail's speed.  A short burst on an
+     * idle link thus moves at no cost, as a measuring probe behind a real
+     * shaper does. */
+    uint64_t rail_burst[BFO_MAX_RAILS];
     uint64_t link_free[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS];
+    uint64_t link_tokens[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* at link_free */
 } simnet;
 
 /* A message's completion at its sender: the engine's, or the model's. */
@@ -289,7 +297,17 @@ static inline void sn_push(simnet *sn, const sn_msg *m)
     unsigned mbps = (unsigned)m->rail < BFO_MAX_RAILS ? sn->rail_mbps[m->rail] : 0;
     if (mbps && m->src < SN_MAX_RANKS && m->dst < SN_MAX_RANKS) {
         uint64_t *f = &sn->link_free[m->src][m->dst][m->rail];
-        uint64_t at = (*f > sn->now ? *f : sn->now) + (uint64_t)m->len * 1000 / mbps;
+        uint64_t start = *f > sn->now ? *f : sn->now, len = m->len;
+        uint64_t burst = sn->rail_burst[m->rail];
+        if (burst) { /* the tokens gathered since the link was last free */
+            uint64_t *tok = &sn->link_tokens[m->src][m->dst][m->rail];
+            uint64_t t = *tok + (start - *f) * mbps / 1000;
+            t = t < burst ? t : burst;
+            uint64_t covered = len < t ? len : t;
+            *tok = t - covered;
+            len -= covered;
+        }
+        uint64_t at = start + len * 1000 / mbps;
         *f = at;
         ((sn_msg *)m)->ready_at = at + sn->rail_delay_ns[m->rail];
     }

@@ -77,7 +77,9 @@
 # and 20 ms of the rail's own measured time every 100 ms) found it at 1/4
 # of the best or better.  The gap between the two ratios, the counts and
 # flap damping (a rail demoted again within 5 s of a promotion is measured
-# half as often, up to 64 times less) keep a rail from flapping.  The last
+# half as often, up to 64 times less, with twice the padding, which a
+# token-bucket shaper's burst then no longer covers) keep a rail from
+# flapping.  The last
 # rail UP is never demoted, and a DEMOTED rail is promoted at once when no
 # rail of the peer is UP (a slow rail is better than none).  A standby rail
 # (bfo_config.standby_rails) is demoted while an active rail is UP and

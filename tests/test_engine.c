@@ -2187,6 +2187,50 @@ static void test_promoted_rail_on_probation_back_as_soon_as_the_best_rails_is_no
     sr_del(w);
 }
 
+/* A rail behind a token-bucket shaper (simnet.rail_burst, as tc's tbf:
+ * 10 MB/s with a 64 KiB burst) measures fast in short bursts: a measuring
+ * pair whose padding fits the bucket goes through at once.  It is promoted
+ * on that at most once: demoted again on probation (a flap), it is
+ * measured by a train of padded probes twice as long per flap, which the
+ * bucket no longer covers.  Over 6 s it is demoted twice at most (5 times
+ * in 6 s before the train grew), carries next to nothing, and once the
+ * shaping is gone it is promoted again within 5 s; every message intact,
+ * no map-out. */
+static void test_rail_behind_a_token_bucket_is_not_promoted_again_and_again_on_its_bursts(void **state)
+{
+    mapout_watch x[2];
+    bigstream b;
+    (void)state;
+    sr_world *w = two_fast_rails(77, x, &b, 200);
+    w->sn.rail_mbps[1] = 10;
+    w->sn.rail_burst[1] = 64 << 10;
+    uint64_t t0 = w->sn.now;
+    while (rail_cs(w, 0, 1, 1) != BFO_RAIL_ST_DEMOTED && w->sn.now - t0 < 2000 * MS)
+        big_run(&b, MS);
+    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_DEMOTED);
+    uint64_t b0 = w->e[0].stats.rail_bytes[0], b1 = w->e[0].stats.rail_bytes[1];
+    big_run(&b, 6000 * MS);
+    b0 = w->e[0].stats.rail_bytes[0] - b0;
+    b1 = w->e[0].stats.rail_bytes[1] - b1;
+    print_message("10 MB/s behind a 64 KiB bucket, 6 s: %llu demotions, %llu promotions, %llu measurements; "
+                  "rail 0 %llu B, rail 1 %llu B\n", (unsigned long long)w->e[0].stats.demotions,
+                  (unsigned long long)w->e[0].stats.promotions, (unsigned long long)w->e[0].stats.measures,
+                  (unsigned long long)b0, (unsigned long long)b1);
+    assert_true(w->e[0].stats.demotions <= 2);
+    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_DEMOTED);
+    assert_true(b1 * 100 < b0);
+    w->sn.rail_mbps[1] = 1000;
+    w->sn.rail_burst[1] = 0;
+    t0 = w->sn.now;
+    while (rail_cs(w, 0, 1, 1) != BFO_RAIL_ST_UP && w->sn.now - t0 < 5000 * MS)
+        big_run(&b, MS);
+    print_message("unshaped: promoted after %llu ms\n", (unsigned long long)((w->sn.now - t0) / MS));
+    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_UP);
+    big_end(&b);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    sr_del(w);
+}
+
 /* Active-standby (bfo_config.standby_rails): rail 1 carries probes only
  * while rail 0 is UP; when rail 0 fails it is promoted and carries the
  * stream; when rail 0 is back, rail 1 is demoted again. */
@@ -3865,6 +3909,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_last_rail_up_is_never_demoted),
         cmocka_unit_test(test_rails_lagging_together_are_not_demoted),
         cmocka_unit_test(test_promoted_rail_on_probation_back_as_soon_as_the_best_rails_is_not_slow),
+        cmocka_unit_test(test_rail_behind_a_token_bucket_is_not_promoted_again_and_again_on_its_bursts),
         cmocka_unit_test(test_standby_rail_carries_data_only_while_no_active_rail_is_up),
         cmocka_unit_test(test_busy_peer_heard_once_after_the_probe_then_silent_is_not_failed),
         cmocka_unit_test(test_host_heard_does_not_excuse_a_rail_when_the_process_talks_elsewhere),

@@ -114,7 +114,10 @@ extern "C" {
  *                       rate it was demoted at; at least 4 KiB): the engine keeps one zeroed
  *                       block of this size when it has two rails or more
  *   BFO_FLAP_NS         a rail demoted again within this of its promotion
- *                       is measured half as often, up to 64 times less (5 s) */
+ *                       is measured half as often, up to 64 times less,
+ *                       with twice the padding, in up to 8 probes of
+ *                       BFO_MEASURE_BYTES (a token bucket's burst fools a
+ *                       short one) (5 s) */
 #ifndef BFO_PROBATION_BYTES
 #define BFO_PROBATION_BYTES 262144u
 #endif
@@ -3213,7 +3216,23 @@ static BFO__NOINLINE void bfo__measured(bfo_engine *e, int peer, int rail, uint6
     }
 }
 
-/* Sends the measuring pair (see bfo__measured). */
+/* Sends the measuring pair (see bfo__measured): the plain probe, then
+ * the padding: 20 ms of the rail at the rate it was demoted at, times
+ * 2^flaps, in at most BFO__TRAIN padded probes of at most
+ * BFO_MEASURE_BYTES back to back (a train: those before the last carry
+ * the plain one's nonce less one, which nothing waits for).  A rail behind
+ * a token-bucket shaper (tc's tbf, a switch's policer) lets a padding that
+ * its bucket covers through at once and measures fast; promoted on that,
+ * it is demoted again on probation (a flap), and each flap doubles the
+ * padding until the bucket no longer covers it: between namespaces, a
+ * rail shaped to 20 Mbit/s (64 KiB burst) and demoted at 1.1 MB/s was
+ * promoted on 22 KiB of padding, and in the simulator (10 MB/s, 64 KiB
+ * burst) demoted 5 times in 6 s, twice with the padding doubled.
+ * Measured half as often per flap (bfo__rails_review), a demoted rail's
+ * bytes per second stay within the budget: 20 ms of it every 100 ms,
+ * BFO_MEASURE_BYTES at most (more only once it flapped, and then no more
+ * than BFO__TRAIN of them per period). */
+#define BFO__TRAIN 8
 static BFO__NOINLINE void bfo__measure(bfo_engine *e, int peer, int rail)
 {
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
@@ -3221,24 +3240,36 @@ static BFO__NOINLINE void bfo__measure(bfo_engine *e, int peer, int rail)
      * (a burst can fool one): the budget holds */
     uint64_t len = rl->base_rate * (BFO_MEASURE_TIME_NS / 1000000u);
     const uint64_t nonce = ((uint64_t)1 << 63) | (e->now << 1) | 1;
-    size_t cap = bfo__stage_bytes(&e->cfg);
+    uint64_t cap = bfo__stage_bytes(&e->cfg);
+    int train;
     rl->meas_at = e->now;
-    if (!e->pad_mem || e->ctl_in_use + 2 > bfo__ctl_budget(&e->cfg))
-        return;
     if (len < 4096)
         len = 4096;
     if (len > BFO_MEASURE_BYTES)
         len = BFO_MEASURE_BYTES;
-    if (len > cap)
-        len = cap;
+    len <<= rl->flaps;
+    if (cap > BFO_MEASURE_BYTES)
+        cap = BFO_MEASURE_BYTES;
+    train = (int)((len + cap - 1) / cap);
+    if (train > BFO__TRAIN)
+        train = BFO__TRAIN;
+    len = len / (uint64_t)train < cap ? len / (uint64_t)train : cap; /* each probe's */
+    if (!e->pad_mem || e->ctl_in_use + 1 + train > bfo__ctl_budget(&e->cfg))
+        return;
     rl->meas_nonce = nonce;
     rl->meas_sent = e->now ? e->now : 1;
     rl->meas_first = 0;
-    rl->meas_len = (uint32_t)len;
+    rl->meas_len = (uint32_t)(len * (uint64_t)train);
     e->stats.measures++;
-    if (!bfo__rail_ctl_pad(e, peer, rail, BFO_FRAG_PROBE, rail, nonce - 1, 0) ||
-        !bfo__rail_ctl_pad(e, peer, rail, BFO_FRAG_PROBE, rail, nonce, (size_t)len))
+    if (!bfo__rail_ctl_pad(e, peer, rail, BFO_FRAG_PROBE, rail, nonce - 1, 0)) {
         rl->meas_sent = 0;
+        return;
+    }
+    for (int k = 1; k <= train; k++)
+        if (!bfo__rail_ctl_pad(e, peer, rail, BFO_FRAG_PROBE, rail, k < train ? nonce - 2 : nonce, (size_t)len)) {
+            rl->meas_sent = 0;
+            return;
+        }
 }
 
 static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, const bfo_frame *f);
@@ -3388,14 +3419,21 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
         /* demoted again within BFO_FLAP_NS of a promotion: a rail that
          * measures well in short bursts (a token-bucket shaper) and not
          * under load; measured half as often each time (flap damping) */
-        if (rs->promoted_at && e->now - rs->promoted_at < BFO_FLAP_NS)
+        if (rs->promoted_at && e->now - rs->promoted_at < BFO_FLAP_NS) {
             rs->flaps = rs->flaps < 6 ? rs->flaps + 1 : 6;
-        else
+            /* the rate on probation had the burst in it: the measuring
+             * budget stays at the rate of the first demotion, or less
+             * (a 20 Mbit/s rail demoted at 1.1 MB/s, then at 3.3 on
+             * probation, was measured with a quarter of its bytes) */
+            if (!rs->base_rate || rs->rate < rs->base_rate)
+                rs->base_rate = rs->rate;
+        } else {
             rs->flaps = 0;
+            rs->base_rate = rs->rate;
+        }
         rs->meas_good = 0;
         rs->meas_sent = 0;
         rs->meas_at = e->now;
-        rs->base_rate = rs->rate;
         return;
     case BFO_RAIL_ACT_PROMOTE: /* data again (bfo__rail_step posts what waited for a rail) */
         e->stats.promotions++;
