@@ -1206,6 +1206,13 @@ static sr_world *detect_world(uint64_t seed, int transport_heard, mapout_watch *
     return detect_world_cfg(seed, transport_heard, x, NULL);
 }
 
+/* A stream (st, cleared) over a detect_world. */
+static sr_world *stream_world(stream *st, uint64_t seed, int transport_heard, mapout_watch *x)
+{
+    memset(st, 0, sizeof *st);
+    return st->w = detect_world(seed, transport_heard, x);
+}
+
 /* The bound: heartbeat + probe timeout, plus 1 ms timer resolution twice. */
 #define DETECT_BOUND (100 * MS + 40 * MS + 2 * MS)
 
@@ -1540,9 +1547,7 @@ static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **s
     mapout_watch x[2];
     uint64_t last_heard = 0;
     (void)state;
-    memset(&st, 0, sizeof st);
-    st.w = detect_world(65, 1, x);
-    sr_world *w = st.w;
+    sr_world *w = stream_world(&st, 65, 1, x);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD);
     /* rank 0, idle on rail 0, sends its heartbeat probe; it is not answered */
     while (!w->e[0].peers[1].rail[0].probe_out) {
@@ -1599,9 +1604,7 @@ static void test_busy_peer_host_heard_is_not_failed(void **state)
     mapout_watch x[2];
     uint64_t last = 0;
     (void)state;
-    memset(&st, 0, sizeof st);
-    st.w = detect_world(66, 0, x);
-    sr_world *w = st.w;
+    sr_world *w = stream_world(&st, 66, 0, x);
     for (int k = 0; k < 2; k++)
         rail_path(w, 0, 1, k, SN_PATH_HOLD);
     for (int ms = 0; ms < 5000; ms++) {
@@ -1663,9 +1666,7 @@ static void test_busy_peer_heard_once_after_the_probe_then_silent_is_not_failed(
     static stream st;
     mapout_watch x[2];
     (void)state;
-    memset(&st, 0, sizeof st);
-    st.w = detect_world(69, 0, x);
-    sr_world *w = st.w;
+    sr_world *w = stream_world(&st, 69, 0, x);
     bfo_rail_link *rs = &w->e[0].peers[1].rail[0];
     for (int ms = 0; ms < 1000 && !rs->probe_out; ms++) {
         if (ms % 10 == 0)
@@ -1708,9 +1709,7 @@ static void test_host_heard_excuses_a_rail_a_retransmission_long_when_the_proces
     static stream st;
     mapout_watch x[2];
     (void)state;
-    memset(&st, 0, sizeof st);
-    st.w = detect_world(67, 0, x);
-    sr_world *w = st.w;
+    sr_world *w = stream_world(&st, 67, 0, x);
     const uint64_t bound = 100 * MS + w->e[0].cfg.host_timeout_ns / 2 + 2 * MS;
     uint64_t t = w->sn.now;
     rail_path(w, 0, 1, 0, SN_PATH_SILENT);
@@ -1738,9 +1737,7 @@ static void test_rail_whose_frames_wait_for_a_retransmission_is_not_failed(void 
     static stream st;
     mapout_watch x[2];
     (void)state;
-    memset(&st, 0, sizeof st);
-    st.w = detect_world(69, 0, x);
-    sr_world *w = st.w;
+    sr_world *w = stream_world(&st, 69, 0, x);
     rail_path(w, 1, 0, 0, SN_PATH_HOLD);
     for (int ms = 0; ms < 150; ms++) { /* each kernel hears the other's acknowledgements */
         bfo_engine_host_heard(&w->e[0], 1, 0, w->sn.now);
@@ -1767,9 +1764,7 @@ static void test_every_rank_computing_at_once_is_not_silence(void **state)
     static stream st;
     mapout_watch x[2];
     (void)state;
-    memset(&st, 0, sizeof st);
-    st.w = detect_world(68, 1, x);
-    sr_world *w = st.w;
+    sr_world *w = stream_world(&st, 68, 1, x);
     for (int ms = 0; ms < 150; ms++) { /* a heartbeat probe or two go out */
         if (ms % 10 == 0)
             stream_post(&st, 0, 1);
@@ -1871,9 +1866,7 @@ static void test_slow_answers_raise_the_probe_timeout_instead_of_failing_again(v
     static stream st;
     mapout_watch x[2];
     (void)state;
-    memset(&st, 0, sizeof st);
-    st.w = detect_world(71, 1, x);
-    sr_world *w = st.w;
+    sr_world *w = stream_world(&st, 71, 1, x);
     bfo_rail_link *rl = &w->e[0].peers[1].rail[0];
     pass_time(w, 300 * MS);
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
@@ -1986,6 +1979,18 @@ static void big_end(bigstream *b)
 }
 
 static int rail_cs(sr_world *w, int rank, int peer, int rail) { return w->e[rank].peers[peer].rail[rail].fsm.cs; }
+
+/* Runs the stream until rank 0's rail 1 to rank 1 is in state cs, for
+ * limit_ms at most, and checks that it is; returns the time that took. */
+static uint64_t big_until_rail1(bigstream *b, int cs, uint64_t limit_ms)
+{
+    sr_world *w = b->w;
+    uint64_t t0 = w->sn.now;
+    while (rail_cs(w, 0, 1, 1) != cs && w->sn.now - t0 < limit_ms * MS)
+        big_run(b, MS);
+    assert_int_equal(rail_cs(w, 0, 1, 1), cs);
+    return w->sn.now - t0;
+}
 
 /* Slow is not dead (spec/rail.rl): rail 1 slowed to 1/100 of rail 0 in
  * the middle of a stream is demoted, never failed, and carries next to
@@ -2237,10 +2242,7 @@ static void test_rail_behind_a_token_bucket_is_not_promoted_again_and_again_on_i
     sr_world *w = two_fast_rails(77, x, &b, 200);
     w->sn.rail_mbps[1] = 10;
     w->sn.rail_burst[1] = 64 << 10;
-    uint64_t t0 = w->sn.now;
-    while (rail_cs(w, 0, 1, 1) != BFO_RAIL_ST_DEMOTED && w->sn.now - t0 < 2000 * MS)
-        big_run(&b, MS);
-    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_DEMOTED);
+    big_until_rail1(&b, BFO_RAIL_ST_DEMOTED, 2000);
     uint64_t b0 = w->e[0].stats.rail_bytes[0], b1 = w->e[0].stats.rail_bytes[1];
     big_run(&b, 6000 * MS);
     b0 = w->e[0].stats.rail_bytes[0] - b0;
@@ -2254,11 +2256,8 @@ static void test_rail_behind_a_token_bucket_is_not_promoted_again_and_again_on_i
     assert_true(b1 * 100 < b0);
     w->sn.rail_mbps[1] = 1000;
     w->sn.rail_burst[1] = 0;
-    t0 = w->sn.now;
-    while (rail_cs(w, 0, 1, 1) != BFO_RAIL_ST_UP && w->sn.now - t0 < 5000 * MS)
-        big_run(&b, MS);
-    print_message("unshaped: promoted after %llu ms\n", (unsigned long long)((w->sn.now - t0) / MS));
-    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_UP);
+    uint64_t took = big_until_rail1(&b, BFO_RAIL_ST_UP, 5000);
+    print_message("unshaped: promoted after %llu ms\n", (unsigned long long)(took / MS));
     big_end(&b);
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
     sr_del(w);
@@ -2290,15 +2289,12 @@ static void test_standby_rail_carries_data_only_while_no_active_rail_is_up(void 
                   (unsigned long long)w->e[0].stats.rail_bytes[0], (unsigned long long)b1);
     assert_int_equal(b1, 0); /* no data, no measurements: a standby rail is not measured */
     sn_rail_fails(&w->sn, 0);
-    uint64_t t0 = w->sn.now;
-    while (rail_cs(w, 0, 1, 1) != BFO_RAIL_ST_UP && w->sn.now - t0 < 1000 * MS)
-        big_run(&b, MS);
-    print_message("rail 0 down: rail 1 promoted after %llu ms\n", (unsigned long long)((w->sn.now - t0) / MS));
-    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_UP);
+    uint64_t took = big_until_rail1(&b, BFO_RAIL_ST_UP, 1000);
+    print_message("rail 0 down: rail 1 promoted after %llu ms\n", (unsigned long long)(took / MS));
     big_run(&b, 200 * MS);
     assert_true(w->e[0].stats.rail_bytes[1] > b1 + 10 * BIG_LEN);
     w->sn.rail_down[0] = 0;
-    t0 = w->sn.now;
+    uint64_t t0 = w->sn.now;
     while ((rail_cs(w, 0, 1, 0) != BFO_RAIL_ST_UP || rail_cs(w, 0, 1, 1) != BFO_RAIL_ST_DEMOTED) &&
            w->sn.now - t0 < 3000 * MS)
         big_run(&b, MS);
