@@ -5211,8 +5211,9 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
                  * talks elsewhere does not make this rail busy (below: a
                  * retransmission's time at most; test_busy_peer_heard_
                  * once_after_the_probe_then_silent_is_not_failed) */
-                if (rs->probe_out && rs->host_rx > rs->probe_sent &&
-                    e->now - rs->host_rx < c->host_timeout_ns &&
+                const int host_heard = rs->probe_out && rs->host_rx > rs->probe_sent &&
+                                       e->now - rs->host_rx < c->host_timeout_ns; /* since the probe */
+                if (host_heard &&
                     (proc_rx <= rs->probe_sent || e->now - proc_rx >= bfo__probe_timeout(e, rs) / 2)) {
                     rs->busy_at = e->now;
                     break;
@@ -5233,8 +5234,7 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
                  * (test_host_heard_excuses_a_rail_a_retransmission_long_
                  * when_the_process_talks_elsewhere) */
                 uint64_t pt = bfo__probe_timeout(e, rs);
-                if (rs->probe_out && rs->host_rx > rs->probe_sent && e->now - rs->host_rx < c->host_timeout_ns &&
-                    pt < c->host_timeout_ns / 2)
+                if (host_heard && pt < c->host_timeout_ns / 2)
                     pt = c->host_timeout_ns / 2;
                 if (e->now - quiet >= c->silence_ns)
                     bfo__rail_step(e, i, k, BFO_EV_SILENCE_DETECTED, NULL);
