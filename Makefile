@@ -102,7 +102,7 @@ FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
 DOCS_GEN := docs/protocol.md docs/porting.md README.md
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
-MACHINES := send recv rail conn
+MACHINES := send recv rail conn peer
 TCP_SRC  := backends/tcp/bfo_tcp.c
 TCP_HDR  := backends/tcp/bfo_tcp.h backends/bfo_sink.h backends/bfo_transport.h backends/bfo_list.h backends/bfo_link.h $(HEADERS)
 BOOT_SRC := backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c

@@ -12,7 +12,7 @@
  * that every other generated header checks.  This header includes
  * nothing. */
 #define BFO_GEN_ABI 2
-#define BFO_GEN_STAMP 0xbf6cbd80
+#define BFO_GEN_STAMP 0x5897d1e1
 
 /* What may follow a header (PAYLOAD in the list): nothing, data, or the
  * RDMA keys of the memory the header names, one u32 per rail of the
@@ -154,7 +154,8 @@ enum bfo_frag_type {
     X(RAIL_ABSENT, 76) \
     X(LEAVE_REQUESTED, 77) \
     X(DEMOTION_DUE, 78) \
-    X(PROMOTION_DUE, 79)
+    X(PROMOTION_DUE, 79) \
+    X(PEER_FENCED, 80)
 
 enum bfo_event {
     BFO_EV_NONE = 0,
@@ -237,8 +238,9 @@ enum bfo_event {
     BFO_EV_LEAVE_REQUESTED = 77, /* this side leaves (bfo_engine_leave): fed to every rail of every peer */
     BFO_EV_DEMOTION_DUE = 78, /* fact: the rail is to carry probes only: its measured rate fell below 1/8 of the peer's best UP rail for three measurements in a row over 50 ms, or it is a standby rail and an active rail is UP */
     BFO_EV_PROMOTION_DUE = 79, /* fact: the rail may carry data again: three active measurements in a row found it at 1/4 of the best UP rail or better, no other rail of the peer is UP, or it is a standby rail and no active rail is UP */
+    BFO_EV_PEER_FENCED = 80, /* the peer's process was reported dead (the peer machine's fence, spec/peer.rl): every rail of it is given up for good; C drops its connection */
 };
-#define BFO_EV_COUNT 80 /* events are 1 .. BFO_EV_COUNT-1 */
+#define BFO_EV_COUNT 81 /* events are 1 .. BFO_EV_COUNT-1 */
 
 /* Name of a fragment type ("MATCH"), or NULL. */
 static inline const char *bfo_frag_name(int type)
@@ -427,8 +429,9 @@ static inline const char *bfo_event_name(int ev)
         "LEAVE_REQUESTED",
         "DEMOTION_DUE",
         "PROMOTION_DUE",
+        "PEER_FENCED",
     };
-    return (ev >= 0 && ev < 80) ? names[ev] : "(invalid)";
+    return (ev >= 0 && ev < 81) ? names[ev] : "(invalid)";
 }
 
 #endif /* BFO_ALPHABET_H */

@@ -11,7 +11,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xbf6cbd80
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x5897d1e1
 #error "gen/bfo_rail.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -31,9 +31,9 @@ enum bfo_rail_state {
     BFO_RAIL_ST_UP = 4,
     BFO_RAIL_ST_LEFT = 5, /* final */
     BFO_RAIL_ST_DEMOTED = 6,
-    BFO_RAIL_ST_RECONNECTING = 7,
-    BFO_RAIL_ST_ABSENT = 8, /* final */
-    BFO_RAIL_ST_RETIRED = 9, /* final */
+    BFO_RAIL_ST_RETIRED = 7, /* final */
+    BFO_RAIL_ST_RECONNECTING = 8,
+    BFO_RAIL_ST_ABSENT = 9, /* final */
 };
 #define BFO_RAIL_NUM_STATES 10 /* states are 1 .. BFO_RAIL_NUM_STATES-1 */
 
@@ -66,9 +66,9 @@ static const char *const bfo_rail__state_names[] = {
     "UP",
     "LEFT",
     "DEMOTED",
+    "RETIRED",
     "RECONNECTING",
     "ABSENT",
-    "RETIRED",
 };
 static const char *const bfo_rail__action_names[] = {
     "(none)",
@@ -87,7 +87,7 @@ static const char *const bfo_rail__action_names[] = {
     "promote",
 };
 static const unsigned char bfo_rail__final[] = {
-    0, 0, 0, 0, 0, 1, 0, 0, 1, 1,
+    0, 0, 0, 0, 0, 1, 0, 1, 0, 1,
 };
 /* BFO_WAITS_* facts each state takes */
 static const unsigned char bfo_rail__waits[] = {
@@ -166,8 +166,9 @@ case 1:
 		case 47u: goto tr3;
 		case 50u: goto tr4;
 		case 66u: goto tr5;
-		case 76u: goto st8;
+		case 76u: goto st9;
 		case 77u: goto tr4;
+		case 80u: goto tr7;
 	}
 	if ( 67u <= (*p) && (*p) <= 68u )
 		goto tr0;
@@ -178,10 +179,10 @@ cs = 0;
 tr0:
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
 	goto st2;
-tr10:
+tr11:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st2;
-tr8:
+tr9:
 	{ BFO_RAIL__EMIT(SEND_BROKEN); }
 	goto st2;
 tr18:
@@ -199,16 +200,17 @@ st2:
 	BFO__FALLTHROUGH;
 case 2:
 	switch( (*p) ) {
-		case 40u: goto tr8;
-		case 41u: goto tr9;
-		case 47u: goto tr10;
+		case 40u: goto tr9;
+		case 41u: goto tr10;
+		case 47u: goto tr11;
 		case 50u: goto tr4;
 		case 66u: goto tr5;
 		case 68u: goto st2;
-		case 71u: goto tr11;
-		case 73u: goto tr12;
-		case 76u: goto st8;
+		case 71u: goto tr12;
+		case 73u: goto tr7;
+		case 76u: goto st9;
 		case 77u: goto tr4;
+		case 80u: goto tr7;
 	}
 	if ( 38u <= (*p) && (*p) <= 46u )
 		goto st2;
@@ -222,7 +224,7 @@ tr16:
 tr5:
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st3;
-tr9:
+tr10:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st3;
@@ -243,6 +245,7 @@ case 3:
 		case 68u: goto tr0;
 		case 72u: goto tr0;
 		case 77u: goto tr17;
+		case 80u: goto tr7;
 	}
 	if ( 39u <= (*p) && (*p) <= 45u )
 		goto st3;
@@ -279,6 +282,7 @@ case 4:
 		case 72u: goto tr21;
 		case 77u: goto tr17;
 		case 78u: goto tr24;
+		case 80u: goto tr7;
 	}
 	if ( (*p) > 45u ) {
 		if ( 68u <= (*p) && (*p) <= 70u )
@@ -307,6 +311,7 @@ case 5:
 	switch( (*p) ) {
 		case 41u: goto tr26;
 		case 47u: goto tr27;
+		case 80u: goto st5;
 	}
 	if ( (*p) < 50u ) {
 		if ( 38u <= (*p) && (*p) <= 46u )
@@ -349,6 +354,7 @@ case 6:
 		case 72u: goto tr21;
 		case 77u: goto tr17;
 		case 79u: goto tr32;
+		case 80u: goto tr7;
 	}
 	if ( (*p) > 45u ) {
 		if ( 68u <= (*p) && (*p) <= 70u )
@@ -356,17 +362,11 @@ case 6:
 	} else if ( (*p) >= 39u )
 		goto st6;
 	goto st0;
-tr35:
-	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
-	goto st7;
-tr36:
+tr34:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st7;
-tr34:
-	{ BFO_RAIL__EMIT(SEND_BROKEN); }
-	goto st7;
-tr11:
-	{ BFO_RAIL__EMIT(RECONNECT); }
+tr7:
+	{ BFO_RAIL__EMIT(RETIRE); }
 	goto st7;
 st7:
 	if ( ++p == pe )
@@ -374,22 +374,32 @@ st7:
 	BFO__FALLTHROUGH;
 case 7:
 	switch( (*p) ) {
-		case 40u: goto tr34;
-		case 41u: goto tr35;
-		case 47u: goto tr36;
-		case 50u: goto tr4;
-		case 66u: goto tr5;
-		case 76u: goto st8;
-		case 77u: goto tr4;
+		case 47u: goto tr34;
+		case 50u: goto st7;
+		case 68u: goto st7;
+		case 77u: goto st7;
+		case 80u: goto st7;
 	}
-	if ( (*p) > 46u ) {
-		if ( 67u <= (*p) && (*p) <= 68u )
-			goto tr0;
-	} else if ( (*p) >= 38u )
+	if ( (*p) < 42u ) {
+		if ( 38u <= (*p) && (*p) <= 40u )
+			goto st7;
+	} else if ( (*p) > 43u ) {
+		if ( 45u <= (*p) && (*p) <= 46u )
+			goto st7;
+	} else
 		goto st7;
 	goto st0;
 tr37:
+	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
+	goto st8;
+tr38:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st8;
+tr36:
+	{ BFO_RAIL__EMIT(SEND_BROKEN); }
+	goto st8;
+tr12:
+	{ BFO_RAIL__EMIT(RECONNECT); }
 	goto st8;
 st8:
 	if ( ++p == pe )
@@ -397,23 +407,23 @@ st8:
 	BFO__FALLTHROUGH;
 case 8:
 	switch( (*p) ) {
-		case 47u: goto tr37;
-		case 50u: goto st8;
+		case 40u: goto tr36;
+		case 41u: goto tr37;
+		case 47u: goto tr38;
+		case 50u: goto tr4;
+		case 66u: goto tr5;
+		case 76u: goto st9;
+		case 77u: goto tr4;
+		case 80u: goto tr7;
 	}
-	if ( (*p) < 67u ) {
-		if ( 38u <= (*p) && (*p) <= 46u )
-			goto st8;
-	} else if ( (*p) > 68u ) {
-		if ( 76u <= (*p) && (*p) <= 77u )
-			goto st8;
-	} else
+	if ( (*p) > 46u ) {
+		if ( 67u <= (*p) && (*p) <= 68u )
+			goto tr0;
+	} else if ( (*p) >= 38u )
 		goto st8;
 	goto st0;
 tr39:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
-	goto st9;
-tr12:
-	{ BFO_RAIL__EMIT(RETIRE); }
 	goto st9;
 st9:
 	if ( ++p == pe )
@@ -423,14 +433,13 @@ case 9:
 	switch( (*p) ) {
 		case 47u: goto tr39;
 		case 50u: goto st9;
-		case 68u: goto st9;
-		case 77u: goto st9;
+		case 80u: goto st9;
 	}
-	if ( (*p) < 42u ) {
-		if ( 38u <= (*p) && (*p) <= 40u )
+	if ( (*p) < 67u ) {
+		if ( 38u <= (*p) && (*p) <= 46u )
 			goto st9;
-	} else if ( (*p) > 43u ) {
-		if ( 45u <= (*p) && (*p) <= 46u )
+	} else if ( (*p) > 68u ) {
+		if ( 76u <= (*p) && (*p) <= 77u )
 			goto st9;
 	} else
 		goto st9;
@@ -461,8 +470,8 @@ case 9:
 	case 9:
 	{
     (void)1; (void)3; (void)4;
-    (void)2; (void)7; (void)9;
-    (void)8; (void)5; (void)6;
+    (void)2; (void)8; (void)7;
+    (void)9; (void)5; (void)6;
   }
 	break;
 	}

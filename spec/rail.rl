@@ -90,6 +90,11 @@
 # probe timeout is twice an UP rail's (its probes and the peer's beacons
 # wait in a full queue, which a shaper drops them from).
 
+# A peer reported dead (spec/peer.rl, fence): C feeds PEER_FENCED to
+# every rail of it; a rail that may have a connection is retired (RETIRED,
+# for good: the peer is fenced, C drops the connection), one that is
+# ABSENT, RETIRED or LEFT stays so.
+
 # Flow control rides on the rails: a CREDIT (the receiver's word on how
 # many eager bytes this side may have sent to it in all) arrives on any
 # rail, whatever the rail's state, and is taken (take_credit: C keeps the
@@ -123,6 +128,7 @@
       | PROBE_RCVD @send_probeack -> CONNECTING
       | RAIL_ABSENT -> ABSENT
       | parted -> LEFT
+      | PEER_FENCED @retire -> RETIRED
       | credit -> CONNECTING
     ),
 
@@ -143,6 +149,7 @@
       | RAIL_ERROR @schedule_reconnect -> FAILED
       | BROKEN_RCVD @schedule_reconnect -> FAILED
       | parted_bye -> LEFT
+      | PEER_FENCED @retire -> RETIRED
       | credit -> PROBING
     ),
 
@@ -165,6 +172,7 @@
       | BROKEN_RCVD @map_out @schedule_reconnect -> FAILED
       | DEMOTION_DUE @demote -> DEMOTED
       | parted_bye -> LEFT
+      | PEER_FENCED @retire -> RETIRED
       | credit -> UP
     ),
 
@@ -187,6 +195,7 @@
       | SILENCE_DETECTED @map_out @send_broken @schedule_reconnect -> FAILED
       | BROKEN_RCVD @map_out @schedule_reconnect -> FAILED
       | parted_bye -> LEFT
+      | PEER_FENCED @retire -> RETIRED
       | credit -> DEMOTED
     ),
 
@@ -205,6 +214,7 @@
       | (rail_completion - BROKEN_FAILED) -> FAILED
       | RAIL_ABSENT -> ABSENT
       | parted -> LEFT
+      | PEER_FENCED @retire -> RETIRED
       | credit -> FAILED
     ),
 
@@ -220,6 +230,7 @@
       | (rail_completion - BROKEN_FAILED) -> RECONNECTING
       | RAIL_ABSENT -> ABSENT
       | parted -> LEFT
+      | PEER_FENCED @retire -> RETIRED
       | credit -> RECONNECTING
     ),
 
@@ -236,6 +247,7 @@
       | RAIL_ABSENT -> ABSENT
       | LEAVE_REQUESTED -> ABSENT
       | BYE_RCVD -> ABSENT
+      | PEER_FENCED -> ABSENT
       | credit -> ABSENT
     ),
 
@@ -247,6 +259,7 @@
       | BROKEN_RCVD -> RETIRED
       | LEAVE_REQUESTED -> RETIRED
       | BYE_RCVD -> RETIRED
+      | PEER_FENCED -> RETIRED
       | credit -> RETIRED
     ),
 
@@ -267,6 +280,7 @@
       | rail_completion -> LEFT
       | BYE_DELIVERED -> LEFT
       | BYE_FAILED -> LEFT
+      | PEER_FENCED -> LEFT
       | credit -> LEFT
     )
   );

@@ -14,11 +14,13 @@
  * The conn machine (spec/conn.rl: one transport connection, run by the
  * transports through backends/bfo_link.h) has an alphabet of its own
  * (BFO_CONN_EV_*): its table names its events, and "every other event" is
- * every other event of that alphabet.
+ * every other event of that alphabet.  So has the peer machine (spec/peer.rl:
+ * one other process as this rank sees it, run by the engine; BFO_PEER_EV_*).
  */
 #include "bfo_test.h"
 
 #include "bfo_conn_transitions.h"
+#include "bfo_peer_transitions.h"
 #include "bfo_rail_transitions.h"
 #include "bfo_recv_transitions.h"
 #include "bfo_send_transitions.h"
@@ -416,6 +418,17 @@ static const row rail_rows[] = {
     L(ABSENT, CREDIT_RCVD, ABSENT, "take_credit"),
     L(RETIRED, CREDIT_RCVD, RETIRED, "take_credit"),
 
+    /* the peer reported dead (spec/peer.rl, fence): every rail given up */
+    L(CONNECTING, PEER_FENCED, RETIRED, "retire"),
+    L(PROBING, PEER_FENCED, RETIRED, "retire"),
+    L(UP, PEER_FENCED, RETIRED, "retire"),
+    L(DEMOTED, PEER_FENCED, RETIRED, "retire"),
+    L(FAILED, PEER_FENCED, RETIRED, "retire"),
+    L(RECONNECTING, PEER_FENCED, RETIRED, "retire"),
+    L(ABSENT, PEER_FENCED, ABSENT, ""),
+    L(RETIRED, PEER_FENCED, RETIRED, ""),
+    L(LEFT, PEER_FENCED, LEFT, ""),
+
     /* leaving: this side's LEAVE_REQUESTED, or the peer's BYE (fed to every
      * rail of it); a rail that may have a connection parts, one that is
      * connected carries this side's BYE first */
@@ -522,6 +535,64 @@ static const row conn_rows[] = {
 };
 #undef C
 
+/* ---------------------------------------------------------------- peer -- */
+#define P(from, ev, to, acts) { BFO_PEER_ST_##from, BFO_PEER_EV_##ev, BFO_PEER_ST_##to, acts }
+static const row peer_rows[] = {
+    /* whose entry it is */
+    P(NEW, SELF_CHOSEN, SELF, ""),
+    P(NEW, PEER_CHOSEN, DOWN, ""),
+
+    P(SELF, LEAVE_REQUESTED, PARTED, ""),
+
+    /* no rail reaches it now: the grace runs */
+    P(DOWN, RAIL_ADMITTED, REACHABLE, ""),
+    P(DOWN, GRACE_EXPIRED, UNREACHABLE, "give_up"),
+    P(DOWN, BYE_RCVD, LEAVING, "part"),
+    P(DOWN, LEAVE_REQUESTED, PARTED, ""),
+    P(DOWN, DEATH_REPORTED, FAILED, "give_up fence"),
+
+    P(REACHABLE, RAIL_ADMITTED, REACHABLE, ""),   /* another rail */
+    P(REACHABLE, LAST_RAIL_LOST, DOWN, ""),
+    P(REACHABLE, BYE_RCVD, LEAVING, "part"),
+    P(REACHABLE, LEAVE_REQUESTED, PARTED, ""),
+    P(REACHABLE, DEATH_REPORTED, FAILED, "give_up fence"),
+
+    /* given up: its requests failed already; a death report fences it */
+    P(UNREACHABLE, RAIL_ADMITTED, UNREACHABLE, ""),
+    P(UNREACHABLE, LAST_RAIL_LOST, UNREACHABLE, ""),
+    P(UNREACHABLE, LEAVE_REQUESTED, UNREACHABLE, ""),
+    P(UNREACHABLE, DEATH_REPORTED, FAILED, "fence"),
+
+    /* it left in good order: its exit is no failure */
+    P(LEAVING, OWED_RCVD, LEFT, "close_out"),
+    P(LEAVING, GRACE_EXPIRED, LEFT, "close_out"),
+    P(LEAVING, BYE_RCVD, LEAVING, ""),             /* another rail's BYE: a duplicate */
+    P(LEAVING, RAIL_ADMITTED, LEAVING, ""),
+    P(LEAVING, LAST_RAIL_LOST, LEAVING, ""),
+    P(LEAVING, LEAVE_REQUESTED, LEAVING, ""),
+    P(LEAVING, DEATH_REPORTED, LEAVING, ""),
+
+    P(LEFT, BYE_RCVD, LEFT, ""),
+    P(LEFT, RAIL_ADMITTED, LEFT, ""),
+    P(LEFT, LAST_RAIL_LOST, LEFT, ""),
+    P(LEFT, LEAVE_REQUESTED, LEFT, ""),
+    P(LEFT, DEATH_REPORTED, LEFT, ""),
+
+    /* this rank left first */
+    P(PARTED, BYE_RCVD, LEAVING, "part"),
+    P(PARTED, RAIL_ADMITTED, PARTED, ""),
+    P(PARTED, LAST_RAIL_LOST, PARTED, ""),
+    P(PARTED, LEAVE_REQUESTED, PARTED, ""),
+    P(PARTED, DEATH_REPORTED, PARTED, ""),
+
+    /* fenced, for good */
+    P(FAILED, RAIL_ADMITTED, FAILED, ""),
+    P(FAILED, LAST_RAIL_LOST, FAILED, ""),
+    P(FAILED, LEAVE_REQUESTED, FAILED, ""),
+    P(FAILED, DEATH_REPORTED, FAILED, ""),
+};
+#undef P
+
 /* ------------------------------------------- the transitions Ragel built -- */
 typedef struct spec_row {
     int from, event, to;
@@ -540,6 +611,9 @@ static const spec_row recv_spec[] = { BFO_RECV_TRANSITIONS(SPEC_RECV) };
     { BFO_CONN_ST_##F, BFO_CONN_EV_##E, BFO_CONN_ST_##T, { #A1, #A2, #A3, #A4 } },
 static const spec_row rail_spec[] = { BFO_RAIL_TRANSITIONS(SPEC_RAIL) };
 static const spec_row conn_spec[] = { BFO_CONN_TRANSITIONS(SPEC_CONN) };
+#define SPEC_PEER(F, E, T, N, A1, A2, A3, A4) \
+    { BFO_PEER_ST_##F, BFO_PEER_EV_##E, BFO_PEER_ST_##T, { #A1, #A2, #A3, #A4 } },
+static const spec_row peer_spec[] = { BFO_PEER_TRANSITIONS(SPEC_PEER) };
 
 /* "a b" from {"a", "b", "NONE", "NONE"} */
 static void spec_actions(const spec_row *s, char *buf, size_t cap)
@@ -567,6 +641,8 @@ static const table tables[] = {
     { "rail", &bfo_rail_machine, rail_rows, N_OF(rail_rows), rail_spec, N_OF(rail_spec), bfo_event_name },
     { "conn", &bfo_conn_machine, conn_rows, N_OF(conn_rows), conn_spec, N_OF(conn_spec),
       bfo_conn_event_name },
+    { "peer", &bfo_peer_machine, peer_rows, N_OF(peer_rows), peer_spec, N_OF(peer_spec),
+      bfo_peer_event_name },
 };
 
 typedef struct row_case {
@@ -773,6 +849,14 @@ static void test_names_and_finals(void **state)
     assert_string_equal(bfo_conn_event_name(BFO_CONN_EV_STALE_HELLO_RCVD), "STALE_HELLO_RCVD");
     assert_string_equal(bfo_conn_event_name(BFO_CONN_EV_COUNT), "(invalid)");
     assert_false(bfo_conn_is_final(BFO_CONN_ST_DIALER_UP));
+    assert_string_equal(bfo_peer_state_name(BFO_PEER_ST_UNREACHABLE), "UNREACHABLE");
+    assert_string_equal(bfo_peer_action_name(BFO_PEER_ACT_FENCE), "fence");
+    assert_string_equal(bfo_peer_event_name(BFO_PEER_EV_DEATH_REPORTED), "DEATH_REPORTED");
+    assert_string_equal(bfo_peer_event_name(BFO_PEER_EV_COUNT), "(invalid)");
+    assert_true(bfo_peer_is_final(BFO_PEER_ST_FAILED)); /* only self-loops: for good */
+    assert_false(bfo_peer_is_final(BFO_PEER_ST_UNREACHABLE));
+    assert_string_equal(bfo_errname(BFO_ERR_PROC_FAILED), "BFO_ERR_PROC_FAILED");
+    assert_string_equal(bfo_errname(BFO_ERR_PROC_FAILED_PENDING), "BFO_ERR_PROC_FAILED_PENDING");
     /* the start states */
     bfo_send_fsm s;
     bfo_recv_fsm r;
@@ -786,12 +870,15 @@ static void test_names_and_finals(void **state)
     bfo_conn_fsm c;
     bfo_conn_init(&c);
     assert_int_equal(c.cs, BFO_CONN_ST_NEW);
+    bfo_peer_fsm pf;
+    bfo_peer_init(&pf);
+    assert_int_equal(pf.cs, BFO_PEER_ST_NEW);
 }
 
 int main(void)
 {
     test_list list = { 0 };
-    static row_case rcases[N_OF(send_rows) + N_OF(recv_rows) + N_OF(rail_rows) + N_OF(conn_rows)];
+    static row_case rcases[N_OF(send_rows) + N_OF(recv_rows) + N_OF(rail_rows) + N_OF(conn_rows) + N_OF(peer_rows)];
     static state_case scases[64];
     size_t nr = 0, ns = 0;
 

@@ -239,7 +239,7 @@ def tab_lines(root):
                 yield shlex.split(line)
 
 
-MACHINES = ('send', 'recv', 'rail', 'conn')
+MACHINES = ('send', 'recv', 'rail', 'conn', 'peer')
 
 
 def machines_table(root, path):

@@ -83,7 +83,9 @@ extern "C" {
     X(BFO_ERR_CANCELLED, -28, "the request was cancelled: nothing of it was matched")    \
     X(BFO_ERR_TOO_LATE, -29, "too late to cancel: it matched, or some of it left") \
     X(BFO_ERR_PEER_LEFT, -30, "the peer left (its BYE): it takes nothing more")           \
-    X(BFO_ERR_LEFT, -31, "this side left (bfo_engine_leave): nothing more goes out")
+    X(BFO_ERR_LEFT, -31, "this side left (bfo_engine_leave): nothing more goes out") \
+    X(BFO_ERR_PROC_FAILED, -32, "the peer's process failed (reported dead: bfo_peer_failed)") \
+    X(BFO_ERR_PROC_FAILED_PENDING, -33, "a process failed that bfo_failure_ack has not acknowledged: no ANY_SOURCE receive until it is")
 
 enum bfo_error {
 #define BFO__ERR_ENUM(name, num, text) name = num,
@@ -120,9 +122,11 @@ enum bfo_machine_id {
     BFO_MACHINE_SEND = 1, /* send request, bfo_send_* (gen/bfo_send.h) */
     BFO_MACHINE_RECV = 2, /* receive request, bfo_recv_* (gen/bfo_recv.h) */
     BFO_MACHINE_RAIL = 3, /* one rail seen from one peer, bfo_rail_* */
-    BFO_MACHINE_CONN = 4  /* one transport connection, bfo_conn_* (gen/bfo_conn.h): run by
+    BFO_MACHINE_CONN = 4, /* one transport connection, bfo_conn_* (gen/bfo_conn.h): run by
                            * the transports (backends/bfo_link.h), never by the engine;
                            * its events are its own (BFO_CONN_EV_*) */
+    BFO_MACHINE_PEER = 5  /* one other process, bfo_peer_* (gen/bfo_peer.h): run by the
+                           * engine; its events are its own (BFO_PEER_EV_*) */
 };
 
 struct bfo_step;

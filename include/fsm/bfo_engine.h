@@ -70,6 +70,7 @@
 #include "bfo_backend.h"
 #include "bfo_core.h"
 #include "bfo_data.h"
+#include "bfo_peer.h"
 #include "bfo_rail.h"
 #include "bfo_recv.h"
 #include "bfo_send.h"
@@ -441,15 +442,22 @@ typedef struct bfo_rail_link {
     int pt_good;         /* heartbeats answered in a row since the last doubling */
 } bfo_rail_link;
 
-/* bfo_peer.unreachable: why the peer is gone (0: it is not) */
-#define BFO__GIVEN_UP 1 /* no rail came back within unreachable_grace: its frames are refused */
-#define BFO__PARTED 2   /* it said BYE, or this side left: its frames are taken as after a BYE */
-/* bfo_peer.left */
-#define BFO__LEFT_OWED 1 /* its BYE came; messages it sent before may still come */
-#define BFO__LEFT_DONE 2 /* they came, or unreachable_grace passed: nothing more comes */
+/* bfo_peer.unreachable: why the peer is gone (0: it is not); derived from
+ * the peer machine's state (bfo__peer_step) */
+#define BFO__GIVEN_UP 1 /* UNREACHABLE (no rail came back within unreachable_grace) or
+                         * FAILED (its process is dead): its frames are refused */
+#define BFO__PARTED 2   /* LEAVING, LEFT (it said BYE) or PARTED (this side left): its
+                         * frames are taken as after a BYE */
+/* bfo_peer.left: derived as well */
+#define BFO__LEFT_OWED 1 /* LEAVING: its BYE came; messages it sent before may still come */
+#define BFO__LEFT_DONE 2 /* LEFT: they came, or unreachable_grace passed: nothing more comes */
 
 typedef struct bfo_peer {
     bfo_rail_link rail[BFO_MAX_RAILS];
+    bfo_peer_fsm fsm;              /* the peer machine (spec/peer.rl): where the peer is; changed
+                                    * by bfo__peer_step only */
+    uint32_t failed_order;         /* FAILED: its failure's place (1, 2, ...) in the order
+                                    * failures were reported here (bfo_failure_get_acked); 0 */
     uint64_t send_seq, recv_seq;   /* MATCH/RNDV/RGET sequence, all contexts: last sent,
                                     * next expected (64 bits: never wraps) */
     int unreachable;               /* gone: nothing is sent to it any more, nothing of it is
@@ -509,6 +517,8 @@ typedef struct bfo_stats {
     uint64_t left_errors;  /* requests completed with BFO_ERR_PEER_LEFT or BFO_ERR_LEFT */
     uint64_t demotions, promotions; /* rails demoted (slow, or standby), promoted again */
     uint64_t measures;     /* padded probes sent to measure a demoted rail */
+    uint64_t procs_failed; /* peers reported dead (bfo_peer_failed): FAILED */
+    uint64_t failed_errors;/* requests completed with BFO_ERR_PROC_FAILED or _PENDING */
     uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload bytes posted per rail (all peers) */
 } bfo_stats;
 
@@ -569,6 +579,9 @@ typedef struct bfo_engine {
     bfo_request *done_head, *done_tail; /* bfo_config.done_queue: completed, not yet popped */
     int left;                 /* bfo_engine_leave was called: every peer is BFO__PARTED */
     int byes_out;             /* BYEs posted whose completion is not back (bfo_engine_left) */
+    uint32_t failed_n;        /* peers reported dead so far (their failed_order: 1 .. failed_n) */
+    uint32_t acked_n;         /* of them, acknowledged (bfo_failure_ack): an ANY_SOURCE receive
+                               * ends BFO_ERR_PROC_FAILED_PENDING while acked_n < failed_n */
 } bfo_engine;
 
 /* The entry i of a pool of elements of size sz. */
@@ -679,10 +692,11 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
 /* Starts sending len bytes of buf with envelope env (peer, ctx, src, tag,
  * flags).  A send to this rank itself is matched and ordered as any other,
  * with no rail.  Returns BFO_OK (then poll bfo_test), BFO_ERR_INVALID,
- * BFO_ERR_PEER_UNREACHABLE, BFO_ERR_PEER_LEFT (the peer said goodbye) or
+ * BFO_ERR_PEER_UNREACHABLE, BFO_ERR_PEER_LEFT (the peer said goodbye),
+ * BFO_ERR_PROC_FAILED (its process was reported dead, bfo_peer_failed) or
  * BFO_ERR_LEFT (this side left, bfo_engine_leave): completed at once with
  * that status; or BFO_ERR_NO_MEMORY (no request slot left: complete some
- * first).  A request that fails later has one of the same three statuses. */
+ * first).  A request that fails later has one of the same four statuses. */
 static inline int bfo_isend_env(bfo_engine *e, bfo_request *r, const void *buf, size_t len,
                                 const bfo_envelope *env, uint64_t now);
 
@@ -690,11 +704,15 @@ static inline int bfo_isend_env(bfo_engine *e, bfo_request *r, const void *buf, 
  * BFO_ANY_SOURCE for both; ctx; tag or BFO_ANY_TAG).  Returns BFO_OK,
  * BFO_ERR_INVALID, BFO_ERR_PEER_UNREACHABLE, BFO_ERR_PEER_LEFT (the peer
  * said goodbye and every message it sent before came: one that came is
- * still received) or BFO_ERR_LEFT (this side left): completed at once with
- * that status (for BFO_ANY_SOURCE: when no peer is left that may send;
- * BFO_ERR_PEER_LEFT when every one of them said goodbye); or
- * BFO_ERR_NO_MEMORY (no request slot left: a receive is a request too,
- * max_requests counts it). */
+ * still received), BFO_ERR_PROC_FAILED (its process was reported dead) or
+ * BFO_ERR_LEFT (this side left): completed at once with that status (for
+ * BFO_ANY_SOURCE: when no peer is left that may send; BFO_ERR_PEER_LEFT
+ * when every one of them said goodbye, BFO_ERR_PROC_FAILED when one of
+ * them failed); BFO_ERR_PROC_FAILED_PENDING for BFO_ANY_SOURCE while a
+ * process failure is not acknowledged (bfo_failure_ack) and no message
+ * here matches it: completed at once, as a posted one is when a process
+ * fails; or BFO_ERR_NO_MEMORY (no request slot left: a receive is a
+ * request too, max_requests counts it). */
 static inline int bfo_irecv_env(bfo_engine *e, bfo_request *r, void *buf, size_t cap,
                                 const bfo_envelope *env, uint64_t now);
 
@@ -951,6 +969,48 @@ static inline int bfo_engine_leave(bfo_engine *e, uint64_t now);
  * (delivered or failed: a BYE is not sent again): the backend may close
  * its connections now.  0 before. */
 static inline int bfo_engine_left(const bfo_engine *e);
+
+/* --- Process failure (docs/failure-model.md) */
+
+/* The peer's process is dead: the layer says so on the word of one entitled
+ * to (the launcher that saw it exit, PMIx's event notification, the
+ * survivors' agreement); the rails cannot tell a dead process from a
+ * partition.  The peer machine (spec/peer.rl) goes to FAILED, for good:
+ *   - every request of the peer not complete fails, as for an unreachable
+ *     peer but with BFO_ERR_PROC_FAILED (once its operations in flight are
+ *     back), and so does every later one, at once;
+ *   - the peer is fenced: every connection to it is dropped (the backend's
+ *     disconnect), its frames are refused from then on (bfo_engine_frame
+ *     returns BFO_ERR_PEER_UNREACHABLE) and no rail of it is probed or
+ *     reconnected, so a process wrongly declared dead hears nothing more
+ *     from this rank (failures are fail-stop);
+ *   - the failure takes the next place in the order failures are reported
+ *     here, and every ANY_SOURCE receive posted, and every one posted
+ *     later that no message already here matches, completes with
+ *     BFO_ERR_PROC_FAILED_PENDING until bfo_failure_ack acknowledges it.
+ * A peer that left in good order (its BYE), or any peer once this rank
+ * left, is no failure: the report changes nothing.  A peer given up
+ * (UNREACHABLE) becomes FAILED (its requests failed already, with
+ * BFO_ERR_PEER_UNREACHABLE).  Reporting a FAILED peer again changes
+ * nothing.  Returns BFO_OK, or BFO_ERR_INVALID for a peer out of range or
+ * this rank itself. */
+static inline int bfo_peer_failed(bfo_engine *e, int peer, uint64_t now);
+
+/* The peer machine's state (a BFO_PEER_ST_* value, gen/bfo_peer.h: SELF,
+ * DOWN, REACHABLE, UNREACHABLE, LEAVING, LEFT, PARTED, FAILED), or 0 for a
+ * peer out of range. */
+static inline int bfo_peer_state(const bfo_engine *e, int peer);
+
+/* Acknowledges every process failure reported so far: ANY_SOURCE receives
+ * work again (until the next failure).  Returns how many failures are
+ * acknowledged in all (0 or more). */
+static inline int bfo_failure_ack(bfo_engine *e);
+
+/* The acknowledged failures, in the order they were reported: fills
+ * ranks[0 .. min(n, max)-1] with their peers and returns n, the number
+ * acknowledged (ranks may be NULL when max is 0).  Failures reported since
+ * the last bfo_failure_ack are not in it. */
+static inline int bfo_failure_get_acked(const bfo_engine *e, int *ranks, int max);
 
 /* --- Layouts */
 
@@ -1220,6 +1280,7 @@ static inline void bfo__ux_free_range(bfo_engine *e, int from, int to)
 }
 
 static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, const bfo_frame *f);
+static BFO__COLD void bfo__peer_step(bfo_engine *e, int peer, int ev);
 
 /* bfo_engine_init_abi: see THE API near the top. */
 static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, const bfo_backend *be,
@@ -1285,6 +1346,8 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
         pe->ooo_head = pe->ooo_tail = -1;
         pe->down_since = now ? now : 1;
         pe->credit_limit = e->credit_window; /* our own window: a guess, until told */
+        bfo_peer_init(&pe->fsm);
+        bfo__peer_step(e, i, i == c->rank ? BFO_PEER_EV_SELF_CHOSEN : BFO_PEER_EV_PEER_CHOSEN);
         for (int r = 0; r < c->nrails; r++) {
             bfo_rail_init(&pe->rail[r].fsm);
             pe->rail[r].backoff = c->backoff_min_ns;
@@ -2188,6 +2251,14 @@ static inline size_t bfo__frame_len(const bfo_frame *f)
 /* ------------------------------------------------------------ requests */
 
 static inline void bfo__req_feed(bfo_engine *e, bfo_request *r, int ev, const bfo__input *in);
+
+/* A request failed for its peer's sake (fail_unreachable), counted by why. */
+static inline void bfo__count_gone(bfo_engine *e, int status)
+{
+    e->stats.unreachable_errors += status == BFO_ERR_PEER_UNREACHABLE;
+    e->stats.left_errors += status == BFO_ERR_PEER_LEFT || status == BFO_ERR_LEFT;
+    e->stats.failed_errors += status == BFO_ERR_PROC_FAILED || status == BFO_ERR_PROC_FAILED_PENDING;
+}
 static BFO__HOT void bfo__op_done(bfo_engine *e, bfo_op *op, int ok);
 static BFO__NOINLINE void bfo__op_done_slow(bfo_engine *e, bfo_op *op, int ok);
 static inline void bfo__credit_tell(bfo_engine *e, int peer);
@@ -2280,11 +2351,15 @@ static inline int bfo__gone_status(const bfo_engine *e, const bfo_request *r)
     if (e->left)
         st = BFO_ERR_LEFT;
     else if (r->peer >= 0)
-        st = e->peers[r->peer].left ? BFO_ERR_PEER_LEFT : BFO_ERR_PEER_UNREACHABLE;
+        st = e->peers[r->peer].fsm.cs == BFO_PEER_ST_FAILED ? BFO_ERR_PROC_FAILED
+             : e->peers[r->peer].left                     ? BFO_ERR_PEER_LEFT
+                                                          : BFO_ERR_PEER_UNREACHABLE;
     else
         for (int i = 0; i < e->cfg.nranks; i++)
             if (i != e->cfg.rank && !e->peers[i].left)
-                st = BFO_ERR_PEER_UNREACHABLE;
+                st = st == BFO_ERR_PROC_FAILED || e->peers[i].fsm.cs == BFO_PEER_ST_FAILED
+                         ? BFO_ERR_PROC_FAILED
+                         : BFO_ERR_PEER_UNREACHABLE;
     return st;
 }
 
@@ -2683,8 +2758,7 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const
         bfo__act_send_complete(e, r);
         return 0;
     case BFO_SEND_ACT_FAIL_UNREACHABLE: /* the reason: r->status (bfo__req_gone) */
-        e->stats.unreachable_errors += r->status == BFO_ERR_PEER_UNREACHABLE;
-        e->stats.left_errors += r->status != BFO_ERR_PEER_UNREACHABLE;
+        bfo__count_gone(e, r->status);
         bfo__finish(e, r, r->status);
         return 0;
     case BFO_SEND_ACT_NOTE_ERROR:
@@ -2837,8 +2911,7 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, cons
         bfo__finish(e, r, r->length > r->cap ? BFO_ERR_TRUNCATE : BFO_OK);
         return;
     case BFO_RECV_ACT_FAIL_UNREACHABLE: /* the reason: r->status (bfo__req_gone) */
-        e->stats.unreachable_errors += r->status == BFO_ERR_PEER_UNREACHABLE;
-        e->stats.left_errors += r->status != BFO_ERR_PEER_UNREACHABLE;
+        bfo__count_gone(e, r->status);
         bfo__finish(e, r, r->status);
         return;
     case BFO_RECV_ACT_DROP: return;
@@ -3135,7 +3208,7 @@ static inline int bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, int
 
 static inline void bfo__peer_unreachable(bfo_engine *e, int peer);
 static inline void bfo__peer_fail(bfo_engine *e, int peer, int posted);
-static inline void bfo__peer_closeout(bfo_engine *e, int peer);
+static inline void bfo__peer_closeout(bfo_engine *e, int peer, int ev);
 static inline int bfo__all_unreachable(const bfo_engine *e);
 
 /* The probe timeout of one rail: probe_timeout_ns, or more when probes come
@@ -3360,6 +3433,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
         rs->slow = rs->meas_good = 0;
         rs->meas_sent = 0;
         p->down_since = 0;
+        bfo__peer_step(e, peer, BFO_PEER_EV_RAIL_ADMITTED);
         bfo__credit_tell(e, peer); /* the peer's window here, in case its guess is off */
         /* the notices that found no rail UP when their rail was mapped out
          * (the peer may still think it UP: it may hear us on it, one way) */
@@ -3377,8 +3451,10 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
         e->stats.mapouts++;
         for (int k = 0; k < e->cfg.nrails; k++)
             up += k != rail && bfo__live(p->rail[k].fsm.cs);
-        if (!up && !p->down_since)
+        if (!up && !p->down_since) {
             p->down_since = e->now ? e->now : 1;
+            bfo__peer_step(e, peer, BFO_PEER_EV_LAST_RAIL_LOST);
+        }
         if (e->be.disconnect) /* what is in flight on it fails now, not at the reconnect */
             e->be.disconnect(e->be.ctx, peer, rail);
         return;
@@ -4301,18 +4377,11 @@ static BFO__COLD int bfo__rcvd_BYE(bfo_engine *e, int peer, int rail, const bfo_
         *kind = BFO_EVK_DUP_RCVD;
         return BFO_OK;
     }
-    p->left = BFO__LEFT_OWED;
     p->left_seq = f->h.bye.seq;
     p->left_at = e->now ? e->now : 1;
-    e->stats.peers_left++;
-    for (int k = 0; k < e->cfg.nrails; k++)
-        if (bfo_rail_accepts(p->rail[k].fsm.cs, BFO_EV_BYE_RCVD))
-            bfo__rail_step(e, peer, k, BFO_EV_BYE_RCVD, f);
-    if (!p->unreachable)
-        p->unreachable = BFO__PARTED;
-    bfo__peer_fail(e, peer, 0);
+    bfo__peer_step(e, peer, BFO_PEER_EV_BYE_RCVD); /* part */
     if (p->recv_seq > p->left_seq)
-        bfo__peer_closeout(e, peer);
+        bfo__peer_closeout(e, peer, BFO_PEER_EV_OWED_RCVD);
     return BFO_OK;
 }
 
@@ -4417,7 +4486,7 @@ static BFO__COLD int bfo__frame_gone(bfo_engine *e, int peer, int rail, bfo_fram
     if (rc == BFO_OK)
         rc = bfo__dispatch(e, peer, rail, &f, &kind);
     if (p->left == BFO__LEFT_OWED && p->recv_seq > p->left_seq && !e->left)
-        bfo__peer_closeout(e, peer); /* the last of what it sent before its BYE came */
+        bfo__peer_closeout(e, peer, BFO_PEER_EV_OWED_RCVD); /* the last of what it sent before its BYE came */
     return bfo__frame_done(e, rc, kind);
 }
 
@@ -4558,6 +4627,15 @@ static BFO__COLD int bfo__gone_feed(bfo_engine *e, bfo_request *r)
     return r->complete ? r->status : BFO_ERR_PEER_UNREACHABLE;
 }
 
+/* An ANY_SOURCE receive while a process failure is not acknowledged
+ * (bfo_failure_ack): it completes at once, BFO_ERR_PROC_FAILED_PENDING. */
+static BFO__COLD int bfo__pending_feed(bfo_engine *e, bfo_request *r)
+{
+    r->status = BFO_ERR_PROC_FAILED_PENDING;
+    bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
+    return r->complete ? r->status : BFO_ERR_PROC_FAILED_PENDING;
+}
+
 /* 1 when a receive naming a gone peer may still be matched: the peer said
  * BYE and messages it sent before may still come (this side did not
  * leave). */
@@ -4695,6 +4773,8 @@ static BFO__HOT int bfo__irecv(bfo_engine *e, bfo_request *r, void *buf, size_t 
     if ((peer >= 0 ? e->peers[peer].unreachable : bfo__all_unreachable(e)) &&
         !bfo__still_coming(e, peer))
         return bfo__gone_feed(e, r);
+    if (BFO__UNLIKELY(peer < 0 && e->acked_n != e->failed_n)) /* a failure not acknowledged */
+        return bfo__pending_feed(e, r);
     bfo__posted_add(e, rr);
     return BFO_OK;
 }
@@ -5005,8 +5085,7 @@ static inline int bfo__all_unreachable(const bfo_engine *e)
  * (Resuming a peer needs a new sequence space agreed by both: future work.) */
 static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
 {
-    e->peers[peer].unreachable = BFO__GIVEN_UP;
-    bfo__peer_fail(e, peer, 1);
+    bfo__peer_step(e, peer, BFO_PEER_EV_GRACE_EXPIRED); /* give_up */
 }
 
 /* Fails what waits on a peer that is gone: every request of it not
@@ -5057,13 +5136,126 @@ static inline void bfo__peer_fail(bfo_engine *e, int peer, int posted)
     }
 }
 
-/* A peer that said BYE: everything it sent before came (or
- * unreachable_grace passed since its BYE): nothing more comes from it, the
- * receives still posted for it fail (BFO_ERR_PEER_LEFT). */
-static inline void bfo__peer_closeout(bfo_engine *e, int peer)
+/* A peer that said BYE: everything it sent before came (OWED_RCVD), or
+ * unreachable_grace passed since its BYE (GRACE_EXPIRED): nothing more
+ * comes from it, the receives still posted for it fail (close_out:
+ * BFO_ERR_PEER_LEFT). */
+static inline void bfo__peer_closeout(bfo_engine *e, int peer, int ev)
 {
-    e->peers[peer].left = BFO__LEFT_DONE;
-    bfo__peer_fail(e, peer, 1);
+    bfo__peer_step(e, peer, ev);
+}
+
+/* fence: a process reported dead hears nothing more from this rank.  Its
+ * failure takes the next place in the order; every connection to it is
+ * dropped (its frames are refused from now on: bfo__peer_gone_flags), and
+ * every ANY_SOURCE receive posted ends BFO_ERR_PROC_FAILED_PENDING: the
+ * failure is not acknowledged yet (bfo_failure_ack). */
+static BFO__COLD void bfo__peer_fence(bfo_engine *e, int peer)
+{
+    bfo_peer *p = &e->peers[peer];
+    p->failed_order = ++e->failed_n;
+    e->stats.procs_failed++;
+    for (int k = 0; k < e->cfg.nrails; k++) {
+        const int cs = p->rail[k].fsm.cs; /* a rail that may have a connection: dropped */
+        bfo__rail_step(e, peer, k, BFO_EV_PEER_FENCED, NULL); /* retire */
+        if (e->be.disconnect && cs != BFO_RAIL_ST_ABSENT && cs != BFO_RAIL_ST_RETIRED && cs != BFO_RAIL_ST_LEFT)
+            e->be.disconnect(e->be.ctx, peer, k);
+    }
+    for (int k = 0; k <= e->bin_mask && e->posted_any; k++) {
+        bfo__rbin *b = &e->rbin_any[k];
+        for (bfo_request *r = b->head, *next; r; r = next) {
+            next = r->next;
+            bfo__rbin_unlink(e, b, NULL, r, 1);
+            r->status = BFO_ERR_PROC_FAILED_PENDING;
+            bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
+        }
+    }
+}
+
+/* The hot paths' flags, from the peer machine's state: gone (unreachable:
+ * its frames refused, or taken as after a BYE) and left. */
+static inline void bfo__peer_gone_flags(bfo_peer *p)
+{
+    switch (p->fsm.cs) {
+    case BFO_PEER_ST_UNREACHABLE:
+    case BFO_PEER_ST_FAILED: p->unreachable = BFO__GIVEN_UP; break;
+    case BFO_PEER_ST_LEAVING:
+    case BFO_PEER_ST_LEFT:
+    case BFO_PEER_ST_PARTED: p->unreachable = BFO__PARTED; break;
+    default: p->unreachable = 0; break;
+    }
+    p->left = p->fsm.cs == BFO_PEER_ST_LEAVING ? BFO__LEFT_OWED
+              : p->fsm.cs == BFO_PEER_ST_LEFT  ? BFO__LEFT_DONE
+                                               : 0;
+}
+
+/* Every change of a peer's state passes through here (the tracer sees it,
+ * obj: the bfo_peer): the peer machine takes the event, the flags follow
+ * its state, then its actions run in order.  An event the machine has no
+ * transition for is a bug of the engine's: counted as a protocol
+ * violation, nothing changes. */
+static BFO__COLD void bfo__peer_step(bfo_engine *e, int peer, int ev)
+{
+    bfo_peer *p = &e->peers[peer];
+    bfo_step st;
+    memset(&st, 0, sizeof st);
+    st.trace = e->trace;
+    st.obj = p;
+    if (bfo_peer_step(&p->fsm, ev, &st) != BFO_OK) {
+        e->stats.protocol_violations++;
+        return;
+    }
+    bfo__peer_gone_flags(p);
+    for (unsigned i = 0; i < st.n_actions; i++)
+        switch (st.actions[i]) {
+        case BFO_PEER_ACT_GIVE_UP: /* every request of it, the receives naming it */
+        case BFO_PEER_ACT_CLOSE_OUT: bfo__peer_fail(e, peer, 1); break;
+        case BFO_PEER_ACT_PART: /* its BYE: every rail of it LEFT; what it no longer answers fails */
+            e->stats.peers_left++;
+            for (int k = 0; k < e->cfg.nrails; k++)
+                if (bfo_rail_accepts(p->rail[k].fsm.cs, BFO_EV_BYE_RCVD))
+                    bfo__rail_step(e, peer, k, BFO_EV_BYE_RCVD, NULL);
+            bfo__peer_fail(e, peer, 0);
+            break;
+        case BFO_PEER_ACT_FENCE: bfo__peer_fence(e, peer); break;
+        default: e->stats.protocol_violations++; break; /* not an action of the peer machine */
+        }
+}
+
+/* bfo_peer_failed: see THE API near the top. */
+static inline int bfo_peer_failed(bfo_engine *e, int peer, uint64_t now)
+{
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank)
+        return BFO_ERR_INVALID;
+    if (now > e->now)
+        e->now = now;
+    bfo__peer_step(e, peer, BFO_PEER_EV_DEATH_REPORTED);
+    bfo__run_failed(e);
+    return BFO_OK;
+}
+
+/* bfo_peer_state: see THE API near the top. */
+static inline int bfo_peer_state(const bfo_engine *e, int peer)
+{
+    return bfo__in_range(peer, e->cfg.nranks) ? e->peers[peer].fsm.cs : 0;
+}
+
+/* bfo_failure_ack: see THE API near the top. */
+static inline int bfo_failure_ack(bfo_engine *e)
+{
+    e->acked_n = e->failed_n;
+    return (int)e->acked_n;
+}
+
+/* bfo_failure_get_acked: see THE API near the top. */
+static inline int bfo_failure_get_acked(const bfo_engine *e, int *ranks, int max)
+{
+    for (int i = 0; i < e->cfg.nranks && ranks && max > 0; i++) {
+        const uint32_t o = e->peers[i].failed_order;
+        if (o && o <= e->acked_n && o <= (uint32_t)max)
+            ranks[o - 1] = i;
+    }
+    return (int)e->acked_n;
 }
 
 /* bfo_engine_leave: see THE API near the top. */
@@ -5082,8 +5274,7 @@ static inline int bfo_engine_leave(bfo_engine *e, uint64_t now)
             if (bfo_rail_accepts(e->peers[i].rail[k].fsm.cs, BFO_EV_LEAVE_REQUESTED))
                 bfo__rail_step(e, i, k, BFO_EV_LEAVE_REQUESTED, NULL);
     for (int i = 0; i < c->nranks; i++) /* this rank itself too: nothing new goes out */
-        if (!e->peers[i].unreachable)
-            e->peers[i].unreachable = BFO__PARTED;
+        bfo__peer_step(e, i, BFO_PEER_EV_LEAVE_REQUESTED);
     /* every request fails (the posted receives leave their bins first) */
     for (int k = 0; k <= e->bin_mask && e->posted_count; k++)
         for (int any = 0; any < 2; any++) {
@@ -5192,7 +5383,7 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
             /* a peer that said BYE, whose messages sent before it never all came */
             if (p->left == BFO__LEFT_OWED && !e->left &&
                 e->now - p->left_at >= c->unreachable_grace_ns)
-                bfo__peer_closeout(e, i);
+                bfo__peer_closeout(e, i, BFO_PEER_EV_GRACE_EXPIRED);
             continue;
         }
         for (int k = 0; k < c->nrails; k++)

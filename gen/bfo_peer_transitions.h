@@ -1,0 +1,60 @@
+/* GENERATED FILE - DO NOT EDIT.
+ * Every transition of the peer (one other process of the job, as this rank sees it) machine, as Ragel built it.
+ * Generated from spec/peer.rl, spec/peer_binding.rl, spec/peer_alphabet.tab by tools/bfo_gen.py (run `make gen`).
+ * Change the spec and regenerate; `make check-gen` fails when this
+ * file is not what the spec generates. */
+#ifndef BFO_PEER_TRANSITIONS_H
+#define BFO_PEER_TRANSITIONS_H
+
+#include "bfo_peer.h"
+
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x5897d1e1
+#error "gen/bfo_peer_transitions.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
+#endif
+
+/* BFO_PEER_TRANSITIONS(X) calls X(FROM, EVENT, TO, N, A1, A2, A3, A4) once per
+ * transition: states and events without their prefixes, the N actions by
+ * their spec names, padded with NONE. */
+#define BFO_PEER_TRANSITIONS(X) \
+    X(NEW, SELF_CHOSEN, SELF, 0, NONE, NONE, NONE, NONE) \
+    X(NEW, PEER_CHOSEN, DOWN, 0, NONE, NONE, NONE, NONE) \
+    X(SELF, LEAVE_REQUESTED, PARTED, 0, NONE, NONE, NONE, NONE) \
+    X(PARTED, RAIL_ADMITTED, PARTED, 0, NONE, NONE, NONE, NONE) \
+    X(PARTED, LAST_RAIL_LOST, PARTED, 0, NONE, NONE, NONE, NONE) \
+    X(PARTED, BYE_RCVD, LEAVING, 1, part, NONE, NONE, NONE) \
+    X(PARTED, LEAVE_REQUESTED, PARTED, 0, NONE, NONE, NONE, NONE) \
+    X(PARTED, DEATH_REPORTED, PARTED, 0, NONE, NONE, NONE, NONE) \
+    X(LEAVING, RAIL_ADMITTED, LEAVING, 0, NONE, NONE, NONE, NONE) \
+    X(LEAVING, LAST_RAIL_LOST, LEAVING, 0, NONE, NONE, NONE, NONE) \
+    X(LEAVING, GRACE_EXPIRED, LEFT, 1, close_out, NONE, NONE, NONE) \
+    X(LEAVING, BYE_RCVD, LEAVING, 0, NONE, NONE, NONE, NONE) \
+    X(LEAVING, OWED_RCVD, LEFT, 1, close_out, NONE, NONE, NONE) \
+    X(LEAVING, LEAVE_REQUESTED, LEAVING, 0, NONE, NONE, NONE, NONE) \
+    X(LEAVING, DEATH_REPORTED, LEAVING, 0, NONE, NONE, NONE, NONE) \
+    X(LEFT, RAIL_ADMITTED, LEFT, 0, NONE, NONE, NONE, NONE) \
+    X(LEFT, LAST_RAIL_LOST, LEFT, 0, NONE, NONE, NONE, NONE) \
+    X(LEFT, BYE_RCVD, LEFT, 0, NONE, NONE, NONE, NONE) \
+    X(LEFT, LEAVE_REQUESTED, LEFT, 0, NONE, NONE, NONE, NONE) \
+    X(LEFT, DEATH_REPORTED, LEFT, 0, NONE, NONE, NONE, NONE) \
+    X(DOWN, RAIL_ADMITTED, REACHABLE, 0, NONE, NONE, NONE, NONE) \
+    X(DOWN, GRACE_EXPIRED, UNREACHABLE, 1, give_up, NONE, NONE, NONE) \
+    X(DOWN, BYE_RCVD, LEAVING, 1, part, NONE, NONE, NONE) \
+    X(DOWN, LEAVE_REQUESTED, PARTED, 0, NONE, NONE, NONE, NONE) \
+    X(DOWN, DEATH_REPORTED, FAILED, 2, give_up, fence, NONE, NONE) \
+    X(REACHABLE, RAIL_ADMITTED, REACHABLE, 0, NONE, NONE, NONE, NONE) \
+    X(REACHABLE, LAST_RAIL_LOST, DOWN, 0, NONE, NONE, NONE, NONE) \
+    X(REACHABLE, BYE_RCVD, LEAVING, 1, part, NONE, NONE, NONE) \
+    X(REACHABLE, LEAVE_REQUESTED, PARTED, 0, NONE, NONE, NONE, NONE) \
+    X(REACHABLE, DEATH_REPORTED, FAILED, 2, give_up, fence, NONE, NONE) \
+    X(FAILED, RAIL_ADMITTED, FAILED, 0, NONE, NONE, NONE, NONE) \
+    X(FAILED, LAST_RAIL_LOST, FAILED, 0, NONE, NONE, NONE, NONE) \
+    X(FAILED, LEAVE_REQUESTED, FAILED, 0, NONE, NONE, NONE, NONE) \
+    X(FAILED, DEATH_REPORTED, FAILED, 0, NONE, NONE, NONE, NONE) \
+    X(UNREACHABLE, RAIL_ADMITTED, UNREACHABLE, 0, NONE, NONE, NONE, NONE) \
+    X(UNREACHABLE, LAST_RAIL_LOST, UNREACHABLE, 0, NONE, NONE, NONE, NONE) \
+    X(UNREACHABLE, LEAVE_REQUESTED, UNREACHABLE, 0, NONE, NONE, NONE, NONE) \
+    X(UNREACHABLE, DEATH_REPORTED, FAILED, 1, fence, NONE, NONE, NONE)
+
+#define BFO_PEER_NUM_TRANSITIONS 38
+
+#endif /* BFO_PEER_TRANSITIONS_H */
