@@ -169,12 +169,14 @@ static int req_cancel(ompi_request_t *r, int flag)
 
 /* ------------------------------------------------------------ errors */
 
-/* The MPI error code of a peer given up (left 0) or gone (left 1: it
- * finalized, its BYE came, or this rank is finalizing): MPI_ERR_OTHER's
- * class, with a string of its own that names the peer (and the rails). */
+/* The MPI error code of a peer given up (left 0), gone (left 1: it
+ * finalized, its BYE came, or this rank is finalizing) or failed (left 2:
+ * its process was reported dead, bfo_peer_failed): MPI_ERR_OTHER's class
+ * (Open MPI 4.1 has no MPI_ERR_PROC_FAILED: no ULFM), with a string of its
+ * own that names the peer (and the rails). */
 static int peer_error(int peer, int left)
 {
-    int *codes = left ? M->err_left : M->err_code;
+    int *codes = left == 2 ? M->err_failed : left ? M->err_left : M->err_code;
     if (peer < 0 || peer >= M->size || !codes)
         return MPI_ERR_OTHER;
     if (!codes[peer]) {
@@ -182,7 +184,12 @@ static int peer_error(int peer, int left)
         int code = ompi_mpi_errcode_add(MPI_ERR_OTHER);
         if (code < 0)
             return MPI_ERR_OTHER;
-        if (left)
+        if (left == 2)
+            snprintf(s, sizeof s,
+                     "pml bfo: the process of rank %d of MPI_COMM_WORLD failed (reported dead): rank %d "
+                     "sends it nothing more and takes nothing more from it",
+                     peer, M->rank);
+        else if (left)
             snprintf(s, sizeof s,
                      "pml bfo: rank %d of MPI_COMM_WORLD and rank %d parted: one of them is in MPI_Finalize "
                      "(it said goodbye), so nothing more goes between them",
@@ -198,6 +205,25 @@ static int peer_error(int peer, int left)
     return codes[peer];
 }
 
+/* The MPI error code of an MPI_ANY_SOURCE receive while a process failure
+ * is not acknowledged (BFO_ERR_PROC_FAILED_PENDING): MPI_ERR_OTHER's class,
+ * with a string of its own. */
+static int pending_error(void)
+{
+    if (!M->err_pending) {
+        char s[MPI_MAX_ERROR_STRING];
+        int code = ompi_mpi_errcode_add(MPI_ERR_OTHER);
+        if (code < 0)
+            return MPI_ERR_OTHER;
+        snprintf(s, sizeof s,
+                 "pml bfo: a process failed and the failure is not acknowledged: an MPI_ANY_SOURCE receive "
+                 "could wait for it forever, so it ends with this error");
+        ompi_mpi_errnum_add_string(code, s, (int)strlen(s) + 1);
+        M->err_pending = code;
+    }
+    return M->err_pending;
+}
+
 static int bfo_to_mpi(int st, int peer)
 {
     switch (st) {
@@ -207,6 +233,8 @@ static int bfo_to_mpi(int st, int peer)
     case BFO_ERR_PEER_UNREACHABLE: return peer_error(peer, 0);
     case BFO_ERR_PEER_LEFT:
     case BFO_ERR_LEFT: return peer_error(peer, 1);
+    case BFO_ERR_PROC_FAILED: return peer_error(peer, 2);
+    case BFO_ERR_PROC_FAILED_PENDING: return pending_error();
     default: return MPI_ERR_INTERN;
     }
 }
@@ -287,7 +315,9 @@ static int rc_of(int brc)
     case BFO_OK:
     case BFO_ERR_PEER_UNREACHABLE:
     case BFO_ERR_PEER_LEFT:
-    case BFO_ERR_LEFT: return OMPI_SUCCESS; /* completes through the done queue */
+    case BFO_ERR_LEFT:
+    case BFO_ERR_PROC_FAILED:
+    case BFO_ERR_PROC_FAILED_PENDING: return OMPI_SUCCESS; /* completes through the done queue */
     case BFO_ERR_NO_MEMORY: return OMPI_ERR_OUT_OF_RESOURCE;
     default: return OMPI_ERR_BAD_PARAM;
     }
@@ -318,7 +348,8 @@ static void describe(mca_pml_bfo_request_t *q, const void *buf, size_t count, om
  * and the convertor given back when it does not. */
 static void taken(mca_pml_bfo_request_t *q, int brc)
 {
-    q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE || brc == BFO_ERR_PEER_LEFT || brc == BFO_ERR_LEFT;
+    q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE || brc == BFO_ERR_PEER_LEFT || brc == BFO_ERR_LEFT ||
+                   brc == BFO_ERR_PROC_FAILED || brc == BFO_ERR_PROC_FAILED_PENDING;
     if (!q->in_engine && q->described) {
         opal_convertor_cleanup(&q->conv);
         q->described = 0;
@@ -1031,6 +1062,8 @@ int mca_pml_bfo_finalize(void)
     M->err_code = NULL;
     free(M->err_left);
     M->err_left = NULL;
+    free(M->err_failed);
+    M->err_failed = NULL;
     OBJ_DESTRUCT(&M->reqs);
     return OMPI_SUCCESS;
 }

@@ -123,6 +123,9 @@ typedef struct mca_pml_bfo_module {
     opal_free_list_t reqs;
     int *err_code;              /* per peer: its MPI error code, 0: not made yet */
     int *err_left;              /* per peer: the code of a peer parted (finalized), 0: not made yet */
+    int *err_failed;            /* per peer: the code of a peer whose process failed, 0: not made yet */
+    int err_pending;            /* the code of an ANY_SOURCE receive while a failure is not
+                                 * acknowledged (BFO_ERR_PROC_FAILED_PENDING), 0: not made yet */
 } mca_pml_bfo_module_t;
 
 extern mca_pml_bfo_module_t mca_pml_bfo;

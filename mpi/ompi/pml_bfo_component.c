@@ -394,7 +394,8 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     mca_pml_bfo.eng = bfo_net_engine(mca_pml_bfo.net);
     mca_pml_bfo.err_code = (int *)calloc((size_t)mca_pml_bfo.size, sizeof(int));
     mca_pml_bfo.err_left = (int *)calloc((size_t)mca_pml_bfo.size, sizeof(int));
-    if (!mca_pml_bfo.err_code || !mca_pml_bfo.err_left)
+    mca_pml_bfo.err_failed = (int *)calloc((size_t)mca_pml_bfo.size, sizeof(int));
+    if (!mca_pml_bfo.err_code || !mca_pml_bfo.err_left || !mca_pml_bfo.err_failed)
         return OMPI_ERR_OUT_OF_RESOURCE;
     mca_pml_bfo_log(1, "rank %d of %d, rails %s (%d), eager limit %zu", mca_pml_bfo.rank, mca_pml_bfo.size,
                     rails, bfo_net_nrails(mca_pml_bfo.net), mca_pml_bfo.eng->cfg.eager_limit);
