@@ -241,6 +241,52 @@ static void test_env_refuses_a_bad_bootstrap_or_rank_with_invalid(void **state)
     env_clear();
 }
 
+/* The launcher's failure reports (BFO_LAUNCHER_FD, as bfo run sets it):
+ * one rank per "failed R" line, read without blocking, a line cut in two
+ * writes joined, a malformed line or a rank out of range skipped, and -1
+ * once the launcher's end is closed and every report was read.  Without
+ * the variable there is none; a descriptor that is not open is said and
+ * ignored. */
+static void test_env_launcher_failure_reports_read_line_by_line(void **state)
+{
+    bfo_boot *b;
+    int pfd[2], ranks[8];
+    char num[16];
+    (void)state;
+    env3("0", "4", "127.0.0.1:1");
+    unsetenv("BFO_LAUNCHER_FD");
+    assert_int_equal(bfo_boot_env(&b, 0), BFO_OK);
+    assert_int_equal(bfo_boot_failures_fd(b), -1);
+    assert_int_equal(bfo_boot_failures(b, ranks, 8), 0);
+    bfo_boot_fini(b);
+    setenv("BFO_LAUNCHER_FD", "999", 1); /* not open */
+    assert_int_equal(bfo_boot_env(&b, 0), BFO_OK);
+    assert_int_equal(bfo_boot_failures_fd(b), -1);
+    bfo_boot_fini(b);
+    assert_int_equal(pipe(pfd), 0);
+    snprintf(num, sizeof num, "%d", pfd[0]);
+    setenv("BFO_LAUNCHER_FD", num, 1);
+    assert_int_equal(bfo_boot_env(&b, 0), BFO_OK);
+    assert_int_equal(bfo_boot_failures_fd(b), pfd[0]);
+    assert_int_equal(bfo_boot_failures(b, ranks, 8), 0); /* nothing yet: no blocking */
+    const char *w1 = "failed 2\nfailed 3\nfa", *w2 = "iled 1\nfailed 9\nhello\nfailed -1\nfailed 3x\n";
+    assert_int_equal(write(pfd[1], w1, strlen(w1)), (ssize_t)strlen(w1));
+    assert_int_equal(bfo_boot_failures(b, ranks, 1), 1); /* room for one */
+    assert_int_equal(ranks[0], 2);
+    assert_int_equal(bfo_boot_failures(b, ranks, 8), 1);
+    assert_int_equal(ranks[0], 3);
+    assert_int_equal(write(pfd[1], w2, strlen(w2)), (ssize_t)strlen(w2));
+    assert_int_equal(bfo_boot_failures(b, ranks, 8), 1); /* 9, hello, -1, 3x: skipped */
+    assert_int_equal(ranks[0], 1);
+    close(pfd[1]); /* the launcher is gone */
+    assert_int_equal(bfo_boot_failures(b, ranks, 8), -1);
+    assert_int_equal(bfo_boot_failures_fd(b), -1);
+    assert_int_equal(bfo_boot_failures(b, ranks, 8), -1);
+    bfo_boot_fini(b);
+    unsetenv("BFO_LAUNCHER_FD");
+    env_clear();
+}
+
 static void test_env_one_rank_needs_no_bootstrap(void **state)
 {
     bfo_boot *b;
@@ -622,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_parse_hostport_takes_ipv4_and_port_refuses_the_rest),
         cmocka_unit_test(test_env_refuses_a_bad_bootstrap_or_rank_with_invalid),
         cmocka_unit_test(test_env_one_rank_needs_no_bootstrap),
+        cmocka_unit_test(test_env_launcher_failure_reports_read_line_by_line),
         cmocka_unit_test(test_custom_refuses_bad_arguments),
         cmocka_unit_test(test_custom_passes_publish_lookup_and_fini_through),
         cmocka_unit_test(test_bootstrap_three_ranks_get_every_card_and_one_job),

@@ -6,7 +6,11 @@
  *     Forks N processes of PROGRAM with BFO_RANK, BFO_SIZE, BFO_BOOTSTRAP
  *     (a free port on 127.0.0.1 unless given) and BFO_RAILS (when --rails
  *     is given; else inherited).  Waits for all.  When one dies abnormally
- *     (signal or non-zero exit) the others are killed, unless --keep-going.
+ *     (signal or non-zero exit) the others are killed, unless --keep-going:
+ *     then the others go on and are told, each on its own pipe
+ *     (BFO_LAUNCHER_FD: one line "failed R"), and bfo_net declares R dead
+ *     (BFO_ERR_PROC_FAILED, docs/failure-model.md).  A rank that exits 0
+ *     is no failure (it left, or will be found unreachable).
  *     --timeout: kill everything after SEC seconds (exit 124).  --pidfile:
  *     "RANK PID" lines, for tests that signal or kill one rank.  At the end
  *     one line per rank on stderr ("bfo run: rank 1 pid 123: exit 0" or
@@ -75,7 +79,8 @@
  *        "stale_frames","protocol_violations","absent_rails","rdma_reads","rdma_writes",
  *        "host_heard","nudges","thread_rounds","credit_rndv","over_window",
  *        "placed_frames","placed_dropped","beacons_rcvd","beacons_dropped",
- *        "demotions","promotions","per_rail_bytes":[...],"rail_states":[...],"rail_rates":[...]}
+ *        "demotions","promotions","proc_failed","per_rail_bytes":[...],"rail_states":[...],
+ *        "rail_rates":[...]}
  *       messages/bytes/verified: received at the destinations (delivered);
  *       errored: operations that completed with an error the program saw
  *       (the peer unreachable: the only error a run that passes may see,
@@ -87,7 +92,10 @@
  *       the longest time from a rail being mapped out to the next message
  *       completion; stall_ms_max: the longest gap between two message
  *       completions; unreachable_ms_max: from a peer's last rail going down
- *       to its requests failing with BFO_ERR_PEER_UNREACHABLE;
+ *       to its requests failing with BFO_ERR_PEER_UNREACHABLE (or
+ *       BFO_ERR_PROC_FAILED: the launcher reported it dead, bfo run
+ *       --keep-going); proc_failed: operations that ended
+ *       BFO_ERR_PROC_FAILED (counted in unreachable and errored too);
  *       failover_ms_max: the longest time from a rail being mapped out
  *       (leaving UP) with operations in flight to the last of them
  *       completing (failed: free to go out again over the other rails; 0
@@ -133,6 +141,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -190,7 +199,7 @@ int bfo_cmd_run(int argc, char **argv)
     const char *rails = NULL, *pidfile = NULL, *boot = NULL;
     char bootbuf[64];
     pid_t *pid;
-    int *alive, *status;
+    int *alive, *status, *tell; /* tell: per rank, the write end of its failure reports */
     struct timespec t0, tn;
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--")) {
@@ -235,12 +244,23 @@ int bfo_cmd_run(int argc, char **argv)
     pid = calloc((size_t)n, sizeof *pid);
     alive = calloc((size_t)n, sizeof *alive);
     status = calloc((size_t)n, sizeof *status);
-    if (!pid || !alive || !status)
+    tell = calloc((size_t)n, sizeof *tell);
+    if (!pid || !alive || !status || !tell)
         return 1;
     signal(SIGINT, run_on_signal);
     signal(SIGTERM, run_on_signal);
+    signal(SIGPIPE, SIG_IGN); /* a rank gone before its report: EPIPE, nothing more */
     fflush(NULL);
     for (i = 0; i < n; i++) {
+        int pfd[2];
+        /* the rank's failure reports: it reads, this launcher writes */
+        if (pipe2(pfd, O_CLOEXEC) != 0) {
+            perror("bfo run: pipe");
+            kill_all(pid, alive, i, SIGKILL);
+            return 1;
+        }
+        tell[i] = pfd[1];
+        fcntl(pfd[1], F_SETFL, O_NONBLOCK);
         pid[i] = fork();
         if (pid[i] < 0) {
             perror("bfo run: fork");
@@ -251,6 +271,10 @@ int bfo_cmd_run(int argc, char **argv)
             char b[32];
             signal(SIGINT, SIG_DFL);
             signal(SIGTERM, SIG_DFL);
+            signal(SIGPIPE, SIG_DFL);
+            fcntl(pfd[0], F_SETFD, 0); /* kept across exec */
+            snprintf(b, sizeof b, "%d", pfd[0]);
+            setenv("BFO_LAUNCHER_FD", b, 1);
             snprintf(b, sizeof b, "%d", i);
             setenv("BFO_RANK", b, 1);
             snprintf(b, sizeof b, "%d", n);
@@ -262,6 +286,7 @@ int bfo_cmd_run(int argc, char **argv)
             fprintf(stderr, "bfo run: %s: %s\n", argv[prog], strerror(errno));
             _exit(127);
         }
+        close(pfd[0]);
         alive[i] = 1;
     }
     if (pidfile) {
@@ -285,11 +310,20 @@ int bfo_cmd_run(int argc, char **argv)
             alive[i] = 0;
             status[i] = st;
             left--;
+            close(tell[i]);
+            tell[i] = -1;
             if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
                 failed = 1;
                 if (!keep && left > 0) {
                     fprintf(stderr, "bfo run: rank %d failed; stopping the others\n", i);
                     kill_all(pid, alive, n, SIGTERM);
+                } else if (left > 0) { /* the others go on: they are told */
+                    char line[32];
+                    int len = snprintf(line, sizeof line, "failed %d\n", i), told = 0;
+                    for (int j = 0; j < n; j++)
+                        if (alive[j] && tell[j] >= 0)
+                            told += write(tell[j], line, (size_t)len) == len;
+                    fprintf(stderr, "bfo run: rank %d failed; %d rank(s) told\n", i, told);
                 }
             }
             continue;
@@ -315,9 +349,13 @@ int bfo_cmd_run(int argc, char **argv)
             fprintf(stderr, "bfo run: rank %d pid %d: signal %d\n", i, (int)pid[i],
                     WIFSIGNALED(status[i]) ? WTERMSIG(status[i]) : -1);
     }
+    for (i = 0; i < n; i++)
+        if (tell[i] >= 0)
+            close(tell[i]);
     free(pid);
     free(alive);
     free(status);
+    free(tell);
     return timed_out ? 124 : failed ? 1 : 0;
 }
 
@@ -328,7 +366,7 @@ enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD
        F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE, F_KEEPALIVES, F_STALE, F_VIOLATIONS, F_ABSENT,
        F_RDMA_READS, F_RDMA_WRITES, F_BUSY_HEARD, F_NUDGES, F_THREAD, F_CREDIT_RNDV, F_OVER_WINDOW,
        F_PLACED, F_PLACED_DROPPED, F_BEACONS_RCVD, F_BEACONS_DROPPED, F_DEMOTIONS, F_PROMOTIONS,
-       NF /* counters sent to rank 0 */ };
+       F_PROC_FAILED, NF /* counters sent to rank 0 */ };
 
 typedef struct slot {
     bfo_request req;
@@ -558,17 +596,23 @@ static size_t parse_size(const char *s)
 
 static int peer_alive(const stream *s, int p) { return p != s->rank && !s->p[p].dead && !s->p[p].skip; }
 
-static void note_unreachable(stream *s, int p, uint64_t now)
+/* A status that says the peer is gone: unreachable, or its process failed
+ * (the launcher said so: bfo run --keep-going). */
+static int st_gone(int st) { return st == BFO_ERR_PEER_UNREACHABLE || st == BFO_ERR_PROC_FAILED; }
+
+static void note_unreachable(stream *s, int p, uint64_t now, int st)
 {
     s->f[F_UNREACH]++;
+    s->f[F_PROC_FAILED] += st == BFO_ERR_PROC_FAILED;
     if (!s->p[p].dead) {
         uint64_t since = s->e->peers[p].down_since;
         s->p[p].dead = 1;
         s->f[F_DEAD]++;
         if (since && now > since && now - since > s->unreach_max)
             s->unreach_max = now - since;
-        fprintf(stderr, "bfo stream[%d]: peer %d unreachable (%.0f ms after its last rail went down)\n",
-                s->rank, p, since && now > since ? (double)(now - since) / 1e6 : -1.0);
+        fprintf(stderr, "bfo stream[%d]: peer %d %s (%.0f ms after its last rail went down)\n", s->rank, p,
+                st == BFO_ERR_PROC_FAILED ? "failed (its process, the launcher says)" : "unreachable",
+                since && now > since ? (double)(now - since) / 1e6 : -1.0);
     }
 }
 
@@ -1074,13 +1118,13 @@ int bfo_cmd_stream(int argc, char **argv)
                     ps->sdone++;
                     if (sl->req.status == BFO_OK)
                         completed_one(s, now);
-                    else if (sl->req.status == BFO_ERR_PEER_UNREACHABLE && s->tolerate)
-                        note_unreachable(s, p, now);
+                    else if (st_gone(sl->req.status) && s->tolerate)
+                        note_unreachable(s, p, now, sl->req.status);
                     else {
                         fprintf(stderr, "bfo stream[%d]: send %" PRIu64 " to %d: %s\n", s->rank,
                                 sl->idx, p, bfo_errname(sl->req.status));
                         bad = 1;
-                        if (sl->req.status == BFO_ERR_PEER_UNREACHABLE)
+                        if (st_gone(sl->req.status))
                             ps->dead = 1;
                     }
                 }
@@ -1093,7 +1137,7 @@ int bfo_cmd_stream(int argc, char **argv)
                     rc = s->data ? bfo_isend_data(s->e, &sl->req, st_describe(s, sl, sl->len, 1), p, 0,
                                                   (int)sl->idx, now)
                                  : bfo_isend(s->e, &sl->req, sl->buf, sl->len, p, 0, (int)sl->idx, now);
-                    sl->active = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE;
+                    sl->active = rc == BFO_OK || st_gone(rc);
                     if (!sl->active) {
                         fprintf(stderr, "bfo stream[%d]: isend: %s\n", s->rank, bfo_errname(rc));
                         bad = 1;
@@ -1110,14 +1154,14 @@ int bfo_cmd_stream(int argc, char **argv)
                 if (s->duration_ns && !ps->dead) {
                     rc = bfo_isend(s->e, &ps->total_sreq, &ps->total_out, sizeof ps->total_out, p, 1, 7,
                                    now);
-                    ps->total_posted = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE;
+                    ps->total_posted = rc == BFO_OK || st_gone(rc);
                 }
             }
             if (s->duration_ns && !ps->total_known && bfo_test(&ps->total_rreq)) {
                 ps->total_known = 1;
                 if (ps->total_rreq.status != BFO_OK) {
-                    if (ps->total_rreq.status == BFO_ERR_PEER_UNREACHABLE && s->tolerate)
-                        note_unreachable(s, p, now);
+                    if (st_gone(ps->total_rreq.status) && s->tolerate)
+                        note_unreachable(s, p, now, ps->total_rreq.status);
                     else
                         bad = 1;
                     ps->dead = 1;
@@ -1158,13 +1202,13 @@ int bfo_cmd_stream(int argc, char **argv)
                                         "(length %zu)\n", s->rank, tag, p, r->length);
                             }
                         }
-                    } else if (r->status == BFO_ERR_PEER_UNREACHABLE && s->tolerate) {
-                        note_unreachable(s, p, now);
+                    } else if (st_gone(r->status) && s->tolerate) {
+                        note_unreachable(s, p, now, r->status);
                     } else {
                         fprintf(stderr, "bfo stream[%d]: receive from %d: %s\n", s->rank, p,
                                 bfo_errname(r->status));
                         bad = 1;
-                        if (r->status == BFO_ERR_PEER_UNREACHABLE)
+                        if (st_gone(r->status))
                             ps->dead = 1;
                     }
                 }
@@ -1174,7 +1218,7 @@ int bfo_cmd_stream(int argc, char **argv)
                     rc = s->data ? bfo_irecv_data(s->e, &sl->req, st_describe(s, sl, s->maxsize, 0), p, 0,
                                                   BFO_ANY_TAG, now)
                                  : bfo_irecv(s->e, &sl->req, sl->buf, s->maxsize, p, 0, BFO_ANY_TAG, now);
-                    sl->active = rc == BFO_OK || rc == BFO_ERR_PEER_UNREACHABLE;
+                    sl->active = rc == BFO_OK || st_gone(rc);
                     if (!sl->active) {
                         fprintf(stderr, "bfo stream[%d]: irecv: %s\n", s->rank, bfo_errname(rc));
                         bad = 1;
@@ -1187,7 +1231,7 @@ int bfo_cmd_stream(int argc, char **argv)
                 /* every receive from p is posted: p may send */
                 rc = bfo_isend(s->e, &ps->ready_sreq, &ps->ready_out, 1, p, 1, 9, now);
                 ps->ready_sent = 1;
-                if (rc != BFO_OK && rc != BFO_ERR_PEER_UNREACHABLE) {
+                if (rc != BFO_OK && !st_gone(rc)) {
                     fprintf(stderr, "bfo stream[%d]: READY to %d: %s\n", s->rank, p, bfo_errname(rc));
                     bad = 1;
                     ps->dead = 1;
@@ -1197,8 +1241,8 @@ int bfo_cmd_stream(int argc, char **argv)
             if (s->recv_first && !ps->dead && !ps->ready && bfo_test(&ps->ready_rreq)) {
                 ps->ready = ps->ready_rreq.status == BFO_OK;
                 if (!ps->ready) {
-                    if (ps->ready_rreq.status == BFO_ERR_PEER_UNREACHABLE && s->tolerate)
-                        note_unreachable(s, p, now);
+                    if (st_gone(ps->ready_rreq.status) && s->tolerate)
+                        note_unreachable(s, p, now, ps->ready_rreq.status);
                     else
                         bad = 1;
                     ps->dead = 1;
@@ -1294,8 +1338,8 @@ int bfo_cmd_stream(int argc, char **argv)
             bad = 1;
         }
         for (int i = 0; i < nw; i++)
-            if (w[i]->status == BFO_ERR_PEER_UNREACHABLE && s->tolerate)
-                note_unreachable(s, w[i]->peer >= 0 ? w[i]->peer : 0, bfo_net_now());
+            if (st_gone(w[i]->status) && s->tolerate)
+                note_unreachable(s, w[i]->peer >= 0 ? w[i]->peer : 0, bfo_net_now(), w[i]->status);
         /* anything more on the data context is a duplicate */
         for (int p = 0; p < s->size; p++)
             if (peer_alive(s, p))
@@ -1412,6 +1456,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"placed_frames\":%" PRIu64 ",\"placed_dropped\":%" PRIu64
                        ",\"beacons_rcvd\":%" PRIu64 ",\"beacons_dropped\":%" PRIu64
                        ",\"demotions\":%" PRIu64 ",\"promotions\":%" PRIu64
+                       ",\"proc_failed\":%" PRIu64
                        ",\"per_rail_bytes\":[",
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
                        tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
@@ -1423,7 +1468,8 @@ int bfo_cmd_stream(int argc, char **argv)
                        tot[F_KEEPALIVES], tot[F_STALE], tot[F_VIOLATIONS], tot[F_ABSENT], tot[F_RDMA_READS],
                        tot[F_RDMA_WRITES], tot[F_BUSY_HEARD], tot[F_NUDGES], tot[F_THREAD],
                        tot[F_CREDIT_RNDV], tot[F_OVER_WINDOW], tot[F_PLACED], tot[F_PLACED_DROPPED],
-                       tot[F_BEACONS_RCVD], tot[F_BEACONS_DROPPED], tot[F_DEMOTIONS], tot[F_PROMOTIONS]);
+                       tot[F_BEACONS_RCVD], tot[F_BEACONS_DROPPED], tot[F_DEMOTIONS], tot[F_PROMOTIONS],
+                       tot[F_PROC_FAILED]);
                 for (int r = 0; r < bfo_net_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
                 /* rank 0 toward rank 1 at the end: each rail's state and

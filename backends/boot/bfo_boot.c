@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -28,6 +29,10 @@ struct bfo_boot {
     uint8_t *cards;  /* size * BFO_BOOT_CARD_MAX */
     uint32_t *lens;
     int published;
+    /* the launcher's failure reports (BFO_LAUNCHER_FD): -1 when none */
+    int fail_fd;
+    char fail_line[64];
+    size_t fail_have;
 };
 
 uint64_t bfo_boot_now(void)
@@ -129,7 +134,79 @@ static bfo_boot *boot_new(int rank, int size, int via)
     b->rank = rank;
     b->size = size;
     b->via = via;
+    b->fail_fd = -1;
     return b;
+}
+
+/* BFO_LAUNCHER_FD (bfo run): the read end of its pipe, made non-blocking;
+ * -1 when unset.  Malformed, or not an open descriptor: said, and none. */
+static int launcher_fd(void)
+{
+    const char *s = bfo_boot_getenv("BFO_LAUNCHER_FD");
+    char *end;
+    long fd;
+    if (!s)
+        return -1;
+    fd = strtol(s, &end, 10);
+    if (*end || fd < 0 || fd > 1000000 || fcntl((int)fd, F_GETFD) < 0) {
+        fprintf(stderr, "bfo: BFO_LAUNCHER_FD=%s: not an open file descriptor: failures the launcher sees "
+                        "will not be reported to this rank\n", s);
+        return -1;
+    }
+    if (fcntl((int)fd, F_SETFL, fcntl((int)fd, F_GETFL) | O_NONBLOCK) < 0 ||
+        fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
+        return -1;
+    return (int)fd;
+}
+
+int bfo_boot_failures_fd(const bfo_boot *b) { return b ? b->fail_fd : -1; }
+
+/* One line of the launcher's: the rank it names, or -1 (said). */
+static int failure_line(const bfo_boot *b, const char *line)
+{
+    char *end;
+    long r;
+    if (strncmp(line, "failed ", 7) == 0) {
+        r = strtol(line + 7, &end, 10);
+        if (!*end && end != line + 7 && r >= 0 && r < b->size)
+            return (int)r;
+    }
+    fprintf(stderr, "bfo[%d]: the launcher said \"%s\": not \"failed RANK\" with a rank below %d: ignored\n",
+            b->rank, line, b->size);
+    return -1;
+}
+
+int bfo_boot_failures(bfo_boot *b, int *ranks, int max)
+{
+    int n = 0;
+    if (!b || b->fail_fd < 0)
+        return b && b->fail_have == (size_t)-1 ? -1 : 0;
+    while (n < max) {
+        char c;
+        ssize_t got = read(b->fail_fd, &c, 1);
+        if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            close(b->fail_fd); /* the launcher is gone */
+            b->fail_fd = -1;
+            b->fail_have = (size_t)-1;
+            return n ? n : -1;
+        }
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            break; /* nothing more now */
+        }
+        if (c != '\n') {
+            if (b->fail_have < sizeof b->fail_line - 1)
+                b->fail_line[b->fail_have++] = c;
+            continue;
+        }
+        b->fail_line[b->fail_have] = 0;
+        b->fail_have = 0;
+        int r = failure_line(b, b->fail_line);
+        if (r >= 0)
+            ranks[n++] = r;
+    }
+    return n;
 }
 
 int bfo_boot_env(bfo_boot **out, uint64_t timeout_ns)
@@ -171,6 +248,7 @@ int bfo_boot_env(bfo_boot **out, uint64_t timeout_ns)
     if (!b)
         return BFO_ERR_NO_MEMORY;
     b->timeout_ns = timeout_ns;
+    b->fail_fd = launcher_fd();
     snprintf(b->server, sizeof b->server, "%s", srv ? srv : "");
     snprintf(b->via_name, sizeof b->via_name, "BFO_BOOTSTRAP %s", size > 1 ? b->server : "(one rank)");
     *out = b;
@@ -428,6 +506,8 @@ void bfo_boot_fini(bfo_boot *b)
         bfo__boot_pmix_fini();
     else if (b->via == VIA_CUSTOM && b->ops.fini)
         b->ops.fini(b->ops.ctx);
+    if (b->fail_fd >= 0)
+        close(b->fail_fd);
     free(b->cards);
     free(b->lens);
     free(b);

@@ -17,6 +17,14 @@
  *                      modex: publish during component init, lookup when a
  *                      peer is added).  Rank, size and job id are given.
  *
+ * Failures.  The launcher that saw a process exit may say so: `bfo run`
+ * gives each rank the read end of a pipe (BFO_LAUNCHER_FD=N) and writes
+ * one line "failed R\n" to every surviving rank when rank R ends with a
+ * signal or a nonzero exit (and it keeps the others running: --keep-going).
+ * bfo_boot_failures reads them; bfo_net declares those processes dead
+ * (bfo_peer_failed, docs/failure-model.md).  With the caller's own wire-up
+ * there is none: the caller reports failures itself (bfo_net_peer_failed).
+ *
  * Reading the environment happens here and nowhere else: neither the
  * engine nor a transport reads a variable.  The few settings read from it
  * (BFO_RAILS, the log levels) are read through bfo_boot_getenv.
@@ -93,6 +101,18 @@ int bfo_boot_publish(bfo_boot *b, const void *card, size_t len);
 int bfo_boot_lookup(bfo_boot *b, int rank, void *buf, size_t cap, size_t *len);
 
 void bfo_boot_fini(bfo_boot *b);
+
+/* The file descriptor the launcher reports failures on (BFO_LAUNCHER_FD;
+ * readable when a report waits), or -1 when there is none. */
+int bfo_boot_failures_fd(const bfo_boot *b);
+
+/* The ranks the launcher reported failed since the last call, at most max
+ * of them into ranks (the rest at the next call); never blocks.  Returns
+ * how many, 0 when none waits; a line that is not "failed R" with R a
+ * rank of the job is said on stderr and skipped.  When the launcher is
+ * gone (its end closed) the descriptor is closed and -1 comes after
+ * every report was read: nobody will report failures any more. */
+int bfo_boot_failures(bfo_boot *b, int *ranks, int max);
 
 /* A setting from the environment, or NULL when unset or empty. */
 const char *bfo_boot_getenv(const char *name);

@@ -32,6 +32,7 @@ static const struct {
 #define NTRANSPORTS ((int)(sizeof transports / sizeof transports[0]))
 
 #define TIMERS_EVERY_NS 20000ull /* the engine's timers while busy polling */
+#define FAILURES_EVERY_NS 1000000ull /* the launcher's failure reports while busy polling */
 
 typedef struct bfo_net bfo_net;
 
@@ -67,6 +68,7 @@ struct bfo_net {
     int engine_up;
     int leave_ms; /* bfo_net_options.leave_ms: what bfo_net_fini waits for its BYEs */
     uint64_t last_timers;
+    uint64_t last_failures; /* the launcher's failure reports last looked at (FAILURES_EVERY_NS) */
     /* peers' cards, read on first use: state per peer (0 not read, 1 read,
      * -1 unreadable), then size * nrails rails */
     signed char *card_state;
@@ -1097,6 +1099,29 @@ int bfo_net_progress(bfo_net *n, int timeout_ms)
     return handled;
 }
 
+/* The processes the launcher reported dead since the last look: each is
+ * declared dead to the engine (bfo_peer_failed: its requests fail
+ * BFO_ERR_PROC_FAILED, it is fenced). */
+static int launcher_reports(bfo_net *n, uint64_t now)
+{
+    int ranks[16], k, handled = 0;
+    n->last_failures = now;
+    while ((k = bfo_boot_failures(n->boot, ranks, 16)) > 0) {
+        for (int i = 0; i < k; i++) {
+            const int was = bfo_peer_state(&n->eng, ranks[i]);
+            if (ranks[i] == n->rank || bfo_peer_failed(&n->eng, ranks[i], now) != BFO_OK)
+                continue;
+            handled++;
+            if (was != BFO_PEER_ST_FAILED && bfo_peer_state(&n->eng, ranks[i]) == BFO_PEER_ST_FAILED)
+                fprintf(stderr, "bfo-net[%d]: the launcher says rank %d failed: its requests fail "
+                                "(BFO_ERR_PROC_FAILED), it is fenced\n", n->rank, ranks[i]);
+        }
+        if (k < 16)
+            break;
+    }
+    return handled;
+}
+
 static int progress_locked(bfo_net *n, int timeout_ms)
 {
     int handled = 0;
@@ -1116,6 +1141,9 @@ static int progress_locked(bfo_net *n, int timeout_ms)
         n->last_timers = now;
         bfo_engine_progress(&n->eng, now);
     }
+    if (BFO__UNLIKELY(bfo_boot_failures_fd(n->boot) >= 0) &&
+        (timeout_ms > 0 || now - n->last_failures >= FAILURES_EVERY_NS))
+        handled += launcher_reports(n, now);
     if (timeout_ms > 0 && handled == 0) {
         struct pollfd pf[256];
         int fds[256], nf = 0, got;
@@ -1125,6 +1153,8 @@ static int progress_locked(bfo_net *n, int timeout_ms)
                 return handled; /* it has work now: no sleeping */
             nf += m;
         }
+        if (bfo_boot_failures_fd(n->boot) >= 0 && nf < (int)(sizeof fds / sizeof fds[0]))
+            fds[nf++] = bfo_boot_failures_fd(n->boot); /* a report wakes it */
         for (int i = 0; i < nf; i++) {
             pf[i].fd = fds[i];
             pf[i].events = POLLIN;
@@ -1137,10 +1167,21 @@ static int progress_locked(bfo_net *n, int timeout_ms)
             now = bfo_boot_now();
             for (int k = 0; k < n->ntp; k++)
                 handled += n->tp[k].ops->progress(n->tp[k].t, now);
+            if (bfo_boot_failures_fd(n->boot) >= 0)
+                handled += launcher_reports(n, now);
             handled += handled == 0;
         }
     }
     return handled;
+}
+
+int bfo_net_peer_failed(bfo_net *n, int peer)
+{
+    int rc;
+    n_lock(n);
+    rc = bfo_peer_failed(&n->eng, peer, bfo_boot_now());
+    n_unlock(n);
+    return rc;
 }
 
 const bfo_net_stats *bfo_net_get_stats(bfo_net *n)

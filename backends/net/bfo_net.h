@@ -222,6 +222,13 @@ void bfo_net_fault_drop(bfo_net *n, int rail, int on);
  * BFO_ERR_INVALID (no engine).  Requests pending then fail (BFO_ERR_LEFT);
  * new ones fail at once.  Call bfo_net_fini next. */
 int bfo_net_leave(bfo_net *n, int timeout_ms);
+/* The peer's process is dead, on the caller's word (its runtime's event, an
+ * agreement): bfo_peer_failed on the engine (docs/failure-model.md).  Under
+ * `bfo run` there is no need: the launcher's reports (BFO_LAUNCHER_FD,
+ * backends/boot/bfo_boot.h) are read at every progress, a millisecond
+ * apart at most while busy polling, and a report wakes a progress that
+ * sleeps.  Returns what bfo_peer_failed returns. */
+int bfo_net_peer_failed(bfo_net *n, int peer);
 /* Leaves first, unless done (bfo_net_leave, BFO_NET_LEAVE_MS, or
  * bfo_net_options.leave_ms), then closes every connection, frees
  * everything. */
