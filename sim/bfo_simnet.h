@@ -176,6 +176,7 @@ typedef struct simnet {
     FILE *trace;            /* the wire trace (see the top), or NULL */
     const sn_hooks *hooks;  /* a transport model above the wire, or NULL */
     int gone[SN_MAX_RANKS]; /* the rank's process ended (sn_rank_exits) */
+    int killed[SN_MAX_RANKS]; /* ... killed (sn_rank_killed): its engine hears nothing more */
     /* 1: frames are read as the TCP transport reads them, FRAGs in place
      * (bfo_engine_place): half the payload at one step, the rest at a
      * later one (other messages move between), the receive asked before
@@ -208,7 +209,7 @@ typedef struct simnet {
 /* A message's completion at its sender: the engine's, or the model's. */
 static inline void sn_complete(simnet *sn, const sn_msg *m, int ok)
 {
-    if (sn->gone[m->src] || m->op == SN_CLOSE)
+    if (sn->gone[m->src] || sn->killed[m->src] || m->op == SN_CLOSE)
         return; /* nobody is there to hear it */
     if (sn->hooks)
         sn->hooks->completion(sn->hooks->ctx, m, ok);
@@ -949,6 +950,16 @@ static inline void sn_rank_exits(simnet *sn, int r)
                 c.wait = SN_W_LOST; /* a cut cable: the peer never hears of the end */
             sn_push(sn, &c);
         }
+}
+
+/* The process of rank r is killed (SIGKILL, no BYE): as sn_rank_exits, but
+ * its engine hears nothing more, not even the failures of what it posted
+ * (an engine that heard them would post them again, on another rail, and
+ * again).  Only from outside the network's step and engine calls. */
+static inline void sn_rank_killed(simnet *sn, int r)
+{
+    sn->killed[r] = 1;
+    sn_rank_exits(sn, r);
 }
 
 /* Runs until done(arg) is true or the simulated time passes limit_ns.

@@ -20,6 +20,18 @@
  * out within SR_LEAVE_NS, or no BYE was taken.  A BYE lost, failed or
  * delayed like any frame must still end cleanly: the peer falls back to
  * finding the rails closed, bounded.
+ * With sr_scenario.kill, one rank's process is killed (sn_rank_exits, no
+ * BYE) kill_at_ns after the messages were posted, and the launcher reports
+ * its death to every survivor report_ns later (bfo_peer_failed:
+ * docs/failure-model.md).  The judge then takes a message to the killed
+ * rank as delivered (its send completed BFO_OK) or errored
+ * (BFO_ERR_PROC_FAILED), one from it as delivered (every byte right) or
+ * errored (its receive ended BFO_ERR_PROC_FAILED, or PROC_FAILED_PENDING
+ * for an ANY_SOURCE one), never hung; the killed rank's own requests and
+ * pools are not judged.  An ANY_SOURCE receive that ends
+ * BFO_ERR_PROC_FAILED_PENDING is acknowledged (bfo_failure_ack) and
+ * posted again, as a program does, unless its sender is the killed rank.
+ * Messages between survivors must all arrive, as without a kill.
  * A test tool: it allocates.
  */
 #ifndef BFO_SIMRUN_H
@@ -185,6 +197,11 @@ typedef struct sr_scenario {
     int place;             /* frames read in place as TCP reads them (simnet.place) */
     int leave;             /* the ranks leave at the end (see the top) */
     uint64_t leave_gap_ns; /* ... rank i this long after rank i-1 (0: all at once) */
+    int kill;              /* a rank is killed (see the top): its rank + 1; 0: none */
+    uint64_t kill_at_ns;   /* ... this long after the messages were posted */
+    uint64_t kill_op;      /* ... or (when not 0) once the network carried this many
+                            * operations (bfo sim --explore kill: at every step) */
+    uint64_t report_ns;    /* ... and reported dead to the survivors this long after */
 } sr_scenario;
 
 #define SR_LEAVE_NS 500000000ull /* a leaving rank ends at most this long after it left */
@@ -210,6 +227,12 @@ typedef struct sr_result {
     uint64_t leave_timeouts; /* ranks that ended with a BYE not out after SR_LEAVE_NS */
     uint64_t left_failures;  /* a rail of a peer that said BYE failed afterwards, or the
                               * peer was given up: must be 0 */
+    uint64_t kills;          /* ranks killed (sr_scenario.kill) */
+    uint64_t ops_to_done;    /* operations the network carried until every request was
+                              * complete (ops: until the end, heartbeats of the settling
+                              * included) */
+    uint64_t failed_errors;  /* requests that ended BFO_ERR_PROC_FAILED or _PENDING */
+    uint64_t pending_reposts; /* ANY_SOURCE receives acknowledged and posted again */
     char why[256];
 } sr_result;
 
@@ -248,9 +271,17 @@ typedef struct sr_world {
     uint64_t leave_from;     /* the first bfo_engine_leave (0: none yet) */
     uint64_t mapouts_at_leave, left_failures, leave_timeouts;
     int first_failure_rank, first_failure_peer;
+    /* sr_scenario.kill: when the rank was killed and reported (0: not yet) */
+    uint64_t killed_at, reported_at;
+    uint64_t pending_reposts;
+    uint64_t ops_to_done; /* sn.ops when sr_all_done first said done */
 } sr_world;
 
 static inline uint8_t sr_pattern(int msg, size_t i) { return (uint8_t)(msg * 31 + i * 7 + (i >> 8)); }
+
+/* The rank sr_scenario.kill kills (-1: none), and whether it is dead yet. */
+static inline int sr_victim(const sr_world *w) { return w->sc->kill - 1; }
+static inline int sr_dead(const sr_world *w, int rank) { return w->killed_at && rank == sr_victim(w); }
 
 static inline bfo_envelope sr_recv_env(const sr_msg *m)
 {
@@ -293,10 +324,21 @@ static inline void sr_drive_recv(sr_world *w, int i)
     const uint64_t now = w->sn.now;
     bfo_envelope env = sr_recv_env(m);
     bfo_status st;
+    if (sr_dead(w, m->dst)) /* its process is gone: nothing more of it */
+        return;
+    if (w->posted[i] == 1 && m->any && bfo_test(&w->rreq[i]) &&
+        w->rreq[i].status == BFO_ERR_PROC_FAILED_PENDING && m->src != sr_victim(w)) {
+        /* a failure not acknowledged: acknowledged, the receive posted again */
+        bfo_failure_ack(e);
+        w->pending_reposts++;
+        sr_post_recv(w, i);
+    }
     if (!w->posted[i] && now >= w->post_at + (m->late ? SR_LATE_NS : 0)) {
         if (m->probe == SR_PROBE) {
             if (bfo_iprobe(e, &env, &st, now) == 1) {
                 sr_check_status(w, i, &st);
+                sr_post_recv(w, i);
+            } else if (!bfo_peer_reachable(e, m->src)) { /* nothing will come: the receive says why */
                 sr_post_recv(w, i);
             }
         } else if (m->probe == SR_MPROBE) {
@@ -304,6 +346,8 @@ static inline void sr_drive_recv(sr_world *w, int i)
                 sr_check_status(w, i, &st);
                 w->posted[i] = 2;
                 w->claimed_at[i] = now;
+            } else if (!bfo_peer_reachable(e, m->src)) {
+                sr_post_recv(w, i);
             }
         } else {
             sr_post_recv(w, i);
@@ -345,9 +389,32 @@ static inline int sr_all_done(void *arg)
 {
     sr_world *w = (sr_world *)arg;
     int done = 1;
+    const int v = sr_victim(w);
+    if (v >= 0 && !w->killed_at &&
+        (w->sc->kill_op ? w->sn.ops >= w->sc->kill_op : w->sn.now >= w->post_at + w->sc->kill_at_ns)) {
+        sn_rank_killed(&w->sn, v); /* SIGKILL: no BYE */
+        w->killed_at = w->sn.now ? w->sn.now : 1;
+        for (size_t k = 0; k < w->sn.nregs; k++) /* its memory registrations went with it */
+            if (w->sn.regs[k].rank == v && w->sn.regs[k].live) {
+                w->sn.regs[k].live = 0;
+                w->sn.regs_live--;
+            }
+    }
+    if (w->killed_at && !w->reported_at && w->sn.now >= w->killed_at + w->sc->report_ns) {
+        for (int r = 0; r < w->sc->ranks; r++) /* the launcher saw it exit */
+            if (r != v)
+                bfo_peer_failed(&w->e[r], v, w->sn.now);
+        w->reported_at = w->sn.now ? w->sn.now : 1;
+    }
     for (int i = 0; i < w->sc->nmsgs; i++) {
         const sr_msg *m = &w->sc->msgs[i];
         sr_drive_recv(w, i);
+        if (w->killed_at && (m->src == v || m->dst == v)) { /* judged apart (sr_judge) */
+            if ((m->src != v && !bfo_test(&w->sreq[i])) ||
+                (m->dst != v && (w->posted[i] != 1 || !bfo_test(&w->rreq[i]))))
+                done = 0;
+            continue;
+        }
         if (m->sync && bfo_test(&w->sreq[i]) && w->sreq[i].status == BFO_OK &&
             !w->early[i] &&
             (!w->posted[i] || (!bfo_test(&w->rreq[i]) && w->rreq[i].cs == BFO_RECV_ST_POSTED))) {
@@ -357,6 +424,8 @@ static inline int sr_all_done(void *arg)
         if (!bfo_test(&w->sreq[i]) || w->posted[i] != 1 || !bfo_test(&w->rreq[i]))
             done = 0;
     }
+    if (done && !w->ops_to_done)
+        w->ops_to_done = w->sn.ops;
     return done;
 }
 
@@ -698,9 +767,43 @@ static inline int sr_judge(sr_world *w, sr_result *res)
     const sr_scenario *sc = w->sc;
     memset(res, 0, sizeof *res);
     res->ops = w->sn.ops;
+    res->kills = w->killed_at != 0;
+    res->ops_to_done = w->ops_to_done;
+    res->pending_reposts = w->pending_reposts;
+    for (int i = 0; i < sc->ranks; i++)
+        if (!sr_dead(w, i))
+            res->failed_errors += w->e[i].stats.failed_errors;
     for (int i = 0; i < sc->nmsgs; i++) {
         const sr_msg *m = &sc->msgs[i];
         bfo_request *s = &w->sreq[i], *r = &w->rreq[i];
+        if (sr_dead(w, m->dst)) { /* to the killed rank: its send tells */
+            if (!bfo_test(s)) {
+                res->hung++;
+                sr_note(res, "message %d: its send to the killed rank never completed%.0d", i, 0);
+            } else if (s->status == BFO_OK) {
+                res->delivered++;
+            } else if (s->status == BFO_ERR_PROC_FAILED) {
+                res->errored++;
+            } else {
+                sr_note(res, "message %d: its send to the killed rank ended with %d", i, s->status);
+            }
+            continue;
+        }
+        if (sr_dead(w, m->src) && w->posted[i] == 1 && bfo_test(r) && r->status != BFO_OK) {
+            /* from the killed rank: its receive tells */
+            if (r->status == BFO_ERR_PROC_FAILED || (m->any && r->status == BFO_ERR_PROC_FAILED_PENDING))
+                res->errored++;
+            else
+                sr_note(res, "message %d: its receive from the killed rank ended with %d", i, r->status);
+            continue;
+        }
+        if (sr_dead(w, m->src) && (w->posted[i] != 1 || !bfo_test(r))) {
+            res->hung++;
+            sr_note(res, "message %d: its receive from the killed rank never completed%.0d", i, 0);
+            continue;
+        }
+        if (sr_dead(w, m->src)) /* received: its bytes are judged below, its send is gone */
+            s = r;
         if (!bfo_test(s) || w->posted[i] != 1 || !bfo_test(r)) {
             res->hung++;
             res->lost += bfo_test(s) && s->status == BFO_OK;
@@ -714,7 +817,10 @@ static inline int sr_judge(sr_world *w, sr_result *res)
         }
         if (r->status == BFO_OK && s->status != BFO_ERR_PEER_UNREACHABLE && s->status != BFO_OK)
             sr_note(res, "message %d: send failed with %d", i, s->status);
-        if (r->status == BFO_ERR_PEER_UNREACHABLE || s->status == BFO_ERR_PEER_UNREACHABLE) {
+        /* an ANY_SOURCE receive that no peer is left to match: PROC_FAILED
+         * when one of the peers gone is the killed rank */
+        const int any_gone = m->any && w->killed_at && r->status == BFO_ERR_PROC_FAILED;
+        if (r->status == BFO_ERR_PEER_UNREACHABLE || s->status == BFO_ERR_PEER_UNREACHABLE || any_gone) {
             res->unreachable_errors += (r->status != BFO_OK) + (s->status != BFO_OK);
             /* allowed only when no rail to the peer is left */
             int left = 0;
@@ -722,7 +828,7 @@ static inline int sr_judge(sr_world *w, sr_result *res)
                 left += !sn_rail_faulty(&w->sn, k);
             if (left)
                 sr_note(res, "message %d: unreachable error with %d rail(s) up", i, left);
-            if (r->status == BFO_ERR_PEER_UNREACHABLE) {
+            if (r->status == BFO_ERR_PEER_UNREACHABLE || any_gone) {
                 res->errored++; /* reported, not lost */
                 continue;
             }
@@ -761,6 +867,8 @@ static inline int sr_judge(sr_world *w, sr_result *res)
     }
     for (int i = 0; i < sc->ranks; i++) {
         bfo_engine *e = &w->e[i];
+        if (sr_dead(w, i))
+            continue; /* its process is gone: its pools with it */
         res->restarts += e->stats.restarts;
         res->mapouts += e->stats.mapouts;
         res->readmissions += e->stats.readmissions;
@@ -786,7 +894,7 @@ static inline int sr_judge(sr_world *w, sr_result *res)
         if (e->stats.protocol_violations)
             sr_note(res, "rank %d: %d protocol violations", i, (int)e->stats.protocol_violations);
         for (int p = 0; p < sc->ranks && !sc->leave; p++)
-            for (int k = 0; p != i && k < sc->rails; k++) {
+            for (int k = 0; p != i && !sr_dead(w, p) && k < sc->rails; k++) {
                 /* working (UP or DEMOTED: each side demotes by what it
                  * measures of its own sending) or not */
                 int a = bfo__live(e->peers[p].rail[k].fsm.cs);

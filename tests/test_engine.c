@@ -3873,7 +3873,7 @@ static void test_DEATH_REPORTED_pending_requests_fail_PROC_FAILED_later_ones_at_
     STEP_UNTIL(w, bfo_test(&s2)); /* delivered; the rendezvous waits for a receive */
     assert_int_equal(s2.status, BFO_OK);
     assert_false(bfo_test(&big));
-    sn_rank_exits(&w->sn, 2); /* SIGKILL: no BYE */
+    sn_rank_killed(&w->sn, 2); /* SIGKILL: no BYE */
     sr_advance(w, 10000000);
     assert_int_equal(bfo_peer_failed(&w->e[1], 2, w->sn.now), BFO_OK);
     assert_int_equal(bfo_peer_state(&w->e[1], 2), BFO_PEER_ST_FAILED);
@@ -3926,7 +3926,7 @@ static void test_DEATH_REPORTED_any_source_receive_PROC_FAILED_PENDING_until_ack
     assert_int_equal(bfo_isend(&w->e[0], &s0, &a, 1, 1, 0, 2, w->sn.now), BFO_OK); /* unexpected */
     STEP_UNTIL(w, bfo_test(&s0));
     assert_int_equal(bfo_failure_get_acked(&w->e[1], ranks, 4), 0);
-    sn_rank_exits(&w->sn, 2);
+    sn_rank_killed(&w->sn, 2);
     assert_int_equal(bfo_peer_failed(&w->e[1], 2, w->sn.now), BFO_OK);
     assert_true(bfo_test(&any));
     assert_int_equal(any.status, BFO_ERR_PROC_FAILED_PENDING);
@@ -4025,7 +4025,7 @@ static void test_UNREACHABLE_DEATH_REPORTED_FAILED_later_requests_PROC_FAILED(vo
     sr_world *w = sr_new(&sc);
     sr_advance(w, 1000000);
     assert_int_equal(bfo_irecv(&w->e[0], &r, &y, 1, 1, 0, 1, w->sn.now), BFO_OK);
-    sn_rank_exits(&w->sn, 1);
+    sn_rank_killed(&w->sn, 1);
     sr_advance(w, w->e[0].cfg.unreachable_grace_ns + 1000000000ull);
     assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_UNREACHABLE);
     assert_true(bfo_test(&r));

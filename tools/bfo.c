@@ -4,7 +4,7 @@
  *           [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:OPTION]...]...
  *           [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]
  *           [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N] [--budget SIZE]
- *           [--leave] [--leave-gap MS] [--place]
+ *           [--leave] [--leave-gap MS] [--place] [--kill R@MS[+MS]|R@opN[+MS]|random]
  *
  *   bfo run -n N [--rails ADDR,ADDR] -- PROGRAM ARGS   (tools/bfo_tcp_cmds.c)
  *   bfo stream [--size S|--sizes LIST] [--count N] [--json]
@@ -34,10 +34,20 @@
 static const char usage[] =
     "usage: bfo sim [--ranks N] [--rails R] [--rail-bw W1,W2,...] [--seed S]\n"
     "               [--protocol eager|copy|put|get|auto] [--msg FROM>TO:SIZE[:OPTION]...]...\n"
-    "               [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]\n"
+    "               [--fault SPEC]... [--explore single|double|kill] [--random N] [--trace] [--json]\n"
     "               [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N] [--budget SIZE]\n"
     "               [--data iov|pack|mixed] [--data-rails R1,R2,...|none] [--leave] [--leave-gap MS]\n"
-    "               [--place]\n"
+    "               [--place] [--kill R@MS[+MS]|R@opN[+MS]|random]\n"
+    "  --kill R@MS[+MS]         rank R's process is killed (no BYE) MS ms after the messages are\n"
+    "                           posted, and reported dead to the others (bfo_peer_failed) +MS\n"
+    "                           later (default 5); messages to or from it are delivered or end\n"
+    "                           BFO_ERR_PROC_FAILED (an ANY_SOURCE receive PROC_FAILED_PENDING,\n"
+    "                           then acknowledged and posted again), never hang; the others\n"
+    "                           must all arrive.  R@opN: once the network carried N\n"
+    "                           operations.  random: with --random, a random rank at a random\n"
+    "                           step (1-60 operations, reported 0-20 ms later)\n"
+    "  --explore kill           every rank killed at every step: once the network carried k\n"
+    "                           operations, for every k the scenario posts\n"
     "  --msg    0>1:64  0>1:4M  1>0:200K:any  1>1:9K   (K and M suffixes; FROM = TO: to itself;\n"
     "           none given: a mixed set).  OPTIONs: tag=T; any (an ANY_SOURCE receive);\n"
     "           ctx=C (context id C; the ranks in it are not the engine's); sync (a\n"
@@ -96,6 +106,9 @@ typedef struct options {
     int ranks, rails, json, trace, explore, random_n, protocol, nmsgs, nfaults, data, leave;
     uint64_t leave_gap_ns;
     int place;
+    int kill_mode; /* --kill: 0 none, 1 given (kill_rank, kill_at_ns, report_ns), 2 random */
+    int kill_rank;
+    uint64_t kill_at_ns, report_ns, kill_op;
     unsigned data_rails;
     uint64_t start_ns, seq_start;
     size_t budget;
@@ -114,6 +127,7 @@ typedef struct totals {
         unreachable_errors, restarts, mapouts, readmissions, eagers, copies, puts, gets, rdma_ops;
     uint64_t cancelled, early_syncs, probe_errors, cancel_errors, credit_rndv, over_window;
     uint64_t byes_sent, byes_taken, leave_timeouts, left_failures;
+    uint64_t kills, failed_errors, pending_reposts;
     uint64_t rail_bytes[BFO_MAX_RAILS];
     int shown;
     FILE *failures; /* JSON objects of failures, or the human lines */
@@ -342,6 +356,12 @@ static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
         n += (size_t)snprintf(buf + n, cap - n, " --start-ms %" PRIu64, sc->start_ns / 1000000);
     if (sc->leave && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --leave");
+    if (sc->kill && sc->kill_op && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --kill %d@op%" PRIu64 "+%" PRIu64, sc->kill - 1, sc->kill_op,
+                              sc->report_ns / 1000000);
+    else if (sc->kill && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --kill %d@%" PRIu64 "+%" PRIu64, sc->kill - 1,
+                              sc->kill_at_ns / 1000000, sc->report_ns / 1000000);
     if (sc->place && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --place");
     if (sc->leave && sc->leave_gap_ns && n < cap)
@@ -420,6 +440,9 @@ static void account(totals *t, const sr_scenario *sc, const sr_result *r, int js
     t->byes_taken += r->byes_taken;
     t->leave_timeouts += r->leave_timeouts;
     t->left_failures += r->left_failures;
+    t->kills += r->kills;
+    t->failed_errors += r->failed_errors;
+    t->pending_reposts += r->pending_reposts;
     for (int k = 0; k < BFO_MAX_RAILS; k++)
         t->rail_bytes[k] += r->rail_bytes[k];
     if (r->passed) {
@@ -583,8 +606,34 @@ static void random_runs(totals *t, const sr_scenario *set, int nset, const optio
                 f->kind = 1 + (int)(rnd(&x) % 3);
             }
         }
+        if (o->kill_mode == 2) {
+            sc.kill = 1 + (int)(rnd(&x) % (uint64_t)sc.ranks);
+            sc.kill_op = 1 + rnd(&x) % 60; /* at a random step: a scenario takes tens */
+            sc.report_ns = rnd(&x) % 21 * 1000000ull;
+        }
         run_one(t, &sc, o);
     }
+}
+
+/* Every rank killed at every step of the scenario: once the network carried
+ * k operations, for every k it takes without a kill until every request is
+ * complete; reported dead 0 or 5 ms later (alternately). */
+static void explore_kill(totals *t, const sr_scenario *base, const options *o)
+{
+    sr_result r;
+    sr_scenario sc = *base;
+    sc.kill = 0;
+    sr_run(&sc, &r); /* how many operations it takes */
+    account(t, &sc, &r, o->json);
+    for (uint64_t op = 1; op <= r.ops_to_done; op++)
+        for (int v = 0; v < base->ranks; v++) {
+            sc = *base;
+            sc.kill = v + 1;
+            sc.kill_op = op;
+            sc.report_ns = (op + (uint64_t)v) % 2 ? 5000000ull : 0;
+            sc.seed = base->seed * 1000003 + op * 7 + (uint64_t)v;
+            run_one(t, &sc, o);
+        }
 }
 
 static int cmd_sim(int argc, char **argv)
@@ -667,7 +716,8 @@ static int cmd_sim(int argc, char **argv)
             NEED_ARG();
             if (!strcmp(v, "single")) o.explore = 1;
             else if (!strcmp(v, "double")) o.explore = 2;
-            else die("--explore wants single or double", v);
+            else if (!strcmp(v, "kill")) o.explore = 3;
+            else die("--explore wants single, double or kill", v);
         } else if (!strcmp(a, "--random")) { NEED_ARG(); o.random_n = atoi(v); }
         else if (!strcmp(a, "--trace")) o.trace = 1;
         else if (!strcmp(a, "--seq-start")) { NEED_ARG(); o.seq_start = strtoull(v, NULL, 10); }
@@ -679,6 +729,32 @@ static int cmd_sim(int argc, char **argv)
         }
         else if (!strcmp(a, "--start-ms")) { NEED_ARG(); o.start_ns = strtoull(v, NULL, 10) * 1000000ull; }
         else if (!strcmp(a, "--leave")) o.leave = 1;
+        else if (!strcmp(a, "--kill")) {
+            NEED_ARG();
+            if (!strcmp(v, "random")) {
+                o.kill_mode = 2;
+            } else {
+                char *end;
+                unsigned long long at = 0, rep_ms = 5;
+                o.kill_rank = (int)strtol(v, &end, 10);
+                if (end == v || *end != '@')
+                    die("--kill wants R@MS[+MS], R@opN[+MS] or random", v);
+                if (!strncmp(end + 1, "op", 2)) {
+                    o.kill_op = strtoull(end + 3, &end, 10);
+                    if (!o.kill_op)
+                        die("--kill R@opN: N is 1 or more", v);
+                } else {
+                    at = strtoull(end + 1, &end, 10);
+                }
+                if (*end == '+')
+                    rep_ms = strtoull(end + 1, &end, 10);
+                if (*end)
+                    die("--kill wants R@MS[+MS], R@opN[+MS] or random", v);
+                o.kill_mode = 1;
+                o.kill_at_ns = at * 1000000ull;
+                o.report_ns = rep_ms * 1000000ull;
+            }
+        }
         else if (!strcmp(a, "--place")) o.place = 1;
         else if (!strcmp(a, "--leave-gap")) { NEED_ARG(); o.leave_gap_ns = strtoull(v, NULL, 10) * 1000000ull; }
         else if (!strcmp(a, "--json")) o.json = 1;
@@ -690,6 +766,14 @@ static int cmd_sim(int argc, char **argv)
         die("--ranks is 2..8", "");
     if (o.rails < 1 || o.rails > BFO_MAX_RAILS)
         die("--rails is 1..8", "");
+    if (o.kill_mode && o.leave)
+        die("--kill and --leave go apart: a killed rank says no goodbye", "");
+    if (o.kill_mode == 1 && (o.kill_rank < 0 || o.kill_rank >= o.ranks))
+        die("--kill names a rank outside --ranks", "");
+    if (o.kill_mode == 2 && !o.random_n)
+        die("--kill random goes with --random N", "");
+    if (o.explore == 3 && (o.kill_mode || o.leave))
+        die("--explore kill chooses the kills itself (no --kill, no --leave)", "");
     for (int i = 0; i < o.nmsgs; i++)
         if (o.msgs[i].src < 0 || o.msgs[i].src >= o.ranks || o.msgs[i].dst < 0 ||
             o.msgs[i].dst >= o.ranks)
@@ -742,6 +826,12 @@ static int cmd_sim(int argc, char **argv)
         set[i].leave = o.leave;
         set[i].leave_gap_ns = o.leave_gap_ns;
         set[i].place = o.place;
+        if (o.kill_mode == 1) {
+            set[i].kill = o.kill_rank + 1;
+            set[i].kill_at_ns = o.kill_at_ns;
+            set[i].kill_op = o.kill_op;
+            set[i].report_ns = o.report_ns;
+        }
     }
 
     totals t;
@@ -755,6 +845,9 @@ static int cmd_sim(int argc, char **argv)
     else if (o.explore == 2)
         for (int i = 0; i < nset; i++)
             explore_double(&t, &set[i], &o);
+    else if (o.explore == 3)
+        for (int i = 0; i < nset; i++)
+            explore_kill(&t, &set[i], &o);
     if (o.random_n)
         random_runs(&t, set, nset, &o);
     if (!o.explore && !o.random_n)
@@ -773,12 +866,15 @@ static int cmd_sim(int argc, char **argv)
                ",\"cancelled\":%" PRIu64 ",\"early_syncs\":%" PRIu64 ",\"probe_errors\":%" PRIu64
                ",\"cancel_errors\":%" PRIu64 ",\"credit_rndv\":%" PRIu64
                ",\"over_window\":%" PRIu64 ",\"byes_sent\":%" PRIu64 ",\"byes_taken\":%" PRIu64
-               ",\"leave_timeouts\":%" PRIu64 ",\"left_failures\":%" PRIu64 ",\"failures\":[%s]}\n",
+               ",\"leave_timeouts\":%" PRIu64 ",\"left_failures\":%" PRIu64
+               ",\"kills\":%" PRIu64 ",\"failed_errors\":%" PRIu64 ",\"pending_reposts\":%" PRIu64
+               ",\"failures\":[%s]}\n",
                t.scenarios, t.passed, t.failed, t.delivered, t.errored, t.lost, t.duplicates, t.corrupt, t.hung,
                t.leaked, t.unreachable_errors, t.restarts, t.mapouts, t.readmissions, t.eagers,
                t.copies, t.puts, t.gets, t.rdma_ops, t.cancelled, t.early_syncs, t.probe_errors,
                t.cancel_errors, t.credit_rndv, t.over_window, t.byes_sent, t.byes_taken,
-               t.leave_timeouts, t.left_failures, fbuf ? fbuf : "");
+               t.leave_timeouts, t.left_failures, t.kills, t.failed_errors, t.pending_reposts,
+               fbuf ? fbuf : "");
     } else {
         if (fbuf && flen)
             fputs(fbuf, stdout);
@@ -806,6 +902,10 @@ static int cmd_sim(int argc, char **argv)
             printf("goodbyes: BYEs sent %" PRIu64 ", taken by %" PRIu64 " peers; ranks whose BYEs "
                    "were not out in time %" PRIu64 "; rails failed after a BYE %" PRIu64 "\n",
                    t.byes_sent, t.byes_taken, t.leave_timeouts, t.left_failures);
+        if (o.kill_mode || o.explore == 3)
+            printf("process deaths: ranks killed %" PRIu64 ", requests ended PROC_FAILED or _PENDING %" PRIu64
+                   ", ANY_SOURCE receives acknowledged and posted again %" PRIu64 "\n",
+                   t.kills, t.failed_errors, t.pending_reposts);
         printf("sim: %" PRIu64 " passed, %" PRIu64 " failed\n", t.passed, t.failed);
     }
     free(fbuf);
