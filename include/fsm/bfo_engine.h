@@ -3208,7 +3208,6 @@ static inline int bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, int
 
 static inline void bfo__peer_unreachable(bfo_engine *e, int peer);
 static inline void bfo__peer_fail(bfo_engine *e, int peer, int posted);
-static inline void bfo__peer_closeout(bfo_engine *e, int peer, int ev);
 static inline int bfo__all_unreachable(const bfo_engine *e);
 
 /* The probe timeout of one rail: probe_timeout_ns, or more when probes come
@@ -4365,7 +4364,8 @@ static inline int bfo__rcvd_PROBEACK(bfo_engine *e, int peer, int rail, const bf
  * the hot paths (BFO__PARTED) and fails what it no longer answers (sends to
  * it, receives it matched: their operations in flight complete first);
  * receives naming it wait for what it sent before the BYE (left_seq) and
- * fail once that came (bfo__peer_closeout, or unreachable_grace later in
+ * fail once that came (the peer machine's OWED_RCVD: close_out), or
+ * unreachable_grace later (GRACE_EXPIRED, in
  * bfo_engine_progress).  The BYE of its other rails is a duplicate. */
 static BFO__COLD int bfo__rcvd_BYE(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
 {
@@ -4381,7 +4381,7 @@ static BFO__COLD int bfo__rcvd_BYE(bfo_engine *e, int peer, int rail, const bfo_
     p->left_at = e->now ? e->now : 1;
     bfo__peer_step(e, peer, BFO_PEER_EV_BYE_RCVD); /* part */
     if (p->recv_seq > p->left_seq)
-        bfo__peer_closeout(e, peer, BFO_PEER_EV_OWED_RCVD);
+        bfo__peer_step(e, peer, BFO_PEER_EV_OWED_RCVD); /* close_out */
     return BFO_OK;
 }
 
@@ -4486,7 +4486,7 @@ static BFO__COLD int bfo__frame_gone(bfo_engine *e, int peer, int rail, bfo_fram
     if (rc == BFO_OK)
         rc = bfo__dispatch(e, peer, rail, &f, &kind);
     if (p->left == BFO__LEFT_OWED && p->recv_seq > p->left_seq && !e->left)
-        bfo__peer_closeout(e, peer, BFO_PEER_EV_OWED_RCVD); /* the last of what it sent before its BYE came */
+        bfo__peer_step(e, peer, BFO_PEER_EV_OWED_RCVD); /* the last of what it sent before its BYE came */
     return bfo__frame_done(e, rc, kind);
 }
 
@@ -5136,15 +5136,6 @@ static inline void bfo__peer_fail(bfo_engine *e, int peer, int posted)
     }
 }
 
-/* A peer that said BYE: everything it sent before came (OWED_RCVD), or
- * unreachable_grace passed since its BYE (GRACE_EXPIRED): nothing more
- * comes from it, the receives still posted for it fail (close_out:
- * BFO_ERR_PEER_LEFT). */
-static inline void bfo__peer_closeout(bfo_engine *e, int peer, int ev)
-{
-    bfo__peer_step(e, peer, ev);
-}
-
 /* fence: a process reported dead hears nothing more from this rank.  Its
  * failure takes the next place in the order; every connection to it is
  * dropped (its frames are refused from now on: bfo__peer_gone_flags), and
@@ -5383,7 +5374,7 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
             /* a peer that said BYE, whose messages sent before it never all came */
             if (p->left == BFO__LEFT_OWED && !e->left &&
                 e->now - p->left_at >= c->unreachable_grace_ns)
-                bfo__peer_closeout(e, i, BFO_PEER_EV_GRACE_EXPIRED);
+                bfo__peer_step(e, i, BFO_PEER_EV_GRACE_EXPIRED); /* close_out */
             continue;
         }
         for (int k = 0; k < c->nrails; k++)
