@@ -96,13 +96,13 @@ BUILD    := $(BUILD)-san
 endif
 
 TESTS    := test_transitions test_link test_scenarios test_wire test_engine test_fastpath test_noalloc test_verbs_map \
-            test_verbs_scenarios test_porting test_abi test_net_abi test_shm test_net test_boot \
+            test_verbs_scenarios test_porting test_abi test_net_abi test_shm test_net test_boot test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
 DOCS_GEN := docs/protocol.md docs/porting.md README.md
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
-MACHINES := send recv rail conn peer
+MACHINES := send recv rail conn peer agree
 TCP_SRC  := backends/tcp/bfo_tcp.c
 TCP_HDR  := backends/tcp/bfo_tcp.h backends/bfo_sink.h backends/bfo_transport.h backends/bfo_list.h backends/bfo_link.h $(HEADERS)
 BOOT_SRC := backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c
@@ -242,7 +242,7 @@ $(BUILD)/abi/net_%.o: tests/net_abi_caller.c $(NET_HDR) | $(BUILD)/abi
 	  $(BACK_INC) -DNET_ABI_FN=net_abi_$* -c $< -o $@
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
-BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c $(NET_SRC)
+BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c tools/bfo_agree.c $(NET_SRC)
 $(BUILD)/bfo: $(BFO_SRC) $(NET_HDR) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) -Isim $(BACK_INC) $(BFO_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS)
 
@@ -320,8 +320,22 @@ define SIM_RUNS
 --random 10000 --seed 19 --ranks 4 --kill random --place
 endef
 export SIM_RUNS
+# groups' agreements (bfo agree-sim): one and two deaths, false suspicions
+# and partial partitions at every step; random mixes of them
+define AGREE_RUNS
+--explore kill --ranks 3
+--explore kill2 --ranks 3
+--explore kill --ranks 5 --agrees 3 --shrink
+--explore kill2 --ranks 4 --agrees 3 --shrink
+--explore suspect --ranks 4 --shrink
+--explore cut --ranks 4 --shrink
+--random 5000 --seed 7 --ranks 4 --agrees 3 --shrink
+--random 2000 --seed 8 --ranks 6 --agrees 3 --shrink
+endef
+export AGREE_RUNS
 check-sim: $(BUILD)/bfo
 	@printf '%s\n' "$$SIM_RUNS" | bash tests/run_lines.sh $(CHECK_JOBS) ./$(BUILD)/bfo sim
+	@printf '%s\n' "$$AGREE_RUNS" | bash tests/run_lines.sh $(CHECK_JOBS) ./$(BUILD)/bfo agree-sim
 
 # Hostile input (tests/fuzz/): libFuzzer targets for frame decoding (wire),
 # an engine whose peers are the input (engine) and the TCP backend's

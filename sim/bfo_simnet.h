@@ -161,6 +161,7 @@ typedef struct simnet {
     sn_fault faults[SN_MAX_FAULTS];
     int nfaults;
     int connects[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* pending connect requests */
+    int disconnects[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* pending drops (sn_disconnect) */
     unsigned rdma_mask;     /* rails that can RDMA (bit per rail) */
     unsigned data_mask;     /* rails whose transport reads described data itself
                              * (post_send_data; bit per rail, default none) */
@@ -643,6 +644,17 @@ static inline int sn_connect(void *ctx, int peer, int rail)
     return 0;
 }
 
+/* The backend's disconnect (installed by a caller that wants it, e.g.
+ * sim/bfo_simgroup.h): the end drops its connection, as a transport closes
+ * a socket, so what it posted and has not seen complete on that path
+ * (vanished on a silent path, or held) completes with an error, from the
+ * next step of the network. */
+static inline void sn_disconnect(void *ctx, int peer, int rail)
+{
+    sn_endpoint *ep = (sn_endpoint *)ctx;
+    ep->sn->disconnects[ep->rank][peer][rail] = 1;
+}
+
 /* Sets up the network; the engines are attached with sn_attach. */
 static inline void sn_init(simnet *sn, int n, int nrails, uint64_t seed)
 {
@@ -691,6 +703,12 @@ static inline int sn_do_connects(simnet *sn)
     for (int a = 0; a < sn->n; a++)
         for (int b = 0; b < sn->n; b++)
             for (int r = 0; r < sn->nrails; r++) {
+                if (sn->disconnects[a][b][r]) {
+                    sn->disconnects[a][b][r] = 0;
+                    did = 1;
+                    if (!sn->gone[a])
+                        sn_close_conn(sn, a, b, r);
+                }
                 if (!sn->connects[a][b][r])
                     continue;
                 sn->connects[a][b][r] = 0;

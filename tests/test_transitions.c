@@ -21,6 +21,7 @@
 
 #include "bfo_conn_transitions.h"
 #include "bfo_peer_transitions.h"
+#include "bfo_agree_transitions.h"
 #include "bfo_rail_transitions.h"
 #include "bfo_recv_transitions.h"
 #include "bfo_send_transitions.h"
@@ -593,6 +594,28 @@ static const row peer_rows[] = {
 };
 #undef P
 
+/* --------------------------------------------------------------- agree -- */
+#define A(from, ev, to, acts) { BFO_AGREE_ST_##from, BFO_AGREE_EV_##ev, BFO_AGREE_ST_##to, acts }
+static const row agree_rows[] = {
+    A(IDLE, AGREE_CALLED, ROUND, "send_round"),
+
+    /* every member heard in the round: decide, or one more round */
+    A(ROUND, ROUND_SAME, DECIDING, "decide send_decision"),
+    A(ROUND, ROUND_CHANGED, ROUND, "next_round send_round"),
+    A(ROUND, DECISION_RCVD, DECIDING, "adopt send_decision"),  /* a member decided first */
+    A(ROUND, MEMBER_LOST, ABORTING, ""),                        /* a partition, or fenced */
+
+    A(DECIDING, SENDS_DONE, IDLE, "finish"),
+    A(DECIDING, MEMBER_LOST, DECIDING, ""),        /* decided: a loss changes nothing */
+
+    A(ABORTING, SENDS_DONE, ABORTED, "abort"),
+    A(ABORTING, DECISION_RCVD, ABORTING, ""),      /* too late: it cannot vouch for the rest */
+    A(ABORTING, MEMBER_LOST, ABORTING, ""),
+
+    A(ABORTED, MEMBER_LOST, ABORTED, ""),          /* for good */
+};
+#undef A
+
 /* ------------------------------------------- the transitions Ragel built -- */
 typedef struct spec_row {
     int from, event, to;
@@ -614,6 +637,9 @@ static const spec_row conn_spec[] = { BFO_CONN_TRANSITIONS(SPEC_CONN) };
 #define SPEC_PEER(F, E, T, N, A1, A2, A3, A4) \
     { BFO_PEER_ST_##F, BFO_PEER_EV_##E, BFO_PEER_ST_##T, { #A1, #A2, #A3, #A4 } },
 static const spec_row peer_spec[] = { BFO_PEER_TRANSITIONS(SPEC_PEER) };
+#define SPEC_AGREE(F, E, T, N, A1, A2, A3, A4) \
+    { BFO_AGREE_ST_##F, BFO_AGREE_EV_##E, BFO_AGREE_ST_##T, { #A1, #A2, #A3, #A4 } },
+static const spec_row agree_spec[] = { BFO_AGREE_TRANSITIONS(SPEC_AGREE) };
 
 /* "a b" from {"a", "b", "NONE", "NONE"} */
 static void spec_actions(const spec_row *s, char *buf, size_t cap)
@@ -643,6 +669,8 @@ static const table tables[] = {
       bfo_conn_event_name },
     { "peer", &bfo_peer_machine, peer_rows, N_OF(peer_rows), peer_spec, N_OF(peer_spec),
       bfo_peer_event_name },
+    { "agree", &bfo_agree_machine, agree_rows, N_OF(agree_rows), agree_spec, N_OF(agree_spec),
+      bfo_agree_event_name },
 };
 
 typedef struct row_case {
@@ -873,13 +901,21 @@ static void test_names_and_finals(void **state)
     bfo_peer_fsm pf;
     bfo_peer_init(&pf);
     assert_int_equal(pf.cs, BFO_PEER_ST_NEW);
+    bfo_agree_fsm af;
+    bfo_agree_init(&af);
+    assert_int_equal(af.cs, BFO_AGREE_ST_IDLE);
+    assert_true(bfo_agree_is_final(BFO_AGREE_ST_ABORTED));
+    assert_false(bfo_agree_is_final(BFO_AGREE_ST_IDLE));
+    assert_string_equal(bfo_agree_event_name(BFO_AGREE_EV_DECISION_RCVD), "DECISION_RCVD");
+    assert_string_equal(bfo_agree_action_name(BFO_AGREE_ACT_SEND_DECISION), "send_decision");
 }
 
 int main(void)
 {
     test_list list = { 0 };
-    static row_case rcases[N_OF(send_rows) + N_OF(recv_rows) + N_OF(rail_rows) + N_OF(conn_rows) + N_OF(peer_rows)];
-    static state_case scases[64];
+    static row_case rcases[N_OF(send_rows) + N_OF(recv_rows) + N_OF(rail_rows) + N_OF(conn_rows) + N_OF(peer_rows) +
+                               N_OF(agree_rows)];
+    static state_case scases[128];
     size_t nr = 0, ns = 0;
 
     for (size_t t = 0; t < N_OF(tables); t++)

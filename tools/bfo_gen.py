@@ -57,6 +57,7 @@ MACHINES = [
     ("rail", "Rail", "rail (one rail seen from one peer)"),
     ("conn", "Conn", "connection (one transport connection to one peer on one rail)"),
     ("peer", "Peer", "peer (one other process of the job, as this rank sees it)"),
+    ("agree", "Agree", "agreement (one rank's part in one fault-tolerant agreement of a group)"),
 ]
 # Machines with an alphabet of their own (events only), not alphabet.tab's:
 # the conn machine runs under the transports (backends/bfo_link.h), its
@@ -65,7 +66,8 @@ MACHINES = [
 # gen/bfo_<m>.h; the Ragel alphabet each grammar includes
 # (bfo_<m>_alphabet.rl) is made in the temporary directory only.
 OWN_ALPHABET = {"conn": os.path.join(SPEC, "conn_alphabet.tab"),
-                "peer": os.path.join(SPEC, "peer_alphabet.tab")}
+                "peer": os.path.join(SPEC, "peer_alphabet.tab"),
+                "agree": os.path.join(SPEC, "agree_alphabet.tab")}
 MAX_ACTIONS = 4  # must match BFO_MAX_ACTIONS' default in bfo_core.h
 # The contract between gen/ and include/fsm's base: bfo_machine's layout,
 # bfo_fsm_step, BFO_STATIC_ASSERT, the error codes, the bfo_le.h loads and

@@ -239,7 +239,7 @@ def tab_lines(root):
                 yield shlex.split(line)
 
 
-MACHINES = ('send', 'recv', 'rail', 'conn', 'peer')
+MACHINES = ('send', 'recv', 'rail', 'conn', 'peer', 'agree')
 
 
 def machines_table(root, path):

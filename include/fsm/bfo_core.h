@@ -125,8 +125,11 @@ enum bfo_machine_id {
     BFO_MACHINE_CONN = 4, /* one transport connection, bfo_conn_* (gen/bfo_conn.h): run by
                            * the transports (backends/bfo_link.h), never by the engine;
                            * its events are its own (BFO_CONN_EV_*) */
-    BFO_MACHINE_PEER = 5  /* one other process, bfo_peer_* (gen/bfo_peer.h): run by the
+    BFO_MACHINE_PEER = 5, /* one other process, bfo_peer_* (gen/bfo_peer.h): run by the
                            * engine; its events are its own (BFO_PEER_EV_*) */
+    BFO_MACHINE_AGREE = 6 /* one rank's part in one agreement of a group, bfo_agree_*
+                           * (gen/bfo_agree.h): run by the group code (bfo_group.h), never
+                           * by the engine; its events are its own (BFO_AGREE_EV_*) */
 };
 
 struct bfo_step;
