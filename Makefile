@@ -246,6 +246,11 @@ BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c t
 $(BUILD)/bfo: $(BFO_SRC) $(NET_HDR) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) -Isim $(BACK_INC) $(BFO_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS)
 
+# examples/master_worker.c: a resilient master-worker over bfo_net and
+# groups (revoke, agree, shrink); tests/tcp/t20 runs it under real kills
+$(BUILD)/master_worker: examples/master_worker.c $(NET_SRC) $(NET_HDR) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) $(BACK_INC) examples/master_worker.c $(NET_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS) -pthread
+
 # The backends as one static archive for programs built against an
 # installed bfo (make install, bfo.pc): libbfo_net.a (bfo_net.h: bfo_net,
 # bfo_boot and every transport built).  -fPIC: an MPI layer may link it
@@ -320,8 +325,9 @@ define SIM_RUNS
 --random 10000 --seed 19 --ranks 4 --kill random --place
 endef
 export SIM_RUNS
-# groups' agreements (bfo agree-sim): one and two deaths, false suspicions
-# and partial partitions at every step; random mixes of them
+# groups' agreements and revocations (bfo agree-sim): one and two deaths,
+# false suspicions, partial partitions and a revoker dying halfway, at
+# every step; random mixes of them
 define AGREE_RUNS
 --explore kill --ranks 3
 --explore kill2 --ranks 3
@@ -329,8 +335,11 @@ define AGREE_RUNS
 --explore kill2 --ranks 4 --agrees 3 --shrink
 --explore suspect --ranks 4 --shrink
 --explore cut --ranks 4 --shrink
---random 5000 --seed 7 --ranks 4 --agrees 3 --shrink
---random 2000 --seed 8 --ranks 6 --agrees 3 --shrink
+--explore revoke --ranks 3
+--explore revoke --ranks 4 --shrink --revoke-alone
+--explore revoke --ranks 5 --agrees 3 --shrink
+--random 3000 --seed 7 --ranks 4 --agrees 3 --shrink
+--random 1000 --seed 8 --ranks 6 --agrees 3 --shrink
 endef
 export AGREE_RUNS
 check-sim: $(BUILD)/bfo
@@ -392,10 +401,11 @@ fuzz-corpus: $(BUILD)/gen_corpus
 # stream, connections reset from outside (ss -K), silent loss (nftables, or
 # the backend's fault hook), a rank killed, a peer sending malformed frames,
 # both ends of a rail reconnecting at once (t9, in one process).
-check-tcp: $(BUILD)/bfo $(BUILD)/tcp_badpeer $(BUILD)/tcp_race
+check-tcp: $(BUILD)/bfo $(BUILD)/tcp_badpeer $(BUILD)/tcp_race $(BUILD)/master_worker
 	@set -eo pipefail; n=0; for t in tests/tcp/t*_*.sh; do \
 	  if [ -n "$(TCP_SKIP)" ] && echo "$$t" | grep -Eq '$(TCP_SKIP)'; then echo "== $$t: skipped (TCP_SKIP)"; continue; fi; \
 	  echo "== $$t"; BFO_TCP=./$(BUILD)/bfo BFO_BADPEER=./$(BUILD)/tcp_badpeer BFO_RACE=./$(BUILD)/tcp_race \
+	    BFO_MASTER_WORKER=./$(BUILD)/master_worker \
 	    bash $$t | tee $(BUILD)/tcp.log; \
 	  n=$$((n + $$(grep -c '^ok:' $(BUILD)/tcp.log || true))); \
 	done; echo "== check-tcp: every TCP test passed ($(CC)$(if $(filter 1,$(SAN)), with ASan+UBSan,))"; \

@@ -14,6 +14,17 @@
  *            suspicion): they fence it; it must find out and end itself;
  *   cut      every rail between two ranks silent, both ways (a partial
  *            partition: a third rank still reaches both).
+ * Revoke mode (sg_scenario.revoke): before the agreements, every rank
+ * leaves a broken pattern pending on the group's context: a receive from
+ * the next rank and two sends to it (64 bytes, eager; 20 KB, rendezvous)
+ * that nobody matches.  One rank revokes the group at a chosen step, and,
+ * as ULFM programs do, a rank that learns of a process failure revokes it
+ * too.  Each rank waits until its pattern's requests complete, checks that
+ * a send on the revoked context fails at once, then runs the agreements
+ * on the revoked group.  The judge adds: every survivor's receive ended
+ * BFO_ERR_REVOKED (or BFO_ERR_PROC_FAILED, its peer dead), every send
+ * ended BFO_OK (discarded by a revoked receiver), BFO_ERR_REVOKED or
+ * BFO_ERR_PROC_FAILED, and none hung.
  * A rank whose agreement ends with an error (it cannot agree: a member
  * unreachable and not reported dead, or itself found failed) ends itself
  * as the failure model says, and its launcher reports it.
@@ -29,11 +40,16 @@
 #ifndef BFO_SIMGROUP_H
 #define BFO_SIMGROUP_H
 
+#define SG_MAX_RANKS 8
+#ifndef BFO_GROUP_MAX
+#define BFO_GROUP_MAX SG_MAX_RANKS /* groups as large as the simulator's: less to clear */
+#endif
+
 #include "bfo_simnet.h"
 #include "bfo_group.h"
 
-#define SG_MAX_RANKS 8
 #define SG_MAX_AGREES 4
+#define SG_RNDV_BYTES 20000 /* the pattern's rendezvous send (eager_limit: 4 KiB) */
 
 typedef struct sg_scenario {
     int ranks, rails;
@@ -46,6 +62,11 @@ typedef struct sg_scenario {
     uint64_t suspect_op;
     int cut_a, cut_b;        /* every rail between these silent: rank + 1 each */
     uint64_t cut_op;
+    int revoke;              /* revoke mode (below): this rank revokes, rank + 1; -1: none
+                              * but ranks still revoke on failure */
+    uint64_t revoke_op;      /* ... once the network carried this many operations */
+    int revoke_alone;        /* no rank revokes on a failure: only the revoker, and the
+                              * notices (the revocation must spread by them alone) */
     uint64_t report_ns;      /* the launcher's delay (0: 1 ms) */
     uint64_t limit_ns;       /* 0: 60 s */
     FILE *trace;             /* the agree machines' steps, if set */
@@ -56,6 +77,13 @@ typedef struct sg_result {
     uint64_t results;        /* agreements returned BFO_OK, every rank's */
     uint64_t disagreements, hangs, invalid, shrink_mismatch;
     uint64_t ended;          /* ranks that ended themselves (an agreement's error) */
+    uint64_t revoked_ops;    /* pattern requests that ended BFO_ERR_REVOKED */
+    uint64_t discarded;      /* pattern sends a revoked receiver discarded (BFO_OK) */
+    uint64_t notices;        /* revocations learnt from a member's notice */
+    uint64_t bad_status;     /* pattern requests that ended otherwise */
+    uint64_t revoke_lost;    /* revoke_alone: the revoker died before any notice left, and no
+                              * survivor learnt it (their pattern waits: not the revocation's
+                              * fault) */
     uint64_t kills, suspects, cuts;
     uint64_t rounds, decided_own, adopted;
     uint64_t ops;            /* network operations until every rank was done */
@@ -80,6 +108,11 @@ typedef struct sg_rank {
     uint32_t value[SG_MAX_AGREES];
     uint64_t failed[SG_MAX_AGREES]; /* engine ranks' bits */
     int shrunk_n, shrunk[SG_MAX_RANKS];
+    /* revoke mode: the broken pattern */
+    int pattern_done;
+    bfo_request prq, pse, psr, late;
+    uint8_t prbuf[64], psebuf[64], *psrbuf;
+    int late_rc;             /* a send on the revoked context, after */
 } sg_rank;
 
 typedef struct sg_world {
@@ -157,6 +190,21 @@ static inline int sg_drive(sg_world *w, int r)
     sg_rank *x = &w->r[r];
     const sg_scenario *sc = w->sc;
     const int agrees = sc->agrees ? sc->agrees : 2;
+    if (sc->revoke && !x->pattern_done && !w->dead_at[r]) {
+        bfo_group *g0 = &x->g[0];
+        int failure = 0;
+        for (int p = 0; p < sc->ranks; p++)
+            failure |= bfo_peer_state(&x->e, p) == BFO_PEER_ST_FAILED;
+        if ((sc->revoke == r + 1 && w->sn.ops >= sc->revoke_op) || (failure && !sc->revoke_alone))
+            bfo_group_revoke(g0, w->sn.now);
+        bfo_group_progress(g0, w->sn.now);
+        if (!bfo_test(&x->prq) || !bfo_test(&x->pse) || !bfo_test(&x->psr))
+            return 0;
+        x->late_rc = bfo_isend(&x->e, &x->late, x->psebuf, 8, (r + 1) % sc->ranks, 10, 9, w->sn.now);
+        if (!bfo_test(&x->late))
+            abort(); /* a send on a revoked context must complete at once */
+        x->pattern_done = 1;
+    }
     for (;;) {
         bfo_group *g = &x->g[x->cur];
         if (x->finished || w->dead_at[r])
@@ -236,7 +284,7 @@ static inline int sg_run(const sg_scenario *sc, sg_result *res)
         c.rank = i;
         c.nranks = sc->ranks;
         c.nrails = sc->rails;
-        c.max_requests = 3 * SG_MAX_RANKS * 2 + 8;
+        c.max_requests = 5 * 2 * sc->ranks + 8; /* two groups of 5 per member, the pattern */
         c.max_unexpected = 8 * SG_MAX_RANKS;
         need = bfo_engine_mem_size(&c);
         w->sn.be[i].disconnect = sn_disconnect; /* a fenced peer's frames in flight fail */
@@ -255,14 +303,34 @@ static inline int sg_run(const sg_scenario *sc, sg_result *res)
             if (sc->trace)
                 w->r[i].g[0].trace = &w->tracer;
         }
+        for (int i = 0; i < sc->ranks && sc->revoke; i++) { /* the broken pattern */
+            sg_rank *x = &w->r[i];
+            const int next = (i + 1) % sc->ranks;
+            x->psrbuf = (uint8_t *)calloc(1, SG_RNDV_BYTES);
+            if (!x->psrbuf)
+                abort();
+            bfo_irecv(&x->e, &x->prq, x->prbuf, sizeof x->prbuf, next, 10, 5, w->sn.now);
+            bfo_isend(&x->e, &x->pse, x->psebuf, sizeof x->psebuf, next, 10, 7, w->sn.now);
+            bfo_isend(&x->e, &x->psr, x->psrbuf, SG_RNDV_BYTES, next, 10, 6, w->sn.now);
+        }
     }
     done = sn_run(&w->sn, sg_all_done, w, sc->limit_ns ? sc->limit_ns : 60000000000ull);
     res->ops = w->sn.ops;
     res->kills = (uint64_t)(w->killed_done[0] + w->killed_done[1]);
     res->suspects = w->suspected != 0;
     res->cuts = (uint64_t)w->cut_done;
+    int learnt = 0, stuck = 0, lost;
     for (int r = 0; r < sc->ranks; r++) {
-        const sg_rank *x = &w->r[r];
+        const int survivor = !w->dead_at[r] && !(w->suspected >> r & 1u);
+        learnt |= survivor && w->r[r].g[0].revoked;
+        stuck |= survivor && sc->revoke && !w->r[r].pattern_done;
+    }
+    /* revoke_alone: the revoker died before any notice left, nobody learnt
+     * it, and the pattern waits as written: not the revocation's fault */
+    lost = sc->revoke_alone && !learnt && stuck;
+    res->revoke_lost = (uint64_t)lost;
+    for (int r = 0; r < sc->ranks; r++) {
+        sg_rank *x = &w->r[r];
         res->ended += (uint64_t)x->ended;
         res->alive[r] = !w->dead_at[r];
         res->done[r] = x->k + (x->ended ? 1 : 0);
@@ -270,12 +338,35 @@ static inline int sg_run(const sg_scenario *sc, sg_result *res)
         memcpy(res->value[r], x->value, sizeof x->value);
         memcpy(res->failed[r], x->failed, sizeof x->failed);
         res->shrunk_n[r] = x->shrunk_n;
+        res->notices += x->g[0].revoke_heard;
+        if (sc->revoke && !w->dead_at[r] && !(w->suspected >> r & 1u)) {
+            const int next = (r + 1) % sc->ranks, gone = w->dead_at[next] || (w->suspected >> next & 1u);
+            const bfo_request *q[3] = { &x->prq, &x->pse, &x->psr };
+            if (!x->pattern_done && !lost) {
+                res->hangs++;
+                sg_note(res, "rank %d: its pattern on the revoked group never completed%.0d%.0d", r, 0, 0);
+            }
+            for (int i = 0; i < 3 && x->pattern_done; i++) {
+                const int st = q[i]->status;
+                res->revoked_ops += st == BFO_ERR_REVOKED;
+                res->discarded += i > 0 && st == BFO_OK;
+                if (st == BFO_ERR_REVOKED || (i > 0 && st == BFO_OK) || (gone && st == BFO_ERR_PROC_FAILED))
+                    continue;
+                res->bad_status++;
+                sg_note(res, "rank %d: pattern request %d ended %d", r, i, st);
+            }
+            if (x->pattern_done && x->g[0].revoked && x->late_rc != BFO_ERR_REVOKED) {
+                res->bad_status++;
+                sg_note(res, "rank %d: a send on the revoked context returned %d%.0d", r, x->late_rc, 0);
+            }
+        }
+        free(x->psrbuf);
         for (int k = 0; k < 2; k++) {
             res->rounds += x->g[k].rounds;
             res->decided_own += x->g[k].decided_own;
             res->adopted += x->g[k].adopted;
         }
-        if (!w->dead_at[r] && !x->finished) {
+        if (!w->dead_at[r] && !x->finished && !(w->suspected >> r & 1u) && !res->revoke_lost) {
             if (getenv("SG_DEBUG")) {
                 const bfo_group *g = &x->g[x->cur];
                 for (int m = 0; m < g->n; m++)
@@ -342,7 +433,8 @@ static inline int sg_run(const sg_scenario *sc, sg_result *res)
             }
         }
     }
-    res->pass = !res->hangs && !res->disagreements && !res->invalid && !res->shrink_mismatch;
+    res->pass = !res->hangs && !res->disagreements && !res->invalid && !res->shrink_mismatch &&
+                !res->bad_status;
     sn_free(&w->sn);
     for (int i = 0; i < sc->ranks; i++)
         free(w->r[i].mem);

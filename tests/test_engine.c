@@ -4062,6 +4062,113 @@ static void test_DEATH_REPORTED_of_a_live_process_fences_it(void **state)
     sr_del(w);
 }
 
+/* bfo_revoke: a receive posted on the context and not matched ends
+ * BFO_ERR_REVOKED; later requests on it end so at once, and take no
+ * sequence number (the peer's next message on another context still
+ * arrives); other contexts are untouched. */
+static void test_revoke_ends_posted_receives_and_refuses_later_requests(void **state)
+{
+    bfo_request r, other, late_s, late_r, next_s, next_r;
+    uint8_t y = 0, x = 3, z = 0;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 81);
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 1000000);
+    assert_int_equal(bfo_irecv(&w->e[0], &r, &y, 1, 1, 5, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_irecv(&w->e[0], &other, &z, 1, 1, 6, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_revoke(&w->e[0], 5, w->sn.now), BFO_OK);
+    assert_true(bfo_revoked(&w->e[0], 5));
+    assert_false(bfo_revoked(&w->e[0], 6));
+    assert_true(bfo_test(&r));
+    assert_int_equal(r.status, BFO_ERR_REVOKED);
+    assert_false(bfo_test(&other));
+    assert_int_equal(bfo_isend(&w->e[0], &late_s, &x, 1, 1, 5, 1, w->sn.now), BFO_ERR_REVOKED);
+    assert_true(bfo_test(&late_s));
+    assert_int_equal(bfo_irecv(&w->e[0], &late_r, &y, 1, 1, 5, 1, w->sn.now), BFO_ERR_REVOKED);
+    assert_true(bfo_test(&late_r));
+    assert_int_equal(bfo_revoke(&w->e[0], 5, w->sn.now), BFO_OK); /* again: nothing more */
+    assert_int_equal(w->e[0].stats.revokes, 1);
+    /* the other context works, both ways (no sequence number was lost) */
+    assert_int_equal(bfo_isend(&w->e[1], &next_s, &x, 1, 0, 6, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &next_r, &x, 1, 1, 6, 2, w->sn.now), BFO_OK);
+    sr_advance(w, 100000000);
+    assert_true(bfo_test(&other));
+    assert_int_equal(other.status, BFO_OK);
+    assert_int_equal(z, 3);
+    assert_true(bfo_test(&next_s));
+    assert_true(bfo_test(&next_r));
+    assert_int_equal(w->e[0].stats.revoked_errors, 3);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
+/* Messages on a revoked context are discarded: an eager one waiting
+ * unexpected, and one that comes later, are dropped; a rendezvous is taken
+ * by a discard receive, so that its sender's request completes BFO_OK; the
+ * discard receives never reach the done queue. */
+static void test_revoke_discards_unexpected_and_later_messages_so_senders_complete(void **state)
+{
+    static uint8_t big[100000], bigger[60000];
+    bfo_request se, sr, se2, sr2, keep;
+    uint8_t x[64] = { 1 }, y = 0;
+    bfo_config c;
+    (void)state;
+    memset(&c, 0, sizeof c);
+    c.done_queue = 1;
+    c.max_requests = 64;
+    c.max_unexpected = 64;
+    sr_scenario sc = make(NULL, 0, 2, 2, 82);
+    sc.cfg = &c;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 1000000);
+    assert_int_equal(bfo_isend(&w->e[1], &se, x, sizeof x, 0, 5, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[1], &sr, big, sizeof big, 0, 5, 2, w->sn.now), BFO_OK);
+    sr_advance(w, 50000000); /* both wait unexpected at rank 0 */
+    assert_true(bfo_test(&se));
+    assert_false(bfo_test(&sr));
+    assert_int_equal(bfo_revoke(&w->e[0], 5, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[1], &se2, x, sizeof x, 0, 5, 3, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[1], &sr2, bigger, sizeof bigger, 0, 5, 4, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_irecv(&w->e[0], &keep, &y, 1, 1, 6, 1, w->sn.now), BFO_OK);
+    sr_advance(w, 200000000);
+    assert_true(bfo_test(&sr));
+    assert_int_equal(sr.status, BFO_OK);
+    assert_true(bfo_test(&se2));
+    assert_true(bfo_test(&sr2));
+    assert_int_equal(sr2.status, BFO_OK);
+    assert_int_equal(w->e[0].stats.revoke_discards, 4);
+    assert_int_equal(w->e[0].ux_head, -1); /* nothing kept */
+    for (bfo_request *d; (d = bfo_done_pop(&w->e[0])) != NULL;)
+        fail_msg("rank 0's done queue has a request (status %d): the discards are the engine's", d->status);
+    assert_false(bfo_test(&keep));
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
+/* A send on a revoked context whose message has not left (no rail to its
+ * peer yet) is withdrawn, as bfo_cancel does, and ends BFO_ERR_REVOKED;
+ * the peer takes its sequence number, so the next message still comes. */
+static void test_revoke_withdraws_a_send_not_yet_out(void **state)
+{
+    bfo_request s, next, r;
+    uint8_t x = 9, y = 0;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 1, 83);
+    sr_world *w = sr_new(&sc); /* no step yet: no rail is up, the MATCH waits */
+    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 5, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_revoke(&w->e[0], 5, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &next, &x, 1, 1, 6, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 6, 1, w->sn.now), BFO_OK);
+    sr_advance(w, 200000000);
+    assert_true(bfo_test(&s));
+    assert_int_equal(s.status, BFO_ERR_REVOKED);
+    assert_true(bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_int_equal(y, 9);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
 static void test_engine_init_errors(void **state)
 {
     bfo_config c;
@@ -4177,6 +4284,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_DEATH_REPORTED_after_BYE_RCVD_is_no_failure),
         cmocka_unit_test(test_UNREACHABLE_DEATH_REPORTED_FAILED_later_requests_PROC_FAILED),
         cmocka_unit_test(test_DEATH_REPORTED_of_a_live_process_fences_it),
+        cmocka_unit_test(test_revoke_ends_posted_receives_and_refuses_later_requests),
+        cmocka_unit_test(test_revoke_discards_unexpected_and_later_messages_so_senders_complete),
+        cmocka_unit_test(test_revoke_withdraws_a_send_not_yet_out),
         cmocka_unit_test(test_one_sided_unreachable_fails_the_other_side_too),
         cmocka_unit_test(test_hostile_frames_are_counted_not_fatal),
         cmocka_unit_test(test_forged_put_and_fin_are_refused),

@@ -25,12 +25,20 @@ static const char agree_usage[] =
     "  --kill2 R@OP           a second one\n"
     "  --suspect R@OP         rank R, alive, reported dead to the others (a false suspicion)\n"
     "  --cut A-B@OP           every rail between ranks A and B silent, both ways\n"
+    "  --revoke R@OP          revoke mode: every rank leaves a broken pattern pending on the\n"
+    "                         group (a receive and two sends nobody matches); rank R revokes\n"
+    "                         the group at OP; a rank that learns of a failure revokes it too\n"
     "  --explore kill         every rank killed at every step of the run without faults\n"
     "  --explore kill2        every pair of ranks killed, the second 0, 3 or 12 steps after\n"
     "                         the first, at every step\n"
     "  --explore suspect      every rank falsely suspected at every step\n"
     "  --explore cut          every pair of ranks cut apart at every step\n"
-    "  --random N             N runs with random kills, suspicions and cuts\n"
+    "  --explore revoke       every rank revoking at every step, alone, or killed 0, 2 or 6\n"
+    "                         steps after (the revoker dies halfway through its notices)\n"
+    "  --revoke-alone         no rank revokes on a failure: the revocation spreads by its\n"
+    "                         notices alone (a revoker dead before any left is excused)\n"
+    "  --random N             N runs with random kills, suspicions and cuts, half of them\n"
+    "                         in revoke mode with a random revoker and step\n"
     "  --seed S               the network's seed (default 1)\n"
     "  --trace                every step of the agree machines, on stderr\n"
     "  --json                 one object: scenarios, results, disagreements, hangs, ...\n"
@@ -39,6 +47,7 @@ static const char agree_usage[] =
 typedef struct ag_totals {
     uint64_t scenarios, passed, failed, results, disagreements, hangs, invalid, shrink_mismatch;
     uint64_t ended, kills, suspects, cuts, rounds, decided_own, adopted;
+    uint64_t revoked_ops, discarded, notices, bad_status, revoke_lost;
     char *fbuf;
     size_t flen;
     FILE *failures;
@@ -63,6 +72,11 @@ static void ag_one(ag_totals *t, const sg_scenario *sc)
     t->rounds += r.rounds;
     t->decided_own += r.decided_own;
     t->adopted += r.adopted;
+    t->revoked_ops += r.revoked_ops;
+    t->discarded += r.discarded;
+    t->notices += r.notices;
+    t->bad_status += r.bad_status;
+    t->revoke_lost += r.revoke_lost;
     if (r.pass) {
         t->passed++;
         return;
@@ -122,6 +136,9 @@ int bfo_cmd_agree_sim(int argc, char **argv)
         if (!strcmp(a, "--shrink")) {
             base.shrink = 1;
             two = 0;
+        } else if (!strcmp(a, "--revoke-alone")) {
+            base.revoke_alone = 1;
+            two = 0;
         } else if (!strcmp(a, "--trace")) {
             base.trace = stderr;
             two = 0;
@@ -155,6 +172,9 @@ int bfo_cmd_agree_sim(int argc, char **argv)
         } else if (!strcmp(a, "--suspect")) {
             if (!ag_at(v, &base.suspect, &base.suspect_op))
                 goto bad;
+        } else if (!strcmp(a, "--revoke")) {
+            if (!ag_at(v, &base.revoke, &base.revoke_op))
+                goto bad;
         } else if (!strcmp(a, "--cut")) {
             int x = atoi(v) + 1;
             const char *d = strchr(v, '-');
@@ -179,8 +199,8 @@ int bfo_cmd_agree_sim(int argc, char **argv)
         return 2;
     }
     if (explore && strcmp(explore, "kill") && strcmp(explore, "kill2") && strcmp(explore, "suspect") &&
-        strcmp(explore, "cut")) {
-        fprintf(stderr, "bfo agree-sim: --explore wants kill, kill2, suspect or cut\n");
+        strcmp(explore, "cut") && strcmp(explore, "revoke")) {
+        fprintf(stderr, "bfo agree-sim: --explore wants kill, kill2, suspect, cut or revoke\n");
         return 2;
     }
     t.failures = open_memstream(&t.fbuf, &t.flen);
@@ -188,6 +208,10 @@ int bfo_cmd_agree_sim(int argc, char **argv)
         sg_scenario sc = base;
         sg_result r;
         sc.kill[0] = sc.kill[1] = sc.suspect = sc.cut_a = sc.cut_b = 0;
+        if (explore && !strcmp(explore, "revoke")) { /* its pattern, revoked once it is out */
+            sc.revoke = 1;
+            sc.revoke_op = 1;
+        }
         sg_run(&sc, &r); /* the steps an undisturbed run takes */
         ops = r.ops;
     }
@@ -202,6 +226,17 @@ int bfo_cmd_agree_sim(int argc, char **argv)
                 sc.kill[0] = v + 1;
                 sc.kill_op[0] = op;
                 ag_one(&t, &sc);
+            } else if (!strcmp(explore, "revoke")) {
+                static const uint64_t after[3] = { 0, 2, 6 };
+                sc.revoke = v + 1;
+                sc.revoke_op = op;
+                sc.kill[0] = 0;
+                ag_one(&t, &sc);
+                for (int d = 0; d < 3; d++) {
+                    sc.kill[0] = v + 1;
+                    sc.kill_op[0] = op + after[d];
+                    ag_one(&t, &sc);
+                }
             } else if (!strcmp(explore, "suspect")) {
                 sc.suspect = v + 1;
                 sc.suspect_op = op;
@@ -234,6 +269,10 @@ int bfo_cmd_agree_sim(int argc, char **argv)
             const uint64_t span = ops + ops / 2 + 1;
             sc.seed = ag_rnd(&x);
             sc.report_ns = ag_rnd(&x) % 21 * 1000000ull;
+            if (ag_rnd(&x) % 2) { /* revoke mode: a rank revokes at a random step */
+                sc.revoke = 1 + (int)(ag_rnd(&x) % (uint64_t)sc.ranks);
+                sc.revoke_op = 1 + ag_rnd(&x) % span;
+            }
             switch (ag_rnd(&x) % 5) { /* one, two deaths; a suspicion; a cut; a death and a cut */
             case 4:
                 sc.cut_a = 1 + (int)(ag_rnd(&x) % (uint64_t)sc.ranks);
@@ -270,10 +309,12 @@ int bfo_cmd_agree_sim(int argc, char **argv)
                ",\"hangs\":%" PRIu64 ",\"invalid\":%" PRIu64 ",\"shrink_mismatches\":%" PRIu64
                ",\"ended\":%" PRIu64 ",\"kills\":%" PRIu64 ",\"suspicions\":%" PRIu64
                ",\"cuts\":%" PRIu64 ",\"rounds\":%" PRIu64 ",\"decided_own\":%" PRIu64
-               ",\"adopted\":%" PRIu64 ",\"failures\":[%s]}\n",
+               ",\"adopted\":%" PRIu64 ",\"revoked_ops\":%" PRIu64 ",\"discarded\":%" PRIu64
+               ",\"revoke_notices\":%" PRIu64 ",\"bad_status\":%" PRIu64 ",\"revoke_lost\":%" PRIu64
+               ",\"failures\":[%s]}\n",
                t.scenarios, t.passed, t.failed, ops, t.results, t.disagreements, t.hangs, t.invalid,
                t.shrink_mismatch, t.ended, t.kills, t.suspects, t.cuts, t.rounds, t.decided_own,
-               t.adopted, t.fbuf ? t.fbuf : "");
+               t.adopted, t.revoked_ops, t.discarded, t.notices, t.bad_status, t.revoke_lost, t.fbuf ? t.fbuf : "");
     } else {
         if (t.fbuf && t.flen)
             fputs(t.fbuf, stdout);
@@ -285,6 +326,11 @@ int bfo_cmd_agree_sim(int argc, char **argv)
                ", ranks that ended themselves %" PRIu64 "; rounds %" PRIu64
                ", decided by their own round %" PRIu64 ", by a member's decision %" PRIu64 "\n",
                t.kills, t.suspects, t.cuts, t.ended, t.rounds, t.decided_own, t.adopted);
+        if (base.revoke || (explore && !strcmp(explore, "revoke")))
+            printf("revoke: pattern requests ended REVOKED %" PRIu64 ", sends discarded by a revoked "
+                   "receiver %" PRIu64 ", revocations learnt from a notice %" PRIu64
+                   ", other endings %" PRIu64 "; revocations lost with their revoker %" PRIu64 "\n",
+                   t.revoked_ops, t.discarded, t.notices, t.bad_status, t.revoke_lost);
         printf("agree-sim: %" PRIu64 " passed, %" PRIu64 " failed\n", t.passed, t.failed);
     }
     free(t.fbuf);

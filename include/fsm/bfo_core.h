@@ -85,7 +85,8 @@ extern "C" {
     X(BFO_ERR_PEER_LEFT, -30, "the peer left (its BYE): it takes nothing more")           \
     X(BFO_ERR_LEFT, -31, "this side left (bfo_engine_leave): nothing more goes out") \
     X(BFO_ERR_PROC_FAILED, -32, "the peer's process failed (reported dead: bfo_peer_failed)") \
-    X(BFO_ERR_PROC_FAILED_PENDING, -33, "a process failed that bfo_failure_ack has not acknowledged: no ANY_SOURCE receive until it is")
+    X(BFO_ERR_PROC_FAILED_PENDING, -33, "a process failed that bfo_failure_ack has not acknowledged: no ANY_SOURCE receive until it is") \
+    X(BFO_ERR_REVOKED, -34, "the request's context was revoked (bfo_revoke): nothing more is matched on it")
 
 enum bfo_error {
 #define BFO__ERR_ENUM(name, num, text) name = num,

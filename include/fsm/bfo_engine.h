@@ -301,6 +301,10 @@ typedef struct bfo_envelope {
     unsigned flags; /* send: BFO_SEND_SYNC, or 0 */
 } bfo_envelope;
 
+/* Contexts one engine can revoke (bfo_revoke), and its discard receives. */
+#define BFO__MAX_REVOKED 64
+#define BFO__SINKS 2
+
 /* A request: caller memory, valid from bfo_isend/bfo_irecv until bfo_test
  * returns 1.  Read the public part; leave the rest alone. */
 typedef struct bfo_request {
@@ -321,6 +325,8 @@ typedef struct bfo_request {
     uint8_t pin;       /* receive: the RNDV said the sender's buffer is registered */
     uint8_t answered;  /* an operation of it completed: something may have left */
     uint8_t cancelled; /* send: cancelled, its first message is an empty MATCH (CANCEL) */
+    uint8_t revoked;   /* its context was revoked: a cancel completes it BFO_ERR_REVOKED */
+    uint8_t sink;      /* one of the engine's discard receives (bfo_engine.sink) */
     int held;          /* CLAIMED receive: the unexpected message it holds (uxm index) */
     char *buf;
     size_t cap, done_bytes, next_off, first;
@@ -519,6 +525,10 @@ typedef struct bfo_stats {
     uint64_t measures;     /* padded probes sent to measure a demoted rail */
     uint64_t procs_failed; /* peers reported dead (bfo_peer_failed): FAILED */
     uint64_t failed_errors;/* requests completed with BFO_ERR_PROC_FAILED or _PENDING */
+    uint64_t revokes;      /* contexts revoked (bfo_revoke) */
+    uint64_t revoked_errors;/* requests completed with BFO_ERR_REVOKED */
+    uint64_t revoke_discards;/* messages discarded on a revoked context (eager dropped,
+                              * rendezvous taken by a discard receive) */
     uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload bytes posted per rail (all peers) */
 } bfo_stats;
 
@@ -582,6 +592,13 @@ typedef struct bfo_engine {
     uint32_t failed_n;        /* peers reported dead so far (their failed_order: 1 .. failed_n) */
     uint32_t acked_n;         /* of them, acknowledged (bfo_failure_ack): an ANY_SOURCE receive
                                * ends BFO_ERR_PROC_FAILED_PENDING while acked_n < failed_n */
+    /* revoked contexts (bfo_revoke), and the receives that take, to
+     * discard them, the rendezvous that come on them (cap 0: the sender's
+     * request completes, nothing is kept) */
+    int nrevoked;
+    int revoke_sweep;         /* a message on a revoked context may be unexpected */
+    uint32_t revoked[BFO__MAX_REVOKED];
+    bfo_request sink[BFO__SINKS];
 } bfo_engine;
 
 /* The entry i of a pool of elements of size sz. */
@@ -1012,6 +1029,29 @@ static inline int bfo_failure_ack(bfo_engine *e);
  * the last bfo_failure_ack are not in it. */
 static inline int bfo_failure_get_acked(const bfo_engine *e, int *ranks, int max);
 
+/* Revokes context ctx here (ULFM's MPI_Comm_revoke, this rank's half: the
+ * group layer spreads it, bfo_group_revoke).  From now on nothing is
+ * matched on ctx:
+ *   - every receive posted on it and not matched yet completes with
+ *     BFO_ERR_REVOKED, and so does every send whose first message has not
+ *     left (it is withdrawn, as bfo_cancel does: the peer's sequence is
+ *     kept);
+ *   - every later bfo_isend, bfo_irecv (and their _env, _data forms) on it
+ *     completes at once with BFO_ERR_REVOKED, which it returns;
+ *   - messages on it that come, or wait unexpected, are discarded: an
+ *     eager one dropped, a rendezvous taken by one of the engine's own
+ *     discard receives, so that its sender's request completes;
+ *   - requests on it already matched, or whose message left, complete as
+ *     they would (BFO_OK, or the failure of their peer).
+ * No request on a revoked context hangs for the revocation's sake.  Other
+ * contexts are untouched.  Returns BFO_OK (also when ctx was revoked
+ * already), BFO_ERR_NO_MEMORY when BFO__MAX_REVOKED (64) contexts are
+ * revoked already, BFO_ERR_INVALID for a NULL engine. */
+static inline int bfo_revoke(bfo_engine *e, uint32_t ctx, uint64_t now);
+
+/* 1 when context ctx was revoked here (bfo_revoke), else 0. */
+static inline int bfo_revoked(const bfo_engine *e, uint32_t ctx);
+
 /* --- Layouts */
 
 /* Compares the layout a caller was compiled with (its BFO_ABI_HERE) with
@@ -1367,6 +1407,8 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     bfo__slots_free_range(e, 0, c->max_requests);
     bfo__ux_free_range(e, 0, c->max_unexpected);
     e->ux_head = e->ux_tail = -1;
+    for (int k = 0; k < BFO__SINKS; k++)
+        e->sink[k].complete = 1; /* free */
     for (int i = 0; i < c->nranks; i++)
         if (i != c->rank)
             for (int r = 0; r < c->nrails; r++)
@@ -2258,6 +2300,7 @@ static inline void bfo__count_gone(bfo_engine *e, int status)
     e->stats.unreachable_errors += status == BFO_ERR_PEER_UNREACHABLE;
     e->stats.left_errors += status == BFO_ERR_PEER_LEFT || status == BFO_ERR_LEFT;
     e->stats.failed_errors += status == BFO_ERR_PROC_FAILED || status == BFO_ERR_PROC_FAILED_PENDING;
+    e->stats.revoked_errors += status == BFO_ERR_REVOKED;
 }
 static BFO__HOT void bfo__op_done(bfo_engine *e, bfo_op *op, int ok);
 static BFO__NOINLINE void bfo__op_done_slow(bfo_engine *e, bfo_op *op, int ok);
@@ -2317,7 +2360,7 @@ static inline void bfo__run_failed(bfo_engine *e)
 /* bfo__finish's rarer half: the done queue, the registration. */
 static BFO__NOINLINE void bfo__finish_more(bfo_engine *e, bfo_request *r)
 {
-    if (e->cfg.done_queue) {
+    if (e->cfg.done_queue && !r->sink) { /* a discard receive is the engine's own */
         r->done_next = NULL;
         if (e->done_tail)
             e->done_tail->done_next = r;
@@ -2707,7 +2750,8 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const
         break; /* fed with nothing waiting: bfo_cancel checks that first */
     }
     case BFO_SEND_ACT_COMPLETE_CANCELLED:
-        bfo__finish(e, r, BFO_ERR_CANCELLED);
+        e->stats.revoked_errors += r->revoked;
+        bfo__finish(e, r, r->revoked ? BFO_ERR_REVOKED : BFO_ERR_CANCELLED);
         return 0;
     case BFO_SEND_ACT_POST_RNDV: bfo__send_rndv(e, r); return 0;
     case BFO_SEND_ACT_POST_RGET: bfo__send_rget(e, r); return 0;
@@ -2924,7 +2968,8 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, cons
         r->length = bfo__frame_len(f);
         return;
     case BFO_RECV_ACT_COMPLETE_CANCELLED:
-        bfo__finish(e, r, BFO_ERR_CANCELLED);
+        e->stats.revoked_errors += r->revoked;
+        bfo__finish(e, r, r->revoked ? BFO_ERR_REVOKED : BFO_ERR_CANCELLED);
         return;
     case BFO_RECV_ACT_POST_RESTARTNACK: /* the engine NACKs for released requests */
         break;
@@ -3901,6 +3946,8 @@ static inline void bfo__ux_link(bfo_engine *e, int i)
     bfo__ux_push(e, i, &e->ux_head, &e->ux_tail, 0);
     bfo__ux_push(e, i, &bs->head, &bs->tail, 1);
     bfo__ux_push(e, i, &bc->head, &bc->tail, 2);
+    if (BFO__UNLIKELY(e->nrevoked)) /* it may be on one: the next progress sees */
+        e->revoke_sweep = 1;
 }
 
 /* ... and leaves it. */
@@ -4609,7 +4656,7 @@ static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap
     r->seq = 0;
     r->rseq = 0;
     r->restarted = r->counting = r->reg = r->pin = 0;
-    r->answered = r->cancelled = 0;
+    r->answered = r->cancelled = r->revoked = r->sink = 0;
     r->held = -1;
     r->buf = (char *)buf;
     r->cap = cap;
@@ -4634,6 +4681,24 @@ static BFO__COLD int bfo__pending_feed(bfo_engine *e, bfo_request *r)
     r->status = BFO_ERR_PROC_FAILED_PENDING;
     bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
     return r->complete ? r->status : BFO_ERR_PROC_FAILED_PENDING;
+}
+
+/* 1 when ctx was revoked (bfo_revoke). */
+static inline int bfo__ctx_revoked(const bfo_engine *e, uint32_t ctx)
+{
+    for (int i = 0; i < e->nrevoked; i++)
+        if (e->revoked[i] == ctx)
+            return 1;
+    return 0;
+}
+
+/* A new request on a revoked context: it completes at once,
+ * BFO_ERR_REVOKED, before it takes a sequence number or a message. */
+static BFO__COLD int bfo__revoked_feed(bfo_engine *e, bfo_request *r)
+{
+    r->status = BFO_ERR_REVOKED;
+    bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
+    return r->complete ? r->status : BFO_ERR_REVOKED;
 }
 
 /* 1 when a receive naming a gone peer may still be matched: the peer said
@@ -4686,6 +4751,8 @@ static BFO__HOT int bfo__isend(bfo_engine *e, bfo_request *r, const void *buf, s
     r->self = bfo__handle_alloc(e, r);
     if (bfo_handle_is_null(r->self))
         return BFO_ERR_NO_MEMORY;
+    if (BFO__UNLIKELY(e->nrevoked) && bfo__ctx_revoked(e, env->ctx))
+        return bfo__revoked_feed(e, r); /* first: revoked whatever its peer */
     if (e->peers[peer].unreachable)
         return bfo__gone_feed(e, r);
     r->seq = ++e->peers[peer].send_seq;
@@ -4758,6 +4825,8 @@ static BFO__HOT int bfo__irecv(bfo_engine *e, bfo_request *r, void *buf, size_t 
     r->self = bfo__handle_alloc(e, r);
     if (bfo_handle_is_null(r->self))
         return BFO_ERR_NO_MEMORY;
+    if (BFO__UNLIKELY(e->nrevoked) && bfo__ctx_revoked(e, env->ctx))
+        return bfo__revoked_feed(e, r);
     {
         const int i = e->ux_head >= 0 ? bfo__ux_match(e, r) : -1;
         if (i >= 0) {
@@ -5249,6 +5318,91 @@ static inline int bfo_failure_get_acked(const bfo_engine *e, int *ranks, int max
     return (int)e->acked_n;
 }
 
+/* Messages on revoked contexts that no receive will ever take: an eager
+ * one is dropped (its credit returned to its sender); a rendezvous is
+ * taken by a free discard receive (cap 0: the copy protocol, every byte
+ * dropped, so that its sender's request completes), or waits for one, for
+ * a later progress (revoke_sweep). */
+static BFO__COLD void bfo__revoke_sweep(bfo_engine *e)
+{
+    e->revoke_sweep = 0;
+    for (int i = e->ux_head, next; i >= 0; i = next) {
+        bfo_uxm *u = bfo__ux_at(e, i);
+        bfo_request *r = NULL;
+        bfo_envelope env;
+        next = u->an;
+        if (!bfo__ctx_revoked(e, bfo__frame_ctx(&u->f)))
+            continue;
+        if (u->f.type != BFO_FRAG_MATCH) {
+            for (int k = 0; k < BFO__SINKS && !r; k++)
+                if (e->sink[k].complete)
+                    r = &e->sink[k];
+            if (!r) {
+                e->revoke_sweep = 1; /* all busy: at a later progress */
+                continue;
+            }
+            env.peer = u->peer;
+            env.ctx = bfo__frame_ctx(&u->f);
+            env.src = BFO_ANY_SOURCE;
+            env.tag = BFO_ANY_TAG;
+            env.flags = 0;
+            bfo__req_init(r, BFO_REQ_RECV, NULL, 0, &env);
+            r->cs = bfo_recv_machine.start;
+            r->self = bfo__handle_alloc(e, r);
+            if (bfo_handle_is_null(r->self)) { /* every handle in use: later */
+                r->complete = 1;
+                e->revoke_sweep = 1;
+                continue;
+            }
+            r->sink = 1;
+        }
+        e->stats.revoke_discards++;
+        bfo__ux_unlink(e, i);
+        if (r)
+            bfo__recv_take(e, r, u->peer, &u->f);
+        bfo__credit_return(e, u->peer, &u->f);
+        bfo__uxm_put(e, i);
+    }
+}
+
+/* bfo_revoke: see THE API near the top. */
+static inline int bfo_revoke(bfo_engine *e, uint32_t ctx, uint64_t now)
+{
+    if (!e)
+        return BFO_ERR_INVALID;
+    if (now > e->now)
+        e->now = now;
+    if (bfo__ctx_revoked(e, ctx))
+        return BFO_OK;
+    if (e->nrevoked == BFO__MAX_REVOKED)
+        return BFO_ERR_NO_MEMORY;
+    e->revoked[e->nrevoked++] = ctx;
+    e->stats.revokes++;
+    for (int i = 0; i < e->slotp.n; i++) {
+        bfo_request *r = bfo__slot_at(e, i)->req;
+        if (!r || r->complete || r->ctx != ctx || r->sink)
+            continue;
+        if (r->kind == BFO_REQ_RECV) {
+            if (r->cs != BFO_RECV_ST_POSTED || !bfo__unpost(e, r))
+                continue; /* matched: it completes as it would */
+        } else if (r->answered || r->outstanding != 1 || r->peer == e->cfg.rank ||
+                   !bfo_send_accepts(r->cs, BFO_EV_CANCEL_REQUESTED) || !bfo__first_waits(e, r)) {
+            continue; /* its message left: the peer takes or discards it, and answers */
+        }
+        r->revoked = 1;
+        bfo__req_feed(e, r, BFO_EV_CANCEL_REQUESTED, NULL);
+    }
+    bfo__revoke_sweep(e);
+    bfo__run_failed(e);
+    return BFO_OK;
+}
+
+/* bfo_revoked: see THE API near the top. */
+static inline int bfo_revoked(const bfo_engine *e, uint32_t ctx)
+{
+    return e && bfo__ctx_revoked(e, ctx);
+}
+
 /* bfo_engine_leave: see THE API near the top. */
 static inline int bfo_engine_leave(bfo_engine *e, uint64_t now)
 {
@@ -5346,6 +5500,8 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
         e->now = now;
     if (e->stage_wait_head >= 0) /* described data waiting for a staging buffer */
         bfo__stage_kick(e);
+    if (BFO__UNLIKELY(e->revoke_sweep)) /* messages on a revoked context */
+        bfo__revoke_sweep(e);
     /* This engine was not called for longer than a heartbeat (its caller
      * computed): it heard nothing because it did not listen, so that time
      * is no evidence.  Every UP rail's clocks move on by the gap (never

@@ -13,6 +13,12 @@
  *   bfo_group_shrink   once an agreement ended: a new group of the members
  *                      the agreement did not find failed, the same on
  *                      every survivor.
+ *   bfo_group_revoke   every member's pending and later operations on the
+ *                      group's context end (BFO_ERR_REVOKED: bfo_revoke),
+ *                      spread by every member that learns it, so that it
+ *                      reaches every survivor even when the revoker dies
+ *                      halfway.  Agree and shrink still work on a revoked
+ *                      group (they run on its system context).
  *
  * USE (one thread per engine, like the engine):
  *     static bfo_group g;                      // caller memory, ~40 KiB
@@ -22,6 +28,7 @@
  *         ...drive the engine...;
  *     int rc = bfo_group_result(&g, &value, failed, BFO_GROUP_MAX, &nfailed);
  *     bfo_group_shrink(&g, &g2, ctx2, now);    // survivors only
+ *     bfo_group_revoke(&g, now);               // every member's ops on ctx end
  *
  * The agreement is the agree machine (spec/agree.rl: flooding consensus
  * on the engine's failure detector, the peer machine's FAILED); its
@@ -58,8 +65,10 @@ extern "C" {
 /* The context bit of a group's own messages (agreement): a program's
  * contexts keep it clear. */
 #define BFO_GROUP_SYS_CTX 0x80000000u
-/* The tag of the agreement's messages on the system context. */
+/* The tags of the agreement's messages and of the revocation's notices on
+ * the system context. */
 #define BFO_GROUP_TAG_AGREE 1
+#define BFO_GROUP_TAG_REVOKE 2
 
 /* An agreement message: kind, instance, round, value, then the failed
  * members' bits, little-endian. */
@@ -94,6 +103,9 @@ typedef struct bfo_group {
     int result;               /* the last agreement's: BFO_OK, BFO_ERR_*, or BFO_ERR_AGAIN */
     uint32_t out_value;
     uint64_t out_failed[BFO__GROUP_WORDS];
+    int revoked;              /* 1: revoked here (by this rank, or a member's notice) */
+    int revoke_rc;            /* bfo_revoke's return, for the group's context */
+    uint64_t revoke_heard;    /* notices taken from members */
     uint64_t rounds;          /* rounds run, all agreements */
     uint64_t decided_own;     /* agreements this rank decided by its own round */
     uint64_t adopted;         /* ... took from a member's decision */
@@ -105,6 +117,10 @@ typedef struct bfo_group {
     unsigned char pbusy[BFO_GROUP_MAX], dbusy[BFO_GROUP_MAX];
     uint8_t rbuf[BFO_GROUP_MAX][BFO__AGREE_MSG];
     uint8_t pbuf[BFO__AGREE_MSG], dbuf[BFO__AGREE_MSG];
+    /* per member: the revocation's notice, received and sent */
+    unsigned char xstate[BFO_GROUP_MAX], nbusy[BFO_GROUP_MAX];
+    bfo_request xreq[BFO_GROUP_MAX], nreq[BFO_GROUP_MAX];
+    uint8_t xbuf[BFO_GROUP_MAX][4], nbuf[4];
 } bfo_group;
 
 /* ------------------------------------------------------------------ API */
@@ -150,6 +166,16 @@ static inline int bfo_group_result(const bfo_group *g, uint32_t *value, int *fai
  * BFO_OK. */
 static inline int bfo_group_shrink(const bfo_group *g, bfo_group *ng, uint32_t ctx, uint64_t now);
 
+/* Revokes the group: bfo_revoke on its context here, and a notice to every
+ * member alive, who does the same and passes it on (once).  Returns BFO_OK
+ * (also when it was revoked already), or bfo_revoke's error (the notices
+ * go all the same). */
+static inline int bfo_group_revoke(bfo_group *g, uint64_t now);
+
+/* 1 when the group is revoked here (by this rank or by a member's notice;
+ * bfo_group_progress takes the notices). */
+static inline int bfo_group_revoked(const bfo_group *g);
+
 /* 1 when r is one of g's own requests (for a program popping the done
  * queue). */
 static inline int bfo_group_owns(const bfo_group *g, const bfo_request *r);
@@ -186,6 +212,13 @@ static inline int bfo__grecv(bfo_group *g, int m, uint64_t now)
         g->rstatus[m] = rc;
     }
     return rc;
+}
+
+static inline void bfo__gnotice_recv(bfo_group *g, int m, uint64_t now)
+{
+    int rc = bfo_irecv(g->e, &g->xreq[m], g->xbuf[m], sizeof g->xbuf[m], g->ranks[m],
+                       g->ctx | BFO_GROUP_SYS_CTX, BFO_GROUP_TAG_REVOKE, now);
+    g->xstate[m] = rc == BFO_OK || bfo_test(&g->xreq[m]) ? BFO__GR_POSTED : BFO__GR_GONE;
 }
 
 static inline void bfo__gencode(const bfo_group *g, uint8_t *b, uint32_t kind)
@@ -299,16 +332,44 @@ static inline int bfo_group_init(bfo_group *g, bfo_engine *e, uint32_t ctx, cons
     bfo_agree_init(&g->fsm);
     g->result = BFO_ERR_INVALID; /* no agreement yet */
     for (int m = 0; m < n; m++)
-        if (m != g->me)
+        if (m != g->me) {
             bfo__grecv(g, m, now);
+            bfo__gnotice_recv(g, m, now);
+        }
     return BFO_OK;
 }
 
+static inline int bfo_group_revoke(bfo_group *g, uint64_t now)
+{
+    if (!g)
+        return BFO_ERR_INVALID;
+    if (g->revoked)
+        return g->revoke_rc;
+    g->revoked = 1;
+    g->revoke_rc = bfo_revoke(g->e, g->ctx, now);
+    bfo_put32(g->nbuf, g->ctx);
+    for (int m = 0; m < g->n; m++) {
+        if (m == g->me || bfo__gdead(g, m))
+            continue;
+        g->nbusy[m] = 1;
+        if (bfo_isend(g->e, &g->nreq[m], g->nbuf, sizeof g->nbuf, g->ranks[m],
+                      g->ctx | BFO_GROUP_SYS_CTX, BFO_GROUP_TAG_REVOKE, now) != BFO_OK &&
+            !bfo_test(&g->nreq[m]))
+            g->nbusy[m] = 0;
+    }
+    return g->revoke_rc;
+}
+
+static inline int bfo_group_revoked(const bfo_group *g) { return g && g->revoked; }
+
 static inline void bfo_group_fini(bfo_group *g, uint64_t now)
 {
-    for (int m = 0; m < g->n; m++)
+    for (int m = 0; m < g->n; m++) {
         if (g->rstate[m] == BFO__GR_POSTED && bfo_cancel(g->e, &g->rreq[m], now) == BFO_OK)
             g->rstate[m] = BFO__GR_NONE;
+        if (g->xstate[m] == BFO__GR_POSTED && bfo_cancel(g->e, &g->xreq[m], now) == BFO_OK)
+            g->xstate[m] = BFO__GR_NONE;
+    }
 }
 
 static inline int bfo_group_agree(bfo_group *g, uint32_t value, uint64_t now)
@@ -399,6 +460,18 @@ static inline int bfo_group_progress(bfo_group *g, uint64_t now)
                 g->pbusy[m] = 0;
             if (g->dbusy[m] && bfo_test(&g->dreq[m]))
                 g->dbusy[m] = 0;
+            if (g->nbusy[m] && bfo_test(&g->nreq[m]))
+                g->nbusy[m] = 0;
+        }
+        for (int m = 0; m < g->n; m++) { /* a revocation's notice: revoked here, passed on */
+            if (g->xstate[m] != BFO__GR_POSTED || !bfo_test(&g->xreq[m]))
+                continue;
+            g->xstate[m] = BFO__GR_GONE; /* one is enough: no more is posted */
+            if (g->xreq[m].status == BFO_OK) {
+                g->revoke_heard++;
+                bfo_group_revoke(g, now);
+                again = 1;
+            }
         }
         for (int m = 0; m < g->n; m++) { /* what came */
             if (g->rstate[m] == BFO__GR_POSTED && bfo_test(&g->rreq[m])) {
@@ -457,14 +530,18 @@ static inline int bfo_group_owns(const bfo_group *g, const bfo_request *r)
     const char *p = (const char *)r;
     return (p >= (const char *)g->rreq && p < (const char *)(g->rreq + BFO_GROUP_MAX)) ||
            (p >= (const char *)g->preq && p < (const char *)(g->preq + BFO_GROUP_MAX)) ||
-           (p >= (const char *)g->dreq && p < (const char *)(g->dreq + BFO_GROUP_MAX));
+           (p >= (const char *)g->dreq && p < (const char *)(g->dreq + BFO_GROUP_MAX)) ||
+           (p >= (const char *)g->xreq && p < (const char *)(g->xreq + BFO_GROUP_MAX)) ||
+           (p >= (const char *)g->nreq && p < (const char *)(g->nreq + BFO_GROUP_MAX));
 }
 
 static inline int bfo_group_idle(const bfo_group *g)
 {
     for (int m = 0; m < g->n; m++)
         if ((g->pbusy[m] && !bfo_test(&g->preq[m])) || (g->dbusy[m] && !bfo_test(&g->dreq[m])) ||
-            (g->rstate[m] == BFO__GR_POSTED && !bfo_test(&g->rreq[m])))
+            (g->nbusy[m] && !bfo_test(&g->nreq[m])) ||
+            (g->rstate[m] == BFO__GR_POSTED && !bfo_test(&g->rreq[m])) ||
+            (g->xstate[m] == BFO__GR_POSTED && !bfo_test(&g->xreq[m])))
             return 0;
     return 1;
 }
