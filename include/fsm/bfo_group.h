@@ -31,7 +31,9 @@
  *     bfo_group_revoke(&g, now);               // every member's ops on ctx end
  *
  * The agreement is the agree machine (spec/agree.rl: flooding consensus
- * on the engine's failure detector, the peer machine's FAILED); its
+ * on the engine's failure detector, the peer machine's FAILED); a member
+ * it finds failed that this engine did not know dead yet is declared so
+ * (bfo_peer_failed: the survivors' agreement is entitled to); its
  * messages are ordinary engine messages on the group's system context,
  * ctx | BFO_GROUP_SYS_CTX, so a program's own contexts must keep that bit
  * clear.  A group keeps one receive posted per other member on that
@@ -231,16 +233,17 @@ static inline void bfo__gencode(const bfo_group *g, uint8_t *b, uint32_t kind)
         bfo_put64(b + 16 + 8 * w, g->failed[w]);
 }
 
-/* Sends buf to every member alive but this rank, on the slots reqs. */
+/* Sends len bytes of buf with tag to every member alive but this rank, on
+ * the system context, on the slots reqs. */
 static inline void bfo__gsend_all(bfo_group *g, bfo_request *reqs, unsigned char *busy,
-                                  const uint8_t *buf, uint64_t now)
+                                  const uint8_t *buf, size_t len, int tag, uint64_t now)
 {
     for (int m = 0; m < g->n; m++) {
         if (m == g->me || bfo__gdead(g, m))
             continue;
         busy[m] = 1;
-        if (bfo_isend(g->e, &reqs[m], buf, BFO__AGREE_MSG, g->ranks[m], g->ctx | BFO_GROUP_SYS_CTX,
-                      BFO_GROUP_TAG_AGREE, now) != BFO_OK &&
+        if (bfo_isend(g->e, &reqs[m], buf, len, g->ranks[m], g->ctx | BFO_GROUP_SYS_CTX, tag, now) !=
+                BFO_OK &&
             !bfo_test(&reqs[m]))
             busy[m] = 0; /* refused at once: nothing in flight */
     }
@@ -263,7 +266,7 @@ static inline void bfo__agree_act(bfo_group *g, int act, const uint8_t *msg, uin
         bfo__gnote_dead(g);
         g->rounds++;
         bfo__gencode(g, g->pbuf, BFO__AGREE_PROPOSE);
-        bfo__gsend_all(g, g->preq, g->pbusy, g->pbuf, now);
+        bfo__gsend_all(g, g->preq, g->pbusy, g->pbuf, BFO__AGREE_MSG, BFO_GROUP_TAG_AGREE, now);
         return;
     case BFO_AGREE_ACT_NEXT_ROUND:
         memcpy(g->heard_prev, g->heard, sizeof g->heard);
@@ -282,10 +285,13 @@ static inline void bfo__agree_act(bfo_group *g, int act, const uint8_t *msg, uin
         g->out_value = g->value;
         memcpy(g->out_failed, g->failed, sizeof g->failed);
         bfo__gencode(g, g->dbuf, BFO__AGREE_DECISION);
-        bfo__gsend_all(g, g->dreq, g->dbusy, g->dbuf, now);
+        bfo__gsend_all(g, g->dreq, g->dbusy, g->dbuf, BFO__AGREE_MSG, BFO_GROUP_TAG_AGREE, now);
         return;
     case BFO_AGREE_ACT_FINISH:
         g->result = bfo__gbit(g->out_failed, g->me) ? BFO_ERR_PROC_FAILED : BFO_OK;
+        for (int m = 0; m < g->n && g->result == BFO_OK; m++) /* the survivors' word: dead */
+            if (m != g->me && bfo__gbit(g->out_failed, m) && !bfo__gdead(g, m))
+                bfo_peer_failed(g->e, g->ranks[m], now);
         return;
     case BFO_AGREE_ACT_ABORT:
         g->result = BFO_ERR_PEER_UNREACHABLE;
@@ -348,15 +354,7 @@ static inline int bfo_group_revoke(bfo_group *g, uint64_t now)
     g->revoked = 1;
     g->revoke_rc = bfo_revoke(g->e, g->ctx, now);
     bfo_put32(g->nbuf, g->ctx);
-    for (int m = 0; m < g->n; m++) {
-        if (m == g->me || bfo__gdead(g, m))
-            continue;
-        g->nbusy[m] = 1;
-        if (bfo_isend(g->e, &g->nreq[m], g->nbuf, sizeof g->nbuf, g->ranks[m],
-                      g->ctx | BFO_GROUP_SYS_CTX, BFO_GROUP_TAG_REVOKE, now) != BFO_OK &&
-            !bfo_test(&g->nreq[m]))
-            g->nbusy[m] = 0;
-    }
+    bfo__gsend_all(g, g->nreq, g->nbusy, g->nbuf, sizeof g->nbuf, BFO_GROUP_TAG_REVOKE, now);
     return g->revoke_rc;
 }
 
