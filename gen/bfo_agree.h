@@ -11,7 +11,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xf5cbb259
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x634ae787
 #error "gen/bfo_agree.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -39,7 +39,7 @@ enum bfo_agree_event {
     BFO_AGREE_EV_ROUND_SAME = 2, /* every member was heard in this round and my sends of it completed; the members whose proposal came are those of the round before (no failure came to light) */
     BFO_AGREE_EV_ROUND_CHANGED = 3, /* every member was heard in this round and my sends of it completed; fewer proposals came than in the round before (a failure came to light) */
     BFO_AGREE_EV_DECISION_RCVD = 4, /* a member's decision of this agreement came */
-    BFO_AGREE_EV_SENDS_DONE = 5, /* every decision this rank sent completed (delivered, or its member failed) */
+    BFO_AGREE_EV_SENDS_DONE = 5, /* every message this rank sent for the agreement completed, proposals and decisions (delivered, or its member failed): their requests may be posted again */
     BFO_AGREE_EV_MEMBER_LOST = 6, /* a member neither heard nor reported dead is unreachable: no rail reaches it and the grace ran out (a partition, or this rank was fenced) */
 };
 #define BFO_AGREE_EV_COUNT 7 /* events are 1 .. BFO_AGREE_EV_COUNT-1 */

@@ -13,7 +13,9 @@
  *   suspect  a live rank reported dead to every other rank (a false
  *            suspicion): they fence it; it must find out and end itself;
  *   cut      every rail between two ranks silent, both ways (a partial
- *            partition: a third rank still reaches both).
+ *            partition: a third rank still reaches both);
+ *   faults   the network's own (sn_fault: a rail down and up, a fragment
+ *            lost or failed): rails fail over, no process dies.
  * Revoke mode (sg_scenario.revoke): before the agreements, every rank
  * leaves a broken pattern pending on the group's context: a receive from
  * the next rank and two sends to it (64 bytes, eager; 20 KB, rendezvous)
@@ -36,6 +38,10 @@
  * and only members' ones; the failed set holds no survivor and only ranks
  * that were killed, suspected or ended; after a shrink, every survivor's
  * new group is the same.  This is a test tool: it allocates.
+ * Debugging: sg_scenario.trace (bfo agree-sim --trace) prints the agree
+ * machines' steps and the wire; with SG_ENGINE_TRACE set in the
+ * environment, the engines' machines too; with SG_DEBUG, the scenario's
+ * faults, and a rank that hung says where each member's requests are.
  */
 #ifndef BFO_SIMGROUP_H
 #define BFO_SIMGROUP_H
@@ -68,6 +74,9 @@ typedef struct sg_scenario {
     int revoke_alone;        /* no rank revokes on a failure: only the revoker, and the
                               * notices (the revocation must spread by them alone) */
     uint64_t report_ns;      /* the launcher's delay (0: 1 ms) */
+    sn_fault faults[SN_MAX_FAULTS]; /* the network's own faults (bfo_simnet.h): rails down
+                              * and up, fragments lost or failed; no process dies of them */
+    int nfaults;
     uint64_t limit_ns;       /* 0: 60 s */
     FILE *trace;             /* the agree machines' steps, if set */
 } sg_scenario;
@@ -130,8 +139,13 @@ static inline void sg_trace(void *user, const bfo_machine *m, const bfo_step *st
 {
     const sg_world *w = (const sg_world *)user;
     const bfo_group *g = (const bfo_group *)st->obj;
-    if (m != &bfo_agree_machine)
+    if (m != &bfo_agree_machine) { /* the engines' machines: getenv("SG_ENGINE_TRACE") */
+        fprintf(w->sc->trace, "%10.3f ms engine %s %p: %s --%s--> %s%s\n", (double)w->sn.now / 1e6,
+                m->name, st->obj, bfo_fsm_state_name(m, st->from),
+                m->id == BFO_MACHINE_PEER ? bfo_peer_event_name(st->event) : bfo_event_name(st->event),
+                bfo_fsm_state_name(m, st->to), st->result == BFO_OK ? "" : " (refused)");
         return;
+    }
     fprintf(w->sc->trace, "%10.3f ms rank %d agree %u round %u: %s --%s--> %s%s\n",
             (double)w->sn.now / 1e6, g->e->cfg.rank, g->inst, g->round,
             bfo_agree_state_name(st->from), bfo_agree_event_name(st->event),
@@ -275,6 +289,9 @@ static inline int sg_run(const sg_scenario *sc, sg_result *res)
         abort();
     w->sc = sc;
     sn_init(&w->sn, sc->ranks, sc->rails, sc->seed);
+    for (int i = 0; i < sc->nfaults; i++)
+        sn_add_fault(&w->sn, &sc->faults[i]);
+    w->sn.trace = sc->trace; /* the wire too */
     w->tracer.fn = sg_trace;
     w->tracer.user = w;
     for (int i = 0; i < sc->ranks; i++) {
@@ -302,6 +319,8 @@ static inline int sg_run(const sg_scenario *sc, sg_result *res)
                 abort();
             if (sc->trace)
                 w->r[i].g[0].trace = &w->tracer;
+            if (sc->trace && getenv("SG_ENGINE_TRACE"))
+                w->r[i].e.trace = &w->tracer;
         }
         for (int i = 0; i < sc->ranks && sc->revoke; i++) { /* the broken pattern */
             sg_rank *x = &w->r[i];
@@ -314,6 +333,11 @@ static inline int sg_run(const sg_scenario *sc, sg_result *res)
             bfo_isend(&x->e, &x->psr, x->psrbuf, SG_RNDV_BYTES, next, 10, 6, w->sn.now);
         }
     }
+    if (getenv("SG_DEBUG"))
+        for (int i = 0; i < sc->nfaults; i++)
+            fprintf(stderr, "fault %d: what %d type %d rail %d n %llu kind %d; revoke %d@%llu report %llu\n", i, sc->faults[i].what,
+                    sc->faults[i].type, sc->faults[i].rail, (unsigned long long)sc->faults[i].n, sc->faults[i].kind,
+                    sc->revoke, (unsigned long long)sc->revoke_op, (unsigned long long)sc->report_ns);
     done = sn_run(&w->sn, sg_all_done, w, sc->limit_ns ? sc->limit_ns : 60000000000ull);
     res->ops = w->sn.ops;
     res->kills = (uint64_t)(w->killed_done[0] + w->killed_done[1]);
@@ -373,6 +397,10 @@ static inline int sg_run(const sg_scenario *sc, sg_result *res)
                     fprintf(stderr, "rank %d member %d (rank %d): peer %s, rstate %d, pbusy %d/%d dbusy %d/%d rail0 %d rail1 %d\n", r, m, g->ranks[m],
                             bfo_peer_state_name(bfo_peer_state(&x->e, g->ranks[m])), g->rstate[m], g->pbusy[m], bfo_test(&g->preq[m]), g->dbusy[m], bfo_test(&g->dreq[m]),
                             bfo_rail_state(&x->e, g->ranks[m], 0), bfo_rail_state(&x->e, g->ranks[m], 1));
+                for (int p = 0; p < sc->ranks; p++)
+                    fprintf(stderr, "  rank %d from %d: recv_seq %llu (its send_seq %llu), ooo %d; ux_head %d; revoked %d\n", r, p,
+                            (unsigned long long)x->e.peers[p].recv_seq, (unsigned long long)w->r[p].e.peers[r].send_seq,
+                            x->e.peers[p].ooo_head, x->e.ux_head, x->e.nrevoked);
             }
             res->hangs++;
             sg_note(res, "rank %d never finished agreement %d%.0d", r, x->k, 0);

@@ -187,6 +187,40 @@ static void test_shrink_makes_the_same_group_of_the_survivors(void **state)
     }
 }
 
+/* A rank that took a member's decision while its own proposals were still
+ * out (their MATCH failed on a rail going down, and was posted again) must
+ * not start the next agreement before they complete: SENDS_DONE waits for
+ * every message of the agreement, proposals too.  Posting a request again
+ * while it is in flight lost a sequence number, and the peer waited for it
+ * for good (found by bfo agree-sim --random with rail faults). */
+static void test_SENDS_DONE_waits_for_proposals_still_out(void **state)
+{
+    sg_scenario sc = base(4);
+    sg_result r;
+    static const struct { int what; uint64_t n; } f[4] = {
+        { SN_FAULT_RAIL_DOWN, 164 }, { SN_FAULT_RAIL_UP, 184 },
+        { SN_FAULT_RAIL_DOWN, 106 }, { SN_FAULT_RAIL_UP, 144 } };
+    (void)state;
+    sc.seed = 14358684091064683682ull;
+    sc.agrees = 3;
+    sc.shrink = 1;
+    sc.cut_a = 3 + 1; /* ranks 1 and 3 cut apart: both end themselves */
+    sc.cut_b = 1 + 1;
+    sc.cut_op = 108;
+    sc.report_ns = 11000000;
+    for (int i = 0; i < 4; i++) {
+        memset(&sc.faults[i], 0, sizeof sc.faults[i]);
+        sc.faults[i].what = f[i].what;
+        sc.faults[i].rail = 0;
+        sc.faults[i].n = f[i].n;
+    }
+    sc.nfaults = 4;
+    if (!sg_run(&sc, &r))
+        fail_msg("%s", r.why);
+    assert_int_equal(r.rc[0][2], BFO_OK);
+    assert_int_equal(r.rc[2][2], BFO_OK);
+}
+
 /* The calls' errors. */
 static void test_group_calls_refuse_bad_arguments(void **state)
 {
@@ -243,6 +277,8 @@ int main(void)
       "ROUND --MEMBER_LOST--> ABORTING --SENDS_DONE--> ABORTED: a side of a partition");
     T(test_false_suspicion_is_fenced_and_left_out, "a false suspicion: fenced, left out");
     T(test_shrink_makes_the_same_group_of_the_survivors, "bfo_group_shrink: the same group everywhere");
+    T(test_SENDS_DONE_waits_for_proposals_still_out,
+      "DECIDING --SENDS_DONE--> IDLE waits for proposals still out (rail faults)");
     T(test_group_calls_refuse_bad_arguments, "bfo_group_*: BFO_ERR_INVALID for bad arguments");
 #undef T
     return test_list_run(&list, "group");

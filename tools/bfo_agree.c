@@ -38,8 +38,11 @@ static const char agree_usage[] =
     "  --revoke-alone         no rank revokes on a failure: the revocation spreads by its\n"
     "                         notices alone (a revoker dead before any left is excused)\n"
     "  --random N             N runs with random kills, suspicions and cuts, half of them\n"
-    "                         in revoke mode with a random revoker and step\n"
+    "                         in revoke mode with a random revoker and step, and up to two\n"
+    "                         rail faults (a rail down and up, a fragment lost or failed)\n"
     "  --seed S               the network's seed (default 1)\n"
+    "  --only K               of the series --explore or --random makes, the K-th alone\n"
+    "                         (a failure says its K; with --trace to see it)\n"
     "  --trace                every step of the agree machines, on stderr\n"
     "  --json                 one object: scenarios, results, disagreements, hangs, ...\n"
     "Exit 0 when every scenario passes: no hang, no disagreement, no invalid result.\n";
@@ -54,10 +57,14 @@ typedef struct ag_totals {
 } ag_totals;
 
 static int ag_json;
+static uint64_t ag_only, ag_count; /* --only K: the K-th scenario alone (1 is the first) */
 
 static void ag_one(ag_totals *t, const sg_scenario *sc)
 {
     sg_result r;
+    ++ag_count;
+    if (ag_only && ag_count != ag_only)
+        return;
     sg_run(sc, &r);
     t->scenarios++;
     t->results += r.results;
@@ -84,6 +91,9 @@ static void ag_one(ag_totals *t, const sg_scenario *sc)
     t->failed++;
     if (t->failed > 20)
         return;
+    if (!ag_json)
+        fprintf(t->failures, "(scenario %" PRIu64 " of the series: --only %" PRIu64 " runs it alone)\n",
+                ag_count, ag_count);
     if (ag_json)
         fprintf(t->failures,
                 "%s{\"seed\":%" PRIu64 ",\"kill\":\"%d@%" PRIu64 "\",\"kill2\":\"%d@%" PRIu64
@@ -161,6 +171,8 @@ int bfo_cmd_agree_sim(int argc, char **argv)
             base.seed = strtoull(v, NULL, 10);
         } else if (!strcmp(a, "--random")) {
             random_n = strtoull(v, NULL, 10);
+        } else if (!strcmp(a, "--only")) {
+            ag_only = strtoull(v, NULL, 10);
         } else if (!strcmp(a, "--explore")) {
             explore = v;
         } else if (!strcmp(a, "--kill")) {
@@ -269,6 +281,23 @@ int bfo_cmd_agree_sim(int argc, char **argv)
             const uint64_t span = ops + ops / 2 + 1;
             sc.seed = ag_rnd(&x);
             sc.report_ns = ag_rnd(&x) % 21 * 1000000ull;
+            sc.nfaults = 0; /* rail faults besides: no death of theirs */
+            for (int k = (int)(ag_rnd(&x) % 3); k > 0; k--) {
+                sn_fault *f = &sc.faults[sc.nfaults++];
+                memset(f, 0, sizeof *f);
+                f->n = 1 + ag_rnd(&x) % span;
+                if (ag_rnd(&x) % 2) {
+                    sn_fault *u = &sc.faults[sc.nfaults++]; /* and back later */
+                    f->what = SN_FAULT_RAIL_DOWN;
+                    f->rail = (int)(ag_rnd(&x) % (uint64_t)sc.rails);
+                    *u = *f;
+                    u->what = SN_FAULT_RAIL_UP;
+                    u->n = f->n + 1 + ag_rnd(&x) % 40;
+                } else {
+                    f->what = SN_FAULT_TYPE; /* any fragment: lost, or delivered and failed */
+                    f->kind = ag_rnd(&x) % 2 ? SN_LOSE : SN_DELIVER_ERROR;
+                }
+            }
             if (ag_rnd(&x) % 2) { /* revoke mode: a rank revokes at a random step */
                 sc.revoke = 1 + (int)(ag_rnd(&x) % (uint64_t)sc.ranks);
                 sc.revoke_op = 1 + ag_rnd(&x) % span;

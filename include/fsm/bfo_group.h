@@ -241,6 +241,9 @@ static inline void bfo__gsend_all(bfo_group *g, bfo_request *reqs, unsigned char
     for (int m = 0; m < g->n; m++) {
         if (m == g->me || bfo__gdead(g, m))
             continue;
+        if (busy[m] && !bfo_test(&reqs[m]))
+            continue; /* cannot happen: the machine waits for SENDS_DONE (a request in
+                       * flight is never posted again) */
         busy[m] = 1;
         if (bfo_isend(g->e, &reqs[m], buf, len, g->ranks[m], g->ctx | BFO_GROUP_SYS_CTX, tag, now) !=
                 BFO_OK &&
@@ -426,7 +429,7 @@ static inline int bfo__gfact(bfo_group *g)
     for (int m = 0; m < g->n; m++) {
         if (m == g->me)
             continue;
-        if ((g->fsm.cs == BFO_AGREE_ST_ROUND && g->pbusy[m]) || g->dbusy[m])
+        if (g->pbusy[m] || g->dbusy[m]) /* a proposal may still be out after a decision */
             sends = 0;
         if (bfo__gbit(g->heard, m) || bfo__gdead(g, m))
             continue;
