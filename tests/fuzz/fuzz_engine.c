@@ -672,14 +672,16 @@ void fz_forged(uint64_t token)
 }
 
 /* Every request complete, the transport holds nothing, every peer given
- * up (what waited for a rail of it is gone too). */
+ * up (what waited for a rail of it is gone too), and none that said BYE
+ * still owes messages sent before it (LEAVING: what came ahead of them
+ * waits, out of order, until they come or the grace runs out). */
 static int fz_all_done(void)
 {
     for (int s = 0; s < FZ_NREQ; s++)
         if (F.req[s].active && !bfo_test(&F.req[s].r))
             return 0;
     for (int p = 1; p < FZ_RANKS; p++)
-        if (!F.e.peers[p].unreachable)
+        if (!F.e.peers[p].unreachable || F.e.peers[p].left == BFO__LEFT_OWED)
             return 0;
     return F.npend == 0;
 }
