@@ -3,7 +3,7 @@
  * work.
  *
  *   bfo run -n 4 --keep-going --rails 127.0.0.2,127.0.0.3 -- \
- *       ./master_worker [--tasks N] [--task-us U]
+ *       ./master_worker [--tasks N] [--task-us U] [--say-ready]
  *
  * Rank 0 is the master; the others are workers.  The master hands out
  * tasks (sum of i*i over a range) on the group's context, one at a time to
@@ -238,13 +238,19 @@ int main(int argc, char **argv)
     static mw m;
     bfo_config cfg;
     uint64_t ntasks = 400;
-    int rc, all[BFO_GROUP_MAX];
+    int rc, all[BFO_GROUP_MAX], say_ready = 0;
     m.task_us = 3000;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--tasks"))
-            ntasks = strtoull(argv[i + 1], NULL, 10);
-        else if (!strcmp(argv[i], "--task-us"))
-            m.task_us = (unsigned)strtoul(argv[i + 1], NULL, 10);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--tasks") && i + 1 < argc)
+            ntasks = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--task-us") && i + 1 < argc)
+            m.task_us = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--say-ready"))
+            say_ready = 1;
+        else {
+            fprintf(stderr, "usage: master_worker [--tasks N] [--task-us US] [--say-ready]\n");
+            return 2;
+        }
     }
     memset(&cfg, 0, sizeof cfg);
     rc = bfo_net_init(&m.net, &cfg, NULL);
@@ -260,6 +266,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "master_worker: 2 to %d ranks\n", BFO_GROUP_MAX);
         return 1;
     }
+    if (say_ready) /* for a test that kills ranks: this one is past its start */
+        fprintf(stderr, "master_worker rank %d: ready\n", m.me);
     for (int i = 0; i < m.size; i++)
         all[i] = i;
     if (bfo_group_init(&m.g[0], m.e, m.ctx, all, m.size, bfo_net_now()) != BFO_OK)

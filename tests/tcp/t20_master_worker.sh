@@ -9,11 +9,19 @@
 . "$(dirname "$0")/lib.sh"
 [ -x "${BFO_MASTER_WORKER:-}" ] || fail "BFO_MASTER_WORKER: the example's binary"
 BFO_MASTER_WORKER=$(readlink -f "$BFO_MASTER_WORKER")
-mw_run() { # N RANKS-TO-KILL...: kills them 0.2-0.6 s in, one after the other
+mw_run() { # N RANKS-TO-KILL...: once every rank is past its start (a kill
+    # during the address exchange is another test's), kills them one after
+    # the other, 0.1-0.3 s apart; 800 tasks of 3 ms keep 4 workers busy 0.6 s
     local n=$1; shift
-    run_bg "$n" --timeout 50 --keep-going -- "$BFO_MASTER_WORKER" --tasks 400 --task-us 3000
+    run_bg "$n" --timeout 50 --keep-going -- "$BFO_MASTER_WORKER" --tasks 800 --task-us 3000 --say-ready
+    for _ in $(seq 400); do
+        [ "$(grep -c ': ready$' "$WORK/err")" -ge "$n" ] && break
+        kill -0 "$LAUNCHER" 2> /dev/null || break
+        sleep 0.05
+    done
+    [ "$(grep -c ': ready$' "$WORK/err")" -ge "$n" ] || fail "not every rank started: $(cat "$WORK/err")"
     for r in "$@"; do
-        sleep "0.$((2 + RANDOM % 3))"
+        sleep "0.$((1 + RANDOM % 3))"
         kill -9 "$(rank_pid "$r")"
     done
     wait_bg
