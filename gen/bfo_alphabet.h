@@ -12,7 +12,7 @@
  * that every other generated header checks.  This header includes
  * nothing. */
 #define BFO_GEN_ABI 2
-#define BFO_GEN_STAMP 0x634ae787
+#define BFO_GEN_STAMP 0x03879d42
 
 /* What may follow a header (PAYLOAD in the list): nothing, data, or the
  * RDMA keys of the memory the header names, one u32 per rail of the
@@ -39,7 +39,10 @@
     X(PROBE, 0x11, railctl, 1, 0) \
     X(PROBEACK, 0x12, railctl, 0, 0) \
     X(CREDIT, 0x13, credit, 0, 0) \
-    X(BYE, 0x14, bye, 0, 0)
+    X(BYE, 0x14, bye, 0, 0) \
+    X(RELAY, 0x15, relay, 1, 0) \
+    X(RELAYACK, 0x16, relayack, 0, 0) \
+    X(REACH, 0x17, reach, 1, 0)
 
 enum bfo_frag_type {
     BFO_FRAG_MATCH = 0x01, /* eager message: match header and the whole payload */
@@ -58,10 +61,13 @@ enum bfo_frag_type {
     BFO_FRAG_PROBEACK = 0x12, /* rail control: answer to PROBE, echoing its nonce */
     BFO_FRAG_CREDIT = 0x13, /* flow control, receiver to sender: the eager bytes it may have sent in all (limit; the newest is the largest) */
     BFO_FRAG_BYE = 0x14, /* goodbye, on every rail: the sender leaves; seq is the last message it sent this peer, nothing comes after it, its rails closing are no failure */
-    BFO_FRAG_MAX_CODE = 0x14
+    BFO_FRAG_RELAY = 0x15, /* relay (bfo_config.relay): a frame from rank src for rank dst, through this one; the frame follows whole; token is src's name for it, which the RELAYACK echoes */
+    BFO_FRAG_RELAYACK = 0x16, /* relay to the frame's sender: its post to dst completed, ok 1 (dst has it) or ok 0 (it may not have arrived) */
+    BFO_FRAG_REACH = 0x17, /* relay: the ranks the sender has a live rail to, a bitmap of count bits (rank i: byte i/8, bit i%8); gen orders its reports */
+    BFO_FRAG_MAX_CODE = 0x17
 };
 
-#define BFO_FRAG_COUNT 16
+#define BFO_FRAG_COUNT 19
 
 /* Header flag bits. */
 #define BFO_FLAG_RESTART 0x01 /* restarted rendezvous: dreq names the receive request, rseq is the new generation (RNDV, RGET) */
@@ -128,34 +134,43 @@ enum bfo_frag_type {
     X(BYE_RCVD, 50) \
     X(BYE_DELIVERED, 51) \
     X(BYE_FAILED, 52) \
-    X(WRITE_COMPLETED, 53) \
-    X(WRITE_FAILED, 54) \
-    X(READ_COMPLETED, 55) \
-    X(READ_FAILED, 56) \
-    X(EAGER_CHOSEN, 57) \
-    X(RNDV_CHOSEN, 58) \
-    X(RGET_CHOSEN, 59) \
-    X(COPY_CHOSEN, 60) \
-    X(PUT_CHOSEN, 61) \
-    X(GET_CHOSEN, 62) \
-    X(DRAINED, 63) \
-    X(ALL_DELIVERED, 64) \
-    X(PEER_UNREACHABLE, 65) \
-    X(CONNECTED, 66) \
-    X(CONNECT_FAILED, 67) \
-    X(RAIL_ERROR, 68) \
-    X(HEARTBEAT_DUE, 69) \
-    X(SILENCE_DETECTED, 70) \
-    X(BACKOFF_EXPIRED, 71) \
-    X(PROBE_TIMED_OUT, 72) \
-    X(RETRIES_EXHAUSTED, 73) \
-    X(PROBE_MATCHED, 74) \
-    X(CANCEL_REQUESTED, 75) \
-    X(RAIL_ABSENT, 76) \
-    X(LEAVE_REQUESTED, 77) \
-    X(DEMOTION_DUE, 78) \
-    X(PROMOTION_DUE, 79) \
-    X(PEER_FENCED, 80)
+    X(RELAY_RCVD, 53) \
+    X(RELAY_DELIVERED, 54) \
+    X(RELAY_FAILED, 55) \
+    X(RELAYACK_RCVD, 56) \
+    X(RELAYACK_DELIVERED, 57) \
+    X(RELAYACK_FAILED, 58) \
+    X(REACH_RCVD, 59) \
+    X(REACH_DELIVERED, 60) \
+    X(REACH_FAILED, 61) \
+    X(WRITE_COMPLETED, 62) \
+    X(WRITE_FAILED, 63) \
+    X(READ_COMPLETED, 64) \
+    X(READ_FAILED, 65) \
+    X(EAGER_CHOSEN, 66) \
+    X(RNDV_CHOSEN, 67) \
+    X(RGET_CHOSEN, 68) \
+    X(COPY_CHOSEN, 69) \
+    X(PUT_CHOSEN, 70) \
+    X(GET_CHOSEN, 71) \
+    X(DRAINED, 72) \
+    X(ALL_DELIVERED, 73) \
+    X(PEER_UNREACHABLE, 74) \
+    X(CONNECTED, 75) \
+    X(CONNECT_FAILED, 76) \
+    X(RAIL_ERROR, 77) \
+    X(HEARTBEAT_DUE, 78) \
+    X(SILENCE_DETECTED, 79) \
+    X(BACKOFF_EXPIRED, 80) \
+    X(PROBE_TIMED_OUT, 81) \
+    X(RETRIES_EXHAUSTED, 82) \
+    X(PROBE_MATCHED, 83) \
+    X(CANCEL_REQUESTED, 84) \
+    X(RAIL_ABSENT, 85) \
+    X(LEAVE_REQUESTED, 86) \
+    X(DEMOTION_DUE, 87) \
+    X(PROMOTION_DUE, 88) \
+    X(PEER_FENCED, 89)
 
 enum bfo_event {
     BFO_EV_NONE = 0,
@@ -211,36 +226,45 @@ enum bfo_event {
     BFO_EV_BYE_RCVD = 50, /* a BYE arrived for this machine */
     BFO_EV_BYE_DELIVERED = 51, /* a BYE posted here completed: the peer has it */
     BFO_EV_BYE_FAILED = 52, /* a BYE posted here completed with an error: it may have arrived */
-    BFO_EV_WRITE_COMPLETED = 53, /* an RDMA write posted by this side completed: the data is in the peer's memory */
-    BFO_EV_WRITE_FAILED = 54, /* an RDMA write posted by this side failed: the data may or may not be there */
-    BFO_EV_READ_COMPLETED = 55, /* an RDMA read posted by this side completed: the data is here */
-    BFO_EV_READ_FAILED = 56, /* an RDMA read posted by this side failed */
-    BFO_EV_EAGER_CHOSEN = 57, /* the engine chose the eager protocol for this send */
-    BFO_EV_RNDV_CHOSEN = 58, /* the engine chose rendezvous (copy or PUT, the receiver decides) for this send */
-    BFO_EV_RGET_CHOSEN = 59, /* the engine chose RDMA GET for this send */
-    BFO_EV_COPY_CHOSEN = 60, /* the receiver chose to take the rest of the message by copy (ACK, FRAGs) */
-    BFO_EV_PUT_CHOSEN = 61, /* the receiver chose to take the rest of the message by RDMA PUT */
-    BFO_EV_GET_CHOSEN = 62, /* the receiver chose to read the message by RDMA GET */
-    BFO_EV_DRAINED = 63, /* fact: the request has no operation whose completion is outstanding */
-    BFO_EV_ALL_DELIVERED = 64, /* fact: every byte of the message is delivered and nothing is outstanding */
-    BFO_EV_PEER_UNREACHABLE = 65, /* fact: nothing more will come from the peer: no rail to it is left (after the engine's grace period), it left (its BYE), or this side left; C sets the status (BFO_ERR_PEER_UNREACHABLE, BFO_ERR_PEER_LEFT, BFO_ERR_LEFT) */
-    BFO_EV_CONNECTED = 66, /* the transport connected this rail to the peer */
-    BFO_EV_CONNECT_FAILED = 67, /* the transport could not connect this rail to the peer */
-    BFO_EV_RAIL_ERROR = 68, /* the transport reported an error on this rail (for this peer or all peers) */
-    BFO_EV_HEARTBEAT_DUE = 69, /* fact: no probe is outstanding and the rail heard or sent nothing for a heartbeat interval */
-    BFO_EV_SILENCE_DETECTED = 70, /* fact: nothing arrived on the rail for the silence timeout */
-    BFO_EV_BACKOFF_EXPIRED = 71, /* fact: the back-off before the next reconnect attempt is over */
-    BFO_EV_PROBE_TIMED_OUT = 72, /* fact: a probe got no PROBEACK in time (in UP: nothing heard on the rail for the probe timeout since it went out) */
-    BFO_EV_RETRIES_EXHAUSTED = 73, /* fact: the rail reached the configured number of reconnect attempts */
-    BFO_EV_PROBE_MATCHED = 74, /* a matched probe (bfo_improbe) took an unexpected message out of matching for this receive; its buffer comes with bfo_imrecv */
-    BFO_EV_CANCEL_REQUESTED = 75, /* the caller cancels the request, and it can be: a receive nothing matched yet, a send of which nothing was handed to a transport */
-    BFO_EV_RAIL_ABSENT = 76, /* the rail does not reach the peer: it published no such rail, one of another transport, or the transport has no path to it (another host) */
-    BFO_EV_LEAVE_REQUESTED = 77, /* this side leaves (bfo_engine_leave): fed to every rail of every peer */
-    BFO_EV_DEMOTION_DUE = 78, /* fact: the rail is to carry probes only: its measured rate fell below 1/8 of the peer's best UP rail for three measurements in a row over 50 ms, or it is a standby rail and an active rail is UP */
-    BFO_EV_PROMOTION_DUE = 79, /* fact: the rail may carry data again: three active measurements in a row found it at 1/4 of the best UP rail or better, no other rail of the peer is UP, or it is a standby rail and no active rail is UP */
-    BFO_EV_PEER_FENCED = 80, /* the peer's process was reported dead (the peer machine's fence, spec/peer.rl): every rail of it is given up for good; C drops its connection */
+    BFO_EV_RELAY_RCVD = 53, /* a RELAY arrived for this machine */
+    BFO_EV_RELAY_DELIVERED = 54, /* a RELAY posted here completed: the peer has it */
+    BFO_EV_RELAY_FAILED = 55, /* a RELAY posted here completed with an error: it may have arrived */
+    BFO_EV_RELAYACK_RCVD = 56, /* a RELAYACK arrived for this machine */
+    BFO_EV_RELAYACK_DELIVERED = 57, /* a RELAYACK posted here completed: the peer has it */
+    BFO_EV_RELAYACK_FAILED = 58, /* a RELAYACK posted here completed with an error: it may have arrived */
+    BFO_EV_REACH_RCVD = 59, /* a REACH arrived for this machine */
+    BFO_EV_REACH_DELIVERED = 60, /* a REACH posted here completed: the peer has it */
+    BFO_EV_REACH_FAILED = 61, /* a REACH posted here completed with an error: it may have arrived */
+    BFO_EV_WRITE_COMPLETED = 62, /* an RDMA write posted by this side completed: the data is in the peer's memory */
+    BFO_EV_WRITE_FAILED = 63, /* an RDMA write posted by this side failed: the data may or may not be there */
+    BFO_EV_READ_COMPLETED = 64, /* an RDMA read posted by this side completed: the data is here */
+    BFO_EV_READ_FAILED = 65, /* an RDMA read posted by this side failed */
+    BFO_EV_EAGER_CHOSEN = 66, /* the engine chose the eager protocol for this send */
+    BFO_EV_RNDV_CHOSEN = 67, /* the engine chose rendezvous (copy or PUT, the receiver decides) for this send */
+    BFO_EV_RGET_CHOSEN = 68, /* the engine chose RDMA GET for this send */
+    BFO_EV_COPY_CHOSEN = 69, /* the receiver chose to take the rest of the message by copy (ACK, FRAGs) */
+    BFO_EV_PUT_CHOSEN = 70, /* the receiver chose to take the rest of the message by RDMA PUT */
+    BFO_EV_GET_CHOSEN = 71, /* the receiver chose to read the message by RDMA GET */
+    BFO_EV_DRAINED = 72, /* fact: the request has no operation whose completion is outstanding */
+    BFO_EV_ALL_DELIVERED = 73, /* fact: every byte of the message is delivered and nothing is outstanding */
+    BFO_EV_PEER_UNREACHABLE = 74, /* fact: nothing more will come from the peer: no rail to it is left (after the engine's grace period), it left (its BYE), or this side left; C sets the status (BFO_ERR_PEER_UNREACHABLE, BFO_ERR_PEER_LEFT, BFO_ERR_LEFT) */
+    BFO_EV_CONNECTED = 75, /* the transport connected this rail to the peer */
+    BFO_EV_CONNECT_FAILED = 76, /* the transport could not connect this rail to the peer */
+    BFO_EV_RAIL_ERROR = 77, /* the transport reported an error on this rail (for this peer or all peers) */
+    BFO_EV_HEARTBEAT_DUE = 78, /* fact: no probe is outstanding and the rail heard or sent nothing for a heartbeat interval */
+    BFO_EV_SILENCE_DETECTED = 79, /* fact: nothing arrived on the rail for the silence timeout */
+    BFO_EV_BACKOFF_EXPIRED = 80, /* fact: the back-off before the next reconnect attempt is over */
+    BFO_EV_PROBE_TIMED_OUT = 81, /* fact: a probe got no PROBEACK in time (in UP: nothing heard on the rail for the probe timeout since it went out) */
+    BFO_EV_RETRIES_EXHAUSTED = 82, /* fact: the rail reached the configured number of reconnect attempts */
+    BFO_EV_PROBE_MATCHED = 83, /* a matched probe (bfo_improbe) took an unexpected message out of matching for this receive; its buffer comes with bfo_imrecv */
+    BFO_EV_CANCEL_REQUESTED = 84, /* the caller cancels the request, and it can be: a receive nothing matched yet, a send of which nothing was handed to a transport */
+    BFO_EV_RAIL_ABSENT = 85, /* the rail does not reach the peer: it published no such rail, one of another transport, or the transport has no path to it (another host) */
+    BFO_EV_LEAVE_REQUESTED = 86, /* this side leaves (bfo_engine_leave): fed to every rail of every peer */
+    BFO_EV_DEMOTION_DUE = 87, /* fact: the rail is to carry probes only: its measured rate fell below 1/8 of the peer's best UP rail for three measurements in a row over 50 ms, or it is a standby rail and an active rail is UP */
+    BFO_EV_PROMOTION_DUE = 88, /* fact: the rail may carry data again: three active measurements in a row found it at 1/4 of the best UP rail or better, no other rail of the peer is UP, or it is a standby rail and no active rail is UP */
+    BFO_EV_PEER_FENCED = 89, /* the peer's process was reported dead (the peer machine's fence, spec/peer.rl): every rail of it is given up for good; C drops its connection */
 };
-#define BFO_EV_COUNT 81 /* events are 1 .. BFO_EV_COUNT-1 */
+#define BFO_EV_COUNT 90 /* events are 1 .. BFO_EV_COUNT-1 */
 
 /* Name of a fragment type ("MATCH"), or NULL. */
 static inline const char *bfo_frag_name(int type)
@@ -262,6 +286,9 @@ static inline const char *bfo_frag_name(int type)
     case 0x12: return "PROBEACK";
     case 0x13: return "CREDIT";
     case 0x14: return "BYE";
+    case 0x15: return "RELAY";
+    case 0x16: return "RELAYACK";
+    case 0x17: return "REACH";
     default: return (const char *)0;
     }
 }
@@ -286,6 +313,9 @@ static inline unsigned bfo_frag_flags_allowed(int type)
     case 0x12: return 0u;
     case 0x13: return 0u;
     case 0x14: return 0u;
+    case 0x15: return 0u;
+    case 0x16: return 0u;
+    case 0x17: return 0u;
     default: return 0u;
     }
 }
@@ -298,6 +328,8 @@ static inline int bfo_frag_has_payload(int type)
     case 0x02:
     case 0x05:
     case 0x11:
+    case 0x15:
+    case 0x17:
         return 1;
     default: return 0;
     }
@@ -319,7 +351,7 @@ static inline int bfo_frag_has_keys(int type)
 enum bfo_event_kind { BFO_EVK_RCVD, BFO_EVK_DUP_RCVD, BFO_EVK_DELIVERED, BFO_EVK_FAILED };
 static inline int bfo_frag_event(int type, int kind)
 {
-    static const unsigned char ev[21][4] = {
+    static const unsigned char ev[24][4] = {
         { 0, 0, 0, 0 }, /* 0x00 */
         { BFO_EV_MATCH_RCVD, 0, BFO_EV_MATCH_DELIVERED, BFO_EV_MATCH_FAILED },
         { BFO_EV_RNDV_RCVD, BFO_EV_RNDV_DUP_RCVD, BFO_EV_RNDV_DELIVERED, BFO_EV_RNDV_FAILED },
@@ -341,6 +373,9 @@ static inline int bfo_frag_event(int type, int kind)
         { BFO_EV_PROBEACK_RCVD, 0, BFO_EV_PROBEACK_DELIVERED, BFO_EV_PROBEACK_FAILED },
         { BFO_EV_CREDIT_RCVD, 0, BFO_EV_CREDIT_DELIVERED, BFO_EV_CREDIT_FAILED },
         { BFO_EV_BYE_RCVD, 0, BFO_EV_BYE_DELIVERED, BFO_EV_BYE_FAILED },
+        { BFO_EV_RELAY_RCVD, 0, BFO_EV_RELAY_DELIVERED, BFO_EV_RELAY_FAILED },
+        { BFO_EV_RELAYACK_RCVD, 0, BFO_EV_RELAYACK_DELIVERED, BFO_EV_RELAYACK_FAILED },
+        { BFO_EV_REACH_RCVD, 0, BFO_EV_REACH_DELIVERED, BFO_EV_REACH_FAILED },
     };
     return (unsigned)type <= BFO_FRAG_MAX_CODE && (unsigned)kind < 4 ? ev[type][kind] : 0;
 }
@@ -402,6 +437,15 @@ static inline const char *bfo_event_name(int ev)
         "BYE_RCVD",
         "BYE_DELIVERED",
         "BYE_FAILED",
+        "RELAY_RCVD",
+        "RELAY_DELIVERED",
+        "RELAY_FAILED",
+        "RELAYACK_RCVD",
+        "RELAYACK_DELIVERED",
+        "RELAYACK_FAILED",
+        "REACH_RCVD",
+        "REACH_DELIVERED",
+        "REACH_FAILED",
         "WRITE_COMPLETED",
         "WRITE_FAILED",
         "READ_COMPLETED",
@@ -431,7 +475,7 @@ static inline const char *bfo_event_name(int ev)
         "PROMOTION_DUE",
         "PEER_FENCED",
     };
-    return (ev >= 0 && ev < 81) ? names[ev] : "(invalid)";
+    return (ev >= 0 && ev < 90) ? names[ev] : "(invalid)";
 }
 
 #endif /* BFO_ALPHABET_H */

@@ -15,7 +15,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x634ae787
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x03879d42
 #error "gen/bfo_codec.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -584,6 +584,140 @@ static inline int bfo_hdr_bye_decode(bfo_hdr_bye *h, const uint8_t *buf, size_t 
     return BFO_OK;
 }
 
+/* layout relay (24 bytes): RELAY */
+#define BFO_HDR_RELAY_SIZE 24
+typedef struct bfo_hdr_relay {
+    uint8_t type;  /* offset 0: BFO_FRAG_* */
+    uint8_t flags; /* offset 1: BFO_FLAG_* */
+    uint32_t dst; /* offset 4, u32 */
+    uint32_t src; /* offset 8, u32 */
+    uint64_t token; /* offset 16, u64 */
+} bfo_hdr_relay;
+BFO_STATIC_ASSERT(BFO_HDR_RELAY_SIZE % 8 == 0 && BFO_HDR_RELAY_SIZE <= BFO_MAX_HDR_SIZE,
+                  "layout relay: size");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_relay *)0)->dst) == 4, "layout relay: dst holds u32");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_relay *)0)->src) == 4, "layout relay: src holds u32");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_relay *)0)->token) == 8, "layout relay: token holds u64");
+
+/* Writes the header into buf; returns its size, or 0 when cap is too small. */
+static inline size_t bfo_hdr_relay_encode(const bfo_hdr_relay *h, uint8_t *buf, size_t cap)
+{
+    if (cap < BFO_HDR_RELAY_SIZE)
+        return 0;
+    buf[0] = h->type;
+    buf[1] = h->flags;
+    bfo_put16(buf + 2, 0);
+    bfo_put32(buf + 4, h->dst);
+    bfo_put32(buf + 8, h->src);
+    bfo_put32(buf + 12, 0);
+    bfo_put64(buf + 16, h->token);
+    return BFO_HDR_RELAY_SIZE;
+}
+
+/* Reads the header from buf[0..len); BFO_ERR_TRUNCATED when len is short,
+ * BFO_ERR_BAD_FIELD when a reserved field is not zero.  Type and flags are
+ * copied, not checked: bfo_frame_decode() checks them. */
+static inline int bfo_hdr_relay_decode(bfo_hdr_relay *h, const uint8_t *buf, size_t len)
+{
+    if (len < BFO_HDR_RELAY_SIZE)
+        return BFO_ERR_TRUNCATED;
+    h->type = buf[0];
+    h->flags = buf[1];
+    if (bfo_get16(buf + 2) != 0)
+        return BFO_ERR_BAD_FIELD;
+    h->dst = bfo_get32(buf + 4);
+    h->src = bfo_get32(buf + 8);
+    if (bfo_get32(buf + 12) != 0)
+        return BFO_ERR_BAD_FIELD;
+    h->token = bfo_get64(buf + 16);
+    return BFO_OK;
+}
+
+/* layout relayack (16 bytes): RELAYACK */
+#define BFO_HDR_RELAYACK_SIZE 16
+typedef struct bfo_hdr_relayack {
+    uint8_t type;  /* offset 0: BFO_FRAG_* */
+    uint8_t flags; /* offset 1: BFO_FLAG_* */
+    uint16_t ok; /* offset 2, u16 */
+    uint32_t dst; /* offset 4, u32 */
+    uint64_t token; /* offset 8, u64 */
+} bfo_hdr_relayack;
+BFO_STATIC_ASSERT(BFO_HDR_RELAYACK_SIZE % 8 == 0 && BFO_HDR_RELAYACK_SIZE <= BFO_MAX_HDR_SIZE,
+                  "layout relayack: size");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_relayack *)0)->ok) == 2, "layout relayack: ok holds u16");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_relayack *)0)->dst) == 4, "layout relayack: dst holds u32");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_relayack *)0)->token) == 8, "layout relayack: token holds u64");
+
+/* Writes the header into buf; returns its size, or 0 when cap is too small. */
+static inline size_t bfo_hdr_relayack_encode(const bfo_hdr_relayack *h, uint8_t *buf, size_t cap)
+{
+    if (cap < BFO_HDR_RELAYACK_SIZE)
+        return 0;
+    buf[0] = h->type;
+    buf[1] = h->flags;
+    bfo_put16(buf + 2, h->ok);
+    bfo_put32(buf + 4, h->dst);
+    bfo_put64(buf + 8, h->token);
+    return BFO_HDR_RELAYACK_SIZE;
+}
+
+/* Reads the header from buf[0..len); BFO_ERR_TRUNCATED when len is short,
+ * BFO_ERR_BAD_FIELD when a reserved field is not zero.  Type and flags are
+ * copied, not checked: bfo_frame_decode() checks them. */
+static inline int bfo_hdr_relayack_decode(bfo_hdr_relayack *h, const uint8_t *buf, size_t len)
+{
+    if (len < BFO_HDR_RELAYACK_SIZE)
+        return BFO_ERR_TRUNCATED;
+    h->type = buf[0];
+    h->flags = buf[1];
+    h->ok = bfo_get16(buf + 2);
+    h->dst = bfo_get32(buf + 4);
+    h->token = bfo_get64(buf + 8);
+    return BFO_OK;
+}
+
+/* layout reach (16 bytes): REACH */
+#define BFO_HDR_REACH_SIZE 16
+typedef struct bfo_hdr_reach {
+    uint8_t type;  /* offset 0: BFO_FRAG_* */
+    uint8_t flags; /* offset 1: BFO_FLAG_* */
+    uint32_t count; /* offset 4, u32 */
+    uint64_t gen; /* offset 8, u64 */
+} bfo_hdr_reach;
+BFO_STATIC_ASSERT(BFO_HDR_REACH_SIZE % 8 == 0 && BFO_HDR_REACH_SIZE <= BFO_MAX_HDR_SIZE,
+                  "layout reach: size");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_reach *)0)->count) == 4, "layout reach: count holds u32");
+BFO_STATIC_ASSERT(sizeof(((bfo_hdr_reach *)0)->gen) == 8, "layout reach: gen holds u64");
+
+/* Writes the header into buf; returns its size, or 0 when cap is too small. */
+static inline size_t bfo_hdr_reach_encode(const bfo_hdr_reach *h, uint8_t *buf, size_t cap)
+{
+    if (cap < BFO_HDR_REACH_SIZE)
+        return 0;
+    buf[0] = h->type;
+    buf[1] = h->flags;
+    bfo_put16(buf + 2, 0);
+    bfo_put32(buf + 4, h->count);
+    bfo_put64(buf + 8, h->gen);
+    return BFO_HDR_REACH_SIZE;
+}
+
+/* Reads the header from buf[0..len); BFO_ERR_TRUNCATED when len is short,
+ * BFO_ERR_BAD_FIELD when a reserved field is not zero.  Type and flags are
+ * copied, not checked: bfo_frame_decode() checks them. */
+static inline int bfo_hdr_reach_decode(bfo_hdr_reach *h, const uint8_t *buf, size_t len)
+{
+    if (len < BFO_HDR_REACH_SIZE)
+        return BFO_ERR_TRUNCATED;
+    h->type = buf[0];
+    h->flags = buf[1];
+    if (bfo_get16(buf + 2) != 0)
+        return BFO_ERR_BAD_FIELD;
+    h->count = bfo_get32(buf + 4);
+    h->gen = bfo_get64(buf + 8);
+    return BFO_OK;
+}
+
 /* Header size of each fragment type. */
 #define BFO_FRAG_MATCH_HDR_SIZE BFO_HDR_MATCH_SIZE
 BFO_STATIC_ASSERT(BFO_FRAG_MATCH_HDR_SIZE == 24, "MATCH header: 24 bytes");
@@ -617,6 +751,12 @@ BFO_STATIC_ASSERT(BFO_FRAG_PROBEACK_HDR_SIZE == 16, "PROBEACK header: 16 bytes")
 BFO_STATIC_ASSERT(BFO_FRAG_CREDIT_HDR_SIZE == 16, "CREDIT header: 16 bytes");
 #define BFO_FRAG_BYE_HDR_SIZE BFO_HDR_BYE_SIZE
 BFO_STATIC_ASSERT(BFO_FRAG_BYE_HDR_SIZE == 16, "BYE header: 16 bytes");
+#define BFO_FRAG_RELAY_HDR_SIZE BFO_HDR_RELAY_SIZE
+BFO_STATIC_ASSERT(BFO_FRAG_RELAY_HDR_SIZE == 24, "RELAY header: 24 bytes");
+#define BFO_FRAG_RELAYACK_HDR_SIZE BFO_HDR_RELAYACK_SIZE
+BFO_STATIC_ASSERT(BFO_FRAG_RELAYACK_HDR_SIZE == 16, "RELAYACK header: 16 bytes");
+#define BFO_FRAG_REACH_HDR_SIZE BFO_HDR_REACH_SIZE
+BFO_STATIC_ASSERT(BFO_FRAG_REACH_HDR_SIZE == 16, "REACH header: 16 bytes");
 
 /* Header size of a fragment type, or 0 for an unknown type. */
 static inline size_t bfo_frag_hdr_size(int type)
@@ -638,6 +778,9 @@ static inline size_t bfo_frag_hdr_size(int type)
     case BFO_FRAG_PROBEACK: return BFO_HDR_RAILCTL_SIZE;
     case BFO_FRAG_CREDIT: return BFO_HDR_CREDIT_SIZE;
     case BFO_FRAG_BYE: return BFO_HDR_BYE_SIZE;
+    case BFO_FRAG_RELAY: return BFO_HDR_RELAY_SIZE;
+    case BFO_FRAG_RELAYACK: return BFO_HDR_RELAYACK_SIZE;
+    case BFO_FRAG_REACH: return BFO_HDR_REACH_SIZE;
     default: return 0;
     }
 }
@@ -740,6 +883,23 @@ static inline const bfo_field *bfo_frag_fields(int type, size_t *n)
         { "pad", 4, 4, BFO_FIELD_RESERVED },
         { "seq", 8, 8, BFO_FIELD_UINT },
     };
+    static const bfo_field fields_relay[] = {
+        { "rsvd", 2, 2, BFO_FIELD_RESERVED },
+        { "dst", 4, 4, BFO_FIELD_UINT },
+        { "src", 8, 4, BFO_FIELD_UINT },
+        { "pad", 12, 4, BFO_FIELD_RESERVED },
+        { "token", 16, 8, BFO_FIELD_UINT },
+    };
+    static const bfo_field fields_relayack[] = {
+        { "ok", 2, 2, BFO_FIELD_UINT },
+        { "dst", 4, 4, BFO_FIELD_UINT },
+        { "token", 8, 8, BFO_FIELD_UINT },
+    };
+    static const bfo_field fields_reach[] = {
+        { "rsvd", 2, 2, BFO_FIELD_RESERVED },
+        { "count", 4, 4, BFO_FIELD_UINT },
+        { "gen", 8, 8, BFO_FIELD_UINT },
+    };
     switch (type) {
     case BFO_FRAG_MATCH: *n = 5; return fields_match;
     case BFO_FRAG_RNDV: *n = 8; return fields_rndv;
@@ -757,6 +917,9 @@ static inline const bfo_field *bfo_frag_fields(int type, size_t *n)
     case BFO_FRAG_PROBEACK: *n = 3; return fields_railctl;
     case BFO_FRAG_CREDIT: *n = 3; return fields_credit;
     case BFO_FRAG_BYE: *n = 3; return fields_bye;
+    case BFO_FRAG_RELAY: *n = 5; return fields_relay;
+    case BFO_FRAG_RELAYACK: *n = 3; return fields_relayack;
+    case BFO_FRAG_REACH: *n = 3; return fields_reach;
     default: *n = 0; return (const bfo_field *)0;
     }
 }
@@ -777,6 +940,9 @@ typedef struct bfo_frame {
         bfo_hdr_railctl railctl;
         bfo_hdr_credit credit;
         bfo_hdr_bye bye;
+        bfo_hdr_relay relay;
+        bfo_hdr_relayack relayack;
+        bfo_hdr_reach reach;
     } h;
     const uint8_t *payload; /* bytes after the header (NULL when none) */
     size_t payload_len;
@@ -880,6 +1046,21 @@ static inline int bfo_frame_decode(bfo_frame *f, const uint8_t *buf, size_t len)
         hs = BFO_HDR_BYE_SIZE;
         payload = 0;
         break;
+    case BFO_FRAG_RELAY:
+        rc = bfo_hdr_relay_decode(&f->h.relay, buf, len);
+        hs = BFO_HDR_RELAY_SIZE;
+        payload = 1;
+        break;
+    case BFO_FRAG_RELAYACK:
+        rc = bfo_hdr_relayack_decode(&f->h.relayack, buf, len);
+        hs = BFO_HDR_RELAYACK_SIZE;
+        payload = 0;
+        break;
+    case BFO_FRAG_REACH:
+        rc = bfo_hdr_reach_decode(&f->h.reach, buf, len);
+        hs = BFO_HDR_REACH_SIZE;
+        payload = 1;
+        break;
     default:
         return BFO_ERR_BAD_TYPE;
     }
@@ -921,6 +1102,9 @@ static inline size_t bfo_frame_encode(const bfo_frame *f, uint8_t *buf, size_t c
     case BFO_FRAG_PROBEACK: n = bfo_hdr_railctl_encode(&f->h.railctl, buf, cap); break;
     case BFO_FRAG_CREDIT: n = bfo_hdr_credit_encode(&f->h.credit, buf, cap); break;
     case BFO_FRAG_BYE: n = bfo_hdr_bye_encode(&f->h.bye, buf, cap); break;
+    case BFO_FRAG_RELAY: n = bfo_hdr_relay_encode(&f->h.relay, buf, cap); break;
+    case BFO_FRAG_RELAYACK: n = bfo_hdr_relayack_encode(&f->h.relayack, buf, cap); break;
+    case BFO_FRAG_REACH: n = bfo_hdr_reach_encode(&f->h.reach, buf, cap); break;
     default: return 0;
     }
     if (n) {

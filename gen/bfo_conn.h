@@ -11,7 +11,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x634ae787
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x03879d42
 #error "gen/bfo_conn.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 

@@ -11,7 +11,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x634ae787
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x03879d42
 #error "gen/bfo_peer.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -34,7 +34,9 @@ extern "C" {
     X(BYE_RCVD, 6) \
     X(OWED_RCVD, 7) \
     X(LEAVE_REQUESTED, 8) \
-    X(DEATH_REPORTED, 9)
+    X(DEATH_REPORTED, 9) \
+    X(ROUTE_FOUND, 10) \
+    X(ROUTE_LOST, 11)
 
 enum bfo_peer_event {
     BFO_PEER_EV_NONE = 0,
@@ -47,8 +49,10 @@ enum bfo_peer_event {
     BFO_PEER_EV_OWED_RCVD = 7, /* every message the peer sent before its BYE has come */
     BFO_PEER_EV_LEAVE_REQUESTED = 8, /* this rank leaves (bfo_engine_leave): nothing more goes out to anyone */
     BFO_PEER_EV_DEATH_REPORTED = 9, /* the peer's process is dead, on the word of one entitled to say so (bfo_peer_failed: the launcher that saw it exit, PMIx's event notification, the survivors' agreement) */
+    BFO_PEER_EV_ROUTE_FOUND = 10, /* no rail reaches the peer, and a third rank this rank reaches reports a live rail to it (relay on): the next hop, or another one */
+    BFO_PEER_EV_ROUTE_LOST = 11, /* the peer was reached through a third rank, and no rank left reports a live rail to it */
 };
-#define BFO_PEER_EV_COUNT 10 /* events are 1 .. BFO_PEER_EV_COUNT-1 */
+#define BFO_PEER_EV_COUNT 12 /* events are 1 .. BFO_PEER_EV_COUNT-1 */
 
 /* Name of an event ("SELF_CHOSEN"), or "(invalid)". */
 static inline const char *bfo_peer_event_name(int ev)
@@ -64,8 +68,10 @@ static inline const char *bfo_peer_event_name(int ev)
         "OWED_RCVD",
         "LEAVE_REQUESTED",
         "DEATH_REPORTED",
+        "ROUTE_FOUND",
+        "ROUTE_LOST",
     };
-    return (ev >= 0 && ev < 10) ? names[ev] : "(invalid)";
+    return (ev >= 0 && ev < 12) ? names[ev] : "(invalid)";
 }
 
 /* States (numbers are Ragel's: they change when the spec changes). */
@@ -79,8 +85,9 @@ enum bfo_peer_state {
     BFO_PEER_ST_REACHABLE = 7,
     BFO_PEER_ST_FAILED = 8, /* final */
     BFO_PEER_ST_UNREACHABLE = 9,
+    BFO_PEER_ST_RELAYED = 10,
 };
-#define BFO_PEER_NUM_STATES 10 /* states are 1 .. BFO_PEER_NUM_STATES-1 */
+#define BFO_PEER_NUM_STATES 11 /* states are 1 .. BFO_PEER_NUM_STATES-1 */
 
 /* Actions: what a transition asks the caller to do, in order. */
 enum bfo_peer_action {
@@ -88,8 +95,10 @@ enum bfo_peer_action {
     BFO_PEER_ACT_PART = 2,
     BFO_PEER_ACT_CLOSE_OUT = 3,
     BFO_PEER_ACT_FENCE = 4,
+    BFO_PEER_ACT_TAKE_ROUTE = 5,
+    BFO_PEER_ACT_REPORT_ROUTE_LOST = 6,
 };
-#define BFO_PEER_NUM_ACTIONS 5 /* actions are 1 .. BFO_PEER_NUM_ACTIONS-1 */
+#define BFO_PEER_NUM_ACTIONS 7 /* actions are 1 .. BFO_PEER_NUM_ACTIONS-1 */
 #define BFO_PEER_MAX_ACTIONS 2 /* most actions one transition emits */
 BFO_STATIC_ASSERT(BFO_PEER_MAX_ACTIONS <= BFO_MAX_ACTIONS,
                   "raise BFO_MAX_ACTIONS: a peer transition emits more");
@@ -105,6 +114,7 @@ static const char *const bfo_peer__state_names[] = {
     "REACHABLE",
     "FAILED",
     "UNREACHABLE",
+    "RELAYED",
 };
 static const char *const bfo_peer__action_names[] = {
     "(none)",
@@ -112,13 +122,15 @@ static const char *const bfo_peer__action_names[] = {
     "part",
     "close_out",
     "fence",
+    "take_route",
+    "report_route_lost",
 };
 static const unsigned char bfo_peer__final[] = {
-    0, 0, 0, 0, 0, 1, 0, 0, 1, 0,
+    0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0,
 };
 /* BFO_WAITS_* facts each state takes */
 static const unsigned char bfo_peer__waits[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
 /* With GCC the exec is inlined wherever the machine is known (bfo_<m>_step,
@@ -237,6 +249,9 @@ case 5:
 	} else if ( (*p) >= 3u )
 		goto st5;
 	goto st0;
+tr16:
+	{ BFO_PEER__EMIT(REPORT_ROUTE_LOST); }
+	goto st6;
 st6:
 	if ( ++p == pe )
 		goto _test_eof6;
@@ -248,6 +263,7 @@ case 6:
 		case 6u: goto tr4;
 		case 8u: goto st3;
 		case 9u: goto tr10;
+		case 10u: goto tr11;
 	}
 	goto st0;
 st7:
@@ -267,7 +283,7 @@ tr10:
 	{ BFO_PEER__EMIT(GIVE_UP); }
 	{ BFO_PEER__EMIT(FENCE); }
 	goto st8;
-tr13:
+tr14:
 	{ BFO_PEER__EMIT(FENCE); }
 	goto st8;
 st8:
@@ -291,10 +307,27 @@ st9:
 case 9:
 	switch( (*p) ) {
 		case 8u: goto st9;
-		case 9u: goto tr13;
+		case 9u: goto tr14;
 	}
 	if ( 3u <= (*p) && (*p) <= 4u )
 		goto st9;
+	goto st0;
+tr11:
+	{ BFO_PEER__EMIT(TAKE_ROUTE); }
+	goto st10;
+st10:
+	if ( ++p == pe )
+		goto _test_eof10;
+	BFO__FALLTHROUGH;
+case 10:
+	switch( (*p) ) {
+		case 3u: goto st7;
+		case 6u: goto tr4;
+		case 8u: goto st3;
+		case 9u: goto tr10;
+		case 10u: goto st10;
+		case 11u: goto tr16;
+	}
 	goto st0;
 	}
 	_test_eof2: cs = 2; goto _test_eof;
@@ -305,6 +338,7 @@ case 9:
 	_test_eof7: cs = 7; goto _test_eof;
 	_test_eof8: cs = 8; goto _test_eof;
 	_test_eof9: cs = 9; goto _test_eof;
+	_test_eof10: cs = 10; goto _test_eof;
 
 	_test_eof: {}
 	if ( p == eof )
@@ -319,10 +353,12 @@ case 9:
 	case 7:
 	case 8:
 	case 9:
+	case 10:
 	{
     (void)1; (void)2; (void)6;
     (void)7; (void)9; (void)4;
     (void)5; (void)3; (void)8;
+    (void)10;
   }
 	break;
 	}

@@ -11,7 +11,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x634ae787
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x03879d42
 #error "gen/bfo_rail.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -48,12 +48,15 @@ enum bfo_rail_action {
     BFO_RAIL_ACT_RECONNECT = 7,
     BFO_RAIL_ACT_RETIRE = 8,
     BFO_RAIL_ACT_TAKE_CREDIT = 9,
-    BFO_RAIL_ACT_SEND_BYE = 10,
-    BFO_RAIL_ACT_PART = 11,
-    BFO_RAIL_ACT_DEMOTE = 12,
-    BFO_RAIL_ACT_PROMOTE = 13,
+    BFO_RAIL_ACT_TAKE_RELAY = 10,
+    BFO_RAIL_ACT_TAKE_RELAYACK = 11,
+    BFO_RAIL_ACT_TAKE_REACH = 12,
+    BFO_RAIL_ACT_SEND_BYE = 13,
+    BFO_RAIL_ACT_PART = 14,
+    BFO_RAIL_ACT_DEMOTE = 15,
+    BFO_RAIL_ACT_PROMOTE = 16,
 };
-#define BFO_RAIL_NUM_ACTIONS 14 /* actions are 1 .. BFO_RAIL_NUM_ACTIONS-1 */
+#define BFO_RAIL_NUM_ACTIONS 17 /* actions are 1 .. BFO_RAIL_NUM_ACTIONS-1 */
 #define BFO_RAIL_MAX_ACTIONS 3 /* most actions one transition emits */
 BFO_STATIC_ASSERT(BFO_RAIL_MAX_ACTIONS <= BFO_MAX_ACTIONS,
                   "raise BFO_MAX_ACTIONS: a rail transition emits more");
@@ -81,6 +84,9 @@ static const char *const bfo_rail__action_names[] = {
     "reconnect",
     "retire",
     "take_credit",
+    "take_relay",
+    "take_relayack",
+    "take_reach",
     "send_bye",
     "part",
     "demote",
@@ -155,6 +161,15 @@ tr2:
 tr3:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st1;
+tr5:
+	{ BFO_RAIL__EMIT(TAKE_RELAY); }
+	goto st1;
+tr6:
+	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
+	goto st1;
+tr7:
+	{ BFO_RAIL__EMIT(TAKE_REACH); }
+	goto st1;
 st1:
 	if ( ++p == pe )
 		goto _test_eof1;
@@ -165,12 +180,15 @@ case 1:
 		case 41u: goto tr2;
 		case 47u: goto tr3;
 		case 50u: goto tr4;
-		case 66u: goto tr5;
-		case 76u: goto st9;
-		case 77u: goto tr4;
-		case 80u: goto tr7;
+		case 53u: goto tr5;
+		case 56u: goto tr6;
+		case 59u: goto tr7;
+		case 75u: goto tr8;
+		case 85u: goto st9;
+		case 86u: goto tr4;
+		case 89u: goto tr10;
 	}
-	if ( 67u <= (*p) && (*p) <= 68u )
+	if ( 76u <= (*p) && (*p) <= 77u )
 		goto tr0;
 	goto st0;
 st0:
@@ -179,17 +197,26 @@ cs = 0;
 tr0:
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
 	goto st2;
-tr11:
+tr14:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st2;
-tr9:
+tr15:
+	{ BFO_RAIL__EMIT(TAKE_RELAY); }
+	goto st2;
+tr16:
+	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
+	goto st2;
+tr17:
+	{ BFO_RAIL__EMIT(TAKE_REACH); }
+	goto st2;
+tr12:
 	{ BFO_RAIL__EMIT(SEND_BROKEN); }
 	goto st2;
-tr18:
+tr27:
 	{ BFO_RAIL__EMIT(MAP_OUT); }
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
 	goto st2;
-tr21:
+tr30:
 	{ BFO_RAIL__EMIT(MAP_OUT); }
 	{ BFO_RAIL__EMIT(SEND_BROKEN); }
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
@@ -200,31 +227,43 @@ st2:
 	BFO__FALLTHROUGH;
 case 2:
 	switch( (*p) ) {
-		case 40u: goto tr9;
-		case 41u: goto tr10;
-		case 47u: goto tr11;
+		case 40u: goto tr12;
+		case 41u: goto tr13;
+		case 47u: goto tr14;
 		case 50u: goto tr4;
-		case 66u: goto tr5;
-		case 68u: goto st2;
-		case 71u: goto tr12;
-		case 73u: goto tr7;
-		case 76u: goto st9;
-		case 77u: goto tr4;
-		case 80u: goto tr7;
+		case 53u: goto tr15;
+		case 56u: goto tr16;
+		case 59u: goto tr17;
+		case 75u: goto tr8;
+		case 77u: goto st2;
+		case 80u: goto tr18;
+		case 82u: goto tr10;
+		case 85u: goto st9;
+		case 86u: goto tr4;
+		case 89u: goto tr10;
 	}
 	if ( 38u <= (*p) && (*p) <= 46u )
 		goto st2;
 	goto st0;
-tr14:
+tr20:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st3;
-tr16:
+tr22:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st3;
-tr5:
+tr23:
+	{ BFO_RAIL__EMIT(TAKE_RELAY); }
+	goto st3;
+tr24:
+	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
+	goto st3;
+tr25:
+	{ BFO_RAIL__EMIT(TAKE_REACH); }
+	goto st3;
+tr8:
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st3;
-tr10:
+tr13:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st3;
@@ -235,34 +274,46 @@ st3:
 case 3:
 	switch( (*p) ) {
 		case 38u: goto tr0;
-		case 41u: goto tr14;
+		case 41u: goto tr20;
 		case 43u: goto tr0;
-		case 44u: goto tr15;
+		case 44u: goto tr21;
 		case 46u: goto tr0;
-		case 47u: goto tr16;
+		case 47u: goto tr22;
 		case 50u: goto tr4;
-		case 67u: goto st3;
-		case 68u: goto tr0;
-		case 72u: goto tr0;
-		case 77u: goto tr17;
-		case 80u: goto tr7;
+		case 53u: goto tr23;
+		case 56u: goto tr24;
+		case 59u: goto tr25;
+		case 76u: goto st3;
+		case 77u: goto tr0;
+		case 81u: goto tr0;
+		case 86u: goto tr26;
+		case 89u: goto tr10;
 	}
 	if ( 39u <= (*p) && (*p) <= 45u )
 		goto st3;
 	goto st0;
-tr20:
+tr29:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st4;
-tr22:
+tr31:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st4;
-tr23:
+tr32:
+	{ BFO_RAIL__EMIT(TAKE_RELAY); }
+	goto st4;
+tr33:
+	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
+	goto st4;
+tr34:
+	{ BFO_RAIL__EMIT(TAKE_REACH); }
+	goto st4;
+tr35:
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st4;
-tr15:
+tr21:
 	{ BFO_RAIL__EMIT(ADMIT); }
 	goto st4;
-tr32:
+tr50:
 	{ BFO_RAIL__EMIT(PROMOTE); }
 	goto st4;
 st4:
@@ -271,35 +322,47 @@ st4:
 	BFO__FALLTHROUGH;
 case 4:
 	switch( (*p) ) {
-		case 38u: goto tr18;
-		case 41u: goto tr20;
-		case 43u: goto tr21;
-		case 46u: goto tr21;
-		case 47u: goto tr22;
+		case 38u: goto tr27;
+		case 41u: goto tr29;
+		case 43u: goto tr30;
+		case 46u: goto tr30;
+		case 47u: goto tr31;
 		case 50u: goto tr4;
-		case 67u: goto st4;
-		case 69u: goto tr23;
-		case 72u: goto tr21;
-		case 77u: goto tr17;
-		case 78u: goto tr24;
-		case 80u: goto tr7;
+		case 53u: goto tr32;
+		case 56u: goto tr33;
+		case 59u: goto tr34;
+		case 76u: goto st4;
+		case 78u: goto tr35;
+		case 81u: goto tr30;
+		case 86u: goto tr26;
+		case 87u: goto tr36;
+		case 89u: goto tr10;
 	}
 	if ( (*p) > 45u ) {
-		if ( 68u <= (*p) && (*p) <= 70u )
-			goto tr21;
+		if ( 77u <= (*p) && (*p) <= 79u )
+			goto tr30;
 	} else if ( (*p) >= 39u )
 		goto st4;
 	goto st0;
-tr26:
+tr38:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st5;
-tr27:
+tr39:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st5;
 tr4:
 	{ BFO_RAIL__EMIT(PART); }
 	goto st5;
-tr17:
+tr40:
+	{ BFO_RAIL__EMIT(TAKE_RELAY); }
+	goto st5;
+tr41:
+	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
+	goto st5;
+tr42:
+	{ BFO_RAIL__EMIT(TAKE_REACH); }
+	goto st5;
+tr26:
 	{ BFO_RAIL__EMIT(SEND_BYE); }
 	{ BFO_RAIL__EMIT(PART); }
 	goto st5;
@@ -309,32 +372,44 @@ st5:
 	BFO__FALLTHROUGH;
 case 5:
 	switch( (*p) ) {
-		case 41u: goto tr26;
-		case 47u: goto tr27;
-		case 80u: goto st5;
+		case 41u: goto tr38;
+		case 47u: goto tr39;
+		case 53u: goto tr40;
+		case 56u: goto tr41;
+		case 59u: goto tr42;
+		case 89u: goto st5;
 	}
 	if ( (*p) < 50u ) {
 		if ( 38u <= (*p) && (*p) <= 46u )
 			goto st5;
 	} else if ( (*p) > 52u ) {
-		if ( (*p) > 68u ) {
-			if ( 76u <= (*p) && (*p) <= 77u )
+		if ( (*p) > 77u ) {
+			if ( 85u <= (*p) && (*p) <= 86u )
 				goto st5;
-		} else if ( (*p) >= 66u )
+		} else if ( (*p) >= 75u )
 			goto st5;
 	} else
 		goto st5;
 	goto st0;
-tr29:
+tr44:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st6;
-tr30:
+tr45:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st6;
-tr31:
+tr46:
+	{ BFO_RAIL__EMIT(TAKE_RELAY); }
+	goto st6;
+tr47:
+	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
+	goto st6;
+tr48:
+	{ BFO_RAIL__EMIT(TAKE_REACH); }
+	goto st6;
+tr49:
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st6;
-tr24:
+tr36:
 	{ BFO_RAIL__EMIT(DEMOTE); }
 	goto st6;
 st6:
@@ -343,29 +418,41 @@ st6:
 	BFO__FALLTHROUGH;
 case 6:
 	switch( (*p) ) {
-		case 38u: goto tr18;
-		case 41u: goto tr29;
-		case 43u: goto tr21;
-		case 46u: goto tr21;
-		case 47u: goto tr30;
+		case 38u: goto tr27;
+		case 41u: goto tr44;
+		case 43u: goto tr30;
+		case 46u: goto tr30;
+		case 47u: goto tr45;
 		case 50u: goto tr4;
-		case 67u: goto st6;
-		case 69u: goto tr31;
-		case 72u: goto tr21;
-		case 77u: goto tr17;
-		case 79u: goto tr32;
-		case 80u: goto tr7;
+		case 53u: goto tr46;
+		case 56u: goto tr47;
+		case 59u: goto tr48;
+		case 76u: goto st6;
+		case 78u: goto tr49;
+		case 81u: goto tr30;
+		case 86u: goto tr26;
+		case 88u: goto tr50;
+		case 89u: goto tr10;
 	}
 	if ( (*p) > 45u ) {
-		if ( 68u <= (*p) && (*p) <= 70u )
-			goto tr21;
+		if ( 77u <= (*p) && (*p) <= 79u )
+			goto tr30;
 	} else if ( (*p) >= 39u )
 		goto st6;
 	goto st0;
-tr34:
+tr52:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st7;
-tr7:
+tr53:
+	{ BFO_RAIL__EMIT(TAKE_RELAY); }
+	goto st7;
+tr54:
+	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
+	goto st7;
+tr55:
+	{ BFO_RAIL__EMIT(TAKE_REACH); }
+	goto st7;
+tr10:
 	{ BFO_RAIL__EMIT(RETIRE); }
 	goto st7;
 st7:
@@ -374,11 +461,14 @@ st7:
 	BFO__FALLTHROUGH;
 case 7:
 	switch( (*p) ) {
-		case 47u: goto tr34;
+		case 47u: goto tr52;
 		case 50u: goto st7;
-		case 68u: goto st7;
+		case 53u: goto tr53;
+		case 56u: goto tr54;
+		case 59u: goto tr55;
 		case 77u: goto st7;
-		case 80u: goto st7;
+		case 86u: goto st7;
+		case 89u: goto st7;
 	}
 	if ( (*p) < 42u ) {
 		if ( 38u <= (*p) && (*p) <= 40u )
@@ -389,16 +479,25 @@ case 7:
 	} else
 		goto st7;
 	goto st0;
-tr37:
+tr58:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st8;
-tr38:
+tr59:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st8;
-tr36:
+tr60:
+	{ BFO_RAIL__EMIT(TAKE_RELAY); }
+	goto st8;
+tr61:
+	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
+	goto st8;
+tr62:
+	{ BFO_RAIL__EMIT(TAKE_REACH); }
+	goto st8;
+tr57:
 	{ BFO_RAIL__EMIT(SEND_BROKEN); }
 	goto st8;
-tr12:
+tr18:
 	{ BFO_RAIL__EMIT(RECONNECT); }
 	goto st8;
 st8:
@@ -407,23 +506,35 @@ st8:
 	BFO__FALLTHROUGH;
 case 8:
 	switch( (*p) ) {
-		case 40u: goto tr36;
-		case 41u: goto tr37;
-		case 47u: goto tr38;
+		case 40u: goto tr57;
+		case 41u: goto tr58;
+		case 47u: goto tr59;
 		case 50u: goto tr4;
-		case 66u: goto tr5;
-		case 76u: goto st9;
-		case 77u: goto tr4;
-		case 80u: goto tr7;
+		case 53u: goto tr60;
+		case 56u: goto tr61;
+		case 59u: goto tr62;
+		case 75u: goto tr8;
+		case 85u: goto st9;
+		case 86u: goto tr4;
+		case 89u: goto tr10;
 	}
 	if ( (*p) > 46u ) {
-		if ( 67u <= (*p) && (*p) <= 68u )
+		if ( 76u <= (*p) && (*p) <= 77u )
 			goto tr0;
 	} else if ( (*p) >= 38u )
 		goto st8;
 	goto st0;
-tr39:
+tr63:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st9;
+tr64:
+	{ BFO_RAIL__EMIT(TAKE_RELAY); }
+	goto st9;
+tr65:
+	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
+	goto st9;
+tr66:
+	{ BFO_RAIL__EMIT(TAKE_REACH); }
 	goto st9;
 st9:
 	if ( ++p == pe )
@@ -431,15 +542,18 @@ st9:
 	BFO__FALLTHROUGH;
 case 9:
 	switch( (*p) ) {
-		case 47u: goto tr39;
+		case 47u: goto tr63;
 		case 50u: goto st9;
-		case 80u: goto st9;
+		case 53u: goto tr64;
+		case 56u: goto tr65;
+		case 59u: goto tr66;
+		case 89u: goto st9;
 	}
-	if ( (*p) < 67u ) {
+	if ( (*p) < 76u ) {
 		if ( 38u <= (*p) && (*p) <= 46u )
 			goto st9;
-	} else if ( (*p) > 68u ) {
-		if ( 76u <= (*p) && (*p) <= 77u )
+	} else if ( (*p) > 77u ) {
+		if ( 85u <= (*p) && (*p) <= 86u )
 			goto st9;
 	} else
 		goto st9;

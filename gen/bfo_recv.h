@@ -11,7 +11,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x634ae787
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x03879d42
 #error "gen/bfo_recv.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -181,9 +181,9 @@ case 1:
 		case 1u: goto tr0;
 		case 4u: goto tr2;
 		case 8u: goto tr3;
-		case 65u: goto st11;
-		case 74u: goto tr5;
-		case 75u: goto tr6;
+		case 74u: goto st11;
+		case 83u: goto tr5;
+		case 84u: goto tr6;
 	}
 	goto st0;
 st0:
@@ -212,7 +212,7 @@ case 2:
 		case 22u: goto tr7;
 		case 25u: goto tr8;
 		case 26u: goto tr7;
-		case 65u: goto st2;
+		case 74u: goto st2;
 	}
 	goto st0;
 tr2:
@@ -228,9 +228,9 @@ st3:
 	BFO__FALLTHROUGH;
 case 3:
 	switch( (*p) ) {
-		case 60u: goto tr10;
-		case 61u: goto tr11;
-		case 65u: goto st11;
+		case 69u: goto tr10;
+		case 70u: goto tr11;
+		case 74u: goto st11;
 	}
 	goto st0;
 tr12:
@@ -254,8 +254,8 @@ case 4:
 		case 14u: goto tr14;
 		case 15u: goto tr15;
 		case 25u: goto tr16;
-		case 64u: goto tr17;
-		case 65u: goto st11;
+		case 73u: goto tr17;
+		case 74u: goto st11;
 	}
 	goto st0;
 tr18:
@@ -287,10 +287,10 @@ case 5:
 		case 25u: goto tr16;
 		case 36u: goto st5;
 		case 37u: goto tr14;
-		case 55u: goto tr22;
-		case 56u: goto st5;
-		case 64u: goto tr17;
-		case 65u: goto st11;
+		case 64u: goto tr22;
+		case 65u: goto st5;
+		case 73u: goto tr17;
+		case 74u: goto st11;
 	}
 	if ( (*p) > 14u ) {
 		if ( 19u <= (*p) && (*p) <= 20u )
@@ -311,8 +311,8 @@ st6:
 case 6:
 	switch( (*p) ) {
 		case 26u: goto tr23;
-		case 63u: goto tr24;
-		case 65u: goto st11;
+		case 72u: goto tr24;
+		case 74u: goto st11;
 	}
 	goto st0;
 tr27:
@@ -332,7 +332,7 @@ case 7:
 		case 26u: goto tr27;
 		case 30u: goto st7;
 		case 31u: goto tr24;
-		case 65u: goto st11;
+		case 74u: goto st11;
 	}
 	goto st0;
 tr3:
@@ -348,9 +348,9 @@ st8:
 	BFO__FALLTHROUGH;
 case 8:
 	switch( (*p) ) {
-		case 60u: goto tr10;
-		case 62u: goto tr29;
-		case 65u: goto st11;
+		case 69u: goto tr10;
+		case 71u: goto tr29;
+		case 74u: goto st11;
 	}
 	goto st0;
 tr30:
@@ -367,10 +367,10 @@ case 9:
 	switch( (*p) ) {
 		case 9u: goto tr30;
 		case 25u: goto tr16;
-		case 55u: goto tr29;
-		case 56u: goto tr14;
-		case 64u: goto tr31;
-		case 65u: goto st11;
+		case 64u: goto tr29;
+		case 65u: goto tr14;
+		case 73u: goto tr31;
+		case 74u: goto st11;
 	}
 	goto st0;
 tr32:
@@ -388,7 +388,7 @@ case 10:
 		case 9u: goto tr32;
 		case 23u: goto tr17;
 		case 24u: goto tr31;
-		case 65u: goto st11;
+		case 74u: goto st11;
 	}
 	goto st0;
 tr33:
@@ -403,9 +403,9 @@ case 11:
 		case 5u: goto tr33;
 		case 9u: goto tr33;
 		case 15u: goto tr33;
-		case 63u: goto tr34;
-		case 64u: goto tr17;
-		case 65u: goto st11;
+		case 72u: goto tr34;
+		case 73u: goto tr17;
+		case 74u: goto st11;
 	}
 	if ( (*p) < 23u ) {
 		if ( (*p) < 19u ) {
@@ -422,7 +422,7 @@ case 11:
 				goto tr33;
 		} else if ( (*p) > 31u ) {
 			if ( (*p) > 37u ) {
-				if ( 55u <= (*p) && (*p) <= 56u )
+				if ( 64u <= (*p) && (*p) <= 65u )
 					goto st11;
 			} else if ( (*p) >= 36u )
 				goto st11;
@@ -446,7 +446,7 @@ case 12:
 		case 5u: goto tr35;
 		case 9u: goto tr35;
 		case 15u: goto tr35;
-		case 65u: goto st12;
+		case 74u: goto st12;
 	}
 	if ( (*p) > 22u ) {
 		if ( 25u <= (*p) && (*p) <= 26u )
@@ -476,8 +476,8 @@ case 13:
 		case 21u: goto tr39;
 		case 22u: goto tr37;
 		case 25u: goto tr16;
-		case 64u: goto tr17;
-		case 65u: goto st11;
+		case 73u: goto tr17;
+		case 74u: goto st11;
 	}
 	goto st0;
 tr5:
@@ -492,7 +492,7 @@ case 14:
 		case 1u: goto tr0;
 		case 4u: goto tr2;
 		case 8u: goto tr3;
-		case 65u: goto st14;
+		case 74u: goto st14;
 	}
 	goto st0;
 tr6:
@@ -503,7 +503,7 @@ st15:
 		goto _test_eof15;
 	BFO__FALLTHROUGH;
 case 15:
-	if ( (*p) == 65u )
+	if ( (*p) == 74u )
 		goto st15;
 	goto st0;
 	}

@@ -11,7 +11,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x634ae787
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x03879d42
 #error "gen/bfo_send.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -176,10 +176,10 @@ static BFO__EXEC_INLINE int bfo_send__exec(int cs, unsigned char event, bfo_step
 	{
 case 1:
 	switch( (*p) ) {
-		case 57u: goto tr0;
-		case 58u: goto tr2;
-		case 59u: goto tr3;
-		case 65u: goto st4;
+		case 66u: goto tr0;
+		case 67u: goto tr2;
+		case 68u: goto tr3;
+		case 74u: goto st4;
 	}
 	goto st0;
 st0:
@@ -196,8 +196,8 @@ case 2:
 	switch( (*p) ) {
 		case 2u: goto tr5;
 		case 3u: goto tr0;
-		case 65u: goto st4;
-		case 75u: goto tr6;
+		case 74u: goto st4;
+		case 84u: goto tr6;
 	}
 	goto st0;
 tr5:
@@ -215,7 +215,7 @@ case 3:
 		case 22u: goto tr7;
 		case 32u: goto tr7;
 		case 35u: goto tr7;
-		case 65u: goto st3;
+		case 74u: goto st3;
 	}
 	goto st0;
 tr9:
@@ -234,9 +234,9 @@ case 4:
 		case 29u: goto tr9;
 		case 32u: goto tr9;
 		case 35u: goto tr9;
-		case 63u: goto tr10;
-		case 64u: goto tr5;
-		case 65u: goto st4;
+		case 72u: goto tr10;
+		case 73u: goto tr5;
+		case 74u: goto st4;
 	}
 	if ( (*p) < 21u ) {
 		if ( (*p) < 10u ) {
@@ -252,7 +252,7 @@ case 4:
 			if ( 23u <= (*p) && (*p) <= 24u )
 				goto st4;
 		} else if ( (*p) > 28u ) {
-			if ( 53u <= (*p) && (*p) <= 54u )
+			if ( 62u <= (*p) && (*p) <= 63u )
 				goto st4;
 		} else
 			goto st4;
@@ -276,7 +276,7 @@ case 5:
 		case 29u: goto tr11;
 		case 32u: goto tr11;
 		case 35u: goto tr11;
-		case 65u: goto st5;
+		case 74u: goto st5;
 	}
 	if ( 21u <= (*p) && (*p) <= 22u )
 		goto tr11;
@@ -295,7 +295,7 @@ case 6:
 	switch( (*p) ) {
 		case 2u: goto tr13;
 		case 3u: goto tr14;
-		case 65u: goto st8;
+		case 74u: goto st8;
 	}
 	goto st0;
 tr13:
@@ -306,7 +306,7 @@ st7:
 		goto _test_eof7;
 	BFO__FALLTHROUGH;
 case 7:
-	if ( (*p) == 65u )
+	if ( (*p) == 74u )
 		goto st7;
 	goto st0;
 st8:
@@ -317,8 +317,8 @@ case 8:
 	switch( (*p) ) {
 		case 2u: goto tr13;
 		case 3u: goto st8;
-		case 63u: goto tr13;
-		case 65u: goto st8;
+		case 72u: goto tr13;
+		case 74u: goto st8;
 	}
 	goto st0;
 tr2:
@@ -335,8 +335,8 @@ case 9:
 		case 12u: goto tr18;
 		case 18u: goto tr19;
 		case 35u: goto tr20;
-		case 65u: goto st4;
-		case 75u: goto tr6;
+		case 74u: goto st4;
+		case 84u: goto tr6;
 	}
 	goto st0;
 tr18:
@@ -351,8 +351,8 @@ case 10:
 		case 16u: goto tr18;
 		case 17u: goto tr20;
 		case 35u: goto tr20;
-		case 64u: goto tr5;
-		case 65u: goto st4;
+		case 73u: goto tr5;
+		case 74u: goto st4;
 	}
 	if ( (*p) > 7u ) {
 		if ( 10u <= (*p) && (*p) <= 11u )
@@ -375,9 +375,9 @@ case 11:
 		case 12u: goto tr23;
 		case 18u: goto tr23;
 		case 35u: goto tr23;
-		case 63u: goto tr24;
-		case 64u: goto tr5;
-		case 65u: goto st4;
+		case 72u: goto tr24;
+		case 73u: goto tr5;
+		case 74u: goto st4;
 	}
 	if ( (*p) < 16u ) {
 		if ( (*p) > 7u ) {
@@ -390,7 +390,7 @@ case 11:
 			if ( 21u <= (*p) && (*p) <= 22u )
 				goto tr23;
 		} else if ( (*p) > 24u ) {
-			if ( 53u <= (*p) && (*p) <= 54u )
+			if ( 62u <= (*p) && (*p) <= 63u )
 				goto st11;
 		} else
 			goto st11;
@@ -413,7 +413,7 @@ case 12:
 		case 28u: goto tr26;
 		case 29u: goto st16;
 		case 32u: goto st17;
-		case 65u: goto st4;
+		case 74u: goto st4;
 	}
 	goto st0;
 st13:
@@ -424,7 +424,7 @@ case 13:
 	switch( (*p) ) {
 		case 29u: goto tr29;
 		case 32u: goto tr5;
-		case 65u: goto st4;
+		case 74u: goto st4;
 	}
 	goto st0;
 tr29:
@@ -436,9 +436,9 @@ st14:
 	BFO__FALLTHROUGH;
 case 14:
 	switch( (*p) ) {
-		case 58u: goto tr2;
-		case 59u: goto tr3;
-		case 65u: goto st4;
+		case 67u: goto tr2;
+		case 68u: goto tr3;
+		case 74u: goto st4;
 	}
 	goto st0;
 tr3:
@@ -462,9 +462,9 @@ case 15:
 		case 21u: goto tr31;
 		case 22u: goto tr32;
 		case 35u: goto tr20;
-		case 64u: goto tr5;
-		case 65u: goto st4;
-		case 75u: goto tr6;
+		case 73u: goto tr5;
+		case 74u: goto st4;
+		case 84u: goto tr6;
 	}
 	goto st0;
 st16:
@@ -472,7 +472,7 @@ st16:
 		goto _test_eof16;
 	BFO__FALLTHROUGH;
 case 16:
-	if ( (*p) == 65u )
+	if ( (*p) == 74u )
 		goto st4;
 	if ( 27u <= (*p) && (*p) <= 28u )
 		goto tr29;
@@ -482,7 +482,7 @@ st17:
 		goto _test_eof17;
 	BFO__FALLTHROUGH;
 case 17:
-	if ( (*p) == 65u )
+	if ( (*p) == 74u )
 		goto st17;
 	if ( 27u <= (*p) && (*p) <= 28u )
 		goto tr5;
@@ -503,10 +503,10 @@ case 18:
 		case 23u: goto st18;
 		case 24u: goto tr34;
 		case 35u: goto tr20;
-		case 53u: goto tr34;
-		case 54u: goto tr20;
-		case 64u: goto tr5;
-		case 65u: goto st4;
+		case 62u: goto tr34;
+		case 63u: goto tr20;
+		case 73u: goto tr5;
+		case 74u: goto st4;
 	}
 	if ( 6u <= (*p) && (*p) <= 7u )
 		goto st18;

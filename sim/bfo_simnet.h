@@ -27,7 +27,11 @@
  *                wait, in order, and so do the acknowledgements of frames
  *                going the other way, until the path opens again (or the
  *                connection is replaced: they complete with an error);
- *       open     back to normal (what was lost stays lost until replaced).
+ *       open     back to normal: a frame lost stays lost until replaced,
+ *                but the acknowledgement of one that arrived (lost this
+ *                way) is heard now, as TCP's sender hears the answer to a
+ *                segment it sends again; a connection that lost nothing of
+ *                its own works as before.
  *                sn_set_path() does the same at once, from a test.
  * The transport's own liveness (transport_heard, on by default): like the
  * TCP backend, a sender hears from the peer (bfo_engine_rail_heard) at
@@ -356,6 +360,11 @@ static inline void sn_set_path(simnet *sn, int src, int dst, int rail, int mode)
 {
     sn->path[src][dst][rail] = mode;
     sn->last_fault_at = sn->now;
+    if (mode == SN_PATH_OPEN) /* an acknowledgement lost this way: the sender's transport */
+        for (size_t i = 0; i < sn->qlen; i++) /* sends again, and hears it now (TCP) */
+            if (sn->q[i].src == dst && sn->q[i].dst == src && sn->q[i].rail == rail &&
+                sn->q[i].wait == SN_W_ACK_LOST)
+                sn->q[i].wait = SN_W_ACK_HELD;
     if (mode != SN_PATH_SILENT)
         return;
     for (size_t i = 0; i < sn->qlen; i++) {

@@ -195,6 +195,9 @@ typedef struct sr_scenario {
     void (*attach)(struct sr_world *w, void *arg);
     void *attach_arg;
     int place;             /* frames read in place as TCP reads them (simnet.place) */
+    int relay;             /* bfo_config.relay: a peer no rail reaches goes through a third rank */
+    int relay_strict;      /* ... and the faults only cut pairs of ranks a third one reaches:
+                            * no message may end with an error */
     int leave;             /* the ranks leave at the end (see the top) */
     uint64_t leave_gap_ns; /* ... rank i this long after rank i-1 (0: all at once) */
     int kill;              /* a rank is killed (see the top): its rank + 1; 0: none */
@@ -233,6 +236,10 @@ typedef struct sr_result {
                               * included) */
     uint64_t failed_errors;  /* requests that ended BFO_ERR_PROC_FAILED or _PENDING */
     uint64_t pending_reposts; /* ANY_SOURCE receives acknowledged and posted again */
+    uint64_t relayed_frames, relay_passed, relay_refused; /* relay (sr_scenario.relay): frames
+                                                           * sent through a third rank, passed
+                                                           * on, refused by the one passing on */
+    uint64_t routes_found, routes_lost;
     char why[256];
 } sr_result;
 
@@ -460,7 +467,8 @@ static inline void sr_trace(void *user, const bfo_machine *m, const bfo_step *st
     sr_obj_name(t, st->obj, obj, sizeof obj);
     fprintf(t->out, "%12.6f ms  rank %d  %-13s  %-4s %s -> %s  %s", (double)t->sn->now / 1e6,
             t->rank, obj, m->name, bfo_fsm_state_name(m, st->from), bfo_fsm_state_name(m, st->to),
-            bfo_event_name(st->event));
+            m->id == BFO_MACHINE_PEER ? bfo_peer_event_name(st->event) /* its own alphabet */
+                                      : bfo_event_name(st->event));
     for (unsigned i = 0; i < st->n_actions; i++)
         fprintf(t->out, "%s%s", i ? ", " : " / ", m->action_names[st->actions[i]]);
     if (st->result != BFO_OK)
@@ -586,6 +594,8 @@ static inline sr_world *sr_new(const sr_scenario *sc)
         c.rank = i;
         c.nranks = sc->ranks;
         c.nrails = sc->rails;
+        if (sc->relay)
+            c.relay = 1;
         if (!sc->cfg) {
             c.max_requests = 2 * SR_MAX_MSGS + 8;
             c.max_unexpected = 2 * SR_MAX_MSGS;
@@ -872,6 +882,11 @@ static inline int sr_judge(sr_world *w, sr_result *res)
         res->restarts += e->stats.restarts;
         res->mapouts += e->stats.mapouts;
         res->readmissions += e->stats.readmissions;
+        res->relayed_frames += e->stats.relayed_frames;
+        res->relay_passed += e->stats.relay_passed;
+        res->relay_refused += e->stats.relay_refused;
+        res->routes_found += e->stats.routes_found;
+        res->routes_lost += e->stats.routes_lost;
         res->eagers += e->stats.eagers;
         res->copies += e->stats.copies;
         res->puts += e->stats.puts;
@@ -890,6 +905,18 @@ static inline int sr_judge(sr_world *w, sr_result *res)
         if (e->ops_in_use || e->slots_in_use) {
             res->leaked += (uint64_t)(e->ops_in_use + e->slots_in_use);
             sr_note(res, "rank %d: %d pool entries not back", i, e->ops_in_use + e->slots_in_use);
+            for (int k = 0, shown = 0; k < e->opp.n && shown < 3; k++) { /* which operations */
+                const bfo_op *op = bfo__op_at(e, k);
+                size_t n = strlen(res->why);
+                int is_free = 0;
+                for (int f = e->op_free; f >= 0 && !is_free; f = bfo__op_at(e, f)->next)
+                    is_free = f == k;
+                if (is_free || n + 64 > sizeof res->why)
+                    continue;
+                shown++;
+                snprintf(res->why + n, sizeof res->why - n, "; op %s to %d, rail %d, posted %d",
+                         op->type >= 0x100 ? "RDMA" : bfo_frag_name(op->type), op->peer, op->rail, op->posted);
+            }
         }
         if (e->stats.protocol_violations)
             sr_note(res, "rank %d: %d protocol violations", i, (int)e->stats.protocol_violations);
@@ -905,6 +932,9 @@ static inline int sr_judge(sr_world *w, sr_result *res)
     }
     if (sc->leave)
         sr_judge_leave(w, res);
+    if (sc->relay_strict && (res->errored || res->unreachable_errors))
+        sr_note(res, "relay: %d messages ended with an error (%d requests), though a third rank "
+                     "reaches both ends", (int)res->errored, (int)res->unreachable_errors);
     for (int i = 0; i < sc->ranks; i++) {
         res->credit_rndv += w->e[i].stats.credit_rndv;
         res->over_window += w->e[i].over_window;

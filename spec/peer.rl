@@ -9,7 +9,9 @@
 # runs), no rail came back in time (UNREACHABLE: given up, for good), the
 # peer left in good order (its BYE: LEAVING while messages it sent before
 # may still come, then LEFT), this rank left (PARTED), and the peer's
-# process is dead (FAILED).
+# process is dead (FAILED).  With relay on (bfo_config.relay), a peer that
+# no rail reaches but a third rank does is RELAYED: its frames go through
+# that rank (one hop), and the grace does not run while a route is left.
 #
 # Who may say a process is dead.  Not the rails: a partition, a stalled
 # process and a dead one look alike from here, and a grace that runs out
@@ -73,12 +75,25 @@
     # was mapped out); the rails reconnect and unreachable_grace_ns runs.
     DOWN: (
         RAIL_ADMITTED -> REACHABLE
+      | ROUTE_FOUND @take_route -> RELAYED
       | GRACE_EXPIRED @give_up -> UNREACHABLE
       | BYE_RCVD @part -> LEAVING
       | LEAVE_REQUESTED -> PARTED
       | DEATH_REPORTED @give_up @fence -> FAILED
     ),
 
+    # No rail reaches it, but a third rank does (relay on): what waited for
+    # a rail goes through that rank, and nothing is given up.  A rail
+    # admitted takes it back to the direct rails; the route lost, the grace
+    # starts (report_route_lost: counted, said, timed from now).
+    RELAYED: (
+        RAIL_ADMITTED -> REACHABLE
+      | ROUTE_FOUND -> RELAYED
+      | ROUTE_LOST @report_route_lost -> DOWN
+      | BYE_RCVD @part -> LEAVING
+      | LEAVE_REQUESTED -> PARTED
+      | DEATH_REPORTED @give_up @fence -> FAILED
+    ),
     # A rail of it is UP or DEMOTED.
     REACHABLE: (
         RAIL_ADMITTED -> REACHABLE

@@ -15,6 +15,8 @@
   action part       { BFO_PEER__EMIT(PART); }
   action close_out  { BFO_PEER__EMIT(CLOSE_OUT); }
   action fence      { BFO_PEER__EMIT(FENCE); }
+  action take_route { BFO_PEER__EMIT(TAKE_ROUTE); }
+  action report_route_lost { BFO_PEER__EMIT(REPORT_ROUTE_LOST); }
 
   include bfo_peer_grammar "peer.rl";
 
@@ -24,6 +26,7 @@
     (void)fentry(NEW); (void)fentry(SELF); (void)fentry(DOWN);
     (void)fentry(REACHABLE); (void)fentry(UNREACHABLE); (void)fentry(LEAVING);
     (void)fentry(LEFT); (void)fentry(PARTED); (void)fentry(FAILED);
+    (void)fentry(RELAYED);
   }
 
   main := Peer $eof(name_states);

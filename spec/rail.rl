@@ -102,6 +102,13 @@
 # CREDIT is cumulative, so one lost with a failing rail is made good by the
 # next, and the engine posts it again on another rail when it fails.
 
+# Routes ride on the rails the same way (relay, bfo_config.relay; the peer
+# machine's RELAYED): a RELAY (a frame to pass on, or one passed on to
+# this rank), a RELAYACK (a relay's word on a frame it passed on) and a
+# REACH (the ranks the peer has a live rail to) are taken in every state
+# of the rail they came on: take_relay, take_relayack, take_reach; what
+# they mean is the peer's, the route's, not the rail's.
+
   machine bfo_rail_grammar;
   include bfo_alphabet "bfo_alphabet.rl";
 
@@ -109,6 +116,8 @@
   # rail travels on another rail but belongs to this one.
   # The peer's flow control, taken in every state (see above).
   credit = CREDIT_RCVD @take_credit;
+  # Routes (see above), taken in every state.
+  route = RELAY_RCVD @take_relay | RELAYACK_RCVD @take_relayack | REACH_RCVD @take_reach;
 
   rail_completion = PROBE_DELIVERED | PROBE_FAILED | PROBEACK_DELIVERED
                   | PROBEACK_FAILED | BROKEN_DELIVERED | BROKEN_FAILED;
@@ -130,6 +139,7 @@
       | parted -> LEFT
       | PEER_FENCED @retire -> RETIRED
       | credit -> CONNECTING
+      | route -> CONNECTING
     ),
 
     # Connected; our PROBE is out.  The peer probes too and we answer.
@@ -151,6 +161,7 @@
       | parted_bye -> LEFT
       | PEER_FENCED @retire -> RETIRED
       | credit -> PROBING
+      | route -> PROBING
     ),
 
     # In use.  A PROBE goes out as heartbeat; its PROBEACK answers it (C
@@ -174,6 +185,7 @@
       | parted_bye -> LEFT
       | PEER_FENCED @retire -> RETIRED
       | credit -> UP
+      | route -> UP
     ),
 
     # Connected, working, slow (or standby): probes only, no new data (see
@@ -197,6 +209,7 @@
       | parted_bye -> LEFT
       | PEER_FENCED @retire -> RETIRED
       | credit -> DEMOTED
+      | route -> DEMOTED
     ),
 
     # Mapped out; waiting for the back-off to end.  The peer may reconnect
@@ -216,6 +229,7 @@
       | parted -> LEFT
       | PEER_FENCED @retire -> RETIRED
       | credit -> FAILED
+      | route -> FAILED
     ),
 
     # The transport is connecting the rail again.
@@ -232,6 +246,7 @@
       | parted -> LEFT
       | PEER_FENCED @retire -> RETIRED
       | credit -> RECONNECTING
+      | route -> RECONNECTING
     ),
 
     # The rail does not reach this peer (see "Rails per peer" above).  What
@@ -249,6 +264,7 @@
       | BYE_RCVD -> ABSENT
       | PEER_FENCED -> ABSENT
       | credit -> ABSENT
+      | route -> ABSENT
     ),
 
     # Final: the rail is given up (the peer is gone, or the attempts ran
@@ -261,6 +277,7 @@
       | BYE_RCVD -> RETIRED
       | PEER_FENCED -> RETIRED
       | credit -> RETIRED
+      | route -> RETIRED
     ),
 
     # Final: the peer left (its BYE) or this side leaves (see "Leaving"
@@ -282,6 +299,7 @@
       | BYE_FAILED -> LEFT
       | PEER_FENCED -> LEFT
       | credit -> LEFT
+      | route -> LEFT
     )
   );
 }%%

@@ -19,6 +19,9 @@
   action reconnect          { BFO_RAIL__EMIT(RECONNECT); }
   action retire             { BFO_RAIL__EMIT(RETIRE); }
   action take_credit        { BFO_RAIL__EMIT(TAKE_CREDIT); }
+  action take_relay         { BFO_RAIL__EMIT(TAKE_RELAY); }
+  action take_relayack      { BFO_RAIL__EMIT(TAKE_RELAYACK); }
+  action take_reach         { BFO_RAIL__EMIT(TAKE_REACH); }
   action send_bye           { BFO_RAIL__EMIT(SEND_BYE); }
   action part               { BFO_RAIL__EMIT(PART); }
   action demote             { BFO_RAIL__EMIT(DEMOTE); }

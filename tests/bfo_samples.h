@@ -106,6 +106,41 @@ static inline size_t sample_bye(int type, uint8_t flags, uint8_t *buf, size_t ca
     return bfo_hdr_bye_encode(&h, buf, cap);
 }
 
+static inline size_t sample_relay(int type, uint8_t flags, uint8_t *buf, size_t cap)
+{
+    bfo_hdr_relay h;
+    memset(&h, 0, sizeof h);
+    h.type = (uint8_t)type;
+    h.flags = flags;
+    h.dst = 2;
+    h.src = 1;
+    h.token = 0x0102030405060708ull;
+    return bfo_hdr_relay_encode(&h, buf, cap);
+}
+
+static inline size_t sample_relayack(int type, uint8_t flags, uint8_t *buf, size_t cap)
+{
+    bfo_hdr_relayack h;
+    memset(&h, 0, sizeof h);
+    h.type = (uint8_t)type;
+    h.flags = flags;
+    h.ok = 1;
+    h.dst = 2;
+    h.token = 0x0102030405060708ull;
+    return bfo_hdr_relayack_encode(&h, buf, cap);
+}
+
+static inline size_t sample_reach(int type, uint8_t flags, uint8_t *buf, size_t cap)
+{
+    bfo_hdr_reach h; /* 8 ranks: a bitmap of a byte follows (the tests' payloads) */
+    memset(&h, 0, sizeof h);
+    h.type = (uint8_t)type;
+    h.flags = flags;
+    h.count = 8;
+    h.gen = 0x0102030405060708ull;
+    return bfo_hdr_reach_encode(&h, buf, cap);
+}
+
 /* The sample header of fragment type `type` with these flags: its size, or
  * 0 when cap is too small or the type is unknown. */
 static inline size_t sample_encode(int type, uint8_t flags, uint8_t *buf, size_t cap)

@@ -411,13 +411,37 @@ static const row rail_rows[] = {
 
     /* flow control: a CREDIT is taken whatever the rail's state */
     L(CONNECTING, CREDIT_RCVD, CONNECTING, "take_credit"),
+    L(CONNECTING, RELAY_RCVD, CONNECTING, "take_relay"),         /* routes ride on every rail */
+    L(CONNECTING, RELAYACK_RCVD, CONNECTING, "take_relayack"),
+    L(CONNECTING, REACH_RCVD, CONNECTING, "take_reach"),
     L(PROBING, CREDIT_RCVD, PROBING, "take_credit"),
+    L(PROBING, RELAY_RCVD, PROBING, "take_relay"),         /* routes ride on every rail */
+    L(PROBING, RELAYACK_RCVD, PROBING, "take_relayack"),
+    L(PROBING, REACH_RCVD, PROBING, "take_reach"),
     L(UP, CREDIT_RCVD, UP, "take_credit"),
+    L(UP, RELAY_RCVD, UP, "take_relay"),         /* routes ride on every rail */
+    L(UP, RELAYACK_RCVD, UP, "take_relayack"),
+    L(UP, REACH_RCVD, UP, "take_reach"),
     L(DEMOTED, CREDIT_RCVD, DEMOTED, "take_credit"),
+    L(DEMOTED, RELAY_RCVD, DEMOTED, "take_relay"),         /* routes ride on every rail */
+    L(DEMOTED, RELAYACK_RCVD, DEMOTED, "take_relayack"),
+    L(DEMOTED, REACH_RCVD, DEMOTED, "take_reach"),
     L(FAILED, CREDIT_RCVD, FAILED, "take_credit"),
+    L(FAILED, RELAY_RCVD, FAILED, "take_relay"),         /* routes ride on every rail */
+    L(FAILED, RELAYACK_RCVD, FAILED, "take_relayack"),
+    L(FAILED, REACH_RCVD, FAILED, "take_reach"),
     L(RECONNECTING, CREDIT_RCVD, RECONNECTING, "take_credit"),
+    L(RECONNECTING, RELAY_RCVD, RECONNECTING, "take_relay"),         /* routes ride on every rail */
+    L(RECONNECTING, RELAYACK_RCVD, RECONNECTING, "take_relayack"),
+    L(RECONNECTING, REACH_RCVD, RECONNECTING, "take_reach"),
     L(ABSENT, CREDIT_RCVD, ABSENT, "take_credit"),
+    L(ABSENT, RELAY_RCVD, ABSENT, "take_relay"),         /* routes ride on every rail */
+    L(ABSENT, RELAYACK_RCVD, ABSENT, "take_relayack"),
+    L(ABSENT, REACH_RCVD, ABSENT, "take_reach"),
     L(RETIRED, CREDIT_RCVD, RETIRED, "take_credit"),
+    L(RETIRED, RELAY_RCVD, RETIRED, "take_relay"),         /* routes ride on every rail */
+    L(RETIRED, RELAYACK_RCVD, RETIRED, "take_relayack"),
+    L(RETIRED, REACH_RCVD, RETIRED, "take_reach"),
 
     /* the peer reported dead (spec/peer.rl, fence): every rail given up */
     L(CONNECTING, PEER_FENCED, RETIRED, "retire"),
@@ -469,6 +493,9 @@ static const row rail_rows[] = {
     L(LEFT, BYE_DELIVERED, LEFT, ""),
     L(LEFT, BYE_FAILED, LEFT, ""), /* not sent again: C counts it done (bfo_engine_left) */
     L(LEFT, CREDIT_RCVD, LEFT, "take_credit"),
+    L(LEFT, RELAY_RCVD, LEFT, "take_relay"),
+    L(LEFT, RELAYACK_RCVD, LEFT, "take_relayack"),
+    L(LEFT, REACH_RCVD, LEFT, "take_reach"),
 };
 #undef L
 #undef DOWN_LOCAL
@@ -550,7 +577,16 @@ static const row peer_rows[] = {
     P(DOWN, GRACE_EXPIRED, UNREACHABLE, "give_up"),
     P(DOWN, BYE_RCVD, LEAVING, "part"),
     P(DOWN, LEAVE_REQUESTED, PARTED, ""),
+    P(DOWN, ROUTE_FOUND, RELAYED, "take_route"),   /* relay on: a third rank reaches it */
     P(DOWN, DEATH_REPORTED, FAILED, "give_up fence"),
+
+    /* Reached through a third rank (relay). */
+    P(RELAYED, RAIL_ADMITTED, REACHABLE, ""),     /* back to the direct rails */
+    P(RELAYED, ROUTE_FOUND, RELAYED, ""),         /* another relay */
+    P(RELAYED, ROUTE_LOST, DOWN, "report_route_lost"),
+    P(RELAYED, BYE_RCVD, LEAVING, "part"),
+    P(RELAYED, LEAVE_REQUESTED, PARTED, ""),
+    P(RELAYED, DEATH_REPORTED, FAILED, "give_up fence"),
 
     P(REACHABLE, RAIL_ADMITTED, REACHABLE, ""),   /* another rail */
     P(REACHABLE, LAST_RAIL_LOST, DOWN, ""),

@@ -37,7 +37,15 @@ static const char usage[] =
     "               [--fault SPEC]... [--explore single|double|kill] [--random N] [--trace] [--json]\n"
     "               [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N] [--budget SIZE]\n"
     "               [--data iov|pack|mixed] [--data-rails R1,R2,...|none] [--leave] [--leave-gap MS]\n"
-    "               [--place] [--kill R@MS[+MS]|R@opN[+MS]|random]\n"
+    "               [--place] [--kill R@MS[+MS]|R@opN[+MS]|random] [--relay] [--cut A-B@N[-M]]\n"
+    "  --relay                  relay on (bfo_config.relay): a peer that no rail reaches goes\n"
+    "                           through a third rank that reaches it (one hop); the messages\n"
+    "                           must all arrive, none given up\n"
+    "  --cut A-B@N[-M]          from the N-th operation, every rail between ranks A and B\n"
+    "                           silent both ways (open again from the M-th): path faults;\n"
+    "                           with --relay no message may end with an error\n"
+    "  --explore cut            (--relay, 3 ranks or more) every pair of ranks cut at every\n"
+    "                           step, healed 40 operations later every other step\n"
     "  --kill R@MS[+MS]         rank R's process is killed (no BYE) MS ms after the messages are\n"
     "                           posted, and reported dead to the others (bfo_peer_failed) +MS\n"
     "                           later (default 5); messages to or from it are delivered or end\n"
@@ -105,7 +113,7 @@ static const char usage_tail[] =
 typedef struct options {
     int ranks, rails, json, trace, explore, random_n, protocol, nmsgs, nfaults, data, leave;
     uint64_t leave_gap_ns;
-    int place;
+    int place, relay, cut;
     int kill_mode; /* --kill: 0 none, 1 given (kill_rank, kill_at_ns, report_ns), 2 random */
     int kill_rank;
     uint64_t kill_at_ns, report_ns, kill_op;
@@ -128,6 +136,7 @@ typedef struct totals {
     uint64_t cancelled, early_syncs, probe_errors, cancel_errors, credit_rndv, over_window;
     uint64_t byes_sent, byes_taken, leave_timeouts, left_failures;
     uint64_t kills, failed_errors, pending_reposts;
+    uint64_t relayed_frames, relay_passed, relay_refused, routes_found, routes_lost;
     uint64_t rail_bytes[BFO_MAX_RAILS];
     int shown;
     FILE *failures; /* JSON objects of failures, or the human lines */
@@ -364,6 +373,8 @@ static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
                               sc->kill_at_ns / 1000000, sc->report_ns / 1000000);
     if (sc->place && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --place");
+    if (sc->relay && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --relay");
     if (sc->leave && sc->leave_gap_ns && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --leave-gap %" PRIu64, sc->leave_gap_ns / 1000000);
     if (sc->protocol != SR_P_AUTO && n < cap)
@@ -425,6 +436,11 @@ static void account(totals *t, const sr_scenario *sc, const sr_result *r, int js
     t->restarts += r->restarts;
     t->mapouts += r->mapouts;
     t->readmissions += r->readmissions;
+    t->relayed_frames += r->relayed_frames;
+    t->relay_passed += r->relay_passed;
+    t->relay_refused += r->relay_refused;
+    t->routes_found += r->routes_found;
+    t->routes_lost += r->routes_lost;
     t->eagers += r->eagers;
     t->copies += r->copies;
     t->puts += r->puts;
@@ -636,6 +652,40 @@ static void explore_kill(totals *t, const sr_scenario *base, const options *o)
         }
 }
 
+/* --explore cut (relay on, 3 ranks or more): every pair of ranks cut (every
+ * rail silent both ways) at every step; every other step the cut heals 40
+ * operations later.  A third rank reaches both ends, so every message must
+ * arrive (sr_scenario.relay_strict). */
+static void explore_cut(totals *t, const sr_scenario *base, const options *o)
+{
+    sr_result r;
+    sr_scenario sc = *base;
+    sr_run(&sc, &r); /* how many operations it takes */
+    account(t, &sc, &r, o->json);
+    for (uint64_t op = 1; op <= r.ops_to_done; op++)
+        for (int a = 0; a < base->ranks; a++)
+            for (int b = a + 1; b < base->ranks; b++) {
+                int heal = op % 2 == 0;
+                sc = *base;
+                sc.relay = 1;
+                sc.relay_strict = 1;
+                sc.nfaults = 0;
+                for (int rail = 0; rail < base->rails; rail++)
+                    for (int d = 0; d < (heal ? 4 : 2) && sc.nfaults < SN_MAX_FAULTS; d++) {
+                        sn_fault *f = &sc.faults[sc.nfaults++];
+                        memset(f, 0, sizeof *f);
+                        f->what = SN_FAULT_PATH;
+                        f->rail = rail;
+                        f->n = d < 2 ? op : op + 40;
+                        f->kind = d < 2 ? SN_PATH_SILENT : SN_PATH_OPEN;
+                        f->from = d % 2 ? b : a;
+                        f->to = d % 2 ? a : b;
+                    }
+                sc.seed = base->seed * 1000003 + op * 11 + (uint64_t)(a * 3 + b);
+                run_one(t, &sc, o);
+            }
+}
+
 static int cmd_sim(int argc, char **argv)
 {
     options o;
@@ -717,7 +767,8 @@ static int cmd_sim(int argc, char **argv)
             if (!strcmp(v, "single")) o.explore = 1;
             else if (!strcmp(v, "double")) o.explore = 2;
             else if (!strcmp(v, "kill")) o.explore = 3;
-            else die("--explore wants single, double or kill", v);
+            else if (!strcmp(v, "cut")) o.explore = 4;
+            else die("--explore wants single, double, kill or cut", v);
         } else if (!strcmp(a, "--random")) { NEED_ARG(); o.random_n = atoi(v); }
         else if (!strcmp(a, "--trace")) o.trace = 1;
         else if (!strcmp(a, "--seq-start")) { NEED_ARG(); o.seq_start = strtoull(v, NULL, 10); }
@@ -756,6 +807,30 @@ static int cmd_sim(int argc, char **argv)
             }
         }
         else if (!strcmp(a, "--place")) o.place = 1;
+        else if (!strcmp(a, "--relay")) o.relay = 1;
+        else if (!strcmp(a, "--cut")) {
+            int ca, cb;
+            unsigned long long cn, cm = 0;
+            char tail[8] = "";
+            NEED_ARG();
+            if (sscanf(v, "%d-%d@%llu-%llu%7s", &ca, &cb, &cn, &cm, tail) < 3 || tail[0] || ca == cb ||
+                ca < 0 || cb < 0 || ca >= SN_MAX_RANKS || cb >= SN_MAX_RANKS || !cn || (cm && cm <= cn))
+                die("--cut wants A-B@N or A-B@N-M (M > N), two ranks", v);
+            for (int r = 0; r < o.rails; r++)
+                for (int d = 0; d < 2 * (cm ? 2 : 1); d++) {
+                    sn_fault *f;
+                    if (o.nfaults == SN_MAX_FAULTS) die("--cut: too many faults (16 at most)", v);
+                    f = &o.faults[o.nfaults++];
+                    memset(f, 0, sizeof *f);
+                    f->what = SN_FAULT_PATH;
+                    f->rail = r;
+                    f->n = d < 2 ? cn : cm;
+                    f->kind = d < 2 ? SN_PATH_SILENT : SN_PATH_OPEN;
+                    f->from = d % 2 ? cb : ca;
+                    f->to = d % 2 ? ca : cb;
+                }
+            o.cut = 1;
+        }
         else if (!strcmp(a, "--leave-gap")) { NEED_ARG(); o.leave_gap_ns = strtoull(v, NULL, 10) * 1000000ull; }
         else if (!strcmp(a, "--json")) o.json = 1;
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { print_usage(stdout); return 0; }
@@ -826,6 +901,8 @@ static int cmd_sim(int argc, char **argv)
         set[i].leave = o.leave;
         set[i].leave_gap_ns = o.leave_gap_ns;
         set[i].place = o.place;
+        set[i].relay = o.relay;
+        set[i].relay_strict = o.relay && o.cut;
         if (o.kill_mode == 1) {
             set[i].kill = o.kill_rank + 1;
             set[i].kill_at_ns = o.kill_at_ns;
@@ -848,6 +925,9 @@ static int cmd_sim(int argc, char **argv)
     else if (o.explore == 3)
         for (int i = 0; i < nset; i++)
             explore_kill(&t, &set[i], &o);
+    else if (o.explore == 4)
+        for (int i = 0; i < nset; i++)
+            explore_cut(&t, &set[i], &o);
     if (o.random_n)
         random_runs(&t, set, nset, &o);
     if (!o.explore && !o.random_n)
@@ -868,12 +948,15 @@ static int cmd_sim(int argc, char **argv)
                ",\"over_window\":%" PRIu64 ",\"byes_sent\":%" PRIu64 ",\"byes_taken\":%" PRIu64
                ",\"leave_timeouts\":%" PRIu64 ",\"left_failures\":%" PRIu64
                ",\"kills\":%" PRIu64 ",\"failed_errors\":%" PRIu64 ",\"pending_reposts\":%" PRIu64
+               ",\"relayed_frames\":%" PRIu64 ",\"relay_passed\":%" PRIu64 ",\"relay_refused\":%" PRIu64
+               ",\"routes_found\":%" PRIu64 ",\"routes_lost\":%" PRIu64
                ",\"failures\":[%s]}\n",
                t.scenarios, t.passed, t.failed, t.delivered, t.errored, t.lost, t.duplicates, t.corrupt, t.hung,
                t.leaked, t.unreachable_errors, t.restarts, t.mapouts, t.readmissions, t.eagers,
                t.copies, t.puts, t.gets, t.rdma_ops, t.cancelled, t.early_syncs, t.probe_errors,
                t.cancel_errors, t.credit_rndv, t.over_window, t.byes_sent, t.byes_taken,
                t.leave_timeouts, t.left_failures, t.kills, t.failed_errors, t.pending_reposts,
+               t.relayed_frames, t.relay_passed, t.relay_refused, t.routes_found, t.routes_lost,
                fbuf ? fbuf : "");
     } else {
         if (fbuf && flen)
@@ -906,6 +989,10 @@ static int cmd_sim(int argc, char **argv)
             printf("process deaths: ranks killed %" PRIu64 ", requests ended PROC_FAILED or _PENDING %" PRIu64
                    ", ANY_SOURCE receives acknowledged and posted again %" PRIu64 "\n",
                    t.kills, t.failed_errors, t.pending_reposts);
+        if (o.relay)
+            printf("relay: frames sent through a third rank %" PRIu64 ", passed on %" PRIu64
+                   ", refused %" PRIu64 "; routes found %" PRIu64 ", lost %" PRIu64 "\n",
+                   t.relayed_frames, t.relay_passed, t.relay_refused, t.routes_found, t.routes_lost);
         printf("sim: %" PRIu64 " passed, %" PRIu64 " failed\n", t.passed, t.failed);
     }
     free(fbuf);

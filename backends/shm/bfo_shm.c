@@ -2042,7 +2042,7 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
                  "process_vm_readv, so no RDMA GET on shm rails (the engine copies)", scope);
         }
     }
-    t->max_frame = BFO_MAX_HDR_SIZE + (d.eager_limit > d.frag_size ? d.eager_limit : d.frag_size);
+    t->max_frame = BFO_MAX_HDR_SIZE + BFO_HDR_RELAY_SIZE + (d.eager_limit > d.frag_size ? d.eager_limit : d.frag_size);
     t->nents = d.max_ops + 16;
     t->ka_ns = d.probe_timeout_ns / 4;
     if (t->ka_ns > 10000000ull || t->ka_ns == 0)

@@ -1437,7 +1437,7 @@ int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails
     if (!v->cfg.nrails)
         v->cfg.nrails = nrails;
     bfo__config_defaults(&v->cfg);
-    v->max_frame = BFO_MAX_HDR_SIZE +
+    v->max_frame = BFO_MAX_HDR_SIZE + BFO_HDR_RELAY_SIZE +
                    (v->cfg.eager_limit > v->cfg.frag_size ? v->cfg.eager_limit : v->cfg.frag_size);
     for (int r = 0; r < nrails; r++) {
         vrail *ra = &v->rails[r];

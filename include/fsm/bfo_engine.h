@@ -280,6 +280,16 @@ typedef struct bfo_config {
                                    * frag_size).  RDMA pieces need no buffer of the
                                    * transport's: larger ones cost nothing there (shared
                                    * memory reads a MiB in one process_vm_readv) */
+    int relay;                    /* 1: relay through a third rank (docs/engine-design.md,
+                                   * "Relay"): a peer that no rail reaches but a rank this
+                                   * one reaches does is sent to through that rank, and
+                                   * this rank passes on the frames of others (default 0:
+                                   * off; every rank of the job must have it on to relay) */
+    int relay_slots;              /* relay: frames this rank holds while it passes them on,
+                                   * each BFO_MAX_HDR_SIZE + max(frag_size, eager_limit)
+                                   * bytes (default 16).  Each sender may have
+                                   * relay_slots / (nranks - 2) frames (1 at least) out
+                                   * through one rank: the same setting on every rank */
 } bfo_config;
 
 enum bfo_req_kind { BFO_REQ_SEND = 1, BFO_REQ_RECV = 2 };
@@ -374,8 +384,13 @@ typedef struct bfo_op {
     const void *payload;
     size_t payload_len, hdr_len;
     bfo_data_span span;  /* described data (payload NULL, payload_len > 0): its bytes */
-    uint8_t hdr[BFO_MAX_HDR_SIZE];
+    int via;             /* sent through a relay (rail BFO__RELAY_RAIL): the rank */
+    uint8_t hdr[BFO_MAX_HDR_SIZE + BFO_HDR_RELAY_SIZE]; /* a relay's header before the frame's */
 } bfo_op;
+
+/* bfo_op.rail of a frame sent through a third rank (relay): it completes on
+ * that rank's RELAYACK, not on a transport's completion. */
+#define BFO__RELAY_RAIL BFO_MAX_RAILS
 
 /* An unexpected (arrived before its receive) or out-of-order message. */
 typedef struct bfo_uxm {
@@ -486,6 +501,10 @@ typedef struct bfo_peer {
     uint64_t credit_freed; /* as receiver: bytes of this peer's messages taken (matched) */
     uint64_t credit_told;  /* as receiver: credit_freed when the last CREDIT went */
     int credit_heard;      /* as sender: a CREDIT came (credit_limit is no longer a guess) */
+    /* Relay (bfo_config.relay): */
+    int via;               /* RELAYED: the rank its frames go through (-1: none) */
+    int relay_out;         /* frames this rank sent through this peer, their RELAYACK not
+                            * yet here (at most bfo_engine.relay_window) */
 } bfo_peer;
 
 /* A request handle's slot: the live request, the generation its handle
@@ -529,6 +548,16 @@ typedef struct bfo_stats {
     uint64_t revoked_errors;/* requests completed with BFO_ERR_REVOKED */
     uint64_t revoke_discards;/* messages discarded on a revoked context (eager dropped,
                               * rendezvous taken by a discard receive) */
+    /* relay (bfo_config.relay) */
+    uint64_t relayed_frames, relayed_bytes; /* frames of this rank sent through a third rank,
+                                             * and their bytes (header and payload) */
+    uint64_t relay_passed, relay_passed_bytes; /* frames of others this rank passed on */
+    uint64_t relay_refused;   /* frames of others refused (no rail to their destination,
+                               * no slot): answered RELAYACK ok 0 */
+    uint64_t relay_received;  /* frames that came to this rank through a third rank */
+    uint64_t relay_failed;    /* frames sent through a relay that completed with an error */
+    uint64_t routes_found, routes_lost; /* peers that became RELAYED; whose route was lost */
+    uint64_t reach_sent;      /* REACH reports posted */
     uint64_t rail_bytes[BFO_MAX_RAILS]; /* payload bytes posted per rail (all peers) */
 } bfo_stats;
 
@@ -599,6 +628,19 @@ typedef struct bfo_engine {
     int revoke_sweep;         /* a message on a revoked context may be unexpected */
     uint32_t revoked[BFO__MAX_REVOKED];
     bfo_request sink[BFO__SINKS];
+    /* relay (bfo_config.relay; docs/engine-design.md, "Relay") */
+    uint8_t *relay_mem;       /* [relay_slots] frames being passed on, relay_size bytes each */
+    uint8_t *relay_used;      /* [relay_slots]: 1 while its frame is out */
+    size_t relay_size;
+    int relay_window;         /* frames out through one rank at most */
+    int relay_rc;             /* take_relay's result (bfo__rcvd_RELAY returns it) */
+    int reach_bytes;          /* a REACH's bitmap: (nranks + 7) / 8 */
+    int reach_dirty;          /* a peer became reachable, or stopped being: report */
+    uint8_t *reach_mine;      /* [reach_bytes]: the ranks this one has a live rail to */
+    uint8_t *reach_of;        /* [nranks][reach_bytes]: what each peer reported */
+    uint64_t *reach_gen;      /* [nranks]: the gen of each peer's report taken (0: none) */
+    uint64_t reach_gen_mine;  /* the gen of this rank's last report */
+    uint64_t relay_scan_at;   /* when relayed frames were last looked at for age */
 } bfo_engine;
 
 /* The entry i of a pool of elements of size sz. */
@@ -1152,7 +1194,11 @@ static inline int bfo_abi_check(const bfo_abi *caller, const bfo_abi *built, cha
 /* Engine control messages (PROBE, PROBEACK, BROKEN, RESTARTNACK) in flight
  * at once, at most; beyond it a probe waits for the next heartbeat and a
  * frame that needs an answer is refused with BFO_ERR_AGAIN. */
-static inline int bfo__ctl_budget(const bfo_config *c) { return 4 * c->nranks * c->nrails + 16; }
+static inline int bfo__ctl_budget(const bfo_config *c)
+{
+    return 4 * c->nranks * c->nrails + 16 +
+           (c->relay ? 3 * (c->relay_slots ? c->relay_slots : 16) + c->nranks : 0);
+}
 
 /* A request has at most frag_pipeline + 3 operations in flight (data, plus
  * RNDV or ACK, RECVERRNOTIFY or NOTIFY, FIN or RESTARTACK), so with this
@@ -1186,6 +1232,7 @@ static inline void bfo__config_defaults(bfo_config *c)
     BFO__DEF(data_stages, 4);
     BFO__DEF(host_timeout_ns, 500000000ull);
     BFO__DEF(rdma_frag_size, c->frag_size);
+    BFO__DEF(relay_slots, 16);
 #undef BFO__DEF
     if (c->frag_pipeline > BFO_MAX_PIPELINE)
         c->frag_pipeline = BFO_MAX_PIPELINE;
@@ -1245,6 +1292,20 @@ static inline size_t bfo__stage_bytes(const bfo_config *c)
     return c->frag_size > c->eager_limit ? c->frag_size : c->eager_limit;
 }
 
+/* Relay: the frames passed on, and the reports of who reaches whom. */
+static inline size_t bfo__relay_slot_bytes(const bfo_config *c)
+{
+    return BFO_MAX_HDR_SIZE + (c->frag_size > c->eager_limit ? c->frag_size : c->eager_limit);
+}
+static inline size_t bfo__relay_mem_size(const bfo_config *c)
+{
+    const size_t rb = ((size_t)c->nranks + 7) / 8;
+    if (!c->relay)
+        return 0;
+    return bfo__align(bfo__relay_slot_bytes(c) * (size_t)c->relay_slots) + bfo__align((size_t)c->relay_slots) +
+           bfo__align(rb) + bfo__align(rb * (size_t)c->nranks) + bfo__align(sizeof(uint64_t) * (size_t)c->nranks);
+}
+
 /* bfo_engine_mem_size: see THE API near the top. */
 static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
 {
@@ -1260,7 +1321,7 @@ static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
            2 * bfo__align(sizeof(bfo__ubin) * (size_t)c.match_bins) +
            bfo__align(sizeof(uint64_t) * (size_t)c.data_stages) +
            bfo__align(bfo__stage_bytes(&c) * (size_t)c.data_stages) +
-           (c.nrails > 1 ? bfo__align(BFO_MEASURE_BYTES) : 0) + 16;
+           (c.nrails > 1 ? bfo__align(BFO_MEASURE_BYTES) : 0) + bfo__relay_mem_size(&c) + 16;
 }
 
 static inline void *bfo__carve(char **p, size_t n)
@@ -1321,6 +1382,8 @@ static inline void bfo__ux_free_range(bfo_engine *e, int from, int to)
 
 static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, const bfo_frame *f);
 static BFO__COLD void bfo__peer_step(bfo_engine *e, int peer, int ev);
+static BFO__COLD void bfo__relay_fail_via(bfo_engine *e, int via);
+static BFO__COLD void bfo__relay_progress(bfo_engine *e);
 
 /* bfo_engine_init_abi: see THE API near the top. */
 static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, const bfo_backend *be,
@@ -1339,7 +1402,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     bfo__config_defaults(&e->cfg);
     if (e->cfg.max_ops < bfo__min_ops(&e->cfg) || e->cfg.rdma < 0 || e->cfg.rdma > BFO_RDMA_OFF ||
         e->cfg.match_bins < 1 || (e->cfg.match_bins & (e->cfg.match_bins - 1)) ||
-        e->cfg.data_stages < 0)
+        e->cfg.data_stages < 0 || e->cfg.relay < 0 || e->cfg.relay > 1 || e->cfg.relay_slots < 1)
         return BFO_ERR_INVALID;
     if (!mem || mem_len < bfo_engine_mem_size(cfg))
         return BFO_ERR_NO_MEMORY;
@@ -1377,6 +1440,22 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->over_window = 0;
     e->msg_max = c->eager_limit > c->frag_size ? c->eager_limit : c->frag_size;
     e->credit_quarter = e->credit_window / 4 ? e->credit_window / 4 : 1;
+    e->reach_bytes = (c->nranks + 7) / 8;
+    if (c->relay) {
+        e->relay_size = bfo__relay_slot_bytes(c);
+        e->relay_mem = (uint8_t *)bfo__carve(&p, e->relay_size * (size_t)c->relay_slots);
+        e->relay_used = (uint8_t *)bfo__carve(&p, (size_t)c->relay_slots);
+        e->reach_mine = (uint8_t *)bfo__carve(&p, (size_t)e->reach_bytes);
+        e->reach_of = (uint8_t *)bfo__carve(&p, (size_t)e->reach_bytes * (size_t)c->nranks);
+        e->reach_gen = (uint64_t *)bfo__carve(&p, sizeof(uint64_t) * (size_t)c->nranks);
+        memset(e->relay_used, 0, (size_t)c->relay_slots);
+        memset(e->reach_mine, 0, (size_t)e->reach_bytes);
+        memset(e->reach_of, 0, (size_t)e->reach_bytes * (size_t)c->nranks);
+        memset(e->reach_gen, 0, sizeof(uint64_t) * (size_t)c->nranks);
+        e->relay_window = c->nranks > 3 ? c->relay_slots / (c->nranks - 2) : c->relay_slots;
+        if (e->relay_window < 1)
+            e->relay_window = 1;
+    }
 
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *pe = &e->peers[i];
@@ -1386,6 +1465,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
         pe->ooo_head = pe->ooo_tail = -1;
         pe->down_since = now ? now : 1;
         pe->credit_limit = e->credit_window; /* our own window: a guess, until told */
+        pe->via = -1;
         bfo_peer_init(&pe->fsm);
         bfo__peer_step(e, i, i == c->rank ? BFO_PEER_EV_SELF_CHOSEN : BFO_PEER_EV_PEER_CHOSEN);
         for (int r = 0; r < c->nrails; r++) {
@@ -1595,7 +1675,8 @@ static inline int bfo__rail_rdma(const bfo_engine *e, int peer, int rail)
  * checks up_now). */
 static inline int bfo__rdma_ok(const bfo_engine *e, int peer, int up_now)
 {
-    if (!e->be.post_write || !e->be.post_read || !e->be.reg_mem)
+    if (!e->be.post_write || !e->be.post_read || !e->be.reg_mem ||
+        e->peers[peer].fsm.cs == BFO_PEER_ST_RELAYED) /* no RDMA through a relay */
         return 0;
     for (int r = 0; r < e->cfg.nrails; r++) {
         const bfo_rail_link *rl = &e->peers[peer].rail[r];
@@ -1740,9 +1821,14 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
  * verbs rail of some 5, against which an equal rail was demoted.  Small
  * messages and control are no sample (their round trips, not the rail's
  * rate). */
+static BFO__COLD void bfo__relay_unqueued(bfo_engine *e, const bfo_op *op, int ok);
 static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, const bfo_op *op, uint64_t n, int ok)
 {
     bfo_peer *p = &e->peers[op->peer];
+    if (BFO__UNLIKELY(op->rail == BFO__RELAY_RAIL)) { /* its relay's RELAYACK came, or it failed */
+        bfo__relay_unqueued(e, op, ok);
+        return;
+    }
     bfo_rail_link *rl = &p->rail[op->rail];
     rl->inflight--;
     rl->q_bytes -= n;
@@ -1940,11 +2026,22 @@ static inline void bfo__pend(bfo_engine *e, bfo_peer *p, bfo_op *op)
 
 /* An op with no rail to go on: it waits for one, or fails (the peer is gone,
  * or an RDMA op with rails UP but none that can RDMA). */
+static BFO__COLD int bfo__relay_post(bfo_engine *e, bfo_op *op);
+static BFO__COLD void bfo__relay_take(bfo_engine *e, int peer, const bfo_frame *f);
+static BFO__COLD void bfo__relayack_take(bfo_engine *e, int peer, const bfo_frame *f);
+static BFO__COLD void bfo__reach_take(bfo_engine *e, int peer, const bfo_frame *f);
+static BFO__COLD void bfo__relay_done(bfo_engine *e, bfo_op *op, int ok);
 static BFO__COLD void bfo__post_no_rail(bfo_engine *e, bfo_op *op)
 {
     bfo_peer *p = &e->peers[op->peer];
     if (p->unreachable || (bfo__op_rdma(op->type) && bfo__pick_rail(e, op->peer, 0) >= 0))
         bfo__op_fail_later(e, op);
+    else if (BFO__UNLIKELY(op->type == BFO_FRAG_RELAY))
+        bfo__op_fail_later(e, op); /* a relay frame (a frame of another passed on, or one
+                                    * of this rank's to its relay) finds no rail: one hop,
+                                    * never waits; its failure says so (bfo__relay_done) */
+    else if (p->fsm.cs == BFO_PEER_ST_RELAYED && bfo__relay_post(e, op))
+        ; /* through the relay, or waiting for room there */
     else
         bfo__pend(e, p, op);
 }
@@ -3130,6 +3227,10 @@ static BFO__NOINLINE void bfo__op_done_slow(bfo_engine *e, bfo_op *op, int ok)
                        NULL);
         return;
     }
+    if (BFO__UNLIKELY(type == BFO_FRAG_RELAY || type == BFO_FRAG_REACH)) { /* relay: its own */
+        bfo__relay_done(e, op, ok);
+        return;
+    }
     if (bfo_handle_is_null(owner)) { /* an engine-owned NACK or CREDIT: until delivered */
         if (type == BFO_FRAG_CREDIT) { /* again with the newest limit */
             bfo__op_free(e, op);
@@ -3595,6 +3696,9 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
             p->credit_heard = 1;
         }
         return;
+    case BFO_RAIL_ACT_TAKE_RELAY: bfo__relay_take(e, peer, f); return;
+    case BFO_RAIL_ACT_TAKE_RELAYACK: bfo__relayack_take(e, peer, f); return;
+    case BFO_RAIL_ACT_TAKE_REACH: bfo__reach_take(e, peer, f); return;
     }
     e->stats.protocol_violations++; /* not an action of the rail machine */
 }
@@ -4389,6 +4493,30 @@ static inline int bfo__rcvd_PROBE(bfo_engine *e, int peer, int rail, const bfo_f
 {
     (void)kind;
     return bfo__rcvd_railctl(e, peer, rail, f);
+}
+
+/* RELAY, RELAYACK, REACH: to the rail machine of the rail they came on
+ * (take_relay, take_relayack, take_reach: bfo__relay_take ...).  A frame
+ * passed on to this rank returns what its own dispatch did (BFO_ERR_AGAIN:
+ * the transport offers the RELAY again later, as any frame). */
+static inline int bfo__rcvd_RELAY(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    (void)kind;
+    e->relay_rc = BFO_ERR_PROTOCOL;
+    bfo__rail_step(e, peer, rail, BFO_EV_RELAY_RCVD, f);
+    return e->relay_rc;
+}
+static inline int bfo__rcvd_RELAYACK(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    (void)kind;
+    bfo__rail_step(e, peer, rail, BFO_EV_RELAYACK_RCVD, f);
+    return BFO_OK;
+}
+static inline int bfo__rcvd_REACH(bfo_engine *e, int peer, int rail, const bfo_frame *f, int *kind)
+{
+    (void)kind;
+    bfo__rail_step(e, peer, rail, BFO_EV_REACH_RCVD, f);
+    return BFO_OK;
 }
 
 /* CREDIT: to the rail machine of the rail it came on (take_credit). */
@@ -5258,6 +5386,7 @@ static BFO__COLD void bfo__peer_step(bfo_engine *e, int peer, int ev)
 {
     bfo_peer *p = &e->peers[peer];
     bfo_step st;
+    const int was_reachable = p->fsm.cs == BFO_PEER_ST_REACHABLE;
     memset(&st, 0, sizeof st);
     st.trace = e->trace;
     st.obj = p;
@@ -5266,6 +5395,13 @@ static BFO__COLD void bfo__peer_step(bfo_engine *e, int peer, int ev)
         return;
     }
     bfo__peer_gone_flags(p);
+    if (p->fsm.cs != BFO_PEER_ST_RELAYED)
+        p->via = -1;
+    if (e->cfg.relay && was_reachable != (p->fsm.cs == BFO_PEER_ST_REACHABLE)) {
+        e->reach_dirty = 1; /* who this rank reaches changed: it tells its peers */
+        if (was_reachable && p->relay_out)
+            bfo__relay_fail_via(e, peer);
+    }
     for (unsigned i = 0; i < st.n_actions; i++)
         switch (st.actions[i]) {
         case BFO_PEER_ACT_GIVE_UP: /* every request of it, the receives naming it */
@@ -5278,8 +5414,344 @@ static BFO__COLD void bfo__peer_step(bfo_engine *e, int peer, int ev)
             bfo__peer_fail(e, peer, 0);
             break;
         case BFO_PEER_ACT_FENCE: bfo__peer_fence(e, peer); break;
+        case BFO_PEER_ACT_TAKE_ROUTE: /* what waited for a rail goes through the relay */
+            e->stats.routes_found++;
+            bfo__flush_pending(e, peer);
+            break;
+        case BFO_PEER_ACT_REPORT_ROUTE_LOST: /* the grace runs from now */
+            e->stats.routes_lost++;
+            p->down_since = e->now ? e->now : 1;
+            break;
         default: e->stats.protocol_violations++; break; /* not an action of the peer machine */
         }
+}
+
+/* ---------------------------------------------------------------- relay */
+
+/* Relay (bfo_config.relay; docs/engine-design.md, "Relay").  A peer B that
+ * no rail reaches, while a rank C that this rank reaches reports a live
+ * rail to B (its REACH), is RELAYED (the peer machine): B's frames go to C
+ * inside a RELAY {dst B, src this rank, token}, C passes them on, and the
+ * frame completes when C's RELAYACK says how C's post to B completed:
+ * B's transport acknowledged it, or it may not have arrived.  One hop: C
+ * passes on only what its sender sent itself, never relays a frame it
+ * passes on, and a frame passed on waits for no rail.  Ordering and
+ * duplicates are B's as for any frame (sequence numbers are end to end);
+ * RDMA never goes through a relay; rail control (PROBE, PROBEACK, BROKEN)
+ * and BYE are never relayed. */
+
+/* Frames that may go through a relay: a request's, and CREDIT. */
+static inline int bfo__relayable(int type)
+{
+    return type >= BFO_FRAG_MATCH && type <= BFO_FRAG_RECVERRNOTIFY ? 1 : type == BFO_FRAG_CREDIT;
+}
+
+/* A RELAYACK to `to`: how the post of its frame (token) to dst completed. */
+static BFO__COLD void bfo__relay_ack(bfo_engine *e, int to, int dst, uint64_t token, int ok)
+{
+    bfo_hdr_relayack h;
+    bfo_op *op = bfo__ctl_alloc(e, BFO_FRAG_RELAYACK, to);
+    if (!op) /* over the control budget: its sender's frame ages out (bfo__relay_progress) */
+        return;
+    h.type = BFO_FRAG_RELAYACK;
+    h.flags = 0;
+    h.ok = (uint16_t)(ok != 0);
+    h.dst = (uint32_t)dst;
+    h.token = token;
+    op->hdr_len = bfo_hdr_relayack_encode(&h, op->hdr, sizeof op->hdr);
+    bfo__post(e, op);
+}
+
+/* op, for a RELAYED peer, to its relay: 1 when sent (or waiting for a
+ * staging buffer, or failed: RDMA), 0 when it waits in the peer's pending
+ * list (the relay's window is full, or the relay is not reachable now). */
+static BFO__COLD int bfo__relay_post(bfo_engine *e, bfo_op *op)
+{
+    const int via = e->peers[op->peer].via;
+    const void *payload = op->payload;
+    bfo_hdr_relay h;
+    bfo_peer *v;
+    bfo_op *leg;
+    if (bfo__op_rdma(op->type)) { /* never through a relay: the request goes on by copy */
+        bfo__op_fail_later(e, op);
+        return 1;
+    }
+    if (!e->cfg.relay || via < 0 || op->hdr_len > BFO_MAX_HDR_SIZE || !bfo__relayable(op->type))
+        return 0; /* rail control waits for a rail of its own */
+    v = &e->peers[via];
+    if (v->fsm.cs != BFO_PEER_ST_REACHABLE || v->relay_out >= e->relay_window)
+        return 0; /* until its RELAYACKs make room, or the next route (bfo__relay_progress) */
+    if (bfo__op_described(op) && !bfo_data_span_flat(&op->span, &payload)) {
+        int k = bfo__stage_take(e, op);
+        if (k < 0) {
+            bfo__stage_wait(e, op);
+            return 1;
+        }
+        payload = e->stage_mem + (size_t)k * e->stage_size;
+        bfo_data_span_copy(&op->span, 0, (void *)(uintptr_t)payload, op->span.len);
+    }
+    leg = bfo__ctl_alloc(e, BFO_FRAG_RELAY, via);
+    if (!leg)
+        return 0;
+    h.type = BFO_FRAG_RELAY;
+    h.flags = 0;
+    h.dst = (uint32_t)op->peer;
+    h.src = (uint32_t)e->cfg.rank;
+    h.token = bfo__token(op);
+    leg->hdr_len = bfo_hdr_relay_encode(&h, leg->hdr, sizeof leg->hdr);
+    memcpy(leg->hdr + leg->hdr_len, op->hdr, op->hdr_len);
+    leg->hdr_len += op->hdr_len;
+    leg->payload = payload;
+    leg->payload_len = op->payload_len;
+    leg->slot = UINT32_MAX; /* this rank's own (not a slot of a frame passed on) */
+    op->rail = BFO__RELAY_RAIL;
+    op->via = via;
+    op->posted = 1;
+    op->post_at = e->now;
+    v->relay_out++;
+    e->stats.ops_posted++;
+    e->stats.relayed_frames++;
+    e->stats.relayed_bytes += op->hdr_len + op->payload_len;
+    bfo__post(e, leg);
+    return 1;
+}
+
+/* A frame sent through a relay is back (its RELAYACK, its leg's failure,
+ * its relay lost, or it aged out): room in the relay's window. */
+static BFO__COLD void bfo__relay_unqueued(bfo_engine *e, const bfo_op *op, int ok)
+{
+    e->peers[op->via].relay_out--;
+    if (!ok)
+        e->stats.relay_failed++;
+    if (e->peers[op->peer].pend_head >= 0)
+        bfo__gate_note(e, op->peer);
+}
+
+/* A RELAY or REACH of this rank's completed.  A REACH that failed: the
+ * report goes again (all of it, newer).  A RELAY of its own frame that
+ * failed: the frame may not have arrived (it completes so); delivered, it
+ * waits for the RELAYACK.  A frame it passed on: its sender is told. */
+static BFO__COLD void bfo__relay_done(bfo_engine *e, bfo_op *op, int ok)
+{
+    bfo_hdr_relay h;
+    uint32_t slot = op->slot;
+    if (op->type == BFO_FRAG_REACH) {
+        bfo__op_free(e, op);
+        if (!ok)
+            e->reach_dirty = 1;
+        return;
+    }
+    if (bfo_hdr_relay_decode(&h, op->hdr, op->hdr_len) != BFO_OK) { /* never: encoded here */
+        bfo__op_free(e, op);
+        return;
+    }
+    bfo__op_free(e, op);
+    if (slot == UINT32_MAX) {
+        bfo_op *orig;
+        if (!ok && (orig = bfo__op_of_token(e, h.token)) && orig->rail == BFO__RELAY_RAIL)
+            bfo__op_done(e, orig, 0);
+        return;
+    }
+    e->relay_used[slot] = 0;
+    bfo__relay_ack(e, (int)h.src, (int)h.dst, h.token, ok);
+}
+
+/* take_relay: a RELAY from peer.  For this rank: its frame, taken as from
+ * its sender (e->relay_rc: what that did).  For another: passed on, if
+ * its sender is the peer it came from (one hop), its destination has a
+ * live rail, and a slot is free; else refused (RELAYACK ok 0). */
+static BFO__COLD void bfo__relay_take(bfo_engine *e, int peer, const bfo_frame *f)
+{
+    const bfo_hdr_relay *h = &f->h.relay;
+    const uint32_t n = (uint32_t)e->cfg.nranks, me = (uint32_t)e->cfg.rank;
+    bfo_op *op;
+    int slot = -1;
+    e->relay_rc = BFO_ERR_PROTOCOL;
+    if (!f || f->type != BFO_FRAG_RELAY || !e->cfg.relay || !f->payload || f->payload_len < 2 ||
+        !bfo__relayable(f->payload[0]) || h->src >= n || h->dst >= n || h->src == h->dst ||
+        h->src == me)
+        return;
+    if (h->dst == me) {
+        const int src = (int)h->src;
+        int kind = BFO_EVK_RCVD, rc;
+        bfo_frame g;
+        if (src == peer) /* it would have come on a rail of its own */
+            return;
+        rc = bfo_frame_parse(&g, f->payload, f->payload_len);
+        if (rc != BFO_OK) {
+            e->stats.malformed_frames++;
+            e->relay_rc = rc;
+            return;
+        }
+        if (e->peers[src].unreachable) {
+            e->relay_rc = bfo__frame_gone(e, src, 0, &g, NULL, 0);
+            return;
+        }
+        rc = bfo__dispatch(e, src, 0, &g, &kind);
+        if (rc != BFO_ERR_AGAIN)
+            e->stats.relay_received++;
+        if (rc == BFO_OK && kind == BFO_EVK_DUP_RCVD)
+            e->stats.duplicates_dropped++;
+        e->relay_rc = rc;
+        return;
+    }
+    if (h->src != (uint32_t)peer || h->dst == (uint32_t)peer || f->payload_len > e->relay_size)
+        return;
+    e->relay_rc = BFO_OK;
+    for (int k = 0; k < e->cfg.relay_slots && slot < 0; k++)
+        if (!e->relay_used[k])
+            slot = k;
+    if (slot < 0 || e->peers[h->dst].fsm.cs != BFO_PEER_ST_REACHABLE ||
+        !(op = bfo__ctl_alloc(e, BFO_FRAG_RELAY, (int)h->dst))) {
+        e->stats.relay_refused++;
+        bfo__relay_ack(e, peer, (int)h->dst, h->token, 0);
+        return;
+    }
+    e->relay_used[slot] = 1;
+    memcpy(e->relay_mem + (size_t)slot * e->relay_size, f->payload, f->payload_len);
+    op->hdr_len = bfo_hdr_relay_encode(h, op->hdr, sizeof op->hdr);
+    op->payload = e->relay_mem + (size_t)slot * e->relay_size;
+    op->payload_len = f->payload_len;
+    op->slot = (uint32_t)slot;
+    e->stats.relay_passed++;
+    e->stats.relay_passed_bytes += f->payload_len;
+    bfo__post(e, op);
+}
+
+/* take_relayack: the relay's word on a frame of this rank's it passed on. */
+static BFO__COLD void bfo__relayack_take(bfo_engine *e, int peer, const bfo_frame *f)
+{
+    bfo_op *op;
+    if (!f || f->type != BFO_FRAG_RELAYACK || f->h.relayack.ok > 1) {
+        e->stats.protocol_violations++;
+        return;
+    }
+    op = bfo__op_of_token(e, f->h.relayack.token);
+    if (!op || op->rail != BFO__RELAY_RAIL || op->via != peer || op->peer != (int)f->h.relayack.dst) {
+        e->stats.stale_dropped++; /* completed already (its leg failed, it aged out) */
+        return;
+    }
+    bfo__op_done(e, op, f->h.relayack.ok);
+}
+
+/* take_reach: the ranks the peer has a live rail to; an older report than
+ * the one taken (rails reorder) is ignored. */
+static BFO__COLD void bfo__reach_take(bfo_engine *e, int peer, const bfo_frame *f)
+{
+    if (!f || f->type != BFO_FRAG_REACH || !e->cfg.relay)
+        return; /* relay off here: nothing to route */
+    if (f->h.reach.count != (uint32_t)e->cfg.nranks || f->payload_len != (size_t)e->reach_bytes ||
+        !f->payload) {
+        e->stats.protocol_violations++;
+        return;
+    }
+    if (f->h.reach.gen <= e->reach_gen[peer])
+        return;
+    e->reach_gen[peer] = f->h.reach.gen;
+    memcpy(e->reach_of + (size_t)peer * (size_t)e->reach_bytes, f->payload, (size_t)e->reach_bytes);
+}
+
+/* The frames sent through `via` whose RELAYACK has not come: via is not
+ * reachable any more, so they may not have arrived. */
+static BFO__COLD void bfo__relay_fail_via(bfo_engine *e, int via)
+{
+    for (int i = 0; i < e->opp.n && e->peers[via].relay_out; i++) {
+        bfo_op *op = bfo__op_at(e, i);
+        if (op->posted && op->rail == BFO__RELAY_RAIL && op->via == via)
+            bfo__op_done(e, op, 0);
+    }
+}
+
+/* 1 while a rail of peer b makes its first connection, or is connected
+ * and probed: no route is taken meanwhile (at the start, every peer is
+ * DOWN until its first rail is admitted, a few round trips). */
+static inline int bfo__rails_trying(const bfo_engine *e, int b)
+{
+    for (int k = 0; k < e->cfg.nrails; k++) {
+        const int cs = e->peers[b].rail[k].fsm.cs;
+        if (cs == BFO_RAIL_ST_CONNECTING || cs == BFO_RAIL_ST_PROBING)
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when rank v may relay to peer b: reachable here, and it reports b. */
+static inline int bfo__route_ok(const bfo_engine *e, int v, int b)
+{
+    return v >= 0 && v != e->cfg.rank && v != b && e->peers[v].fsm.cs == BFO_PEER_ST_REACHABLE &&
+           ((e->reach_of[(size_t)v * (size_t)e->reach_bytes + (size_t)b / 8] >> (b % 8)) & 1);
+}
+
+/* Relay, at every progress: this rank's report to its peers when it
+ * changed; each peer no rail reaches gets a route (ROUTE_FOUND) or loses
+ * it (ROUTE_LOST); what waits for room at a relay is tried again; and a
+ * frame whose RELAYACK has not come in silence_ns completes with an error
+ * (the protocol sends it again; the receiver drops a duplicate). */
+static BFO__COLD void bfo__relay_progress(bfo_engine *e)
+{
+    const bfo_config *c = &e->cfg;
+    if (e->reach_dirty) {
+        bfo_hdr_reach h;
+        e->reach_dirty = 0;
+        memset(e->reach_mine, 0, (size_t)e->reach_bytes);
+        for (int i = 0; i < c->nranks; i++)
+            if (e->peers[i].fsm.cs == BFO_PEER_ST_REACHABLE)
+                e->reach_mine[i / 8] |= (uint8_t)(1u << (i % 8));
+        h.type = BFO_FRAG_REACH;
+        h.flags = 0;
+        h.count = (uint32_t)c->nranks;
+        h.gen = ++e->reach_gen_mine;
+        for (int i = 0; i < c->nranks; i++) {
+            bfo_op *op;
+            if (e->peers[i].fsm.cs != BFO_PEER_ST_REACHABLE)
+                continue;
+            if (!(op = bfo__ctl_alloc(e, BFO_FRAG_REACH, i))) {
+                e->reach_dirty = 1; /* over the control budget: at the next progress */
+                continue;
+            }
+            op->hdr_len = bfo_hdr_reach_encode(&h, op->hdr, sizeof op->hdr);
+            op->payload = e->reach_mine;
+            op->payload_len = (size_t)e->reach_bytes;
+            e->stats.reach_sent++;
+            bfo__post(e, op);
+        }
+    }
+    for (int b = 0; b < c->nranks; b++) {
+        bfo_peer *p = &e->peers[b];
+        int v = -1;
+        if (p->fsm.cs != BFO_PEER_ST_DOWN && p->fsm.cs != BFO_PEER_ST_RELAYED)
+            continue;
+        if (p->fsm.cs == BFO_PEER_ST_DOWN && bfo__rails_trying(e, b))
+            continue; /* a first connection, or a probe out: the direct rails first */
+        if (bfo__route_ok(e, p->via, b))
+            v = p->via;
+        for (int k = 0; k < c->nranks && v < 0; k++)
+            if (bfo__route_ok(e, k, b))
+                v = k;
+        if (v >= 0 && v != p->via) {
+            p->via = v;
+            bfo__peer_step(e, b, BFO_PEER_EV_ROUTE_FOUND); /* take_route, or another relay */
+            if (p->pend_head >= 0)
+                bfo__flush_pending(e, b);
+        } else if (v < 0 && p->fsm.cs == BFO_PEER_ST_RELAYED) {
+            bfo__peer_step(e, b, BFO_PEER_EV_ROUTE_LOST); /* report_route_lost */
+        } else if (v >= 0 && p->pend_head >= 0 && e->peers[v].relay_out < e->relay_window) {
+            bfo__flush_pending(e, b);
+        }
+    }
+    if (e->now - e->relay_scan_at >= c->heartbeat_ns) {
+        int out = 0;
+        e->relay_scan_at = e->now;
+        for (int i = 0; i < c->nranks; i++)
+            out += e->peers[i].relay_out;
+        for (int i = 0; i < e->opp.n && out; i++) {
+            bfo_op *op = bfo__op_at(e, i);
+            if (op->posted && op->rail == BFO__RELAY_RAIL && e->now - op->post_at >= c->silence_ns) {
+                out--;
+                bfo__op_done(e, op, 0);
+            }
+        }
+    }
 }
 
 /* bfo_peer_failed: see THE API near the top. */
@@ -5615,9 +6087,11 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
         }
         if (c->nrails > 1 && !p->unreachable && !p->down_since)
             bfo__rails_review(e, i);
-        if (!p->unreachable && p->down_since && e->now - p->down_since >= c->unreachable_grace_ns)
+        if (p->fsm.cs == BFO_PEER_ST_DOWN && p->down_since && e->now - p->down_since >= c->unreachable_grace_ns)
             bfo__peer_unreachable(e, i);
     }
+    if (c->relay && !e->left)
+        bfo__relay_progress(e);
     bfo__run_failed(e);
 }
 

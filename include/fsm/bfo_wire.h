@@ -137,6 +137,25 @@ static inline int bfo__valid_bye(const bfo_frame *f)
     return BFO_OK;
 }
 
+/* RELAY: what follows (a frame) and the ranks it names, the engine checks;
+ * RELAYACK: ok is 0 or 1; REACH: a bitmap of count bits follows (the
+ * engine takes one of exactly its job's size). */
+static inline int bfo__valid_relay(const bfo_frame *f)
+{
+    (void)f;
+    return BFO_OK;
+}
+
+static inline int bfo__valid_relayack(const bfo_frame *f)
+{
+    return f->h.relayack.ok > 1 ? BFO_ERR_BAD_FIELD : BFO_OK;
+}
+
+static inline int bfo__valid_reach(const bfo_frame *f)
+{
+    return f->payload_len >= ((uint64_t)f->h.reach.count + 7) / 8 ? BFO_OK : BFO_ERR_BAD_LENGTH;
+}
+
 /* Checks what the layout table cannot: returns BFO_OK or BFO_ERR_BAD_FIELD
  * (a handle that must be set is null, a restart flag and dreq disagree, a
  * range is empty or overflows) or BFO_ERR_BAD_LENGTH (payload longer than
