@@ -288,8 +288,12 @@ $(BUILD)/libbfo_net.a: $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(NET_SRC)))
 # the standard set, and 30,000 random schedules of rail faults with a rank
 # killed at a random step and reported dead 0 to 20 ms later: what the
 # killed rank sent or was sent is delivered or ends BFO_ERR_PROC_FAILED,
-# nothing hangs, the survivors' messages all arrive.  CHECK_JOBS runs at
-# once (tests/run_lines.sh).
+# nothing hangs, the survivors' messages all arrive.  And relay (--relay,
+# --explore cut: docs/engine-design.md, "Relay"): every pair of three and
+# of four ranks cut apart (every rail silent both ways) at every step,
+# healed 40 operations later every other step: every message arrives, none
+# ends with an error; with kills and random rail faults too.  CHECK_JOBS
+# runs at once (tests/run_lines.sh).
 define SIM_RUNS
 --explore single
 --explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any'
@@ -323,6 +327,13 @@ define SIM_RUNS
 --explore kill --ranks 3 --rails 1 --data iov --msg '0>1:100K' --msg '2>1:30K:any' --msg '1>2:64' --msg '0>2:5K:mprobe'
 --random 20000 --seed 17 --ranks 3 --kill random
 --random 10000 --seed 19 --ranks 4 --kill random --place
+--explore cut --relay --ranks 3 --rails 2
+--explore cut --relay --ranks 4 --rails 2
+--explore cut --relay --ranks 3 --rails 1 --data iov --msg '0>1:100K' --msg '2>1:30K:any' --msg '1>2:64' --msg '0>2:5K:mprobe'
+--explore cut --relay --ranks 3 --rails 2 --place
+--explore kill --ranks 3 --relay
+--random 5000 --seed 23 --ranks 3 --relay
+--random 5000 --seed 29 --ranks 3 --relay --kill random
 endef
 export SIM_RUNS
 # groups' agreements and revocations (bfo agree-sim): one and two deaths,

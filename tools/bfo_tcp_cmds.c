@@ -79,7 +79,10 @@
  *        "stale_frames","protocol_violations","absent_rails","rdma_reads","rdma_writes",
  *        "host_heard","nudges","thread_rounds","credit_rndv","over_window",
  *        "placed_frames","placed_dropped","beacons_rcvd","beacons_dropped",
- *        "demotions","promotions","proc_failed","per_rail_bytes":[...],"rail_states":[...],
+ *        "demotions","promotions","proc_failed","relayed_frames","relayed_bytes",
+ *        "relay_passed","relay_received","routes_found","routes_lost","relay_failed",
+ *        "relay_refused",
+ *        "per_rail_bytes":[...],"rail_states":[...],
  *        "rail_rates":[...]}
  *       messages/bytes/verified: received at the destinations (delivered);
  *       errored: operations that completed with an error the program saw
@@ -96,6 +99,15 @@
  *       BFO_ERR_PROC_FAILED: the launcher reported it dead, bfo run
  *       --keep-going); proc_failed: operations that ended
  *       BFO_ERR_PROC_FAILED (counted in unreachable and errored too);
+ *       relayed_frames, relayed_bytes: frames the ranks sent through a third
+ *       rank (BFO_RELAY=1: no rail of their own reached the peer), and
+ *       their bytes; relay_passed: frames the ranks passed on for others;
+ *       relay_received: frames that came to a rank through a third one;
+ *       routes_found, routes_lost: peers that became reached through a
+ *       relay, and whose route was lost, all ranks; relay_failed: frames
+ *       sent through a relay that completed with an error (sent again, as
+ *       any); relay_refused: frames a relay could not pass on (no rail to
+ *       their destination, or no slot free): its sender sends them again;
  *       failover_ms_max: the longest time from a rail being mapped out
  *       (leaving UP) with operations in flight to the last of them
  *       completing (failed: free to go out again over the other rails; 0
@@ -366,7 +378,8 @@ enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD
        F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE, F_KEEPALIVES, F_STALE, F_VIOLATIONS, F_ABSENT,
        F_RDMA_READS, F_RDMA_WRITES, F_BUSY_HEARD, F_NUDGES, F_THREAD, F_CREDIT_RNDV, F_OVER_WINDOW,
        F_PLACED, F_PLACED_DROPPED, F_BEACONS_RCVD, F_BEACONS_DROPPED, F_DEMOTIONS, F_PROMOTIONS,
-       F_PROC_FAILED, NF /* counters sent to rank 0 */ };
+       F_PROC_FAILED, F_RELAYED_FRAMES, F_RELAYED_BYTES, F_RELAY_PASSED, F_RELAY_RECEIVED,
+       F_ROUTES_FOUND, F_ROUTES_LOST, F_RELAY_FAILED, F_RELAY_REFUSED, NF /* counters sent to rank 0 */ };
 
 typedef struct slot {
     bfo_request req;
@@ -1370,6 +1383,14 @@ int bfo_cmd_stream(int argc, char **argv)
         s->f[F_OVER_WINDOW] = s->e->over_window;
         s->f[F_DEMOTIONS] = s->e->stats.demotions;
         s->f[F_PROMOTIONS] = s->e->stats.promotions;
+        s->f[F_RELAYED_FRAMES] = s->e->stats.relayed_frames;
+        s->f[F_RELAYED_BYTES] = s->e->stats.relayed_bytes;
+        s->f[F_RELAY_PASSED] = s->e->stats.relay_passed;
+        s->f[F_RELAY_RECEIVED] = s->e->stats.relay_received;
+        s->f[F_ROUTES_FOUND] = s->e->stats.routes_found;
+        s->f[F_ROUTES_LOST] = s->e->stats.routes_lost;
+        s->f[F_RELAY_FAILED] = s->e->stats.relay_failed;
+        s->f[F_RELAY_REFUSED] = s->e->stats.relay_refused;
         for (int p = 0; p < s->size; p++) /* (peer, rail) that does not reach: not failures */
             for (int r = 0; p != s->rank && r < bfo_net_nrails(s->t); r++)
                 s->f[F_ABSENT] += s->e->peers[p].rail[r].fsm.cs == BFO_RAIL_ST_ABSENT;
@@ -1457,6 +1478,10 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"beacons_rcvd\":%" PRIu64 ",\"beacons_dropped\":%" PRIu64
                        ",\"demotions\":%" PRIu64 ",\"promotions\":%" PRIu64
                        ",\"proc_failed\":%" PRIu64
+                       ",\"relayed_frames\":%" PRIu64 ",\"relayed_bytes\":%" PRIu64
+                       ",\"relay_passed\":%" PRIu64 ",\"relay_received\":%" PRIu64
+                       ",\"routes_found\":%" PRIu64 ",\"routes_lost\":%" PRIu64
+                       ",\"relay_failed\":%" PRIu64 ",\"relay_refused\":%" PRIu64
                        ",\"per_rail_bytes\":[",
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
                        tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
@@ -1469,7 +1494,9 @@ int bfo_cmd_stream(int argc, char **argv)
                        tot[F_RDMA_WRITES], tot[F_BUSY_HEARD], tot[F_NUDGES], tot[F_THREAD],
                        tot[F_CREDIT_RNDV], tot[F_OVER_WINDOW], tot[F_PLACED], tot[F_PLACED_DROPPED],
                        tot[F_BEACONS_RCVD], tot[F_BEACONS_DROPPED], tot[F_DEMOTIONS], tot[F_PROMOTIONS],
-                       tot[F_PROC_FAILED]);
+                       tot[F_PROC_FAILED], tot[F_RELAYED_FRAMES], tot[F_RELAYED_BYTES], tot[F_RELAY_PASSED],
+                       tot[F_RELAY_RECEIVED], tot[F_ROUTES_FOUND], tot[F_ROUTES_LOST], tot[F_RELAY_FAILED],
+                       tot[F_RELAY_REFUSED]);
                 for (int r = 0; r < bfo_net_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
                 /* rank 0 toward rank 1 at the end: each rail's state and

@@ -705,6 +705,21 @@ static int standby_env(unsigned *out, int nrails)
     return 0;
 }
 
+/* BFO_RELAY: 1 turns relay on (bfo_config.relay) when the caller left it
+ * 0; 0 leaves it off.  -1 for another value (said on stderr). */
+static int relay_env(int *out)
+{
+    const char *v = bfo_boot_getenv("BFO_RELAY");
+    if (!v || !*v || !strcmp(v, "0"))
+        return 0;
+    if (strcmp(v, "1")) {
+        fprintf(stderr, "bfo: BFO_RELAY=%s: 1 (relay through a third rank) or 0\n", v);
+        return -1;
+    }
+    *out = 1;
+    return 0;
+}
+
 static int eager_limit_env(size_t *out)
 {
     return size_env("BFO_EAGER_LIMIT", BFO_NET_EAGER_MAX, out);
@@ -793,7 +808,7 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     if (!cfg.unexpected_budget &&
         size_env("BFO_UNEXPECTED_BUDGET", (unsigned long long)1 << 40, &cfg.unexpected_budget) < 0)
         goto fail;
-    if (tcp_env(&opt.tcp) < 0)
+    if (tcp_env(&opt.tcp) < 0 || (!cfg.relay && relay_env(&cfg.relay) < 0))
         goto fail;
     /* the rails, in order, grouped by transport */
     for (char *tok = strtok_r(n->list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {

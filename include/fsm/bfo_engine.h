@@ -288,8 +288,9 @@ typedef struct bfo_config {
     int relay_slots;              /* relay: frames this rank holds while it passes them on,
                                    * each BFO_MAX_HDR_SIZE + max(frag_size, eager_limit)
                                    * bytes (default 16).  Each sender may have
-                                   * relay_slots / (nranks - 2) frames (1 at least) out
-                                   * through one rank: the same setting on every rank */
+                                   * relay_slots / (nranks - 1) frames (1 at least) out
+                                   * through one rank, so that the senders together never
+                                   * find the slots taken: the same setting on every rank */
 } bfo_config;
 
 enum bfo_req_kind { BFO_REQ_SEND = 1, BFO_REQ_RECV = 2 };
@@ -1452,7 +1453,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
         memset(e->reach_mine, 0, (size_t)e->reach_bytes);
         memset(e->reach_of, 0, (size_t)e->reach_bytes * (size_t)c->nranks);
         memset(e->reach_gen, 0, sizeof(uint64_t) * (size_t)c->nranks);
-        e->relay_window = c->nranks > 3 ? c->relay_slots / (c->nranks - 2) : c->relay_slots;
+        e->relay_window = c->nranks > 2 ? c->relay_slots / (c->nranks - 1) : c->relay_slots;
         if (e->relay_window < 1)
             e->relay_window = 1;
     }
@@ -5479,8 +5480,10 @@ static BFO__COLD int bfo__relay_post(bfo_engine *e, bfo_op *op)
     if (!e->cfg.relay || via < 0 || op->hdr_len > BFO_MAX_HDR_SIZE || !bfo__relayable(op->type))
         return 0; /* rail control waits for a rail of its own */
     v = &e->peers[via];
-    if (v->fsm.cs != BFO_PEER_ST_REACHABLE || v->relay_out >= e->relay_window)
-        return 0; /* until its RELAYACKs make room, or the next route (bfo__relay_progress) */
+    if (v->fsm.cs != BFO_PEER_ST_REACHABLE || v->relay_out >= e->relay_window ||
+        bfo__pick_rail(e, via, op->hdr_len + op->payload_len) < 0)
+        return 0; /* until its RELAYACKs make room, a rail to it is UP (not only DEMOTED),
+                   * or the next route (bfo__relay_progress tries again) */
     if (bfo__op_described(op) && !bfo_data_span_flat(&op->span, &payload)) {
         int k = bfo__stage_take(e, op);
         if (k < 0) {

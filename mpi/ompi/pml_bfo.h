@@ -108,6 +108,7 @@ typedef struct mca_pml_bfo_module {
     int rdma_frag_size;         /* bytes, 0: PML_BFO_SHM_RDMA_FRAG with shm and no verbs, else frag_size */
     int heartbeat_ms, probe_timeout_ms, peer_timeout_ms, silence_ms;
     int progress_thread;
+    int relay;                  /* 1: relay through a third rank (bfo_config.relay) */
     int verbose;
     size_t unexpected_budget;
     int copy_limit;             /* standard sends up to this many bytes are copied and complete at once */

@@ -127,6 +127,12 @@ static int component_register(void)
             "than bfo's own 2 s, so that ranks starved of CPU on an oversubscribed node are not "
             "given up)",
             OPAL_INFO_LVL_4, &mca_pml_bfo.peer_timeout_ms);
+    mca_pml_bfo.relay = 0;
+    reg_int("relay",
+            "1: a peer that no rail reaches, while a third rank reaches both, is sent to through "
+            "that rank (one hop; no RDMA through it) until a rail to it comes back; the same on "
+            "every rank (0: off; unset, BFO_RELAY decides)",
+            OPAL_INFO_LVL_4, &mca_pml_bfo.relay);
     mca_pml_bfo.progress_thread = 0;
     reg_int("progress_thread",
             "1: a thread answers rail probes while the program computes without calling MPI "
@@ -375,6 +381,7 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     cfg.probe_timeout_ns = (uint64_t)mca_pml_bfo.probe_timeout_ms * 1000000u;
     cfg.silence_ns = (uint64_t)mca_pml_bfo.silence_ms * 1000000u;
     cfg.unreachable_grace_ns = (uint64_t)mca_pml_bfo.peer_timeout_ms * 1000000u;
+    cfg.relay = mca_pml_bfo.relay == 1;
     memset(&opt, 0, sizeof opt);
     opt.rails = rails;
     opt.thread_safe = enable_mpi_threads ? 1 : 0;
