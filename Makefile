@@ -13,7 +13,9 @@
 #   make bench-engine instructions per eager pair and per 1 MiB rendezvous (callgrind)
 #   make bench-netns throughput over two namespaces' veth rails: clean, shaped, one rail
 #                    slow; a plot of a degrade and recover (root)
-#   make bench       both
+#   make bench-relay a relay against the direct rails: 8 B latency and 1 MiB
+#                    throughput, three namespaces, cut and joined in turn (root)
+#   make bench       all three
 #   make check       run every test and examples/mini_mpi's loopback program,
 #                    check the headers' layering (check-layers), compile every
 #                    header alone (C11, C++17) and the single header alone
@@ -159,7 +161,7 @@ VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
-.PHONY: all bench bench-engine bench-netns dance demo check check-netns check-headers check-layers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
+.PHONY: all bench bench-engine bench-netns bench-relay dance demo check check-netns check-headers check-layers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
 .PHONY: fuzz check-fuzz fuzz-corpus check-tsan
 
@@ -242,7 +244,7 @@ $(BUILD)/abi/net_%.o: tests/net_abi_caller.c $(NET_HDR) | $(BUILD)/abi
 	  $(BACK_INC) -DNET_ABI_FN=net_abi_$* -c $< -o $@
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
-BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c tools/bfo_agree.c $(NET_SRC)
+BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c tools/bfo_agree.c tools/bfo_relaybench.c $(NET_SRC)
 $(BUILD)/bfo: $(BFO_SRC) $(NET_HDR) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) -Isim $(BACK_INC) $(BFO_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS)
 
@@ -475,7 +477,9 @@ bench-engine: $(BUILD)/bench_engine
 # recover (bench-netns.png).  make bench: both benches.
 bench-netns: $(BUILD)/bfo
 	BFO_NETNS=./$(BUILD)/bfo bash bench/netns.sh $(BUILD)/bench-netns.png
-bench: bench-engine bench-netns
+bench-relay: $(BUILD)/bfo
+	BFO_NETNS=./$(BUILD)/bfo bash bench/relay.sh
+bench: bench-engine bench-netns bench-relay
 
 $(BUILD)/bench_engine: bench/bench_engine.c $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim $< -o $@

@@ -1005,6 +1005,7 @@ int bfo_cmd_stream(int argc, char **argv);
 int bfo_cmd_demo(int argc, char **argv); /* tools/bfo_demo.c */
 int bfo_cmd_bench(int argc, char **argv);
 int bfo_cmd_agree_sim(int argc, char **argv); /* tools/bfo_agree.c */
+int bfo_cmd_relay_bench(int argc, char **argv); /* tools/bfo_relaybench.c */
 
 /* bfo abi: BFO_ABI_HERE of this build, which the archives share (the
  * Makefile compiles both with the same layout options); make check-install
@@ -1028,6 +1029,8 @@ int main(int argc, char **argv)
         return cmd_sim(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "agree-sim"))
         return bfo_cmd_agree_sim(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "relay-bench"))
+        return bfo_cmd_relay_bench(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "run"))
         return bfo_cmd_run(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "stream"))
@@ -1040,6 +1043,7 @@ int main(int argc, char **argv)
         return cmd_abi();
     fprintf(stderr, "usage: bfo sim [options]                       the engine under the simulator\n"
                     "       bfo agree-sim [options]                 groups' agreements under process deaths\n"
+                    "       bfo relay-bench [options]               a relay against the direct rails (3 ranks)\n"
                     "       bfo run -n N [--rails A,B] -- PROGRAM ARGS  N local processes, wired up\n"
                     "       bfo stream [options]                    verified streams between ranks\n"
                     "       bfo demo                                a stream living through two rail faults\n"

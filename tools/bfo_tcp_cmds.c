@@ -640,17 +640,26 @@ static void on_usr2(int sig)
 }
 
 /* --trace-rails: every rail transition on stderr, with the time since the first
- * (and CLOCK_MONOTONIC seconds, the clock of the verbs backend's log). */
+ * (and CLOCK_MONOTONIC seconds, the clock of the verbs backend's log), and
+ * every change of a peer's state (reached through a relay, given up, ...). */
 static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
 {
     const stream *s = (const stream *)user;
     static uint64_t t0;
     uint64_t now = bfo_net_now();
+    if (!t0)
+        t0 = now;
+    if (m->id == BFO_MACHINE_PEER && st->from != st->to) { /* where the peer is: RELAYED, ... */
+        const int peer = (int)((const bfo_peer *)st->obj - s->e->peers);
+        fprintf(stderr, "bfo stream[%d]: %9.3f ms (%.3f) peer %d: %s --%s--> %s%s\n", s->rank,
+                (double)(now - t0) / 1e6, (double)now / 1e9, peer, bfo_peer_state_name(st->from),
+                bfo_peer_event_name(st->event), bfo_peer_state_name(st->to),
+                st->to == BFO_PEER_ST_RELAYED ? " (through a third rank)" : "");
+        return;
+    }
     if (m->id != BFO_MACHINE_RAIL || st->from == st->to)
         return;
     int peer = -1, rail = -1;
-    if (!t0)
-        t0 = now;
     for (int p = 0; p < s->size; p++)
         for (int r = 0; r < s->e->cfg.nrails; r++)
             if (st->obj == (const void *)&s->e->peers[p].rail[r]) {
