@@ -336,6 +336,7 @@ define SIM_RUNS
 --explore kill --ranks 3 --relay
 --random 5000 --seed 23 --ranks 3 --relay
 --random 5000 --seed 29 --ranks 3 --relay --kill random
+--explore single --ranks 3 --relay --leave --cut 0-1@60
 endef
 export SIM_RUNS
 # groups' agreements and revocations (bfo agree-sim): one and two deaths,

@@ -902,7 +902,7 @@ static int cmd_sim(int argc, char **argv)
         set[i].leave_gap_ns = o.leave_gap_ns;
         set[i].place = o.place;
         set[i].relay = o.relay;
-        set[i].relay_strict = o.relay && o.cut;
+        set[i].relay_strict = o.relay && o.cut && !o.explore && !o.random_n; /* the cut alone */
         if (o.kill_mode == 1) {
             set[i].kill = o.kill_rank + 1;
             set[i].kill_at_ns = o.kill_at_ns;

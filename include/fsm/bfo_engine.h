@@ -1384,6 +1384,7 @@ static inline void bfo__ux_free_range(bfo_engine *e, int from, int to)
 static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, const bfo_frame *f);
 static BFO__COLD void bfo__peer_step(bfo_engine *e, int peer, int ev);
 static BFO__COLD void bfo__relay_fail_via(bfo_engine *e, int via);
+static BFO__COLD void bfo__relay_bye(bfo_engine *e, int peer);
 static BFO__COLD void bfo__relay_progress(bfo_engine *e);
 
 /* bfo_engine_init_abi: see THE API near the top. */
@@ -3230,6 +3231,11 @@ static BFO__NOINLINE void bfo__op_done_slow(bfo_engine *e, bfo_op *op, int ok)
     }
     if (BFO__UNLIKELY(type == BFO_FRAG_RELAY || type == BFO_FRAG_REACH)) { /* relay: its own */
         bfo__relay_done(e, op, ok);
+        return;
+    }
+    if (BFO__UNLIKELY(type == BFO_FRAG_BYE)) { /* through a relay (bfo__relay_bye): not sent again */
+        e->byes_out--;
+        bfo__op_free(e, op);
         return;
     }
     if (bfo_handle_is_null(owner)) { /* an engine-owned NACK or CREDIT: until delivered */
@@ -5441,10 +5447,33 @@ static BFO__COLD void bfo__peer_step(bfo_engine *e, int peer, int ev)
  * RDMA never goes through a relay; rail control (PROBE, PROBEACK, BROKEN)
  * and BYE are never relayed. */
 
-/* Frames that may go through a relay: a request's, and CREDIT. */
+/* Frames that may go through a relay: a request's, CREDIT, and the BYE of
+ * a rank that leaves while it reaches the peer only so (bfo__relay_bye). */
 static inline int bfo__relayable(int type)
 {
-    return type >= BFO_FRAG_MATCH && type <= BFO_FRAG_RECVERRNOTIFY ? 1 : type == BFO_FRAG_CREDIT;
+    return type >= BFO_FRAG_MATCH && type <= BFO_FRAG_RECVERRNOTIFY ? 1
+                                                                    : type == BFO_FRAG_CREDIT || type == BFO_FRAG_BYE;
+}
+
+/* bfo_engine_leave, for a peer RELAYED: its BYE through the relay (about
+ * no rail; not sent again), so that it takes this rank's leaving as no
+ * failure, as over a rail of its own. */
+static BFO__COLD void bfo__relay_bye(bfo_engine *e, int peer)
+{
+    bfo_hdr_bye h;
+    bfo_op *op = bfo__ctl_alloc(e, BFO_FRAG_BYE, peer);
+    if (!op)
+        return; /* the peer finds the route gone, then gives this rank up */
+    h.type = BFO_FRAG_BYE;
+    h.flags = 0;
+    h.seq = e->peers[peer].send_seq;
+    op->hdr_len = bfo_hdr_bye_encode(&h, op->hdr, sizeof op->hdr);
+    if (!bfo__relay_post(e, op)) { /* no room at the relay, or no rail to it UP */
+        bfo__op_free(e, op);
+        return;
+    }
+    e->byes_out++;
+    e->stats.byes_sent++;
 }
 
 /* A RELAYACK to `to`: how the post of its frame (token) to dst completed. */
@@ -5477,7 +5506,8 @@ static BFO__COLD int bfo__relay_post(bfo_engine *e, bfo_op *op)
         bfo__op_fail_later(e, op);
         return 1;
     }
-    if (!e->cfg.relay || via < 0 || op->hdr_len > BFO_MAX_HDR_SIZE || !bfo__relayable(op->type))
+    if (!e->cfg.relay || via < 0 || op->hdr_len > BFO_MAX_HDR_SIZE || !bfo__relayable(op->type) ||
+        op->about_rail >= 0)
         return 0; /* rail control waits for a rail of its own */
     v = &e->peers[via];
     if (v->fsm.cs != BFO_PEER_ST_REACHABLE || v->relay_out >= e->relay_window ||
@@ -5887,6 +5917,11 @@ static inline int bfo_engine_leave(bfo_engine *e, uint64_t now)
     if (e->left)
         return BFO_OK;
     e->left = 1;
+    /* a peer reached through a relay: a BYE through it, first (the
+     * relay's rails part next) */
+    for (int i = 0; i < c->nranks; i++)
+        if (e->peers[i].fsm.cs == BFO_PEER_ST_RELAYED)
+            bfo__relay_bye(e, i);
     /* a BYE on every UP or PROBING rail of every peer that did not leave
      * (its rails are LEFT already), every connection parted */
     for (int i = 0; i < c->nranks; i++)
