@@ -205,7 +205,7 @@ static int tf_setup(void)
     T.port = (uint16_t)(me.bytes[2] << 8 | me.bytes[3]);
     bfo_tcp_start(T.t, TF_JOB);
     bfo_tcp_backend(T.t, &T.be);
-    T.max_frame = BFO_MAX_HDR_SIZE + 96;
+    T.max_frame = BFO_MAX_HDR_SIZE + BFO_HDR_RELAY_SIZE + 96; /* the transport's own: a RELAY's header fits */
     { /* listening is not enough: a network namespace whose loopback is down binds */
         struct sockaddr_in sa;
         int fd = socket(AF_INET, SOCK_STREAM, 0), ok;

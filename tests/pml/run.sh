@@ -65,6 +65,11 @@ t pt2pt.persistent "$all" "$T" "$B/pt2pt" persistent
 t pt2pt.self       "$all" "$T" "$B/pt2pt" self
 t pt2pt.procnull   "$all" "$T" "$B/pt2pt" procnull
 t pt2pt.sendrecv   "$all" "$T" "$B/pt2pt" sendrecv
+# relay on (pml_bfo_relay: docs/engine-design.md, "Relay through a third
+# rank"): the ranks tell each other whom they reach and nothing else
+# changes while every rail works (the relay itself under faults:
+# tests/netns/n2_relay.sh)
+[ "$PML" = bfo ] && t pt2pt.relay_on "4" "$T" --mca pml_bfo_relay 1 "$B/pt2pt" order
 # 7-8: datatypes; one message past INT_MAX bytes
 t dtype.types      "$all" "$T" "$B/dtype" types
 if pmlt_wanted dtype.big && [[ " $PMLT_NP " == *" 2 "* ]]; then
