@@ -631,6 +631,24 @@ static void note_unreachable(stream *s, int p, uint64_t now, int st)
 
 static int trace_rails;
 
+/* Where a rank is after its stream (the end's steps); a watchdog (SIGALRM,
+ * 10 s past --timeout) says which one it is stuck in, then ends it: a
+ * rank that hangs there leaves its step in the log. */
+static volatile sig_atomic_t end_step;
+static const char *const end_steps[] = { "streaming", "the end's barrier", "the counts to rank 0",
+                                         "the bye", "lingering", "bfo_net_fini (leaving, transports closing)" };
+static void on_watchdog(int sig)
+{
+    char line[160];
+    int k = end_step >= 0 && end_step < (int)(sizeof end_steps / sizeof *end_steps) ? end_step : 0;
+    int n = snprintf(line, sizeof line, "bfo stream: still running 10 s past --timeout, in %s: ended\n",
+                     end_steps[k]);
+    (void)sig;
+    if (n > 0 && write(2, line, (size_t)n) < 0)
+        _exit(124);
+    _exit(124);
+}
+
 /* SIGUSR2: the transport's state on stderr (bfo_net_dump), and go on. */
 static volatile sig_atomic_t dump_asked;
 static void on_usr2(int sig)
@@ -1097,6 +1115,10 @@ int bfo_cmd_stream(int argc, char **argv)
     }
     t_start = bfo_net_now();
     deadline = t_start + (uint64_t)(timeout * 1e9);
+    if (timeout > 0) {
+        signal(SIGALRM, on_watchdog);
+        alarm((unsigned)(timeout + 10.5));
+    }
     s->tty = isatty(2);
     for (int p = 0; p < s->size; p++) { /* how many each peer sends us */
         peer_st *ps = &s->p[p];
@@ -1339,6 +1361,7 @@ int bfo_cmd_stream(int argc, char **argv)
                 s->f[F_LOST] += !s->p[p].seen[i];
 
     /* ---- the end: a barrier, the duplicate check, counts to rank 0, bye */
+    end_step = 1;
     if (!timed_out) {
         uint64_t one = 1, dl = bfo_net_now() + 30000000000ull;
         bfo_request *rq = calloc(4 * (size_t)s->size, sizeof *rq);
@@ -1427,6 +1450,7 @@ int bfo_cmd_stream(int argc, char **argv)
         if (!all)
             return 1;
         memcpy(all[s->rank], mine, sizeof mine);
+        end_step = 2;
         nw = 0;
         if (s->rank == 0) {
             for (int p = 1; p < s->size; p++)
@@ -1442,6 +1466,7 @@ int bfo_cmd_stream(int argc, char **argv)
             bad = 1;
         /* bye: rank 0 lets the others go once it has every count */
         bfo_request bye[1];
+        end_step = 3;
         nw = 0;
         if (s->rank == 0) {
             for (int p = 1; p < s->size; p++)
@@ -1524,8 +1549,10 @@ int bfo_cmd_stream(int argc, char **argv)
                 tot[F_VERIFIED] + tot[F_CORRUPT] != tot[F_MSGS])
                 bad = 1;
         }
+        end_step = 4;
         if (s->linger_rank >= 0 && s->linger_rank < s->size && linger(s, dl) != 0)
             bad = 1;
+        end_step = 5;
         bfo_net_fini(s->t);
         free(rq);
         free(w);
@@ -1533,8 +1560,10 @@ int bfo_cmd_stream(int argc, char **argv)
         free(sink);
         free(all);
     } else {
+        end_step = 5;
         bfo_net_fini(s->t);
     }
+    alarm(0);
     if (s->f[F_CORRUPT] || s->f[F_DUPS] || s->f[F_LOST])
         bad = 1;
     if (s->verbose || bad)

@@ -149,6 +149,9 @@ struct bfo_verbs {
     struct ibv_cq **reap_cq;
 };
 
+/* How long bfo_verbs_fini waits for the reaper's last destroys. */
+#define BFO_VERBS_REAP_WAIT_S 3
+
 static void *reaper_main(void *arg)
 {
     bfo_verbs *v = (bfo_verbs *)arg;
@@ -1659,11 +1662,27 @@ void bfo_verbs_fini(bfo_verbs *v)
         for (int qi = 0; qi < v->size * v->nrails; qi++)
             ctl_close(&v->qps[qi]);
     if (v->reaper_on) {
+        /* the reaper destroys what is left; a destroy the kernel holds up
+         * (rxe after a link flap: a queue pair's timers) is waited for
+         * BFO_VERBS_REAP_WAIT_S at most, then left to the process's end:
+         * nothing the reaper may still touch is released here, so that
+         * the rank ends rather than waits for ever */
+        struct timespec ts;
+        int n;
         pthread_mutex_lock(&v->rmu);
         v->reaper_stop = 1;
+        n = v->nreap;
         pthread_cond_signal(&v->rcv);
         pthread_mutex_unlock(&v->rmu);
-        pthread_join(v->reaper, NULL);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += BFO_VERBS_REAP_WAIT_S;
+        if (pthread_timedjoin_np(v->reaper, NULL, &ts) != 0) {
+            vlog(v, 1, "queue pairs still being destroyed by the kernel after %d s (%d were queued): "
+                       "left to the process's end",
+                 BFO_VERBS_REAP_WAIT_S, n);
+            v->reaper_on = 0;
+            return;
+        }
         v->reaper_on = 0;
     }
     free(v->reap_qp);
