@@ -2235,6 +2235,41 @@ static void test_promoted_rail_on_probation_back_as_soon_as_the_best_rails_is_no
     sr_del(w);
 }
 
+/* A rail slow from the start (4 MB/s) beside a loaded one (200 MB/s,
+ * every message 15 ms on its way): on probation its lone pieces come back
+ * sooner than rail 0's do, yet at its own rate.  It leaves probation at
+ * its own rate (under 6 MB/s; 4.0), where doubling its estimate on such
+ * pieces took it out at twice that (8.0) here, and over real rails (8 Mbit/s
+ * beside 800, bench-netns 1/100) at the fast rail's: it was handed 5 MB,
+ * 3 s of its time, at the stream's end.  Every message intact, no
+ * map-out. */
+static void test_rail_on_probation_back_sooner_than_a_loaded_rail_keeps_its_own_rate(void **state)
+{
+    mapout_watch x[2];
+    bigstream b;
+    (void)state;
+    sr_world *w = frags_world(78, x);
+    const bfo_rail_link *rl = &w->e[0].peers[1].rail[1];
+    w->sn.rail_mbps[0] = 200;
+    w->sn.rail_delay_ns[0] = 15 * MS;
+    w->sn.rail_mbps[1] = 4;
+    big_start(&b, w);
+    uint64_t left_at = 0;
+    for (int t = 0; t < 3000 && rl->prob_bytes < BFO_PROBATION_BYTES; t++)
+        big_run(&b, MS);
+    assert_true(rl->measured);
+    left_at = bfo_rail_rate(&w->e[0], 1, 1);
+    print_message("rail 1 (4 MB/s) left probation at %llu KB/s (%llu B over %llu us), rail 0 at %llu KB/s, its "
+                  "pieces %llu us\n", (unsigned long long)(left_at / 1000), (unsigned long long)rl->prob_bytes,
+                  (unsigned long long)(rl->prob_ns / 1000), (unsigned long long)(bfo_rail_rate(&w->e[0], 1, 0) / 1000),
+                  (unsigned long long)(w->e[0].peers[1].rail[0].lat / 1000));
+    assert_true(left_at < 6000000);
+    w->sn.rail_mbps[1] = 200;
+    big_end(&b);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    sr_del(w);
+}
+
 /* A rail behind a token-bucket shaper (simnet.rail_burst, as tc's tbf:
  * 10 MB/s with a 64 KiB burst) measures fast in short bursts: a measuring
  * pair whose padding fits the bucket goes through at once.  It is promoted
@@ -4526,6 +4561,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_last_rail_up_is_never_demoted),
         cmocka_unit_test(test_rails_lagging_together_are_not_demoted),
         cmocka_unit_test(test_promoted_rail_on_probation_back_as_soon_as_the_best_rails_is_not_slow),
+        cmocka_unit_test(test_rail_on_probation_back_sooner_than_a_loaded_rail_keeps_its_own_rate),
         cmocka_unit_test(test_rail_behind_a_token_bucket_is_not_promoted_again_and_again_on_its_bursts),
         cmocka_unit_test(test_standby_rail_carries_data_only_while_no_active_rail_is_up),
         cmocka_unit_test(test_busy_peer_heard_once_after_the_probe_then_silent_is_not_failed),

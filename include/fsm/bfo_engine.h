@@ -1701,7 +1701,12 @@ static inline int bfo__rdma_ok(const bfo_engine *e, int peer, int up_now)
  * rate is a guess, or what a few pieces said) gets
  * one piece of BFO__STRIPE_MIN or more at a time, so a rail that is slow
  * from the start holds up one piece, not a share (the only eligible rail
- * takes everything: there is no choice to make).  When every eligible
+ * takes everything: there is no choice to make); and it gets the next one
+ * as soon as the last is back, whatever its estimate, so that its
+ * probation ends on pieces, not on a guess (a lone piece reads its round
+ * trip: a readmitted loopback rail read at a thirtieth of the other on
+ * its first was expected to finish last for every later piece, and was
+ * given none).  When every eligible
  * rail, two or more, is on probation with its piece out (the first pieces
  * to a peer), BFO__PICK_WAIT: the op waits in the peer's pending list for the first
  * sample (bfo__gate_kick), a round trip of the fastest rail.  A
@@ -1722,7 +1727,9 @@ static inline int bfo__pick_weighted(bfo_engine *e, int peer, uint64_t len, int 
         const bfo_rail_link *rl = &p->rail[r];
         if (rdma ? !bfo__rail_rdma(e, peer, r) : !bfo__rail_up(e, peer, r))
             continue;
-        if (BFO__UNLIKELY(!rl->measured) && rl->q_bytes >= BFO__STRIPE_MIN && len >= BFO__STRIPE_MIN) {
+        if (BFO__UNLIKELY(!rl->measured) && len >= BFO__STRIPE_MIN) {
+            if (rl->q_bytes < BFO__STRIPE_MIN)
+                return r; /* on probation, its piece back: the next one, whatever its estimate */
             gated = r; /* on probation, its piece out: no more until it is back */
             ngated++;
             continue;
@@ -1920,19 +1927,15 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
         rl->prob_bytes += bytes;
         rl->prob_ns += span;
         rl->measured = rl->prob_bytes >= BFO_PROBATION_BYTES;
-        uint64_t x = rl->prob_bytes * 1000000u / rl->prob_ns;
-        /* a lone piece back sooner than a piece on the best rail: its
-         * round trip, no measure of its rate (below); doubled at least,
-         * or the rail, read at a thirtieth of the best on its first piece
-         * over loopback, is never given a second and stays on probation
-         * (test_rail_cut_mid_stream_fails_over_every_message_once_then_readmitted,
-         * one run in twenty) */
-        if (b >= 0 && dt < e->peers[peer].rail[b].lat) {
-            uint64_t up = 2 * rl->rate < e->peers[peer].rail[b].rate ? 2 * rl->rate : e->peers[peer].rail[b].rate;
-            if (x < up)
-                x = up;
-        }
-        bfo__rate_take(e, peer, rail, x, 1, dt);
+        /* not grown when back sooner than the best rail's pieces (as a
+         * measured rail's is, below): a rail on probation is given its
+         * next piece once the last is back whatever its estimate
+         * (bfo__pick_weighted), and a slow rail's lone pieces beside a
+         * loaded best rail always come back sooner: doubled on each, an
+         * 8 Mbit/s rail left probation at 28 MB/s beside an 800 Mbit/s
+         * one, was handed 5 MB, and held the stream's end 3 s
+         * (bench-netns 1/100) */
+        bfo__rate_take(e, peer, rail, rl->prob_bytes * 1000000u / rl->prob_ns, 1, dt);
         return;
     }
     uint64_t x = bytes * 1000000u / span;
