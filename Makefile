@@ -244,7 +244,7 @@ $(BUILD)/abi/net_%.o: tests/net_abi_caller.c $(NET_HDR) | $(BUILD)/abi
 	  $(BACK_INC) -DNET_ABI_FN=net_abi_$* -c $< -o $@
 
 # bfo: sim (the simulator), run and stream (the TCP backend)
-BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c tools/bfo_agree.c tools/bfo_relaybench.c $(NET_SRC)
+BFO_SRC := tools/bfo.c tools/bfo_tcp_cmds.c tools/bfo_demo.c tools/bfo_bench.c tools/bfo_agree.c tools/bfo_relaybench.c tools/bfo_rawstream.c $(NET_SRC)
 $(BUILD)/bfo: $(BFO_SRC) $(NET_HDR) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) -Isim $(BACK_INC) $(BFO_SRC) -o $@ $(PMIX_LIBS) $(VERBS_LIBS)
 

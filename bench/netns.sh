@@ -3,7 +3,9 @@
 # namespaces (two veth pairs, tests/netns/lib.sh), ratios from one run:
 # medians of ROUNDS (default 5) interleaved rounds, and the worst round.
 #   clean      two rails against one (adding a rail must not cost)
-#   400mbit    each rail shaped to 400 Mbit/s (tbf): two against one (>= 1.8x)
+#   400mbit    each rail shaped to 400 Mbit/s (tbf): two against one (>= 1.8x),
+#              and plain TCP connections on the same rails in the same rounds
+#              (bfo raw-stream; RAW=0: not run): what the kernel's path carries
 #   1/100      rail 0 at 800 Mbit/s, rail 1 at 8: against rail 0 alone (>= 0.90x)
 #   20mbit     rail 1 at 20 Mbit/s from the start: against rail 0 alone (>= 0.90x)
 # then a degrade-and-recover run whose per-rail throughput (bfo stream
@@ -41,6 +43,21 @@ one() {
     [ "$rc" = 0 ] && check_exact >/dev/null || { echo "bench-netns: a run failed" >&2; tail -5 "$WORK/err0" >&2; exit 1; }
     awk -v b="$(jget bytes)" -v t="$(jget elapsed_ms)" 'BEGIN { printf "%.1f", b / t / 1000 }'
 }
+# raw RAILS: MB/s of plain TCP connections, one per rail, both ways, one
+# thread each side (bfo raw-stream), every byte checked: what the kernel's
+# path carries, measured in the same rounds
+raw() {
+    local n=$1 a=$ADDR_A b=$ADDR_B port=7$((NET % 10))50
+    [ "$n" = 1 ] && { a=$A0; b=$B0; }
+    inB "$BFO_NETNS" raw-stream --listen "$b" --port "$port" --duration "$SECS" > "$WORK/raw1" 2> "$WORK/rawerr1" &
+    R1=$!
+    inA "$BFO_NETNS" raw-stream --connect "$b" --port "$port" --duration "$SECS" > "$WORK/raw0" 2> "$WORK/rawerr0"
+    local rc=$?
+    wait "$R1" || rc=1; R1=
+    [ "$rc" = 0 ] || { echo "bench-netns: a raw run failed" >&2; cat "$WORK/rawerr0" "$WORK/rawerr1" >&2; exit 1; }
+    cat "$WORK/raw0" "$WORK/raw1" | sed 's/.*"rx_bytes": \([0-9]*\).*"elapsed_ms": \([0-9.]*\).*/\1 \2/' |
+        awk '{ b += $1; t = $2 } END { printf "%.1f", b / t / 1000 }'
+}
 setup() { # name: the shaping of that configuration
     unshape 0; unshape 1
     case $1 in
@@ -49,7 +66,7 @@ setup() { # name: the shaping of that configuration
     20mbit) shape 1 20mbit ;;
     esac
 }
-declare -A R D
+declare -A R D W
 configs=${CONFIGS:-"clean 400mbit 1/100 20mbit"}
 for round in $(seq "$ROUNDS"); do
     for c in $configs; do
@@ -57,9 +74,14 @@ for round in $(seq "$ROUNDS"); do
         R[$c,1]+="$(one 1) "
         R[$c,2]+="$(one 2) "
         D[$c]="$(jget demotions)/$(jget failovers)" # the two-rail run's
+        if [ "$c" = 400mbit ] && [ "${RAW:-1}" = 1 ]; then
+            W[$c,1]+="$(raw 1) "
+            W[$c,2]+="$(raw 2) "
+        fi
     done
     echo "round $round (MB/s one rail/two, the two rails' demotions/failovers):" \
-        "$(for c in $configs; do a=${R[$c,1]% }; b=${R[$c,2]% }; echo -n "$c ${a##* }/${b##* } (${D[$c]}) "; done)" >&2
+        "$(for c in $configs; do a=${R[$c,1]% }; b=${R[$c,2]% }; echo -n "$c ${a##* }/${b##* } (${D[$c]}) "
+           [ -n "${W[$c,1]:-}" ] && { a=${W[$c,1]% }; b=${W[$c,2]% }; echo -n "[raw TCP ${a##* }/${b##* }] "; }; done)" >&2
 done
 unshape 0; unshape 1
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
@@ -74,6 +96,11 @@ for c in $configs; do
     ratio=$(awk -v a="$m2" -v b="$m1" 'BEGIN { printf "%.2f", a / b }')
     met=$(awk -v r="$ratio" -v t="$tv" 'BEGIN { print (r >= t) ? "met" : "MISSED" }')
     printf "  %-9s %10s %10s %8s %8s  %s %s\n" "$c" "$m1" "$m2" "$ratio" "$worst" "$t" "$met"
+    if [ -n "${W[$c,1]:-}" ]; then
+        w1=$(echo "${W[$c,1]}" | median); w2=$(echo "${W[$c,2]}" | median)
+        printf "  %-9s %10s %10s %8s %8s  %s\n" "  raw TCP" "$w1" "$w2" "$(awk -v a="$w2" -v b="$w1" 'BEGIN { printf "%.2f", a / b }')" "" \
+               "the kernel's path in the same rounds: bfo two rails at $(awk -v a="$m2" -v b="$w2" 'BEGIN { printf "%.2f", a / b }')x raw's two, one rail at $(awk -v a="$m1" -v b="$w1" 'BEGIN { printf "%.2f", a / b }')x raw's one"
+    fi
 done
 
 # degrade and recover, plotted (PLOT=0: not run)

@@ -1006,6 +1006,7 @@ int bfo_cmd_demo(int argc, char **argv); /* tools/bfo_demo.c */
 int bfo_cmd_bench(int argc, char **argv);
 int bfo_cmd_agree_sim(int argc, char **argv); /* tools/bfo_agree.c */
 int bfo_cmd_relay_bench(int argc, char **argv); /* tools/bfo_relaybench.c */
+int bfo_cmd_raw_stream(int argc, char **argv); /* tools/bfo_rawstream.c */
 
 /* bfo abi: BFO_ABI_HERE of this build, which the archives share (the
  * Makefile compiles both with the same layout options); make check-install
@@ -1031,6 +1032,8 @@ int main(int argc, char **argv)
         return bfo_cmd_agree_sim(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "relay-bench"))
         return bfo_cmd_relay_bench(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "raw-stream"))
+        return bfo_cmd_raw_stream(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "run"))
         return bfo_cmd_run(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "stream"))
@@ -1048,6 +1051,7 @@ int main(int argc, char **argv)
                     "       bfo stream [options]                    verified streams between ranks\n"
                     "       bfo demo                                a stream living through two rail faults\n"
                     "       bfo bench [--sizes LIST] [--baseline]    latency and bandwidth, against raw TCP\n"
+                    "       bfo raw-stream [options]                raw TCP connections both ways, the baseline of a stream\n"
                     "       bfo abi                                 the layout this bfo was built with (bfo_abi)\n"
                     "       (bfo COMMAND --help for options)\n");
     return 2;
