@@ -1922,7 +1922,6 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
     if (span < 1000)
         span = 1000;
-    int b = bfo__best_rail(e, peer, rail);
     if (!rl->measured) { /* on probation: all it delivered, over all its pieces' times */
         rl->prob_bytes += bytes;
         rl->prob_ns += span;
@@ -1938,6 +1937,7 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
         bfo__rate_take(e, peer, rail, rl->prob_bytes * 1000000u / rl->prob_ns, 1, dt);
         return;
     }
+    int b = bfo__best_rail(e, peer, rail);
     uint64_t x = bytes * 1000000u / span;
     /* back sooner than a piece on the best other rail: it could carry
      * more than it was given (the scheduler fills rails to equal expected
