@@ -11,7 +11,16 @@ RAILS="verbs:rxe0,verbs:rxe1,tcp:10.0.2.$ME"
 export BFO_RANK=$RANK BFO_SIZE=2 BFO_BOOTSTRAP=10.0.2.1:7117 BFO_RAILS=$RAILS
 up() { local u _; read -r u _ < /proc/uptime; echo "$u"; }
 say() { echo "[$(up)] $ROLE: $*"; }
-fail() { say "FAIL: $*"; echo "--- stderr (last 30 lines)"; tail -30 "$OUT/err.$ROLE" 2>/dev/null; exit 1; }
+# fail MESSAGE: the rails' state changes first (why a rail left UP: the
+# stream runs with --trace-rails), then the end of the rank's stderr
+fail() {
+    say "FAIL: $*"
+    echo "--- rail and peer state changes (last 15; connections and probe answers left out)"
+    grep -E -- '--[A-Z_]+-->' "$OUT/err.$ROLE" 2>/dev/null | grep -v -E -- '--(CONNECTED|PROBEACK_RCVD)-->' | tail -15
+    echo "--- stderr (last 30 lines)"
+    tail -30 "$OUT/err.$ROLE" 2>/dev/null
+    exit 1
+}
 
 # pause SEC: a sleep that starts no process. In a guest whose rank
 # busy-polls, every exec reads the host's root over 9p and can take a
@@ -44,11 +53,14 @@ monitor() {
 # $OUT/json); STREAM_PID.
 stream() {
     # TCG guests are slow, and a new queue pair's first packets slower still:
-    # a probe gets 1 s (the engine default is 40 ms) and the silence
-    # backstop 3 s (the probe timeout never exceeds it); a clean stream
-    # mapped rails out with 400 ms (t1, one CI run in several)
-    # shellcheck disable=SC2086 # BFO_STREAM_ARGS: extra options, e.g. --trace-rails (from $OUT/env)
-    "$BFO" stream --json --probe-timeout-ms 1000 --silence-ms 3000 ${BFO_STREAM_ARGS:-} "$@" \
+    # a probe gets 2 s (the engine default is 40 ms) and the silence
+    # backstop 4 s (the probe timeout never exceeds it); a clean stream
+    # mapped rails out with 400 ms (t1, one CI run in several), and with
+    # 1 s once on a loaded host (t7, whose run took 68 s, against 25 to 34
+    # here: a rail mapped out 1.3 s after it connected).  The rails' state
+    # changes go to stderr (--trace-rails): a failure shows them.
+    # shellcheck disable=SC2086 # BFO_STREAM_ARGS: extra options (from $OUT/env)
+    "$BFO" stream --json --probe-timeout-ms 2000 --silence-ms 4000 --trace-rails ${BFO_STREAM_ARGS:-} "$@" \
         > "$OUT/json.$ROLE" 2> "$OUT/err.$ROLE" &
     STREAM_PID=$!
 }
