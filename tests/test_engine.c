@@ -2147,6 +2147,138 @@ static void test_last_rail_up_is_never_demoted(void **state)
     sr_del(w);
 }
 
+/* A rail stalled, not slow: on two measured rails at 1000 MB/s whose
+ * pieces take 30 ms (a 15 ms path), rail 1 holds both ways for 200 ms
+ * with data queued on it (a TCP connection
+ * waiting out a retransmission timeout behind a shaper that dropped from a
+ * full queue) while rail 0 delivers and each rank hears the other's
+ * process on both rails (beacons).  Its lag samples give it nothing more
+ * meanwhile, but it is not demoted: one lag sample and 50 ms of silence
+ * demoted it before, with 0.7 MB queued (two rails at 400 Mbit/s between
+ * namespaces: 4 to 6 demotions in 3 s).  Every message arrives; no
+ * map-out; afterwards both rails carry data again. */
+static void test_rail_stalled_with_data_queued_is_not_demoted_on_one_lag_sample(void **state)
+{
+    mapout_watch x[2];
+    bigstream b;
+    enum { N = 400 };
+    static bfo_request es[N][2], er[N][2];
+    static uint8_t eout[N][1024], ein[N][2][1024];
+    int n = 0;
+    (void)state;
+    sr_world *w = frags_world(79, x);
+    for (int k = 0; k < 2; k++) {
+        w->sn.rail_mbps[k] = 1000;
+        w->sn.rail_delay_ns[k] = 15 * MS; /* pieces take 30 ms and more: a lag period of 120 ms */
+    }
+    big_start(&b, w);
+    big_run(&b, 300 * MS);
+    assert_true(w->e[0].peers[1].rail[0].measured && w->e[0].peers[1].rail[1].measured);
+    rail_path(w, 0, 1, 1, SN_PATH_HOLD);
+    rail_path(w, 1, 0, 1, SN_PATH_HOLD);
+    /* small messages both ways meanwhile: rail 0 delivers, and each rank
+     * hears the other's process */
+    for (uint64_t t0 = w->sn.now; w->sn.now - t0 < 200 * MS && n < N; n++) {
+        for (int k = 0; k < 2; k++) {
+            bfo_engine_rail_heard(&w->e[0], 1, k, w->sn.now);
+            bfo_engine_rail_heard(&w->e[1], 0, k, w->sn.now);
+        }
+        memset(eout[n], n & 0xff, sizeof eout[n]);
+        for (int d = 0; d < 2; d++) {
+            assert_int_equal(bfo_irecv(&w->e[1 - d], &er[n][d], ein[n][d], sizeof ein[n][d], d, 2, n, w->sn.now),
+                             BFO_OK);
+            assert_int_equal(bfo_isend(&w->e[d], &es[n][d], eout[n], sizeof eout[n], 1 - d, 2, n, w->sn.now),
+                             BFO_OK);
+        }
+        big_run(&b, MS);
+    }
+    uint64_t queued = w->e[0].peers[1].rail[1].q_bytes;
+    int slow = w->e[0].peers[1].rail[1].slow;
+    assert_true(queued >= 4 * (uint64_t)w->e[0].cfg.frag_size);
+    assert_true(slow > 0); /* its lag samples said so: it was given nothing more */
+    assert_int_equal(w->e[0].stats.demotions, 0);
+    rail_path(w, 0, 1, 1, SN_PATH_OPEN);
+    rail_path(w, 1, 0, 1, SN_PATH_OPEN);
+    uint64_t b1 = w->e[0].stats.rail_bytes[1];
+    big_run(&b, 300 * MS);
+    b1 = w->e[0].stats.rail_bytes[1] - b1;
+    big_end(&b);
+    for (int m = 0; m < n; m++)
+        for (int d = 0; d < 2; d++) {
+            assert_true(bfo_test(&es[m][d]) && bfo_test(&er[m][d]));
+            assert_int_equal(er[m][d].status, BFO_OK);
+            assert_memory_equal(ein[m][d], eout[m], sizeof eout[m]);
+        }
+    print_message("rail 1 held 200 ms with %llu bytes queued, %d slow samples: %llu demotions; %llu bytes on it "
+                  "in the 300 ms after; %d messages and %d small ones each way\n", (unsigned long long)queued, slow,
+                  (unsigned long long)w->e[0].stats.demotions, (unsigned long long)b1, b.done, n);
+    assert_int_equal(w->e[0].stats.demotions, 0);
+    assert_true(b1 > 0);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    sr_del(w);
+}
+
+/* A piece whose completion is taken in the instant of its post (its
+ * span at the 1 us floor: acknowledgements held, then sent at once, or
+ * the clock read once for both) reads 65,584 MB/s for 64 KiB: the
+ * estimate moves up a quarter at most, to 1.25 times the higher of its
+ * own and the best other rail's.  Before, a 400 Mbit/s rail was read at
+ * 16,473 MB/s after averaging and its equal pair demoted beside it. */
+static void test_piece_back_in_the_instant_of_its_post_raises_the_estimate_a_quarter_at_most(void **state)
+{
+    mapout_watch x[2];
+    bigstream b;
+    (void)state;
+    sr_world *w = two_fast_rails(83, x, &b, 300);
+    bfo_engine *e = &w->e[0];
+    bfo_rail_link *r1 = &e->peers[1].rail[1];
+    assert_true(e->peers[1].rail[0].measured && r1->measured);
+    uint64_t top = e->peers[1].rail[0].rate > r1->rate ? e->peers[1].rail[0].rate : r1->rate;
+    bfo__rate_op(e, 1, 1, 65584, 0, e->now);
+    print_message("rail 1: 64 KiB back in the instant of its post: estimate %llu B/ms, the higher before %llu\n",
+                  (unsigned long long)r1->rate, (unsigned long long)top);
+    assert_true(r1->rate <= top + top / 4);
+    assert_int_equal(r1->slow, 0);
+    big_end(&b);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    sr_del(w);
+}
+
+/* A rail on probation is given one piece at a time, so its samples read
+ * its round trip: 32 KiB over 30 ms (1.1 MB/s) beside a rail measured at
+ * 1000 MB/s whose pieces take 5 ms is no slow sample, and the streak
+ * stays empty (an equal rail at 400 Mbit/s, promoted, was demoted on one
+ * such sample and 50 ms without another); the sample that ends the
+ * probation, over all its pieces, is one. */
+static void test_rail_on_probation_lone_piece_is_no_slow_sample_until_its_last(void **state)
+{
+    mapout_watch x[2];
+    bigstream b;
+    (void)state;
+    sr_world *w = two_fast_rails(85, x, &b, 300);
+    bfo_engine *e = &w->e[0];
+    bfo_rail_link *r0 = &e->peers[1].rail[0], *r1 = &e->peers[1].rail[1];
+    r0->rate = 1000000; /* 1000 MB/s */
+    r0->lat = 5 * MS;
+    r1->measured = 0; /* on probation again, as after a promotion */
+    r1->prob_bytes = r1->prob_ns = 0;
+    r1->slow = 0;
+    bfo__rate_op(e, 1, 1, 32768, 30 * MS, e->now - 30 * MS);
+    assert_false(r1->measured);
+    assert_true(r1->rate * BFO_DEMOTE_RATIO < r0->rate); /* it reads slow... */
+    assert_int_equal(r1->slow, 0);                        /* ...and is no evidence */
+    bfo__rate_op(e, 1, 1, BFO_PROBATION_BYTES - 32768, 30 * MS, e->now - 30 * MS);
+    assert_true(r1->measured);
+    print_message("on probation: 32 KiB in 30 ms, then the rest of 256 KiB: estimate %llu B/ms, "
+                  "%d slow sample(s)\n", (unsigned long long)r1->rate, r1->slow);
+    assert_int_equal(r1->slow, 1);
+    r1->slow = 0;
+    r1->rate = r0->rate; /* as it was: the stream goes on over both */
+    big_end(&b);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    sr_del(w);
+}
+
 /* The peer takes nothing (it computes while its progress thread answers
  * for it: t14 with BFO_PROGRESS_THREAD=1): on two measured rails at
  * 1000 MB/s, both directions of both rails hold for 1 s while each rank
@@ -4560,6 +4692,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rail_slow_from_the_start_is_given_one_piece_at_a_time_and_demoted),
         cmocka_unit_test(test_last_rail_up_is_never_demoted),
         cmocka_unit_test(test_rails_lagging_together_are_not_demoted),
+        cmocka_unit_test(test_rail_stalled_with_data_queued_is_not_demoted_on_one_lag_sample),
+        cmocka_unit_test(test_piece_back_in_the_instant_of_its_post_raises_the_estimate_a_quarter_at_most),
+        cmocka_unit_test(test_rail_on_probation_lone_piece_is_no_slow_sample_until_its_last),
         cmocka_unit_test(test_promoted_rail_on_probation_back_as_soon_as_the_best_rails_is_not_slow),
         cmocka_unit_test(test_rail_on_probation_back_sooner_than_a_loaded_rail_keeps_its_own_rate),
         cmocka_unit_test(test_rail_behind_a_token_bucket_is_not_promoted_again_and_again_on_its_bursts),

@@ -94,7 +94,13 @@ extern "C" {
  *                       rail for BFO_DEMOTE_SAMPLES samples in a row, over
  *                       BFO_DEMOTE_NS at least, is demoted (8, 3, 50 ms);
  *                       one slow sample is enough when no other came in
- *                       BFO_DEMOTE_NS (a rail too slow to be given data);
+ *                       BFO_DEMOTE_NS and the rail holds less than four
+ *                       fragments (a rail too slow to be given data; one
+ *                       that holds more and stopped is stalled, and its
+ *                       lag samples say so as long as it stays stopped;
+ *                       the samples of the pieces back after them leave
+ *                       out the stall and add nothing to the streak, as
+ *                       samples on probation, but its last, do not);
  *                       a sample that took no longer than a piece takes on
  *                       the best rail is never slow
  *   BFO_PROBATION_BYTES a rail is on probation after its admission or
@@ -433,6 +439,8 @@ typedef struct bfo_rail_link {
     uint64_t win_start, win_bytes; /* since the last sample (or since work was queued on
                                     * an idle rail), and the bytes that came back since */
     uint64_t work_at, done_at; /* when it last took work after none; its last completion */
+    uint64_t stall_from, stall_to; /* the last stretch that lag samples judged (bfo__rate_lag,
+                                    * back to back): a completion's sample leaves it out */
     uint64_t meas_sent, meas_nonce; /* DEMOTED: the measuring pair out (0: none), its nonce
                                      * (the padded probe's; the plain one's is one less) */
     uint64_t meas_first; /* ... when the plain probe's PROBEACK came (0: not yet) */
@@ -1818,7 +1826,7 @@ static BFO__HOT void bfo__rail_queued(bfo_engine *e, bfo_rail_link *rl, bfo_op *
 }
 
 static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64_t bytes, uint64_t dt,
-                                       uint64_t span);
+                                       uint64_t since);
 
 /* n bytes of the rail's came back (ok: delivered).  A piece of data
  * delivered (BFO__STRIPE_MIN or more) is a sample: it and what was queued
@@ -1845,7 +1853,7 @@ static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, const bfo_op *op, uint64_
     if (BFO__UNLIKELY(n >= BFO__STRIPE_MIN) && ok && op->type != BFO_FRAG_PROBE) { /* (not a measurement) */
         const uint64_t dt = e->now - op->post_at;
         rl->lat = rl->lat ? rl->lat - rl->lat / 8 + dt / 8 : dt;
-        bfo__rate_op(e, op->peer, op->rail, op->q_at + n, dt, e->now - op->since);
+        bfo__rate_op(e, op->peer, op->rail, op->q_at + n, dt, op->since);
     }
     if (ok)
         rl->done_at = e->now;
@@ -1877,7 +1885,7 @@ static inline uint64_t bfo__best_rate(const bfo_engine *e, int peer, int but)
 }
 
 /* The estimate takes a sample x (bytes per ms) that took dt: a quarter of
- * the way (EWMA), or all the way (hard).  An UP rail under
+ * the way (EWMA), or all the way (BFO__SAMPLE_HARD).  An UP rail under
  * 1/BFO_DEMOTE_RATIO of the best other UP rail counts a slow sample
  * (bfo__rails_review demotes it after BFO_DEMOTE_SAMPLES over
  * BFO_DEMOTE_NS), unless the sample took no longer than a piece takes on
@@ -1889,19 +1897,21 @@ static inline uint64_t bfo__best_rate(const bfo_engine *e, int peer, int but)
  * direction's data (two rails at 400 Mbit/s), or a TCG guest's completions
  * taking 40 ms and more, a lone 32 KiB piece reads 0.3 to 1.7 MB/s: equal
  * rails were demoted on it, 5 to 8 times in 3 s. */
-static inline void bfo__rate_take(bfo_engine *e, int peer, int rail, uint64_t x, int hard, uint64_t dt)
+#define BFO__SAMPLE_HARD 1 /* the estimate takes the sample all the way */
+#define BFO__SAMPLE_SEEN 2 /* a slow sample adds nothing to the streak (evidence counted) */
+static inline void bfo__rate_take(bfo_engine *e, int peer, int rail, uint64_t x, int flags, uint64_t dt)
 {
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
-    rl->rate = hard ? x : rl->rate - rl->rate / 4 + x / 4;
+    rl->rate = (flags & BFO__SAMPLE_HARD) ? x : rl->rate - rl->rate / 4 + x / 4;
     if (!rl->rate)
         rl->rate = 1;
     if (rl->fsm.cs == BFO_RAIL_ST_UP) {
         int b = bfo__best_rail(e, peer, rail);
         if (b >= 0 && rl->rate * BFO_DEMOTE_RATIO < e->peers[peer].rail[b].rate &&
             dt > e->peers[peer].rail[b].lat) {
-            if (!rl->slow)
+            if (!rl->slow && !(flags & BFO__SAMPLE_SEEN))
                 rl->slow_since = e->now;
-            if (rl->slow < 255)
+            if (rl->slow < 255 && !(flags & BFO__SAMPLE_SEEN))
                 rl->slow++;
         } else {
             rl->slow = 0;
@@ -1917,9 +1927,17 @@ static inline void bfo__rate_take(bfo_engine *e, int peer, int rail, uint64_t x,
  * on an idle rail counts its round trip against the rail: large pieces
  * only (bfo__rail_unqueued). */
 static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64_t bytes, uint64_t dt,
-                                       uint64_t span)
+                                       uint64_t since)
 {
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
+    uint64_t span = e->now - since;
+    int b = bfo__best_rail(e, peer, rail), flags = 0;
+    /* no sample above twice the higher of its estimate and the best other
+     * rail's: a piece's completion taken in the same instant as its post
+     * (the clock read once for both, or acknowledgements held, then sent
+     * at once) made a 400 Mbit/s rail read 65,584 MB/s, 16,473 after
+     * averaging, and its equal pair slow beside it: demoted 7 times in 4 s */
+    uint64_t top = b >= 0 && e->peers[peer].rail[b].rate > rl->rate ? e->peers[peer].rail[b].rate : rl->rate;
     if (span < 1000)
         span = 1000;
     if (!rl->measured) { /* on probation: all it delivered, over all its pieces' times */
@@ -1934,11 +1952,38 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
          * 8 Mbit/s rail left probation at 28 MB/s beside an 800 Mbit/s
          * one, was handed 5 MB, and held the stream's end 3 s
          * (bench-netns 1/100) */
-        bfo__rate_take(e, peer, rail, rl->prob_bytes * 1000000u / rl->prob_ns, 1, dt);
+        uint64_t x = rl->prob_bytes * 1000000u / rl->prob_ns;
+        /* and, until its probation ends, no evidence of a slow rail: its
+         * pieces go one at a time, each given once the last is back, so
+         * it reads its round trip (32 KiB over 30 to 100 ms on a
+         * 400 Mbit/s rail whose acknowledgements wait behind the other
+         * direction's data: 0.3 to 1.9 MB/s), and it is never left
+         * without a sample to come; pieces that do not come back are
+         * judged by lag samples.  The last, over all its pieces, is. */
+        bfo__rate_take(e, peer, rail, x < 2 * top ? x : 2 * top,
+                       BFO__SAMPLE_HARD | (rl->measured ? 0 : BFO__SAMPLE_SEEN), dt);
         return;
     }
-    int b = bfo__best_rail(e, peer, rail);
+    if (BFO__UNLIKELY(rl->stall_to > since)) {
+        /* it began before a stall that lag samples judged: the stall is
+         * left out of its span (counted once, by them), and the sample
+         * is no new evidence of a slow rail (the first pieces back after
+         * a stall read its tail, since the last lag sample: 0.7 to 4 MB/s
+         * on a rail of 30, six samples in a burst, and demoted it).  What
+         * came back at once when the rail moved again is no measure of a
+         * rate above the best rail's. */
+        uint64_t from = rl->stall_from > since ? rl->stall_from : since;
+        if (span - 1000 > rl->stall_to - from)
+            span -= rl->stall_to - from;
+        else
+            span = 1000;
+        flags = BFO__SAMPLE_SEEN;
+    }
     uint64_t x = bytes * 1000000u / span;
+    if (flags && b >= 0 && x > e->peers[peer].rail[b].rate)
+        x = e->peers[peer].rail[b].rate;
+    else if (x > 2 * top)
+        x = 2 * top;
     /* back sooner than a piece on the best other rail: it could carry
      * more than it was given (the scheduler fills rails to equal expected
      * finish, and a rail given little reads its round trip, not its rate:
@@ -1951,7 +1996,7 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
         if (x < up)
             x = up;
     }
-    bfo__rate_take(e, peer, rail, x, 0, dt);
+    bfo__rate_take(e, peer, rail, x, flags, dt);
 }
 
 /* Another UP rail of the peer's delivered data since `since`: a sample
@@ -1984,20 +2029,25 @@ static BFO__NOINLINE void bfo__rate_lag(bfo_engine *e, int peer, int rail)
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
     uint64_t dt = e->now - rl->win_start;
     uint64_t bound = dt ? (rl->win_bytes + e->cfg.frag_size) * 1000000u / dt : rl->rate;
+    const uint64_t from = rl->stall_to == rl->win_start ? rl->stall_from : rl->win_start;
     if (!rl->measured && rl->q_bytes >= BFO__STRIPE_MIN) {
         /* on probation, its piece not back: at most the bound.  With ops
          * waiting for a sample (BFO__PICK_WAIT: every rail on probation),
          * the probation ends on it and they go; completions correct it (a
          * peer that acknowledges late, or not at all while it computes,
          * holds nothing up for longer than this) */
-        bfo__rate_take(e, peer, rail, bound < rl->rate ? bound : rl->rate, 1, dt);
+        bfo__rate_take(e, peer, rail, bound < rl->rate ? bound : rl->rate, BFO__SAMPLE_HARD, dt);
+        rl->stall_from = from;
+        rl->stall_to = e->now;
         if (e->peers[peer].pend_head >= 0) {
             rl->measured = 1;
             bfo__gate_note(e, peer);
         }
     } else if (rl->q_bytes >= 4 * (uint64_t)e->cfg.frag_size && bound < rl->rate &&
                bfo__others_delivered(e, peer, rail, rl->win_start + dt / 2)) {
-        bfo__rate_take(e, peer, rail, bound, 1, dt);
+        bfo__rate_take(e, peer, rail, bound, BFO__SAMPLE_HARD, dt);
+        rl->stall_from = from;
+        rl->stall_to = e->now;
     } else {
         rl->win_start = e->now;
         rl->win_bytes = 0;
@@ -3534,7 +3584,8 @@ static BFO__NOINLINE void bfo__rails_review(bfo_engine *e, int peer)
             if (standby ? active > 0
                         : (up > 1 && rl->slow && e->now - rl->slow_since >= BFO_DEMOTE_NS &&
                            (rl->slow >= BFO_DEMOTE_SAMPLES ||
-                            e->now - rl->sampled_at >= BFO_DEMOTE_NS))) {
+                            (e->now - rl->sampled_at >= BFO_DEMOTE_NS &&
+                             rl->q_bytes < 4 * (uint64_t)e->cfg.frag_size)))) {
                 bfo__rail_step(e, peer, r, BFO_EV_DEMOTION_DUE, NULL);
                 up--;
                 active -= !standby;
