@@ -1137,6 +1137,10 @@ static int launcher_reports(bfo_net *n, uint64_t now)
     return handled;
 }
 
+/* One reading of the clock for the whole call (46 ns each on a 2-core
+ * guest here, and a busy poll's critical path ran through three): the
+ * transports take it, and the engine's timers after them (the engine keeps
+ * the latest time it was given: the frames taken meanwhile carry theirs). */
 static int progress_locked(bfo_net *n, int timeout_ms)
 {
     int handled = 0;
@@ -1151,7 +1155,6 @@ static int progress_locked(bfo_net *n, int timeout_ms)
         handled += n->tp[k].ops->progress(n->tp[k].t, now);
     if (n->nabsent_due)
         handled += report_absent(n, now);
-    now = bfo_boot_now();
     if (timeout_ms > 0 || now - n->last_timers >= TIMERS_EVERY_NS) {
         n->last_timers = now;
         bfo_engine_progress(&n->eng, now);

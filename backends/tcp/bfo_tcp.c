@@ -36,6 +36,11 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3, EV_BEACON = 4 };
 #define HOT_NS 1000000ull
 #define EPOLL_EVERY_NS 20000ull
 #define SCAN_EVERY_NS 20000ull
+/* A read of a few frames is stamped with the time its progress call began
+ * (or the clock's last reading): the clock is read again before parsing
+ * only once more than this many bytes were read since (a busy poll's read
+ * of one small frame is stamped by the progress call's one reading). */
+#define CLOCK_AFTER_BYTES 4096
 /* A link whose peer process is silent looks at TCP_INFO at most this often
  * (kernel_evidence). */
 #define KEV_EVERY_NS 1000000ull
@@ -175,6 +180,7 @@ struct bfo_tcp {
     bfo_link_binding lb; /* the conn machine's binding: tcp_act (lb.asked: connect() requests) */
     int hot[HOT_MAX], nhot;
     uint64_t last_epoll, last_scan;
+    size_t unclocked; /* bytes read since now was read (link_read) */
     uint64_t ka_ns; /* back-pressure keepalive interval */
     int busy; /* this progress does not sleep: links may turn hot */
     /* The link whose frames are being handed to the engine (parse): what
@@ -1357,7 +1363,11 @@ static void link_read(bfo_tcp *t, tlink *l)
          * a long read, stamped with the progress call's start, would tell
          * the engine that the peer was last heard that long ago (and a
          * probe out meanwhile times out at the timers of this very call). */
-        t->now = tnow();
+        t->unclocked += (size_t)n;
+        if (round || t->unclocked > CLOCK_AFTER_BYTES) {
+            t->now = tnow();
+            t->unclocked = 0;
+        }
         parse(t, l);
         if ((size_t)n < space)
             return;
@@ -1928,6 +1938,7 @@ static int poll_epoll(bfo_tcp *t, int timeout_ms)
     int n, handled = 0;
     n = epoll_wait(t->ep, evs, 64, timeout_ms);
     t->now = tnow();
+    t->unclocked = 0;
     t->last_epoll = t->now;
     t->nepoll++;
     for (int k = 0; k < n; k++) {
@@ -1988,10 +1999,13 @@ int bfo_tcp_prepare_sleep(bfo_tcp *t)
     return sleep_prep(t);
 }
 
-int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
+/* One progress with now given: the clock is read once per busy poll, by
+ * whoever runs the transports (bfo_net, op_progress), not again here. */
+static int progress_at(bfo_tcp *t, int timeout_ms, uint64_t now)
 {
     int handled = 0;
-    t->now = tnow();
+    t->now = now;
+    t->unclocked = 0;
     t->nprogress++;
     if (t->nstalled)
         retry_stalled(t);
@@ -2023,6 +2037,8 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms)
     }
     return handled;
 }
+
+int bfo_tcp_progress(bfo_tcp *t, int timeout_ms) { return progress_at(t, timeout_ms, tnow()); }
 
 /* The state of every connection, one line each (for tools on a timeout). */
 void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
@@ -2315,8 +2331,9 @@ static void op_backend(void *t, bfo_backend *be) { bfo_tcp_backend((bfo_tcp *)t,
 
 static int op_progress(void *t, uint64_t now)
 {
-    (void)now; /* it reads the clock itself, around epoll */
-    return bfo_tcp_progress((bfo_tcp *)t, 0);
+    /* now: CLOCK_MONOTONIC, read by bfo_net just before (tnow's clock); the
+     * clock is read again after an epoll_wait */
+    return progress_at((bfo_tcp *)t, 0, now);
 }
 
 static int op_wait_fds(void *vt, int *fds, int max)
