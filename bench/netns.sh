@@ -20,7 +20,9 @@
 # (tbf on veth: its dequeue took 45% of all CPU samples in one perf run),
 # so it moves with the machine's load; on 2026-11-27 window 8, 16 and 32
 # gave 1.44, 1.41 and 1.33, and two raw TCP connections (one thread,
-# non-blocking, both ways) 1.85 (docs/engine-design.md, "Not done").
+# non-blocking, both ways) 1.85 (docs/engine-design.md, "Not done");
+# on 2026-11-28, on a less loaded machine, window 16 gave 1.82 (worst
+# round 1.77) against raw TCP's 2.00 in the same rounds.
 OUT=${1:-bench-netns.png}
 ROUNDS=${ROUNDS:-5}
 SECS=${SECS:-3}
