@@ -10,7 +10,8 @@
  * milliseconds after the first), so that both engines reconnect after the
  * same back-off and the dialer's hello meets the acceptor's own connect().
  * Each round must bring the rail back with one attempt: on each side one
- * connect() call and one new connection, no CONNECT_FAILED, and no
+ * connect() call at most (none when the other's dial came in before its
+ * own back-off ran out) and one new connection, no CONNECT_FAILED, and no
  * connection torn down once up (one RAIL_ERROR per side: the drop itself).
  * Then a hello of rank 0 that is not newer than the connection rail 0 has
  * (a dial given up, read late) arrives at rank 1: it is refused, and the
@@ -417,13 +418,20 @@ int main(void)
         total += dt;
         if (dt > worst)
             worst = dt;
+        /* one dial at most on each side, and one at least in all: a side
+         * whose back-off had not run out when the other's dial came in (it
+         * saw the drop later: busy, or the skew) takes that connection
+         * without a connect() of its own, as it should (this failed 1 run
+         * in 8 of gcc's, 2 in 8 under ASan, when both had to dial) */
+        if (nodes[0].connects[0] == c0[0] && nodes[1].connects[0] == c0[1])
+            fail("round %ld: no connect() on either side (%ld)", round, 0);
         for (int i = 0; i < 2; i++) {
             const node *n = &nodes[i];
             long calls = (long)(n->connects[0] - c0[i]);
             long conns = (long)(bfo_tcp_get_stats(n->t)->rail[0].connects - cn0[i]);
-            if (calls != 1 || conns != 1)
+            if (calls > 1 || conns != 1)
                 fail("round %ld: %ld connect() calls or new connections on one side, not 1",
-                     round, calls != 1 ? calls : conns);
+                     round, calls > 1 ? calls : conns);
             if (n->ev[0][E_CONNECTED] - ev0[i][E_CONNECTED] != 1 ||
                 n->ev[0][E_CONNECT_FAILED] != ev0[i][E_CONNECT_FAILED])
                 fail("round %ld: CONNECTED %ld times or a CONNECT_FAILED", round,
