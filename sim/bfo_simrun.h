@@ -463,7 +463,7 @@ static inline void sr_obj_name(const sr_trace_ctx *t, const void *obj, char *buf
 static inline void sr_trace(void *user, const bfo_machine *m, const bfo_step *st)
 {
     sr_trace_ctx *t = (sr_trace_ctx *)user;
-    char obj[32];
+    char obj[48]; /* "peer %d rail %d" with two ints */
     sr_obj_name(t, st->obj, obj, sizeof obj);
     fprintf(t->out, "%12.6f ms  rank %d  %-13s  %-4s %s -> %s  %s", (double)t->sn->now / 1e6,
             t->rank, obj, m->name, bfo_fsm_state_name(m, st->from), bfo_fsm_state_name(m, st->to),

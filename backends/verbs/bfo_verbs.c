@@ -1374,7 +1374,11 @@ static int open_device(bfo_verbs *v, const char *name)
         vlog(v, 1, "no verbs device %s (ibv_devices lists them)", name);
         return -1;
     }
-    snprintf(v->devs[d].name, sizeof v->devs[d].name, "%s", name);
+    { /* name may be the caller's copy inside *v: memmove, not snprintf */
+        size_t n = strlen(name) < sizeof v->devs[d].name ? strlen(name) : sizeof v->devs[d].name - 1;
+        memmove(v->devs[d].name, name, n);
+        v->devs[d].name[n] = '\0';
+    }
     v->ndev++;
     v->devs[d].pd = ibv_alloc_pd(v->devs[d].ctx);
     v->devs[d].ch = ibv_create_comp_channel(v->devs[d].ctx);
