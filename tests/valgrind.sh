@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # valgrind.sh BUILD_DIR - memcheck on a subset: the unit tests (not
 # test_noalloc: it interposes malloc itself) and a few `bfo sim` runs
-# (the standard set, random fault schedules, a traced run), two at a time.
+# (the standard set, random fault schedules, a traced run), two at a time;
+# test_engine in four shards (test_engine --shard K/4), its longest part.
 # Any memcheck error or leak (definite or possible) fails it.  make
 # check-valgrind runs it on a build without sanitizers.
 set -uo pipefail
@@ -12,11 +13,14 @@ vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=de
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
-jobs=(
+jobs=( # the longest first
+    "test_engine-2|$build/test_engine --shard 2/4"
+    "test_engine-3|$build/test_engine --shard 3/4"
+    "test_engine-0|$build/test_engine --shard 0/4"
+    "test_engine-1|$build/test_engine --shard 1/4"
     "test_wire|$build/test_wire"
     "test_transitions|$build/test_transitions"
     "test_scenarios|$build/test_scenarios"
-    "test_engine|$build/test_engine"
     "test_verbs_map|$build/test_verbs_map"
     "test_porting|$build/test_porting"
     "test_net|$build/test_net"
