@@ -64,12 +64,26 @@ stream() {
         > "$OUT/json.$ROLE" 2> "$OUT/err.$ROLE" &
     STREAM_PID=$!
 }
+# hung_dump PID: where each of a process's threads is (its state, the
+# system call it is in, its kernel stack): a stream that does not end may be
+# held in the kernel (rxe), where no signal reaches it
+hung_dump() {
+    local p=$1 t
+    echo "--- bfo stream (pid $p) did not end: its threads"
+    for t in /proc/"$p"/task/*; do
+        [ -d "$t" ] || continue
+        echo "thread ${t##*/}: state $(awk '{print $3}' "$t/stat" 2>/dev/null)," \
+            "wchan $(cat "$t/wchan" 2>/dev/null), syscall $(cut -d' ' -f1 "$t/syscall" 2>/dev/null)"
+        sed 's/^/    /' "$t/stack" 2>/dev/null
+    done
+}
 # wait_stream SEC: waits at most SEC for the stream; sets rc.
 wait_stream() {
     local t=$1
     local end=$((SECONDS + t))
     while [ "$SECONDS" -lt "$end" ]; do kill -0 "$STREAM_PID" 2>/dev/null || break; pause 0.1; done
     if kill -0 "$STREAM_PID" 2>/dev/null; then
+        hung_dump "$STREAM_PID" >> "$OUT/err.$ROLE" 2>&1
         kill -9 "$STREAM_PID"
         wait "$STREAM_PID" 2>/dev/null
         rc=124
