@@ -66,7 +66,8 @@ expect() { # expect pass|fail "what" [reason-regex] command...
         fail=$((fail + 1))
     fi
 }
-mk() { make -s "$@" CC="${CC:-cc}" CXX="${CXX:-c++}"; }
+# (-j: make check-docs builds bfo in a fresh copy, its objects side by side)
+mk() { make -s -j"$(nproc 2>/dev/null || echo 1)" "$@" CC="${CC:-cc}" CXX="${CXX:-c++}"; }
 # the docs checks without a rebuild: the work tree's bfo (make check-meta builds it)
 bfo=${BFO:-$top/build/${CC:-cc}/bfo}
 docs_check() { python3 tools/bfo_seq.py update --check --bfo "$bfo" docs/protocol.md docs/porting.md; }
