@@ -2442,6 +2442,51 @@ static void test_rail_behind_a_token_bucket_is_not_promoted_again_and_again_on_i
     sr_del(w);
 }
 
+/* A rail whose pieces come back slowly while the peer's data comes in on
+ * it at full speed is not demoted: its acknowledgements waited behind that
+ * data.  Between two namespaces (a stream both ways, bench-netns's
+ * degrade-and-recover run) each rank demoted, in turn, the rail the other
+ * loaded: a rank that demotes rail 1 sends everything on rail 0, the other
+ * rank's pieces on rail 0 complete behind it and look slow.  Here rank 0's
+ * pieces on rail 1 slow down to 10 MB/s while 64 KiB frames come in on
+ * rail 1 every 0.1 ms (650 MB/s: padded PROBEs, which the engine counts as
+ * any frame): rail 1 stays UP for 300 ms, its slow streak held.  Once
+ * nothing comes in, the streak demotes it. */
+static void test_rail_slow_one_way_while_the_peers_data_comes_in_fast_is_not_demoted(void **state)
+{
+    mapout_watch x[2];
+    bigstream b;
+    bfo_hdr_railctl pr;
+    static uint8_t f[BFO_HDR_RAILCTL_SIZE + (64 << 10)];
+    (void)state;
+    sr_world *w = two_fast_rails(78, x, &b, 200);
+    memset(&pr, 0, sizeof pr);
+    pr.type = BFO_FRAG_PROBE;
+    pr.rail = 1;
+    pr.epoch = w->e[0].peers[1].rail[1].epoch;
+    assert_int_equal(bfo_hdr_railctl_encode(&pr, f, sizeof f), BFO_HDR_RAILCTL_SIZE);
+    w->sn.rail_mbps[1] = 10;
+    for (uint64_t t0 = w->sn.now; w->sn.now - t0 < 300 * MS;) {
+        pr.nonce++;
+        bfo_hdr_railctl_encode(&pr, f, sizeof f);
+        assert_int_equal(bfo_engine_frame(&w->e[0], 1, 1, f, sizeof f, w->sn.now), BFO_OK);
+        big_run(&b, 100000);
+    }
+    print_message("fast in, slow out, 300 ms: rail 1 %s, %d slow samples held, in %llu MB/s\n",
+                  bfo_rail_state_name(rail_cs(w, 0, 1, 1)), w->e[0].peers[1].rail[1].slow,
+                  (unsigned long long)(w->e[0].peers[1].rail[1].in_rate / 1000));
+    assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_UP);
+    assert_int_equal(w->e[0].stats.demotions, 0);
+    assert_true(w->e[0].peers[1].rail[1].slow > 0);
+    uint64_t took = big_until_rail1(&b, BFO_RAIL_ST_DEMOTED, 1000);
+    print_message("nothing in: demoted after %llu ms\n", (unsigned long long)(took / MS));
+    assert_true(took < 200 * MS);
+    w->sn.rail_mbps[1] = 1000;
+    big_end(&b);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    sr_del(w);
+}
+
 /* Active-standby (bfo_config.standby_rails): rail 1 carries probes only
  * while rail 0 is UP; when rail 0 fails it is promoted and carries the
  * stream; when rail 0 is back, rail 1 is demoted again. */
@@ -4713,6 +4758,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_promoted_rail_on_probation_back_as_soon_as_the_best_rails_is_not_slow),
         cmocka_unit_test(test_rail_on_probation_back_sooner_than_a_loaded_rail_keeps_its_own_rate),
         cmocka_unit_test(test_rail_behind_a_token_bucket_is_not_promoted_again_and_again_on_its_bursts),
+        cmocka_unit_test(test_rail_slow_one_way_while_the_peers_data_comes_in_fast_is_not_demoted),
         cmocka_unit_test(test_standby_rail_carries_data_only_while_no_active_rail_is_up),
         cmocka_unit_test(test_busy_peer_heard_once_after_the_probe_then_silent_is_not_failed),
         cmocka_unit_test(test_host_heard_excuses_a_rail_a_retransmission_long_when_the_process_talks_elsewhere),

@@ -455,6 +455,9 @@ typedef struct bfo_rail_link {
     uint64_t meas_at;    /* DEMOTED: when the last measurement went out */
     uint64_t promoted_at; /* when it was last promoted */
     uint64_t slow_since; /* the first sample of its slow streak */
+    uint64_t in_bytes;   /* bytes of the frames taken from it (the peer's direction) */
+    uint64_t in_mark, in_mark_at; /* in_bytes at the review in_mark_at (bfo__rails_review) */
+    uint64_t in_rate;    /* bytes per ms taken from it over the last BFO_DEMOTE_NS or more */
     uint64_t sampled_at; /* its last sample */
     uint64_t lat;        /* a piece's time from its post to its completion (EWMA 1/8; 0: none
                           * yet): how long "nothing came back" may last before it counts
@@ -3580,9 +3583,20 @@ static BFO__NOINLINE void bfo__rails_review(bfo_engine *e, int peer)
     for (int r = 0; r < e->cfg.nrails; r++) {
         bfo_rail_link *rl = &p->rail[r];
         const int standby = (sb >> r) & 1u;
+        if (e->now - rl->in_mark_at >= BFO_DEMOTE_NS) { /* the peer's direction's rate */
+            rl->in_rate = (rl->in_bytes - rl->in_mark) * 1000000u / (e->now - rl->in_mark_at);
+            rl->in_mark = rl->in_bytes;
+            rl->in_mark_at = e->now;
+        }
         if (rl->fsm.cs == BFO_RAIL_ST_UP) {
+            /* slow one way and fast the other (the peer's data comes in on
+             * it at 1/BFO_DEMOTE_RATIO of the best rail or more): its
+             * pieces' acknowledgements came back behind that data, no
+             * evidence of a slow rail; the streak waits */
+            const int in_fast = rl->slow && rl->in_rate &&
+                                rl->in_rate * BFO_DEMOTE_RATIO >= bfo__best_rate(e, peer, r);
             if (standby ? active > 0
-                        : (up > 1 && rl->slow && e->now - rl->slow_since >= BFO_DEMOTE_NS &&
+                        : (up > 1 && rl->slow && !in_fast && e->now - rl->slow_since >= BFO_DEMOTE_NS &&
                            (rl->slow >= BFO_DEMOTE_SAMPLES ||
                             (e->now - rl->sampled_at >= BFO_DEMOTE_NS &&
                              rl->q_bytes < 4 * (uint64_t)e->cfg.frag_size)))) {
@@ -4739,6 +4753,7 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         e->now = now;
     if (e->peers[peer].unreachable) /* given up, or it said BYE, or this side left */
         return bfo__frame_gone(e, peer, rail, NULL, buf, len);
+    e->peers[peer].rail[rail].in_bytes += len;
     if (BFO__LIKELY(bfo__parse_plain_match(&f, buf, len))) { /* the eager message */
         e->peers[peer].rail[rail].last_rx = e->now;
         return bfo__frame_done(e, bfo__rcvd_MATCH(e, peer, rail, &f, &kind), kind);
@@ -4819,6 +4834,7 @@ static inline int bfo_engine_frame_placed(bfo_engine *e, int peer, int rail, con
     if (e->peers[peer].unreachable) /* placed before its BYE (or its loss) was taken */
         return bfo__frame_gone(e, peer, rail, &f, NULL, 0);
     e->peers[peer].rail[rail].last_rx = e->now;
+    e->peers[peer].rail[rail].in_bytes += hdr_len + payload_len;
     rc = bfo__dispatch(e, peer, rail, &f, &kind);
     return bfo__frame_done(e, rc, kind);
 }
