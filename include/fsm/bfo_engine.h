@@ -455,7 +455,7 @@ typedef struct bfo_rail_link {
     uint64_t meas_at;    /* DEMOTED: when the last measurement went out */
     uint64_t promoted_at; /* when it was last promoted */
     uint64_t slow_since; /* the first sample of its slow streak */
-    uint64_t in_bytes;   /* bytes of the frames taken from it (the peer's direction) */
+    uint64_t in_bytes;   /* bytes of the frames handed in on it (bfo_engine_frame, _placed): the peer's direction */
     uint64_t in_mark, in_mark_at; /* in_bytes at the review in_mark_at (bfo__rails_review) */
     uint64_t in_rate;    /* bytes per ms taken from it over the last BFO_DEMOTE_NS or more */
     uint64_t sampled_at; /* its last sample */
