@@ -371,7 +371,7 @@ typedef struct bfo_request {
 
 /* One operation posted to the backend. */
 typedef struct bfo_op {
-    uint32_t gen;
+    uint32_t gen;        /* odd, as bfo_slot's: a token is never 0 */
     int idx;             /* its place in the pool: the token, the lists (no division) */
     int next;            /* free list or pending list */
     int type;            /* BFO_FRAG_*, or BFO__OP_WRITE / BFO__OP_READ */
@@ -523,7 +523,7 @@ typedef struct bfo_peer {
  * carries, the free list.  One array, so a lookup reads one line. */
 typedef struct bfo_slot {
     struct bfo_request *req; /* NULL while free */
-    uint32_t gen;
+    uint32_t gen;            /* odd: 1, then 2 more at each reuse (0 is the null handle's) */
     int next;
 } bfo_slot;
 
@@ -1564,8 +1564,7 @@ static inline void bfo__handle_release(bfo_engine *e, const bfo_request *r)
 {
     bfo_slot *s = bfo__slot_at(e, r->self.index);
     s->req = NULL;
-    if (++s->gen == 0)
-        s->gen = 1;
+    s->gen += 2; /* odd from 1 on: never 0, the null handle's */
     s->next = e->slot_free;
     e->slot_free = (int)r->self.index;
     e->slots_in_use--;
@@ -1652,8 +1651,7 @@ static inline void bfo__op_free(bfo_engine *e, bfo_op *op)
     bfo__op_unpost(e, op, 0);
     if (bfo_handle_is_null(op->owner))
         e->ctl_in_use--;
-    if (++op->gen == 0)
-        op->gen = 1;
+    op->gen += 2; /* odd from 1 on: a token is never 0 */
     op->next = e->op_free;
     e->op_free = i;
     e->ops_in_use--;
@@ -3249,8 +3247,7 @@ static BFO__HOT int bfo__op_done_fast(bfo_engine *e, bfo_op *op, int ok)
         op->posted = 0;
         bfo__rail_unqueued(e, op, op->hdr_len + op->payload_len, 1);
     }
-    if (BFO__UNLIKELY(++op->gen == 0))
-        op->gen = 1;
+    op->gen += 2; /* as bfo__op_free */
     op->next = e->op_free;
     e->op_free = op->idx;
     e->ops_in_use--;
@@ -3988,10 +3985,12 @@ static BFO__HOT void bfo__credit_return(bfo_engine *e, int peer, const bfo_frame
 
 static inline int bfo__matches(const bfo_request *r, int peer, const bfo_frame *f);
 
+/* A bin's index before the mask: a multiplier that is odd spreads the
+ * contexts over every bin (a bijection modulo any power of two), and the
+ * ranks of one context then take consecutive bins. */
 static inline unsigned bfo__hash(uint32_t ctx, int src)
 {
-    uint32_t h = ctx * 0x9E3779B1u ^ ((uint32_t)src + 0x7F4A7C15u) * 0x85EBCA77u;
-    return h ^ (h >> 15);
+    return ctx * 0x9E3779B1u + (uint32_t)src;
 }
 static inline bfo__rbin *bfo__rbin_of(const bfo_engine *e, uint32_t ctx, int src)
 {
