@@ -892,7 +892,7 @@ static void test_completion_of_an_op_the_transport_does_not_hold_is_ignored(void
  * a receive that matched when every handle was taken answered with a null
  * handle (an ACK the peer rejects) and its operations passed for the
  * engine's own control messages. */
-static void test_receive_holds_a_handle_from_post_no_memory_when_none_is_left(void **state)
+static void test_receive_reserves_a_slot_from_post_takes_its_handle_at_a_rendezvous_no_memory_when_none_is_left(void **state)
 {
     enum { BIG = 100000 };
     static uint8_t out[4][BIG], in[4][BIG];
@@ -912,6 +912,9 @@ static void test_receive_holds_a_handle_from_post_no_memory_when_none_is_left(vo
         assert_int_equal(bfo_isend(&w->e[1], &s1[i], out[i], BIG, 0, 0, i, w->sn.now), BFO_OK);
     assert_int_equal(bfo_irecv(&w->e[1], &r1[0], in[3], BIG, BFO_ANY_SOURCE, 0, 9, w->sn.now), BFO_OK);
     assert_int_equal(w->e[1].slots_in_use, 4);
+    /* posted, it holds a reservation, not a handle: the slot stays free for it */
+    assert_true(bfo_handle_is_null(r1[0].self));
+    assert_true(w->e[1].slot_free >= 0);
     assert_int_equal(bfo_irecv(&w->e[1], &r1[1], in[0], BIG, 0, 0, BFO_ANY_TAG, w->sn.now),
                      BFO_ERR_NO_MEMORY);
     assert_int_equal(bfo_isend(&w->e[1], &extra, out[0], 8, 0, 0, 1, w->sn.now), BFO_ERR_NO_MEMORY);
@@ -919,7 +922,17 @@ static void test_receive_holds_a_handle_from_post_no_memory_when_none_is_left(vo
     sr_advance(w, 50000000);
     assert_true(bfo_test(&s0) && bfo_test(&r1[0]));
     assert_int_equal(r1[0].status, BFO_OK);
+    assert_false(bfo_handle_is_null(r1[0].self)); /* taken when the rendezvous matched */
     assert_memory_equal(in[3], out[3], BIG);
+    assert_int_equal(w->e[1].slots_in_use, 3);
+    /* an eager message's receive never takes one */
+    assert_int_equal(bfo_irecv(&w->e[1], &r1[1], in[0], 8, 0, 0, 7, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s0, out[3], 8, 1, 0, 7, w->sn.now), BFO_OK);
+    sr_advance(w, 10000000);
+    assert_true(bfo_test(&s0) && bfo_test(&r1[1]));
+    assert_int_equal(r1[1].status, BFO_OK);
+    assert_true(bfo_handle_is_null(r1[1].self));
+    assert_int_equal(w->e[1].slots_in_use, 3);
     for (int i = 0; i < 3; i++)
         assert_int_equal(bfo_irecv(&w->e[0], &r0[i], in[i], BIG, 1, 0, i, w->sn.now), BFO_OK);
     sr_advance(w, 50000000);
@@ -4729,7 +4742,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_forged_put_and_fin_are_refused),
         cmocka_unit_test(test_control_budget_back_pressure),
         cmocka_unit_test(test_completion_of_an_op_the_transport_does_not_hold_is_ignored),
-        cmocka_unit_test(test_receive_holds_a_handle_from_post_no_memory_when_none_is_left),
+        cmocka_unit_test(test_receive_reserves_a_slot_from_post_takes_its_handle_at_a_rendezvous_no_memory_when_none_is_left),
         cmocka_unit_test(test_unexpected_rendezvous_of_a_peer_given_up_fails_its_receive),
         cmocka_unit_test(test_restarted_rndv_changing_the_message_is_a_protocol_violation),
         cmocka_unit_test(test_silent_loss_busy_rail_mapped_out_within_heartbeat_plus_probe_timeout),

@@ -1541,33 +1541,69 @@ static BFO__COLD int bfo__slot_grow(bfo_engine *e)
     return i;
 }
 
-static BFO__HOT bfo_handle bfo__handle_alloc(bfo_engine *e, bfo_request *r)
+/* Slots are counted, not only listed: slots_in_use is the handles taken
+ * plus the receives posted without one (a reservation: bfo__slot_reserve),
+ * so the free list always holds a slot for each reservation, and a
+ * receive that matches a rendezvous takes its handle then (bfo__self)
+ * without a way to fail.  An eager receive never takes one: nothing
+ * names it (docs/engine-design.md, "Handles"). */
+static inline int bfo__slot_reserve(bfo_engine *e)
 {
-    bfo_handle h = bfo__null_handle();
-    bfo_slot *s;
-    int i = e->slot_free;
-    if (BFO__UNLIKELY(i < 0) && (i = bfo__slot_grow(e)) < 0)
-        return h;
-    s = bfo__slot_at(e, i);
+    if (BFO__UNLIKELY(e->slots_in_use >= e->slotp.n) && bfo__slot_grow(e) < 0)
+        return 0;
+    e->slots_in_use++;
+    return 1;
+}
+
+/* The free list's first slot, for r: counted already. */
+static BFO__HOT bfo_handle bfo__handle_take(bfo_engine *e, bfo_request *r)
+{
+    bfo_handle h;
+    const int i = e->slot_free;
+    bfo_slot *s = bfo__slot_at(e, i);
     e->slot_free = s->next;
     s->req = r;
-    e->slots_in_use++;
     h.index = (uint32_t)i;
     h.gen = s->gen;
     return h;
 }
 
-/* A finishing request gives its own handle back: live and current by
- * construction (taken at bfo_isend/bfo_irecv, released once, here), so
- * unlike a handle a peer names it needs no check. */
+static BFO__HOT bfo_handle bfo__handle_alloc(bfo_engine *e, bfo_request *r)
+{
+    if (!bfo__slot_reserve(e))
+        return bfo__null_handle();
+    return bfo__handle_take(e, r);
+}
+
+/* A request's handle: a receive posted with a reservation takes it the
+ * first time it is asked for (to answer a rendezvous, to post an op). */
+static BFO__COLD void bfo__self_take(bfo_engine *e, bfo_request *r)
+{
+    if (e->slot_free >= 0) /* always: reserved */
+        r->self = bfo__handle_take(e, r);
+}
+static inline bfo_handle bfo__self(bfo_engine *e, bfo_request *r)
+{
+    if (BFO__UNLIKELY(bfo_handle_is_null(r->self)))
+        bfo__self_take(e, r);
+    return r->self;
+}
+
+/* A finishing request gives its own handle back (or its reservation):
+ * live and current by construction (taken at bfo_isend, bfo_irecv or
+ * bfo__self, released once, here), so unlike a handle a peer names it
+ * needs no check. */
 static inline void bfo__handle_release(bfo_engine *e, const bfo_request *r)
 {
-    bfo_slot *s = bfo__slot_at(e, r->self.index);
+    bfo_slot *s;
+    e->slots_in_use--;
+    if (bfo_handle_is_null(r->self))
+        return;
+    s = bfo__slot_at(e, r->self.index);
     s->req = NULL;
     s->gen += 2; /* odd from 1 on: never 0, the null handle's */
     s->next = e->slot_free;
     e->slot_free = (int)r->self.index;
-    e->slots_in_use--;
 }
 
 /* The live request a handle names, or NULL (null, out of range, recycled).
@@ -1579,9 +1615,10 @@ static inline bfo_request *bfo__handle_get(const bfo_engine *e, bfo_handle h)
     return bfo__slot_at(e, h.index)->req;
 }
 
-/* The request a peer's frame may name, or NULL: a receive holds its handle
- * from bfo_irecv on, but the peer learns it only once a message matched
- * (ACK, PUT, RECVERRNOTIFY); before that, a frame naming it is forged. */
+/* The request a peer's frame may name, or NULL: a receive takes its handle
+ * when a rendezvous matched it (bfo__self), and the peer learns it from
+ * the answer (ACK, PUT, RECVERRNOTIFY); a frame naming a receive still
+ * posted is forged. */
 static inline bfo_request *bfo__handle_named(const bfo_engine *e, bfo_handle h)
 {
     bfo_request *r = bfo__handle_get(e, h);
@@ -2637,7 +2674,7 @@ static inline bfo_op *bfo__req_op(bfo_engine *e, bfo_request *r, int type)
 {
     bfo_op *op = bfo__op_alloc(e, type, r->peer);
     if (op) {
-        op->owner = r->self;
+        op->owner = bfo__self(e, r);
         op->rseq = r->rseq;
         r->outstanding++;
     }
@@ -2995,7 +3032,8 @@ static inline void bfo__accept_rzv(bfo_engine *e, bfo_request *r, const bfo_fram
     r->frags_inflight = 0;
     r->slot_next = r->slot_base = 0;
     r->slot_mask = 0;
-    r->counting = 1; /* r->self: taken at bfo_irecv */
+    r->counting = 1;
+    bfo__self(e, r); /* its handle: the answer (ACK, PUT, RECVERRNOTIFY) names it */
 }
 
 /* 1 when the event came with a frame of this type (the actions that take
@@ -3092,7 +3130,7 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, cons
         bfo__post_fin(e, r, 0, 0, r->length);
         return;
     case BFO_RECV_ACT_POST_RECVERRNOTIFY:
-        bfo__post_restart_msg(e, r, BFO_FRAG_RECVERRNOTIFY, r->remote, r->self);
+        bfo__post_restart_msg(e, r, BFO_FRAG_RECVERRNOTIFY, r->remote, bfo__self(e, r));
         return;
     case BFO_RECV_ACT_ACCEPT_NOTIFY:
         if (!bfo__in_frame(in, BFO_FRAG_NOTIFY))
@@ -3100,7 +3138,7 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, cons
         r->rseq = f->h.restart.rseq;
         return;
     case BFO_RECV_ACT_POST_RESTARTACK:
-        bfo__post_restart_msg(e, r, BFO_FRAG_RESTARTACK, r->remote, r->self);
+        bfo__post_restart_msg(e, r, BFO_FRAG_RESTARTACK, r->remote, bfo__self(e, r));
         return;
     case BFO_RECV_ACT_RESET: r->done_bytes = 0; return;
     case BFO_RECV_ACT_COMPLETE:
@@ -5023,11 +5061,12 @@ static BFO__HOT int bfo__irecv(bfo_engine *e, bfo_request *r, void *buf, size_t 
         r->dpos.start = 0;
     }
     r->cs = bfo_recv_machine.start;
-    /* its handle from now on: a rendezvous it matches is answered with it
-     * (ACK, PUT), and every request that posts operations holds one, which
-     * is what keeps max_ops enough (bfo__min_ops) */
-    r->self = bfo__handle_alloc(e, r);
-    if (bfo_handle_is_null(r->self))
+    /* a slot of its own from now on, its handle once it needs one
+     * (bfo__self): a rendezvous it matches is answered with it (ACK, PUT),
+     * and every request that posts operations holds one, which is what
+     * keeps max_ops enough (bfo__min_ops) */
+    r->self = bfo__null_handle();
+    if (!bfo__slot_reserve(e))
         return BFO_ERR_NO_MEMORY;
     if (BFO__UNLIKELY(e->nrevoked) && bfo__ctx_revoked(e, env->ctx))
         return bfo__revoked_feed(e, r);
@@ -5208,7 +5247,8 @@ static inline int bfo__first_waits(const bfo_engine *e, const bfo_request *r)
 /* bfo_cancel: see THE API near the top. */
 static inline int bfo_cancel(bfo_engine *e, bfo_request *r, uint64_t now)
 {
-    if (!r || bfo__handle_get(e, r->self) != r)
+    if (!r || (bfo_handle_is_null(r->self) ? r->kind != BFO_REQ_RECV || r->complete /* a posted receive's */
+                                           : bfo__handle_get(e, r->self) != r))
         return r && r->complete ? BFO_ERR_TOO_LATE : BFO_ERR_INVALID;
     if (now > e->now)
         e->now = now;
@@ -5952,17 +5992,30 @@ static inline int bfo_revoke(bfo_engine *e, uint32_t ctx, uint64_t now)
         return BFO_ERR_NO_MEMORY;
     e->revoked[e->nrevoked++] = ctx;
     e->stats.revokes++;
+    /* the receives posted on it (in their bins; they hold no handle) */
+    for (int k = 0; k <= e->bin_mask && e->posted_count; k++)
+        for (int any = 0; any < 2; any++) {
+            bfo__rbin *b = any ? &e->rbin_any[k] : &e->rbin_src[k];
+            for (bfo_request *r = b->head, *prev = NULL, *next; r; r = next) {
+                next = r->next;
+                if (r->ctx != ctx || r->sink) {
+                    prev = r;
+                    continue;
+                }
+                bfo__rbin_unlink(e, b, prev, r, any);
+                r->revoked = 1;
+                bfo__req_feed(e, r, BFO_EV_CANCEL_REQUESTED, NULL);
+            }
+        }
+    /* the sends whose message has not left (a receive that matched
+     * completes as it would) */
     for (int i = 0; i < e->slotp.n; i++) {
         bfo_request *r = bfo__slot_at(e, i)->req;
-        if (!r || r->complete || r->ctx != ctx || r->sink)
+        if (!r || r->complete || r->ctx != ctx || r->kind != BFO_REQ_SEND)
             continue;
-        if (r->kind == BFO_REQ_RECV) {
-            if (r->cs != BFO_RECV_ST_POSTED || !bfo__unpost(e, r))
-                continue; /* matched: it completes as it would */
-        } else if (r->answered || r->outstanding != 1 || r->peer == e->cfg.rank ||
-                   !bfo_send_accepts(r->cs, BFO_EV_CANCEL_REQUESTED) || !bfo__first_waits(e, r)) {
+        if (r->answered || r->outstanding != 1 || r->peer == e->cfg.rank ||
+            !bfo_send_accepts(r->cs, BFO_EV_CANCEL_REQUESTED) || !bfo__first_waits(e, r))
             continue; /* its message left: the peer takes or discards it, and answers */
-        }
         r->revoked = 1;
         bfo__req_feed(e, r, BFO_EV_CANCEL_REQUESTED, NULL);
     }
@@ -5999,17 +6052,27 @@ static inline int bfo_engine_leave(bfo_engine *e, uint64_t now)
                 bfo__rail_step(e, i, k, BFO_EV_LEAVE_REQUESTED, NULL);
     for (int i = 0; i < c->nranks; i++) /* this rank itself too: nothing new goes out */
         bfo__peer_step(e, i, BFO_PEER_EV_LEAVE_REQUESTED);
-    /* every request fails (the posted receives leave their bins first) */
-    for (int k = 0; k <= e->bin_mask && e->posted_count; k++)
-        for (int any = 0; any < 2; any++) {
-            bfo__rbin *b = any ? &e->rbin_any[k] : &e->rbin_src[k];
-            for (bfo_request *r = b->head, *next; r; r = next) {
-                next = r->next;
-                r->next = NULL;
+    /* every request fails: the posted receives (they hold no handle)
+     * leave their bins first, then every request with a handle */
+    {
+        bfo_request *gone = NULL;
+        for (int k = 0; k <= e->bin_mask && e->posted_count; k++)
+            for (int any = 0; any < 2; any++) {
+                bfo__rbin *b = any ? &e->rbin_any[k] : &e->rbin_src[k];
+                for (bfo_request *r = b->head, *next; r; r = next) {
+                    next = r->next;
+                    r->next = gone;
+                    gone = r;
+                }
+                b->head = b->tail = NULL;
             }
-            b->head = b->tail = NULL;
+        e->posted_count = e->posted_any = 0;
+        for (bfo_request *r = gone, *next; r; r = next) {
+            next = r->next;
+            r->next = NULL;
+            bfo__req_gone(e, r);
         }
-    e->posted_count = e->posted_any = 0;
+    }
     for (int i = 0; i < e->slotp.n; i++) {
         bfo_request *r = bfo__slot_at(e, i)->req;
         if (r && !r->complete)
