@@ -3049,9 +3049,20 @@ static void test_cancel_of_no_request_is_invalid(void **state)
     (void)state;
     sr_scenario sc = make(NULL, 0, 2, 1, 56);
     sr_world *w = sr_new(&sc);
+    uint8_t y = 0;
     memset(&r, 0, sizeof r);
     assert_int_equal(bfo_cancel(&w->e[0], NULL, 0), BFO_ERR_INVALID);
     assert_int_equal(bfo_cancel(&w->e[0], &r, 0), BFO_ERR_INVALID);
+    /* a receive posted on the other engine (it holds no handle: not in
+     * this engine's bins either) */
+    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_cancel(&w->e[0], &r, 0), BFO_ERR_INVALID);
+    assert_false(bfo_test(&r));
+    assert_int_equal(bfo_cancel(&w->e[1], &r, 0), BFO_OK);
+    assert_true(bfo_test(&r));
+    assert_int_equal(r.status, BFO_ERR_CANCELLED);
+    assert_int_equal(bfo_cancel(&w->e[1], &r, 0), BFO_ERR_TOO_LATE);
+    assert_int_equal(w->e[1].slots_in_use, 0);
     sr_del(w);
 }
 

@@ -5247,18 +5247,21 @@ static inline int bfo__first_waits(const bfo_engine *e, const bfo_request *r)
 /* bfo_cancel: see THE API near the top. */
 static inline int bfo_cancel(bfo_engine *e, bfo_request *r, uint64_t now)
 {
-    if (!r || (bfo_handle_is_null(r->self) ? r->kind != BFO_REQ_RECV || r->complete /* a posted receive's */
-                                           : bfo__handle_get(e, r->self) != r))
-        return r && r->complete ? BFO_ERR_TOO_LATE : BFO_ERR_INVALID;
-    if (now > e->now)
-        e->now = now;
-    if (r->kind == BFO_REQ_RECV) {
-        if (r->cs != BFO_RECV_ST_POSTED || !bfo__unpost(e, r))
-            return BFO_ERR_TOO_LATE;
+    if (!r || r->complete)
+        return r ? BFO_ERR_TOO_LATE : BFO_ERR_INVALID;
+    if (bfo_handle_is_null(r->self)) { /* a posted receive holds none: in its bin, or not ours */
+        if (r->kind != BFO_REQ_RECV || r->cs != BFO_RECV_ST_POSTED || !bfo__unpost(e, r))
+            return BFO_ERR_INVALID;
+    } else if (bfo__handle_get(e, r->self) != r) {
+        return BFO_ERR_INVALID;
+    } else if (r->kind == BFO_REQ_RECV) { /* matched, or a matched probe holds it */
+        return BFO_ERR_TOO_LATE;
     } else if (r->answered || r->outstanding != 1 || r->peer == e->cfg.rank ||
                !bfo_send_accepts(r->cs, BFO_EV_CANCEL_REQUESTED) || !bfo__first_waits(e, r)) {
         return BFO_ERR_TOO_LATE;
     }
+    if (now > e->now)
+        e->now = now;
     bfo__req_feed(e, r, BFO_EV_CANCEL_REQUESTED, NULL);
     bfo__run_failed(e);
     return BFO_OK;
