@@ -12,6 +12,7 @@
 
 #include "bfo_engine.h"
 #include "bfo_simrun.h"
+#include "bfo_nullnet.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -3066,6 +3067,169 @@ static void test_cancel_of_no_request_is_invalid(void **state)
     sr_del(w);
 }
 
+/* ------------------------------------------- the lane: an eager MATCH without an op */
+
+/* Two engines over the null transport (sim/bfo_nullnet.h), one rail, up. */
+typedef struct lane_world {
+    bfo_engine e[2];
+    nullnet nn;
+    void *mem[2], *ring;
+} lane_world;
+
+static lane_world *lane_new(void)
+{
+    lane_world *w = (lane_world *)calloc(1, sizeof *w);
+    w->ring = malloc(nn_mem_size(64, 65536 + 128));
+    nn_init(&w->nn, 1, 64, 65536 + 128, w->ring);
+    for (int i = 0; i < 2; i++) {
+        bfo_config c;
+        memset(&c, 0, sizeof c);
+        c.rank = i;
+        c.nranks = 2;
+        c.nrails = 1;
+        c.eager_limit = 65536;
+        size_t need = bfo_engine_mem_size(&c);
+        w->mem[i] = malloc(need);
+        w->nn.eng[i] = &w->e[i];
+        assert_int_equal(bfo_engine_init(&w->e[i], &c, &w->nn.be[i], w->mem[i], need, w->nn.now), BFO_OK);
+    }
+    while (nn_pump(&w->nn)) /* connect and probe */
+        ;
+    return w;
+}
+
+static void lane_del(lane_world *w)
+{
+    free(w->mem[0]);
+    free(w->mem[1]);
+    free(w->ring);
+    free(w);
+}
+
+/* The token of the newest frame in the null transport's ring. */
+static uint64_t lane_last_token(const lane_world *w)
+{
+    return w->nn.ring[(w->nn.head + w->nn.count - 1) % w->nn.cap].token;
+}
+
+/* MATCH_SENT --MATCH_DELIVERED--> COMPLETE through the lane: the send's
+ * MATCH holds no op, its token names the request; a second completion of
+ * that token, or one naming a live request that is not on the lane, is
+ * ignored. */
+static void test_lane_MATCH_DELIVERED_completes_a_send_that_held_no_op(void **state)
+{
+    lane_world *w = lane_new();
+    bfo_request s, r, big, rbig;
+    static uint8_t out[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, in[8], bigout[100000], bigin[100000];
+    uint64_t tok;
+    (void)state;
+    assert_int_equal(bfo_irecv(&w->e[1], &r, in, sizeof in, 0, 0, 5, w->nn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, out, sizeof out, 1, 0, 5, w->nn.now), BFO_OK);
+    assert_int_equal(s.lane, 1);
+    assert_int_equal(w->e[0].ops_in_use - w->e[0].ctl_in_use, 0);
+    assert_int_equal(w->e[0].peers[1].rail[0].inflight, 1);
+    tok = lane_last_token(w);
+    assert_true((uint32_t)tok & BFO__LANE_BIT);
+    while (nn_pump(&w->nn))
+        ;
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(s.status, BFO_OK);
+    assert_int_equal(r.status, BFO_OK);
+    assert_memory_equal(in, out, sizeof out);
+    assert_int_equal(s.lane, 0);
+    assert_int_equal(w->e[0].peers[1].rail[0].inflight, 0);
+    assert_int_equal(w->e[0].peers[1].rail[0].q_bytes, 0);
+    /* the same token again, delivered or failed: the slot moved on */
+    bfo_engine_completion(&w->e[0], tok, 1);
+    bfo_engine_completion(&w->e[0], tok, 0);
+    assert_int_equal(w->e[0].stats.messages_sent, 1);
+    assert_int_equal(w->e[0].peers[1].rail[0].inflight, 0);
+    assert_int_equal(w->e[0].slots_in_use, 0);
+    /* a lane token naming a live send that went by an op (a rendezvous) */
+    assert_int_equal(bfo_isend(&w->e[0], &big, bigout, sizeof bigout, 1, 0, 6, w->nn.now), BFO_OK);
+    assert_int_equal(big.lane, 0);
+    bfo_engine_completion(&w->e[0], ((uint64_t)big.self.gen << 32) | (BFO__LANE_BIT | big.self.index), 1);
+    assert_false(bfo_test(&big));
+    assert_int_equal(bfo_irecv(&w->e[1], &rbig, bigin, sizeof bigin, 0, 0, 6, w->nn.now), BFO_OK);
+    while (nn_pump(&w->nn))
+        ;
+    assert_true(bfo_test(&big) && bfo_test(&rbig));
+    assert_int_equal(big.status, BFO_OK);
+    assert_int_equal(rbig.status, BFO_OK);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(w->e[k].ops_in_use - w->e[k].ctl_in_use, 0);
+        assert_int_equal(w->e[k].slots_in_use, 0);
+    }
+    lane_del(w);
+}
+
+/* MATCH_SENT --MATCH_FAILED--> MATCH_SENT / post_match for the lane: the
+ * hard case, a MATCH reported failed that did arrive.  The lane's MATCH
+ * becomes an op, is sent again (by an op), and the receiver drops the
+ * copy; the send completes once, the receive once, with the bytes. */
+static void test_lane_MATCH_FAILED_after_it_arrived_is_sent_again_and_the_copy_dropped(void **state)
+{
+    lane_world *w = lane_new();
+    bfo_request s, r;
+    static uint8_t out[8] = { 9, 8, 7, 6, 5, 4, 3, 2 }, in[8];
+    uint64_t posted;
+    (void)state;
+    assert_int_equal(bfo_irecv(&w->e[1], &r, in, sizeof in, 0, 0, 5, w->nn.now), BFO_OK);
+    posted = w->e[0].stats.ops_posted;
+    w->nn.fail_every = w->nn.ops + 1; /* the next post: delivered, completed failed */
+    assert_int_equal(bfo_isend(&w->e[0], &s, out, sizeof out, 1, 0, 5, w->nn.now), BFO_OK);
+    w->nn.fail_every = 0;
+    assert_int_equal(s.lane, 1);
+    while (nn_pump(&w->nn))
+        ;
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(s.status, BFO_OK);
+    assert_int_equal(r.status, BFO_OK);
+    assert_memory_equal(in, out, sizeof out);
+    assert_int_equal(w->e[0].stats.ops_posted - posted, 2);
+    assert_int_equal(w->e[1].stats.duplicates_dropped, 1);
+    assert_int_equal(w->e[1].stats.messages_received, 1);
+    assert_int_equal(w->e[0].peers[1].rail[0].inflight, 0);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(w->e[k].ops_in_use - w->e[k].ctl_in_use, 0);
+        assert_int_equal(w->e[k].slots_in_use, 0);
+    }
+    lane_del(w);
+}
+
+/* What the lane leaves to an op: a frame that is a rate sample
+ * (BFO__STRIPE_MIN bytes or more with its header), described data, a send
+ * to itself. */
+static void test_lane_not_taken_by_a_frame_that_is_a_rate_sample(void **state)
+{
+    lane_world *w = lane_new();
+    bfo_request s, r;
+    static uint8_t out[BFO__STRIPE_MIN], in[BFO__STRIPE_MIN];
+    (void)state;
+    for (size_t k = 0; k < sizeof out; k++)
+        out[k] = (uint8_t)(k * 13 + 1);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, in, sizeof in, 0, 0, 5, w->nn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, out, BFO__STRIPE_MIN - BFO_HDR_MATCH_SIZE, 1, 0, 5, w->nn.now),
+                     BFO_OK);
+    assert_int_equal(s.lane, 0);
+    assert_int_equal(w->e[0].ops_in_use - w->e[0].ctl_in_use, 1);
+    while (nn_pump(&w->nn))
+        ;
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_int_equal(r.length, BFO__STRIPE_MIN - BFO_HDR_MATCH_SIZE);
+    assert_memory_equal(in, out, BFO__STRIPE_MIN - BFO_HDR_MATCH_SIZE);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, in, sizeof in, 0, 0, 6, w->nn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, out, BFO__STRIPE_MIN - BFO_HDR_MATCH_SIZE - 1, 1, 0, 6, w->nn.now),
+                     BFO_OK);
+    assert_int_equal(s.lane, 1);
+    while (nn_pump(&w->nn))
+        ;
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    lane_del(w);
+}
+
 /* ------------------------------------------------ pools that grow (issue 16) */
 
 typedef struct grow_log {
@@ -4680,6 +4844,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cancel_posted_receive_and_too_late_once_matched),
         cmocka_unit_test(test_cancel_send_before_it_left_keeps_the_sequence_whole),
         cmocka_unit_test(test_cancel_of_no_request_is_invalid),
+        cmocka_unit_test(test_lane_MATCH_DELIVERED_completes_a_send_that_held_no_op),
+        cmocka_unit_test(test_lane_MATCH_FAILED_after_it_arrived_is_sent_again_and_the_copy_dropped),
+        cmocka_unit_test(test_lane_not_taken_by_a_frame_that_is_a_rate_sample),
         cmocka_unit_test(test_hundred_thousand_eager_sends_before_their_receives),
         cmocka_unit_test(test_full_pools_make_frames_wait_never_lose_them),
         cmocka_unit_test(test_credit_past_window_sends_go_by_rendezvous_then_eager_again),

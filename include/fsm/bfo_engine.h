@@ -367,6 +367,12 @@ typedef struct bfo_request {
     const bfo_data *data;
     bfo_data_pos dpos;            /* the cursor in an iovec description */
     struct bfo_request *done_next;/* bfo_config.done_queue: the completion queue */
+    /* private: an eager send's MATCH posted without an op (bfo__lane_post;
+     * docs/engine-design.md, "Fast paths"): its completion's token names
+     * this request while lane is 1 */
+    uint8_t lane;
+    int lane_rail;
+    uint8_t lane_hdr[BFO_HDR_MATCH_SIZE];
 } bfo_request;
 
 /* One operation posted to the backend. */
@@ -2915,6 +2921,118 @@ static BFO__HOT void bfo__act_send_complete(bfo_engine *e, bfo_request *r)
     bfo__finish(e, r, BFO_OK);
 }
 
+/* The lane: an eager send's MATCH posted without an op.  Its token names
+ * the request itself (its handle, with BFO__LANE_BIT in the index half),
+ * its header waits in the request (lane_hdr), and what an op would hold
+ * of the post is the rail (lane_rail).  Taken by bfo__send_eager only
+ * where bfo__post_msg would post at once, for a frame that is no rate
+ * sample (shorter than BFO__STRIPE_MIN: the op's q_at, post_at and since
+ * would never be read).  A completion it does not take to COMPLETE
+ * (failed, or the request drains in another state) and a refused post
+ * become an op of the request, posted on lane_rail (bfo__lane_op), and go
+ * the general way from there: the lane changes the operation's storage,
+ * never a transition (docs/engine-design.md, "Fast paths"). */
+#define BFO__LANE_BIT 0x80000000u
+
+static inline uint64_t bfo__lane_token(const bfo_request *r)
+{
+    return ((uint64_t)r->self.gen << 32) | (BFO__LANE_BIT | r->self.index);
+}
+
+/* bfo__rail_unqueued for the lane's MATCH (no sample: shorter than
+ * BFO__STRIPE_MIN). */
+static BFO__HOT void bfo__lane_unqueued(bfo_engine *e, const bfo_request *r, int ok)
+{
+    bfo_peer *p = &e->peers[r->peer];
+    bfo_rail_link *rl = &p->rail[r->lane_rail];
+    const uint64_t n = BFO_HDR_MATCH_SIZE + r->cap;
+    rl->inflight--;
+    rl->q_bytes -= n;
+    rl->win_bytes += n;
+    if (ok)
+        rl->done_at = e->now;
+    if (BFO__UNLIKELY(p->pend_head >= 0)) /* ops that wait may go now (bfo__gate_kick) */
+        bfo__gate_note(e, r->peer);
+}
+
+/* The op the lane's MATCH becomes: posted on its rail (counted in the
+ * request's outstanding as the lane was), or with posted 0 (the lane's
+ * bytes are off its rail already). */
+static BFO__COLD bfo_op *bfo__lane_op(bfo_engine *e, bfo_request *r, int posted)
+{
+    bfo_op *op = bfo__op_alloc(e, BFO_FRAG_MATCH, r->peer);
+    r->lane = 0;
+    if (!op)
+        return NULL; /* cannot happen: max_ops covers every request (bfo__min_ops) */
+    op->owner = r->self;
+    op->rseq = r->rseq;
+    memcpy(op->hdr, r->lane_hdr, BFO_HDR_MATCH_SIZE);
+    op->hdr_len = BFO_HDR_MATCH_SIZE;
+    op->payload = r->buf;
+    op->payload_len = r->cap;
+    op->rail = r->lane_rail;
+    op->posted = posted;
+    op->q_at = op->since = 0;
+    op->post_at = 0;
+    return op;
+}
+
+/* The transport refused the lane's MATCH: as bfo__post_msg's op, it is
+ * tried again later (bfo__op_fail_later). */
+static BFO__COLD void bfo__lane_refused(bfo_engine *e, bfo_request *r)
+{
+    bfo_op *op;
+    bfo__lane_unqueued(e, r, 0);
+    op = bfo__lane_op(e, r, 0);
+    if (op)
+        bfo__op_fail_later(e, op);
+}
+
+/* Posts r's MATCH by the lane; 0 when it does not apply (bfo__act_post_match
+ * posts it then). */
+static BFO__HOT int bfo__lane_post(bfo_engine *e, bfo_request *r)
+{
+    const int peer = r->peer;
+    const uint64_t n = BFO_HDR_MATCH_SIZE + r->cap;
+    bfo_hdr_match h;
+    bfo_rail_link *rl;
+    bfo_iov iov[2];
+    int rail, rc;
+    if (BFO__UNLIKELY(peer == e->cfg.rank) || BFO__UNLIKELY(!r->buf && r->cap) || n >= BFO__STRIPE_MIN ||
+        BFO__UNLIKELY((rail = bfo__pick_rail(e, peer, n)) < 0))
+        return 0;
+    h.type = BFO_FRAG_MATCH;
+    h.flags = 0;
+    h.ctx = r->ctx;
+    h.src = (uint32_t)r->src;
+    h.tag = (uint32_t)r->want_tag;
+    h.seq = r->seq;
+    bfo_hdr_match_encode(&h, r->lane_hdr, sizeof r->lane_hdr);
+    r->outstanding++;
+    r->lane = 1;
+    r->lane_rail = rail;
+    /* bfo__rail_queued, without the sample's fields */
+    rl = &e->peers[peer].rail[rail];
+    if (!rl->q_bytes) {
+        rl->win_start = e->now;
+        rl->win_bytes = 0;
+        rl->work_at = e->now;
+    }
+    rl->q_bytes += n;
+    rl->inflight++;
+    rl->last_tx = e->now;
+    e->stats.ops_posted++;
+    iov[0].base = r->lane_hdr;
+    iov[0].len = BFO_HDR_MATCH_SIZE;
+    iov[1].base = r->buf;
+    iov[1].len = r->cap;
+    e->stats.rail_bytes[rail] += r->cap;
+    rc = e->be.post_send(e->be.ctx, peer, rail, iov, r->cap ? 2 : 1, bfo__lane_token(r));
+    if (BFO__UNLIKELY(rc != 0))
+        bfo__lane_refused(e, r);
+    return 1;
+}
+
 /* Carries out one action of a send; returns the event it asks the machine
  * for next (RESTART: the protocol for the rails left), or 0. */
 static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const bfo__input *in)
@@ -3409,12 +3527,45 @@ static inline bfo_op *bfo__op_of_token(const bfo_engine *e, uint64_t token)
     return NULL;
 }
 
+/* A completion of the lane's (bfo__lane_post): MATCH_SENT --MATCH_DELIVERED-->
+ * COMPLETE / complete, as bfo__op_done_fast takes it for an op; anything
+ * else as an op's. */
+static BFO__HOT void bfo__lane_done(bfo_engine *e, uint64_t token, int ok)
+{
+    const uint32_t idx = (uint32_t)token & ~BFO__LANE_BIT, gen = (uint32_t)(token >> 32);
+    const bfo_slot *s;
+    bfo_request *r;
+    bfo_op *op;
+    if (idx >= (uint32_t)e->slotp.n || (s = bfo__slot_at(e, (int)idx))->gen != gen || !(r = s->req) ||
+        !r->lane)
+        return; /* not a lane's MATCH the backend holds */
+#ifndef BFO_NO_FAST_PATH
+    if (BFO__LIKELY(ok) && BFO__LIKELY(r->cs == BFO_SEND_ST_MATCH_SENT)) {
+        bfo__lane_unqueued(e, r, 1);
+        r->lane = 0;
+        r->outstanding--;
+        r->answered = 1;
+        bfo__fsm_shortcut(&bfo_send_machine, &r->cs, BFO_SEND_ST_MATCH_SENT, BFO_EV_MATCH_DELIVERED,
+                          BFO_SEND_ST_COMPLETE, BFO_SEND_ACT_COMPLETE, e->trace, r);
+        bfo__act_send_complete(e, r);
+        return;
+    }
+#endif
+    op = bfo__lane_op(e, r, 1);
+    if (op)
+        bfo__op_done_slow(e, op, ok);
+}
+
 /* bfo_engine_completion: see THE API near the top. */
 static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok)
 {
-    bfo_op *op = bfo__op_of_token(e, token);
-    if (op)
-        bfo__op_done(e, op, ok);
+    if ((uint32_t)token & BFO__LANE_BIT) {
+        bfo__lane_done(e, token, ok);
+    } else {
+        bfo_op *op = bfo__op_of_token(e, token);
+        if (op)
+            bfo__op_done(e, op, ok);
+    }
     bfo__run_failed(e);
 }
 
@@ -4962,7 +5113,8 @@ static BFO__HOT void bfo__send_eager(bfo_engine *e, bfo_request *r)
     int ev;
     bfo__fsm_shortcut(&bfo_send_machine, &r->cs, BFO_SEND_ST_IDLE, BFO_EV_EAGER_CHOSEN,
                       BFO_SEND_ST_MATCH_SENT, BFO_SEND_ACT_POST_MATCH, e->trace, r);
-    bfo__act_post_match(e, r);
+    if (!bfo__lane_post(e, r))
+        bfo__act_post_match(e, r);
     ev = bfo__fact(r, bfo_send_machine.waits, r->cap);
     if (BFO__UNLIKELY(ev != 0))
         bfo__send_feed(e, r, ev, NULL);
@@ -4984,6 +5136,7 @@ static BFO__HOT int bfo__isend(bfo_engine *e, bfo_request *r, const void *buf, s
     if (now > e->now)
         e->now = now;
     bfo__req_init(r, BFO_REQ_SEND, (void *)(uintptr_t)buf, len, env);
+    r->lane = 0;
     if (data) { /* described: no buffer (bfo__send_described) */
         r->data = data;
         r->dpos.seg = 0;
