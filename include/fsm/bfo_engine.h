@@ -332,9 +332,16 @@ typedef struct bfo_request {
     size_t length;  /* receive: the message's length (may exceed the buffer) */
     int peer;       /* receive: the engine peer it came from; send: the destination */
     /* private: set by bfo__req_init */
-    int complete, kind, cs, src, want_tag;
+    int kind, cs, src, want_tag;
     uint32_t ctx;
-    uint64_t seq;   /* the message's sequence for its peer (one for all contexts) */
+    int held;          /* CLAIMED receive: the unexpected message it holds (uxm index) */
+    char *buf;
+    size_t cap;
+    bfo_handle self;
+    /* private: 0 from bfo__req_init on, in one memset from complete to
+     * next (keep them together) */
+    int complete;
+    int outstanding, frags_inflight;
     uint16_t rseq;
     uint8_t restarted;
     uint8_t counting;  /* the data phase began: done_bytes means something */
@@ -344,11 +351,9 @@ typedef struct bfo_request {
     uint8_t cancelled; /* send: cancelled, its first message is an empty MATCH (CANCEL) */
     uint8_t revoked;   /* its context was revoked: a cancel completes it BFO_ERR_REVOKED */
     uint8_t sink;      /* one of the engine's discard receives (bfo_engine.sink) */
-    int held;          /* CLAIMED receive: the unexpected message it holds (uxm index) */
-    char *buf;
-    size_t cap, done_bytes, next_off, first;
-    int outstanding, frags_inflight;
-    bfo_handle self, remote;
+    uint64_t seq;   /* the message's sequence for its peer (one for all contexts) */
+    size_t done_bytes, next_off, first;
+    bfo_handle remote;
     struct bfo_request *next;
     uint64_t pseq;  /* posted receive: its place in post order */
     /* private, rendezvous only: left unset until then (see bfo__req_init) */
@@ -604,6 +609,8 @@ typedef struct bfo_engine {
     int gate_busy;             /* bfo__gate_kick is running */
     int self_head, self_tail;  /* ops to this rank itself: delivered, then completed, later */
     int self_busy;             /* delivering them (bfo__run_self): not again from inside */
+    int deferred;              /* 1 while fail_head, self_head or gate_kick is >= 0: the
+                                * one test of bfo__run_failed (bfo__deferred_note) */
     bfo__pool slotp;           /* request handles (bfo__slot_at) */
     int slot_free, slots_in_use;
     bfo__pool uxp;             /* unexpected and out-of-order messages (bfo__ux_at) */
@@ -1502,6 +1509,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->fail_head = e->fail_tail = -1;
     e->gate_kick = -1;
     e->self_head = e->self_tail = -1;
+    e->deferred = 0;
     e->slot_free = e->uxm_free = -1;
     bfo__slots_free_range(e, 0, c->max_requests);
     bfo__ux_free_range(e, 0, c->max_unexpected);
@@ -1841,12 +1849,20 @@ static inline uint64_t bfo__op_qbytes(const bfo_op *op)
     return bfo__op_rdma(op->type) ? op->len : op->hdr_len + op->payload_len;
 }
 
+/* deferred follows the three lists it sums up: called where any of them
+ * changes. */
+static inline void bfo__deferred_note(bfo_engine *e)
+{
+    e->deferred = e->fail_head >= 0 || e->self_head >= 0 || e->gate_kick >= 0;
+}
+
 /* The peer's ops waiting in its pending list may go now: bfo__gate_kick,
  * at the end of the entry point, looks at that peer (or at every peer,
  * when two or more were noted). */
 static inline void bfo__gate_note(bfo_engine *e, int peer)
 {
     e->gate_kick = e->gate_kick < 0 || e->gate_kick == peer ? peer : 0x7fffffff;
+    e->deferred = 1;
 }
 
 /* Work goes on a rail: the op notes what was queued ahead of it, when,
@@ -2110,6 +2126,7 @@ static inline void bfo__op_fail_later(bfo_engine *e, bfo_op *op)
     else
         e->fail_head = i;
     e->fail_tail = i;
+    e->deferred = 1;
 }
 
 static inline void bfo__pend(bfo_engine *e, bfo_peer *p, bfo_op *op)
@@ -2372,6 +2389,7 @@ static inline void bfo__post_on(bfo_engine *e, bfo_op *op, int rail)
         else
             e->self_head = op->idx;
         e->self_tail = op->idx;
+        e->deferred = 1;
         return;
     }
     if (rail != -1)
@@ -2509,6 +2527,7 @@ static BFO__NOINLINE void bfo__run_failed_list(bfo_engine *e)
 {
     int i = e->fail_head, last = e->fail_tail;
     e->fail_head = e->fail_tail = -1;
+    bfo__deferred_note(e);
     for (;;) {
         int next = bfo__op_at(e, i)->next, was_last = i == last;
         bfo__op_done(e, bfo__op_at(e, i), 0);
@@ -2530,6 +2549,7 @@ static BFO__NOINLINE void bfo__gate_kick(bfo_engine *e)
 {
     const int k = e->gate_kick;
     e->gate_kick = -1;
+    bfo__deferred_note(e);
     if (e->gate_busy)
         return;
     e->gate_busy = 1;
@@ -2543,8 +2563,8 @@ static BFO__NOINLINE void bfo__gate_kick(bfo_engine *e)
  * the tests are inlined. */
 static inline void bfo__run_failed(bfo_engine *e)
 {
-    if (BFO__LIKELY((e->fail_head & e->self_head & e->gate_kick) < 0))
-        return; /* the lists empty (-1; an index is >= 0), no kick: one test */
+    if (BFO__LIKELY(!e->deferred))
+        return; /* the lists empty, no kick: one test */
     if (e->gate_kick >= 0)
         bfo__gate_kick(e);
     if (e->fail_head >= 0)
@@ -4860,6 +4880,7 @@ static inline void bfo__run_self(bfo_engine *e)
         e->self_head = op->next;
         if (e->self_head < 0)
             e->self_tail = -1;
+        bfo__deferred_note(e);
         bfo__op_done(e, op, 1);
         if (e->fail_head >= 0)
             bfo__run_failed_list(e);
@@ -5040,23 +5061,17 @@ static inline void bfo__req_init(bfo_request *r, int kind, void *buf, size_t cap
     r->source = 0;
     r->tag = 0;
     r->length = 0;
-    r->complete = 0;
     r->kind = kind;
     r->peer = env->peer;
     r->ctx = env->ctx;
     r->src = env->src;
     r->want_tag = env->tag;
-    r->seq = 0;
-    r->rseq = 0;
-    r->restarted = r->counting = r->reg = r->pin = 0;
-    r->answered = r->cancelled = r->revoked = r->sink = 0;
     r->held = -1;
     r->buf = (char *)buf;
     r->cap = cap;
-    r->done_bytes = r->next_off = r->first = 0;
-    r->outstanding = r->frags_inflight = 0;
-    r->remote = bfo__null_handle();
-    r->next = NULL;
+    /* complete, counts, rseq, flags, seq, offsets, remote (the null
+     * handle: 0, 0) and next: zero, in a few wide stores */
+    memset(&r->complete, 0, offsetof(bfo_request, pseq) - offsetof(bfo_request, complete));
 }
 
 /* A new request to a peer that is gone: it fails at once; its status
@@ -6258,6 +6273,7 @@ static inline int bfo_engine_leave(bfo_engine *e, uint64_t now)
         bfo__op_fail_later(e, bfo__op_at(e, k));
     }
     e->self_head = e->self_tail = -1;
+    bfo__deferred_note(e);
     bfo__run_failed(e);
     return BFO_OK;
 }
