@@ -35,6 +35,13 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3, EV_BEACON = 4 };
 #define HOT_MAX 4
 #define HOT_NS 1000000ull
 #define EPOLL_EVERY_NS 20000ull
+/* ... and at least every EPOLL_ALONE_NS while every link that is up is
+ * hot (two ranks, one peer): epoll then has only accepts, handshakes and
+ * beacons to find, and at every 20 us it was a system call on the path of
+ * 0.45 of the messages of a ping-pong (an 8-byte one-way takes some
+ * 3.5 us here).  A link that is up and cold (another peer's, a rail not
+ * used) brings EPOLL_EVERY_NS back at the next scan (SCAN_EVERY_NS). */
+#define EPOLL_ALONE_NS 200000ull
 #define SCAN_EVERY_NS 20000ull
 /* A read of a few frames is stamped with the time its progress call began
  * (or the clock's last reading): the clock is read again before parsing
@@ -179,6 +186,7 @@ struct bfo_tcp {
     int nstalled;
     bfo_link_binding lb; /* the conn machine's binding: tcp_act (lb.asked: connect() requests) */
     int hot[HOT_MAX], nhot;
+    int cold_up;       /* links up and not hot at the last acks_due: epoll's cadence */
     uint64_t last_epoll, last_scan;
     size_t unclocked; /* bytes read since now was read (link_read) */
     uint64_t ka_ns; /* back-pressure keepalive interval */
@@ -1894,14 +1902,17 @@ static void timeouts(bfo_tcp *t)
 
 static void acks_due(bfo_tcp *t, int all)
 {
+    int cold = 0;
     for (int i = 0; i < t->size * t->nrails; i++) {
         tlink *l = &t->links[i];
+        cold += link_up(l) && !l->hot;
         if (!link_up(l) || l->rx_seq == l->ack_sent)
             continue;
         if (all || l->rx_frames >= t->o.ack_frames || l->rx_bytes >= t->o.ack_bytes ||
             t->now - l->rx_since >= t->o.ack_delay_ns)
             send_ack(t, l);
     }
+    t->cold_up = cold;
 }
 
 /* ------------------------------------------------------------- progress */
@@ -1912,7 +1923,8 @@ static void acks_due(bfo_tcp *t, int all)
  * *handled counts the hot links that had data frames for the engine. */
 static int poll_hot(bfo_tcp *t, int *handled)
 {
-    int need_epoll = t->nhot == 0 || t->now - t->last_epoll >= EPOLL_EVERY_NS;
+    int need_epoll = t->nhot == 0 ||
+                     t->now - t->last_epoll >= (t->cold_up ? EPOLL_EVERY_NS : EPOLL_ALONE_NS);
     for (int k = 0; k < t->nhot;) {
         tlink *l = &t->links[t->hot[k]];
         if (l->fd < 0 || !link_up(l) || l->in_epoll || t->now - l->hot_at > HOT_NS) {

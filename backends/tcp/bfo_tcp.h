@@ -215,8 +215,10 @@
  * BUSY POLLING.  bfo_tcp_progress(t, 0): a link that took a data frame in
  *   the last millisecond leaves the epoll set and is read directly at every
  *   such progress (no epoll_wait on the critical path); epoll still runs at
- *   least every 20 us for the other links, and so do the periodic checks
- *   (acks owed for ack_delay, connect deadlines, the engine's timers).  A
+ *   least every 20 us for the other links (every 200 us while every link
+ *   that is up is busy: only accepts, handshakes and beacons are left for
+ *   it), and the periodic checks every 20 us (acks owed for ack_delay,
+ *   connect deadlines, the engine's timers).  A
  *   small frame posted with nothing queued before it on its link is written
  *   at once, from the post (unless the engine posts it while it takes that
  *   link's frames: then at the end of them, with their ack; GUARANTEES 1).  bfo_tcp_progress(t, > 0) and
