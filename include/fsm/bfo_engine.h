@@ -1865,24 +1865,31 @@ static inline void bfo__gate_note(bfo_engine *e, int peer)
     e->deferred = 1;
 }
 
-/* Work goes on a rail: the op notes what was queued ahead of it, when,
- * and since when that has been coming back (its delivery is then a sample
- * of the rail's rate); a rail that had none starts a fresh lag window
- * (time it sat idle is no measure of it). */
-static BFO__HOT void bfo__rail_queued(bfo_engine *e, bfo_rail_link *rl, bfo_op *op, uint64_t n)
+/* Work goes on a rail (n bytes): a rail that had none starts a fresh lag
+ * window (time it sat idle is no measure of it). */
+static BFO__HOT void bfo__rail_took(bfo_engine *e, bfo_rail_link *rl, uint64_t n)
 {
-    op->q_at = rl->q_bytes;
-    op->post_at = e->now;
     if (!rl->q_bytes) {
         rl->win_start = e->now;
         rl->win_bytes = 0;
         rl->work_at = e->now;
     }
-    if (BFO__UNLIKELY(n >= BFO__STRIPE_MIN)) /* a sample to be (bfo__rail_unqueued) */
-        op->since = rl->done_at > rl->work_at ? rl->done_at : rl->work_at;
     rl->q_bytes += n;
     rl->inflight++;
     rl->last_tx = e->now;
+}
+
+/* ... for an op, which notes what was queued ahead of it, when, and since
+ * when that has been coming back (its delivery is then a sample of the
+ * rail's rate).  The rail's half is bfo__rail_took, which the lane's
+ * MATCH takes alone. */
+static BFO__HOT void bfo__rail_queued(bfo_engine *e, bfo_rail_link *rl, bfo_op *op, uint64_t n)
+{
+    op->q_at = rl->q_bytes;
+    op->post_at = e->now;
+    bfo__rail_took(e, rl, n);
+    if (BFO__UNLIKELY(n >= BFO__STRIPE_MIN)) /* a sample to be (bfo__rail_unqueued) */
+        op->since = rl->done_at > rl->work_at ? rl->done_at : rl->work_at;
 }
 
 static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64_t bytes, uint64_t dt,
@@ -1899,26 +1906,37 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
  * messages and control are no sample (their round trips, not the rail's
  * rate). */
 static BFO__COLD void bfo__relay_unqueued(bfo_engine *e, const bfo_op *op, int ok);
-static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, const bfo_op *op, uint64_t n, int ok)
+static BFO__HOT void bfo__rail_gave(bfo_engine *e, int peer, int rail, uint64_t n, int ok,
+                                    const bfo_op *sample)
 {
-    bfo_peer *p = &e->peers[op->peer];
-    if (BFO__UNLIKELY(op->rail == BFO__RELAY_RAIL)) { /* its relay's RELAYACK came, or it failed */
-        bfo__relay_unqueued(e, op, ok);
-        return;
-    }
-    bfo_rail_link *rl = &p->rail[op->rail];
+    bfo_peer *p = &e->peers[peer];
+    bfo_rail_link *rl = &p->rail[rail];
     rl->inflight--;
     rl->q_bytes -= n;
     rl->win_bytes += n;
-    if (BFO__UNLIKELY(n >= BFO__STRIPE_MIN) && ok && op->type != BFO_FRAG_PROBE) { /* (not a measurement) */
-        const uint64_t dt = e->now - op->post_at;
+    if (BFO__UNLIKELY(sample != NULL)) { /* after the window counted it: a sample may reset it */
+        const uint64_t dt = e->now - sample->post_at;
         rl->lat = rl->lat ? rl->lat - rl->lat / 8 + dt / 8 : dt;
-        bfo__rate_op(e, op->peer, op->rail, op->q_at + n, dt, op->since);
+        bfo__rate_op(e, peer, rail, sample->q_at + n, dt, sample->since);
     }
     if (ok)
         rl->done_at = e->now;
     if (BFO__UNLIKELY(p->pend_head >= 0)) /* ops that wait may go now (bfo__gate_kick) */
-        bfo__gate_note(e, op->peer);
+        bfo__gate_note(e, peer);
+}
+
+/* ... for an op: the rail's half (bfo__rail_gave, which the lane's MATCH
+ * takes alone), with the op as the sample when it is one. */
+static BFO__HOT void bfo__rail_unqueued(bfo_engine *e, const bfo_op *op, uint64_t n, int ok)
+{
+    if (BFO__UNLIKELY(op->rail == BFO__RELAY_RAIL)) { /* its relay's RELAYACK came, or it failed */
+        bfo__relay_unqueued(e, op, ok);
+        return;
+    }
+    bfo__rail_gave(e, op->peer, op->rail, n, ok,
+                   BFO__UNLIKELY(n >= BFO__STRIPE_MIN) && ok && op->type != BFO_FRAG_PROBE /* (not a measurement) */
+                       ? op
+                       : NULL);
 }
 
 /* The peer's UP rail but one with the best measured rate (-1: none).  A
@@ -2963,16 +2981,7 @@ static inline uint64_t bfo__lane_token(const bfo_request *r)
  * BFO__STRIPE_MIN). */
 static BFO__HOT void bfo__lane_unqueued(bfo_engine *e, const bfo_request *r, int ok)
 {
-    bfo_peer *p = &e->peers[r->peer];
-    bfo_rail_link *rl = &p->rail[r->lane_rail];
-    const uint64_t n = BFO_HDR_MATCH_SIZE + r->cap;
-    rl->inflight--;
-    rl->q_bytes -= n;
-    rl->win_bytes += n;
-    if (ok)
-        rl->done_at = e->now;
-    if (BFO__UNLIKELY(p->pend_head >= 0)) /* ops that wait may go now (bfo__gate_kick) */
-        bfo__gate_note(e, r->peer);
+    bfo__rail_gave(e, r->peer, r->lane_rail, BFO_HDR_MATCH_SIZE + r->cap, ok, NULL);
 }
 
 /* The op the lane's MATCH becomes: posted on its rail (counted in the
@@ -3015,7 +3024,6 @@ static BFO__HOT int bfo__lane_post(bfo_engine *e, bfo_request *r)
     const int peer = r->peer;
     const uint64_t n = BFO_HDR_MATCH_SIZE + r->cap;
     bfo_hdr_match h;
-    bfo_rail_link *rl;
     bfo_iov iov[2];
     int rail, rc;
     if (BFO__UNLIKELY(peer == e->cfg.rank) || BFO__UNLIKELY(!r->buf && r->cap) || n >= BFO__STRIPE_MIN ||
@@ -3031,16 +3039,7 @@ static BFO__HOT int bfo__lane_post(bfo_engine *e, bfo_request *r)
     r->outstanding++;
     r->lane = 1;
     r->lane_rail = rail;
-    /* bfo__rail_queued, without the sample's fields */
-    rl = &e->peers[peer].rail[rail];
-    if (!rl->q_bytes) {
-        rl->win_start = e->now;
-        rl->win_bytes = 0;
-        rl->work_at = e->now;
-    }
-    rl->q_bytes += n;
-    rl->inflight++;
-    rl->last_tx = e->now;
+    bfo__rail_took(e, &e->peers[peer].rail[rail], n); /* no sample: no op fields */
     e->stats.ops_posted++;
     iov[0].base = r->lane_hdr;
     iov[0].len = BFO_HDR_MATCH_SIZE;
