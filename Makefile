@@ -15,7 +15,9 @@
 #                    slow; a plot of a degrade and recover (root)
 #   make bench-relay a relay against the direct rails: 8 B latency and 1 MiB
 #                    throughput, three namespaces, cut and joined in turn (root)
-#   make bench       all three
+#   make bench-tcp   bfo over TCP loopback rails: 8 B latency and 1 MiB bandwidth against
+#                    raw TCP, two rails against one (ratios of interleaved rounds)
+#   make bench       all four
 #   make check       run every test and examples/mini_mpi's loopback program,
 #                    check the headers' layering (check-layers), compile every
 #                    header alone (C11, C++17) and the single header alone
@@ -167,7 +169,7 @@ VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
-.PHONY: all bench bench-engine bench-netns bench-relay dance demo check check-netns check-headers check-layers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
+.PHONY: all bench bench-engine bench-tcp bench-netns bench-relay dance demo check check-netns check-headers check-layers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
 .PHONY: fuzz check-fuzz fuzz-corpus check-tsan
 
@@ -496,7 +498,11 @@ bench-netns: $(BUILD)/bfo
 	BFO_NETNS=./$(BUILD)/bfo bash bench/netns.sh $(BUILD)/bench-netns.png
 bench-relay: $(BUILD)/bfo
 	BFO_NETNS=./$(BUILD)/bfo bash bench/relay.sh
-bench: bench-engine bench-netns bench-relay
+# 8-byte latency and 1 MiB bandwidth against raw TCP, and two loopback
+# rails against one, ratios of interleaved rounds in one run (bench/tcp.sh).
+bench-tcp: $(BUILD)/bfo
+	bash bench/tcp.sh ./$(BUILD)/bfo
+bench: bench-engine bench-tcp bench-netns bench-relay
 
 $(BUILD)/bench_engine: bench/bench_engine.c $(HEADERS) $(wildcard sim/*.h) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) -Isim $< -o $@

@@ -69,7 +69,10 @@
  *                   SEC seconds (default 600); SIGUSR2 prints that state and
  *                   goes on
  *   --verbose       each phase on stderr as it starts (CLOCK_MONOTONIC
- *                   seconds), each round's latency medians, and the
+ *                   seconds), each round's latency medians and bandwidths
+ *                   (lines "bfo bench: SIZE B round R: KIND latency median
+ *                   X us" and "... KIND bandwidth X MB/s", KIND bfo, raw or
+ *                   compare: bench/tcp.sh reads them), and the
  *                   engine's map-outs at the end
  *   --plot FILE.png latency and bandwidth against size (gnuplot, Debian
  *                   package gnuplot-nox; exit 1 if it is missing)
@@ -1047,6 +1050,9 @@ int bfo_cmd_bench(int argc, char **argv)
                     break;
                 if (m >= 0)
                     bws[k][m] = v / 1e6;
+                if (b->verbose && b->rank == 0 && m >= 0)
+                    fprintf(stderr, "bfo bench: %zu B round %d: %s bandwidth %.1f MB/s\n", size, round, kname[k],
+                            v / 1e6);
             }
         }
         use_net(b, 0);
