@@ -1048,11 +1048,12 @@ int bfo_cmd_bench(int argc, char **argv)
                 v = k == K_RAW ? raw_bw(b, size, msgs) : bfo_bw(b, size, msgs);
                 if (v < 0)
                     break;
-                if (m >= 0)
-                    bws[k][m] = v / 1e6;
-                if (b->verbose && b->rank == 0 && m >= 0)
+                if (m < 0)
+                    continue;
+                bws[k][m] = v / 1e6;
+                if (b->verbose && b->rank == 0)
                     fprintf(stderr, "bfo bench: %zu B round %d: %s bandwidth %.1f MB/s\n", size, round, kname[k],
-                            v / 1e6);
+                            bws[k][m]);
             }
         }
         use_net(b, 0);
