@@ -978,8 +978,14 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
             l->unsent = i;
         return 0;
     }
-    if (t->taking && t->taking->peer == peer)
+    if (t->taking && t->taking->peer == peer) {
         t->replied_elsewhere = 1;
+        if (en->n) { /* a piece of data: written at the end of parse (see parse) */
+            if (l->unsent < 0)
+                l->unsent = i;
+            return 0;
+        }
+    }
     if (l->unsent < 0 && en->n == 0 && l->ctl_off == l->ctl_len && l->fd >= 0 &&
         !swallowing(t, l)) {
         /* Nothing waits before it and it is small (the latency-bound
@@ -1301,7 +1307,13 @@ static void parse_frames(bfo_tcp *t, tlink *l)
  * wait for a standalone ack (ack_delay, 50 us, and up to 20 us more: the
  * latency cliff above the eager limit, docs/engine-design.md).  When the
  * engine answered on another link of that peer, the ack of this one goes
- * out at once, alone: the peer is in an exchange and may wait for it. */
+ * out at once, alone: the peer is in an exchange and may wait for it.
+ * Pieces of data (frames too large to copy inline) that it posted on the
+ * peer's other links meanwhile are written at the end as well, one call
+ * per link: written as each was posted, a stream striped over two
+ * loopback rails made 65,000 sendmsg calls where one rail made 18,283
+ * (the acks of one rail free the pieces of both) and carried 0.8 of one
+ * rail; 20,683 calls after. */
 static void parse(bfo_tcp *t, tlink *l)
 {
     tlink *outer = t->taking;
@@ -1310,6 +1322,12 @@ static void parse(bfo_tcp *t, tlink *l)
     t->replied_elsewhere = 0;
     parse_frames(t, l);
     t->taking = outer;
+    if (t->replied_elsewhere) /* the peer's other links: what post_frame left queued */
+        for (int r = 0; r < t->nrails; r++) {
+            tlink *o = link_of(t, l->peer, r);
+            if (o != l && o != outer && o->unsent >= 0)
+                link_flush(t, o);
+        }
     if (l->fd >= 0 && !l->broken) {
         if (t->replied_elsewhere && l->unsent < 0)
             send_ack(t, l);
