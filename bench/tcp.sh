@@ -47,8 +47,7 @@ per() {
         /^bfo bench: [0-9]+ B round [0-9]+: / {
             r = $6; sub(":", "", r); kind = $7; w = $8
             v = (what == "latency") ? $10 : $9
-            if (w == what) val[kind, r] = v
-            if (w == what) rounds[r] = 1
+            if (w == what) { val[kind, r] = v; rounds[r] = 1 }
         }
         END {
             n = 0
