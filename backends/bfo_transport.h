@@ -85,6 +85,9 @@ typedef struct bfo_rail_stats {
     uint64_t beacons_rcvd;           /* ... received for a live connection: the peer heard */
     uint64_t beacons_dropped;        /* ... received and dropped: another job, rank, rail or connection,
                                       * from another address, a repeat, or the fault hook */
+    uint64_t writes_tx;              /* TCP: send calls that handed bytes to the kernel (a frame, a
+                                      * batch of them, or part of one) */
+    uint64_t reads_rx;               /* TCP: read calls on the connections that returned bytes */
 } bfo_rail_stats;
 
 /* What open() gets. */

@@ -81,7 +81,7 @@
  *        "placed_frames","placed_dropped","beacons_rcvd","beacons_dropped",
  *        "demotions","promotions","proc_failed","relayed_frames","relayed_bytes",
  *        "relay_passed","relay_received","routes_found","routes_lost","relay_failed",
- *        "relay_refused",
+ *        "relay_refused","writes","reads","acks",
  *        "per_rail_bytes":[...],"rail_states":[...],
  *        "rail_rates":[...]}
  *       messages/bytes/verified: received at the destinations (delivered);
@@ -142,7 +142,12 @@
  *       placed_dropped were dropped (the receive was gone before the end);
  *       beacons_rcvd: TCP beacons taken as the peer heard on a rail, and
  *       beacons_dropped: datagrams on the beacon sockets dropped (another
- *       job's or connection's, a forgery; bfo_tcp.h, BEACONS), all ranks.
+ *       job's or connection's, a forgery; bfo_tcp.h, BEACONS), all ranks;
+ *       writes, reads: TCP send calls that handed bytes to the kernel and
+ *       read calls on the connections that returned bytes, all ranks
+ *       (bfo_rail_stats writes_tx, reads_rx: a stream striped over two
+ *       rails makes about as many as over one, tests/tcp/t21_writes.sh);
+ *       acks: TCP standalone acknowledgements sent (acks_tx), all ranks.
  *     With the progress thread on, the stream's engine calls run under
  *       bfo_net_lock (bfo_net.h, THREADS).
  *     At --timeout with messages outstanding: the engine's and transports'
@@ -379,7 +384,7 @@ enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD
        F_RDMA_READS, F_RDMA_WRITES, F_BUSY_HEARD, F_NUDGES, F_THREAD, F_CREDIT_RNDV, F_OVER_WINDOW,
        F_PLACED, F_PLACED_DROPPED, F_BEACONS_RCVD, F_BEACONS_DROPPED, F_DEMOTIONS, F_PROMOTIONS,
        F_PROC_FAILED, F_RELAYED_FRAMES, F_RELAYED_BYTES, F_RELAY_PASSED, F_RELAY_RECEIVED,
-       F_ROUTES_FOUND, F_ROUTES_LOST, F_RELAY_FAILED, F_RELAY_REFUSED, NF /* counters sent to rank 0 */ };
+       F_ROUTES_FOUND, F_ROUTES_LOST, F_RELAY_FAILED, F_RELAY_REFUSED, F_WRITES, F_READS, F_ACKS, NF /* counters sent to rank 0 */ };
 
 typedef struct slot {
     bfo_request req;
@@ -1438,6 +1443,9 @@ int bfo_cmd_stream(int argc, char **argv)
             s->f[F_PLACED_DROPPED] += ts->rail[r].placed_dropped;
             s->f[F_BEACONS_RCVD] += ts->rail[r].beacons_rcvd;
             s->f[F_BEACONS_DROPPED] += ts->rail[r].beacons_dropped;
+            s->f[F_WRITES] += ts->rail[r].writes_tx;
+            s->f[F_READS] += ts->rail[r].reads_rx;
+            s->f[F_ACKS] += ts->rail[r].acks_tx;
         }
         uint64_t mine[NF + BFO_MAX_RAILS + 4];
         memcpy(mine, s->f, sizeof s->f);
@@ -1516,6 +1524,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"relay_passed\":%" PRIu64 ",\"relay_received\":%" PRIu64
                        ",\"routes_found\":%" PRIu64 ",\"routes_lost\":%" PRIu64
                        ",\"relay_failed\":%" PRIu64 ",\"relay_refused\":%" PRIu64
+                       ",\"writes\":%" PRIu64 ",\"reads\":%" PRIu64 ",\"acks\":%" PRIu64
                        ",\"per_rail_bytes\":[",
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
                        tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
@@ -1530,7 +1539,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        tot[F_BEACONS_RCVD], tot[F_BEACONS_DROPPED], tot[F_DEMOTIONS], tot[F_PROMOTIONS],
                        tot[F_PROC_FAILED], tot[F_RELAYED_FRAMES], tot[F_RELAYED_BYTES], tot[F_RELAY_PASSED],
                        tot[F_RELAY_RECEIVED], tot[F_ROUTES_FOUND], tot[F_ROUTES_LOST], tot[F_RELAY_FAILED],
-                       tot[F_RELAY_REFUSED]);
+                       tot[F_RELAY_REFUSED], tot[F_WRITES], tot[F_READS], tot[F_ACKS]);
                 for (int r = 0; r < bfo_net_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
                 /* rank 0 toward rank 1 at the end: each rail's state and

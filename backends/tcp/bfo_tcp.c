@@ -812,6 +812,8 @@ static void link_flush(bfo_tcp *t, tlink *l)
             mh.msg_iovlen = (size_t)n;
             w = sendmsg(l->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         }
+        if (w > 0)
+            t->st.rail[l->rail].writes_tx++;
         if (w < 0) {
             unstamp(t, l);
             if (errno == EINTR)
@@ -995,6 +997,8 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
         ssize_t w;
         stamp_ack(l, en);
         w = send(l->fd, en->hdr, en->hlen, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0)
+            t->st.rail[l->rail].writes_tx++;
         if (w == (ssize_t)en->hlen) {
             en->off = en->total;
             frame_written(t, l, en);
@@ -1381,6 +1385,7 @@ static void link_read(bfo_tcp *t, tlink *l)
                 set_broken(t, l, 0, "receive: %s", strerror(errno));
             return;
         }
+        t->st.rail[l->rail].reads_rx++;
         if (l->placing)
             l->pl_got += (size_t)n;
         else
