@@ -10,7 +10,8 @@
 #   make check-netns gray failures: two network namespaces joined by two veth rails,
 #                    a rail slowed (tc tbf), lossy and blackholed (nftables), its link
 #                    down and up, the peer stopped (root; skipped otherwise)
-#   make bench-engine instructions per eager pair and per 1 MiB rendezvous (callgrind)
+#   make bench-engine instructions per eager pair and per 1 MiB rendezvous (callgrind);
+#                    the eager pair through Open MPI's ob1 beside it (with mpicc)
 #   make bench-netns throughput over two namespaces' veth rails: clean, shaped, one rail
 #                    slow; a plot of a degrade and recover (root)
 #   make bench-relay a relay against the direct rails: 8 B latency and 1 MiB
