@@ -2140,10 +2140,9 @@ static sr_world *frags_world(uint64_t seed, mapout_watch *x)
  * message is what is left over.  Measured (mean of 30 messages, against
  * the sum): 1.01 to 1.09 for 1 MiB, 1.00 to 1.02 for 4 MiB; rates
  * ignored (pieces alternating), 125 MB/s would carry half of them, 4.5
- * times the sum's time.  Smaller
- * pieces for the slower rail (in proportion to its rate) or at a
- * message's tail were tried: -4% to +8% (docs/engine-design.md, "Where
- * data goes"), not taken. */
+ * times the sum's time.  Smaller pieces for the slower rail (in
+ * proportion to its rate) or at a message's tail were tried: -4% to +10%
+ * (docs/engine-design.md, "Where data goes"), not taken. */
 static void test_message_over_rails_of_unequal_speed_completes_near_their_summed_rate(void **state)
 {
     static const unsigned slow[] = { 1000, 500, 250, 125 };
@@ -2192,7 +2191,6 @@ static void test_message_over_rails_of_unequal_speed_completes_near_their_summed
             sr_del(w);
         }
 }
-
 
 /* Two rails at 1000 MB/s, no RDMA, a stream of 256 KiB messages started
  * (big_start) and run for `ms`. */

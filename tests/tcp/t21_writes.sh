@@ -1,5 +1,5 @@
 #!/bin/bash
-# (u) A stream striped over two rails makes about as many write calls per
+# (t21) A stream striped over two rails makes about as many write calls per
 # megabyte as over one rail.  The acknowledgements that come back on one
 # connection free pieces for both; the TCP transport writes what the engine
 # posts meanwhile at the end of parse, one call per connection (bfo_tcp.c,
