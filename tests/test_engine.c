@@ -3291,6 +3291,43 @@ static void test_lane_not_taken_by_a_frame_that_is_a_rate_sample(void **state)
     lane_del(w);
 }
 
+/* IDLE --RNDV_CHOSEN--> RNDV_SENT / post_rndv: the RNDV of a message above
+ * eager_limit (64 KiB here) carries its first rndv_first bytes (4 KiB, the
+ * default), the rest goes in FRAGs once the receiver answers; a
+ * synchronous send of eager size carries all of its bytes, and the
+ * receiver's answer completes it (no FRAG). */
+static void test_post_rndv_carries_rndv_first_bytes_or_all_of_an_eager_sized_send(void **state)
+{
+    lane_world *w = lane_new();
+    static uint8_t out[100000], in[100000];
+    static const size_t len[] = { 100000, 8192 };
+    (void)state;
+    assert_int_equal(w->e[0].cfg.rndv_first, 4096);
+    for (size_t k = 0; k < sizeof out; k++)
+        out[k] = (uint8_t)(k * 7 + 3);
+    for (int sync = 0; sync < 2; sync++) {
+        bfo_request s, r;
+        bfo_envelope env = { 1, 0, 0, 7 + sync, sync ? BFO_SEND_SYNC : 0 };
+        const uint64_t posted = w->e[0].stats.ops_posted;
+        memset(in, 0, sizeof in);
+        assert_int_equal(bfo_irecv(&w->e[1], &r, in, sizeof in, 0, 0, 7 + sync, w->nn.now), BFO_OK);
+        assert_int_equal(bfo_isend_env(&w->e[0], &s, out, len[sync], &env, w->nn.now), BFO_OK);
+        assert_int_equal(s.first, sync ? 8192 : 4096);
+        while (nn_pump(&w->nn))
+            ;
+        assert_true(bfo_test(&s) && bfo_test(&r));
+        assert_int_equal(s.status, BFO_OK);
+        assert_int_equal(r.status, BFO_OK);
+        assert_int_equal(r.length, len[sync]);
+        assert_memory_equal(in, out, len[sync]);
+        assert_int_equal(r.first, sync ? 8192 : 4096); /* what the RNDV carried */
+        /* the RNDV, then (100,000 - 4,096 bytes in 64 KiB FRAGs) two FRAGs */
+        assert_int_equal(w->e[0].stats.ops_posted - posted, sync ? 1 : 3);
+    }
+    assert_int_equal(w->e[0].stats.copies + w->e[1].stats.copies, 2);
+    lane_del(w);
+}
+
 /* ------------------------------------------------ pools that grow (issue 16) */
 
 typedef struct grow_log {
@@ -4908,6 +4945,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_lane_MATCH_DELIVERED_completes_a_send_that_held_no_op),
         cmocka_unit_test(test_lane_MATCH_FAILED_after_it_arrived_is_sent_again_and_the_copy_dropped),
         cmocka_unit_test(test_lane_not_taken_by_a_frame_that_is_a_rate_sample),
+        cmocka_unit_test(test_post_rndv_carries_rndv_first_bytes_or_all_of_an_eager_sized_send),
         cmocka_unit_test(test_hundred_thousand_eager_sends_before_their_receives),
         cmocka_unit_test(test_full_pools_make_frames_wait_never_lose_them),
         cmocka_unit_test(test_credit_past_window_sends_go_by_rendezvous_then_eager_again),

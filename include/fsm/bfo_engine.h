@@ -297,16 +297,19 @@ typedef struct bfo_config {
                                    * relay_slots / (nranks - 1) frames (1 at least) out
                                    * through one rank, so that the senders together never
                                    * find the slots taken: the same setting on every rank */
-    size_t rndv_first;            /* a rendezvous by copy sends at most this many of its
-                                   * bytes in its RNDV, the rest once the receiver answers
-                                   * (default 4096, at most eager_limit).  The receiver
-                                   * answers only once the whole RNDV is in, so its bytes
-                                   * and the rest cross one after the other, an answer's
-                                   * round trip between them: over TCP loopback with a
-                                   * 64 KiB eager_limit, 128 KiB took 1.51-1.57x raw TCP a
-                                   * way with 4 KiB in the RNDV, 1.75-1.91x with 64 KiB.
-                                   * What it carries waits at a receiver that has not
-                                   * posted yet, counted against the sender's window */
+    size_t rndv_first;            /* a rendezvous by copy of a message above eager_limit
+                                   * sends this many of its bytes in its RNDV, the rest
+                                   * once the receiver answers (default 4096, at most
+                                   * eager_limit; one of eager size, synchronous or past
+                                   * its window, sends all of them if its window has
+                                   * room).  The receiver answers only once the whole
+                                   * RNDV is in, so its bytes and the rest cross one after
+                                   * the other, an answer's round trip between them: over
+                                   * TCP loopback with a 64 KiB eager_limit, 128 KiB took
+                                   * 1.51-1.57x raw TCP a way with 4 KiB in the RNDV,
+                                   * 1.75-1.91x with 64 KiB.  What it carries waits at a
+                                   * receiver that has not posted yet, counted against the
+                                   * sender's window */
 } bfo_config;
 
 enum bfo_req_kind { BFO_REQ_SEND = 1, BFO_REQ_RECV = 2 };
@@ -2779,9 +2782,9 @@ static inline void bfo__send_rndv(bfo_engine *e, bfo_request *r)
     bfo_op *op = bfo__req_op(e, r, BFO_FRAG_RNDV);
     /* a restart's first bytes go to its matched receive; a first RNDV's
      * are what bfo__isend charged to the peer's window */
-    size_t first = !r->restarted                ? r->first
-                   : r->cap < e->cfg.rndv_first ? r->cap
-                                                : e->cfg.rndv_first;
+    size_t first = !r->restarted                  ? r->first
+                   : r->cap <= e->cfg.eager_limit ? r->cap
+                                                  : e->cfg.rndv_first;
     if (!op)
         return;
     h.type = BFO_FRAG_RNDV;
@@ -5192,7 +5195,9 @@ static BFO__HOT int bfo__isend(bfo_engine *e, bfo_request *r, const void *buf, s
     {
         const int ev = bfo__send_choose(e, r);
         if (ev == BFO_EV_RNDV_CHOSEN) { /* its first bytes, if the window has room */
-            r->first = len < e->cfg.rndv_first ? len : e->cfg.rndv_first;
+            /* all of an eager-sized one (synchronous, or its window
+             * full): the receiver's answer then completes it */
+            r->first = len <= e->cfg.eager_limit ? len : e->cfg.rndv_first;
             if (!bfo__credit_take(e, peer, r->first))
                 r->first = 0;
         }
