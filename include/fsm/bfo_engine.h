@@ -306,8 +306,8 @@ typedef struct bfo_config {
                                    * RNDV is in, so its bytes and the rest cross one after
                                    * the other, an answer's round trip between them: over
                                    * TCP loopback with a 64 KiB eager_limit, 128 KiB took
-                                   * 1.51-1.57x raw TCP a way with 4 KiB in the RNDV,
-                                   * 1.75-1.91x with 64 KiB.  What it carries waits at a
+                                   * 1.52-1.55x raw TCP a way with 4 KiB in the RNDV,
+                                   * 1.89-1.98x with 64 KiB.  What it carries waits at a
                                    * receiver that has not posted yet, counted against the
                                    * sender's window */
 } bfo_config;
