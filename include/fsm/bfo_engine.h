@@ -2776,15 +2776,21 @@ static inline void bfo__post_restart_msg(bfo_engine *e, bfo_request *r, int type
         (h).dreq = (r)->restarted ? (r)->remote : bfo__null_handle();           \
     } while (0)
 
+/* The bytes a RNDV of cap bytes carries (bfo_config.rndv_first): all of a
+ * message of eager size (synchronous, or past its window: the receiver's
+ * answer then completes it), else rndv_first. */
+static inline size_t bfo__rndv_first(const bfo_engine *e, size_t cap)
+{
+    return cap <= e->cfg.eager_limit ? cap : e->cfg.rndv_first;
+}
+
 static inline void bfo__send_rndv(bfo_engine *e, bfo_request *r)
 {
     bfo_hdr_rndv h;
     bfo_op *op = bfo__req_op(e, r, BFO_FRAG_RNDV);
     /* a restart's first bytes go to its matched receive; a first RNDV's
      * are what bfo__isend charged to the peer's window */
-    size_t first = !r->restarted                  ? r->first
-                   : r->cap <= e->cfg.eager_limit ? r->cap
-                                                  : e->cfg.rndv_first;
+    size_t first = r->restarted ? bfo__rndv_first(e, r->cap) : r->first;
     if (!op)
         return;
     h.type = BFO_FRAG_RNDV;
@@ -5195,9 +5201,7 @@ static BFO__HOT int bfo__isend(bfo_engine *e, bfo_request *r, const void *buf, s
     {
         const int ev = bfo__send_choose(e, r);
         if (ev == BFO_EV_RNDV_CHOSEN) { /* its first bytes, if the window has room */
-            /* all of an eager-sized one (synchronous, or its window
-             * full): the receiver's answer then completes it */
-            r->first = len <= e->cfg.eager_limit ? len : e->cfg.rndv_first;
+            r->first = bfo__rndv_first(e, len);
             if (!bfo__credit_take(e, peer, r->first))
                 r->first = 0;
         }
