@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # bfo - GNU Make.
 #
 #   make             build the tests (needs a C compiler and cmocka; not Ragel)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_link.h - one transport connection, run by the conn machine.
  *
  * Part of bfo's backends (header-only, like bfo_list.h).  Every transport

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_list.h - a FIFO of pool indices, for the transports' send descriptors.
  *
  * Part of bfo (see bfo.h).  A transport keeps its descriptors in one array

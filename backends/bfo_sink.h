@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_sink.h - where a transport reports, and where it asks for a peer's
  * address.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_transport.h - what a transport is: one table of operations.
  *
  * Part of bfo (see bfo.h).  A transport (TCP, verbs, shared memory, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bench_engine.c - one kind of exchange, repeated, through two engines over
  * the null transport.  Run under callgrind by `make bench-engine`, which
  * takes the difference between two iteration counts (so setup cancels out)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Instructions per exchange through the engine, under callgrind: the
 # difference between two iteration counts, memcpy and memmove left out.
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/netns.sh - throughput over real rails between two network
 # namespaces (two veth pairs, tests/netns/lib.sh), ratios from one run:
 # medians of ROUNDS (default 5) interleaved rounds, and the worst round.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* ob1_eager.c - the eager pair of bench_engine.c through Open MPI: one rank
  * posts a receive from itself, sends itself 8 bytes and waits for both,
  * N times.  Run by bench/bench_engine.sh under callgrind with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/plot.sh - bfo bench over 1 rail and over 2 rails (each with the raw
 # TCP baseline measured in the same run), then one plot of the three.
 #

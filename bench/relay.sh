@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/relay.sh - what a relay through a third rank costs against the
 # direct rails (BFO_RELAY=1; docs/engine-design.md, "Relay"), measured in
 # one run: three network namespaces on two bridges (tests/netns/lib3.sh),

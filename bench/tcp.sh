@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/tcp.sh - bfo over TCP loopback rails against raw TCP and against
 # itself, ratios from one run each: the median of ROUNDS (default 5)
 # interleaved rounds' ratios, and the worst round.

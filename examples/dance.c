@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* dance.c - the restart dance, traced.
  *
  * Drives a sender and a receiver machine through a rendezvous whose FRAG is

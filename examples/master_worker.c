@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* master_worker.c - a resilient master-worker over bfo: a worker's
  * process dies, the master and the other workers go on and finish the
  * work.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* GENERATED FILE - DO NOT EDIT.
  * The bfo alphabet: fragment types, flags, events.
  * Generated from spec/alphabet.tab by tools/bfo_gen.py (run `make gen`).
@@ -12,7 +13,7 @@
  * that every other generated header checks.  This header includes
  * nothing. */
 #define BFO_GEN_ABI 2
-#define BFO_GEN_STAMP 0x03879d42
+#define BFO_GEN_STAMP 0xf0904467
 
 /* What may follow a header (PAYLOAD in the list): nothing, data, or the
  * RDMA keys of the memory the header names, one u32 per rail of the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # GENERATED FILE - DO NOT EDIT.
 # The Ragel alphabet of every bfo machine.
 # Generated from spec/alphabet.tab by tools/bfo_gen.py (run `make gen`).

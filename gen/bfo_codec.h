@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* GENERATED FILE - DO NOT EDIT.
  * Header layouts of every fragment type: structs, encoders, decoders.
  * Generated from spec/alphabet.tab by tools/bfo_gen.py (run `make gen`).
@@ -15,7 +16,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x03879d42
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xf0904467
 #error "gen/bfo_codec.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 

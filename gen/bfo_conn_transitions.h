@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* GENERATED FILE - DO NOT EDIT.
  * Every transition of the connection (one transport connection to one peer on one rail) machine, as Ragel built it.
  * Generated from spec/conn.rl, spec/conn_binding.rl, spec/conn_alphabet.tab by tools/bfo_gen.py (run `make gen`).
@@ -8,7 +9,7 @@
 
 #include "bfo_conn.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x03879d42
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xf0904467
 #error "gen/bfo_conn_transitions.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_nullnet.h - the cheapest transport: two engines, one process, no
  * allocation.  Frames go through a ring carved from memory given at setup;
  * pumping delivers them in order and completes them at once.  Every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_simgroup.h - groups' agreements under process deaths, in the
  * simulator (bfo agree-sim, tests).
  *

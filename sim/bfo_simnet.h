@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_simnet.h - a deterministic in-memory network for bfo engines.
  *
  * N engines in one process.  Every post becomes a message in flight; a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_simrun.h - one simulated scenario, run and judged.
  *
  * A scenario: ranks, rails, messages (from, to, size, tag, any-source

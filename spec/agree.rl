@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 %%{
 # One rank's part in one agreement of a group (bfo_group_agree,
 # bfo_group_shrink: include/fsm/bfo_group.h).  Grammar only; the C binding

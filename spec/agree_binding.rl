@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* agree_binding.rl - binds the agree grammar (agree.rl) to C.
  *
  * Each action emits its own BFO_AGREE_ACT_* into the step record; the

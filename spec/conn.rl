@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 %%{
 # The connection: how one transport connection between this rank and one
 # peer, on one rail, is made, taken, handed to the engine and torn down.

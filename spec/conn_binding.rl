@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* conn_binding.rl - binds the conn grammar (conn.rl) to C.
  *
  * Each action emits its own BFO_CONN_ACT_* into the step record; the

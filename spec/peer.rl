@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 %%{
 # The peer: one other process of the job, as this rank sees it.  Grammar
 # only; the C binding is peer_binding.rl, and the engine

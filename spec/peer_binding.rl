@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* peer_binding.rl - binds the peer grammar (peer.rl) to C.
  *
  * Each action emits its own BFO_PEER_ACT_* into the step record; the engine

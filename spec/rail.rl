@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 %%{
 # The rail: one rail (a NIC, an IB/RoCE port) as seen from one peer.
 # Grammar only; the C binding is rail_binding.rl.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* rail_binding.rl - binds the rail grammar (rail.rl) to C.
  *
  * Each action emits its own BFO_RAIL_ACT_* into the step record; the engine

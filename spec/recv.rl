@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 %%{
 # The receive request: one posted receive, from the moment the engine
 # matches a message to it until the message is in the buffer or the peer is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* recv_binding.rl - binds the receive request grammar (recv.rl) to C.
  *
  * Each action emits its own BFO_RECV_ACT_* into the step record; the engine

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 %%{
 # The send request: one message from this rank to one peer, from the moment
 # the engine chooses a protocol until the message is delivered or the peer is

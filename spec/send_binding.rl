@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* send_binding.rl - binds the send request grammar (send.rl) to C.
  *
  * Each action emits its own BFO_SEND_ACT_* into the step record; the engine

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* abi_caller.c - one caller of tests/test_abi.c, compiled with its own
  * layout options (see abi_caller.h; the Makefile sets ABI_CALLER and the
  * -D options).  Everything here is laid out as this unit sees bfo's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* abi_caller.h - the callers of tests/test_abi.c.
  *
  * tests/abi_caller.c is compiled once per caller (the Makefile's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_samples.h - one valid header of each layout of spec/alphabet.tab, for
  * the code that goes over every fragment type: tests/test_wire.c (which
  * checks the values below after a round trip) and the fuzzers' seeds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_test.h - what the bfo tests share: cmocka, named tests built at run
  * time from tables, and actions written as strings ("reset accept_rndv"). */
 #ifndef BFO_TEST_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # check_amalgamate.sh - the single header (make amalgamate) is usable alone
 # and is the headers it was made from, no more and no less:
 #   1. copied alone into an empty directory, it compiles as C11 and C++17

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """check_api_docs.py - docs/api.md names every public function, and only those.
 
 Public: every function declared or defined in the headers below whose name

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # check_install.sh - bfo as a user outside this tree gets it (make check-install):
 #   install into a scratch prefix; the files are exactly the list; bfo.pc
 #   answers pkg-config; every installed header compiles alone (C11, C++17);

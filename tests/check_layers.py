@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """check_layers.py - the headers include downward only.
 
 The layers, lowest first:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # check_meta.sh - proves the safety nets catch what they are for, on a
 # scratch copy of the repository (the work tree is not touched):
 #   1. one line of gen/ edited by hand        -> `make check-gen` fails

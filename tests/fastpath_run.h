@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* fastpath_run.h - the scenarios of tests/test_fastpath.c, compiled twice:
  * in test_fastpath.c with the engine's fast paths (docs/engine-design.md,
  * "Fast paths"), and in fastpath_slow.c with BFO_NO_FAST_PATH, where every

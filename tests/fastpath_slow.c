@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* fastpath_slow.c - tests/fastpath_run.h's scenarios with the engine's fast
  * paths compiled out (BFO_NO_FAST_PATH): every transition is the generated
  * machine's step.  Linked into test_fastpath, which runs the same scenarios

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* net_abi_caller.c - a program's call of bfo_net_init, compiled with its
  * own layout options (tests/test_net_abi.c; the Makefile builds it once
  * with the build's options and once with another BFO_MAX_RAILS). */

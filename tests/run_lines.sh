@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run_lines.sh JOBS COMMAND... < LINES - runs "COMMAND LINE" (LINE split as
 # the shell would: quotes hold) for each non-empty line of stdin, JOBS at
 # once, each one's output to its own file; prints each command and its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # stream_json.sh - reading `bfo stream --json` output, shared by
 # tests/tcp/lib.sh and tests/verbs/lib.sh.  STREAM_JSON names the file
 # that holds rank 0's JSON line; `fail` comes from the sourcing library.

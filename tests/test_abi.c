@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_abi.c - a program compiled with other layout options than a library
  * it links is refused, by name, before anything of its is touched.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_boot.c - the job's wire-up (backends/boot/bfo_boot.h).
  *
  * BFO_RANK and BFO_SIZE and what is said for each mistake, BFO_BOOTSTRAP's

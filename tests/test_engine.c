@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_engine.c - the engine over the simulated network, with faults.
  *
  * Each test is a scenario (sim/bfo_simrun.h, the runner `bfo sim` uses):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_fastpath.c - each fast path of the engine (docs/engine-design.md,
  * "Fast paths") against the generated machine.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_group.c - groups' agreements and shrink (include/fsm/bfo_group.h):
  * the agree machine's transitions as they happen between engines, in the
  * simulator (sim/bfo_simgroup.h), with processes killed, falsely

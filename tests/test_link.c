@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_link.c - backends/bfo_link.h: the conn machine as the transports run it.
  *
  * test_transitions.c checks every (state, event) pair of the conn machine

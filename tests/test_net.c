@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_net.c - bfo_net over fake transports, every rank in this process.
  *
  * Two fake transports ("fake", rails "fake:NAME"; "fake2", rails

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_net_abi.c - bfo_net_init refuses a program compiled with another
  * layout (BFO_MAX_RAILS) than the library it links, and names the
  * difference; the same layout is accepted.  Linked with libbfo_net.a as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_noalloc.c - the engine allocates nothing after init.
  *
  * malloc, calloc, realloc and free are interposed (glibc's __libc_* do the

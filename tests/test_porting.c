@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_porting.c - the code of docs/porting.md, compiled and run.
  *
  * A toy point-to-point layer ("my layer": links per peer and rail, frames

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_scenarios.c - protocol paths as event sequences across both sides.
  *
  * A scenario drives two machines (sender and receiver requests, or the two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_shm.c - the shared-memory transport (backends/shm): two bfo_shm
  * instances driven through bfo_shm_transport's table, with a fake engine
  * behind a fake sink (frames checked for order and content, completions and

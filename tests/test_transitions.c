@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_transitions.c - every transition of every machine, one test each.
  *
  * The tables below are the expected behaviour, written by hand: for each

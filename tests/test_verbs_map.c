@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_verbs_map.c - the verbs backend's mapping of work completions and
  * asynchronous events to what the engine is told (backends/verbs/bfo_verbs_map.h).
  * Needs no libibverbs: the mapping is a pure function of the status. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_verbs_scenarios.c - the engine's scenario set over the verbs backend's
  * own error handling, every fault a verbs event.  No device, no libibverbs.
  *

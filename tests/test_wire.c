@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* test_wire.c - the wire format: every fragment type round-trips, every
  * malformed frame gets its named error, nothing is read past the frame.
  * Frames are copied into heap buffers of their exact length, so that under

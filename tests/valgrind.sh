@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # valgrind.sh BUILD_DIR - memcheck on a subset: the unit tests (not
 # test_noalloc: it interposes malloc itself) and a few `bfo sim` runs
 # (the standard set, random fault schedules, a traced run), two at a time;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo - the command-line tool.
  *
  *   bfo sim [--ranks N] [--rails R] [--rail-bw W1,W2,...] [--seed S]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo agree-sim: groups' agreements (bfo_group.h) in the simulator, with
  * process deaths, false suspicions and partial partitions at every step
  * (sim/bfo_simgroup.h says what is injected and what is judged).

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bfo_amalgamate.sh - every header of include/fsm/ and gen/ in one file.
 #
 #   bash tools/bfo_amalgamate.sh OUT        (make amalgamate: build/dist/bfo_single.h)
 #
 # Each header comes after the headers it includes (depth first from bfo.h,
 # bfo_backend.h, bfo_engine.h, then the others by name), with its own
-# `#include "..."` lines removed; system includes and include guards stay,
-# so the result also mixes with the separate headers.  The output depends
+# `#include "..."` lines and its SPDX line removed (the result has one, at
+# its top); system includes and include guards stay, so the result also
+# mixes with the separate headers.  The output depends
 # only on the headers: no date, no path of this machine.  Run from the
 # repository root.  tests/check_amalgamate.sh checks the result against the
 # headers (make check-amalgamate, part of make check).
@@ -16,6 +18,8 @@ dirs=(include/fsm gen)
 [ -f include/fsm/bfo.h ] || { echo "bfo_amalgamate: run me from the repository root" >&2; exit 1; }
 
 incl='^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*'
+# every header's first line (LICENSE); the single header says it once, first
+spdx='SPDX-License-Identifier: BSD-3-Clause'
 declare -A state=() # header name -> busy | done
 order=()
 
@@ -57,6 +61,7 @@ tmp="$out.tmp.$$"
 mkdir -p "$(dirname "$out")"
 {
     cat <<EOF
+// $spdx
 /* bfo_single.h - bfo $version in one header: the protocol machines, the wire
  * format and the engine (gen/ stamp $stamp, BFO_GEN_ABI $abi).
  *
@@ -82,7 +87,7 @@ EOF
 EOF
     for p in "${order[@]}"; do
         printf '\n/* ==== %s ==== */\n' "$p"
-        sed "/$incl/d" "$p"
+        sed "/$incl/d; \\|^// $spdx\$|d" "$p"
     done
     printf '\n#endif /* BFO_SINGLE_H */\n'
 } >"$tmp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_bench.c - `bfo bench`: ping-pong latency and streaming bandwidth over
  * the TCP backend, optionally against a plain TCP socket in the same run.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_demo.c - `bfo demo`: the README's main job.
  *
  *   bfo demo [--rails A,B] [--duration SEC] [--no-faults]

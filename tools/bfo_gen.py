@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """bfo_gen.py - turn spec/ into gen/.
 
     python3 tools/bfo_gen.py [--out DIR] [--ragel PATH]
@@ -88,9 +89,15 @@ class GenError(Exception):
     pass
 
 
+# The license of what this writes, spec/'s (LICENSE): the first line of every
+# generated file, as of every source file (tests/check_spdx.sh).
+SPDX = "SPDX-License-Identifier: BSD-3-Clause"
+
+
 def banner(sources, what):
     src = ", ".join(sources)
-    return ("/* GENERATED FILE - DO NOT EDIT.\n"
+    return ("// " + SPDX + "\n"
+            "/* GENERATED FILE - DO NOT EDIT.\n"
             " * %s\n"
             " * Generated from %s by tools/bfo_gen.py (run `make gen`).\n"
             " * Change the spec and regenerate; `make check-gen` fails when this\n"
@@ -674,6 +681,9 @@ def clean_ragel_c(text, short):
     for line in text.splitlines():
         if re.match(r"^\s*/\* #line \d+ \"[^\"]*\" \*/\s*$", line):
             continue
+        # the binding's own license line: the banner gives the file's one
+        if line.strip() == "// " + SPDX:
+            continue
         out.append(line.rstrip())
     text = "\n".join(out).strip("\n") + "\n"
     text = re.sub(r"\n{3,}", "\n\n", text)
@@ -821,8 +831,9 @@ def dot_id(s):
 
 def gen_dot(m, ab):
     evn = [None] + [e[0] for e in ab.events]
-    o = ["// GENERATED FILE - DO NOT EDIT. The %s machine, from %s and %s\n"
-         % (m.title, m.grammar, m.binding)]
+    o = ["// %s\n" % SPDX]
+    o.append("// GENERATED FILE - DO NOT EDIT. The %s machine, from %s and %s\n"
+             % (m.title, m.grammar, m.binding))
     o.append("// by tools/bfo_gen.py; render with `make diagrams`.\n")
     o.append("digraph bfo_%s {\n" % m.short)
     o.append('  label="bfo %s machine\\n(edge: events / actions)"; labelloc=t; fontsize=18;\n' % m.title)

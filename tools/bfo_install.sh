@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bfo_install.sh - make install / make uninstall (the Makefile passes the
 # variables below; run from the repository root).
 #

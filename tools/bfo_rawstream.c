@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_rawstream.c - `bfo raw-stream`: the raw-socket baseline of a
  * multi-rail stream.  Two processes, one plain TCP connection per rail
  * address, data both ways on every connection for a fixed time, driven by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_relaybench.c - `bfo relay-bench`: what a relay costs, against the
  * direct rails, measured in one run (bench/relay.sh).
  *

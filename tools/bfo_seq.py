@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """bfo_seq.py - sequence diagrams (Mermaid) from `bfo sim --trace`, and the
 generated parts of docs/*.md kept true.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_tcp_cmds.c - `bfo run` (a local launcher) and `bfo stream` (a verified
  * all-pairs stream over the TCP backend).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_boot.c - the job's wire-up (see bfo_boot.h). */
 #define _GNU_SOURCE
 #include "bfo_boot.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_boot.h - the job's wire-up: who am I, how many are we, and where do
  * the others listen.  Publish and lookup, the way MPI runtimes do it.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_boot_pmix.c - bfo_boot's wire-up through PMIx (see bfo_boot_pmix.h). */
 #define _GNU_SOURCE
 #include "bfo_boot_pmix.h"

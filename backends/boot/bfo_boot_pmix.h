@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_boot_pmix.h - bfo_boot's PMIx path (internal to backends/boot). */
 #ifndef BFO_BOOT_PMIX_H
 #define BFO_BOOT_PMIX_H

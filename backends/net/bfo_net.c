@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_net.c - one engine over every transport's rails (see bfo_net.h). */
 #define _GNU_SOURCE
 #include "bfo_net.h"

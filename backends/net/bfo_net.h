@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_net.h - one engine over every rail a process has, whatever carries
  * it: the one owner of an engine in bfo's backends, and the API that
  * tools, examples and an MPI layer use.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_shm.c - the shared-memory transport (see bfo_shm.h for the contract and design). */
 #define _GNU_SOURCE
 #include "bfo_shm.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_shm.h - the shared-memory transport: bfo rails between ranks on one host.
  *
  * Part of bfo (see bfo.h).  A transport under bfo_net (bfo_transport.h):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_tcp.c - the TCP backend (see bfo_tcp.h for the contract and design). */
 #define _GNU_SOURCE
 #include "bfo_tcp.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_tcp.h - the TCP transport: bfo rails over TCP (IPv4 and IPv6).
  *
  * Part of bfo (see bfo.h).  A rail is a local address (127.0.0.2,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_verbs.c - the verbs backend (see bfo_verbs.h for the contract and design). */
 #define _GNU_SOURCE
 #include "bfo_verbs.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_verbs.h - the verbs backend: bfo rails over InfiniBand / RoCE
  * (libibverbs), one reliable-connected queue pair per (peer, rail).
  * What it tells the engine (completions, rail errors, flushes, frames,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_verbs_glue.h - what the verbs backend tells the engine, without libibverbs.
  *
  * Part of the verbs backend (bfo_verbs.h).  bfo_verbs_map.h says what one

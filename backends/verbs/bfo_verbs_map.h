@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_verbs_map.h - what the verbs backend does with a work completion or an
  * asynchronous event: one pure function each, no libibverbs needed.
  *

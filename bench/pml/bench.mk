@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/pml/bench.mk - `make bench-pml`: pml/bfo against Open MPI's own PMLs
 # (ob1, ucx) in one run of interleaved rounds; bench/pml/README.md.
 #

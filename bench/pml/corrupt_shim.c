@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* corrupt_shim.c - a broken "PML" for bench/pml/selftest.sh: preloaded into
  * pml_bench (LD_PRELOAD, PMPI), it damages every received MPI_BYTE message
  * of at least 64 bytes after the real receive completed, to show that

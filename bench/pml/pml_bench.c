@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* pml_bench.c - ping-pong latency and streaming bandwidth between two MPI
  * ranks, for comparing Open MPI PMLs (ob1, ucx, bfo) in one run.
  *

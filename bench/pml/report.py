@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """bench/pml/report.py RAW_DIR OUT_DIR - the table, JSON and gnuplot script
 of one bench/pml/run.sh run (bench/pml/README.md describes them).
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/pml/run.sh - pml_bench and NetPIPE under Open MPI's PMLs (ob1, ucx)
 # and pml/bfo, in interleaved rounds, then one table of medians and ratios,
 # a JSON and a PNG (bench/pml/README.md says what every column is).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/pml/selftest.sh - checks the harness itself, with Open MPI's ob1 only
 # (no pml/bfo needed), in about a minute:
 #   1. pml_bench under ob1 (tcp btl) finishes and prints every size;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* exchange.c - the messages both example programs exchange (exchange.h). */
 #include "exchange.h"
 

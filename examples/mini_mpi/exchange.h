@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* exchange.h - what both example programs run on mini_mpi: one round has
  * every rank send its partner (rank ^ 1) one message of each size in
  * XCHG_SIZES (eager, at the eager limit, just past it, rendezvous up to

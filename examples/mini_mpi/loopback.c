@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* loopback.c - mini_mpi with both ranks in one process: two bfo engines
  * joined by an in-memory transport, the smallest bfo_backend that keeps the
  * guarantees of bfo_backend.h (a frame completes ok once the peer's engine

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* mini_mpi.c - MPI point-to-point on the bfo engine (see mini_mpi.h). */
 #include "mini_mpi.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* mini_mpi.h - the skeleton of an MPI point-to-point layer on bfo.
  *
  * What an MPI library's point-to-point layer does with bfo, cut down to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* tcp_ranks.c - mini_mpi between real processes over bfo_net.
  *
  *   bfo run -n 2 --rails 127.0.0.1,127.0.0.2 -- ./mini_mpi [ROUNDS]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo.h - failover point-to-point protocol: state machines, wire format,
  * and (bfo_engine.h) the engine built on them.
  *

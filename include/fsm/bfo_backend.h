@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_backend.h - what a transport gives the engine, and what it reports.
  *
  * Part of bfo (see bfo.h).  A backend (TCP, verbs, the simulator) turns the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_core.h - error codes, the step record and the one function every
  * transition of every bfo state machine passes through.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_data.h - a message's data as the layer describes it: one buffer, a
  * list of segments, or pack/unpack callbacks that work from any offset.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_engine.h - the point-to-point engine: matching, protocols, striping
  * and failover, bound to the generated machines.  Design: docs/engine-design.md.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_group.h - groups of ranks and their fault-tolerant calls: agree,
  * shrink.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_le.h - little-endian loads and stores, and the request handle.
  *
  * Part of bfo (see bfo.h).  Alignment and host byte order do not matter.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* bfo_wire.h - the wire format: frames in, validated headers out.
  *
  * Part of bfo (see bfo.h).  The layouts, structs, encoders and the syntactic

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* pml_bfo.c - the PML module: MPI point-to-point on the bfo engine.
  *
  * Part of bfo (see pml_bfo.h for the mapping).  Every engine call runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* pml_bfo.h - pml/bfo: Open MPI 4.1's point-to-point layer on bfo, so that
  * unmodified MPI programs keep every message when a rail fails.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* pml_bfo_component.c - the component: its MCA parameters, and setting up
  * bfo_net at selection (its card goes through Open MPI's modex).
  *

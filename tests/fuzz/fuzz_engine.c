@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* fuzz_engine.c - one engine (rank 0 of 3) whose peers are the fuzz input.
  *
  * The input is a script of commands, one byte each and its arguments:

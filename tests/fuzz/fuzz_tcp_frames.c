@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* fuzz_tcp_frames.c - the TCP backend's framing and stream reassembly
  * (backends/tcp/bfo_tcp.c) fed an arbitrary byte stream by its peer.
  *

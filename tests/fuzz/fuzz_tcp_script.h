@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* fuzz_tcp_script.h - the commands of a fuzz_tcp_frames script, shared
  * with gen_corpus.c (which writes seeds).  Each command is its byte
  * (modulo TF_NCMD) and its arguments:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* fuzz_wire.c - frame decoding (bfo_frame_parse: gen/bfo_codec.h and the
  * checks of include/fsm/bfo_wire.h) on arbitrary bytes.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* gen_corpus.c - writes the seed corpora of tests/fuzz/corpus/
  * (`make fuzz-corpus`; the files are committed).
  *

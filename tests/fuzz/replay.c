@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* replay.c - a fuzz target's corpus, without libFuzzer: every file of
  * tests/fuzz/corpus/<target>/ (or of the directories and files given as
  * arguments) goes through LLVMFuzzerTestOneInput once, in an exact-size

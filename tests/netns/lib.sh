@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # lib.sh - shared by tests/netns/n*.sh: two network namespaces, as two
 # hosts, joined by two veth pairs (two rails) and a third pair for the
 # wire-up (the bootstrap, as an MPI runtime's own network), all made by the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # lib3.sh - shared by tests/netns/n2_relay.sh and bench/relay.sh: three
 # network namespaces, as three hosts, each on two bridges (two rails) and a
 # third one for the wire-up (the bootstrap, as an MPI runtime's own

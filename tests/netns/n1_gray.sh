@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Gray failures (issue 18): two network namespaces as two hosts, two veth
 # rails, faults from the kernel's own tools, every byte of a verified
 # stream checked each time.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (n2) Relay through a third rank (BFO_RELAY=1; docs/engine-design.md,
 # "Relay"), between three network namespaces, as three hosts: each on two
 # bridges (two rails) and a third one for the wire-up (the bootstrap, as an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/pml/check.mk - the MPI point-to-point test suite's rules. Included
 # from the top-level Makefile, or alone from the repository's root:
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* coll.c - the collectives Open MPI builds on the PML (coll tuned/basic
  * over point-to-point, libnbc for the nonblocking ones), every result
  * checked: Barrier, Bcast, Reduce, Allreduce, Gather(v), Scatter(v),

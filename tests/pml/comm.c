@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* comm.c - communicators through the PML: Comm_dup (same tag on two
  * communicators, interleaved, must not cross), dup/free in a loop (context
  * ids reused), Comm_split (odd/even, reversed keys), Comm_create from a

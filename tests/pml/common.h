@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* common.h - shared helpers of the MPI point-to-point test programs
  * (tests/pml/). Every payload byte is a function of (source, key, index):
  * fill() writes it, expect_bytes() checks it. Any mismatch prints where

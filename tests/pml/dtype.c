@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* dtype.c - derived datatypes through the PML: vector, indexed (blocks out
  * of order), struct with gaps, resized, contiguous of vector, subarray, a
  * large (24 MiB payload) vector, receives with a different but matching

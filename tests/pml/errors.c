@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* errors.c - MPI_ERRORS_RETURN on MPI_COMM_WORLD: wrong calls return the
  * right error class and change nothing (invalid rank, tag, count,
  * communicator; a message longer than its receive, eager and rendezvous,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* examples.c - small programs of the kind every MPI ships as its first
  * examples (written here, not copied):
  *   hello         every rank reports rank, size, host and library; rank 0

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/pml/lib.sh - how the MPI point-to-point tests run mpirun; sourced
 # by every script of tests/pml/ (bash).
 #

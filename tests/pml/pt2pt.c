@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* pt2pt.c - point-to-point cases: send modes over sizes, synchronous and
  * ready semantics, wildcards, ordering, tags out of order, probes, cancel,
  * persistent requests, self, MPI_PROC_NULL, Sendrecv(_replace).

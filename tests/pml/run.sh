@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/pml/run.sh - the MPI point-to-point test suite, against the PML
 # named by PML (bfo by default; ob1 and ucx are Open MPI's own). Builds the
 # programs (make -f tests/pml/check.mk pml-tests) unless PMLT_NO_BUILD=1,

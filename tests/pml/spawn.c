@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* spawn.c - dynamic processes: MPI_Comm_spawn of 2 children either works
  * (then parent and children exchange checked messages across the
  * intercommunicator, merge it, reduce, disconnect) or returns an MPI error

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* stress.c - load on the PML's queues and progress:
  *   unexpected   100,000 eager 8 B sends before any receive is posted
  *   outstanding  100,000 receives posted before any matching send; 5,000

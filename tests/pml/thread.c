@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* thread.c - MPI_THREAD_MULTIPLE: 4 threads per rank. Threads 0-2 each
  * exchange with every other rank on their own tag (sizes from 8 B to
  * 1 MiB, blocking and nonblocking, both directions at once); thread 3 works

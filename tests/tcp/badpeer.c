@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* badpeer.c - a misbehaving rank for tests/tcp/t5_malformed.sh.
  *
  * Run under `bfo run` as one rank of the job (the others run `bfo stream

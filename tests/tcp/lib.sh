@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # lib.sh - shared by tests/tcp/t*.sh.  Needs BFO_TCP (the bfo binary: bfo run, bfo stream).
 set -u
 : "${BFO_TCP:?set BFO_TCP to the bfo binary (make check-tcp does)}"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* reconnect_race.c - both ends of a TCP rail reconnecting at once, over and
  * over; and a stale hello.  (make check-tcp: tests/tcp/t9_reconnect_race.sh)
  *

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (j) By hand, as across hosts: no `bfo run`, each rank started with
 # BFO_RANK, BFO_SIZE, BFO_BOOTSTRAP=ADDR:PORT (rank 0 listens there) and
 # its own BFO_RAILS, rails named `tcp:ADDR` on one side and bare on the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (k) Rails per peer.  Two ranks started by hand with different numbers of
 # rails (rank 0 two, rank 1 one): every message verified over the rail
 # they share, and rank 0's second rail reported as not reaching rank 1

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (l) A shared-memory rail next to a TCP rail (--rails shm,127.0.0.2).
 # Clean: every message verified, both rails carried bytes.  Broken
 # mid-stream: the shm rail's frames vanish (the transport's fault hook,

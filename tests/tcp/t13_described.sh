@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (m) Described data (bfo_isend_data, bfo_irecv_data; `bfo stream --data`):
 # messages given as iovec lists (sender and receiver cut them at different
 # places) or pack/unpack callbacks, over two TCP rails (TCP writes iovec

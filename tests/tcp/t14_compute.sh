@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (m) A rank that computes: rank 1 runs a busy loop that makes no call into
 # bfo for 60 s while rank 0 streams to it (its sends queue up behind the
 # window).  Its peer's kernel still acknowledges every TCP segment, so rank

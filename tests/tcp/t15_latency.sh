@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (m) No cliff (issue 16, item 10): bfo bench --latency, every size from 8 B
 # to 4 MiB and the one 1 KiB above the eager limit, next to raw TCP between
 # the same two processes, medians of 5 interleaved rounds, over one rail (a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (issue 16) No fixed caps that legal programs hit, over real TCP rails:
 # each rank sends the other 100,000 eager messages (1,000 at a time) that all complete
 # before a single receive is posted (they wait, unexpected, in the

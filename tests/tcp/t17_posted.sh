@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (issue 16) 100,000 receives outstanding, over real TCP rails: each rank
 # posts a receive for every one of the other's 100,000 eager messages
 # before a single one is sent (bfo stream --recv-first: all posted, then a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A clean end is clean: ranks that finish say goodbye (a BYE on every rail,
 # bfo_net_fini), so their peers, still running, take the connections
 # closing as no failure: nothing on stderr (no "connection closed"), no

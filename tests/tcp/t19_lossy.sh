@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (s) A lossy rail is slow, not dead; a blackholed one is dead.  3% of the
 # packets to rail 127.0.0.3 dropped at random (nftables, in a network
 # namespace of its own): every lost segment stalls that rail's TCP

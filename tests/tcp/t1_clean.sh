@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (a) 2 processes, 2 rails, no fault: every message verified, both rails used.
 . "$(dirname "$0")/lib.sh"
 timeout 60 "$BFO_TCP" run -n 2 --rails "$RAILS" --timeout 50 -- \

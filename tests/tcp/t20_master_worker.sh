@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (t20) examples/master_worker.c, a resilient master-worker, under real
 # process kills: workers SIGKILLed mid-run under `bfo run --keep-going`.
 # The launcher tells the survivors; the master acknowledges the failure,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (t21) A stream striped over two rails makes about as many write calls per
 # megabyte as over one rail.  The acknowledgements that come back on one
 # connection free pieces for both; the TCP transport writes what the engine

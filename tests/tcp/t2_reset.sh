@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (b) 2 processes, 2 rails; rail 127.0.0.2's connections reset from outside
 # (ss -K dst/src) at random moments, several times: every message verified,
 # none lost or duplicated, the rail comes back each time.

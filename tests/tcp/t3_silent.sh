@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (c) silent loss on rail 127.0.0.2: nothing arrives, no error.  Found by
 # the engine's heartbeat probe timing out (the defaults: heartbeat 100 ms,
 # probe timeout 40 ms; the silence backstop is 1 s); traffic moves to rail

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (d) 3 processes; rank 2 killed with SIGKILL mid-stream.  The launcher
 # (bfo run --keep-going) sees it exit and tells the survivors (one line on
 # each one's BFO_LAUNCHER_FD pipe); they declare it dead (bfo_peer_failed):

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (e) rank 2 is a hostile peer (tests/tcp/badpeer.c): bad magic, frames too
 # long, engine garbage, sequence gaps, truncated frames (TCP and engine),
 # bad hellos, acks for frames never sent, an eager payload beyond the limit,

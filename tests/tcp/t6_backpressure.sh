@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Credits, and back-pressure under them.  The receivers post nothing for a
 # while; each sender has a window at its receiver of BFO_UNEXPECTED_BUDGET /
 # (ranks - 1) bytes of payload buffers, and past it sends even small

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (g) bfo bench with the raw TCP baseline, 2 ranks, 2 rails: the CSV is well
 # formed and every value positive.  The ratio targets (8 B latency at most
 # 1.10x raw, 1 MiB bandwidth at least 0.90x raw) are printed, not enforced:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (h) Under Open MPI's mpirun (openmpi-bin): 2 processes wire up through PMIx
 # (no BFO_RANK/BFO_SIZE/BFO_BOOTSTRAP), 2 loopback rails from BFO_RAILS;
 # every message verified.  Skipped when mpirun is missing; fails when the

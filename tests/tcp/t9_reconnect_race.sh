@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (i) Both ends of a rail reconnecting at once, over and over, one rank or
 # the other busy (tests/tcp/reconnect_race.c: two bfo_tcp rail groups in one
 # process, each under an engine of its own, as under bfo_net): the rail is

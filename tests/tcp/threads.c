@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* threads.c - callers on several threads at once on one engine (what
  * MPI_THREAD_MULTIPLE needs), for `make check-tsan`: run by `bfo run -n 2`
  * over loopback rails, built with -fsanitize=thread.

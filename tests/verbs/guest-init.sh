@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # guest-init.sh - PID 1 of the test guests (busybox; see tests/verbs/vm.sh).
 # Loads the modules, mounts the host's root (9p, read-only) at /host and the
 # shared output directory, numbers the links, puts rxe on the first

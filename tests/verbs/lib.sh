@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # lib.sh - shared by the guest scripts tests/verbs/t*.sh (run inside the
 # guests by tests/verbs/vm.sh run2; ROLE, OUT, PEER0.. come from there).
 # Rank 0 runs in guest a, rank 1 in guest b; rails: verbs:rxe0 (link 0),

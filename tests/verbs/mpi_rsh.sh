@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # mpi_rsh.sh - Open MPI's rsh launcher across the two test guests, without
 # ssh (tests/verbs/t9_mpi_cable.sh).
 #
@@ -38,7 +39,7 @@ handle) # stdin and stdout: the connection
     rc=$?
     echo "[$(up)] mpi_rsh: exit status $rc" >> "$log"
     printf '\nmpi_rsh: exit status %d\n' "$rc" ;;
-'' | -*) sed -n '2,24p' "$0" >&2; exit 2 ;;
+'' | -*) sed -n '3,25p' "$0" >&2; exit 2 ;;
 *)
     host=$1
     shift

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Two guests: every link pings, and an RC ping-pong crosses rxe0 and rxe1.
 set -e
 for i in $(seq 0 $((NICS - 1))); do

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run.sh - make check-verbs: every scenario tests/verbs/t*.sh in two QEMU
 # guests (tests/verbs/vm.sh run2), then a count.  A scenario's line
 # "# vm: KEY=VALUE ..." sets vm.sh's options for it (e.g. BFO_VM_RXE=3).

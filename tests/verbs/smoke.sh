@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # One guest: the rxe devices appear and carry a loopback RC ping-pong.
 set -e
 for i in $(seq 0 $((RXE - 1))); do

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (a) two Soft-RoCE rails and one TCP rail, no fault: every byte verified,
 # every rail carries data.
 . "$(dirname "$0")/lib.sh"

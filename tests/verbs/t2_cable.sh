@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (b) the cable of verbs rail 1 pulled mid-stream at guest a (QEMU
 # set_link, host side), put back 4 s later: the rail is mapped out, the
 # stream goes on over the others with every byte verified, and the rail

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (c) guest b takes its own link 0 down (ip link set eth0 down) mid-stream:
 # local errors (LOC_QP_OP_ERR, IBV_EVENT_PORT_ERR) map rail 0 out; the
 # stream goes on; the link comes back up and rail 0 is re-admitted.  The

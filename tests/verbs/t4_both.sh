@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (d) both verbs rails' cables pulled at once, mid-stream (host side): the
 # stream finishes over the TCP rail, every byte verified (RDMA messages
 # fall back to copy).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (e) every cable pulled at guest a (both verbs rails and the TCP rail):
 # pending operations complete with BFO_ERR_PEER_UNREACHABLE on both sides,
 # nothing hangs.

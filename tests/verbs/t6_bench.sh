@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (f) bfo bench inside the guests: ping-pong latency and streaming
 # bandwidth over one verbs rail alone (verbs:rxe0), then over the TCP rail
 # alone, in the same two guests.  Functional figures only (TCG emulation

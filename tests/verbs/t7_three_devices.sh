@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (g) three Soft-RoCE devices, one rail each, no fault: every rail carries
 # RDMA (each rail's peer reads with the key of that rail's own device, not
 # one key per job packed in 64 bits, which left a third device to sends),

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (h) A rank that computes: rank 1 runs a busy loop that makes no call into
 # bfo for COMPUTE_S (12) seconds while rank 0 streams to it, over the two
 # verbs rails only (no TCP rail to vouch for it).  Rank 0's PROBEs wait; its

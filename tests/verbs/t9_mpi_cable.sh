@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (i) An unmodified MPI program across the two guests over pml/bfo (the
 # Open MPI 4.1 component, mpi/ompi/): tests/pml/faults/stream.c as 2 ranks,
 # rank 0 in guest a streaming mixed sizes (8 B, 64 KiB, 1 MiB) to rank 1 in

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # vm.sh - QEMU guests with Soft-RoCE (rdma_rxe) for the verbs backend's tests.
 #
 #   tests/verbs/vm.sh setup          guest kernel + modules + initramfs, cached in $BFO_VM_DIR
@@ -223,5 +224,5 @@ case ${1:-} in
 setup) setup ;;
 run1) [ $# = 2 ] || die "usage: $0 run1 SCRIPT"; run 1 "$2" ;;
 run2) [ $# = 2 ] || die "usage: $0 run2 SCRIPT"; run 2 "$2" ;;
-*) sed -n '2,30p' "$0"; exit 2 ;;
+*) sed -n '3,31p' "$0"; exit 2 ;;
 esac

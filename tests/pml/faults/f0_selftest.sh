@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (0) The harness checks itself, with Open MPI's ob1 in the test's own
 # namespace and no fault: a clean 2-rank stream is classified "completed";
 # the same stream with one flipped byte (stream --inject-corrupt: the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (a) ss -K on one rail mid-stream.  2 ranks stream 4 MiB messages for
 # DURATION seconds (multi-GB), every byte verified; once traffic flows,
 # every TCP connection on rail 0's address is reset from outside

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (b) The reset of f1a against Open MPI's ob1, side by side: ob1 over the
 # tcp btl cannot be pinned to 127.0.0.2/.3 on lo, so it runs in a network
 # namespace of its own on a veth pair (bfr0 10.201.1.1 = rail 0, bfr1

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (c) Silent loss: every packet from or to one rail's address is dropped
 # (an nftables table the test creates in its namespace: ip daddr/saddr
 # ADDR counter drop, on the output hook) for DROP_S seconds (default 1.5)

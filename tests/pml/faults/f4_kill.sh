@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (d) A rank killed: 3 ranks (KILL_NP), rank 0 streams both ways with each
 # other rank under MPI_ERRORS_RETURN (stream --hub); once traffic flows,
 # the last rank gets SIGKILL.  mpirun runs with KILL_MPIRUN_ARGS (default

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/pml/faults/faults.mk - the fault tests of make check-pml
 # (tests/pml/faults/README.md).  Included by the top-level Makefile, or on
 # its own from the top of the tree:

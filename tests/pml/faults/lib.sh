@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # lib.sh - shared by tests/pml/faults/f*.sh (README.md there says what each does).
 #
 # Every run happens in a network namespace the test creates (and deletes,

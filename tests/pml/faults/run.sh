@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run.sh - the fault tests of make check-pml (README.md): f0 (the harness
 # checks itself, ob1, no fault), f1 (reset, PML bfo), f2 (the same reset
 # against ob1, a demonstration), f3 (silent loss, bfo), f4 (a rank killed,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* stream.c - a verified MPI stream for the PML fault tests (tests/pml/faults/).
  *
  * Pair mode (default): ranks (0,1), (2,3), ... each even rank streams to the

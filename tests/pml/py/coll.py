@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """mpi4py collectives: bcast, reduce, allreduce, gather, allgather, scatter,
 alltoall of pickled objects; Bcast/Allreduce/Allgather on array buffers at
 1 MiB; barrier. Every result checked."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared helpers of the mpi4py tests (tests/pml/py/): payloads that depend
 on (source, tag, index), checks that abort the whole job with a clear
 message, and the pairing rounds (partner = rank ^ d)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """mpi4py point-to-point: raw buffers without numpy (bytearray, array
 module): standard, buffered, synchronous, blocking and not, Sendrecv; pickled objects (dicts,
 lists, a large one past the eager limit) with send/recv, isend/irecv,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """mpi4py probes: probe/iprobe with status (Get_count before the receive),
 mprobe/improbe and Message.recv/irecv for pickled objects, Mprobe/Improbe
 and Message.Recv/Irecv for buffers, with every wildcard combination;
