@@ -23,15 +23,19 @@
 #   make check       run every test and examples/mini_mpi's loopback program,
 #                    check the headers' layering (check-layers), compile every
 #                    header alone (C11, C++17) and the single header alone
-#                    (check-amalgamate); builds with CHECK_JOBS jobs (default:
-#                    every core) unless given -jN
+#                    (check-amalgamate), and that every source file says its
+#                    license first (check-spdx); builds with CHECK_JOBS jobs
+#                    (default: every core) unless given -jN
 #   make check-layers  the headers include downward only: include/fsm/'s base
 #                    (bfo_core.h, bfo_le.h) <- gen/ <- the rest of include/fsm/
+#   make check-spdx  every tracked source file's first line (the second after
+#                    #!) is its SPDX-License-Identifier: BSD-3-Clause (LICENSE)
 #   make amalgamate  build/dist/bfo_single.h: include/fsm/ and gen/ in one header
 #   make check-amalgamate  the single header compiles alone and is those headers
 #   make libs        the backends as static archives (libbfo_tcp.a, libbfo_net.a)
 #   make install     PREFIX=/usr/local (and DESTDIR): headers in include/bfo/,
-#                    bin/bfo, the archives, lib/pkgconfig/bfo.pc
+#                    bin/bfo, the archives, lib/pkgconfig/bfo.pc,
+#                    share/doc/bfo/LICENSE
 #   make uninstall   the same PREFIX and DESTDIR: removes exactly that
 #   make check-install  install into a scratch prefix, build and run
 #                    examples/mini_mpi through pkg-config and against the
@@ -39,9 +43,9 @@
 #   make gen         regenerate gen/ from spec/ (needs Ragel 6 and python3)
 #   make check-gen   regenerate into a temporary directory; fail on any difference
 #   make check-meta  prove check-gen, the coverage test, the gen/ stamp,
-#                    check-layers, test_abi, check-amalgamate, the docs checks
-#                    and the engine's switches over fragment types and actions
-#                    catch what they are for
+#                    check-layers, test_abi, check-amalgamate, the docs checks,
+#                    check-spdx and the engine's switches over fragment types
+#                    and actions catch what they are for
 #   make diagrams    render gen/*.dot to docs/diagrams/*.svg (needs Graphviz)
 #   make docs-seq    redraw the sequence diagrams, tables and code snippets in
 #                    docs/*.md and README.md from bfo sim traces, spec/, gen/
@@ -65,7 +69,7 @@
 #
 # Variables: CC, CXX, CFLAGS, PYTHON, RAGEL, DOT, SAN, PMIX, VERBS, FUZZ_CC,
 # FUZZ_SECONDS; BFO_MAX_RAILS, BFO_MAX_ACTIONS (the layout options, below);
-# for install PREFIX, DESTDIR, BINDIR, INCLUDEDIR, LIBDIR, PKGCONFIGDIR.
+# for install PREFIX, DESTDIR, BINDIR, INCLUDEDIR, LIBDIR, PKGCONFIGDIR, DOCDIR.
 
 SHELL   := /bin/bash
 CC      ?= cc
@@ -171,7 +175,7 @@ VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
-.PHONY: all bench bench-engine bench-tcp bench-netns bench-relay dance demo check check-netns check-headers check-layers check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
+.PHONY: all bench bench-engine bench-tcp bench-netns bench-relay dance demo check check-netns check-headers check-layers check-spdx check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
 .PHONY: fuzz check-fuzz fuzz-corpus check-tsan
 
@@ -533,7 +537,7 @@ $(BUILD)/mini_mpi_loopback: $(MINI_MPI)/loopback.c $(MINI_MPI)/mini_mpi.c $(MINI
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check:
 	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(CHECK_JOBS)) \
-	  all check-headers check-amalgamate check-docs
+	  all check-headers check-amalgamate check-docs check-spdx
 	@set -eo pipefail; total=0; for t in $(TESTS); do \
 	  echo "== $$t"; ./$(BUILD)/$$t 2>&1 | tee $(BUILD)/$$t.log; \
 	  n=$$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' $(BUILD)/$$t.log); total=$$((total + n)); \
@@ -563,6 +567,13 @@ check-headers: check-layers | $(BUILD)
 check-layers:
 	@$(PYTHON) tests/check_layers.py
 
+# Every source file says its license on its first line (the second after
+# #!): gen/ included (tools/bfo_gen.py writes it), tests/fuzz/corpus/ (data)
+# not; git's tracked files, or in a tarball the files found
+# (tests/check_spdx.sh).
+check-spdx:
+	@bash tests/check_spdx.sh
+
 # The single header: every header of include/fsm/ and gen/ in dependency
 # order, their own #include lines removed (tools/bfo_amalgamate.sh).  Made
 # from the committed headers, not committed itself: CI makes it afresh.
@@ -583,6 +594,7 @@ BINDIR       ?= $(PREFIX)/bin
 INCLUDEDIR   ?= $(PREFIX)/include
 LIBDIR       ?= $(PREFIX)/lib
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DOCDIR       ?= $(PREFIX)/share/doc/bfo
 bfo_ver      = $(shell sed -n 's/^\#define BFO_VERSION_$(1) \([0-9]*\)$$/\1/p' include/fsm/bfo.h)
 VERSION      := $(call bfo_ver,MAJOR).$(call bfo_ver,MINOR).$(call bfo_ver,PATCH)
 INSTALL_HDR  := $(HEADERS) backends/bfo_sink.h backends/bfo_transport.h backends/boot/bfo_boot.h \
@@ -606,7 +618,7 @@ endif
 # bfo_net's lock and progress thread (and the verbs backend's)
 PC_LIBS      += -pthread
 INSTALL_VARS = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' BINDIR='$(BINDIR)' INCLUDEDIR='$(INCLUDEDIR)' \
-               LIBDIR='$(LIBDIR)' PKGCONFIGDIR='$(PKGCONFIGDIR)'
+               LIBDIR='$(LIBDIR)' PKGCONFIGDIR='$(PKGCONFIGDIR)' DOCDIR='$(DOCDIR)'
 # The layout the archives and bfo were built with, as the compiler sees it
 # (the headers' defaults, or this make's BFO_MAX_RAILS and BFO_MAX_ACTIONS):
 # bfo.pc's Cflags carry it, so a program built through pkg-config has it.
@@ -678,9 +690,10 @@ clean:
 # Proves check-gen and the coverage test catch a hand edit of gen/ and a
 # spec change without tests, the gen/ stamp a gen/ for other headers,
 # check-layers a header that includes gen/ back, test_abi an engine init
-# that does not check its caller's layout, and the docs checks an
-# undocumented function and stale diagrams or snippets (on a scratch copy;
-# needs Ragel and python3).
+# that does not check its caller's layout, the docs checks an
+# undocumented function and stale diagrams or snippets, and check-spdx a
+# source file without its license line (on a scratch copy; needs Ragel and
+# python3).
 check-meta: $(BUILD)/bfo
 	CC=$(CC) CXX=$(CXX) BFO=$(CURDIR)/$(BUILD)/bfo bash tests/check_meta.sh
 

@@ -37,6 +37,7 @@ mk install PREFIX="$prefix" >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "make ins
     for h in $INSTALL_HDR; do echo "./include/bfo/$h"; done
     echo ./lib/libbfo_net.a
     echo ./lib/pkgconfig/bfo.pc
+    echo ./share/doc/bfo/LICENSE
 } | LC_ALL=C sort >"$tmp/want"
 (cd "$prefix" && find . -type f | LC_ALL=C sort) >"$tmp/got"
 diff -u "$tmp/want" "$tmp/got" || fail "make install: the installed files are not the list (- expected, + found)"
@@ -49,7 +50,12 @@ case " $cflags " in *" -I$prefix/include/bfo "*) ;; *) fail "pkg-config --cflags
 case " $libs " in *" -L$prefix/lib -lbfo_net "*) ;; *) fail "pkg-config --libs bfo: $libs" ;; esac
 [ "$(pkg-config --variable=bindir bfo)" = "$prefix/bin" ] || fail "pkg-config --variable=bindir bfo"
 req=$(pkg-config --print-requires bfo | tr '\n' ' ' | sed 's/ *$//')
-ok "bfo.pc: version $v, Cflags -I<prefix>/include/bfo, Libs -lbfo_net${req:+, Requires $req}"
+grep -qx 'License: BSD-3-Clause' "$prefix/lib/pkgconfig/bfo.pc" || fail "bfo.pc names no License: BSD-3-Clause"
+lic=$(pkg-config --variable=docdir bfo)/LICENSE
+[ "$lic" = "$prefix/share/doc/bfo/LICENSE" ] && cmp -s LICENSE "$lic" ||
+    fail "bfo.pc's docdir/LICENSE ($lic) is not the LICENSE of the tree"
+ok "bfo.pc: version $v, Cflags -I<prefix>/include/bfo, Libs -lbfo_net${req:+, Requires $req}," \
+    "License BSD-3-Clause, its text in <prefix>/share/doc/bfo/LICENSE"
 
 n=0
 for h in "$prefix"/include/bfo/*.h; do
@@ -144,8 +150,8 @@ mk install DESTDIR="$stage" PREFIX=/usr/local >"$tmp/log" 2>&1 || { cat "$tmp/lo
     fail "make install DESTDIR=<stage> PREFIX=/usr/local: not under <stage>/usr/local"
 grep -qx 'prefix=/usr/local' "$stage/usr/local/lib/pkgconfig/bfo.pc" ||
     fail "bfo.pc under DESTDIR must name the final prefix /usr/local"
-[ "$(inventory "$stage" | grep -vcE '^\./usr(/local(/(bin|include|lib)(/.*)?)?)?$')" -eq 0 ] ||
-    fail "make install DESTDIR wrote outside <stage>/usr/local/{bin,include,lib}"
+[ "$(inventory "$stage" | grep -vcE '^\./usr(/local(/(bin|include|lib|share)(/.*)?)?)?$')" -eq 0 ] ||
+    fail "make install DESTDIR wrote outside <stage>/usr/local/{bin,include,lib,share}"
 mk uninstall DESTDIR="$stage" PREFIX=/usr/local >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "make uninstall DESTDIR"; }
 left=$(inventory "$stage" | tr '\n' ' ')
 [ "$left" = "./usr ./usr/local ./usr/local/bin " ] ||

@@ -36,6 +36,9 @@
 #                                             -> `make gen` passes, `make check` fails
 #                                                (the engine does not build)
 #  20. an action without its case in the engine -> `make check` fails (-Wswitch)
+#  21. a source file without its SPDX line, in a tarball (the files found) and
+#      in a git checkout (the tracked files); a new script (#!, no extension)
+#      without it                             -> `make check-spdx` (make check) fails
 # (make check-docs runs the two scripts; 16 goes through it, rebuilding bfo.)
 # Needs what `make gen` needs (ragel, python3).  Run by `make check-meta`.
 set -u
@@ -156,6 +159,25 @@ sed -i 's/^#include "bfo_alphabet.h"$/#include "bfo_alphabet.h"\n#include "bfo_w
 grep -q '^#include "bfo_wire.h"$' "$scratch/repo/gen/bfo_rail.h" || { echo "FAIL - could not edit gen/bfo_rail.h"; exit 1; }
 expect fail "gen/bfo_rail.h includes include/fsm/bfo_wire.h (which includes gen/bfo_codec.h): make check-layers" \
     "gen/bfo_rail.h includes include/fsm/bfo_wire.h, which includes gen/ back \(include/fsm/bfo_wire.h -> gen/bfo_codec.h\)" mk check-layers
+
+# The license line: every source file says it first (tests/check_spdx.sh),
+# whether the tree is a git checkout (the tracked files) or not (the files
+# found; the scratch copy is not one).
+fresh
+expect pass "unchanged copy, not a git checkout: make check-spdx" mk check-spdx
+sed -i '1{/SPDX-License-Identifier: BSD-3-Clause/d}' "$scratch/repo/include/fsm/bfo_core.h"
+expect fail "include/fsm/bfo_core.h without its SPDX line, not a git checkout: make check-spdx" \
+    "^include/fsm/bfo_core.h: no 'SPDX-License-Identifier: BSD-3-Clause' first" mk check-spdx
+fresh
+printf '#!/bin/sh\necho release\n' >"$scratch/repo/tools/bfo_release"
+expect fail "a new script tools/bfo_release (#!, no extension) without the line: make check-spdx" \
+    "^tools/bfo_release: no 'SPDX-License-Identifier: BSD-3-Clause' first" mk check-spdx
+fresh
+(cd "$scratch/repo" && git init -q && git add -A) || { echo "FAIL - could not make a git checkout"; exit 1; }
+expect pass "unchanged copy, a git checkout: make check-spdx" mk check-spdx
+sed -i '2{/SPDX-License-Identifier: BSD-3-Clause/d}' "$scratch/repo/tools/bfo_seq.py"
+expect fail "tools/bfo_seq.py without its SPDX line (after #!), a git checkout: make check-spdx" \
+    "^check_spdx: 1 of [0-9]+ source files \(git ls-files\)" mk check-spdx
 
 # The layouts: a library's engine init refuses a caller built with other
 # layout options (tests/test_abi.c, two kinds of translation unit).

@@ -4,7 +4,9 @@
 # variables below; run from the repository root).
 #
 #   install:   BFO_BIN -> BINDIR/bfo; HEADERS -> INCLUDEDIR/bfo/; ARCHIVES ->
-#              LIBDIR/; bfo.pc -> PKGCONFIGDIR/ (everything under DESTDIR).
+#              LIBDIR/; bfo.pc -> PKGCONFIGDIR/; LICENSE -> DOCDIR/ (a
+#              package must carry its license; bfo.pc names it: License,
+#              License.file) (everything under DESTDIR).
 #   uninstall: removes those files (every name any configuration installs),
 #              INCLUDEDIR/bfo when empty, and the directories install had to
 #              create, when empty.  bfo.pc remembers which those were
@@ -16,14 +18,14 @@
 # Makefile), so that a program compiled through pkg-config lays bfo's
 # structs out as the archives do (include/fsm/bfo.h, COMPILE-TIME OPTIONS).
 #
-# Variables: DESTDIR PREFIX BINDIR INCLUDEDIR LIBDIR PKGCONFIGDIR, BFO_BIN,
+# Variables: DESTDIR PREFIX BINDIR INCLUDEDIR LIBDIR PKGCONFIGDIR DOCDIR, BFO_BIN,
 # HEADERS, ALL_HEADER_NAMES, ARCHIVES, VERSION, PC_REQUIRES, PC_LIBS,
 # PC_CFLAGS.
 set -euo pipefail
 what=${1:?usage: bfo_install.sh install|uninstall}
-: "${PREFIX:?}" "${BINDIR:?}" "${INCLUDEDIR:?}" "${LIBDIR:?}" "${PKGCONFIGDIR:?}"
+: "${PREFIX:?}" "${BINDIR:?}" "${INCLUDEDIR:?}" "${LIBDIR:?}" "${PKGCONFIGDIR:?}" "${DOCDIR:?}"
 DESTDIR=${DESTDIR:-}
-for d in "$PREFIX" "$BINDIR" "$INCLUDEDIR" "$LIBDIR" "$PKGCONFIGDIR"; do
+for d in "$PREFIX" "$BINDIR" "$INCLUDEDIR" "$LIBDIR" "$PKGCONFIGDIR" "$DOCDIR"; do
     case $d in /*) ;; *) echo "bfo_install: $d: install directories must be absolute" >&2; exit 1 ;; esac
 done
 pc=$DESTDIR$PKGCONFIGDIR/bfo.pc
@@ -45,7 +47,7 @@ if [ "$what" = install ]; then
         exit 1
     fi
     created=$(created_before)
-    for d in "$BINDIR" "$incdir" "$LIBDIR" "$PKGCONFIGDIR"; do
+    for d in "$BINDIR" "$incdir" "$LIBDIR" "$PKGCONFIGDIR" "$DOCDIR"; do
         p=$d missing=""
         while [ ! -d "$DESTDIR$p" ]; do
             missing="$p $missing"
@@ -60,6 +62,7 @@ if [ "$what" = install ]; then
     install -m 755 "$BFO_BIN" "$DESTDIR$BINDIR/bfo"
     install -m 644 $HEADERS "$DESTDIR$incdir/"
     install -m 644 $ARCHIVES "$DESTDIR$LIBDIR/"
+    install -m 644 LICENSE "$DESTDIR$DOCDIR/"
     libs="-L\${libdir}"
     for a in $ARCHIVES; do
         a=${a##*/lib}
@@ -72,12 +75,15 @@ if [ "$what" = install ]; then
         echo "bindir=$(relative "$BINDIR")"
         echo "includedir=$(relative "$INCLUDEDIR")"
         echo "libdir=$(relative "$LIBDIR")"
+        echo "docdir=$(relative "$DOCDIR")"
         echo "# make uninstall removes these when empty: make install created them"
         echo "bfo_created_dirs=$created"
         echo
         echo "Name: bfo"
         echo "Description: messages that survive a failing rail: the header-only engine, TCP and verbs transports"
         echo "Version: $VERSION"
+        echo "License: BSD-3-Clause"
+        echo "License.file: \${docdir}/LICENSE"
         echo "# The archives are static: what they link against is in Requires and"
         echo "# Libs rather than the .private fields, so --libs alone links a program."
         [ -z "${PC_REQUIRES// /}" ] || echo "Requires: $(echo $PC_REQUIRES)"
@@ -88,11 +94,12 @@ if [ "$what" = install ]; then
     mv "$pc.tmp" "$pc"
     chmod 644 "$pc"
     echo "bfo_install: bfo $VERSION into $DESTDIR$PREFIX: bin/bfo, $(echo $HEADERS | wc -w) headers in $incdir," \
-        "$(echo $ARCHIVES | wc -w) archives, $PKGCONFIGDIR/bfo.pc${created:+ (created: $created)}"
+        "$(echo $ARCHIVES | wc -w) archives, $PKGCONFIGDIR/bfo.pc, $DOCDIR/LICENSE${created:+ (created: $created)}"
 elif [ "$what" = uninstall ]; then
     : "${ALL_HEADER_NAMES:?}"
     created=$(created_before)
-    rm -f "$DESTDIR$BINDIR/bfo" "$DESTDIR$LIBDIR/libbfo_tcp.a" "$DESTDIR$LIBDIR/libbfo_net.a" "$pc"
+    rm -f "$DESTDIR$BINDIR/bfo" "$DESTDIR$LIBDIR/libbfo_tcp.a" "$DESTDIR$LIBDIR/libbfo_net.a" "$pc" \
+        "$DESTDIR$DOCDIR/LICENSE"
     for h in $ALL_HEADER_NAMES; do rm -f "$DESTDIR$incdir/$h"; done
     rmdir "$DESTDIR$incdir" 2>/dev/null || true
     # deepest first: a parent empties once its children are gone
