@@ -708,7 +708,7 @@ check-meta: $(BUILD)/bfo
 #                     own component directory, `ompi_info --path pkglibdir`)
 #   make check-pml    MPI programs over it, 2 and 4 ranks, faults (tests/pml)
 #   make bench-pml    against ob1 and ucx, one run (bench/pml)
-.PHONY: pml install-pml uninstall-pml check-pml bench-pml
+.PHONY: pml pml-test install-pml uninstall-pml check-pml bench-pml
 MPICC        ?= mpicc
 OMPI_INCDIRS := $(shell $(MPICC) --showme:incdirs 2>/dev/null)
 OMPI_CFLAGS  := $(foreach d,$(OMPI_INCDIRS),-isystem $(d)) \
@@ -725,6 +725,18 @@ $(PML_SO): $(PML_SRC) mpi/ompi/pml_bfo.h $(BUILD)/libbfo_net.a | $(BUILD)/pml
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter $(CFLAGS) $(SANFLAGS) -fPIC -shared \
 	  $(OMPI_CFLAGS) $(INC) $(BACK_INC) $(PML_SRC) $(BUILD)/libbfo_net.a -o $@ \
 	  -Wl,--exclude-libs,ALL -Wl,-z,defs $(OMPI_LIBS) $(NET_LIBS)
+# The test build (pml_bfo_test.h): the same sources with -DPML_BFO_TEST_HOOKS,
+# in a directory of its own (the shipped component has no hook); run by
+# tests/pml/hooks.c under make check-pml (BFO_PML_TEST_DIR).
+PML_TEST_SO  := $(BUILD)/pml-test/mca_pml_bfo.so
+pml-test: $(PML_TEST_SO)
+$(BUILD)/pml-test:
+	mkdir -p $@
+$(PML_TEST_SO): $(PML_SRC) mpi/ompi/pml_bfo.h mpi/ompi/pml_bfo_test.h $(BUILD)/libbfo_net.a | $(BUILD)/pml-test
+	@test -n "$(OMPI_INCDIRS)" || { echo "make pml-test: mpicc not found (apt-get install libopenmpi-dev)"; exit 1; }
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter $(CFLAGS) $(SANFLAGS) -fPIC -shared \
+	  -DPML_BFO_TEST_HOOKS $(OMPI_CFLAGS) $(INC) $(BACK_INC) $(PML_SRC) $(BUILD)/libbfo_net.a -o $@ \
+	  -Wl,--exclude-libs,ALL -Wl,-z,defs $(OMPI_LIBS) $(NET_LIBS) -ldl
 install-pml: $(PML_SO)
 	mkdir -p $(DESTDIR)$(PML_PREFIX)
 	cp $(PML_SO) $(DESTDIR)$(PML_PREFIX)/mca_pml_bfo.so
@@ -735,5 +747,6 @@ include tests/pml/check.mk
 include tests/pml/faults/faults.mk
 include bench/pml/bench.mk
 bench-pml: pml
-check-pml: pml
-	SHORT=$${SHORT:-1} BFO_PML_DIR=$(CURDIR)/$(BUILD)/pml $(MAKE) check-pml-features check-pml-faults
+check-pml: pml pml-test
+	SHORT=$${SHORT:-1} BFO_PML_DIR=$(CURDIR)/$(BUILD)/pml BFO_PML_TEST_DIR=$(CURDIR)/$(BUILD)/pml-test \
+	  $(MAKE) check-pml-features check-pml-faults

@@ -269,8 +269,14 @@ static int n_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t
 {
     bfo_net *n = (bfo_net *)ctx;
     int i, any = 0, g;
+    /* The table has max_requests entries (bfo_net_init) and the engine
+     * registers once per request, but its request pool grows past
+     * max_requests (bfo_config.grow, which bfo_net sets): with more
+     * requests than that holding a registration at once, the next one
+     * finds none and its message goes by copy, as when a transport
+     * refuses (slower, nothing lost; docs/mpi.md, "Performance"). */
     if (n->nreg_free == 0)
-        return -1; /* every request holds one: cannot happen, the engine registers once per request */
+        return -1;
     g = n->reg_free[--n->nreg_free];
     for (i = 0; i < n->ntp; i++) {
         const net_tp *tp = &n->tp[i];

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ompi/errhandler/errcode.h"
+#include "ompi/errhandler/errcode-internal.h"
 #include "ompi/mca/pml/base/pml_base_bsend.h"
 #include "ompi/message/message.h"
 #include "ompi/proc/proc.h"
@@ -87,7 +88,65 @@ mca_pml_bfo_module_t mca_pml_bfo = {
 #define LOCK() bfo_net_lock(M->net)
 #define UNLOCK() bfo_net_unlock(M->net)
 
+/* ------------------------------------------------------------ test hooks */
+
+#ifdef PML_BFO_TEST_HOOKS
+/* The test build (make pml-test; pml_bfo_test.h): the program's
+ * pml_bfo_test_hook at each step of a completion and at the injection
+ * points, and a check that no request is released twice or touched after
+ * its release. */
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include "pml_bfo_test.h"
+
+typedef int (*test_hook_fn)(int point, void *request);
+
+static int test_hook(int point, void *q)
+{
+    static test_hook_fn fn;
+    static int looked;
+    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&fn, (test_hook_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "pml_bfo_test_hook"), __ATOMIC_RELAXED);
+        __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+    }
+    test_hook_fn f = __atomic_load_n(&fn, __ATOMIC_RELAXED);
+    return f ? f(point, q) : 0;
+}
+
+static void test_live(const mca_pml_bfo_request_t *q, const char *what)
+{
+    if (q->test_live != PML_BFO_TEST_LIVE) {
+        fprintf(stderr, "pml bfo test: request %p %s after its release\n", (const void *)q, what);
+        abort();
+    }
+}
+#define TEST_HOOK(point, q) test_hook((point), (q))
+#define TEST_LIVE(q, what) test_live((q), (what))
+#else
+#define TEST_HOOK(point, q) 0
+#define TEST_LIVE(q, what) ((void)0)
+#endif
+
 /* ------------------------------------------------------------ requests */
+
+/* THE LIFECYCLE OF A REQUEST.  Two sides may let go of a request on two
+ * threads at once under MPI_THREAD_MULTIPLE: the MPI side (MPI_Request_free,
+ * or the free that MPI_Wait/Test do once it is complete) and the progress
+ * that completes it (req_done, outside bfo_net's lock: Open MPI's
+ * completion may call back into the PML, and other layers' locks are taken
+ * around PML calls).  Each side holds the request: hold has bit 0 for the
+ * MPI side (PML_BFO_HOLD_USER) and PML_BFO_HOLD_ENGINE for each posting,
+ * added under the lock where the engine takes it (taken(), improbe) and
+ * dropped as req_done's very last access, after ompi_request_complete.  A
+ * side lets go by one atomic subtraction; the one that takes hold to 0
+ * releases the request, so it goes back to the free list exactly once and
+ * nobody touches it after.  (Open MPI's ob1 has the same two parties as two
+ * flags, req_free_called and req_pml_complete, set without a common
+ * atomic step; a counter also stays right when a persistent request is
+ * started again before the previous completion let go: that MPI_Start adds
+ * its own hold.)  in_engine says only whether the engine holds br (for
+ * MPI_Cancel), under the lock. */
 
 static int req_free(ompi_request_t **rp);
 static int req_cancel(ompi_request_t *r, int flag);
@@ -122,7 +181,12 @@ static mca_pml_bfo_request_t *req_get(int kind, int persistent, ompi_communicato
     q->ompi.req_status._cancelled = 0;
     q->ompi.req_status._ucount = 0;
     q->kind = (uint8_t)kind;
-    q->in_engine = q->freed = q->described = q->probed = 0;
+    q->in_engine = q->described = q->probed = 0;
+    q->conv_err = 0;
+    __atomic_store_n(&q->hold, PML_BFO_HOLD_USER, __ATOMIC_RELAXED);
+#ifdef PML_BFO_TEST_HOOKS
+    q->test_live = PML_BFO_TEST_LIVE;
+#endif
     q->mode = MCA_PML_BASE_SEND_STANDARD;
     q->comm = comm;
     q->dt = NULL;
@@ -131,9 +195,16 @@ static mca_pml_bfo_request_t *req_get(int kind, int persistent, ompi_communicato
     return q;
 }
 
-/* Back to the free list: the MPI side is done with it, and so is the engine. */
+/* Back to the free list: the MPI side is done with it, and so is the engine
+ * (hold is 0, or the request was never posted). */
 static void req_release(mca_pml_bfo_request_t *q)
 {
+    TEST_LIVE(q, "released again");
+    (void)TEST_HOOK(PML_BFO_HOOK_RELEASE, q);
+#ifdef PML_BFO_TEST_HOOKS
+    q->test_live = PML_BFO_TEST_DEAD; /* poisoned: a later access shows */
+    q->ompi.req_status.MPI_ERROR = (int)PML_BFO_TEST_DEAD;
+#endif
     if (q->ompi.req_persistent && q->dt) {
         OMPI_DATATYPE_RELEASE(q->dt);
         q->dt = NULL;
@@ -142,18 +213,20 @@ static void req_release(mca_pml_bfo_request_t *q)
     opal_free_list_return(&M->reqs, (opal_free_list_item_t *)q);
 }
 
+/* One side lets go of q (PML_BFO_HOLD_USER or PML_BFO_HOLD_ENGINE); the
+ * last releases it.  After it, the caller must not touch q. */
+static void req_let_go(mca_pml_bfo_request_t *q, uint32_t mine)
+{
+    if (__atomic_sub_fetch(&q->hold, mine, __ATOMIC_ACQ_REL) == 0)
+        req_release(q);
+}
+
 static int req_free(ompi_request_t **rp)
 {
     mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)*rp;
     *rp = MPI_REQUEST_NULL;
-    LOCK();
-    if (q->in_engine) { /* released when the engine is done with it (progress) */
-        q->freed = 1;
-        UNLOCK();
-        return OMPI_SUCCESS;
-    }
-    UNLOCK();
-    req_release(q);
+    TEST_LIVE(q, "freed by MPI");
+    req_let_go(q, PML_BFO_HOLD_USER); /* while posted: released at the end of its completion */
     return OMPI_SUCCESS;
 }
 
@@ -161,7 +234,7 @@ static int req_cancel(ompi_request_t *r, int flag)
 {
     mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)r;
     (void)flag;
-    LOCK();
+    LOCK(); /* in_engine is cleared under it when the completion is popped */
     if (q->in_engine && !q->probed)
         (void)bfo_cancel(M->eng, &q->br, bfo_net_now()); /* BFO_ERR_TOO_LATE: completes as it would */
     UNLOCK();
@@ -258,16 +331,37 @@ static void conv_seek(opal_convertor_t *c, size_t off)
         opal_convertor_set_position(c, &pos);
 }
 
+/* The engine's pack and unpack callbacks return nothing (bfo_data): a
+ * piece the convertor did not convert whole is recorded in the request
+ * (conv_err, the first one kept) and req_done reports it as the request's
+ * MPI error (MPI_ERR_INTERN) instead of a success over wrong bytes.  A send
+ * cannot tell its receiver: that receive gets the bytes as they are (the
+ * engine has no way to fail a message from inside pack; docs/mpi.md). */
+static void conv_failed(mca_pml_bfo_request_t *q, int rc, size_t did, size_t n, const char *what)
+{
+    if (!q->conv_err)
+        mca_pml_bfo_log(0, "the convertor failed to %s %zu bytes (%zu done, status %d): the request ends with "
+                           "MPI_ERR_INTERN",
+                        what, n, did, rc);
+    q->conv_err = MPI_ERR_INTERN;
+}
+
 static void conv_pack(void *ctx, size_t off, void *dst, size_t n)
 {
     mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)ctx;
     struct iovec iov;
     uint32_t cnt = 1;
     size_t max = n;
+    int rc;
     conv_seek(&q->conv, off);
     iov.iov_base = dst;
     iov.iov_len = n;
-    opal_convertor_pack(&q->conv, &iov, &cnt, &max);
+    if (TEST_HOOK(PML_BFO_HOOK_PACK, q))
+        rc = -1, max = 0; /* injected: nothing packed */
+    else
+        rc = opal_convertor_pack(&q->conv, &iov, &cnt, &max);
+    if (OPAL_UNLIKELY(rc < 0 || max != n))
+        conv_failed(q, rc, max, n, "pack");
 }
 
 static void conv_unpack(void *ctx, size_t off, const void *src, size_t n)
@@ -276,10 +370,16 @@ static void conv_unpack(void *ctx, size_t off, const void *src, size_t n)
     struct iovec iov;
     uint32_t cnt = 1;
     size_t max = n;
+    int rc;
     conv_seek(&q->conv, off);
     iov.iov_base = (void *)src;
     iov.iov_len = n;
-    opal_convertor_unpack(&q->conv, &iov, &cnt, &max);
+    if (TEST_HOOK(PML_BFO_HOOK_UNPACK, q))
+        rc = -1, max = 0; /* injected: nothing unpacked */
+    else
+        rc = opal_convertor_unpack(&q->conv, &iov, &cnt, &max);
+    if (OPAL_UNLIKELY(rc < 0 || max != n))
+        conv_failed(q, rc, max, n, "unpack");
 }
 
 /* 1 when count elements of dt are one run of bytes (then at buf + true_lb). */
@@ -335,6 +435,7 @@ static void describe(mca_pml_bfo_request_t *q, const void *buf, size_t count, om
         opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &dt->super, count, buf, 0, &q->conv);
     opal_convertor_get_packed_size(&q->conv, &size);
     q->described = 1;
+    q->conv_err = 0;
     memset(&q->data, 0, sizeof q->data);
     q->data.kind = BFO_DATA_PACK;
     q->data.len = size;
@@ -345,12 +446,15 @@ static void describe(mca_pml_bfo_request_t *q, const void *buf, size_t count, om
     q->data.ctx = q;
 }
 
-/* After the engine call that took (or refused) q: whether it holds q now,
+/* After the engine call that took (or refused) q, under the lock: whether
+ * it holds q now (then the posting's hold, let go at the end of req_done),
  * and the convertor given back when it does not. */
 static void taken(mca_pml_bfo_request_t *q, int brc)
 {
     q->in_engine = brc == BFO_OK || brc == BFO_ERR_PEER_UNREACHABLE || brc == BFO_ERR_PEER_LEFT || brc == BFO_ERR_LEFT ||
                    brc == BFO_ERR_PROC_FAILED || brc == BFO_ERR_PROC_FAILED_PENDING;
+    if (q->in_engine)
+        (void)__atomic_add_fetch(&q->hold, PML_BFO_HOLD_ENGINE, __ATOMIC_RELAXED);
     if (!q->in_engine && q->described) {
         opal_convertor_cleanup(&q->conv);
         q->described = 0;
@@ -431,7 +535,7 @@ static int post_bsend(const void *buf, size_t count, ompi_datatype_t *dt, int ds
     q->tag = tag;
     q->mode = MCA_PML_BASE_SEND_BUFFERED;
     q->bbuf = bbuf;
-    q->freed = 1; /* nobody waits for it */
+    q->hold = 0; /* nobody waits for it: the engine's hold alone */
     rc = post_send(q, bbuf, size, NULL);
     if (rc != OMPI_SUCCESS) {
         if (bbuf)
@@ -479,13 +583,16 @@ static int post_recv(mca_pml_bfo_request_t *q, void *buf, size_t count, ompi_dat
     return rc_of(brc);
 }
 
-/* The engine is done with q: its MPI status, then complete it (or release
- * it, when nobody waits). */
+/* The engine is done with q (popped, in_engine 0): its MPI status, then
+ * complete it (unless the MPI side let go already: nobody waits), then let
+ * go of the posting's hold, the last access (see THE LIFECYCLE). */
 static void req_done(mca_pml_bfo_request_t *q)
 {
     bfo_request *b = &q->br;
     ompi_status_public_t *s = &q->ompi.req_status;
-    q->in_engine = 0;
+    TEST_LIVE(q, "completed");
+    (void)TEST_HOOK(PML_BFO_HOOK_POPPED, q);
+    TEST_LIVE(q, "completed");
     q->probed = 0;
     if (q->kind == BFO_REQ_RECV) {
         size_t cap = q->described ? q->data.len : b->cap;
@@ -499,6 +606,8 @@ static void req_done(mca_pml_bfo_request_t *q)
     } else if (b->status == BFO_ERR_CANCELLED)
         s->_cancelled = 1;
     s->MPI_ERROR = bfo_to_mpi(b->status, b->peer);
+    if (OPAL_UNLIKELY(q->conv_err) && s->MPI_ERROR == MPI_SUCCESS)
+        s->MPI_ERROR = q->conv_err;
     if (q->described) {
         opal_convertor_cleanup(&q->conv);
         q->described = 0;
@@ -512,11 +621,15 @@ static void req_done(mca_pml_bfo_request_t *q)
         q->cbuf = NULL;
         (void)__atomic_fetch_sub(&M->copy_bytes, q->clen, __ATOMIC_RELAXED);
     }
-    if (q->freed) {
-        req_release(q);
-        return;
-    }
-    ompi_request_complete(&q->ompi, true);
+    (void)TEST_HOOK(PML_BFO_HOOK_STATUS, q);
+    TEST_LIVE(q, "completed");
+    /* A free racing with this test only makes it complete a request that
+     * nobody waits for: still held, so harmless. */
+    if (__atomic_load_n(&q->hold, __ATOMIC_ACQUIRE) & PML_BFO_HOLD_USER)
+        ompi_request_complete(&q->ompi, true);
+    (void)TEST_HOOK(PML_BFO_HOOK_COMPLETED, q);
+    TEST_LIVE(q, "completed");
+    req_let_go(q, PML_BFO_HOLD_ENGINE);
 }
 
 #define DONE_BATCH 64
@@ -533,8 +646,10 @@ static int bfo_pml_progress(void)
         LOCK();
         if (!total)
             total = bfo_net_progress(M->net, 0) > 0;
-        while (n < DONE_BATCH && (r = bfo_done_pop(M->eng)))
-            done[n++] = (mca_pml_bfo_request_t *)((char *)r - offsetof(mca_pml_bfo_request_t, br));
+        while (n < DONE_BATCH && (r = bfo_done_pop(M->eng))) {
+            done[n] = (mca_pml_bfo_request_t *)((char *)r - offsetof(mca_pml_bfo_request_t, br));
+            done[n++]->in_engine = 0; /* under the lock, as req_cancel reads it */
+        }
         UNLOCK();
         for (int i = 0; i < n; i++)
             req_done(done[i]);
@@ -681,7 +796,7 @@ static int wait_release(mca_pml_bfo_request_t *q, ompi_status_public_t *status)
     rc = q->ompi.req_status.MPI_ERROR;
     if (status != MPI_STATUS_IGNORE)
         *status = q->ompi.req_status;
-    req_release(q);
+    req_let_go(q, PML_BFO_HOLD_USER); /* req_done may not have let go yet */
     return rc;
 }
 
@@ -767,7 +882,7 @@ static int post_copy(const void *buf, size_t count, ompi_datatype_t *dt, int dst
     q->mode = (uint8_t)mode;
     q->cbuf = c;
     q->clen = len;
-    q->freed = 1; /* nobody waits for it */
+    q->hold = 0; /* nobody waits for it: the engine's hold alone */
     *rc = post_send(q, c, len, NULL);
     if (*rc != OMPI_SUCCESS) {
         free(c);
@@ -837,8 +952,14 @@ static int bfo_pml_send(const void *buf, size_t count, ompi_datatype_t *dt, int 
     return wait_release(q, MPI_STATUS_IGNORE);
 }
 
+/* MPI_Start(all).  Every request is either posted or, when its posting
+ * fails, complete with that error (MPI_Wait returns it): none is left active
+ * and never posted, and one that fails does not keep the others of the
+ * array from starting (Open MPI 4.1's MPI_Startall drops what this
+ * returns; MPI_Start returns it).  Returns the first error. */
 static int bfo_pml_start(size_t count, ompi_request_t **requests)
 {
+    int first = OMPI_SUCCESS;
     for (size_t i = 0; i < count; i++) {
         mca_pml_bfo_request_t *q = (mca_pml_bfo_request_t *)requests[i];
         int rc;
@@ -848,7 +969,9 @@ static int bfo_pml_start(size_t count, ompi_request_t **requests)
         q->ompi.req_complete = REQUEST_PENDING;
         q->ompi.req_status._cancelled = 0;
         q->ompi.req_status.MPI_ERROR = MPI_SUCCESS;
-        if (q->kind == BFO_REQ_SEND) {
+        if (TEST_HOOK(PML_BFO_HOOK_START, q))
+            rc = OMPI_ERR_OUT_OF_RESOURCE; /* injected: the posting failed */
+        else if (q->kind == BFO_REQ_SEND) {
             if (q->mode == MCA_PML_BASE_SEND_BUFFERED) {
                 rc = post_bsend(q->buf, q->count, q->dt, q->rank, q->tag, q->comm);
                 if (rc == OMPI_SUCCESS)
@@ -857,10 +980,13 @@ static int bfo_pml_start(size_t count, ompi_request_t **requests)
                 rc = post_send(q, q->buf, q->count, q->dt);
         } else
             rc = post_recv(q, (void *)q->buf, q->count, q->dt);
-        if (rc != OMPI_SUCCESS)
-            return rc;
+        if (OPAL_UNLIKELY(rc != OMPI_SUCCESS)) {
+            complete_now(q, ompi_errcode_get_mpi_code(rc));
+            if (first == OMPI_SUCCESS)
+                first = rc;
+        }
     }
-    return OMPI_SUCCESS;
+    return first;
 }
 
 /* ------------------------------------------------------------ probes */
@@ -935,25 +1061,37 @@ static int bfo_pml_improbe(int src, int tag, struct ompi_communicator_t *comm, i
     bfo_envelope env;
     bfo_status st;
     mca_pml_bfo_request_t *q;
+    ompi_message_t *msg;
     int rc, lost;
     probe_env(&env, src, tag, comm);
     if (env.peer < 0 && src != MPI_ANY_SOURCE)
         return OMPI_ERR_NOT_SUPPORTED;
-    q = req_get(BFO_REQ_RECV, 0, comm);
-    if (!q)
+    /* The message object and the request first: once the engine matched a
+     * message it is out of matching, and only they can give it to the
+     * program; when one cannot be had the probe fails and loses nothing. */
+    *matched = 0;
+    msg = ompi_message_alloc();
+    if (msg && TEST_HOOK(PML_BFO_HOOK_MSG_ALLOC, NULL)) { /* injected: none to be had */
+        ompi_message_return(msg);
+        msg = NULL;
+    }
+    if (OPAL_UNLIKELY(!msg))
         return OMPI_ERR_OUT_OF_RESOURCE;
+    q = req_get(BFO_REQ_RECV, 0, comm);
+    if (OPAL_UNLIKELY(!q)) {
+        ompi_message_return(msg);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     LOCK();
     rc = bfo_improbe(M->eng, &q->br, &env, &st, bfo_net_now());
+    if (rc == 1) {
+        q->in_engine = 1;
+        (void)__atomic_add_fetch(&q->hold, PML_BFO_HOLD_ENGINE, __ATOMIC_RELAXED);
+    }
     lost = rc == 0 ? probe_lost(&env) : 0;
     UNLOCK();
     *matched = rc == 1;
     if (rc == 1) {
-        ompi_message_t *msg = ompi_message_alloc();
-        if (!msg) { /* the engine holds it: receive it nowhere (cannot happen: the list grows) */
-            *matched = 0;
-            return OMPI_ERR_OUT_OF_RESOURCE;
-        }
-        q->in_engine = 1;
         q->probed = 1;
         q->rank = st.source;
         q->tag = tag;
@@ -966,6 +1104,7 @@ static int bfo_pml_improbe(int src, int tag, struct ompi_communicator_t *comm, i
         probe_status(status, &st, tag);
         return OMPI_SUCCESS;
     }
+    ompi_message_return(msg);
     req_release(q);
     if (lost)
         return peer_error(env.peer, lost == 2);

@@ -70,18 +70,31 @@
 
 BEGIN_C_DECLS
 
+#define PML_BFO_HOLD_USER 1u    /* mca_pml_bfo_request_t.hold: the MPI side's */
+#define PML_BFO_HOLD_ENGINE 2u  /* one posting's, from the engine's taking to the end of req_done */
+
 /* One MPI request: Open MPI's, the engine's, and what a persistent request
  * needs to start again. */
 typedef struct mca_pml_bfo_request {
     ompi_request_t ompi;        /* first: Open MPI sees only this */
     bfo_request br;             /* the engine's (valid while in_engine) */
     uint8_t kind;               /* BFO_REQ_SEND or BFO_REQ_RECV */
-    uint8_t in_engine;          /* posted, not yet popped from the done queue */
-    uint8_t freed;              /* MPI_Request_free came while in_engine */
+    uint8_t in_engine;          /* the engine holds br: posted, not yet popped from the done
+                                 * queue (written and read under bfo_net's lock) */
+    /* Who still holds the request (atomic): bit 0, the MPI side (the user's
+     * handle, until MPI_Request_free or the free of a completed request);
+     * PML_BFO_HOLD_ENGINE per posting, from the engine taking it to the end
+     * of its completion in progress.  The last to let go releases it
+     * (pml_bfo.c, "requests"). */
+    uint32_t hold;
     uint8_t described;          /* conv is prepared (a non-contiguous datatype) */
     uint8_t mode;               /* mca_pml_base_send_mode_t of a send */
     uint8_t negtag;             /* the tag is negative (collectives): ctx + 1 */
     uint8_t probed;             /* an mprobe's request: holds a matched message */
+    int conv_err;               /* a pack or unpack that failed: its MPI error, else 0 */
+#ifdef PML_BFO_TEST_HOOKS
+    uint32_t test_live;         /* PML_BFO_TEST_LIVE from get to release (the test build only) */
+#endif
     /* what MPI gave (a persistent request starts again from these) */
     const void *buf;
     size_t count;

@@ -17,7 +17,7 @@ PMLT_DIR   := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 PMLT_BUILD ?= build/pml-tests
 PMLT_MPICC ?= $(or $(MPICC),mpicc)
 PMLT_CFLAGS := -O2 -Wall -Werror
-PMLT_PROGS := pt2pt dtype comm coll thread stress spawn errors examples
+PMLT_PROGS := pt2pt dtype comm coll thread stress spawn errors examples hooks
 PMLT_BINS  := $(addprefix $(PMLT_BUILD)/,$(PMLT_PROGS))
 
 .PHONY: pml-tests check-pml-features check-pml-ob1 clean-pml-tests
@@ -28,11 +28,18 @@ $(PMLT_BUILD)/%: $(PMLT_DIR)/%.c $(PMLT_DIR)/common.h
 	@mkdir -p $(@D)
 	$(PMLT_MPICC) $(PMLT_CFLAGS) -o $@ $< -pthread
 
-# BFO_PML_DIR, when make has it (the top-level Makefile's $(BUILD)/pml),
-# goes to run.sh, whose own default is build/gcc/pml
+# hooks.c: its pml_bfo_test_hook is found by the test build's dlsym
+$(PMLT_BUILD)/hooks: $(PMLT_DIR)/hooks.c $(PMLT_DIR)/common.h $(PMLT_DIR)/../../mpi/ompi/pml_bfo_test.h
+	@mkdir -p $(@D)
+	$(PMLT_MPICC) $(PMLT_CFLAGS) -rdynamic -o $@ $< -pthread
+
+# BFO_PML_DIR and BFO_PML_TEST_DIR, when make has them (the top-level
+# Makefile's $(BUILD)/pml and $(BUILD)/pml-test), go to run.sh, whose own
+# defaults are build/gcc/pml and build/gcc/pml-test
 check-pml-features: pml-tests
 	PMLT_NO_BUILD=1 PMLT_BUILD=$(PMLT_BUILD) $(if $(PML),PML=$(PML)) \
-	  $(if $(BFO_PML_DIR),BFO_PML_DIR=$(BFO_PML_DIR)) bash $(PMLT_DIR)/run.sh
+	  $(if $(BFO_PML_DIR),BFO_PML_DIR=$(BFO_PML_DIR)) \
+	  $(if $(BFO_PML_TEST_DIR),BFO_PML_TEST_DIR=$(BFO_PML_TEST_DIR)) bash $(PMLT_DIR)/run.sh
 
 # the same against Open MPI's ob1 (what the suite is known to pass on)
 check-pml-ob1: pml-tests

@@ -5,6 +5,8 @@
 #   PML           bfo (default), ob1 or ucx: the PML under test
 #   BFO_PML_DIR   where mca_pml_bfo.so is (default build/gcc/pml, made
 #                 absolute)
+#   BFO_PML_TEST_DIR where the test build of mca_pml_bfo.so is (make
+#                 pml-test; default build/gcc/pml-test): the hooks.* tests
 #   BFO_PML_RAILS the rails bfo stripes over (default 127.0.0.2,127.0.0.3)
 #   PMLT_TIMEOUT  seconds one mpirun may take (default 60; some tests more)
 #   PMLT_NP       rank counts to run (default "2 4")
@@ -22,6 +24,8 @@ PMLT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PML=${PML:-bfo}
 BFO_PML_DIR=${BFO_PML_DIR:-$PMLT_ROOT/build/gcc/pml}
 case $BFO_PML_DIR in /*) ;; *) BFO_PML_DIR=$PWD/$BFO_PML_DIR ;; esac
+BFO_PML_TEST_DIR=${BFO_PML_TEST_DIR:-$PMLT_ROOT/build/gcc/pml-test}
+case $BFO_PML_TEST_DIR in /*) ;; *) BFO_PML_TEST_DIR=$PWD/$BFO_PML_TEST_DIR ;; esac
 BFO_PML_RAILS=${BFO_PML_RAILS:-127.0.0.2,127.0.0.3}
 PMLT_TIMEOUT=${PMLT_TIMEOUT:-60}
 PMLT_NP=${PMLT_NP:-2 4}

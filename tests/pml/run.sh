@@ -93,6 +93,23 @@ t coll.small       "$all" "$T" "$B/coll" small
 t coll.large       "$all" "$T" "$B/coll" large
 # 11: MPI_THREAD_MULTIPLE
 t thread.multiple  "$all" "$L" "$B/thread" multiple
+# 11b: pml/bfo's request lifecycle (free and cancel at each step of a
+# completion) and its failure paths (injected), through its test build
+# (make pml-test, mpi/ompi/pml_bfo_test.h): 2 ranks
+if [ "$PML" = bfo ] && pmlt_any_wanted hooks.lifecycle hooks.msgalloc hooks.start hooks.convertor; then
+    if [ -f "$BFO_PML_TEST_DIR/mca_pml_bfo.so" ]; then
+        saved_dir=$BFO_PML_DIR
+        BFO_PML_DIR=$BFO_PML_TEST_DIR
+        pmlt_pml_args
+        for c in lifecycle msgalloc start convertor; do
+            t "hooks.$c" "2" "$T" "$B/hooks" "$c"
+        done
+        BFO_PML_DIR=$saved_dir
+        pmlt_pml_args
+    else
+        pmlt_fail "hooks.*" "$BFO_PML_TEST_DIR/mca_pml_bfo.so does not exist (make pml-test; or set BFO_PML_TEST_DIR)"
+    fi
+fi
 # 12: load
 t stress.unexpected  "$all" "$L" "$B/stress" unexpected
 t stress.outstanding "$all" "$L" "$B/stress" outstanding

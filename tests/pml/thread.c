@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: BSD-3-Clause
-/* thread.c - MPI_THREAD_MULTIPLE: 4 threads per rank. Threads 0-2 each
+/* thread.c - MPI_THREAD_MULTIPLE: 6 threads per rank. Threads 0-2 each
  * exchange with every other rank on their own tag (sizes from 8 B to
  * 1 MiB, blocking and nonblocking, both directions at once); thread 3 works
  * on its own duplicate communicator, sending messages with many tags and
- * receiving them through Iprobe/Improbe(ANY_SOURCE, ANY_TAG) + Mrecv. All
- * payloads and statuses are checked. */
+ * receiving them through Iprobe/Improbe(ANY_SOURCE, ANY_TAG) + Mrecv;
+ * thread 4 frees its requests while they are active (MPI_Request_free of
+ * Irecvs and Isends whose messages then arrive: every freed receive's
+ * buffer gets its data), thread 5 cancels (receives nothing matches:
+ * cancelled, then waited or freed; rendezvous Isends: either outcome, the
+ * peer gets exactly those not cancelled), while the others progress and
+ * complete requests. All payloads and statuses are checked. */
 #include "common.h"
 #include <pthread.h>
 
 #define ITERS 200
-#define NT 4
+#define NT 6
 static MPI_Comm tcomm;   /* thread 3's */
+static MPI_Comm fcomm;   /* threads 4's and 5's */
 
 static size_t tsz(int t, int it)
 {
@@ -105,13 +111,128 @@ static void *prober(void *arg)
     return NULL;
 }
 
+/* thread 4: requests freed while active, on fcomm, tag 1 */
+#define FI 120
+static size_t fsz(int it) { return it % 10 == 9 ? 65537 : 8 + (size_t)(it * 13 % 300); }
+static void *freer(void *arg)
+{
+    (void)arg;
+    unsigned char **rb = xmalloc(sizeof(*rb) * FI * np), **sb = xmalloc(sizeof(*sb) * FI * np);
+    for (int it = 0; it < FI; it++)
+        for (int p = 0; p < np; p++) {
+            size_t n = fsz(it);
+            MPI_Request r;
+            if (p == me) continue;
+            rb[it * np + p] = xmalloc(n + 16);
+            sb[it * np + p] = xmalloc(n);
+            memset(rb[it * np + p], SENTINEL, n + 16);
+            fill(sb[it * np + p], n, me, 500000 + it);
+            CHK(MPI_Irecv(rb[it * np + p], (int)n + 16, MPI_BYTE, p, 1, fcomm, &r));
+            int f = 0;
+            if (it % 4 == 3) CHK(MPI_Test(&r, &f, MPI_STATUS_IGNORE)); /* some tested first */
+            if (!f) CHK(MPI_Request_free(&r));
+            CHK(MPI_Isend(sb[it * np + p], (int)n, MPI_BYTE, p, 1, fcomm, &r));
+            CHK(MPI_Request_free(&r));
+        }
+    /* every freed receive gets its message (progress while looking) */
+    double t0 = now();
+    for (int it = 0; it < FI; it++)
+        for (int p = 0; p < np; p++) {
+            size_t n = fsz(it);
+            if (p == me) continue;
+            while (find_bad(rb[it * np + p], n, p, 500000 + it) != (size_t)-1) {
+                int f;
+                CHK(MPI_Iprobe(MPI_ANY_SOURCE, 99, fcomm, &f, MPI_STATUS_IGNORE));
+                if (now() - t0 > 60)
+                    expect_bytes(rb[it * np + p], n, p, 500000 + it, "freed Irecv #%d from %d (60 s on)", it, p);
+            }
+            expect_untouched(rb[it * np + p] + n, 16, "freed Irecv #%d from %d: past its end", it, p);
+        }
+    /* the peers have all of ours (their check passed) before our send buffers go */
+    for (int p = 0; p < np; p++)
+        if (p != me) CHK(MPI_Sendrecv(NULL, 0, MPI_BYTE, p, 2, NULL, 0, MPI_BYTE, p, 2, fcomm, MPI_STATUS_IGNORE));
+    for (int i = 0; i < FI * np; i++)
+        if (i % np != me) { free(rb[i]); free(sb[i]); }
+    free(rb);
+    free(sb);
+    return NULL;
+}
+
+/* thread 5: cancels, on fcomm, tags 3-5 */
+#define CI 150
+static void *canceller(void *arg)
+{
+    (void)arg;
+    enum { CN = 65537 };
+    unsigned char *sb = xmalloc(CN), *rb = xmalloc(CN + 16);
+    int to = (me + 1) % np, from = (me + np - 1) % np, sent = 0, got = 0, want = -1, c;
+    MPI_Request cr;
+    MPI_Status st;
+    fill(sb, CN, me, 777);
+    CHK(MPI_Irecv(&want, 1, MPI_INT, from, 5, fcomm, &cr));
+    for (int it = 0; it < CI; it++) {
+        MPI_Request r;
+        /* a receive nothing will match: cancelled, then waited or freed */
+        CHK(MPI_Irecv(rb, 8, MPI_BYTE, it % 2 ? MPI_ANY_SOURCE : from, 3, fcomm, &r));
+        CHK(MPI_Cancel(&r));
+        if (it % 2) {
+            CHK(MPI_Wait(&r, &st));
+            CHK(MPI_Test_cancelled(&st, &c));
+            EXPECT(c, "canceller: an Irecv nothing matched was not cancelled (#%d)", it);
+        } else
+            CHK(MPI_Request_free(&r));
+        /* a rendezvous send, cancelled at once: either outcome */
+        if (it % 3 == 0) {
+            int f = 0;
+            CHK(MPI_Isend(sb, CN, MPI_BYTE, to, 4, fcomm, &r));
+            CHK(MPI_Cancel(&r));
+            while (!f) {
+                int pf = 0;
+                CHK(MPI_Test(&r, &f, &st));
+                CHK(MPI_Iprobe(from, 4, fcomm, &pf, MPI_STATUS_IGNORE));
+                if (pf) {
+                    memset(rb, SENTINEL, CN + 16);
+                    CHK(MPI_Recv(rb, CN + 16, MPI_BYTE, from, 4, fcomm, &st));
+                    expect_status(&st, from, 4, MPI_BYTE, CN, "canceller: a send not cancelled");
+                    expect_bytes(rb, CN, from, 777, "canceller: a send not cancelled");
+                    got++;
+                }
+            }
+            CHK(MPI_Test_cancelled(&st, &c));
+            sent += !c;
+        }
+    }
+    /* the peer gets exactly the sends not cancelled */
+    CHK(MPI_Send(&sent, 1, MPI_INT, to, 5, fcomm));
+    for (int f = 0; !f || got < want;) {
+        int pf = 0;
+        if (!f) CHK(MPI_Test(&cr, &f, MPI_STATUS_IGNORE));
+        CHK(MPI_Iprobe(from, 4, fcomm, &pf, MPI_STATUS_IGNORE));
+        if (pf) {
+            CHK(MPI_Recv(rb, CN + 16, MPI_BYTE, from, 4, fcomm, &st));
+            expect_bytes(rb, CN, from, 777, "canceller: a send not cancelled");
+            got++;
+        }
+        EXPECT(!f || got <= want, "canceller: got %d sends from %d, which says %d were not cancelled", got, from, want);
+    }
+    if (me == 0)
+        printf("NOTE: thread 5 cancelled %d of %d rendezvous Isends\n", (CI + 2) / 3 - sent, (CI + 2) / 3);
+    free(sb);
+    free(rb);
+    return NULL;
+}
+
 static void case_multiple(void)
 {
     pthread_t th[NT];
     CHK(MPI_Comm_dup(MPI_COMM_WORLD, &tcomm));
-    for (int t = 0; t < NT - 1; t++) pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
-    pthread_create(&th[NT - 1], NULL, prober, NULL);
+    CHK(MPI_Comm_dup(MPI_COMM_WORLD, &fcomm));
+    for (int t = 0; t < 3; t++) pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
+    pthread_create(&th[3], NULL, prober, NULL);
+    pthread_create(&th[4], NULL, freer, NULL);
+    pthread_create(&th[5], NULL, canceller, NULL);
     for (int t = 0; t < NT; t++) pthread_join(th[t], NULL);
+    CHK(MPI_Comm_free(&fcomm));
     CHK(MPI_Comm_free(&tcomm));
 }
 
