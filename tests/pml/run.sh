@@ -110,6 +110,18 @@ if [ "$PML" = bfo ] && pmlt_any_wanted pml.env_ignored.bad pml.env_ignored.other
         --mca pml_bfo_verbose 1 bash "$here/env_wrap.sh" other "$B/examples" connectivity
     PML_ARGS=("${saved_args[@]}")
 fi
+# pml_bfo_standby_rails 1: rail 1 a standby on every rank (DEMOTED while rail
+# 0 is UP), and MPI_Init does not wait pml_bfo_peer_timeout_ms for it
+if [ "$PML" = bfo ]; then
+    check_standby() {
+        local n
+        n=$(grep -c "standby rails 0x2, " "$1")
+        [ "$n" -eq "$2" ] || { echo "$n of $2 ranks say 'standby rails 0x2'"; return 1; }
+        ! grep -m1 'some rails were not up' "$1" || return 1
+    }
+    PMLT_CHECK=check_standby PMLT_EXPECT='^case connectivity: passed' t pml.standby_rails "$all" "$T" \
+        --mca pml_bfo_standby_rails 1 --mca pml_bfo_verbose 1 "$B/examples" connectivity
+fi
 # 7-8: datatypes; one message past INT_MAX bytes
 t dtype.types      "$all" "$T" "$B/dtype" types
 if pmlt_wanted dtype.big && [[ " $PMLT_NP " == *" 2 "* ]]; then
