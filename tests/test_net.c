@@ -1946,6 +1946,135 @@ static void test_eager_limit_from_the_environment_unless_configured(void **state
     }
 }
 
+/* Every BFO_* setting bfo_net reads (bfo_net.h, ENVIRONMENT), each to a
+ * value that changes something when read: garbage (refused at init) and a
+ * valid one other than the default. */
+typedef struct env_set {
+    const char *name, *bad, *other;
+} env_set;
+
+static const env_set env_all[] = {
+    { "BFO_RAILS", "nosuch:rail", "127.0.0.1,127.0.0.2" },
+    { "BFO_EAGER_LIMIT", "12Q", "1" },
+    { "BFO_UNEXPECTED_BUDGET", "lots", "1K" },
+    { "BFO_STANDBY_RAILS", "9", "0" },
+    { "BFO_RELAY", "yes", "1" },
+    { "BFO_TCP_BEACON_MS", "soon", "off" },
+    { "BFO_TCP_NOTSENT_LOWAT", "-3", "off" },
+    { "BFO_PROGRESS_THREAD", "x", "1" },
+    { "BFO_NET_LOG", "x", "3" },
+    { "BFO_TCP_LOG", "x", "3" },
+    { "BFO_SHM_LOG", "x", "3" },
+    { "BFO_VERBS_LOG", "x", "3" },
+};
+#define ENV_N (sizeof env_all / sizeof env_all[0])
+
+static void env_put(int which) /* 0: unset, 1: bad, 2: other */
+{
+    for (size_t i = 0; i < ENV_N; i++)
+        if (which)
+            setenv(env_all[i].name, which == 1 ? env_all[i].bad : env_all[i].other, 1);
+        else
+            unsetenv(env_all[i].name);
+}
+
+/* world_init (and, when up, every rail up), with stderr into err (cap
+ * bytes). */
+static int world_init_quiet(world *w, int nranks, int up, char *err, size_t cap)
+{
+    FILE *tmp = tmpfile();
+    int saved = dup(2), rc;
+    size_t got;
+    assert_non_null(tmp);
+    fflush(stderr);
+    dup2(fileno(tmp), 2);
+    rc = world_init(w, nranks);
+    if (rc == BFO_OK && up && !drive(w, rails_are, NULL))
+        rc = BFO_ERR_AGAIN; /* not every rail came up (the dumps in err) */
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    got = fread(err, 1, cap - 1, tmp);
+    err[got] = 0;
+    fclose(tmp);
+    return rc;
+}
+
+/* bfo_net_options.no_env: with it, bfo_net reads no BFO_* variable, bad or
+ * not: two ranks on rails the program left NULL get one TCP rail on
+ * 127.0.0.1 and every default (64 KiB eager limit, 64 MiB budget, no relay,
+ * no standby rail, no progress thread, beacons on, nothing on stderr), and
+ * exchange messages.  Without it the same variables are read (the other
+ * values: two rails, eager limit 1, ...; each bad one alone refused), so
+ * the first half could fail. */
+static void test_no_env_reads_no_bfo_variable_without_it_every_one_is_read(void **state)
+{
+    char err[8192];
+    struct sockaddr_in ip;
+    uint16_t up;
+    (void)state;
+    for (int which = 1; which <= 2; which++) {
+        world *w = world_new(2, 1);
+        msgs ms = { .n = 0 };
+        w->opt[0].no_env = w->opt[1].no_env = 1;
+        env_put(which);
+        int rc = world_init_quiet(w, 2, 1, err, sizeof err);
+        env_put(0);
+        if (rc != BFO_OK)
+            fail_msg("no_env, BFO_* %s: %s; stderr: %s", which == 1 ? "bad" : "other", bfo_net_errname(rc), err);
+        for (int r = 0; r < 2; r++) {
+            assert_int_equal(bfo_net_nrails(w->n[r]), 1);
+            assert_string_equal(bfo_net_rail_transport(w->n[r], 0), "tcp");
+            assert_int_equal(E(w, r)->cfg.eager_limit, BFO_NET_TCP_EAGER_LIMIT);
+            assert_int_equal(E(w, r)->cfg.unexpected_budget, (size_t)64 << 20);
+            assert_int_equal(E(w, r)->cfg.relay, 0);
+            assert_int_equal(E(w, r)->cfg.standby_rails, 0);
+            assert_int_equal(bfo_net_progress_thread(w->n[r]), 0);
+            assert_int_equal(tcp_card(w, r, 0, &ip, &up), 10); /* beacons on: their port published */
+            assert_int_equal(ip.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+        }
+        if (err[0])
+            fail_msg("no_env, BFO_* %s: stderr says: %s", which == 1 ? "bad" : "other", err);
+        msg_add(&ms, 0, 1, 100);
+        msg_add(&ms, 1, 0, 65536 + 1);
+        exchange(w, &ms);
+        assert_int_equal(E(w, 1)->stats.eagers, 1);
+        world_fini(w);
+    }
+    { /* no_env 0: the other values taken, every one */
+        world *w = world_new(2, 1);
+        env_put(2);
+        int rc = world_init_quiet(w, 2, 0, err, sizeof err); /* rail 0 a standby: DEMOTED */
+        env_put(0);
+        if (rc != BFO_OK)
+            fail_msg("BFO_* other: %s; stderr: %s", bfo_net_errname(rc), err);
+        for (int r = 0; r < 2; r++) {
+            assert_int_equal(bfo_net_nrails(w->n[r]), 2);
+            assert_int_equal(E(w, r)->cfg.eager_limit, 1);
+            assert_int_equal(E(w, r)->cfg.unexpected_budget, 1024);
+            assert_int_equal(E(w, r)->cfg.relay, 1);
+            assert_int_equal(E(w, r)->cfg.standby_rails, 1);
+            assert_int_equal(bfo_net_progress_thread(w->n[r]), 1);
+            assert_int_equal(tcp_card(w, r, 0, &ip, &up), 8); /* BFO_TCP_BEACON_MS=off */
+        }
+        assert_non_null(strstr(err, "bfo-tcp[0]: rank 0 of 2")); /* BFO_TCP_LOG=3 */
+        world_fini(w);
+    }
+    for (size_t i = 0; i < ENV_N; i++) { /* no_env 0: each bad value alone refused (the logs' taken as 0) */
+        if (strstr(env_all[i].name, "_LOG") || !strcmp(env_all[i].name, "BFO_PROGRESS_THREAD"))
+            continue;
+        world *w = world_new(1, 0);
+        setenv(env_all[i].name, env_all[i].bad, 1);
+        int rc = world_init_quiet(w, 1, 1, err, sizeof err);
+        unsetenv(env_all[i].name);
+        if (rc != BFO_ERR_INVALID)
+            fail_msg("%s=%s: %s, not BFO_ERR_INVALID", env_all[i].name, env_all[i].bad, bfo_net_errname(rc));
+        assert_non_null(strstr(err, env_all[i].bad)); /* said on stderr */
+        world_fini(w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1968,6 +2097,7 @@ int main(void)
         cmocka_unit_test_teardown(test_eager_limit_from_the_environment_unless_configured, teardown),
         cmocka_unit_test_teardown(test_eager_limit_64k_by_default_over_tcp_alone, teardown),
         cmocka_unit_test_teardown(test_tcp_beacons_heard_and_forged_ones_dropped, teardown),
+        cmocka_unit_test_teardown(test_no_env_reads_no_bfo_variable_without_it_every_one_is_read, teardown),
     };
     unsetenv("BFO_RAILS");
     unsetenv("BFO_EAGER_LIMIT");

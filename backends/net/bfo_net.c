@@ -600,6 +600,17 @@ static int up_lookup(void *ctx, int peer, int rail, bfo_addr *out)
 
 /* --------------------------------------------------------------- init */
 
+/* A setting from the environment (bfo_boot_getenv), or NULL when the
+ * caller said no_env: then every setting comes from its options and its
+ * bfo_config, and one host's environment cannot make its ranks differ from
+ * the others' (relay, the eager limit) behind the caller's back.  Every
+ * BFO_* setting bfo_net and its transports take is read here; the
+ * wire-up's variables (bfo_boot_env) are not settings. */
+static const char *setting_env(const bfo_net_options *o, const char *name)
+{
+    return o && o->no_env ? NULL : bfo_boot_getenv(name);
+}
+
 /* The log level of a transport: the option, else BFO_<NAME>_LOG, else 1. */
 static int log_level(const bfo_net_options *o, const char *name)
 {
@@ -610,7 +621,7 @@ static int log_level(const bfo_net_options *o, const char *name)
     snprintf(var, sizeof var, "BFO_%s_LOG", name);
     for (p = var; *p; p++)
         *p = (char)toupper((unsigned char)*p);
-    v = bfo_boot_getenv(var);
+    v = setting_env(o, var);
     return v ? atoi(v) : 1;
 }
 
@@ -629,9 +640,9 @@ static int abi_ok(const bfo_abi *caller)
  * limit) and BFO_UNEXPECTED_BUDGET (the unexpected messages' budget).  1 and
  * *out set, 0 when unset, -1 when it is not a size from 1 B to max MiB
  * (said on stderr). */
-static int size_env(const char *name, unsigned long long max, size_t *out)
+static int size_env(const bfo_net_options *o, const char *name, unsigned long long max, size_t *out)
 {
-    const char *v = bfo_boot_getenv(name);
+    const char *v = setting_env(o, name);
     char *end;
     unsigned long long x;
     if (!v)
@@ -659,9 +670,9 @@ static int size_env(const char *name, unsigned long long max, size_t *out)
  * BFO_TCP_BEACON_MS (milliseconds; 0 or off: no beacons) and
  * BFO_TCP_NOTSENT_LOWAT (bytes, K or M; off: not set).  -1 for a bad value
  * (said on stderr). */
-static int tcp_env(bfo_tcp_options *o)
+static int tcp_env(const bfo_net_options *no, bfo_tcp_options *o)
 {
-    const char *v = bfo_boot_getenv("BFO_TCP_BEACON_MS");
+    const char *v = setting_env(no, "BFO_TCP_BEACON_MS");
     size_t lw;
     int rc;
     if (v && !o->beacon_interval_ns) {
@@ -675,13 +686,13 @@ static int tcp_env(bfo_tcp_options *o)
         }
         o->beacon_interval_ns = ms > 0 ? (int64_t)(ms * 1e6) : -1;
     }
-    v = bfo_boot_getenv("BFO_TCP_NOTSENT_LOWAT");
+    v = setting_env(no, "BFO_TCP_NOTSENT_LOWAT");
     if (v && !o->notsent_lowat) {
         if (!strcmp(v, "off") || !strcmp(v, "0")) {
             o->notsent_lowat = -1;
             return 0;
         }
-        if ((rc = size_env("BFO_TCP_NOTSENT_LOWAT", 1ull << 30, &lw)) < 0)
+        if ((rc = size_env(no, "BFO_TCP_NOTSENT_LOWAT", 1ull << 30, &lw)) < 0)
             return -1;
         o->notsent_lowat = (int)lw;
     }
@@ -691,9 +702,9 @@ static int tcp_env(bfo_tcp_options *o)
 /* BFO_STANDBY_RAILS: the standby rails (bfo_config.standby_rails) as a
  * comma-separated list of rail indices when the caller gave none.  -1 for
  * a bad list (said on stderr). */
-static int standby_env(unsigned *out, int nrails)
+static int standby_env(const bfo_net_options *o, unsigned *out, int nrails)
 {
-    const char *v = bfo_boot_getenv("BFO_STANDBY_RAILS");
+    const char *v = setting_env(o, "BFO_STANDBY_RAILS");
     unsigned m = 0;
     if (!v || !*v || *out)
         return 0;
@@ -714,9 +725,9 @@ static int standby_env(unsigned *out, int nrails)
 
 /* BFO_RELAY: 1 turns relay on (bfo_config.relay) when the caller left it
  * 0; 0 leaves it off.  -1 for another value (said on stderr). */
-static int relay_env(int *out)
+static int relay_env(const bfo_net_options *o, int *out)
 {
-    const char *v = bfo_boot_getenv("BFO_RELAY");
+    const char *v = setting_env(o, "BFO_RELAY");
     if (!v || !*v || !strcmp(v, "0"))
         return 0;
     if (strcmp(v, "1")) {
@@ -727,9 +738,9 @@ static int relay_env(int *out)
     return 0;
 }
 
-static int eager_limit_env(size_t *out)
+static int eager_limit_env(const bfo_net_options *o, size_t *out)
 {
-    return size_env("BFO_EAGER_LIMIT", BFO_NET_EAGER_MAX, out);
+    return size_env(o, "BFO_EAGER_LIMIT", BFO_NET_EAGER_MAX, out);
 }
 
 int bfo_net_init_abi(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt, const bfo_abi *caller)
@@ -740,7 +751,7 @@ int bfo_net_init_abi(bfo_net **out, const bfo_config *cfg, const bfo_net_options
     if ((rc = abi_ok(caller)) != BFO_OK)
         return rc;
     /* the rails first: a bad list ends before any socket */
-    const char *rails = opt && opt->rails ? opt->rails : bfo_boot_getenv("BFO_RAILS");
+    const char *rails = opt && opt->rails ? opt->rails : setting_env(opt, "BFO_RAILS");
     if (rails && check_rails(rails, opt) < 0) {
         fprintf(stderr, "bfo: bad rail list %s (each one of: tcp:ADDR or ADDR, tcp:[IPV6], verbs:DEVICE[:PORT], "
                         "shm; at most %d; this build has %s)\n", rails, BFO_MAX_RAILS, bfo_net_transports());
@@ -771,7 +782,7 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     bfo_net *n;
     bfo_net_options opt = opt_in ? *opt_in : (bfo_net_options){ 0 };
     bfo_config cfg = cfg_in ? *cfg_in : (bfo_config){ 0 };
-    const char *rails = opt.rails ? opt.rails : bfo_boot_getenv("BFO_RAILS");
+    const char *rails = opt.rails ? opt.rails : setting_env(&opt, "BFO_RAILS");
     char *save = NULL;
     uint8_t card[BFO_BOOT_CARD_MAX];
     size_t clen;
@@ -810,12 +821,12 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
                         "shm; at most %d; this build has %s)\n", n->list, BFO_MAX_RAILS, bfo_net_transports());
         goto fail;
     }
-    if (!cfg.eager_limit && eager_limit_env(&cfg.eager_limit) < 0)
+    if (!cfg.eager_limit && eager_limit_env(&opt, &cfg.eager_limit) < 0)
         goto fail;
     if (!cfg.unexpected_budget &&
-        size_env("BFO_UNEXPECTED_BUDGET", (unsigned long long)1 << 40, &cfg.unexpected_budget) < 0)
+        size_env(&opt, "BFO_UNEXPECTED_BUDGET", (unsigned long long)1 << 40, &cfg.unexpected_budget) < 0)
         goto fail;
-    if (tcp_env(&opt.tcp) < 0 || (!cfg.relay && relay_env(&cfg.relay) < 0))
+    if (tcp_env(&opt, &opt.tcp) < 0 || (!cfg.relay && relay_env(&opt, &cfg.relay) < 0))
         goto fail;
     /* the rails, in order, grouped by transport */
     for (char *tok = strtok_r(n->list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -845,7 +856,7 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     cfg.rank = n->rank;
     cfg.nranks = n->size;
     cfg.nrails = n->nrails;
-    if (standby_env(&cfg.standby_rails, n->nrails) < 0) {
+    if (standby_env(&opt, &cfg.standby_rails, n->nrails) < 0) {
         rc = BFO_ERR_INVALID;
         goto fail;
     }
@@ -978,7 +989,7 @@ static int threads_start(bfo_net *n, const bfo_net_options *opt)
 {
     int pt = opt->progress_thread;
     if (!pt) {
-        const char *v = bfo_boot_getenv("BFO_PROGRESS_THREAD");
+        const char *v = setting_env(opt, "BFO_PROGRESS_THREAD");
         pt = v && atoi(v) > 0;
     }
     pt = pt > 0;

@@ -117,6 +117,20 @@
  *   transports without such evidence (verbs, for now) and for callers who
  *   want their process itself to answer.
  *
+ * ENVIRONMENT.  What the options and cfg leave 0 (unset) is taken from
+ *   the environment: BFO_RAILS, BFO_EAGER_LIMIT, BFO_UNEXPECTED_BUDGET,
+ *   BFO_STANDBY_RAILS, BFO_RELAY, BFO_PROGRESS_THREAD, BFO_TCP_BEACON_MS,
+ *   BFO_TCP_NOTSENT_LOWAT and the log levels BFO_<NAME>_LOG (NET, TCP,
+ *   SHM, VERBS); the transports read none themselves.  With no_env (an
+ *   option) none of them is read: a setting the caller leaves 0 takes its
+ *   built-in default, and a bad value in the environment is no error.  A
+ *   layer with its own settings system (pml/bfo: MCA parameters) says so,
+ *   since a variable set on one host only would make its ranks differ
+ *   (relay must match on every rank).  The wire-up of bfo_net_init
+ *   (bfo_boot_env: BFO_RANK, BFO_SIZE, BFO_BOOTSTRAP, BFO_LAUNCHER_FD,
+ *   PMIx's) is not a setting and is read either way; bfo_net_init_boot
+ *   with bfo_boot_custom reads none of it.
+ *
  * ERRORS: BFO_OK; BFO_ERR_INVALID (a bad rail list or setting, said on
  *   stderr); BFO_ERR_NO_MEMORY; BFO_BOOT_ERR_EXCHANGE (the wire-up failed);
  *   a transport's own (BFO_TCP_ERR_SOCKET, BFO_VERBS_ERR_*, BFO_SHM_ERR_*;
@@ -166,6 +180,11 @@ typedef struct bfo_net_options {
     int leave_ms;         /* bfo_net_fini leaves first (bfo_net_leave) and waits this long at
                            * most for its BYEs (0: BFO_NET_LEAVE_MS); -1: it does not leave
                            * (a test playing a rank that dies) */
+    /* Appended last, as every new field is: a caller that zeroes the struct
+     * (memset, = { 0 }) before setting what it knows keeps the behaviour it
+     * had, and the fields before keep their offsets. */
+    int no_env;           /* 1: read no BFO_* variable: every setting comes from these options
+                           * and cfg (ENVIRONMENT above); 0: the variables fill what they leave 0 */
 } bfo_net_options;
 
 typedef struct bfo_net_stats {

@@ -660,7 +660,10 @@ static int bfo_pml_progress(void)
 
 /* ------------------------------------------------------------ module */
 
-/* 1 while some rail to a reachable peer is still being set up. */
+/* 1 while some rail to a reachable peer is still being set up.  DEMOTED is
+ * up too (connected and admitted, carrying probes): a standby rail
+ * (pml_bfo_standby_rails) stays so while another is UP, and counted as
+ * settling it held MPI_Init for pml_bfo_peer_timeout_ms. */
 static int rails_settling(void)
 {
     for (int p = 0; p < M->size; p++) {
@@ -668,8 +671,8 @@ static int rails_settling(void)
             continue;
         for (int r = 0; r < bfo_net_nrails(M->net); r++) {
             int st = bfo_rail_state(M->eng, p, r);
-            if (st != BFO_RAIL_ST_UP && st != BFO_RAIL_ST_ABSENT && st != BFO_RAIL_ST_RETIRED &&
-                st != BFO_RAIL_ST_LEFT)
+            if (st != BFO_RAIL_ST_UP && st != BFO_RAIL_ST_DEMOTED && st != BFO_RAIL_ST_ABSENT &&
+                st != BFO_RAIL_ST_RETIRED && st != BFO_RAIL_ST_LEFT)
                 return 1;
         }
     }

@@ -51,14 +51,19 @@ mca_pml_base_component_2_0_0_t mca_pml_bfo_component = {
 
 void mca_pml_bfo_log(int level, const char *fmt, ...)
 {
+    char line[1024];
+    int n;
     va_list ap;
     if (level > mca_pml_bfo.verbose)
         return;
+    /* one write per line: stderr is unbuffered, and mpirun interleaves the
+     * ranks' writes, not their lines */
+    n = snprintf(line, sizeof line, "pml bfo[%d]: ", mca_pml_bfo.rank);
     va_start(ap, fmt);
-    fprintf(stderr, "pml bfo[%d]: ", mca_pml_bfo.rank);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
     va_end(ap);
+    strcat(line, "\n");
+    fputs(line, stderr);
 }
 
 static void reg_int(const char *name, const char *help, int level, int *var)
@@ -82,8 +87,8 @@ static int component_register(void)
         "rail i of the others): an IPv4 or IPv6 address (tcp:ADDR, tcp:[IPV6]), an interface "
         "name (eth1: its IPv4 address) or a CIDR (10.1.0.0/16: this host's address in it), "
         "verbs:DEVICE[:PORT][@ADDR], or shm (shared memory, ranks on one host). Exactly "
-        "those rails are used. Unset: BFO_RAILS, else shm and this host's first IPv4 "
-        "interface that is up and not loopback (127.0.0.1 when it has none)",
+        "those rails are used. Unset: shm and this host's first IPv4 interface that is up "
+        "and not loopback (127.0.0.1 when it has none); BFO_RAILS is not read",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_1, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_pml_bfo.rails);
     mca_pml_bfo.eager_limit = 0;
@@ -132,7 +137,7 @@ static int component_register(void)
     reg_int("relay",
             "1: a peer that no rail reaches, while a third rank reaches both, is sent to through "
             "that rank (one hop; no RDMA through it) until a rail to it comes back; the same on "
-            "every rank (0: off; unset, BFO_RELAY decides)",
+            "every rank (0: off)",
             OPAL_INFO_LVL_4, &mca_pml_bfo.relay);
     mca_pml_bfo.progress_thread = 0;
     reg_int("progress_thread",
@@ -163,6 +168,19 @@ static int component_register(void)
         "shared between the peers as credit windows",
         MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_pml_bfo.unexpected_budget);
+    mca_pml_bfo.standby_rails = NULL;
+    (void)mca_base_component_var_register(
+        &mca_pml_bfo_component.pmlm_version, "standby_rails",
+        "Rails (indices into pml_bfo_rails, comma-separated: 1 makes rail 1 a standby) that carry "
+        "probes only while a rail not among them is up, and data when none is (active-standby); "
+        "unset: none",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
+        &mca_pml_bfo.standby_rails);
+    mca_pml_bfo.tcp_beacon_ms = 0;
+    reg_int("tcp_beacon_ms",
+            "A UDP beacon to each peer on each TCP rail this often, the proof that this process is "
+            "alive on the rail (milliseconds; 0: 10 ms; -1: no beacons)",
+            OPAL_INFO_LVL_5, &mca_pml_bfo.tcp_beacon_ms);
     return OMPI_SUCCESS;
 }
 
@@ -329,6 +347,25 @@ static int has_rail(const char *rails, const char *kind)
 /* 1 when every rail of the list is TCP (no shm, no verbs:). */
 static int tcp_only(const char *rails) { return !has_rail(rails, "shm") && !has_rail(rails, "verbs:"); }
 
+/* pml_bfo_standby_rails ("1", "1,2") as bfo_config.standby_rails, or -1
+ * for a list that is not of rail indices below nrails (said). */
+static long standby_mask(const char *list, int nrails)
+{
+    unsigned m = 0;
+    for (const char *p = list ? list : ""; *p;) {
+        char *end;
+        long r = strtol(p, &end, 10);
+        if (end == p || r < 0 || r >= nrails || (*end && *end != ',')) {
+            fprintf(stderr, "pml bfo: pml_bfo_standby_rails \"%s\": not a list of rail indices from 0 to %d\n",
+                    list, nrails - 1);
+            return -1;
+        }
+        m |= 1u << r;
+        p = *end ? end + 1 : end;
+    }
+    return (long)m;
+}
+
 int mca_pml_bfo_init(int enable_mpi_threads)
 {
     static char rails[1024];
@@ -337,13 +374,14 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     bfo_boot *boot = NULL;
     bfo_boot_ops ops;
     const char *want = mca_pml_bfo.rails;
+    long standby;
     int rc;
 
     mca_pml_bfo.rank = (int)OMPI_PROC_MY_NAME->vpid;
     mca_pml_bfo.size = (int)ompi_process_info.num_procs;
     mca_pml_bfo.jobid = OMPI_PROC_MY_NAME->jobid;
-    if (!want || !*want)
-        want = bfo_boot_getenv("BFO_RAILS");
+    /* no BFO_RAILS: under mpirun every setting is an MCA parameter (one
+     * host's environment must not make its ranks differ: opt.no_env below) */
     if (want && *want) {
         if (resolve_rails(want, rails, sizeof rails) != 0)
             return OMPI_ERR_BAD_PARAM;
@@ -355,6 +393,8 @@ int mca_pml_bfo_init(int enable_mpi_threads)
                 bfo_net_transports());
         return OMPI_ERR_BAD_PARAM;
     }
+    if ((standby = standby_mask(mca_pml_bfo.standby_rails, bfo_net_check_rails(rails))) < 0)
+        return OMPI_ERR_BAD_PARAM;
     memset(&ops, 0, sizeof ops);
     ops.publish = modex_publish;
     ops.lookup = modex_lookup;
@@ -383,8 +423,15 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     cfg.silence_ns = (uint64_t)mca_pml_bfo.silence_ms * 1000000u;
     cfg.unreachable_grace_ns = (uint64_t)mca_pml_bfo.peer_timeout_ms * 1000000u;
     cfg.relay = mca_pml_bfo.relay == 1;
+    cfg.standby_rails = (unsigned)standby;
     memset(&opt, 0, sizeof opt);
+    /* every setting from the MCA parameters above: bfo_net reads no BFO_*
+     * variable (BFO_RELAY on one host would turn relay on for its ranks
+     * only; BFO_EAGER_LIMIT=garbage would fail MPI_Init there) */
+    opt.no_env = 1;
     opt.rails = rails;
+    opt.tcp.beacon_interval_ns = mca_pml_bfo.tcp_beacon_ms < 0 ? -1
+                                 : (int64_t)mca_pml_bfo.tcp_beacon_ms * 1000000;
     opt.thread_safe = enable_mpi_threads ? 1 : 0;
     opt.progress_thread = mca_pml_bfo.progress_thread > 0 ? 1 : -1;
     /* verbose 0: the transports say nothing of what bfo handles (a rail
@@ -405,8 +452,12 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     mca_pml_bfo.err_failed = (int *)calloc((size_t)mca_pml_bfo.size, sizeof(int));
     if (!mca_pml_bfo.err_code || !mca_pml_bfo.err_left || !mca_pml_bfo.err_failed)
         return OMPI_ERR_OUT_OF_RESOURCE;
-    mca_pml_bfo_log(1, "rank %d of %d, rails %s (%d), eager limit %zu", mca_pml_bfo.rank, mca_pml_bfo.size,
-                    rails, bfo_net_nrails(mca_pml_bfo.net), mca_pml_bfo.eng->cfg.eager_limit);
+    /* what the engine took, whatever the environment says (tests/pml: pml.env_ignored) */
+    mca_pml_bfo_log(1, "rank %d of %d, rails %s (%d), eager limit %zu, unexpected budget %zu, relay %d, "
+                    "standby rails 0x%x, progress thread %d", mca_pml_bfo.rank, mca_pml_bfo.size, rails,
+                    bfo_net_nrails(mca_pml_bfo.net), mca_pml_bfo.eng->cfg.eager_limit,
+                    mca_pml_bfo.eng->cfg.unexpected_budget, mca_pml_bfo.eng->cfg.relay,
+                    mca_pml_bfo.eng->cfg.standby_rails, bfo_net_progress_thread(mca_pml_bfo.net));
     return OMPI_SUCCESS;
 }
 

@@ -71,6 +71,58 @@ t pt2pt.sendrecv   "$all" "$T" "$B/pt2pt" sendrecv
 # changes while every rail works (the relay itself under faults:
 # tests/netns/n2_relay.sh)
 [ "$PML" = bfo ] && t pt2pt.relay_on "4" "$T" --mca pml_bfo_relay 1 "$B/pt2pt" order
+# the environment changes nothing under pml bfo (every setting an MCA
+# parameter: bfo_net_options.no_env): every BFO_* variable bfo reads set by
+# env_wrap.sh, bad on every rank, or other valid values on rank 0 alone;
+# each rank's pml_bfo_verbose line must show the MCA-derived values (the
+# rails left to their default, not BFO_RAILS; eager limit 4 KiB, since
+# that default has a shm rail; budget 64 MiB; relay, standby rails and the
+# progress thread off) and no transport says more than errors
+if [ "$PML" = bfo ] && pmlt_any_wanted pml.env_ignored.bad pml.env_ignored.other; then
+    check_env() {
+        local log=$1 np=$2 r line rails0='' rails
+        for ((r = 0; r < np; r++)); do
+            line=$(grep -m1 -o "rank $r of $np, rails .*" "$log")
+            rails=$(sed -n 's/.*, rails \([^ ]*\) (2), eager limit 4096, unexpected budget 67108864, relay 0, standby rails 0x0, progress thread 0$/\1/p' <<<"$line")
+            if [[ ! $rails =~ ^shm,[0-9.]+$ ]]; then
+                echo "rank $r: not the MCA-derived settings (shm and an address, 4 KiB, 64 MiB, no relay, standby, thread): ${line:-no pml_bfo_verbose line}"
+                return 1
+            fi
+            [ -n "$rails0" ] || rails0=$rails
+            [ "$rails" = "$rails0" ] || { echo "rank $r's rails $rails, rank 0's $rails0"; return 1; }
+        done
+        if grep -Eq 'bfo-(net|tcp|shm|verbs)\[[0-9]+\]: ' "$log"; then
+            echo "a transport logged (a BFO_*_LOG read): $(grep -Em1 'bfo-(net|tcp|shm|verbs)\[[0-9]+\]: ' "$log")"
+            return 1
+        fi
+    }
+    saved_args=("${PML_ARGS[@]}")
+    PML_ARGS=()   # lib.sh's, but pml_bfo_rails: its default is what BFO_RAILS must not change
+    for ((i = 0; i < ${#saved_args[@]}; i++)); do
+        if [ "${saved_args[i]}" = --mca ] && [ "${saved_args[i + 1]}" = pml_bfo_rails ]; then
+            i=$((i + 2))
+            continue
+        fi
+        PML_ARGS+=("${saved_args[i]}")
+    done
+    PMLT_CHECK=check_env PMLT_EXPECT='^case connectivity: passed' t pml.env_ignored.bad "$all" "$T" \
+        --mca pml_bfo_verbose 1 bash "$here/env_wrap.sh" bad "$B/examples" connectivity
+    PMLT_CHECK=check_env PMLT_EXPECT='^case connectivity: passed' t pml.env_ignored.other "$all" "$T" \
+        --mca pml_bfo_verbose 1 bash "$here/env_wrap.sh" other "$B/examples" connectivity
+    PML_ARGS=("${saved_args[@]}")
+fi
+# pml_bfo_standby_rails 1: rail 1 a standby on every rank (DEMOTED while rail
+# 0 is UP), and MPI_Init does not wait pml_bfo_peer_timeout_ms for it
+if [ "$PML" = bfo ]; then
+    check_standby() {
+        local n
+        n=$(grep -c "standby rails 0x2, " "$1")
+        [ "$n" -eq "$2" ] || { echo "$n of $2 ranks say 'standby rails 0x2'"; return 1; }
+        ! grep -m1 'some rails were not up' "$1" || return 1
+    }
+    PMLT_CHECK=check_standby PMLT_EXPECT='^case connectivity: passed' t pml.standby_rails "$all" "$T" \
+        --mca pml_bfo_standby_rails 1 --mca pml_bfo_verbose 1 "$B/examples" connectivity
+fi
 # 7-8: datatypes; one message past INT_MAX bytes
 t dtype.types      "$all" "$T" "$B/dtype" types
 if pmlt_wanted dtype.big && [[ " $PMLT_NP " == *" 2 "* ]]; then
