@@ -51,13 +51,19 @@ mca_pml_base_component_2_0_0_t mca_pml_bfo_component = {
 void mca_pml_bfo_log(int level, const char *fmt, ...)
 {
     va_list ap;
+    char line[1024];
+    int n;
     if (level > mca_pml_bfo.verbose)
         return;
+    /* one write: the transports' threads and the other ranks (through
+     * orted) do not cut into the line */
+    n = snprintf(line, sizeof line, "pml bfo[%d]: ", mca_pml_bfo.rank);
     va_start(ap, fmt);
-    fprintf(stderr, "pml bfo[%d]: ", mca_pml_bfo.rank);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
     va_end(ap);
+    n = (int)strlen(line);
+    line[n++] = '\n';
+    (void)fwrite(line, 1, (size_t)n, stderr);
 }
 
 static void reg_int(const char *name, const char *help, int level, int *var)

@@ -31,9 +31,13 @@
  *                 choice; a NOTE says how often each happened)
  *   malloc_mmap   the same after mallopt(M_MMAP_THRESHOLD, 256 KiB): every
  *                 free unmaps, and malloc usually maps the same address
+ *                 (its first buffers too can land where malloc's first
+ *                 ones were, which malloc's frees unmapped)
  *   all           every variant in that order, one job: a variant that
  *                 sees wrong data says so (FAIL lines) and the next one
- *                 runs; the job aborts at the end when any did
+ *                 runs; the job aborts at the end when any did.  Each
+ *                 variant's last buffers stay mapped until the end, so
+ *                 that the next variant starts at new addresses
  * Usage: remap CASE [SIZE [ITERS]] (SIZE in bytes, K or M suffix; default
  * 4M and 6).  Wrong data: "FAIL rank R/N case C (...): VARIANT iteration
  * I from rank P: payload byte B of SIZE is 0xXX, expected 0xYY (what it is:
@@ -74,12 +78,19 @@ static const struct rm_variant rm_variants[] = {
 static size_t rm_size = 4u << 20;
 static int rm_iters = 6;
 static int rm_keep_going; /* "all": a variant's wrong data does not end the job */
-static size_t rm_page;
-
-struct rm_buf {
+/* "all" keeps each variant's last buffers until the end (parked), so that
+ * the next variant starts at addresses no earlier one used: a variant's
+ * first transfer then goes through fresh registrations, and wrong data in
+ * a later one is that variant's own doing (released, the next variant's
+ * first buffers came back at the same addresses, and the stale
+ * registrations of the one before failed it) */
+#define RM_PARKED 16
+static struct rm_buf {
     unsigned char *p;
     size_t maplen; /* mmap'ed: the mapping's length; malloc'ed: 0 */
-};
+} rm_parked[RM_PARKED];
+static int rm_nparked;
+static size_t rm_page;
 
 /* the pattern's key: tag, variant and iteration */
 static int rm_key(int v, int it) { return RM_TAG * 1000000 + (v + 1) * 1000 + it; }
@@ -151,6 +162,11 @@ static void rm_alloc(const struct rm_variant *vr, struct rm_buf *b)
 
 static void rm_release(struct rm_buf *b)
 {
+    if (rm_keep_going && rm_nparked < RM_PARKED) {
+        rm_parked[rm_nparked++] = *b;
+        b->p = NULL;
+        return;
+    }
     if (b->maplen)
         munmap(b->p, b->maplen);
     else
@@ -272,6 +288,9 @@ static void case_all(void)
     for (int v = 0; rm_variants[v].name; v++)
         if (rm_variant(v))
             snprintf(failed + strlen(failed), sizeof failed - strlen(failed), " %s", rm_variants[v].name);
+    rm_keep_going = 0;
+    while (rm_nparked > 0)
+        rm_release(&rm_parked[--rm_nparked]);
     if (*failed)
         FAIL("wrong data in variant(s):%s", failed);
 }

@@ -97,7 +97,7 @@ for m in 1:get 2:put; do
     # for, on both ranks: pml bfo[R]: finalize: ... RDMA GET g, RDMA PUT p
     col=$([ "$name" = get ] && echo GET || echo PUT)
     want=$((nvar * REMAP_ITERS))
-    n=$(sed -n "s/^pml bfo\[[01]\]: finalize: .*RDMA $col \([0-9]*\).*/\1/p" "$MPI_OUT.$name" |
+    n=$(sed -n "s/.*finalize: messages received .*RDMA $col \([0-9]*\).*/\1/p" "$MPI_OUT.$name" |
         awk -v w="$want" '$1 >= w { n++ } END { print n + 0 }')
     [ "$n" = 2 ] || { bad+=" $name: $n of 2 ranks received at least $want messages by RDMA $col;"; continue; }
     # and rxe0 carried them: each way nvar * iters * size bytes, 1 KiB a packet
