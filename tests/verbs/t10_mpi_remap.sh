@@ -76,12 +76,13 @@ run() {
     pkts; K=$((PKTS - k0))
     read -r t1 _ < /proc/uptime
     say "$2 (pml_bfo_rdma $1): mpirun exit status $rc after $(ms_between "$t0" "$t1") ms, rxe0 packets $K"
+    MEASURE+="${MEASURE:+; }$2: mpirun $(ms_between "$t0" "$t1") ms, rxe0 packets $K"
     # what the program said: its variants' verdicts and FAIL lines, the
     # ranks' protocol counts
     grep -E '^(variant|NOTE|case|FAIL)|finalize: messages|pml bfo: ' "$MPI_OUT.$2" | cut -c1-300 | sed "s/^/  $2: /"
 }
 
-bad=''
+bad='' MEASURE=''
 for m in 1:get 2:put; do
     run "${m%%:*}" "${m#*:}"
     name=${m#*:}
@@ -105,4 +106,5 @@ for m in 1:get 2:put; do
     [ "$K" -ge "$min" ] || bad+=" $name: rxe0 moved $K packets, fewer than the $min of the data;"
 done
 [ -z "$bad" ] || fail "pml/bfo over verbs:rxe0, memory remapped between transfers:$bad"
+echo "measure: $MEASURE"
 echo "ok: t10 MPI remap (pml/bfo over verbs:rxe0, GET and PUT): buffers unmapped, madvised away or freed and mapped again at the same address between RDMA transfers, every byte right"
