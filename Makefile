@@ -481,13 +481,20 @@ check-tsan: $(BUILD)/bfo $(TSAN_BUILD)/threads
 
 # The verbs backend on real Soft-RoCE: two QEMU/TCG guests, two rxe rails
 # and a TCP rail between them; the faults of t1-t5 and the ping-pong of t6,
-# and (t9) an MPI stream over pml/bfo across the guests with a verbs cable
-# pulled (tests/verbs/; root, qemu-system-x86, rdma-core, ibverbs-providers,
-# busybox-static, Open MPI; ~7 min).  Needs the verbs backend built
-# (libibverbs-dev); builds pml/bfo and the MPI stream (libopenmpi-dev).
-check-verbs: $(BUILD)/bfo pml faults-stream
+# (t9) an MPI stream over pml/bfo across the guests with a verbs cable
+# pulled, and (t10) an MPI program that unmaps and maps again its buffers
+# between RDMA transfers (tests/verbs/; root, qemu-system-x86, rdma-core,
+# ibverbs-providers, busybox-static, Open MPI; ~7 min).  Needs the verbs
+# backend built (libibverbs-dev); builds pml/bfo, the MPI stream and
+# tests/pml/remap.c next to it (libopenmpi-dev), which run.sh stages.
+check-verbs: $(BUILD)/bfo pml faults-stream pml-remap
 	@if [ -z "$(VERBS_SRC)" ]; then echo "check-verbs: built without libibverbs (apt-get install libibverbs-dev)"; exit 1; fi
 	bash tests/verbs/run.sh ./$(BUILD)/bfo
+
+.PHONY: pml-remap
+pml-remap: $(BUILD)/pml/remap
+$(BUILD)/pml/remap: tests/pml/remap.c tests/pml/common.h | $(BUILD)/pml
+	$(MPICC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -o $@ $<
 
 vm-setup:
 	bash tests/verbs/vm.sh setup

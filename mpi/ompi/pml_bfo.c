@@ -1197,6 +1197,12 @@ int mca_pml_bfo_open(void)
 int mca_pml_bfo_finalize(void)
 {
     if (M->net) {
+        /* how this rank's receives went (tests judge by it that RDMA was
+         * used: tests/verbs/t10_mpi_remap.sh) */
+        const bfo_engine *e = M->eng;
+        mca_pml_bfo_log(2, "finalize: messages received eager %llu, by copy %llu, RDMA GET %llu, RDMA PUT %llu",
+                        (unsigned long long)e->stats.eagers, (unsigned long long)e->stats.copies,
+                        (unsigned long long)e->stats.gets, (unsigned long long)e->stats.puts);
         bfo_net_fini(M->net);
         M->net = NULL;
         M->eng = NULL;

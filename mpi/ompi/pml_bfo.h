@@ -119,6 +119,7 @@ typedef struct mca_pml_bfo_module {
     int eager_limit;            /* bytes, 0: bfo_net's default */
     int frag_size;              /* bytes, 0: PML_BFO_TCP_FRAG_SIZE over TCP alone, else the engine's */
     int rdma_min;               /* bytes, 0: PML_BFO_SHM_RDMA_MIN with shm and no verbs, else the engine's */
+    int rdma;                   /* enum bfo_rdma_mode: 0 auto (GET), 1 GET, 2 PUT, 3 copy only */
     int rdma_frag_size;         /* bytes, 0: PML_BFO_SHM_RDMA_FRAG with shm and no verbs, else frag_size */
     int heartbeat_ms, probe_timeout_ms, peer_timeout_ms, silence_ms;
     int progress_thread;

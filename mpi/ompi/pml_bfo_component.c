@@ -56,14 +56,15 @@ void mca_pml_bfo_log(int level, const char *fmt, ...)
     va_list ap;
     if (level > mca_pml_bfo.verbose)
         return;
-    /* one write per line: stderr is unbuffered, and mpirun interleaves the
-     * ranks' writes, not their lines */
+    /* one write per line: stderr is unbuffered, and the transports' threads
+     * and the other ranks (through orted) interleave writes, not lines */
     n = snprintf(line, sizeof line, "pml bfo[%d]: ", mca_pml_bfo.rank);
     va_start(ap, fmt);
     vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
     va_end(ap);
-    strcat(line, "\n");
-    fputs(line, stderr);
+    n = (int)strlen(line);
+    line[n++] = '\n';
+    (void)fwrite(line, 1, (size_t)n, stderr);
 }
 
 static void reg_int(const char *name, const char *help, int level, int *var)
@@ -108,6 +109,12 @@ static int component_register(void)
             "memory or verbs rails that can) rather than by copy through the rails "
             "(0: 8 KiB when a shared-memory rail is listed and no verbs rail, else the engine's 64 KiB)",
             OPAL_INFO_LVL_5, &mca_pml_bfo.rdma_min);
+    mca_pml_bfo.rdma = 0;
+    reg_int("rdma",
+            "Which RDMA protocol a message from rdma_min bytes may use: 0 GET when it can (the "
+            "receiver reads the sender's buffer), else copy; 1 GET or copy; 2 PUT or copy (the "
+            "sender writes into the receiver's buffer); 3 copy only. The same on every rank",
+            OPAL_INFO_LVL_5, &mca_pml_bfo.rdma);
     mca_pml_bfo.rdma_frag_size = 0;
     reg_int("rdma_frag_size",
             "Bytes per RDMA read or write of a message sent by RDMA (0: 1 MiB when a shared-memory "
@@ -148,7 +155,8 @@ static int component_register(void)
     reg_int("verbose",
             "0: nothing on stderr for what bfo handles itself (rails failing over, reconnecting; a "
             "lost peer reaches the program as an MPI error); 1: the rails chosen, every rail failure "
-            "and re-admission; 2 and up: more of bfo's transports",
+            "and re-admission; 2 and up: more of bfo's transports, and at MPI_Finalize how many "
+            "messages were received eagerly, by copy, by RDMA GET and by RDMA PUT",
             OPAL_INFO_LVL_5, &mca_pml_bfo.verbose);
     mca_pml_bfo.copy_limit = 4096;
     reg_int("copy_limit",
@@ -411,6 +419,12 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     cfg.rdma_min = mca_pml_bfo.rdma_min > 0 ? (size_t)mca_pml_bfo.rdma_min
                    : has_rail(rails, "shm") && !has_rail(rails, "verbs:") ? PML_BFO_SHM_RDMA_MIN
                                               : 0;
+    if (mca_pml_bfo.rdma < BFO_RDMA_AUTO || mca_pml_bfo.rdma > BFO_RDMA_OFF) {
+        fprintf(stderr, "pml bfo: pml_bfo_rdma %d: must be 0 (auto), 1 (GET), 2 (PUT) or 3 (off)\n",
+                mca_pml_bfo.rdma);
+        return OMPI_ERR_BAD_PARAM;
+    }
+    cfg.rdma = mca_pml_bfo.rdma;
     cfg.rdma_frag_size = mca_pml_bfo.rdma_frag_size > 0 ? (size_t)mca_pml_bfo.rdma_frag_size
                          : has_rail(rails, "shm") && !has_rail(rails, "verbs:") ? PML_BFO_SHM_RDMA_FRAG
                                                                                : 0;

@@ -17,7 +17,7 @@ PMLT_DIR   := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 PMLT_BUILD ?= build/pml-tests
 PMLT_MPICC ?= $(or $(MPICC),mpicc)
 PMLT_CFLAGS := -O2 -Wall -Werror
-PMLT_PROGS := pt2pt dtype comm coll thread stress spawn errors examples hooks
+PMLT_PROGS := pt2pt dtype comm coll thread stress spawn errors examples hooks remap
 PMLT_BINS  := $(addprefix $(PMLT_BUILD)/,$(PMLT_PROGS))
 
 .PHONY: pml-tests check-pml-features check-pml-ob1 clean-pml-tests

@@ -27,11 +27,12 @@ fi
 stage="$base/stage"
 rm -rf "$stage" && mkdir -p "$stage/tests" || exit 1
 cp "$BFO" "$stage/bfo" && cp -r tests/verbs tests/stream_json.sh "$stage/tests/" || exit 1
-# the MPI scenario's pml/bfo and stream, from next to the binary when built
-# (make pml faults-stream: BUILD/pml/mca_pml_bfo.so, BUILD/pml/faults/stream)
+# the MPI scenarios' pml/bfo, stream and remap program, from next to the
+# binary when built (make pml faults-stream pml-remap:
+# BUILD/pml/mca_pml_bfo.so, BUILD/pml/faults/stream, BUILD/pml/remap)
 bdir=$(dirname "$BFO")
 mkdir -p "$stage/pml"
-for f in pml/mca_pml_bfo.so pml/faults/stream; do
+for f in pml/mca_pml_bfo.so pml/faults/stream pml/remap; do
     [ -f "$bdir/$f" ] && cp "$bdir/$f" "$stage/pml/"
 done
 command -v ompi_info > /dev/null && ompi_info --path pkglibdir | sed 's/.*: *//' > "$stage/pml/pkglibdir"
