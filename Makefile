@@ -102,7 +102,7 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 BUILD    := $(BUILD)-san
 endif
 
-TESTS    := test_transitions test_link test_scenarios test_wire test_engine test_fastpath test_noalloc test_verbs_map \
+TESTS    := test_transitions test_link test_scenarios test_wire test_engine test_fastpath test_noalloc test_verbs_map test_reg_cache \
             test_verbs_scenarios test_porting test_abi test_net_abi test_shm test_net test_boot test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
@@ -197,6 +197,9 @@ LIBS_test_boot  := -lcmocka $(NET_LIBS)
 # the engine's fast paths against the generated machines: the same
 # scenarios compiled again with BFO_NO_FAST_PATH (tests/fastpath_run.h)
 EXTRA_test_fastpath := tests/fastpath_slow.c
+# the registration cache: the simulator's model and the verbs cache's rules
+# (a hook thread against the owner)
+LIBS_test_reg_cache := -lcmocka -pthread
 # the shared-memory transport through its row, in one process and with a
 # forked peer
 EXTRA_test_shm  := $(SHM_SRC)
