@@ -1053,6 +1053,7 @@ int mca_pml_bfo_open(void)
 
 int mca_pml_bfo_finalize(void)
 {
+    mca_pml_bfo_mem_hooks_stop();
     if (M->net) {
         bfo_net_fini(M->net);
         M->net = NULL;

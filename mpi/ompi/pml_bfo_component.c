@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/memory/base/base.h"
+#include "opal/memoryhooks/memory.h"
 #include "opal/mca/pmix/pmix.h"
 #include "opal/util/error.h"
 #include "opal/util/output.h"
@@ -328,8 +330,80 @@ static int has_rail(const char *rails, const char *kind)
 /* 1 when every rail of the list is TCP (no shm, no verbs:). */
 static int tcp_only(const char *rails) { return !has_rail(rails, "shm") && !has_rail(rails, "verbs:"); }
 
+/* ---------------------------------------------------- memory release hook
+ *
+ * The verbs transport caches registrations by virtual address; a buffer
+ * that goes back to the system and is mapped again at the same address
+ * would be reached through the old pages.  Open MPI's memory hooks (the
+ * memory patcher) tell of every range that goes: each is passed to
+ * bfo_net_mem_released.  The callback runs inside munmap/free/brk/madvise,
+ * in any thread, possibly one that holds the PML's lock or is inside
+ * bfo_net: it takes no lock and allocates nothing (bfo_net and verbs only
+ * mark there).  Open MPI's unregister does not wait for a callback running
+ * in another thread, so the net is published through hook_net and
+ * finalize waits for hook_inflight to drain before bfo_net_fini. */
+static bfo_net *hook_net;  /* __atomic: the net callbacks may use, or NULL */
+static int hook_inflight;  /* __atomic: callbacks between their two counts */
+static int hook_registered;
+
+static void pml_bfo_mem_release(void *buf, size_t length, void *cbdata, bool from_alloc)
+{
+    bfo_net *n;
+    (void)cbdata;
+    (void)from_alloc;
+    __atomic_add_fetch(&hook_inflight, 1, __ATOMIC_SEQ_CST);
+    n = __atomic_load_n(&hook_net, __ATOMIC_SEQ_CST);
+    if (n)
+        bfo_net_mem_released(n, buf, length);
+    __atomic_sub_fetch(&hook_inflight, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Before bfo_net starts: 1 when the release hooks can keep the verbs cache
+ * valid; else the cache is turned off (register per request), as a cache
+ * nobody tells of released memory would hand out stale pages. */
+static int mem_hooks_usable(const char *rails, bfo_net_options *opt)
+{
+    const int want = OPAL_MEMORY_FREE_SUPPORT | OPAL_MEMORY_MUNMAP_SUPPORT;
+    if (!has_rail(rails, "verbs:"))
+        return 0; /* no verbs rail: no registration outlives its request */
+    (void)mca_base_framework_open(&opal_memory_base_framework, 0); /* as rcache and common ucx do */
+    if ((opal_mem_hooks_support_level() & want) == want)
+        return 1;
+    opt->verbs.reg_cache = -1;
+    mca_pml_bfo_log(1, "Open MPI's memory hooks are not available (memory patcher off?): the verbs "
+                       "registration cache is off, every rendezvous buffer is registered for its request");
+    return 0;
+}
+
+static void mem_hooks_start(bfo_net *n)
+{
+    __atomic_store_n(&hook_net, n, __ATOMIC_SEQ_CST);
+    if (opal_mem_hooks_register_release(pml_bfo_mem_release, NULL) == OPAL_SUCCESS) {
+        hook_registered = 1;
+        mca_pml_bfo_log(1, "verbs registration cache on, kept valid by Open MPI's memory release hook");
+        return;
+    }
+    /* cannot happen once the support level said so; if it does, no cache */
+    __atomic_store_n(&hook_net, NULL, __ATOMIC_SEQ_CST);
+    fprintf(stderr, "pml bfo: rank %d: opal_mem_hooks_register_release failed: the verbs registration "
+                    "cache cannot be kept valid\n", mca_pml_bfo.rank);
+}
+
+/* Before bfo_net_fini: no callback uses the net any more. */
+void mca_pml_bfo_mem_hooks_stop(void)
+{
+    if (hook_registered) {
+        opal_mem_hooks_unregister_release(pml_bfo_mem_release);
+        hook_registered = 0;
+    }
+    __atomic_store_n(&hook_net, NULL, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&hook_inflight, __ATOMIC_SEQ_CST) != 0)
+        ; /* a callback in another thread, a scan of the cache long */
+}
+
 int mca_pml_bfo_init(int enable_mpi_threads)
 {
+    int hooks;
     static char rails[1024];
     bfo_config cfg;
     bfo_net_options opt;
@@ -391,6 +465,7 @@ int mca_pml_bfo_init(int enable_mpi_threads)
      * as an MPI error */
     opt.log_level = mca_pml_bfo.verbose > 0 ? mca_pml_bfo.verbose : -1;
     mca_pml_bfo.thread_multiple = enable_mpi_threads;
+    hooks = mem_hooks_usable(rails, &opt);
     rc = bfo_net_init_boot(&mca_pml_bfo.net, &cfg, &opt, boot);
     if (rc != BFO_OK) {
         fprintf(stderr, "pml bfo: rank %d: bfo_net could not start on rails \"%s\": %s\n", mca_pml_bfo.rank,
@@ -399,6 +474,8 @@ int mca_pml_bfo_init(int enable_mpi_threads)
         return OMPI_ERROR;
     }
     mca_pml_bfo.eng = bfo_net_engine(mca_pml_bfo.net);
+    if (hooks)
+        mem_hooks_start(mca_pml_bfo.net);
     mca_pml_bfo.err_code = (int *)calloc((size_t)mca_pml_bfo.size, sizeof(int));
     mca_pml_bfo.err_left = (int *)calloc((size_t)mca_pml_bfo.size, sizeof(int));
     mca_pml_bfo.err_failed = (int *)calloc((size_t)mca_pml_bfo.size, sizeof(int));
