@@ -107,7 +107,7 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 BUILD    := $(BUILD)-san
 endif
 
-TESTS    := test_transitions test_link test_scenarios test_wire test_engine test_fastpath test_noalloc test_verbs_map \
+TESTS    := test_transitions test_link test_scenarios test_wire test_engine test_fastpath test_noalloc test_verbs_map test_reg_cache \
             test_verbs_scenarios test_porting test_abi test_net_abi test_shm test_net test_boot test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
@@ -171,7 +171,7 @@ NET_SRC  := backends/net/bfo_net.c $(BOOT_SRC) $(TCP_SRC) $(SHM_SRC) $(VERBS_SRC
 # test_net, test_boot, tcp_badpeer, master_worker), with this build's flags,
 # sanitizers included; libbfo_net.a has its own -fPIC objects ($(BUILD)/obj)
 NET_OBJS := $(patsubst %.c,$(BUILD)/nobj/%.o,$(notdir $(NET_SRC)))
-VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_glue.h backends/bfo_link.h \
+VERBS_HDR := backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_cache.h backends/verbs/bfo_verbs_glue.h backends/bfo_link.h \
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
@@ -202,6 +202,9 @@ LIBS_test_boot  := -lcmocka $(NET_LIBS)
 # the engine's fast paths against the generated machines: the same
 # scenarios compiled again with BFO_NO_FAST_PATH (tests/fastpath_run.h)
 EXTRA_test_fastpath := tests/fastpath_slow.c
+# the registration cache: the simulator's model and the verbs cache's rules
+# (a hook thread against the owner)
+LIBS_test_reg_cache := -lcmocka -pthread
 # the shared-memory transport through its row, in one process and with a
 # forked peer
 EXTRA_test_shm  := $(SHM_SRC)

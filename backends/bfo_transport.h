@@ -14,7 +14,7 @@
  *     rail_bandwidth (bfo_backend.h,       needs one
  *     with this transport's rail numbers)
  *   progress, wait_fds, fault, stats,
- *   dump, fini
+ *   dump, fini, mem_released
  *
  * LIFE
  *   open(&t, args)        its rails (args->rails: the names as the user
@@ -127,6 +127,21 @@ typedef struct bfo_transport_ops {
      * asks before connect(); the rail is then ABSENT for that peer
      * (RAIL_ABSENT), not failed, and connect() is never called for it. */
     int (*reaches)(void *t, int rail, int peer, const bfo_addr *addr);
+    /* Optional (NULL: the transport keeps no registration beyond its
+     * dereg_mem).  buf[0..len) went back to the system (unmapped, trimmed,
+     * or about to be): drop every registration that overlaps it before
+     * that memory can be mapped again, since a kept one still reaches the
+     * old pages (bfo_net_mem_released).  Called from memory hooks: from
+     * inside munmap, free, brk or madvise, in any thread, possibly one that
+     * holds the caller's lock or is inside this transport, and possibly
+     * again from inside what the transport does (ibv_dereg_mr can free).
+     * So: take no lock but the transport's own for this (held for no more
+     * than a scan, never across a call that may free), allocate nothing,
+     * call nothing that may unmap; mark the registrations, and deregister
+     * them later where it is safe (reg_mem, dereg_mem, progress).  One
+     * still in use (the program freed a buffer under a request) is never
+     * handed out again and is dropped when its last use ends. */
+    void (*mem_released)(void *t, const void *buf, size_t len);
 } bfo_transport_ops;
 
 #ifdef __cplusplus

@@ -41,8 +41,24 @@
  * and offered again), when the way back is open.
  * RDMA: rails in rdma_mask (default all) can write and read; memory is
  * registered per rank, and every access is checked against it: one to
- * released memory fails (as on real hardware), one outside any registration
- * is counted as a violation (a bug in the engine).  WRITE and READ are
+ * released memory fails (as on real hardware), one outside any registration,
+ * or that the registration's role does not allow (a peer writing a region
+ * registered only to be read, reading one registered only to be written,
+ * this side's read landing in one it may not write), is counted as a
+ * violation (a bug in the engine).
+ * The registration cache (reg_cache, off by default): as an adapter pins a
+ * region's pages, a registration reaches the memory through what pin gave
+ * when it was made (a second mapping of the same pages, say), and keeps it
+ * after the buffer is unmapped; with the cache on, a region given back
+ * stays registered and is handed out again, keys and pinned pages alike:
+ * SN_CACHE_EXACT for the same rank, buffer, length and access (the verbs
+ * transport's rule), SN_CACHE_CONTAIN for any region that holds the range,
+ * every region registered for every access (the verbs transport before
+ * it: a larger earlier region's keys).  sn_mem_released is the release
+ * notification (bfo_net_mem_released): every cached region the range
+ * overlaps is dropped (one in use, when its last use ends, never handed
+ * out again).  A test that unmaps a buffer and maps new memory at the same
+ * address without it gets what hardware gives: the old pages.  WRITE and READ are
  * counted as fragment types SN_TYPE_WRITE and SN_TYPE_READ for faults.
  * Simulated time advances a little with every delivery and jumps to the
  * next timer when the network is idle.  This is a test tool: it allocates.
@@ -129,9 +145,16 @@ typedef struct sn_msg {
 } sn_msg;
 
 typedef struct sn_reg {
-    int rank, live;
+    int rank, live;     /* live: registered (in use, or idle in the cache) */
     uint64_t base, len; /* its keys: SN_KEY(index, rail), one per rail */
+    unsigned access;    /* enum bfo_mem_access */
+    int refs;           /* requests holding it (reg_mem without its dereg_mem) */
+    int invalid;        /* its memory was released while in use: never handed out again */
+    uint8_t *pages;     /* what pin gave: where its RDMA lands */
 } sn_reg;
+
+/* simnet.reg_cache */
+enum sn_cache { SN_CACHE_OFF = 0, SN_CACHE_EXACT, SN_CACHE_CONTAIN };
 
 typedef struct sn_endpoint {
     struct simnet *sn;
@@ -173,7 +196,17 @@ typedef struct simnet {
     uint64_t data_posts;    /* frames whose described bytes this transport read */
     sn_reg *regs;
     size_t nregs, capregs;
-    uint64_t rdma_violations, rdma_refused, regs_live;
+    uint64_t rdma_violations, rdma_refused;
+    uint64_t regs_live;     /* registrations in use (held by a request) */
+    /* the registration cache (see the top): enum sn_cache; pin (NULL: the
+     * buffer itself) gives the pages behind buf[0..len) at registration,
+     * NULL when it cannot (reg_mem fails), and unpin lets them go when the
+     * registration ends */
+    int reg_cache;
+    void *(*pin)(void *ctx, void *buf, size_t len);
+    void (*unpin)(void *ctx, void *pages, size_t len);
+    void *pin_ctx;
+    uint64_t reg_hits, reg_misses, regs_released; /* released: dropped by sn_mem_released */
     uint64_t delivered, lost, deliver_errors;
     uint64_t last_fault_at; /* simulated time the last fault fired */
     int path[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* [src][dst][rail]: enum sn_path */
@@ -537,12 +570,21 @@ static inline int sn_post_send_data(void *ctx, int peer, int rail, const bfo_iov
     return 0;
 }
 
+static inline sn_reg *sn_reg_held(simnet *sn, int rank, const void *p, size_t len);
+
 static inline int sn_post_rdma(sn_endpoint *ep, int op, int peer, int rail, void *local,
                                size_t len, uint64_t raddr, uint32_t key, uint64_t token)
 {
     sn_msg m;
+    /* this side's memory, through its registration as an adapter reaches it */
+    const sn_reg *g = sn_reg_held(ep->sn, ep->rank, local, len);
+    uint8_t *pages = (uint8_t *)local;
     if (!((ep->sn->rdma_mask >> rail) & 1))
         return -1; /* the engine must not ask: counted by the caller as a failure */
+    if (!g || (op == SN_READ && !(g->access & BFO_MEM_LOCAL_WRITE)))
+        ep->sn->rdma_violations++; /* not registered, or not for this */
+    else
+        pages = g->pages + ((uint64_t)(uintptr_t)local - g->base);
     memset(&m, 0, sizeof m);
     m.op = op;
     m.src = ep->rank;
@@ -557,9 +599,9 @@ static inline int sn_post_rdma(sn_endpoint *ep, int op, int peer, int rail, void
         m.data = (uint8_t *)malloc(len ? len : 1);
         if (!m.data)
             abort();
-        memcpy(m.data, local, len);
+        memcpy(m.data, pages, len);
     } else {
-        m.local = local;
+        m.local = pages;
     }
     sn_enqueue(ep->sn, &m);
     return 0;
@@ -580,44 +622,132 @@ static inline int sn_post_read(void *ctx, int peer, int rail, void *local, size_
 
 /* The key of registration i on a rail: every rail its own, as with one
  * device per rail, so that a key used on another rail than its own is
- * caught (an RDMA violation).  Registrations are never reused. */
+ * caught (an RDMA violation).  Registrations are never reused (a cache
+ * hit hands out the same one again). */
 #define SN_KEY(i, rail) ((uint32_t)(0x40000000u | ((uint32_t)(i) << 6) | (uint32_t)(rail)))
 
-static inline int sn_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys,
-                             uint64_t *handle)
+/* A registration ends: its keys are refused from now on, its pages let go. */
+static inline void sn_reg_end(simnet *sn, sn_reg *g)
+{
+    if (!g->live)
+        return;
+    if (g->refs > 0)
+        sn->regs_live--;
+    g->live = 0;
+    g->refs = 0;
+    if (sn->unpin && g->pages)
+        sn->unpin(sn->pin_ctx, g->pages, g->len);
+    g->pages = NULL;
+}
+
+/* The cached region reg_mem hands out again for this, or NULL. */
+static inline sn_reg *sn_reg_cached(simnet *sn, int rank, const void *buf, size_t len, unsigned access)
+{
+    const uint64_t b = (uint64_t)(uintptr_t)buf;
+    for (size_t i = 0; i < sn->nregs; i++) {
+        sn_reg *g = &sn->regs[i];
+        if (!g->live || g->invalid || g->rank != rank)
+            continue;
+        if (sn->reg_cache == SN_CACHE_EXACT ? g->base == b && g->len == len && g->access == access
+                                            : b >= g->base && len <= g->len && b - g->base <= g->len - len)
+            return g;
+    }
+    return NULL;
+}
+
+static inline int sn_reg_mem(void *ctx, void *buf, size_t len, unsigned access, uint64_t *raddr,
+                             uint32_t *keys, uint64_t *handle)
 {
     sn_endpoint *ep = (sn_endpoint *)ctx;
     simnet *sn = ep->sn;
-    if (sn->nregs == sn->capregs) {
-        sn->capregs = sn->capregs ? 2 * sn->capregs : 64;
-        sn->regs = (sn_reg *)realloc(sn->regs, sn->capregs * sizeof *sn->regs);
-        if (!sn->regs)
-            abort();
+    sn_reg *g = sn->reg_cache ? sn_reg_cached(sn, ep->rank, buf, len, access) : NULL;
+    size_t i;
+    if (g) {
+        sn->reg_hits++;
+        if (g->refs++ == 0)
+            sn->regs_live++;
+        i = (size_t)(g - sn->regs);
+    } else {
+        void *pages = sn->pin ? sn->pin(sn->pin_ctx, buf, len) : buf;
+        if (!pages)
+            return -1;
+        if (sn->reg_cache)
+            sn->reg_misses++;
+        if (sn->nregs == sn->capregs) {
+            sn->capregs = sn->capregs ? 2 * sn->capregs : 64;
+            sn->regs = (sn_reg *)realloc(sn->regs, sn->capregs * sizeof *sn->regs);
+            if (!sn->regs)
+                abort();
+        }
+        i = sn->nregs++;
+        g = &sn->regs[i];
+        memset(g, 0, sizeof *g);
+        g->rank = ep->rank;
+        g->live = 1;
+        g->refs = 1;
+        g->base = (uint64_t)(uintptr_t)buf;
+        g->len = len;
+        g->access = sn->reg_cache == SN_CACHE_CONTAIN /* as the verbs transport did */
+                        ? (unsigned)(BFO_MEM_REMOTE_READ | BFO_MEM_REMOTE_WRITE | BFO_MEM_LOCAL_WRITE)
+                        : access;
+        g->pages = (uint8_t *)pages;
+        sn->regs_live++;
     }
-    sn_reg *g = &sn->regs[sn->nregs++];
-    g->rank = ep->rank;
-    g->live = 1;
-    g->base = (uint64_t)(uintptr_t)buf;
-    g->len = len;
-    sn->regs_live++;
-    *raddr = g->base;
+    *raddr = (uint64_t)(uintptr_t)buf;
     for (int r = 0; r < sn->nrails; r++)
         if ((sn->rdma_mask >> r) & 1)
-            keys[r] = SN_KEY(sn->nregs - 1, r);
-    *handle = sn->nregs; /* index + 1 */
+            keys[r] = SN_KEY(i, r);
+    *handle = i + 1;
     return 0;
 }
 
 static inline void sn_dereg_mem(void *ctx, uint64_t handle)
 {
     simnet *sn = ((sn_endpoint *)ctx)->sn;
-    if (handle >= 1 && handle <= sn->nregs && sn->regs[handle - 1].live &&
-        sn->regs[handle - 1].rank == ((sn_endpoint *)ctx)->rank) {
-        sn->regs[handle - 1].live = 0;
-        sn->regs_live--;
+    sn_reg *g = handle >= 1 && handle <= sn->nregs ? &sn->regs[handle - 1] : NULL;
+    if (g && g->live && g->refs > 0 && g->rank == ((sn_endpoint *)ctx)->rank) {
+        if (--g->refs == 0) {
+            sn->regs_live--;
+            if (!sn->reg_cache || g->invalid) /* else it stays, cached */
+                sn_reg_end(sn, g);
+        }
         return;
     }
     sn->rdma_violations++; /* released twice, or never registered */
+}
+
+/* The release notification (bfo_net_mem_released): buf[0..len) went back to
+ * the system.  Every registration it overlaps, of every rank (one process),
+ * is dropped; one in use is the program's error (memory freed under a
+ * request): never handed out again, dropped when its last use ends. */
+static inline void sn_mem_released(simnet *sn, const void *buf, size_t len)
+{
+    const uint64_t b = (uint64_t)(uintptr_t)buf;
+    for (size_t i = 0; i < sn->nregs; i++) {
+        sn_reg *g = &sn->regs[i];
+        if (!g->live || g->base >= b + len || b >= g->base + g->len)
+            continue;
+        sn->regs_released++;
+        if (g->refs > 0)
+            g->invalid = 1;
+        else
+            sn_reg_end(sn, g);
+    }
+}
+
+/* The registration of this rank's that holds p[0..len) and is in use
+ * (the one the engine's RDMA from or into it goes through), or NULL. */
+static inline sn_reg *sn_reg_held(simnet *sn, int rank, const void *p, size_t len)
+{
+    const uint64_t b = (uint64_t)(uintptr_t)p;
+    sn_reg *found = NULL;
+    for (size_t i = sn->nregs; i-- > 0;) { /* the newest first */
+        sn_reg *g = &sn->regs[i];
+        if (g->live && g->refs > 0 && g->rank == rank && b >= g->base && len <= g->len &&
+            b - g->base <= g->len - len && (!found || (found->invalid && !g->invalid)))
+            found = g;
+    }
+    return found;
 }
 
 static inline unsigned sn_rail_caps(void *ctx, int rail)
@@ -627,24 +757,37 @@ static inline unsigned sn_rail_caps(void *ctx, int rail)
            ((sn->data_mask >> rail) & 1 ? BFO_CAP_SEND_IOV | BFO_CAP_SEND_PACK : 0);
 }
 
-/* An RDMA access to rank's memory: 1 if it may go ahead, 0 if refused
- * (released memory); a violation (counted) if outside every registration. */
-static inline int sn_rdma_check(simnet *sn, int rank, int rail, uint64_t raddr, uint32_t key,
-                                size_t len)
+/* An RDMA access (op SN_WRITE or SN_READ; 0: any) to rank's memory: where
+ * it lands (the registration's pages) if it may go ahead, NULL if refused
+ * (released memory), or a violation (counted) if outside every
+ * registration or not allowed by its role. */
+static inline uint8_t *sn_rdma_access(simnet *sn, int rank, int op, int rail, uint64_t raddr,
+                                      uint32_t key, size_t len)
 {
     const size_t i = (size_t)((key & ~0x40000000u) >> 6);
     const sn_reg *g = i < sn->nregs ? &sn->regs[i] : NULL;
     if (!g || SN_KEY(i, rail) != key || g->rank != rank) { /* no such key, or another rail's */
         sn->rdma_violations++;
-        return 0;
+        return NULL;
     }
-    if (raddr < g->base || len > g->len || raddr - g->base > g->len - len) {
+    if (raddr < g->base || len > g->len || raddr - g->base > g->len - len ||
+        (op == SN_WRITE && !(g->access & BFO_MEM_REMOTE_WRITE)) ||
+        (op == SN_READ && !(g->access & BFO_MEM_REMOTE_READ))) {
         sn->rdma_violations++;
-        return 0;
+        return NULL;
     }
-    if (!g->live)
+    if (!g->live) {
         sn->rdma_refused++;
-    return g->live;
+        return NULL;
+    }
+    return g->pages + (raddr - g->base);
+}
+
+/* The same, 1 if it may go ahead, 0 if not. */
+static inline int sn_rdma_check(simnet *sn, int rank, int rail, uint64_t raddr, uint32_t key,
+                                size_t len)
+{
+    return sn_rdma_access(sn, rank, 0, rail, raddr, key, len) != NULL;
 }
 
 static inline int sn_connect(void *ctx, int peer, int rail)
@@ -823,13 +966,14 @@ static inline int sn_step(simnet *sn)
         m.kind = SN_LOSE;
     int ok = m.kind == SN_NONE || m.kind == SN_DELAY;
     if (m.op != SN_SEND) { /* RDMA: the peer's memory, checked */
+        uint8_t *at = NULL;
         if (m.kind != SN_LOSE && (!sn->hooks || sn->hooks->arrive(sn->hooks->ctx, &m) == BFO_OK) &&
-            sn_rdma_check(sn, m.dst, m.rail, m.raddr, m.key, m.len)) {
+            (at = sn_rdma_access(sn, m.dst, m.op, m.rail, m.raddr, m.key, m.len)) != NULL) {
             sn_trace_msg(sn, m.kind == SN_DELIVER_ERROR ? "arrive-error" : "arrive", &m);
             if (m.op == SN_WRITE)
-                memcpy((void *)(uintptr_t)m.raddr, m.data, m.len);
+                memcpy(at, m.data, m.len);
             else
-                memcpy(m.local, (const void *)(uintptr_t)m.raddr, m.len);
+                memcpy(m.local, at, m.len);
             sn->delivered++;
         } else {
             sn_trace_msg(sn, "lost", &m);
@@ -1012,6 +1156,8 @@ static inline void sn_free(simnet *sn)
     for (size_t i = 0; i < sn->qlen; i++)
         free(sn->q[i].data);
     free(sn->q);
+    for (size_t i = 0; i < sn->nregs; i++)
+        sn_reg_end(sn, &sn->regs[i]);
     free(sn->regs);
     sn->regs = NULL;
     sn->q = NULL;

@@ -403,10 +403,8 @@ static inline int sr_all_done(void *arg)
         sn_rank_killed(&w->sn, v); /* SIGKILL: no BYE */
         w->killed_at = w->sn.now ? w->sn.now : 1;
         for (size_t k = 0; k < w->sn.nregs; k++) /* its memory registrations went with it */
-            if (w->sn.regs[k].rank == v && w->sn.regs[k].live) {
-                w->sn.regs[k].live = 0;
-                w->sn.regs_live--;
-            }
+            if (w->sn.regs[k].rank == v)
+                sn_reg_end(&w->sn, &w->sn.regs[k]);
     }
     if (w->killed_at && !w->reported_at && w->sn.now >= w->killed_at + w->sc->report_ns) {
         for (int r = 0; r < w->sc->ranks; r++) /* the launcher saw it exit */

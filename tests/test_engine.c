@@ -502,7 +502,7 @@ static void test_simulated_rdma_refuses_another_rails_key(void **state)
     simnet sn;
     (void)state;
     sn_init(&sn, 2, 4, 1);
-    assert_int_equal(sn_reg_mem(&sn.ep[1], mem, sizeof mem, &raddr, keys, &handle), 0);
+    assert_int_equal(sn_reg_mem(&sn.ep[1], mem, sizeof mem, BFO_MEM_REMOTE_READ, &raddr, keys, &handle), 0);
     for (int r = 0; r < 4; r++)
         for (int k = 0; k < 4; k++)
             if (k != r)

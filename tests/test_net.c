@@ -92,6 +92,9 @@ struct fk {
     int wait_calls, fault_calls[BFO_MAX_RAILS];
     int lookups, lookups_failed, lookups_wrong;
     bfo_rail_stats st[BFO_MAX_RAILS];
+    const void *released; /* mem_released: the last range, and how many calls */
+    size_t released_len;
+    int releases;
 };
 
 /* Every instance of both fakes, and which rails are cut (by name). */
@@ -623,14 +626,21 @@ static int fk_reaches(void *vt, int rail, int peer, const bfo_addr *addr)
     return rail != fk_far_rail;
 }
 static const char *fk2_errname(int rc) { return rc == FK2_ERR_OPEN ? "FK2_ERR_OPEN" : NULL; }
+static void fk_mem_released(void *vt, const void *buf, size_t len)
+{
+    fk *f = (fk *)vt;
+    f->released = buf;
+    f->released_len = len;
+    f->releases++;
+}
 
 static const bfo_transport_ops fake_ops = {
     "fake", fk_claims, fk_open1, fk_address, fk_start, fk_backend, fk_progress,
-    fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk_errname, fk_reaches,
+    fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk_errname, fk_reaches, fk_mem_released,
 };
 static const bfo_transport_ops fake2_ops = {
     "fake2", fk2_claims, fk_open2, fk_address, fk_start, fk_backend, fk_progress,
-    fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk2_errname, NULL,
+    fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk2_errname, NULL, NULL,
 };
 
 /* A rank's instance of a fake (NULL: none). */
@@ -1086,6 +1096,26 @@ static void test_leave_through_bfo_net_parts_each_transports_rail(void **state)
     assert_int_equal(bfo_net_isend(w->n[1], &s, &x, 1, 0, 0, 1), BFO_ERR_PEER_LEFT);
     assert_int_equal(bfo_net_leave(w->n[1], 100), BFO_OK);
     assert_int_equal(E(w, 1)->stats.byes_sent, 0);
+    world_fini(w);
+}
+
+/* bfo_net_mem_released reaches every transport that keeps registrations
+ * (those with mem_released), with the range as given, and no other. */
+static void test_mem_released_reaches_each_transport_that_takes_it(void **state)
+{
+    world *w;
+    static char buf[8192];
+    (void)state;
+    w = world_new(2, 1);
+    w->rails[0] = w->rails[1] = "fake:a,fake2:b";
+    assert_int_equal(world_init(w, 2), BFO_OK);
+    bfo_net_mem_released(w->n[0], buf + 100, 5000);
+    bfo_net_mem_released(w->n[0], buf, 0); /* nothing released: nothing said */
+    bfo_net_mem_released(NULL, buf, 1);
+    assert_int_equal(fk_of(0, &fake_ops)->releases, 1);
+    assert_ptr_equal(fk_of(0, &fake_ops)->released, buf + 100);
+    assert_int_equal(fk_of(0, &fake_ops)->released_len, 5000);
+    assert_int_equal(fk_of(1, &fake_ops)->releases, 0); /* another rank's */
     world_fini(w);
 }
 
@@ -2092,6 +2122,7 @@ int main(void)
         cmocka_unit_test_teardown(test_card_round_trip_and_broken_cards_refused, teardown),
         cmocka_unit_test_teardown(test_peer_without_card_never_comes_up_unreachable_within_grace, teardown),
         cmocka_unit_test_teardown(test_leave_through_bfo_net_parts_each_transports_rail, teardown),
+        cmocka_unit_test_teardown(test_mem_released_reaches_each_transport_that_takes_it, teardown),
         cmocka_unit_test_teardown(test_rate_estimates_start_at_the_transports_bandwidth_figures, teardown),
         cmocka_unit_test_teardown(test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for, teardown),
         cmocka_unit_test_teardown(test_eager_limit_from_the_environment_unless_configured, teardown),

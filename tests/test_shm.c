@@ -806,7 +806,7 @@ static void test_read_hooks_and_real_fault_fail_the_op_and_the_rail(void **state
         src[i] = (uint8_t)(i * 13);
     pair_open(&a, &b, &bk, 2, NULL);
     assert_int_equal(a.be.rail_caps(a.be.ctx, 0) & BFO_CAP_RDMA, BFO_CAP_RDMA);
-    assert_int_equal(b.be.reg_mem(b.be.ctx, src, sizeof src, &raddr, keys, &handle), 0);
+    assert_int_equal(b.be.reg_mem(b.be.ctx, src, sizeof src, BFO_MEM_REMOTE_READ, &raddr, keys, &handle), 0);
     assert_int_equal(raddr, (uint64_t)(uintptr_t)src);
     assert_int_equal(keys[0], 0); /* no keys */
     assert_int_equal(keys[1], 0);
@@ -1017,7 +1017,7 @@ static void test_get_of_several_mib_by_process_vm_readv_in_chunks(void **state)
         for (size_t i = 0; i < len; i++)
             buf[i] = (uint8_t)((i * 2654435761u) >> 13);
         proc_side(&b, &bk2, 1, sock, NULL);
-        b.be.reg_mem(b.be.ctx, buf, len, &raddr, keys, &handle);
+        b.be.reg_mem(b.be.ctx, buf, len, BFO_MEM_REMOTE_READ, &raddr, keys, &handle);
         xfer(sock, &raddr, sizeof raddr, 1);
         xfer(sock, &c, 1, 0); /* the parent is done */
         free(buf);

@@ -801,10 +801,11 @@ static int b_post_read(void *ctx, int peer, int rail, void *local, size_t len, u
     return b_post_rdma(rk(ctx), BFO_VG_READ, peer, rail, local, len, raddr, key, token);
 }
 
-static int b_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys, uint64_t *handle)
+static int b_reg_mem(void *ctx, void *buf, size_t len, unsigned access, uint64_t *raddr, uint32_t *keys,
+                     uint64_t *handle)
 {
     vw_rank *R = rk(ctx);
-    return sn_reg_mem(&R->w->sn->ep[R->rank], buf, len, raddr, keys, handle);
+    return sn_reg_mem(&R->w->sn->ep[R->rank], buf, len, access, raddr, keys, handle);
 }
 
 static void b_dereg_mem(void *ctx, uint64_t handle)

@@ -265,7 +265,8 @@ static void reg_undo(bfo_net *n, int g, int upto)
  * its own handle, kept in registration g (the engine's handle is g + 1).
  * Every transport names the region by its virtual address.  When one
  * refuses, none keeps it and the engine copies that message. */
-static int n_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys, uint64_t *handle)
+static int n_reg_mem(void *ctx, void *buf, size_t len, unsigned access, uint64_t *raddr, uint32_t *keys,
+                     uint64_t *handle)
 {
     bfo_net *n = (bfo_net *)ctx;
     int i, any = 0, g;
@@ -284,7 +285,7 @@ static int n_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t
         uint64_t a = 0, *h = &n->regs[(size_t)g * (size_t)n->ntp + (size_t)i];
         if (!tp->be.reg_mem)
             continue;
-        if (tp->be.reg_mem(tp->be.ctx, buf, len, &a, k, h) != 0)
+        if (tp->be.reg_mem(tp->be.ctx, buf, len, access, &a, k, h) != 0)
             break;
         if (a != (uint64_t)(uintptr_t)buf) {
             if (tp->be.dereg_mem)
@@ -1335,6 +1336,18 @@ static void dump_engine(bfo_net *n, FILE *f)
                     (double)(now - rs->last_rx) / 1e6, (double)(now - rs->last_tx) / 1e6);
         }
     }
+}
+
+/* No lock and nothing allocated: called from memory hooks, in any thread,
+ * maybe one inside bfo_net already (bfo_transport_ops.mem_released).  The
+ * table of transports does not change between init and fini. */
+void bfo_net_mem_released(bfo_net *n, const void *buf, size_t len)
+{
+    if (!n || !buf || !len)
+        return;
+    for (int k = 0; k < n->ntp; k++)
+        if (n->tp[k].ops->mem_released && n->tp[k].t)
+            n->tp[k].ops->mem_released(n->tp[k].t, buf, len);
 }
 
 void bfo_net_dump(bfo_net *n, FILE *f)

@@ -228,6 +228,21 @@ int bfo_net_nrails(const bfo_net *n);
  * "shm"), or NULL for a rail out of range. */
 const char *bfo_net_rail_transport(const bfo_net *n, int rail);
 const bfo_net_stats *bfo_net_get_stats(bfo_net *n);
+/* buf[0..len) went back to the system (unmapped, trimmed), or is about to:
+ * every transport drops the registrations it keeps of that memory
+ * (bfo_transport_ops.mem_released; verbs caches them), so that RDMA never
+ * reaches the pages that were there once new memory is mapped at that
+ * address.  THE RULE for a layer that keeps the verbs registration cache
+ * on (bfo_verbs_options.reg_cache >= 0, the default): call this from the
+ * memory-release hook of its allocator before the memory is reused
+ * (pml/bfo: Open MPI's opal_mem_hooks_register_release), or turn the
+ * cache off (reg_cache = -1).  Safe from inside munmap/free hooks in any
+ * thread: it takes no lock of bfo_net's, allocates nothing and does not
+ * deregister there (that happens at the next registration, deregistration
+ * or progress).  A region still in use then (a buffer freed under a
+ * request: the program's error) is never handed out again.  Not during or
+ * after bfo_net_fini. */
+void bfo_net_mem_released(bfo_net *n, const void *buf, size_t len);
 /* The engine's rails per peer and every transport's connections, one line
  * each, for a tool that timed out. */
 void bfo_net_dump(bfo_net *n, FILE *f);

@@ -776,10 +776,12 @@ static int shm_post_write(void *ctx, int peer, int rail, const void *local, size
     return -1; /* GET only: a late write into a buffer handed back could not be revoked */
 }
 
-static int shm_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys, uint64_t *handle)
+static int shm_reg_mem(void *ctx, void *buf, size_t len, unsigned access, uint64_t *raddr, uint32_t *keys,
+                       uint64_t *handle)
 {
     (void)ctx;
     (void)len;
+    (void)access; /* a peer reads through process_vm_readv: no key to scope */
     (void)keys; /* no key: its rails' stay 0 */
     *raddr = (uint64_t)(uintptr_t)buf;
     *handle = 0;
@@ -2173,4 +2175,5 @@ const bfo_transport_ops bfo_shm_transport = {
     shm_fini,
     shm_errname,
     shm_reaches,
+    NULL, /* mem_released: no registration outlives its dereg_mem */
 };

@@ -2399,7 +2399,7 @@ static const char *op_errname(int rc) { return rc == BFO_TCP_ERR_SOCKET ? "BFO_T
 
 const bfo_transport_ops bfo_tcp_transport = {
     "tcp", tcp_claims, op_open, op_address, op_start, op_backend, op_progress,
-    op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL,
+    op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL, NULL,
 };
 
 void bfo_tcp_fini(bfo_tcp *t)

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "bfo_verbs.h"
 #include "bfo_verbs_map.h"
+#include "bfo_verbs_cache.h"
 #include "bfo_verbs_glue.h"
 
 #include <arpa/inet.h>
@@ -111,14 +112,13 @@ typedef struct vpend {
     uint64_t deadline;
 } vpend;
 
-/* A registration: the region, one MR per device (each rail gives the
- * peer its own device's rkey); its handle is its index + 1. */
+/* A registration: one MR per device (each rail gives the peer its own
+ * device's rkey); its handle is its index + 1.  Which region it is, who
+ * holds it and whether it may be handed out again: the cache's slot of
+ * the same index (bfo_verbs_cache.h).  Only the owner (reg_mem,
+ * dereg_mem, progress) touches the MRs. */
 typedef struct vreg {
-    char *addr;
-    size_t len;
     struct ibv_mr *mr[MAX_DEV];
-    uint64_t last_use;
-    int refs, used;
 } vreg;
 
 struct bfo_verbs {
@@ -128,7 +128,7 @@ struct bfo_verbs {
     vrail rails[BFO_MAX_RAILS];
     vdev devs[MAX_DEV];
     bfo_sink sink; /* where it reports, and where it looks peers' addresses up */
-    uint64_t job, use_clock;
+    uint64_t job;
     bfo_vg g; /* queue pairs' state, outstanding operations, what the engine is told */
     void *gmem;
     vqp *qps;
@@ -137,6 +137,9 @@ struct bfo_verbs {
     int npend;
     vreg *regs;
     int nregs;
+    bfo_vc_ent *vents;
+    bfo_vc vc; /* the registration cache (bfo_verbs_cache.h), vc_on once set up */
+    int vc_on;
     size_t max_frame;
     int started;
     /* the reaper: destroys dead queue pairs off the progress path (rxe can
@@ -562,15 +565,12 @@ static void g_flush(void *ctx, int qi)
 
 /* ---------------------------------------------------------------- posting */
 
-static const vreg *reg_find(const bfo_verbs *v, const void *p, size_t len)
+/* The registration an RDMA from or into p[0..len) goes through: one a
+ * request holds (bfo_vc_find). */
+static const vreg *reg_find(bfo_verbs *v, const void *p, size_t len)
 {
-    const char *c = (const char *)p;
-    for (int i = 0; i < v->nregs; i++) {
-        const vreg *g = &v->regs[i];
-        if (g->used && c >= g->addr && c + len <= g->addr + g->len)
-            return g;
-    }
-    return NULL;
+    const int i = v->vc_on ? bfo_vc_find(&v->vc, p, len) : -1;
+    return i >= 0 ? &v->regs[i] : NULL;
 }
 
 /* The glue's post: descriptor i on queue pair qi (its kick keeps the order
@@ -750,12 +750,28 @@ static int v_post_read(void *ctx, int peer, int rail, void *local, size_t len, u
 
 /* ------------------------------------------------------ registration cache */
 
-static void reg_drop(vreg *g)
+/* Deregisters slot i's MRs (the slot is the owner's: REG or DROP).
+ * ibv_dereg_mr may free or unmap, and so run the memory hooks, which come
+ * back to bfo_vc_released: no lock of the cache is held here. */
+static void reg_drop(bfo_verbs *v, int i)
 {
+    vreg *g = &v->regs[i];
     for (int s = 0; s < MAX_DEV; s++)
-        if (g->mr[s])
+        if (g->mr[s]) {
             ibv_dereg_mr(g->mr[s]);
-    memset(g, 0, sizeof *g);
+            g->mr[s] = NULL;
+        }
+}
+
+/* A safe point (reg_mem, dereg_mem, progress: never inside a memory
+ * hook): deregisters the idle regions a release marked. */
+static void reg_collect(bfo_verbs *v)
+{
+    int i;
+    while (v->vc_on && (i = bfo_vc_collect(&v->vc)) >= 0) {
+        reg_drop(v, i);
+        bfo_vc_free(&v->vc, i);
+    }
 }
 
 /* Each rail's key: the rkey of the MR on that rail's device. */
@@ -765,78 +781,84 @@ static void reg_keys(const bfo_verbs *v, const vreg *g, uint32_t *keys)
         keys[r] = g->mr[v->rails[r].d] ? g->mr[v->rails[r].d]->rkey : 0;
 }
 
-static int v_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys, uint64_t *handle)
+/* The adapter's access for a role: no more than it needs (a remote write
+ * needs the local one too, as verbs requires). */
+static int reg_ibv_access(unsigned access)
+{
+    int a = 0;
+    if (access & BFO_MEM_REMOTE_READ)
+        a |= IBV_ACCESS_REMOTE_READ;
+    if (access & BFO_MEM_REMOTE_WRITE)
+        a |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+    if (access & BFO_MEM_LOCAL_WRITE)
+        a |= IBV_ACCESS_LOCAL_WRITE;
+    return a;
+}
+
+static int v_reg_mem(void *ctx, void *buf, size_t len, unsigned access, uint64_t *raddr, uint32_t *keys,
+                     uint64_t *handle)
 {
     bfo_verbs *v = (bfo_verbs *)ctx;
-    vreg *g = NULL, *victim = NULL;
-    if (!buf || !len)
+    int i, evict;
+    if (!buf || !len || !v->vc_on)
         return -1;
-    for (int i = 0; i < v->nregs; i++) { /* a cached region that holds it */
-        vreg *c = &v->regs[i];
-        if (c->used && (char *)buf >= c->addr && (char *)buf + len <= c->addr + c->len) {
-            c->refs++;
-            c->last_use = ++v->use_clock;
-            v->g.st[0].reg_hits++;
-            *raddr = (uint64_t)(uintptr_t)buf;
-            reg_keys(v, c, keys);
-            *handle = (uint64_t)i + 1;
-            return 0;
-        }
+    reg_collect(v);
+    i = bfo_vc_get(&v->vc, buf, len, access); /* the same region, for the same role */
+    if (i >= 0) {
+        v->g.st[0].reg_hits++;
+        *raddr = (uint64_t)(uintptr_t)buf;
+        reg_keys(v, &v->regs[i], keys);
+        *handle = (uint64_t)i + 1;
+        return 0;
     }
     v->g.st[0].reg_misses++;
-    for (int i = 0; i < v->nregs && !g; i++)
-        if (!v->regs[i].used)
-            g = &v->regs[i];
-    if (!g) { /* evict the least recently used region nobody holds */
-        for (int i = 0; i < v->nregs; i++)
-            if (v->regs[i].refs == 0 && (!victim || v->regs[i].last_use < victim->last_use))
-                victim = &v->regs[i];
-        if (!victim)
-            return -1; /* every slot held: the engine uses a copy protocol */
-        reg_drop(victim);
-        g = victim;
-    }
+    i = bfo_vc_reserve(&v->vc, buf, len, access, &evict);
+    if (i < 0)
+        return -1; /* every slot held: the engine uses a copy protocol */
+    if (evict)
+        reg_drop(v, i);
     for (int d = 0; d < v->ndev; d++) { /* every device: each rail's peer gets its own rkey */
         if (v->devs[d].dead)
             continue; /* its rails are down: their keys stay 0 */
-        g->mr[d] = ibv_reg_mr(v->devs[d].pd, buf, len,
-                              IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-        if (!g->mr[d]) {
+        v->regs[i].mr[d] = ibv_reg_mr(v->devs[d].pd, buf, len, reg_ibv_access(access));
+        if (!v->regs[i].mr[d]) {
             vlog(v, 1, "ibv_reg_mr(%zu bytes) on %s: %s", len, v->devs[d].name, strerror(errno));
-            reg_drop(g);
+            reg_drop(v, i);
+            bfo_vc_abort(&v->vc, i);
             return -1;
         }
     }
-    g->addr = (char *)buf;
-    g->len = len;
-    g->refs = 1;
-    g->used = 1;
-    g->last_use = ++v->use_clock;
+    bfo_vc_publish(&v->vc, i);
     *raddr = (uint64_t)(uintptr_t)buf;
-    reg_keys(v, g, keys);
-    *handle = (uint64_t)(g - v->regs) + 1;
+    reg_keys(v, &v->regs[i], keys);
+    *handle = (uint64_t)i + 1;
     return 0;
 }
 
 static void v_dereg_mem(void *ctx, uint64_t handle)
 {
     bfo_verbs *v = (bfo_verbs *)ctx;
-    vreg *g;
-    if (handle < 1 || handle > (uint64_t)v->nregs)
+    const int i = (int)handle - 1;
+    if (handle < 1 || handle > (uint64_t)v->nregs || !v->vc_on)
         return;
-    g = &v->regs[handle - 1];
-    if (g->used && g->refs > 0 && --g->refs == 0 && v->o.reg_cache < 0)
-        reg_drop(g);
+    if (bfo_vc_put(&v->vc, i) == 1) { /* no cache, or its memory was released */
+        reg_drop(v, i);
+        bfo_vc_free(&v->vc, i);
+    }
+    reg_collect(v);
+}
+
+/* From memory hooks, any thread (bfo_transport_ops.mem_released): marks only. */
+static void v_mem_released(bfo_verbs *v, const void *buf, size_t len)
+{
+    if (v->vc_on)
+        bfo_vc_released(&v->vc, buf, len);
 }
 
 void bfo_verbs_uncache(bfo_verbs *v, const void *buf, size_t len)
 {
-    const char *c = (const char *)buf;
-    for (int i = 0; i < v->nregs; i++) {
-        vreg *g = &v->regs[i];
-        if (g->used && g->refs == 0 && g->addr < c + len && c < g->addr + g->len)
-            reg_drop(g);
-    }
+    v_mem_released(v, buf, len);
+    reg_collect(v);
 }
 
 /* ------------------------------------------------------------- connecting */
@@ -1209,6 +1231,7 @@ int bfo_verbs_progress(bfo_verbs *v, uint64_t now)
 {
     int n = 0;
     v->g.now = now;
+    reg_collect(v); /* one atomic load unless a release marked an idle region */
     drain_channels(v);
     async_events(v);
     accept_all(v);
@@ -1534,9 +1557,12 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
     v->nregs = v->o.reg_cache > 0 ? v->o.reg_cache : 0;
     v->nregs += 64; /* regions held by requests at once; beyond, the engine copies */
     v->regs = (vreg *)calloc((size_t)v->nregs, sizeof *v->regs);
+    v->vents = (bfo_vc_ent *)calloc((size_t)v->nregs, sizeof *v->vents);
     v->sink = *sink;
-    if (!v->qps || !v->ents || !v->gmem || !v->pend || !v->regs)
+    if (!v->qps || !v->ents || !v->gmem || !v->pend || !v->regs || !v->vents)
         return BFO_ERR_NO_MEMORY;
+    bfo_vc_init(&v->vc, v->vents, v->nregs, v->o.reg_cache > 0);
+    v->vc_on = 1;
     bfo_vg_init(&v->g, v->gmem, v->rank, v->size, v->nrails, nents, v->o.recv_depth,
                 2 * v->o.send_depth, sink, &hw);
     v->g.log_level = v->log;
@@ -1707,8 +1733,11 @@ void bfo_verbs_fini(bfo_verbs *v)
     }
     if (v->regs)
         for (int i = 0; i < v->nregs; i++)
-            if (v->regs[i].used)
-                reg_drop(&v->regs[i]);
+            reg_drop(v, i);
+    if (v->vc_on) {
+        v->vc_on = 0;
+        bfo_vc_destroy(&v->vc);
+    }
     if (v->pend)
         for (int k = 0; k < v->npend; k++)
             if (v->pend[k].fd >= 0)
@@ -1729,6 +1758,7 @@ void bfo_verbs_fini(bfo_verbs *v)
     free(v->gmem);
     free(v->pend);
     free(v->regs);
+    free(v->vents);
     free(v);
 }
 
@@ -1798,6 +1828,10 @@ static void op_stats(void *v, int rail, bfo_rail_stats *o)
 
 static void op_dump(void *v, FILE *f) { bfo_verbs_dump((const bfo_verbs *)v, f); }
 static void op_fini(void *v) { bfo_verbs_fini((bfo_verbs *)v); }
+static void op_mem_released(void *v, const void *buf, size_t len)
+{
+    v_mem_released((bfo_verbs *)v, buf, len);
+}
 
 static const char *op_errname(int rc)
 {
@@ -1806,5 +1840,5 @@ static const char *op_errname(int rc)
 
 const bfo_transport_ops bfo_verbs_transport = {
     "verbs", op_claims, op_open, op_address, op_start, op_backend, op_progress,
-    op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL,
+    op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL, op_mem_released,
 };

@@ -116,13 +116,22 @@
  * RDMA.  Rails claim BFO_CAP_RDMA.  reg_mem registers the buffer with the
  *   protection domain of every device (but a dead one) and gives each rail
  *   the rkey of its own device's region, so a peer reading or writing on
- *   rail i uses the key for rail i, whatever number of devices there is.  A
- *   registration cache (reg_cache entries, default 32, 0 = none) keeps a
- *   region registered after dereg_mem while nothing needs its place;
- *   a cached region stays accessible to a peer holding its key, and a
- *   buffer given back to the allocator while cached must be dropped
- *   first with bfo_verbs_uncache (bfo stream and bfo bench keep theirs).
- *   Reads and writes go from the engine's registered memory directly.
+ *   rail i uses the key for rail i, whatever number of devices there is.
+ *   A region is registered for its role (reg_mem's access) only: a GET's
+ *   source remote-readable, a PUT's target remote-writable (and locally,
+ *   as verbs requires), a GET's landing place locally writable.  A
+ *   registration cache (reg_cache entries, default 32, -1 = none) keeps a
+ *   region registered after dereg_mem while nothing needs its place, and
+ *   hands it out again only for the same buffer, length and access
+ *   (bfo_verbs_cache.h); a cached region stays accessible to a peer
+ *   holding its key, and reaches the pages it pinned.  So memory that goes
+ *   back to the system must be dropped first: the transport's
+ *   mem_released (bfo_net_mem_released; safe from memory hooks in any
+ *   thread: it marks, and the regions are deregistered at the next
+ *   reg_mem, dereg_mem or progress, one in use when its last use ends), or
+ *   bfo_verbs_uncache from the thread that drives the transport (bfo
+ *   stream and bfo bench keep their buffers).  Reads and writes go from
+ *   the engine's registered memory directly.
  *
  * MEMORY.  Everything is allocated and registered at bfo_verbs_start: per
  *   (peer, rail) recv_depth receive buffers and send_depth send buffers of
@@ -166,7 +175,8 @@ typedef struct bfo_verbs_options {
     int timeout;              /* IB local ACK timeout exponent, 1..31 (default 14) */
     int recv_depth;           /* receive buffers per (peer, rail) (default 32) */
     int send_depth;           /* send buffers per (peer, rail) (default 32) */
-    int reg_cache;            /* registration cache entries (default 32; -1: none) */
+    int reg_cache;            /* registration cache entries (default 32; -1: none, as when nobody
+                               * calls bfo_net_mem_released: docs/porting.md, Registered memory) */
     int gid_index;            /* -1 or 0: find the IPv4 RoCE v2 GID (default) */
     uint64_t connect_timeout_ns; /* control exchange (default 2 s) */
     unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s, striping weights (default: port speed) */
@@ -220,6 +230,8 @@ int bfo_verbs_wait_fds(bfo_verbs *v, int *fds, int max);
 int bfo_verbs_nrails(const bfo_verbs *v);
 const bfo_verbs_rail_stats *bfo_verbs_get_stats(const bfo_verbs *v, int rail);
 void bfo_verbs_fault(bfo_verbs *v, int rail);
+/* Drops the cached registrations overlapping buf[0..len) (page by page),
+ * from the thread that drives v; one in use is never handed out again. */
 void bfo_verbs_uncache(bfo_verbs *v, const void *buf, size_t len);
 /* One line per (peer, rail): queue pair state, work in flight, receive
  * buffers; then the descriptors (for a tool that timed out, or SIGUSR2). */

@@ -73,6 +73,14 @@ enum bfo_rail_caps {
     BFO_CAP_SEND_PACK = 4  /* post_send_data takes packed data (BFO_DATA_PACK) on this rail */
 };
 
+/* What a registration is for (reg_mem's access, bits).  Reading the
+ * buffer as the local source of this side's own RDMA write needs none. */
+enum bfo_mem_access {
+    BFO_MEM_REMOTE_READ = 1,  /* a peer reads it: the source of a GET (the sender's buffer) */
+    BFO_MEM_REMOTE_WRITE = 2, /* a peer writes into it: the target of a PUT (the receiver's) */
+    BFO_MEM_LOCAL_WRITE = 4   /* this side's RDMA read lands in it: the receiver's, for a GET */
+};
+
 typedef struct bfo_backend {
     void *ctx; /* passed back to every function */
 
@@ -92,22 +100,30 @@ typedef struct bfo_backend {
     int (*post_read)(void *ctx, int peer, int rail, void *local, size_t len,
                      uint64_t raddr, uint32_t key, uint64_t token);
 
-    /* Registers buf[0..len) for RDMA, as the source or target of this
-     * side's operations and of the peer's.  *raddr is what the peer names
-     * it by; keys[rail] (one per rail, bfo_config.nrails of them, zeroed by
-     * the caller) is the key a peer's operation on that rail needs: a
-     * backend whose rails sit on several devices gives each rail its own
-     * device's key and leaves the entries of rails that need none at 0.
-     * *handle is the backend's name for the registration, which the
-     * engine gives back to dereg_mem when the request completes (after
-     * which a peer's access must fail).  Returns 0, or non-zero when it
-     * cannot (the engine then uses a copy protocol for that message; the
-     * backend keeps nothing).  The engine registers a rendezvous buffer
-     * once per request.  A backend keeps a registration cache if
-     * registering is slow.  Both NULL: no RDMA (the engine uses the copy
-     * protocols only). */
-    int (*reg_mem)(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys,
-                   uint64_t *handle);
+    /* Registers buf[0..len) for RDMA, for the role access says (enum
+     * bfo_mem_access below, one or more bits): the engine asks for what
+     * the buffer's role in its message needs and no more, so a peer can
+     * read only a GET's source and write only a PUT's target.  *raddr is
+     * what the peer names it by; keys[rail] (one per rail,
+     * bfo_config.nrails of them, zeroed by the caller) is the key a peer's
+     * operation on that rail needs: a backend whose rails sit on several
+     * devices gives each rail its own device's key and leaves the entries
+     * of rails that need none at 0.  *handle is the backend's name for the
+     * registration, which the engine gives back to dereg_mem when the
+     * request completes (after which the engine uses neither the keys nor
+     * the buffer).  Returns 0, or non-zero when it cannot (the engine then
+     * uses a copy protocol for that message; the backend keeps nothing).
+     * The engine registers a rendezvous buffer once per request (again,
+     * for the union of both roles, if a restarted message needs another).
+     * A backend may keep a registration cache if registering is slow: it
+     * hands a cached region out again only for the same buffer, length
+     * and access (never a larger region: its keys would open memory the
+     * request does not own), and drops every cached region a released
+     * range overlaps (bfo_transport_ops.mem_released, bfo_net_mem_released)
+     * before that memory can be mapped again.  Both NULL: no RDMA (the
+     * engine uses the copy protocols only). */
+    int (*reg_mem)(void *ctx, void *buf, size_t len, unsigned access, uint64_t *raddr,
+                   uint32_t *keys, uint64_t *handle);
     void (*dereg_mem)(void *ctx, uint64_t handle);
 
     /* Starts (re)connecting a rail to a peer; the result comes back as a

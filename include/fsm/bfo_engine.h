@@ -365,6 +365,7 @@ typedef struct bfo_request {
     uint8_t cancelled; /* send: cancelled, its first message is an empty MATCH (CANCEL) */
     uint8_t revoked;   /* its context was revoked: a cancel completes it BFO_ERR_REVOKED */
     uint8_t sink;      /* one of the engine's discard receives (bfo_engine.sink) */
+    uint8_t reg_access; /* while reg: the bfo_mem_access it was registered for */
     uint64_t seq;   /* the message's sequence for its peer (one for all contexts) */
     size_t done_bytes, next_off, first;
     bfo_handle remote;
@@ -2671,19 +2672,33 @@ static BFO__COLD void bfo__req_gone(bfo_engine *e, bfo_request *r)
     bfo__req_feed(e, r, bfo__gone_event(e, r), NULL);
 }
 
-/* Registers the request's buffer once; 1 when it is registered.  Its keys,
- * one per rail, are kept as RGET and PUT carry them. */
-static inline int bfo__req_register(bfo_engine *e, bfo_request *r)
+/* Registers the request's buffer for its role (access: bfo_mem_access);
+ * 1 when it is registered so.  Once per request: a restarted message that
+ * needs another role (a receive that was to GET and is now a PUT's
+ * target) registers again for both, and the old registration is given
+ * back (none of its operations is in flight: a restart waits for them).
+ * Its keys, one per rail, are kept as RGET and PUT carry them. */
+static inline int bfo__req_register(bfo_engine *e, bfo_request *r, unsigned access)
 {
     uint32_t keys[BFO_MAX_RAILS];
-    if (r->reg || !r->cap || !r->buf || !e->be.reg_mem) /* no buffer: described, by copy */
-        return r->reg;
-    memset(keys, 0, sizeof keys);
-    if (e->be.reg_mem(e->be.ctx, r->buf, r->cap, &r->my_raddr, keys, &r->my_reg) != 0)
+    uint64_t raddr, handle;
+    if (r->reg && (r->reg_access & access) == access)
+        return 1;
+    if (!r->cap || !r->buf || !e->be.reg_mem) /* no buffer: described, by copy */
         return 0;
+    if (r->reg)
+        access |= r->reg_access;
+    memset(keys, 0, sizeof keys);
+    if (e->be.reg_mem(e->be.ctx, r->buf, r->cap, access, &raddr, keys, &handle) != 0)
+        return 0;
+    if (r->reg && e->be.dereg_mem)
+        e->be.dereg_mem(e->be.ctx, r->my_reg);
+    r->my_raddr = raddr;
+    r->my_reg = handle;
     for (int i = 0; i < e->cfg.nrails; i++)
         bfo_put32(r->my_keys + 4 * i, keys[i]);
     r->reg = 1;
+    r->reg_access = (uint8_t)access;
     return 1;
 }
 
@@ -2705,7 +2720,7 @@ static inline int bfo__send_choose(bfo_engine *e, bfo_request *r)
 {
     const int mode = e->cfg.rdma;
     if (mode == BFO_RDMA_OFF || r->cap < e->cfg.rdma_min || !bfo__rdma_ok(e, r->peer, 0) ||
-        !bfo__req_register(e, r))
+        !bfo__req_register(e, r, mode == BFO_RDMA_PUT ? 0u : (unsigned)BFO_MEM_REMOTE_READ))
         return BFO_EV_RNDV_CHOSEN;
     return mode == BFO_RDMA_PUT ? BFO_EV_RNDV_CHOSEN : BFO_EV_RGET_CHOSEN;
 }
@@ -2719,7 +2734,8 @@ static inline int bfo__recv_choose(bfo_engine *e, bfo_request *r)
     if (mode == BFO_RDMA_OFF || r->length > r->cap || !bfo__rdma_ok(e, r->peer, 1) ||
         (rget ? mode == BFO_RDMA_PUT : (mode == BFO_RDMA_GET || !r->pin ||
                                         r->length < e->cfg.rdma_min)) ||
-        !bfo__req_register(e, r)) {
+        /* GET: this side reads into it; PUT: the sender writes into it */
+        !bfo__req_register(e, r, rget ? (unsigned)BFO_MEM_LOCAL_WRITE : (unsigned)BFO_MEM_REMOTE_WRITE)) {
         e->stats.copies++;
         return BFO_EV_COPY_CHOSEN;
     }

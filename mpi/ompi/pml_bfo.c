@@ -1196,6 +1196,7 @@ int mca_pml_bfo_open(void)
 
 int mca_pml_bfo_finalize(void)
 {
+    mca_pml_bfo_mem_hooks_stop();
     if (M->net) {
         /* how this rank's receives went (tests judge by it that RDMA was
          * used: tests/verbs/t10_mpi_remap.sh) */

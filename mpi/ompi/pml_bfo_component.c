@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/memory/base/base.h"
+#include "opal/memoryhooks/memory.h"
 #include "opal/mca/pmix/pmix.h"
 #include "opal/util/error.h"
 #include "opal/util/output.h"
@@ -374,6 +376,81 @@ static long standby_mask(const char *list, int nrails)
     return (long)m;
 }
 
+/* ---------------------------------------------------- memory release hook
+ *
+ * The verbs transport caches registrations by virtual address; a buffer
+ * that goes back to the system and is mapped again at the same address
+ * would be reached through the old pages.  Open MPI's memory hooks (the
+ * memory patcher) tell of every range that goes: each is passed to
+ * bfo_net_mem_released.  The callback runs inside munmap/free/brk/madvise,
+ * in any thread, possibly one that holds the PML's lock or is inside
+ * bfo_net: it takes no lock and allocates nothing (bfo_net and verbs only
+ * mark there).  Open MPI's unregister does not wait for a callback running
+ * in another thread, so the net is published through hook_net and
+ * finalize waits for hook_inflight to drain before bfo_net_fini. */
+static bfo_net *hook_net;  /* __atomic: the net callbacks may use, or NULL */
+static int hook_inflight;  /* __atomic: callbacks between their two counts */
+static int hook_registered;
+
+static void pml_bfo_mem_release(void *buf, size_t length, void *cbdata, bool from_alloc)
+{
+    bfo_net *n;
+    (void)cbdata;
+    (void)from_alloc;
+    __atomic_add_fetch(&hook_inflight, 1, __ATOMIC_SEQ_CST);
+    n = __atomic_load_n(&hook_net, __ATOMIC_SEQ_CST);
+    if (n)
+        bfo_net_mem_released(n, buf, length);
+    __atomic_sub_fetch(&hook_inflight, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Before bfo_net starts (so that no registration is ever cached while no
+ * hook is in place): with a verbs rail, registers the release hook, whose
+ * callbacks do nothing until mem_hooks_publish gives them the net.  When
+ * Open MPI has no memory hooks, or the registration fails, the verbs cache
+ * is turned off (register per request): a cache nobody tells of released
+ * memory would hand out stale pages. */
+static void mem_hooks_register(const char *rails, bfo_net_options *opt)
+{
+    const int want = OPAL_MEMORY_FREE_SUPPORT | OPAL_MEMORY_MUNMAP_SUPPORT;
+    if (!has_rail(rails, "verbs:"))
+        return; /* no verbs rail: no registration outlives its request */
+    (void)mca_base_framework_open(&opal_memory_base_framework, 0); /* as rcache and common ucx do */
+    if ((opal_mem_hooks_support_level() & want) != want) {
+        opt->verbs.reg_cache = -1;
+        mca_pml_bfo_log(1, "Open MPI's memory hooks are not available (memory patcher off?): the verbs "
+                           "registration cache is off, every rendezvous buffer is registered for its request");
+        return;
+    }
+    if (opal_mem_hooks_register_release(pml_bfo_mem_release, NULL) != OPAL_SUCCESS) {
+        opt->verbs.reg_cache = -1;
+        mca_pml_bfo_log(1, "opal_mem_hooks_register_release failed: the verbs registration cache is off, "
+                           "every rendezvous buffer is registered for its request");
+        return;
+    }
+    hook_registered = 1;
+    mca_pml_bfo_log(1, "verbs registration cache on, kept valid by Open MPI's memory release hook");
+}
+
+/* Once bfo_net runs: the callbacks pass released ranges to it. */
+static void mem_hooks_publish(bfo_net *n)
+{
+    if (hook_registered)
+        __atomic_store_n(&hook_net, n, __ATOMIC_SEQ_CST);
+}
+
+/* Before bfo_net_fini: no callback uses the net any more. */
+void mca_pml_bfo_mem_hooks_stop(void)
+{
+    if (hook_registered) {
+        opal_mem_hooks_unregister_release(pml_bfo_mem_release);
+        hook_registered = 0;
+    }
+    __atomic_store_n(&hook_net, NULL, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&hook_inflight, __ATOMIC_SEQ_CST) != 0)
+        ; /* a callback in another thread, a scan of the cache long */
+}
+
 int mca_pml_bfo_init(int enable_mpi_threads)
 {
     static char rails[1024];
@@ -453,14 +530,17 @@ int mca_pml_bfo_init(int enable_mpi_threads)
      * as an MPI error */
     opt.log_level = mca_pml_bfo.verbose > 0 ? mca_pml_bfo.verbose : -1;
     mca_pml_bfo.thread_multiple = enable_mpi_threads;
+    mem_hooks_register(rails, &opt);
     rc = bfo_net_init_boot(&mca_pml_bfo.net, &cfg, &opt, boot);
     if (rc != BFO_OK) {
+        mca_pml_bfo_mem_hooks_stop();
         fprintf(stderr, "pml bfo: rank %d: bfo_net could not start on rails \"%s\": %s\n", mca_pml_bfo.rank,
                 rails, bfo_net_errname(rc));
         mca_pml_bfo.net = NULL;
         return OMPI_ERROR;
     }
     mca_pml_bfo.eng = bfo_net_engine(mca_pml_bfo.net);
+    mem_hooks_publish(mca_pml_bfo.net);
     mca_pml_bfo.err_code = (int *)calloc((size_t)mca_pml_bfo.size, sizeof(int));
     mca_pml_bfo.err_left = (int *)calloc((size_t)mca_pml_bfo.size, sizeof(int));
     mca_pml_bfo.err_failed = (int *)calloc((size_t)mca_pml_bfo.size, sizeof(int));

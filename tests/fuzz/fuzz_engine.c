@@ -277,9 +277,13 @@ static int fz_post_read(void *ctx, int peer, int rail, void *local, size_t len, 
     return 0;
 }
 
-static int fz_reg_mem(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys, uint64_t *handle)
+static int fz_reg_mem(void *ctx, void *buf, size_t len, unsigned access, uint64_t *raddr, uint32_t *keys,
+                      uint64_t *handle)
 {
     (void)ctx;
+    FUZZ_CHECK(access == 0 || access == BFO_MEM_REMOTE_READ || access == BFO_MEM_REMOTE_WRITE ||
+                   access == BFO_MEM_LOCAL_WRITE || access == (BFO_MEM_REMOTE_WRITE | BFO_MEM_LOCAL_WRITE),
+               "registers for a role no message has (access %u)", access);
     int s = fz_slot_of(buf, len);
     FUZZ_CHECK(s >= 0 && F.req[s].active && (const uint8_t *)buf == F.buf[s] && len == F.req[s].cap,
                "registers something else than a request's buffer");

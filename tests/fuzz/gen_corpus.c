@@ -383,10 +383,12 @@ static int p_post_read(void *ctx, int peer, int rail, void *local, size_t len, u
     o->raddr = raddr;
     return 0;
 }
-static int p_reg(void *ctx, void *buf, size_t len, uint64_t *raddr, uint32_t *keys, uint64_t *handle)
+static int p_reg(void *ctx, void *buf, size_t len, unsigned access, uint64_t *raddr, uint32_t *keys,
+                 uint64_t *handle)
 {
     (void)ctx;
     (void)len;
+    (void)access;
     *raddr = (uint64_t)(uintptr_t)buf;
     *handle = ++P.next_key;
     keys[1] = (uint32_t)*handle; /* rail 1 does RDMA */
