@@ -6,7 +6,9 @@ Public: every function declared or defined in the headers below whose name
 starts with bfo_ (bfo__ is internal), every function-like macro named so
 (bfo_engine_init, called like a function), every function-pointer typedef
 (bfo_trace_fn, ...) and every callback member of bfo_backend and bfo_sink
-(named bfo_backend.post_send, bfo_sink.frame, ...).
+(named bfo_backend.post_send, bfo_sink.frame, ...).  The engine's parts
+(include/fsm/bfo_engine_<concern>.h) count as bfo_engine.h, which includes
+them: its users include that.
 
 docs/api.md documents a name when it stands in backquotes in a heading
 (### `bfo_isend`) or in the first column of a table row, under the section
@@ -46,6 +48,8 @@ def public_names(root):
     for pat in HEADERS:
         for path in sorted(glob.glob(os.path.join(root, pat))):
             rel = os.path.relpath(path, root)
+            if re.match(r'include/fsm/bfo_engine_\w+\.h$', rel):
+                rel = 'include/fsm/bfo_engine.h'  # a part of it: users include bfo_engine.h
             src = strip_comments(open(path).read())
             # declarations and definitions: a name followed by ( at the start of
             # a declarator: after a type, at file scope (no leading whitespace)

@@ -183,8 +183,8 @@ expect fail "tools/bfo_seq.py without its SPDX line (after #!), a git checkout: 
 # layout options (tests/test_abi.c, two kinds of translation unit).
 fresh
 sed -i 's/^    int rc = bfo_abi_check(caller, BFO_ABI_HERE, NULL, 0);$/    int rc = BFO_OK;\n    (void)caller;/' \
-    "$scratch/repo/include/fsm/bfo_engine.h"
-grep -q '^    (void)caller;$' "$scratch/repo/include/fsm/bfo_engine.h" || { echo "FAIL - could not edit bfo_engine.h"; exit 1; }
+    "$scratch/repo/include/fsm/bfo_engine_init.h"
+grep -q '^    (void)caller;$' "$scratch/repo/include/fsm/bfo_engine_init.h" || { echo "FAIL - could not edit bfo_engine_init.h"; exit 1; }
 expect fail "bfo_engine_init_abi without its layout check: test_abi" \
     "FAILED  \] test_more_rails_in_the_caller_is_refused_by_name" eval "mk $abi_test && ./$abi_test"
 
@@ -212,7 +212,8 @@ expect fail "a sequence diagram of docs/protocol.md edited by hand: tools/bfo_se
     "docs/protocol.md: generated blocks are stale" docs_check
 
 fresh
-sed -i 's/BFO__DEF(eager_limit, 4096)/BFO__DEF(eager_limit, 2048)/' "$scratch/repo/include/fsm/bfo_engine.h"
+sed -i 's/BFO__DEF(eager_limit, 4096)/BFO__DEF(eager_limit, 2048)/' "$scratch/repo/include/fsm/bfo_engine_types.h"
+grep -q 'BFO__DEF(eager_limit, 2048)' "$scratch/repo/include/fsm/bfo_engine_types.h" || { echo "FAIL - could not edit bfo_engine_types.h"; exit 1; }
 expect fail "the engine's default eager limit changed, diagrams not redrawn: make check-docs" \
     "docs/protocol.md: generated blocks are stale" mk check-docs
 

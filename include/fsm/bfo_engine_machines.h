@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* bfo_engine_machines.h - the rail machine's and the peer machine's actions.
+ *
+ * Part of bfo_engine.h, level 8 of its parts (docs/engine-design.md, "The
+ * parts"): include bfo_engine.h, not this.  It includes bfo_engine_send.h,
+ * bfo_engine_recv.h (and so every part below); a call to a part above goes
+ * through a prototype in bfo_engine_hooks.h: here bfo__relay_take,
+ * bfo__relayack_take, bfo__reach_take, bfo__relay_fail_via.
+ *
+ * Sections (grep '>>name'): >>rail_machine, >>peer_machine.
+ */
+#ifndef BFO_ENGINE_MACHINES_H
+#define BFO_ENGINE_MACHINES_H
+
+#include "bfo_engine_send.h"
+#include "bfo_engine_recv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Defined below in this part, called before their definition. */
+static BFO__COLD void bfo__peer_step(bfo_engine *e, int peer, int ev);
+
+/* >>rail_machine - rail control, the rail machine's actions --------------- */
+
+/* Sends a rail control message; 0 when over the control budget (not sent:
+ * a heartbeat probe is tried again at a later progress, a PROBING probe
+ * times out and the rail reconnects). */
+static inline int bfo__rail_ctl_pad(bfo_engine *e, int peer, int rail, int type, int on_rail,
+                                    uint64_t nonce, size_t pad)
+{
+    bfo_hdr_railctl h;
+    bfo_op *op = bfo__ctl_alloc(e, type, peer);
+    if (!op)
+        return 0;
+    op->about_rail = rail;
+    op->fixed_rail = on_rail;
+    h.type = (uint8_t)type;
+    h.flags = 0;
+    h.rail = (uint16_t)rail;
+    h.epoch = e->peers[peer].rail[rail].epoch;
+    h.nonce = nonce;
+    op->hdr_len = bfo_hdr_railctl_encode(&h, op->hdr, sizeof op->hdr);
+    op->payload = pad ? e->pad_mem : NULL; /* a demoted rail's measuring probe: zeros */
+    op->payload_len = pad;
+    bfo__post(e, op);
+    return 1;
+}
+
+static inline int bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, int on_rail,
+                                uint64_t nonce)
+{
+    return bfo__rail_ctl_pad(e, peer, rail, type, on_rail, nonce, 0);
+}
+
+static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, const bfo_frame *f)
+{
+    bfo_peer *p = &e->peers[peer];
+    bfo_rail_link *rs = &p->rail[rail];
+    switch ((enum bfo_rail_action)act) { /* every action, no default: -Wswitch names one left out */
+    case BFO_RAIL_ACT_SEND_PROBE:
+        rs->probe_sent = e->now; /* PROBING times out from the attempt, sent or not */
+        rs->probe_nonce = e->now;
+        if (bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBE, rail, e->now) && bfo__live(rs->fsm.cs))
+            rs->probe_out = 1; /* a heartbeat that went out waits for its PROBEACK */
+        return;
+    case BFO_RAIL_ACT_SEND_PROBEACK:
+        bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBEACK, rail,
+                      f && f->type == BFO_FRAG_PROBE ? f->h.railctl.nonce : 0);
+        return;
+    case BFO_RAIL_ACT_ADMIT:
+        if (rs->ever_up)
+            e->stats.readmissions++;
+        rs->ever_up = 1;
+        rs->epoch++;
+        rs->attempts = 0;
+        rs->backoff = e->cfg.backoff_min_ns;
+        rs->last_rx = rs->last_tx = e->now;
+        rs->probe_out = 0;
+        rs->broken_owed = 0;
+        rs->rate = bfo__rate_guess(rs); /* measured afresh */
+        rs->measured = 0;
+        rs->prob_bytes = rs->prob_ns = 0;
+        rs->lat = 0;
+        rs->slow = rs->meas_good = 0;
+        rs->meas_sent = 0;
+        p->down_since = 0;
+        bfo__peer_step(e, peer, BFO_PEER_EV_RAIL_ADMITTED);
+        bfo__credit_tell(e, peer); /* the peer's window here, in case its guess is off */
+        /* the notices that found no rail UP when their rail was mapped out
+         * (the peer may still think it UP: it may hear us on it, one way) */
+        for (int k = 0; k < e->cfg.nrails; k++)
+            if (p->rail[k].broken_owed) {
+                p->rail[k].broken_owed = 0;
+                if ((p->rail[k].fsm.cs == BFO_RAIL_ST_FAILED ||
+                     p->rail[k].fsm.cs == BFO_RAIL_ST_RECONNECTING) &&
+                    !bfo__rail_ctl(e, peer, k, BFO_FRAG_BROKEN, rail, 0))
+                    p->rail[k].broken_owed = 1; /* over the control budget: at the next */
+            }
+        return;
+    case BFO_RAIL_ACT_MAP_OUT: {
+        int up = 0;
+        e->stats.mapouts++;
+        for (int k = 0; k < e->cfg.nrails; k++)
+            up += k != rail && bfo__live(p->rail[k].fsm.cs);
+        if (!up && !p->down_since) {
+            p->down_since = e->now ? e->now : 1;
+            bfo__peer_step(e, peer, BFO_PEER_EV_LAST_RAIL_LOST);
+        }
+        if (e->be.disconnect) /* what is in flight on it fails now, not at the reconnect */
+            e->be.disconnect(e->be.ctx, peer, rail);
+        return;
+    }
+    case BFO_RAIL_ACT_SEND_BROKEN: {
+        int other = -1;
+        for (int k = 0; k < e->cfg.nrails && other < 0; k++)
+            if (k != rail && bfo__rail_up(e, peer, k))
+                other = k;
+        for (int k = 0; k < e->cfg.nrails && other < 0; k++)
+            if (k != rail && bfo__live(p->rail[k].fsm.cs))
+                other = k; /* a demoted rail carries it when none is UP */
+        if (other >= 0)
+            bfo__rail_ctl(e, peer, rail, BFO_FRAG_BROKEN, other, 0);
+        else
+            rs->broken_owed = 1; /* sent when a rail is admitted (ADMIT) */
+        return;
+    }
+    case BFO_RAIL_ACT_SCHEDULE_RECONNECT:
+        rs->deadline = e->now + rs->backoff;
+        rs->backoff = rs->backoff * 2 > e->cfg.backoff_max_ns ? e->cfg.backoff_max_ns
+                                                               : rs->backoff * 2;
+        rs->attempts++;
+        return;
+    case BFO_RAIL_ACT_RECONNECT:
+        if (!e->be.connect || e->be.connect(e->be.ctx, peer, rail) != 0)
+            rs->deadline = e->now; /* the next progress reports the failure */
+        return;
+    case BFO_RAIL_ACT_RETIRE: return;
+    case BFO_RAIL_ACT_SEND_BYE: { /* this side leaves: on this rail, what it sent the peer */
+        bfo_hdr_bye h;
+        /* within the control budget (4 per peer and rail: room for a BYE
+         * beside a probe, its answer and a CREDIT) */
+        bfo_op *op = bfo__ctl_alloc(e, BFO_FRAG_BYE, peer);
+        if (!op)
+            return; /* the peer hears another rail's, or takes the closing as a failure */
+        op->about_rail = rail;
+        op->fixed_rail = rail;
+        h.type = BFO_FRAG_BYE;
+        h.flags = 0;
+        h.seq = p->send_seq;
+        op->hdr_len = bfo_hdr_bye_encode(&h, op->hdr, sizeof op->hdr);
+        e->byes_out++;
+        e->stats.byes_sent++;
+        bfo__post(e, op);
+        return;
+    }
+    case BFO_RAIL_ACT_DEMOTE: /* new data goes elsewhere; what is in flight completes here */
+        e->stats.demotions++;
+        /* demoted again within BFO_FLAP_NS of a promotion: a rail that
+         * measures well in short bursts (a token-bucket shaper) and not
+         * under load; measured half as often each time (flap damping) */
+        if (rs->promoted_at && e->now - rs->promoted_at < BFO_FLAP_NS) {
+            rs->flaps = rs->flaps < 6 ? rs->flaps + 1 : 6;
+            /* the rate on probation had the burst in it: the measuring
+             * budget stays at the rate of the first demotion, or less
+             * (a 20 Mbit/s rail demoted at 1.1 MB/s, then at 3.3 on
+             * probation, was measured with a quarter of its bytes) */
+            if (!rs->base_rate || rs->rate < rs->base_rate)
+                rs->base_rate = rs->rate;
+        } else {
+            rs->flaps = 0;
+            rs->base_rate = rs->rate;
+        }
+        rs->meas_good = 0;
+        rs->meas_sent = 0;
+        rs->meas_at = e->now;
+        return;
+    case BFO_RAIL_ACT_PROMOTE: /* data again (bfo__rail_step posts what waited for a rail) */
+        e->stats.promotions++;
+        rs->slow = 0;
+        { /* back on probation: at the promotion threshold, so that a rail
+           * that measured well in a burst is not handed much at once; its
+           * completions raise the estimate as fast as it delivers */
+            uint64_t best = bfo__best_rate(e, peer, rail) / BFO_PROMOTE_RATIO;
+            if (best && rs->rate > best)
+                rs->rate = best;
+        }
+        rs->promoted_at = e->now ? e->now : 1;
+        rs->meas_sent = 0;
+        rs->measured = 0; /* probation: one small piece at a time, BFO_PROBATION_BYTES */
+        rs->prob_bytes = rs->prob_ns = 0;
+        return;
+    case BFO_RAIL_ACT_PART: /* its connection's end is no failure */
+        if (e->be.part)
+            e->be.part(e->be.ctx, peer, rail);
+        return;
+    case BFO_RAIL_ACT_TAKE_CREDIT:
+        /* the first replaces the guess (the peer's budget may be smaller
+         * than ours); after it, the largest limit is the newest */
+        if (f && f->type == BFO_FRAG_CREDIT &&
+            (!p->credit_heard || f->h.credit.limit > p->credit_limit)) {
+            p->credit_limit = f->h.credit.limit;
+            p->credit_heard = 1;
+        }
+        return;
+    case BFO_RAIL_ACT_TAKE_RELAY: bfo__relay_take(e, peer, f); return;
+    case BFO_RAIL_ACT_TAKE_RELAYACK: bfo__relayack_take(e, peer, f); return;
+    case BFO_RAIL_ACT_TAKE_REACH: bfo__reach_take(e, peer, f); return;
+    }
+    e->stats.protocol_violations++; /* not an action of the rail machine */
+}
+
+static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, const bfo_frame *f)
+{
+    bfo_peer *p = &e->peers[peer];
+    bfo_step st;
+    int was_up = bfo__rail_up(e, peer, rail), was_live = bfo__live(p->rail[rail].fsm.cs);
+    memset(&st, 0, sizeof st);
+    st.trace = e->trace;
+    st.obj = &p->rail[rail];
+    if (bfo_rail_step(&p->rail[rail].fsm, ev, &st) != BFO_OK) {
+        e->stats.protocol_violations++;
+        return;
+    }
+    for (unsigned i = 0; i < st.n_actions; i++)
+        bfo__rail_action(e, peer, rail, st.actions[i], f);
+    if (was_live && !bfo__live(p->rail[rail].fsm.cs))
+        p->rail[rail].probe_out = 0; /* a heartbeat probe belongs to one stay in UP/DEMOTED */
+    if (!was_up && bfo__rail_up(e, peer, rail))
+        bfo__flush_pending(e, peer);
+}
+
+/* A rail event of a peer that parted (it said BYE, or this side left): its
+ * rails are LEFT, which takes it and does nothing; out of line, as a gone
+ * peer's events are (one given up gets none). */
+static BFO__COLD void bfo__rail_event_parted(bfo_engine *e, int peer, int rail, int ev)
+{
+    if (bfo_rail_accepts(e->peers[peer].rail[rail].fsm.cs, ev))
+        bfo__rail_step(e, peer, rail, ev, NULL);
+}
+
+/* bfo_engine_rail_event: see THE API in bfo_engine.h. */
+static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int ev, uint64_t now)
+{
+    if (rail < 0 || rail >= e->cfg.nrails)
+        return;
+    if (now > e->now)
+        e->now = now;
+    for (int i = peer == BFO_ALL_PEERS ? 0 : peer;
+         i >= 0 && i < e->cfg.nranks && (peer == BFO_ALL_PEERS || i == peer); i++)
+        if (i != e->cfg.rank && !e->peers[i].unreachable &&
+            bfo_rail_accepts(e->peers[i].rail[rail].fsm.cs, ev))
+            bfo__rail_step(e, i, rail, ev, NULL);
+        else if (BFO__UNLIKELY(e->peers[i].unreachable == BFO__PARTED) && i != e->cfg.rank)
+            bfo__rail_event_parted(e, i, rail, ev);
+    bfo__run_failed(e);
+}
+
+/* >>peer_machine - a peer gone or fenced, its machine's actions ----------- */
+
+/* 1 when no other rank is reachable: an ANY_SOURCE receive never can be
+ * (but for a message of this rank to itself: a job of one rank waits). */
+static inline int bfo__all_unreachable(const bfo_engine *e)
+{
+    if (e->cfg.nranks == 1)
+        return e->left;
+    for (int i = 0; i < e->cfg.nranks; i++)
+        if (i != e->cfg.rank && (!e->peers[i].unreachable || bfo__still_coming(e, i)))
+            return 0;
+    return 1;
+}
+
+/* No rail of the peer came back in time: every request of it fails, and
+ * ANY_SOURCE receives too once no peer at all is left.  It is for good, as
+ * a failed process is: later requests fail at once, the engine stops
+ * probing the peer's rails, and refuses its frames (bfo_engine_frame
+ * returns BFO_ERR_PEER_UNREACHABLE: the transport does not acknowledge
+ * the frame and drops the connection), so that the peer, if alive, fails
+ * its operations too and declares this side unreachable in turn.  Neither
+ * side can then mistake a message of the old sequence space for a new one.
+ * (Resuming a peer needs a new sequence space agreed by both: future work.) */
+static inline void bfo__peer_unreachable(bfo_engine *e, int peer)
+{
+    bfo__peer_step(e, peer, BFO_PEER_EV_GRACE_EXPIRED); /* give_up */
+}
+
+/* Fails what waits on a peer that is gone: every request of it not
+ * complete (PEER_UNREACHABLE: a request drains its operations in flight,
+ * then fails with the status bfo__gone_status gives), and the operations
+ * waiting for a rail to it.  With posted, the receives still posted for it
+ * too (and ANY_SOURCE ones once no peer is left that may send), and its
+ * messages waiting for an earlier one that will never come; without (a
+ * BYE: what the peer sent before it may still come), those wait. */
+static inline void bfo__peer_fail(bfo_engine *e, int peer, int posted)
+{
+    bfo_peer *p = &e->peers[peer];
+    bfo_request *prev = NULL, *r, *next;
+    int none_left = bfo__all_unreachable(e);
+    for (int i = 0; i < e->slotp.n; i++) {
+        r = bfo__slot_at(e, i)->req;
+        if (r && r->peer == peer && !r->complete &&
+            (posted || r->kind != BFO_REQ_RECV || r->cs != BFO_RECV_ST_POSTED))
+            bfo__req_gone(e, r);
+    }
+    for (int k = 0; k <= e->bin_mask && e->posted_count && posted; k++) /* receives naming it */
+        for (int any = 0; any < 2; any++) {
+            bfo__rbin *b = any ? &e->rbin_any[k] : &e->rbin_src[k];
+            prev = NULL;
+            for (r = b->head; r; r = next) {
+                next = r->next;
+                if (r->peer != peer && !(r->peer == BFO_ANY_SOURCE && none_left)) {
+                    prev = r;
+                    continue;
+                }
+                bfo__rbin_unlink(e, b, prev, r, any);
+                bfo__req_gone(e, r);
+            }
+        }
+    /* messages waiting for an earlier one that will never come */
+    for (int k = p->ooo_head, nk; k >= 0 && posted; k = nk) {
+        nk = bfo__ux_at(e, k)->next;
+        bfo__uxm_put(e, k);
+    }
+    if (posted)
+        p->ooo_head = p->ooo_tail = -1;
+    int i = p->pend_head; /* operations waiting for a rail: they fail */
+    p->pend_head = p->pend_tail = -1;
+    while (i >= 0) {
+        int n = bfo__op_at(e, i)->next;
+        bfo__op_done(e, bfo__op_at(e, i), 0);
+        i = n;
+    }
+}
+
+/* fence: a process reported dead hears nothing more from this rank.  Its
+ * failure takes the next place in the order; every connection to it is
+ * dropped (its frames are refused from now on: bfo__peer_gone_flags), and
+ * every ANY_SOURCE receive posted ends BFO_ERR_PROC_FAILED_PENDING: the
+ * failure is not acknowledged yet (bfo_failure_ack). */
+static BFO__COLD void bfo__peer_fence(bfo_engine *e, int peer)
+{
+    bfo_peer *p = &e->peers[peer];
+    p->failed_order = ++e->failed_n;
+    e->stats.procs_failed++;
+    for (int k = 0; k < e->cfg.nrails; k++) {
+        const int cs = p->rail[k].fsm.cs; /* a rail that may have a connection: dropped */
+        bfo__rail_step(e, peer, k, BFO_EV_PEER_FENCED, NULL); /* retire */
+        if (e->be.disconnect && cs != BFO_RAIL_ST_ABSENT && cs != BFO_RAIL_ST_RETIRED && cs != BFO_RAIL_ST_LEFT)
+            e->be.disconnect(e->be.ctx, peer, k);
+    }
+    for (int k = 0; k <= e->bin_mask && e->posted_any; k++) {
+        bfo__rbin *b = &e->rbin_any[k];
+        for (bfo_request *r = b->head, *next; r; r = next) {
+            next = r->next;
+            bfo__rbin_unlink(e, b, NULL, r, 1);
+            r->status = BFO_ERR_PROC_FAILED_PENDING;
+            bfo__req_feed(e, r, BFO_EV_PEER_UNREACHABLE, NULL);
+        }
+    }
+}
+
+/* The hot paths' flags, from the peer machine's state: gone (unreachable:
+ * its frames refused, or taken as after a BYE) and left. */
+static inline void bfo__peer_gone_flags(bfo_peer *p)
+{
+    switch (p->fsm.cs) {
+    case BFO_PEER_ST_UNREACHABLE:
+    case BFO_PEER_ST_FAILED: p->unreachable = BFO__GIVEN_UP; break;
+    case BFO_PEER_ST_LEAVING:
+    case BFO_PEER_ST_LEFT:
+    case BFO_PEER_ST_PARTED: p->unreachable = BFO__PARTED; break;
+    default: p->unreachable = 0; break;
+    }
+    p->left = p->fsm.cs == BFO_PEER_ST_LEAVING ? BFO__LEFT_OWED
+              : p->fsm.cs == BFO_PEER_ST_LEFT  ? BFO__LEFT_DONE
+                                               : 0;
+}
+
+/* Every change of a peer's state passes through here (the tracer sees it,
+ * obj: the bfo_peer): the peer machine takes the event, the flags follow
+ * its state, then its actions run in order.  An event the machine has no
+ * transition for is a bug of the engine's: counted as a protocol
+ * violation, nothing changes. */
+static BFO__COLD void bfo__peer_step(bfo_engine *e, int peer, int ev)
+{
+    bfo_peer *p = &e->peers[peer];
+    bfo_step st;
+    const int was_reachable = p->fsm.cs == BFO_PEER_ST_REACHABLE;
+    memset(&st, 0, sizeof st);
+    st.trace = e->trace;
+    st.obj = p;
+    if (bfo_peer_step(&p->fsm, ev, &st) != BFO_OK) {
+        e->stats.protocol_violations++;
+        return;
+    }
+    bfo__peer_gone_flags(p);
+    if (p->fsm.cs != BFO_PEER_ST_RELAYED)
+        p->via = -1;
+    if (e->cfg.relay && was_reachable != (p->fsm.cs == BFO_PEER_ST_REACHABLE)) {
+        e->reach_dirty = 1; /* who this rank reaches changed: it tells its peers */
+        if (was_reachable && p->relay_out)
+            bfo__relay_fail_via(e, peer);
+    }
+    for (unsigned i = 0; i < st.n_actions; i++)
+        switch (st.actions[i]) {
+        case BFO_PEER_ACT_GIVE_UP: /* every request of it, the receives naming it */
+        case BFO_PEER_ACT_CLOSE_OUT: bfo__peer_fail(e, peer, 1); break;
+        case BFO_PEER_ACT_PART: /* its BYE: every rail of it LEFT; what it no longer answers fails */
+            e->stats.peers_left++;
+            for (int k = 0; k < e->cfg.nrails; k++)
+                if (bfo_rail_accepts(p->rail[k].fsm.cs, BFO_EV_BYE_RCVD))
+                    bfo__rail_step(e, peer, k, BFO_EV_BYE_RCVD, NULL);
+            bfo__peer_fail(e, peer, 0);
+            break;
+        case BFO_PEER_ACT_FENCE: bfo__peer_fence(e, peer); break;
+        case BFO_PEER_ACT_TAKE_ROUTE: /* what waited for a rail goes through the relay */
+            e->stats.routes_found++;
+            bfo__flush_pending(e, peer);
+            break;
+        case BFO_PEER_ACT_REPORT_ROUTE_LOST: /* the grace runs from now */
+            e->stats.routes_lost++;
+            p->down_since = e->now ? e->now : 1;
+            break;
+        default: e->stats.protocol_violations++; break; /* not an action of the peer machine */
+        }
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BFO_ENGINE_MACHINES_H */
