@@ -27,7 +27,8 @@
 #                    license first (check-spdx); builds with CHECK_JOBS jobs
 #                    (default: every core) unless given -jN
 #   make check-layers  the headers include downward only: include/fsm/'s base
-#                    (bfo_core.h, bfo_le.h) <- gen/ <- the rest of include/fsm/
+#                    (bfo_core.h, bfo_le.h) <- gen/ <- the rest of include/fsm/;
+#                    the engine's parts in their levels, under bfo_engine.h
 #   make check-spdx  every tracked source file's first line (the second after
 #                    #!) is its SPDX-License-Identifier: BSD-3-Clause (LICENSE)
 #   make amalgamate  build/dist/bfo_single.h: include/fsm/ and gen/ in one header
@@ -579,7 +580,9 @@ check-headers: check-layers | $(BUILD)
 # The layers, lowest first: include/fsm/'s base (bfo_core.h, bfo_le.h: they
 # include nothing of gen/), gen/, the rest of include/fsm/, backends/,
 # tools/.  A generated header including a header that includes gen/ back,
-# or any include cycle, fails here (tests/check_layers.py).
+# or any include cycle, fails here (tests/check_layers.py); so does a part
+# of the engine (bfo_engine_*.h) that includes one of its own level or
+# above, or one included by anything but bfo_engine.h (ENGINE_PARTS there).
 check-layers:
 	@$(PYTHON) tests/check_layers.py
 
@@ -705,7 +708,9 @@ clean:
 
 # Proves check-gen and the coverage test catch a hand edit of gen/ and a
 # spec change without tests, the gen/ stamp a gen/ for other headers,
-# check-layers a header that includes gen/ back, test_abi an engine init
+# check-layers a header that includes gen/ back and a part of the engine
+# that includes one above it or beside it, check-headers a part that calls
+# up without its prototype in bfo_engine_hooks.h, test_abi an engine init
 # that does not check its caller's layout, the docs checks an
 # undocumented function and stale diagrams or snippets, and check-spdx a
 # source file without its license line (on a scratch copy; needs Ragel and

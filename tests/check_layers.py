@@ -10,7 +10,14 @@ The layers, lowest first:
   the rest  of include/fsm/ (bfo_wire.h, bfo.h, bfo_engine.h, ...): builds
             on gen/ and the base
 
-then backends/, then tools/.  A generated header that includes an
+then backends/, then tools/.  Within the rest, the engine is bfo_engine.h
+over its parts, include/fsm/bfo_engine_<concern>.h, in levels (ENGINE_PARTS
+below, lowest first; docs/engine-design.md, "The parts"): a part includes
+only parts of a lower level, never one of its own level or above (a call
+up goes through a prototype in bfo_engine_hooks.h), and no header but
+bfo_engine.h includes a part (nor does any source file: users include
+bfo_engine.h); every bfo_engine_*.h is in ENGINE_PARTS.  A generated
+header that includes an
 include/fsm/ header which includes a gen/ header back, directly or through
 others, makes the two layers include each other: this fails then, naming
 the chain.  It also fails on a cycle between any two headers, on a
@@ -26,6 +33,24 @@ import re
 import sys
 
 DIRS = ["include/fsm", "gen"]
+# The engine's parts, lowest level first (a level's parts side by side).
+ENGINE = "bfo_engine.h"
+ENGINE_PARTS = [
+    ["bfo_engine_types.h"],
+    ["bfo_engine_hooks.h"],
+    ["bfo_engine_pools.h"],
+    ["bfo_engine_rate.h", "bfo_engine_detect.h"],
+    ["bfo_engine_post.h"],
+    ["bfo_engine_match.h"],
+    ["bfo_engine_request.h"],
+    ["bfo_engine_send.h", "bfo_engine_recv.h"],
+    ["bfo_engine_machines.h"],
+    ["bfo_engine_frame.h"],
+    ["bfo_engine_relay.h", "bfo_engine_revoke.h"],
+    ["bfo_engine_init.h", "bfo_engine_api.h"],
+]
+# Sources that include headers (a part included from any of them fails).
+SOURCE_DIRS = ["backends", "tools", "tests", "mpi", "sim", "examples", "bench"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
@@ -77,6 +102,7 @@ def main():
 
     for n in sorted(where):
         visit(n, [])
+    errors += engine_parts(a.root, where, incs)
     if errors:
         return report(errors)
 
@@ -109,10 +135,52 @@ def main():
     if errors:
         return report(errors)
     ngen = sum(1 for n in where if where[n] == "gen")
-    rest = sorted(n for n in where if where[n] != "gen" and n not in base)
+    parts = set(p for level in ENGINE_PARTS for p in level)
+    rest = sorted((n + " (over its %d parts)" % len(parts) if n == ENGINE else n)
+                  for n in where if where[n] != "gen" and n not in base and n not in parts)
     print("== layers: base %s <- gen/ (%d headers) <- include/fsm/ %s; nothing includes upward"
           % (", ".join(sorted(base)), ngen, ", ".join(rest)))
+    print("== the engine's parts: %s <- %s; each includes only parts below it"
+          % (" <- ".join(", ".join(p[len("bfo_engine_"):-2] for p in level) for level in ENGINE_PARTS),
+             ENGINE))
     return 0
+
+
+def engine_parts(root, where, incs):
+    """The parts' order: what each includes, who includes them."""
+    errors = []
+    level = {p: n for n, ps in enumerate(ENGINE_PARTS) for p in ps}
+    for p in sorted(level):
+        if where.get(p) != "include/fsm":
+            errors.append("include/fsm/%s is in ENGINE_PARTS (tests/check_layers.py) but does not exist"
+                          % p)
+    for n in sorted(where):
+        if n.startswith("bfo_engine_") and n not in level:
+            errors.append("%s/%s is not in ENGINE_PARTS (tests/check_layers.py): give the part its "
+                          "level there" % (where[n], n))
+    for n in sorted(where):
+        for m in incs[n]:
+            if m not in level or n == ENGINE:
+                continue
+            if n not in level:
+                errors.append("%s/%s includes include/fsm/%s, a part of the engine: only %s "
+                              "includes its parts" % (where[n], n, m, ENGINE))
+            elif level[m] >= level[n]:
+                errors.append("include/fsm/%s (level %d) includes include/fsm/%s (level %d): a part "
+                              "includes only parts below it; a call up goes through a prototype in "
+                              "bfo_engine_hooks.h" % (n, level[n], m, level[m]))
+    for d in SOURCE_DIRS:
+        for dirpath, _, files in os.walk(os.path.join(root, d)):
+            for f in sorted(files):
+                if not f.endswith((".c", ".h", ".cc", ".cpp")):
+                    continue
+                path = os.path.join(dirpath, f)
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    for inc in INCLUDE.findall(strip_comments(fh.read())):
+                        if inc in level:
+                            errors.append("%s includes %s, a part of the engine: include %s"
+                                          % (os.path.relpath(path, root), inc, ENGINE))
+    return errors
 
 
 def report(errors):

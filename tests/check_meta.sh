@@ -22,6 +22,12 @@
 #      (the base includes gen/, which includes it)       gen/ and include/fsm/ include each other
 #  10. a generated header includes bfo_wire.h          -> make check-layers fails
 #      (an include/fsm header above gen/)
+#  10a. a part of the engine includes a part above it (bfo_engine_pools.h
+#      includes bfo_engine_post.h), or one of its own level (bfo_engine_rate.h
+#      includes bfo_engine_detect.h)                  -> make check-layers fails
+#  10b. a part calls up without its prototype in bfo_engine_hooks.h
+#      (bfo__run_self's removed)                      -> make check-headers fails
+#      (the part compiled before the rest of bfo_engine.h)
 #  11. bfo_engine_init_abi without its layout check  -> test_abi (make check) fails:
 #      (callers built with other BFO_MAX_RAILS,          the callers are taken
 #      BFO_MAX_ACTIONS)
@@ -159,6 +165,26 @@ sed -i 's/^#include "bfo_alphabet.h"$/#include "bfo_alphabet.h"\n#include "bfo_w
 grep -q '^#include "bfo_wire.h"$' "$scratch/repo/gen/bfo_rail.h" || { echo "FAIL - could not edit gen/bfo_rail.h"; exit 1; }
 expect fail "gen/bfo_rail.h includes include/fsm/bfo_wire.h (which includes gen/bfo_codec.h): make check-layers" \
     "gen/bfo_rail.h includes include/fsm/bfo_wire.h, which includes gen/ back \(include/fsm/bfo_wire.h -> gen/bfo_codec.h\)" mk check-layers
+
+# The engine's parts: each includes only parts below it (tests/check_layers.py,
+# ENGINE_PARTS), and calls up only through bfo_engine_hooks.h's prototypes.
+fresh
+sed -i 's/^#include "bfo_engine_hooks.h"$/#include "bfo_engine_hooks.h"\n#include "bfo_engine_post.h"/' \
+    "$scratch/repo/include/fsm/bfo_engine_pools.h"
+grep -q '^#include "bfo_engine_post.h"$' "$scratch/repo/include/fsm/bfo_engine_pools.h" || { echo "FAIL - could not edit bfo_engine_pools.h"; exit 1; }
+expect fail "include/fsm/bfo_engine_pools.h includes bfo_engine_post.h, a part above it: make check-layers" \
+    "bfo_engine_pools.h \(level 2\) includes include/fsm/bfo_engine_post.h \(level 4\)" mk check-layers
+fresh
+sed -i 's/^#include "bfo_engine_pools.h"$/#include "bfo_engine_pools.h"\n#include "bfo_engine_detect.h"/' \
+    "$scratch/repo/include/fsm/bfo_engine_rate.h"
+grep -q '^#include "bfo_engine_detect.h"$' "$scratch/repo/include/fsm/bfo_engine_rate.h" || { echo "FAIL - could not edit bfo_engine_rate.h"; exit 1; }
+expect fail "include/fsm/bfo_engine_rate.h includes bfo_engine_detect.h, a part of its own level: make check-layers" \
+    "bfo_engine_rate.h \(level 3\) includes include/fsm/bfo_engine_detect.h \(level 3\)" mk check-layers
+fresh
+sed -i '/^static inline void bfo__run_self(bfo_engine \*e);$/d' "$scratch/repo/include/fsm/bfo_engine_hooks.h"
+grep -q 'bfo__run_self' "$scratch/repo/include/fsm/bfo_engine_hooks.h" && { echo "FAIL - could not edit bfo_engine_hooks.h"; exit 1; }
+expect fail "bfo__run_self's prototype gone from bfo_engine_hooks.h (bfo_engine_request.h calls it, bfo_engine_frame.h defines it): make check-headers" \
+    "implicit declaration of function .bfo__run_self." mk check-headers
 
 # The license line: every source file says it first (tests/check_spdx.sh),
 # whether the tree is a git checkout (the tracked files) or not (the files
