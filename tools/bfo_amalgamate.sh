@@ -4,10 +4,12 @@
 #
 #   bash tools/bfo_amalgamate.sh OUT        (make amalgamate: build/dist/bfo_single.h)
 #
-# Each header comes after the headers it includes (depth first from bfo.h,
-# bfo_backend.h, bfo_engine.h, then the others by name), with its own
-# `#include "..."` lines and its SPDX line removed (the result has one, at
-# its top); system includes and include guards stay, so the result also
+# Each header comes where it is first included, as the preprocessor reads
+# it (from bfo.h, bfo_backend.h, bfo_engine.h, then the others by name):
+# its `#include "..."` lines replaced by the headers they name (once each)
+# and its SPDX line removed (the result has one, at its top), so that
+# bfo_engine.h's documentation and API come before the parts it includes
+# after them; system includes and include guards stay, so the result also
 # mixes with the separate headers.  The output depends
 # only on the headers: no date, no path of this machine.  Run from the
 # repository root.  tests/check_amalgamate.sh checks the result against the
@@ -32,7 +34,7 @@ path_of() {
     return 1
 }
 
-visit() { # appends $1's path to order, after everything it includes
+visit() { # appends $1's path to order, and each header it includes where it includes it
     local name=$1 p dep
     case "${state[$name]:-}" in
     done) return 0 ;;
@@ -40,11 +42,32 @@ visit() { # appends $1's path to order, after everything it includes
     esac
     state[$name]=busy
     p=$(path_of "$name")
+    order+=("$p")
     for dep in $(sed -n "s/$incl/\\1/p" "$p"); do
         visit "$dep"
     done
     state[$name]=done
-    order+=("$p")
+}
+
+emitted=" "
+emit() { # header $1 (a path), each #include "..." of it replaced by its header, once
+    local p=$1 line dep back=0
+    emitted="$emitted$p "
+    printf '\n/* ==== %s ==== */\n' "$p"
+    while IFS= read -r line || [ -n "$line" ]; do
+        if [[ $line =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*\"([^\"]*)\" ]]; then
+            dep=$(path_of "${BASH_REMATCH[1]}")
+            case $emitted in *" $dep "*) continue ;; esac
+            emit "$dep"
+            back=1
+        elif [ "$line" != "// $spdx" ]; then
+            if [ $back = 1 ] && [ -n "$line" ]; then # the includer goes on
+                printf '\n/* ==== %s, continued ==== */\n' "$p"
+                back=0
+            fi
+            printf '%s\n' "$line"
+        fi
+    done <"$p"
 }
 
 for root in bfo.h bfo_backend.h bfo_engine.h; do visit "$root"; done
@@ -66,9 +89,9 @@ mkdir -p "$(dirname "$out")"
  * format and the engine (gen/ stamp $stamp, BFO_GEN_ABI $abi).
  *
  * MADE BY tools/bfo_amalgamate.sh (\`make amalgamate\`) from the headers of
- * include/fsm/ and gen/ of bfo $version, listed below: every header in
- * dependency order, its #include "..." lines removed.  Do not edit: change
- * the headers or spec/ and make it again.
+ * include/fsm/ and gen/ of bfo $version, listed below: every header where
+ * it is first included, in the place of that #include "...".  Do not
+ * edit: change the headers or spec/ and make it again.
  *
  * USE: copy this file alone into your tree and
  *          #include "bfo_single.h"
@@ -86,8 +109,7 @@ EOF
 #define BFO_SINGLE_H
 EOF
     for p in "${order[@]}"; do
-        printf '\n/* ==== %s ==== */\n' "$p"
-        sed "/$incl/d; \\|^// $spdx\$|d" "$p"
+        case $emitted in *" $p "*) ;; *) emit "$p" ;; esac
     done
     printf '\n#endif /* BFO_SINGLE_H */\n'
 } >"$tmp"
