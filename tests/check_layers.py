@@ -25,6 +25,15 @@ the chain.  It also fails on a cycle between any two headers, on a
 backends/ or tools/: a higher layer), and on a name in both directories.
 Includes resolve as `-I include/fsm -I gen` does: include/fsm/ first.
 
+No private use from outside: the engine's private names (`bfo__*`
+identifiers, and its rail and peer machines' state read as
+`peers[p].rail[r].fsm` or `peers[p].fsm`) appear in no source file but
+those of include/fsm/, gen/ (the generated code's own bfo__emit), sim/
+and tests/; backends, tools, mpi/, bench/ and examples/ use the public
+API (bfo_config_defaults, bfo_rail_state, ...).  Names private to a
+backend take that backend's prefix, never bfo__.  This fails naming the
+file, line and name.
+
   tests/check_layers.py [--root DIR]      (make check-layers, part of make check)
 """
 import argparse
@@ -51,11 +60,23 @@ ENGINE_PARTS = [
 ]
 # Sources that include headers (a part included from any of them fails).
 SOURCE_DIRS = ["backends", "tools", "tests", "mpi", "sim", "examples", "bench"]
+# ... of which these may use the engine's private names (white-box tests,
+# the simulator); include/fsm/ and gen/ are the engine and its machines.
+PRIVATE_OK = ["tests", "sim"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+# A private name of the engine: a bfo__ identifier, or a machine's state
+# read past bfo_rail_state / bfo_peer_state.
+PRIVATE = re.compile(r"\b(bfo__\w+)|(\bpeers\s*\[[^\]\n]*\]\s*(?:\.\s*rail\s*\[[^\]\n]*\]\s*)?\.\s*fsm\b)")
 
 
 def strip_comments(text):
     return re.sub(r"/\*.*?\*/", "", re.sub(r"//[^\n]*", "", text), flags=re.S)
+
+
+def strip_comments_keep_lines(text):
+    """The code without its comments, each line where it was."""
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
 
 
 def main():
@@ -103,6 +124,7 @@ def main():
     for n in sorted(where):
         visit(n, [])
     errors += engine_parts(a.root, where, incs)
+    errors += private_use(a.root)
     if errors:
         return report(errors)
 
@@ -143,6 +165,8 @@ def main():
     print("== the engine's parts: %s <- %s; each includes only parts below it"
           % (" <- ".join(", ".join(p[len("bfo_engine_"):-2] for p in level) for level in ENGINE_PARTS),
              ENGINE))
+    print("== no private engine name (bfo__*, a machine's state) outside include/fsm/, gen/, %s"
+          % ", ".join(d + "/" for d in PRIVATE_OK))
     return 0
 
 
@@ -183,11 +207,34 @@ def engine_parts(root, where, incs):
     return errors
 
 
+def private_use(root):
+    """The engine's private names in sources outside it (file:line: name)."""
+    errors = []
+    for d in SOURCE_DIRS:
+        if d in PRIVATE_OK:
+            continue
+        for dirpath, dirs, files in os.walk(os.path.join(root, d)):
+            dirs.sort()
+            for f in sorted(files):
+                if not f.endswith((".c", ".h", ".cc", ".cpp")):
+                    continue
+                path = os.path.join(dirpath, f)
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    src = strip_comments_keep_lines(fh.read())
+                for n, line in enumerate(src.split("\n"), 1):
+                    for m in PRIVATE.finditer(line):
+                        errors.append("%s:%d: %s is private to the engine (include/fsm/): use its "
+                                      "public API, or add the public function it lacks"
+                                      % (os.path.relpath(path, root), n, re.sub(r"\s+", "", m.group(0))))
+    return errors
+
+
 def report(errors):
     for e in errors:
         print("check_layers: %s" % e)
     print("check_layers: %d problem(s): headers include downward only, base <- gen/ <- "
-          "include/fsm/ (tests/check_layers.py)" % len(errors))
+          "include/fsm/, and nothing outside the engine uses its private names "
+          "(tests/check_layers.py)" % len(errors))
     return 1
 
 

@@ -195,8 +195,25 @@ static void test_done_queue_pops_each_completion_once_in_order(void **state)
     assert_int_equal(bfo_rail_state(&w->e[0], 0, 0), 0); /* itself */
     assert_int_equal(bfo_rail_state(&w->e[0], 1, 2), 0);
     assert_int_equal(bfo_rail_state(&w->e[0], 2, 0), 0);
+    assert_int_equal(bfo_rail_probe_timeout(&w->e[0], 0, 0), 0); /* itself */
+    assert_int_equal(bfo_rail_rtt(&w->e[0], 1, 2), 0);
+    assert_int_equal(bfo_rail_best_other_rate(&w->e[0], 2, 0), 0);
+    {
+        /* the public defaults are the engine's (sr_new: rank 0 of 2, 2 rails) */
+        bfo_config d = c;
+        d.rank = 0, d.nranks = 2, d.nrails = 2;
+        bfo_config_defaults(&d);
+        bfo_config_defaults(NULL);
+        assert_int_equal(d.max_requests, 16); /* set: kept */
+        assert_int_equal(d.max_ops, w->e[0].cfg.max_ops);
+        assert_int_equal(d.eager_limit, w->e[0].cfg.eager_limit);
+        assert_int_equal(d.probe_timeout_ns, w->e[0].cfg.probe_timeout_ns);
+        assert_true(d.max_ops > 0 && d.eager_limit > 0 && d.frag_size > 0);
+    }
     for (int k = 0; k < 200 && bfo_rail_state(&w->e[0], 1, 1) != BFO_RAIL_ST_UP; k++)
         sn_step(&w->sn);
+    assert_true(bfo_rail_probe_timeout(&w->e[0], 1, 0) >= w->e[0].cfg.probe_timeout_ns);
+    assert_true(bfo_rail_probe_timeout(&w->e[0], 1, 0) <= w->e[0].cfg.silence_ns);
     assert_int_equal(bfo_rail_state(&w->e[0], 1, 0), BFO_RAIL_ST_UP);
     assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_UP);
     assert_int_equal(bfo_irecv(&w->e[1], &q1, r1, sizeof r1, 0, 0, 1, w->sn.now), BFO_OK);
@@ -875,6 +892,8 @@ static void test_completion_of_an_op_the_transport_does_not_hold_is_ignored(void
     bfo_engine *e = &w->e[0];
     int pend = e->peers[1].pend_head, fresh = e->op_free;
     assert_true(pend >= 0 && fresh >= 0);
+    assert_int_equal(bfo_peer_waiting_count(e, 1), 1); /* the public count of that list */
+    assert_int_equal(bfo_peer_waiting_count(e, 2), 0); /* out of range */
     int in_use = e->ops_in_use;
     bfo_engine_completion(e, ((uint64_t)bfo__op_at(e, pend)->gen << 32) | (uint32_t)pend, 1);
     bfo_engine_completion(e, ((uint64_t)bfo__op_at(e, fresh)->gen << 32) | (uint32_t)fresh, 0);
@@ -1923,6 +1942,9 @@ static void test_slow_answers_raise_the_probe_timeout_instead_of_failing_again(v
     assert_true(first <= 4);
     assert_int_equal(later, 0);
     assert_true(bfo__probe_timeout(&w->e[0], rl) > 50 * MS);
+    assert_int_equal(bfo_rail_probe_timeout(&w->e[0], 1, 0), bfo__probe_timeout(&w->e[0], rl));
+    assert_true(rl->srtt > 0);
+    assert_int_equal(bfo_rail_rtt(&w->e[0], 1, 0), rl->srtt);
     assert_true(rail_live(w, 0, 1, 0) && rail_live(w, 1, 0, 0)); /* maybe demoted: slow */
     stream_check(&st);
     sr_del(w);
@@ -2636,6 +2658,8 @@ static void test_out_of_order_messages_move_on_in_their_own_buffers(void **state
     st.n = 40;
     pass_time(w, 20 * MS);
     assert_int_equal(bfo__ooo_count(&w->e[1]), 8); /* every buffer holds a message that came too early */
+    assert_int_equal(bfo_engine_out_of_order_count(&w->e[1]), 8);
+    assert_int_equal(bfo_engine_unexpected_count(&w->e[1]), 0);
     sn_set_path(&w->sn, 0, 1, 0, SN_PATH_OPEN);
     pass_time(w, 20 * MS);
     for (int i = 0; i < 40; i++) {

@@ -288,6 +288,62 @@ static inline uint64_t bfo_rail_rate(const bfo_engine *e, int peer, int rail)
     return e->peers[peer].rail[rail].rate * 1000;
 }
 
+/* bfo_rail_best_other_rate: see THE API in bfo_engine.h. */
+static inline uint64_t bfo_rail_best_other_rate(const bfo_engine *e, int peer, int rail)
+{
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || !bfo__in_range(rail, e->cfg.nrails))
+        return 0;
+    return bfo__best_rate(e, peer, rail) * 1000;
+}
+
+/* bfo_rail_probe_timeout: see THE API in bfo_engine.h. */
+static inline uint64_t bfo_rail_probe_timeout(const bfo_engine *e, int peer, int rail)
+{
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || !bfo__in_range(rail, e->cfg.nrails))
+        return 0;
+    return bfo__probe_timeout(e, &e->peers[peer].rail[rail]);
+}
+
+/* bfo_rail_rtt: see THE API in bfo_engine.h. */
+static inline uint64_t bfo_rail_rtt(const bfo_engine *e, int peer, int rail)
+{
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || !bfo__in_range(rail, e->cfg.nrails))
+        return 0;
+    return e->peers[peer].rail[rail].srtt;
+}
+
+/* bfo_engine_unexpected_count: see THE API in bfo_engine.h. */
+static inline int bfo_engine_unexpected_count(const bfo_engine *e)
+{
+    int n = 0;
+    for (int i = e->ux_head; i >= 0; i = bfo__ux_at(e, i)->an)
+        n++;
+    return n;
+}
+
+/* bfo_engine_out_of_order_count: see THE API in bfo_engine.h. */
+static inline int bfo_engine_out_of_order_count(const bfo_engine *e) { return bfo__ooo_count(e); }
+
+/* bfo_engine_unposted_count: see THE API in bfo_engine.h. */
+static inline int bfo_engine_unposted_count(const bfo_engine *e)
+{
+    int n = 0;
+    for (int i = e->fail_head; i >= 0; i = bfo__op_at(e, i)->next)
+        n++;
+    return n;
+}
+
+/* bfo_peer_waiting_count: see THE API in bfo_engine.h. */
+static inline int bfo_peer_waiting_count(const bfo_engine *e, int peer)
+{
+    int n = 0;
+    if (!bfo__in_range(peer, e->cfg.nranks))
+        return 0;
+    for (int i = e->peers[peer].pend_head; i >= 0; i = bfo__op_at(e, i)->next)
+        n++;
+    return n;
+}
+
 /* bfo_peer_reachable: see THE API in bfo_engine.h. */
 static inline int bfo_peer_reachable(const bfo_engine *e, int peer)
 {

@@ -105,6 +105,13 @@ static inline int bfo_abi_check(const bfo_abi *caller, const bfo_abi *built, cha
 
 /* >>init - memory carved, pools, peers and rails set up ------------------- */
 
+/* bfo_config_defaults: see THE API in bfo_engine.h. */
+static inline void bfo_config_defaults(bfo_config *cfg)
+{
+    if (cfg)
+        bfo__config_defaults(cfg);
+}
+
 /* bfo_engine_mem_size: see THE API in bfo_engine.h. */
 static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
 {
