@@ -612,7 +612,7 @@ int fz_isend(int s, int peer, size_t len, int ctx, int tag)
     if (q->active && !bfo_test(&q->r))
         return BFO_ERR_INVALID;
     if (peer == 0) /* to itself: no wire to play, and a rendezvous to itself rightly waits
-                    * for a receive of the program's (test_engine and bfo sim cover it) */
+                    * for a receive of the program's (test_engine_match and bfo sim cover it) */
         return BFO_ERR_INVALID;
     for (int i = 0; i < F.npend; i++) /* what the transport holds of this buffer */
         FUZZ_CHECK(!F.pend[i].mem || fz_slot_of(F.pend[i].mem, F.pend[i].len) != s,
