@@ -1483,7 +1483,7 @@ static void test_heartbeat_over_control_budget_not_outstanding_sent_later(void *
     e->ctl_in_use += budget;
     pass_time(w, 200 * MS); /* the heartbeat was due at 100 ms */
     for (int k = 0; k < 2; k++) {
-        assert_false(e->peers[1].rail[k].probe_out);
+        assert_false(e->peers[1].rail[k].det.probe_out);
         assert_true(rail_up(w, 0, 1, k) && rail_up(w, 1, 0, k));
     }
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
@@ -1491,7 +1491,7 @@ static void test_heartbeat_over_control_budget_not_outstanding_sent_later(void *
     e->ctl_in_use -= budget;
     pass_time(w, 2 * MS);
     for (int k = 0; k < 2; k++) /* sent, answered */
-        assert_true(e->peers[1].rail[k].probe_sent >= t && e->peers[1].rail[k].last_rx >= t);
+        assert_true(e->peers[1].rail[k].det.probe_sent >= t && e->peers[1].rail[k].det.last_rx >= t);
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
     w->e[1].cfg.heartbeat_ns = 100 * MS;
     sr_go(w);
@@ -1512,13 +1512,13 @@ static void test_probe_out_across_a_progress_gap_is_answered_by_its_probeack(voi
     bfo_rail_link *rs = &e->peers[1].rail[0];
     pass_time(w, 20 * MS);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD); /* rank 0 hears nothing on rail 0 */
-    for (int k = 0; k < 200 && !rs->probe_out; k++)
+    for (int k = 0; k < 200 && !rs->det.probe_out; k++)
         pass_time(w, MS);
-    assert_true(rs->probe_out);
-    const uint64_t nonce = rs->probe_nonce, later = w->sn.now + 300 * MS;
+    assert_true(rs->det.probe_out);
+    const uint64_t nonce = rs->det.probe_nonce, later = w->sn.now + 300 * MS;
     bfo_engine_progress(e, later); /* a gap of 300 ms: the clocks move past it */
-    assert_true(rs->probe_out);
-    assert_true(rs->probe_sent > nonce);
+    assert_true(rs->det.probe_out);
+    assert_true(rs->det.probe_sent > nonce);
     memset(&h, 0, sizeof h);
     h.type = BFO_FRAG_PROBEACK;
     h.rail = 0;
@@ -1526,7 +1526,7 @@ static void test_probe_out_across_a_progress_gap_is_answered_by_its_probeack(voi
     h.nonce = nonce;
     size_t n = bfo_hdr_railctl_encode(&h, buf, sizeof buf);
     assert_int_equal(bfo_engine_frame(e, 1, 0, buf, n, later), BFO_OK);
-    assert_false(rs->probe_out); /* answered */
+    assert_false(rs->det.probe_out); /* answered */
     assert_int_equal(x[0].mapouts, 0);
     sr_del(w);
 }
@@ -1575,7 +1575,7 @@ static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **s
     sr_world *w = stream_world(&st, 65, 1, x);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD);
     /* rank 0, idle on rail 0, sends its heartbeat probe; it is not answered */
-    while (!w->e[0].peers[1].rail[0].probe_out) {
+    while (!w->e[0].peers[1].rail[0].det.probe_out) {
         assert_true(w->sn.now < 200 * MS);
         pass_time(w, MS);
     }
@@ -1588,7 +1588,7 @@ static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **s
         if (ms % 2 == 0)
             stream_post(&st, 0, 1);
         pass_time(w, MS);
-        assert_true(w->e[0].peers[1].rail[0].probe_out);
+        assert_true(w->e[0].peers[1].rail[0].det.probe_out);
     }
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
     /* not failed; demoted, maybe: it delivered nothing for a second while
@@ -1644,13 +1644,13 @@ static void test_busy_peer_host_heard_is_not_failed(void **state)
         pass_time(w, MS);
     }
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
-    assert_true(w->e[0].peers[1].rail[0].probe_out || w->e[0].peers[1].rail[1].probe_out);
+    assert_true(w->e[0].peers[1].rail[0].det.probe_out || w->e[0].peers[1].rail[1].det.probe_out);
     for (int k = 0; k < 2; k++)
         rail_path(w, 0, 1, k, SN_PATH_OPEN);
     stream_check(&st);
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
     for (int k = 0; k < 2; k++) /* 5 s of computing is not a round trip */
-        assert_true(w->e[0].peers[1].rail[k].srtt < 10 * MS);
+        assert_true(w->e[0].peers[1].rail[k].det.srtt < 10 * MS);
     print_message("busy peer: 5 s without a call, its host heard every 100 ms: no map-out\n");
 
     /* the host falls silent as well */
@@ -1693,17 +1693,17 @@ static void test_busy_peer_heard_once_after_the_probe_then_silent_is_not_failed(
     (void)state;
     sr_world *w = stream_world(&st, 69, 0, x);
     bfo_rail_link *rs = &w->e[0].peers[1].rail[0];
-    for (int ms = 0; ms < 1000 && !rs->probe_out; ms++) {
+    for (int ms = 0; ms < 1000 && !rs->det.probe_out; ms++) {
         if (ms % 10 == 0)
             stream_post(&st, 0, 1);
         pass_time(w, MS);
     }
-    assert_true(rs->probe_out);
+    assert_true(rs->det.probe_out);
     for (int k = 0; k < 2; k++)
         rail_path(w, 0, 1, k, SN_PATH_HOLD);
     pass_time(w, MS);
     bfo_engine_rail_heard(&w->e[0], 1, 1, w->sn.now); /* after the probe */
-    assert_true(w->e[0].peers[1].rail[1].last_rx > rs->probe_sent);
+    assert_true(w->e[0].peers[1].rail[1].det.last_rx > rs->det.probe_sent);
     for (int ms = 0; ms < 2000; ms++) {
         for (int k = 0; k < 2; k++) {
             bfo_engine_host_heard(&w->e[0], 1, k, w->sn.now);
@@ -1840,7 +1840,7 @@ static void test_back_pressure_keepalives_keep_the_rails_up(void **state)
             assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
             for (int k = 0; k < 2; k++) {
                 assert_true(rail_up(w, 0, 1, k) && rail_up(w, 1, 0, k));
-                assert_true(w->e[0].peers[1].rail[k].probe_out); /* behind the stalled frames */
+                assert_true(w->e[0].peers[1].rail[k].det.probe_out); /* behind the stalled frames */
             }
         } else {
             assert_true(x[0].ev[1][0] == BFO_EV_PROBE_TIMED_OUT &&
@@ -1865,16 +1865,16 @@ static void test_probe_out_cleared_when_the_rail_leaves_up(void **state)
     (void)state;
     sr_world *w = detect_world(74, 1, x);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD);
-    while (!w->e[0].peers[1].rail[0].probe_out) {
+    while (!w->e[0].peers[1].rail[0].det.probe_out) {
         assert_true(w->sn.now < 200 * MS);
         pass_time(w, MS);
     }
     bfo_engine_rail_event(&w->e[0], 1, 0, BFO_EV_RAIL_ERROR, w->sn.now);
     assert_int_equal(w->e[0].peers[1].rail[0].fsm.cs, BFO_RAIL_ST_FAILED);
-    assert_false(w->e[0].peers[1].rail[0].probe_out);
+    assert_false(w->e[0].peers[1].rail[0].det.probe_out);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_OPEN);
     sr_go(w);
-    assert_true(rail_up(w, 0, 1, 0) && !w->e[0].peers[1].rail[0].probe_out);
+    assert_true(rail_up(w, 0, 1, 0) && !w->e[0].peers[1].rail[0].det.probe_out);
     sr_del(w);
 }
 
@@ -1917,8 +1917,8 @@ static void test_slow_answers_raise_the_probe_timeout_instead_of_failing_again(v
     print_message("slow answers: %d map-outs in the first second, %d in the next 3 s; rail 0 "
                   "probe timeout now %llu ms (srtt %llu ms, rttvar %llu ms, doubled %d times)\n",
                   first, later, (unsigned long long)(bfo__probe_timeout(&w->e[0], rl) / MS),
-                  (unsigned long long)(rl->srtt / MS), (unsigned long long)(rl->rttvar / MS),
-                  rl->pt_shift);
+                  (unsigned long long)(rl->det.srtt / MS), (unsigned long long)(rl->det.rttvar / MS),
+                  rl->det.pt_shift);
     assert_true(settled > 0);
     assert_true(first <= 4);
     assert_int_equal(later, 0);
@@ -2249,7 +2249,7 @@ static void test_rail_stalled_with_data_queued_is_not_demoted_on_one_lag_sample(
     }
     big_start(&b, w);
     big_run(&b, 300 * MS);
-    assert_true(w->e[0].peers[1].rail[0].measured && w->e[0].peers[1].rail[1].measured);
+    assert_true(w->e[0].peers[1].rail[0].rate.measured && w->e[0].peers[1].rail[1].rate.measured);
     rail_path(w, 0, 1, 1, SN_PATH_HOLD);
     rail_path(w, 1, 0, 1, SN_PATH_HOLD);
     /* small messages both ways meanwhile: rail 0 delivers, and each rank
@@ -2268,8 +2268,8 @@ static void test_rail_stalled_with_data_queued_is_not_demoted_on_one_lag_sample(
         }
         big_run(&b, MS);
     }
-    uint64_t queued = w->e[0].peers[1].rail[1].q_bytes;
-    int slow = w->e[0].peers[1].rail[1].slow;
+    uint64_t queued = w->e[0].peers[1].rail[1].rate.q_bytes;
+    int slow = w->e[0].peers[1].rail[1].rate.slow;
     assert_true(queued >= 4 * (uint64_t)w->e[0].cfg.frag_size);
     assert_true(slow > 0); /* its lag samples said so: it was given nothing more */
     assert_int_equal(w->e[0].stats.demotions, 0);
@@ -2308,13 +2308,13 @@ static void test_piece_back_in_the_instant_of_its_post_raises_the_estimate_a_qua
     sr_world *w = two_fast_rails(83, x, &b, 300);
     bfo_engine *e = &w->e[0];
     bfo_rail_link *r1 = &e->peers[1].rail[1];
-    assert_true(e->peers[1].rail[0].measured && r1->measured);
-    uint64_t top = e->peers[1].rail[0].rate > r1->rate ? e->peers[1].rail[0].rate : r1->rate;
+    assert_true(e->peers[1].rail[0].rate.measured && r1->rate.measured);
+    uint64_t top = e->peers[1].rail[0].rate.rate > r1->rate.rate ? e->peers[1].rail[0].rate.rate : r1->rate.rate;
     bfo__rate_op(e, 1, 1, 65584, 0, e->now);
     print_message("rail 1: 64 KiB back in the instant of its post: estimate %llu B/ms, the higher before %llu\n",
-                  (unsigned long long)r1->rate, (unsigned long long)top);
-    assert_true(r1->rate <= top + top / 4);
-    assert_int_equal(r1->slow, 0);
+                  (unsigned long long)r1->rate.rate, (unsigned long long)top);
+    assert_true(r1->rate.rate <= top + top / 4);
+    assert_int_equal(r1->rate.slow, 0);
     big_end(&b);
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
     sr_del(w);
@@ -2334,22 +2334,22 @@ static void test_rail_on_probation_lone_piece_is_no_slow_sample_until_its_last(v
     sr_world *w = two_fast_rails(85, x, &b, 300);
     bfo_engine *e = &w->e[0];
     bfo_rail_link *r0 = &e->peers[1].rail[0], *r1 = &e->peers[1].rail[1];
-    r0->rate = 1000000; /* 1000 MB/s */
-    r0->lat = 5 * MS;
-    r1->measured = 0; /* on probation again, as after a promotion */
-    r1->prob_bytes = r1->prob_ns = 0;
-    r1->slow = 0;
+    r0->rate.rate = 1000000; /* 1000 MB/s */
+    r0->rate.lat = 5 * MS;
+    r1->rate.measured = 0; /* on probation again, as after a promotion */
+    r1->rate.prob_bytes = r1->rate.prob_ns = 0;
+    r1->rate.slow = 0;
     bfo__rate_op(e, 1, 1, 32768, 30 * MS, e->now - 30 * MS);
-    assert_false(r1->measured);
-    assert_true(r1->rate * BFO_DEMOTE_RATIO < r0->rate); /* it reads slow... */
-    assert_int_equal(r1->slow, 0);                        /* ...and is no evidence */
+    assert_false(r1->rate.measured);
+    assert_true(r1->rate.rate * BFO_DEMOTE_RATIO < r0->rate.rate); /* it reads slow... */
+    assert_int_equal(r1->rate.slow, 0);                        /* ...and is no evidence */
     bfo__rate_op(e, 1, 1, BFO_PROBATION_BYTES - 32768, 30 * MS, e->now - 30 * MS);
-    assert_true(r1->measured);
+    assert_true(r1->rate.measured);
     print_message("on probation: 32 KiB in 30 ms, then the rest of 256 KiB: estimate %llu B/ms, "
-                  "%d slow sample(s)\n", (unsigned long long)r1->rate, r1->slow);
-    assert_int_equal(r1->slow, 1);
-    r1->slow = 0;
-    r1->rate = r0->rate; /* as it was: the stream goes on over both */
+                  "%d slow sample(s)\n", (unsigned long long)r1->rate.rate, r1->rate.slow);
+    assert_int_equal(r1->rate.slow, 1);
+    r1->rate.slow = 0;
+    r1->rate.rate = r0->rate.rate; /* as it was: the stream goes on over both */
     big_end(&b);
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
     sr_del(w);
@@ -2367,7 +2367,7 @@ static void test_rails_lagging_together_are_not_demoted(void **state)
     bigstream b;
     (void)state;
     sr_world *w = two_fast_rails(74, x, &b, 200);
-    assert_true(w->e[0].peers[1].rail[0].measured && w->e[0].peers[1].rail[1].measured);
+    assert_true(w->e[0].peers[1].rail[0].rate.measured && w->e[0].peers[1].rail[1].rate.measured);
     for (int k = 0; k < 2; k++)
         rail_path(w, 0, 1, k, SN_PATH_HOLD);
     for (int ms = 0; ms < 1000; ms++) {
@@ -2463,14 +2463,14 @@ static void test_rail_on_probation_back_sooner_than_a_loaded_rail_keeps_its_own_
     w->sn.rail_mbps[1] = 4;
     big_start(&b, w);
     uint64_t left_at = 0;
-    for (int t = 0; t < 3000 && rl->prob_bytes < BFO_PROBATION_BYTES; t++)
+    for (int t = 0; t < 3000 && rl->rate.prob_bytes < BFO_PROBATION_BYTES; t++)
         big_run(&b, MS);
-    assert_true(rl->measured);
+    assert_true(rl->rate.measured);
     left_at = bfo_rail_rate(&w->e[0], 1, 1);
     print_message("rail 1 (4 MB/s) left probation at %llu KB/s (%llu B over %llu us), rail 0 at %llu KB/s, its "
-                  "pieces %llu us\n", (unsigned long long)(left_at / 1000), (unsigned long long)rl->prob_bytes,
-                  (unsigned long long)(rl->prob_ns / 1000), (unsigned long long)(bfo_rail_rate(&w->e[0], 1, 0) / 1000),
-                  (unsigned long long)(w->e[0].peers[1].rail[0].lat / 1000));
+                  "pieces %llu us\n", (unsigned long long)(left_at / 1000), (unsigned long long)rl->rate.prob_bytes,
+                  (unsigned long long)(rl->rate.prob_ns / 1000), (unsigned long long)(bfo_rail_rate(&w->e[0], 1, 0) / 1000),
+                  (unsigned long long)(w->e[0].peers[1].rail[0].rate.lat / 1000));
     assert_true(left_at < 6000000);
     w->sn.rail_mbps[1] = 200;
     big_end(&b);
@@ -2549,11 +2549,11 @@ static void test_rail_slow_one_way_while_the_peers_data_comes_in_fast_is_not_dem
         big_run(&b, 100000);
     }
     print_message("fast in, slow out, 300 ms: rail 1 %s, %d slow samples held, in %llu MB/s\n",
-                  bfo_rail_state_name(rail_cs(w, 0, 1, 1)), w->e[0].peers[1].rail[1].slow,
-                  (unsigned long long)(w->e[0].peers[1].rail[1].in_rate / 1000));
+                  bfo_rail_state_name(rail_cs(w, 0, 1, 1)), w->e[0].peers[1].rail[1].rate.slow,
+                  (unsigned long long)(w->e[0].peers[1].rail[1].rate.in_rate / 1000));
     assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_UP);
     assert_int_equal(w->e[0].stats.demotions, 0);
-    assert_true(w->e[0].peers[1].rail[1].slow > 0);
+    assert_true(w->e[0].peers[1].rail[1].rate.slow > 0);
     uint64_t took = big_until_rail1(&b, BFO_RAIL_ST_DEMOTED, 1000);
     print_message("nothing in: demoted after %llu ms\n", (unsigned long long)(took / MS));
     assert_true(took < 200 * MS);
@@ -2664,23 +2664,23 @@ static void test_rail_heard_ignores_bad_arguments(void **state)
     sr_world *w = sr_new(&sc);
     sr_advance(w, 1000000);
     bfo_engine *e = &w->e[0];
-    uint64_t before = e->peers[1].rail[0].last_rx, later = w->sn.now + 7;
+    uint64_t before = e->peers[1].rail[0].det.last_rx, later = w->sn.now + 7;
     bfo_engine_rail_heard(e, -1, 0, later);
     bfo_engine_rail_heard(e, 3, 0, later);
     bfo_engine_rail_heard(e, 0, 0, later); /* itself */
     bfo_engine_rail_heard(e, 1, -1, later);
     bfo_engine_rail_heard(e, 1, 2, later);
-    assert_int_equal(e->peers[1].rail[0].last_rx, before);
-    assert_int_equal(e->peers[0].rail[0].last_rx, 0);
+    assert_int_equal(e->peers[1].rail[0].det.last_rx, before);
+    assert_int_equal(e->peers[0].rail[0].det.last_rx, 0);
     e->peers[2].unreachable = 1;
     bfo_engine_rail_heard(e, 2, 0, later);
-    assert_true(e->peers[2].rail[0].last_rx < later);
+    assert_true(e->peers[2].rail[0].det.last_rx < later);
     e->peers[2].unreachable = 0;
     bfo_engine_rail_heard(e, 1, 1, later);
-    assert_int_equal(e->peers[1].rail[1].last_rx, later);
+    assert_int_equal(e->peers[1].rail[1].det.last_rx, later);
     assert_int_equal(e->now, later);
     bfo_engine_rail_heard(e, 1, 1, later - 5); /* time does not go back */
-    assert_int_equal(e->peers[1].rail[1].last_rx, later);
+    assert_int_equal(e->peers[1].rail[1].det.last_rx, later);
     sr_go(w);
     sr_del(w);
 }
@@ -3189,7 +3189,7 @@ static void test_lane_MATCH_DELIVERED_completes_a_send_that_held_no_op(void **st
     assert_int_equal(bfo_isend(&w->e[0], &s, out, sizeof out, 1, 0, 5, w->nn.now), BFO_OK);
     assert_int_equal(s.lane, 1);
     assert_int_equal(w->e[0].ops_in_use - w->e[0].ctl_in_use, 0);
-    assert_int_equal(w->e[0].peers[1].rail[0].inflight, 1);
+    assert_int_equal(w->e[0].peers[1].rail[0].rate.inflight, 1);
     tok = lane_last_token(w);
     assert_true((uint32_t)tok & BFO__LANE_BIT);
     while (nn_pump(&w->nn))
@@ -3199,13 +3199,13 @@ static void test_lane_MATCH_DELIVERED_completes_a_send_that_held_no_op(void **st
     assert_int_equal(r.status, BFO_OK);
     assert_memory_equal(in, out, sizeof out);
     assert_int_equal(s.lane, 0);
-    assert_int_equal(w->e[0].peers[1].rail[0].inflight, 0);
-    assert_int_equal(w->e[0].peers[1].rail[0].q_bytes, 0);
+    assert_int_equal(w->e[0].peers[1].rail[0].rate.inflight, 0);
+    assert_int_equal(w->e[0].peers[1].rail[0].rate.q_bytes, 0);
     /* the same token again, delivered or failed: the slot moved on */
     bfo_engine_completion(&w->e[0], tok, 1);
     bfo_engine_completion(&w->e[0], tok, 0);
     assert_int_equal(w->e[0].stats.messages_sent, 1);
-    assert_int_equal(w->e[0].peers[1].rail[0].inflight, 0);
+    assert_int_equal(w->e[0].peers[1].rail[0].rate.inflight, 0);
     assert_int_equal(w->e[0].slots_in_use, 0);
     /* a lane token naming a live send that went by an op (a rendezvous) */
     assert_int_equal(bfo_isend(&w->e[0], &big, bigout, sizeof bigout, 1, 0, 6, w->nn.now), BFO_OK);
@@ -3251,7 +3251,7 @@ static void test_lane_MATCH_FAILED_after_it_arrived_is_sent_again_and_the_copy_d
     assert_int_equal(w->e[0].stats.ops_posted - posted, 2);
     assert_int_equal(w->e[1].stats.duplicates_dropped, 1);
     assert_int_equal(w->e[1].stats.messages_received, 1);
-    assert_int_equal(w->e[0].peers[1].rail[0].inflight, 0);
+    assert_int_equal(w->e[0].peers[1].rail[0].rate.inflight, 0);
     for (int k = 0; k < 2; k++) {
         assert_int_equal(w->e[k].ops_in_use - w->e[k].ctl_in_use, 0);
         assert_int_equal(w->e[k].slots_in_use, 0);
@@ -3533,7 +3533,7 @@ static void test_credit_past_window_sends_go_by_rendezvous_then_eager_again(void
             assert_int_equal(w->e[1].stats.eagers - eager0, 32);
         /* all taken: the sender heard of it and has its whole window again */
         assert_int_equal(w->e[1].ux_bytes_in_use, 0);
-        assert_int_equal(w->e[0].peers[1].credit_limit - w->e[0].peers[1].credit_used, 32 * 1024);
+        assert_int_equal(w->e[0].peers[1].credit.limit - w->e[0].peers[1].credit.used, 32 * 1024);
     }
     assert_true(w->e[1].stats.credits_sent >= 3);
     assert_int_equal(w->sn.nfaults, 1);
@@ -3592,9 +3592,9 @@ static void test_credit_cancelled_send_gives_its_bytes_back(void **state)
     sc.cfg = &cfg;
     sr_world *w = sr_new(&sc); /* not connected yet: the MATCH waits for a rail */
     assert_int_equal(bfo_isend(&w->e[0], &s, buf, sizeof buf, 1, 0, 5, w->sn.now), BFO_OK);
-    assert_int_equal(w->e[0].peers[1].credit_used, 1024);
+    assert_int_equal(w->e[0].peers[1].credit.used, 1024);
     assert_int_equal(bfo_cancel(&w->e[0], &s, w->sn.now), BFO_OK);
-    assert_int_equal(w->e[0].peers[1].credit_used, 0);
+    assert_int_equal(w->e[0].peers[1].credit.used, 0);
     sr_advance(w, 100000000);
     assert_true(bfo_test(&s));
     assert_int_equal(s.status, BFO_ERR_CANCELLED);
@@ -3623,11 +3623,11 @@ static void test_credit_older_limit_changes_nothing(void **state)
     n = bfo_hdr_credit_encode(&h, buf, sizeof buf);
     assert_int_equal(n, BFO_HDR_CREDIT_SIZE);
     assert_int_equal(bfo_engine_frame(&w->e[0], 1, 1, buf, n, w->sn.now), BFO_OK);
-    assert_int_equal(w->e[0].peers[1].credit_limit, (uint64_t)1 << 40);
+    assert_int_equal(w->e[0].peers[1].credit.limit, (uint64_t)1 << 40);
     h.limit = 4096;
     n = bfo_hdr_credit_encode(&h, buf, sizeof buf);
     assert_int_equal(bfo_engine_frame(&w->e[0], 1, 0, buf, n, w->sn.now), BFO_OK);
-    assert_int_equal(w->e[0].peers[1].credit_limit, (uint64_t)1 << 40);
+    assert_int_equal(w->e[0].peers[1].credit.limit, (uint64_t)1 << 40);
     assert_int_equal(w->e[0].stats.protocol_violations, 0);
     sr_del(w);
 }
@@ -4721,7 +4721,7 @@ static sr_world *relay_world(uint64_t seed, bfo_config *c)
         sr_advance(w, 1000000);
     assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_RELAYED);
     assert_int_equal(bfo_peer_state(&w->e[1], 0), BFO_PEER_ST_RELAYED);
-    assert_int_equal(w->e[0].peers[1].via, 2);
+    assert_int_equal(w->e[0].peers[1].relay.via, 2);
     return w;
 }
 
@@ -4808,7 +4808,7 @@ static void test_ROUTE_LOST_starts_the_grace(void **state)
         sr_advance(w, 1000000);
     assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_DOWN);
     assert_int_equal(w->e[0].stats.routes_lost, 1);
-    assert_int_equal(w->e[0].peers[1].via, -1);
+    assert_int_equal(w->e[0].peers[1].relay.via, -1);
     assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 1, 1, w->sn.now), BFO_OK);
     sr_advance(w, 2500000000ull);
     assert_true(bfo_test(&s));

@@ -699,15 +699,15 @@ static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
         const bfo_rail_link *rs = &e->peers[peer].rail[rail];
         uint64_t proc = 0;
         for (int r = 0; r < e->cfg.nrails; r++)
-            if (e->peers[peer].rail[r].last_rx > proc)
-                proc = e->peers[peer].rail[r].last_rx;
+            if (e->peers[peer].rail[r].det.last_rx > proc)
+                proc = e->peers[peer].rail[r].det.last_rx;
 #define AGO(t) ((t) ? (double)(e->now - (t)) / 1e6 : -1.0)
         fprintf(stderr,
                 "bfo stream[%d]:   the rail heard %.3f ms ago, its probe sent %.3f ms ago, its peer's host "
                 "heard %.3f ms ago, busy %.3f ms ago, the process heard anywhere %.3f ms ago; probe timeout "
                 "%.3f ms (shift %u), srtt %.3f ms (-1: never)\n",
-                s->rank, AGO(rs->last_rx), AGO(rs->probe_sent), AGO(rs->host_rx), AGO(rs->busy_at), AGO(proc),
-                (double)bfo__probe_timeout(e, rs) / 1e6, (unsigned)rs->pt_shift, (double)rs->srtt / 1e6);
+                s->rank, AGO(rs->det.last_rx), AGO(rs->det.probe_sent), AGO(rs->det.host_rx), AGO(rs->det.busy_at), AGO(proc),
+                (double)bfo__probe_timeout(e, rs) / 1e6, (unsigned)rs->det.pt_shift, (double)rs->det.srtt / 1e6);
 #undef AGO
     }
     if (peer >= 0 && st->event == BFO_EV_DEMOTION_DUE) { /* the rates it was demoted on */
@@ -718,10 +718,10 @@ static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
                 "bfo stream[%d]:   its rate %.1f MB/s against %.1f on the best other UP rail; %u slow "
                 "samples, the first %.3f ms ago, the last sample %.3f ms ago; %llu bytes queued, "
                 "completions take %.3f ms; %s\n",
-                s->rank, (double)rs->rate / 1e3, (double)best / 1e3, (unsigned)rs->slow,
-                (double)(e->now - rs->slow_since) / 1e6, (double)(e->now - rs->sampled_at) / 1e6,
-                (unsigned long long)rs->q_bytes, (double)rs->lat / 1e6,
-                rs->measured ? "measured" : "on probation");
+                s->rank, (double)rs->rate.rate / 1e3, (double)best / 1e3, (unsigned)rs->rate.slow,
+                (double)(e->now - rs->rate.slow_since) / 1e6, (double)(e->now - rs->rate.sampled_at) / 1e6,
+                (unsigned long long)rs->rate.q_bytes, (double)rs->rate.lat / 1e6,
+                rs->rate.measured ? "measured" : "on probation");
     }
 }
 
@@ -1318,13 +1318,13 @@ int bfo_cmd_stream(int argc, char **argv)
                 uint64_t *at = &s->p[p].drain_at[r];
                 int was_up = s->p[p].was_up[r];
                 s->p[p].was_up[r] = bfo__live(rl->fsm.cs); /* a demoted rail is no failover */
-                if (!*at && was_up && !bfo__live(rl->fsm.cs) && rl->inflight > 0) {
+                if (!*at && was_up && !bfo__live(rl->fsm.cs) && rl->rate.inflight > 0) {
                     *at = now;
                     if (trace_rails)
                         fprintf(stderr, "bfo stream[%d]: (%.3f) peer %d rail %d: %s with %d operation(s) "
                                 "in flight\n", s->rank, (double)now / 1e9, p, r,
-                                bfo_rail_state_name(rl->fsm.cs), rl->inflight);
-                } else if (*at && rl->inflight == 0) {
+                                bfo_rail_state_name(rl->fsm.cs), rl->rate.inflight);
+                } else if (*at && rl->rate.inflight == 0) {
                     if (now - *at > s->drain_max)
                         s->drain_max = now - *at;
                     if (trace_rails)
