@@ -317,7 +317,7 @@ static void test_heartbeat_over_control_budget_not_outstanding_sent_later(void *
     e->ctl_in_use += budget;
     pass_time(w, 200 * MS); /* the heartbeat was due at 100 ms */
     for (int k = 0; k < 2; k++) {
-        assert_false(e->peers[1].rail[k].probe_out);
+        assert_false(e->peers[1].rail[k].det.probe_out);
         assert_true(rail_up(w, 0, 1, k) && rail_up(w, 1, 0, k));
     }
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
@@ -325,7 +325,7 @@ static void test_heartbeat_over_control_budget_not_outstanding_sent_later(void *
     e->ctl_in_use -= budget;
     pass_time(w, 2 * MS);
     for (int k = 0; k < 2; k++) /* sent, answered */
-        assert_true(e->peers[1].rail[k].probe_sent >= t && e->peers[1].rail[k].last_rx >= t);
+        assert_true(e->peers[1].rail[k].det.probe_sent >= t && e->peers[1].rail[k].det.last_rx >= t);
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
     w->e[1].cfg.heartbeat_ns = 100 * MS;
     sr_go(w);
@@ -346,13 +346,13 @@ static void test_probe_out_across_a_progress_gap_is_answered_by_its_probeack(voi
     bfo_rail_link *rs = &e->peers[1].rail[0];
     pass_time(w, 20 * MS);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD); /* rank 0 hears nothing on rail 0 */
-    for (int k = 0; k < 200 && !rs->probe_out; k++)
+    for (int k = 0; k < 200 && !rs->det.probe_out; k++)
         pass_time(w, MS);
-    assert_true(rs->probe_out);
-    const uint64_t nonce = rs->probe_nonce, later = w->sn.now + 300 * MS;
+    assert_true(rs->det.probe_out);
+    const uint64_t nonce = rs->det.probe_nonce, later = w->sn.now + 300 * MS;
     bfo_engine_progress(e, later); /* a gap of 300 ms: the clocks move past it */
-    assert_true(rs->probe_out);
-    assert_true(rs->probe_sent > nonce);
+    assert_true(rs->det.probe_out);
+    assert_true(rs->det.probe_sent > nonce);
     memset(&h, 0, sizeof h);
     h.type = BFO_FRAG_PROBEACK;
     h.rail = 0;
@@ -360,7 +360,7 @@ static void test_probe_out_across_a_progress_gap_is_answered_by_its_probeack(voi
     h.nonce = nonce;
     size_t n = bfo_hdr_railctl_encode(&h, buf, sizeof buf);
     assert_int_equal(bfo_engine_frame(e, 1, 0, buf, n, later), BFO_OK);
-    assert_false(rs->probe_out); /* answered */
+    assert_false(rs->det.probe_out); /* answered */
     assert_int_equal(x[0].mapouts, 0);
     sr_del(w);
 }
@@ -409,7 +409,7 @@ static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **s
     sr_world *w = stream_world(&st, 65, 1, x);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD);
     /* rank 0, idle on rail 0, sends its heartbeat probe; it is not answered */
-    while (!w->e[0].peers[1].rail[0].probe_out) {
+    while (!w->e[0].peers[1].rail[0].det.probe_out) {
         assert_true(w->sn.now < 200 * MS);
         pass_time(w, MS);
     }
@@ -422,7 +422,7 @@ static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **s
         if (ms % 2 == 0)
             stream_post(&st, 0, 1);
         pass_time(w, MS);
-        assert_true(w->e[0].peers[1].rail[0].probe_out);
+        assert_true(w->e[0].peers[1].rail[0].det.probe_out);
     }
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
     /* not failed; demoted, maybe: it delivered nothing for a second while
@@ -478,13 +478,13 @@ static void test_busy_peer_host_heard_is_not_failed(void **state)
         pass_time(w, MS);
     }
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
-    assert_true(w->e[0].peers[1].rail[0].probe_out || w->e[0].peers[1].rail[1].probe_out);
+    assert_true(w->e[0].peers[1].rail[0].det.probe_out || w->e[0].peers[1].rail[1].det.probe_out);
     for (int k = 0; k < 2; k++)
         rail_path(w, 0, 1, k, SN_PATH_OPEN);
     stream_check(&st);
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
     for (int k = 0; k < 2; k++) /* 5 s of computing is not a round trip */
-        assert_true(w->e[0].peers[1].rail[k].srtt < 10 * MS);
+        assert_true(w->e[0].peers[1].rail[k].det.srtt < 10 * MS);
     print_message("busy peer: 5 s without a call, its host heard every 100 ms: no map-out\n");
 
     /* the host falls silent as well */
@@ -527,17 +527,17 @@ static void test_busy_peer_heard_once_after_the_probe_then_silent_is_not_failed(
     (void)state;
     sr_world *w = stream_world(&st, 69, 0, x);
     bfo_rail_link *rs = &w->e[0].peers[1].rail[0];
-    for (int ms = 0; ms < 1000 && !rs->probe_out; ms++) {
+    for (int ms = 0; ms < 1000 && !rs->det.probe_out; ms++) {
         if (ms % 10 == 0)
             stream_post(&st, 0, 1);
         pass_time(w, MS);
     }
-    assert_true(rs->probe_out);
+    assert_true(rs->det.probe_out);
     for (int k = 0; k < 2; k++)
         rail_path(w, 0, 1, k, SN_PATH_HOLD);
     pass_time(w, MS);
     bfo_engine_rail_heard(&w->e[0], 1, 1, w->sn.now); /* after the probe */
-    assert_true(w->e[0].peers[1].rail[1].last_rx > rs->probe_sent);
+    assert_true(w->e[0].peers[1].rail[1].det.last_rx > rs->det.probe_sent);
     for (int ms = 0; ms < 2000; ms++) {
         for (int k = 0; k < 2; k++) {
             bfo_engine_host_heard(&w->e[0], 1, k, w->sn.now);
@@ -674,7 +674,7 @@ static void test_back_pressure_keepalives_keep_the_rails_up(void **state)
             assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
             for (int k = 0; k < 2; k++) {
                 assert_true(rail_up(w, 0, 1, k) && rail_up(w, 1, 0, k));
-                assert_true(w->e[0].peers[1].rail[k].probe_out); /* behind the stalled frames */
+                assert_true(w->e[0].peers[1].rail[k].det.probe_out); /* behind the stalled frames */
             }
         } else {
             assert_true(x[0].ev[1][0] == BFO_EV_PROBE_TIMED_OUT &&
@@ -699,16 +699,16 @@ static void test_probe_out_cleared_when_the_rail_leaves_up(void **state)
     (void)state;
     sr_world *w = detect_world(74, 1, x);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD);
-    while (!w->e[0].peers[1].rail[0].probe_out) {
+    while (!w->e[0].peers[1].rail[0].det.probe_out) {
         assert_true(w->sn.now < 200 * MS);
         pass_time(w, MS);
     }
     bfo_engine_rail_event(&w->e[0], 1, 0, BFO_EV_RAIL_ERROR, w->sn.now);
     assert_int_equal(w->e[0].peers[1].rail[0].fsm.cs, BFO_RAIL_ST_FAILED);
-    assert_false(w->e[0].peers[1].rail[0].probe_out);
+    assert_false(w->e[0].peers[1].rail[0].det.probe_out);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_OPEN);
     sr_go(w);
-    assert_true(rail_up(w, 0, 1, 0) && !w->e[0].peers[1].rail[0].probe_out);
+    assert_true(rail_up(w, 0, 1, 0) && !w->e[0].peers[1].rail[0].det.probe_out);
     sr_del(w);
 }
 
@@ -751,15 +751,15 @@ static void test_slow_answers_raise_the_probe_timeout_instead_of_failing_again(v
     print_message("slow answers: %d map-outs in the first second, %d in the next 3 s; rail 0 "
                   "probe timeout now %llu ms (srtt %llu ms, rttvar %llu ms, doubled %d times)\n",
                   first, later, (unsigned long long)(bfo__probe_timeout(&w->e[0], rl) / MS),
-                  (unsigned long long)(rl->srtt / MS), (unsigned long long)(rl->rttvar / MS),
-                  rl->pt_shift);
+                  (unsigned long long)(rl->det.srtt / MS), (unsigned long long)(rl->det.rttvar / MS),
+                  rl->det.pt_shift);
     assert_true(settled > 0);
     assert_true(first <= 4);
     assert_int_equal(later, 0);
     assert_true(bfo__probe_timeout(&w->e[0], rl) > 50 * MS);
     assert_int_equal(bfo_rail_probe_timeout(&w->e[0], 1, 0), bfo__probe_timeout(&w->e[0], rl));
-    assert_true(rl->srtt > 0);
-    assert_int_equal(bfo_rail_rtt(&w->e[0], 1, 0), rl->srtt);
+    assert_true(rl->det.srtt > 0);
+    assert_int_equal(bfo_rail_rtt(&w->e[0], 1, 0), rl->det.srtt);
     assert_true(rail_live(w, 0, 1, 0) && rail_live(w, 1, 0, 0)); /* maybe demoted: slow */
     stream_check(&st);
     sr_del(w);
@@ -774,23 +774,23 @@ static void test_rail_heard_ignores_bad_arguments(void **state)
     sr_world *w = sr_new(&sc);
     sr_advance(w, 1000000);
     bfo_engine *e = &w->e[0];
-    uint64_t before = e->peers[1].rail[0].last_rx, later = w->sn.now + 7;
+    uint64_t before = e->peers[1].rail[0].det.last_rx, later = w->sn.now + 7;
     bfo_engine_rail_heard(e, -1, 0, later);
     bfo_engine_rail_heard(e, 3, 0, later);
     bfo_engine_rail_heard(e, 0, 0, later); /* itself */
     bfo_engine_rail_heard(e, 1, -1, later);
     bfo_engine_rail_heard(e, 1, 2, later);
-    assert_int_equal(e->peers[1].rail[0].last_rx, before);
-    assert_int_equal(e->peers[0].rail[0].last_rx, 0);
+    assert_int_equal(e->peers[1].rail[0].det.last_rx, before);
+    assert_int_equal(e->peers[0].rail[0].det.last_rx, 0);
     e->peers[2].unreachable = 1;
     bfo_engine_rail_heard(e, 2, 0, later);
-    assert_true(e->peers[2].rail[0].last_rx < later);
+    assert_true(e->peers[2].rail[0].det.last_rx < later);
     e->peers[2].unreachable = 0;
     bfo_engine_rail_heard(e, 1, 1, later);
-    assert_int_equal(e->peers[1].rail[1].last_rx, later);
+    assert_int_equal(e->peers[1].rail[1].det.last_rx, later);
     assert_int_equal(e->now, later);
     bfo_engine_rail_heard(e, 1, 1, later - 5); /* time does not go back */
-    assert_int_equal(e->peers[1].rail[1].last_rx, later);
+    assert_int_equal(e->peers[1].rail[1].det.last_rx, later);
     sr_go(w);
     sr_del(w);
 }

@@ -208,7 +208,7 @@ static void test_credit_past_window_sends_go_by_rendezvous_then_eager_again(void
             assert_int_equal(w->e[1].stats.eagers - eager0, 32);
         /* all taken: the sender heard of it and has its whole window again */
         assert_int_equal(w->e[1].ux_bytes_in_use, 0);
-        assert_int_equal(w->e[0].peers[1].credit_limit - w->e[0].peers[1].credit_used, 32 * 1024);
+        assert_int_equal(w->e[0].peers[1].credit.limit - w->e[0].peers[1].credit.used, 32 * 1024);
     }
     assert_true(w->e[1].stats.credits_sent >= 3);
     assert_int_equal(w->sn.nfaults, 1);
@@ -267,9 +267,9 @@ static void test_credit_cancelled_send_gives_its_bytes_back(void **state)
     sc.cfg = &cfg;
     sr_world *w = sr_new(&sc); /* not connected yet: the MATCH waits for a rail */
     assert_int_equal(bfo_isend(&w->e[0], &s, buf, sizeof buf, 1, 0, 5, w->sn.now), BFO_OK);
-    assert_int_equal(w->e[0].peers[1].credit_used, 1024);
+    assert_int_equal(w->e[0].peers[1].credit.used, 1024);
     assert_int_equal(bfo_cancel(&w->e[0], &s, w->sn.now), BFO_OK);
-    assert_int_equal(w->e[0].peers[1].credit_used, 0);
+    assert_int_equal(w->e[0].peers[1].credit.used, 0);
     sr_advance(w, 100000000);
     assert_true(bfo_test(&s));
     assert_int_equal(s.status, BFO_ERR_CANCELLED);
@@ -298,11 +298,11 @@ static void test_credit_older_limit_changes_nothing(void **state)
     n = bfo_hdr_credit_encode(&h, buf, sizeof buf);
     assert_int_equal(n, BFO_HDR_CREDIT_SIZE);
     assert_int_equal(bfo_engine_frame(&w->e[0], 1, 1, buf, n, w->sn.now), BFO_OK);
-    assert_int_equal(w->e[0].peers[1].credit_limit, (uint64_t)1 << 40);
+    assert_int_equal(w->e[0].peers[1].credit.limit, (uint64_t)1 << 40);
     h.limit = 4096;
     n = bfo_hdr_credit_encode(&h, buf, sizeof buf);
     assert_int_equal(bfo_engine_frame(&w->e[0], 1, 0, buf, n, w->sn.now), BFO_OK);
-    assert_int_equal(w->e[0].peers[1].credit_limit, (uint64_t)1 << 40);
+    assert_int_equal(w->e[0].peers[1].credit.limit, (uint64_t)1 << 40);
     assert_int_equal(w->e[0].stats.protocol_violations, 0);
     sr_del(w);
 }

@@ -65,7 +65,7 @@ static void test_lane_MATCH_DELIVERED_completes_a_send_that_held_no_op(void **st
     assert_int_equal(bfo_isend(&w->e[0], &s, out, sizeof out, 1, 0, 5, w->nn.now), BFO_OK);
     assert_int_equal(s.lane, 1);
     assert_int_equal(w->e[0].ops_in_use - w->e[0].ctl_in_use, 0);
-    assert_int_equal(w->e[0].peers[1].rail[0].inflight, 1);
+    assert_int_equal(w->e[0].peers[1].rail[0].rate.inflight, 1);
     tok = lane_last_token(w);
     assert_true((uint32_t)tok & BFO__LANE_BIT);
     while (nn_pump(&w->nn))
@@ -75,13 +75,13 @@ static void test_lane_MATCH_DELIVERED_completes_a_send_that_held_no_op(void **st
     assert_int_equal(r.status, BFO_OK);
     assert_memory_equal(in, out, sizeof out);
     assert_int_equal(s.lane, 0);
-    assert_int_equal(w->e[0].peers[1].rail[0].inflight, 0);
-    assert_int_equal(w->e[0].peers[1].rail[0].q_bytes, 0);
+    assert_int_equal(w->e[0].peers[1].rail[0].rate.inflight, 0);
+    assert_int_equal(w->e[0].peers[1].rail[0].rate.q_bytes, 0);
     /* the same token again, delivered or failed: the slot moved on */
     bfo_engine_completion(&w->e[0], tok, 1);
     bfo_engine_completion(&w->e[0], tok, 0);
     assert_int_equal(w->e[0].stats.messages_sent, 1);
-    assert_int_equal(w->e[0].peers[1].rail[0].inflight, 0);
+    assert_int_equal(w->e[0].peers[1].rail[0].rate.inflight, 0);
     assert_int_equal(w->e[0].slots_in_use, 0);
     /* a lane token naming a live send that went by an op (a rendezvous) */
     assert_int_equal(bfo_isend(&w->e[0], &big, bigout, sizeof bigout, 1, 0, 6, w->nn.now), BFO_OK);
@@ -127,7 +127,7 @@ static void test_lane_MATCH_FAILED_after_it_arrived_is_sent_again_and_the_copy_d
     assert_int_equal(w->e[0].stats.ops_posted - posted, 2);
     assert_int_equal(w->e[1].stats.duplicates_dropped, 1);
     assert_int_equal(w->e[1].stats.messages_received, 1);
-    assert_int_equal(w->e[0].peers[1].rail[0].inflight, 0);
+    assert_int_equal(w->e[0].peers[1].rail[0].rate.inflight, 0);
     for (int k = 0; k < 2; k++) {
         assert_int_equal(w->e[k].ops_in_use - w->e[k].ctl_in_use, 0);
         assert_int_equal(w->e[k].slots_in_use, 0);

@@ -350,7 +350,7 @@ static void test_rail_stalled_with_data_queued_is_not_demoted_on_one_lag_sample(
     }
     big_start(&b, w);
     big_run(&b, 300 * MS);
-    assert_true(w->e[0].peers[1].rail[0].measured && w->e[0].peers[1].rail[1].measured);
+    assert_true(w->e[0].peers[1].rail[0].rate.measured && w->e[0].peers[1].rail[1].rate.measured);
     rail_path(w, 0, 1, 1, SN_PATH_HOLD);
     rail_path(w, 1, 0, 1, SN_PATH_HOLD);
     /* small messages both ways meanwhile: rail 0 delivers, and each rank
@@ -369,8 +369,8 @@ static void test_rail_stalled_with_data_queued_is_not_demoted_on_one_lag_sample(
         }
         big_run(&b, MS);
     }
-    uint64_t queued = w->e[0].peers[1].rail[1].q_bytes;
-    int slow = w->e[0].peers[1].rail[1].slow;
+    uint64_t queued = w->e[0].peers[1].rail[1].rate.q_bytes;
+    int slow = w->e[0].peers[1].rail[1].rate.slow;
     assert_true(queued >= 4 * (uint64_t)w->e[0].cfg.frag_size);
     assert_true(slow > 0); /* its lag samples said so: it was given nothing more */
     assert_int_equal(w->e[0].stats.demotions, 0);
@@ -409,13 +409,13 @@ static void test_piece_back_in_the_instant_of_its_post_raises_the_estimate_a_qua
     sr_world *w = two_fast_rails(83, x, &b, 300);
     bfo_engine *e = &w->e[0];
     bfo_rail_link *r1 = &e->peers[1].rail[1];
-    assert_true(e->peers[1].rail[0].measured && r1->measured);
-    uint64_t top = e->peers[1].rail[0].rate > r1->rate ? e->peers[1].rail[0].rate : r1->rate;
+    assert_true(e->peers[1].rail[0].rate.measured && r1->rate.measured);
+    uint64_t top = e->peers[1].rail[0].rate.rate > r1->rate.rate ? e->peers[1].rail[0].rate.rate : r1->rate.rate;
     bfo__rate_op(e, 1, 1, 65584, 0, e->now);
     print_message("rail 1: 64 KiB back in the instant of its post: estimate %llu B/ms, the higher before %llu\n",
-                  (unsigned long long)r1->rate, (unsigned long long)top);
-    assert_true(r1->rate <= top + top / 4);
-    assert_int_equal(r1->slow, 0);
+                  (unsigned long long)r1->rate.rate, (unsigned long long)top);
+    assert_true(r1->rate.rate <= top + top / 4);
+    assert_int_equal(r1->rate.slow, 0);
     big_end(&b);
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
     sr_del(w);
@@ -435,22 +435,22 @@ static void test_rail_on_probation_lone_piece_is_no_slow_sample_until_its_last(v
     sr_world *w = two_fast_rails(85, x, &b, 300);
     bfo_engine *e = &w->e[0];
     bfo_rail_link *r0 = &e->peers[1].rail[0], *r1 = &e->peers[1].rail[1];
-    r0->rate = 1000000; /* 1000 MB/s */
-    r0->lat = 5 * MS;
-    r1->measured = 0; /* on probation again, as after a promotion */
-    r1->prob_bytes = r1->prob_ns = 0;
-    r1->slow = 0;
+    r0->rate.rate = 1000000; /* 1000 MB/s */
+    r0->rate.lat = 5 * MS;
+    r1->rate.measured = 0; /* on probation again, as after a promotion */
+    r1->rate.prob_bytes = r1->rate.prob_ns = 0;
+    r1->rate.slow = 0;
     bfo__rate_op(e, 1, 1, 32768, 30 * MS, e->now - 30 * MS);
-    assert_false(r1->measured);
-    assert_true(r1->rate * BFO_DEMOTE_RATIO < r0->rate); /* it reads slow... */
-    assert_int_equal(r1->slow, 0);                        /* ...and is no evidence */
+    assert_false(r1->rate.measured);
+    assert_true(r1->rate.rate * BFO_DEMOTE_RATIO < r0->rate.rate); /* it reads slow... */
+    assert_int_equal(r1->rate.slow, 0);                        /* ...and is no evidence */
     bfo__rate_op(e, 1, 1, BFO_PROBATION_BYTES - 32768, 30 * MS, e->now - 30 * MS);
-    assert_true(r1->measured);
+    assert_true(r1->rate.measured);
     print_message("on probation: 32 KiB in 30 ms, then the rest of 256 KiB: estimate %llu B/ms, "
-                  "%d slow sample(s)\n", (unsigned long long)r1->rate, r1->slow);
-    assert_int_equal(r1->slow, 1);
-    r1->slow = 0;
-    r1->rate = r0->rate; /* as it was: the stream goes on over both */
+                  "%d slow sample(s)\n", (unsigned long long)r1->rate.rate, r1->rate.slow);
+    assert_int_equal(r1->rate.slow, 1);
+    r1->rate.slow = 0;
+    r1->rate.rate = r0->rate.rate; /* as it was: the stream goes on over both */
     big_end(&b);
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
     sr_del(w);
@@ -468,7 +468,7 @@ static void test_rails_lagging_together_are_not_demoted(void **state)
     bigstream b;
     (void)state;
     sr_world *w = two_fast_rails(74, x, &b, 200);
-    assert_true(w->e[0].peers[1].rail[0].measured && w->e[0].peers[1].rail[1].measured);
+    assert_true(w->e[0].peers[1].rail[0].rate.measured && w->e[0].peers[1].rail[1].rate.measured);
     for (int k = 0; k < 2; k++)
         rail_path(w, 0, 1, k, SN_PATH_HOLD);
     for (int ms = 0; ms < 1000; ms++) {
@@ -564,14 +564,14 @@ static void test_rail_on_probation_back_sooner_than_a_loaded_rail_keeps_its_own_
     w->sn.rail_mbps[1] = 4;
     big_start(&b, w);
     uint64_t left_at = 0;
-    for (int t = 0; t < 3000 && rl->prob_bytes < BFO_PROBATION_BYTES; t++)
+    for (int t = 0; t < 3000 && rl->rate.prob_bytes < BFO_PROBATION_BYTES; t++)
         big_run(&b, MS);
-    assert_true(rl->measured);
+    assert_true(rl->rate.measured);
     left_at = bfo_rail_rate(&w->e[0], 1, 1);
     print_message("rail 1 (4 MB/s) left probation at %llu KB/s (%llu B over %llu us), rail 0 at %llu KB/s, its "
-                  "pieces %llu us\n", (unsigned long long)(left_at / 1000), (unsigned long long)rl->prob_bytes,
-                  (unsigned long long)(rl->prob_ns / 1000), (unsigned long long)(bfo_rail_rate(&w->e[0], 1, 0) / 1000),
-                  (unsigned long long)(w->e[0].peers[1].rail[0].lat / 1000));
+                  "pieces %llu us\n", (unsigned long long)(left_at / 1000), (unsigned long long)rl->rate.prob_bytes,
+                  (unsigned long long)(rl->rate.prob_ns / 1000), (unsigned long long)(bfo_rail_rate(&w->e[0], 1, 0) / 1000),
+                  (unsigned long long)(w->e[0].peers[1].rail[0].rate.lat / 1000));
     assert_true(left_at < 6000000);
     w->sn.rail_mbps[1] = 200;
     big_end(&b);
@@ -650,11 +650,11 @@ static void test_rail_slow_one_way_while_the_peers_data_comes_in_fast_is_not_dem
         big_run(&b, 100000);
     }
     print_message("fast in, slow out, 300 ms: rail 1 %s, %d slow samples held, in %llu MB/s\n",
-                  bfo_rail_state_name(rail_cs(w, 0, 1, 1)), w->e[0].peers[1].rail[1].slow,
-                  (unsigned long long)(w->e[0].peers[1].rail[1].in_rate / 1000));
+                  bfo_rail_state_name(rail_cs(w, 0, 1, 1)), w->e[0].peers[1].rail[1].rate.slow,
+                  (unsigned long long)(w->e[0].peers[1].rail[1].rate.in_rate / 1000));
     assert_int_equal(rail_cs(w, 0, 1, 1), BFO_RAIL_ST_UP);
     assert_int_equal(w->e[0].stats.demotions, 0);
-    assert_true(w->e[0].peers[1].rail[1].slow > 0);
+    assert_true(w->e[0].peers[1].rail[1].rate.slow > 0);
     uint64_t took = big_until_rail1(&b, BFO_RAIL_ST_DEMOTED, 1000);
     print_message("nothing in: demoted after %llu ms\n", (unsigned long long)(took / MS));
     assert_true(took < 200 * MS);

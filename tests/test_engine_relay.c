@@ -26,7 +26,7 @@ static sr_world *relay_world(uint64_t seed, bfo_config *c)
         sr_advance(w, 1000000);
     assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_RELAYED);
     assert_int_equal(bfo_peer_state(&w->e[1], 0), BFO_PEER_ST_RELAYED);
-    assert_int_equal(w->e[0].peers[1].via, 2);
+    assert_int_equal(w->e[0].peers[1].relay.via, 2);
     return w;
 }
 
@@ -113,7 +113,7 @@ static void test_ROUTE_LOST_starts_the_grace(void **state)
         sr_advance(w, 1000000);
     assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_DOWN);
     assert_int_equal(w->e[0].stats.routes_lost, 1);
-    assert_int_equal(w->e[0].peers[1].via, -1);
+    assert_int_equal(w->e[0].peers[1].relay.via, -1);
     assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 1, 1, w->sn.now), BFO_OK);
     sr_advance(w, 2500000000ull);
     assert_true(bfo_test(&s));

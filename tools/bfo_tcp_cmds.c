@@ -699,14 +699,14 @@ static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
         const bfo_rail_link *rs = &e->peers[peer].rail[rail];
         uint64_t proc = 0;
         for (int r = 0; r < e->cfg.nrails; r++)
-            if (e->peers[peer].rail[r].last_rx > proc)
-                proc = e->peers[peer].rail[r].last_rx;
+            if (e->peers[peer].rail[r].det.last_rx > proc)
+                proc = e->peers[peer].rail[r].det.last_rx;
 #define AGO(t) ((t) ? (double)(e->now - (t)) / 1e6 : -1.0)
         fprintf(stderr,
                 "bfo stream[%d]:   the rail heard %.3f ms ago, its probe sent %.3f ms ago, its peer's host "
                 "heard %.3f ms ago, busy %.3f ms ago, the process heard anywhere %.3f ms ago; probe timeout "
                 "%.3f ms, srtt %.3f ms (-1: never)\n",
-                s->rank, AGO(rs->last_rx), AGO(rs->probe_sent), AGO(rs->host_rx), AGO(rs->busy_at), AGO(proc),
+                s->rank, AGO(rs->det.last_rx), AGO(rs->det.probe_sent), AGO(rs->det.host_rx), AGO(rs->det.busy_at), AGO(proc),
                 (double)bfo_rail_probe_timeout(e, peer, rail) / 1e6, (double)bfo_rail_rtt(e, peer, rail) / 1e6);
 #undef AGO
     }
@@ -718,10 +718,10 @@ static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
                 "bfo stream[%d]:   its rate %.1f MB/s against %.1f on the best other UP rail; %u slow "
                 "samples, the first %.3f ms ago, the last sample %.3f ms ago; %llu bytes queued, "
                 "completions take %.3f ms; %s\n",
-                s->rank, (double)bfo_rail_rate(e, peer, rail) / 1e6, (double)best / 1e6, (unsigned)rs->slow,
-                (double)(e->now - rs->slow_since) / 1e6, (double)(e->now - rs->sampled_at) / 1e6,
-                (unsigned long long)rs->q_bytes, (double)rs->lat / 1e6,
-                rs->measured ? "measured" : "on probation");
+                s->rank, (double)bfo_rail_rate(e, peer, rail) / 1e6, (double)best / 1e6, (unsigned)rs->rate.slow,
+                (double)(e->now - rs->rate.slow_since) / 1e6, (double)(e->now - rs->rate.sampled_at) / 1e6,
+                (unsigned long long)rs->rate.q_bytes, (double)rs->rate.lat / 1e6,
+                rs->rate.measured ? "measured" : "on probation");
     }
 }
 
@@ -1319,13 +1319,13 @@ int bfo_cmd_stream(int argc, char **argv)
                 int was_up = s->p[p].was_up[r], cs = bfo_rail_state(s->e, p, r);
                 int live = cs == BFO_RAIL_ST_UP || cs == BFO_RAIL_ST_DEMOTED; /* demoted: no failover */
                 s->p[p].was_up[r] = live;
-                if (!*at && was_up && !live && rl->inflight > 0) {
+                if (!*at && was_up && !live && rl->rate.inflight > 0) {
                     *at = now;
                     if (trace_rails)
                         fprintf(stderr, "bfo stream[%d]: (%.3f) peer %d rail %d: %s with %d operation(s) "
                                 "in flight\n", s->rank, (double)now / 1e9, p, r,
-                                bfo_rail_state_name(cs), rl->inflight);
-                } else if (*at && rl->inflight == 0) {
+                                bfo_rail_state_name(cs), rl->rate.inflight);
+                } else if (*at && rl->rate.inflight == 0) {
                     if (now - *at > s->drain_max)
                         s->drain_max = now - *at;
                     if (trace_rails)

@@ -1325,8 +1325,8 @@ static void dump_engine(bfo_net *n, FILE *f)
             const bfo_rail_link *rs = &e->peers[p].rail[r];
             fprintf(f, "bfo-net[%d]: engine: peer %d rail %d (%s %d): %s, in flight %d, probe out %d, "
                     "heard %.3f ms ago, posted %.3f ms ago\n", n->rank, p, r, n->tp[n->rtp[r]].ops->name,
-                    n->rlocal[r], bfo_rail_state_name(bfo_rail_state(e, p, r)), rs->inflight, rs->probe_out,
-                    (double)(now - rs->last_rx) / 1e6, (double)(now - rs->last_tx) / 1e6);
+                    n->rlocal[r], bfo_rail_state_name(bfo_rail_state(e, p, r)), rs->rate.inflight, rs->det.probe_out,
+                    (double)(now - rs->det.last_rx) / 1e6, (double)(now - rs->rate.last_tx) / 1e6);
         }
     }
 }

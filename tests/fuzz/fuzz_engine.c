@@ -361,9 +361,9 @@ FUZZ_NOCOV static void fz_check_engine(void)
                e->ctl_in_use);
     for (int p = 0; p < FZ_RANKS; p++)
         for (int r = 0; r < FZ_RAILS; r++) {
-            FUZZ_CHECK(e->peers[p].rail[r].inflight >= 0, "peer %d rail %d inflight %d", p, r,
-                       e->peers[p].rail[r].inflight);
-            inflight += e->peers[p].rail[r].inflight;
+            FUZZ_CHECK(e->peers[p].rail[r].rate.inflight >= 0, "peer %d rail %d inflight %d", p, r,
+                       e->peers[p].rail[r].rate.inflight);
+            inflight += e->peers[p].rail[r].rate.inflight;
         }
     FUZZ_CHECK(inflight == F.npend, "the engine counts %d operations in flight, the transport holds %d",
                inflight, F.npend);
