@@ -142,6 +142,7 @@ def main():
     errors += engine_parts(a.root, where, incs)
     errors += private_use(a.root)
     errors += owned_writes(a.root)
+    errors += test_names(a.root)
     if errors:
         return report(errors)
 
@@ -184,6 +185,7 @@ def main():
              ENGINE))
     print("== no private engine name (bfo__*, a machine's state) outside include/fsm/, gen/, %s"
           % ", ".join(d + "/" for d in PRIVATE_OK))
+    print("== no test's name in include/fsm/ (docs/ name the tests)")
     print("== each concern's state written only by its part: %s"
           % ", ".join(".%s by %s" % (m, OWNED[m][len("bfo_engine_"):-2]) for m in OWNED))
     return 0
@@ -337,6 +339,26 @@ def owned_writes(root):
                                           text + " " + how),
                                          "its address taken" if how == "&" else "a write",
                                          OWNED[member], member))
+    return errors
+
+
+TEST_NAME = re.compile(r"\btest_[a-z0-9]+(?:_[a-z0-9]+){3,}\b(?!\.c)")
+
+
+def test_names(root):
+    """A test's name in include/fsm/: the docs say which test shows what
+    (docs/engine-design.md), where they are kept current; a header's
+    comment that names one goes stale when the test is renamed or split."""
+    errors = []
+    d = os.path.join(root, "include/fsm")
+    for f in sorted(os.listdir(d)):
+        if not f.endswith(".h"):
+            continue
+        with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
+            for n, line in enumerate(fh, 1):
+                for m in TEST_NAME.finditer(line):
+                    errors.append("include/fsm/%s:%d: %s: a test's name in the engine; say it in docs/ "
+                                  "(engine-design.md), which keeps test names current" % (f, n, m.group(0)))
     return errors
 
 

@@ -224,6 +224,14 @@ grep -q 'det.last_rx = e->now;' "$scratch/repo/include/fsm/bfo_engine_frame.h" |
 expect fail "include/fsm/bfo_engine_frame.h sets det.last_rx itself, not through bfo_engine_detect.h: make check-layers" \
     "include/fsm/bfo_engine_frame.h:[0-9]+: p->rail\[rail\]\.det\.last_rx =: a write outside bfo_engine_detect.h" mk check-layers
 
+# Comments say why; the docs name the tests (tests/check_layers.py,
+# test_names): a test's name put back into an engine comment fails.
+fresh
+sed -i 's|^ \* other (docs/engine-design.md, "Striping by measured rate"). \*/$| * other (test_rails_lagging_together_are_not_demoted). */|' "$scratch/repo/include/fsm/bfo_engine_rate.h"
+grep -q 'test_rails_lagging_together_are_not_demoted' "$scratch/repo/include/fsm/bfo_engine_rate.h" || { echo "FAIL - could not edit bfo_engine_rate.h"; exit 1; }
+expect fail "include/fsm/bfo_engine_rate.h names a test in a comment: make check-layers" \
+    "include/fsm/bfo_engine_rate.h:[0-9]+: test_rails_lagging_together_are_not_demoted: a test's name in the engine" mk check-layers
+
 # The license line: every source file says it first (tests/check_spdx.sh),
 # whether the tree is a git checkout (the tracked files) or not (the files
 # found; the scratch copy is not one).

@@ -28,10 +28,10 @@ extern "C" {
  * recent probe timeout in UP; never above silence_ns.  A loaded peer that
  * answers late is thus not failed again and again, while a quiet, healthy
  * rail keeps the floor.  A probe waits behind the rail's data as a piece
- * does, and its answer behind the other direction's: between namespaces
- * at 400 Mbit/s (a shaper's 100 ms queue each way) a loaded rail went 48 ms
- * unheard, its round trips measured at 0.6 ms before the load, and was
- * failed over in 2 runs of 3. */
+ * does, and its answer behind the other direction's: behind a shaper's
+ * queue a loaded rail goes unheard for many times the round trip measured
+ * before the load, and was failed over for it (docs/engine-design.md,
+ * "Striping by measured rate"). */
 static inline uint64_t bfo__probe_timeout(const bfo_engine *e, const bfo_rail_link *rs)
 {
     uint64_t t = e->cfg.probe_timeout_ns, est = rs->det.srtt + 4 * rs->det.rttvar;
@@ -189,8 +189,8 @@ static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t pro
      * it was sent before, and read late, by a process that
      * then fell silent), its host heard here.  A process that
      * talks elsewhere does not make this rail busy (below: a
-     * retransmission's time at most; test_busy_peer_heard_
-     * once_after_the_probe_then_silent_is_not_failed) */
+     * retransmission's time at most; docs/engine-design.md, "The failure
+     * detector") */
     const int host_heard = rs->det.probe_out && rs->det.host_rx > rs->det.probe_sent &&
                            e->now - rs->det.host_rx < c->host_timeout_ns; /* since the probe */
     if (host_heard &&
@@ -205,14 +205,13 @@ static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t pro
     /* the process talks elsewhere, and this rail's host has
      * answered since the probe went out: its path carries
      * packets both ways, and the frames wait for a lost
-     * segment's retransmission (a shaper's queue overflowing
-     * at 400 Mbit/s: the rail silent 141 ms, its host heard
-     * 4 ms before, failed at 80), so the probe waits at least
-     * half host_timeout_ns, a retransmission timeout or two;
-     * a path that passes the kernel's acknowledgements and
-     * never the frames is mapped out then
-     * (test_host_heard_excuses_a_rail_a_retransmission_long_
-     * when_the_process_talks_elsewhere) */
+     * segment's retransmission (a shaper's queue overflowing:
+     * the rail silent longer than a probe timeout while its
+     * host was heard just before), so the probe waits at
+     * least half host_timeout_ns, a retransmission timeout or
+     * two; a path that passes the kernel's acknowledgements
+     * and never the frames is mapped out then
+     * (docs/engine-design.md, "The failure detector") */
     uint64_t pt = bfo__probe_timeout(e, rs);
     if (host_heard && pt < c->host_timeout_ns / 2)
         pt = c->host_timeout_ns / 2;

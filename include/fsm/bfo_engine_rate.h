@@ -51,9 +51,9 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
  * FRAG shorter than
  * BFO__STRIPE_MIN is not striped: it goes as a small message does
  * (bfo__pick_rail), so the tail of a message just past the eager limit
- * (64 KiB + 1) follows its RNDV on an idle peer's rail instead of waking a
- * second connection and its acknowledgement (two rails took 59 us a way
- * for it, one rail 32). */
+ * follows its RNDV on an idle peer's rail instead of waking a second
+ * connection and its acknowledgement, which costs more than the piece
+ * (docs/engine-design.md, "Protocols and striping"). */
 #define BFO__STRIPE_MIN 16384
 #define BFO__PICK_WAIT (-2) /* every UP rail on probation holds a piece: wait for a sample */
 static inline int bfo__pick_weighted(bfo_engine *e, int peer, uint64_t len, int rdma)
@@ -156,10 +156,10 @@ static BFO__HOT void bfo__rail_queued(bfo_engine *e, bfo_rail_link *rl, bfo_op *
  * its post (none came between: they come in order), or its post when the
  * rail was idle.  Not since its post: completions come in batches (a TCG
  * guest's, a peer's acknowledgements), and bytes queued ahead of it that
- * had arrived but were not reported yet made a sample of 51,849 MB/s on a
- * verbs rail of some 5, against which an equal rail was demoted.  Small
- * messages and control are no sample (their round trips, not the rail's
- * rate). */
+ * had arrived but were not reported yet make a sample far above the
+ * rail's rate, against which an equal rail looks slow (docs/engine-design.md,
+ * "Striping by measured rate").  Small messages and control are no sample
+ * (their round trips, not the rail's rate). */
 static BFO__HOT void bfo__rail_gave(bfo_engine *e, int peer, int rail, uint64_t n, int ok,
                                     const bfo_op *sample)
 {
@@ -225,10 +225,10 @@ static inline uint64_t bfo__best_rate(const bfo_engine *e, int peer, int but)
  * rail's do is no evidence that its rail is slow.  A piece sent alone (on
  * probation, or to a rail whose low estimate keeps its queue short)
  * measures the rail's round trip more than its rate, and with an equal
- * rail's acknowledgements waiting up to a shaper's 100 ms behind the other
- * direction's data (two rails at 400 Mbit/s), or a TCG guest's completions
- * taking 40 ms and more, a lone 32 KiB piece reads 0.3 to 1.7 MB/s: equal
- * rails were demoted on it, 5 to 8 times in 3 s. */
+ * rail's acknowledgements waiting in a shaper's queue behind the other
+ * direction's data, or a slow guest's completions, a lone piece reads a
+ * small fraction of the rail's rate: equal rails were demoted on it again
+ * and again (docs/engine-design.md, "Striping by measured rate"). */
 #define BFO__SAMPLE_HARD 1 /* the estimate takes the sample all the way */
 #define BFO__SAMPLE_SEEN 2 /* a slow sample adds nothing to the streak (evidence counted) */
 static inline void bfo__rate_take(bfo_engine *e, int peer, int rail, uint64_t x, int flags, uint64_t dt)
@@ -267,8 +267,8 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
     /* no sample above twice the higher of its estimate and the best other
      * rail's: a piece's completion taken in the same instant as its post
      * (the clock read once for both, or acknowledgements held, then sent
-     * at once) made a 400 Mbit/s rail read 65,584 MB/s, 16,473 after
-     * averaging, and its equal pair slow beside it: demoted 7 times in 4 s */
+     * at once) made a rail read a hundred times its rate, and its equal
+     * pair slow beside it, demoted again and again (engine-design.md) */
     uint64_t top = b >= 0 && e->peers[peer].rail[b].rate.rate > rl->rate.rate ? e->peers[peer].rail[b].rate.rate : rl->rate.rate;
     if (span < 1000)
         span = 1000;
@@ -280,16 +280,16 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
          * measured rail's is, below): a rail on probation is given its
          * next piece once the last is back whatever its estimate
          * (bfo__pick_weighted), and a slow rail's lone pieces beside a
-         * loaded best rail always come back sooner: doubled on each, an
-         * 8 Mbit/s rail left probation at 28 MB/s beside an 800 Mbit/s
-         * one, was handed 5 MB, and held the stream's end 3 s
-         * (bench-netns 1/100) */
+         * loaded best rail always come back sooner: doubled on each, a
+         * rail a hundredth of its pair's left probation far above its
+         * rate, was handed megabytes, and held the stream's end for
+         * seconds (engine-design.md) */
         uint64_t x = rl->rate.prob_bytes * 1000000u / rl->rate.prob_ns;
         /* and, until its probation ends, no evidence of a slow rail: its
          * pieces go one at a time, each given once the last is back, so
-         * it reads its round trip (32 KiB over 30 to 100 ms on a
-         * 400 Mbit/s rail whose acknowledgements wait behind the other
-         * direction's data: 0.3 to 1.9 MB/s), and it is never left
+         * it reads its round trip (on a rail whose acknowledgements wait
+         * behind the other direction's data, a small fraction of its
+         * rate), and it is never left
          * without a sample to come; pieces that do not come back are
          * judged by lag samples.  The last, over all its pieces, is. */
         bfo__rate_take(e, peer, rail, x < 2 * top ? x : 2 * top,
@@ -300,8 +300,8 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
         /* it began before a stall that lag samples judged: the stall is
          * left out of its span (counted once, by them), and the sample
          * is no new evidence of a slow rail (the first pieces back after
-         * a stall read its tail, since the last lag sample: 0.7 to 4 MB/s
-         * on a rail of 30, six samples in a burst, and demoted it).  What
+         * a stall read its tail, since the last lag sample: a burst of
+         * samples far below the rail's rate demoted it).  What
          * came back at once when the rail moved again is no measure of a
          * rate above the best rail's. */
         uint64_t from = rl->rate.stall_from > since ? rl->rate.stall_from : since;
@@ -319,8 +319,8 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
     /* back sooner than a piece on the best other rail: it could carry
      * more than it was given (the scheduler fills rails to equal expected
      * finish, and a rail given little reads its round trip, not its rate:
-     * at 400 Mbit/s the other rank's data on it made a rail read 0.5 to
-     * 3 MB/s for seconds while its pair carried 50).  Its estimate grows
+     * the other rank's data on it made a rail read a few percent of its
+     * pair's rate for seconds).  Its estimate grows
      * by a quarter at least (never past the best rail's), until its pieces
      * take as long as the best rail's do. */
     if (b >= 0 && dt < e->peers[peer].rail[b].rate.lat && rl->rate.rate < e->peers[peer].rail[b].rate.rate) {
@@ -337,7 +337,7 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
  * computes, its progress thread answers probes but nobody receives).
  * bfo__rate_lag asks about the second half of the rail's silence: rails
  * that stopped together stopped within a completion time or so of each
- * other (test_rails_lagging_together_are_not_demoted). */
+ * other (docs/engine-design.md, "Striping by measured rate"). */
 static inline int bfo__others_delivered(const bfo_engine *e, int peer, int rail, uint64_t since)
 {
     for (int r = 0; r < e->cfg.nrails; r++) {
@@ -437,10 +437,8 @@ static BFO__NOINLINE void bfo__measured(bfo_engine *e, int peer, int rail, uint6
  * a token-bucket shaper (tc's tbf, a switch's policer) lets a padding that
  * its bucket covers through at once and measures fast; promoted on that,
  * it is demoted again on probation (a flap), and each flap doubles the
- * padding until the bucket no longer covers it: between namespaces, a
- * rail shaped to 20 Mbit/s (64 KiB burst) and demoted at 1.1 MB/s was
- * promoted on 22 KiB of padding, and in the simulator (10 MB/s, 64 KiB
- * burst) demoted 5 times in 6 s, twice with the padding doubled.
+ * padding until the bucket no longer covers it (docs/engine-design.md,
+ * "Striping by measured rate", has the runs that showed it).
  * Measured half as often per flap (bfo__rails_review), a demoted rail's
  * bytes per second stay within the budget: 20 ms of it every 100 ms,
  * BFO_MEASURE_BYTES at most (more only once it flapped, and then no more
@@ -578,8 +576,8 @@ static inline void bfo__rate_on_demote(bfo_engine *e, bfo_rail_link *rl)
         rl->rate.flaps = rl->rate.flaps < 6 ? rl->rate.flaps + 1 : 6;
         /* the rate on probation had the burst in it: the measuring
          * budget stays at the rate of the first demotion, or less
-         * (a 20 Mbit/s rail demoted at 1.1 MB/s, then at 3.3 on
-         * probation, was measured with a quarter of its bytes) */
+         * (else each flap's higher rate on probation would shrink the
+         * padding that must outlast the bucket) */
         if (!rl->rate.base_rate || rl->rate.rate < rl->rate.base_rate)
             rl->rate.base_rate = rl->rate.rate;
     } else {

@@ -258,10 +258,9 @@ typedef struct bfo_config {
                                    * its window, sends all of them if its window has
                                    * room).  The receiver answers only once the whole
                                    * RNDV is in, so its bytes and the rest cross one after
-                                   * the other, an answer's round trip between them: over
-                                   * TCP loopback with a 64 KiB eager_limit, 128 KiB took
-                                   * 1.52-1.55x raw TCP a way with 4 KiB in the RNDV,
-                                   * 1.89-1.98x with 64 KiB.  What it carries waits at a
+                                   * the other, an answer's round trip between them
+                                   * (docs/engine-design.md, "Latency across the eager
+                                   * limit", has the figures).  What it carries waits at a
                                    * receiver that has not posted yet, counted against the
                                    * sender's window */
 } bfo_config;
