@@ -108,7 +108,12 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 BUILD    := $(BUILD)-san
 endif
 
-TESTS    := test_transitions test_link test_scenarios test_wire test_engine test_fastpath test_noalloc test_verbs_map test_reg_cache \
+# the engine's tests, one program per part of the engine that has tests
+# (tests/test_engine_<part>.c tests include/fsm/bfo_engine_<part>.h; what
+# they share is in tests/engine_test.h)
+ENGINE_TEST_PARTS := pools rate detect post match request send recv machines frame relay revoke api
+ENGINE_TESTS := $(ENGINE_TEST_PARTS:%=test_engine_%)
+TESTS    := test_transitions test_link test_scenarios test_wire $(ENGINE_TESTS) test_fastpath test_noalloc test_verbs_map test_reg_cache \
             test_verbs_scenarios test_porting test_abi test_net_abi test_shm test_net test_settings test_boot test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
@@ -682,9 +687,9 @@ check-docs: $(BUILD)/bfo
 
 # Memcheck on a subset (tests/valgrind.sh): not with SAN=1, which owns malloc.
 check-valgrind: $(BUILD)/bfo $(BUILD)/test_wire $(BUILD)/test_transitions $(BUILD)/test_scenarios \
-                $(BUILD)/test_engine $(BUILD)/test_verbs_map $(BUILD)/test_porting $(BUILD)/test_net $(BUILD)/test_boot
+                $(ENGINE_TESTS:%=$(BUILD)/%) $(BUILD)/test_verbs_map $(BUILD)/test_porting $(BUILD)/test_net $(BUILD)/test_boot
 	@if [ "$(SAN)" = 1 ]; then echo "check-valgrind: not with SAN=1 (the sanitizers own malloc)"; exit 1; fi
-	bash tests/valgrind.sh ./$(BUILD)
+	ENGINE_TESTS='$(ENGINE_TESTS)' bash tests/valgrind.sh ./$(BUILD)
 
 check-gen:
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \

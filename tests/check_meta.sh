@@ -25,9 +25,18 @@
 #  10a. a part of the engine includes a part above it (bfo_engine_pools.h
 #      includes bfo_engine_post.h), or one of its own level (bfo_engine_rate.h
 #      includes bfo_engine_detect.h)                  -> make check-layers fails
+#  10c. a part writes a concern's state that another part owns (the rail
+#      machine's TAKE_CREDIT sets bfo_peer.credit.limit itself; frame
+#      arrival sets bfo_rail_link.det.last_rx itself) -> make check-layers fails,
+#      naming file and line
 #  10b. a part calls up without its prototype in bfo_engine_hooks.h
 #      (bfo__run_self's removed)                      -> make check-headers fails
 #      (the part compiled before the rest of bfo_engine.h)
+#  10c. a private engine name used outside the engine: a backend calls
+#      bfo__config_defaults (bfo_shm.c), a tool reads a rail
+#      machine's state past bfo_rail_state (bfo_bench.c)
+#                                                     -> make check-layers fails,
+#                                                        naming file, line and name
 #  11. bfo_engine_init_abi without its layout check  -> test_abi (make check) fails:
 #      (callers built with other BFO_MAX_RAILS,          the callers are taken
 #      BFO_MAX_ACTIONS)
@@ -185,6 +194,35 @@ sed -i '/^static inline void bfo__run_self(bfo_engine \*e);$/d' "$scratch/repo/i
 grep -q 'bfo__run_self' "$scratch/repo/include/fsm/bfo_engine_hooks.h" && { echo "FAIL - could not edit bfo_engine_hooks.h"; exit 1; }
 expect fail "bfo__run_self's prototype gone from bfo_engine_hooks.h (bfo_engine_request.h calls it, bfo_engine_frame.h defines it): make check-headers" \
     "implicit declaration of function .bfo__run_self." mk check-headers
+
+# No private use from outside: backends, tools, mpi/, bench/ and examples/
+# use the engine's public API only (tests/check_layers.py, private_use).
+fresh
+sed -i 's/^\(\s*\)bfo_config_defaults(&d);$/\1bfo__config_defaults(\&d);/' "$scratch/repo/backends/shm/bfo_shm.c"
+grep -q '^\s*bfo__config_defaults(&d);$' "$scratch/repo/backends/shm/bfo_shm.c" || { echo "FAIL - could not edit bfo_shm.c"; exit 1; }
+expect fail "backends/shm/bfo_shm.c calls the engine's private bfo__config_defaults: make check-layers" \
+    "backends/shm/bfo_shm.c:[0-9]+: bfo__config_defaults is private to the engine" mk check-layers
+fresh
+sed -i 's/bfo_rail_state(b->e, b->peer, k) == BFO_RAIL_ST_UP/b->e->peers[b->peer].rail[k].fsm.cs == BFO_RAIL_ST_UP/' \
+    "$scratch/repo/tools/bfo_bench.c"
+grep -q 'rail\[k\]\.fsm\.cs == BFO_RAIL_ST_UP' "$scratch/repo/tools/bfo_bench.c" || { echo "FAIL - could not edit bfo_bench.c"; exit 1; }
+expect fail "tools/bfo_bench.c reads the rail machine's state past bfo_rail_state: make check-layers" \
+    "tools/bfo_bench.c:[0-9]+: peers\[b->peer\]\.rail\[k\]\.fsm is private to the engine" mk check-layers
+
+# Each concern owns its state (tests/check_layers.py, OWNED): a field of
+# bfo_rail_link.rate, .det, or bfo_peer.credit, .relay, written outside the
+# part that owns it.
+fresh
+sed -i 's/^    case BFO_RAIL_ACT_TAKE_CREDIT: bfo__credit_heard(e, peer, f); return;$/    case BFO_RAIL_ACT_TAKE_CREDIT: e->peers[peer].credit.limit = f->h.credit.limit; return;/' \
+    "$scratch/repo/include/fsm/bfo_engine_machines.h"
+grep -q 'e->peers\[peer\].credit.limit = ' "$scratch/repo/include/fsm/bfo_engine_machines.h" || { echo "FAIL - could not edit bfo_engine_machines.h"; exit 1; }
+expect fail "include/fsm/bfo_engine_machines.h's TAKE_CREDIT sets credit.limit itself, not through bfo_engine_match.h: make check-layers" \
+    "include/fsm/bfo_engine_machines.h:[0-9]+: e->peers\[peer\]\.credit\.limit =: a write outside bfo_engine_match.h" mk check-layers
+fresh
+sed -i 's/^    bfo__detect_on_heard(e, &p->rail\[rail\]);$/    p->rail[rail].det.last_rx = e->now;/' "$scratch/repo/include/fsm/bfo_engine_frame.h"
+grep -q 'det.last_rx = e->now;' "$scratch/repo/include/fsm/bfo_engine_frame.h" || { echo "FAIL - could not edit bfo_engine_frame.h"; exit 1; }
+expect fail "include/fsm/bfo_engine_frame.h sets det.last_rx itself, not through bfo_engine_detect.h: make check-layers" \
+    "include/fsm/bfo_engine_frame.h:[0-9]+: p->rail\[rail\]\.det\.last_rx =: a write outside bfo_engine_detect.h" mk check-layers
 
 # The license line: every source file says it first (tests/check_spdx.sh),
 # whether the tree is a git checkout (the tracked files) or not (the files

@@ -1841,7 +1841,7 @@ static void test_tcp_beacons_heard_and_forged_ones_dropped(void **state)
                 assert_int_equal(tcp_card(w, r, g, &ip[r][g], &up[r][g]), on ? 10 : 8);
         t0 = bfo_net_now();
         for (int g = 0; g < 2; g++)
-            rx0[g] = E(w, 0)->peers[1].rail[g].last_rx;
+            rx0[g] = E(w, 0)->peers[1].rail[g].det.last_rx;
         run_for(w, 100 * ms);
         for (int g = 0; g < 2; g++) {
             st = bfo_net_get_stats(w->n[1]);
@@ -1852,12 +1852,12 @@ static void test_tcp_beacons_heard_and_forged_ones_dropped(void **state)
             if (!on) {
                 assert_int_equal(sent1, 0);
                 assert_int_equal(st->rail[g].beacons_rcvd, 0);
-                assert_true(E(w, 0)->peers[1].rail[g].last_rx == rx0[g]);
+                assert_true(E(w, 0)->peers[1].rail[g].det.last_rx == rx0[g]);
                 continue;
             }
             assert_true(sent1 >= 20);
             assert_true(st->rail[g].beacons_rcvd >= 20 && st->rail[g].beacons_rcvd <= sent1);
-            assert_true(E(w, 0)->peers[1].rail[g].last_rx >= t0 + 80 * ms); /* heard by the beacons alone */
+            assert_true(E(w, 0)->peers[1].rail[g].det.last_rx >= t0 + 80 * ms); /* heard by the beacons alone */
         }
         if (on) {
             int f0 = udp_fd_bound_to(&ip[0][0], up[0][0]), other = socket(AF_INET, SOCK_DGRAM, 0);
@@ -1882,7 +1882,7 @@ static void test_tcp_beacons_heard_and_forged_ones_dropped(void **state)
             }
             assert_true(attempt > 0);
             run_for(w, 5 * ms);
-            rx = E(w, 1)->peers[0].rail[0].last_rx;
+            rx = E(w, 1)->peers[0].rail[0].det.last_rx;
             rcvd = st->rail[0].beacons_rcvd;
             beacon_to(f0, &to, 0, 0, JOB + 1, attempt, 100, BFO_TCP_BEACON_SIZE);  /* another job */
             beacon_to(f0, &to, 3, 0, JOB, attempt, 101, BFO_TCP_BEACON_SIZE);      /* no rank 3 */
@@ -1896,13 +1896,13 @@ static void test_tcp_beacons_heard_and_forged_ones_dropped(void **state)
             st = bfo_net_get_stats(w->n[1]);
             assert_int_equal(st->rail[0].beacons_dropped, dropped + 8);
             assert_int_equal(st->rail[0].beacons_rcvd, rcvd);
-            assert_true(E(w, 1)->peers[0].rail[0].last_rx == rx); /* none heard */
+            assert_true(E(w, 1)->peers[0].rail[0].det.last_rx == rx); /* none heard */
             beacon_to(f0, &to, 0, 0, JOB, attempt, 107, BFO_TCP_BEACON_SIZE);
             run_for(w, 10 * ms);
             st = bfo_net_get_stats(w->n[1]);
             assert_int_equal(st->rail[0].beacons_rcvd, rcvd + 1);
             assert_int_equal(st->rail[0].beacons_dropped, dropped + 8);
-            assert_true(E(w, 1)->peers[0].rail[0].last_rx > rx);
+            assert_true(E(w, 1)->peers[0].rail[0].det.last_rx > rx);
             close(other);
         }
         world_fini(w);

@@ -1571,7 +1571,7 @@ static void busy_freeze(busy *x)
         int quiet = x->w->sn->qlen == 0;
         for (int i = 0; i < 2 && quiet; i++)
             for (int r = 0; r < x->w->nrails && quiet; r++)
-                quiet = !x->sw->e[i].peers[1 - i].rail[r].probe_out;
+                quiet = !x->sw->e[i].peers[1 - i].rail[r].det.probe_out;
         if (quiet && k > 0)
             break;
         busy_run(x, 1000000, NULL);

@@ -3,7 +3,8 @@
 # valgrind.sh BUILD_DIR - memcheck on a subset: the unit tests (not
 # test_noalloc: it interposes malloc itself) and a few `bfo sim` runs
 # (the standard set, random fault schedules, a traced run), two at a time;
-# test_engine in four shards (test_engine --shard K/4), its longest part.
+# the engine's tests (ENGINE_TESTS, from make), test_engine_rate, the
+# longest, in four shards (--shard K/4).
 # Any memcheck error or leak (definite or possible) fails it.  make
 # check-valgrind runs it on a build without sanitizers.
 set -uo pipefail
@@ -14,11 +15,16 @@ vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=de
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
+engine=() # test_engine_rate's shards first, the longest
+for t in ${ENGINE_TESTS:?valgrind.sh: ENGINE_TESTS (the engine\'s test programs) not set: run it from make check-valgrind}; do
+    if [ "$t" = test_engine_rate ]; then
+        for k in 0 1 2 3; do engine=("$t-$k|$build/$t --shard $k/4" "${engine[@]}"); done
+    else
+        engine+=("$t|$build/$t")
+    fi
+done
 jobs=( # the longest first
-    "test_engine-2|$build/test_engine --shard 2/4"
-    "test_engine-3|$build/test_engine --shard 3/4"
-    "test_engine-0|$build/test_engine --shard 0/4"
-    "test_engine-1|$build/test_engine --shard 1/4"
+    "${engine[@]}"
     "test_wire|$build/test_wire"
     "test_transitions|$build/test_transitions"
     "test_scenarios|$build/test_scenarios"

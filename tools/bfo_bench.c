@@ -968,7 +968,7 @@ int bfo_cmd_bench(int argc, char **argv)
         for (;;) {
             int up = 0, nr = bfo_net_nrails(b->t);
             for (int k = 0; k < nr; k++)
-                up += b->e->peers[b->peer].rail[k].fsm.cs == BFO_RAIL_ST_UP;
+                up += bfo_rail_state(b->e, b->peer, k) == BFO_RAIL_ST_UP;
             if (up == nr)
                 break;
             if (overdue(b))

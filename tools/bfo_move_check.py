@@ -20,6 +20,21 @@ old banners and prototypes (--lines lists them).
 
   tools/bfo_move_check.py --old REV:include/fsm/bfo_engine.h \\
       --new include/fsm/bfo_engine.h include/fsm/bfo_engine_*.h [--lines]
+
+A test program split into several (issue 35: tests/test_engine.c into
+tests/test_engine_<part>.c and their shared tests/engine_test.h):
+
+  tools/bfo_move_check.py --old REV:tests/test_engine.c \\
+      --new tests/engine_test.h tests/test_engine_*.c \\
+      --inline-ok --split-main --added engine_test_main
+
+--inline-ok lets a declarator gain `inline` (a static function moved into
+a header that several files include, where one that leaves it unused must
+not warn); --split-main lets each new file have its own main, and compares
+instead the tests the mains list (cmocka_unit_test*(NAME, ...)): every test
+of the old main listed once in the new ones, none added; --added NAME
+allows a function that is new (the old main's code that the new ones
+share).
 """
 import argparse
 import collections
@@ -113,11 +128,42 @@ def lines_of(text):
     return collections.Counter(l.strip() for l in text.split('\n') if l.strip())
 
 
+TEST_ENTRY = re.compile(r'cmocka_unit_test\w*$')
+
+
+def listed_tests(body):
+    """the tests a main lists: the first argument of each cmocka_unit_test*(...)"""
+    return [body[k + 2] for k in range(len(body) - 2)
+            if TEST_ENTRY.match(body[k]) and body[k + 1] == '(']
+
+
+def split_main(o, w):
+    """problems with the tests of the old main (o, one definition) and of the
+    new ones (w, one per file): each old test listed once after, none added"""
+    if len(o) != 1:
+        return ['main: defined %d times before (--split-main wants one)' % len(o)]
+    before = collections.Counter(listed_tests(o[0][3]))
+    after = collections.Counter(t for d in w for t in listed_tests(d[3]))
+    print('bfo_move_check: main: %d tests listed before, %d after in %d main(s)'
+          % (sum(before.values()), sum(after.values()), len(w)))
+    out = ['main: test %s listed %d time(s) after, %d before' % (t, after[t], before[t])
+           for t in sorted(set(before) | set(after)) if before[t] != after[t]]
+    if not before:
+        out.append('main: lists no test before (is it a cmocka program?)')
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--old', nargs='+', required=True, help='REV:PATH ... (git)')
     ap.add_argument('--new', nargs='+', required=True, help='files of the work tree')
     ap.add_argument('--lines', action='store_true', help='list the lines added and lost')
+    ap.add_argument('--inline-ok', action='store_true',
+                    help='a declarator may gain inline (a static function moved into a header)')
+    ap.add_argument('--split-main', action='store_true',
+                    help='main may be defined in each new file: compare the tests the mains list')
+    ap.add_argument('--added', nargs='+', default=[], metavar='NAME',
+                    help='functions that may be new after (what the split mains share)')
     a = ap.parse_args()
     old, new = collections.defaultdict(list), collections.defaultdict(list)
     old_text, new_text = '', ''
@@ -133,8 +179,12 @@ def main():
         for n, defs in functions(t, path).items():
             new[n] += defs
     problems = []
+    if a.split_main:
+        problems += split_main(old.pop('main', []), new.pop('main', []))
     for n in sorted(set(old) | set(new)):
         o, w = old.get(n, []), new.get(n, [])
+        if n in a.added and not o and len(w) == 1:
+            continue
         if len(o) > 1:
             problems.append('%s: defined %d times before' % (n, len(o)))
         if len(w) > 1:
@@ -145,7 +195,8 @@ def main():
         elif not o:
             problems.append('%s: added (%s:%d)' % (n, w[0][0], w[0][1]))
         else:
-            if o[0][2] != w[0][2]:
+            if o[0][2] != w[0][2] and not (a.inline_ok and
+                                          [t for t in w[0][2] if t != 'inline'] == o[0][2]):
                 problems.append('%s: declarator differs (%s:%d): %s -> %s' %
                                 (n, w[0][0], w[0][1], ' '.join(o[0][2]), ' '.join(w[0][2])))
             if o[0][3] != w[0][3]:
@@ -166,8 +217,10 @@ def main():
     if problems:
         print('bfo_move_check: %d problem(s)' % len(problems))
         return 1
-    print('bfo_move_check: every function before is defined once after, its declarator and body '
-          'token for token the same; none added')
+    print('bfo_move_check: every function before is defined once after, its declarator%s and body '
+          'token for token the same; none added%s'
+          % (' (but for an inline added)' if a.inline_ok else '',
+             ' but %s' % ', '.join(a.added) if a.added else ''))
     return 0
 
 

@@ -604,7 +604,7 @@ static void timeline(stream *s, uint64_t now, uint64_t t_start, int last)
             e->stats.demotions + e->stats.promotions != s->tl_moves;
     n = (size_t)snprintf(line, sizeof line, "%7.2f s ", (double)(now - t_start) / 1e9);
     for (int k = 0; k < e->cfg.nrails && n < sizeof line; k++) {
-        int cs = e->peers[peer].rail[k].fsm.cs;
+        int cs = bfo_rail_state(e, peer, k);
         double mbs = dt > 0 ? (double)(e->stats.rail_bytes[k] - s->tl_bytes[k]) / dt / 1e6 : 0;
         s->tl_bytes[k] = e->stats.rail_bytes[k];
         n += (size_t)snprintf(line + n, sizeof line - n, "| rail %d %8.1f MB/s %-12s (%.1f) ", k, mbs,
@@ -838,29 +838,29 @@ static void trace_rail(void *user, const bfo_machine *m, const bfo_step *st)
         const bfo_rail_link *rs = &e->peers[peer].rail[rail];
         uint64_t proc = 0;
         for (int r = 0; r < e->cfg.nrails; r++)
-            if (e->peers[peer].rail[r].last_rx > proc)
-                proc = e->peers[peer].rail[r].last_rx;
+            if (e->peers[peer].rail[r].det.last_rx > proc)
+                proc = e->peers[peer].rail[r].det.last_rx;
 #define AGO(t) ((t) ? (double)(e->now - (t)) / 1e6 : -1.0)
         fprintf(stderr,
                 "bfo stream[%d]:   the rail heard %.3f ms ago, its probe sent %.3f ms ago, its peer's host "
                 "heard %.3f ms ago, busy %.3f ms ago, the process heard anywhere %.3f ms ago; probe timeout "
-                "%.3f ms (shift %u), srtt %.3f ms (-1: never)\n",
-                s->rank, AGO(rs->last_rx), AGO(rs->probe_sent), AGO(rs->host_rx), AGO(rs->busy_at), AGO(proc),
-                (double)bfo__probe_timeout(e, rs) / 1e6, (unsigned)rs->pt_shift, (double)rs->srtt / 1e6);
+                "%.3f ms, srtt %.3f ms (-1: never)\n",
+                s->rank, AGO(rs->det.last_rx), AGO(rs->det.probe_sent), AGO(rs->det.host_rx), AGO(rs->det.busy_at), AGO(proc),
+                (double)bfo_rail_probe_timeout(e, peer, rail) / 1e6, (double)bfo_rail_rtt(e, peer, rail) / 1e6);
 #undef AGO
     }
     if (peer >= 0 && st->event == BFO_EV_DEMOTION_DUE) { /* the rates it was demoted on */
         const bfo_engine *e = s->e;
         const bfo_rail_link *rs = &e->peers[peer].rail[rail];
-        const uint64_t best = bfo__best_rate(e, peer, rail); /* what the engine compared */
+        const uint64_t best = bfo_rail_best_other_rate(e, peer, rail); /* what the engine compared */
         fprintf(stderr,
                 "bfo stream[%d]:   its rate %.1f MB/s against %.1f on the best other UP rail; %u slow "
                 "samples, the first %.3f ms ago, the last sample %.3f ms ago; %llu bytes queued, "
                 "completions take %.3f ms; %s\n",
-                s->rank, (double)rs->rate / 1e3, (double)best / 1e3, (unsigned)rs->slow,
-                (double)(e->now - rs->slow_since) / 1e6, (double)(e->now - rs->sampled_at) / 1e6,
-                (unsigned long long)rs->q_bytes, (double)rs->lat / 1e6,
-                rs->measured ? "measured" : "on probation");
+                s->rank, (double)bfo_rail_rate(e, peer, rail) / 1e6, (double)best / 1e6, (unsigned)rs->rate.slow,
+                (double)(e->now - rs->rate.slow_since) / 1e6, (double)(e->now - rs->rate.sampled_at) / 1e6,
+                (unsigned long long)rs->rate.q_bytes, (double)rs->rate.lat / 1e6,
+                rs->rate.measured ? "measured" : "on probation");
     }
 }
 
@@ -1440,21 +1440,22 @@ int bfo_cmd_stream(int argc, char **argv)
             for (int r = 0; p != s->rank && r < s->e->cfg.nrails; r++) {
                 const bfo_rail_link *rl = &s->e->peers[p].rail[r];
                 uint64_t *at = &s->p[p].drain_at[r];
-                int was_up = s->p[p].was_up[r];
-                s->p[p].was_up[r] = bfo__live(rl->fsm.cs); /* a demoted rail is no failover */
-                if (!*at && was_up && !bfo__live(rl->fsm.cs) && rl->inflight > 0) {
+                int was_up = s->p[p].was_up[r], cs = bfo_rail_state(s->e, p, r);
+                int live = cs == BFO_RAIL_ST_UP || cs == BFO_RAIL_ST_DEMOTED; /* demoted: no failover */
+                s->p[p].was_up[r] = live;
+                if (!*at && was_up && !live && rl->rate.inflight > 0) {
                     *at = now;
                     if (trace_rails)
                         fprintf(stderr, "bfo stream[%d]: (%.3f) peer %d rail %d: %s with %d operation(s) "
                                 "in flight\n", s->rank, (double)now / 1e9, p, r,
-                                bfo_rail_state_name(rl->fsm.cs), rl->inflight);
-                } else if (*at && rl->inflight == 0) {
+                                bfo_rail_state_name(cs), rl->rate.inflight);
+                } else if (*at && rl->rate.inflight == 0) {
                     if (now - *at > s->drain_max)
                         s->drain_max = now - *at;
                     if (trace_rails)
                         fprintf(stderr, "bfo stream[%d]: (%.3f) peer %d rail %d: %s, nothing in flight any "
                                 "more: %.3f ms\n", s->rank, (double)now / 1e9, p, r,
-                                bfo_rail_state_name(rl->fsm.cs), (double)(now - *at) / 1e6);
+                                bfo_rail_state_name(cs), (double)(now - *at) / 1e6);
                     *at = 0;
                 }
             }
@@ -1555,7 +1556,7 @@ int bfo_cmd_stream(int argc, char **argv)
         s->f[F_RELAY_REFUSED] = s->e->stats.relay_refused;
         for (int p = 0; p < s->size; p++) /* (peer, rail) that does not reach: not failures */
             for (int r = 0; p != s->rank && r < bfo_net_nrails(s->t); r++)
-                s->f[F_ABSENT] += s->e->peers[p].rail[r].fsm.cs == BFO_RAIL_ST_ABSENT;
+                s->f[F_ABSENT] += bfo_rail_state(s->e, p, r) == BFO_RAIL_ST_ABSENT;
         for (int r = 0; r < bfo_net_nrails(s->t); r++) {
             s->rail_bytes[r] = ts->rail[r].bytes_tx;
             s->f[F_CONNERR] += ts->rail[r].conn_errors;

@@ -216,13 +216,13 @@ int bfo_boot_env(bfo_boot **out, uint64_t timeout_ns)
     bfo_boot *b;
     *out = NULL;
     /* neither BFO_RANK nor BFO_SIZE, but a PMIx launch (mpirun) */
-    if (!getenv("BFO_RANK") && !getenv("BFO_SIZE") && bfo__boot_pmix_env()) {
-        int rc = bfo__boot_pmix_init(&rank, &size);
+    if (!getenv("BFO_RANK") && !getenv("BFO_SIZE") && bfo_bootpmix_env()) {
+        int rc = bfo_bootpmix_init(&rank, &size);
         if (rc != BFO_OK)
             return rc;
         b = boot_new(rank, size, VIA_PMIX);
         if (!b) {
-            bfo__boot_pmix_fini();
+            bfo_bootpmix_fini();
             return BFO_ERR_NO_MEMORY;
         }
         b->timeout_ns = timeout_ns;
@@ -472,7 +472,7 @@ int bfo_boot_publish(bfo_boot *b, const void *card, size_t len)
         return BFO_ERR_INVALID;
     switch (b->via) {
     case VIA_SERVER: rc = server_exchange(b, card, len); break;
-    case VIA_PMIX: rc = bfo__boot_pmix_publish(card, len, b->timeout_ns, &b->job); break;
+    case VIA_PMIX: rc = bfo_bootpmix_publish(card, len, b->timeout_ns, &b->job); break;
     default: rc = b->ops.publish(b->ops.ctx, card, len); break;
     }
     if (rc == BFO_OK)
@@ -494,7 +494,7 @@ int bfo_boot_lookup(bfo_boot *b, int rank, void *buf, size_t cap, size_t *len)
         memcpy(buf, b->cards + (size_t)rank * BFO_BOOT_CARD_MAX, b->lens[rank]);
         *len = b->lens[rank];
         return b->lens[rank] ? BFO_OK : BFO_BOOT_ERR_EXCHANGE;
-    case VIA_PMIX: return bfo__boot_pmix_lookup(rank, buf, cap, len);
+    case VIA_PMIX: return bfo_bootpmix_lookup(rank, buf, cap, len);
     default: return b->ops.lookup(b->ops.ctx, rank, buf, cap, len);
     }
 }
@@ -504,7 +504,7 @@ void bfo_boot_fini(bfo_boot *b)
     if (!b)
         return;
     if (b->via == VIA_PMIX)
-        bfo__boot_pmix_fini();
+        bfo_bootpmix_fini();
     else if (b->via == VIA_CUSTOM && b->ops.fini)
         b->ops.fini(b->ops.ctx);
     if (b->fail_fd >= 0)

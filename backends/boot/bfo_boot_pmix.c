@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int bfo__boot_pmix_env(void)
+int bfo_bootpmix_env(void)
 {
     const char *r = getenv("PMIX_RANK"), *n = getenv("PMIX_NAMESPACE");
     return (r && *r) || (n && *n);
@@ -17,7 +17,7 @@ int bfo__boot_pmix_env(void)
 
 #ifndef BFO_HAVE_PMIX
 
-int bfo__boot_pmix_init(int *rank, int *size)
+int bfo_bootpmix_init(int *rank, int *size)
 {
     (void)rank;
     (void)size;
@@ -25,19 +25,19 @@ int bfo__boot_pmix_init(int *rank, int *size)
     return BFO_ERR_INVALID;
 }
 
-int bfo__boot_pmix_publish(const void *card, size_t len, uint64_t timeout_ns, uint64_t *job)
+int bfo_bootpmix_publish(const void *card, size_t len, uint64_t timeout_ns, uint64_t *job)
 {
     (void)card, (void)len, (void)timeout_ns, (void)job;
     return BFO_ERR_INVALID;
 }
 
-int bfo__boot_pmix_lookup(int rank, void *buf, size_t cap, size_t *len)
+int bfo_bootpmix_lookup(int rank, void *buf, size_t cap, size_t *len)
 {
     (void)rank, (void)buf, (void)cap, (void)len;
     return BFO_ERR_INVALID;
 }
 
-void bfo__boot_pmix_fini(void) {}
+void bfo_bootpmix_fini(void) {}
 
 #else /* BFO_HAVE_PMIX */
 
@@ -52,7 +52,7 @@ static void perr(const char *what, pmix_status_t st)
     fprintf(stderr, "bfo: PMIx: %s: %s\n", what, PMIx_Error_string(st));
 }
 
-int bfo__boot_pmix_init(int *rank, int *size)
+int bfo_bootpmix_init(int *rank, int *size)
 {
     pmix_proc_t all;
     pmix_value_t *v = NULL;
@@ -77,7 +77,7 @@ int bfo__boot_pmix_init(int *rank, int *size)
     return BFO_OK;
 }
 
-int bfo__boot_pmix_publish(const void *card, size_t len, uint64_t timeout_ns, uint64_t *job)
+int bfo_bootpmix_publish(const void *card, size_t len, uint64_t timeout_ns, uint64_t *job)
 {
     pmix_value_t val;
     pmix_info_t info[2];
@@ -116,7 +116,7 @@ int bfo__boot_pmix_publish(const void *card, size_t len, uint64_t timeout_ns, ui
     return BFO_OK;
 }
 
-int bfo__boot_pmix_lookup(int rank, void *buf, size_t cap, size_t *len)
+int bfo_bootpmix_lookup(int rank, void *buf, size_t cap, size_t *len)
 {
     pmix_proc_t peer;
     pmix_value_t *v = NULL;
@@ -138,7 +138,7 @@ int bfo__boot_pmix_lookup(int rank, void *buf, size_t cap, size_t *len)
     return BFO_OK;
 }
 
-void bfo__boot_pmix_fini(void)
+void bfo_bootpmix_fini(void)
 {
     pmix_status_t st = PMIx_Finalize(NULL, 0);
     if (st != PMIX_SUCCESS)

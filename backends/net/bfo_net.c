@@ -864,7 +864,7 @@ static void rails_group(bfo_net *n, const bfo_net_options *opt)
 static int transports_open(bfo_net *n, const bfo_net_options *opt, const bfo_config *cfg)
 {
     bfo_config d = *cfg;
-    bfo__config_defaults(&d);
+    bfo_config_defaults(&d);
     for (int k = 0; k < n->ntp; k++) {
         net_tp *tp = &n->tp[k];
         bfo_sink sink = { tp, up_completion, up_frame, up_event, up_heard, up_lookup, up_host,
@@ -1357,23 +1357,16 @@ static void dump_engine(bfo_net *n, FILE *f)
 {
     const bfo_engine *e = &n->eng;
     uint64_t now = bfo_boot_now();
-    int ux = 0, ooo = 0, posted = 0, fail = 0;
-    for (int i = e->ux_head; i >= 0; i = bfo__ux_at(e, i)->an)
-        ux++;
-    ooo = bfo__ooo_count(e);
-    posted = e->posted_count;
-    for (int i = e->fail_head; i >= 0; i = bfo__op_at(e, i)->next)
-        fail++;
+    int ux = bfo_engine_unexpected_count(e), ooo = bfo_engine_out_of_order_count(e);
+    int posted = e->posted_count, fail = bfo_engine_unposted_count(e);
     fprintf(f, "bfo-net[%d]: engine: ops in use %d, failed to post %d, unexpected %d, out of order %d, "
             "buffers in use %d, receives posted %d; map-outs %llu, re-admissions %llu; engine time %.3f ms ago\n",
             n->rank, e->ops_in_use, fail, ux, ooo, e->uxm_in_use, posted, (unsigned long long)e->stats.mapouts,
             (unsigned long long)e->stats.readmissions, (double)(now - e->now) / 1e6);
     for (int p = 0; p < n->size; p++) {
-        int pend = 0;
+        int pend = bfo_peer_waiting_count(e, p);
         if (p == n->rank)
             continue;
-        for (int i = e->peers[p].pend_head; i >= 0; i = bfo__op_at(e, i)->next)
-            pend++;
         fprintf(f, "bfo-net[%d]: engine: peer %d: next seq expected %llu, last sent %llu, ops waiting for a "
                 "rail %d%s\n", n->rank, p, (unsigned long long)e->peers[p].recv_seq, (unsigned long long)e->peers[p].send_seq, pend,
                 e->peers[p].unreachable ? ", unreachable" : "");
@@ -1381,8 +1374,8 @@ static void dump_engine(bfo_net *n, FILE *f)
             const bfo_rail_link *rs = &e->peers[p].rail[r];
             fprintf(f, "bfo-net[%d]: engine: peer %d rail %d (%s %d): %s, in flight %d, probe out %d, "
                     "heard %.3f ms ago, posted %.3f ms ago\n", n->rank, p, r, n->tp[n->rtp[r]].ops->name,
-                    n->rlocal[r], bfo_rail_state_name(rs->fsm.cs), rs->inflight, rs->probe_out,
-                    (double)(now - rs->last_rx) / 1e6, (double)(now - rs->last_tx) / 1e6);
+                    n->rlocal[r], bfo_rail_state_name(bfo_rail_state(e, p, r)), rs->rate.inflight, rs->det.probe_out,
+                    (double)(now - rs->det.last_rx) / 1e6, (double)(now - rs->rate.last_tx) / 1e6);
         }
     }
 }

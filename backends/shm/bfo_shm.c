@@ -2036,7 +2036,7 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
     if (!t->o.read_chunk)
         t->o.read_chunk = CHUNK_DEFAULT;
     d = *a->cfg;
-    bfo__config_defaults(&d);
+    bfo_config_defaults(&d);
     t->rdma_caps = d.rdma != BFO_RDMA_PUT;
     if (t->rdma_caps) {
         int scope;

@@ -2264,7 +2264,7 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
 
     /* memory: everything now */
     d = *a->cfg; /* the defaults the engine will use */
-    bfo__config_defaults(&d);
+    bfo_config_defaults(&d);
     t->max_frame = BFO_MAX_HDR_SIZE + BFO_HDR_RELAY_SIZE + (d.eager_limit > d.frag_size ? d.eager_limit : d.frag_size);
     t->nents = d.max_ops + 16;
     /* keepalives while stalled: four per probe timeout, at most 10 ms apart */

@@ -1474,7 +1474,7 @@ int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails
         v->cfg.nranks = size;
     if (!v->cfg.nrails)
         v->cfg.nrails = nrails;
-    bfo__config_defaults(&v->cfg);
+    bfo_config_defaults(&v->cfg);
     v->max_frame = BFO_MAX_HDR_SIZE + BFO_HDR_RELAY_SIZE +
                    (v->cfg.eager_limit > v->cfg.frag_size ? v->cfg.eager_limit : v->cfg.frag_size);
     for (int r = 0; r < nrails; r++) {

@@ -83,6 +83,13 @@ extern "C" {
 
 /* --- Set up */
 
+/* Gives every zero field of *cfg the default the engine takes for it, and
+ * bounds frag_pipeline and rndv_first, as bfo_engine_init and
+ * bfo_engine_mem_size do on their copy (the defaults: bfo_config,
+ * bfo_engine_types.h): what the engine will use, for a transport that
+ * sizes its buffers to it.  A NULL cfg is ignored. */
+static inline void bfo_config_defaults(bfo_config *cfg);
+
 /* Bytes of memory bfo_engine_init needs for this configuration. */
 static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in);
 
@@ -193,6 +200,34 @@ static inline int bfo_rail_state(const bfo_engine *e, int peer, int rail);
  * Before anything is measured, the transport's figure (else 1 GB/s); 0 for
  * this rank itself and out-of-range arguments. */
 static inline uint64_t bfo_rail_rate(const bfo_engine *e, int peer, int rail);
+
+/* The best rate among the peer's other UP rails whose rate was measured
+ * (bytes per second, as bfo_rail_rate): what demotion compares this rail's
+ * with.  0 when there is none, for this rank itself and out-of-range
+ * arguments. */
+static inline uint64_t bfo_rail_best_other_rate(const bfo_engine *e, int peer, int rail);
+
+/* The rail's probe timeout to a peer now (ns): how long a probe may go
+ * unanswered before the rail fails (bfo_engine_progress's
+ * PROBE_TIMED_OUT): probe_timeout_ns, or more when its probes come back
+ * slowly or data waits on it, doubled after recent timeouts, never above
+ * silence_ns.  0 for this rank itself and out-of-range arguments. */
+static inline uint64_t bfo_rail_probe_timeout(const bfo_engine *e, int peer, int rail);
+
+/* The smoothed round trip of the rail's probes to a peer (ns): 0 until
+ * one was measured, for this rank itself and out-of-range arguments. */
+static inline uint64_t bfo_rail_rtt(const bfo_engine *e, int peer, int rail);
+
+/* What waits in the engine, for a layer that reports it (bfo_net's dump):
+ * unexpected messages (here, no receive matched them yet); messages held
+ * out of order (ahead of their peer's sequence), all peers; operations
+ * that could not be posted (they complete with an error at the engine's
+ * next entry point); operations waiting for an UP rail to the peer (0 for a peer
+ * out of range).  Each walks a list: not for a hot path. */
+static inline int bfo_engine_unexpected_count(const bfo_engine *e);
+static inline int bfo_engine_out_of_order_count(const bfo_engine *e);
+static inline int bfo_engine_unposted_count(const bfo_engine *e);
+static inline int bfo_peer_waiting_count(const bfo_engine *e, int peer);
 
 /* 1 when the peer said goodbye (its BYE was taken: it finished, and its
  * rails closing are no failure), else 0; 0 for a peer out of range.  Sends

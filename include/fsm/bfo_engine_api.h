@@ -285,7 +285,63 @@ static inline uint64_t bfo_rail_rate(const bfo_engine *e, int peer, int rail)
 {
     if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || !bfo__in_range(rail, e->cfg.nrails))
         return 0;
-    return e->peers[peer].rail[rail].rate * 1000;
+    return e->peers[peer].rail[rail].rate.rate * 1000;
+}
+
+/* bfo_rail_best_other_rate: see THE API in bfo_engine.h. */
+static inline uint64_t bfo_rail_best_other_rate(const bfo_engine *e, int peer, int rail)
+{
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || !bfo__in_range(rail, e->cfg.nrails))
+        return 0;
+    return bfo__best_rate(e, peer, rail) * 1000;
+}
+
+/* bfo_rail_probe_timeout: see THE API in bfo_engine.h. */
+static inline uint64_t bfo_rail_probe_timeout(const bfo_engine *e, int peer, int rail)
+{
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || !bfo__in_range(rail, e->cfg.nrails))
+        return 0;
+    return bfo__probe_timeout(e, &e->peers[peer].rail[rail]);
+}
+
+/* bfo_rail_rtt: see THE API in bfo_engine.h. */
+static inline uint64_t bfo_rail_rtt(const bfo_engine *e, int peer, int rail)
+{
+    if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || !bfo__in_range(rail, e->cfg.nrails))
+        return 0;
+    return e->peers[peer].rail[rail].det.srtt;
+}
+
+/* bfo_engine_unexpected_count: see THE API in bfo_engine.h. */
+static inline int bfo_engine_unexpected_count(const bfo_engine *e)
+{
+    int n = 0;
+    for (int i = e->ux_head; i >= 0; i = bfo__ux_at(e, i)->an)
+        n++;
+    return n;
+}
+
+/* bfo_engine_out_of_order_count: see THE API in bfo_engine.h. */
+static inline int bfo_engine_out_of_order_count(const bfo_engine *e) { return bfo__ooo_count(e); }
+
+/* bfo_engine_unposted_count: see THE API in bfo_engine.h. */
+static inline int bfo_engine_unposted_count(const bfo_engine *e)
+{
+    int n = 0;
+    for (int i = e->fail_head; i >= 0; i = bfo__op_at(e, i)->next)
+        n++;
+    return n;
+}
+
+/* bfo_peer_waiting_count: see THE API in bfo_engine.h. */
+static inline int bfo_peer_waiting_count(const bfo_engine *e, int peer)
+{
+    int n = 0;
+    if (!bfo__in_range(peer, e->cfg.nranks))
+        return 0;
+    for (int i = e->peers[peer].pend_head; i >= 0; i = bfo__op_at(e, i)->next)
+        n++;
+    return n;
 }
 
 /* bfo_peer_reachable: see THE API in bfo_engine.h. */
@@ -542,30 +598,13 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
         bfo__stage_kick(e);
     if (BFO__UNLIKELY(e->revoke_sweep)) /* messages on a revoked context */
         bfo__revoke_sweep(e);
-    /* This engine was not called for longer than a heartbeat (its caller
-     * computed): it heard nothing because it did not listen, so that time
-     * is no evidence.  Every UP rail's clocks move on by the gap (never
-     * past now): its probe and silence count from before the gap, and what
-     * the transports read at this progress (queued meanwhile) is heard. */
-    if (e->timers_at && e->now > e->timers_at + c->heartbeat_ns) {
-        const uint64_t gap = e->now - e->timers_at;
-        for (int i = 0; i < c->nranks; i++)
-            for (int k = 0; i != c->rank && k < c->nrails; k++) {
-                bfo_rail_link *rs = &e->peers[i].rail[k];
-                if (!bfo__live(rs->fsm.cs))
-                    continue;
-                rs->last_rx = rs->last_rx + gap < e->now ? rs->last_rx + gap : e->now;
-                rs->probe_sent = rs->probe_sent + gap < e->now ? rs->probe_sent + gap : e->now;
-                if (rs->host_rx)
-                    rs->host_rx = rs->host_rx + gap < e->now ? rs->host_rx + gap : e->now;
-                if (rs->busy_at)
-                    rs->busy_at = rs->busy_at + gap < e->now ? rs->busy_at + gap : e->now;
-            }
-    }
+    /* not called for longer than a heartbeat: that time is no evidence */
+    if (e->timers_at && e->now > e->timers_at + c->heartbeat_ns)
+        bfo__detect_on_gap(e, e->now - e->timers_at);
     e->timers_at = e->now;
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *p = &e->peers[i];
-        uint64_t proc_rx = 0; /* the peer's process last heard, on any rail */
+        uint64_t proc_rx; /* the peer's process last heard, on any rail */
         if (i == c->rank || p->unreachable) {
             /* a peer that said BYE, whose messages sent before it never all came */
             if (p->left == BFO__LEFT_OWED && !e->left &&
@@ -573,85 +612,25 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
                 bfo__peer_step(e, i, BFO_PEER_EV_GRACE_EXPIRED); /* close_out */
             continue;
         }
-        for (int k = 0; k < c->nrails; k++)
-            if (p->rail[k].last_rx > proc_rx)
-                proc_rx = p->rail[k].last_rx;
+        proc_rx = bfo__detect_proc_rx(e, p);
         for (int k = 0; k < c->nrails; k++) {
             bfo_rail_link *rs = &p->rail[k];
+            int ev = -1;
             switch (rs->fsm.cs) {
             case BFO_RAIL_ST_UP:
-            case BFO_RAIL_ST_DEMOTED: {
-                /* work waits on it, nothing delivered for a while, and the
-                 * peer's process talks (a peer that computes is slow on
-                 * every rail: no measure of this one) */
-                if (rs->q_bytes && e->now - rs->win_start >= BFO_RATE_LAG_NS &&
-                    e->now - rs->win_start >= 4 * rs->lat &&
-                    (e->now - proc_rx < BFO_RATE_LAG_NS || (!rs->measured && p->pend_head >= 0)))
-                    bfo__rate_lag(e, i, k);
-                /* the probe waits from when it went out, or from the last thing
-                 * heard, or a heartbeat past the end of a busy spell (the peer's
-                 * process was heard again, maybe on another rail first, and has
-                 * a backlog to read before it answers here) */
-                uint64_t since = rs->last_rx > rs->probe_sent ? rs->last_rx : rs->probe_sent;
-                uint64_t quiet = rs->last_rx;
-                /* busy: the process silent everywhere since the probe (or
-                 * for half a probe timeout: what was heard once just after
-                 * it was sent before, and read late, by a process that
-                 * then fell silent), its host heard here.  A process that
-                 * talks elsewhere does not make this rail busy (below: a
-                 * retransmission's time at most; test_busy_peer_heard_
-                 * once_after_the_probe_then_silent_is_not_failed) */
-                const int host_heard = rs->probe_out && rs->host_rx > rs->probe_sent &&
-                                       e->now - rs->host_rx < c->host_timeout_ns; /* since the probe */
-                if (host_heard &&
-                    (proc_rx <= rs->probe_sent || e->now - proc_rx >= bfo__probe_timeout(e, rs) / 2)) {
-                    rs->busy_at = e->now;
-                    break;
-                }
-                if (rs->busy_at && rs->busy_at + c->heartbeat_ns > since)
-                    since = rs->busy_at + c->heartbeat_ns; /* may lie ahead of now */
-                if (rs->busy_at > quiet)
-                    quiet = rs->busy_at;
-                /* the process talks elsewhere, and this rail's host has
-                 * answered since the probe went out: its path carries
-                 * packets both ways, and the frames wait for a lost
-                 * segment's retransmission (a shaper's queue overflowing
-                 * at 400 Mbit/s: the rail silent 141 ms, its host heard
-                 * 4 ms before, failed at 80), so the probe waits at least
-                 * half host_timeout_ns, a retransmission timeout or two;
-                 * a path that passes the kernel's acknowledgements and
-                 * never the frames is mapped out then
-                 * (test_host_heard_excuses_a_rail_a_retransmission_long_
-                 * when_the_process_talks_elsewhere) */
-                uint64_t pt = bfo__probe_timeout(e, rs);
-                if (host_heard && pt < c->host_timeout_ns / 2)
-                    pt = c->host_timeout_ns / 2;
-                if (e->now - quiet >= c->silence_ns)
-                    bfo__rail_step(e, i, k, BFO_EV_SILENCE_DETECTED, NULL);
-                else if (rs->probe_out && e->now >= since + pt) {
-                    if (rs->pt_shift < 3)
-                        rs->pt_shift++;
-                    rs->pt_good = 0;
-                    bfo__rail_step(e, i, k, BFO_EV_PROBE_TIMED_OUT, NULL);
-                }
-                else if (!rs->probe_out && (e->now - rs->last_rx >= c->heartbeat_ns ||
-                                            e->now - rs->last_tx >= c->heartbeat_ns))
-                    bfo__rail_step(e, i, k, BFO_EV_HEARTBEAT_DUE, NULL);
+            case BFO_RAIL_ST_DEMOTED:
+                bfo__rate_on_progress(e, i, k, proc_rx); /* a lag sample */
+                ev = bfo__detect_due(e, rs, proc_rx);
                 break;
-            }
-            case BFO_RAIL_ST_PROBING:
-                if (e->now - rs->probe_sent >= bfo__probe_timeout(e, rs))
-                    bfo__rail_step(e, i, k, BFO_EV_PROBE_TIMED_OUT, NULL);
-                break;
-            case BFO_RAIL_ST_FAILED:
+            case BFO_RAIL_ST_PROBING: ev = bfo__detect_due(e, rs, proc_rx); break;
+            case BFO_RAIL_ST_FAILED: /* its back-off over: reconnect, or no more */
                 if (e->now >= rs->deadline)
-                    bfo__rail_step(e, i, k, rs->attempts > c->max_reconnects
-                                                ? BFO_EV_RETRIES_EXHAUSTED
-                                                : BFO_EV_BACKOFF_EXPIRED,
-                                   NULL);
+                    ev = rs->attempts > c->max_reconnects ? BFO_EV_RETRIES_EXHAUSTED : BFO_EV_BACKOFF_EXPIRED;
                 break;
             default: break;
             }
+            if (ev >= 0)
+                bfo__rail_step(e, i, k, ev, NULL);
         }
         if (c->nrails > 1 && !p->unreachable && !p->down_since)
             bfo__rails_review(e, i);

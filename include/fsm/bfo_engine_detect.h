@@ -5,9 +5,11 @@
  * Part of bfo_engine.h, level 3 of its parts (docs/engine-design.md, "The
  * parts"): include bfo_engine.h, not this.  It includes bfo_engine_pools.h
  * (and so every part below); a call to a part above goes through a
- * prototype in bfo_engine_hooks.h (none from here).
+ * prototype in bfo_engine_hooks.h: here bfo__rail_ctl_pad (its probe).
+ * It owns bfo_rail_link.det (bfo__rail_detect): only its functions write it.
  *
- * Sections (grep '>>name'): >>probe_rtt, >>evidence.
+ * Sections (grep '>>name'): >>probe_rtt, >>evidence, >>detect_state,
+ * >>detect_rules.
  */
 #ifndef BFO_ENGINE_DETECT_H
 #define BFO_ENGINE_DETECT_H
@@ -32,12 +34,12 @@ extern "C" {
  * failed over in 2 runs of 3. */
 static inline uint64_t bfo__probe_timeout(const bfo_engine *e, const bfo_rail_link *rs)
 {
-    uint64_t t = e->cfg.probe_timeout_ns, est = rs->srtt + 4 * rs->rttvar;
+    uint64_t t = e->cfg.probe_timeout_ns, est = rs->det.srtt + 4 * rs->det.rttvar;
     if (est > t)
         t = est;
-    if (rs->q_bytes && 2 * rs->lat > t)
-        t = 2 * rs->lat;
-    t <<= rs->pt_shift;
+    if (rs->rate.q_bytes && 2 * rs->rate.lat > t)
+        t = 2 * rs->rate.lat;
+    t <<= rs->det.pt_shift;
     /* a demoted rail is known to be slow: its probes and the peer's beacons
      * wait in a full queue (a shaper's drops them), twice as long */
     if (rs->fsm.cs == BFO_RAIL_ST_DEMOTED)
@@ -49,27 +51,31 @@ static inline uint64_t bfo__probe_timeout(const bfo_engine *e, const bfo_rail_li
  * gains, 1/8 and 1/4); in UP the heartbeat is answered. */
 static inline void bfo__probe_answered(bfo_engine *e, bfo_rail_link *rs)
 {
-    uint64_t rtt = e->now - rs->probe_sent;
-    if (rs->busy_at > rs->probe_sent) {
+    uint64_t rtt = e->now - rs->det.probe_sent;
+    if (rs->det.busy_at > rs->det.probe_sent) {
         /* held open by a busy peer: its computing, not a round trip */
-    } else if (!rs->srtt && !rs->rttvar) {
-        rs->srtt = rtt;
-        rs->rttvar = rtt / 2;
+    } else if (!rs->det.srtt && !rs->det.rttvar) {
+        rs->det.srtt = rtt;
+        rs->det.rttvar = rtt / 2;
     } else {
-        uint64_t d = rtt > rs->srtt ? rtt - rs->srtt : rs->srtt - rtt;
-        rs->rttvar = rs->rttvar - rs->rttvar / 4 + d / 4;
-        rs->srtt = rs->srtt - rs->srtt / 8 + rtt / 8;
+        uint64_t d = rtt > rs->det.srtt ? rtt - rs->det.srtt : rs->det.srtt - rtt;
+        rs->det.rttvar = rs->det.rttvar - rs->det.rttvar / 4 + d / 4;
+        rs->det.srtt = rs->det.srtt - rs->det.srtt / 8 + rtt / 8;
     }
     if (!bfo__live(rs->fsm.cs))
         return;
-    rs->probe_out = 0;
-    if (rs->pt_shift && ++rs->pt_good >= 8) {
-        rs->pt_shift--;
-        rs->pt_good = 0;
+    rs->det.probe_out = 0;
+    if (rs->det.pt_shift && ++rs->det.pt_good >= 8) {
+        rs->det.pt_shift--;
+        rs->det.pt_good = 0;
     }
 }
 
 /* >>evidence - the transport heard the peer, or its host ------------------ */
+
+/* A frame of the peer's came in on the rail (bfo_engine_frame, _placed,
+ * and what bfo__on_message takes), or the transport heard it. */
+static inline void bfo__detect_on_heard(bfo_engine *e, bfo_rail_link *rs) { rs->det.last_rx = e->now; }
 
 /* bfo_engine_rail_heard: see THE API in bfo_engine.h. */
 static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint64_t now)
@@ -79,7 +85,7 @@ static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint
         return;
     if (now > e->now)
         e->now = now;
-    e->peers[peer].rail[rail].last_rx = e->now;
+    bfo__detect_on_heard(e, &e->peers[peer].rail[rail]);
 }
 
 /* bfo_engine_host_heard: see THE API in bfo_engine.h. */
@@ -92,8 +98,136 @@ static inline void bfo_engine_host_heard(bfo_engine *e, int peer, int rail, uint
     if (at > e->now)
         e->now = at;
     rs = &e->peers[peer].rail[rail];
-    if (at > rs->host_rx)
-        rs->host_rx = at;
+    if (at > rs->det.host_rx)
+        rs->det.host_rx = at;
+}
+
+/* >>detect_state - the detector's state: set up, reset, the rail machine's events */
+
+/* At init: nothing heard, no probe, no round trip. */
+static inline void bfo__detect_init(bfo_rail_link *rs) { memset(&rs->det, 0, sizeof rs->det); }
+
+/* The rail admitted (ADMIT): heard now, no probe out (the round trips and
+ * the timeout's doublings stay: they are the path's, and the peer's). */
+static inline void bfo__detect_reset(bfo_engine *e, bfo_rail_link *rs)
+{
+    rs->det.last_rx = e->now;
+    rs->det.probe_out = 0;
+}
+
+/* SEND_PROBE: a probe goes out (PROBING: to see whether the rail works; UP
+ * or DEMOTED: a heartbeat).  PROBING times out from the attempt, sent or
+ * not (over the control budget); a heartbeat that went out waits for its
+ * PROBEACK. */
+static inline void bfo__detect_send_probe(bfo_engine *e, int peer, int rail)
+{
+    bfo_rail_link *rs = &e->peers[peer].rail[rail];
+    rs->det.probe_sent = e->now;
+    rs->det.probe_nonce = e->now;
+    if (bfo__rail_ctl_pad(e, peer, rail, BFO_FRAG_PROBE, rail, e->now, 0) && bfo__live(rs->fsm.cs))
+        rs->det.probe_out = 1;
+}
+
+/* The rail left UP/DEMOTED: a heartbeat probe belongs to one stay there. */
+static inline void bfo__detect_on_down(bfo_rail_link *rs) { rs->det.probe_out = 0; }
+
+/* This engine was not called for gap, longer than a heartbeat (its caller
+ * computed): it heard nothing because it did not listen, so that time is
+ * no evidence.  Every UP or DEMOTED rail's clocks move on by the gap
+ * (never past now): its probe and silence count from before the gap, and
+ * what the transports read at this progress (queued meanwhile) is heard. */
+static inline void bfo__detect_on_gap(bfo_engine *e, uint64_t gap)
+{
+    const bfo_config *c = &e->cfg;
+    for (int i = 0; i < c->nranks; i++)
+        for (int k = 0; i != c->rank && k < c->nrails; k++) {
+            bfo__rail_detect *d = &e->peers[i].rail[k].det;
+            if (!bfo__live(e->peers[i].rail[k].fsm.cs))
+                continue;
+            d->last_rx = d->last_rx + gap < e->now ? d->last_rx + gap : e->now;
+            d->probe_sent = d->probe_sent + gap < e->now ? d->probe_sent + gap : e->now;
+            if (d->host_rx)
+                d->host_rx = d->host_rx + gap < e->now ? d->host_rx + gap : e->now;
+            if (d->busy_at)
+                d->busy_at = d->busy_at + gap < e->now ? d->busy_at + gap : e->now;
+        }
+}
+
+/* >>detect_rules - when a rail is silent, its probe late, a heartbeat due */
+
+/* The peer's process last heard, on any of its rails. */
+static inline uint64_t bfo__detect_proc_rx(const bfo_engine *e, const bfo_peer *p)
+{
+    uint64_t proc_rx = 0;
+    for (int k = 0; k < e->cfg.nrails; k++)
+        if (p->rail[k].det.last_rx > proc_rx)
+            proc_rx = p->rail[k].det.last_rx;
+    return proc_rx;
+}
+
+/* The failure detector's rules for one rail of a peer (bfo_engine_progress;
+ * proc_rx: the peer's process last heard, bfo__detect_proc_rx): the event
+ * the rail machine takes now (SILENCE_DETECTED, PROBE_TIMED_OUT,
+ * HEARTBEAT_DUE), or -1.  PROBING: its probe's timeout.  UP or DEMOTED
+ * (docs/engine-design.md, "The failure detector"): silent for silence_ns,
+ * its heartbeat unanswered within the probe timeout, or a heartbeat due;
+ * a busy peer (its host heard since the probe, its process not) is none
+ * of these. */
+static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t proc_rx)
+{
+    const bfo_config *c = &e->cfg;
+    if (rs->fsm.cs == BFO_RAIL_ST_PROBING)
+        return e->now - rs->det.probe_sent >= bfo__probe_timeout(e, rs) ? BFO_EV_PROBE_TIMED_OUT : -1;
+    /* the probe waits from when it went out, or from the last thing
+     * heard, or a heartbeat past the end of a busy spell (the peer's
+     * process was heard again, maybe on another rail first, and has
+     * a backlog to read before it answers here) */
+    uint64_t since = rs->det.last_rx > rs->det.probe_sent ? rs->det.last_rx : rs->det.probe_sent;
+    uint64_t quiet = rs->det.last_rx;
+    /* busy: the process silent everywhere since the probe (or
+     * for half a probe timeout: what was heard once just after
+     * it was sent before, and read late, by a process that
+     * then fell silent), its host heard here.  A process that
+     * talks elsewhere does not make this rail busy (below: a
+     * retransmission's time at most; test_busy_peer_heard_
+     * once_after_the_probe_then_silent_is_not_failed) */
+    const int host_heard = rs->det.probe_out && rs->det.host_rx > rs->det.probe_sent &&
+                           e->now - rs->det.host_rx < c->host_timeout_ns; /* since the probe */
+    if (host_heard &&
+        (proc_rx <= rs->det.probe_sent || e->now - proc_rx >= bfo__probe_timeout(e, rs) / 2)) {
+        rs->det.busy_at = e->now;
+        return -1;
+    }
+    if (rs->det.busy_at && rs->det.busy_at + c->heartbeat_ns > since)
+        since = rs->det.busy_at + c->heartbeat_ns; /* may lie ahead of now */
+    if (rs->det.busy_at > quiet)
+        quiet = rs->det.busy_at;
+    /* the process talks elsewhere, and this rail's host has
+     * answered since the probe went out: its path carries
+     * packets both ways, and the frames wait for a lost
+     * segment's retransmission (a shaper's queue overflowing
+     * at 400 Mbit/s: the rail silent 141 ms, its host heard
+     * 4 ms before, failed at 80), so the probe waits at least
+     * half host_timeout_ns, a retransmission timeout or two;
+     * a path that passes the kernel's acknowledgements and
+     * never the frames is mapped out then
+     * (test_host_heard_excuses_a_rail_a_retransmission_long_
+     * when_the_process_talks_elsewhere) */
+    uint64_t pt = bfo__probe_timeout(e, rs);
+    if (host_heard && pt < c->host_timeout_ns / 2)
+        pt = c->host_timeout_ns / 2;
+    if (e->now - quiet >= c->silence_ns)
+        return BFO_EV_SILENCE_DETECTED;
+    if (rs->det.probe_out && e->now >= since + pt) {
+        if (rs->det.pt_shift < 3)
+            rs->det.pt_shift++;
+        rs->det.pt_good = 0;
+        return BFO_EV_PROBE_TIMED_OUT;
+    }
+    if (!rs->det.probe_out && (e->now - rs->det.last_rx >= c->heartbeat_ns ||
+                               e->now - rs->rate.last_tx >= c->heartbeat_ns))
+        return BFO_EV_HEARTBEAT_DUE;
+    return -1;
 }
 
 #ifdef __cplusplus

@@ -365,10 +365,10 @@ static inline int bfo__rcvd_railctl(bfo_engine *e, int peer, int rail, const bfo
         return BFO_ERR_STALE; /* about an earlier life of the rail */
     bfo__rail_step(e, peer, f->type == BFO_FRAG_BROKEN ? about : rail,
                    bfo_frag_event(f->type, BFO_EVK_RCVD), f);
-    if (f->type == BFO_FRAG_PROBEACK && f->h.railctl.nonce == e->peers[peer].rail[rail].probe_nonce)
+    if (f->type == BFO_FRAG_PROBEACK && f->h.railctl.nonce == e->peers[peer].rail[rail].det.probe_nonce)
         bfo__probe_answered(e, &e->peers[peer].rail[rail]);
-    else if (f->type == BFO_FRAG_PROBEACK && e->peers[peer].rail[rail].meas_sent &&
-             (f->h.railctl.nonce | 1) == e->peers[peer].rail[rail].meas_nonce)
+    else if (f->type == BFO_FRAG_PROBEACK && e->peers[peer].rail[rail].rate.meas_sent &&
+             (f->h.railctl.nonce | 1) == e->peers[peer].rail[rail].rate.meas_nonce)
         bfo__measured(e, peer, rail, f->h.railctl.nonce);
     return BFO_OK;
 }
@@ -541,7 +541,7 @@ static BFO__COLD int bfo__frame_gone(bfo_engine *e, int peer, int rail, bfo_fram
         e->stats.malformed_frames++;
         return rc;
     }
-    p->rail[rail].last_rx = e->now;
+    bfo__detect_on_heard(e, &p->rail[rail]);
     if (f.type == BFO_FRAG_PROBE || f.type == BFO_FRAG_PROBEACK || f.type == BFO_FRAG_BROKEN ||
         f.type == BFO_FRAG_CREDIT || f.type == BFO_FRAG_BYE)
         rc = BFO_OK;
@@ -573,9 +573,9 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         e->now = now;
     if (e->peers[peer].unreachable) /* given up, or it said BYE, or this side left */
         return bfo__frame_gone(e, peer, rail, NULL, buf, len);
-    e->peers[peer].rail[rail].in_bytes += len;
+    bfo__rate_on_in(&e->peers[peer].rail[rail], len);
     if (BFO__LIKELY(bfo__parse_plain_match(&f, buf, len))) { /* the eager message */
-        e->peers[peer].rail[rail].last_rx = e->now;
+        bfo__detect_on_heard(e, &e->peers[peer].rail[rail]);
         return bfo__frame_done(e, bfo__rcvd_MATCH(e, peer, rail, &f, &kind), kind);
     }
     rc = bfo_frame_parse(&f, buf, len);
@@ -583,7 +583,7 @@ static inline int bfo_engine_frame(bfo_engine *e, int peer, int rail, const uint
         e->stats.malformed_frames++;
         return rc;
     }
-    e->peers[peer].rail[rail].last_rx = e->now;
+    bfo__detect_on_heard(e, &e->peers[peer].rail[rail]);
     rc = bfo__dispatch(e, peer, rail, &f, &kind);
     return bfo__frame_done(e, rc, kind);
 }
@@ -653,8 +653,8 @@ static inline int bfo_engine_frame_placed(bfo_engine *e, int peer, int rail, con
     }
     if (e->peers[peer].unreachable) /* placed before its BYE (or its loss) was taken */
         return bfo__frame_gone(e, peer, rail, &f, NULL, 0);
-    e->peers[peer].rail[rail].last_rx = e->now;
-    e->peers[peer].rail[rail].in_bytes += hdr_len + payload_len;
+    bfo__detect_on_heard(e, &e->peers[peer].rail[rail]);
+    bfo__rate_on_in(&e->peers[peer].rail[rail], hdr_len + payload_len);
     rc = bfo__dispatch(e, peer, rail, &f, &kind);
     return bfo__frame_done(e, rc, kind);
 }

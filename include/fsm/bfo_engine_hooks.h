@@ -140,7 +140,7 @@ static BFO__COLD void bfo__relay_done(bfo_engine *e, bfo_op *op, int ok);
 static BFO__COLD void bfo__relay_take(bfo_engine *e, int peer, const bfo_frame *f);
 static BFO__COLD void bfo__relayack_take(bfo_engine *e, int peer, const bfo_frame *f);
 static BFO__COLD void bfo__reach_take(bfo_engine *e, int peer, const bfo_frame *f);
-static BFO__COLD void bfo__relay_fail_via(bfo_engine *e, int via);
+static BFO__COLD void bfo__relay_on_peer_step(bfo_engine *e, int peer, int was_reachable);
 
 #ifdef __cplusplus
 }

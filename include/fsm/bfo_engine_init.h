@@ -105,6 +105,13 @@ static inline int bfo_abi_check(const bfo_abi *caller, const bfo_abi *built, cha
 
 /* >>init - memory carved, pools, peers and rails set up ------------------- */
 
+/* bfo_config_defaults: see THE API in bfo_engine.h. */
+static inline void bfo_config_defaults(bfo_config *cfg)
+{
+    if (cfg)
+        bfo__config_defaults(cfg);
+}
+
 /* bfo_engine_mem_size: see THE API in bfo_engine.h. */
 static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
 {
@@ -202,8 +209,8 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
         pe->pend_head = pe->pend_tail = -1;
         pe->ooo_head = pe->ooo_tail = -1;
         pe->down_since = now ? now : 1;
-        pe->credit_limit = e->credit_window; /* our own window: a guess, until told */
-        pe->via = -1;
+        bfo__credit_init(e, pe);
+        bfo__relay_init(pe);
         bfo_peer_init(&pe->fsm);
         bfo__peer_step(e, i, i == c->rank ? BFO_PEER_EV_SELF_CHOSEN : BFO_PEER_EV_PEER_CHOSEN);
         for (int r = 0; r < c->nrails; r++) {
@@ -213,7 +220,8 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
             pe->rail[r].bw = be->rail_bandwidth ? be->rail_bandwidth(be->ctx, r) : 0;
             if (!pe->rail[r].bw)
                 pe->rail[r].bw = 1;
-            pe->rail[r].rate = bfo__rate_guess(&pe->rail[r]);
+            bfo__rate_init(&pe->rail[r]);
+            bfo__detect_init(&pe->rail[r]);
         }
     }
     e->op_free = -1;

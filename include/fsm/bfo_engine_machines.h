@@ -5,7 +5,7 @@
  * parts"): include bfo_engine.h, not this.  It includes bfo_engine_send.h,
  * bfo_engine_recv.h (and so every part below); a call to a part above goes
  * through a prototype in bfo_engine_hooks.h: here bfo__relay_take,
- * bfo__relayack_take, bfo__reach_take, bfo__relay_fail_via.
+ * bfo__relayack_take, bfo__reach_take, bfo__relay_on_peer_step.
  *
  * Sections (grep '>>name'): >>rail_machine, >>peer_machine.
  */
@@ -54,156 +54,129 @@ static inline int bfo__rail_ctl(bfo_engine *e, int peer, int rail, int type, int
     return bfo__rail_ctl_pad(e, peer, rail, type, on_rail, nonce, 0);
 }
 
-static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, const bfo_frame *f)
+/* ADMIT: the rail is UP (again): a new epoch, its back-off and attempts
+ * start over, rate and failure detector reset (measured afresh), the peer
+ * told its window, the notices owed sent. */
+static inline void bfo__rail_admit(bfo_engine *e, int peer, int rail)
 {
     bfo_peer *p = &e->peers[peer];
     bfo_rail_link *rs = &p->rail[rail];
+    if (rs->ever_up)
+        e->stats.readmissions++;
+    rs->ever_up = 1;
+    rs->epoch++;
+    rs->attempts = 0;
+    rs->backoff = e->cfg.backoff_min_ns;
+    bfo__detect_reset(e, rs);
+    rs->broken_owed = 0;
+    bfo__rate_reset(e, rs);
+    p->down_since = 0;
+    bfo__peer_step(e, peer, BFO_PEER_EV_RAIL_ADMITTED);
+    bfo__credit_tell(e, peer); /* the peer's window here, in case its guess is off */
+    /* the notices that found no rail UP when their rail was mapped out
+     * (the peer may still think it UP: it may hear us on it, one way) */
+    for (int k = 0; k < e->cfg.nrails; k++)
+        if (p->rail[k].broken_owed) {
+            p->rail[k].broken_owed = 0;
+            if ((p->rail[k].fsm.cs == BFO_RAIL_ST_FAILED ||
+                 p->rail[k].fsm.cs == BFO_RAIL_ST_RECONNECTING) &&
+                !bfo__rail_ctl(e, peer, k, BFO_FRAG_BROKEN, rail, 0))
+                p->rail[k].broken_owed = 1; /* over the control budget: at the next */
+        }
+}
+
+/* MAP_OUT: the rail is out; the last one UP gone, the peer machine hears
+ * it; the transport drops the connection. */
+static inline void bfo__rail_map_out(bfo_engine *e, int peer, int rail)
+{
+    bfo_peer *p = &e->peers[peer];
+    int up = 0;
+    e->stats.mapouts++;
+    for (int k = 0; k < e->cfg.nrails; k++)
+        up += k != rail && bfo__live(p->rail[k].fsm.cs);
+    if (!up && !p->down_since) {
+        p->down_since = e->now ? e->now : 1;
+        bfo__peer_step(e, peer, BFO_PEER_EV_LAST_RAIL_LOST);
+    }
+    if (e->be.disconnect) /* what is in flight on it fails now, not at the reconnect */
+        e->be.disconnect(e->be.ctx, peer, rail);
+}
+
+/* SEND_BROKEN: the peer told on another rail that this one is broken (an
+ * UP one, else a demoted one); with none, when a rail is admitted. */
+static inline void bfo__rail_send_broken(bfo_engine *e, int peer, int rail)
+{
+    bfo_peer *p = &e->peers[peer];
+    int other = -1;
+    for (int k = 0; k < e->cfg.nrails && other < 0; k++)
+        if (k != rail && bfo__rail_up(e, peer, k))
+            other = k;
+    for (int k = 0; k < e->cfg.nrails && other < 0; k++)
+        if (k != rail && bfo__live(p->rail[k].fsm.cs))
+            other = k; /* a demoted rail carries it when none is UP */
+    if (other >= 0)
+        bfo__rail_ctl(e, peer, rail, BFO_FRAG_BROKEN, other, 0);
+    else
+        p->rail[rail].broken_owed = 1; /* sent when a rail is admitted (ADMIT) */
+}
+
+/* SCHEDULE_RECONNECT: the next attempt after the back-off, which doubles
+ * up to backoff_max_ns. */
+static inline void bfo__rail_backoff(bfo_engine *e, bfo_rail_link *rs)
+{
+    rs->deadline = e->now + rs->backoff;
+    rs->backoff = rs->backoff * 2 > e->cfg.backoff_max_ns ? e->cfg.backoff_max_ns : rs->backoff * 2;
+    rs->attempts++;
+}
+
+/* SEND_BYE: this side leaves: on this rail, what it sent the peer (its
+ * sequence).  Within the control budget (4 per peer and rail: room for a
+ * BYE beside a probe, its answer and a CREDIT). */
+static inline void bfo__rail_send_bye(bfo_engine *e, int peer, int rail)
+{
+    bfo_hdr_bye h;
+    bfo_op *op = bfo__ctl_alloc(e, BFO_FRAG_BYE, peer);
+    if (!op)
+        return; /* the peer hears another rail's, or takes the closing as a failure */
+    op->about_rail = rail;
+    op->fixed_rail = rail;
+    h.type = BFO_FRAG_BYE;
+    h.flags = 0;
+    h.seq = e->peers[peer].send_seq;
+    op->hdr_len = bfo_hdr_bye_encode(&h, op->hdr, sizeof op->hdr);
+    e->byes_out++;
+    e->stats.byes_sent++;
+    bfo__post(e, op);
+}
+
+/* The rail machine's actions, each a call into the part that owns what it
+ * changes. */
+static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, const bfo_frame *f)
+{
+    bfo_rail_link *rs = &e->peers[peer].rail[rail];
     switch ((enum bfo_rail_action)act) { /* every action, no default: -Wswitch names one left out */
-    case BFO_RAIL_ACT_SEND_PROBE:
-        rs->probe_sent = e->now; /* PROBING times out from the attempt, sent or not */
-        rs->probe_nonce = e->now;
-        if (bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBE, rail, e->now) && bfo__live(rs->fsm.cs))
-            rs->probe_out = 1; /* a heartbeat that went out waits for its PROBEACK */
-        return;
+    case BFO_RAIL_ACT_SEND_PROBE: bfo__detect_send_probe(e, peer, rail); return;
     case BFO_RAIL_ACT_SEND_PROBEACK:
         bfo__rail_ctl(e, peer, rail, BFO_FRAG_PROBEACK, rail,
                       f && f->type == BFO_FRAG_PROBE ? f->h.railctl.nonce : 0);
         return;
-    case BFO_RAIL_ACT_ADMIT:
-        if (rs->ever_up)
-            e->stats.readmissions++;
-        rs->ever_up = 1;
-        rs->epoch++;
-        rs->attempts = 0;
-        rs->backoff = e->cfg.backoff_min_ns;
-        rs->last_rx = rs->last_tx = e->now;
-        rs->probe_out = 0;
-        rs->broken_owed = 0;
-        rs->rate = bfo__rate_guess(rs); /* measured afresh */
-        rs->measured = 0;
-        rs->prob_bytes = rs->prob_ns = 0;
-        rs->lat = 0;
-        rs->slow = rs->meas_good = 0;
-        rs->meas_sent = 0;
-        p->down_since = 0;
-        bfo__peer_step(e, peer, BFO_PEER_EV_RAIL_ADMITTED);
-        bfo__credit_tell(e, peer); /* the peer's window here, in case its guess is off */
-        /* the notices that found no rail UP when their rail was mapped out
-         * (the peer may still think it UP: it may hear us on it, one way) */
-        for (int k = 0; k < e->cfg.nrails; k++)
-            if (p->rail[k].broken_owed) {
-                p->rail[k].broken_owed = 0;
-                if ((p->rail[k].fsm.cs == BFO_RAIL_ST_FAILED ||
-                     p->rail[k].fsm.cs == BFO_RAIL_ST_RECONNECTING) &&
-                    !bfo__rail_ctl(e, peer, k, BFO_FRAG_BROKEN, rail, 0))
-                    p->rail[k].broken_owed = 1; /* over the control budget: at the next */
-            }
-        return;
-    case BFO_RAIL_ACT_MAP_OUT: {
-        int up = 0;
-        e->stats.mapouts++;
-        for (int k = 0; k < e->cfg.nrails; k++)
-            up += k != rail && bfo__live(p->rail[k].fsm.cs);
-        if (!up && !p->down_since) {
-            p->down_since = e->now ? e->now : 1;
-            bfo__peer_step(e, peer, BFO_PEER_EV_LAST_RAIL_LOST);
-        }
-        if (e->be.disconnect) /* what is in flight on it fails now, not at the reconnect */
-            e->be.disconnect(e->be.ctx, peer, rail);
-        return;
-    }
-    case BFO_RAIL_ACT_SEND_BROKEN: {
-        int other = -1;
-        for (int k = 0; k < e->cfg.nrails && other < 0; k++)
-            if (k != rail && bfo__rail_up(e, peer, k))
-                other = k;
-        for (int k = 0; k < e->cfg.nrails && other < 0; k++)
-            if (k != rail && bfo__live(p->rail[k].fsm.cs))
-                other = k; /* a demoted rail carries it when none is UP */
-        if (other >= 0)
-            bfo__rail_ctl(e, peer, rail, BFO_FRAG_BROKEN, other, 0);
-        else
-            rs->broken_owed = 1; /* sent when a rail is admitted (ADMIT) */
-        return;
-    }
-    case BFO_RAIL_ACT_SCHEDULE_RECONNECT:
-        rs->deadline = e->now + rs->backoff;
-        rs->backoff = rs->backoff * 2 > e->cfg.backoff_max_ns ? e->cfg.backoff_max_ns
-                                                               : rs->backoff * 2;
-        rs->attempts++;
-        return;
+    case BFO_RAIL_ACT_ADMIT: bfo__rail_admit(e, peer, rail); return;
+    case BFO_RAIL_ACT_MAP_OUT: bfo__rail_map_out(e, peer, rail); return;
+    case BFO_RAIL_ACT_SEND_BROKEN: bfo__rail_send_broken(e, peer, rail); return;
+    case BFO_RAIL_ACT_SCHEDULE_RECONNECT: bfo__rail_backoff(e, rs); return;
     case BFO_RAIL_ACT_RECONNECT:
         if (!e->be.connect || e->be.connect(e->be.ctx, peer, rail) != 0)
             rs->deadline = e->now; /* the next progress reports the failure */
         return;
     case BFO_RAIL_ACT_RETIRE: return;
-    case BFO_RAIL_ACT_SEND_BYE: { /* this side leaves: on this rail, what it sent the peer */
-        bfo_hdr_bye h;
-        /* within the control budget (4 per peer and rail: room for a BYE
-         * beside a probe, its answer and a CREDIT) */
-        bfo_op *op = bfo__ctl_alloc(e, BFO_FRAG_BYE, peer);
-        if (!op)
-            return; /* the peer hears another rail's, or takes the closing as a failure */
-        op->about_rail = rail;
-        op->fixed_rail = rail;
-        h.type = BFO_FRAG_BYE;
-        h.flags = 0;
-        h.seq = p->send_seq;
-        op->hdr_len = bfo_hdr_bye_encode(&h, op->hdr, sizeof op->hdr);
-        e->byes_out++;
-        e->stats.byes_sent++;
-        bfo__post(e, op);
-        return;
-    }
-    case BFO_RAIL_ACT_DEMOTE: /* new data goes elsewhere; what is in flight completes here */
-        e->stats.demotions++;
-        /* demoted again within BFO_FLAP_NS of a promotion: a rail that
-         * measures well in short bursts (a token-bucket shaper) and not
-         * under load; measured half as often each time (flap damping) */
-        if (rs->promoted_at && e->now - rs->promoted_at < BFO_FLAP_NS) {
-            rs->flaps = rs->flaps < 6 ? rs->flaps + 1 : 6;
-            /* the rate on probation had the burst in it: the measuring
-             * budget stays at the rate of the first demotion, or less
-             * (a 20 Mbit/s rail demoted at 1.1 MB/s, then at 3.3 on
-             * probation, was measured with a quarter of its bytes) */
-            if (!rs->base_rate || rs->rate < rs->base_rate)
-                rs->base_rate = rs->rate;
-        } else {
-            rs->flaps = 0;
-            rs->base_rate = rs->rate;
-        }
-        rs->meas_good = 0;
-        rs->meas_sent = 0;
-        rs->meas_at = e->now;
-        return;
-    case BFO_RAIL_ACT_PROMOTE: /* data again (bfo__rail_step posts what waited for a rail) */
-        e->stats.promotions++;
-        rs->slow = 0;
-        { /* back on probation: at the promotion threshold, so that a rail
-           * that measured well in a burst is not handed much at once; its
-           * completions raise the estimate as fast as it delivers */
-            uint64_t best = bfo__best_rate(e, peer, rail) / BFO_PROMOTE_RATIO;
-            if (best && rs->rate > best)
-                rs->rate = best;
-        }
-        rs->promoted_at = e->now ? e->now : 1;
-        rs->meas_sent = 0;
-        rs->measured = 0; /* probation: one small piece at a time, BFO_PROBATION_BYTES */
-        rs->prob_bytes = rs->prob_ns = 0;
-        return;
+    case BFO_RAIL_ACT_SEND_BYE: bfo__rail_send_bye(e, peer, rail); return;
+    case BFO_RAIL_ACT_DEMOTE: bfo__rate_on_demote(e, rs); return;
+    case BFO_RAIL_ACT_PROMOTE: bfo__rate_on_promote(e, peer, rail); return; /* bfo__rail_step posts what waited */
     case BFO_RAIL_ACT_PART: /* its connection's end is no failure */
         if (e->be.part)
             e->be.part(e->be.ctx, peer, rail);
         return;
-    case BFO_RAIL_ACT_TAKE_CREDIT:
-        /* the first replaces the guess (the peer's budget may be smaller
-         * than ours); after it, the largest limit is the newest */
-        if (f && f->type == BFO_FRAG_CREDIT &&
-            (!p->credit_heard || f->h.credit.limit > p->credit_limit)) {
-            p->credit_limit = f->h.credit.limit;
-            p->credit_heard = 1;
-        }
-        return;
+    case BFO_RAIL_ACT_TAKE_CREDIT: bfo__credit_heard(e, peer, f); return;
     case BFO_RAIL_ACT_TAKE_RELAY: bfo__relay_take(e, peer, f); return;
     case BFO_RAIL_ACT_TAKE_RELAYACK: bfo__relayack_take(e, peer, f); return;
     case BFO_RAIL_ACT_TAKE_REACH: bfo__reach_take(e, peer, f); return;
@@ -226,7 +199,7 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, con
     for (unsigned i = 0; i < st.n_actions; i++)
         bfo__rail_action(e, peer, rail, st.actions[i], f);
     if (was_live && !bfo__live(p->rail[rail].fsm.cs))
-        p->rail[rail].probe_out = 0; /* a heartbeat probe belongs to one stay in UP/DEMOTED */
+        bfo__detect_on_down(&p->rail[rail]);
     if (!was_up && bfo__rail_up(e, peer, rail))
         bfo__flush_pending(e, peer);
 }
@@ -395,13 +368,7 @@ static BFO__COLD void bfo__peer_step(bfo_engine *e, int peer, int ev)
         return;
     }
     bfo__peer_gone_flags(p);
-    if (p->fsm.cs != BFO_PEER_ST_RELAYED)
-        p->via = -1;
-    if (e->cfg.relay && was_reachable != (p->fsm.cs == BFO_PEER_ST_REACHABLE)) {
-        e->reach_dirty = 1; /* who this rank reaches changed: it tells its peers */
-        if (was_reachable && p->relay_out)
-            bfo__relay_fail_via(e, peer);
-    }
+    bfo__relay_on_peer_step(e, peer, was_reachable);
     for (unsigned i = 0; i < st.n_actions; i++)
         switch (st.actions[i]) {
         case BFO_PEER_ACT_GIVE_UP: /* every request of it, the receives naming it */

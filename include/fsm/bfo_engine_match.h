@@ -5,7 +5,8 @@
  * Part of bfo_engine.h, level 5 of its parts (docs/engine-design.md, "The
  * parts"): include bfo_engine.h, not this.  It includes bfo_engine_post.h
  * (and so every part below); a call to a part above goes through a
- * prototype in bfo_engine_hooks.h (none from here).
+ * prototype in bfo_engine_hooks.h (none from here).  It owns bfo_peer.credit
+ * (bfo__peer_credit): only the bfo__credit_* functions write it.
  *
  * Sections (grep '>>name'): >>credits, >>matching.
  */
@@ -41,14 +42,41 @@ static BFO__HOT int bfo__credit_take(bfo_engine *e, int peer, size_t n)
     const uint64_t c = bfo__credit_cost(n);
     if (peer == e->cfg.rank || !c)
         return 1;
-    if (p->credit_used + c > p->credit_limit)
+    if (p->credit.used + c > p->credit.limit)
         return 0;
-    p->credit_used += c;
+    p->credit.used += c;
     return 1;
 }
 
+/* As sender: n bytes charged (bfo__credit_take) that will not go after
+ * all (a send withdrawn before its first message went). */
+static inline void bfo__credit_untake(bfo_engine *e, int peer, size_t n)
+{
+    e->peers[peer].credit.used -= bfo__credit_cost(n);
+}
+
+/* At init: nothing charged or taken; as sender, this side's own window
+ * as the limit (a guess, until the peer's CREDIT comes). */
+static inline void bfo__credit_init(bfo_engine *e, bfo_peer *p)
+{
+    memset(&p->credit, 0, sizeof p->credit);
+    p->credit.limit = e->credit_window;
+}
+
+/* As sender: the peer's CREDIT (TAKE_CREDIT).  The first replaces the
+ * guess (the peer's budget may be smaller than ours); after it, the
+ * largest limit is the newest. */
+static inline void bfo__credit_heard(bfo_engine *e, int peer, const bfo_frame *f)
+{
+    bfo_peer *p = &e->peers[peer];
+    if (f && f->type == BFO_FRAG_CREDIT && (!p->credit.heard || f->h.credit.limit > p->credit.limit)) {
+        p->credit.limit = f->h.credit.limit;
+        p->credit.heard = 1;
+    }
+}
+
 /* As receiver: tells peer its new limit.  Over the control budget, nothing
- * goes and credit_told stays: the next message taken tries again. */
+ * goes and credit.told stays: the next message taken tries again. */
 static inline void bfo__credit_tell(bfo_engine *e, int peer)
 {
     bfo_peer *p = &e->peers[peer];
@@ -62,9 +90,9 @@ static inline void bfo__credit_tell(bfo_engine *e, int peer)
         return;
     h.type = BFO_FRAG_CREDIT;
     h.flags = 0;
-    h.limit = p->credit_freed + w < w ? UINT64_MAX : p->credit_freed + w;
+    h.limit = p->credit.freed + w < w ? UINT64_MAX : p->credit.freed + w;
     op->hdr_len = bfo_hdr_credit_encode(&h, op->hdr, sizeof op->hdr);
-    p->credit_told = p->credit_freed;
+    p->credit.told = p->credit.freed;
     e->stats.credits_sent++;
     bfo__post(e, op);
 }
@@ -76,10 +104,10 @@ static BFO__HOT void bfo__credit_return(bfo_engine *e, int peer, const bfo_frame
     bfo_peer *p = &e->peers[peer];
     if (peer == e->cfg.rank || f->type == BFO_FRAG_RGET)
         return;
-    p->credit_freed += bfo__credit_cost(f->payload_len);
+    p->credit.freed += bfo__credit_cost(f->payload_len);
     /* a quarter of the window was taken since the last CREDIT (so some
-     * was: credit_freed never falls behind credit_told) */
-    if (BFO__UNLIKELY(p->credit_freed - p->credit_told >= e->credit_quarter))
+     * was: credit.freed never falls behind credit.told) */
+    if (BFO__UNLIKELY(p->credit.freed - p->credit.told >= e->credit_quarter))
         bfo__credit_tell(e, peer);
 }
 

@@ -8,8 +8,10 @@
  * prototype in bfo_engine_hooks.h: here bfo__rail_ctl_pad, bfo__rail_step,
  * bfo__relay_unqueued.
  *
+ * It owns bfo_rail_link.rate (bfo__rail_rate): only its functions write it.
+ *
  * Sections (grep '>>name'): >>striping, >>rate_samples, >>measure,
- * >>review.
+ * >>review, >>rate_state.
  */
 #ifndef BFO_ENGINE_RATE_H
 #define BFO_ENGINE_RATE_H
@@ -63,14 +65,14 @@ static inline int bfo__pick_weighted(bfo_engine *e, int peer, uint64_t len, int 
         const bfo_rail_link *rl = &p->rail[r];
         if (rdma ? !bfo__rail_rdma(e, peer, r) : !bfo__rail_up(e, peer, r))
             continue;
-        if (BFO__UNLIKELY(!rl->measured) && len >= BFO__STRIPE_MIN) {
-            if (rl->q_bytes < BFO__STRIPE_MIN)
+        if (BFO__UNLIKELY(!rl->rate.measured) && len >= BFO__STRIPE_MIN) {
+            if (rl->rate.q_bytes < BFO__STRIPE_MIN)
                 return r; /* on probation, its piece back: the next one, whatever its estimate */
             gated = r; /* on probation, its piece out: no more until it is back */
             ngated++;
             continue;
         }
-        uint64_t t = ((rl->q_bytes + len) << 10) / (rl->rate ? rl->rate : 1);
+        uint64_t t = ((rl->rate.q_bytes + len) << 10) / (rl->rate.rate ? rl->rate.rate : 1);
         if (best < 0 || t < best_t) {
             best = r;
             best_t = t;
@@ -84,7 +86,7 @@ static inline int bfo__pick_weighted(bfo_engine *e, int peer, uint64_t len, int 
 /* A piece of data for the peer (a FRAG, or an RDMA read if rdma), *n bytes
  * long (frag_size or less): the rail it goes on (bfo__pick_weighted; -1 to
  * leave the choice to bfo__post: a piece not striped, or one rail), and its
- * length: a rail on probation (bfo_rail_link.measured) is given at most
+ * length: a rail on probation (bfo_rail_link.rate.measured) is given at most
  * BFO_PROBATION_PIECE while another rail is UP and measured (at the start,
  * with none measured, pieces are whole), so that a rail slow from the
  * start, or promoted on a measurement that a burst fooled, holds up that
@@ -95,9 +97,9 @@ static inline int bfo__piece(bfo_engine *e, int peer, size_t *n, int rdma)
     if ((!rdma && *n < BFO__STRIPE_MIN) || peer == e->cfg.rank || e->cfg.nrails < 2)
         return -1;
     rail = bfo__pick_weighted(e, peer, *n, rdma);
-    if (rail >= 0 && !e->peers[peer].rail[rail].measured && *n > BFO_PROBATION_PIECE)
+    if (rail >= 0 && !e->peers[peer].rail[rail].rate.measured && *n > BFO_PROBATION_PIECE)
         for (int k = 0; k < e->cfg.nrails; k++)
-            if (k != rail && e->peers[peer].rail[k].measured && bfo__rail_up(e, peer, k)) {
+            if (k != rail && e->peers[peer].rail[k].rate.measured && bfo__rail_up(e, peer, k)) {
                 *n = BFO_PROBATION_PIECE;
                 break;
             }
@@ -125,14 +127,14 @@ static inline int bfo__pick_rail(bfo_engine *e, int peer, uint64_t len)
  * window (time it sat idle is no measure of it). */
 static BFO__HOT void bfo__rail_took(bfo_engine *e, bfo_rail_link *rl, uint64_t n)
 {
-    if (!rl->q_bytes) {
-        rl->win_start = e->now;
-        rl->win_bytes = 0;
-        rl->work_at = e->now;
+    if (!rl->rate.q_bytes) {
+        rl->rate.win_start = e->now;
+        rl->rate.win_bytes = 0;
+        rl->rate.work_at = e->now;
     }
-    rl->q_bytes += n;
-    rl->inflight++;
-    rl->last_tx = e->now;
+    rl->rate.q_bytes += n;
+    rl->rate.inflight++;
+    rl->rate.last_tx = e->now;
 }
 
 /* ... for an op, which notes what was queued ahead of it, when, and since
@@ -141,11 +143,11 @@ static BFO__HOT void bfo__rail_took(bfo_engine *e, bfo_rail_link *rl, uint64_t n
  * MATCH takes alone. */
 static BFO__HOT void bfo__rail_queued(bfo_engine *e, bfo_rail_link *rl, bfo_op *op, uint64_t n)
 {
-    op->q_at = rl->q_bytes;
+    op->q_at = rl->rate.q_bytes;
     op->post_at = e->now;
     bfo__rail_took(e, rl, n);
     if (BFO__UNLIKELY(n >= BFO__STRIPE_MIN)) /* a sample to be (bfo__rail_unqueued) */
-        op->since = rl->done_at > rl->work_at ? rl->done_at : rl->work_at;
+        op->since = rl->rate.done_at > rl->rate.work_at ? rl->rate.done_at : rl->rate.work_at;
 }
 
 /* n bytes of the rail's came back (ok: delivered).  A piece of data
@@ -163,16 +165,16 @@ static BFO__HOT void bfo__rail_gave(bfo_engine *e, int peer, int rail, uint64_t 
 {
     bfo_peer *p = &e->peers[peer];
     bfo_rail_link *rl = &p->rail[rail];
-    rl->inflight--;
-    rl->q_bytes -= n;
-    rl->win_bytes += n;
+    rl->rate.inflight--;
+    rl->rate.q_bytes -= n;
+    rl->rate.win_bytes += n;
     if (BFO__UNLIKELY(sample != NULL)) { /* after the window counted it: a sample may reset it */
         const uint64_t dt = e->now - sample->post_at;
-        rl->lat = rl->lat ? rl->lat - rl->lat / 8 + dt / 8 : dt;
+        rl->rate.lat = rl->rate.lat ? rl->rate.lat - rl->rate.lat / 8 + dt / 8 : dt;
         bfo__rate_op(e, peer, rail, sample->q_at + n, dt, sample->since);
     }
     if (ok)
-        rl->done_at = e->now;
+        rl->rate.done_at = e->now;
     if (BFO__UNLIKELY(p->pend_head >= 0)) /* ops that wait may go now (bfo__gate_kick) */
         bfo__gate_note(e, peer);
 }
@@ -200,8 +202,8 @@ static inline int bfo__best_rail(const bfo_engine *e, int peer, int but)
     int best = -1;
     for (int r = 0; r < e->cfg.nrails; r++) {
         const bfo_rail_link *rl = &e->peers[peer].rail[r];
-        if (r != but && bfo__rail_up(e, peer, r) && (rl->measured || rl->prob_bytes) &&
-            (best < 0 || rl->rate > e->peers[peer].rail[best].rate))
+        if (r != but && bfo__rail_up(e, peer, r) && (rl->rate.measured || rl->rate.prob_bytes) &&
+            (best < 0 || rl->rate.rate > e->peers[peer].rail[best].rate.rate))
             best = r;
     }
     return best;
@@ -211,7 +213,7 @@ static inline int bfo__best_rail(const bfo_engine *e, int peer, int but)
 static inline uint64_t bfo__best_rate(const bfo_engine *e, int peer, int but)
 {
     int b = bfo__best_rail(e, peer, but);
-    return b < 0 ? 0 : e->peers[peer].rail[b].rate;
+    return b < 0 ? 0 : e->peers[peer].rail[b].rate.rate;
 }
 
 /* The estimate takes a sample x (bytes per ms) that took dt: a quarter of
@@ -232,24 +234,24 @@ static inline uint64_t bfo__best_rate(const bfo_engine *e, int peer, int but)
 static inline void bfo__rate_take(bfo_engine *e, int peer, int rail, uint64_t x, int flags, uint64_t dt)
 {
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
-    rl->rate = (flags & BFO__SAMPLE_HARD) ? x : rl->rate - rl->rate / 4 + x / 4;
-    if (!rl->rate)
-        rl->rate = 1;
+    rl->rate.rate = (flags & BFO__SAMPLE_HARD) ? x : rl->rate.rate - rl->rate.rate / 4 + x / 4;
+    if (!rl->rate.rate)
+        rl->rate.rate = 1;
     if (rl->fsm.cs == BFO_RAIL_ST_UP) {
         int b = bfo__best_rail(e, peer, rail);
-        if (b >= 0 && rl->rate * BFO_DEMOTE_RATIO < e->peers[peer].rail[b].rate &&
-            dt > e->peers[peer].rail[b].lat) {
-            if (!rl->slow && !(flags & BFO__SAMPLE_SEEN))
-                rl->slow_since = e->now;
-            if (rl->slow < 255 && !(flags & BFO__SAMPLE_SEEN))
-                rl->slow++;
+        if (b >= 0 && rl->rate.rate * BFO_DEMOTE_RATIO < e->peers[peer].rail[b].rate.rate &&
+            dt > e->peers[peer].rail[b].rate.lat) {
+            if (!rl->rate.slow && !(flags & BFO__SAMPLE_SEEN))
+                rl->rate.slow_since = e->now;
+            if (rl->rate.slow < 255 && !(flags & BFO__SAMPLE_SEEN))
+                rl->rate.slow++;
         } else {
-            rl->slow = 0;
+            rl->rate.slow = 0;
         }
     }
-    rl->sampled_at = e->now;
-    rl->win_start = e->now;
-    rl->win_bytes = 0;
+    rl->rate.sampled_at = e->now;
+    rl->rate.win_start = e->now;
+    rl->rate.win_bytes = 0;
 }
 
 /* A piece of data delivered: `bytes` (it and what was queued ahead of it
@@ -267,13 +269,13 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
      * (the clock read once for both, or acknowledgements held, then sent
      * at once) made a 400 Mbit/s rail read 65,584 MB/s, 16,473 after
      * averaging, and its equal pair slow beside it: demoted 7 times in 4 s */
-    uint64_t top = b >= 0 && e->peers[peer].rail[b].rate > rl->rate ? e->peers[peer].rail[b].rate : rl->rate;
+    uint64_t top = b >= 0 && e->peers[peer].rail[b].rate.rate > rl->rate.rate ? e->peers[peer].rail[b].rate.rate : rl->rate.rate;
     if (span < 1000)
         span = 1000;
-    if (!rl->measured) { /* on probation: all it delivered, over all its pieces' times */
-        rl->prob_bytes += bytes;
-        rl->prob_ns += span;
-        rl->measured = rl->prob_bytes >= BFO_PROBATION_BYTES;
+    if (!rl->rate.measured) { /* on probation: all it delivered, over all its pieces' times */
+        rl->rate.prob_bytes += bytes;
+        rl->rate.prob_ns += span;
+        rl->rate.measured = rl->rate.prob_bytes >= BFO_PROBATION_BYTES;
         /* not grown when back sooner than the best rail's pieces (as a
          * measured rail's is, below): a rail on probation is given its
          * next piece once the last is back whatever its estimate
@@ -282,7 +284,7 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
          * 8 Mbit/s rail left probation at 28 MB/s beside an 800 Mbit/s
          * one, was handed 5 MB, and held the stream's end 3 s
          * (bench-netns 1/100) */
-        uint64_t x = rl->prob_bytes * 1000000u / rl->prob_ns;
+        uint64_t x = rl->rate.prob_bytes * 1000000u / rl->rate.prob_ns;
         /* and, until its probation ends, no evidence of a slow rail: its
          * pieces go one at a time, each given once the last is back, so
          * it reads its round trip (32 KiB over 30 to 100 ms on a
@@ -291,10 +293,10 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
          * without a sample to come; pieces that do not come back are
          * judged by lag samples.  The last, over all its pieces, is. */
         bfo__rate_take(e, peer, rail, x < 2 * top ? x : 2 * top,
-                       BFO__SAMPLE_HARD | (rl->measured ? 0 : BFO__SAMPLE_SEEN), dt);
+                       BFO__SAMPLE_HARD | (rl->rate.measured ? 0 : BFO__SAMPLE_SEEN), dt);
         return;
     }
-    if (BFO__UNLIKELY(rl->stall_to > since)) {
+    if (BFO__UNLIKELY(rl->rate.stall_to > since)) {
         /* it began before a stall that lag samples judged: the stall is
          * left out of its span (counted once, by them), and the sample
          * is no new evidence of a slow rail (the first pieces back after
@@ -302,16 +304,16 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
          * on a rail of 30, six samples in a burst, and demoted it).  What
          * came back at once when the rail moved again is no measure of a
          * rate above the best rail's. */
-        uint64_t from = rl->stall_from > since ? rl->stall_from : since;
-        if (span - 1000 > rl->stall_to - from)
-            span -= rl->stall_to - from;
+        uint64_t from = rl->rate.stall_from > since ? rl->rate.stall_from : since;
+        if (span - 1000 > rl->rate.stall_to - from)
+            span -= rl->rate.stall_to - from;
         else
             span = 1000;
         flags = BFO__SAMPLE_SEEN;
     }
     uint64_t x = bytes * 1000000u / span;
-    if (flags && b >= 0 && x > e->peers[peer].rail[b].rate)
-        x = e->peers[peer].rail[b].rate;
+    if (flags && b >= 0 && x > e->peers[peer].rail[b].rate.rate)
+        x = e->peers[peer].rail[b].rate.rate;
     else if (x > 2 * top)
         x = 2 * top;
     /* back sooner than a piece on the best other rail: it could carry
@@ -321,8 +323,8 @@ static BFO__NOINLINE void bfo__rate_op(bfo_engine *e, int peer, int rail, uint64
      * 3 MB/s for seconds while its pair carried 50).  Its estimate grows
      * by a quarter at least (never past the best rail's), until its pieces
      * take as long as the best rail's do. */
-    if (b >= 0 && dt < e->peers[peer].rail[b].lat && rl->rate < e->peers[peer].rail[b].rate) {
-        uint64_t up = 2 * rl->rate < e->peers[peer].rail[b].rate ? 2 * rl->rate : e->peers[peer].rail[b].rate;
+    if (b >= 0 && dt < e->peers[peer].rail[b].rate.lat && rl->rate.rate < e->peers[peer].rail[b].rate.rate) {
+        uint64_t up = 2 * rl->rate.rate < e->peers[peer].rail[b].rate.rate ? 2 * rl->rate.rate : e->peers[peer].rail[b].rate.rate;
         if (x < up)
             x = up;
     }
@@ -341,7 +343,7 @@ static inline int bfo__others_delivered(const bfo_engine *e, int peer, int rail,
     for (int r = 0; r < e->cfg.nrails; r++) {
         const bfo_rail_link *o = &e->peers[peer].rail[r];
         if (r != rail && bfo__rail_up(e, peer, r) &&
-            (o->sampled_at > since || (o->win_start >= since && o->win_bytes)))
+            (o->rate.sampled_at > since || (o->rate.win_start >= since && o->rate.win_bytes)))
             return 1;
     }
     return 0;
@@ -357,30 +359,30 @@ static inline int bfo__others_delivered(const bfo_engine *e, int peer, int rail,
 static BFO__NOINLINE void bfo__rate_lag(bfo_engine *e, int peer, int rail)
 {
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
-    uint64_t dt = e->now - rl->win_start;
-    uint64_t bound = dt ? (rl->win_bytes + e->cfg.frag_size) * 1000000u / dt : rl->rate;
-    const uint64_t from = rl->stall_to == rl->win_start ? rl->stall_from : rl->win_start;
-    if (!rl->measured && rl->q_bytes >= BFO__STRIPE_MIN) {
+    uint64_t dt = e->now - rl->rate.win_start;
+    uint64_t bound = dt ? (rl->rate.win_bytes + e->cfg.frag_size) * 1000000u / dt : rl->rate.rate;
+    const uint64_t from = rl->rate.stall_to == rl->rate.win_start ? rl->rate.stall_from : rl->rate.win_start;
+    if (!rl->rate.measured && rl->rate.q_bytes >= BFO__STRIPE_MIN) {
         /* on probation, its piece not back: at most the bound.  With ops
          * waiting for a sample (BFO__PICK_WAIT: every rail on probation),
          * the probation ends on it and they go; completions correct it (a
          * peer that acknowledges late, or not at all while it computes,
          * holds nothing up for longer than this) */
-        bfo__rate_take(e, peer, rail, bound < rl->rate ? bound : rl->rate, BFO__SAMPLE_HARD, dt);
-        rl->stall_from = from;
-        rl->stall_to = e->now;
+        bfo__rate_take(e, peer, rail, bound < rl->rate.rate ? bound : rl->rate.rate, BFO__SAMPLE_HARD, dt);
+        rl->rate.stall_from = from;
+        rl->rate.stall_to = e->now;
         if (e->peers[peer].pend_head >= 0) {
-            rl->measured = 1;
+            rl->rate.measured = 1;
             bfo__gate_note(e, peer);
         }
-    } else if (rl->q_bytes >= 4 * (uint64_t)e->cfg.frag_size && bound < rl->rate &&
-               bfo__others_delivered(e, peer, rail, rl->win_start + dt / 2)) {
+    } else if (rl->rate.q_bytes >= 4 * (uint64_t)e->cfg.frag_size && bound < rl->rate.rate &&
+               bfo__others_delivered(e, peer, rail, rl->rate.win_start + dt / 2)) {
         bfo__rate_take(e, peer, rail, bound, BFO__SAMPLE_HARD, dt);
-        rl->stall_from = from;
-        rl->stall_to = e->now;
+        rl->rate.stall_from = from;
+        rl->rate.stall_to = e->now;
     } else {
-        rl->win_start = e->now;
-        rl->win_bytes = 0;
+        rl->rate.win_start = e->now;
+        rl->rate.win_bytes = 0;
     }
 }
 
@@ -402,28 +404,28 @@ static BFO__NOINLINE void bfo__measured(bfo_engine *e, int peer, int rail, uint6
 {
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
     uint64_t dt, x, best;
-    if (nonce == rl->meas_nonce - 1) { /* the plain one */
-        rl->meas_first = e->now ? e->now : 1;
+    if (nonce == rl->rate.meas_nonce - 1) { /* the plain one */
+        rl->rate.meas_first = e->now ? e->now : 1;
         return;
     }
     /* the padded one: from the plain one's answer (without it, from the
      * pair's sending: its round trip counts against it) */
-    dt = rl->meas_first ? e->now - rl->meas_first : e->now - rl->meas_sent;
-    rl->meas_sent = rl->meas_first = 0;
+    dt = rl->rate.meas_first ? e->now - rl->rate.meas_first : e->now - rl->rate.meas_sent;
+    rl->rate.meas_sent = rl->rate.meas_first = 0;
     if (rl->fsm.cs != BFO_RAIL_ST_DEMOTED)
         return;
-    x = (uint64_t)rl->meas_len * 1000000u / (dt > 1000 ? dt : 1000);
+    x = (uint64_t)rl->rate.meas_len * 1000000u / (dt > 1000 ? dt : 1000);
     best = bfo__best_rate(e, peer, rail);
     if (best && x > best)
         x = best; /* both answers in one read: "fast", no more is known */
-    rl->rate = rl->rate / 2 + x / 2;
-    if (!rl->rate)
-        rl->rate = 1;
+    rl->rate.rate = rl->rate.rate / 2 + x / 2;
+    if (!rl->rate.rate)
+        rl->rate.rate = 1;
     if (!best || x * BFO_PROMOTE_RATIO >= best) {
-        if (rl->meas_good < 255)
-            rl->meas_good++;
+        if (rl->rate.meas_good < 255)
+            rl->rate.meas_good++;
     } else {
-        rl->meas_good = 0;
+        rl->rate.meas_good = 0;
     }
 }
 
@@ -449,16 +451,16 @@ static BFO__NOINLINE void bfo__measure(bfo_engine *e, int peer, int rail)
     bfo_rail_link *rl = &e->peers[peer].rail[rail];
     /* from the rate it was demoted at, not from what a measurement said
      * (a burst can fool one): the budget holds */
-    uint64_t len = rl->base_rate * (BFO_MEASURE_TIME_NS / 1000000u);
+    uint64_t len = rl->rate.base_rate * (BFO_MEASURE_TIME_NS / 1000000u);
     const uint64_t nonce = ((uint64_t)1 << 63) | (e->now << 1) | 1;
     uint64_t cap = bfo__stage_bytes(&e->cfg);
     int train;
-    rl->meas_at = e->now;
+    rl->rate.meas_at = e->now;
     if (len < 4096)
         len = 4096;
     if (len > BFO_MEASURE_BYTES)
         len = BFO_MEASURE_BYTES;
-    len <<= rl->flaps;
+    len <<= rl->rate.flaps;
     if (cap > BFO_MEASURE_BYTES)
         cap = BFO_MEASURE_BYTES;
     train = (int)((len + cap - 1) / cap);
@@ -467,18 +469,18 @@ static BFO__NOINLINE void bfo__measure(bfo_engine *e, int peer, int rail)
     len = len / (uint64_t)train < cap ? len / (uint64_t)train : cap; /* each probe's */
     if (!e->pad_mem || e->ctl_in_use + 1 + train > bfo__ctl_budget(&e->cfg))
         return;
-    rl->meas_nonce = nonce;
-    rl->meas_sent = e->now ? e->now : 1;
-    rl->meas_first = 0;
-    rl->meas_len = (uint32_t)(len * (uint64_t)train);
+    rl->rate.meas_nonce = nonce;
+    rl->rate.meas_sent = e->now ? e->now : 1;
+    rl->rate.meas_first = 0;
+    rl->rate.meas_len = (uint32_t)(len * (uint64_t)train);
     e->stats.measures++;
     if (!bfo__rail_ctl_pad(e, peer, rail, BFO_FRAG_PROBE, rail, nonce - 1, 0)) {
-        rl->meas_sent = 0;
+        rl->rate.meas_sent = 0;
         return;
     }
     for (int k = 1; k <= train; k++)
         if (!bfo__rail_ctl_pad(e, peer, rail, BFO_FRAG_PROBE, rail, k < train ? nonce - 2 : nonce, (size_t)len)) {
-            rl->meas_sent = 0;
+            rl->rate.meas_sent = 0;
             return;
         }
 }
@@ -501,42 +503,123 @@ static BFO__NOINLINE void bfo__rails_review(bfo_engine *e, int peer)
     for (int r = 0; r < e->cfg.nrails; r++) {
         bfo_rail_link *rl = &p->rail[r];
         const int standby = (sb >> r) & 1u;
-        if (e->now - rl->in_mark_at >= BFO_DEMOTE_NS) { /* the peer's direction's rate */
-            rl->in_rate = (rl->in_bytes - rl->in_mark) * 1000000u / (e->now - rl->in_mark_at);
-            rl->in_mark = rl->in_bytes;
-            rl->in_mark_at = e->now;
+        if (e->now - rl->rate.in_mark_at >= BFO_DEMOTE_NS) { /* the peer's direction's rate */
+            rl->rate.in_rate = (rl->rate.in_bytes - rl->rate.in_mark) * 1000000u / (e->now - rl->rate.in_mark_at);
+            rl->rate.in_mark = rl->rate.in_bytes;
+            rl->rate.in_mark_at = e->now;
         }
         if (rl->fsm.cs == BFO_RAIL_ST_UP) {
             /* slow one way and fast the other (the peer's data comes in on
              * it at 1/BFO_DEMOTE_RATIO of the best rail or more): its
              * pieces' acknowledgements came back behind that data, no
              * evidence of a slow rail; the streak waits */
-            const int in_fast = rl->slow && rl->in_rate &&
-                                rl->in_rate * BFO_DEMOTE_RATIO >= bfo__best_rate(e, peer, r);
+            const int in_fast = rl->rate.slow && rl->rate.in_rate &&
+                                rl->rate.in_rate * BFO_DEMOTE_RATIO >= bfo__best_rate(e, peer, r);
             if (standby ? active > 0
-                        : (up > 1 && rl->slow && !in_fast && e->now - rl->slow_since >= BFO_DEMOTE_NS &&
-                           (rl->slow >= BFO_DEMOTE_SAMPLES ||
-                            (e->now - rl->sampled_at >= BFO_DEMOTE_NS &&
-                             rl->q_bytes < 4 * (uint64_t)e->cfg.frag_size)))) {
+                        : (up > 1 && rl->rate.slow && !in_fast && e->now - rl->rate.slow_since >= BFO_DEMOTE_NS &&
+                           (rl->rate.slow >= BFO_DEMOTE_SAMPLES ||
+                            (e->now - rl->rate.sampled_at >= BFO_DEMOTE_NS &&
+                             rl->rate.q_bytes < 4 * (uint64_t)e->cfg.frag_size)))) {
                 bfo__rail_step(e, peer, r, BFO_EV_DEMOTION_DUE, NULL);
                 up--;
                 active -= !standby;
             }
         } else if (rl->fsm.cs == BFO_RAIL_ST_DEMOTED) {
-            if (!up || (standby ? !active : rl->meas_good >= BFO_PROMOTE_SAMPLES)) {
+            if (!up || (standby ? !active : rl->rate.meas_good >= BFO_PROMOTE_SAMPLES)) {
                 bfo__rail_step(e, peer, r, BFO_EV_PROMOTION_DUE, NULL);
                 up++;
                 active += !standby;
             } else if (!standby) {
-                if (rl->meas_sent && e->now - rl->meas_sent >= 10 * BFO_MEASURE_PERIOD_NS) {
-                    rl->meas_sent = 0; /* lost with its connection, or very slow */
-                    rl->meas_good = 0;
+                if (rl->rate.meas_sent && e->now - rl->rate.meas_sent >= 10 * BFO_MEASURE_PERIOD_NS) {
+                    rl->rate.meas_sent = 0; /* lost with its connection, or very slow */
+                    rl->rate.meas_good = 0;
                 }
-                if (!rl->meas_sent && e->now - rl->meas_at >= (uint64_t)BFO_MEASURE_PERIOD_NS << rl->flaps)
+                if (!rl->rate.meas_sent && e->now - rl->rate.meas_at >= (uint64_t)BFO_MEASURE_PERIOD_NS << rl->rate.flaps)
                     bfo__measure(e, peer, r);
             }
         }
     }
+}
+
+/* >>rate_state - the rate's state: set up, reset, the rail machine's events */
+
+/* At init: nothing measured, the transport's figure (bw set) as its rate. */
+static inline void bfo__rate_init(bfo_rail_link *rl)
+{
+    memset(&rl->rate, 0, sizeof rl->rate);
+    rl->rate.rate = bfo__rate_guess(rl);
+}
+
+/* The rail admitted (ADMIT): measured afresh, on probation; what it
+ * carried before does not count (its queue drained when it went down). */
+static inline void bfo__rate_reset(bfo_engine *e, bfo_rail_link *rl)
+{
+    rl->rate.last_tx = e->now;
+    rl->rate.rate = bfo__rate_guess(rl);
+    rl->rate.measured = 0;
+    rl->rate.prob_bytes = rl->rate.prob_ns = 0;
+    rl->rate.lat = 0;
+    rl->rate.slow = rl->rate.meas_good = 0;
+    rl->rate.meas_sent = 0;
+}
+
+/* Frames of len bytes handed in on the rail (the peer's direction). */
+static inline void bfo__rate_on_in(bfo_rail_link *rl, uint64_t len) { rl->rate.in_bytes += len; }
+
+/* DEMOTE: new data goes elsewhere, what is in flight completes here; its
+ * measurements (bfo__measure) start from the rate it was demoted at. */
+static inline void bfo__rate_on_demote(bfo_engine *e, bfo_rail_link *rl)
+{
+    e->stats.demotions++;
+    /* demoted again within BFO_FLAP_NS of a promotion: a rail that
+     * measures well in short bursts (a token-bucket shaper) and not
+     * under load; measured half as often each time (flap damping) */
+    if (rl->rate.promoted_at && e->now - rl->rate.promoted_at < BFO_FLAP_NS) {
+        rl->rate.flaps = rl->rate.flaps < 6 ? rl->rate.flaps + 1 : 6;
+        /* the rate on probation had the burst in it: the measuring
+         * budget stays at the rate of the first demotion, or less
+         * (a 20 Mbit/s rail demoted at 1.1 MB/s, then at 3.3 on
+         * probation, was measured with a quarter of its bytes) */
+        if (!rl->rate.base_rate || rl->rate.rate < rl->rate.base_rate)
+            rl->rate.base_rate = rl->rate.rate;
+    } else {
+        rl->rate.flaps = 0;
+        rl->rate.base_rate = rl->rate.rate;
+    }
+    rl->rate.meas_good = 0;
+    rl->rate.meas_sent = 0;
+    rl->rate.meas_at = e->now;
+}
+
+/* PROMOTE: data again, back on probation at the promotion threshold, so
+ * that a rail that measured well in a burst is not handed much at once;
+ * its completions raise the estimate as fast as it delivers. */
+static inline void bfo__rate_on_promote(bfo_engine *e, int peer, int rail)
+{
+    bfo_rail_link *rl = &e->peers[peer].rail[rail];
+    const uint64_t best = bfo__best_rate(e, peer, rail) / BFO_PROMOTE_RATIO;
+    e->stats.promotions++;
+    rl->rate.slow = 0;
+    if (best && rl->rate.rate > best)
+        rl->rate.rate = best;
+    rl->rate.promoted_at = e->now ? e->now : 1;
+    rl->rate.meas_sent = 0;
+    rl->rate.measured = 0; /* probation: one small piece at a time, BFO_PROBATION_BYTES */
+    rl->rate.prob_bytes = rl->rate.prob_ns = 0;
+}
+
+/* From bfo_engine_progress, for an UP or DEMOTED rail: work waits on it,
+ * nothing delivered for a while, and the peer's process talks (heard on
+ * any rail at proc_rx: a peer that computes is slow on every rail, no
+ * measure of this one), or the rail is on probation and ops wait for it:
+ * a lag sample (bfo__rate_lag). */
+static inline void bfo__rate_on_progress(bfo_engine *e, int peer, int rail, uint64_t proc_rx)
+{
+    const bfo_rail_link *rl = &e->peers[peer].rail[rail];
+    if (rl->rate.q_bytes && e->now - rl->rate.win_start >= BFO_RATE_LAG_NS &&
+        e->now - rl->rate.win_start >= 4 * rl->rate.lat &&
+        (e->now - proc_rx < BFO_RATE_LAG_NS || (!rl->rate.measured && e->peers[peer].pend_head >= 0)))
+        bfo__rate_lag(e, peer, rail);
 }
 
 #ifdef __cplusplus

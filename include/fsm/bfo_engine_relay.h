@@ -4,7 +4,8 @@
  * Part of bfo_engine.h, level 10 of its parts (docs/engine-design.md, "The
  * parts"): include bfo_engine.h, not this.  It includes bfo_engine_frame.h
  * (and so every part below); a call to a part above goes through a
- * prototype in bfo_engine_hooks.h (none from here).
+ * prototype in bfo_engine_hooks.h (none from here).  It owns bfo_peer.relay
+ * (bfo__peer_relay): only its functions write it.
  *
  * Sections (grep '>>name'): >>relay.
  */
@@ -84,7 +85,7 @@ static BFO__COLD void bfo__relay_ack(bfo_engine *e, int to, int dst, uint64_t to
  * list (the relay's window is full, or the relay is not reachable now). */
 static BFO__COLD int bfo__relay_post(bfo_engine *e, bfo_op *op)
 {
-    const int via = e->peers[op->peer].via;
+    const int via = e->peers[op->peer].relay.via;
     const void *payload = op->payload;
     bfo_hdr_relay h;
     bfo_peer *v;
@@ -97,7 +98,7 @@ static BFO__COLD int bfo__relay_post(bfo_engine *e, bfo_op *op)
         op->about_rail >= 0)
         return 0; /* rail control waits for a rail of its own */
     v = &e->peers[via];
-    if (v->fsm.cs != BFO_PEER_ST_REACHABLE || v->relay_out >= e->relay_window ||
+    if (v->fsm.cs != BFO_PEER_ST_REACHABLE || v->relay.out >= e->relay_window ||
         bfo__pick_rail(e, via, op->hdr_len + op->payload_len) < 0)
         return 0; /* until its RELAYACKs make room, a rail to it is UP (not only DEMOTED),
                    * or the next route (bfo__relay_progress tries again) */
@@ -128,7 +129,7 @@ static BFO__COLD int bfo__relay_post(bfo_engine *e, bfo_op *op)
     op->via = via;
     op->posted = 1;
     op->post_at = e->now;
-    v->relay_out++;
+    v->relay.out++;
     e->stats.ops_posted++;
     e->stats.relayed_frames++;
     e->stats.relayed_bytes += op->hdr_len + op->payload_len;
@@ -140,7 +141,7 @@ static BFO__COLD int bfo__relay_post(bfo_engine *e, bfo_op *op)
  * its relay lost, or it aged out): room in the relay's window. */
 static BFO__COLD void bfo__relay_unqueued(bfo_engine *e, const bfo_op *op, int ok)
 {
-    e->peers[op->via].relay_out--;
+    e->peers[op->via].relay.out--;
     if (!ok)
         e->stats.relay_failed++;
     if (e->peers[op->peer].pend_head >= 0)
@@ -275,10 +276,32 @@ static BFO__COLD void bfo__reach_take(bfo_engine *e, int peer, const bfo_frame *
  * reachable any more, so they may not have arrived. */
 static BFO__COLD void bfo__relay_fail_via(bfo_engine *e, int via)
 {
-    for (int i = 0; i < e->opp.n && e->peers[via].relay_out; i++) {
+    for (int i = 0; i < e->opp.n && e->peers[via].relay.out; i++) {
         bfo_op *op = bfo__op_at(e, i);
         if (op->posted && op->rail == BFO__RELAY_RAIL && op->via == via)
             bfo__op_done(e, op, 0);
+    }
+}
+
+/* At init: no relay, nothing sent through the peer. */
+static inline void bfo__relay_init(bfo_peer *p)
+{
+    p->relay.via = -1;
+    p->relay.out = 0;
+}
+
+/* The peer machine took a step (bfo__peer_step): out of RELAYED, no rank
+ * relays to it; reachable or not any more, this rank tells its peers
+ * (relay on), and what it sent through the peer may not have arrived. */
+static BFO__COLD void bfo__relay_on_peer_step(bfo_engine *e, int peer, int was_reachable)
+{
+    bfo_peer *p = &e->peers[peer];
+    if (p->fsm.cs != BFO_PEER_ST_RELAYED)
+        p->relay.via = -1;
+    if (e->cfg.relay && was_reachable != (p->fsm.cs == BFO_PEER_ST_REACHABLE)) {
+        e->reach_dirty = 1; /* who this rank reaches changed: it tells its peers */
+        if (was_reachable && p->relay.out)
+            bfo__relay_fail_via(e, peer);
     }
 }
 
@@ -343,19 +366,19 @@ static BFO__COLD void bfo__relay_progress(bfo_engine *e)
             continue;
         if (p->fsm.cs == BFO_PEER_ST_DOWN && bfo__rails_trying(e, b))
             continue; /* a first connection, or a probe out: the direct rails first */
-        if (bfo__route_ok(e, p->via, b))
-            v = p->via;
+        if (bfo__route_ok(e, p->relay.via, b))
+            v = p->relay.via;
         for (int k = 0; k < c->nranks && v < 0; k++)
             if (bfo__route_ok(e, k, b))
                 v = k;
-        if (v >= 0 && v != p->via) {
-            p->via = v;
+        if (v >= 0 && v != p->relay.via) {
+            p->relay.via = v;
             bfo__peer_step(e, b, BFO_PEER_EV_ROUTE_FOUND); /* take_route, or another relay */
             if (p->pend_head >= 0)
                 bfo__flush_pending(e, b);
         } else if (v < 0 && p->fsm.cs == BFO_PEER_ST_RELAYED) {
             bfo__peer_step(e, b, BFO_PEER_EV_ROUTE_LOST); /* report_route_lost */
-        } else if (v >= 0 && p->pend_head >= 0 && e->peers[v].relay_out < e->relay_window) {
+        } else if (v >= 0 && p->pend_head >= 0 && e->peers[v].relay.out < e->relay_window) {
             bfo__flush_pending(e, b);
         }
     }
@@ -363,7 +386,7 @@ static BFO__COLD void bfo__relay_progress(bfo_engine *e)
         int out = 0;
         e->relay_scan_at = e->now;
         for (int i = 0; i < c->nranks; i++)
-            out += e->peers[i].relay_out;
+            out += e->peers[i].relay.out;
         for (int i = 0; i < e->opp.n && out; i++) {
             bfo_op *op = bfo__op_at(e, i);
             if (op->posted && op->rail == BFO__RELAY_RAIL && e->now - op->post_at >= c->silence_ns) {

@@ -173,7 +173,7 @@ static inline int bfo__send_action(bfo_engine *e, bfo_request *r, int act, const
             bfo_op *op = bfo__op_at(e, i);
             if (bfo_handle_eq(op->owner, r->self)) {
                 if (r->peer != e->cfg.rank && op->type != BFO_FRAG_RGET) /* its eager bytes */
-                    p->credit_used -= bfo__credit_cost(op->type == BFO_FRAG_RNDV ? r->first : r->cap);
+                    bfo__credit_untake(e, r->peer, op->type == BFO_FRAG_RNDV ? r->first : r->cap);
                 op->type = BFO_FRAG_MATCH;
                 op->len = 0;
                 bfo__match_hdr(e, r, op);

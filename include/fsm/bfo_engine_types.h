@@ -400,20 +400,15 @@ typedef struct bfo__ubin {
     int head, tail;
 } bfo__ubin;
 
-typedef struct bfo_rail_link {
-    bfo_rail_fsm fsm;
-    uint32_t epoch;
-    unsigned caps, bw;
-    uint64_t last_rx;    /* heard from the peer: a frame, or bfo_engine_rail_heard */
-    uint64_t host_rx;    /* heard the peer's host on the rail, not its process (bfo_engine_host_heard) */
-    uint64_t busy_at;    /* the last time the peer counted as busy (bfo_engine_progress) */
-    uint64_t last_tx;    /* posted an operation on the rail */
-    uint64_t probe_sent; /* the last probe, or the last attempt to send one (shifted
-                          * past a gap between progress calls, as the other clocks) */
-    uint64_t probe_nonce; /* the last probe's nonce, which its PROBEACK echoes (never shifted) */
-    uint64_t deadline, backoff;
-    /* Striping by measured rate (docs/engine-design.md): */
+/* A rail's rate (docs/engine-design.md, "Striping"): its queue, what it
+ * delivered, the estimate, a demoted rail's measurement.  bfo_engine_rate.h
+ * owns it: only its functions write it (bfo__rate_init, _reset, _on_<event>;
+ * make check-layers fails on a write elsewhere). */
+typedef struct bfo__rail_rate {
     uint64_t q_bytes;    /* bytes given to the backend on this rail, not yet completed */
+    int inflight;        /* ops given to the backend on this rail, not yet completed */
+    uint64_t last_tx;    /* posted an operation on the rail (the failure detector's
+                          * heartbeat reads it) */
     uint64_t rate;       /* delivered bytes per ms: measured, from the transport's figure */
     uint64_t win_start, win_bytes; /* since the last sample (or since work was queued on
                                     * an idle rail), and the bytes that came back since */
@@ -444,14 +439,38 @@ typedef struct bfo_rail_link {
     uint64_t base_rate;  /* DEMOTED: its rate when it was demoted (sizes its measurements) */
     uint8_t flaps;       /* demoted again soon after a promotion, lately: measured
                           * BFO_MEASURE_PERIOD_NS << flaps apart (at most 6) */
-    int inflight;        /* ops given to the backend on this rail, not yet completed */
-    int attempts, ever_up;
+} bfo__rail_rate;
+
+/* A rail's failure detector (docs/engine-design.md, "The failure
+ * detector"): what was heard on it and when, its probe, the round trips
+ * that set the probe's timeout.  bfo_engine_detect.h owns it: only its
+ * functions write it (bfo__detect_init, _reset, _on_<event>). */
+typedef struct bfo__rail_detect {
+    uint64_t last_rx;    /* heard from the peer: a frame, or bfo_engine_rail_heard */
+    uint64_t host_rx;    /* heard the peer's host on the rail, not its process (bfo_engine_host_heard) */
+    uint64_t busy_at;    /* the last time the peer counted as busy (bfo__detect_due) */
+    uint64_t probe_sent; /* the last probe, or the last attempt to send one (shifted
+                          * past a gap between progress calls, as the other clocks) */
+    uint64_t probe_nonce; /* the last probe's nonce, which its PROBEACK echoes (never shifted) */
     int probe_out;       /* UP: a heartbeat probe is out, its PROBEACK not yet here */
-    int broken_owed;     /* mapped out with no other rail UP: its BROKEN goes out on
-                            the next rail admitted (if it is still down then) */
     uint64_t srtt, rttvar; /* probe round trips: smoothed, and their variation (0: none yet) */
     int pt_shift;        /* probe timeouts in UP lately: the timeout is doubled this often */
     int pt_good;         /* heartbeats answered in a row since the last doubling */
+} bfo__rail_detect;
+
+/* A rail to one peer: the rail machine and what its actions keep (epoch,
+ * back-off, attempts), the transport's figures, and the two concerns that
+ * own their state. */
+typedef struct bfo_rail_link {
+    bfo_rail_fsm fsm;
+    uint32_t epoch;
+    unsigned caps, bw;
+    uint64_t deadline, backoff;
+    int attempts, ever_up;
+    int broken_owed;     /* mapped out with no other rail UP: its BROKEN goes out on
+                            the next rail admitted (if it is still down then) */
+    bfo__rail_rate rate; /* striping by measured rate (bfo_engine_rate.h) */
+    bfo__rail_detect det; /* the failure detector (bfo_engine_detect.h) */
 } bfo_rail_link;
 
 /* bfo_peer.unreachable: why the peer is gone (0: it is not); derived from
@@ -463,6 +482,26 @@ typedef struct bfo_rail_link {
 /* bfo_peer.left: derived as well */
 #define BFO__LEFT_OWED 1 /* LEAVING: its BYE came; messages it sent before may still come */
 #define BFO__LEFT_DONE 2 /* LEFT: they came, or unreachable_grace passed: nothing more comes */
+
+/* Flow control (docs/engine-design.md, "Credits"), in bytes of the
+ * receiver's payload buffers (bfo__credit_cost), counted since init.
+ * bfo_engine_match.h owns it: only the bfo__credit_* functions write it. */
+typedef struct bfo__peer_credit {
+    uint64_t used;  /* as sender: eager bytes charged to this peer */
+    uint64_t limit; /* as sender: the most used may reach (the peer's CREDIT; until one
+                     * is heard, this side's own window: a guess) */
+    uint64_t freed; /* as receiver: bytes of this peer's messages taken (matched) */
+    uint64_t told;  /* as receiver: freed when the last CREDIT went */
+    int heard;      /* as sender: a CREDIT came (limit is no longer a guess) */
+} bfo__peer_credit;
+
+/* Relay (bfo_config.relay; docs/engine-design.md, "Relay").
+ * bfo_engine_relay.h owns it: only its functions write it. */
+typedef struct bfo__peer_relay {
+    int via; /* RELAYED: the rank its frames go through (-1: none) */
+    int out; /* frames this rank sent through this peer, their RELAYACK not yet here
+              * (at most bfo_engine.relay_window) */
+} bfo__peer_relay;
 
 typedef struct bfo_peer {
     bfo_rail_link rail[BFO_MAX_RAILS];
@@ -484,18 +523,8 @@ typedef struct bfo_peer {
                                     * it came */
     int pend_head, pend_tail;      /* ops waiting for an UP rail */
     int ooo_head, ooo_tail;        /* messages ahead of recv_seq, by sequence (bfo__ux_at) */
-    /* Flow control (docs/engine-design.md, "Credits"), in bytes of the
-     * receiver's payload buffers (bfo__credit_cost), counted since init: */
-    uint64_t credit_used;  /* as sender: eager bytes charged to this peer */
-    uint64_t credit_limit; /* as sender: the most credit_used may reach (the peer's CREDIT;
-                            * until one is heard, this side's own window: a guess) */
-    uint64_t credit_freed; /* as receiver: bytes of this peer's messages taken (matched) */
-    uint64_t credit_told;  /* as receiver: credit_freed when the last CREDIT went */
-    int credit_heard;      /* as sender: a CREDIT came (credit_limit is no longer a guess) */
-    /* Relay (bfo_config.relay): */
-    int via;               /* RELAYED: the rank its frames go through (-1: none) */
-    int relay_out;         /* frames this rank sent through this peer, their RELAYACK not
-                            * yet here (at most bfo_engine.relay_window) */
+    bfo__peer_credit credit; /* flow control (bfo_engine_match.h) */
+    bfo__peer_relay relay;   /* relay (bfo_engine_relay.h) */
 } bfo_peer;
 
 /* A request handle's slot: the live request, the generation its handle
@@ -769,7 +798,7 @@ static inline size_t bfo__relay_mem_size(const bfo_config *c)
 /* The version of bfo_abi and of the layouts it cannot see by their sizes
  * alone (fields reordered): a new number when either changes.  Fields of
  * bfo_abi are only ever appended, with a new version. */
-#define BFO_ABI_VERSION 1
+#define BFO_ABI_VERSION 2
 
 /* The layout of the public structs as one translation unit sees them: its
  * compile-time options and the sizes they give.  BFO_ABI_HERE is the

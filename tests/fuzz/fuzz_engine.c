@@ -361,9 +361,9 @@ FUZZ_NOCOV static void fz_check_engine(void)
                e->ctl_in_use);
     for (int p = 0; p < FZ_RANKS; p++)
         for (int r = 0; r < FZ_RAILS; r++) {
-            FUZZ_CHECK(e->peers[p].rail[r].inflight >= 0, "peer %d rail %d inflight %d", p, r,
-                       e->peers[p].rail[r].inflight);
-            inflight += e->peers[p].rail[r].inflight;
+            FUZZ_CHECK(e->peers[p].rail[r].rate.inflight >= 0, "peer %d rail %d inflight %d", p, r,
+                       e->peers[p].rail[r].rate.inflight);
+            inflight += e->peers[p].rail[r].rate.inflight;
         }
     FUZZ_CHECK(inflight == F.npend, "the engine counts %d operations in flight, the transport holds %d",
                inflight, F.npend);
@@ -612,7 +612,7 @@ int fz_isend(int s, int peer, size_t len, int ctx, int tag)
     if (q->active && !bfo_test(&q->r))
         return BFO_ERR_INVALID;
     if (peer == 0) /* to itself: no wire to play, and a rendezvous to itself rightly waits
-                    * for a receive of the program's (test_engine and bfo sim cover it) */
+                    * for a receive of the program's (test_engine_match and bfo sim cover it) */
         return BFO_ERR_INVALID;
     for (int i = 0; i < F.npend; i++) /* what the transport holds of this buffer */
         FUZZ_CHECK(!F.pend[i].mem || fz_slot_of(F.pend[i].mem, F.pend[i].len) != s,

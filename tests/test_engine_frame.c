@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* test_engine_frame.c - the tests of include/fsm/bfo_engine_frame.h:
+ * frame arrival: the sequence window, frames placed, hostile and forged
+ * frames, a restarted rendezvous that changes the message, out-of-order
+ * messages.
+ * What the engine's tests share is in engine_test.h. */
+#include "engine_test.h"
+
+/* bfo_engine_place says where a FRAG goes only for a live receive with a
+ * contiguous buffer, inside it; anything else is read whole. */
+static void test_place_refuses_what_is_not_a_frag_of_a_live_receive(void **state)
+{
+    static uint8_t src[150000], dst[150000];
+    uint8_t hdr[BFO_MAX_HDR_SIZE];
+    bfo_request s, q;
+    bfo_place_ticket tk;
+    size_t hs = 0;
+    bfo_hdr_frag fh;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 1, 3);
+    sc.rdma = BFO_RDMA_OFF;
+    sr_world *w = sr_new(&sc);
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (uint8_t)(i * 7 + 1);
+    for (int k = 0; k < 200 && bfo_rail_state(&w->e[0], 1, 0) != BFO_RAIL_ST_UP; k++)
+        sn_step(&w->sn);
+    assert_int_equal(bfo_irecv(&w->e[1], &q, dst, sizeof dst, 0, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, src, sizeof src, 1, 0, 1, w->sn.now), BFO_OK);
+    for (int k = 0; k < 500 && q.cs != BFO_RECV_ST_ACK_SENT; k++)
+        sn_step(&w->sn);
+    assert_int_equal(q.cs, BFO_RECV_ST_ACK_SENT);
+    memset(&fh, 0, sizeof fh);
+    fh.type = BFO_FRAG_FRAG;
+    fh.rseq = q.rseq;
+    fh.dreq = q.self;
+    fh.offset = 65536;
+    assert_int_equal(bfo_hdr_frag_encode(&fh, hdr, sizeof hdr), BFO_HDR_FRAG_SIZE);
+    /* a FRAG of the live receive: its place in the buffer */
+    assert_ptr_equal(bfo_engine_place(&w->e[1], 0, hdr, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + 1000, &hs, &tk),
+                     dst + 65536);
+    assert_int_equal(hs, BFO_HDR_FRAG_SIZE);
+    assert_true(bfo_engine_place_ok(&w->e[1], tk));
+    /* the header not all there yet; from another peer; past the buffer */
+    assert_null(bfo_engine_place(&w->e[1], 0, hdr, BFO_HDR_FRAG_SIZE - 1, BFO_HDR_FRAG_SIZE + 1000, &hs, &tk));
+    assert_null(bfo_engine_place(&w->e[1], 1, hdr, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + 1000, &hs, &tk));
+    assert_null(bfo_engine_place(&w->e[1], 0, hdr, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + 150000 - 65536 + 1,
+                                 &hs, &tk));
+    /* an older restart sequence; another request; not a FRAG */
+    fh.rseq = (uint16_t)(q.rseq + 1);
+    bfo_hdr_frag_encode(&fh, hdr, sizeof hdr);
+    assert_null(bfo_engine_place(&w->e[1], 0, hdr, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + 1000, &hs, &tk));
+    fh.rseq = q.rseq;
+    fh.dreq.gen++;
+    bfo_hdr_frag_encode(&fh, hdr, sizeof hdr);
+    assert_null(bfo_engine_place(&w->e[1], 0, hdr, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + 1000, &hs, &tk));
+    fh.dreq = q.self;
+    bfo_hdr_frag_encode(&fh, hdr, sizeof hdr);
+    hdr[0] = BFO_FRAG_MATCH;
+    assert_null(bfo_engine_place(&w->e[1], 0, hdr, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + 1000, &hs, &tk));
+    assert_int_equal(bfo_engine_frame_placed(&w->e[1], 0, 0, hdr, BFO_HDR_FRAG_SIZE, dst, 1000, w->sn.now),
+                     BFO_ERR_INVALID);
+    /* the message completes: the placement is no longer good */
+    w->sn.place = 1;
+    for (int k = 0; k < 2000 && !(bfo_test(&s) && bfo_test(&q)); k++)
+        sn_step(&w->sn);
+    assert_true(bfo_test(&s) && bfo_test(&q));
+    assert_true(w->sn.placed > 0);
+    assert_memory_equal(dst, src, sizeof src);
+    assert_false(bfo_engine_place_ok(&w->e[1], tk));
+    sr_del(w);
+}
+
+static void test_hostile_frames_are_counted_not_fatal(void **state)
+{
+    uint8_t junk[64];
+    bfo_hdr_frag fr = { BFO_FRAG_FRAG, 0, 0, { 3, 77 }, 0 };
+    bfo_hdr_restart nt = { .type = BFO_FRAG_NOTIFY, .flags = 0, .rseq = 5, .ctx = 0, .seq = 1, .src = 1, .sreq = { 1, 1 }, .dreq = { 9, 9 } };
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 43);
+    sr_world *w = sr_new(&sc);
+    memset(junk, 0xee, sizeof junk);
+    assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, junk, sizeof junk, w->sn.now), BFO_ERR_BAD_TYPE);
+    size_t n = bfo_hdr_frag_encode(&fr, junk, sizeof junk);
+    junk[n] = 'z';
+    assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, junk, n + 1, w->sn.now), BFO_ERR_STALE);
+    n = bfo_hdr_restart_encode(&nt, junk, sizeof junk); /* NOTIFY for nothing: NACK */
+    assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, junk, n, w->sn.now), BFO_ERR_STALE);
+    assert_int_equal(w->e[1].stats.malformed_frames, 1);
+    assert_int_equal(w->e[1].stats.stale_dropped, 2);
+    sr_go(w);
+    sr_del(w);
+    /* and the engine still works */
+    sr_scenario sc2 = make(mixed, NMIXED, 2, 2, 44);
+    sr_del(run(&sc2));
+}
+
+/* A peer's PUT or FIN naming a live request but a range it never asked
+ * for is a protocol violation, not a write into memory. */
+static void test_forged_put_and_fin_are_refused(void **state)
+{
+    static uint8_t out[200000], in[200000];
+    bfo_request s, r;
+    uint8_t buf[64];
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 45);
+    sc.rdma = BFO_RDMA_PUT;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 1000000); /* rails up */
+    bfo_isend(&w->e[0], &s, out, sizeof out, 1, 0, 1, w->sn.now);
+    bfo_hdr_put p;
+    memset(&p, 0, sizeof p);
+    p.type = BFO_FRAG_PUT;
+    p.sreq = s.self;
+    p.dreq = s.self;
+    p.offset = sizeof out - 10;
+    p.length = 11; /* one byte past the end */
+    p.raddr = 0x1000;
+    size_t n = bfo_hdr_put_encode(&p, buf, sizeof buf);
+    assert_int_equal(bfo_engine_frame(&w->e[0], 1, 0, buf, n, w->sn.now), BFO_ERR_PROTOCOL);
+    p.length = 0; /* the wire check refuses it */
+    n = bfo_hdr_put_encode(&p, buf, sizeof buf);
+    assert_int_equal(bfo_engine_frame(&w->e[0], 1, 0, buf, n, w->sn.now), BFO_ERR_BAD_FIELD);
+    p.length = 8; /* in range, but this buffer was never registered */
+    p.offset = 0;
+    n = bfo_hdr_put_encode(&p, buf, sizeof buf);
+    /* the receiver: a FIN for a slot never issued */
+    bfo_irecv(&w->e[1], &r, in, sizeof in, 0, 0, 1, w->sn.now);
+    for (int k = 0; k < 4; k++) /* the RNDV arrives, PUTs go out */
+        sn_step(&w->sn);
+    assert_int_equal(r.cs, BFO_RECV_ST_PUTS_SENT);
+    bfo_hdr_fin fin;
+    memset(&fin, 0, sizeof fin);
+    fin.type = BFO_FRAG_FIN;
+    fin.rseq = r.rseq;
+    fin.slot = 1000;
+    fin.length = 1;
+    fin.dreq = r.self;
+    n = bfo_hdr_fin_encode(&fin, buf, sizeof buf);
+    assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, buf, n, w->sn.now), BFO_ERR_PROTOCOL);
+    fin.slot = 0; /* issued, but the wrong range */
+    fin.offset = 1;
+    fin.length = 5;
+    n = bfo_hdr_fin_encode(&fin, buf, sizeof buf);
+    assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, buf, n, w->sn.now), BFO_ERR_PROTOCOL);
+    assert_int_equal(w->e[0].stats.protocol_violations + w->e[1].stats.protocol_violations, 3);
+    assert_int_equal(w->e[0].stats.malformed_frames, 1);
+    sr_advance(w, 100000000);
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_int_equal(memcmp(in, out, sizeof in), 0);
+    sr_del(w);
+}
+
+/* A restarted RNDV sends the same message again: one that changes its tag,
+ * length, context, sequence or sender's request is a protocol violation,
+ * and the receive keeps what it took (found by tests/fuzz/fuzz_engine: a
+ * receive of tag 0 completed with the tag of a forged restart). */
+static void test_restarted_rndv_changing_the_message_is_a_protocol_violation(void **state)
+{
+    enum { BIG = 100000 };
+    static uint8_t out[BIG], in[BIG];
+    bfo_request s, r;
+    uint8_t buf[64];
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 84);
+    sc.rdma = BFO_RDMA_OFF;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 1000000);
+    for (int k = 0; k < BIG; k++)
+        out[k] = sr_pattern(7, (size_t)k);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, in, BIG, 0, 0, 5, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, out, BIG, 1, 0, 5, w->sn.now), BFO_OK);
+    for (int k = 0; k < 200 && r.cs != BFO_RECV_ST_ACK_SENT; k++)
+        sn_step(&w->sn); /* the RNDV arrives, the ACK goes out */
+    assert_int_equal(r.cs, BFO_RECV_ST_ACK_SENT);
+    bfo_hdr_rndv h;
+    memset(&h, 0, sizeof h);
+    h.type = BFO_FRAG_RNDV;
+    h.flags = BFO_FLAG_RESTART;
+    h.ctx = 0;
+    h.src = 0;
+    h.tag = 5;
+    h.seq = r.seq;
+    h.rseq = (uint16_t)(r.rseq + 1);
+    h.msg_len = BIG;
+    h.sreq = r.remote;
+    h.dreq = r.self;
+    for (int what = 0; what < 5; what++) {
+        bfo_hdr_rndv x = h;
+        if (what == 0)
+            x.tag = 6;
+        else if (what == 1)
+            x.msg_len = BIG + 1;
+        else if (what == 2)
+            x.ctx = 1;
+        else if (what == 3)
+            x.seq = (uint16_t)(r.seq + 1);
+        else
+            x.sreq.gen++;
+        size_t n = bfo_hdr_rndv_encode(&x, buf, sizeof buf);
+        assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, buf, n, w->sn.now), BFO_ERR_PROTOCOL);
+    }
+    assert_int_equal(r.cs, BFO_RECV_ST_ACK_SENT);
+    sr_advance(w, 50000000);
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_int_equal(r.tag, 5);
+    assert_int_equal(r.length, BIG);
+    assert_memory_equal(in, out, BIG);
+    sr_del(w);
+}
+
+/* Out of order, then the pool runs dry.  Rank 0's messages on rail 0 wait
+ * (0->1 held) while those on rail 1 arrive ahead of them and fill rank 1's
+ * 8 buffers (the out-of-order list); once rail 0 opens, the next message in
+ * order finds no buffer (back-pressure).  Rank 1 then receives one message
+ * at a time, each receive posted after the last completed.  Every message
+ * waiting out of order must move on to the unexpected queue in the buffer
+ * it already has: if it needed a second one it would stay behind, the
+ * frames on the rails would keep asking for buffers, and nothing would move
+ * again (a deadlock seen over TCP under back-pressure). */
+static void test_out_of_order_messages_move_on_in_their_own_buffers(void **state)
+{
+    static stream st;
+    static bfo_config cfg;
+    mapout_watch x[2];
+    (void)state;
+    memset(&cfg, 0, sizeof cfg);
+    memset(&st, 0, sizeof st);
+    cfg.max_unexpected = 8;
+    sr_world *w = st.w = detect_world_cfg(74, 1, x, &cfg);
+    bfo_request *r = st.r;
+    sn_set_path(&w->sn, 0, 1, 0, SN_PATH_HOLD);
+    for (int i = 0; i < 40; i++) {
+        for (int k = 0; k < STREAM_LEN; k++)
+            st.out[i][k] = sr_pattern(i, (size_t)k);
+        st.src[i] = 0;
+        st.dst[i] = 1;
+        assert_int_equal(bfo_isend(&w->e[0], &st.s[i], st.out[i], STREAM_LEN, 1, 1, i, w->sn.now),
+                         BFO_OK);
+    }
+    st.n = 40;
+    pass_time(w, 20 * MS);
+    assert_int_equal(bfo__ooo_count(&w->e[1]), 8); /* every buffer holds a message that came too early */
+    assert_int_equal(bfo_engine_out_of_order_count(&w->e[1]), 8);
+    assert_int_equal(bfo_engine_unexpected_count(&w->e[1]), 0);
+    sn_set_path(&w->sn, 0, 1, 0, SN_PATH_OPEN);
+    pass_time(w, 20 * MS);
+    for (int i = 0; i < 40; i++) {
+        assert_int_equal(bfo_irecv(&w->e[1], &r[i], st.in[i], STREAM_LEN, 0, 1, i, w->sn.now), BFO_OK);
+        for (int ms = 0; ms < 200 && !bfo_test(&r[i]); ms++)
+            pass_time(w, MS);
+        assert_true(bfo_test(&r[i]));
+        assert_int_equal(r[i].status, BFO_OK);
+        assert_memory_equal(st.in[i], st.out[i], STREAM_LEN);
+    }
+    for (int ms = 0; ms < 200; ms++)
+        pass_time(w, MS);
+    for (int i = 0; i < 40; i++)
+        assert_true(bfo_test(&st.s[i]) && st.s[i].status == BFO_OK);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    assert_int_equal(w->e[1].uxm_in_use, 0);
+    sr_del(w);
+}
+
+/* Sequences past the 16- and 32-bit wraps: a MATCH and an RNDV reported
+ * failed that did arrive are sent again and dropped as duplicates. */
+static void test_sequences_past_the_16_and_32_bit_wraps_drop_resent_messages(void **state)
+{
+    static const uint64_t starts[] = { 65530, 4294967290ull };
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        sr_scenario sc = make(mixed, NMIXED, 2, 2, 34);
+        sc.seq_start = starts[i];
+        add_fault(&sc, SN_FAULT_TYPE, BFO_FRAG_MATCH, 0, 4, SN_DELIVER_ERROR);
+        add_fault(&sc, SN_FAULT_TYPE, BFO_FRAG_RGET, 0, 1, SN_DELIVER_ERROR);
+        sr_world *w = run(&sc);
+        all_ok(w);
+        assert_true(STAT(w, duplicates_dropped) >= 2);
+        assert_true(w->e[1].peers[0].recv_seq > starts[i] + 6);
+        sr_del(w);
+    }
+}
+
+/* The tests of frame, in the order they run (engine_test_main: a pattern,
+ * --shard). */
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sequences_past_the_16_and_32_bit_wraps_drop_resent_messages),
+        cmocka_unit_test(test_place_refuses_what_is_not_a_frag_of_a_live_receive),
+        cmocka_unit_test(test_hostile_frames_are_counted_not_fatal),
+        cmocka_unit_test(test_forged_put_and_fin_are_refused),
+        cmocka_unit_test(test_restarted_rndv_changing_the_message_is_a_protocol_violation),
+        cmocka_unit_test(test_out_of_order_messages_move_on_in_their_own_buffers),
+    };
+    return engine_test_main(argc, argv, "engine_frame", tests, sizeof tests / sizeof tests[0]);
+}

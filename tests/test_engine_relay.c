@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* test_engine_relay.c - the tests of include/fsm/bfo_engine_relay.h:
+ * relay through a third rank (docs/engine-design.md, "Relay").
+ * What the engine's tests share is in engine_test.h. */
+#include "engine_test.h"
+
+/* ------------------------------------------------------------- relay */
+
+/* Three ranks, two rails, relay on; ranks 0 and 1 cut apart (every rail
+ * silent both ways) once their rails are up: returns when rank 0 reaches
+ * rank 1 through rank 2 (RELAYED), within 2 s. */
+static sr_world *relay_world(uint64_t seed, bfo_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->relay = 1;
+    c->max_requests = 64;
+    c->max_unexpected = 64;
+    sr_scenario sc = make(NULL, 0, 3, 2, seed);
+    sc.cfg = c;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 5000000);
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 0, 1, k, SN_PATH_SILENT);
+    for (int t = 0; t < 2000 && (bfo_peer_state(&w->e[0], 1) != BFO_PEER_ST_RELAYED ||
+                                 bfo_peer_state(&w->e[1], 0) != BFO_PEER_ST_RELAYED); t++)
+        sr_advance(w, 1000000);
+    assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_RELAYED);
+    assert_int_equal(bfo_peer_state(&w->e[1], 0), BFO_PEER_ST_RELAYED);
+    assert_int_equal(w->e[0].peers[1].relay.via, 2);
+    return w;
+}
+
+/* DOWN --ROUTE_FOUND--> RELAYED / take_route: a message goes through the
+ * third rank, arrives whole, and the peer is not given up however long
+ * its rails stay cut (the grace does not run while a route is left). */
+static void test_ROUTE_FOUND_sends_through_a_third_rank_and_gives_nothing_up(void **state)
+{
+    bfo_config c;
+    bfo_request s, r, s2, r2;
+    static uint8_t big[200000], got[200000];
+    uint8_t x[100], y[100];
+    (void)state;
+    sr_world *w = relay_world(91, &c);
+    for (size_t i = 0; i < sizeof x; i++)
+        x[i] = (uint8_t)(i * 7);
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (uint8_t)(i * 13 + 5);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, y, sizeof y, 0, 1, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, x, sizeof x, 1, 1, 1, w->sn.now), BFO_OK);
+    /* a rendezvous the other way: by copy (no RDMA through a relay) */
+    assert_int_equal(bfo_irecv(&w->e[0], &r2, got, sizeof got, 1, 1, 2, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[1], &s2, big, sizeof big, 0, 1, 2, w->sn.now), BFO_OK);
+    sr_advance(w, 4000000000ull); /* twice the grace */
+    assert_true(bfo_test(&s) && bfo_test(&r) && bfo_test(&s2) && bfo_test(&r2));
+    assert_int_equal(s.status, BFO_OK);
+    assert_int_equal(r.status, BFO_OK);
+    assert_memory_equal(x, y, sizeof x);
+    assert_int_equal(s2.status, BFO_OK);
+    assert_int_equal(r2.status, BFO_OK);
+    assert_memory_equal(big, got, sizeof big);
+    assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_RELAYED);
+    assert_true(w->e[0].stats.relayed_frames > 0 && w->e[1].stats.relayed_frames > 0);
+    assert_true(w->e[2].stats.relay_passed > 0);
+    assert_true(w->e[1].stats.relay_received > 0);
+    assert_int_equal(STAT(w, rdma_reads) + STAT(w, rdma_writes), 0);
+    assert_int_equal(STAT(w, unreachable_errors), 0);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    assert_int_equal(w->e[0].stats.routes_found, 1);
+    sr_del(w);
+}
+
+/* A relayed frame completes on the relay's RELAYACK, which says how its
+ * post to the destination completed: while the relay's way to rank 1 is
+ * held, rank 0's send stays pending though the relay has the frame. */
+static void test_RELAYACK_completes_a_relayed_send_once_the_destination_has_it(void **state)
+{
+    bfo_config c;
+    bfo_request s, r;
+    uint8_t x = 42, y = 0;
+    (void)state;
+    sr_world *w = relay_world(92, &c);
+    for (int k = 0; k < 2; k++)
+        sn_set_path(&w->sn, 2, 1, k, SN_PATH_HOLD);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 1, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 1, 1, w->sn.now), BFO_OK);
+    sr_advance(w, 10000000);
+    assert_int_equal(w->e[2].stats.relay_passed, 1); /* the relay has it, and passed it on */
+    assert_false(bfo_test(&s));                       /* but rank 1 has not */
+    assert_false(bfo_test(&r));
+    for (int k = 0; k < 2; k++)
+        sn_set_path(&w->sn, 2, 1, k, SN_PATH_OPEN);
+    sr_advance(w, 10000000);
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(s.status, BFO_OK);
+    assert_int_equal(y, 42);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
+/* RELAYED --ROUTE_LOST--> DOWN / report_route_lost: rank 0 loses its rails
+ * to the relay as well; no route is left, the grace starts from then, and
+ * runs out: what waits for rank 1 fails BFO_ERR_PEER_UNREACHABLE. */
+static void test_ROUTE_LOST_starts_the_grace(void **state)
+{
+    bfo_config c;
+    bfo_request s;
+    uint8_t x = 1;
+    (void)state;
+    sr_world *w = relay_world(93, &c);
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 0, 2, k, SN_PATH_SILENT);
+    for (int t = 0; t < 2000 && bfo_peer_state(&w->e[0], 1) == BFO_PEER_ST_RELAYED; t++)
+        sr_advance(w, 1000000);
+    assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_DOWN);
+    assert_int_equal(w->e[0].stats.routes_lost, 1);
+    assert_int_equal(w->e[0].peers[1].relay.via, -1);
+    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 1, 1, w->sn.now), BFO_OK);
+    sr_advance(w, 2500000000ull);
+    assert_true(bfo_test(&s));
+    assert_int_equal(s.status, BFO_ERR_PEER_UNREACHABLE);
+    assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_UNREACHABLE);
+    sr_del(w);
+}
+
+/* RELAYED --RAIL_ADMITTED--> REACHABLE: the cut healed, a rail of rank 1
+ * is admitted again and its messages go direct. */
+static void test_RAIL_ADMITTED_takes_a_relayed_peer_back_to_its_rails(void **state)
+{
+    bfo_config c;
+    bfo_request s, r;
+    uint8_t x = 9, y = 0;
+    (void)state;
+    sr_world *w = relay_world(94, &c);
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 0, 1, k, SN_PATH_OPEN);
+    for (int t = 0; t < 3000 && bfo_peer_state(&w->e[0], 1) != BFO_PEER_ST_REACHABLE; t++)
+        sr_advance(w, 1000000);
+    assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_REACHABLE);
+    const uint64_t relayed = w->e[0].stats.relayed_frames;
+    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 1, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 1, 1, w->sn.now), BFO_OK);
+    sr_advance(w, 10000000);
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(y, 9);
+    assert_int_equal(w->e[0].stats.relayed_frames, relayed);
+    sr_del(w);
+}
+
+/* A rank that leaves while it reaches a peer only through a relay says BYE
+ * through it: the peer takes the leaving (LEAVING, then LEFT), not a
+ * failure, and a send to it then fails BFO_ERR_PEER_LEFT, not
+ * PEER_UNREACHABLE after the grace. */
+static void test_LEAVE_REQUESTED_says_BYE_through_the_relay(void **state)
+{
+    bfo_config c;
+    bfo_request s;
+    uint8_t x = 1;
+    (void)state;
+    sr_world *w = relay_world(96, &c);
+    assert_int_equal(bfo_engine_leave(&w->e[0], w->sn.now), BFO_OK);
+    sr_advance(w, 50000000);
+    assert_true(bfo_engine_left(&w->e[0])); /* its BYEs are out, the relayed one too */
+    assert_true(bfo_peer_left(&w->e[1], 0));
+    assert_int_equal(bfo_peer_state(&w->e[1], 0), BFO_PEER_ST_LEFT);
+    assert_int_equal(bfo_isend(&w->e[1], &s, &x, 1, 0, 1, 1, w->sn.now), BFO_ERR_PEER_LEFT);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
+/* What a relay refuses, as a protocol violation: a frame whose sender is
+ * not the peer it came from (a second hop), rail control inside a RELAY,
+ * and any RELAY at a rank whose relay is off. */
+static void test_RELAY_RCVD_refuses_a_second_hop_rail_control_and_relay_off(void **state)
+{
+    bfo_config c;
+    uint8_t f[BFO_HDR_RELAY_SIZE + BFO_MAX_HDR_SIZE];
+    bfo_hdr_relay h;
+    bfo_hdr_railctl p;
+    bfo_hdr_credit cr;
+    size_t n;
+    (void)state;
+    sr_world *w = relay_world(95, &c);
+    memset(&h, 0, sizeof h);
+    h.type = BFO_FRAG_RELAY;
+    h.dst = 1;
+    h.src = 1; /* from rank 0, claiming rank 1's frame: a second hop */
+    h.token = 5;
+    memset(&cr, 0, sizeof cr);
+    cr.type = BFO_FRAG_CREDIT;
+    cr.limit = 1;
+    n = bfo_hdr_relay_encode(&h, f, sizeof f);
+    n += bfo_hdr_credit_encode(&cr, f + n, sizeof f - n);
+    h.src = 0;
+    h.dst = 0;
+    assert_int_equal(bfo_engine_frame(&w->e[2], 0, 0, f, n, w->sn.now), BFO_ERR_PROTOCOL);
+    h.dst = 1; /* rail control inside */
+    memset(&p, 0, sizeof p);
+    p.type = BFO_FRAG_PROBE;
+    n = bfo_hdr_relay_encode(&h, f, sizeof f);
+    n += bfo_hdr_railctl_encode(&p, f + n, sizeof f - n);
+    assert_int_equal(bfo_engine_frame(&w->e[2], 0, 0, f, n, w->sn.now), BFO_ERR_PROTOCOL);
+    w->e[2].cfg.relay = 0; /* relay off at the relay */
+    n = bfo_hdr_relay_encode(&h, f, sizeof f);
+    n += bfo_hdr_credit_encode(&cr, f + n, sizeof f - n);
+    assert_int_equal(bfo_engine_frame(&w->e[2], 0, 0, f, n, w->sn.now), BFO_ERR_PROTOCOL);
+    w->e[2].cfg.relay = 1;
+    assert_int_equal(w->e[2].stats.relay_passed, 0);
+    sr_del(w);
+}
+
+/* The tests of relay, in the order they run (engine_test_main: a pattern,
+ * --shard). */
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ROUTE_FOUND_sends_through_a_third_rank_and_gives_nothing_up),
+        cmocka_unit_test(test_RELAYACK_completes_a_relayed_send_once_the_destination_has_it),
+        cmocka_unit_test(test_ROUTE_LOST_starts_the_grace),
+        cmocka_unit_test(test_RAIL_ADMITTED_takes_a_relayed_peer_back_to_its_rails),
+        cmocka_unit_test(test_RELAY_RCVD_refuses_a_second_hop_rail_control_and_relay_off),
+        cmocka_unit_test(test_LEAVE_REQUESTED_says_BYE_through_the_relay),
+    };
+    return engine_test_main(argc, argv, "engine_relay", tests, sizeof tests / sizeof tests[0]);
+}
