@@ -43,6 +43,13 @@
  * exporting `const bfo_transport_ops bfo_NAME_transport`, and bfo_net.c's
  * table of transports lists it (docs/porting.md walks a new transport
  * through this interface).
+ *
+ * ITS TUNABLES ARE DATA: the row's settings (bfo_setting.h) describe the
+ * members of its options struct that can be set by name (from the
+ * environment, `bfo run --set`, MCA parameters), its eager_limit what it
+ * wants of the engine when it carries every rail, and its stats() fills
+ * the counters it keeps (the rest of bfo_rail_stats stays 0).  Nothing
+ * outside the transport's own files names its tunables.
  */
 #ifndef BFO_TRANSPORT_H
 #define BFO_TRANSPORT_H
@@ -52,6 +59,7 @@
 #include <stdio.h>
 
 #include "bfo_engine.h"
+#include "bfo_setting.h"
 #include "bfo_sink.h"
 
 #ifdef __cplusplus
@@ -142,6 +150,16 @@ typedef struct bfo_transport_ops {
      * still in use (the program freed a buffer under a request) is never
      * handed out again and is dropped when its last use ends. */
     void (*mem_released)(void *t, const void *buf, size_t len);
+    /* Optional (NULL, 0: nothing to tune by name): its tunables, nsettings
+     * rows over its options struct (bfo_transport_args.opt), names unique
+     * within the transport.  Appended: a row written before them (with
+     * every member up to mem_released, in order) keeps its meaning. */
+    const bfo_setting *settings;
+    int nsettings;
+    /* Optional (0: the engine's default): the eager limit bfo_net gives the
+     * engine when every rail is this transport's and neither the program
+     * nor BFO_EAGER_LIMIT sets one (TCP: BFO_TCP_EAGER_LIMIT). */
+    size_t eager_limit;
 } bfo_transport_ops;
 
 #ifdef __cplusplus

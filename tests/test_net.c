@@ -27,6 +27,7 @@
 #include "bfo_net.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -637,10 +638,11 @@ static void fk_mem_released(void *vt, const void *buf, size_t len)
 static const bfo_transport_ops fake_ops = {
     "fake", fk_claims, fk_open1, fk_address, fk_start, fk_backend, fk_progress,
     fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk_errname, fk_reaches, fk_mem_released,
+    NULL, 0, 0, /* no settings; the engine's eager limit */
 };
 static const bfo_transport_ops fake2_ops = {
     "fake2", fk2_claims, fk_open2, fk_address, fk_start, fk_backend, fk_progress,
-    fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk2_errname, NULL, NULL,
+    fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk2_errname, NULL, NULL, NULL, 0, 0,
 };
 
 /* A rank's instance of a fake (NULL: none). */
@@ -2105,10 +2107,48 @@ static void test_no_env_reads_no_bfo_variable_without_it_every_one_is_read(void 
     }
 }
 
+/* Every setting in every transport's table is read from the environment
+ * as BFO_<TRANSPORT>_<NAME> through its row (bfo_net_settings): garbage
+ * is refused at init, said on stderr with the variable's name; its
+ * default figure is taken; with no_env the garbage is not read.  (Before
+ * the tables, BFO_TCP_USER_TIMEOUT_MS and the others were never read.) */
+static void test_every_transport_setting_read_from_its_variable_garbage_refused(void **state)
+{
+    const char *tp;
+    int n;
+    (void)state;
+    for (int i = 0; bfo_net_settings(i, &tp, &n); i++) {
+        const bfo_setting *t = bfo_net_settings(i, &tp, &n);
+        for (int k = 0; k < n; k++) {
+            char var[80], def[32], err[4096];
+            int rc;
+            snprintf(var, sizeof var, "BFO_%s_%s", tp, t[k].name);
+            for (char *p = var; *p; p++)
+                *p = (char)toupper((unsigned char)*p);
+            for (int round = 0; round < 3; round++) { /* garbage; garbage with no_env; the default */
+                world *w = world_new(1, 0);
+                w->rails[0] = "fake:a";
+                w->opt[0].no_env = round == 1;
+                snprintf(def, sizeof def, "%.15g", t[k].def);
+                setenv(var, round < 2 ? "12Q" : def, 1);
+                rc = world_init_quiet(w, 1, 0, err, sizeof err);
+                unsetenv(var);
+                if (round == 0 && (rc != BFO_ERR_INVALID || !strstr(err, var)))
+                    fail_msg("%s=12Q: %s, stderr: %s", var, bfo_net_errname(rc), err);
+                if (round > 0 && rc != BFO_OK)
+                    fail_msg("%s=%s%s: %s, stderr: %s", var, round == 1 ? "12Q" : def,
+                             round == 1 ? " with no_env" : "", bfo_net_errname(rc), err);
+                world_fini(w);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_messages_both_ways_over_two_fake_rails_arrive_intact, teardown),
+        cmocka_unit_test_teardown(test_every_transport_setting_read_from_its_variable_garbage_refused, teardown),
         cmocka_unit_test_teardown(test_three_ranks_every_pair_exchanges_over_two_rails, teardown),
         cmocka_unit_test_teardown(test_engine_rail_maps_to_its_transport_and_that_transports_rail, teardown),
         cmocka_unit_test_teardown(test_rail_cut_mid_stream_fails_over_every_message_once_then_readmitted, teardown),

@@ -30,6 +30,7 @@
 #endif
 #include <string.h>
 
+#include "bfo_setting.h"
 #include "bfo_simrun.h"
 
 static const char usage[] =
@@ -172,17 +173,12 @@ static int die(const char *what, const char *arg)
     exit(2);
 }
 
+/* The one size syntax (bfo_setting.h: digits, then K, M or G); *end after it. */
 static size_t parse_size(const char *s, const char **end)
 {
-    char *e;
-    unsigned long long v = strtoull(s, &e, 10);
-    if (e == s)
+    unsigned long long v;
+    if (bfo_size_prefix(s, end, &v) != 0)
         die("not a size", s);
-    if (*e == 'K' || *e == 'k')
-        v <<= 10, e++;
-    else if (*e == 'M' || *e == 'm')
-        v <<= 20, e++;
-    *end = e;
     return (size_t)v;
 }
 

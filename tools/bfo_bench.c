@@ -176,19 +176,13 @@ static const char bench_usage[] =
     "       bfo bench --plot FILE.png --input LABEL=FILE.csv [--input LABEL=FILE.csv]...\n"
     "  two ranks: under `bfo run -n 2 -- bfo bench ...`, or it launches itself so\n";
 
+/* A size alone or in a list ("8,64K": bfo_setting.h's syntax), 0 for
+ * anything else ("64Q" and "1.5K" were 64 and 1). */
 static size_t bn_parse_size(const char *s)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s)
-        return 0;
-    if (*end == 'K' || *end == 'k')
-        v *= 1024;
-    else if (*end == 'M' || *end == 'm')
-        v *= 1024 * 1024;
-    else if (*end == 'G' || *end == 'g')
-        v *= 1024.0 * 1024 * 1024;
-    return v < 1 ? 0 : (size_t)v;
+    const char *end;
+    unsigned long long v;
+    return bfo_size_prefix(s, &end, &v) == 0 && (!*end || *end == ',') ? (size_t)v : 0;
 }
 
 static int cmp_double(const void *a, const void *b)

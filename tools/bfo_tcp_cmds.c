@@ -3,7 +3,9 @@
  * all-pairs stream over the TCP backend).
  *
  *   bfo run -n N [--rails A,B,...] [--timeout SEC] [--keep-going]
- *           [--pidfile FILE] [--bootstrap ADDR:PORT] -- PROGRAM ARGS...
+ *           [--pidfile FILE] [--bootstrap ADDR:PORT]
+ *           [--set TRANSPORT.NAME=VALUE]... -- PROGRAM ARGS...
+ *   bfo run --settings
  *     Forks N processes of PROGRAM with BFO_RANK, BFO_SIZE, BFO_BOOTSTRAP
  *     (a free port on 127.0.0.1 unless given) and BFO_RAILS (when --rails
  *     is given; else inherited).  Waits for all.  When one dies abnormally
@@ -13,7 +15,12 @@
  *     (BFO_ERR_PROC_FAILED, docs/failure-model.md).  A rank that exits 0
  *     is no failure (it left, or will be found unreachable).
  *     --timeout: kill everything after SEC seconds (exit 124).  --pidfile:
- *     "RANK PID" lines, for tests that signal or kill one rank.  At the end
+ *     "RANK PID" lines, for tests that signal or kill one rank.  --set:
+ *     a transport's setting (TRANSPORT * : every transport that has NAME),
+ *     checked here by the transport's table and given to every rank as
+ *     BFO_<TRANSPORT>_<NAME>; --settings lists every transport's table
+ *     (name, type, default, range, same on every rank, variable, help).
+ *     At the end
  *     one line per rank on stderr ("bfo run: rank 1 pid 123: exit 0" or
  *     "...: signal 9").  Exit 0 only if every rank exited 0.
  *
@@ -46,10 +53,15 @@
  *       first, CLOCK_MONOTONIC seconds in parentheses, peer, rail, from
  *       --event--> to), and how long a mapped-out rail's operations in
  *       flight took to fail.
- *     --beacon-ms T|off, --notsent-lowat BYTES|off: the TCP rails' beacon
- *       interval and TCP_NOTSENT_LOWAT (bfo_tcp.h, OPTIONS; 0 is off
- *       here; unset: BFO_TCP_BEACON_MS, BFO_TCP_NOTSENT_LOWAT, else the
- *       defaults, 10 ms and 2 MiB).
+ *     --set TRANSPORT.NAME=VALUE: a transport's setting, by its table
+ *       (bfo_setting.h; `bfo run --settings` lists them); a bad value is
+ *       refused (exit 2).  The older flags are names for settings:
+ *       --beacon-ms T|off tcp.beacon_ms, --notsent-lowat BYTES|off
+ *       tcp.notsent_lowat (0 is off for both), --user-timeout-ms
+ *       tcp.user_timeout_ms, --connect-timeout-ms every transport's
+ *       connect_timeout_ms, --verbs-timeout verbs.timeout, --verbs-retry
+ *       verbs.retry_cnt.  Unset: BFO_<TRANSPORT>_<NAME>, else the
+ *       transport's default.
  *     --drop-on-signal RAIL: SIGUSR1 toggles the backend's fault hook
  *       (every frame on RAIL silently lost) in this process.
  *     --compute R:AT:SEC: rank R, AT seconds into the stream, computes for
@@ -158,6 +170,7 @@
  *     with the right bytes (rank 0: for the whole job).
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -201,7 +214,104 @@ static int free_port(void)
 
 static const char run_usage[] =
     "usage: bfo run -n N [--rails A,B,...] [--timeout SEC] [--keep-going] [--pidfile FILE]\n"
-    "               [--bootstrap ADDR:PORT] -- PROGRAM ARGS...\n";
+    "               [--bootstrap ADDR:PORT] [--set TRANSPORT.NAME=VALUE]... -- PROGRAM ARGS...\n"
+    "       bfo run --settings   (every transport's settings: what --set takes)\n";
+
+/* ------------------------------------------------ the transports' settings
+ *
+ * Read from the transports' tables (bfo_net_settings, bfo_setting.h): no
+ * transport is named here but in the old flags of bfo stream, each one an
+ * alias of a setting. */
+
+/* BFO_TRANSPORT_NAME, the variable bfo_net reads for a setting. */
+static void setting_var(char *var, size_t cap, const char *tp, const char *name)
+{
+    snprintf(var, cap, "BFO_%s_%s", tp, name);
+    for (char *p = var; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+}
+
+/* One transport's setting in opt, checked by its table; with export_it
+ * also its variable in this process's environment (for the ranks it
+ * starts).  0, or -1 said on stderr. */
+static int set_one(const char *who, const char *tp, const char *name, const char *value, bfo_net_options *opt,
+                   int export_it)
+{
+    char why[200], var[80];
+    if (bfo_net_options_set(opt, tp, name, value, why, sizeof why) != BFO_OK) {
+        fprintf(stderr, "%s: %s.%s=%s: %s\n", who, tp, name, value, why);
+        return -1;
+    }
+    setting_var(var, sizeof var, tp, name);
+    if (export_it)
+        setenv(var, value, 1);
+    return 0;
+}
+
+/* TRANSPORT.NAME=VALUE set (set_one); TRANSPORT * : every transport of
+ * this build that has a setting NAME.  0, or -1 said on stderr. */
+static int set_setting(const char *who, const char *arg, bfo_net_options *opt, int export_it)
+{
+    char tp[BFO_NET_NAME_MAX], name[64];
+    const char *dot = strchr(arg, '.'), *eq = strchr(arg, '=');
+    const char *tn;
+    int any = 0, n;
+    if (!dot || !eq || dot > eq || (size_t)(dot - arg) >= sizeof tp || (size_t)(eq - dot - 1) >= sizeof name) {
+        fprintf(stderr, "%s: %s: not TRANSPORT.NAME=VALUE (bfo run --settings lists them)\n", who, arg);
+        return -1;
+    }
+    snprintf(tp, sizeof tp, "%.*s", (int)(dot - arg), arg);
+    snprintf(name, sizeof name, "%.*s", (int)(eq - dot - 1), dot + 1);
+    if (strcmp(tp, "*"))
+        return set_one(who, tp, name, eq + 1, opt, export_it);
+    for (int i = 0; bfo_net_settings(i, &tn, &n); i++)
+        for (int k = 0; k < n; k++)
+            if (!strcmp(bfo_net_settings(i, &tn, &n)[k].name, name)) {
+                if (set_one(who, tn, name, eq + 1, opt, export_it) != 0)
+                    return -1;
+                any++;
+            }
+    if (!any)
+        fprintf(stderr, "%s: no transport of this build (%s) has a setting %s\n", who, bfo_net_transports(), name);
+    return any ? 0 : -1;
+}
+
+/* A figure of a setting, sizes with K, M or G when whole. */
+static const char *figure(char *buf, size_t cap, double x, bfo_setting_type t)
+{
+    static const char suffix[] = "GMK";
+    for (int i = 0; t == BFO_SETTING_SIZE && i < 3 && x > 0; i++) {
+        double unit = (double)(1ull << (10 * (3 - i)));
+        if (x >= unit && x / unit == (double)(unsigned long long)(x / unit)) {
+            snprintf(buf, cap, "%.0f%c", x / unit, suffix[i]);
+            return buf;
+        }
+    }
+    snprintf(buf, cap, "%.15g", x);
+    return buf;
+}
+
+/* bfo run --settings: every transport's table. */
+static void list_settings(FILE *f)
+{
+    const char *tn;
+    int n;
+    fprintf(f, "%-28s %-5s %-10s %-22s %-4s %s\n", "SETTING (--set)", "TYPE", "DEFAULT", "RANGE", "SAME",
+            "VARIABLE");
+    for (int i = 0; bfo_net_settings(i, &tn, &n); i++) {
+        const bfo_setting *t = bfo_net_settings(i, &tn, &n);
+        for (int k = 0; k < n; k++) {
+            char full[80], var[80], range[64], d[24], lo[24], hi[24];
+            snprintf(full, sizeof full, "%s.%s", tn, t[k].name);
+            setting_var(var, sizeof var, tn, t[k].name);
+            snprintf(range, sizeof range, "%s..%s%s", figure(lo, sizeof lo, t[k].min, t[k].type),
+                     figure(hi, sizeof hi, t[k].max, t[k].type), t[k].flags & BFO_SETTING_OFF ? ", off" : "");
+            fprintf(f, "%-28s %-5s %-10s %-22s %-4s %s\n    %s\n", full, bfo_setting_type_name(t[k].type),
+                    figure(d, sizeof d, t[k].def, t[k].type), range, t[k].flags & BFO_SETTING_SAME ? "yes" : "", var,
+                    t[k].help);
+        }
+    }
+}
 
 static void kill_all(const pid_t *pid, const int *alive, int n, int sig)
 {
@@ -235,7 +345,17 @@ int bfo_cmd_run(int argc, char **argv)
             pidfile = argv[++i];
         else if (!strcmp(argv[i], "--bootstrap") && i + 1 < argc)
             boot = argv[++i];
-        else {
+        else if (!strcmp(argv[i], "--settings")) {
+            list_settings(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+            /* checked here, by the transport's table, so that a bad value fails
+             * once, before any rank starts; the ranks read the variable */
+            bfo_net_options scratch;
+            memset(&scratch, 0, sizeof scratch);
+            if (set_setting("bfo run", argv[++i], &scratch, 1) != 0)
+                return 2;
+        } else {
             fputs(run_usage, stderr);
             return 2;
         }
@@ -602,15 +722,34 @@ static size_t size_of(const stream *s, int src, int dst, uint64_t i)
     return s->sizes[(i + (uint64_t)src + 2 * (uint64_t)dst) % (uint64_t)s->nsizes];
 }
 
-static size_t parse_size(const char *s)
+/* A list of message sizes ("8,4K,64K"; bfo_size_prefix): how many, or -1
+ * for anything else (no silent 0: "64Q" was a run of empty messages). */
+static int parse_sizes(const char *v, size_t *out, int max)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (*end == 'K' || *end == 'k')
-        v *= 1024;
-    else if (*end == 'M' || *end == 'm')
-        v *= 1024 * 1024;
-    return v < 0 ? 0 : (size_t)v;
+    int k = 0;
+    for (const char *p = v;; p++) {
+        unsigned long long x;
+        if (k == max || bfo_size_prefix(p, &p, &x) != 0 || x > ((size_t)1 << 40) || (*p && *p != ','))
+            return -1;
+        out[k++] = (size_t)x;
+        if (!*p)
+            return k;
+    }
+}
+
+/* bfo stream's flags from before the transports' tables: each one a
+ * setting of theirs (TRANSPORT.NAME; * : every transport that has it). */
+static const char *stream_alias(const char *flag)
+{
+    static const char *const alias[][2] = {
+        { "--user-timeout-ms", "tcp.user_timeout_ms" }, { "--beacon-ms", "tcp.beacon_ms" },
+        { "--notsent-lowat", "tcp.notsent_lowat" },     { "--connect-timeout-ms", "*.connect_timeout_ms" },
+        { "--verbs-timeout", "verbs.timeout" },         { "--verbs-retry", "verbs.retry_cnt" },
+    };
+    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+        if (!strcmp(flag, alias[i][0]))
+            return alias[i][1];
+    return NULL;
 }
 
 static int peer_alive(const stream *s, int p) { return p != s->rank && !s->p[p].dead && !s->p[p].skip; }
@@ -897,6 +1036,8 @@ static const char stream_usage[] =
     "                  [--beacon-ms T|off] [--notsent-lowat BYTES|off]   TCP rails: beacon interval,\n"
     "                                   TCP_NOTSENT_LOWAT (bfo_tcp.h, OPTIONS)\n"
     "                  [--verbs-timeout EXP] [--verbs-retry N]   verbs rails: QP timeout, retry_cnt\n"
+    "                  [--set TRANSPORT.NAME=VALUE]...   any transport's setting (bfo run --settings);\n"
+    "                                   the flags above are tcp.*, verbs.* and *.connect_timeout_ms\n"
     "                  [--timeline MS]   rank 0: per-rail throughput and rail states every MS\n"
     "                  [--linger R:MS[:sleep]]   rank R leaves MS ms after the others (asleep: no call\n"
     "                                   into bfo), and checks that none was taken for a failed one\n";
@@ -943,14 +1084,13 @@ int bfo_cmd_stream(int argc, char **argv)
         else if (!v) {
             fputs(stream_usage, stderr);
             return 2;
-        } else if (!strcmp(a, "--size")) {
-            s->sizes[0] = parse_size(v);
-            s->nsizes = 1;
-            i++;
-        } else if (!strcmp(a, "--sizes")) {
-            s->nsizes = 0;
-            for (const char *p = v; p && *p && s->nsizes < ST_MAX_SIZES; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-                s->sizes[s->nsizes++] = parse_size(p);
+        } else if (!strcmp(a, "--size") || !strcmp(a, "--sizes")) {
+            s->nsizes = parse_sizes(v, s->sizes, !strcmp(a, "--size") ? 1 : ST_MAX_SIZES);
+            if (s->nsizes < 0) {
+                fprintf(stderr, "bfo stream: %s %s: not a size (digits, then K, M or G)%s\n", a, v,
+                        !strcmp(a, "--sizes") ? ", or a list of them" : "");
+                return 2;
+            }
             i++;
         } else if (!strcmp(a, "--data")) {
             s->data = !strcmp(v, "iov") ? 1 : !strcmp(v, "pack") ? 2 : -1;
@@ -1019,28 +1159,12 @@ int bfo_cmd_stream(int argc, char **argv)
         } else if (!strcmp(a, "--grace-ms")) {
             cfg.unreachable_grace_ns = (uint64_t)(atof(v) * 1e6);
             i++;
-        } else if (!strcmp(a, "--user-timeout-ms")) {
-            opt.tcp.user_timeout_ms = (unsigned)atoi(v);
-            i++;
-        } else if (!strcmp(a, "--beacon-ms")) {
-            opt.tcp.beacon_interval_ns = !strcmp(v, "off") ? -1 : (int64_t)(atof(v) * 1e6);
-            if (!opt.tcp.beacon_interval_ns) /* 0: off too (0 in the options means the default) */
-                opt.tcp.beacon_interval_ns = -1;
-            i++;
-        } else if (!strcmp(a, "--notsent-lowat")) {
-            opt.tcp.notsent_lowat = !strcmp(v, "off") ? -1 : (int)parse_size(v);
-            if (!opt.tcp.notsent_lowat)
-                opt.tcp.notsent_lowat = -1;
-            i++;
-        } else if (!strcmp(a, "--connect-timeout-ms")) {
-            opt.tcp.connect_timeout_ns = (uint64_t)(atof(v) * 1e6);
-            opt.verbs.connect_timeout_ns = opt.tcp.connect_timeout_ns;
-            i++;
-        } else if (!strcmp(a, "--verbs-timeout")) {
-            opt.verbs.timeout = atoi(v);
-            i++;
-        } else if (!strcmp(a, "--verbs-retry")) {
-            opt.verbs.retry_cnt = atoi(v);
+        } else if (!strcmp(a, "--set") || stream_alias(a)) {
+            char set[256]; /* an old flag: its setting */
+            if (stream_alias(a))
+                snprintf(set, sizeof set, "%s=%s", stream_alias(a), v);
+            if (set_setting("bfo stream", stream_alias(a) ? set : v, &opt, 0) != 0)
+                return 2;
             i++;
         } else if (!strcmp(a, "--timeout")) {
             timeout = atof(v);

@@ -17,7 +17,8 @@
 
 /* ------------------------------------------------- the table of transports
  *
- * A transport is one row: its operations and where its options sit in
+ * A transport is one row: its operations (its tunables and its eager limit
+ * among them: bfo_transport.h) and where its options sit in
  * bfo_net_options.  Nothing below names a transport. */
 
 static const struct {
@@ -636,29 +637,19 @@ static int abi_ok(const bfo_abi *caller)
     return rc;
 }
 
-/* A size from the environment (bytes, K or M suffix), for a field of the
- * engine's configuration that the caller left 0: BFO_EAGER_LIMIT (the eager
- * limit) and BFO_UNEXPECTED_BUDGET (the unexpected messages' budget).  1 and
- * *out set, 0 when unset, -1 when it is not a size from 1 B to max MiB
- * (said on stderr). */
+/* A size from the environment (bfo_setting.h: bytes, or with K, M or G),
+ * for a field of the engine's configuration that the caller left 0:
+ * BFO_EAGER_LIMIT (the eager limit) and BFO_UNEXPECTED_BUDGET (the
+ * unexpected messages' budget).  1 and *out set, 0 when unset, -1 when it
+ * is not a size from 1 B to max (said on stderr). */
 static int size_env(const bfo_net_options *o, const char *name, unsigned long long max, size_t *out)
 {
     const char *v = setting_env(o, name);
-    char *end;
     unsigned long long x;
     if (!v)
         return 0;
-    errno = 0;
-    x = strtoull(v, &end, 10);
-    if (end != v && (*end == 'K' || *end == 'k') && x <= max / 1024) {
-        x *= 1024;
-        end++;
-    } else if (end != v && (*end == 'M' || *end == 'm') && x <= max / (1024 * 1024)) {
-        x *= 1024 * 1024;
-        end++;
-    }
-    if (end == v || *end || errno || *v == '-' || x < 1 || x > max) {
-        fprintf(stderr, "bfo: %s=%s: not a size from 1 B to %llu MiB (bytes, or K or M)\n", name, v,
+    if (bfo_parse_size(v, 1, max, &x) != 0) {
+        fprintf(stderr, "bfo: %s=%s: not a size from 1 B to %llu MiB (digits, then K, M or G)\n", name, v,
                 max >> 20);
         return -1;
     }
@@ -666,38 +657,65 @@ static int size_env(const bfo_net_options *o, const char *name, unsigned long lo
     return 1;
 }
 
-/* The TCP rails' beacon interval and TCP_NOTSENT_LOWAT from the
- * environment when the options leave them 0 (bfo_tcp.h, OPTIONS):
- * BFO_TCP_BEACON_MS (milliseconds; 0 or off: no beacons) and
- * BFO_TCP_NOTSENT_LOWAT (bytes, K or M; off: not set).  -1 for a bad value
- * (said on stderr). */
-static int tcp_env(const bfo_net_options *no, bfo_tcp_options *o)
+/* BFO_<TRANSPORT>_<NAME>: the variable of a transport's setting. */
+static void setting_var(char *var, size_t cap, const char *transport, const char *name)
 {
-    const char *v = setting_env(no, "BFO_TCP_BEACON_MS");
-    size_t lw;
-    int rc;
-    if (v && !o->beacon_interval_ns) {
-        char *end;
-        double ms = strtod(v, &end);
-        if (!strcmp(v, "off"))
-            ms = 0;
-        else if (end == v || *end || ms < 0 || ms > 60000) {
-            fprintf(stderr, "bfo: BFO_TCP_BEACON_MS=%s: not a number of milliseconds (0 to 60000) or off\n", v);
-            return -1;
+    snprintf(var, cap, "BFO_%s_%s", transport, name);
+    for (char *p = var; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+}
+
+/* Every setting of every transport of the table (bfo_setting.h) that the
+ * options leave 0, from BFO_<TRANSPORT>_<NAME>.  Read whichever rails are
+ * listed: a bad value is refused the same on every host.  -1 for a bad
+ * value (said on stderr). */
+static int settings_env(bfo_net_options *opt)
+{
+    for (int i = 0; i < NTRANSPORTS; i++) {
+        const bfo_transport_ops *ops = transports[i].ops;
+        void *o = (char *)opt + transports[i].opt;
+        for (int k = 0; k < ops->nsettings; k++) {
+            const bfo_setting *st = &ops->settings[k];
+            char var[64], why[160];
+            const char *v;
+            setting_var(var, sizeof var, ops->name, st->name);
+            if (!bfo_setting_unset(st, o) || !(v = setting_env(opt, var)))
+                continue;
+            if (bfo_setting_parse(st, v, o, why, sizeof why) != 0) {
+                fprintf(stderr, "bfo: %s=%s: %s\n", var, v, why);
+                return -1;
+            }
         }
-        o->beacon_interval_ns = ms > 0 ? (int64_t)(ms * 1e6) : -1;
-    }
-    v = setting_env(no, "BFO_TCP_NOTSENT_LOWAT");
-    if (v && !o->notsent_lowat) {
-        if (!strcmp(v, "off") || !strcmp(v, "0")) {
-            o->notsent_lowat = -1;
-            return 0;
-        }
-        if ((rc = size_env(no, "BFO_TCP_NOTSENT_LOWAT", 1ull << 30, &lw)) < 0)
-            return -1;
-        o->notsent_lowat = (int)lw;
     }
     return 0;
+}
+
+const bfo_setting *bfo_net_settings(int i, const char **transport, int *n)
+{
+    if (i < 0 || i >= NTRANSPORTS)
+        return NULL;
+    *transport = transports[i].ops->name;
+    *n = transports[i].ops->nsettings;
+    return transports[i].ops->settings;
+}
+
+int bfo_net_options_set(bfo_net_options *opt, const char *transport, const char *name, const char *value,
+                        char *why, size_t cap)
+{
+    for (int i = 0; i < NTRANSPORTS; i++) {
+        const bfo_transport_ops *ops = transports[i].ops;
+        if (strcmp(ops->name, transport))
+            continue;
+        for (int k = 0; k < ops->nsettings; k++)
+            if (!strcmp(ops->settings[k].name, name))
+                return bfo_setting_parse(&ops->settings[k], value, (char *)opt + transports[i].opt, why, cap) == 0
+                           ? BFO_OK
+                           : BFO_ERR_INVALID;
+        snprintf(why, cap, "the %s transport has no setting %s (bfo run --settings lists them)", transport, name);
+        return BFO_ERR_INVALID;
+    }
+    snprintf(why, cap, "no transport %s in this build (it has %s)", transport, bfo_net_transports());
+    return BFO_ERR_INVALID;
 }
 
 /* BFO_STANDBY_RAILS: the standby rails (bfo_config.standby_rails) as a
@@ -739,11 +757,6 @@ static int relay_env(const bfo_net_options *o, int *out)
     return 0;
 }
 
-static int eager_limit_env(const bfo_net_options *o, size_t *out)
-{
-    return size_env(o, "BFO_EAGER_LIMIT", BFO_NET_EAGER_MAX, out);
-}
-
 int bfo_net_init_abi(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt, const bfo_abi *caller)
 {
     bfo_boot *b;
@@ -777,36 +790,20 @@ static void *n_grow(void *ctx, size_t bytes)
     return m + 16;
 }
 
-int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options *opt_in, bfo_boot *boot,
-                          const bfo_abi *caller)
+/* The bfo_net and its tables per peer, from the wire-up; NULL when out of
+ * memory (boot then freed). */
+static bfo_net *n_new(bfo_boot *boot, const bfo_net_options *opt, const char *rails)
 {
-    bfo_net *n;
-    bfo_net_options opt = opt_in ? *opt_in : (bfo_net_options){ 0 };
-    bfo_config cfg = cfg_in ? *cfg_in : (bfo_config){ 0 };
-    const char *rails = opt.rails ? opt.rails : setting_env(&opt, "BFO_RAILS");
-    char *save = NULL;
-    uint8_t card[BFO_BOOT_CARD_MAX];
-    size_t clen;
-    int rc = BFO_ERR_NO_MEMORY;
-    *out = NULL;
-    for (int i = 0; opt.transports && opt.transports[i]; i++)
-        remember(opt.transports[i]); /* before its open fails: bfo_net_errname names its codes */
-    if (!boot)
-        return BFO_ERR_INVALID;
-    if ((rc = abi_ok(caller)) != BFO_OK) {
-        bfo_boot_fini(boot);
-        return rc;
-    }
-    n = (bfo_net *)calloc(1, sizeof *n);
+    bfo_net *n = (bfo_net *)calloc(1, sizeof *n);
     if (!n) {
         bfo_boot_fini(boot);
-        return BFO_ERR_NO_MEMORY;
+        return NULL;
     }
     n->boot = boot;
     n->rank = bfo_boot_rank(boot);
     n->size = bfo_boot_size(boot);
-    n->log = log_level(&opt, "net");
-    n->leave_ms = opt.leave_ms;
+    n->log = log_level(opt, "net");
+    n->leave_ms = opt->leave_ms;
     n->list = strdup(rails ? rails : "127.0.0.1");
     n->card_state = (signed char *)calloc((size_t)n->size, 1);
     n->pnrails = (int *)calloc((size_t)n->size, sizeof *n->pnrails);
@@ -814,25 +811,35 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     n->absent_due = (unsigned char *)calloc((size_t)n->size * BFO_MAX_RAILS, 1);
     n->connect_due = (unsigned char *)calloc((size_t)n->size * BFO_MAX_RAILS, 1);
     n->cards_later = bfo_boot_lookup_later(n->boot);
-    if (!n->list || !n->card_state || !n->pnrails || !n->prails || !n->absent_due || !n->connect_due)
-        goto fail;
-    rc = BFO_ERR_INVALID;
-    if (check_rails(n->list, &opt) < 0) {
-        fprintf(stderr, "bfo: bad rail list %s (each one of: tcp:ADDR or ADDR, tcp:[IPV6], verbs:DEVICE[:PORT], "
-                        "shm; at most %d; this build has %s)\n", n->list, BFO_MAX_RAILS, bfo_net_transports());
-        goto fail;
+    if (!n->list || !n->card_state || !n->pnrails || !n->prails || !n->absent_due || !n->connect_due) {
+        bfo_net_fini(n);
+        return NULL;
     }
-    if (!cfg.eager_limit && eager_limit_env(&opt, &cfg.eager_limit) < 0)
-        goto fail;
-    if (!cfg.unexpected_budget &&
-        size_env(&opt, "BFO_UNEXPECTED_BUDGET", (unsigned long long)1 << 40, &cfg.unexpected_budget) < 0)
-        goto fail;
-    if (tcp_env(&opt, &opt.tcp) < 0 || (!cfg.relay && relay_env(&opt, &cfg.relay) < 0))
-        goto fail;
-    /* the rails, in order, grouped by transport */
+    return n;
+}
+
+/* What the caller left 0 and the environment sets (bfo_net.h,
+ * ENVIRONMENT): the engine's figures, relay, every transport's settings.
+ * BFO_OK or BFO_ERR_INVALID (said on stderr). */
+static int settings_read(bfo_net_options *opt, bfo_config *cfg)
+{
+    if (!cfg->eager_limit && size_env(opt, "BFO_EAGER_LIMIT", BFO_NET_EAGER_MAX, &cfg->eager_limit) < 0)
+        return BFO_ERR_INVALID;
+    if (!cfg->unexpected_budget &&
+        size_env(opt, "BFO_UNEXPECTED_BUDGET", (unsigned long long)1 << 40, &cfg->unexpected_budget) < 0)
+        return BFO_ERR_INVALID;
+    if (settings_env(opt) < 0 || (!cfg->relay && relay_env(opt, &cfg->relay) < 0))
+        return BFO_ERR_INVALID;
+    return BFO_OK;
+}
+
+/* The rails of n->list, in order, grouped by transport (n->tp). */
+static void rails_group(bfo_net *n, const bfo_net_options *opt)
+{
+    char *save = NULL;
     for (char *tok = strtok_r(n->list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         const void *o = NULL;
-        const bfo_transport_ops *ops = claim(tok, &opt, &o);
+        const bfo_transport_ops *ops = claim(tok, opt, &o);
         int g = n->nrails++, k;
         for (k = 0; k < n->ntp && n->tp[k].ops != ops; k++)
             ;
@@ -846,14 +853,136 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         n->rtp[g] = k;
         n->rlocal[g] = tp->nrails;
         tp->names[tp->nrails] = tok;
-        tp->bw[tp->nrails] = opt.rail_bandwidth[g];
+        tp->bw[tp->nrails] = opt->rail_bandwidth[g];
         tp->g[tp->nrails++] = g;
-        n->bw[g] = opt.rail_bandwidth[g];
+        n->bw[g] = opt->rail_bandwidth[g];
     }
-    /* no eager limit from the program or BFO_EAGER_LIMIT: 64 KiB over TCP
-     * alone (bfo_net.h, EAGER LIMIT), the engine's default otherwise */
-    if (!cfg.eager_limit && n->ntp == 1 && n->tp[0].ops == &bfo_tcp_transport)
-        cfg.eager_limit = BFO_NET_TCP_EAGER_LIMIT;
+}
+
+/* Each transport opened on its rails, with the configuration the engine
+ * will use (its sizes). */
+static int transports_open(bfo_net *n, const bfo_net_options *opt, const bfo_config *cfg)
+{
+    bfo_config d = *cfg;
+    bfo_config_defaults(&d);
+    for (int k = 0; k < n->ntp; k++) {
+        net_tp *tp = &n->tp[k];
+        bfo_sink sink = { tp, up_completion, up_frame, up_event, up_heard, up_lookup, up_host,
+                          up_place, up_place_ok, up_frame_placed };
+        bfo_transport_args a;
+        int rc;
+        memset(&a, 0, sizeof a);
+        a.rank = n->rank;
+        a.size = n->size;
+        a.nrails = tp->nrails;
+        a.rails = tp->names;
+        a.bandwidth = tp->bw;
+        a.cfg = &d;
+        a.sink = &sink;
+        a.opt = tp->opt;
+        a.log_level = log_level(opt, tp->ops->name);
+        rc = tp->ops->open(&tp->t, &a);
+        if (rc != BFO_OK) {
+            fprintf(stderr, "bfo: rank %d: the %s rails could not be opened: %s\n", n->rank, tp->ops->name,
+                    bfo_net_errname(rc));
+            tp->t = NULL;
+            return rc;
+        }
+        tp->ops->backend(tp->t, &tp->be);
+    }
+    return BFO_OK;
+}
+
+/* The card published, then every transport started. */
+static int card_publish(bfo_net *n)
+{
+    uint8_t card[BFO_BOOT_CARD_MAX];
+    size_t clen = card_make(n, card, sizeof card);
+    int rc;
+    if (!clen) {
+        fprintf(stderr, "bfo: rank %d: a transport gave no address for one of its rails (or the card is over "
+                        "%d bytes): nothing to publish\n", n->rank, BFO_BOOT_CARD_MAX);
+        return BFO_ERR_INVALID;
+    }
+    rc = bfo_boot_publish(n->boot, card, clen);
+    for (int k = 0; rc == BFO_OK && k < n->ntp; k++)
+        rc = n->tp[k].ops->start(n->tp[k].t, bfo_boot_job(n->boot));
+    return rc;
+}
+
+/* The engine over n's rails (n_* as its backend), and the table of
+ * registrations. */
+static int engine_start(bfo_net *n, bfo_config *cfg, const bfo_abi *caller)
+{
+    bfo_backend be;
+    int rc;
+    memset(&be, 0, sizeof be);
+    be.ctx = n;
+    be.post_send = n_post_send;
+    be.post_send_data = n_post_send_data;
+    be.post_write = n_post_write;
+    be.post_read = n_post_read;
+    be.reg_mem = n_reg_mem;
+    be.dereg_mem = n_dereg_mem;
+    be.connect = n_connect;
+    be.disconnect = n_disconnect;
+    be.part = n_part;
+    be.rail_caps = n_caps;
+    be.rail_bandwidth = n_bw;
+    if (!cfg->grow) { /* the engine's pools grow as the program needs (n_grow) */
+        cfg->grow = n_grow;
+        cfg->grow_ctx = n;
+    }
+    n->emem = malloc(bfo_engine_mem_size(cfg));
+    if (!n->emem)
+        return BFO_ERR_NO_MEMORY;
+    rc = bfo_engine_init_abi(&n->eng, cfg, &be, n->emem, bfo_engine_mem_size(cfg), bfo_boot_now(), caller);
+    if (rc != BFO_OK)
+        return rc;
+    n->engine_up = 1;
+    n->nregs = n->eng.cfg.max_requests;
+    n->regs = (uint64_t *)calloc((size_t)n->nregs * (size_t)n->ntp, sizeof *n->regs);
+    n->reg_free = (int *)malloc(sizeof(int) * (size_t)n->nregs);
+    if (!n->regs || !n->reg_free)
+        return BFO_ERR_NO_MEMORY;
+    for (int g = 0; g < n->nregs; g++)
+        n->reg_free[n->nreg_free++] = n->nregs - 1 - g;
+    return BFO_OK;
+}
+
+int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net_options *opt_in, bfo_boot *boot,
+                          const bfo_abi *caller)
+{
+    bfo_net *n;
+    bfo_net_options opt = opt_in ? *opt_in : (bfo_net_options){ 0 };
+    bfo_config cfg = cfg_in ? *cfg_in : (bfo_config){ 0 };
+    const char *rails = opt.rails ? opt.rails : setting_env(&opt, "BFO_RAILS");
+    int rc;
+    *out = NULL;
+    for (int i = 0; opt.transports && opt.transports[i]; i++)
+        remember(opt.transports[i]); /* before its open fails: bfo_net_errname names its codes */
+    if (!boot)
+        return BFO_ERR_INVALID;
+    if ((rc = abi_ok(caller)) != BFO_OK) {
+        bfo_boot_fini(boot);
+        return rc;
+    }
+    if (!(n = n_new(boot, &opt, rails)))
+        return BFO_ERR_NO_MEMORY;
+    if (check_rails(n->list, &opt) < 0) {
+        fprintf(stderr, "bfo: bad rail list %s (each one of: tcp:ADDR or ADDR, tcp:[IPV6], verbs:DEVICE[:PORT], "
+                        "shm; at most %d; this build has %s)\n", n->list, BFO_MAX_RAILS, bfo_net_transports());
+        rc = BFO_ERR_INVALID;
+        goto fail;
+    }
+    if ((rc = settings_read(&opt, &cfg)) != BFO_OK)
+        goto fail;
+    rails_group(n, &opt);
+    /* no eager limit from the program or BFO_EAGER_LIMIT: the transport's
+     * own when it carries every rail (bfo_net.h, EAGER LIMIT), else the
+     * engine's default */
+    if (!cfg.eager_limit && n->ntp == 1)
+        cfg.eager_limit = n->tp[0].ops->eager_limit;
     cfg.rank = n->rank;
     cfg.nranks = n->size;
     cfg.nrails = n->nrails;
@@ -861,88 +990,8 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         rc = BFO_ERR_INVALID;
         goto fail;
     }
-    {
-        bfo_config d = cfg; /* what the engine will use, for the transports' sizes */
-        bfo_config_defaults(&d);
-        for (int k = 0; k < n->ntp; k++) {
-            net_tp *tp = &n->tp[k];
-            bfo_sink sink = { tp, up_completion, up_frame, up_event, up_heard, up_lookup, up_host,
-                              up_place, up_place_ok, up_frame_placed };
-            bfo_transport_args a;
-            memset(&a, 0, sizeof a);
-            a.rank = n->rank;
-            a.size = n->size;
-            a.nrails = tp->nrails;
-            a.rails = tp->names;
-            a.bandwidth = tp->bw;
-            a.cfg = &d;
-            a.sink = &sink;
-            a.opt = tp->opt;
-            a.log_level = log_level(&opt, tp->ops->name);
-            rc = tp->ops->open(&tp->t, &a);
-            if (rc != BFO_OK) {
-                fprintf(stderr, "bfo: rank %d: the %s rails could not be opened: %s\n", n->rank, tp->ops->name,
-                        bfo_net_errname(rc));
-                tp->t = NULL;
-                goto fail;
-            }
-            tp->ops->backend(tp->t, &tp->be);
-        }
-    }
-    /* the card: published, then everyone's is there to read */
-    rc = BFO_ERR_INVALID;
-    clen = card_make(n, card, sizeof card);
-    if (!clen) {
-        fprintf(stderr, "bfo: rank %d: a transport gave no address for one of its rails (or the card is over "
-                        "%d bytes): nothing to publish\n", n->rank, BFO_BOOT_CARD_MAX);
-        goto fail;
-    }
-    rc = bfo_boot_publish(n->boot, card, clen);
-    if (rc != BFO_OK)
-        goto fail;
-    for (int k = 0; k < n->ntp; k++) {
-        rc = n->tp[k].ops->start(n->tp[k].t, bfo_boot_job(n->boot));
-        if (rc != BFO_OK)
-            goto fail;
-    }
-    {
-        bfo_backend be;
-        memset(&be, 0, sizeof be);
-        be.ctx = n;
-        be.post_send = n_post_send;
-        be.post_send_data = n_post_send_data;
-        be.post_write = n_post_write;
-        be.post_read = n_post_read;
-        be.reg_mem = n_reg_mem;
-        be.dereg_mem = n_dereg_mem;
-        be.connect = n_connect;
-        be.disconnect = n_disconnect;
-        be.part = n_part;
-        be.rail_caps = n_caps;
-        be.rail_bandwidth = n_bw;
-        rc = BFO_ERR_NO_MEMORY;
-        if (!cfg.grow) { /* the engine's pools grow as the program needs (n_grow) */
-            cfg.grow = n_grow;
-            cfg.grow_ctx = n;
-        }
-        n->emem = malloc(bfo_engine_mem_size(&cfg));
-        if (!n->emem)
-            goto fail;
-        rc = bfo_engine_init_abi(&n->eng, &cfg, &be, n->emem, bfo_engine_mem_size(&cfg), bfo_boot_now(), caller);
-        if (rc != BFO_OK)
-            goto fail;
-        n->engine_up = 1;
-        rc = BFO_ERR_NO_MEMORY;
-        n->nregs = n->eng.cfg.max_requests;
-        n->regs = (uint64_t *)calloc((size_t)n->nregs * (size_t)n->ntp, sizeof *n->regs);
-        n->reg_free = (int *)malloc(sizeof(int) * (size_t)n->nregs);
-        if (!n->regs || !n->reg_free)
-            goto fail;
-        for (int g = 0; g < n->nregs; g++)
-            n->reg_free[n->nreg_free++] = n->nregs - 1 - g;
-        rc = BFO_OK;
-    }
-    if ((rc = threads_start(n, &opt)) != BFO_OK)
+    if ((rc = transports_open(n, &opt, &cfg)) != BFO_OK || (rc = card_publish(n)) != BFO_OK ||
+        (rc = engine_start(n, &cfg, caller)) != BFO_OK || (rc = threads_start(n, &opt)) != BFO_OK)
         goto fail;
     *out = n;
     return BFO_OK;

@@ -48,10 +48,11 @@
  *   rate").  A bad list: BFO_ERR_INVALID, said on stderr.
  *
  * EAGER LIMIT.  cfg->eager_limit, else BFO_EAGER_LIMIT (bytes, or with a
- *   K or M suffix: 64K; 1 B to BFO_NET_EAGER_MAX), else 64 KiB
- *   (BFO_NET_TCP_EAGER_LIMIT) when every rail is TCP, else the engine's
- *   default (4 KiB: shared memory and verbs rails, and lists that mix
- *   them with TCP).  Messages up to it go in one MATCH, larger ones as a
+ *   K, M or G suffix: 64K; 1 B to BFO_NET_EAGER_MAX), else the eager
+ *   limit of the transport that carries every rail when there is one
+ *   (its row's eager_limit: 64 KiB for TCP, BFO_TCP_EAGER_LIMIT), else the
+ *   engine's default (4 KiB: shared memory and verbs rails, and lists that
+ *   mix transports).  Messages up to it go in one MATCH, larger ones as a
  *   rendezvous (three one-way trips over a copy rail: RNDV with the first
  *   eager_limit bytes, ACK, FRAGs), so over TCP the latency just above it
  *   is about two small-frame trips more than just below (64K suits TCP:
@@ -119,9 +120,12 @@
  *
  * ENVIRONMENT.  What the options and cfg leave 0 (unset) is taken from
  *   the environment: BFO_RAILS, BFO_EAGER_LIMIT, BFO_UNEXPECTED_BUDGET,
- *   BFO_STANDBY_RAILS, BFO_RELAY, BFO_PROGRESS_THREAD, BFO_TCP_BEACON_MS,
- *   BFO_TCP_NOTSENT_LOWAT and the log levels BFO_<NAME>_LOG (NET, TCP,
- *   SHM, VERBS); the transports read none themselves.  With no_env (an
+ *   BFO_STANDBY_RAILS, BFO_RELAY, BFO_PROGRESS_THREAD, the log levels
+ *   BFO_<NAME>_LOG (NET, TCP, SHM, VERBS), and every transport's settings
+ *   as BFO_<TRANSPORT>_<NAME> (its table, bfo_setting.h: BFO_TCP_BEACON_MS,
+ *   BFO_TCP_NOTSENT_LOWAT, ...; `bfo run --settings` lists them all); the
+ *   transports read none themselves.  A malformed value of any of them is
+ *   refused (BFO_ERR_INVALID, said on stderr), never taken as 0.  With no_env (an
  *   option) none of them is read: a setting the caller leaves 0 takes its
  *   built-in default, and a bad value in the environment is no error.  A
  *   layer with its own settings system (pml/bfo: MCA parameters) says so,
@@ -156,8 +160,9 @@ extern "C" {
 /* The largest BFO_EAGER_LIMIT taken (64 MiB). */
 #define BFO_NET_EAGER_MAX (64 << 20)
 /* The eager limit when every rail is TCP and neither cfg->eager_limit nor
- * BFO_EAGER_LIMIT sets one (64 KiB; EAGER LIMIT above). */
-#define BFO_NET_TCP_EAGER_LIMIT (64 << 10)
+ * BFO_EAGER_LIMIT sets one (EAGER LIMIT above): the TCP row's, kept under
+ * this name for the programs that use it. */
+#define BFO_NET_TCP_EAGER_LIMIT BFO_TCP_EAGER_LIMIT
 /* How long bfo_net_fini waits for this rank's BYEs at most (LEAVING above). */
 #define BFO_NET_LEAVE_MS 500
 
@@ -166,7 +171,8 @@ typedef struct bfo_net_options {
     unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s per engine rail (0: the transport's figure, if any) */
     uint64_t bootstrap_timeout_ns; /* the wire-up through BFO_BOOTSTRAP or PMIx (0: 30 s) */
     int log_level;              /* every transport's (0: BFO_<NAME>_LOG, else 1: errors) */
-    bfo_tcp_options tcp;        /* each transport's own options (zero: defaults) */
+    bfo_tcp_options tcp;        /* each transport's own options (zero: defaults); set by name with
+                                 * bfo_net_options_set, which knows them from the transports' tables */
     bfo_verbs_options verbs;
     bfo_shm_options shm;
     /* More transports, asked before the built-in ones whether they claim a
@@ -275,6 +281,17 @@ uint64_t bfo_net_now(void);
 int bfo_net_check_rails(const char *list);
 /* The transports this build has, as a list ("tcp, verbs, shm"). */
 const char *bfo_net_transports(void);
+/* The tunables of the i-th transport of this build (i from 0; bfo_setting.h):
+ * its table, *transport its name, *n its rows; NULL past the last.  What
+ * `bfo run --settings` lists and pml/bfo registers as MCA parameters. */
+const bfo_setting *bfo_net_settings(int i, const char **transport, int *n);
+/* A transport's setting in opt (the member of its options in
+ * bfo_net_options) from its text, by the transport's table: BFO_OK, or
+ * BFO_ERR_INVALID with why (no such transport or setting, or a value that
+ * is not one of it: bfo_setting_parse).  Whatever the caller sets this way
+ * wins over the environment, as every option does. */
+int bfo_net_options_set(bfo_net_options *opt, const char *transport, const char *name, const char *value,
+                        char *why, size_t cap);
 const char *bfo_net_errname(int rc);
 
 /* The card a rank publishes (bfo_boot_publish), for a program that takes

@@ -42,6 +42,7 @@ enum { E_SEND = 1, E_READ = 2 };
 #define RING_DEFAULT (1u << 20)
 #define RING_MAX (1u << 30)
 #define CHUNK_DEFAULT (1u << 20)
+#define CONNECT_TIMEOUT_DEFAULT_NS 1000000000ull
 
 /* The segment's control lines, each on a cache line of its own: per
  * direction d (0: dialer to acceptor, 1: acceptor to dialer) the
@@ -2029,7 +2030,7 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
         t->bw[r] = a->bandwidth && a->bandwidth[r] ? a->bandwidth[r] : t->o.rail_bandwidth[r];
     }
     if (!t->o.connect_timeout_ns)
-        t->o.connect_timeout_ns = 1000000000ull;
+        t->o.connect_timeout_ns = CONNECT_TIMEOUT_DEFAULT_NS;
     if (!t->o.scan_ns)
         t->o.scan_ns = 100000ull;
     if (!t->o.read_chunk)
@@ -2160,6 +2161,18 @@ static const char *shm_errname(int rc)
     return rc == BFO_SHM_ERR_SOCKET ? "BFO_SHM_ERR_SOCKET" : rc == BFO_SHM_ERR_SEGMENT ? "BFO_SHM_ERR_SEGMENT" : NULL;
 }
 
+/* The tunables (bfo_setting.h; bfo_shm.h, OPTIONS): BFO_SHM_<NAME>, `bfo run
+ * --set shm.NAME=V`, pml_bfo_shm_<name>.  Defaults as shm_open_rails applies them. */
+static const bfo_setting shm_settings[] = {
+    { "ring_bytes", BFO_SETTING_SIZE, BFO_SETTING_AT(bfo_shm_options, ring_bytes), RING_DEFAULT, 1, RING_MAX, 0,
+      "ring per direction of a connection, rounded up to a power of two and at least four of the largest frames" },
+    { "read_chunk", BFO_SETTING_SIZE, BFO_SETTING_AT(bfo_shm_options, read_chunk), CHUNK_DEFAULT, 1, 1u << 30, 0,
+      "bytes process_vm_readv moves per connection per progress call" },
+    { "connect_timeout_ms", BFO_SETTING_MS, BFO_SETTING_AT(bfo_shm_options, connect_timeout_ns),
+      CONNECT_TIMEOUT_DEFAULT_NS / 1e6, 1, 3600000, 0,
+      "the hello exchange, or the wait for the peer to dial, at most this long (ms)" },
+};
+
 const bfo_transport_ops bfo_shm_transport = {
     "shm",
     shm_claims,
@@ -2176,4 +2189,7 @@ const bfo_transport_ops bfo_shm_transport = {
     shm_errname,
     shm_reaches,
     NULL, /* mem_released: no registration outlives its dereg_mem */
+    shm_settings,
+    (int)(sizeof shm_settings / sizeof shm_settings[0]),
+    0, /* eager_limit: the engine's */
 };

@@ -79,6 +79,9 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3, EV_BEACON = 4 };
  * back off from 200 ms: 3 s covers three losses of the same segment in a
  * row (0.2 + 0.4 + 0.8 + 1.6). */
 #define BEACON_DEFAULT_NS 10000000ll
+/* bfo_tcp.h, OPTIONS: why 10 s and not less. */
+#define USER_TIMEOUT_DEFAULT_MS 10000u
+#define CONNECT_TIMEOUT_DEFAULT_NS 1000000000ull
 #define BEACON_TRUST_NS 3000000000ull
 #define FRAME_HELLO (BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE)
 
@@ -2214,9 +2217,9 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
     t->sink = *a->sink;
     t->log = t->o.log_level ? t->o.log_level : a->log_level ? a->log_level : 1;
     if (!t->o.user_timeout_ms)
-        t->o.user_timeout_ms = 10000; /* bfo_tcp.h, OPTIONS */
+        t->o.user_timeout_ms = USER_TIMEOUT_DEFAULT_MS; /* bfo_tcp.h, OPTIONS */
     if (!t->o.connect_timeout_ns)
-        t->o.connect_timeout_ns = 1000000000ull;
+        t->o.connect_timeout_ns = CONNECT_TIMEOUT_DEFAULT_NS;
     if (!t->o.ack_delay_ns)
         t->o.ack_delay_ns = 50000;
     if (!t->o.ack_frames)
@@ -2397,9 +2400,28 @@ static void op_fini(void *t) { bfo_tcp_fini((bfo_tcp *)t); }
 
 static const char *op_errname(int rc) { return rc == BFO_TCP_ERR_SOCKET ? "BFO_TCP_ERR_SOCKET" : NULL; }
 
+/* The tunables (bfo_setting.h; bfo_tcp.h, OPTIONS): BFO_TCP_<NAME>, `bfo run
+ * --set tcp.NAME=V`, pml_bfo_tcp_<name>.  Defaults as bfo_tcp_open applies them. */
+/* doc begin: tcp-settings */
+static const bfo_setting tcp_settings[] = {
+    { "beacon_ms", BFO_SETTING_MS, BFO_SETTING_AT(bfo_tcp_options, beacon_interval_ns), BEACON_DEFAULT_NS / 1e6, 0,
+      60000, BFO_SETTING_OFF,
+      "a UDP beacon to each peer on each rail this often, the proof that this process is alive (ms; off: none)" },
+    { "notsent_lowat", BFO_SETTING_SIZE, BFO_SETTING_AT(bfo_tcp_options, notsent_lowat), NOTSENT_LOWAT_DEFAULT, 1,
+      1 << 30, BFO_SETTING_OFF,
+      "TCP_NOTSENT_LOWAT on every connection: unsent bytes the kernel keeps at most (off: the kernel's)" },
+    { "user_timeout_ms", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, user_timeout_ms), USER_TIMEOUT_DEFAULT_MS,
+      1, 3600000, 0, "TCP_USER_TIMEOUT: data unacknowledged by the peer's kernel this long fails the connection (ms)" },
+    { "connect_timeout_ms", BFO_SETTING_MS, BFO_SETTING_AT(bfo_tcp_options, connect_timeout_ns),
+      CONNECT_TIMEOUT_DEFAULT_NS / 1e6, 1, 3600000, 0,
+      "a dial and its hello exchange, or the wait for the peer to dial, at most this long (ms)" },
+};
+/* doc end: tcp-settings */
+
 const bfo_transport_ops bfo_tcp_transport = {
     "tcp", tcp_claims, op_open, op_address, op_start, op_backend, op_progress,
     op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL, NULL,
+    tcp_settings, (int)(sizeof tcp_settings / sizeof tcp_settings[0]), BFO_TCP_EAGER_LIMIT,
 };
 
 void bfo_tcp_fini(bfo_tcp *t)

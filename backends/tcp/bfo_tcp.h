@@ -313,6 +313,11 @@ enum bfo_tcp_kind { BFO_TCP_K_DATA = 1, BFO_TCP_K_ACK = 2, BFO_TCP_K_HELLO = 3 }
  * them. */
 void bfo_tcp_beacon_put(uint8_t *b, int rank, int rail, uint64_t job, uint64_t attempt, uint64_t seq);
 
+/* The eager limit bfo_net gives the engine when every rail is TCP and
+ * nobody sets one (the transport's row, eager_limit; bfo_net.h, EAGER
+ * LIMIT): a rendezvous costs two small-frame trips more over TCP. */
+#define BFO_TCP_EAGER_LIMIT (64 << 10)
+
 typedef struct bfo_tcp_options {
     unsigned user_timeout_ms;
     uint64_t connect_timeout_ns;

@@ -50,6 +50,13 @@ _Static_assert((int)IBV_EVENT_GID_CHANGE == (int)BFO_VEV_GID_CHANGE, "event");
 #define RECV_BIT (1ull << 63)
 #define HPROBE_WRID (1ull << 62) /* a host probe's (bfo_vg_keepalive), not a descriptor's */
 #define MAX_DEV BFO_MAX_RAILS
+/* bfo_verbs_options' defaults (a 0 member): 6 retries x 67 ms (timeout 14)
+ * before a queue pair fails, docs/verbs.md. */
+#define RETRY_CNT_DEFAULT 6
+#define TIMEOUT_DEFAULT 14
+#define DEPTH_DEFAULT 32
+#define REG_CACHE_DEFAULT 32
+#define CONNECT_TIMEOUT_DEFAULT_NS 2000000000ull
 
 /* What the device needs of a descriptor (the glue's bfo_vg_ent has the
  * token, kind and queue pair; same index). */
@@ -1444,17 +1451,17 @@ int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails
         v->rails[r].lfd = -1;
     rc = BFO_ERR_INVALID;
     if (!v->o.retry_cnt)
-        v->o.retry_cnt = 6;
+        v->o.retry_cnt = RETRY_CNT_DEFAULT;
     if (!v->o.timeout)
-        v->o.timeout = 14;
+        v->o.timeout = TIMEOUT_DEFAULT;
     if (!v->o.recv_depth)
-        v->o.recv_depth = 32;
+        v->o.recv_depth = DEPTH_DEFAULT;
     if (!v->o.send_depth)
-        v->o.send_depth = 32;
+        v->o.send_depth = DEPTH_DEFAULT;
     if (!v->o.reg_cache)
-        v->o.reg_cache = 32;
+        v->o.reg_cache = REG_CACHE_DEFAULT;
     if (!v->o.connect_timeout_ns)
-        v->o.connect_timeout_ns = 2000000000ull;
+        v->o.connect_timeout_ns = CONNECT_TIMEOUT_DEFAULT_NS;
     if (v->o.retry_cnt < 1 || v->o.retry_cnt > 6) {
         vlog(v, 1, "retry_cnt must be 1..6 (7 means retry forever on rxe), not %d", v->o.retry_cnt);
         goto fail;
@@ -1838,7 +1845,26 @@ static const char *op_errname(int rc)
     return rc == BFO_VERBS_ERR_DEVICE ? "BFO_VERBS_ERR_DEVICE" : rc == BFO_VERBS_ERR_SOCKET ? "BFO_VERBS_ERR_SOCKET" : NULL;
 }
 
+/* The tunables (bfo_setting.h; bfo_verbs.h, bfo_verbs_options): BFO_VERBS_<NAME>,
+ * `bfo run --set verbs.NAME=V`, pml_bfo_verbs_<name>.  Defaults as bfo_verbs_open
+ * applies them. */
+static const bfo_setting verbs_settings[] = {
+    { "retry_cnt", BFO_SETTING_INT, BFO_SETTING_AT(bfo_verbs_options, retry_cnt), RETRY_CNT_DEFAULT, 1, 6, 0,
+      "transport retries of a queue pair before it fails (7 would mean forever on rxe)" },
+    { "timeout", BFO_SETTING_INT, BFO_SETTING_AT(bfo_verbs_options, timeout), TIMEOUT_DEFAULT, 1, 31, 0,
+      "the local ACK timeout exponent: 4.096 us x 2^timeout per try" },
+    { "recv_depth", BFO_SETTING_INT, BFO_SETTING_AT(bfo_verbs_options, recv_depth), DEPTH_DEFAULT, 2, 4096, 0,
+      "receive buffers per peer and rail" },
+    { "send_depth", BFO_SETTING_INT, BFO_SETTING_AT(bfo_verbs_options, send_depth), DEPTH_DEFAULT, 1, 4096, 0,
+      "send buffers per peer and rail" },
+    { "reg_cache", BFO_SETTING_INT, BFO_SETTING_AT(bfo_verbs_options, reg_cache), REG_CACHE_DEFAULT, 1, 1 << 20,
+      BFO_SETTING_OFF, "registrations kept for reuse (off: none; docs/porting.md, Registered memory)" },
+    { "connect_timeout_ms", BFO_SETTING_MS, BFO_SETTING_AT(bfo_verbs_options, connect_timeout_ns),
+      CONNECT_TIMEOUT_DEFAULT_NS / 1e6, 1, 3600000, 0, "the control exchange at most this long (ms)" },
+};
+
 const bfo_transport_ops bfo_verbs_transport = {
     "verbs", op_claims, op_open, op_address, op_start, op_backend, op_progress,
     op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL, op_mem_released,
+    verbs_settings, (int)(sizeof verbs_settings / sizeof verbs_settings[0]), 0,
 };

@@ -127,7 +127,6 @@ typedef struct mca_pml_bfo_module {
     int verbose;
     size_t unexpected_budget;
     char *standby_rails;        /* rail indices, comma-separated (bfo_config.standby_rails); NULL: none */
-    int tcp_beacon_ms;          /* the TCP rails' beacon interval (0: bfo_tcp's 10 ms, -1: none) */
     int copy_limit;             /* standard sends up to this many bytes are copied and complete at once */
     size_t copy_cap;            /* bytes of such copies in flight at most (then sends wait as others) */
     /* state */

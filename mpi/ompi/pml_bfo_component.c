@@ -76,6 +76,68 @@ static void reg_int(const char *name, const char *help, int level, int *var)
                                           MCA_BASE_VAR_SCOPE_READONLY, var);
 }
 
+/* ------------------------------------------ the transports' settings
+ *
+ * Every setting in the transports' tables (bfo_net_settings, bfo_setting.h)
+ * is the MCA parameter pml_bfo_<transport>_<name>, an int: 0 leaves the
+ * transport's default, -1 says "off" where the setting has one, any other
+ * value is the setting's own (milliseconds, bytes, a count: its row's
+ * unit and range, checked at MPI_Init).  pml_bfo_tcp_beacon_ms is one of
+ * them.  Adding a row to a transport's table adds its parameter here. */
+
+#define MAX_SETTINGS 64
+typedef struct pml_setting {
+    const char *transport;
+    const bfo_setting *row;
+    char name[64];   /* <transport>_<name>, for MCA (which keeps a pointer) */
+    char help[512];
+    int value;       /* the parameter's storage */
+} pml_setting;
+static pml_setting settings[MAX_SETTINGS];
+static int nsettings;
+
+static void register_settings(void)
+{
+    const char *tp;
+    int n;
+    nsettings = 0;
+    for (int i = 0; bfo_net_settings(i, &tp, &n); i++)
+        for (int k = 0; k < n && nsettings < MAX_SETTINGS; k++) {
+            const bfo_setting *row = &bfo_net_settings(i, &tp, &n)[k];
+            pml_setting *m = &settings[nsettings++];
+            m->transport = tp;
+            m->row = row;
+            m->value = 0;
+            snprintf(m->name, sizeof m->name, "%s_%s", tp, row->name);
+            snprintf(m->help, sizeof m->help, "The %s rails: %s (%s, %g to %g; 0: the default, %g%s)", tp, row->help,
+                     bfo_setting_type_name(row->type), row->min, row->max, row->def,
+                     row->flags & BFO_SETTING_OFF ? "; -1: off" : "");
+            reg_int(m->name, m->help, OPAL_INFO_LVL_5, &m->value);
+        }
+}
+
+/* The parameters set (non-zero) into opt, through the transports' tables.
+ * OMPI_SUCCESS, or OMPI_ERR_BAD_PARAM said on stderr. */
+static int settings_apply(bfo_net_options *opt)
+{
+    for (int i = 0; i < nsettings; i++) {
+        char text[32], why[200];
+        if (!settings[i].value)
+            continue;
+        if (settings[i].value == -1 && (settings[i].row->flags & BFO_SETTING_OFF))
+            snprintf(text, sizeof text, "off");
+        else
+            snprintf(text, sizeof text, "%d", settings[i].value);
+        if (bfo_net_options_set(opt, settings[i].transport, settings[i].row->name, text, why, sizeof why) !=
+            BFO_OK) {
+            fprintf(stderr, "pml bfo: pml_bfo_%s %d: %s%s\n", settings[i].name, settings[i].value, why,
+                    settings[i].row->flags & BFO_SETTING_OFF ? " (-1: off; 0: the default)" : " (0: the default)");
+            return OMPI_ERR_BAD_PARAM;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
 static int component_register(void)
 {
     mca_pml_bfo.priority = 5;
@@ -186,11 +248,7 @@ static int component_register(void)
         "unset: none",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_pml_bfo.standby_rails);
-    mca_pml_bfo.tcp_beacon_ms = 0;
-    reg_int("tcp_beacon_ms",
-            "A UDP beacon to each peer on each TCP rail this often, the proof that this process is "
-            "alive on the rail (milliseconds; 0: 10 ms; -1: no beacons)",
-            OPAL_INFO_LVL_5, &mca_pml_bfo.tcp_beacon_ms);
+    register_settings();
     return OMPI_SUCCESS;
 }
 
@@ -521,8 +579,10 @@ int mca_pml_bfo_init(int enable_mpi_threads)
      * only; BFO_EAGER_LIMIT=garbage would fail MPI_Init there) */
     opt.no_env = 1;
     opt.rails = rails;
-    opt.tcp.beacon_interval_ns = mca_pml_bfo.tcp_beacon_ms < 0 ? -1
-                                 : (int64_t)mca_pml_bfo.tcp_beacon_ms * 1000000;
+    if ((rc = settings_apply(&opt)) != OMPI_SUCCESS) {
+        bfo_boot_fini(boot);
+        return rc;
+    }
     opt.thread_safe = enable_mpi_threads ? 1 : 0;
     opt.progress_thread = mca_pml_bfo.progress_thread > 0 ? 1 : -1;
     /* verbose 0: the transports say nothing of what bfo handles (a rail
