@@ -122,7 +122,7 @@ DOCS_GEN := docs/protocol.md docs/porting.md README.md
 HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail conn peer agree
 TCP_SRC  := backends/tcp/bfo_tcp.c
-TCP_HDR  := backends/tcp/bfo_tcp.h backends/bfo_sink.h backends/bfo_transport.h backends/bfo_setting.h backends/bfo_list.h backends/bfo_link.h $(HEADERS)
+TCP_HDR  := backends/tcp/bfo_tcp.h backends/bfo_sink.h backends/bfo_transport.h backends/bfo_setting.h backends/bfo_list.h backends/bfo_link.h backends/bfo_tp.h backends/bfo_tp_os.h $(HEADERS)
 BOOT_SRC := backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c
 BOOT_HDR := backends/boot/bfo_boot.h backends/boot/bfo_boot_pmix.h
 # where the backends' headers are: each transport's directory, the wire-up's, bfo_net's
@@ -171,13 +171,13 @@ $(info make: <infiniband/verbs.h> not found: building without the verbs backend 
 endif
 endif
 SHM_SRC  := backends/shm/bfo_shm.c
-SHM_HDR  := backends/shm/bfo_shm.h backends/bfo_transport.h backends/bfo_sink.h backends/bfo_list.h backends/bfo_link.h $(HEADERS)
+SHM_HDR  := backends/shm/bfo_shm.h backends/bfo_transport.h backends/bfo_sink.h backends/bfo_setting.h backends/bfo_list.h backends/bfo_link.h backends/bfo_tp.h backends/bfo_tp_os.h $(HEADERS)
 NET_SRC  := backends/net/bfo_net.c backends/bfo_setting.c $(BOOT_SRC) $(TCP_SRC) $(SHM_SRC) $(VERBS_SRC)
 # ... compiled once per build for the programs that link them (bfo,
 # test_net, test_boot, tcp_badpeer, master_worker), with this build's flags,
 # sanitizers included; libbfo_net.a has its own -fPIC objects ($(BUILD)/obj)
 NET_OBJS := $(patsubst %.c,$(BUILD)/nobj/%.o,$(notdir $(NET_SRC)))
-VERBS_HDR := backends/bfo_setting.h backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_cache.h backends/verbs/bfo_verbs_glue.h backends/bfo_link.h \
+VERBS_HDR := backends/bfo_setting.h backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_cache.h backends/verbs/bfo_verbs_glue.h backends/bfo_link.h backends/bfo_tp.h backends/bfo_tp_os.h \
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 

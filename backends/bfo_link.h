@@ -33,7 +33,9 @@
 #ifndef BFO_LINK_H
 #define BFO_LINK_H
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bfo_conn.h"
@@ -49,6 +51,12 @@ typedef struct bfo_link {
     uint64_t offered;   /* the attempt number of the hello being fed (take records it) */
     uint64_t deadline;  /* the connect deadline (dial, wait, take arm it) */
     int connect_req;    /* connect() called, not fed yet */
+    /* BROKEN to feed at the transport's next safe point (bfo_link_break,
+     * bfo_link_breaks): the connection failed where the machine may not be
+     * fed (inside a post, under a write), and why; the first reason stays */
+    int broken;
+    int malformed;      /* ... for malformed input from the peer */
+    char why[128];
 } bfo_link;
 
 struct bfo_link_binding;
@@ -72,8 +80,19 @@ typedef struct bfo_link_binding {
     uint64_t timeout_ns;      /* the connect timeout */
     const bfo_tracer *trace;  /* optional: every step, refused ones included */
     int asked;                /* links with a connect() not fed yet */
+    int nbroken;              /* links marked broken since bfo_link_breaks last found none */
     unsigned long refused;    /* steps the machine refused (BFO_ERR_ILLEGAL_EVENT) */
 } bfo_link_binding;
+
+/* The binding of a transport (ctx) whose actions are `act`, with its
+ * connect timeout; nothing asked, nothing broken, nothing traced. */
+static inline void bfo_link_bind(bfo_link_binding *b, void *ctx, bfo_link_act_fn act, uint64_t timeout_ns)
+{
+    memset(b, 0, sizeof *b);
+    b->ctx = ctx;
+    b->act = act;
+    b->timeout_ns = timeout_ns;
+}
 
 /* 1 when the rank that dials this pair is `me`: the lower rank dials. */
 static inline int bfo_link_dials(int me, int peer) { return me < peer; }
@@ -176,6 +195,21 @@ static inline int bfo_link_asked(bfo_link_binding *b, bfo_link *l, uint64_t now)
     return l->connect_req ? bfo_link_feed(b, l, BFO_CONN_EV_CONNECT_ASKED, (void *)0, now) : BFO_OK;
 }
 
+/* At the transport's progress: every connect() not fed yet among n links
+ * (laid out as for bfo_link_breaks) is fed.  Returns how many were. */
+static inline int bfo_link_asked_all(bfo_link_binding *b, bfo_link *l0, size_t stride, int n, uint64_t now)
+{
+    int fed = 0;
+    for (int i = 0; b->asked > 0 && i < n; i++) {
+        bfo_link *l = (bfo_link *)(void *)((char *)l0 + (size_t)i * stride);
+        if (l->connect_req) {
+            bfo_link_asked(b, l, now);
+            fed++;
+        }
+    }
+    return fed;
+}
+
 /* A valid hello from the peer for this link, with its attempt number: fed
  * as HELLO_RCVD when the number is above the last one taken, else as
  * STALE_HELLO_RCVD (a dial the peer gave up).  `in` is the transport's
@@ -196,6 +230,57 @@ static inline int bfo_link_broken(bfo_link_binding *b, bfo_link *l, const char *
         return 0;
     bfo_link_feed(b, l, BFO_CONN_EV_BROKEN, (void *)why, now);
     return 1;
+}
+
+/* Marks link l broken (malformed: for malformed input), the reason
+ * formatted like printf; the first reason stays.  Only marks: safe from
+ * anywhere, inside posts and engine calls too; bfo_link_breaks feeds it. */
+static inline void bfo_link_vbreak(bfo_link_binding *b, bfo_link *l, int malformed, const char *fmt,
+                                   va_list ap)
+{
+    if (l->broken)
+        return;
+    l->broken = 1;
+    l->malformed = malformed;
+    b->nbroken++;
+    vsnprintf(l->why, sizeof l->why, fmt, ap);
+}
+
+static inline void bfo_link_break(bfo_link_binding *b, bfo_link *l, int malformed, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static inline void bfo_link_break(bfo_link_binding *b, bfo_link *l, int malformed, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    bfo_link_vbreak(b, l, malformed, fmt, ap);
+    va_end(ap);
+}
+
+/* At the transport's safe point: every link marked broken among n links
+ * (an array whose elements, `stride` bytes apart, hold their bfo_link at
+ * the address l0 gives for the first) is fed BROKEN with its reason; the
+ * mark of a link that holds no connection is dropped (nothing to break).
+ * Returns 1 when a link was marked (the machine's close may have completed
+ * descriptors or marked others: look again). */
+static inline int bfo_link_breaks(bfo_link_binding *b, bfo_link *l0, size_t stride, int n, uint64_t now)
+{
+    int any = 0;
+    for (int i = 0; b->nbroken && i < n; i++) {
+        bfo_link *l = (bfo_link *)(void *)((char *)l0 + (size_t)i * stride);
+        if (l->broken) {
+            char why[sizeof l->why];
+            memcpy(why, l->why, sizeof why);
+            if (!bfo_link_broken(b, l, why, now))
+                l->broken = l->malformed = 0; /* no connection to break */
+            any = 1;
+        }
+    }
+    if (!any)
+        b->nbroken = 0;
+    return any;
 }
 
 /* Feeds TIMED_OUT to the link when its deadline passed in a state that

@@ -65,6 +65,22 @@ static inline void bfo_list_append(int *next0, size_t stride, bfo_list *dst, bfo
     src->head = src->tail = -1;
 }
 
+/* All of L, taken off: L is left empty. */
+static inline bfo_list bfo_list_take(bfo_list *L)
+{
+    bfo_list all = *L;
+    L->head = L->tail = -1;
+    return all;
+}
+
+/* Elements 0..n-1 threaded, in order, onto the free list *free_head. */
+static inline void bfo_list_free_all(int *next0, size_t stride, int n, int *free_head)
+{
+    for (int i = 0; i < n; i++)
+        *bfo_list_next(next0, stride, i) = i + 1 < n ? i + 1 : -1;
+    *free_head = n > 0 ? 0 : -1;
+}
+
 /* The array *base of *n elements of `size` bytes, whose `next` is at byte
  * `next_off` of each, grows to twice as many (never past 1 << 25); the new
  * ones, zeroed, go on the free list *free_head.  The array may move: name
@@ -88,6 +104,19 @@ static inline int bfo_list_grow(void **base, int *n, size_t size, size_t next_of
         *free_head = i;
     }
     return 0;
+}
+
+/* An element taken off the free list *free_head of the array *base (laid
+ * out as for bfo_list_grow), the array grown first when the list is empty
+ * (it may move): its index, or -1 when none is free and it cannot grow. */
+static inline int bfo_list_alloc(void **base, int *n, size_t size, size_t next_off, int *free_head)
+{
+    int i;
+    if (*free_head < 0 && bfo_list_grow(base, n, size, next_off, free_head) != 0)
+        return -1;
+    i = *free_head;
+    *free_head = *bfo_list_next((int *)(void *)((char *)*base + next_off), size, i);
+    return i;
 }
 
 #endif /* BFO_LIST_H */

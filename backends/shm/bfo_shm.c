@@ -4,6 +4,7 @@
 #include "bfo_shm.h"
 #include "bfo_link.h"
 #include "bfo_list.h"
+#include "bfo_tp_os.h"
 #include "bfo_transport.h"
 
 #include <errno.h>
@@ -27,14 +28,6 @@
 #include <nmmintrin.h>
 #define SHM_CRC_HW 1
 #endif
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-static uint64_t shm_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 enum { EV_LISTEN = 1, EV_PEND = 2, EV_CONN = 3 };
 enum { E_SEND = 1, E_READ = 2 };
@@ -83,8 +76,6 @@ typedef struct sconn {
     int spare_fd;          /* dialer: a segment reserved at open, not used yet */
     int hello_mfd;         /* dialer: the segment's memfd, between dial and send_hello */
     uint32_t egen;         /* epoll tag generation (stale events) */
-    int broken, broken_malformed;
-    char broken_why[128];
     int poisoned;          /* the fault hook swallowed its traffic */
     int parted;            /* the peer said goodbye, or this side leaves (shm_part): its
                             * end is no failure; for good (conn_reset keeps it) */
@@ -118,14 +109,12 @@ typedef struct sconn {
     uint64_t wakes;
 } sconn;
 
-typedef struct pend {
-    int fd, rail;
-    uint32_t egen;
-    uint64_t deadline;
-} pend;
+/* An accepted connection until its hello names the connection (bfo_tp.h). */
+typedef bfo_tp_pend pend;
 
 struct bfo_shm {
-    int rank, size, nrails, log;
+    int rank, size, nrails;
+    bfo_tp_log lg;         /* slog */
     int ep, efd;           /* the epoll set (sockets), this rank's doorbell */
     bfo_shm_options o;
     bfo_sink sink;
@@ -144,9 +133,8 @@ struct bfo_shm {
     ent *ents;
     int nents, ent_free;
     elist failed;
-    pend *pend;
-    int npend;
-    int conns_ready, nbroken, nstalled;
+    bfo_tp_pends pends;    /* accepted connections without a hello yet (pend) */
+    int conns_ready, nstalled;
     bfo_link_binding lb;   /* the conn machine's binding: shm_act (lb.asked: connect() requests) */
     int armed, drain, scan_now;
     uint64_t now, last_scan;
@@ -158,26 +146,17 @@ struct bfo_shm {
 
 /* ---------------------------------------------------------------- helpers */
 
-static void slog(const bfo_shm *t, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void slog(const bfo_shm *t, int level, const char *fmt, ...)
-{
-    va_list ap;
-    char line[512];
-    if (t->log < level)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "bfo-shm[%d]: %s\n", t->rank, line);
-}
+/* This transport's log (bfo_tp.h). */
+#define slog(t, ...) bfo_tp_logf(&(t)->lg, __VA_ARGS__)
+
+static const bfo_tp_err shm_errs[] = {
+    { BFO_SHM_ERR_SOCKET, "BFO_SHM_ERR_SOCKET" }, { BFO_SHM_ERR_SEGMENT, "BFO_SHM_ERR_SEGMENT" }, { 0, NULL }
+};
 
 const char *bfo_shm_errname(int rc)
 {
-    if (rc == BFO_SHM_ERR_SOCKET)
-        return "BFO_SHM_ERR_SOCKET";
-    if (rc == BFO_SHM_ERR_SEGMENT)
-        return "BFO_SHM_ERR_SEGMENT";
-    return bfo_errname(rc);
+    const char *name = bfo_tp_errname(shm_errs, rc);
+    return name ? name : bfo_errname(rc);
 }
 
 static uint64_t ld_acq(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
@@ -285,34 +264,35 @@ static int el_count(const bfo_shm *t, int from)
     return n;
 }
 
-/* Every descriptor is in use (the engine's pools grew past max_ops): twice
- * as many.  Descriptors are named by index everywhere (queues, the free
- * list); no pointer to one is held across a call that may post, so they
- * may move.  On failure the post is refused, as before. */
-static void ents_grow(bfo_shm *t)
+/* A free descriptor, taken; when every one is in use (the engine's pools
+ * grew past max_ops), twice as many first.  Descriptors are named by index
+ * everywhere (queues, the free list); no pointer to one is held across a
+ * call that may post, so they may move.  -1: none (the post is refused). */
+static int ent_take(bfo_shm *t)
 {
     void *base = t->ents;
-    if (bfo_list_grow(&base, &t->nents, sizeof *t->ents, offsetof(ent, next), &t->ent_free) == 0)
-        t->ents = (ent *)base;
+    int i = bfo_list_alloc(&base, &t->nents, sizeof *t->ents, offsetof(ent, next), &t->ent_free);
+    t->ents = (ent *)base;
+    return i;
 }
 
 /* Completes an entry: frees it first (the engine may post from inside). */
 static void complete(bfo_shm *t, int i, int ok)
 {
-    uint64_t token = t->ents[i].token;
-    int rail = t->ents[i].rail;
-    t->ents[i].next = t->ent_free;
-    t->ent_free = i;
-    if (ok)
-        t->st[rail].completed_ok++;
-    else
-        t->st[rail].completed_failed++;
-    t->sink.completion(t->sink.ctx, token, ok);
+    bfo_rail_stats *rs = &t->st[t->ents[i].rail];
+    bfo_tp_complete(&t->sink, &t->ents->next, sizeof *t->ents, &t->ent_free, i, t->ents[i].token, ok,
+                    &rs->completed_ok, &rs->completed_failed);
 }
 
 /* ------------------------------------------------------------ events */
 
 static sconn *conn_of(bfo_shm *t, int peer, int rail) { return &t->conns[peer * t->nrails + rail]; }
+
+/* The connection of an engine's call, NULL when (peer, rail) names none. */
+static sconn *pair_conn(bfo_shm *t, int peer, int rail)
+{
+    return bfo_tp_pair_ok(t->rank, t->size, t->nrails, peer, rail) ? conn_of(t, peer, rail) : NULL;
+}
 
 /* The engine has the connection (the conn machine is UP). */
 static inline int conn_up_now(const sconn *c) { return bfo_link_up(&c->c); }
@@ -321,44 +301,12 @@ static inline int conn_up_now(const sconn *c) { return bfo_link_up(&c->c); }
  * last dial, the acceptor's last hello taken). */
 static inline uint64_t seg_gen(const sconn *c) { return c->c.attempt; }
 
-static const char *evname(int ev)
-{
-    return ev == BFO_EV_CONNECTED ? "CONNECTED" : ev == BFO_EV_CONNECT_FAILED ? "CONNECT_FAILED" : "RAIL_ERROR";
-}
-
-/* A rail event, now (only from progress, never inside a post); the engine
- * behind the sink ignores what its rail machine does not wait for. */
-static void emit(bfo_shm *t, const sconn *c, int ev)
-{
-    slog(t, 2, "peer %d rail %d: %s", c->peer, c->rail, evname(ev));
-    t->sink.rail_event(t->sink.ctx, c->peer, c->rail, ev, t->now);
-}
-
 static void heard(bfo_shm *t, const sconn *c)
 {
     if (t->sink.heard)
         t->sink.heard(t->sink.ctx, c->peer, c->rail, t->now);
 }
 
-static void set_broken(bfo_shm *t, sconn *c, int malformed, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void set_broken(bfo_shm *t, sconn *c, int malformed, const char *fmt, ...)
-{
-    va_list ap;
-    if (c->broken)
-        return;
-    c->broken = 1;
-    t->nbroken++;
-    c->broken_malformed = malformed;
-    va_start(ap, fmt);
-    vsnprintf(c->broken_why, sizeof c->broken_why, fmt, ap);
-    va_end(ap);
-}
-
-static uint64_t ev_data(int type, uint32_t gen, int idx)
-{
-    return ((uint64_t)type << 60) | ((uint64_t)(gen & 0x0fffffffu) << 32) | (uint32_t)idx;
-}
 
 static void up_add(bfo_shm *t, sconn *c)
 {
@@ -438,7 +386,7 @@ static void conn_reset(bfo_shm *t, sconn *c)
     up_del(t, c);
     c->fd = -1;
     c->peer_efd = -1;
-    c->broken = c->broken_malformed = c->poisoned = c->stalled = 0;
+    c->c.broken = c->c.malformed = c->poisoned = c->stalled = 0;
     c->pid = 0;
     if (c->pidfd >= 0)
         close(c->pidfd);
@@ -469,11 +417,11 @@ static void take_tail(bfo_shm *t, sconn *c);
 static void conn_close(bfo_shm *t, sconn *c, const bfo_step *st, const char *why)
 {
     elist dead = { -1, -1 };
-    int malformed = st->event == BFO_CONN_EV_BROKEN && c->broken_malformed;
+    int malformed = st->event == BFO_CONN_EV_BROKEN && c->c.malformed;
     int was_up = bfo_link_state_up(st->from);
     if (c->fd < 0 && !c->seg && c->q.head < 0 && c->reads.head < 0) {
-        if (c->broken)
-            c->broken = 0;
+        if (c->c.broken)
+            c->c.broken = 0;
         return;
     }
     /* frames the peer's engine took before the end: proven delivered */
@@ -506,39 +454,13 @@ static void conn_close(bfo_shm *t, sconn *c, const bfo_step *st, const char *why
         complete(t, i, 0);
 }
 
-/* Broken connections close, failed posts complete: until nothing is left. */
-static void settle_now(bfo_shm *t)
-{
-    for (int round = 0; round < 1000; round++) {
-        int any = 0;
-        for (int i = 0; t->nbroken && i < t->size * t->nrails; i++) {
-            sconn *c = &t->conns[i];
-            if (c->broken) {
-                char why[sizeof c->broken_why];
-                memcpy(why, c->broken_why, sizeof why);
-                if (!bfo_link_broken(&t->lb, &c->c, why, t->now))
-                    c->broken = 0; /* no connection to break */
-                any = 1;
-            }
-        }
-        if (!any)
-            t->nbroken = 0;
-        if (t->failed.head >= 0) {
-            elist f = t->failed;
-            t->failed.head = t->failed.tail = -1;
-            for (int i = el_pop(t, &f); i >= 0; i = el_pop(t, &f))
-                complete(t, i, 0);
-            any = 1;
-        }
-        if (!any)
-            return;
-    }
-}
+static void fail_post(void *ctx, int i) { complete((bfo_shm *)ctx, i, 0); }
 
+/* Broken connections close, failed posts complete (bfo_tp.h). */
 static inline void settle(bfo_shm *t)
 {
-    if (t->nbroken || t->failed.head >= 0)
-        settle_now(t);
+    bfo_tp_settle(&t->lb, &t->conns->c, sizeof *t->conns, t->size * t->nrails, &t->failed, &t->ents->next,
+                  sizeof *t->ents, fail_post, t->now);
 }
 
 /* ------------------------------------------------------------------ send */
@@ -643,37 +565,26 @@ static int swallowing(bfo_shm *t, sconn *c)
 static int post_frame(bfo_shm *t, int peer, int rail, const bfo_iov *iov, int iovcnt,
                       const bfo_data_span *span, uint64_t token)
 {
+    int64_t len = bfo_tp_send_len(&t->lg, t->size, t->nrails, peer, rail, iov, iovcnt, span, t->max_frame);
+    int i = len < 0 ? -1 : ent_take(t);
     sconn *c;
     ent *en;
-    size_t len = span ? span->len : 0;
-    int i;
-    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails || iovcnt < 1 ||
-        iovcnt > 2)
-        return -1;
-    for (int k = 0; k < iovcnt; k++)
-        len += iov[k].len;
-    if (t->ent_free < 0)
-        ents_grow(t);
-    if (len == 0 || len > t->max_frame || t->ent_free < 0) {
-        slog(t, 1, "post refused: %s", len > t->max_frame ? "frame too large" : len ? "no descriptor" : "empty frame");
+    if (i < 0) {
+        if (len >= 0)
+            slog(t, 1, "post refused: no descriptor");
         return -1;
     }
     c = conn_of(t, peer, rail);
-    i = t->ent_free;
     en = &t->ents[i];
-    t->ent_free = en->next;
     en->kind = E_SEND;
     en->rail = rail;
     en->token = token;
     en->n = iovcnt;
-    en->base[0] = iov[0].base;
-    en->len[0] = iov[0].len;
-    en->base[1] = iovcnt > 1 ? iov[1].base : NULL;
-    en->len[1] = iovcnt > 1 ? iov[1].len : 0;
+    bfo_tp_pieces(iov, iovcnt, en->base, en->len);
     en->span = span;
-    en->total = len;
+    en->total = (size_t)len;
     en->end = 0;
-    if (!conn_up_now(c) || c->broken) {
+    if (!conn_up_now(c) || c->c.broken) {
         el_push(t, &t->failed, i);
         return 0;
     }
@@ -716,7 +627,7 @@ static void take_tail(bfo_shm *t, sconn *c)
     if (tail == c->tail_seen)
         return;
     if (tail < c->tail_seen || tail > c->head) {
-        set_broken(t, c, 1, "the peer's consumed counter %llu is outside the ring (%llu..%llu)",
+        bfo_link_break(&t->lb, &c->c, 1, "the peer's consumed counter %llu is outside the ring (%llu..%llu)",
                    (unsigned long long)tail, (unsigned long long)c->tail_seen, (unsigned long long)c->head);
         return;
     }
@@ -735,28 +646,13 @@ static int shm_post_read(void *ctx, int peer, int rail, void *local, size_t len,
 {
     bfo_shm *t = (bfo_shm *)ctx;
     sconn *c;
-    ent *en;
     int i;
     (void)key;
-    if (t->ent_free < 0)
-        ents_grow(t);
-    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails ||
-        (!local && len) || t->ent_free < 0)
+    if (!bfo_tp_pair_ok(t->rank, t->size, t->nrails, peer, rail) || (!local && len) || (i = ent_take(t)) < 0)
         return -1;
     c = conn_of(t, peer, rail);
-    i = t->ent_free;
-    en = &t->ents[i];
-    t->ent_free = en->next;
-    en->kind = E_READ;
-    en->span = NULL;
-    en->rail = rail;
-    en->token = token;
-    en->local = local;
-    en->raddr = raddr;
-    en->total = len;
-    en->done = 0;
-    en->n = 0;
-    if (!conn_up_now(c) || c->broken)
+    t->ents[i] = (ent){ .kind = E_READ, .rail = rail, .token = token, .local = local, .raddr = raddr, .total = len };
+    if (!conn_up_now(c) || c->c.broken)
         el_push(t, &t->failed, i);
     else
         el_push(t, &c->reads, i);
@@ -801,7 +697,7 @@ static int do_reads(bfo_shm *t, sconn *c)
 {
     size_t budget = t->o.read_chunk;
     int n = 0;
-    while (c->reads.head >= 0 && budget > 0 && !c->broken && conn_up_now(c)) {
+    while (c->reads.head >= 0 && budget > 0 && !c->c.broken && conn_up_now(c)) {
         ent *en = &t->ents[c->reads.head];
         size_t want = en->total - en->done;
         ssize_t got;
@@ -827,7 +723,7 @@ static int do_reads(bfo_shm *t, sconn *c)
         }
         if (got <= 0) {
             uint64_t at = en->raddr + en->done;
-            set_broken(t, c, 0, "process_vm_readv of %zu bytes at 0x%llx from pid %d: %s", want,
+            bfo_link_break(&t->lb, &c->c, 0, "process_vm_readv of %zu bytes at 0x%llx from pid %d: %s", want,
                        (unsigned long long)at, c->pid, strerror(err));
             complete(t, el_pop(t, &c->reads), 0);
             return n + 1;
@@ -854,18 +750,18 @@ static int rx_drain(bfo_shm *t, sconn *c)
     if (head == c->rx_pos)
         return 0;
     if (head < c->rx_pos || head - c->rx_pub > c->ring || (head & (REC_ALIGN - 1))) {
-        set_broken(t, c, 1, "the peer's ring head %llu is outside the ring (%llu..%llu)", (unsigned long long)head,
+        bfo_link_break(&t->lb, &c->c, 1, "the peer's ring head %llu is outside the ring (%llu..%llu)", (unsigned long long)head,
                    (unsigned long long)c->rx_pos, (unsigned long long)(c->rx_pub + c->ring));
         return 0;
     }
-    while (c->rx_pos < head && !c->broken && conn_up_now(c)) {
+    while (c->rx_pos < head && !c->c.broken && conn_up_now(c)) {
         size_t off = (size_t)(c->rx_pos & mask);
         const uint8_t *r = c->rx + off;
         uint32_t seq = bfo_get32(r), len = bfo_get32(r + 4), crc = bfo_get32(r + 12);
         int kind = bfo_get16(r + 8), gen = bfo_get16(r + 10);
         if (c->rx_checked != c->rx_pos) {
             if (seq != c->rx_seq + 1 || gen != (uint16_t)seg_gen(c)) {
-                set_broken(t, c, 1, "corrupt slot at %llu: sequence %u generation %u, expected %u and %u",
+                bfo_link_break(&t->lb, &c->c, 1, "corrupt slot at %llu: sequence %u generation %u, expected %u and %u",
                            (unsigned long long)c->rx_pos, seq, (unsigned)gen, c->rx_seq + 1,
                            (unsigned)(uint16_t)seg_gen(c));
                 break;
@@ -873,12 +769,12 @@ static int rx_drain(bfo_shm *t, sconn *c)
             if (kind == BFO_SHM_REC_WRAP ? (len != 0 || off == 0 || c->rx_pos + (c->ring - off) > head)
                                          : (kind != BFO_SHM_REC_DATA || len == 0 || len > t->max_frame ||
                                             off + rec_size(len) > c->ring || c->rx_pos + rec_size(len) > head)) {
-                set_broken(t, c, 1, "corrupt slot at %llu: kind %d, length %u", (unsigned long long)c->rx_pos,
+                bfo_link_break(&t->lb, &c->c, 1, "corrupt slot at %llu: kind %d, length %u", (unsigned long long)c->rx_pos,
                            kind, len);
                 break;
             }
             if (rec_crc(r, len) != crc) {
-                set_broken(t, c, 1, "corrupt slot at %llu (sequence %u, %u bytes): checksum %08x, computed %08x",
+                bfo_link_break(&t->lb, &c->c, 1, "corrupt slot at %llu (sequence %u, %u bytes): checksum %08x, computed %08x",
                            (unsigned long long)c->rx_pos, seq, len, crc, rec_crc(r, len));
                 break;
             }
@@ -915,7 +811,7 @@ static int rx_drain(bfo_shm *t, sconn *c)
         }
         if (rc != BFO_OK && rc != BFO_ERR_STALE) {
             const char *type = bfo_frag_name(r[REC_HDR]);
-            set_broken(t, c, 1, "engine rejected a frame (%s, %u bytes): %s", type ? type : "unknown type", len,
+            bfo_link_break(&t->lb, &c->c, 1, "engine rejected a frame (%s, %u bytes): %s", type ? type : "unknown type", len,
                        bfo_errname(rc));
             break;
         }
@@ -939,7 +835,7 @@ static int conn_poll(bfo_shm *t, sconn *c)
 {
     int n = 0;
     if (swallowing(t, c)) {
-        if (c->seg && ld_acq(c->rx_head) != c->rx_pos && !c->broken)
+        if (c->seg && ld_acq(c->rx_head) != c->rx_pos && !c->c.broken)
             n += rx_drain(t, c); /* counted, dropped */
         return n;
     }
@@ -951,11 +847,11 @@ static int conn_poll(bfo_shm *t, sconn *c)
         c->beat_seen = __atomic_load_n(c->tx_beat, __ATOMIC_RELAXED);
         heard(t, c);
     }
-    if (!c->broken && conn_up_now(c))
+    if (!c->c.broken && conn_up_now(c))
         n += rx_drain(t, c);
-    if (!c->broken && conn_up_now(c) && c->unsent >= 0)
+    if (!c->c.broken && conn_up_now(c) && c->unsent >= 0)
         flush(t, c);
-    if (!c->broken && conn_up_now(c) && c->reads.head >= 0)
+    if (!c->c.broken && conn_up_now(c) && c->reads.head >= 0)
         n += do_reads(t, c);
     return n;
 }
@@ -1164,7 +1060,7 @@ static void conn_up(bfo_shm *t, sconn *c)
     t->st[c->rail].connects++;
     slog(t, 2, "peer %d rail %d: up (generation %llu, ring %zu bytes each way, peer pid %d)", c->peer, c->rail,
          (unsigned long long)seg_gen(c), c->ring, c->pid);
-    emit(t, c, BFO_EV_CONNECTED);
+    bfo_tp_emit(&t->lg, &t->sink, c->peer, c->rail, BFO_EV_CONNECTED, t->now);
 }
 
 /* The conn machine's dial (bfo_link_feed numbered the generation and armed
@@ -1228,9 +1124,9 @@ static int dial(bfo_shm *t, sconn *c)
     c->egen++;
     c->hello_mfd = mfd; /* sent with the hello, then closed */
     ev.events = EPOLLIN | EPOLLRDHUP;
-    ev.data.u64 = ev_data(EV_CONN, c->egen, (int)(c - t->conns));
+    ev.data.u64 = bfo_tp_tag(EV_CONN, c->egen, (int)(c - t->conns));
     if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
-        set_broken(t, c, 0, "epoll: %s", strerror(errno));
+        bfo_link_break(&t->lb, &c->c, 0, "epoll: %s", strerror(errno));
     return BFO_CONN_EV_DIAL_CONNECTED;
 }
 
@@ -1243,13 +1139,13 @@ static void hello_send(bfo_shm *t, sconn *c)
     put_hello(t, h, BFO_SHM_HELLO, c->rail, seg_gen(c));
     fds[0] = c->hello_mfd;
     fds[1] = t->efd;
-    if (!c->broken)
+    if (!c->c.broken)
         rc = send_hello(c->fd, h, fds, 2);
     close(c->hello_mfd); /* the mapping keeps the segment; the peer has its own fd */
     c->hello_mfd = -1;
     if (rc)
-        set_broken(t, c, 0, "sending the hello: %s", strerror(rc));
-    else if (!c->broken)
+        bfo_link_break(&t->lb, &c->c, 0, "sending the hello: %s", strerror(rc));
+    else if (!c->c.broken)
         slog(t, 3, "peer %d rail %d: hello sent (generation %llu, pid %d)", c->peer, c->rail,
              (unsigned long long)seg_gen(c), c->pid);
 }
@@ -1263,12 +1159,12 @@ static void hello_reply(bfo_shm *t, sconn *c)
     ssize_t n = recv_msg(c->fd, h, sizeof h, fds, 4, &nfds, &trunc);
     if (n < 0) {
         if (errno != EAGAIN && errno != EWOULDBLOCK)
-            set_broken(t, c, 0, "waiting for the hello reply: %s", strerror(errno));
+            bfo_link_break(&t->lb, &c->c, 0, "waiting for the hello reply: %s", strerror(errno));
         return;
     }
     if (n == 0) {
         close_fds(fds, nfds, 4);
-        set_broken(t, c, 0, "the peer closed the connection before its hello reply");
+        bfo_link_break(&t->lb, &c->c, 0, "the peer closed the connection before its hello reply");
         return;
     }
     if (t->drop[c->rail]) { /* the fault hook: it never came */
@@ -1279,7 +1175,7 @@ static void hello_reply(bfo_shm *t, sconn *c)
     if (hello_check(t, h, n, BFO_SHM_HELLO_REPLY, c->rail, why, sizeof why) != 0 || trunc || nfds != 1 ||
         bfo_get32(h + 8) != (uint32_t)c->peer || bfo_get64(h + 32) != seg_gen(c)) {
         close_fds(fds, nfds, 4);
-        set_broken(t, c, 1, "hello reply: %s",
+        bfo_link_break(&t->lb, &c->c, 1, "hello reply: %s",
                    *why ? why : nfds != 1 ? "not one eventfd with it" : "for another rank or generation");
         return;
     }
@@ -1287,6 +1183,10 @@ static void hello_reply(bfo_shm *t, sconn *c)
     bfo_link_feed(&t->lb, &c->c, BFO_CONN_EV_REPLY_RCVD, NULL, t->now); /* report_up */
 }
 
+static pend *pend_at(bfo_shm *t, int k) { return bfo_tp_pend_at(&t->pends, k); }
+
+/* An accepted connection closed; why: it sent what is not a hello (NULL:
+ * it just went, or the hook swallowed it). */
 static void pend_close(bfo_shm *t, pend *p, const char *why)
 {
     if (why) {
@@ -1294,39 +1194,13 @@ static void pend_close(bfo_shm *t, pend *p, const char *why)
         t->st[p->rail].malformed++;
         slog(t, 1, "rail %d: incoming connection dropped: %s", p->rail, why);
     }
-    epoll_ctl(t->ep, EPOLL_CTL_DEL, p->fd, NULL);
-    close(p->fd);
-    p->fd = -1;
+    bfo_tp_pend_close(&t->pends, p);
 }
 
 static void do_accept(bfo_shm *t, int rail)
 {
-    for (;;) {
-        int fd = accept4(t->lfd[rail], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), k;
-        struct epoll_event ev;
-        if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                slog(t, 1, "rail %d: accept: %s", rail, strerror(errno));
-            return;
-        }
-        for (k = 0; k < t->npend && t->pend[k].fd >= 0; k++)
-            ;
-        if (k == t->npend) {
-            slog(t, 1, "rail %d: too many connections without a hello; refused", rail);
-            close(fd);
-            continue;
-        }
-        t->pend[k].fd = fd;
-        t->pend[k].rail = rail;
-        t->pend[k].egen++;
-        t->pend[k].deadline = t->now + t->o.connect_timeout_ns;
-        ev.events = EPOLLIN | EPOLLRDHUP;
-        ev.data.u64 = ev_data(EV_PEND, t->pend[k].egen, k);
-        if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
-            close(fd);
-            t->pend[k].fd = -1;
-        }
-    }
+    while (bfo_tp_accept(&t->pends, &t->lg, t->lfd[rail], rail, t->now) >= 0)
+        ; /* its hello is read when its socket is readable */
 }
 
 /* Maps the dialer's segment and checks it: the mapping, or NULL with why. */
@@ -1443,7 +1317,7 @@ static void conn_take(bfo_shm *t, sconn *c, incoming *in)
     c->peer_efd = in->efd;
     c->pid = pid;
     ev.events = EPOLLIN | EPOLLRDHUP;
-    ev.data.u64 = ev_data(EV_CONN, c->egen, (int)(c - t->conns));
+    ev.data.u64 = bfo_tp_tag(EV_CONN, c->egen, (int)(c - t->conns));
     in->rc = epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0 ? errno : 0;
 }
 
@@ -1501,7 +1375,7 @@ static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step 
         if (!rc)
             rc = send_hello(c->fd, r, &t->efd, 1);
         if (rc)
-            set_broken(t, c, 0, "sending the hello reply: %s", strerror(rc));
+            bfo_link_break(&t->lb, &c->c, 0, "sending the hello reply: %s", strerror(rc));
         return BFO_CONN_EV_PEER_READY; /* the dialer writes once it has the reply */
     }
     case BFO_CONN_ACT_REFUSE:
@@ -1511,13 +1385,8 @@ static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step 
         conn_up(t, c);
         return 0;
     case BFO_CONN_ACT_REPORT_FAILED:
-        t->st[c->rail].connect_failures++;
-        if (st->event == BFO_CONN_EV_TIMED_OUT)
-            slog(t, 2, "peer %d rail %d: %s", c->peer, c->rail, bfo_link_why(st, arg));
-        emit(t, c, BFO_EV_CONNECT_FAILED);
-        return 0;
     case BFO_CONN_ACT_REPORT_ERROR:
-        emit(t, c, BFO_EV_RAIL_ERROR);
+        t->st[c->rail].connect_failures += (uint64_t)bfo_tp_report_down(&t->lg, &t->sink, l, action, st, arg, t->now); /* a failed connect counted */
         return 0;
     case BFO_CONN_ACT_CLOSE:
         conn_close(t, c, st, bfo_link_why(st, arg));
@@ -1534,53 +1403,47 @@ static void lifeline(bfo_shm *t, sconn *c)
     ssize_t n = recv_msg(c->fd, b, sizeof b, fds, 4, &nfds, &trunc);
     close_fds(fds, nfds, 4);
     if (n == 0)
-        set_broken(t, c, 0, "the peer closed the lifeline (it exited, or dropped the rail)");
+        bfo_link_break(&t->lb, &c->c, 0, "the peer closed the lifeline (it exited, or dropped the rail)");
     else if (n > 0)
-        set_broken(t, c, 1, "a message of %zd bytes on an established lifeline", n);
+        bfo_link_break(&t->lb, &c->c, 1, "a message of %zd bytes on an established lifeline", n);
     else if (errno != EAGAIN && errno != EWOULDBLOCK)
-        set_broken(t, c, 0, "lifeline: %s", strerror(errno));
+        bfo_link_break(&t->lb, &c->c, 0, "lifeline: %s", strerror(errno));
 }
 
 static int shm_connect(void *ctx, int peer, int rail)
 {
     bfo_shm *t = (bfo_shm *)ctx;
-    sconn *c;
-    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
+    sconn *c = pair_conn(t, peer, rail);
+    if (!c)
         return -1;
-    c = conn_of(t, peer, rail);
     bfo_link_ask(&t->lb, &c->c); /* fed at the next progress */
     return 0;
 }
 
-/* The engine mapped the rail out: dropped at the next progress, and what
- * is in flight on it completes with ok=0 then. */
 /* The peer said goodbye, or this side leaves: the connection stays, and
  * its end is logged only at level 2, not counted as lost. */
 static void shm_part(void *ctx, int peer, int rail)
 {
-    bfo_shm *t = (bfo_shm *)ctx;
-    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
-        return;
-    conn_of(t, peer, rail)->parted = 1;
+    sconn *c = pair_conn((bfo_shm *)ctx, peer, rail);
+    if (c)
+        c->parted = 1;
 }
 
+/* The engine mapped the rail out: dropped at the next progress, and what
+ * is in flight on it completes with ok=0 then. */
 static void shm_disconnect(void *ctx, int peer, int rail)
 {
     bfo_shm *t = (bfo_shm *)ctx;
-    sconn *c;
-    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
-        return;
-    c = conn_of(t, peer, rail);
-    if ((c->fd >= 0 || c->seg) && !c->broken)
-        set_broken(t, c, 0, "the engine mapped the rail out");
+    sconn *c = pair_conn(t, peer, rail);
+    if (c && (c->fd >= 0 || c->seg) && !c->c.broken)
+        bfo_link_break(&t->lb, &c->c, 0, "the engine mapped the rail out");
 }
 
 /* connect() requests, fed to the conn machine: it dials, waits for the
  * peer's dial, or lets the connection being made answer. */
 static void handle_connects(bfo_shm *t)
 {
-    for (int i = 0; t->lb.asked > 0 && i < t->size * t->nrails; i++)
-        bfo_link_asked(&t->lb, &t->conns[i].c, t->now);
+    bfo_link_asked_all(&t->lb, &t->conns->c, sizeof *t->conns, t->size * t->nrails, t->now);
 }
 
 /* The peer's process as a witness (docs/engine-design.md, "The failure
@@ -1597,7 +1460,7 @@ static void host_evidence(bfo_shm *t)
         sconn *c = &t->conns[t->up[k]];
         struct pollfd pf;
         int alive;
-        if (c->broken || c->poisoned || c->pid <= 0 || c->q.head < 0 || t->now - c->host_at < t->ka_ns)
+        if (c->c.broken || c->poisoned || c->pid <= 0 || c->q.head < 0 || t->now - c->host_at < t->ka_ns)
             continue;
         c->host_at = t->now;
 #ifdef SYS_pidfd_open
@@ -1625,9 +1488,9 @@ static void timeouts(bfo_shm *t)
     host_evidence(t);
     for (int i = 0; i < t->size * t->nrails; i++)
         bfo_link_timeout(&t->lb, &t->conns[i].c, t->now); /* TIMED_OUT where it waits */
-    for (int k = 0; k < t->npend; k++)
-        if (t->pend[k].fd >= 0 && t->now >= t->pend[k].deadline)
-            pend_close(t, &t->pend[k], t->started ? "no hello in time" : NULL);
+    for (int k = 0; k < t->pends.n; k++)
+        if (pend_at(t, k)->fd >= 0 && t->now >= pend_at(t, k)->deadline)
+            pend_close(t, pend_at(t, k), t->started ? "no hello in time" : NULL);
 }
 
 /* The sockets: accepts, hellos, replies, lifelines.  One epoll_wait. */
@@ -1646,11 +1509,11 @@ static int scan(bfo_shm *t)
         if (type == EV_LISTEN) {
             do_accept(t, idx);
         } else if (type == EV_PEND) {
-            if (t->pend[idx].fd >= 0 && (t->pend[idx].egen & 0x0fffffffu) == gen && !pend_read(t, &t->pend[idx]))
+            if (pend_at(t, idx)->fd >= 0 && (pend_at(t, idx)->gen & 0x0fffffffu) == gen && !pend_read(t, pend_at(t, idx)))
                 continue;
         } else if (type == EV_CONN) {
             sconn *c = &t->conns[idx];
-            if (c->fd < 0 || (c->egen & 0x0fffffffu) != gen || c->broken)
+            if (c->fd < 0 || (c->egen & 0x0fffffffu) != gen || c->c.broken)
                 continue;
             if (c->c.fsm.cs == BFO_CONN_ST_HELLO_SENT)
                 hello_reply(t, c);
@@ -1689,7 +1552,7 @@ static int shm_progress(void *tv, uint64_t now)
     settle(t);
     for (int k = 0; k < t->nup; k++) {
         sconn *c = &t->conns[t->up[k]];
-        if (!c->broken)
+        if (!c->c.broken)
             n += conn_poll(t, c);
     }
     settle(t);
@@ -1710,7 +1573,7 @@ static int shm_wait_fds(void *tv, int *fds, int max)
     bfo_shm *t = (bfo_shm *)tv;
     int work = 0;
     settle(t);
-    if (t->failed.head >= 0 || (t->lb.asked && t->started) || t->nbroken || max < 2)
+    if (t->failed.head >= 0 || (t->lb.asked && t->started) || t->lb.nbroken || max < 2)
         return -1;
     for (int k = 0; k < t->nup; k++)
         if (t->conns[t->up[k]].reads.head >= 0)
@@ -1767,21 +1630,18 @@ static unsigned shm_rail_bw(void *ctx, int rail)
     return rail >= 0 && rail < t->nrails ? t->bw[rail] : 0;
 }
 
+/* What the engine calls (bfo_backend.h): sends into the rings, RDMA by
+ * process_vm_readv/writev (shm_rail_caps says when). */
+static const bfo_backend shm_calls = {
+    .post_send = shm_post_send, .post_send_data = shm_post_send_data, .post_write = shm_post_write,
+    .post_read = shm_post_read, .reg_mem = shm_reg_mem, .dereg_mem = shm_dereg_mem, .connect = shm_connect,
+    .disconnect = shm_disconnect, .part = shm_part, .rail_caps = shm_rail_caps, .rail_bandwidth = shm_rail_bw,
+};
+
 static void shm_backend(void *tv, bfo_backend *be)
 {
-    memset(be, 0, sizeof *be);
+    *be = shm_calls;
     be->ctx = tv;
-    be->post_send = shm_post_send;
-    be->post_send_data = shm_post_send_data;
-    be->post_write = shm_post_write;
-    be->post_read = shm_post_read;
-    be->reg_mem = shm_reg_mem;
-    be->dereg_mem = shm_dereg_mem;
-    be->connect = shm_connect;
-    be->disconnect = shm_disconnect;
-    be->part = shm_part;
-    be->rail_caps = shm_rail_caps;
-    be->rail_bandwidth = shm_rail_bw;
 }
 
 static int shm_claims(const char *rail)
@@ -1829,7 +1689,7 @@ static void shm_stats(void *tv, int rail, bfo_rail_stats *out)
 int bfo_shm_get_conn_info(const bfo_shm *t, int peer, int rail, bfo_shm_conn_info *o)
 {
     const sconn *c;
-    if (!t || !o || peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
+    if (!t || !o || !bfo_tp_pair_ok(t->rank, t->size, t->nrails, peer, rail))
         return BFO_ERR_INVALID;
     c = &t->conns[peer * t->nrails + rail];
     memset(o, 0, sizeof *o);
@@ -1867,7 +1727,7 @@ static void shm_dump(void *tv, FILE *f)
                 "(in flight %d, queued %d); rx head %llu tail %llu%s; reads %d; sleeping me %d peer %d; "
                 "wake-ups sent %llu\n",
                 t->rank, c->peer, c->rail, states[in.state], (unsigned long long)seg_gen(c), c->pid,
-                bfo_conn_state_name(c->c.fsm.cs), c->broken ? ", broken" : "", c->poisoned ? ", poisoned" : "",
+                bfo_conn_state_name(c->c.fsm.cs), c->c.broken ? ", broken" : "", c->poisoned ? ", poisoned" : "",
                 (unsigned long long)in.tx_head, (unsigned long long)in.tx_tail, in.in_flight, in.queued,
                 (unsigned long long)in.rx_head, (unsigned long long)in.rx_tail, c->stalled ? " (stalled)" : "",
                 in.reads, in.sleeping, in.peer_sleeping, (unsigned long long)c->wakes);
@@ -1907,10 +1767,7 @@ static void shm_fini(void *tv)
             if (c->seg)
                 munmap(c->seg, c->seg_len);
         }
-    if (t->pend)
-        for (int k = 0; k < t->npend; k++)
-            if (t->pend[k].fd >= 0)
-                close(t->pend[k].fd);
+    bfo_tp_pends_fini(&t->pends);
     for (int r = 0; r < BFO_MAX_RAILS; r++)
         if (t->lfd[r] >= 0)
             close(t->lfd[r]);
@@ -1921,7 +1778,6 @@ static void shm_fini(void *tv)
     free(t->conns);
     free(t->up);
     free(t->ents);
-    free(t->pend);
     free(t);
 }
 
@@ -1997,21 +1853,124 @@ static int can_attach(int *scope_out)
     return (int)((cap >> 19) & 1); /* CAP_SYS_PTRACE */
 }
 
+/* What the engine's configuration sizes: the frames, the descriptors, the
+ * keepalives, the rings (each holds at least four of the largest frames),
+ * and whether RDMA GET is possible here.  -1 (logged): not supported. */
+static int shm_size(bfo_shm *t, const bfo_config *cfg)
+{
+    bfo_tp_sizes z;
+    bfo_config d = bfo_tp_config(cfg, &z);
+    size_t rec;
+    t->rdma_caps = d.rdma != BFO_RDMA_PUT;
+    if (t->rdma_caps) {
+        int scope;
+        if (!can_attach(&scope)) {
+            t->rdma_caps = 0;
+            slog(t, 2, "kernel.yama.ptrace_scope is %d and this process lacks CAP_SYS_PTRACE: no "
+                 "process_vm_readv, so no RDMA GET on shm rails (the engine copies)", scope);
+        }
+    }
+    t->max_frame = z.max_frame;
+    t->nents = z.nents;
+    t->ka_ns = z.ka_ns;
+    rec = rec_size(t->max_frame);
+    if (rec > RING_MAX / 4 || (t->o.ring_bytes && t->o.ring_bytes > RING_MAX)) {
+        slog(t, 1, "a ring above %u bytes, or frames of %zu bytes, are not supported", RING_MAX, t->max_frame);
+        return -1;
+    }
+    t->ring = REC_ALIGN;
+    while (t->ring < (t->o.ring_bytes ? t->o.ring_bytes : RING_DEFAULT) || t->ring < 4 * rec)
+        t->ring <<= 1;
+    t->seg_len = BFO_SHM_SEG_HDR + 2 * t->ring;
+    return 0;
+}
+
+/* The epoll set, this rank's doorbell, and a listening socket per rail
+ * (in the abstract namespace: named by pid, nonce and rail).  -1: failed
+ * (logged). */
+static int shm_listen(bfo_shm *t)
+{
+    t->ep = epoll_create1(EPOLL_CLOEXEC);
+    t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (t->ep < 0 || t->efd < 0) {
+        slog(t, 1, "epoll or eventfd: %s", strerror(errno));
+        return -1;
+    }
+    for (int r = 0; r < t->nrails; r++) {
+        struct sockaddr_un sa;
+        socklen_t sl = sock_name(&sa, (uint32_t)t->pid, t->nonce, r);
+        t->lfd[r] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (t->lfd[r] < 0 || bind(t->lfd[r], (struct sockaddr *)&sa, sl) != 0 || listen(t->lfd[r], 128) != 0) {
+            slog(t, 1, "rail %d: cannot listen on @%s: %s", r, sa.sun_path + 1, strerror(errno));
+            return -1;
+        }
+        if (bfo_tp_watch(t->ep, t->lfd[r], EPOLLIN, bfo_tp_tag(EV_LISTEN, 0, r)) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Every connection's state (no connection yet; its conn machine told which
+ * side it is), the descriptors and the slots for accepted connections.
+ * -1: no memory. */
+static int shm_conns_open(bfo_shm *t)
+{
+    t->conns = (sconn *)calloc((size_t)t->size * (size_t)t->nrails, sizeof *t->conns);
+    t->up = (int *)calloc((size_t)t->size * (size_t)t->nrails, sizeof *t->up);
+    t->ents = (ent *)calloc((size_t)t->nents, sizeof *t->ents);
+    t->pends = (bfo_tp_pends){ .ep = t->ep, .events = EPOLLIN | EPOLLRDHUP, .ev_type = EV_PEND,
+                               .timeout_ns = t->o.connect_timeout_ns };
+    if (!t->conns || !t->up || !t->ents || bfo_tp_pends_init(&t->pends, sizeof(pend), t->size, t->nrails) != 0)
+        return -1;
+    bfo_list_free_all(&t->ents->next, sizeof *t->ents, t->nents, &t->ent_free);
+    bfo_link_bind(&t->lb, t, shm_act, t->o.connect_timeout_ns);
+    for (int p = 0; p < t->size; p++)
+        for (int r = 0; r < t->nrails; r++) {
+            sconn *c = conn_of(t, p, r);
+            c->up_idx = -1;
+            c->pidfd = -1;
+            conn_reset(t, c);
+            c->peer = p;
+            c->rail = r;
+            bfo_link_init(&t->lb, &c->c, t->rank, p, r);
+            c->dialer = bfo_link_dials(t->rank, p); /* the conn machine's rule: the lower rank dials */
+            c->spare_fd = -1;
+            c->hello_mfd = -1;
+        }
+    t->conns_ready = 1;
+    return 0;
+}
+
+/* The segments this rank will dial with, reserved now: a host short of
+ * memory fails here, with a message, not later.  -1: failed (logged). */
+static int shm_reserve(bfo_shm *t)
+{
+    for (int p = t->rank + 1; p < t->size; p++)
+        for (int r = 0; r < t->nrails; r++) {
+            char why[200];
+            sconn *c = conn_of(t, p, r);
+            c->spare_fd = seg_create(t, p, r, why, sizeof why);
+            if (c->spare_fd < 0) {
+                slog(t, 1, "the ring segment for peer %d rail %d: %s", p, r, why);
+                return -1;
+            }
+        }
+    return 0;
+}
+
 static int shm_open_rails(void **out, const bfo_transport_args *a)
 {
     bfo_shm *t;
-    bfo_config d;
     const bfo_shm_options *opt = a ? (const bfo_shm_options *)a->opt : NULL;
     int rc = BFO_ERR_INVALID;
-    size_t rec;
     *out = NULL;
-    if (!a || !a->cfg || !a->sink || !a->sink->completion || !a->sink->frame || !a->sink->rail_event ||
-        a->size < 1 || a->rank < 0 || a->rank >= a->size || a->nrails < 1 || a->nrails > BFO_MAX_RAILS)
+    if (!bfo_tp_args_ok(a))
         return BFO_ERR_INVALID;
     t = (bfo_shm *)calloc(1, sizeof *t);
     if (!t)
         return BFO_ERR_NO_MEMORY;
     t->ep = t->efd = -1;
+    t->failed = (elist)BFO_LIST_EMPTY;
     for (int r = 0; r < BFO_MAX_RAILS; r++)
         t->lfd[r] = -1;
     if (opt)
@@ -2019,7 +1978,7 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
     t->rank = a->rank;
     t->size = a->size;
     t->nrails = a->nrails;
-    t->log = a->log_level ? a->log_level : 1;
+    t->lg = (bfo_tp_log){ .name = "shm", .rank = a->rank, .level = a->log_level ? a->log_level : 1 };
     t->sink = *a->sink;
     t->pid = (int)getpid();
     for (int r = 0; r < t->nrails; r++) {
@@ -2035,103 +1994,21 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
         t->o.scan_ns = 100000ull;
     if (!t->o.read_chunk)
         t->o.read_chunk = CHUNK_DEFAULT;
-    d = *a->cfg;
-    bfo_config_defaults(&d);
-    t->rdma_caps = d.rdma != BFO_RDMA_PUT;
-    if (t->rdma_caps) {
-        int scope;
-        if (!can_attach(&scope)) {
-            t->rdma_caps = 0;
-            slog(t, 2, "kernel.yama.ptrace_scope is %d and this process lacks CAP_SYS_PTRACE: no "
-                 "process_vm_readv, so no RDMA GET on shm rails (the engine copies)", scope);
-        }
-    }
-    t->max_frame = BFO_MAX_HDR_SIZE + BFO_HDR_RELAY_SIZE + (d.eager_limit > d.frag_size ? d.eager_limit : d.frag_size);
-    t->nents = d.max_ops + 16;
-    t->ka_ns = d.probe_timeout_ns / 4;
-    if (t->ka_ns > 10000000ull || t->ka_ns == 0)
-        t->ka_ns = 10000000ull;
-    rec = rec_size(t->max_frame);
-    if (rec > RING_MAX / 4 || (t->o.ring_bytes && t->o.ring_bytes > RING_MAX)) {
-        slog(t, 1, "a ring above %u bytes, or frames of %zu bytes, are not supported", RING_MAX, t->max_frame);
+    if (shm_size(t, a->cfg) != 0)
         goto fail;
-    }
-    t->ring = REC_ALIGN;
-    while (t->ring < (t->o.ring_bytes ? t->o.ring_bytes : RING_DEFAULT) || t->ring < 4 * rec)
-        t->ring <<= 1;
-    t->seg_len = BFO_SHM_SEG_HDR + 2 * t->ring;
     crc_init();
     host_identity(t);
-    t->nonce = mix64(shm_now() ^ ((uint64_t)t->pid << 32) ^ (uint64_t)(uintptr_t)t);
-
+    t->nonce = mix64(bfo_tp_now() ^ ((uint64_t)t->pid << 32) ^ (uint64_t)(uintptr_t)t);
     rc = BFO_SHM_ERR_SOCKET;
-    t->ep = epoll_create1(EPOLL_CLOEXEC);
-    t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (t->ep < 0 || t->efd < 0) {
-        slog(t, 1, "epoll or eventfd: %s", strerror(errno));
+    if (shm_listen(t) != 0)
         goto fail;
-    }
-    for (int r = 0; r < t->nrails; r++) {
-        struct sockaddr_un sa;
-        socklen_t sl = sock_name(&sa, (uint32_t)t->pid, t->nonce, r);
-        struct epoll_event ev;
-        t->lfd[r] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (t->lfd[r] < 0 || bind(t->lfd[r], (struct sockaddr *)&sa, sl) != 0 || listen(t->lfd[r], 128) != 0) {
-            slog(t, 1, "rail %d: cannot listen on @%s: %s", r, sa.sun_path + 1, strerror(errno));
-            goto fail;
-        }
-        ev.events = EPOLLIN;
-        ev.data.u64 = ev_data(EV_LISTEN, 0, r);
-        if (epoll_ctl(t->ep, EPOLL_CTL_ADD, t->lfd[r], &ev) != 0)
-            goto fail;
-    }
-
     rc = BFO_ERR_NO_MEMORY;
-    t->conns = (sconn *)calloc((size_t)t->size * (size_t)t->nrails, sizeof *t->conns);
-    t->up = (int *)calloc((size_t)t->size * (size_t)t->nrails, sizeof *t->up);
-    t->ents = (ent *)calloc((size_t)t->nents, sizeof *t->ents);
-    t->npend = 4 * t->size * t->nrails + 8;
-    t->pend = (pend *)calloc((size_t)t->npend, sizeof *t->pend);
-    if (!t->conns || !t->up || !t->ents || !t->pend)
+    if (shm_conns_open(t) != 0)
         goto fail;
-    for (int i = 0; i < t->nents; i++)
-        t->ents[i].next = i + 1 < t->nents ? i + 1 : -1;
-    t->ent_free = 0;
-    t->failed.head = t->failed.tail = -1;
-    for (int k = 0; k < t->npend; k++)
-        t->pend[k].fd = -1;
-    t->lb.ctx = t;
-    t->lb.act = shm_act;
-    t->lb.timeout_ns = t->o.connect_timeout_ns;
-    for (int p = 0; p < t->size; p++)
-        for (int r = 0; r < t->nrails; r++) {
-            sconn *c = conn_of(t, p, r);
-            c->up_idx = -1;
-            c->pidfd = -1;
-            conn_reset(t, c);
-            c->peer = p;
-            c->rail = r;
-            bfo_link_init(&t->lb, &c->c, t->rank, p, r);
-            c->dialer = bfo_link_dials(t->rank, p); /* the conn machine's rule: the lower rank dials */
-            c->spare_fd = -1;
-            c->hello_mfd = -1;
-        }
-    t->conns_ready = 1;
-
-    /* the segments this rank will dial with, reserved now: a host short of
-     * memory fails here, with a message, not later */
     rc = BFO_SHM_ERR_SEGMENT;
-    for (int p = t->rank + 1; p < t->size; p++)
-        for (int r = 0; r < t->nrails; r++) {
-            char why[200];
-            sconn *c = conn_of(t, p, r);
-            c->spare_fd = seg_create(t, p, r, why, sizeof why);
-            if (c->spare_fd < 0) {
-                slog(t, 1, "the ring segment for peer %d rail %d: %s", p, r, why);
-                goto fail;
-            }
-        }
-    t->now = shm_now();
+    if (shm_reserve(t) != 0)
+        goto fail;
+    t->now = bfo_tp_now();
     t->last_scan = t->now;
     slog(t, 2, "open: %d rail(s), ring %zu bytes each way (frames up to %zu bytes), %d descriptors, "
          "%d segment(s) of %zu bytes reserved", t->nrails, t->ring, t->max_frame, t->nents,
@@ -2156,10 +2033,7 @@ static int shm_reaches(void *vt, int rail, int peer, const bfo_addr *a)
            bfo_get64(b + BFO_SHM_ADDR_OFF_NS) == t->ns_id;
 }
 
-static const char *shm_errname(int rc)
-{
-    return rc == BFO_SHM_ERR_SOCKET ? "BFO_SHM_ERR_SOCKET" : rc == BFO_SHM_ERR_SEGMENT ? "BFO_SHM_ERR_SEGMENT" : NULL;
-}
+static const char *shm_errname(int rc) { return bfo_tp_errname(shm_errs, rc); }
 
 /* The tunables (bfo_setting.h; bfo_shm.h, OPTIONS): BFO_SHM_<NAME>, `bfo run
  * --set shm.NAME=V`, pml_bfo_shm_<name>.  Defaults as shm_open_rails applies them. */

@@ -4,6 +4,7 @@
 #include "bfo_tcp.h"
 #include "bfo_link.h"
 #include "bfo_list.h"
+#include "bfo_tp_os.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -111,9 +112,6 @@ typedef struct tlink {
     bfo_link c;        /* the conn machine: state, attempt numbers, deadline (bfo_link.h) */
     int peer, rail, fd;
     uint32_t gen;      /* connection generation (stale epoll events) */
-    int broken;        /* fails at the next safe point */
-    int broken_malformed;
-    char broken_why[96];
     int poisoned;      /* the fault hook swallowed a frame of it */
     int parted;        /* the peer said goodbye, or this side leaves (tcp_part): its end
                         * is no failure; for good (link_reset keeps it) */
@@ -158,16 +156,16 @@ typedef struct tlink {
     uint8_t pl_hdr[BFO_TCP_HDR_SIZE + BFO_MAX_HDR_SIZE];
 } tlink;
 
+/* An accepted connection until its hello names the link (bfo_tp.h). */
 typedef struct pend {
-    int fd, rail;
-    uint32_t gen;
+    bfo_tp_pend a; /* first member */
     size_t got;
     uint8_t buf[FRAME_HELLO];
-    uint64_t deadline;
 } pend;
 
 struct bfo_tcp {
-    int rank, size, nrails, ep, log;
+    int rank, size, nrails, ep;
+    bfo_tp_log lg; /* tlog */
     bfo_tcp_options o;
     struct sockaddr_storage sa[BFO_MAX_RAILS];  /* each rail's local address (port 0: dials bind it) */
     struct sockaddr_storage lsa[BFO_MAX_RAILS]; /* ... and where it listens (published) */
@@ -183,10 +181,9 @@ struct bfo_tcp {
     ent *ents;
     int nents, ent_free;
     elist failed;
-    pend *pend;
-    int npend;
+    bfo_tp_pends pends; /* accepted connections without a hello yet (pend) */
     uint8_t *rxmem;
-    int links_ready, nbroken;
+    int links_ready;
     int nstalled;
     bfo_link_binding lb; /* the conn machine's binding: tcp_act (lb.asked: connect() requests) */
     int hot[HOT_MAX], nhot;
@@ -208,30 +205,15 @@ struct bfo_tcp {
 /* ---------------------------------------------------------------- helpers */
 
 
-static uint64_t tnow(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* This transport's log (bfo_tp.h). */
+#define tlog(t, ...) bfo_tp_logf(&(t)->lg, __VA_ARGS__)
 
-static void tlog(const bfo_tcp *t, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void tlog(const bfo_tcp *t, int level, const char *fmt, ...)
-{
-    va_list ap;
-    char line[512];
-    if (t->log < level)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "bfo-tcp[%d]: %s\n", t->rank, line);
-}
+static const bfo_tp_err tcp_errs[] = { { BFO_TCP_ERR_SOCKET, "BFO_TCP_ERR_SOCKET" }, { 0, NULL } };
 
 const char *bfo_tcp_errname(int rc)
 {
-    return rc == BFO_TCP_ERR_SOCKET ? "BFO_TCP_ERR_SOCKET" : bfo_errname(rc);
+    const char *name = bfo_tp_errname(tcp_errs, rc);
+    return name ? name : bfo_errname(rc);
 }
 
 int bfo_tcp_parse_rail(const char *s, struct sockaddr_storage *sa)
@@ -384,12 +366,13 @@ static void peer_stall(bfo_tcp *t, tlink *l, int stalled)
     }
 }
 
-static uint64_t ev_data(int type, uint32_t gen, int idx)
-{
-    return ((uint64_t)type << 60) | ((uint64_t)(gen & 0x0fffffffu) << 32) | (uint32_t)idx;
-}
-
 static tlink *link_of(bfo_tcp *t, int peer, int rail) { return &t->links[peer * t->nrails + rail]; }
+
+/* The link of an engine's call, NULL when (peer, rail) names none. */
+static tlink *pair_link(bfo_tcp *t, int peer, int rail)
+{
+    return bfo_tp_pair_ok(t->rank, t->size, t->nrails, peer, rail) ? link_of(t, peer, rail) : NULL;
+}
 
 /* The engine has the connection (the conn machine is UP). */
 static inline int link_up(const tlink *l) { return bfo_link_up(&l->c); }
@@ -405,7 +388,7 @@ static void link_events_now(bfo_tcp *t, tlink *l)
     if (want == l->evmask)
         return;
     ev.events = want;
-    ev.data.u64 = ev_data(EV_LINK, l->gen, (int)(l - t->links));
+    ev.data.u64 = bfo_tp_tag(EV_LINK, l->gen, (int)(l - t->links));
     if (epoll_ctl(t->ep, EPOLL_CTL_MOD, l->fd, &ev) == 0)
         l->evmask = want;
 }
@@ -439,28 +422,13 @@ static void cool(bfo_tcp *t, int k)
     if (l->fd >= 0 && !l->in_epoll) {
         struct epoll_event ev;
         ev.events = EPOLLIN;
-        ev.data.u64 = ev_data(EV_LINK, l->gen, (int)(l - t->links));
+        ev.data.u64 = bfo_tp_tag(EV_LINK, l->gen, (int)(l - t->links));
         if (epoll_ctl(t->ep, EPOLL_CTL_ADD, l->fd, &ev) == 0) {
             l->in_epoll = 1;
             l->evmask = EPOLLIN;
             link_events(t, l);
         }
     }
-}
-
-static void set_broken(bfo_tcp *t, tlink *l, int malformed, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void set_broken(bfo_tcp *t, tlink *l, int malformed, const char *fmt, ...)
-{
-    va_list ap;
-    if (l->broken)
-        return;
-    l->broken = 1;
-    t->nbroken++;
-    l->broken_malformed = malformed;
-    va_start(ap, fmt);
-    vsnprintf(l->broken_why, sizeof l->broken_why, fmt, ap);
-    va_end(ap);
 }
 
 /* ------------------------------------------------------------ entry pool */
@@ -477,19 +445,9 @@ static inline void el_append(bfo_tcp *t, elist *dst, elist *src)
  * Every report goes to the sink (bfo_net, which owns the engine and runs
  * its timers). */
 
-static void up_completion(bfo_tcp *t, uint64_t token, int ok)
-{
-    t->sink.completion(t->sink.ctx, token, ok);
-}
-
 static int up_frame(bfo_tcp *t, const tlink *l, const uint8_t *buf, size_t len)
 {
     return t->sink.frame(t->sink.ctx, l->peer, l->rail, buf, len, t->now);
-}
-
-static void up_rail_event(bfo_tcp *t, const tlink *l, int ev)
-{
-    t->sink.rail_event(t->sink.ctx, l->peer, l->rail, ev, t->now);
 }
 
 static void up_heard(bfo_tcp *t, const tlink *l)
@@ -508,39 +466,18 @@ static void up_host(bfo_tcp *t, const tlink *l, uint64_t at)
 /* Completes an entry: frees it first (the engine may post from inside). */
 static void complete(bfo_tcp *t, int i, int ok, int rail)
 {
-    uint64_t token = t->ents[i].token;
-    t->ents[i].next = t->ent_free;
-    t->ent_free = i;
-    if (ok)
-        t->st.rail[rail].completed_ok++;
-    else
-        t->st.rail[rail].completed_failed++;
-    up_completion(t, token, ok);
+    bfo_tp_complete(&t->sink, &t->ents->next, sizeof *t->ents, &t->ent_free, i, t->ents[i].token, ok,
+                    &t->st.rail[rail].completed_ok, &t->st.rail[rail].completed_failed);
 }
 
 /* --------------------------------------------------------------- events */
-
-static const char *evname(int ev)
-{
-    return ev == BFO_EV_CONNECTED ? "CONNECTED"
-           : ev == BFO_EV_CONNECT_FAILED ? "CONNECT_FAILED" : "RAIL_ERROR";
-}
-
-/* A rail event, now (only from progress, never inside a post).  The
- * engine behind the sink ignores one its rail machine does not wait for
- * (CONNECT_FAILED while FAILED: it already gave up on the attempt). */
-static void emit(bfo_tcp *t, tlink *l, int ev)
-{
-    tlog(t, 2, "peer %d rail %d: %s", l->peer, l->rail, evname(ev));
-    up_rail_event(t, l, ev);
-}
 
 static void link_reset(bfo_tcp *t, tlink *l)
 {
     if (l->stalled)
         t->nstalled--;
     l->fd = -1;
-    l->broken = l->broken_malformed = l->poisoned = l->stalled = 0;
+    l->c.broken = l->c.malformed = l->poisoned = l->stalled = 0;
     l->peer_stalled = l->uto_off = l->zwin = 0;
     l->ka_at = 0;
     l->rx_at = l->kev_at = l->nudge_at = t->now;
@@ -567,10 +504,10 @@ static void link_reset(bfo_tcp *t, tlink *l)
 static void link_close(bfo_tcp *t, tlink *l, const bfo_step *st, const char *why)
 {
     elist dead = { -1, -1 };
-    int malformed = st->event == BFO_CONN_EV_BROKEN && l->broken_malformed;
+    int malformed = st->event == BFO_CONN_EV_BROKEN && l->c.malformed;
     int was_up = bfo_link_state_up(st->from);
     if (l->fd < 0 && l->q.head < 0 && l->hole.head < 0) {
-        l->broken = 0;
+        l->c.broken = 0;
         return;
     }
     if (malformed) {
@@ -596,41 +533,20 @@ static void link_close(bfo_tcp *t, tlink *l, const bfo_step *st, const char *why
         complete(t, i, 0, l->rail);
 }
 
-/* Broken connections close, failed posts complete: until nothing is left. */
-static void settle_now(bfo_tcp *t)
+/* A post that failed before it was written (no connection): the failed
+ * list keeps its rail in seq. */
+static void fail_post(void *ctx, int i)
 {
-    for (int round = 0; round < 1000; round++) {
-        int any = 0;
-        for (int i = 0; t->nbroken && i < t->size * t->nrails; i++) {
-            tlink *l = &t->links[i];
-            if (l->broken) {
-                char why[sizeof l->broken_why];
-                memcpy(why, l->broken_why, sizeof why);
-                if (!bfo_link_broken(&t->lb, &l->c, why, t->now))
-                    l->broken = 0; /* no connection to break */
-                any = 1;
-            }
-        }
-        if (!any)
-            t->nbroken = 0;
-        if (t->failed.head >= 0) {
-            elist f = t->failed;
-            t->failed.head = t->failed.tail = -1;
-            for (int i = el_pop(t, &f); i >= 0; i = el_pop(t, &f))
-                complete(t, i, 0, (int)(t->ents[i].seq));
-            any = 1;
-        }
-        if (!any)
-            return;
-    }
+    bfo_tcp *t = (bfo_tcp *)ctx;
+    complete(t, i, 0, (int)t->ents[i].seq);
 }
 
 /* Called after anything that may break a connection or fail a post, so on
- * every busy poll: the usual case (nothing to do) is one test. */
+ * every busy poll: the usual case (nothing to do) is two tests. */
 static inline void settle(bfo_tcp *t)
 {
-    if (t->nbroken || t->failed.head >= 0)
-        settle_now(t);
+    bfo_tp_settle(&t->lb, &t->links->c, sizeof *t->links, t->size * t->nrails, &t->failed, &t->ents->next,
+                  sizeof *t->ents, fail_post, t->now);
 }
 
 /* ----------------------------------------------------------------- send */
@@ -727,14 +643,18 @@ static void queue_urgent(bfo_tcp *t, tlink *l, int i)
         l->q.tail = i;
 }
 
-/* Every descriptor is in use (the engine's pools grew past max_ops): twice
- * as many.  Descriptors are named by index everywhere (queues, the free
- * list); no pointer to one outlives a call, so they may move. */
-static void ents_grow(bfo_tcp *t)
+/* A free descriptor, taken; when every one is in use (the engine's pools
+ * grew past max_ops), twice as many first.  Descriptors are named by index
+ * everywhere (queues, the free list); no pointer to one outlives a call,
+ * so they may move.  -1 (logged): none. */
+static int ent_take(bfo_tcp *t)
 {
     void *base = t->ents;
-    if (bfo_list_grow(&base, &t->nents, sizeof *t->ents, offsetof(ent, next), &t->ent_free) == 0)
-        t->ents = (ent *)base;
+    int i = bfo_list_alloc(&base, &t->nents, sizeof *t->ents, offsetof(ent, next), &t->ent_free);
+    t->ents = (ent *)base;
+    if (i < 0)
+        tlog(t, 1, "post refused: no descriptor");
+    return i;
 }
 
 /* The whole of a frame is in the socket. */
@@ -748,7 +668,7 @@ static inline void frame_written(bfo_tcp *t, tlink *l, const ent *en)
 /* Writes what can be written now; errors mark the tlink broken. */
 static void link_flush(bfo_tcp *t, tlink *l)
 {
-    if (l->fd < 0 || l->broken || l->c.fsm.cs == BFO_CONN_ST_DIALING)
+    if (l->fd < 0 || l->c.broken || l->c.fsm.cs == BFO_CONN_ST_DIALING)
         return;
     if (swallowing(t, l)) {
         while (l->unsent >= 0) { /* the rest of the queue vanishes */
@@ -823,7 +743,7 @@ static void link_flush(bfo_tcp *t, tlink *l)
             if (errno == EINTR)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
-                set_broken(t, l, 0, "send: %s", strerror(errno));
+                bfo_link_break(&t->lb, &l->c, 0, "send: %s", strerror(errno));
             break;
         }
         done = (size_t)w;
@@ -856,7 +776,7 @@ static void link_flush(bfo_tcp *t, tlink *l)
 /* A standalone ACK, unless a data frame is about to carry it anyway. */
 static void send_ack(bfo_tcp *t, tlink *l)
 {
-    if (!link_up(l) || l->rx_seq == l->ack_sent || l->broken)
+    if (!link_up(l) || l->rx_seq == l->ack_sent || l->c.broken)
         return;
     if (l->unsent < 0 && l->ctl_len == 0) {
         bfo_tcp_frame_header(l->ctl, 0, BFO_TCP_K_ACK, 0, l->rx_seq);
@@ -876,7 +796,7 @@ static void send_ack(bfo_tcp *t, tlink *l)
  * each of them. */
 static void send_keepalive(bfo_tcp *t, tlink *l)
 {
-    if (!link_up(l) || l->broken || t->now - l->ka_at < t->ka_ns)
+    if (!link_up(l) || l->c.broken || t->now - l->ka_at < t->ka_ns)
         return;
     l->ka_at = t->now;
     if (l->unsent < 0 && l->ctl_len == 0) { /* never inside a frame being written */
@@ -911,25 +831,15 @@ static void ack_others(bfo_tcp *t, int peer, int rail)
 static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int iovcnt,
                       const bfo_data_span *span, uint64_t token)
 {
+    int64_t n = bfo_tp_send_len(&t->lg, t->size, t->nrails, peer, rail, iov, iovcnt, span, t->max_frame);
+    int i = n < 0 ? -1 : ent_take(t);
+    size_t len = (size_t)n;
     tlink *l;
     ent *en;
-    size_t len = span ? span->len : 0;
-    int i;
-    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails ||
-        iovcnt < 1 || iovcnt > 2)
+    if (i < 0)
         return -1;
-    for (int k = 0; k < iovcnt; k++)
-        len += iov[k].len;
-    if (t->ent_free < 0 && len <= t->max_frame)
-        ents_grow(t);
-    if (len > t->max_frame || t->ent_free < 0) {
-        tlog(t, 1, "post refused: %s", len > t->max_frame ? "frame too large" : "no descriptor");
-        return -1;
-    }
     l = link_of(t, peer, rail);
-    i = t->ent_free;
     en = &t->ents[i];
-    t->ent_free = en->next;
     if (len <= INLINE_MAX) { /* the engine keeps iov valid, but one piece writes faster */
         size_t o = BFO_TCP_HDR_SIZE;
         for (int k = 0; k < iovcnt; k++) {
@@ -945,10 +855,7 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
         en->hlen = o;
     } else {
         en->n = iovcnt;
-        en->base[0] = iov[0].base;
-        en->len[0] = iov[0].len;
-        en->base[1] = iovcnt > 1 ? iov[1].base : NULL;
-        en->len[1] = iovcnt > 1 ? iov[1].len : 0;
+        bfo_tp_pieces(iov, iovcnt, en->base, en->len);
         en->span = span;
         en->hlen = BFO_TCP_HDR_SIZE;
     }
@@ -958,7 +865,7 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
     en->urgent = iov[0].len > 0 && (((const uint8_t *)iov[0].base)[0] == BFO_FRAG_PROBE ||
                                     ((const uint8_t *)iov[0].base)[0] == BFO_FRAG_PROBEACK ||
                                     ((const uint8_t *)iov[0].base)[0] == BFO_FRAG_BROKEN);
-    if (!link_up(l) || l->broken) {
+    if (!link_up(l) || l->c.broken) {
         en->seq = (uint64_t)rail; /* the failed list keeps the rail here */
         el_push(t, &t->failed, i);
         return 0;
@@ -1014,7 +921,7 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
             en->seq = 0; /* not on the wire: its number is given again */
             l->next_seq--;
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                set_broken(t, l, 0, "send: %s", strerror(errno));
+                bfo_link_break(&t->lb, &l->c, 0, "send: %s", strerror(errno));
         }
     }
     if (l->unsent < 0)
@@ -1045,7 +952,7 @@ static int tcp_post_send_data(void *ctx, int peer, int rail, const bfo_iov *hdr,
 static void take_ack(bfo_tcp *t, tlink *l, uint64_t ack)
 {
     if (ack > l->last_written) {
-        set_broken(t, l, 1, "ack %llu beyond the last frame sent (%llu)", (unsigned long long)ack,
+        bfo_link_break(&t->lb, &l->c, 1, "ack %llu beyond the last frame sent (%llu)", (unsigned long long)ack,
                    (unsigned long long)l->last_written);
         return;
     }
@@ -1184,7 +1091,7 @@ static int place_finish(bfo_tcp *t, tlink *l)
         user_timeout_update(t, l);
     }
     take_ack(t, l, ack); /* idempotent when the frame is offered again */
-    if (l->broken || l->fd < 0)
+    if (l->c.broken || l->fd < 0)
         return -1;
     peer_stall(t, l, h[7] & BFO_TCP_F_STALLED);
     if (l->pl_dst)
@@ -1197,7 +1104,7 @@ static int place_finish(bfo_tcp *t, tlink *l)
         return -1;
     }
     if (rc != BFO_OK && rc != BFO_ERR_STALE) {
-        set_broken(t, l, 1, "engine rejected a frame (FRAG read in place, %u bytes): %s", len, bfo_errname(rc));
+        bfo_link_break(&t->lb, &l->c, 1, "engine rejected a frame (FRAG read in place, %u bytes): %s", len, bfo_errname(rc));
         return -1;
     }
     l->placing = 0;
@@ -1212,21 +1119,21 @@ static void parse_frames(bfo_tcp *t, tlink *l)
         if (l->pl_got < l->pl_len || place_finish(t, l) != 0)
             return;
     }
-    while (!l->broken && l->fd >= 0 && l->rx_len - l->rx_off >= BFO_TCP_HDR_SIZE) {
+    while (!l->c.broken && l->fd >= 0 && l->rx_len - l->rx_off >= BFO_TCP_HDR_SIZE) {
         uint8_t *h = l->rx + l->rx_off;
         uint32_t len = bfo_get32(h);
         int kind = h[6];
         uint64_t seq = bfo_get64(h + 8), ack = bfo_get64(h + 16);
         if (bfo_get16(h + 4) != BFO_TCP_MAGIC || (h[7] & ~BFO_TCP_F_STALLED) ||
             (h[7] && kind == BFO_TCP_K_HELLO)) {
-            set_broken(t, l, 1, "bad frame header (magic %04x flags %u)", bfo_get16(h + 4), h[7]);
+            bfo_link_break(&t->lb, &l->c, 1, "bad frame header (magic %04x flags %u)", bfo_get16(h + 4), h[7]);
             return;
         }
         if ((kind == BFO_TCP_K_DATA && (len == 0 || len > t->max_frame)) ||
             (kind == BFO_TCP_K_ACK && len != 0) ||
             (kind == BFO_TCP_K_HELLO && len != BFO_TCP_HELLO_SIZE) ||
             (kind != BFO_TCP_K_DATA && kind != BFO_TCP_K_ACK && kind != BFO_TCP_K_HELLO)) {
-            set_broken(t, l, 1, "bad frame (kind %d, length %u)", kind, len);
+            bfo_link_break(&t->lb, &l->c, 1, "bad frame (kind %d, length %u)", kind, len);
             return;
         }
         if (l->rx_len - l->rx_off < BFO_TCP_HDR_SIZE + (size_t)len) {
@@ -1247,7 +1154,7 @@ static void parse_frames(bfo_tcp *t, tlink *l)
             uint64_t attempt = 0;
             if (hello_check(t, h, l->peer, l->rail, why, sizeof why, &rank, &attempt) != 0 ||
                 attempt != l->c.attempt) {
-                set_broken(t, l, 1, "hello reply: %s",
+                bfo_link_break(&t->lb, &l->c, 1, "hello reply: %s",
                            attempt != l->c.attempt ? "for another attempt" : why);
                 return;
             }
@@ -1256,7 +1163,7 @@ static void parse_frames(bfo_tcp *t, tlink *l)
             continue;
         }
         if (kind == BFO_TCP_K_HELLO) {
-            set_broken(t, l, 1, "hello on an established connection");
+            bfo_link_break(&t->lb, &l->c, 1, "hello on an established connection");
             return;
         }
         l->rx_at = t->now; /* the peer process is running */
@@ -1266,7 +1173,7 @@ static void parse_frames(bfo_tcp *t, tlink *l)
         }
         if (kind == BFO_TCP_K_ACK) {
             if (seq != 0) {
-                set_broken(t, l, 1, "ack frame with a sequence number");
+                bfo_link_break(&t->lb, &l->c, 1, "ack frame with a sequence number");
                 return;
             }
             l->rx_off += BFO_TCP_HDR_SIZE;
@@ -1276,12 +1183,12 @@ static void parse_frames(bfo_tcp *t, tlink *l)
             continue;
         }
         if (seq != l->rx_seq + 1) {
-            set_broken(t, l, 1, "frame sequence %llu, expected %llu", (unsigned long long)seq,
+            bfo_link_break(&t->lb, &l->c, 1, "frame sequence %llu, expected %llu", (unsigned long long)seq,
                        (unsigned long long)(l->rx_seq + 1));
             return;
         }
         take_ack(t, l, ack); /* idempotent when the frame is offered again */
-        if (l->broken || l->fd < 0)
+        if (l->c.broken || l->fd < 0)
             return;
         peer_stall(t, l, h[7] & BFO_TCP_F_STALLED);
         int rc = up_frame(t, l, h + BFO_TCP_HDR_SIZE, len);
@@ -1291,7 +1198,7 @@ static void parse_frames(bfo_tcp *t, tlink *l)
         }
         if (rc != BFO_OK && rc != BFO_ERR_STALE) {
             const char *type = bfo_frag_name(h[BFO_TCP_HDR_SIZE]);
-            set_broken(t, l, 1, "engine rejected a frame (%s, %u bytes): %s",
+            bfo_link_break(&t->lb, &l->c, 1, "engine rejected a frame (%s, %u bytes): %s",
                        type ? type : "unknown type", len, bfo_errname(rc));
             return;
         }
@@ -1300,7 +1207,7 @@ static void parse_frames(bfo_tcp *t, tlink *l)
     }
     if (l->rx_off == l->rx_len && !l->placing)
         l->rx_off = l->rx_len = 0;
-    if (!l->broken && l->fd >= 0 && link_up(l) &&
+    if (!l->c.broken && l->fd >= 0 && link_up(l) &&
         (l->rx_frames >= t->o.ack_frames || l->rx_bytes >= t->o.ack_bytes))
         send_ack(t, l); /* the sender's pipeline waits for it */
 }
@@ -1336,7 +1243,7 @@ static void parse(bfo_tcp *t, tlink *l)
             if (o != l && o != outer && o->unsent >= 0)
                 link_flush(t, o);
         }
-    if (l->fd >= 0 && !l->broken) {
+    if (l->fd >= 0 && !l->c.broken) {
         if (t->replied_elsewhere && l->unsent < 0)
             send_ack(t, l);
         else if (l->unsent >= 0)
@@ -1347,7 +1254,7 @@ static void parse(bfo_tcp *t, tlink *l)
 
 static void link_read(bfo_tcp *t, tlink *l)
 {
-    for (int round = 0; round < 8 && l->fd >= 0 && !l->broken && !l->stalled; round++) {
+    for (int round = 0; round < 8 && l->fd >= 0 && !l->c.broken && !l->stalled; round++) {
         size_t space;
         ssize_t n;
         uint8_t *into;
@@ -1376,17 +1283,17 @@ static void link_read(bfo_tcp *t, tlink *l)
         n = read(l->fd, into, space);
         if (n == 0) {
             if (l->placing || l->rx_len > l->rx_off)
-                set_broken(t, l, 1, "connection closed inside a frame (%zu bytes of it)",
+                bfo_link_break(&t->lb, &l->c, 1, "connection closed inside a frame (%zu bytes of it)",
                            l->placing ? BFO_TCP_HDR_SIZE + l->pl_hlen + l->pl_got : l->rx_len - l->rx_off);
             else
-                set_broken(t, l, 0, "closed by the peer");
+                bfo_link_break(&t->lb, &l->c, 0, "closed by the peer");
             return;
         }
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK)
-                set_broken(t, l, 0, "receive: %s", strerror(errno));
+                bfo_link_break(&t->lb, &l->c, 0, "receive: %s", strerror(errno));
             return;
         }
         t->st.rail[l->rail].reads_rx++;
@@ -1400,7 +1307,7 @@ static void link_read(bfo_tcp *t, tlink *l)
          * probe out meanwhile times out at the timers of this very call). */
         t->unclocked += (size_t)n;
         if (round || t->unclocked > CLOCK_AFTER_BYTES) {
-            t->now = tnow();
+            t->now = bfo_tp_now();
             t->unclocked = 0;
         }
         parse(t, l);
@@ -1432,11 +1339,11 @@ static void start_conn(bfo_tcp *t, tlink *l, int fd)
     l->gen++;
     l->fd = fd;
     ev.events = EPOLLIN | EPOLLOUT;
-    ev.data.u64 = ev_data(EV_LINK, l->gen, (int)(l - t->links));
+    ev.data.u64 = bfo_tp_tag(EV_LINK, l->gen, (int)(l - t->links));
     l->evmask = ev.events;
     l->in_epoll = 1;
     if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
-        set_broken(t, l, 0, "epoll: %s", strerror(errno));
+        bfo_link_break(&t->lb, &l->c, 0, "epoll: %s", strerror(errno));
 }
 
 /* The conn machine's dial (bfo_link_feed numbered the attempt and armed
@@ -1465,9 +1372,9 @@ static int dial(bfo_tcp *t, tlink *l)
     tlog(t, 3, "peer %d rail %d: dialing %s (attempt %llu)", l->peer, l->rail, sastr(&them, a, sizeof a),
          (unsigned long long)l->c.attempt);
     if (bind(fd, (const struct sockaddr *)me, sa_len(me)) != 0)
-        set_broken(t, l, 0, "bind: %s", strerror(errno));
+        bfo_link_break(&t->lb, &l->c, 0, "bind: %s", strerror(errno));
     else if (connect(fd, (struct sockaddr *)&them, sa_len(&them)) != 0 && errno != EINPROGRESS)
-        set_broken(t, l, 0, "connect: %s", strerror(errno));
+        bfo_link_break(&t->lb, &l->c, 0, "connect: %s", strerror(errno));
     return 0;
 }
 
@@ -1478,7 +1385,7 @@ static void dialed(bfo_tcp *t, tlink *l)
     if (getsockopt(l->fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
         err = errno;
     if (err) {
-        set_broken(t, l, 0, "connect: %s", strerror(err));
+        bfo_link_break(&t->lb, &l->c, 0, "connect: %s", strerror(err));
         return;
     }
     bfo_link_feed(&t->lb, &l->c, BFO_CONN_EV_DIAL_CONNECTED, NULL, t->now);
@@ -1486,11 +1393,10 @@ static void dialed(bfo_tcp *t, tlink *l)
 
 static int tcp_connect(void *ctx, int peer, int rail)
 {
-    bfo_tcp *t = (bfo_tcp *)ctx;
-    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
-        return -1;
-    bfo_link_ask(&t->lb, &link_of(t, peer, rail)->c); /* fed at the next progress */
-    return 0;
+    tlink *l = pair_link((bfo_tcp *)ctx, peer, rail);
+    if (l) /* fed at the next progress */
+        bfo_link_ask(&((bfo_tcp *)ctx)->lb, &l->c);
+    return l ? 0 : -1;
 }
 
 /* The engine mapped the rail out: the connection is dropped at the next
@@ -1499,12 +1405,9 @@ static int tcp_connect(void *ctx, int peer, int rail)
 static void tcp_disconnect(void *ctx, int peer, int rail)
 {
     bfo_tcp *t = (bfo_tcp *)ctx;
-    tlink *l;
-    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
-        return;
-    l = link_of(t, peer, rail);
-    if (l->fd >= 0 && !l->broken)
-        set_broken(t, l, 0, "the engine mapped the rail out");
+    tlink *l = pair_link(t, peer, rail);
+    if (l && l->fd >= 0 && !l->c.broken)
+        bfo_link_break(&t->lb, &l->c, 0, "the engine mapped the rail out");
 }
 
 /* The peer said goodbye, or this side leaves: the connection stays (a
@@ -1512,59 +1415,39 @@ static void tcp_disconnect(void *ctx, int peer, int rail)
  * closes it, is logged only at level 2 and not counted as lost. */
 static void tcp_part(void *ctx, int peer, int rail)
 {
-    bfo_tcp *t = (bfo_tcp *)ctx;
-    if (peer < 0 || peer >= t->size || peer == t->rank || rail < 0 || rail >= t->nrails)
-        return;
-    link_of(t, peer, rail)->parted = 1;
+    tlink *l = pair_link((bfo_tcp *)ctx, peer, rail);
+    if (l)
+        l->parted = 1;
 }
 
 /* connect() requests, fed to the conn machine: it dials, waits for the
  * peer's dial, or lets the connection being made answer. */
 static void handle_connects(bfo_tcp *t)
 {
-    for (int i = 0; t->lb.asked > 0 && i < t->size * t->nrails; i++)
-        bfo_link_asked(&t->lb, &t->links[i].c, t->now);
+    bfo_link_asked_all(&t->lb, &t->links->c, sizeof *t->links, t->size * t->nrails, t->now);
 }
 
+static pend *pend_at(bfo_tcp *t, int k) { return (pend *)(void *)bfo_tp_pend_at(&t->pends, k); }
+
+/* An accepted connection closed; why: it sent what is not a hello (NULL:
+ * it just went, or the hook swallowed it). */
 static void pend_close(bfo_tcp *t, pend *p, const char *why)
 {
     if (why) {
         t->st.hellos_rejected++;
-        t->st.rail[p->rail].hellos_rejected++;
-        t->st.rail[p->rail].malformed++;
-        tlog(t, 1, "rail %d: incoming connection dropped: %s", p->rail, why);
+        t->st.rail[p->a.rail].hellos_rejected++;
+        t->st.rail[p->a.rail].malformed++;
+        tlog(t, 1, "rail %d: incoming connection dropped: %s", p->a.rail, why);
     }
-    close(p->fd);
-    p->fd = -1;
+    bfo_tp_pend_close(&t->pends, &p->a);
 }
 
 static void do_accept(bfo_tcp *t, int rail)
 {
-    for (;;) {
-        int fd = accept4(t->lfd[rail], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), k;
-        struct epoll_event ev;
-        if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                tlog(t, 1, "rail %d: accept: %s", rail, strerror(errno));
-            return;
-        }
-        for (k = 0; k < t->npend && t->pend[k].fd >= 0; k++)
-            ;
-        if (k == t->npend) {
-            tlog(t, 1, "rail %d: too many connections without a hello; refused", rail);
-            close(fd);
-            continue;
-        }
-        sock_opts(t, fd);
-        t->pend[k].fd = fd;
-        t->pend[k].rail = rail;
-        t->pend[k].got = 0;
-        t->pend[k].gen++;
-        t->pend[k].deadline = t->now + t->o.connect_timeout_ns;
-        ev.events = EPOLLIN;
-        ev.data.u64 = ev_data(EV_PEND, t->pend[k].gen, k);
-        if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
-            pend_close(t, &t->pend[k], NULL);
+    int k;
+    while ((k = bfo_tp_accept(&t->pends, &t->lg, t->lfd[rail], rail, t->now)) >= 0) {
+        sock_opts(t, pend_at(t, k)->a.fd);
+        pend_at(t, k)->got = 0;
     }
 }
 
@@ -1574,35 +1457,29 @@ static void pend_read(bfo_tcp *t, pend *p)
     char why[96];
     int rank;
     uint64_t attempt;
-    ssize_t n = read(p->fd, p->buf + p->got, FRAME_HELLO - p->got);
-    if (n == 0) {
-        pend_close(t, p, p->got ? "closed inside its hello" : NULL);
+    int r = bfo_tp_read_hello(p->a.fd, p->buf, &p->got, FRAME_HELLO);
+    if (r < 0) {
+        pend_close(t, p, r == BFO_TP_EOF && p->got ? "closed inside its hello" : NULL);
         return;
     }
-    if (n < 0) {
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            pend_close(t, p, NULL);
-        return;
-    }
-    p->got += (size_t)n;
     if (p->got >= BFO_TCP_HDR_SIZE && bfo_get16(p->buf + 4) != BFO_TCP_MAGIC) {
         pend_close(t, p, "not a hello (bad magic)");
         return;
     }
     if (p->got < FRAME_HELLO)
         return;
-    if (t->drop[p->rail]) { /* the fault hook: the hello never came */
-        t->st.rail[p->rail].dropped_rx++;
+    if (t->drop[p->a.rail]) { /* the fault hook: the hello never came */
+        t->st.rail[p->a.rail].dropped_rx++;
         pend_close(t, p, NULL);
         return;
     }
-    if (hello_check(t, p->buf, -1, p->rail, why, sizeof why, &rank, &attempt) != 0) {
+    if (hello_check(t, p->buf, -1, p->a.rail, why, sizeof why, &rank, &attempt) != 0) {
         pend_close(t, p, why);
         return;
     }
     /* the conn machine takes it (tcp_act: take, send_reply), or refuses it:
      * a stale attempt, or a rank that may not dial this one */
-    bfo_link_hello(&t->lb, &link_of(t, rank, p->rail)->c, attempt, p, t->now);
+    bfo_link_hello(&t->lb, &link_of(t, rank, p->a.rail)->c, attempt, p, t->now);
 }
 
 /* The conn machine's actions (bfo_link.h): the connection of link c. */
@@ -1623,9 +1500,9 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
     case BFO_CONN_ACT_WAIT: /* for the peer's dial (the deadline is armed) */
         return 0;
     case BFO_CONN_ACT_TAKE: {
-        int fd = p->fd;
-        p->fd = -1;
-        epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL);
+        int fd = p->a.fd;
+        p->a.fd = -1;
+        epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL); /* it comes back as the link's */
         start_conn(t, l, fd);
         return 0;
     }
@@ -1643,24 +1520,19 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
             /* a dial the peer gave up (read late, behind a newer one):
              * refused, so it never replaces the newer connection */
             t->st.hellos_stale++;
-            t->st.rail[p->rail].hellos_stale++;
+            t->st.rail[p->a.rail].hellos_stale++;
             tlog(t, 2, "peer %d rail %d: a stale hello (attempt %llu, %llu taken) refused", l->peer,
-                 p->rail, (unsigned long long)c->offered, (unsigned long long)c->attempt);
+                 p->a.rail, (unsigned long long)c->offered, (unsigned long long)c->attempt);
             pend_close(t, p, NULL);
         }
         return 0;
     case BFO_CONN_ACT_REPORT_UP:
         t->st.rail[l->rail].connects++;
-        emit(t, l, BFO_EV_CONNECTED);
+        bfo_tp_emit(&t->lg, &t->sink, l->peer, l->rail, BFO_EV_CONNECTED, t->now);
         return 0;
     case BFO_CONN_ACT_REPORT_FAILED:
-        t->st.rail[l->rail].connect_failures++;
-        if (st->event == BFO_CONN_EV_TIMED_OUT && st->from == BFO_CONN_ST_AWAITING_HELLO)
-            tlog(t, 2, "peer %d rail %d: %s", l->peer, l->rail, bfo_link_why(st, arg));
-        emit(t, l, BFO_EV_CONNECT_FAILED);
-        return 0;
     case BFO_CONN_ACT_REPORT_ERROR:
-        emit(t, l, BFO_EV_RAIL_ERROR);
+        t->st.rail[l->rail].connect_failures += (uint64_t)bfo_tp_report_down(&t->lg, &t->sink, c, action, st, arg, t->now); /* a failed connect counted */
         return 0;
     case BFO_CONN_ACT_CLOSE:
         link_close(t, l, st, bfo_link_why(st, arg));
@@ -1710,7 +1582,7 @@ static void kernel_evidence(bfo_tcp *t)
         socklen_t tl = sizeof ti;
         int outq = 0;
         uint64_t age;
-        if (!link_up(l) || l->broken || l->fd < 0 || l->poisoned || t->drop[l->rail] ||
+        if (!link_up(l) || l->c.broken || l->fd < 0 || l->poisoned || t->drop[l->rail] ||
             l->q.head < 0 || t->now - l->rx_at < t->ka_ns || t->now - l->kev_at < KEV_EVERY_NS)
             continue;
         l->kev_at = t->now;
@@ -1813,7 +1685,7 @@ static void beacons_send(bfo_tcp *t)
     for (int i = 0; i < t->size * t->nrails; i++) {
         tlink *l = &t->links[i];
         const struct sockaddr_storage *to;
-        if (t->ufd[l->rail] < 0 || !link_up(l) || l->broken || l->fd < 0 || swallowing(t, l) ||
+        if (t->ufd[l->rail] < 0 || !link_up(l) || l->c.broken || l->fd < 0 || swallowing(t, l) ||
             !(to = beacon_peer(t, l)))
             continue;
         bfo_tcp_beacon_put(b, t->rank, l->rail, t->job, l->c.attempt, l->bseq_tx + 1);
@@ -1863,7 +1735,7 @@ static tlink *beacon_check(bfo_tcp *t, int rail, const uint8_t *b, ssize_t n, co
         return NULL;
     }
     l = link_of(t, (int)rank, rail);
-    if (!link_up(l) || l->broken || l->fd < 0) {
+    if (!link_up(l) || l->c.broken || l->fd < 0) {
         *why = "no connection up";
         return NULL;
     }
@@ -1922,9 +1794,9 @@ static void timeouts(bfo_tcp *t)
 {
     for (int i = 0; i < t->size * t->nrails; i++)
         bfo_link_timeout(&t->lb, &t->links[i].c, t->now); /* TIMED_OUT where it waits */
-    for (int k = 0; k < t->npend; k++)
-        if (t->pend[k].fd >= 0 && t->now >= t->pend[k].deadline)
-            pend_close(t, &t->pend[k], t->pend[k].got ? "no complete hello in time" : NULL);
+    for (int k = 0; k < t->pends.n; k++)
+        if (pend_at(t, k)->a.fd >= 0 && t->now >= pend_at(t, k)->a.deadline)
+            pend_close(t, pend_at(t, k), pend_at(t, k)->got ? "no complete hello in time" : NULL);
 }
 
 static void acks_due(bfo_tcp *t, int all)
@@ -1958,7 +1830,7 @@ static int poll_hot(bfo_tcp *t, int *handled)
             cool(t, k);
             continue;
         }
-        if (!l->stalled && !l->broken) {
+        if (!l->stalled && !l->c.broken) {
             uint64_t seq = l->rx_seq;
             link_read(t, l);
             *handled += l->rx_seq != seq;
@@ -1976,7 +1848,7 @@ static int poll_epoll(bfo_tcp *t, int timeout_ms)
     struct epoll_event evs[64];
     int n, handled = 0;
     n = epoll_wait(t->ep, evs, 64, timeout_ms);
-    t->now = tnow();
+    t->now = bfo_tp_now();
     t->unclocked = 0;
     t->last_epoll = t->now;
     t->nepoll++;
@@ -1990,8 +1862,8 @@ static int poll_epoll(bfo_tcp *t, int timeout_ms)
         } else if (type == EV_BEACON) {
             beacons_read(t, idx);
         } else if (type == EV_PEND) {
-            if (t->pend[idx].fd >= 0 && (t->pend[idx].gen & 0x0fffffffu) == gen)
-                pend_read(t, &t->pend[idx]);
+            if (pend_at(t, idx)->a.fd >= 0 && (pend_at(t, idx)->a.gen & 0x0fffffffu) == gen)
+                pend_read(t, pend_at(t, idx));
         } else if (type == EV_LINK) {
             tlink *l = &t->links[idx];
             if (l->fd < 0 || (l->gen & 0x0fffffffu) != gen)
@@ -2005,7 +1877,7 @@ static int poll_epoll(bfo_tcp *t, int timeout_ms)
                     socklen_t el = sizeof err;
                     getsockopt(l->fd, SOL_SOCKET, SO_ERROR, &err, &el);
                     if (err)
-                        set_broken(t, l, 0, "socket error: %s", strerror(err));
+                        bfo_link_break(&t->lb, &l->c, 0, "socket error: %s", strerror(err));
                 }
                 if (evs[k].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
                     link_read(t, l);
@@ -2034,7 +1906,7 @@ static int sleep_prep(bfo_tcp *t)
 
 int bfo_tcp_prepare_sleep(bfo_tcp *t)
 {
-    t->now = tnow();
+    t->now = bfo_tp_now();
     return sleep_prep(t);
 }
 
@@ -2077,7 +1949,7 @@ static int progress_at(bfo_tcp *t, int timeout_ms, uint64_t now)
     return handled;
 }
 
-int bfo_tcp_progress(bfo_tcp *t, int timeout_ms) { return progress_at(t, timeout_ms, tnow()); }
+int bfo_tcp_progress(bfo_tcp *t, int timeout_ms) { return progress_at(t, timeout_ms, bfo_tp_now()); }
 
 /* The state of every connection, one line each (for tools on a timeout). */
 void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
@@ -2121,7 +1993,7 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
                 (unsigned long long)l->bseq_tx, (unsigned long long)l->bseq_rx,
                 l->bto_ok < 0 ? " (the peer has no beacon address)" : "");
     }
-    uint64_t now = tnow();
+    uint64_t now = bfo_tp_now();
     fprintf(f, "bfo-tcp[%d]: hot %d stalled %d connect-requests %d; "
             "progress calls %llu, epoll calls %llu; last epoll %.3f ms ago, last scan %.3f ms ago\n", t->rank,
             t->nhot, t->nstalled, t->lb.asked,
@@ -2166,7 +2038,7 @@ static void beacon_socket(bfo_tcp *t, int r)
         }
     }
     ev.events = EPOLLIN;
-    ev.data.u64 = ev_data(EV_BEACON, 0, r);
+    ev.data.u64 = bfo_tp_tag(EV_BEACON, 0, r);
     if (fd < 0 || getsockname(fd, (struct sockaddr *)&ua, &ul) != 0 || epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
         tlog(t, 1, "rail %d (%s): no beacon socket: %s; no beacons on it", r, sastr(&t->lsa[r], b, sizeof b),
              strerror(errno));
@@ -2197,16 +2069,16 @@ static unsigned tcp_rail_bw(void *ctx, int rail)
 int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
 {
     bfo_tcp *t;
-    bfo_config d;
+    bfo_tp_sizes z;
     int rc;
     *out = NULL;
-    if (!a || !a->cfg || !a->sink || !a->sink->completion || !a->sink->frame || !a->sink->rail_event ||
-        a->size < 1 || a->rank < 0 || a->rank >= a->size || a->nrails < 1 || a->nrails > BFO_MAX_RAILS)
+    if (!bfo_tp_args_ok(a))
         return BFO_ERR_INVALID;
     t = (bfo_tcp *)calloc(1, sizeof *t);
     if (!t)
         return BFO_ERR_NO_MEMORY;
     t->ep = -1;
+    t->failed = (elist)BFO_LIST_EMPTY;
     for (int r = 0; r < BFO_MAX_RAILS; r++)
         t->lfd[r] = t->ufd[r] = -1;
     if (a->opt)
@@ -2215,7 +2087,8 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
     t->size = a->size;
     t->nrails = a->nrails;
     t->sink = *a->sink;
-    t->log = t->o.log_level ? t->o.log_level : a->log_level ? a->log_level : 1;
+    t->lg = (bfo_tp_log){ .name = "tcp", .rank = a->rank,
+                          .level = t->o.log_level ? t->o.log_level : a->log_level ? a->log_level : 1 };
     if (!t->o.user_timeout_ms)
         t->o.user_timeout_ms = USER_TIMEOUT_DEFAULT_MS; /* bfo_tcp.h, OPTIONS */
     if (!t->o.connect_timeout_ns)
@@ -2255,7 +2128,7 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
             goto fail;
         }
         ev.events = EPOLLIN;
-        ev.data.u64 = ev_data(EV_LISTEN, 0, r);
+        ev.data.u64 = bfo_tp_tag(EV_LISTEN, 0, r);
         if (epoll_ctl(t->ep, EPOLL_CTL_ADD, t->lfd[r], &ev) != 0)
             goto fail;
         if (t->beacon_ns)
@@ -2263,32 +2136,20 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
     }
 
     /* memory: everything now */
-    d = *a->cfg; /* the defaults the engine will use */
-    bfo_config_defaults(&d);
-    t->max_frame = BFO_MAX_HDR_SIZE + BFO_HDR_RELAY_SIZE + (d.eager_limit > d.frag_size ? d.eager_limit : d.frag_size);
-    t->nents = d.max_ops + 16;
-    /* keepalives while stalled: four per probe timeout, at most 10 ms apart */
-    t->ka_ns = d.probe_timeout_ns / 4;
-    if (t->ka_ns > 10000000ull || t->ka_ns == 0)
-        t->ka_ns = 10000000ull;
+    (void)bfo_tp_config(a->cfg, &z);
+    t->max_frame = z.max_frame;
+    t->nents = z.nents;
+    t->ka_ns = z.ka_ns; /* keepalives while stalled */
     t->rx_cap = 2 * (BFO_TCP_HDR_SIZE + t->max_frame);
     rc = BFO_ERR_NO_MEMORY;
     t->links = (tlink *)calloc((size_t)t->size * (size_t)t->nrails, sizeof *t->links);
     t->ents = (ent *)calloc((size_t)t->nents, sizeof *t->ents);
-    t->npend = 4 * t->size * t->nrails + 8;
-    t->pend = (pend *)calloc((size_t)t->npend, sizeof *t->pend);
     t->rxmem = (uint8_t *)malloc(t->rx_cap * (size_t)t->size * (size_t)t->nrails);
-    if (!t->links || !t->ents || !t->pend || !t->rxmem)
+    t->pends = (bfo_tp_pends){ .ep = t->ep, .events = EPOLLIN, .ev_type = EV_PEND, .timeout_ns = t->o.connect_timeout_ns };
+    if (!t->links || !t->ents || !t->rxmem || bfo_tp_pends_init(&t->pends, sizeof(pend), t->size, t->nrails) != 0)
         goto fail;
-    for (int i = 0; i < t->nents; i++)
-        t->ents[i].next = i + 1 < t->nents ? i + 1 : -1;
-    t->ent_free = 0;
-    t->failed.head = t->failed.tail = -1;
-    for (int k = 0; k < t->npend; k++)
-        t->pend[k].fd = -1;
-    t->lb.ctx = t;
-    t->lb.act = tcp_act;
-    t->lb.timeout_ns = t->o.connect_timeout_ns;
+    bfo_list_free_all(&t->ents->next, sizeof *t->ents, t->nents, &t->ent_free);
+    bfo_link_bind(&t->lb, t, tcp_act, t->o.connect_timeout_ns);
     for (int p = 0; p < t->size; p++)
         for (int r = 0; r < t->nrails; r++) {
             tlink *l = link_of(t, p, r);
@@ -2299,7 +2160,7 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
             l->rx = t->rxmem + t->rx_cap * (size_t)(p * t->nrails + r);
         }
     t->links_ready = 1;
-    t->now = tnow();
+    t->now = bfo_tp_now();
     *out = t;
     return BFO_OK;
 fail:
@@ -2311,17 +2172,16 @@ fail:
 
 int bfo_tcp_epoll_fd(const bfo_tcp *t) { return t->ep; }
 
+/* What the engine calls (bfo_backend.h): sends, no RDMA, no registration. */
+static const bfo_backend tcp_calls = {
+    .post_send = tcp_post_send, .post_send_data = tcp_post_send_data, .connect = tcp_connect,
+    .disconnect = tcp_disconnect, .part = tcp_part, .rail_caps = tcp_rail_caps, .rail_bandwidth = tcp_rail_bw,
+};
+
 void bfo_tcp_backend(bfo_tcp *t, bfo_backend *be)
 {
-    memset(be, 0, sizeof *be);
+    *be = tcp_calls;
     be->ctx = t;
-    be->post_send = tcp_post_send;
-    be->post_send_data = tcp_post_send_data;
-    be->connect = tcp_connect;
-    be->disconnect = tcp_disconnect;
-    be->part = tcp_part;
-    be->rail_caps = tcp_rail_caps;
-    be->rail_bandwidth = tcp_rail_bw;
 }
 
 int bfo_tcp_address(const bfo_tcp *t, int rail, bfo_addr *out)
@@ -2398,7 +2258,7 @@ static void op_stats(void *vt, int rail, bfo_rail_stats *o)
 static void op_dump(void *t, FILE *f) { bfo_tcp_dump((const bfo_tcp *)t, f); }
 static void op_fini(void *t) { bfo_tcp_fini((bfo_tcp *)t); }
 
-static const char *op_errname(int rc) { return rc == BFO_TCP_ERR_SOCKET ? "BFO_TCP_ERR_SOCKET" : NULL; }
+static const char *op_errname(int rc) { return bfo_tp_errname(tcp_errs, rc); }
 
 /* The tunables (bfo_setting.h; bfo_tcp.h, OPTIONS): BFO_TCP_<NAME>, `bfo run
  * --set tcp.NAME=V`, pml_bfo_tcp_<name>.  Defaults as bfo_tcp_open applies them. */
@@ -2431,7 +2291,7 @@ void bfo_tcp_fini(bfo_tcp *t)
     if (t->links_ready) {
         int nl = t->size * t->nrails;
         uint64_t end;
-        t->now = tnow();
+        t->now = bfo_tp_now();
         acks_due(t, 1);
         /* let what is queued (our last acks) go out, then close politely */
         end = t->now + 200000000ull;
@@ -2439,12 +2299,12 @@ void bfo_tcp_fini(bfo_tcp *t)
             int busy = 0;
             for (int i = 0; i < nl; i++) {
                 tlink *l = &t->links[i];
-                if (l->fd >= 0 && !l->broken && (l->ctl_len || l->unsent >= 0)) {
+                if (l->fd >= 0 && !l->c.broken && (l->ctl_len || l->unsent >= 0)) {
                     link_flush(t, l);
-                    busy |= l->fd >= 0 && !l->broken && (l->ctl_len || l->unsent >= 0);
+                    busy |= l->fd >= 0 && !l->c.broken && (l->ctl_len || l->unsent >= 0);
                 }
             }
-            if (!busy || tnow() >= end)
+            if (!busy || bfo_tp_now() >= end)
                 break;
             usleep(1000);
         }
@@ -2453,11 +2313,11 @@ void bfo_tcp_fini(bfo_tcp *t)
                 shutdown(t->links[i].fd, SHUT_WR);
         /* read what is still coming until the peers close too (bounded), so
          * that closing does not reset a connection with our acks unread */
-        end = tnow() + 100000000ull;
+        end = bfo_tp_now() + 100000000ull;
         for (int i = 0; i < nl; i++) {
             tlink *l = &t->links[i];
             char sink[4096];
-            while (l->fd >= 0 && tnow() < end) {
+            while (l->fd >= 0 && bfo_tp_now() < end) {
                 struct pollfd pf = { l->fd, POLLIN, 0 };
                 if (poll(&pf, 1, 5) <= 0)
                     continue;
@@ -2469,10 +2329,8 @@ void bfo_tcp_fini(bfo_tcp *t)
             l->fd = -1;
         }
     }
-    if (t->pend)
-        for (int k = 0; k < t->npend; k++)
-            if (t->pend[k].fd >= 0)
-                close(t->pend[k].fd);
+    free(t->rxmem); /* the links' receive buffers */
+    bfo_tp_pends_fini(&t->pends);
     for (int r = 0; r < BFO_MAX_RAILS; r++) {
         if (t->lfd[r] >= 0)
             close(t->lfd[r]);
@@ -2483,7 +2341,5 @@ void bfo_tcp_fini(bfo_tcp *t)
         close(t->ep);
     free(t->links);
     free(t->ents);
-    free(t->pend);
-    free(t->rxmem);
     free(t);
 }

@@ -5,6 +5,7 @@
 #include "bfo_verbs_map.h"
 #include "bfo_verbs_cache.h"
 #include "bfo_verbs_glue.h"
+#include "bfo_tp_os.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -113,10 +114,9 @@ typedef struct vqp {
 
 /* An accepted control connection before its REQ names the (peer, rail). */
 typedef struct vpend {
-    int fd, rail;
+    bfo_tp_pend a; /* first member (bfo_tp.h; polled, no epoll set) */
     size_t got;
     uint8_t buf[BFO_VERBS_CTL_SIZE];
-    uint64_t deadline;
 } vpend;
 
 /* A registration: one MR per device (each rail gives the peer its own
@@ -129,9 +129,11 @@ typedef struct vreg {
 } vreg;
 
 struct bfo_verbs {
-    int rank, size, nrails, ndev, log;
+    int rank, size, nrails, ndev;
+    bfo_tp_log lg; /* vlog */
     bfo_verbs_options o;
     bfo_config cfg;
+    bfo_tp_sizes sizes; /* what cfg sizes (bfo_tp.h) */
     vrail rails[BFO_MAX_RAILS];
     vdev devs[MAX_DEV];
     bfo_sink sink; /* where it reports, and where it looks peers' addresses up */
@@ -140,8 +142,7 @@ struct bfo_verbs {
     void *gmem;
     vqp *qps;
     vent *ents;
-    vpend *pend;
-    int npend;
+    bfo_tp_pends pends; /* accepted control connections without a REQ yet (vpend) */
     vreg *regs;
     int nregs;
     bfo_vc_ent *vents;
@@ -210,34 +211,25 @@ static void reap(bfo_verbs *v, struct ibv_qp *qp, struct ibv_cq *cq)
 
 /* ---------------------------------------------------------------- helpers */
 
-static uint64_t now_ns(void)
+/* This transport's log (bfo_tp.h); its lines go out through v_log_out. */
+#define vlog(v, ...) bfo_tp_logf(&(v)->lg, __VA_ARGS__)
+
+/* A line of this transport's log, with CLOCK_MONOTONIC seconds after the
+ * rank: tests line these up with the time of a fault. */
+static void v_log_out(void *ctx, int level, const char *line)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    (void)level;
+    fprintf(stderr, "bfo-verbs[%d] %.3f: %s\n", ((const bfo_verbs *)ctx)->rank, (double)bfo_tp_now() / 1e9, line);
 }
 
-static void vlog(const bfo_verbs *v, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void vlog(const bfo_verbs *v, int level, const char *fmt, ...)
-{
-    va_list ap;
-    char line[512];
-    if (v->log < level)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    /* CLOCK_MONOTONIC seconds: tests line these up with the time of a fault */
-    fprintf(stderr, "bfo-verbs[%d] %.3f: %s\n", v->rank, (double)now_ns() / 1e9, line);
-}
+static const bfo_tp_err v_errs[] = {
+    { BFO_VERBS_ERR_DEVICE, "BFO_VERBS_ERR_DEVICE" }, { BFO_VERBS_ERR_SOCKET, "BFO_VERBS_ERR_SOCKET" }, { 0, NULL }
+};
 
 const char *bfo_verbs_errname(int rc)
 {
-    if (rc == BFO_VERBS_ERR_DEVICE)
-        return "BFO_VERBS_ERR_DEVICE";
-    if (rc == BFO_VERBS_ERR_SOCKET)
-        return "BFO_VERBS_ERR_SOCKET";
-    return bfo_errname(rc);
+    const char *name = bfo_tp_errname(v_errs, rc);
+    return name ? name : bfo_errname(rc);
 }
 
 int bfo_verbs_is_rail(const char *name) { return name && !strncmp(name, "verbs:", 6); }
@@ -415,7 +407,7 @@ static int qp_create(bfo_verbs *v, int qi)
         vlog(v, 1, "peer %d rail %d: QP to INIT: %s", q->peer, q->rail, strerror(errno));
         return -1;
     }
-    h->psn = (uint32_t)(now_ns() * 2654435761u + (uint64_t)q->peer * 7919u + (uint64_t)q->rail) & 0xffffff;
+    h->psn = (uint32_t)(bfo_tp_now() * 2654435761u + (uint64_t)q->peer * 7919u + (uint64_t)q->rail) & 0xffffff;
     if (bfo_vg_post_receives(&v->g, qi) != 0) {
         vlog(v, 1, "peer %d rail %d: ibv_post_recv: %s", q->peer, q->rail, strerror(errno));
         return -1;
@@ -546,11 +538,11 @@ static void g_flush(void *ctx, int qi)
     ctl_close(h);
     if (h->qp) {
         struct ibv_qp_attr a;
-        uint64_t until = now_ns() + 100000000ull; /* rxe flushes at once; bounded */
+        uint64_t until = bfo_tp_now() + 100000000ull; /* rxe flushes at once; bounded */
         memset(&a, 0, sizeof a);
         a.qp_state = IBV_QPS_ERR;
         ibv_modify_qp(h->qp, &a, IBV_QP_STATE);
-        while ((q->sq_used > 0 || q->rposted > 0) && now_ns() < until) {
+        while ((q->sq_used > 0 || q->rposted > 0) && bfo_tp_now() < until) {
             if (poll_cq(v, qi) == 0)
                 usleep(200);
         }
@@ -980,10 +972,10 @@ static void take(bfo_verbs *v, int qi, vpend *p)
     vqp *h = &v->qps[qi];
     int rank;
     char why[128];
-    h->cfd = p->fd;
-    p->fd = -1;
+    h->cfd = p->a.fd;
+    p->a.fd = -1;
     h->cin_got = 0;
-    ctl_decode(v, p->buf, BFO_VERBS_K_REQ, p->rail, &rank, h, NULL, why, sizeof why); /* checked */
+    ctl_decode(v, p->buf, BFO_VERBS_K_REQ, p->a.rail, &rank, h, NULL, why, sizeof why); /* checked */
     if (qp_create(v, qi) != 0 || qp_connect(v, qi) != 0)
         bfo_vg_broken(&v->g, qi, 0, "cannot bring a queue pair up for the peer's request");
 }
@@ -1047,7 +1039,7 @@ static void dialer_io(bfo_verbs *v, int qi)
         bfo_vg_dialed(&v->g, qi); /* the conn machine sends the REQ */
     }
     ctl_send_now(v, qi);
-    if (q->link.fsm.cs != BFO_CONN_ST_HELLO_SENT || q->broken)
+    if (q->link.fsm.cs != BFO_CONN_ST_HELLO_SENT || q->link.broken)
         return;
     while (h->cin_got < BFO_VERBS_CTL_SIZE) {
         ssize_t n = recv(h->cfd, h->cin + h->cin_got, BFO_VERBS_CTL_SIZE - h->cin_got, MSG_DONTWAIT);
@@ -1075,7 +1067,7 @@ static void dialer_io(bfo_verbs *v, int qi)
         return;
     }
     ctl_send_msg(v, qi, BFO_VERBS_K_RTU);
-    if (q->broken)
+    if (q->link.broken)
         return;
     ctl_close(h); /* a short message on a fresh connection: sent */
     bfo_vg_reply(&v->g, qi); /* up: CONNECTED */
@@ -1088,7 +1080,7 @@ static void acceptor_io(bfo_verbs *v, int qi)
     char why[128];
     int rank;
     ctl_send_now(v, qi);
-    while (!q->broken && h->cin_got < BFO_VERBS_CTL_SIZE) {
+    while (!q->link.broken && h->cin_got < BFO_VERBS_CTL_SIZE) {
         ssize_t n = recv(h->cfd, h->cin + h->cin_got, BFO_VERBS_CTL_SIZE - h->cin_got, MSG_DONTWAIT);
         if (n == 0) {
             bfo_vg_broken(&v->g, qi, 0, "control channel closed by the peer before its RTU");
@@ -1101,7 +1093,7 @@ static void acceptor_io(bfo_verbs *v, int qi)
         }
         h->cin_got += (size_t)n;
     }
-    if (q->broken)
+    if (q->link.broken)
         return;
     if (ctl_decode(v, h->cin, BFO_VERBS_K_RTU, q->rail, &rank, NULL, NULL, why, sizeof why) != 0 ||
         rank != q->peer) {
@@ -1115,67 +1107,50 @@ static void acceptor_io(bfo_verbs *v, int qi)
 static void pend_close(bfo_verbs *v, vpend *p, const char *why)
 {
     if (why) {
-        v->g.st[p->rail].malformed++;
-        vlog(v, 1, "rail %d: control connection dropped: %s", p->rail, why);
+        v->g.st[p->a.rail].malformed++;
+        vlog(v, 1, "rail %d: control connection dropped: %s", p->a.rail, why);
     }
-    close(p->fd);
-    p->fd = -1;
+    bfo_tp_pend_close(&v->pends, &p->a);
 }
+
+static vpend *pend_at(bfo_verbs *v, int k) { return (vpend *)(void *)bfo_tp_pend_at(&v->pends, k); }
 
 static void accept_all(bfo_verbs *v)
 {
-    for (int r = 0; r < v->nrails; r++) {
-        for (;;) {
-            int fd = accept4(v->rails[r].lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), k;
-            if (fd < 0)
-                break;
-            for (k = 0; k < v->npend && v->pend[k].fd >= 0; k++)
-                ;
-            if (k == v->npend) {
-                close(fd);
-                continue;
-            }
-            v->pend[k].fd = fd;
-            v->pend[k].rail = r;
-            v->pend[k].got = 0;
-            v->pend[k].deadline = v->g.now + v->o.connect_timeout_ns;
-        }
-    }
-    for (int k = 0; k < v->npend; k++) {
-        vpend *p = &v->pend[k];
+    int k;
+    for (int r = 0; r < v->nrails; r++)
+        while ((k = bfo_tp_accept(&v->pends, &v->lg, v->rails[r].lfd, r, v->g.now)) >= 0)
+            pend_at(v, k)->got = 0;
+    for (int k = 0; k < v->pends.n; k++) {
+        vpend *p = pend_at(v, k);
         char why[128];
         int rank, qi;
         uint32_t gen;
-        if (p->fd < 0)
+        if (p->a.fd < 0)
             continue;
-        ssize_t n = recv(p->fd, p->buf + p->got, BFO_VERBS_CTL_SIZE - p->got, MSG_DONTWAIT);
-        if (n == 0) {
-            pend_close(v, p, p->got ? "closed inside its request" : NULL);
+        int r = bfo_tp_read_hello(p->a.fd, p->buf, &p->got, BFO_VERBS_CTL_SIZE);
+        if (r < 0) {
+            pend_close(v, p, r == BFO_TP_EOF && p->got ? "closed inside its request" : NULL);
             continue;
         }
-        if (n < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-                pend_close(v, p, NULL);
-            else if (v->g.now >= p->deadline)
+        if (r == 0) {
+            if (v->g.now >= p->a.deadline)
                 pend_close(v, p, p->got ? "no complete request in time" : NULL);
             continue;
         }
-        p->got += (size_t)n;
-        if (p->got < BFO_VERBS_CTL_SIZE)
-            continue;
-        if (ctl_decode(v, p->buf, BFO_VERBS_K_REQ, p->rail, &rank, NULL, &gen, why, sizeof why) != 0) {
+        if (ctl_decode(v, p->buf, BFO_VERBS_K_REQ, p->a.rail, &rank, NULL, &gen, why, sizeof why) != 0) {
             pend_close(v, p, why);
             continue;
         }
-        qi = qi_of(v, rank, p->rail);
-        if (!bfo_link_is_dialer(&gq(v, qi)->link) && !port_active(v, p->rail)) {
+        qi = qi_of(v, rank, p->a.rail);
+        if (!bfo_link_is_dialer(&gq(v, qi)->link) && !port_active(v, p->a.rail)) {
             pend_close(v, p, NULL); /* no queue pair can answer it now */
             continue;
         }
         /* the conn machine takes it (take, the REP), or refuses it: a
          * stale attempt, or a rank that may not dial this one */
         bfo_vg_hello(&v->g, qi, gen, p);
-        if (p->fd >= 0)
+        if (p->a.fd >= 0)
             pend_close(v, p, NULL);
     }
 }
@@ -1185,7 +1160,7 @@ static void control_io(bfo_verbs *v)
     for (int qi = 0; qi < v->size * v->nrails; qi++) {
         const bfo_vg_qp *q = gq(v, qi);
         int cs = q->link.fsm.cs;
-        if (v->qps[qi].cfd < 0 || q->broken)
+        if (v->qps[qi].cfd < 0 || q->link.broken)
             continue;
         if (cs == BFO_CONN_ST_DIALING || cs == BFO_CONN_ST_HELLO_SENT)
             dialer_io(v, qi);
@@ -1268,7 +1243,7 @@ int bfo_verbs_wait_fds(bfo_verbs *v, int *fds, int max)
     for (int qi = 0; qi < v->size * v->nrails; qi++) {
         const bfo_vg_qp *q = gq(v, qi);
         vqp *h = &v->qps[qi];
-        if (q->broken || q->link.connect_req || q->rx_n > q->rx_held ||
+        if (q->link.broken || q->link.connect_req || q->rx_n > q->rx_held ||
             q->link.fsm.cs == BFO_CONN_ST_DIALING)
             return -1; /* work now (held frames wait for the RTU: a control fd) */
         if (h->cq) {
@@ -1291,9 +1266,9 @@ int bfo_verbs_wait_fds(bfo_verbs *v, int *fds, int max)
     }
     for (int r = 0; r < v->nrails && n < max; r++)
         fds[n++] = v->rails[r].lfd;
-    for (int k = 0; k < v->npend && n < max; k++)
-        if (v->pend[k].fd >= 0)
-            fds[n++] = v->pend[k].fd;
+    for (int k = 0; k < v->pends.n && n < max; k++)
+        if (pend_at(v, k)->a.fd >= 0)
+            fds[n++] = pend_at(v, k)->a.fd;
     return n;
 }
 
@@ -1313,21 +1288,17 @@ static unsigned v_rail_bw(void *ctx, int rail)
     return rail >= 0 && rail < v->nrails ? v->rails[rail].bw : 0;
 }
 
+/* What the engine calls (bfo_backend.h): sends, RDMA, registration. */
+static const bfo_backend v_calls = {
+    .post_send = v_post_send, .post_send_data = v_post_send_data, .post_write = v_post_write,
+    .post_read = v_post_read, .reg_mem = v_reg_mem, .dereg_mem = v_dereg_mem, .connect = v_connect,
+    .disconnect = v_disconnect, .part = v_part, .rail_caps = v_rail_caps, .rail_bandwidth = v_rail_bw,
+};
+
 void bfo_verbs_backend(bfo_verbs *v, bfo_backend *be)
 {
-    memset(be, 0, sizeof *be);
+    *be = v_calls;
     be->ctx = v;
-    be->post_send = v_post_send;
-    be->post_send_data = v_post_send_data;
-    be->post_write = v_post_write;
-    be->post_read = v_post_read;
-    be->reg_mem = v_reg_mem;
-    be->dereg_mem = v_dereg_mem;
-    be->connect = v_connect;
-    be->disconnect = v_disconnect;
-    be->part = v_part;
-    be->rail_caps = v_rail_caps;
-    be->rail_bandwidth = v_rail_bw;
 }
 
 static int nonblock(int fd)
@@ -1446,7 +1417,8 @@ int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails
     v->rank = rank;
     v->size = size;
     v->nrails = nrails;
-    v->log = v->o.log_level ? v->o.log_level : 1;
+    v->lg = (bfo_tp_log){ .name = "verbs", .rank = rank, .level = v->o.log_level ? v->o.log_level : 1,
+                          .out = v_log_out, .ctx = v };
     for (int r = 0; r < BFO_MAX_RAILS; r++)
         v->rails[r].lfd = -1;
     rc = BFO_ERR_INVALID;
@@ -1474,9 +1446,8 @@ int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails
         v->cfg.nranks = size;
     if (!v->cfg.nrails)
         v->cfg.nrails = nrails;
-    bfo_config_defaults(&v->cfg);
-    v->max_frame = BFO_MAX_HDR_SIZE + BFO_HDR_RELAY_SIZE +
-                   (v->cfg.eager_limit > v->cfg.frag_size ? v->cfg.eager_limit : v->cfg.frag_size);
+    v->cfg = bfo_tp_config(&v->cfg, &v->sizes);
+    v->max_frame = v->sizes.max_frame;
     for (int r = 0; r < nrails; r++) {
         vrail *ra = &v->rails[r];
         struct ibv_port_attr pa;
@@ -1551,7 +1522,7 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
 {
     size_t nq = (size_t)v->size * (size_t)v->nrails;
     size_t sbytes = (size_t)v->o.send_depth * v->max_frame, rbytes = (size_t)v->o.recv_depth * v->max_frame;
-    int nents = v->cfg.max_ops + 16;
+    int nents = v->sizes.nents;
     bfo_vg_hw hw = { v, g_flush, g_post, g_post_recv, g_log, g_conn, g_host_probe };
     v->job = job;
     v->qps = (vqp *)calloc(nq, sizeof *v->qps);
@@ -1559,29 +1530,24 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
         v->qps[qi].cfd = -1;
     v->ents = (vent *)calloc((size_t)nents, sizeof *v->ents);
     v->gmem = malloc(bfo_vg_mem_size(v->size, v->nrails, nents, v->o.recv_depth));
-    v->npend = 4 * v->size * v->nrails + 8;
-    v->pend = (vpend *)calloc((size_t)v->npend, sizeof *v->pend);
+    v->pends = (bfo_tp_pends){ .ep = -1, .timeout_ns = v->o.connect_timeout_ns };
     v->nregs = v->o.reg_cache > 0 ? v->o.reg_cache : 0;
     v->nregs += 64; /* regions held by requests at once; beyond, the engine copies */
     v->regs = (vreg *)calloc((size_t)v->nregs, sizeof *v->regs);
     v->vents = (bfo_vc_ent *)calloc((size_t)v->nregs, sizeof *v->vents);
     v->sink = *sink;
-    if (!v->qps || !v->ents || !v->gmem || !v->pend || !v->regs || !v->vents)
+    if (!v->qps || !v->ents || !v->gmem || !v->regs || !v->vents ||
+        bfo_tp_pends_init(&v->pends, sizeof(vpend), v->size, v->nrails) != 0)
         return BFO_ERR_NO_MEMORY;
     bfo_vc_init(&v->vc, v->vents, v->nregs, v->o.reg_cache > 0);
     v->vc_on = 1;
     bfo_vg_init(&v->g, v->gmem, v->rank, v->size, v->nrails, nents, v->o.recv_depth,
                 2 * v->o.send_depth, sink, &hw);
-    v->g.log_level = v->log;
+    v->g.log_level = v->lg.level;
     v->g.lb.timeout_ns = v->o.connect_timeout_ns;
-    /* host probes: four per probe timeout, at most 10 ms apart (TCP's nudges') */
-    v->g.ka_ns = v->cfg.probe_timeout_ns / 4;
-    if (v->g.ka_ns > 10000000ull || v->g.ka_ns == 0)
-        v->g.ka_ns = 10000000ull;
+    v->g.ka_ns = v->sizes.ka_ns; /* host probes, as often as TCP's nudges */
     for (int r = 0; r < v->nrails; r++)
         v->g.port_up[r] = v->rails[r].port_up;
-    for (int k = 0; k < v->npend; k++)
-        v->pend[k].fd = -1;
     for (int qi = 0; qi < (int)nq; qi++) {
         bfo_vg_qp *q = gq(v, qi);
         vqp *h = &v->qps[qi];
@@ -1640,7 +1606,7 @@ void bfo_verbs_fault(bfo_verbs *v, int rail)
 
 void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
 {
-    uint64_t now = now_ns();
+    uint64_t now = bfo_tp_now();
     int free_ents = 0;
     if (!v->started) {
         fprintf(f, "bfo-verbs[%d]: not started\n", v->rank);
@@ -1662,7 +1628,7 @@ void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
                 "%d; receives posted %d waiting for the engine %d free %d; cfd %d deadline %+.3f s\n",
                 v->rank, q->peer, q->rail, bfo_conn_state_name(q->link.fsm.cs),
                 h->qp ? h->qp->qp_num : 0, qs, q->link.connect_req,
-                (unsigned long long)q->link.attempt, q->broken, q->broken ? ": " : "", q->broken ? q->why : "", q->sq_used,
+                (unsigned long long)q->link.attempt, q->link.broken, q->link.broken ? ": " : "", q->link.broken ? q->link.why : "", q->sq_used,
                 bfo_vg_count(&v->g, &q->posted), bfo_vg_count(&v->g, &q->backlog), h->nsfree,
                 q->rposted, q->rx_n, q->nrfree, h->cfd,
                 q->link.deadline ? ((double)q->link.deadline - (double)now) / 1e9 : 0.0);
@@ -1745,10 +1711,7 @@ void bfo_verbs_fini(bfo_verbs *v)
         v->vc_on = 0;
         bfo_vc_destroy(&v->vc);
     }
-    if (v->pend)
-        for (int k = 0; k < v->npend; k++)
-            if (v->pend[k].fd >= 0)
-                close(v->pend[k].fd);
+    bfo_tp_pends_fini(&v->pends);
     for (int r = 0; r < BFO_MAX_RAILS; r++)
         if (v->rails[r].lfd >= 0)
             close(v->rails[r].lfd);
@@ -1763,7 +1726,6 @@ void bfo_verbs_fini(bfo_verbs *v)
     free(v->qps);
     free(v->ents);
     free(v->gmem);
-    free(v->pend);
     free(v->regs);
     free(v->vents);
     free(v);

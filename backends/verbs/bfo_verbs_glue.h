@@ -60,6 +60,8 @@
 #include <string.h>
 
 #include "bfo_link.h"
+#include "bfo_list.h"
+#include "bfo_tp.h"
 #include "bfo_verbs.h"
 #include "bfo_verbs_map.h"
 
@@ -69,9 +71,7 @@ extern "C" {
 
 enum bfo_vg_kind { BFO_VG_SEND = 1, BFO_VG_WRITE = 2, BFO_VG_READ = 3 };
 
-typedef struct bfo_vg_list {
-    int head, tail;
-} bfo_vg_list;
+typedef bfo_list bfo_vg_list; /* threaded through the descriptors' next (bfo_list.h) */
 
 /* A descriptor: one operation the engine posted, from post to completion. */
 typedef struct bfo_vg_ent {
@@ -88,9 +88,6 @@ typedef struct bfo_vg_qp {
                       * connect() not fed yet (bfo_link.h); first member */
     int peer, rail;
     int hw;          /* a queue pair exists on the device */
-    int broken;      /* BROKEN is fed at the next settle */
-    int malformed;
-    char why[128];
     int sq_used;       /* work requests on the device's send queue */
     int rposted;       /* receives posted */
     bfo_vg_list posted, backlog;
@@ -196,9 +193,7 @@ static inline void bfo_vg_init(bfo_vg *g, void *mem, int rank, int size, int nra
     g->recv_depth = recv_depth;
     g->sq_depth = sq_depth;
     g->log_level = 1;
-    g->lb.ctx = g;
-    g->lb.act = bfo_vg_act;
-    g->lb.timeout_ns = 2000000000ull;
+    bfo_link_bind(&g->lb, g, bfo_vg_act, 2000000000ull);
     g->sink = *sink;
     g->hw = *hw;
     g->qps = (bfo_vg_qp *)(void *)p;
@@ -258,14 +253,9 @@ static inline void bfo_vg_broken(bfo_vg *g, int qi, int malformed, const char *f
     ;
 static inline void bfo_vg_broken(bfo_vg *g, int qi, int malformed, const char *fmt, ...)
 {
-    bfo_vg_qp *q = &g->qps[qi];
     va_list ap;
-    if (q->broken)
-        return;
-    q->broken = 1;
-    q->malformed = malformed;
     va_start(ap, fmt);
-    vsnprintf(q->why, sizeof q->why, fmt, ap);
+    bfo_link_vbreak(&g->lb, &g->qps[qi].link, malformed, fmt, ap);
     va_end(ap);
 }
 
@@ -273,35 +263,14 @@ static inline void bfo_vg_broken(bfo_vg *g, int qi, int malformed, const char *f
 
 static inline void bfo_vg_push(bfo_vg *g, bfo_vg_list *L, int i)
 {
-    g->ents[i].next = -1;
-    if (L->tail >= 0)
-        g->ents[L->tail].next = i;
-    else
-        L->head = i;
-    L->tail = i;
+    bfo_list_push(&g->ents->next, sizeof *g->ents, L, i);
 }
 
-static inline int bfo_vg_pop(bfo_vg *g, bfo_vg_list *L)
-{
-    int i = L->head;
-    if (i >= 0) {
-        L->head = g->ents[i].next;
-        if (L->head < 0)
-            L->tail = -1;
-    }
-    return i;
-}
+static inline int bfo_vg_pop(bfo_vg *g, bfo_vg_list *L) { return bfo_list_pop(&g->ents->next, sizeof *g->ents, L); }
 
 static inline void bfo_vg_append(bfo_vg *g, bfo_vg_list *dst, bfo_vg_list *src)
 {
-    if (src->head < 0)
-        return;
-    if (dst->tail >= 0)
-        g->ents[dst->tail].next = src->head;
-    else
-        dst->head = src->head;
-    dst->tail = src->tail;
-    src->head = src->tail = -1;
+    bfo_list_append(&g->ents->next, sizeof *g->ents, dst, src);
 }
 
 /* Takes i out of L wherever it is; 0 when it was not there. */
@@ -336,25 +305,30 @@ static inline int bfo_vg_count(const bfo_vg *g, const bfo_vg_list *L)
 /* Completes a descriptor: frees it first (the engine may post from inside). */
 static inline void bfo_vg_complete(bfo_vg *g, int i, int ok)
 {
-    uint64_t token = g->ents[i].token;
-    int rail = g->qps[g->ents[i].qp].rail;
-    g->ents[i].next = g->ent_free;
-    g->ent_free = i;
-    if (ok)
-        g->st[rail].completed_ok++;
-    else
-        g->st[rail].completed_failed++;
-    g->sink.completion(g->sink.ctx, token, ok);
+    bfo_verbs_rail_stats *rs = &g->st[g->qps[g->ents[i].qp].rail];
+    bfo_tp_complete(&g->sink, &g->ents->next, sizeof *g->ents, &g->ent_free, i, g->ents[i].token, ok,
+                    &rs->completed_ok, &rs->completed_failed);
+}
+
+/* The glue's log as the transports' (bfo_tp.h): its lines go to hw.log. */
+static inline bfo_tp_log bfo_vg_tplog(const bfo_vg *g)
+{
+    bfo_tp_log lg = { "verbs", g->rank, g->hw.log ? g->log_level : -1, g->hw.log, g->hw.ctx };
+    return lg;
 }
 
 static inline void bfo_vg_emit(bfo_vg *g, int qi, int ev)
 {
-    const bfo_vg_qp *q = &g->qps[qi];
-    bfo_vg_log(g, 2, "peer %d rail %d: %s", q->peer, q->rail,
-               ev == BFO_EV_CONNECTED        ? "CONNECTED"
-               : ev == BFO_EV_CONNECT_FAILED ? "CONNECT_FAILED"
-                                             : "RAIL_ERROR");
-    g->sink.rail_event(g->sink.ctx, q->peer, q->rail, ev, g->now);
+    bfo_tp_log lg = bfo_vg_tplog(g);
+    bfo_tp_emit(&lg, &g->sink, g->qps[qi].peer, g->qps[qi].rail, ev, g->now);
+}
+
+/* The conn machine's REPORT_FAILED and REPORT_ERROR (bfo_tp.h). */
+static inline int bfo_vg_report_down(bfo_vg *g, const bfo_link *l, int action, const bfo_step *st,
+                                     const void *arg)
+{
+    bfo_tp_log lg = bfo_vg_tplog(g);
+    return bfo_tp_report_down(&lg, &g->sink, l, action, st, arg, g->now);
 }
 
 /* ------------------------------------------------------------- posting */
@@ -365,7 +339,7 @@ static inline void bfo_vg_emit(bfo_vg *g, int qi, int ev)
 static inline int bfo_vg_alloc(bfo_vg *g, int peer, int rail, int kind)
 {
     int i = g->ent_free;
-    if (peer < 0 || peer >= g->size || peer == g->rank || rail < 0 || rail >= g->nrails || i < 0)
+    if (!bfo_tp_pair_ok(g->rank, g->size, g->nrails, peer, rail) || i < 0)
         return -1;
     g->ent_free = g->ents[i].next;
     g->ents[i].token = 0;
@@ -380,7 +354,7 @@ static inline int bfo_vg_alloc(bfo_vg *g, int peer, int rail, int kind)
 static inline void bfo_vg_kick(bfo_vg *g, int qi)
 {
     bfo_vg_qp *q = &g->qps[qi];
-    while (q->backlog.head >= 0 && q->hw && bfo_link_up(&q->link) && !q->broken &&
+    while (q->backlog.head >= 0 && q->hw && bfo_link_up(&q->link) && !q->link.broken &&
            q->sq_used < g->sq_depth) {
         int i = q->backlog.head;
         int rc = g->hw.post(g->hw.ctx, qi, i);
@@ -401,7 +375,7 @@ static inline void bfo_vg_post(bfo_vg *g, int i)
 {
     int qi = g->ents[i].qp;
     bfo_vg_qp *q = &g->qps[qi];
-    if (!bfo_link_up(&q->link) || q->broken || !q->hw) {
+    if (!bfo_link_up(&q->link) || q->link.broken || !q->hw) {
         bfo_vg_push(g, &g->failed, i);
         return;
     }
@@ -549,7 +523,7 @@ static inline int bfo_vg_keepalive(bfo_vg *g)
     for (int qi = 0; qi < g->size * g->nrails; qi++) {
         bfo_vg_qp *q = &g->qps[qi];
         int rc;
-        if (!q->awaiting || !q->hw || q->broken || !bfo_link_up(&q->link) || !g->sink.host_heard)
+        if (!q->awaiting || !q->hw || q->link.broken || !bfo_link_up(&q->link) || !g->sink.host_heard)
             continue;
         if (q->host_at > q->host_told && q->host_at >= q->probe_at) {
             q->host_told = q->host_at;
@@ -606,7 +580,7 @@ static inline int bfo_vg_deliver(bfo_vg *g)
                 g->st[q->rail].malformed++;
             }
             /* the buffer goes back to the queue pair it came from, if it lives */
-            if (q->hw && !q->broken && g->hw.post_recv(g->hw.ctx, qi, b) == 0) {
+            if (q->hw && !q->link.broken && g->hw.post_recv(g->hw.ctx, qi, b) == 0) {
                 q->rposted++;
                 continue;
             }
@@ -628,7 +602,7 @@ static inline void bfo_vg_close(bfo_vg *g, int qi, const bfo_step *st, const cha
     bfo_vg_qp *q = &g->qps[qi];
     bfo_vg_list dead = { -1, -1 };
     int was_up = bfo_link_state_up(st->from);
-    if (q->malformed)
+    if (q->link.malformed)
         g->st[q->rail].malformed++;
     if (was_up && !q->parted)
         g->st[q->rail].qp_errors++;
@@ -660,7 +634,7 @@ static inline void bfo_vg_close(bfo_vg *g, int qi, const bfo_step *st, const cha
     q->hp_out = 0; /* a host probe not given back: gone with the queue pair */
     bfo_vg_append(g, &dead, &q->posted);
     bfo_vg_append(g, &dead, &q->backlog);
-    q->broken = q->malformed = 0;
+    q->link.broken = q->link.malformed = 0;
     for (int i = bfo_vg_pop(g, &dead); i >= 0; i = bfo_vg_pop(g, &dead))
         bfo_vg_complete(g, i, 0);
 }
@@ -668,30 +642,12 @@ static inline void bfo_vg_close(bfo_vg *g, int qi, const bfo_step *st, const cha
 /* Broken queue pairs go to the conn machine (BROKEN: it closes them and
  * says what the engine hears), failed operations complete, until nothing
  * is left. */
+static inline void bfo_vg_fail(void *ctx, int i) { bfo_vg_complete((bfo_vg *)ctx, i, 0); }
+
 static inline void bfo_vg_settle(bfo_vg *g)
 {
-    for (int round = 0; round < 1000; round++) {
-        int any = 0;
-        for (int qi = 0; qi < g->size * g->nrails; qi++) {
-            bfo_vg_qp *q = &g->qps[qi];
-            if (q->broken) {
-                char why[sizeof q->why];
-                memcpy(why, q->why, sizeof why);
-                if (!bfo_link_broken(&g->lb, &q->link, why, g->now))
-                    q->broken = q->malformed = 0; /* no connection to break */
-                any = 1;
-            }
-        }
-        if (g->failed.head >= 0) {
-            bfo_vg_list f = g->failed;
-            g->failed.head = g->failed.tail = -1;
-            for (int i = bfo_vg_pop(g, &f); i >= 0; i = bfo_vg_pop(g, &f))
-                bfo_vg_complete(g, i, 0);
-            any = 1;
-        }
-        if (!any)
-            return;
-    }
+    bfo_tp_settle(&g->lb, &g->qps->link, sizeof *g->qps, g->size * g->nrails, &g->failed, &g->ents->next,
+                  sizeof *g->ents, bfo_vg_fail, g->now);
 }
 
 /* The engine mapped the rail out by itself (its probe timed out, the peer's
@@ -703,10 +659,10 @@ static inline void bfo_vg_settle(bfo_vg *g)
 static inline int bfo_vg_disconnect(bfo_vg *g, int peer, int rail)
 {
     int qi;
-    if (peer < 0 || peer >= g->size || peer == g->rank || rail < 0 || rail >= g->nrails)
+    if (!bfo_tp_pair_ok(g->rank, g->size, g->nrails, peer, rail))
         return 0;
     qi = bfo_vg_qi(g, peer, rail);
-    if (!bfo_link_up(&g->qps[qi].link) || g->qps[qi].broken)
+    if (!bfo_link_up(&g->qps[qi].link) || g->qps[qi].link.broken)
         return 0;
     bfo_vg_log(g, 2, "peer %d rail %d: the engine mapped the rail out: the queue pair goes down",
                peer, rail);
@@ -723,7 +679,7 @@ static inline int bfo_vg_disconnect(bfo_vg *g, int peer, int rail)
 static inline void bfo_vg_part(bfo_vg *g, int peer, int rail)
 {
     bfo_vg_qp *q;
-    if (peer < 0 || peer >= g->size || peer == g->rank || rail < 0 || rail >= g->nrails)
+    if (!bfo_tp_pair_ok(g->rank, g->size, g->nrails, peer, rail))
         return;
     q = &g->qps[bfo_vg_qi(g, peer, rail)];
     q->parted = 1;
@@ -766,7 +722,7 @@ static inline bfo_verbs_async_action bfo_vg_async(bfo_vg *g, int event, unsigned
 static inline void bfo_vg_timeouts(bfo_vg *g)
 {
     for (int qi = 0; qi < g->size * g->nrails; qi++)
-        if (!g->qps[qi].broken) /* it closes at the settle */
+        if (!g->qps[qi].link.broken) /* it closes at the settle */
             bfo_link_timeout(&g->lb, &g->qps[qi].link, g->now);
 }
 
@@ -776,7 +732,7 @@ static inline void bfo_vg_timeouts(bfo_vg *g)
  * bfo_vg_connects).  -1 for a bad peer or rail. */
 static inline int bfo_vg_connect(bfo_vg *g, int peer, int rail)
 {
-    if (peer < 0 || peer >= g->size || peer == g->rank || rail < 0 || rail >= g->nrails)
+    if (!bfo_tp_pair_ok(g->rank, g->size, g->nrails, peer, rail))
         return -1;
     bfo_link_ask(&g->lb, &g->qps[bfo_vg_qi(g, peer, rail)].link);
     return 0;
@@ -786,13 +742,7 @@ static inline int bfo_vg_connect(bfo_vg *g, int peer, int rail)
  * not fed yet go to the conn machine.  Returns how many. */
 static inline int bfo_vg_connects(bfo_vg *g)
 {
-    int n = 0;
-    for (int qi = 0; g->lb.asked > 0 && qi < g->size * g->nrails; qi++)
-        if (g->qps[qi].link.connect_req) {
-            bfo_link_asked(&g->lb, &g->qps[qi].link, g->now);
-            n++;
-        }
-    return n;
+    return bfo_link_asked_all(&g->lb, &g->qps->link, sizeof *g->qps, g->size * g->nrails, g->now);
 }
 
 /* A REQ's attempt number (the low 32 bits of the dialer's) as the 64-bit
@@ -867,7 +817,7 @@ static inline int bfo_vg_act(bfo_link_binding *b, bfo_link *l, int action, const
     case BFO_CONN_ACT_TAKE:
         return g->hw.conn(g->hw.ctx, qi, action, arg);
     case BFO_CONN_ACT_SEND_REPLY:
-        return q->broken ? 0 : g->hw.conn(g->hw.ctx, qi, action, arg);
+        return q->link.broken ? 0 : g->hw.conn(g->hw.ctx, qi, action, arg);
     case BFO_CONN_ACT_REFUSE:
         if (bfo_link_is_dialer(l)) {
             g->st[q->rail].malformed++;
@@ -891,13 +841,8 @@ static inline int bfo_vg_act(bfo_link_binding *b, bfo_link *l, int action, const
         bfo_vg_kick(g, qi);
         return 0;
     case BFO_CONN_ACT_REPORT_FAILED:
-        g->st[q->rail].connect_failures++;
-        if (st->event == BFO_CONN_EV_TIMED_OUT)
-            bfo_vg_log(g, 2, "peer %d rail %d: %s", q->peer, q->rail, bfo_link_why(st, arg));
-        bfo_vg_emit(g, qi, BFO_EV_CONNECT_FAILED);
-        return 0;
     case BFO_CONN_ACT_REPORT_ERROR:
-        bfo_vg_emit(g, qi, BFO_EV_RAIL_ERROR);
+        g->st[q->rail].connect_failures += (uint64_t)bfo_vg_report_down(g, l, action, st, arg); /* a failed connect counted */
         return 0;
     case BFO_CONN_ACT_CLOSE:
         bfo_vg_close(g, qi, st, bfo_link_why(st, arg));

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* bfo_tp_os.h - what the transports share of the system.
+ *
+ * Part of bfo's backends (header-only; with bfo_tp.h, the rest of what the
+ * transports share).  For the transports' own files, built with
+ * _GNU_SOURCE (accept4, clock_gettime): not for the verbs glue, which the
+ * simulator's tests build as plain C11.
+ *   - bfo_tp_now: the clock (CLOCK_MONOTONIC, nanoseconds);
+ *   - bfo_tp_tag, bfo_tp_watch: an fd in the epoll set, tagged;
+ *   - bfo_tp_pends: accepted connections whose hello has not come yet.
+ */
+#ifndef BFO_TP_OS_H
+#define BFO_TP_OS_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bfo_tp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* CLOCK_MONOTONIC in nanoseconds: every transport's `now`. */
+static inline uint64_t bfo_tp_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- epoll */
+
+/* An epoll tag: the kind of fd (the transport's EV_*), the generation of
+ * what it belongs to (an event of an fd since replaced is recognised as
+ * stale by it: its low 28 bits), and its index. */
+static inline uint64_t bfo_tp_tag(int type, uint32_t gen, int idx)
+{
+    return ((uint64_t)type << 60) | ((uint64_t)(gen & 0x0fffffffu) << 32) | (uint32_t)idx;
+}
+
+/* fd joins the epoll set ep for `events`, tagged: 0, or -1 (errno set). */
+static inline int bfo_tp_watch(int ep, int fd, uint32_t events, uint64_t tag)
+{
+    struct epoll_event ev;
+    ev.events = events;
+    ev.data.u64 = tag;
+    return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* ------------------------------------------------------ pending accepts */
+
+/* An accepted connection whose hello has not named its (peer, rail) yet;
+ * the first member of a transport's slot, which adds what it reads. */
+typedef struct bfo_tp_pend {
+    int fd, rail;      /* fd -1: the slot is free */
+    uint32_t gen;      /* taken connections, for stale epoll events (bfo_tp_tag) */
+    uint64_t deadline; /* its hello is due by then */
+} bfo_tp_pend;
+
+/* The slots, and where a taken connection goes. */
+typedef struct bfo_tp_pends {
+    void *slots;         /* n slots of `stride` bytes, each beginning with its bfo_tp_pend */
+    size_t stride;
+    int n;
+    int ep;              /* the epoll set a connection joins, -1: none (the transport polls) */
+    uint32_t events;     /* ... for these events, */
+    int ev_type;         /* ... tagged bfo_tp_tag(ev_type, gen, slot) */
+    uint64_t timeout_ns; /* the hello is due this long after the accept */
+} bfo_tp_pends;
+
+static inline bfo_tp_pend *bfo_tp_pend_at(const bfo_tp_pends *pt, int k)
+{
+    return (bfo_tp_pend *)(void *)((char *)pt->slots + (size_t)k * pt->stride);
+}
+
+/* Slots for what size ranks can dial on nrails rails at once, with room
+ * for repeats: 0, or -1 (no memory). */
+static inline int bfo_tp_pends_init(bfo_tp_pends *pt, size_t stride, int size, int nrails)
+{
+    pt->stride = stride;
+    pt->n = 4 * size * nrails + 8;
+    pt->slots = calloc((size_t)pt->n, stride);
+    if (!pt->slots)
+        return -1;
+    for (int k = 0; k < pt->n; k++)
+        bfo_tp_pend_at(pt, k)->fd = -1;
+    return 0;
+}
+
+/* The slot's connection closed (it leaves the epoll set first); the slot is free. */
+static inline void bfo_tp_pend_close(const bfo_tp_pends *pt, bfo_tp_pend *p)
+{
+    if (pt->ep >= 0)
+        epoll_ctl(pt->ep, EPOLL_CTL_DEL, p->fd, NULL);
+    close(p->fd);
+    p->fd = -1;
+}
+
+/* One connection waiting on listening socket lfd (of rail), accepted into a
+ * free slot (deadline armed, the epoll set joined): its slot, or -1 when
+ * none is waiting.  One that finds every slot taken, or cannot join the
+ * epoll set, is refused (logged) and the next one accepted. */
+static inline int bfo_tp_accept(const bfo_tp_pends *pt, const bfo_tp_log *lg, int lfd, int rail, uint64_t now)
+{
+    for (;;) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), k;
+        bfo_tp_pend *p = NULL;
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                bfo_tp_logf(lg, 1, "rail %d: accept: %s", rail, strerror(errno));
+            return -1;
+        }
+        for (k = 0; k < pt->n && (p = bfo_tp_pend_at(pt, k))->fd >= 0; k++)
+            ;
+        if (k == pt->n) {
+            bfo_tp_logf(lg, 1, "rail %d: too many connections without a hello; refused", rail);
+            close(fd);
+            continue;
+        }
+        p->fd = fd;
+        p->rail = rail;
+        p->gen++;
+        p->deadline = now + pt->timeout_ns;
+        if (pt->ep < 0 || bfo_tp_watch(pt->ep, fd, pt->events, bfo_tp_tag(pt->ev_type, p->gen, k)) == 0)
+            return k;
+        bfo_tp_logf(lg, 1, "rail %d: epoll: %s; connection refused", rail, strerror(errno));
+        close(fd);
+        p->fd = -1;
+    }
+}
+
+/* Reads what has come of a hello of `want` bytes on nonblocking fd into
+ * buf, *got bytes of it there already: 1 when it is complete, 0 when more
+ * is to come, BFO_TP_EOF when the peer closed the connection, BFO_TP_ERR
+ * when reading failed. */
+enum { BFO_TP_EOF = -1, BFO_TP_ERR = -2 };
+static inline int bfo_tp_read_hello(int fd, uint8_t *buf, size_t *got, size_t want)
+{
+    ssize_t n = read(fd, buf + *got, want - *got);
+    if (n == 0)
+        return BFO_TP_EOF;
+    if (n < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : BFO_TP_ERR;
+    *got += (size_t)n;
+    return *got == want;
+}
+
+/* Every slot's connection closed, the slots freed. */
+static inline void bfo_tp_pends_fini(bfo_tp_pends *pt)
+{
+    for (int k = 0; pt->slots && k < pt->n; k++)
+        if (bfo_tp_pend_at(pt, k)->fd >= 0)
+            close(bfo_tp_pend_at(pt, k)->fd);
+    free(pt->slots);
+    pt->slots = NULL;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BFO_TP_OS_H */
