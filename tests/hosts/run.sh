@@ -196,7 +196,7 @@ case_cut() {
     dropped=$(hosts_cut_count "$node")
     hosts_uncut "$node"
     summ=$(grep -c '^{"summary":1' "$LOG")
-    bad=$(grep -E '^(corrupt|count|error|dead) ' "$LOG" | head -2 | cut -c1-200 | tr '\n' ' ')
+    bad=$(grep -E '^(corrupt|count|error|dead) rank=' "$LOG" | head -2 | cut -c1-200 | tr '\n' ' ')
     local dev
     dev=$(hosts_ifname "$node" "$rail")
     if [ $RC -eq 0 ] && [ "$summ" = $NP ] && [ -z "$bad" ] && [ "$dropped" -gt 0 ] &&
