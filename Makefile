@@ -65,6 +65,9 @@
 #   make install-pml into ~/.openmpi/components (PML_PREFIX: elsewhere); uninstall-pml
 #   make check-pml   MPI programs over pml/bfo: 2 and 4 ranks, mpi4py, NetPIPE,
 #                    rails reset (ss -K) and dropped (nftables), a rank killed (root)
+#   make check-hosts 16 ranks on 4 hosts (namespaces with their own hostnames) under
+#                    mpirun: pml/bfo with its rails given once (CIDRs, names), ob1
+#                    beside it, a rail cut on one host; known gaps said (root; ~2.5 min)
 #   make bench-pml   pml/bfo next to ob1 and ucx in one run: ratios, a PNG plot
 #   make clean
 #
@@ -779,3 +782,10 @@ bench-pml: pml
 check-pml: pml pml-test
 	SHORT=$${SHORT:-1} BFO_PML_DIR=$(CURDIR)/$(BUILD)/pml BFO_PML_TEST_DIR=$(CURDIR)/$(BUILD)/pml-test \
 	  $(MAKE) check-pml-features check-pml-faults
+# Across hosts (tests/hosts/README.md): 4 network + UTS namespaces as
+# hosts, 4 ranks each, mpirun through an rsh agent that enters them; the
+# cases that do not work yet (issue 36) print "gap:" and are not counted.
+.PHONY: check-hosts
+check-hosts: pml pml-tests $(FAULTS_STREAM)
+	@BFO_PML_DIR=$(CURDIR)/$(BUILD)/pml PMLT_BUILD=$(CURDIR)/$(PMLT_BUILD) \
+	  FAULTS_STREAM=$(CURDIR)/$(FAULTS_STREAM) bash tests/hosts/run.sh
