@@ -699,6 +699,15 @@ const bfo_setting *bfo_net_settings(int i, const char **transport, int *n)
     return transports[i].ops->settings;
 }
 
+const char *bfo_net_counters(int i, const bfo_counter_desc **counters, int *n)
+{
+    if (i < 0 || i >= NTRANSPORTS)
+        return NULL;
+    *counters = transports[i].ops->counters;
+    *n = *counters ? transports[i].ops->ncounters : 0;
+    return transports[i].ops->name;
+}
+
 int bfo_net_options_set(bfo_net_options *opt, const char *transport, const char *name, const char *value,
                         char *why, size_t cap)
 {
@@ -1279,6 +1288,26 @@ const bfo_net_stats *bfo_net_get_stats(bfo_net *n)
     }
     n_unlock(n);
     return &n->st;
+}
+
+const bfo_counter_desc *bfo_net_rail_counters(const bfo_net *n, int rail, int *count)
+{
+    const bfo_transport_ops *ops = rail >= 0 && rail < n->nrails ? n->tp[n->rtp[rail]].ops : NULL;
+    *count = ops && ops->counters ? ops->ncounters : 0;
+    return *count ? ops->counters : NULL;
+}
+
+int bfo_net_rail_counter(bfo_net *n, int rail, const char *name, uint64_t *value)
+{
+    int count;
+    const bfo_counter_desc *d = bfo_net_rail_counters(n, rail, &count);
+    *value = 0;
+    for (int i = 0; i < count && i < BFO_TP_COUNTERS_MAX; i++)
+        if (!strcmp(d[i].name, name)) {
+            *value = bfo_net_get_stats(n)->rail[rail].tp[i];
+            return BFO_OK;
+        }
+    return BFO_ERR_INVALID;
 }
 
 void bfo_net_fault_drop(bfo_net *n, int rail, int on)

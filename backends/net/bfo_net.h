@@ -89,7 +89,9 @@
  *
  * STATISTICS.  bfo_net_get_stats: per engine rail, in one shape
  *   (bfo_rail_stats: frames, bytes, connects, conn_errors, ...), and how
- *   often the progress thread ran.
+ *   often the progress thread ran.  What one transport alone counts is in
+ *   bfo_rail_stats.tp, found by name: bfo_net_rail_counter (its names:
+ *   bfo_net_rail_counters, bfo_net_counters).
  *
  * THREADS.  The engine is not thread-safe; bfo_net can be.
  *   thread_safe (an option): callers on several threads at once (what
@@ -234,6 +236,15 @@ int bfo_net_nrails(const bfo_net *n);
  * "shm"), or NULL for a rail out of range. */
 const char *bfo_net_rail_transport(const bfo_net *n, int rail);
 const bfo_net_stats *bfo_net_get_stats(bfo_net *n);
+/* The counters of its own that the transport of an engine rail keeps
+ * (bfo_rail_stats.tp[i] is the one named counters[i].name), *count of
+ * them; NULL and 0 for a rail out of range or a transport that keeps none. */
+const bfo_counter_desc *bfo_net_rail_counters(const bfo_net *n, int rail, int *count);
+/* The rail's counter of that name as it stands now (bfo_net_get_stats):
+ * BFO_OK and *value, or BFO_ERR_INVALID (*value 0) when the rail is out of
+ * range or its transport keeps no counter of that name
+ * (bfo_net_rail_counter(n, 0, "beacons_sent", &v): TCP's beacons). */
+int bfo_net_rail_counter(bfo_net *n, int rail, const char *name, uint64_t *value);
 /* buf[0..len) went back to the system (unmapped, trimmed), or is about to:
  * every transport drops the registrations it keeps of that memory
  * (bfo_transport_ops.mem_released; verbs caches them), so that RDMA never
@@ -285,6 +296,10 @@ const char *bfo_net_transports(void);
  * its table, *transport its name, *n its rows; NULL past the last.  What
  * `bfo run --settings` lists and pml/bfo registers as MCA parameters. */
 const bfo_setting *bfo_net_settings(int i, const char **transport, int *n);
+/* The name of the i-th transport of this build (i from 0; NULL past the
+ * last), *counters the counters of its own it keeps
+ * (bfo_transport_ops.counters), *n of them (NULL and 0: none). */
+const char *bfo_net_counters(int i, const bfo_counter_desc **counters, int *n);
 /* A transport's setting in opt (the member of its options in
  * bfo_net_options) from its text, by the transport's table: BFO_OK, or
  * BFO_ERR_INVALID with why (no such transport or setting, or a value that

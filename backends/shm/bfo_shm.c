@@ -2191,5 +2191,7 @@ const bfo_transport_ops bfo_shm_transport = {
     NULL, /* mem_released: no registration outlives its dereg_mem */
     shm_settings,
     (int)(sizeof shm_settings / sizeof shm_settings[0]),
-    0, /* eager_limit: the engine's */
+    0,    /* eager_limit: the engine's */
+    NULL, /* counters: none of its own (busy_heard is common) */
+    0,
 };

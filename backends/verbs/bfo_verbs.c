@@ -1867,4 +1867,5 @@ const bfo_transport_ops bfo_verbs_transport = {
     "verbs", op_claims, op_open, op_address, op_start, op_backend, op_progress,
     op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL, op_mem_released,
     verbs_settings, (int)(sizeof verbs_settings / sizeof verbs_settings[0]), 0,
+    NULL, 0, /* counters: none of its own (its host probes are the common nudges_tx, busy_heard) */
 };
