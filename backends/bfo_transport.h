@@ -118,6 +118,23 @@ typedef struct bfo_transport_args {
     int log_level;             /* -1 silent, 1 errors (default), 2 connections, 3 debug */
 } bfo_transport_args;
 
+/* What a transport wants of the engine's protocol sizes from a layer that
+ * sizes them per transport (pml/bfo; bfo_net itself applies none of them,
+ * only eager_limit).  bfo_net_rail_tuning combines the rows of a rail list:
+ * each size counts only when this transport is the only one concerned
+ * (frag_size: it carries every rail; rdma_*: it is the only transport in
+ * use that does RDMA), else the engine's default.  0: the engine's. */
+typedef struct bfo_transport_tuning {
+    int rdma;              /* 1: its rails may do RDMA (GET, PUT) */
+    size_t frag_size;      /* bfo_config.frag_size */
+    size_t rdma_min;       /* bfo_config.rdma_min */
+    size_t rdma_frag_size; /* bfo_config.rdma_frag_size */
+    /* With mem_released: its setting that, set "off", keeps no registration
+     * beyond its request, for a layer that cannot call mem_released
+     * (bfo_net_options_uncached) */
+    const char *cache_setting;
+} bfo_transport_tuning;
+
 typedef struct bfo_transport_ops {
     const char *name; /* "tcp": rails named "tcp:..."; also the log prefix */
     /* 1 when this rail name is this transport's (a bare address is TCP's) */
@@ -172,6 +189,11 @@ typedef struct bfo_transport_ops {
      * counters[i]. */
     const bfo_counter_desc *counters;
     int ncounters;
+    /* Optional (NULL: its name): its rail names' syntax, for the messages
+     * that refuse a rail list ("verbs:DEVICE[:PORT][@ADDR]"). */
+    const char *rail_syntax;
+    /* Optional (NULL: no wishes, no RDMA): bfo_transport_tuning above. */
+    const bfo_transport_tuning *tuning;
 } bfo_transport_ops;
 
 #ifdef __cplusplus

@@ -649,12 +649,12 @@ static const bfo_transport_ops fake_ops = {
     "fake", fk_claims, fk_open1, fk_address, fk_start, fk_backend, fk_progress,
     fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk_errname, fk_reaches, fk_mem_released,
     NULL, 0, 0, /* no settings; the engine's eager limit */
-    fake_counters, 1,
+    fake_counters, 1, "fake:NAME", NULL,
 };
 static const bfo_transport_ops fake2_ops = {
     "fake2", fk2_claims, fk_open2, fk_address, fk_start, fk_backend, fk_progress,
     fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk2_errname, NULL, NULL, NULL, 0, 0,
-    fake2_counters, 2,
+    fake2_counters, 2, NULL, NULL,
 };
 
 /* A rank's instance of a fake (NULL: none). */
@@ -1942,6 +1942,43 @@ static void test_tcp_beacons_heard_and_forged_ones_dropped(void **state)
     }
 }
 
+/* The sizes a layer gives the engine per transport (pml/bfo) come from the
+ * rows of the transports a rail list uses: TCP's fragments only when every
+ * rail is TCP, shared memory's RDMA sizes only when no other RDMA transport
+ * is in use; a transport with a registration cache asks for memory hooks,
+ * or has its cache turned off. */
+static void test_rail_tuning_from_the_rows_of_the_transports_in_use(void **state)
+{
+    bfo_net_tuning t;
+    bfo_net_options o;
+    (void)state;
+    assert_int_equal(bfo_net_rail_tuning("127.0.0.1,tcp:127.0.0.2", &t), 2);
+    assert_int_equal(t.eager_limit, BFO_TCP_EAGER_LIMIT);
+    assert_int_equal(t.frag_size, 256 << 10);
+    assert_int_equal(t.rdma_min + t.rdma_frag_size + (size_t)t.mem_release, 0);
+    assert_int_equal(bfo_net_rail_tuning("shm", &t), 1);
+    assert_int_equal(t.eager_limit + t.frag_size, 0);
+    assert_int_equal(t.rdma_min, 8 << 10);
+    assert_int_equal(t.rdma_frag_size, 1 << 20);
+    assert_int_equal(bfo_net_rail_tuning("shm,127.0.0.1", &t), 2);
+    assert_int_equal(t.eager_limit + t.frag_size, 0);
+    assert_int_equal(t.rdma_min, 8 << 10);
+    assert_int_equal(t.rdma_frag_size, 1 << 20);
+    assert_int_equal(t.mem_release, 0);
+    assert_int_equal(bfo_net_rail_tuning("nothing:at-all", &t), -1);
+#ifdef BFO_HAVE_VERBS
+    assert_int_equal(bfo_net_rail_tuning("shm,verbs:rxe0", &t), 2);
+    assert_int_equal(t.frag_size + t.rdma_min + t.rdma_frag_size, 0);
+    assert_int_equal(t.mem_release, 1);
+    memset(&o, 0, sizeof o);
+    assert_int_equal(bfo_net_options_uncached(&o, "127.0.0.1,verbs:rxe0"), 1);
+    assert_int_equal(o.verbs.reg_cache, -1);
+#endif
+    memset(&o, 0, sizeof o);
+    assert_int_equal(bfo_net_options_uncached(&o, "shm,127.0.0.1"), 0);
+    assert_int_equal(bfo_net_options_uncached(&o, "nothing:at-all"), -1);
+}
+
 /* With neither the configuration nor BFO_EAGER_LIMIT setting it, the
  * eager limit is 64 KiB when every rail is TCP (a 64 KiB message goes
  * eager, 64 KiB + 1 as a rendezvous), the engine's 4 KiB otherwise;
@@ -2199,6 +2236,7 @@ int main(void)
         cmocka_unit_test_teardown(test_rate_estimates_start_at_the_transports_bandwidth_figures, teardown),
         cmocka_unit_test_teardown(test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for, teardown),
         cmocka_unit_test_teardown(test_eager_limit_from_the_environment_unless_configured, teardown),
+        cmocka_unit_test_teardown(test_rail_tuning_from_the_rows_of_the_transports_in_use, teardown),
         cmocka_unit_test_teardown(test_eager_limit_64k_by_default_over_tcp_alone, teardown),
         cmocka_unit_test_teardown(test_tcp_beacons_heard_and_forged_ones_dropped, teardown),
         cmocka_unit_test_teardown(test_no_env_reads_no_bfo_variable_without_it_every_one_is_read, teardown),

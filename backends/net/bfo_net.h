@@ -290,6 +290,28 @@ uint64_t bfo_net_now(void);
 /* Counts the rails of a list ("verbs:rxe0,tcp:10.0.2.1,shm"), or -1 when
  * no transport of this build claims an entry (said on stderr when verbose). */
 int bfo_net_check_rails(const char *list);
+/* What the transports of a rail list want of the engine's sizes (their
+ * rows' eager_limit and tuning, bfo_transport.h), for a layer that sets
+ * the engine's configuration per transport before bfo_net_init (pml/bfo).
+ * Each 0: the engine's default. */
+typedef struct bfo_net_tuning {
+    size_t eager_limit;    /* what bfo_net gives the engine when neither cfg nor BFO_EAGER_LIMIT
+                            * sets one (EAGER LIMIT above) */
+    size_t frag_size;      /* the transport's when it carries every rail */
+    size_t rdma_min;       /* the transport's when it is the only one in use that does RDMA */
+    size_t rdma_frag_size; /* the same */
+    int mem_release;       /* 1: a transport in use keeps registrations beyond a request: call
+                            * bfo_net_mem_released from the allocator's release hooks, or turn
+                            * them off (bfo_net_options_uncached) */
+} bfo_net_tuning;
+/* *out for the list (rails of this build's transports).  Returns the
+ * number of rails, or -1 as bfo_net_check_rails (*out zeroed). */
+int bfo_net_rail_tuning(const char *list, bfo_net_tuning *out);
+/* For a caller that cannot call bfo_net_mem_released: every transport of
+ * the list that keeps registrations beyond a request is set to keep none
+ * (its cache setting "off" in opt).  Returns how many were, or -1 for a
+ * bad list. */
+int bfo_net_options_uncached(bfo_net_options *opt, const char *list);
 /* The transports this build has, as a list ("tcp, verbs, shm"). */
 const char *bfo_net_transports(void);
 /* The tunables of the i-th transport of this build (i from 0; bfo_setting.h):
