@@ -48,7 +48,8 @@
  * members of its options struct that can be set by name (from the
  * environment, `bfo run --set`, MCA parameters), its eager_limit what it
  * wants of the engine when it carries every rail, and its stats() fills
- * the counters it keeps (the rest of bfo_rail_stats stays 0).  Nothing
+ * the counters it keeps (the rest of bfo_rail_stats stays 0); those only
+ * it keeps sit in bfo_rail_stats.tp, named by its row's counters.  Nothing
  * outside the transport's own files names its tunables.
  */
 #ifndef BFO_TRANSPORT_H
@@ -66,9 +67,22 @@
 extern "C" {
 #endif
 
+/* A counter of a transport's own (bfo_transport_ops.counters): what
+ * bfo_net_rail_counter and `bfo stream --json` call it, lower case,
+ * [a-z0-9_], unique within the transport; and one sentence of what it
+ * counts. */
+typedef struct bfo_counter_desc {
+    const char *name;
+    const char *help;
+} bfo_counter_desc;
+
+/* The most counters of its own a transport keeps (bfo_rail_stats.tp). */
+#define BFO_TP_COUNTERS_MAX 16
+
 /* Every transport's counters for one rail, in one shape (bfo_net_get_stats
  * reports these per engine rail).  A transport leaves at zero what it does
- * not count. */
+ * not count.  What only one transport counts goes in tp[], described by
+ * its row (counters), so that this struct names no transport. */
 typedef struct bfo_rail_stats {
     uint64_t frames_tx, frames_rx;   /* frames sent / taken by the engine */
     uint64_t bytes_tx, bytes_rx;     /* their engine bytes (and RDMA bytes this rank moved) */
@@ -82,21 +96,14 @@ typedef struct bfo_rail_stats {
     uint64_t keepalives_tx;          /* back-pressure keepalives sent */
     uint64_t hellos_rejected;        /* incoming connections closed before a valid hello */
     uint64_t hellos_stale;           /* hellos of a dial the peer had given up, refused */
-    uint64_t nudges_tx;              /* TCP: ACK frames sent only for the peer's kernel to acknowledge;
-                                      * verbs: zero-byte RDMA WRITEs (host probes) posted */
+    uint64_t nudges_tx;              /* sent only for the peer's host to answer (TCP: ACK frames for its
+                                      * kernel; verbs: zero-byte RDMA WRITEs for its adapter; shm: none,
+                                      * its pidfd needs no traffic) */
     uint64_t busy_heard;             /* the peer process silent, its rail vouched for by other evidence
                                       * (TCP: its kernel's acknowledgements; shm: its pidfd; verbs:
                                       * its adapter completing a host probe) */
-    uint64_t placed_rx;              /* TCP: FRAGs whose payload was read straight into the receive's
-                                      * buffer (bfo_engine_place) */
-    uint64_t placed_dropped;         /* ... of them, dropped: the receive was gone before the end */
-    uint64_t beacons_sent;           /* TCP: liveness datagrams sent outside the connections (BEACONS) */
-    uint64_t beacons_rcvd;           /* ... received for a live connection: the peer heard */
-    uint64_t beacons_dropped;        /* ... received and dropped: another job, rank, rail or connection,
-                                      * from another address, a repeat, or the fault hook */
-    uint64_t writes_tx;              /* TCP: send calls that handed bytes to the kernel (a frame, a
-                                      * batch of them, or part of one) */
-    uint64_t reads_rx;               /* TCP: read calls on the connections that returned bytes */
+    uint64_t tp[BFO_TP_COUNTERS_MAX]; /* the transport's own counters: tp[i] is the one its row names
+                                       * counters[i] (bfo_net_rail_counter finds one by name) */
 } bfo_rail_stats;
 
 /* What open() gets. */
@@ -110,6 +117,23 @@ typedef struct bfo_transport_args {
     const void *opt;           /* this transport's own options, or NULL (defaults) */
     int log_level;             /* -1 silent, 1 errors (default), 2 connections, 3 debug */
 } bfo_transport_args;
+
+/* What a transport wants of the engine's protocol sizes from a layer that
+ * sizes them per transport (pml/bfo; bfo_net itself applies none of them,
+ * only eager_limit).  bfo_net_rail_tuning combines the rows of a rail list:
+ * each size counts only when this transport is the only one concerned
+ * (frag_size: it carries every rail; rdma_*: it is the only transport in
+ * use that does RDMA), else the engine's default.  0: the engine's. */
+typedef struct bfo_transport_tuning {
+    int rdma;              /* 1: its rails may do RDMA (GET, PUT) */
+    size_t frag_size;      /* bfo_config.frag_size */
+    size_t rdma_min;       /* bfo_config.rdma_min */
+    size_t rdma_frag_size; /* bfo_config.rdma_frag_size */
+    /* With mem_released: its setting that, set "off", keeps no registration
+     * beyond its request, for a layer that cannot call mem_released
+     * (bfo_net_options_uncached) */
+    const char *cache_setting;
+} bfo_transport_tuning;
 
 typedef struct bfo_transport_ops {
     const char *name; /* "tcp": rails named "tcp:..."; also the log prefix */
@@ -160,6 +184,16 @@ typedef struct bfo_transport_ops {
      * engine when every rail is this transport's and neither the program
      * nor BFO_EAGER_LIMIT sets one (TCP: BFO_TCP_EAGER_LIMIT). */
     size_t eager_limit;
+    /* Optional (NULL, 0: none): the counters of its own it keeps in
+     * bfo_rail_stats.tp, ncounters <= BFO_TP_COUNTERS_MAX; tp[i] is
+     * counters[i]. */
+    const bfo_counter_desc *counters;
+    int ncounters;
+    /* Optional (NULL: its name): its rail names' syntax, for the messages
+     * that refuse a rail list ("verbs:DEVICE[:PORT][@ADDR]"). */
+    const char *rail_syntax;
+    /* Optional (NULL: no wishes, no RDMA): bfo_transport_tuning above. */
+    const bfo_transport_tuning *tuning;
 } bfo_transport_ops;
 
 #ifdef __cplusplus

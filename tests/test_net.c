@@ -566,6 +566,11 @@ static void fk_stats(void *vt, int rail, bfo_rail_stats *out)
         return;
     *out = f->st[rail];
     out->hellos_rejected = (uint64_t)(10 * (f->ops == &fake2_ops ? 2 : 1) + rail);
+    if (f->ops == &fake2_ops) {
+        out->tp[0] = 7;
+        out->tp[1] = out->hellos_rejected;
+    } else
+        out->tp[0] = out->hellos_rejected;
 }
 
 static void fk_dump(void *vt, FILE *out)
@@ -635,14 +640,21 @@ static void fk_mem_released(void *vt, const void *buf, size_t len)
     f->releases++;
 }
 
+/* Counters of their own (bfo_rail_stats.tp, fk_stats): "which" at another
+ * place in each, so that a lookup by name must take the rail's table. */
+static const bfo_counter_desc fake_counters[] = { { "which", "10 + its rail" } };
+static const bfo_counter_desc fake2_counters[] = { { "other", "7" }, { "which", "20 + its rail" } };
+
 static const bfo_transport_ops fake_ops = {
     "fake", fk_claims, fk_open1, fk_address, fk_start, fk_backend, fk_progress,
     fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk_errname, fk_reaches, fk_mem_released,
     NULL, 0, 0, /* no settings; the engine's eager limit */
+    fake_counters, 1, "fake:NAME", NULL,
 };
 static const bfo_transport_ops fake2_ops = {
     "fake2", fk2_claims, fk_open2, fk_address, fk_start, fk_backend, fk_progress,
     fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk2_errname, NULL, NULL, NULL, 0, 0,
+    fake2_counters, 2, NULL, NULL,
 };
 
 /* A rank's instance of a fake (NULL: none). */
@@ -1189,6 +1201,25 @@ static void test_engine_rail_maps_to_its_transport_and_that_transports_rail(void
         assert_int_equal(st->rail[0].hellos_rejected, 10);
         assert_int_equal(st->rail[1].hellos_rejected, 20);
         assert_int_equal(st->rail[2].hellos_rejected, 11);
+        /* and its own counters are found by the names its transport gives them */
+        {
+            static const uint64_t which[3] = { 10, 20, 11 };
+            uint64_t v;
+            int nc;
+            for (int g = 0; g < 3; g++) {
+                assert_int_equal(bfo_net_rail_counter(w->n[r], g, "which", &v), BFO_OK);
+                assert_int_equal(v, which[g]);
+            }
+            assert_int_equal(bfo_net_rail_counter(w->n[r], 1, "other", &v), BFO_OK);
+            assert_int_equal(v, 7);
+            assert_int_equal(bfo_net_rail_counter(w->n[r], 0, "other", &v), BFO_ERR_INVALID);
+            assert_int_equal(v, 0);
+            assert_int_equal(bfo_net_rail_counter(w->n[r], 3, "which", &v), BFO_ERR_INVALID);
+            assert_ptr_equal(bfo_net_rail_counters(w->n[r], 1, &nc), fake2_counters);
+            assert_int_equal(nc, 2);
+            assert_null(bfo_net_rail_counters(w->n[r], 3, &nc));
+            assert_int_equal(nc, 0);
+        }
         assert_int_equal(st->rail[0].bytes_tx, a->st[0].bytes_tx);
         assert_int_equal(st->rail[1].bytes_tx, b->st[0].bytes_tx);
         assert_int_equal(st->rail[2].bytes_tx, a->st[1].bytes_tx);
@@ -1817,6 +1848,14 @@ static void beacon_to(int fd, const struct sockaddr_in *to, int rank, int rail, 
  * sequence number, a short one, and a right one from another port: each
  * counted dropped, none heard; then a right one is heard.  With beacons
  * off on both, no beacon port is published and nothing is heard. */
+/* A TCP rail's counter of its own, by the name its row gives it. */
+static uint64_t tcp_counter(bfo_net *n, int rail, const char *name)
+{
+    uint64_t v;
+    assert_int_equal(bfo_net_rail_counter(n, rail, name, &v), BFO_OK);
+    return v;
+}
+
 static void test_tcp_beacons_heard_and_forged_ones_dropped(void **state)
 {
     const uint64_t ms = 1000000ull;
@@ -1826,7 +1865,6 @@ static void test_tcp_beacons_heard_and_forged_ones_dropped(void **state)
         struct sockaddr_in ip[2][2];
         uint16_t up[2][2];
         uint64_t t0, rx0[2];
-        const bfo_net_stats *st;
         w->rails[0] = w->rails[1] = "127.0.0.1,127.0.0.2";
         w->cfg.heartbeat_ns = 1000000 * ms;
         w->cfg.silence_ns = 2000000 * ms;
@@ -1844,19 +1882,18 @@ static void test_tcp_beacons_heard_and_forged_ones_dropped(void **state)
             rx0[g] = E(w, 0)->peers[1].rail[g].det.last_rx;
         run_for(w, 100 * ms);
         for (int g = 0; g < 2; g++) {
-            st = bfo_net_get_stats(w->n[1]);
-            uint64_t sent1 = st->rail[g].beacons_sent;
-            st = bfo_net_get_stats(w->n[0]);
-            assert_int_equal(st->rail[g].beacons_sent, 0);
-            assert_int_equal(st->rail[g].beacons_dropped, 0);
+            uint64_t sent1 = tcp_counter(w->n[1], g, "beacons_sent");
+            assert_int_equal(tcp_counter(w->n[0], g, "beacons_sent"), 0);
+            assert_int_equal(tcp_counter(w->n[0], g, "beacons_dropped"), 0);
             if (!on) {
                 assert_int_equal(sent1, 0);
-                assert_int_equal(st->rail[g].beacons_rcvd, 0);
+                assert_int_equal(tcp_counter(w->n[0], g, "beacons_rcvd"), 0);
                 assert_true(E(w, 0)->peers[1].rail[g].det.last_rx == rx0[g]);
                 continue;
             }
             assert_true(sent1 >= 20);
-            assert_true(st->rail[g].beacons_rcvd >= 20 && st->rail[g].beacons_rcvd <= sent1);
+            uint64_t rcvd0 = tcp_counter(w->n[0], g, "beacons_rcvd");
+            assert_true(rcvd0 >= 20 && rcvd0 <= sent1);
             assert_true(E(w, 0)->peers[1].rail[g].det.last_rx >= t0 + 80 * ms); /* heard by the beacons alone */
         }
         if (on) {
@@ -1867,23 +1904,21 @@ static void test_tcp_beacons_heard_and_forged_ones_dropped(void **state)
             any.sin_port = 0;
             assert_int_equal(bind(other, (struct sockaddr *)&any, sizeof any), 0);
             to.sin_port = htons(up[1][0]);
-            st = bfo_net_get_stats(w->n[1]);
-            dropped = st->rail[0].beacons_dropped;
-            assert_int_equal(st->rail[0].beacons_rcvd, 0);
+            dropped = tcp_counter(w->n[1], 0, "beacons_dropped");
+            assert_int_equal(tcp_counter(w->n[1], 0, "beacons_rcvd"), 0);
             /* the connection's attempt number (1 unless a dial was retried) */
             for (uint64_t a = 1; a <= 4 && !attempt; a++) {
                 beacon_to(f0, &to, 0, 0, JOB, a, a, BFO_TCP_BEACON_SIZE);
                 run_for(w, 5 * ms);
-                st = bfo_net_get_stats(w->n[1]);
-                if (st->rail[0].beacons_rcvd == 1)
+                if (tcp_counter(w->n[1], 0, "beacons_rcvd") == 1)
                     attempt = a;
                 else
-                    assert_int_equal(st->rail[0].beacons_dropped, ++dropped);
+                    assert_int_equal(tcp_counter(w->n[1], 0, "beacons_dropped"), ++dropped);
             }
             assert_true(attempt > 0);
             run_for(w, 5 * ms);
             rx = E(w, 1)->peers[0].rail[0].det.last_rx;
-            rcvd = st->rail[0].beacons_rcvd;
+            rcvd = tcp_counter(w->n[1], 0, "beacons_rcvd");
             beacon_to(f0, &to, 0, 0, JOB + 1, attempt, 100, BFO_TCP_BEACON_SIZE);  /* another job */
             beacon_to(f0, &to, 3, 0, JOB, attempt, 101, BFO_TCP_BEACON_SIZE);      /* no rank 3 */
             beacon_to(f0, &to, 1, 0, JOB, attempt, 102, BFO_TCP_BEACON_SIZE);      /* rank 1 itself */
@@ -1893,20 +1928,55 @@ static void test_tcp_beacons_heard_and_forged_ones_dropped(void **state)
             beacon_to(f0, &to, 0, 0, JOB, attempt, 105, BFO_TCP_BEACON_SIZE - 1);  /* short */
             beacon_to(other, &to, 0, 0, JOB, attempt, 106, BFO_TCP_BEACON_SIZE);   /* from another port */
             run_for(w, 20 * ms);
-            st = bfo_net_get_stats(w->n[1]);
-            assert_int_equal(st->rail[0].beacons_dropped, dropped + 8);
-            assert_int_equal(st->rail[0].beacons_rcvd, rcvd);
+            assert_int_equal(tcp_counter(w->n[1], 0, "beacons_dropped"), dropped + 8);
+            assert_int_equal(tcp_counter(w->n[1], 0, "beacons_rcvd"), rcvd);
             assert_true(E(w, 1)->peers[0].rail[0].det.last_rx == rx); /* none heard */
             beacon_to(f0, &to, 0, 0, JOB, attempt, 107, BFO_TCP_BEACON_SIZE);
             run_for(w, 10 * ms);
-            st = bfo_net_get_stats(w->n[1]);
-            assert_int_equal(st->rail[0].beacons_rcvd, rcvd + 1);
-            assert_int_equal(st->rail[0].beacons_dropped, dropped + 8);
+            assert_int_equal(tcp_counter(w->n[1], 0, "beacons_rcvd"), rcvd + 1);
+            assert_int_equal(tcp_counter(w->n[1], 0, "beacons_dropped"), dropped + 8);
             assert_true(E(w, 1)->peers[0].rail[0].det.last_rx > rx);
             close(other);
         }
         world_fini(w);
     }
+}
+
+/* The sizes a layer gives the engine per transport (pml/bfo) come from the
+ * rows of the transports a rail list uses: TCP's fragments only when every
+ * rail is TCP, shared memory's RDMA sizes only when no other RDMA transport
+ * is in use; a transport with a registration cache asks for memory hooks,
+ * or has its cache turned off. */
+static void test_rail_tuning_from_the_rows_of_the_transports_in_use(void **state)
+{
+    bfo_net_tuning t;
+    bfo_net_options o;
+    (void)state;
+    assert_int_equal(bfo_net_rail_tuning("127.0.0.1,tcp:127.0.0.2", &t), 2);
+    assert_int_equal(t.eager_limit, BFO_TCP_EAGER_LIMIT);
+    assert_int_equal(t.frag_size, 256 << 10);
+    assert_int_equal(t.rdma_min + t.rdma_frag_size + (size_t)t.mem_release, 0);
+    assert_int_equal(bfo_net_rail_tuning("shm", &t), 1);
+    assert_int_equal(t.eager_limit + t.frag_size, 0);
+    assert_int_equal(t.rdma_min, 8 << 10);
+    assert_int_equal(t.rdma_frag_size, 1 << 20);
+    assert_int_equal(bfo_net_rail_tuning("shm,127.0.0.1", &t), 2);
+    assert_int_equal(t.eager_limit + t.frag_size, 0);
+    assert_int_equal(t.rdma_min, 8 << 10);
+    assert_int_equal(t.rdma_frag_size, 1 << 20);
+    assert_int_equal(t.mem_release, 0);
+    assert_int_equal(bfo_net_rail_tuning("nothing:at-all", &t), -1);
+#ifdef BFO_HAVE_VERBS
+    assert_int_equal(bfo_net_rail_tuning("shm,verbs:rxe0", &t), 2);
+    assert_int_equal(t.frag_size + t.rdma_min + t.rdma_frag_size, 0);
+    assert_int_equal(t.mem_release, 1);
+    memset(&o, 0, sizeof o);
+    assert_int_equal(bfo_net_options_uncached(&o, "127.0.0.1,verbs:rxe0"), 1);
+    assert_int_equal(o.verbs.reg_cache, -1);
+#endif
+    memset(&o, 0, sizeof o);
+    assert_int_equal(bfo_net_options_uncached(&o, "shm,127.0.0.1"), 0);
+    assert_int_equal(bfo_net_options_uncached(&o, "nothing:at-all"), -1);
 }
 
 /* With neither the configuration nor BFO_EAGER_LIMIT setting it, the
@@ -2166,6 +2236,7 @@ int main(void)
         cmocka_unit_test_teardown(test_rate_estimates_start_at_the_transports_bandwidth_figures, teardown),
         cmocka_unit_test_teardown(test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for, teardown),
         cmocka_unit_test_teardown(test_eager_limit_from_the_environment_unless_configured, teardown),
+        cmocka_unit_test_teardown(test_rail_tuning_from_the_rows_of_the_transports_in_use, teardown),
         cmocka_unit_test_teardown(test_eager_limit_64k_by_default_over_tcp_alone, teardown),
         cmocka_unit_test_teardown(test_tcp_beacons_heard_and_forged_ones_dropped, teardown),
         cmocka_unit_test_teardown(test_no_env_reads_no_bfo_variable_without_it_every_one_is_read, teardown),

@@ -91,10 +91,12 @@
  *        "conn_errors","malformed_drops","backpressure","keepalives",
  *        "stale_frames","protocol_violations","absent_rails","rdma_reads","rdma_writes",
  *        "host_heard","nudges","thread_rounds","credit_rndv","over_window",
- *        "placed_frames","placed_dropped","beacons_rcvd","beacons_dropped",
+ *        then each transport's own counters by its row's names (TCP:
+ *        "placed_frames","placed_dropped","beacons_sent","beacons_rcvd",
+ *        "beacons_dropped","writes","reads"; bfo_net_counters), then
  *        "demotions","promotions","proc_failed","relayed_frames","relayed_bytes",
  *        "relay_passed","relay_received","routes_found","routes_lost","relay_failed",
- *        "relay_refused","writes","reads","acks",
+ *        "relay_refused","acks",
  *        "per_rail_bytes":[...],"rail_states":[...],
  *        "rail_rates":[...]}
  *       messages/bytes/verified: received at the destinations (delivered);
@@ -158,7 +160,7 @@
  *       job's or connection's, a forgery; bfo_tcp.h, BEACONS), all ranks;
  *       writes, reads: TCP send calls that handed bytes to the kernel and
  *       read calls on the connections that returned bytes, all ranks
- *       (bfo_rail_stats writes_tx, reads_rx: a stream striped over two
+ *       (TCP's own counters, bfo_rail_stats.tp: a stream striped over two
  *       rails makes about as many as over one, tests/tcp/t21_writes.sh);
  *       acks: TCP standalone acknowledgements sent (acks_tx), all ranks.
  *     With the progress thread on, the stream's engine calls run under
@@ -503,9 +505,29 @@ int bfo_cmd_run(int argc, char **argv)
 enum { F_MSGS, F_BYTES, F_VERIFIED, F_CORRUPT, F_DUPS, F_LOST, F_UNREACH, F_DEAD, F_MAPOUTS,
        F_READMIT, F_CONNERR, F_MALFORMED, F_BACKPRESSURE, F_KEEPALIVES, F_STALE, F_VIOLATIONS, F_ABSENT,
        F_RDMA_READS, F_RDMA_WRITES, F_BUSY_HEARD, F_NUDGES, F_THREAD, F_CREDIT_RNDV, F_OVER_WINDOW,
-       F_PLACED, F_PLACED_DROPPED, F_BEACONS_RCVD, F_BEACONS_DROPPED, F_DEMOTIONS, F_PROMOTIONS,
+       F_DEMOTIONS, F_PROMOTIONS,
        F_PROC_FAILED, F_RELAYED_FRAMES, F_RELAYED_BYTES, F_RELAY_PASSED, F_RELAY_RECEIVED,
-       F_ROUTES_FOUND, F_ROUTES_LOST, F_RELAY_FAILED, F_RELAY_REFUSED, F_WRITES, F_READS, F_ACKS, NF /* counters sent to rank 0 */ };
+       F_ROUTES_FOUND, F_ROUTES_LOST, F_RELAY_FAILED, F_RELAY_REFUSED, F_ACKS,
+       F_TP, /* the transports' own counters, by name (tp_names) */
+       NF = F_TP + 2 * BFO_TP_COUNTERS_MAX /* counters sent to rank 0 */ };
+
+/* The names of the transports' own counters (bfo_net_counters) of this
+ * build, each once, in the order of its transports: slot F_TP + i of every
+ * rank is the sum over its rails of the counter named names[i], whatever
+ * rails it has.  Returns how many. */
+static int tp_names(const char **names)
+{
+    const bfo_counter_desc *d;
+    int n = 0, k, nc;
+    for (int i = 0; bfo_net_counters(i, &d, &nc); i++)
+        for (int c = 0; c < nc; c++) {
+            for (k = 0; k < n && strcmp(names[k], d[c].name); k++)
+                ;
+            if (k == n && n < NF - F_TP)
+                names[n++] = d[c].name;
+        }
+    return n;
+}
 
 typedef struct slot {
     bfo_request req;
@@ -1535,6 +1557,8 @@ int bfo_cmd_stream(int argc, char **argv)
             }
         /* counts */
         const bfo_net_stats *ts = bfo_net_get_stats(s->t);
+        const char *tpn[NF - F_TP];
+        int ntp = tp_names(tpn), nc;
         s->f[F_MAPOUTS] = s->e->stats.mapouts;
         s->f[F_READMIT] = s->e->stats.readmissions;
         s->f[F_STALE] = s->e->stats.stale_dropped;
@@ -1565,13 +1589,12 @@ int bfo_cmd_stream(int argc, char **argv)
             s->f[F_KEEPALIVES] += ts->rail[r].keepalives_tx;
             s->f[F_BUSY_HEARD] += ts->rail[r].busy_heard;
             s->f[F_NUDGES] += ts->rail[r].nudges_tx;
-            s->f[F_PLACED] += ts->rail[r].placed_rx;
-            s->f[F_PLACED_DROPPED] += ts->rail[r].placed_dropped;
-            s->f[F_BEACONS_RCVD] += ts->rail[r].beacons_rcvd;
-            s->f[F_BEACONS_DROPPED] += ts->rail[r].beacons_dropped;
-            s->f[F_WRITES] += ts->rail[r].writes_tx;
-            s->f[F_READS] += ts->rail[r].reads_rx;
             s->f[F_ACKS] += ts->rail[r].acks_tx;
+            const bfo_counter_desc *d = bfo_net_rail_counters(s->t, r, &nc);
+            for (int c = 0; c < nc; c++)
+                for (int k = 0; k < ntp; k++)
+                    if (!strcmp(tpn[k], d[c].name))
+                        s->f[F_TP + k] += ts->rail[r].tp[c];
         }
         uint64_t mine[NF + BFO_MAX_RAILS + 4];
         memcpy(mine, s->f, sizeof s->f);
@@ -1641,17 +1664,7 @@ int bfo_cmd_stream(int argc, char **argv)
                        ",\"stale_frames\":%" PRIu64 ",\"protocol_violations\":%" PRIu64
                        ",\"absent_rails\":%" PRIu64 ",\"rdma_reads\":%" PRIu64 ",\"rdma_writes\":%" PRIu64
                        ",\"host_heard\":%" PRIu64 ",\"nudges\":%" PRIu64 ",\"thread_rounds\":%" PRIu64
-                       ",\"credit_rndv\":%" PRIu64 ",\"over_window\":%" PRIu64
-                       ",\"placed_frames\":%" PRIu64 ",\"placed_dropped\":%" PRIu64
-                       ",\"beacons_rcvd\":%" PRIu64 ",\"beacons_dropped\":%" PRIu64
-                       ",\"demotions\":%" PRIu64 ",\"promotions\":%" PRIu64
-                       ",\"proc_failed\":%" PRIu64
-                       ",\"relayed_frames\":%" PRIu64 ",\"relayed_bytes\":%" PRIu64
-                       ",\"relay_passed\":%" PRIu64 ",\"relay_received\":%" PRIu64
-                       ",\"routes_found\":%" PRIu64 ",\"routes_lost\":%" PRIu64
-                       ",\"relay_failed\":%" PRIu64 ",\"relay_refused\":%" PRIu64
-                       ",\"writes\":%" PRIu64 ",\"reads\":%" PRIu64 ",\"acks\":%" PRIu64
-                       ",\"per_rail_bytes\":[",
+                       ",\"credit_rndv\":%" PRIu64 ",\"over_window\":%" PRIu64,
                        s->size, tot[F_MSGS], tot[F_BYTES], tot[F_VERIFIED], tot[F_CORRUPT],
                        tot[F_DUPS], tot[F_LOST], tot[F_UNREACH], tot[F_UNREACH], tot[F_DEAD], tot[F_MAPOUTS],
                        tot[F_READMIT], (double)tot[NF + BFO_MAX_RAILS] / 1e6,
@@ -1661,11 +1674,20 @@ int bfo_cmd_stream(int argc, char **argv)
                        (double)(bfo_net_now() - t_start) / 1e6, tot[F_CONNERR], tot[F_MALFORMED], tot[F_BACKPRESSURE],
                        tot[F_KEEPALIVES], tot[F_STALE], tot[F_VIOLATIONS], tot[F_ABSENT], tot[F_RDMA_READS],
                        tot[F_RDMA_WRITES], tot[F_BUSY_HEARD], tot[F_NUDGES], tot[F_THREAD],
-                       tot[F_CREDIT_RNDV], tot[F_OVER_WINDOW], tot[F_PLACED], tot[F_PLACED_DROPPED],
-                       tot[F_BEACONS_RCVD], tot[F_BEACONS_DROPPED], tot[F_DEMOTIONS], tot[F_PROMOTIONS],
+                       tot[F_CREDIT_RNDV], tot[F_OVER_WINDOW]);
+                for (int k = 0; k < ntp; k++) /* the transports' own, by their rows' names */
+                    printf(",\"%s\":%" PRIu64, tpn[k], tot[F_TP + k]);
+                printf(",\"demotions\":%" PRIu64 ",\"promotions\":%" PRIu64
+                       ",\"proc_failed\":%" PRIu64
+                       ",\"relayed_frames\":%" PRIu64 ",\"relayed_bytes\":%" PRIu64
+                       ",\"relay_passed\":%" PRIu64 ",\"relay_received\":%" PRIu64
+                       ",\"routes_found\":%" PRIu64 ",\"routes_lost\":%" PRIu64
+                       ",\"relay_failed\":%" PRIu64 ",\"relay_refused\":%" PRIu64
+                       ",\"acks\":%" PRIu64 ",\"per_rail_bytes\":[",
+                       tot[F_DEMOTIONS], tot[F_PROMOTIONS],
                        tot[F_PROC_FAILED], tot[F_RELAYED_FRAMES], tot[F_RELAYED_BYTES], tot[F_RELAY_PASSED],
                        tot[F_RELAY_RECEIVED], tot[F_ROUTES_FOUND], tot[F_ROUTES_LOST], tot[F_RELAY_FAILED],
-                       tot[F_RELAY_REFUSED], tot[F_WRITES], tot[F_READS], tot[F_ACKS]);
+                       tot[F_RELAY_REFUSED], tot[F_ACKS]);
                 for (int r = 0; r < bfo_net_nrails(s->t); r++)
                     printf("%s%" PRIu64, r ? "," : "", tot[NF + r]);
                 /* rank 0 toward rank 1 at the end: each rail's state and

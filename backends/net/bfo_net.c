@@ -210,6 +210,75 @@ static int check_rails(const char *list, const bfo_net_options *opt)
 
 int bfo_net_check_rails(const char *list) { return check_rails(list, NULL); }
 
+/* The rows' wishes combined (bfo_transport_tuning): ops[0..n) the
+ * transports in use, each once. */
+static void tune(const bfo_transport_ops *const *ops, int n, bfo_net_tuning *out)
+{
+    const bfo_transport_ops *rdma = NULL;
+    int nrdma = 0;
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < n; i++) {
+        if (ops[i]->tuning && ops[i]->tuning->rdma) {
+            rdma = ops[i];
+            nrdma++;
+        }
+        out->mem_release |= ops[i]->mem_released != NULL;
+    }
+    if (n == 1) {
+        out->eager_limit = ops[0]->eager_limit;
+        out->frag_size = ops[0]->tuning ? ops[0]->tuning->frag_size : 0;
+    }
+    if (nrdma == 1) {
+        out->rdma_min = rdma->tuning->rdma_min;
+        out->rdma_frag_size = rdma->tuning->rdma_frag_size;
+    }
+}
+
+/* The transports of this build a list's rails use, each once, in the
+ * table's order: how many, or -1 for a bad list. */
+static int list_transports(const char *list, const bfo_transport_ops **ops)
+{
+    int n = 0;
+    char *copy, *save = NULL;
+    if (check_rails(list, NULL) < 0 || !(copy = strdup(list)))
+        return -1;
+    for (int i = 0; i < NTRANSPORTS; i++) {
+        int used = 0;
+        strcpy(copy, list);
+        for (char *tok = strtok_r(copy, ",", &save); tok && !used; tok = strtok_r(NULL, ",", &save)) {
+            const void *o;
+            used = claim(tok, NULL, &o) == transports[i].ops;
+        }
+        if (used)
+            ops[n++] = transports[i].ops;
+    }
+    free(copy);
+    return n;
+}
+
+int bfo_net_rail_tuning(const char *list, bfo_net_tuning *out)
+{
+    const bfo_transport_ops *ops[NTRANSPORTS];
+    int n = list_transports(list, ops);
+    memset(out, 0, sizeof *out);
+    if (n < 0)
+        return -1;
+    tune(ops, n, out);
+    return check_rails(list, NULL);
+}
+
+int bfo_net_options_uncached(bfo_net_options *opt, const char *list)
+{
+    const bfo_transport_ops *ops[NTRANSPORTS];
+    int n = list_transports(list, ops), k = 0;
+    char why[200];
+    for (int i = 0; i < n; i++)
+        if (ops[i]->mem_released && ops[i]->tuning && ops[i]->tuning->cache_setting &&
+            bfo_net_options_set(opt, ops[i]->name, ops[i]->tuning->cache_setting, "off", why, sizeof why) == BFO_OK)
+            k++;
+    return n < 0 ? -1 : k;
+}
+
 /* ------------------------------------------------- the engine's backend */
 
 static inline const bfo_backend *rail_be(const bfo_net *n, int rail, int *local)
@@ -699,6 +768,15 @@ const bfo_setting *bfo_net_settings(int i, const char **transport, int *n)
     return transports[i].ops->settings;
 }
 
+const char *bfo_net_counters(int i, const bfo_counter_desc **counters, int *n)
+{
+    if (i < 0 || i >= NTRANSPORTS)
+        return NULL;
+    *counters = transports[i].ops->counters;
+    *n = *counters ? transports[i].ops->ncounters : 0;
+    return transports[i].ops->name;
+}
+
 int bfo_net_options_set(bfo_net_options *opt, const char *transport, const char *name, const char *value,
                         char *why, size_t cap)
 {
@@ -970,8 +1048,12 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     if (!(n = n_new(boot, &opt, rails)))
         return BFO_ERR_NO_MEMORY;
     if (check_rails(n->list, &opt) < 0) {
-        fprintf(stderr, "bfo: bad rail list %s (each one of: tcp:ADDR or ADDR, tcp:[IPV6], verbs:DEVICE[:PORT], "
-                        "shm; at most %d; this build has %s)\n", n->list, BFO_MAX_RAILS, bfo_net_transports());
+        char syntax[256] = "";
+        for (int i = 0; i < NTRANSPORTS; i++) /* each transport's, as its row says */
+            snprintf(syntax + strlen(syntax), sizeof syntax - strlen(syntax), "%s%s", i ? "; " : "",
+                     transports[i].ops->rail_syntax ? transports[i].ops->rail_syntax : transports[i].ops->name);
+        fprintf(stderr, "bfo: bad rail list %s (each one of: %s; at most %d; this build has %s)\n", n->list, syntax,
+                BFO_MAX_RAILS, bfo_net_transports());
         rc = BFO_ERR_INVALID;
         goto fail;
     }
@@ -981,8 +1063,14 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     /* no eager limit from the program or BFO_EAGER_LIMIT: the transport's
      * own when it carries every rail (bfo_net.h, EAGER LIMIT), else the
      * engine's default */
-    if (!cfg.eager_limit && n->ntp == 1)
-        cfg.eager_limit = n->tp[0].ops->eager_limit;
+    if (!cfg.eager_limit) {
+        const bfo_transport_ops *ops[BFO_MAX_RAILS];
+        bfo_net_tuning t;
+        for (int k = 0; k < n->ntp; k++)
+            ops[k] = n->tp[k].ops;
+        tune(ops, n->ntp, &t);
+        cfg.eager_limit = t.eager_limit;
+    }
     cfg.rank = n->rank;
     cfg.nranks = n->size;
     cfg.nrails = n->nrails;
@@ -1279,6 +1367,26 @@ const bfo_net_stats *bfo_net_get_stats(bfo_net *n)
     }
     n_unlock(n);
     return &n->st;
+}
+
+const bfo_counter_desc *bfo_net_rail_counters(const bfo_net *n, int rail, int *count)
+{
+    const bfo_transport_ops *ops = rail >= 0 && rail < n->nrails ? n->tp[n->rtp[rail]].ops : NULL;
+    *count = ops && ops->counters ? ops->ncounters : 0;
+    return *count ? ops->counters : NULL;
+}
+
+int bfo_net_rail_counter(bfo_net *n, int rail, const char *name, uint64_t *value)
+{
+    int count;
+    const bfo_counter_desc *d = bfo_net_rail_counters(n, rail, &count);
+    *value = 0;
+    for (int i = 0; i < count && i < BFO_TP_COUNTERS_MAX; i++)
+        if (!strcmp(d[i].name, name)) {
+            *value = bfo_net_get_stats(n)->rail[rail].tp[i];
+            return BFO_OK;
+        }
+    return BFO_ERR_INVALID;
 }
 
 void bfo_net_fault_drop(bfo_net *n, int rail, int on)

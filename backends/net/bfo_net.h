@@ -89,7 +89,9 @@
  *
  * STATISTICS.  bfo_net_get_stats: per engine rail, in one shape
  *   (bfo_rail_stats: frames, bytes, connects, conn_errors, ...), and how
- *   often the progress thread ran.
+ *   often the progress thread ran.  What one transport alone counts is in
+ *   bfo_rail_stats.tp, found by name: bfo_net_rail_counter (its names:
+ *   bfo_net_rail_counters, bfo_net_counters).
  *
  * THREADS.  The engine is not thread-safe; bfo_net can be.
  *   thread_safe (an option): callers on several threads at once (what
@@ -234,6 +236,15 @@ int bfo_net_nrails(const bfo_net *n);
  * "shm"), or NULL for a rail out of range. */
 const char *bfo_net_rail_transport(const bfo_net *n, int rail);
 const bfo_net_stats *bfo_net_get_stats(bfo_net *n);
+/* The counters of its own that the transport of an engine rail keeps
+ * (bfo_rail_stats.tp[i] is the one named counters[i].name), *count of
+ * them; NULL and 0 for a rail out of range or a transport that keeps none. */
+const bfo_counter_desc *bfo_net_rail_counters(const bfo_net *n, int rail, int *count);
+/* The rail's counter of that name as it stands now (bfo_net_get_stats):
+ * BFO_OK and *value, or BFO_ERR_INVALID (*value 0) when the rail is out of
+ * range or its transport keeps no counter of that name
+ * (bfo_net_rail_counter(n, 0, "beacons_sent", &v): TCP's beacons). */
+int bfo_net_rail_counter(bfo_net *n, int rail, const char *name, uint64_t *value);
 /* buf[0..len) went back to the system (unmapped, trimmed), or is about to:
  * every transport drops the registrations it keeps of that memory
  * (bfo_transport_ops.mem_released; verbs caches them), so that RDMA never
@@ -279,12 +290,38 @@ uint64_t bfo_net_now(void);
 /* Counts the rails of a list ("verbs:rxe0,tcp:10.0.2.1,shm"), or -1 when
  * no transport of this build claims an entry (said on stderr when verbose). */
 int bfo_net_check_rails(const char *list);
+/* What the transports of a rail list want of the engine's sizes (their
+ * rows' eager_limit and tuning, bfo_transport.h), for a layer that sets
+ * the engine's configuration per transport before bfo_net_init (pml/bfo).
+ * Each 0: the engine's default. */
+typedef struct bfo_net_tuning {
+    size_t eager_limit;    /* what bfo_net gives the engine when neither cfg nor BFO_EAGER_LIMIT
+                            * sets one (EAGER LIMIT above) */
+    size_t frag_size;      /* the transport's when it carries every rail */
+    size_t rdma_min;       /* the transport's when it is the only one in use that does RDMA */
+    size_t rdma_frag_size; /* the same */
+    int mem_release;       /* 1: a transport in use keeps registrations beyond a request: call
+                            * bfo_net_mem_released from the allocator's release hooks, or turn
+                            * them off (bfo_net_options_uncached) */
+} bfo_net_tuning;
+/* *out for the list (rails of this build's transports).  Returns the
+ * number of rails, or -1 as bfo_net_check_rails (*out zeroed). */
+int bfo_net_rail_tuning(const char *list, bfo_net_tuning *out);
+/* For a caller that cannot call bfo_net_mem_released: every transport of
+ * the list that keeps registrations beyond a request is set to keep none
+ * (its cache setting "off" in opt).  Returns how many were, or -1 for a
+ * bad list. */
+int bfo_net_options_uncached(bfo_net_options *opt, const char *list);
 /* The transports this build has, as a list ("tcp, verbs, shm"). */
 const char *bfo_net_transports(void);
 /* The tunables of the i-th transport of this build (i from 0; bfo_setting.h):
  * its table, *transport its name, *n its rows; NULL past the last.  What
  * `bfo run --settings` lists and pml/bfo registers as MCA parameters. */
 const bfo_setting *bfo_net_settings(int i, const char **transport, int *n);
+/* The name of the i-th transport of this build (i from 0; NULL past the
+ * last), *counters the counters of its own it keeps
+ * (bfo_transport_ops.counters), *n of them (NULL and 0: none). */
+const char *bfo_net_counters(int i, const bfo_counter_desc **counters, int *n);
 /* A transport's setting in opt (the member of its options in
  * bfo_net_options) from its text, by the transport's table: BFO_OK, or
  * BFO_ERR_INVALID with why (no such transport or setting, or a value that

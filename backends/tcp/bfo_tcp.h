@@ -196,7 +196,7 @@
  *   completions about 0.65 s).  A rail that drops everything loses its
  *   beacons too and is mapped out as before, 160 to 215 ms after the
  *   drop.  Counted per rail: beacons_sent, beacons_rcvd, beacons_dropped
- *   (bfo_rail_stats).
+ *   (its own counters, bfo_rail_stats.tp: BFO_TCP_BEACONS_*).
  *
  * A PEER THAT COMPUTES.  A link that waits on its peer (frames not
  *   acknowledged by the peer process) while the peer process has sent
@@ -335,6 +335,19 @@ typedef struct bfo_tcp_options {
  * dropped for malformed input, completions, frames swallowed by the fault
  * hook, back-pressure and its keepalives, hellos refused. */
 typedef bfo_rail_stats bfo_tcp_rail_stats;
+
+/* TCP's own counters, their places in bfo_rail_stats.tp (named by its row:
+ * bfo_net_rail_counter(n, rail, "beacons_sent"), `bfo stream --json`). */
+enum {
+    BFO_TCP_PLACED_FRAMES,   /* "placed_frames": FRAGs read straight into the receive's buffer */
+    BFO_TCP_PLACED_DROPPED,  /* "placed_dropped": ... of them, dropped: the receive gone before the end */
+    BFO_TCP_BEACONS_SENT,    /* "beacons_sent": liveness datagrams sent (BEACONS) */
+    BFO_TCP_BEACONS_RCVD,    /* "beacons_rcvd": ... received for a live connection: the peer heard */
+    BFO_TCP_BEACONS_DROPPED, /* "beacons_dropped": ... received and dropped */
+    BFO_TCP_WRITES,          /* "writes": send calls that handed bytes to the kernel */
+    BFO_TCP_READS,           /* "reads": read calls on the connections that returned bytes */
+    BFO_TCP_NCOUNTERS
+};
 
 typedef struct bfo_tcp_stats {
     bfo_tcp_rail_stats rail[BFO_MAX_RAILS];

@@ -1825,8 +1825,14 @@ static const bfo_setting verbs_settings[] = {
       CONNECT_TIMEOUT_DEFAULT_NS / 1e6, 1, 3600000, 0, "the control exchange at most this long (ms)" },
 };
 
+/* RDMA at the engine's sizes (registering costs); its registration cache
+ * needs mem_released, or reg_cache off. */
+static const bfo_transport_tuning verbs_tuning = { 1, 0, 0, 0, "reg_cache" };
+
 const bfo_transport_ops bfo_verbs_transport = {
     "verbs", op_claims, op_open, op_address, op_start, op_backend, op_progress,
     op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL, op_mem_released,
     verbs_settings, (int)(sizeof verbs_settings / sizeof verbs_settings[0]), 0,
+    NULL, 0, /* counters: none of its own (its host probes are the common nudges_tx, busy_heard) */
+    "verbs:DEVICE[:PORT][@ADDR]", &verbs_tuning,
 };

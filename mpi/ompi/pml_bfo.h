@@ -41,32 +41,10 @@
 
 #include "bfo_net.h"
 
-/* Fragments when every rail is TCP and pml_bfo_frag_size is 0: four times
- * the engine's 64 KiB.  Measured (bench/pml, one rail, interleaved rounds):
- * a 1 MiB ping-pong took 227-230 us a way with 64 KiB fragments, 152-157
- * with 256 KiB (ob1 148-171); each costs two reads and a pass through the
- * engine.  Not over shared memory or verbs, whose rings and registered
- * buffers are sized by the largest frame. */
-#define PML_BFO_TCP_FRAG_SIZE (256 << 10)
-
-/* The smallest message sent by RDMA when a shared-memory rail is listed
- * and no verbs rail (pml_bfo_rdma_min 0): shared memory's RDMA is a read of
- * the sender's memory by the receiver (process_vm_readv), nothing to
- * register, one copy where the copy protocol makes two and three trips
- * through the rings.  Measured (one run each, pml_bench latency, us a
- * way): 16 KiB 7.0-7.2 with the engine's 64 KiB, 4.7-4.9 with 8 KiB; 32
- * KiB 12.2-12.3 / 5.7-6.9; 64 KiB - 1 22.9-24.2 / 10.4-11.0; ob1 over
- * vader 4.3, 6.2, 9.4.  TCP peers go by copy whatever it says (no RDMA
- * rail reaches them); verbs keeps 64 KiB (registering costs). */
-#define PML_BFO_SHM_RDMA_MIN (8 << 10)
-
-/* Bytes per RDMA read (GET) or PUT slot, with shared memory and no verbs
- * (pml_bfo_rdma_frag_size 0): one process_vm_readv reads it, no buffer of
- * the transport's holds it.  Measured (two runs each, us a way): 4 MiB
- * 814-906 with 64 KiB pieces, 541-769 with 1 MiB (ob1 over vader 591);
- * 1 MiB 131-134 / 137-152 (vader 108): noisy, a small gain at the large
- * end. */
-#define PML_BFO_SHM_RDMA_FRAG (1 << 20)
+/* The fragment and RDMA sizes pml_bfo_frag_size, rdma_min and
+ * rdma_frag_size leave 0 to are the transports' (their rows' tuning,
+ * bfo_net_rail_tuning: 256 KiB fragments when every rail is TCP; RDMA from
+ * 8 KiB in 1 MiB reads with shared memory and no verbs), else the engine's. */
 
 BEGIN_C_DECLS
 
@@ -117,10 +95,10 @@ typedef struct mca_pml_bfo_module {
     char *rails;                /* NULL: shm and the host's first IPv4 interface */
     char *rails_resolved;       /* what bfo_net got, names and CIDRs made addresses */
     int eager_limit;            /* bytes, 0: bfo_net's default */
-    int frag_size;              /* bytes, 0: PML_BFO_TCP_FRAG_SIZE over TCP alone, else the engine's */
-    int rdma_min;               /* bytes, 0: PML_BFO_SHM_RDMA_MIN with shm and no verbs, else the engine's */
+    int frag_size;              /* bytes, 0: the transports' (bfo_net_rail_tuning), else the engine's */
+    int rdma_min;               /* bytes, 0: the transports' (bfo_net_rail_tuning), else the engine's */
     int rdma;                   /* enum bfo_rdma_mode: 0 auto (GET), 1 GET, 2 PUT, 3 copy only */
-    int rdma_frag_size;         /* bytes, 0: PML_BFO_SHM_RDMA_FRAG with shm and no verbs, else frag_size */
+    int rdma_frag_size;         /* bytes, 0: the transports' (bfo_net_rail_tuning), else frag_size */
     int heartbeat_ms, probe_timeout_ms, peer_timeout_ms, silence_ms;
     int progress_thread;
     int relay;                  /* 1: relay through a third rank (bfo_config.relay) */

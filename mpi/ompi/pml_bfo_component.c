@@ -294,7 +294,6 @@ static int resolve_rails(const char *in, char *out, size_t cap)
     for (char *t = strtok_r(list, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
         char addr[INET6_ADDRSTRLEN + 8];
         const char *use = t;
-        struct in_addr a4;
         char *slash = strchr(t, '/');
         if (slash) { /* CIDR: the local IPv4 address inside it */
             char net[64];
@@ -323,8 +322,8 @@ static int resolve_rails(const char *in, char *out, size_t cap)
                 rc = -1;
                 break;
             }
-        } else if (strchr(t, ':') == NULL && strcmp(t, "shm") != 0 && inet_pton(AF_INET, t, &a4) != 1 &&
-                   if_nametoindex(t) != 0) { /* an interface name */
+        } else if (strchr(t, ':') == NULL && bfo_net_check_rails(t) < 0 && if_nametoindex(t) != 0) {
+            /* an interface name: no transport takes it as a rail name */
             use = NULL;
             for (struct ifaddrs *i = ifs; i && !use; i = i->ifa_next)
                 if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && strcmp(i->ifa_name, t) == 0) {
@@ -399,22 +398,6 @@ static int modex_lookup(void *ctx, int rank, void *buf, size_t cap, size_t *len)
     return BFO_OK;
 }
 
-/* 1 when a rail of the list names this transport ("shm", "verbs:"). */
-static int has_rail(const char *rails, const char *kind)
-{
-    for (const char *p = rails; p && *p;) {
-        if (!strncmp(p, kind, strlen(kind)))
-            return 1;
-        p = strchr(p, ',');
-        if (p)
-            p++;
-    }
-    return 0;
-}
-
-/* 1 when every rail of the list is TCP (no shm, no verbs:). */
-static int tcp_only(const char *rails) { return !has_rail(rails, "shm") && !has_rail(rails, "verbs:"); }
-
 /* pml_bfo_standby_rails ("1", "1,2") as bfo_config.standby_rails, or -1
  * for a list that is not of rail indices below nrails (said). */
 static long standby_mask(const char *list, int nrails)
@@ -463,31 +446,32 @@ static void pml_bfo_mem_release(void *buf, size_t length, void *cbdata, bool fro
 }
 
 /* Before bfo_net starts (so that no registration is ever cached while no
- * hook is in place): with a verbs rail, registers the release hook, whose
- * callbacks do nothing until mem_hooks_publish gives them the net.  When
- * Open MPI has no memory hooks, or the registration fails, the verbs cache
- * is turned off (register per request): a cache nobody tells of released
- * memory would hand out stale pages. */
-static void mem_hooks_register(const char *rails, bfo_net_options *opt)
+ * hook is in place): with a transport in use that keeps registrations
+ * beyond a request (bfo_net_tuning.mem_release: verbs), registers the
+ * release hook, whose callbacks do nothing until mem_hooks_publish gives
+ * them the net.  When Open MPI has no memory hooks, or the registration
+ * fails, those caches are turned off (register per request): a cache
+ * nobody tells of released memory would hand out stale pages. */
+static void mem_hooks_register(const char *rails, const bfo_net_tuning *tun, bfo_net_options *opt)
 {
     const int want = OPAL_MEMORY_FREE_SUPPORT | OPAL_MEMORY_MUNMAP_SUPPORT;
-    if (!has_rail(rails, "verbs:"))
-        return; /* no verbs rail: no registration outlives its request */
+    if (!tun->mem_release)
+        return; /* no registration outlives its request */
     (void)mca_base_framework_open(&opal_memory_base_framework, 0); /* as rcache and common ucx do */
     if ((opal_mem_hooks_support_level() & want) != want) {
-        opt->verbs.reg_cache = -1;
-        mca_pml_bfo_log(1, "Open MPI's memory hooks are not available (memory patcher off?): the verbs "
-                           "registration cache is off, every rendezvous buffer is registered for its request");
+        (void)bfo_net_options_uncached(opt, rails);
+        mca_pml_bfo_log(1, "Open MPI's memory hooks are not available (memory patcher off?): the "
+                           "registration caches are off, every rendezvous buffer is registered for its request");
         return;
     }
     if (opal_mem_hooks_register_release(pml_bfo_mem_release, NULL) != OPAL_SUCCESS) {
-        opt->verbs.reg_cache = -1;
-        mca_pml_bfo_log(1, "opal_mem_hooks_register_release failed: the verbs registration cache is off, "
+        (void)bfo_net_options_uncached(opt, rails);
+        mca_pml_bfo_log(1, "opal_mem_hooks_register_release failed: the registration caches are off, "
                            "every rendezvous buffer is registered for its request");
         return;
     }
     hook_registered = 1;
-    mca_pml_bfo_log(1, "verbs registration cache on, kept valid by Open MPI's memory release hook");
+    mca_pml_bfo_log(1, "registration caches on, kept valid by Open MPI's memory release hook");
 }
 
 /* Once bfo_net runs: the callbacks pass released ranges to it. */
@@ -514,6 +498,7 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     static char rails[1024];
     bfo_config cfg;
     bfo_net_options opt;
+    bfo_net_tuning tun;
     bfo_boot *boot = NULL;
     bfo_boot_ops ops;
     const char *want = mca_pml_bfo.rails;
@@ -531,7 +516,7 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     } else
         default_rails(rails, sizeof rails);
     mca_pml_bfo.rails_resolved = rails;
-    if (bfo_net_check_rails(rails) < 0) {
+    if (bfo_net_rail_tuning(rails, &tun) < 0) {
         fprintf(stderr, "pml bfo: pml_bfo_rails \"%s\": no transport of this build (%s) takes it\n", rails,
                 bfo_net_transports());
         return OMPI_ERR_BAD_PARAM;
@@ -551,21 +536,17 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     cfg.max_requests = 4096;
     cfg.max_unexpected = 1024;
     cfg.eager_limit = mca_pml_bfo.eager_limit > 0 ? (size_t)mca_pml_bfo.eager_limit : 0;
-    cfg.rdma_min = mca_pml_bfo.rdma_min > 0 ? (size_t)mca_pml_bfo.rdma_min
-                   : has_rail(rails, "shm") && !has_rail(rails, "verbs:") ? PML_BFO_SHM_RDMA_MIN
-                                              : 0;
+    /* 0: what the transports in use want (their rows' tuning: 8 KiB with
+     * shared memory and no other RDMA transport), else the engine's */
+    cfg.rdma_min = mca_pml_bfo.rdma_min > 0 ? (size_t)mca_pml_bfo.rdma_min : tun.rdma_min;
     if (mca_pml_bfo.rdma < BFO_RDMA_AUTO || mca_pml_bfo.rdma > BFO_RDMA_OFF) {
         fprintf(stderr, "pml bfo: pml_bfo_rdma %d: must be 0 (auto), 1 (GET), 2 (PUT) or 3 (off)\n",
                 mca_pml_bfo.rdma);
         return OMPI_ERR_BAD_PARAM;
     }
     cfg.rdma = mca_pml_bfo.rdma;
-    cfg.rdma_frag_size = mca_pml_bfo.rdma_frag_size > 0 ? (size_t)mca_pml_bfo.rdma_frag_size
-                         : has_rail(rails, "shm") && !has_rail(rails, "verbs:") ? PML_BFO_SHM_RDMA_FRAG
-                                                                               : 0;
-    cfg.frag_size = mca_pml_bfo.frag_size > 0 ? (size_t)mca_pml_bfo.frag_size
-                    : tcp_only(rails)         ? PML_BFO_TCP_FRAG_SIZE
-                                              : 0;
+    cfg.rdma_frag_size = mca_pml_bfo.rdma_frag_size > 0 ? (size_t)mca_pml_bfo.rdma_frag_size : tun.rdma_frag_size;
+    cfg.frag_size = mca_pml_bfo.frag_size > 0 ? (size_t)mca_pml_bfo.frag_size : tun.frag_size;
     cfg.unexpected_budget = mca_pml_bfo.unexpected_budget;
     cfg.heartbeat_ns = (uint64_t)mca_pml_bfo.heartbeat_ms * 1000000u;
     cfg.probe_timeout_ns = (uint64_t)mca_pml_bfo.probe_timeout_ms * 1000000u;
@@ -590,7 +571,7 @@ int mca_pml_bfo_init(int enable_mpi_threads)
      * as an MPI error */
     opt.log_level = mca_pml_bfo.verbose > 0 ? mca_pml_bfo.verbose : -1;
     mca_pml_bfo.thread_multiple = enable_mpi_threads;
-    mem_hooks_register(rails, &opt);
+    mem_hooks_register(rails, &tun, &opt);
     rc = bfo_net_init_boot(&mca_pml_bfo.net, &cfg, &opt, boot);
     if (rc != BFO_OK) {
         mca_pml_bfo_mem_hooks_stop();

@@ -8,8 +8,8 @@
 # to 2.3 times the writes of one rail in this stream, and carried 0.8 of
 # one rail's bandwidth (docs/engine-design.md, "Open questions"); batched,
 # 1.39 to 1.42.  Checked: at most 1.75 times.  The counts are the TCP
-# transport's (bfo_rail_stats writes_tx, reads_rx; bfo stream --json
-# "writes", "reads"), both ranks, both directions, every message verified.
+# transport's (its own counters "writes", "reads": bfo stream --json
+# prints them by those names), both ranks, both directions, every message verified.
 . "$(dirname "$0")/lib.sh"
 
 # per_mib RAILS: the stream's write calls per MiB delivered (and its
