@@ -33,7 +33,7 @@
 #      (bfo__run_self's removed)                      -> make check-headers fails
 #      (the part compiled before the rest of bfo_engine.h)
 #  10c. a private engine name used outside the engine: a backend calls
-#      bfo__config_defaults (bfo_shm.c), a tool reads a rail
+#      bfo__config_defaults (backends/bfo_tp.h, what every transport calls), a tool reads a rail
 #      machine's state past bfo_rail_state (bfo_bench.c)
 #                                                     -> make check-layers fails,
 #                                                        naming file, line and name
@@ -198,10 +198,10 @@ expect fail "bfo__run_self's prototype gone from bfo_engine_hooks.h (bfo_engine_
 # No private use from outside: backends, tools, mpi/, bench/ and examples/
 # use the engine's public API only (tests/check_layers.py, private_use).
 fresh
-sed -i 's/^\(\s*\)bfo_config_defaults(&d);$/\1bfo__config_defaults(\&d);/' "$scratch/repo/backends/shm/bfo_shm.c"
-grep -q '^\s*bfo__config_defaults(&d);$' "$scratch/repo/backends/shm/bfo_shm.c" || { echo "FAIL - could not edit bfo_shm.c"; exit 1; }
-expect fail "backends/shm/bfo_shm.c calls the engine's private bfo__config_defaults: make check-layers" \
-    "backends/shm/bfo_shm.c:[0-9]+: bfo__config_defaults is private to the engine" mk check-layers
+sed -i 's/^\(\s*\)bfo_config_defaults(&d);$/\1bfo__config_defaults(\&d);/' "$scratch/repo/backends/bfo_tp.h"
+grep -q '^\s*bfo__config_defaults(&d);$' "$scratch/repo/backends/bfo_tp.h" || { echo "FAIL - could not edit bfo_tp.h"; exit 1; }
+expect fail "backends/bfo_tp.h calls the engine's private bfo__config_defaults: make check-layers" \
+    "backends/bfo_tp.h:[0-9]+: bfo__config_defaults is private to the engine" mk check-layers
 fresh
 sed -i 's/bfo_rail_state(b->e, b->peer, k) == BFO_RAIL_ST_UP/b->e->peers[b->peer].rail[k].fsm.cs == BFO_RAIL_ST_UP/' \
     "$scratch/repo/tools/bfo_bench.c"
