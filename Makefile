@@ -480,7 +480,7 @@ check-netns: $(BUILD)/bfo
 # TCP and shm, no verbs, no PMIx (GCC: -Wno-tsan, for the shm rings' fences,
 # which order memory shared with another process: nothing TSan sees).
 TSAN_BUILD := build/$(notdir $(CC))-tsan
-TSAN_SRC   := backends/net/bfo_net.c backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c $(TCP_SRC) $(SHM_SRC)
+TSAN_SRC   := backends/net/bfo_net.c backends/bfo_setting.c backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c $(TCP_SRC) $(SHM_SRC)
 $(TSAN_BUILD)/threads: tests/tcp/threads.c $(TSAN_SRC) $(NET_HDR)
 	mkdir -p $(TSAN_BUILD)
 	$(CC) -std=c11 $(WARN) $(if $(findstring clang,$(CC)),,-Wno-tsan) -O1 -g -fsanitize=thread -fno-omit-frame-pointer \
