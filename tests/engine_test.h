@@ -310,4 +310,20 @@ static inline int engine_test_main(int argc, char **argv, const char *group,
     return rc;
 }
 
+/* n messages from rank 0 to rank 1 sent with no receive posted (the
+ * receives come later, or never): the pattern in st->out, st->n = n. */
+static inline void stream_send_only(stream *st, int n)
+{
+    sr_world *w = st->w;
+    assert_true(n <= STREAM_MAX);
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < STREAM_LEN; k++)
+            st->out[i][k] = sr_pattern(i, (size_t)k);
+        st->src[i] = 0;
+        st->dst[i] = 1;
+        assert_int_equal(bfo_isend(&w->e[0], &st->s[i], st->out[i], STREAM_LEN, 1, 1, i, w->sn.now), BFO_OK);
+    }
+    st->n = n;
+}
+
 #endif /* ENGINE_TEST_H */

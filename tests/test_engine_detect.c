@@ -658,15 +658,7 @@ static void test_back_pressure_keepalives_keep_the_rails_up(void **state)
         memset(&st, 0, sizeof st);
         sr_world *w = st.w = detect_world_cfg(72 + (uint64_t)keepalive, 1, x, &cfg);
         bfo_request *r = st.r;
-        for (int i = 0; i < 40; i++) { /* sends only: the receives come later */
-            for (int k = 0; k < STREAM_LEN; k++)
-                st.out[i][k] = sr_pattern(i, (size_t)k);
-            st.src[i] = 0;
-            st.dst[i] = 1;
-            assert_int_equal(bfo_isend(&w->e[0], &st.s[i], st.out[i], STREAM_LEN, 1, 1, i, w->sn.now),
-                             BFO_OK);
-        }
-        st.n = 40;
+        stream_send_only(&st, 40); /* sends only: the receives come later */
         w->sn.transport_heard = keepalive; /* acknowledgements and keepalives */
         pass_time(w, 1000 * MS);
         assert_int_equal(w->e[1].uxm_in_use, 8); /* it did push back */

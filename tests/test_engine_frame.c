@@ -231,15 +231,7 @@ static void test_out_of_order_messages_move_on_in_their_own_buffers(void **state
     sr_world *w = st.w = detect_world_cfg(74, 1, x, &cfg);
     bfo_request *r = st.r;
     sn_set_path(&w->sn, 0, 1, 0, SN_PATH_HOLD);
-    for (int i = 0; i < 40; i++) {
-        for (int k = 0; k < STREAM_LEN; k++)
-            st.out[i][k] = sr_pattern(i, (size_t)k);
-        st.src[i] = 0;
-        st.dst[i] = 1;
-        assert_int_equal(bfo_isend(&w->e[0], &st.s[i], st.out[i], STREAM_LEN, 1, 1, i, w->sn.now),
-                         BFO_OK);
-    }
-    st.n = 40;
+    stream_send_only(&st, 40);
     pass_time(w, 20 * MS);
     assert_int_equal(bfo__ooo_count(&w->e[1]), 8); /* every buffer holds a message that came too early */
     assert_int_equal(bfo_engine_out_of_order_count(&w->e[1]), 8);
