@@ -117,7 +117,7 @@ endif
 ENGINE_TEST_PARTS := pools rate detect post match request send recv machines frame relay revoke api
 ENGINE_TESTS := $(ENGINE_TEST_PARTS:%=test_engine_%)
 TESTS    := test_transitions test_link test_scenarios test_wire $(ENGINE_TESTS) test_fastpath test_noalloc test_verbs_map test_reg_cache \
-            test_verbs_scenarios test_porting test_abi test_net_abi test_shm test_net test_settings test_boot test_group \
+            test_verbs_scenarios test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_boot test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
@@ -175,14 +175,14 @@ endif
 endif
 SHM_SRC  := backends/shm/bfo_shm.c
 SHM_HDR  := backends/shm/bfo_shm.h backends/bfo_transport.h backends/bfo_sink.h backends/bfo_setting.h backends/bfo_list.h backends/bfo_link.h backends/bfo_tp.h backends/bfo_tp_os.h $(HEADERS)
-NET_SRC  := backends/net/bfo_net.c backends/bfo_setting.c $(BOOT_SRC) $(TCP_SRC) $(SHM_SRC) $(VERBS_SRC)
+NET_SRC  := backends/net/bfo_net.c backends/net/bfo_railsel.c backends/bfo_setting.c $(BOOT_SRC) $(TCP_SRC) $(SHM_SRC) $(VERBS_SRC)
 # ... compiled once per build for the programs that link them (bfo,
 # test_net, test_boot, tcp_badpeer, master_worker), with this build's flags,
 # sanitizers included; libbfo_net.a has its own -fPIC objects ($(BUILD)/obj)
 NET_OBJS := $(patsubst %.c,$(BUILD)/nobj/%.o,$(notdir $(NET_SRC)))
 VERBS_HDR := backends/bfo_setting.h backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_cache.h backends/verbs/bfo_verbs_glue.h backends/bfo_link.h backends/bfo_tp.h backends/bfo_tp_os.h \
              backends/bfo_sink.h backends/bfo_transport.h
-NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
+NET_HDR  := backends/net/bfo_net.h backends/net/bfo_railsel.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
 .PHONY: all bench bench-engine bench-tcp bench-netns bench-relay dance demo check check-netns check-headers check-layers check-spdx check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
@@ -209,6 +209,9 @@ LIBS_test_net   := -lcmocka $(NET_LIBS)
 # the settings' parser and the transports' tables of them (bfo_setting.h)
 EXTRA_test_settings := $(NET_OBJS)
 LIBS_test_settings  := -lcmocka $(NET_LIBS)
+# one rail value for the whole job (bfo_railsel.h): made-up hosts
+EXTRA_test_railsel := $(NET_OBJS)
+LIBS_test_railsel  := -lcmocka $(NET_LIBS)
 EXTRA_test_boot := $(NET_OBJS)
 LIBS_test_boot  := -lcmocka $(NET_LIBS)
 # the engine's fast paths against the generated machines: the same
@@ -628,7 +631,8 @@ DOCDIR       ?= $(PREFIX)/share/doc/bfo
 bfo_ver      = $(shell sed -n 's/^\#define BFO_VERSION_$(1) \([0-9]*\)$$/\1/p' include/fsm/bfo.h)
 VERSION      := $(call bfo_ver,MAJOR).$(call bfo_ver,MINOR).$(call bfo_ver,PATCH)
 INSTALL_HDR  := $(HEADERS) backends/bfo_sink.h backends/bfo_transport.h backends/bfo_setting.h backends/boot/bfo_boot.h \
-                backends/tcp/bfo_tcp.h backends/verbs/bfo_verbs.h backends/shm/bfo_shm.h backends/net/bfo_net.h
+                backends/tcp/bfo_tcp.h backends/verbs/bfo_verbs.h backends/shm/bfo_shm.h backends/net/bfo_net.h \
+                backends/net/bfo_railsel.h
 PC_REQUIRES  :=
 PC_LIBS      :=
 ifneq ($(PMIX_LIBS),)

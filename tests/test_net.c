@@ -1156,6 +1156,56 @@ static void test_three_ranks_every_pair_exchanges_over_two_rails(void **state)
     world_fini(w);
 }
 
+/* Rank 2's host has no second network ("-" holds its place, bfo_railsel.h):
+ * rail 1 between 0 and 1 is UP, rail 1 to and from 2 is ABSENT from the
+ * start (never dialled, no failure), and every pair's messages go over
+ * what they share. */
+static int rail1_absent_to_2(world *w, void *arg)
+{
+    (void)arg;
+    for (int r = 0; r < 3; r++)
+        for (int p = 0; p < 3; p++)
+            if (p != r && (rail_state(w, r, p, 0) != BFO_RAIL_ST_UP ||
+                           rail_state(w, r, p, 1) != (r == 2 || p == 2 ? BFO_RAIL_ST_ABSENT : BFO_RAIL_ST_UP)))
+                return 0;
+    return 1;
+}
+
+static void test_rank_without_a_network_holds_its_place_and_the_others_use_that_rail(void **state)
+{
+    world *w;
+    msgs ms = { .n = 0 };
+    (void)state;
+    w = world_new(3, 1);
+    w->rails[0] = w->rails[1] = "fake:a,fake:b";
+    w->rails[2] = "fake:a,-";
+    assert_int_equal(world_init(w, 3), BFO_OK);
+    assert_int_equal(bfo_net_nrails(w->n[2]), 2);
+    assert_string_equal(bfo_net_rail_transport(w->n[2], 1), BFO_NET_RAIL_ABSENT);
+    assert_int_equal(fk_of(2, &fake_ops)->nrails, 1); /* the transport opened only what there is */
+    assert_true(drive(w, rail1_absent_to_2, NULL));
+    for (int s = 0; s < 3; s++)
+        for (int d = 0; d < 3; d++)
+            if (s != d) {
+                msg_add(&ms, s, d, 100);
+                msg_add(&ms, s, d, 300 * 1024 + (size_t)s);
+            }
+    exchange(w, &ms);
+    assert_true(rail1_absent_to_2(w, NULL)); /* nothing tried the missing rail meanwhile */
+    assert_int_equal(E(w, 0)->stats.mapouts, 0);
+    world_fini(w);
+}
+
+/* A list of nothing but "-" is no list: a rank needs one rail. */
+static void test_rail_list_of_absent_places_only_is_refused(void **state)
+{
+    (void)state;
+    assert_int_equal(bfo_net_check_rails("-"), -1);
+    assert_int_equal(bfo_net_check_rails("-,-"), -1);
+    assert_int_equal(bfo_net_check_rails("127.0.0.2,-"), 2);
+    assert_int_equal(bfo_net_check_rails("-,shm"), 2);
+}
+
 static int rail_not_up_0_1_2(world *w, void *arg)
 {
     (void)arg;
@@ -2220,6 +2270,8 @@ int main(void)
         cmocka_unit_test_teardown(test_messages_both_ways_over_two_fake_rails_arrive_intact, teardown),
         cmocka_unit_test_teardown(test_every_transport_setting_read_from_its_variable_garbage_refused, teardown),
         cmocka_unit_test_teardown(test_three_ranks_every_pair_exchanges_over_two_rails, teardown),
+        cmocka_unit_test_teardown(test_rank_without_a_network_holds_its_place_and_the_others_use_that_rail, teardown),
+        cmocka_unit_test(test_rail_list_of_absent_places_only_is_refused),
         cmocka_unit_test_teardown(test_engine_rail_maps_to_its_transport_and_that_transports_rail, teardown),
         cmocka_unit_test_teardown(test_rail_cut_mid_stream_fails_over_every_message_once_then_readmitted, teardown),
         cmocka_unit_test_teardown(test_peer_with_fewer_rails_extra_rail_absent_no_failover, teardown),

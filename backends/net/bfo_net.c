@@ -197,15 +197,18 @@ static int check_rails(const char *list, const bfo_net_options *opt)
     const void *o;
     if (!list || !*list || !(copy = strdup(list)))
         return -1;
+    int present = 0;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (n >= BFO_MAX_RAILS || !claim(tok, opt, &o)) {
+        int absent = !strcmp(tok, BFO_NET_RAIL_ABSENT);
+        if (n >= BFO_MAX_RAILS || (!absent && !claim(tok, opt, &o))) {
             n = -1;
             break;
         }
+        present += !absent;
         n++;
     }
     free(copy);
-    return n > 0 && list[strlen(list) - 1] != ',' && !strstr(list, ",,") ? n : -1;
+    return n > 0 && present > 0 && list[strlen(list) - 1] != ',' && !strstr(list, ",,") ? n : -1;
 }
 
 int bfo_net_check_rails(const char *list) { return check_rails(list, NULL); }
@@ -247,7 +250,7 @@ static int list_transports(const char *list, const bfo_transport_ops **ops)
         strcpy(copy, list);
         for (char *tok = strtok_r(copy, ",", &save); tok && !used; tok = strtok_r(NULL, ",", &save)) {
             const void *o;
-            used = claim(tok, NULL, &o) == transports[i].ops;
+            used = strcmp(tok, BFO_NET_RAIL_ABSENT) && claim(tok, NULL, &o) == transports[i].ops;
         }
         if (used)
             ops[n++] = transports[i].ops;
@@ -283,7 +286,7 @@ int bfo_net_options_uncached(bfo_net_options *opt, const char *list)
 
 static inline const bfo_backend *rail_be(const bfo_net *n, int rail, int *local)
 {
-    if (rail < 0 || rail >= n->nrails)
+    if (rail < 0 || rail >= n->nrails || n->rtp[rail] < 0)
         return NULL;
     *local = n->rlocal[rail];
     return &n->tp[n->rtp[rail]].be;
@@ -392,6 +395,13 @@ static int n_connect(void *ctx, int peer, int rail)
     bfo_net *n = (bfo_net *)ctx;
     int r = 0; /* rail_be sets it when it returns a backend */
     const bfo_backend *b = rail_be(n, rail, &r);
+    if (!b && rail >= 0 && rail < n->nrails && peer >= 0 && peer < n->size) {
+        /* this rank has no rail on that network ("-"): it reaches nobody */
+        unsigned char *due = &n->absent_due[(size_t)peer * BFO_MAX_RAILS + (size_t)rail];
+        n->nabsent_due += !*due;
+        *due = 1;
+        return 0;
+    }
     if (n->cards_later && b && peer >= 0 && peer < n->size) { /* made at the first progress */
         n->connect_due[(size_t)peer * BFO_MAX_RAILS + (size_t)rail] = 1;
         return 0;
@@ -586,10 +596,10 @@ static size_t card_make(bfo_net *n, uint8_t *c, size_t cap)
     const char *names[BFO_MAX_RAILS];
     bfo_addr addr[BFO_MAX_RAILS];
     for (int g = 0; g < n->nrails; g++) {
-        net_tp *tp = &n->tp[n->rtp[g]];
-        names[g] = tp->ops->name;
+        net_tp *tp = n->rtp[g] >= 0 ? &n->tp[n->rtp[g]] : NULL;
         memset(&addr[g], 0, sizeof addr[g]);
-        if (tp->ops->address(tp->t, n->rlocal[g], &addr[g]) != BFO_OK)
+        names[g] = tp ? tp->ops->name : BFO_NET_RAIL_ABSENT; /* no address: no peer's transport takes it */
+        if (tp && tp->ops->address(tp->t, n->rlocal[g], &addr[g]) != BFO_OK)
             return 0;
     }
     return bfo_net_card_write(c, cap, n->nrails, names, addr);
@@ -627,7 +637,10 @@ static int card_read(bfo_net *n, int peer)
 static const peer_rail *peer_rail_of(bfo_net *n, int peer, int g)
 {
     const peer_rail *pr;
-    const char *ours = n->tp[n->rtp[g]].ops->name;
+    const char *ours;
+    if (n->rtp[g] < 0)
+        return NULL; /* no rail of ours on that network */
+    ours = n->tp[n->rtp[g]].ops->name;
     if (card_read(n, peer) != 0)
         return NULL;
     if (g >= n->pnrails[peer]) {
@@ -638,7 +651,10 @@ static const peer_rail *peer_rail_of(bfo_net *n, int peer, int g)
     }
     pr = &n->prails[(size_t)peer * BFO_MAX_RAILS + g];
     if (strcmp(pr->transport, ours) != 0) {
-        if (n->log >= 2)
+        if (n->log >= 2 && !strcmp(pr->transport, BFO_NET_RAIL_ABSENT))
+            fprintf(stderr, "bfo-net[%d]: rank %d has no rail %d (none on that network): it does not reach it\n",
+                    n->rank, peer, g);
+        else if (n->log >= 2)
             fprintf(stderr, "bfo-net[%d]: rank %d's rail %d is a %s rail, ours is %s: it does not reach it\n",
                     n->rank, peer, g, pr->transport, ours);
         return NULL;
@@ -917,8 +933,14 @@ static void rails_group(bfo_net *n, const bfo_net_options *opt)
     char *save = NULL;
     for (char *tok = strtok_r(n->list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         const void *o = NULL;
-        const bfo_transport_ops *ops = claim(tok, opt, &o);
+        const bfo_transport_ops *ops;
         int g = n->nrails++, k;
+        if (!strcmp(tok, BFO_NET_RAIL_ABSENT)) { /* a slot this rank has no rail in */
+            n->rtp[g] = -1;
+            n->rlocal[g] = -1;
+            continue;
+        }
+        ops = claim(tok, opt, &o);
         for (k = 0; k < n->ntp && n->tp[k].ops != ops; k++)
             ;
         if (k == n->ntp) {
@@ -1204,7 +1226,8 @@ int bfo_net_nrails(const bfo_net *n) { return n->nrails; }
 
 const char *bfo_net_rail_transport(const bfo_net *n, int rail)
 {
-    return rail >= 0 && rail < n->nrails ? n->tp[n->rtp[rail]].ops->name : NULL;
+    return rail >= 0 && rail < n->nrails ? n->rtp[rail] >= 0 ? n->tp[n->rtp[rail]].ops->name : BFO_NET_RAIL_ABSENT
+                                         : NULL;
 }
 
 /* ------------------------------------------------------------- progress */
@@ -1362,8 +1385,9 @@ const bfo_net_stats *bfo_net_get_stats(bfo_net *n)
 {
     n_lock(n);
     for (int g = 0; g < n->nrails; g++) {
-        const net_tp *tp = &n->tp[n->rtp[g]];
-        tp->ops->stats(tp->t, n->rlocal[g], &n->st.rail[g]);
+        const net_tp *tp = n->rtp[g] >= 0 ? &n->tp[n->rtp[g]] : NULL;
+        if (tp)
+            tp->ops->stats(tp->t, n->rlocal[g], &n->st.rail[g]);
     }
     n_unlock(n);
     return &n->st;
@@ -1371,7 +1395,7 @@ const bfo_net_stats *bfo_net_get_stats(bfo_net *n)
 
 const bfo_counter_desc *bfo_net_rail_counters(const bfo_net *n, int rail, int *count)
 {
-    const bfo_transport_ops *ops = rail >= 0 && rail < n->nrails ? n->tp[n->rtp[rail]].ops : NULL;
+    const bfo_transport_ops *ops = rail >= 0 && rail < n->nrails && n->rtp[rail] >= 0 ? n->tp[n->rtp[rail]].ops : NULL;
     *count = ops && ops->counters ? ops->ncounters : 0;
     return *count ? ops->counters : NULL;
 }
@@ -1392,7 +1416,7 @@ int bfo_net_rail_counter(bfo_net *n, int rail, const char *name, uint64_t *value
 void bfo_net_fault_drop(bfo_net *n, int rail, int on)
 {
     n_lock(n);
-    if (rail >= 0 && rail < n->nrails) {
+    if (rail >= 0 && rail < n->nrails && n->rtp[rail] >= 0) {
         const net_tp *tp = &n->tp[n->rtp[rail]];
         tp->ops->fault(tp->t, n->rlocal[rail], on);
     }
@@ -1481,7 +1505,7 @@ static void dump_engine(bfo_net *n, FILE *f)
         for (int r = 0; r < n->nrails; r++) {
             const bfo_rail_link *rs = &e->peers[p].rail[r];
             fprintf(f, "bfo-net[%d]: engine: peer %d rail %d (%s %d): %s, in flight %d, probe out %d, "
-                    "heard %.3f ms ago, posted %.3f ms ago\n", n->rank, p, r, n->tp[n->rtp[r]].ops->name,
+                    "heard %.3f ms ago, posted %.3f ms ago\n", n->rank, p, r, bfo_net_rail_transport(n, r),
                     n->rlocal[r], bfo_rail_state_name(bfo_rail_state(e, p, r)), rs->rate.inflight, rs->det.probe_out,
                     (double)(now - rs->det.last_rx) / 1e6, (double)(now - rs->rate.last_tx) / 1e6);
         }

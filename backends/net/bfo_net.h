@@ -28,7 +28,11 @@
  *   address, `tcp:[IPV6]`; `verbs:DEVICE[:PORT][@ADDR]`; `shm`).  The same
  *   shape on every rank: rail i of one rank reaches rail i of the others.
  *   A name no transport of this build claims is refused at init
- *   (BFO_ERR_INVALID, said on stderr).
+ *   (BFO_ERR_INVALID, said on stderr).  "-" (BFO_NET_RAIL_ABSENT) holds
+ *   a rail's place on a rank that has no rail there (a host without that
+ *   network: bfo_railsel.h): its card says so, and that rail reaches no
+ *   peer from it or to it (RAIL_ABSENT); a list needs one rail that is not
+ *   "-".
  *
  * WIRE-UP.  Each rank publishes one card (bfo_boot_publish): for every
  *   rail, its transport's name and the address the transport gives.  A
@@ -339,6 +343,8 @@ const char *bfo_net_errname(int rc);
  * bfo_net_card_read the number of rails, or -1 for a broken card. */
 #define BFO_NET_CARD_MAGIC 0xBF0CA7D1u
 #define BFO_NET_NAME_MAX 16
+/* A rail list's entry, and a card's transport, for "no rail here". */
+#define BFO_NET_RAIL_ABSENT "-"
 size_t bfo_net_card_write(uint8_t *card, size_t cap, int nrails, const char *const *transport,
                           const bfo_addr *addr);
 int bfo_net_card_read(const uint8_t *card, size_t len, char (*transport)[BFO_NET_NAME_MAX], bfo_addr *addr);

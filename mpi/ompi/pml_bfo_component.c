@@ -7,6 +7,7 @@
  * otherwise returns from init having done nothing (no socket, no memory).
  */
 #include "pml_bfo.h"
+#include "bfo_railsel.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -278,92 +279,90 @@ static int asked_for(void)
 
 /* ------------------------------------------------------------ the rails */
 
-/* An interface name or a CIDR made this host's IPv4 address on it; anything
- * else (an address, tcp:, verbs:, shm) as it is.  out gets the list. */
-static int resolve_rails(const char *in, char *out, size_t cap)
+/* The rails of this rank, from the one value every rank is given
+ * (pml_bfo_rails; bfo_railsel.h says what it takes): each host finds its
+ * address on each network the value names, and rail i is the same network
+ * on every rank.  When the value names interfaces (or is the default),
+ * which networks exist is known only from every host's answer: each rank
+ * publishes what it found, one fence (every rank of the job selects bfo
+ * alike, so every rank takes part; a rank whose pick failed still does,
+ * and publishes why), and each reads every rank's networks.  A value of
+ * CIDRs, groups, shm and verbs needs none of that. */
+#define NETS_KEY "pml.bfo.nets"
+
+static int rails_exchange(bfo_railsel *s)
 {
-    struct ifaddrs *ifs = NULL;
-    char *list = strdup(in), *save = NULL;
-    size_t used = 0;
-    int rc = 0;
-    out[0] = 0;
-    if (!list)
-        return -1;
-    if (getifaddrs(&ifs) != 0)
-        ifs = NULL;
-    for (char *t = strtok_r(list, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
-        char addr[INET6_ADDRSTRLEN + 8];
-        const char *use = t;
-        char *slash = strchr(t, '/');
-        if (slash) { /* CIDR: the local IPv4 address inside it */
-            char net[64];
-            int bits = atoi(slash + 1);
-            size_t nl = (size_t)(slash - t);
-            struct in_addr n4;
-            use = NULL;
-            if (nl < sizeof net && bits >= 0 && bits <= 32) {
-                memcpy(net, t, nl);
-                net[nl] = 0;
-                if (inet_pton(AF_INET, net, &n4) == 1) {
-                    uint32_t mask = bits ? htonl(~0u << (32 - bits)) : 0;
-                    for (struct ifaddrs *i = ifs; i && !use; i = i->ifa_next)
-                        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET) {
-                            struct in_addr ia = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
-                            if ((ia.s_addr & mask) == (n4.s_addr & mask)) {
-                                inet_ntop(AF_INET, &ia, addr, sizeof addr);
-                                use = addr;
-                            }
-                        }
-                }
-            }
-            if (!use) {
-                fprintf(stderr, "pml bfo: pml_bfo_rails: %s: no interface of this host has an IPv4 "
-                                "address in it\n", t);
-                rc = -1;
-                break;
-            }
-        } else if (strchr(t, ':') == NULL && bfo_net_check_rails(t) < 0 && if_nametoindex(t) != 0) {
-            /* an interface name: no transport takes it as a rail name */
-            use = NULL;
-            for (struct ifaddrs *i = ifs; i && !use; i = i->ifa_next)
-                if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && strcmp(i->ifa_name, t) == 0) {
-                    inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, addr, sizeof addr);
-                    use = addr;
-                }
-            if (!use) {
-                fprintf(stderr, "pml bfo: pml_bfo_rails: interface %s has no IPv4 address\n", t);
-                rc = -1;
-                break;
-            }
-        }
-        if (used + strlen(use) + 2 > cap) {
-            rc = -1;
-            break;
-        }
-        used += (size_t)snprintf(out + used, cap - used, "%s%s", used ? "," : "", use);
+    char mine[1024];
+    const char **nets;
+    int rc, size = mca_pml_bfo.size;
+    if (!bfo_railsel_nets(s, mine, sizeof mine))
+        snprintf(mine, sizeof mine, "!its networks do not fit in %zu bytes", sizeof mine);
+    OPAL_MODEX_SEND_STRING(rc, OPAL_PMIX_GLOBAL, NETS_KEY, mine, strlen(mine) + 1);
+    if (rc == OPAL_SUCCESS && (rc = opal_pmix.commit()) == OPAL_SUCCESS)
+        rc = opal_pmix.fence(NULL, 1);
+    if (rc != OPAL_SUCCESS) {
+        fprintf(stderr, "pml bfo: rank %d: the exchange of the ranks' networks failed: %s\n", mca_pml_bfo.rank,
+                opal_strerror(rc));
+        return OMPI_ERROR;
     }
-    if (ifs)
-        freeifaddrs(ifs);
-    free(list);
+    if (s->err[0])
+        return OMPI_ERR_BAD_PARAM; /* published for the others to say; this rank says it itself */
+    nets = (const char **)calloc((size_t)size, sizeof *nets);
+    if (!nets)
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    for (int r = 0; r < size; r++) {
+        opal_process_name_t name;
+        uint8_t *data = NULL;
+        size_t sz = 0;
+        name.jobid = mca_pml_bfo.jobid;
+        name.vpid = (opal_vpid_t)r;
+        OPAL_MODEX_RECV_STRING(rc, NETS_KEY, &name, &data, &sz);
+        if (rc == OPAL_SUCCESS && data && sz > 0 && data[sz - 1] == 0)
+            nets[r] = (const char *)data;
+        else
+            free(data);
+    }
+    rc = bfo_railsel_merge(s, nets, size) == BFO_OK ? OMPI_SUCCESS : OMPI_ERR_BAD_PARAM;
+    for (int r = 0; r < size; r++)
+        free((void *)nets[r]);
+    free(nets);
     return rc;
 }
 
-/* The default: shm, and the first IPv4 interface that is up and not
- * loopback (127.0.0.1 when there is none). */
-static void default_rails(char *out, size_t cap)
+/* The rail list bfo_net takes, into out; what was picked and why at
+ * verbose 1.  OMPI_SUCCESS, or an error said on stderr. */
+static int rails_pick(bfo_railsel *s, char *out, size_t cap)
 {
-    struct ifaddrs *ifs = NULL;
-    char addr[INET_ADDRSTRLEN] = "127.0.0.1";
-    if (getifaddrs(&ifs) == 0) {
-        for (struct ifaddrs *i = ifs; i; i = i->ifa_next)
-            if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
-                !(i->ifa_flags & IFF_LOOPBACK)) {
-                inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, addr, sizeof addr);
-                break;
-            }
-        freeifaddrs(ifs);
+    static bfo_railsel_if ifs[BFO_RAILSEL_IF_MAX];
+    const char *value = mca_pml_bfo.rails;
+    char said[1024];
+    const char *shown = value && *value ? value : "(the default: shm,auto)";
+    int nifs = bfo_railsel_host(ifs, BFO_RAILSEL_IF_MAX), rc, picked;
+    picked = bfo_railsel_pick(s, value, ifs, nifs > 0 ? nifs : 0) == BFO_OK;
+    if (!picked)
+        fprintf(stderr, "pml bfo: rank %d: pml_bfo_rails \"%s\": %s\n", mca_pml_bfo.rank, shown, s->err);
+    if (s->exchange && mca_pml_bfo.size > 1)
+        rc = rails_exchange(s); /* a failed pick too: the others wait for its word */
+    else if (!picked)
+        rc = OMPI_ERR_BAD_PARAM;
+    else if (s->exchange) { /* one rank: its own networks are the job's */
+        char mine[1024];
+        const char *one[1] = { mine };
+        rc = bfo_railsel_nets(s, mine, sizeof mine) && bfo_railsel_merge(s, one, 1) == BFO_OK ? OMPI_SUCCESS
+                                                                                           : OMPI_ERR_BAD_PARAM;
+    } else
+        rc = bfo_railsel_local(s) == BFO_OK ? OMPI_SUCCESS : OMPI_ERR_BAD_PARAM;
+    if (rc != OMPI_SUCCESS && picked && s->err[0]) /* the job's rails, not this rank's pick */
+        fprintf(stderr, "pml bfo: rank %d: pml_bfo_rails \"%s\": %s\n", mca_pml_bfo.rank, shown, s->err);
+    if (rc != OMPI_SUCCESS)
+        return rc;
+    if (!bfo_railsel_list(s, out, cap)) {
+        fprintf(stderr, "pml bfo: rank %d: the rail list is over %zu bytes\n", mca_pml_bfo.rank, cap);
+        return OMPI_ERR_BAD_PARAM;
     }
-    snprintf(out, cap, "shm,%s", addr);
+    bfo_railsel_describe(s, said, sizeof said);
+    mca_pml_bfo_log(1, "rank %d picked (pml_bfo_rails \"%s\"): %s", mca_pml_bfo.rank, shown, said);
+    return OMPI_SUCCESS;
 }
 
 /* ------------------------------------------------------------ the modex */
@@ -398,21 +397,33 @@ static int modex_lookup(void *ctx, int rank, void *buf, size_t cap, size_t *len)
     return BFO_OK;
 }
 
-/* pml_bfo_standby_rails ("1", "1,2") as bfo_config.standby_rails, or -1
- * for a list that is not of rail indices below nrails (said). */
-static long standby_mask(const char *list, int nrails)
+/* pml_bfo_standby_rails ("1", "1,2", "10.36.2.0/24", "eth2") as
+ * bfo_config.standby_rails: rail indices, or networks (a rail's name, or
+ * an interface of this host: the network it is on); -1 when an entry is
+ * neither (said).  A network no host has, or an interface this host
+ * lacks, names nothing here: it is not an error where a network is
+ * optional. */
+static long standby_mask(const char *list, const bfo_railsel *s)
 {
     unsigned m = 0;
-    for (const char *p = list ? list : ""; *p;) {
+    char copy[512], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", list ? list : "");
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         char *end;
-        long r = strtol(p, &end, 10);
-        if (end == p || r < 0 || r >= nrails || (*end && *end != ',')) {
-            fprintf(stderr, "pml bfo: pml_bfo_standby_rails \"%s\": not a list of rail indices from 0 to %d\n",
-                    list, nrails - 1);
-            return -1;
+        long r = strtol(t, &end, 10);
+        if (end != t && !*end && r >= 0 && r < s->nslots) {
+            m |= 1u << r;
+            continue;
         }
-        m |= 1u << r;
-        p = *end ? end + 1 : end;
+        if (end == t && (r = bfo_railsel_slot(s, t)) >= 0) {
+            m |= 1u << r;
+            continue;
+        }
+        if (end == t && (strchr(t, '/') || strchr(t, '=') == NULL))
+            continue; /* a network or an interface this rank does not have */
+        fprintf(stderr, "pml bfo: pml_bfo_standby_rails \"%s\": \"%s\" is not a rail index from 0 to %d or a "
+                        "network\n", list, t, s->nslots - 1);
+        return -1;
     }
     return (long)m;
 }
@@ -501,7 +512,8 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     bfo_net_tuning tun;
     bfo_boot *boot = NULL;
     bfo_boot_ops ops;
-    const char *want = mca_pml_bfo.rails;
+    static bfo_railsel sel;
+    char tune_list[1024];
     long standby;
     int rc;
 
@@ -510,18 +522,22 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     mca_pml_bfo.jobid = OMPI_PROC_MY_NAME->jobid;
     /* no BFO_RAILS: under mpirun every setting is an MCA parameter (one
      * host's environment must not make its ranks differ: opt.no_env below) */
-    if (want && *want) {
-        if (resolve_rails(want, rails, sizeof rails) != 0)
-            return OMPI_ERR_BAD_PARAM;
-    } else
-        default_rails(rails, sizeof rails);
+    if ((rc = rails_pick(&sel, rails, sizeof rails)) != OMPI_SUCCESS)
+        return rc;
     mca_pml_bfo.rails_resolved = rails;
-    if (bfo_net_rail_tuning(rails, &tun) < 0) {
+    /* the sizes follow the job's rails, not this host's: a place another
+     * host fills ("-") is one of its networks, a TCP rail, so that every
+     * rank takes the same defaults */
+    tune_list[0] = 0;
+    for (int g = 0; g < sel.nslots; g++)
+        snprintf(tune_list + strlen(tune_list), sizeof tune_list - strlen(tune_list), "%s%s", g ? "," : "",
+                 sel.mine[g] >= 0 ? sel.r[sel.mine[g]].rail : "0.0.0.0");
+    if (bfo_net_rail_tuning(tune_list, &tun) < 0) {
         fprintf(stderr, "pml bfo: pml_bfo_rails \"%s\": no transport of this build (%s) takes it\n", rails,
                 bfo_net_transports());
         return OMPI_ERR_BAD_PARAM;
     }
-    if ((standby = standby_mask(mca_pml_bfo.standby_rails, bfo_net_check_rails(rails))) < 0)
+    if ((standby = standby_mask(mca_pml_bfo.standby_rails, &sel)) < 0)
         return OMPI_ERR_BAD_PARAM;
     memset(&ops, 0, sizeof ops);
     ops.publish = modex_publish;

@@ -82,6 +82,9 @@ expect_rails() {
 # the rails of node I from its rail addresses: "ADDR(1),ADDR(2)"
 v4() { echo "10.36.1.$((10 + $1)),10.36.2.$((10 + $1))"; }
 all_v4() { echo "$(v4 1);$(v4 2);$(v4 3);$(v4 4)"; }
+v6() { echo "tcp:[fd36:1::$((10 + $1))],tcp:[fd36:2::$((10 + $1))]"; }
+# with node4 on rail 1 only: "-" holds rail 2's place there
+one_rail_v4() { echo "$(v4 1);$(v4 2);$(v4 3);10.36.1.14,-"; }
 
 # why LOG: the first error lines of a failed run, for the report
 why() {
@@ -227,43 +230,48 @@ echo "# 4 hosts x 4 ranks, mpirun on a head node through tests/hosts/agent.sh; r
 
 # --- every host alike: eth1 on rail 1, eth2 on rail 2
 HOSTS_ONE_RAIL='' HOSTS_SWAPPED=''
-if topology bfo.cidr4 bfo.shm_cidr4 bfo.ifname ob1.control bfo.default bfo.ipv6_cidr bfo.cut; then
+if topology bfo.cidr4 bfo.shm_cidr4 bfo.ifname ob1.control bfo.default bfo.exclude bfo.ipv6_cidr bfo.cut bfo.ipv6_cut; then
     COLL=1 case_ok bfo.cidr4 "$(all_v4)" "${BFO[@]}" --mca pml_bfo_rails 10.36.1.0/24,10.36.2.0/24
     COLL=1 case_ok bfo.shm_cidr4 "shm,$(v4 1);shm,$(v4 2);shm,$(v4 3);shm,$(v4 4)" \
         "${BFO[@]}" --mca pml_bfo_rails shm,10.36.1.0/24,10.36.2.0/24
     case_ok bfo.ifname "$(all_v4)" "${BFO[@]}" --mca pml_bfo_rails eth1,eth2
     COLL=1 case_ok ob1.control "" "${OB1[@]}"
-    # the default: shm and the first IPv4 interface up and not loopback:
-    # here the management network, the runtime's own (a gap of its own:
-    # not the rails; it passes)
-    case_ok bfo.default "shm,10.36.0.11;shm,10.36.0.12;shm,10.36.0.13;shm,10.36.0.14" "${BFO[@]}"
-    case_gap bfo.ipv6_cidr "" --mca pml_bfo_rails fd36:1::/64,fd36:2::/64
+    # the default (shm,auto): every network of every host but loopback,
+    # the management one among them; "^mgmt0" is the default without it
+    case_ok bfo.default "shm,10.36.0.11,$(v4 1);shm,10.36.0.12,$(v4 2);shm,10.36.0.13,$(v4 3);shm,10.36.0.14,$(v4 4)" \
+        "${BFO[@]}"
+    case_ok bfo.exclude "shm,$(v4 1);shm,$(v4 2);shm,$(v4 3);shm,$(v4 4)" "${BFO[@]}" --mca pml_bfo_rails '^mgmt0'
+    COLL=1 case_ok bfo.ipv6_cidr "$(v6 1);$(v6 2);$(v6 3);$(v6 4)" "${BFO[@]}" --mca pml_bfo_rails fd36:1::/64,fd36:2::/64
 
     # a rail cut on one host mid-run: node2's eth1 drops every packet in
     # and out (nftables) 3 s into a 10 s stream; the stream must complete
     # over rail 2
     case_cut bfo.cut 2 1 10.36.1.0/24,10.36.2.0/24
+    case_cut bfo.ipv6_cut 2 1 fd36:1::/64,fd36:2::/64
 fi
 
-# --- node4 has rail 1 only: a CIDR of rail 2 names nothing there
+# --- node4 has rail 1 only: rail 2 between the others, rail 1 to node4
 HOSTS_ONE_RAIL=4 HOSTS_SWAPPED=''
-if topology bfo.one_rail_host ob1.one_rail_host; then
+if topology bfo.one_rail_host bfo.one_rail_host_ifname ob1.one_rail_host bfo.one_rail_host_cut; then
     case_ok ob1.one_rail_host "" "${OB1[@]}"
-    case_gap bfo.one_rail_host "" --mca pml_bfo_rails 10.36.1.0/24,10.36.2.0/24
+    COLL=1 case_ok bfo.one_rail_host "$(one_rail_v4)" "${BFO[@]}" --mca pml_bfo_rails 10.36.1.0/24,10.36.2.0/24
+    case_ok bfo.one_rail_host_ifname "$(one_rail_v4)" "${BFO[@]}" --mca pml_bfo_rails 'eth1,?eth2'
+    # rail 2 cut on node1: its peers on node2, node3 keep rail 1
+    case_cut bfo.one_rail_host_cut 1 2 10.36.1.0/24,10.36.2.0/24
 fi
 
 # --- node3's NICs the other way round: eth1 on rail 2's network
 HOSTS_ONE_RAIL='' HOSTS_SWAPPED=3
 if topology bfo.swapped_cidr4 bfo.swapped_ifname bfo.swapped_ifname_cut bfo.swapped_cidr4_cut; then
     case_ok bfo.swapped_cidr4 "$(all_v4)" "${BFO[@]}" --mca pml_bfo_rails 10.36.1.0/24,10.36.2.0/24
-    case_gap bfo.swapped_ifname "$(all_v4)" --mca pml_bfo_rails eth1,eth2
-    # why that matters: paired by position, node3's rail 0 (eth1, on rail
-    # 2's network) dials node1's rail 0 (on rail 1's network): out through
-    # node3's eth2, back through its eth1, so both of node3's bfo rails to
-    # any peer use both networks, and cutting one network on node3 cuts
-    # both; by CIDR each rail stays on its network and the cut is survived
+    case_ok bfo.swapped_ifname "$(all_v4)" "${BFO[@]}" --mca pml_bfo_rails eth1,eth2
+    # why that matters: paired by position (before issue 36), node3's rail
+    # 0 (eth1, on rail 2's network) dialled node1's rail 0 (on rail 1's
+    # network): out through node3's eth2, back through its eth1, so both of
+    # node3's rails used both networks and cutting one cut both; by network
+    # each rail stays on its own and the cut is survived
     case_cut bfo.swapped_cidr4_cut 3 1 10.36.1.0/24,10.36.2.0/24
-    case_cut bfo.swapped_ifname_cut 3 1 eth1,eth2 gap
+    case_cut bfo.swapped_ifname_cut 3 1 eth1,eth2
 fi
 hosts_down
 
