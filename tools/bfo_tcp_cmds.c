@@ -188,6 +188,7 @@
 #include <unistd.h>
 
 #include "bfo_net.h"
+#include "bfo_railsel.h"
 #include "bfo_tcp.h"
 
 int bfo_cmd_run(int argc, char **argv);
@@ -215,7 +216,7 @@ static int free_port(void)
 }
 
 static const char run_usage[] =
-    "usage: bfo run -n N [--rails A,B,...] [--timeout SEC] [--keep-going] [--pidfile FILE]\n"
+    "usage: bfo run -n N [--rails VALUE] [--verbose] [--timeout SEC] [--keep-going] [--pidfile FILE]\n"
     "               [--bootstrap ADDR:PORT] [--set TRANSPORT.NAME=VALUE]... -- PROGRAM ARGS...\n"
     "       bfo run --settings   (every transport's settings: what --set takes)\n";
 
@@ -322,12 +323,44 @@ static void kill_all(const pid_t *pid, const int *alive, int n, int sig)
             kill(pid[i], sig);
 }
 
+/* --rails VALUE as pml/bfo takes pml_bfo_rails (bfo_railsel.h: CIDRs,
+ * interfaces, auto, ^exclude, ...), resolved here once: every rank runs on
+ * this host, so this host's networks are the job's.  A plain list of
+ * transports' rails ("127.0.0.2,127.0.0.3") goes as it is.  The list for
+ * BFO_RAILS into out, or NULL (said). */
+static const char *run_rails(const char *value, char *out, size_t cap, int verbose)
+{
+    static bfo_railsel s;
+    static bfo_railsel_if ifs[BFO_RAILSEL_IF_MAX];
+    char nets[1024], said[1024];
+    const char *one[1] = { nets };
+    int nifs;
+    if (bfo_net_check_rails(value) >= 1) {
+        if (verbose)
+            fprintf(stderr, "bfo run: rails %s (as given)\n", value);
+        return value;
+    }
+    nifs = bfo_railsel_host(ifs, BFO_RAILSEL_IF_MAX);
+    if (bfo_railsel_pick(&s, value, ifs, nifs > 0 ? nifs : 0) != BFO_OK ||
+        !bfo_railsel_nets(&s, nets, sizeof nets) || bfo_railsel_merge(&s, one, 1) != BFO_OK ||
+        !bfo_railsel_list(&s, out, cap)) {
+        fprintf(stderr, "bfo run: --rails %s: %s\n", value, s.err[0] ? s.err : "the list does not fit");
+        return NULL;
+    }
+    if (verbose) {
+        bfo_railsel_describe(&s, said, sizeof said);
+        fprintf(stderr, "bfo run: rails %s from \"%s\": %s\n", out, value, said);
+    }
+    return out;
+}
+
 int bfo_cmd_run(int argc, char **argv)
 {
     int n = 0, keep = 0, i, prog = -1, failed = 0, left, timed_out = 0;
     double timeout = 0;
     const char *rails = NULL, *pidfile = NULL, *boot = NULL;
-    char bootbuf[64];
+    char bootbuf[64], picked[1024];
+    int verbose = 0;
     pid_t *pid;
     int *alive, *status, *tell; /* tell: per rank, the write end of its failure reports */
     struct timespec t0, tn;
@@ -339,6 +372,8 @@ int bfo_cmd_run(int argc, char **argv)
             n = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rails") && i + 1 < argc)
             rails = argv[++i];
+        else if (!strcmp(argv[i], "--verbose"))
+            verbose = 1;
         else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
             timeout = atof(argv[++i]);
         else if (!strcmp(argv[i], "--keep-going"))
@@ -366,12 +401,8 @@ int bfo_cmd_run(int argc, char **argv)
         fputs(run_usage, stderr);
         return 2;
     }
-    if (rails) {
-        if (bfo_net_check_rails(rails) < 1) {
-            fprintf(stderr, "bfo run: bad --rails %s\n", rails);
-            return 2;
-        }
-    }
+    if (rails && (rails = run_rails(rails, picked, sizeof picked, verbose)) == NULL)
+        return 2;
     if (!boot) {
         int port = free_port();
         if (port < 0) {

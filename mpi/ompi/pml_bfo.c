@@ -271,8 +271,8 @@ static int peer_error(int peer, int left)
         else
             snprintf(s, sizeof s,
                      "pml bfo: rank %d of MPI_COMM_WORLD is unreachable from rank %d: every rail to it failed "
-                     "and none came back within pml_bfo_peer_timeout_ms (rails %s)",
-                     peer, M->rank, M->rails_resolved ? M->rails_resolved : "?");
+                     "and none came back within pml_bfo_peer_timeout_ms (rails %s, networks %s)",
+                     peer, M->rank, M->rails_resolved ? M->rails_resolved : "?", M->rail_nets ? M->rail_nets : "?");
         ompi_mpi_errnum_add_string(code, s, (int)strlen(s) + 1);
         codes[peer] = code;
     }

@@ -94,6 +94,7 @@ typedef struct mca_pml_bfo_module {
     int priority;
     char *rails;                /* NULL: shm and the host's first IPv4 interface */
     char *rails_resolved;       /* what bfo_net got, names and CIDRs made addresses */
+    char *rail_nets;            /* the job's rails by network, in order (bfo_railsel) */
     int eager_limit;            /* bytes, 0: bfo_net's default */
     int frag_size;              /* bytes, 0: the transports' (bfo_net_rail_tuning), else the engine's */
     int rdma_min;               /* bytes, 0: the transports' (bfo_net_rail_tuning), else the engine's */

@@ -149,12 +149,13 @@ static int component_register(void)
     mca_pml_bfo.rails = NULL;
     (void)mca_base_component_var_register(
         &mca_pml_bfo_component.pmlm_version, "rails",
-        "The rails, comma-separated, the same list on every rank (rail i of one rank reaches "
-        "rail i of the others): an IPv4 or IPv6 address (tcp:ADDR, tcp:[IPV6]), an interface "
-        "name (eth1: its IPv4 address) or a CIDR (10.1.0.0/16: this host's address in it), "
-        "verbs:DEVICE[:PORT][@ADDR], or shm (shared memory, ranks on one host). Exactly "
-        "those rails are used. Unset: shm and this host's first IPv4 interface that is up "
-        "and not loopback (127.0.0.1 when it has none); BFO_RAILS is not read",
+        "The rails, one value for the whole job, comma-separated; each entry names a network and "
+        "each host finds its own address on it (rail i is the same network on every rank; a host "
+        "without it has no rail there): a CIDR (10.1.0.0/16, fd00:1::/64), a network group "
+        "NAME=CIDR+CIDR, an interface (eth1: the network it is on; ?eth2: where present), auto "
+        "(every interface up, not loopback, bridge or virtual), shm, verbs:DEVICE[:PORT][@ADDR], "
+        "or a literal address (one host only). ^LIST: the default without these interfaces or "
+        "CIDRs. Unset: shm,auto. pml_bfo_verbose 1 says what each rank picked; BFO_RAILS is not read",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_1, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_pml_bfo.rails);
     mca_pml_bfo.eager_limit = 0;
@@ -244,9 +245,9 @@ static int component_register(void)
     mca_pml_bfo.standby_rails = NULL;
     (void)mca_base_component_var_register(
         &mca_pml_bfo_component.pmlm_version, "standby_rails",
-        "Rails (indices into pml_bfo_rails, comma-separated: 1 makes rail 1 a standby) that carry "
-        "probes only while a rail not among them is up, and data when none is (active-standby); "
-        "unset: none",
+        "Rails that carry probes only while a rail not among them is up, and data when none is "
+        "(active-standby), comma-separated: rail indices (1), networks (10.36.2.0/24, a group's "
+        "name) or interfaces of the host (eth2: the rail on its network); unset: none",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_pml_bfo.standby_rails);
     register_settings();
@@ -419,8 +420,10 @@ static long standby_mask(const char *list, const bfo_railsel *s)
             m |= 1u << r;
             continue;
         }
-        if (end == t && (strchr(t, '/') || strchr(t, '=') == NULL))
-            continue; /* a network or an interface this rank does not have */
+        if (end == t) {
+            mca_pml_bfo_log(1, "pml_bfo_standby_rails: %s names no rail of this rank", t);
+            continue; /* a network or an interface this host does not have */
+        }
         fprintf(stderr, "pml bfo: pml_bfo_standby_rails \"%s\": \"%s\" is not a rail index from 0 to %d or a "
                         "network\n", list, t, s->nslots - 1);
         return -1;
@@ -513,6 +516,7 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     bfo_boot *boot = NULL;
     bfo_boot_ops ops;
     static bfo_railsel sel;
+    static char nets[BFO_MAX_RAILS * (BFO_RAILSEL_NAME_MAX + 1)];
     char tune_list[1024];
     long standby;
     int rc;
@@ -525,6 +529,10 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     if ((rc = rails_pick(&sel, rails, sizeof rails)) != OMPI_SUCCESS)
         return rc;
     mca_pml_bfo.rails_resolved = rails;
+    nets[0] = 0;
+    for (int g = 0; g < sel.nslots; g++)
+        snprintf(nets + strlen(nets), sizeof nets - strlen(nets), "%s%s", g ? "," : "", sel.slot[g]);
+    mca_pml_bfo.rail_nets = nets;
     /* the sizes follow the job's rails, not this host's: a place another
      * host fills ("-") is one of its networks, a TCP rail, so that every
      * rank takes the same defaults */
