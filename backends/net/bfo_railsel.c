@@ -314,27 +314,23 @@ static int pick_auto(bfo_railsel *s, int entry, const char *excl, const bfo_rail
     return BFO_OK;
 }
 
-/* "NAME=CIDR+CIDR": the group's rail (this host's address in any). */
-static int pick_group(bfo_railsel *s, int entry, char *t, const bfo_railsel_if *ifs, int nifs)
+/* This host's first address in a network (never loopback, never IPv6
+ * link-local), or NULL. */
+static const bfo_railsel_if *net_hit(const bfo_railsel_if *ifs, int nifs, int fam, const uint8_t *net, int bits)
 {
-    char *eq = strchr(t, '='), *save = NULL;
-    const bfo_railsel_if *hit = NULL;
-    bfo_railsel_rail *r;
-    *eq = 0;
-    if (!*t || strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != strlen(t))
-        return fail(s, "\"%s\": a network group's name is letters, digits, '_', '.', '-'", t);
-    if (by_net(s, t))
-        return fail(s, "\"%s\": named twice", t);
-    for (char *c = strtok_r(eq + 1, "+", &save); c; c = strtok_r(NULL, "+", &save)) {
-        int fam, bits;
-        uint8_t net[16];
-        if (cidr_parse(c, &fam, net, &bits) != 0)
-            return fail(s, "network group %s: \"%s\" is not a CIDR (10.1.0.0/16, fd00::/64)", t, c);
-        for (int k = 0; k < nifs && !hit; k++)
-            if (ifs[k].family == fam && !(ifs[k].flags & BFO_RAILSEL_LOOPBACK) && in_prefix(ifs[k].addr, net, bits))
-                hit = &ifs[k];
-    }
-    if (!(r = add(s, entry, 0, t)))
+    for (int k = 0; k < nifs; k++)
+        if (ifs[k].family == fam && !(ifs[k].flags & BFO_RAILSEL_LOOPBACK) && (fam == 4 || usable6(&ifs[k])) &&
+            in_prefix(ifs[k].addr, net, bits))
+            return &ifs[k];
+    return NULL;
+}
+
+/* The rail of a network the value names (a CIDR, a group): this host's
+ * address hit on it, or "-". */
+static int add_named(bfo_railsel *s, int entry, const char *name, const bfo_railsel_if *hit)
+{
+    bfo_railsel_rail *r = add(s, entry, 0, name);
+    if (!r)
         return fail(s, "more than %d rails", BFO_RAILSEL_CAND_MAX);
     if (hit) {
         snprintf(r->ifname, sizeof r->ifname, "%s", hit->name);
@@ -345,30 +341,38 @@ static int pick_group(bfo_railsel *s, int entry, char *t, const bfo_railsel_if *
     return BFO_OK;
 }
 
+/* "NAME=CIDR+CIDR": the group's rail (this host's address in any). */
+static int pick_group(bfo_railsel *s, int entry, char *t, const bfo_railsel_if *ifs, int nifs)
+{
+    char *eq = strchr(t, '='), *save = NULL;
+    const bfo_railsel_if *hit = NULL;
+    *eq = 0;
+    if (!*t || strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != strlen(t))
+        return fail(s, "\"%s\": a network group's name is letters, digits, '_', '.', '-'", t);
+    if (by_net(s, t))
+        return fail(s, "\"%s\": named twice", t);
+    for (char *c = strtok_r(eq + 1, "+", &save); c; c = strtok_r(NULL, "+", &save)) {
+        int fam, bits;
+        uint8_t net[16];
+        if (cidr_parse(c, &fam, net, &bits) != 0)
+            return fail(s, "network group %s: \"%s\" is not a CIDR (10.1.0.0/16, fd00::/64)", t, c);
+        if (!hit)
+            hit = net_hit(ifs, nifs, fam, net, bits);
+    }
+    return add_named(s, entry, t, hit);
+}
+
 static int pick_cidr(bfo_railsel *s, int entry, const char *t, const bfo_railsel_if *ifs, int nifs)
 {
     int fam, bits;
     uint8_t net[16];
     char name[BFO_RAILSEL_NAME_MAX];
-    const bfo_railsel_if *hit = NULL;
-    bfo_railsel_rail *r;
     if (cidr_parse(t, &fam, net, &bits) != 0)
         return fail(s, "\"%s\" is not a CIDR (10.1.0.0/16, fd00::/64)", t);
     net_name(fam, net, bits, name, sizeof name);
     if (by_net(s, name))
         return fail(s, "\"%s\": the network %s is named twice", t, name);
-    for (int k = 0; k < nifs && !hit; k++)
-        if (ifs[k].family == fam && in_prefix(ifs[k].addr, net, bits) && (fam == 4 || usable6(&ifs[k])))
-            hit = &ifs[k];
-    if (!(r = add(s, entry, 0, name)))
-        return fail(s, "more than %d rails", BFO_RAILSEL_CAND_MAX);
-    if (hit) {
-        snprintf(r->ifname, sizeof r->ifname, "%s", hit->name);
-        rail_text(hit, r->rail, sizeof r->rail);
-        snprintf(r->why, sizeof r->why, "%s", r->rail);
-    } else
-        snprintf(r->why, sizeof r->why, "no address in it here");
-    return BFO_OK;
+    return add_named(s, entry, name, net_hit(ifs, nifs, fam, net, bits));
 }
 
 static int is_literal(const char *t)

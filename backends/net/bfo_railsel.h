@@ -11,13 +11,15 @@
  * THE VALUE.  Entries, comma-separated, each one rail (or, for auto, as
  * many as the host has networks):
  *   10.1.0.0/16, fd00:1::/64   a network by CIDR (IPv4 or IPv6): this host's
- *                              address in it; none here: "-"
+ *                              address in it (never loopback or IPv6
+ *                              link-local); none here: "-"
  *   NAME=CIDR+CIDR...          a network group the admin names (a routed
  *                              fabric, one subnet per rack): this host's
  *                              address in any of them; the rail is NAME
  *   eth1                       an interface: the network it is on here (its
  *                              IPv4 subnet, else its global IPv6 one); a host
- *                              without it fails (a typo must not pass)
+ *                              without it fails (a typo must not pass); lo,
+ *                              named so, is a network of its host alone
  *   ?eth2                      the same where the host has it, nothing where
  *                              it has not
  *   auto                       every interface the default takes (below)
