@@ -33,6 +33,11 @@
 #   HOSTS_SWAPPED="3"   node3's interfaces are made in the other order and
 #                       named the other way: eth1 is on rail 2's network,
 #                       eth2 on rail 1's (a host whose NIC order differs)
+#   HOSTS_RACKS="3 4"   a routed fabric, one subnet per rack: every node has
+#                       one rail, eth1; the nodes listed are in rack 2
+#                       (10.36.2.0/24 on br2), the others in rack 1
+#                       (10.36.1.0/24 on br1); the switch routes between
+#                       the racks (10.36.1.1, 10.36.2.1; IPv4 only)
 #
 # hosts_up N; hosts_mpirun LOG SECS NP ARGS...; hosts_cut I RAIL;
 # hosts_uncut I; hosts_down (also on EXIT).  Hold /work/.netlock (flock)
@@ -43,6 +48,7 @@ HOSTS_ROOT=$(cd "$HOSTS_DIR/../.." && pwd)
 HOSTS_WORK=${HOSTS_WORK:-$(mktemp -d /tmp/bfo-hosts.XXXXXX)}
 HOSTS_ONE_RAIL=${HOSTS_ONE_RAIL:-}
 HOSTS_SWAPPED=${HOSTS_SWAPPED:-}
+HOSTS_RACKS=${HOSTS_RACKS:-}
 HOSTS_SW=
 HOSTS_HEAD=
 declare -a HOSTS_PID=()
@@ -95,6 +101,18 @@ hosts_link() {
     in_host "$i" ip link set "$dev" up
 }
 
+# link_rack I: (HOSTS_RACKS) node I's one rail, eth1, on its rack's subnet,
+# with a route to the other rack's through the switch
+hosts_link_rack() {
+    local i=$1 pid=${HOSTS_PID[$1]} r=1 o=2
+    hosts_in "$i" "$HOSTS_RACKS" && r=2 o=1
+    ip link add name eth1 netns "$pid" type veth peer name "n${i}p$r" netns "$HOSTS_SW" || return 1
+    in_sw ip link set "n${i}p$r" master "br$r" up || return 1
+    in_host "$i" ip addr add "10.36.$r.$((10 + i))/24" dev eth1 || return 1
+    in_host "$i" ip link set eth1 up || return 1
+    in_host "$i" ip route add "10.36.$o.0/24" via "10.36.$r.1" dev eth1
+}
+
 # hosts_up N: the switch, the head and N nodes, their links and hostfile
 hosts_up() {
     local n=$1 i r rails
@@ -107,6 +125,10 @@ hosts_up() {
         in_sw ip link add "br$r" type bridge || return 1
         in_sw ip link set "br$r" up
     done
+    if [ -n "$HOSTS_RACKS" ]; then # the racks' router
+        in_sw ip addr add 10.36.1.1/24 dev br1 && in_sw ip addr add 10.36.2.1/24 dev br2 &&
+            in_sw sysctl -qw net.ipv4.ip_forward=1 || return 1
+    fi
     hosts_holder head || return 1
     HOSTS_HEAD=$HOLDER
     ip link add name mgmt0 netns "$HOSTS_HEAD" type veth peer name headp0 netns "$HOSTS_SW" || return 1
@@ -123,6 +145,10 @@ hosts_up() {
         hosts_in "$i" "$HOSTS_ONE_RAIL" && rails=1
         hosts_in "$i" "$HOSTS_SWAPPED" && rails=$(echo "$rails" | tr ' ' '\n' | sort -r | tr '\n' ' ')
         hosts_link "$i" 0 || return 1
+        if [ -n "$HOSTS_RACKS" ]; then
+            hosts_link_rack "$i" || return 1
+            continue
+        fi
         for r in $rails; do hosts_link "$i" "$r" || return 1; done
     done
     # every node answers on every network it has, IPv4 and IPv6 (a TCP
@@ -131,6 +157,10 @@ hosts_up() {
     local mg='' rl=''
     for ((i = 1; i <= n; i++)); do
         mg="$mg 10.36.0.$((10 + i))"
+        if [ -n "$HOSTS_RACKS" ]; then # across the racks: routed
+            hosts_in "$i" "$HOSTS_RACKS" && rl="$rl 10.36.2.$((10 + i))" || rl="$rl 10.36.1.$((10 + i))"
+            continue
+        fi
         for r in 1 2; do
             hosts_in "$i" "$HOSTS_ONE_RAIL" && [ "$r" = 2 ] && continue
             rl="$rl 10.36.$r.$((10 + i)) fd36:$r::$((10 + i))"

@@ -273,6 +273,17 @@ if topology bfo.swapped_cidr4 bfo.swapped_ifname bfo.swapped_ifname_cut bfo.swap
     case_cut bfo.swapped_cidr4_cut 3 1 10.36.1.0/24,10.36.2.0/24
     case_cut bfo.swapped_ifname_cut 3 1 eth1,eth2
 fi
+
+# --- a routed fabric, one subnet per rack: node1-2 on 10.36.1.0/24, node3-4
+# on 10.36.2.0/24, one rail each (eth1), the switch routing between them.
+# "Same subnet" is the wrong test here: a group names the fabric, one rail
+# on every host (by CIDRs alone, the racks would share no rail)
+HOSTS_ONE_RAIL='' HOSTS_SWAPPED='' HOSTS_RACKS='3 4'
+if topology bfo.group; then
+    COLL=1 case_ok bfo.group "shm,10.36.1.11;shm,10.36.1.12;shm,10.36.2.13;shm,10.36.2.14" "${BFO[@]}" \
+        --mca pml_bfo_rails shm,fab=10.36.1.0/24+10.36.2.0/24
+fi
+HOSTS_RACKS=''
 hosts_down
 
 echo "# $((SECONDS - T_START)) s in all; $gaps known gaps (issue 36; tests/hosts/README.md)"
