@@ -411,16 +411,14 @@ static long standby_mask(const char *list, const bfo_railsel *s)
     snprintf(copy, sizeof copy, "%s", list ? list : "");
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         char *end;
-        long r = strtol(t, &end, 10);
-        if (end != t && !*end && r >= 0 && r < s->nslots) {
+        long r = bfo_railsel_slot(s, t); /* a network first: 127.0.0.3 is no index */
+        if (r < 0 && (r = strtol(t, &end, 10), end == t || *end || r < 0 || r >= s->nslots))
+            r = -1;
+        if (r >= 0) {
             m |= 1u << r;
             continue;
         }
-        if (end == t && (r = bfo_railsel_slot(s, t)) >= 0) {
-            m |= 1u << r;
-            continue;
-        }
-        if (end == t) {
+        if (strspn(t, "0123456789") != strlen(t) && !strchr(t, '=')) {
             mca_pml_bfo_log(1, "pml_bfo_standby_rails: %s names no rail of this rank", t);
             continue; /* a network or an interface this host does not have */
         }

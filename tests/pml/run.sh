@@ -122,6 +122,9 @@ if [ "$PML" = bfo ]; then
     }
     PMLT_CHECK=check_standby PMLT_EXPECT='^case connectivity: passed' t pml.standby_rails "$all" "$T" \
         --mca pml_bfo_standby_rails 1 --mca pml_bfo_verbose 1 "$B/examples" connectivity
+    # the same rail named by its network (its place in pml_bfo_rails)
+    PMLT_CHECK=check_standby PMLT_EXPECT='^case connectivity: passed' t pml.standby_rails_by_network "2" "$T" \
+        --mca pml_bfo_standby_rails "${BFO_PML_RAILS#*,}" --mca pml_bfo_verbose 1 "$B/examples" connectivity
 fi
 # 7-8: datatypes; one message past INT_MAX bytes
 t dtype.types      "$all" "$T" "$B/dtype" types
