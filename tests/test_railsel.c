@@ -251,6 +251,22 @@ static void test_loopback_named_outright_is_its_hosts_own_network(void **state)
     assert_string_equal(s.r[0].rail, "127.0.0.1");
 }
 
+/* A literal loopback address names each host's own: flagged, for a job
+ * across hosts to refuse (pml/bfo does). */
+static void test_literal_loopback_is_flagged_one_host_only(void **state)
+{
+    host h = make_host(1, 0, 0);
+    bfo_railsel s;
+    (void)state;
+    assert_int_equal(bfo_railsel_pick(&s, "127.0.0.2,tcp:[::1],10.36.1.11,tcp:127.0.0.3,shm", h.i, h.n), BFO_OK);
+    assert_int_equal(s.n, 5);
+    assert_int_equal(s.r[0].host_only, 1);
+    assert_int_equal(s.r[1].host_only, 1);
+    assert_int_equal(s.r[2].host_only, 0);
+    assert_int_equal(s.r[3].host_only, 1);
+    assert_int_equal(s.r[4].host_only, 0);
+}
+
 /* The value decides whether ranks exchange, never what a host has: the
  * same value on every host, so every rank takes the same path. */
 static void test_whether_ranks_exchange_follows_the_value_alone(void **state)
@@ -294,6 +310,7 @@ int main(void)
                   "merge_refuses_failed_ranks_garbage_and_too_many_networks");
     test_list_add(&l, test_loopback_named_outright_is_its_hosts_own_network, NULL,
                   "loopback_named_outright_is_its_hosts_own_network");
+    test_list_add(&l, test_literal_loopback_is_flagged_one_host_only, NULL, "literal_loopback_is_flagged_one_host_only");
     test_list_add(&l, test_whether_ranks_exchange_follows_the_value_alone, NULL,
                   "whether_ranks_exchange_follows_the_value_alone");
     test_list_add(&l, test_host_reads_this_machines_interfaces, NULL, "host_reads_this_machines_interfaces");

@@ -392,6 +392,30 @@ static int is_literal(const char *t)
     return addr_parse(t, &fam, b) == 0;
 }
 
+/* 127.0.0.0/8 or ::1, as a literal rail names it ("tcp:[::1]"). */
+static int is_loopback_literal(const char *t)
+{
+    static const uint8_t lo6[16] = { [15] = 1 };
+    char a[INET6_ADDRSTRLEN];
+    size_t n;
+    int fam;
+    uint8_t b[16];
+    if (!strncmp(t, "tcp:", 4))
+        t += 4;
+    n = strlen(t);
+    if (n >= 2 && t[0] == '[' && t[n - 1] == ']') {
+        t++;
+        n -= 2;
+    }
+    if (n >= sizeof a)
+        return 0;
+    memcpy(a, t, n);
+    a[n] = 0;
+    if (addr_parse(a, &fam, b) != 0)
+        return 0;
+    return fam == 4 ? b[0] == 127 : !memcmp(b, lo6, 16);
+}
+
 static int pick_entry(bfo_railsel *s, int entry, char *t, const char *excl, const bfo_railsel_if *ifs, int nifs)
 {
     int optional = t[0] == '?';
@@ -413,7 +437,8 @@ static int pick_entry(bfo_railsel *s, int entry, char *t, const char *excl, cons
         if (!(r = add(s, entry, 0, t)))
             return fail(s, "more than %d rails", BFO_RAILSEL_CAND_MAX);
         snprintf(r->rail, sizeof r->rail, "%s", t);
-        snprintf(r->why, sizeof r->why, "as named");
+        r->host_only = is_loopback_literal(t);
+        snprintf(r->why, sizeof r->why, r->host_only ? "as named (loopback: one host only)" : "as named");
         return BFO_OK;
     }
     if (strlen(t) >= IFNAMSIZ || strpbrk(t, " :;"))

@@ -92,6 +92,7 @@ typedef struct bfo_railsel_rail {
     char why[128];                    /* "10.36.1.11", "no address in it here" */
     int entry;                        /* the value's entry that named it */
     int found;                        /* 1: by an interface (the job's order needs every rank's) */
+    int host_only;                    /* 1: a literal loopback address: it names every host's own */
 } bfo_railsel_rail;
 
 typedef struct bfo_railsel {

@@ -357,6 +357,16 @@ static int rails_pick(bfo_railsel *s, char *out, size_t cap)
         fprintf(stderr, "pml bfo: rank %d: pml_bfo_rails \"%s\": %s\n", mca_pml_bfo.rank, shown, s->err);
     if (rc != OMPI_SUCCESS)
         return rc;
+    for (int k = 0; k < s->n; k++)
+        if (s->r[k].host_only && (int)ompi_process_info.num_local_peers + 1 < mca_pml_bfo.size) {
+            /* a dial to it from another host reaches a process of that host,
+             * which refuses it: peers given up after pml_bfo_peer_timeout_ms */
+            fprintf(stderr, "pml bfo: rank %d: pml_bfo_rails \"%s\": %s is a loopback address: it names this "
+                            "host on every host, and this job has ranks on other hosts; name networks instead "
+                            "(a CIDR such as 10.1.0.0/16, an interface, auto)\n",
+                    mca_pml_bfo.rank, shown, s->r[k].rail);
+            return OMPI_ERR_BAD_PARAM;
+        }
     if (!bfo_railsel_list(s, out, cap)) {
         fprintf(stderr, "pml bfo: rank %d: the rail list is over %zu bytes\n", mca_pml_bfo.rank, cap);
         return OMPI_ERR_BAD_PARAM;

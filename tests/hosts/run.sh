@@ -171,6 +171,22 @@ case_gap() {
     fi
 }
 
+# case_refused NAME TEXT ARGS...: a value that cannot work across hosts:
+# MPI_Init must fail at once on every rank, saying TEXT (not hang, not
+# give peers up after a timeout)
+case_refused() {
+    local name=$1 text=$2 n
+    shift 2
+    wanted "$name" || return 0
+    run "$name" 60 "${MAP[@]}" "${BFO[@]}" "$@" "$PMLT_BUILD/examples" connectivity
+    n=$(grep -c -- "$text" "$LOG")
+    if [ $RC -ne 0 ] && [ $RC -ne 124 ] && [ "$n" -ge 1 ] && [ $DT -lt 30 ]; then
+        ok "$name" "refused in $DT s (exit $RC), $n ranks said: $(grep -m1 -- "$text" "$LOG" | cut -c1-160)"
+    else
+        fail "$name" "exit $RC after $DT s, $n ranks said \"$text\""
+    fi
+}
+
 # case_cut NAME NODE RAIL RAILS [gap]: a 10 s stream (pairs (0,1),
 # (2,3), ...: each pair across two hosts; mixed sizes both ways, every
 # byte checked) during which, once bytes flow, every packet in and out of
@@ -230,7 +246,8 @@ echo "# 4 hosts x 4 ranks, mpirun on a head node through tests/hosts/agent.sh; r
 
 # --- every host alike: eth1 on rail 1, eth2 on rail 2
 HOSTS_ONE_RAIL='' HOSTS_SWAPPED=''
-if topology bfo.cidr4 bfo.shm_cidr4 bfo.ifname ob1.control bfo.default bfo.exclude bfo.ipv6_cidr bfo.cut bfo.ipv6_cut; then
+if topology bfo.cidr4 bfo.shm_cidr4 bfo.ifname ob1.control bfo.default bfo.exclude bfo.loopback_literal bfo.ipv6_cidr \
+    bfo.cut bfo.ipv6_cut; then
     COLL=1 case_ok bfo.cidr4 "$(all_v4)" "${BFO[@]}" --mca pml_bfo_rails 10.36.1.0/24,10.36.2.0/24
     COLL=1 case_ok bfo.shm_cidr4 "shm,$(v4 1);shm,$(v4 2);shm,$(v4 3);shm,$(v4 4)" \
         "${BFO[@]}" --mca pml_bfo_rails shm,10.36.1.0/24,10.36.2.0/24
@@ -241,6 +258,9 @@ if topology bfo.cidr4 bfo.shm_cidr4 bfo.ifname ob1.control bfo.default bfo.exclu
     case_ok bfo.default "shm,10.36.0.11,$(v4 1);shm,10.36.0.12,$(v4 2);shm,10.36.0.13,$(v4 3);shm,10.36.0.14,$(v4 4)" \
         "${BFO[@]}"
     case_ok bfo.exclude "shm,$(v4 1);shm,$(v4 2);shm,$(v4 3);shm,$(v4 4)" "${BFO[@]}" --mca pml_bfo_rails '^mgmt0'
+    # a loopback literal names every host's own: refused across hosts
+    case_refused bfo.loopback_literal "is a loopback address: it names this host on every host" \
+        --mca pml_bfo_rails 127.0.0.2,10.36.1.0/24
     COLL=1 case_ok bfo.ipv6_cidr "$(v6 1);$(v6 2);$(v6 3);$(v6 4)" "${BFO[@]}" --mca pml_bfo_rails fd36:1::/64,fd36:2::/64
 
     # a rail cut on one host mid-run: node2's eth1 drops every packet in
