@@ -1174,14 +1174,19 @@ static int rail1_absent_to_2(world *w, void *arg)
 static void test_rank_without_a_network_holds_its_place_and_the_others_use_that_rail(void **state)
 {
     world *w;
+    static const char *const names[] = { "10.1.0.0/16", "10.2.0.0/16" };
     msgs ms = { .n = 0 };
     (void)state;
     w = world_new(3, 1);
     w->rails[0] = w->rails[1] = "fake:a,fake:b";
     w->rails[2] = "fake:a,-";
+    w->opt[0].rail_names = w->opt[1].rail_names = names; /* rank 2: none given */
     assert_int_equal(world_init(w, 3), BFO_OK);
     assert_int_equal(bfo_net_nrails(w->n[2]), 2);
     assert_string_equal(bfo_net_rail_transport(w->n[2], 1), BFO_NET_RAIL_ABSENT);
+    assert_string_equal(bfo_net_rail_name(w->n[2], 1), BFO_NET_RAIL_ABSENT); /* no names given: the entry */
+    assert_string_equal(bfo_net_rail_name(w->n[0], 1), "10.2.0.0/16"); /* the network, as given */
+    assert_null(bfo_net_rail_name(w->n[0], 2));
     assert_int_equal(fk_of(2, &fake_ops)->nrails, 1); /* the transport opened only what there is */
     assert_true(drive(w, rail1_absent_to_2, NULL));
     for (int s = 0; s < 3; s++)
@@ -1288,8 +1293,8 @@ static void test_engine_rail_maps_to_its_transport_and_that_transports_rail(void
         assert_non_null(mf);
         bfo_net_dump(w->n[0], mf);
         fclose(mf);
-        assert_non_null(strstr(text, "peer 1 rail 1 (fake2 0): UP"));
-        assert_non_null(strstr(text, "peer 1 rail 2 (fake 1): UP"));
+        assert_non_null(strstr(text, "peer 1 rail 1 (fake2:b, fake2 0): UP"));
+        assert_non_null(strstr(text, "peer 1 rail 2 (fake:c, fake 1): UP"));
         assert_non_null(strstr(text, "fake[0]: peer 1 rail 1 (fake:c): up"));
         assert_non_null(strstr(text, "fake2[0]: peer 1 rail 0 (fake2:b): up"));
         free(text);

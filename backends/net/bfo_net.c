@@ -64,6 +64,7 @@ struct bfo_net {
     int rtp[BFO_MAX_RAILS], rlocal[BFO_MAX_RAILS]; /* engine rail -> (tp index, its rail) */
     unsigned bw[BFO_MAX_RAILS];
     char *list;
+    char rname[BFO_MAX_RAILS][64]; /* each rail's name (bfo_net_rail_name) */
     bfo_engine eng;
     void *emem;
     void *grown; /* the engine's pools grown (n_grow): a list, freed at fini */
@@ -645,15 +646,15 @@ static const peer_rail *peer_rail_of(bfo_net *n, int peer, int g)
         return NULL;
     if (g >= n->pnrails[peer]) {
         if (n->log >= 2)
-            fprintf(stderr, "bfo-net[%d]: rank %d has %d rail(s): our rail %d (%s) does not reach it\n", n->rank,
-                    peer, n->pnrails[peer], g, ours);
+            fprintf(stderr, "bfo-net[%d]: rank %d has %d rail(s): our rail %d (%s, %s) does not reach it\n", n->rank,
+                    peer, n->pnrails[peer], g, n->rname[g], ours);
         return NULL;
     }
     pr = &n->prails[(size_t)peer * BFO_MAX_RAILS + g];
     if (strcmp(pr->transport, ours) != 0) {
         if (n->log >= 2 && !strcmp(pr->transport, BFO_NET_RAIL_ABSENT))
-            fprintf(stderr, "bfo-net[%d]: rank %d has no rail %d (none on that network): it does not reach it\n",
-                    n->rank, peer, g);
+            fprintf(stderr, "bfo-net[%d]: rank %d has no rail %d (none on %s): it does not reach it\n",
+                    n->rank, peer, g, n->rname[g]);
         else if (n->log >= 2)
             fprintf(stderr, "bfo-net[%d]: rank %d's rail %d is a %s rail, ours is %s: it does not reach it\n",
                     n->rank, peer, g, pr->transport, ours);
@@ -663,8 +664,8 @@ static const peer_rail *peer_rail_of(bfo_net *n, int peer, int g)
         const net_tp *tp = &n->tp[n->rtp[g]];
         if (tp->ops->reaches && !tp->ops->reaches(tp->t, n->rlocal[g], peer, &pr->addr)) {
             if (n->log >= 2)
-                fprintf(stderr, "bfo-net[%d]: our rail %d (%s) cannot reach rank %d (the transport says so: "
-                        "another host?)\n", n->rank, g, ours, peer);
+                fprintf(stderr, "bfo-net[%d]: our rail %d (%s, %s) cannot reach rank %d (the transport says so: "
+                        "another host?)\n", n->rank, g, n->rname[g], ours, peer);
             return NULL;
         }
     }
@@ -935,6 +936,8 @@ static void rails_group(bfo_net *n, const bfo_net_options *opt)
         const void *o = NULL;
         const bfo_transport_ops *ops;
         int g = n->nrails++, k;
+        snprintf(n->rname[g], sizeof n->rname[g], "%s",
+                 opt->rail_names && opt->rail_names[g] ? opt->rail_names[g] : tok);
         if (!strcmp(tok, BFO_NET_RAIL_ABSENT)) { /* a slot this rank has no rail in */
             n->rtp[g] = -1;
             n->rlocal[g] = -1;
@@ -1224,6 +1227,11 @@ int bfo_net_rank(const bfo_net *n) { return n->rank; }
 int bfo_net_size(const bfo_net *n) { return n->size; }
 int bfo_net_nrails(const bfo_net *n) { return n->nrails; }
 
+const char *bfo_net_rail_name(const bfo_net *n, int rail)
+{
+    return rail >= 0 && rail < n->nrails ? n->rname[rail] : NULL;
+}
+
 const char *bfo_net_rail_transport(const bfo_net *n, int rail)
 {
     return rail >= 0 && rail < n->nrails ? n->rtp[rail] >= 0 ? n->tp[n->rtp[rail]].ops->name : BFO_NET_RAIL_ABSENT
@@ -1504,8 +1512,8 @@ static void dump_engine(bfo_net *n, FILE *f)
                 e->peers[p].unreachable ? ", unreachable" : "");
         for (int r = 0; r < n->nrails; r++) {
             const bfo_rail_link *rs = &e->peers[p].rail[r];
-            fprintf(f, "bfo-net[%d]: engine: peer %d rail %d (%s %d): %s, in flight %d, probe out %d, "
-                    "heard %.3f ms ago, posted %.3f ms ago\n", n->rank, p, r, bfo_net_rail_transport(n, r),
+            fprintf(f, "bfo-net[%d]: engine: peer %d rail %d (%s, %s %d): %s, in flight %d, probe out %d, "
+                    "heard %.3f ms ago, posted %.3f ms ago\n", n->rank, p, r, n->rname[r], bfo_net_rail_transport(n, r),
                     n->rlocal[r], bfo_rail_state_name(bfo_rail_state(e, p, r)), rs->rate.inflight, rs->det.probe_out,
                     (double)(now - rs->det.last_rx) / 1e6, (double)(now - rs->rate.last_tx) / 1e6);
         }

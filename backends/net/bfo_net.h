@@ -197,6 +197,10 @@ typedef struct bfo_net_options {
      * had, and the fields before keep their offsets. */
     int no_env;           /* 1: read no BFO_* variable: every setting comes from these options
                            * and cfg (ENVIRONMENT above); 0: the variables fill what they leave 0 */
+    /* Each engine rail's name, the same on every rank: the network it is on
+     * (bfo_railsel's slots), said in logs and dumps and by
+     * bfo_net_rail_name (NULL, or a NULL entry: the list's entry) */
+    const char *const *rail_names;
 } bfo_net_options;
 
 typedef struct bfo_net_stats {
@@ -239,6 +243,9 @@ int bfo_net_nrails(const bfo_net *n);
 /* The name of the transport that carries an engine rail ("tcp", "verbs",
  * "shm"), or NULL for a rail out of range. */
 const char *bfo_net_rail_transport(const bfo_net *n, int rail);
+/* Rail rail's name (bfo_net_options.rail_names, else its entry in the rail
+ * list: "10.1.0.5", "shm", "-"), or NULL outside the rails. */
+const char *bfo_net_rail_name(const bfo_net *n, int rail);
 const bfo_net_stats *bfo_net_get_stats(bfo_net *n);
 /* The counters of its own that the transport of an engine rail keeps
  * (bfo_rail_stats.tp[i] is the one named counters[i].name), *count of

@@ -592,6 +592,12 @@ int mca_pml_bfo_init(int enable_mpi_threads)
      * only; BFO_EAGER_LIMIT=garbage would fail MPI_Init there) */
     opt.no_env = 1;
     opt.rails = rails;
+    {
+        static const char *names[BFO_MAX_RAILS];
+        for (int g = 0; g < sel.nslots; g++)
+            names[g] = sel.slot[g];
+        opt.rail_names = names; /* logs and dumps name each rail's network */
+    }
     if ((rc = settings_apply(&opt)) != OMPI_SUCCESS) {
         bfo_boot_fini(boot);
         return rc;
