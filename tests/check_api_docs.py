@@ -28,7 +28,7 @@ import re
 import sys
 
 HEADERS = ['include/fsm/*.h', 'gen/*.h', 'backends/bfo_sink.h', 'backends/bfo_transport.h', 'backends/bfo_setting.h',
-           'backends/boot/bfo_boot.h', 'backends/tcp/bfo_tcp.h', 'backends/net/bfo_net.h',
+           'backends/boot/bfo_boot.h', 'backends/tcp/bfo_tcp.h', 'backends/net/bfo_net.h', 'backends/net/bfo_railsel.h',
            'backends/verbs/bfo_verbs.h', 'backends/shm/bfo_shm.h']
 CALLBACK_STRUCTS = {'bfo_backend', 'bfo_sink', 'bfo_transport_ops', 'bfo_boot_ops'}
 
