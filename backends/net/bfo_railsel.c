@@ -237,7 +237,10 @@ static int add_found(bfo_railsel *s, int entry, const bfo_railsel_if *i)
     net_name(i->family, i->addr, i->prefix, net, sizeof net);
     if (i->flags & BFO_RAILSEL_LOOPBACK) { /* every host's own: it reaches no other host */
         (void)gethostname(host, sizeof host - 1);
-        snprintf(net + strlen(net), sizeof net - strlen(net), "@%s", host);
+        size_t l = strlen(net), h = strnlen(host, sizeof net - l - 2); /* "NET@host", cut to fit */
+        net[l] = '@';
+        memcpy(net + l + 1, host, h);
+        net[l + 1 + h] = 0;
     }
     if ((same = by_net(s, net))) {
         note(s->skipped, sizeof s->skipped, "%s (on %s, as %s)", i->name, net, same->ifname[0] ? same->ifname : same->net);
