@@ -179,6 +179,9 @@ typedef struct bfo_verbs_options {
                                * calls bfo_net_mem_released: docs/porting.md, Registered memory) */
     int gid_index;            /* -1 or 0: find the IPv4 RoCE v2 GID (default) */
     uint64_t connect_timeout_ns; /* control exchange (default 2 s) */
+    int tcp_exchange;         /* 1: the control exchange over TCP to the rail's IPv4 address (the
+                               * exchange before the UD one; needs an IPv4 GID or @ADDR); 0: over
+                               * the rails' UD queue pairs (default) */
     unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s, striping weights (default: port speed) */
     int log_level;            /* -1 silent, 1 errors (default), 2 connections, 3 debug */
 } bfo_verbs_options;
@@ -200,6 +203,8 @@ typedef struct bfo_verbs_rail_stats {
                                  * answer while its process is silent (bfo_vg_keepalive) */
     uint64_t host_heard;        /* the peer's host heard: told to the engine
                                  * (bfo_engine_host_heard) */
+    uint64_t resends;           /* UD exchange: REQs and REPs sent again (no answer in time) */
+    uint64_t dup_answers;       /* UD exchange: a REQ or REP that came again answered again */
 } bfo_verbs_rail_stats;
 
 typedef struct bfo_verbs bfo_verbs;
