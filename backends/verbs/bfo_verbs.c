@@ -1846,6 +1846,8 @@ int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails
         v->o.reg_cache = REG_CACHE_DEFAULT;
     if (!v->o.connect_timeout_ns)
         v->o.connect_timeout_ns = CONNECT_TIMEOUT_DEFAULT_NS;
+    if (v->o.tcp_exchange < 0) /* set "off" (0 stores -1, as 0 means the default): the UD exchange */
+        v->o.tcp_exchange = 0;
     if (v->o.retry_cnt < 1 || v->o.retry_cnt > 6) {
         vlog(v, 1, "retry_cnt must be 1..6 (7 means retry forever on rxe), not %d", v->o.retry_cnt);
         goto fail;
@@ -2279,7 +2281,7 @@ static const bfo_setting verbs_settings[] = {
     { "connect_timeout_ms", BFO_SETTING_MS, BFO_SETTING_AT(bfo_verbs_options, connect_timeout_ns),
       CONNECT_TIMEOUT_DEFAULT_NS / 1e6, 1, 3600000, 0, "the control exchange at most this long (ms)" },
     { "tcp_exchange", BFO_SETTING_BOOL, BFO_SETTING_AT(bfo_verbs_options, tcp_exchange), 0, 0, 1,
-      BFO_SETTING_SAME, "1: the control exchange over TCP to the port's IPv4 address, as before the UD one "
+      BFO_SETTING_SAME | BFO_SETTING_OFF, "1: the control exchange over TCP to the port's IPv4 address, as before the UD one "
       "(needs an IPv4 GID or @ADDR; talks to older bfo builds); 0: over each rail's UD queue pair, no IP" },
 };
 

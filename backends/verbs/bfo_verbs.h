@@ -192,7 +192,7 @@ typedef struct bfo_verbs_options {
     uint64_t connect_timeout_ns; /* control exchange (default 2 s) */
     int tcp_exchange;         /* 1: the control exchange over TCP to the rail's IPv4 address (the
                                * exchange before the UD one; needs an IPv4 GID or @ADDR); 0: over
-                               * the rails' UD queue pairs (default) */
+                               * the rails' UD queue pairs (default; -1 too: the setting's "off") */
     unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s, striping weights (default: port speed) */
     int log_level;            /* -1 silent, 1 errors (default), 2 connections, 3 debug */
 } bfo_verbs_options;
