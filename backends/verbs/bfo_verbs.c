@@ -1643,13 +1643,11 @@ int bfo_verbs_wait_fds(bfo_verbs *v, int *fds, int max)
         if (h->cfd >= 0 && n < max)
             fds[n++] = h->cfd;
     }
-    for (int r = 0; r < v->nrails; r++) {
-        if (!v->rails[r].uqp)
-            continue;
-        ibv_req_notify_cq(v->rails[r].ucq, 0);
-        if (ud_poll(v) > 0) /* arrived before the arming: handled, do not sleep */
-            return -1;
-    }
+    for (int r = 0; r < v->nrails; r++)
+        if (v->rails[r].uqp)
+            ibv_req_notify_cq(v->rails[r].ucq, 0);
+    if (!v->o.tcp_exchange && ud_poll(v) > 0) /* arrived before the arming: handled, do not sleep */
+        return -1;
     for (int d = 0; d < v->ndev && n + 2 <= max; d++) {
         if (v->devs[d].ch)
             fds[n++] = v->devs[d].ch->fd;
@@ -2084,7 +2082,8 @@ void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
         fprintf(f,
                 "bfo-verbs[%d]: rail %d (%s:%d, port %s): frames tx %llu rx %llu, rdma w %llu r %llu, "
                 "ok %llu failed %llu flushed %llu, qp errors %llu (disconnects %llu), connects %llu "
-                "failed %llu, back-pressure %llu, host probes %llu, host heard %llu\n",
+                "failed %llu, back-pressure %llu, host probes %llu, host heard %llu; exchange: %s%u, "
+                "sent again %llu, answered again %llu\n",
                 v->rank, r, v->rails[r].dev, v->rails[r].port, v->g.port_up[r] ? "up" : "down",
                 (unsigned long long)s->frames_tx, (unsigned long long)s->frames_rx,
                 (unsigned long long)s->rdma_writes, (unsigned long long)s->rdma_reads,
@@ -2093,7 +2092,9 @@ void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
                 (unsigned long long)s->disconnects, (unsigned long long)s->connects,
                 (unsigned long long)s->connect_failures,
                 (unsigned long long)s->backpressure, (unsigned long long)s->host_probes,
-                (unsigned long long)s->host_heard);
+                (unsigned long long)s->host_heard, v->rails[r].uqp ? "UD queue pair " : "TCP port ",
+                v->rails[r].uqp ? v->rails[r].uqp->qp_num : v->rails[r].lport,
+                (unsigned long long)s->resends, (unsigned long long)s->dup_answers);
     }
 }
 
