@@ -339,7 +339,8 @@ static void peer_from(vqp *h, const bfo_vu_msg *s)
 }
 
 /* Checks a message; fills the peer's QP fields into h (when h) and its
- * attempt number into *gen (when gen). */
+ * attempt number into *gen (when gen).  -1 (*rank -1, why said) when it is
+ * not a valid one. */
 static int ctl_decode(const bfo_verbs *v, const uint8_t *m, int kind, int rail, int *rank,
                       vqp *h, uint32_t *gen, char *why, size_t whylen)
 {
@@ -1091,7 +1092,8 @@ static void dialer_io(bfo_verbs *v, int qi)
     if (ctl_decode(v, h->cin, BFO_VERBS_K_REP, q->rail, &rank, h, &gen, why, sizeof why) != 0 ||
         rank != q->peer || gen != (uint32_t)q->link.attempt) {
         bfo_vg_broken(&v->g, qi, 1, "reply: %s",
-                      rank != q->peer ? "from the wrong rank"
+                      rank < 0 ? why /* not a valid reply */
+                      : rank != q->peer ? "from the wrong rank"
                       : gen != (uint32_t)q->link.attempt ? "to another attempt"
                                                          : why);
         return;
@@ -1131,7 +1133,7 @@ static void acceptor_io(bfo_verbs *v, int qi)
         return;
     if (ctl_decode(v, h->cin, BFO_VERBS_K_RTU, q->rail, &rank, NULL, NULL, why, sizeof why) != 0 ||
         rank != q->peer) {
-        bfo_vg_broken(&v->g, qi, 1, "RTU: %s", rank != q->peer ? "from the wrong rank" : why);
+        bfo_vg_broken(&v->g, qi, 1, "RTU: %s", rank >= 0 && rank != q->peer ? "from the wrong rank" : why);
         return;
     }
     ctl_close(h);
