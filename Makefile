@@ -117,7 +117,7 @@ endif
 ENGINE_TEST_PARTS := pools rate detect post match request send recv machines frame relay revoke api
 ENGINE_TESTS := $(ENGINE_TEST_PARTS:%=test_engine_%)
 TESTS    := test_transitions test_link test_scenarios test_wire $(ENGINE_TESTS) test_fastpath test_noalloc test_verbs_map test_reg_cache \
-            test_verbs_scenarios test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_boot test_group \
+            test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_boot test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
@@ -180,7 +180,7 @@ NET_SRC  := backends/net/bfo_net.c backends/net/bfo_railsel.c backends/bfo_setti
 # test_net, test_boot, tcp_badpeer, master_worker), with this build's flags,
 # sanitizers included; libbfo_net.a has its own -fPIC objects ($(BUILD)/obj)
 NET_OBJS := $(patsubst %.c,$(BUILD)/nobj/%.o,$(notdir $(NET_SRC)))
-VERBS_HDR := backends/bfo_setting.h backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_cache.h backends/verbs/bfo_verbs_glue.h backends/bfo_link.h backends/bfo_tp.h backends/bfo_tp_os.h \
+VERBS_HDR := backends/bfo_setting.h backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_cache.h backends/verbs/bfo_verbs_glue.h backends/verbs/bfo_verbs_ud.h backends/bfo_link.h backends/bfo_tp.h backends/bfo_tp_os.h \
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h backends/net/bfo_railsel.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 

@@ -5,6 +5,7 @@
 #include "bfo_verbs_map.h"
 #include "bfo_verbs_cache.h"
 #include "bfo_verbs_glue.h"
+#include "bfo_verbs_ud.h"
 #include "bfo_tp_os.h"
 
 #include <arpa/inet.h>
@@ -58,6 +59,14 @@ _Static_assert((int)IBV_EVENT_GID_CHANGE == (int)BFO_VEV_GID_CHANGE, "event");
 #define DEPTH_DEFAULT 32
 #define REG_CACHE_DEFAULT 32
 #define CONNECT_TIMEOUT_DEFAULT_NS 2000000000ull
+/* Each rail's UD queue pair (the exchange, bfo_verbs_ud.h): UD_RECV
+ * receive slots, UD_SEND send slots, UD_SLOT bytes each (a received
+ * datagram lands behind the 40 bytes of its GRH).  A burst beyond UD_RECV
+ * (many peers connecting at once) loses datagrams, which go again. */
+#define UD_RECV 128
+#define UD_SEND 32
+#define UD_SLOT 128
+#define GRH_LEN 40
 
 /* What the device needs of a descriptor (the glue's bfo_vg_ent has the
  * token, kind and queue pair; same index). */
@@ -88,6 +97,13 @@ typedef struct vrail {
     uint16_t lport, lid;
     uint8_t gid[16];
     unsigned bw;
+    /* the UD queue pair the exchange goes through (not with tcp_exchange) */
+    struct ibv_cq *ucq;
+    struct ibv_qp *uqp;
+    struct ibv_mr *umr;
+    uint8_t *ubuf; /* UD_RECV receive slots, then UD_SEND send slots */
+    int usfree[UD_SEND], nusfree;
+    int ud_bad; /* an error completion: the queue pair goes back to RTS (same number) */
 } vrail;
 
 /* The device side of a (peer, rail); its connection state, operations and
@@ -104,6 +120,7 @@ typedef struct vqp {
     uint16_t peer_lid;
     uint8_t peer_gid[16];
     int peer_mtu;
+    bfo_vu_resend rs; /* UD exchange: the REQ or REP waiting for its answer */
     /* send buffers */
     uint8_t *sbuf;
     struct ibv_mr *smr;
@@ -139,6 +156,12 @@ struct bfo_verbs {
     bfo_sink sink; /* where it reports, and where it looks peers' addresses up */
     uint64_t job;
     bfo_vg g; /* queue pairs' state, outstanding operations, what the engine is told */
+    /* UD exchange, per (peer, rail): the peer's card as read, its state
+     * (0 not read, 1 read, 2 unusable: said once), the address handle to
+     * its UD queue pair */
+    bfo_vu_card *pcard;
+    uint8_t *pcard_st;
+    struct ibv_ah **ah;
     void *gmem;
     vqp *qps;
     vent *ents;
@@ -288,60 +311,49 @@ static void ctl_encode(const bfo_verbs *v, int qi, int kind, uint8_t *m)
     const bfo_vg_qp *q = &v->g.qps[qi];
     const vqp *h = &v->qps[qi];
     const vrail *r = &v->rails[q->rail];
-    memset(m, 0, BFO_VERBS_CTL_SIZE);
-    bfo_put32(m, BFO_VERBS_MAGIC);
-    m[4] = (uint8_t)kind;
-    m[5] = BFO_VERBS_CTL_VERSION;
-    bfo_put16(m + 6, (uint16_t)q->rail);
-    bfo_put32(m + 8, (uint32_t)v->rank);
-    bfo_put32(m + 12, (uint32_t)v->size);
-    bfo_put64(m + 16, v->job);
-    bfo_put32(m + 24, h->qp ? h->qp->qp_num : 0);
-    bfo_put32(m + 28, h->psn);
-    bfo_put16(m + 32, r->lid);
-    m[34] = (uint8_t)r->mtu;
-    memcpy(m + 36, r->gid, 16);
-    bfo_put32(m + 52, (uint32_t)q->link.attempt); /* the dialer's attempt, its low 32 bits (REQ;
-                                                    * echoed in REP and RTU) */
+    bfo_vu_msg s;
+    memset(&s, 0, sizeof s);
+    s.kind = kind;
+    s.rail = q->rail;
+    s.rank = (uint32_t)v->rank;
+    s.nranks = (uint32_t)v->size;
+    s.job = v->job;
+    s.qpn = h->qp ? h->qp->qp_num : 0;
+    s.psn = h->psn;
+    s.lid = r->lid;
+    s.mtu = (uint8_t)r->mtu;
+    memcpy(s.gid, r->gid, 16);
+    s.attempt = (uint32_t)q->link.attempt; /* the dialer's attempt, its low 32 bits (REQ;
+                                            * echoed in REP and RTU) */
+    bfo_vu_msg_encode(&s, m);
+}
+
+/* The peer's queue pair as a REQ or a REP names it. */
+static void peer_from(vqp *h, const bfo_vu_msg *s)
+{
+    h->peer_qpn = s->qpn;
+    h->peer_psn = s->psn;
+    h->peer_lid = s->lid;
+    h->peer_mtu = s->mtu;
+    memcpy(h->peer_gid, s->gid, 16);
 }
 
 /* Checks a message; fills the peer's QP fields into h (when h) and its
- * attempt number into *gen (when gen). */
+ * attempt number into *gen (when gen).  -1 (*rank -1, why said) when it is
+ * not a valid one. */
 static int ctl_decode(const bfo_verbs *v, const uint8_t *m, int kind, int rail, int *rank,
                       vqp *h, uint32_t *gen, char *why, size_t whylen)
 {
-    uint32_t rk = bfo_get32(m + 8);
-    if (bfo_get32(m) != BFO_VERBS_MAGIC || m[5] != BFO_VERBS_CTL_VERSION) {
-        snprintf(why, whylen, "not a control message (magic %08x version %u)", bfo_get32(m), m[5]);
+    bfo_vu_msg s;
+    if (bfo_vu_msg_decode(m, BFO_VERBS_CTL_SIZE, kind, v->rank, v->size, v->job, rail, &s, why, whylen) != 0) {
+        *rank = -1;
         return -1;
     }
-    if (m[4] != kind) {
-        snprintf(why, whylen, "control message kind %u, expected %d", m[4], kind);
-        return -1;
-    }
-    if (bfo_get64(m + 16) != v->job || bfo_get32(m + 12) != (uint32_t)v->size) {
-        snprintf(why, whylen, "control message of another job");
-        return -1;
-    }
-    if (rk >= (uint32_t)v->size || rk == (uint32_t)v->rank || bfo_get16(m + 6) != (uint16_t)rail) {
-        snprintf(why, whylen, "control message from rank %u for rail %u on rail %d", rk,
-                 bfo_get16(m + 6), rail);
-        return -1;
-    }
-    if (kind != BFO_VERBS_K_RTU && (bfo_get32(m + 24) == 0 || m[34] < 1 || m[34] > 5)) {
-        snprintf(why, whylen, "control message with a bad QP number or MTU");
-        return -1;
-    }
-    *rank = (int)rk;
+    *rank = (int)s.rank;
     if (gen)
-        *gen = bfo_get32(m + 52);
-    if (h && kind != BFO_VERBS_K_RTU) {
-        h->peer_qpn = bfo_get32(m + 24) & 0xffffff;
-        h->peer_psn = bfo_get32(m + 28) & 0xffffff;
-        h->peer_lid = bfo_get16(m + 32);
-        h->peer_mtu = m[34];
-        memcpy(h->peer_gid, m + 36, 16);
-    }
+        *gen = s.attempt;
+    if (h && kind != BFO_VERBS_K_RTU)
+        peer_from(h, &s);
     return 0;
 }
 
@@ -536,6 +548,7 @@ static void g_flush(void *ctx, int qi)
     bfo_vg_qp *q = gq(v, qi);
     vqp *h = &v->qps[qi];
     ctl_close(h);
+    h->rs.what = BFO_VU_NONE;
     if (h->qp) {
         struct ibv_qp_attr a;
         uint64_t until = bfo_tp_now() + 100000000ull; /* rxe flushes at once; bounded */
@@ -981,12 +994,34 @@ static void take(bfo_verbs *v, int qi, vpend *p)
 }
 
 static void pend_close(bfo_verbs *v, vpend *p, const char *why);
+static int ud_dial(bfo_verbs *v, int qi);
+static void ud_send(bfo_verbs *v, int qi, int kind);
+static void ud_take(bfo_verbs *v, int qi, const bfo_vu_msg *s);
 
 /* The device's part of the conn machine's actions (bfo_vg_hw.conn). */
 static int g_conn(void *ctx, int qi, int action, void *arg)
 {
     bfo_verbs *v = (bfo_verbs *)ctx;
     vpend *p = (vpend *)arg; /* take, refuse: the accepted control connection */
+    if (!v->o.tcp_exchange) { /* over UD: arg is the REQ (bfo_vu_msg) for take */
+        switch (action) {
+        case BFO_CONN_ACT_DIAL:
+            return ud_dial(v, qi);
+        case BFO_CONN_ACT_SEND_HELLO:
+            ud_send(v, qi, BFO_VERBS_K_REQ);
+            bfo_vu_arm(&v->qps[qi].rs, BFO_VU_SEND_REQ, v->g.now);
+            return 0;
+        case BFO_CONN_ACT_TAKE:
+            ud_take(v, qi, (const bfo_vu_msg *)arg);
+            return 0;
+        case BFO_CONN_ACT_SEND_REPLY:
+            ud_send(v, qi, BFO_VERBS_K_REP); /* PEER_READY comes with the RTU */
+            bfo_vu_arm(&v->qps[qi].rs, BFO_VU_SEND_REP, v->g.now);
+            return 0;
+        default: /* REFUSE: a datagram, nothing to close */
+            return 0;
+        }
+    }
     switch (action) {
     case BFO_CONN_ACT_DIAL:
         return dial(v, qi);
@@ -1057,7 +1092,8 @@ static void dialer_io(bfo_verbs *v, int qi)
     if (ctl_decode(v, h->cin, BFO_VERBS_K_REP, q->rail, &rank, h, &gen, why, sizeof why) != 0 ||
         rank != q->peer || gen != (uint32_t)q->link.attempt) {
         bfo_vg_broken(&v->g, qi, 1, "reply: %s",
-                      rank != q->peer ? "from the wrong rank"
+                      rank < 0 ? why /* not a valid reply */
+                      : rank != q->peer ? "from the wrong rank"
                       : gen != (uint32_t)q->link.attempt ? "to another attempt"
                                                          : why);
         return;
@@ -1097,7 +1133,7 @@ static void acceptor_io(bfo_verbs *v, int qi)
         return;
     if (ctl_decode(v, h->cin, BFO_VERBS_K_RTU, q->rail, &rank, NULL, NULL, why, sizeof why) != 0 ||
         rank != q->peer) {
-        bfo_vg_broken(&v->g, qi, 1, "RTU: %s", rank != q->peer ? "from the wrong rank" : why);
+        bfo_vg_broken(&v->g, qi, 1, "RTU: %s", rank >= 0 && rank != q->peer ? "from the wrong rank" : why);
         return;
     }
     ctl_close(h);
@@ -1169,6 +1205,346 @@ static void control_io(bfo_verbs *v)
     }
 }
 
+
+/* ------------------------------------------------- the exchange over UD */
+
+/* Receive slot k of rail r posted on its UD queue pair. */
+static int ud_post_recv(bfo_verbs *v, int r, int k)
+{
+    vrail *ra = &v->rails[r];
+    struct ibv_sge sge;
+    struct ibv_recv_wr wr, *bad = NULL;
+    sge.addr = (uintptr_t)(ra->ubuf + (size_t)k * UD_SLOT);
+    sge.length = UD_SLOT;
+    sge.lkey = ra->umr->lkey;
+    memset(&wr, 0, sizeof wr);
+    wr.wr_id = RECV_BIT | (uint64_t)k;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    return ibv_post_recv(ra->uqp, &wr, &bad) != 0 ? -1 : 0;
+}
+
+/* The rail's UD queue pair from RESET to RTS, every receive slot posted,
+ * every send slot free.  Its number stays what the card says. */
+static int ud_up(bfo_verbs *v, int r)
+{
+    vrail *ra = &v->rails[r];
+    struct ibv_qp_attr a;
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_INIT;
+    a.pkey_index = 0;
+    a.port_num = (uint8_t)ra->port;
+    a.qkey = BFO_VU_QKEY;
+    if (ibv_modify_qp(ra->uqp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+        return -1;
+    for (int k = 0; k < UD_RECV; k++)
+        if (ud_post_recv(v, r, k) != 0)
+            return -1;
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_RTR;
+    if (ibv_modify_qp(ra->uqp, &a, IBV_QP_STATE))
+        return -1;
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_RTS;
+    a.sq_psn = 0;
+    if (ibv_modify_qp(ra->uqp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+        return -1;
+    ra->nusfree = 0;
+    for (int k = 0; k < UD_SEND; k++)
+        ra->usfree[ra->nusfree++] = UD_RECV + k;
+    ra->ud_bad = 0;
+    return 0;
+}
+
+/* At open: the rail's UD queue pair (its completions on the device's
+ * channel, as the RC ones), RTS. */
+static int ud_open(bfo_verbs *v, int r)
+{
+    vrail *ra = &v->rails[r];
+    vdev *d = &v->devs[ra->d];
+    struct ibv_qp_init_attr ia;
+    size_t bytes = (size_t)(UD_RECV + UD_SEND) * UD_SLOT;
+    ra->ucq = ibv_create_cq(d->ctx, UD_RECV + UD_SEND + 4, NULL, d->ch, 0);
+    ra->ubuf = (uint8_t *)calloc(1, bytes);
+    if (!ra->ucq || !ra->ubuf)
+        return -1;
+    ra->umr = ibv_reg_mr(d->pd, ra->ubuf, bytes, IBV_ACCESS_LOCAL_WRITE);
+    if (!ra->umr)
+        return -1;
+    memset(&ia, 0, sizeof ia);
+    ia.send_cq = ra->ucq;
+    ia.recv_cq = ra->ucq;
+    ia.qp_type = IBV_QPT_UD;
+    ia.cap.max_send_wr = UD_SEND;
+    ia.cap.max_recv_wr = UD_RECV;
+    ia.cap.max_send_sge = 1;
+    ia.cap.max_recv_sge = 1;
+    ra->uqp = ibv_create_qp(d->pd, &ia);
+    if (!ra->uqp)
+        return -1;
+    return ud_up(v, r);
+}
+
+/* Back to RTS after an error (the same queue pair number: peers have it
+ * on the card); what was in its queues is lost, and goes again. */
+static void ud_reset(bfo_verbs *v, int r)
+{
+    vrail *ra = &v->rails[r];
+    struct ibv_qp_attr a;
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_RESET;
+    if (ibv_modify_qp(ra->uqp, &a, IBV_QP_STATE) == 0) {
+        struct ibv_wc wc[16]; /* completions of the old queues: not ours any more */
+        while (ibv_poll_cq(ra->ucq, 16, wc) > 0)
+            ;
+    }
+    if (ud_up(v, r) != 0) {
+        vlog(v, 1, "rail %d: the UD queue pair cannot be brought back: %s", r, strerror(errno));
+        return;
+    }
+    vlog(v, 2, "rail %d: the UD queue pair is back (queue pair %u)", r, ra->uqp->qp_num);
+}
+
+/* The peer's card for qi's rail, read, and an address handle to its UD
+ * queue pair: 0, or -1 (said once at level 1: no usable card). */
+static int ud_peer(bfo_verbs *v, int qi)
+{
+    const bfo_vg_qp *q = gq(v, qi);
+    const vrail *ra = &v->rails[q->rail];
+    bfo_vu_card *c = &v->pcard[qi];
+    bfo_addr to;
+    char why[160];
+    struct ibv_ah_attr aa;
+    if (v->ah[qi])
+        return 0;
+    if (v->pcard_st[qi] == 2)
+        return -1;
+    why[0] = 0;
+    if (!v->sink.lookup || v->sink.lookup(v->sink.ctx, q->peer, q->rail, &to) != BFO_OK)
+        snprintf(why, sizeof why, "the peer published no verbs card for this rail");
+    else if (bfo_vu_card_read(to.bytes, to.len, c, why, sizeof why) != 0)
+        ;
+    else if (c->version == 1)
+        snprintf(why, sizeof why, "the peer takes the control exchange over TCP (verbs.tcp_exchange=1, or "
+                 "an older bfo): set the same verbs.tcp_exchange on every rank");
+    else if (!(c->flags & BFO_VU_CARD_UD))
+        snprintf(why, sizeof why, "the peer's card names no UD queue pair");
+    if (why[0]) {
+        vlog(v, 1, "peer %d rail %d: %s", q->peer, q->rail, why);
+        v->pcard_st[qi] = 2;
+        return -1;
+    }
+    v->pcard_st[qi] = 1;
+    memset(&aa, 0, sizeof aa);
+    aa.dlid = c->lid;
+    aa.port_num = (uint8_t)ra->port;
+    if (!ra->is_ib || ra->gid_index > 0) {
+        aa.is_global = 1;
+        memcpy(aa.grh.dgid.raw, c->gid, 16);
+        aa.grh.sgid_index = (uint8_t)ra->gid_index;
+        aa.grh.hop_limit = 64;
+    }
+    v->ah[qi] = ibv_create_ah(v->devs[ra->d].pd, &aa);
+    if (!v->ah[qi]) {
+        vlog(v, 1, "peer %d rail %d: ibv_create_ah: %s", q->peer, q->rail, strerror(errno));
+        return -1; /* tried again at the next dial */
+    }
+    return 0;
+}
+
+/* One control message of qi as a datagram to the peer's UD queue pair.
+ * No free send slot: not sent (it goes again on its timer; an RTU's loss
+ * is made good by the REP coming again, or by the dialer's first frame). */
+static void ud_send(bfo_verbs *v, int qi, int kind)
+{
+    const bfo_vg_qp *q = gq(v, qi);
+    vrail *ra = &v->rails[q->rail];
+    struct ibv_sge sge;
+    struct ibv_send_wr wr, *bad = NULL;
+    int k;
+    if (ud_peer(v, qi) != 0) {
+        bfo_vg_broken(&v->g, qi, 0, "no UD queue pair of the peer to answer");
+        return;
+    }
+    if (ra->nusfree == 0 || ra->ud_bad) {
+        vlog(v, 3, "peer %d rail %d: no UD send slot: the datagram waits for its timer", q->peer, q->rail);
+        return;
+    }
+    k = ra->usfree[--ra->nusfree];
+    ctl_encode(v, qi, kind, ra->ubuf + (size_t)k * UD_SLOT);
+    sge.addr = (uintptr_t)(ra->ubuf + (size_t)k * UD_SLOT);
+    sge.length = BFO_VERBS_CTL_SIZE;
+    sge.lkey = ra->umr->lkey;
+    memset(&wr, 0, sizeof wr);
+    wr.wr_id = (uint64_t)k;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah = v->ah[qi];
+    wr.wr.ud.remote_qpn = v->pcard[qi].qpn;
+    wr.wr.ud.remote_qkey = v->pcard[qi].qkey;
+    if (ibv_post_send(ra->uqp, &wr, &bad) != 0) {
+        ra->usfree[ra->nusfree++] = k;
+        vlog(v, 2, "peer %d rail %d: UD send: %s", q->peer, q->rail, strerror(errno));
+        return;
+    }
+    vlog(v, 3, "peer %d rail %d: %s sent (attempt %u)", q->peer, q->rail,
+         kind == BFO_VERBS_K_REQ ? "REQ" : kind == BFO_VERBS_K_REP ? "REP" : "RTU", (uint32_t)q->link.attempt);
+}
+
+/* The dialer's dial: a new queue pair, the peer's UD queue pair known;
+ * nothing to wait for (DIAL_CONNECTED: the machine sends the REQ). */
+static int ud_dial(bfo_verbs *v, int qi)
+{
+    vlog(v, 3, "peer %d rail %d: dialing over UD (attempt %llu)", gq(v, qi)->peer, gq(v, qi)->rail,
+         (unsigned long long)gq(v, qi)->link.attempt);
+    if (qp_create(v, qi) != 0 || ud_peer(v, qi) != 0)
+        return BFO_CONN_EV_DIAL_FAILED;
+    return BFO_CONN_EV_DIAL_CONNECTED;
+}
+
+/* The acceptor takes a REQ (s): a new queue pair to RTS towards the peer's. */
+static void ud_take(bfo_verbs *v, int qi, const bfo_vu_msg *s)
+{
+    vqp *h = &v->qps[qi];
+    peer_from(h, s);
+    if (qp_create(v, qi) != 0 || qp_connect(v, qi) != 0)
+        bfo_vg_broken(&v->g, qi, 0, "cannot bring a queue pair up for the peer's request");
+}
+
+/* One datagram (m, len bytes) from UD queue pair src_qp on rail r. */
+static void ud_datagram(bfo_verbs *v, int r, const uint8_t *m, size_t len, uint32_t src_qp)
+{
+    bfo_vu_msg s;
+    char why[128];
+    int qi, verdict;
+    bfo_vg_qp *q;
+    vqp *h;
+    if (bfo_vu_msg_decode(m, len, 0, v->rank, v->size, v->job, r, &s, why, sizeof why) != 0) {
+        v->g.st[r].malformed++;
+        vlog(v, 2, "rail %d: a datagram dropped: %s", r, why);
+        return;
+    }
+    qi = qi_of(v, (int)s.rank, r);
+    q = gq(v, qi);
+    h = &v->qps[qi];
+    if (ud_peer(v, qi) != 0 || src_qp != v->pcard[qi].qpn) {
+        v->g.st[r].malformed++;
+        vlog(v, 2, "peer %d rail %d: a datagram from UD queue pair %u, not the one on its card: dropped",
+             q->peer, r, src_qp);
+        return;
+    }
+    verdict = bfo_vu_classify(s.kind, q->link.fsm.cs, q->link.attempt, s.attempt, s.qpn, h->qp != NULL,
+                              h->peer_qpn);
+    switch (verdict) {
+    case BFO_VU_HELLO:
+        if (!bfo_link_is_dialer(&q->link) && !port_active(v, r))
+            return; /* no queue pair can answer it now */
+        bfo_vg_hello(&v->g, qi, s.attempt, &s); /* taken (ud_take, the REP), or refused */
+        return;
+    case BFO_VU_REP_AGAIN:
+        v->g.st[r].dup_answers++;
+        ud_send(v, qi, BFO_VERBS_K_REP);
+        return;
+    case BFO_VU_TAKE_REP:
+        peer_from(h, &s);
+        h->rs.what = BFO_VU_NONE;
+        if (qp_connect(v, qi) != 0) {
+            bfo_vg_broken(&v->g, qi, 0, "cannot bring the queue pair up");
+            return;
+        }
+        ud_send(v, qi, BFO_VERBS_K_RTU);
+        bfo_vg_reply(&v->g, qi); /* up: CONNECTED */
+        return;
+    case BFO_VU_RTU_AGAIN:
+        v->g.st[r].dup_answers++;
+        ud_send(v, qi, BFO_VERBS_K_RTU);
+        return;
+    case BFO_VU_TAKE_RTU:
+        h->rs.what = BFO_VU_NONE;
+        bfo_vg_ready(&v->g, qi); /* up: CONNECTED */
+        return;
+    default:
+        vlog(v, 3, "peer %d rail %d: kind %d attempt %u dropped (state %s, attempt %llu)", q->peer, r, s.kind,
+             s.attempt, bfo_conn_state_name(q->link.fsm.cs), (unsigned long long)q->link.attempt);
+        return;
+    }
+}
+
+/* The rails' UD completions: datagrams in, send slots back. */
+static int ud_poll(bfo_verbs *v)
+{
+    int total = 0;
+    for (int r = 0; r < v->nrails; r++) {
+        vrail *ra = &v->rails[r];
+        struct ibv_wc wc[16];
+        int n;
+        if (!ra->uqp)
+            continue;
+        while ((n = ibv_poll_cq(ra->ucq, 16, wc)) > 0) {
+            for (int k = 0; k < n; k++) {
+                int slot = (int)(wc[k].wr_id & 0xffffffffu);
+                if (wc[k].status != IBV_WC_SUCCESS && !ra->ud_bad) {
+                    vlog(v, 1, "rail %d: UD queue pair: %s", r, ibv_wc_status_str(wc[k].status));
+                    ra->ud_bad = 1;
+                }
+                if (!(wc[k].wr_id & RECV_BIT)) {
+                    if (slot >= UD_RECV && slot < UD_RECV + UD_SEND)
+                        ra->usfree[ra->nusfree++] = slot;
+                    continue;
+                }
+                if (wc[k].status != IBV_WC_SUCCESS || slot >= UD_RECV)
+                    continue;
+                if (wc[k].byte_len >= GRH_LEN)
+                    ud_datagram(v, r, ra->ubuf + (size_t)slot * UD_SLOT + GRH_LEN, wc[k].byte_len - GRH_LEN,
+                                wc[k].src_qp);
+                if (!ra->ud_bad && ud_post_recv(v, r, slot) != 0)
+                    ra->ud_bad = 1;
+            }
+            total += n;
+            if (n < 16)
+                break;
+        }
+        if (ra->ud_bad)
+            ud_reset(v, r);
+    }
+    return total;
+}
+
+/* The REQs and REPs due again, and an acceptor whose RTU was lost: a
+ * frame on its new queue pair says the dialer has it at RTS (it sends
+ * nothing before the REP), which is what the RTU says. */
+static void ud_timers(bfo_verbs *v)
+{
+    for (int qi = 0; qi < v->size * v->nrails; qi++) {
+        bfo_vg_qp *q = gq(v, qi);
+        vqp *h = &v->qps[qi];
+        int cs = q->link.fsm.cs;
+        if (q->peer == v->rank || q->link.broken)
+            continue;
+        if ((cs == BFO_CONN_ST_REPLY_SENT || cs == BFO_CONN_ST_REPLY_SENT_ASKED) && q->rx_held > 0) {
+            vlog(v, 2, "peer %d rail %d: a frame before the RTU: the dialer is up", q->peer, q->rail);
+            h->rs.what = BFO_VU_NONE;
+            bfo_vg_ready(&v->g, qi);
+            continue;
+        }
+        if (h->rs.what == BFO_VU_NONE)
+            continue;
+        if (!bfo_vu_waits(h->rs.what, cs)) {
+            h->rs.what = BFO_VU_NONE;
+            continue;
+        }
+        if (bfo_vu_due(&h->rs, v->g.now)) {
+            v->g.st[q->rail].resends++;
+            vlog(v, 2, "peer %d rail %d: no %s yet: the %s again (%u sent)", q->peer, q->rail,
+                 h->rs.what == BFO_VU_SEND_REQ ? "REP" : "RTU", h->rs.what == BFO_VU_SEND_REQ ? "REQ" : "REP",
+                 h->rs.sent);
+            ud_send(v, qi, h->rs.what == BFO_VU_SEND_REQ ? BFO_VERBS_K_REQ : BFO_VERBS_K_REP);
+        }
+    }
+}
+
 /* ----------------------------------------------------------------- events */
 
 static void async_events(bfo_verbs *v)
@@ -1187,9 +1563,13 @@ static void async_events(bfo_verbs *v)
                     (a.scope == BFO_VSCOPE_CQ && h->cq && h->cq == ev.element.cq))
                     hit = qi;
             }
-            for (int r = 0; r < v->nrails; r++)
+            for (int r = 0; r < v->nrails; r++) {
                 if (v->rails[r].d == d && (port < 0 || v->rails[r].port == port))
                     rails |= 1u << r;
+                if (v->rails[r].uqp && ((a.scope == BFO_VSCOPE_QP && ev.element.qp == v->rails[r].uqp) ||
+                                        (a.scope == BFO_VSCOPE_CQ && ev.element.cq == v->rails[r].ucq)))
+                    v->rails[r].ud_bad = 1; /* its own: back to RTS at the next poll, no RC queue pair hit */
+            }
             vlog(v, 1, "%s: async event %s%s", v->devs[d].name, bfo_verbs_event_name(event),
                  port >= 0 ? " (port)" : "");
             ibv_ack_async_event(&ev);
@@ -1216,10 +1596,16 @@ int bfo_verbs_progress(bfo_verbs *v, uint64_t now)
     reg_collect(v); /* one atomic load unless a release marked an idle region */
     drain_channels(v);
     async_events(v);
-    accept_all(v);
-    control_io(v);
+    if (v->o.tcp_exchange) {
+        accept_all(v);
+        control_io(v);
+    } else {
+        n += ud_poll(v);
+    }
     for (int qi = 0; qi < v->size * v->nrails; qi++)
         n += poll_cq(v, qi);
+    if (!v->o.tcp_exchange)
+        ud_timers(v); /* after the frames came in: one before the RTU counts as it */
     n += bfo_vg_deliver(&v->g);
     bfo_vg_settle(&v->g);
     n += bfo_vg_keepalive(&v->g); /* the peer's host, while it waits on its process */
@@ -1259,13 +1645,19 @@ int bfo_verbs_wait_fds(bfo_verbs *v, int *fds, int max)
         if (h->cfd >= 0 && n < max)
             fds[n++] = h->cfd;
     }
+    for (int r = 0; r < v->nrails; r++)
+        if (v->rails[r].uqp)
+            ibv_req_notify_cq(v->rails[r].ucq, 0);
+    if (!v->o.tcp_exchange && ud_poll(v) > 0) /* arrived before the arming: handled, do not sleep */
+        return -1;
     for (int d = 0; d < v->ndev && n + 2 <= max; d++) {
         if (v->devs[d].ch)
             fds[n++] = v->devs[d].ch->fd;
         fds[n++] = v->devs[d].ctx->async_fd;
     }
     for (int r = 0; r < v->nrails && n < max; r++)
-        fds[n++] = v->rails[r].lfd;
+        if (v->rails[r].lfd >= 0)
+            fds[n++] = v->rails[r].lfd;
     for (int k = 0; k < v->pends.n && n < max; k++)
         if (pend_at(v, k)->a.fd >= 0)
             fds[n++] = pend_at(v, k)->a.fd;
@@ -1308,7 +1700,9 @@ static int nonblock(int fd)
 }
 
 /* The GID to use on a port: an IPv4-mapped RoCE v2 entry (the rail's
- * address comes from it), else an IPv4-mapped one, else index 0 (IB). */
+ * address comes from it, for the TCP exchange), else an IPv4-mapped one,
+ * else index 0 (IB: its GID needs no IP), else (RoCE without IPv4, with
+ * the UD exchange) the first RoCE v2 entry, else the first entry. */
 static int pick_gid(bfo_verbs *v, vrail *r, int tbl_len)
 {
     struct ibv_context *ctx = v->devs[r->d].ctx;
@@ -1347,6 +1741,24 @@ static int pick_gid(bfo_verbs *v, vrail *r, int tbl_len)
         if (ibv_query_gid(ctx, (uint8_t)r->port, 0, &g) == 0)
             memcpy(r->gid, g.raw, 16);
         r->gid_index = 0;
+        return 0;
+    }
+    if (v->o.tcp_exchange)
+        return -1; /* no address for its control channel */
+    for (int i = 0; i < tbl_len; i++) {
+        struct ibv_gid_entry ent;
+        static const uint8_t zero[16];
+        if (ibv_query_gid_ex(ctx, (uint32_t)r->port, (uint32_t)i, &ent, 0) != 0 ||
+            !memcmp(ent.gid.raw, zero, 16))
+            continue;
+        if (best < 0 || (ent.gid_type == IBV_GID_TYPE_ROCE_V2 && !best_v2)) {
+            best = i;
+            best_v2 = ent.gid_type == IBV_GID_TYPE_ROCE_V2;
+            memcpy(r->gid, ent.gid.raw, 16);
+        }
+    }
+    if (best >= 0) {
+        r->gid_index = best;
         return 0;
     }
     return -1;
@@ -1434,6 +1846,8 @@ int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails
         v->o.reg_cache = REG_CACHE_DEFAULT;
     if (!v->o.connect_timeout_ns)
         v->o.connect_timeout_ns = CONNECT_TIMEOUT_DEFAULT_NS;
+    if (v->o.tcp_exchange < 0) /* set "off" (0 stores -1, as 0 means the default): the UD exchange */
+        v->o.tcp_exchange = 0;
     if (v->o.retry_cnt < 1 || v->o.retry_cnt > 6) {
         vlog(v, 1, "retry_cnt must be 1..6 (7 means retry forever on rxe), not %d", v->o.retry_cnt);
         goto fail;
@@ -1472,10 +1886,25 @@ int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails
         ra->mtu = pa.active_mtu;
         ra->port_up = pa.state == IBV_PORT_ACTIVE;
         ra->bw = v->o.rail_bandwidth[r];
-        if (pick_gid(v, ra, pa.gid_tbl_len) != 0 || !ra->ip) {
-            vlog(v, 1, "%s port %d: no IPv4 address in the GID table (name one: verbs:%s:%d@ADDR)",
-                 ra->dev, ra->port, ra->dev, ra->port);
+        if (pick_gid(v, ra, pa.gid_tbl_len) != 0 || (v->o.tcp_exchange && !ra->ip)) {
+            if (v->o.tcp_exchange)
+                vlog(v, 1, "%s port %d: no IPv4 address in the GID table for the TCP exchange (name one: "
+                     "verbs:%s:%d@ADDR, or leave verbs.tcp_exchange off)", ra->dev, ra->port, ra->dev, ra->port);
+            else
+                vlog(v, 1, "%s port %d: no GID", ra->dev, ra->port);
             goto fail;
+        }
+        if (!v->o.tcp_exchange) { /* the exchange over the port's UD queue pair: no address, no socket */
+            char g[INET6_ADDRSTRLEN];
+            if (ud_open(v, r) != 0) {
+                vlog(v, 1, "rail %d (%s): the UD queue pair for the exchange: %s", r, rails[r], strerror(errno));
+                goto fail;
+            }
+            inet_ntop(AF_INET6, ra->gid, g, sizeof g);
+            vlog(v, 2, "rail %d: %s port %d, gid %s (index %d), lid %u, UD queue pair %u, mtu %d, %s", r,
+                 ra->dev, ra->port, g, ra->gid_index, ra->lid, ra->uqp->qp_num, 128 << ra->mtu,
+                 ra->port_up ? "active" : "down");
+            continue;
         }
         rc = BFO_VERBS_ERR_SOCKET;
         memset(&sa, 0, sizeof sa);
@@ -1504,18 +1933,28 @@ fail:
 
 int bfo_verbs_address(const bfo_verbs *v, int rail, bfo_addr *out)
 {
-    uint32_t ip;
-    uint16_t port;
+    const vrail *r;
+    bfo_vu_card c;
     if (rail < 0 || rail >= v->nrails)
         return BFO_ERR_INVALID;
+    r = &v->rails[rail];
     memset(out, 0, sizeof *out);
-    ip = htonl(v->rails[rail].ip);
-    port = htons(v->rails[rail].lport);
-    out->bytes[0] = 4;
-    memcpy(out->bytes + 2, &port, 2);
-    memcpy(out->bytes + 4, &ip, 4);
-    out->len = 8;
-    return BFO_OK;
+    memset(&c, 0, sizeof c);
+    if (v->o.tcp_exchange) { /* version 1: what bfo published before the UD exchange */
+        c.version = 1;
+        c.ip = r->ip;
+        c.tcp_port = r->lport;
+    } else {
+        c.version = BFO_VU_CARD_VERSION;
+        c.flags = BFO_VU_CARD_UD;
+        c.mtu = (uint8_t)r->mtu;
+        c.lid = r->lid;
+        c.qpn = r->uqp->qp_num;
+        c.qkey = BFO_VU_QKEY;
+        memcpy(c.gid, r->gid, 16);
+    }
+    out->len = (uint16_t)bfo_vu_card_write(&c, out->bytes, sizeof out->bytes);
+    return out->len ? BFO_OK : BFO_ERR_INVALID;
 }
 
 int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
@@ -1529,6 +1968,9 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
     for (size_t qi = 0; v->qps && qi < nq; qi++)
         v->qps[qi].cfd = -1;
     v->ents = (vent *)calloc((size_t)nents, sizeof *v->ents);
+    v->pcard = (bfo_vu_card *)calloc(nq, sizeof *v->pcard);
+    v->pcard_st = (uint8_t *)calloc(nq, 1);
+    v->ah = (struct ibv_ah **)calloc(nq, sizeof *v->ah);
     v->gmem = malloc(bfo_vg_mem_size(v->size, v->nrails, nents, v->o.recv_depth));
     v->pends = (bfo_tp_pends){ .ep = -1, .timeout_ns = v->o.connect_timeout_ns };
     v->nregs = v->o.reg_cache > 0 ? v->o.reg_cache : 0;
@@ -1536,7 +1978,7 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
     v->regs = (vreg *)calloc((size_t)v->nregs, sizeof *v->regs);
     v->vents = (bfo_vc_ent *)calloc((size_t)v->nregs, sizeof *v->vents);
     v->sink = *sink;
-    if (!v->qps || !v->ents || !v->gmem || !v->regs || !v->vents ||
+    if (!v->qps || !v->ents || !v->gmem || !v->regs || !v->vents || !v->pcard || !v->pcard_st || !v->ah ||
         bfo_tp_pends_init(&v->pends, sizeof(vpend), v->size, v->nrails) != 0)
         return BFO_ERR_NO_MEMORY;
     bfo_vc_init(&v->vc, v->vents, v->nregs, v->o.reg_cache > 0);
@@ -1642,7 +2084,8 @@ void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
         fprintf(f,
                 "bfo-verbs[%d]: rail %d (%s:%d, port %s): frames tx %llu rx %llu, rdma w %llu r %llu, "
                 "ok %llu failed %llu flushed %llu, qp errors %llu (disconnects %llu), connects %llu "
-                "failed %llu, back-pressure %llu, host probes %llu, host heard %llu\n",
+                "failed %llu, back-pressure %llu, host probes %llu, host heard %llu; exchange: %s%u, "
+                "sent again %llu, answered again %llu\n",
                 v->rank, r, v->rails[r].dev, v->rails[r].port, v->g.port_up[r] ? "up" : "down",
                 (unsigned long long)s->frames_tx, (unsigned long long)s->frames_rx,
                 (unsigned long long)s->rdma_writes, (unsigned long long)s->rdma_reads,
@@ -1651,7 +2094,9 @@ void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
                 (unsigned long long)s->disconnects, (unsigned long long)s->connects,
                 (unsigned long long)s->connect_failures,
                 (unsigned long long)s->backpressure, (unsigned long long)s->host_probes,
-                (unsigned long long)s->host_heard);
+                (unsigned long long)s->host_heard, v->rails[r].uqp ? "UD queue pair " : "TCP port ",
+                v->rails[r].uqp ? v->rails[r].uqp->qp_num : v->rails[r].lport,
+                (unsigned long long)s->resends, (unsigned long long)s->dup_answers);
     }
 }
 
@@ -1712,9 +2157,21 @@ void bfo_verbs_fini(bfo_verbs *v)
         bfo_vc_destroy(&v->vc);
     }
     bfo_tp_pends_fini(&v->pends);
-    for (int r = 0; r < BFO_MAX_RAILS; r++)
-        if (v->rails[r].lfd >= 0)
-            close(v->rails[r].lfd);
+    for (int qi = 0; v->ah && qi < v->size * v->nrails; qi++)
+        if (v->ah[qi])
+            ibv_destroy_ah(v->ah[qi]);
+    for (int r = 0; r < BFO_MAX_RAILS; r++) {
+        vrail *ra = &v->rails[r];
+        if (ra->lfd >= 0)
+            close(ra->lfd);
+        if (ra->uqp)
+            ibv_destroy_qp(ra->uqp);
+        if (ra->umr)
+            ibv_dereg_mr(ra->umr);
+        if (ra->ucq)
+            ibv_destroy_cq(ra->ucq);
+        free(ra->ubuf);
+    }
     for (int d = 0; d < v->ndev; d++) {
         if (v->devs[d].ch)
             ibv_destroy_comp_channel(v->devs[d].ch);
@@ -1724,6 +2181,9 @@ void bfo_verbs_fini(bfo_verbs *v)
             ibv_close_device(v->devs[d].ctx);
     }
     free(v->qps);
+    free(v->pcard);
+    free(v->pcard_st);
+    free(v->ah);
     free(v->ents);
     free(v->gmem);
     free(v->regs);
@@ -1823,6 +2283,9 @@ static const bfo_setting verbs_settings[] = {
       BFO_SETTING_OFF, "registrations kept for reuse (off: none; docs/porting.md, Registered memory)" },
     { "connect_timeout_ms", BFO_SETTING_MS, BFO_SETTING_AT(bfo_verbs_options, connect_timeout_ns),
       CONNECT_TIMEOUT_DEFAULT_NS / 1e6, 1, 3600000, 0, "the control exchange at most this long (ms)" },
+    { "tcp_exchange", BFO_SETTING_BOOL, BFO_SETTING_AT(bfo_verbs_options, tcp_exchange), 0, 0, 1,
+      BFO_SETTING_SAME | BFO_SETTING_OFF, "1: the control exchange over TCP to the port's IPv4 address, as before the UD one "
+      "(needs an IPv4 GID or @ADDR; talks to older bfo builds); 0: over each rail's UD queue pair, no IP" },
 };
 
 /* RDMA at the engine's sizes (registering costs); its registration cache
@@ -1834,5 +2297,5 @@ const bfo_transport_ops bfo_verbs_transport = {
     op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL, op_mem_released,
     verbs_settings, (int)(sizeof verbs_settings / sizeof verbs_settings[0]), 0,
     NULL, 0, /* counters: none of its own (its host probes are the common nudges_tx, busy_heard) */
-    "verbs:DEVICE[:PORT][@ADDR]", &verbs_tuning,
+    "verbs:DEVICE[:PORT][@ADDR]", &verbs_tuning, /* @ADDR: only for tcp_exchange */
 };

@@ -16,26 +16,36 @@
  * ---------------------------------------------------------------------------
  * USE (bfo_net.c does this, through bfo_verbs_transport)
  *   bfo_verbs_open(&v, rank, size, rails, nrails, &cfg, &opt);
- *   bfo_verbs_address(v, r, &addr);   // per rail: the control address,
+ *   bfo_verbs_address(v, r, &addr);   // per rail: its card (bfo_verbs_ud.h),
  *   ... published (bfo_boot.h) ...    // looked up through sink->lookup
  *   bfo_verbs_start(v, job, &sink);   // when the dialer dials
  *   bfo_verbs_backend(v, &be);        // post_send/write/read, reg_mem, ...
  *   loop: bfo_verbs_progress(v, now); ... bfo_verbs_fini(v);
  *
  * RAIL NAMES
- *   verbs:DEVICE[:PORT][@ADDR]   port defaults to 1.  ADDR (IPv4) is where
- *   this rank's control channel for the rail listens; by default the IPv4
- *   address in the port's GID table (RoCE v2: ::ffff:a.b.c.d), so that the
- *   control channel runs over the rail's own network and shares its fate.
+ *   verbs:DEVICE[:PORT]   port defaults to 1; the same name on every host
+ *   (no address: the exchange below needs none).  verbs:DEVICE[:PORT]@ADDR
+ *   is read too: ADDR (IPv4) is where the TCP exchange's control channel
+ *   listens (tcp_exchange only; by default the IPv4 address in the port's
+ *   GID table, RoCE v2: ::ffff:a.b.c.d).
  *
- * WIRE-UP (the control channel).  Each rank publishes, per rail, the
- *   control channel's address (IPv4, TCP port; opaque to everyone else:
- *   u8 4, u8 0, u16 port, 4 bytes of address, network order); the dialer
- *   looks the peer's up when it dials.  Queue pairs are wired on demand,
- *   like the TCP rails' connections: the engine calls connect(peer, rail)
- *   on both sides; the lower rank dials the peer's control address from
- *   its own rail address, the higher rank accepts.  Three messages, then
- *   the TCP connection closes:
+ * WIRE-UP.  Each rail opens one UD queue pair on its port at open; each
+ *   rank publishes, per rail, its card (bfo_verbs_ud.h, version 2: the
+ *   port's GID and LID, the UD queue pair's number and Q_Key; opaque to
+ *   everyone else); the dialer looks the peer's up when it dials.  Queue
+ *   pairs are wired on demand, like the TCP rails' connections: the engine
+ *   calls connect(peer, rail) on both sides; the lower rank dials (a new
+ *   RC queue pair, the REQ to the peer's UD queue pair), the higher rank
+ *   accepts.  Three messages, as datagrams between the rails' UD queue
+ *   pairs: the REQ goes again (50 ms, then doubling up to 500 ms) until its
+ *   REP comes, the REP until its RTU (or the dialer's first frame on the
+ *   new queue pair) comes, a REQ or REP that comes again is answered again
+ *   (bfo_vu_classify), and the connect timeout ends an attempt with no
+ *   answer (CONNECT_FAILED).  With tcp_exchange (bfo_verbs_options), the
+ *   exchange before this one: the card is version 1 (u8 4, u8 0, u16 TCP
+ *   port, 4 bytes of IPv4 address, network order), the dialer opens a TCP
+ *   connection to it from its own rail address, and the three messages go
+ *   over it, then it closes.  The messages:
  *     REQ  dialer -> acceptor : its QP number, PSN, GID, LID, MTU
  *     REP  acceptor -> dialer : the same for the acceptor's new QP, which
  *                               is now RTR and RTS
@@ -144,8 +154,9 @@
  *   the rail to the error state now, as a local failure would.
  *
  * ERRORS: BFO_OK, BFO_ERR_INVALID (bad rail name, unknown device or port),
- *   BFO_ERR_NO_MEMORY, BFO_VERBS_ERR_DEVICE (a verbs call failed at init),
- *   BFO_VERBS_ERR_SOCKET (the control listener).
+ *   BFO_ERR_NO_MEMORY, BFO_VERBS_ERR_DEVICE (a verbs call failed at init,
+ *   the UD queue pair included), BFO_VERBS_ERR_SOCKET (the TCP exchange's
+ *   control listener).
  */
 #ifndef BFO_VERBS_H
 #define BFO_VERBS_H
@@ -179,6 +190,9 @@ typedef struct bfo_verbs_options {
                                * calls bfo_net_mem_released: docs/porting.md, Registered memory) */
     int gid_index;            /* -1 or 0: find the IPv4 RoCE v2 GID (default) */
     uint64_t connect_timeout_ns; /* control exchange (default 2 s) */
+    int tcp_exchange;         /* 1: the control exchange over TCP to the rail's IPv4 address (the
+                               * exchange before the UD one; needs an IPv4 GID or @ADDR); 0: over
+                               * the rails' UD queue pairs (default; -1 too: the setting's "off") */
     unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s, striping weights (default: port speed) */
     int log_level;            /* -1 silent, 1 errors (default), 2 connections, 3 debug */
 } bfo_verbs_options;
@@ -200,6 +214,8 @@ typedef struct bfo_verbs_rail_stats {
                                  * answer while its process is silent (bfo_vg_keepalive) */
     uint64_t host_heard;        /* the peer's host heard: told to the engine
                                  * (bfo_engine_host_heard) */
+    uint64_t resends;           /* UD exchange: REQs and REPs sent again (no answer in time) */
+    uint64_t dup_answers;       /* UD exchange: a REQ or REP that came again answered again */
 } bfo_verbs_rail_stats;
 
 typedef struct bfo_verbs bfo_verbs;
@@ -208,15 +224,15 @@ typedef struct bfo_verbs bfo_verbs;
 int bfo_verbs_is_rail(const char *name);
 int bfo_verbs_parse_rail(const char *name, char *dev, size_t devlen, int *port, uint32_t *ip);
 
-/* Opens the devices, finds each rail's address, listens for the control
- * channel.  cfg: the engine's configuration (frame sizes, max_ops). */
+/* Opens the devices, finds each rail's GID, opens its UD queue pair (or,
+ * with tcp_exchange, listens for the control channel).  cfg: the engine's
+ * configuration (frame sizes, max_ops). */
 int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails, int nrails,
                    const bfo_config *cfg, const bfo_verbs_options *opt);
-/* This rank's control address of rail (to publish). */
+/* This rank's card for rail (to publish; bfo_verbs_ud.h). */
 int bfo_verbs_address(const bfo_verbs *v, int rail, bfo_addr *out);
-/* Every address published; the job id, the sink (its lookup gives a
- * peer's control address): allocates and registers the buffers; ready for
- * connect(). */
+/* Every card published; the job id, the sink (its lookup gives a peer's
+ * card): allocates and registers the buffers; ready for connect(). */
 int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink);
 /* The backend's functions (ctx = v). */
 void bfo_verbs_backend(bfo_verbs *v, bfo_backend *be);
