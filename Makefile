@@ -175,14 +175,14 @@ endif
 endif
 SHM_SRC  := backends/shm/bfo_shm.c
 SHM_HDR  := backends/shm/bfo_shm.h backends/bfo_transport.h backends/bfo_sink.h backends/bfo_setting.h backends/bfo_list.h backends/bfo_link.h backends/bfo_tp.h backends/bfo_tp_os.h $(HEADERS)
-NET_SRC  := backends/net/bfo_net.c backends/bfo_setting.c $(BOOT_SRC) $(TCP_SRC) $(SHM_SRC) $(VERBS_SRC)
+NET_SRC  := backends/net/bfo_net.c backends/net/bfo_limits.c backends/bfo_setting.c $(BOOT_SRC) $(TCP_SRC) $(SHM_SRC) $(VERBS_SRC)
 # ... compiled once per build for the programs that link them (bfo,
 # test_net, test_boot, tcp_badpeer, master_worker), with this build's flags,
 # sanitizers included; libbfo_net.a has its own -fPIC objects ($(BUILD)/obj)
 NET_OBJS := $(patsubst %.c,$(BUILD)/nobj/%.o,$(notdir $(NET_SRC)))
 VERBS_HDR := backends/bfo_setting.h backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_cache.h backends/verbs/bfo_verbs_glue.h backends/bfo_link.h backends/bfo_tp.h backends/bfo_tp_os.h \
              backends/bfo_sink.h backends/bfo_transport.h
-NET_HDR  := backends/net/bfo_net.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
+NET_HDR  := backends/net/bfo_net.h backends/net/bfo_limits.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
 .PHONY: all bench bench-engine bench-tcp bench-netns bench-relay dance demo check check-netns check-headers check-layers check-spdx check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
@@ -480,7 +480,7 @@ check-netns: $(BUILD)/bfo
 # TCP and shm, no verbs, no PMIx (GCC: -Wno-tsan, for the shm rings' fences,
 # which order memory shared with another process: nothing TSan sees).
 TSAN_BUILD := build/$(notdir $(CC))-tsan
-TSAN_SRC   := backends/net/bfo_net.c backends/bfo_setting.c backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c $(TCP_SRC) $(SHM_SRC)
+TSAN_SRC   := backends/net/bfo_net.c backends/net/bfo_limits.c backends/bfo_setting.c backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c $(TCP_SRC) $(SHM_SRC)
 $(TSAN_BUILD)/threads: tests/tcp/threads.c $(TSAN_SRC) $(NET_HDR)
 	mkdir -p $(TSAN_BUILD)
 	$(CC) -std=c11 $(WARN) $(if $(findstring clang,$(CC)),,-Wno-tsan) -O1 -g -fsanitize=thread -fno-omit-frame-pointer \

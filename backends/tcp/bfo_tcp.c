@@ -2300,11 +2300,23 @@ static const bfo_counter_desc tcp_counters[BFO_TCP_NCOUNTERS] = {
  * with 256 KiB).  No RDMA. */
 static const bfo_transport_tuning tcp_tuning = { 0, 256 << 10, 0, 0, NULL };
 
+/* What it holds (bfo_transport.h, bfo_transport_need): one connection per
+ * (peer, rail), the listener and the beacon socket per rail, the epoll
+ * set.  Nothing pinned. */
+static void op_need(const bfo_transport_args *a, bfo_transport_need *out)
+{
+    const bfo_tcp_options *o = (const bfo_tcp_options *)a->opt;
+    memset(out, 0, sizeof *out);
+    out->fds_peer = 1;
+    out->fds_rail = 1 + (o && o->beacon_interval_ns < 0 ? 0 : 1);
+    out->fds = 1;
+}
+
 const bfo_transport_ops bfo_tcp_transport = {
     "tcp", tcp_claims, op_open, op_address, op_start, op_backend, op_progress,
     op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL, NULL,
     tcp_settings, (int)(sizeof tcp_settings / sizeof tcp_settings[0]), BFO_TCP_EAGER_LIMIT,
-    tcp_counters, BFO_TCP_NCOUNTERS, "tcp:ADDR or ADDR, tcp:[IPV6]", &tcp_tuning,
+    tcp_counters, BFO_TCP_NCOUNTERS, "tcp:ADDR or ADDR, tcp:[IPV6]", &tcp_tuning, op_need,
 };
 
 void bfo_tcp_fini(bfo_tcp *t)

@@ -1834,5 +1834,5 @@ const bfo_transport_ops bfo_verbs_transport = {
     op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL, op_mem_released,
     verbs_settings, (int)(sizeof verbs_settings / sizeof verbs_settings[0]), 0,
     NULL, 0, /* counters: none of its own (its host probes are the common nudges_tx, busy_heard) */
-    "verbs:DEVICE[:PORT][@ADDR]", &verbs_tuning,
+    "verbs:DEVICE[:PORT][@ADDR]", &verbs_tuning, NULL, /* need: not yet counted (bfo_limits.h) */
 };
