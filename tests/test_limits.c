@@ -61,8 +61,10 @@ static void fake(uint64_t soft, uint64_t hard, uint64_t msoft, uint64_t mhard)
 /* The check run, what it said in out (cap bytes). */
 static int check(const bfo_limits_part *p, int n, uint64_t open_now, int mode, char *out, size_t cap)
 {
-    FILE *f = fmemopen(out, cap, "w");
+    FILE *f;
     int rc;
+    memset(out, 0, cap);
+    f = fmemopen(out, cap, "w");
     assert_non_null(f);
     rc = bfo_limits_check(p, n, open_now, mode, &FAKE, 3, 1, f);
     fclose(f);
@@ -253,6 +255,28 @@ static void test_off_looks_at_nothing(void **state)
     assert_string_equal(out, "");
 }
 
+/* A layer that silences bfo (log -1: pml/bfo at verbose 0) hears of no
+ * raise, and still of a short limit: init fails for it. */
+static void test_silenced_caller_still_hears_a_short_limit(void **state)
+{
+    bfo_limits_part p = row(&bfo_tcp_transport, NULL, 1024, 2);
+    char out[2048];
+    FILE *f;
+    (void)state;
+    fake(1024, 4096, BFO_LIMIT_NONE, BFO_LIMIT_NONE);
+    memset(out, 0, sizeof out);
+    f = fmemopen(out, sizeof out, "w");
+    assert_int_equal(bfo_limits_check(&p, 1, 38, BFO_LIMITS_FAIL, &FAKE, 3, -1, f), BFO_OK);
+    fclose(f);
+    assert_int_equal(S.sets, 1);
+    assert_string_equal(out, "");
+    fake(1024, 1024, BFO_LIMIT_NONE, BFO_LIMIT_NONE);
+    f = fmemopen(out, sizeof out, "w");
+    assert_int_equal(bfo_limits_check(&p, 1, 38, BFO_LIMITS_FAIL, &FAKE, 3, -1, f), BFO_ERR_INVALID);
+    fclose(f);
+    assert_non_null(strstr(out, "open files: this job may hold up to 2,121"));
+}
+
 /* A raise the system refuses (setrlimit fails) is said and counts as short. */
 static void test_a_refused_raise_is_short(void **state)
 {
@@ -319,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_short_hard_limit_fails_with_the_value_to_set),
         cmocka_unit_test(test_warn_says_it_raises_what_it_can_and_goes_on),
         cmocka_unit_test(test_off_looks_at_nothing),
+        cmocka_unit_test(test_silenced_caller_still_hears_a_short_limit),
         cmocka_unit_test(test_a_refused_raise_is_short),
         cmocka_unit_test(test_locked_memory_short_unless_cap_ipc_lock),
         cmocka_unit_test(test_open_fds_counted),

@@ -217,21 +217,19 @@ static int one(const limit_desc *d, uint64_t need, const char *why, int mode, co
     } else if (mode == BFO_LIMITS_WARN && soft < hard) {
         (void)sys->set(d->resource, hard, hard); /* as far as it goes: a warning, and the most it can have */
     }
-    {
+    if (f) { /* said at every log level: a caller that silences what bfo handles needs this one */
         uint64_t set = d->kib ? (need + 1023) / 1024 : need;
         char s[32]; /* plain digits: what the commands take */
         snprintf(s, sizeof s, "%llu", (unsigned long long)set);
         snprintf(e, sizeof e, "%llu", (unsigned long long)need);
-        if (log >= 1 && f)
-            fprintf(f,
-                    "bfo: rank %d: %s: this job may %s up to %s%s (%s; an upper bound: every peer connected on "
-                    "every rail); the limit is %s (hard %s): raise it with ulimit %s %s%s where the ranks start, "
-                    "%s=%s under systemd or %s in /etc/security/limits.conf, or use fewer rails or ranks%s\n",
-                    rank, d->what, d->verb, num(need, a, sizeof a), d->unit, why, num(soft, b, sizeof b),
-                    num(hard, c, sizeof c), d->flag, s, d->kib ? " (KiB)" : "", d->systemd,
-                    d->kib ? e : s, d->conf,
-                    mode == BFO_LIMITS_WARN ? "; going on (BFO_LIMITS=warn)"
-                                            : "; BFO_LIMITS=warn (MPI: --mca pml_bfo_limits warn) goes on anyway");
+        fprintf(f,
+                "bfo: rank %d: %s: this job may %s up to %s%s (%s; an upper bound: every peer connected on "
+                "every rail); the limit is %s (hard %s): raise it with ulimit %s %s%s where the ranks start, "
+                "%s=%s under systemd or %s in /etc/security/limits.conf, or use fewer rails or ranks%s\n",
+                rank, d->what, d->verb, num(need, a, sizeof a), d->unit, why, num(soft, b, sizeof b),
+                num(hard, c, sizeof c), d->flag, s, d->kib ? " (KiB)" : "", d->systemd, d->kib ? e : s, d->conf,
+                mode == BFO_LIMITS_WARN ? "; going on (BFO_LIMITS=warn)"
+                                        : "; BFO_LIMITS=warn (MPI: --mca pml_bfo_limits warn) goes on anyway");
     }
     return 1;
 }

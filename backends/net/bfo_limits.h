@@ -89,8 +89,9 @@ typedef struct bfo_limits_sys {
 } bfo_limits_sys;
 
 /* Both limits checked against the parts' need, each raised where the hard
- * limit allows (mode fail or warn), said on f (when log >= 1; rank names
- * the rank).  BFO_OK, or BFO_ERR_INVALID when a limit is short and mode
+ * limit allows (mode fail or warn), said on f (rank names the rank): a
+ * raise when log >= 1, a short limit at every log level (a layer that
+ * silences what bfo handles itself, pml/bfo at verbose 0, still needs it).  BFO_OK, or BFO_ERR_INVALID when a limit is short and mode
  * is BFO_LIMITS_FAIL.  BFO_LIMITS_OFF: BFO_OK, nothing looked at. */
 int bfo_limits_check(const bfo_limits_part *p, int n, uint64_t open_now, int mode, const bfo_limits_sys *sys,
                      int rank, int log, FILE *f);
