@@ -228,6 +228,12 @@ static void test_no_range_as_before_and_a_reversed_range_refused(void **state)
     assert_true(port > 0);
     assert_int_equal(bport, port);
     bfo_tcp_transport.fini(t);
+    o.port_min = -1; /* off, as "0" or "off" set it: any port */
+    o.port_max = -1;
+    assert_int_equal(open_rank(0, 2, &o, &t, said, sizeof said), BFO_OK);
+    ports_of(t, 0, &port, &bport);
+    assert_true(port > 0);
+    bfo_tcp_transport.fini(t);
     o.port_min = 30010;
     o.port_max = 30000;
     assert_int_equal(open_rank(0, 2, &o, &t, said, sizeof said), BFO_ERR_INVALID);
@@ -251,9 +257,17 @@ static void test_ports_are_settings_of_the_tcp_row(void **state)
         assert_non_null(s);
         assert_int_equal(bfo_setting_parse(s, "40000", &o, why, sizeof why), 0);
         assert_int_equal(bfo_setting_parse(s, "65536", &o, why, sizeof why), -1);
-        assert_int_equal(bfo_setting_parse(s, "0", &o, why, sizeof why), -1);
+        assert_int_equal(bfo_setting_parse(s, "-1", &o, why, sizeof why), -1);
     }
     assert_int_equal(o.port_min + o.port_max + o.beacon_port_min + o.beacon_port_max, 4 * 40000);
+    for (int k = 0; k < bfo_tcp_transport.nsettings; k++)
+        if (!strcmp(bfo_tcp_transport.settings[k].name, "port_min")) { /* 0 or off: no range, said */
+            assert_int_equal(bfo_setting_parse(&bfo_tcp_transport.settings[k], "0", &o, why, sizeof why), 0);
+            assert_int_equal(o.port_min, -1);
+            o.port_min = 0;
+            assert_int_equal(bfo_setting_parse(&bfo_tcp_transport.settings[k], "off", &o, why, sizeof why), 0);
+            assert_int_equal(o.port_min, -1);
+        }
 }
 
 int main(void)

@@ -2371,14 +2371,14 @@ static const bfo_setting tcp_settings[] = {
     { "connect_timeout_ms", BFO_SETTING_MS, BFO_SETTING_AT(bfo_tcp_options, connect_timeout_ns),
       CONNECT_TIMEOUT_DEFAULT_NS / 1e6, 1, 3600000, 0,
       "a dial and its hello exchange, or the wait for the peer to dial, at most this long (ms)" },
-    { "port_min", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, port_min), 0, 1, 65535, 0,
-      "the lowest port a rail's listener binds to (with port_max: a range for a firewall; 0: any port)" },
-    { "port_max", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, port_max), 0, 1, 65535, 0,
-      "the highest port a rail's listener binds to (a range needs a port per rank on the host per rail address)" },
-    { "beacon_port_min", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, beacon_port_min), 0, 1, 65535, 0,
-      "the lowest UDP port of the beacons (0: the listeners' range when set, else any)" },
-    { "beacon_port_max", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, beacon_port_max), 0, 1, 65535, 0,
-      "the highest UDP port of the beacons (0: the listeners' range when set, else any)" },
+    { "port_min", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, port_min), 0, 0, 65535, BFO_SETTING_OFF,
+      "the lowest port a rail's listener binds to (with port_max: a range for a firewall; 0 or off: any port)" },
+    { "port_max", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, port_max), 0, 0, 65535, BFO_SETTING_OFF,
+      "the highest port a rail's listener binds to (0 or off: 65535 when port_min is set, else any; a port per rank on the host per rail address)" },
+    { "beacon_port_min", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, beacon_port_min), 0, 0, 65535, BFO_SETTING_OFF,
+      "the lowest UDP port of the beacons (0 or off: the listeners' range when set, else any)" },
+    { "beacon_port_max", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, beacon_port_max), 0, 0, 65535, BFO_SETTING_OFF,
+      "the highest UDP port of the beacons (0 or off: the listeners' range when set, else any)" },
 };
 /* doc end: tcp-settings */
 

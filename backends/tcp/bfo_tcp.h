@@ -351,7 +351,8 @@ typedef struct bfo_tcp_options {
     int64_t beacon_interval_ns; /* BEACONS: 0 the default (10 ms), < 0 none */
     int notsent_lowat;          /* TCP_NOTSENT_LOWAT: 0 the default (2 MiB), < 0 not set */
     /* PORTS: the listeners' ports, and the beacons' (0, 0: the listeners'
-     * range when that is set, else any); 0, 0: any port */
+     * range when that is set, else any); 0, 0: any port.  Negative (the
+     * settings' "off"): as 0 */
     int port_min, port_max;
     int beacon_port_min, beacon_port_max;
 } bfo_tcp_options;
