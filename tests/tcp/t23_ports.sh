@@ -5,7 +5,8 @@
 #       every rank's listener and beacon socket on each rail binds inside
 #       the range (as each says at log level 2, from getsockname), no two
 #       ranks on one port of a rail, and the stream passes, every message
-#       verified;
+#       verified; and again at once on the same range, the first job's
+#       connections in TIME_WAIT on its ports;
 #   (b) 9 ranks on the same 8 ports (BFO_TCP_PORT_MIN/MAX): one rank finds
 #       none and fails open, naming the range and its size.
 . "$(dirname "$0")/lib.sh"
@@ -28,6 +29,16 @@ awk -v b=$B -v e=$E 'NF != 4 || $3 < b || $3 > e || $4 < b || $4 > e { print "(a
     { if (seen[$2 " " $3]++) { print "(a) port " $3 " twice on rail " $2; bad = 1 } } END { exit bad }' "$WORK/ports" ||
     fail "(a) a port outside the range or shared"
 echo "   (a) 8 ranks x 2 rails bound inside $B-$E (listeners and beacons); messages $(jget messages), verified $(jget verified)"
+
+# (a2) at once again on the same ports, while the first job's connections
+# wait in TIME_WAIT on them (the listeners' SO_REUSEADDR; without it this
+# job found no free port)
+tw=$(ss -Htan state time-wait "( sport >= :$B and sport <= :$E )" | wc -l)
+timeout 60 "$BFO_TCP" run -n 8 --rails "$RAILS" --timeout 50 --set tcp.port_min=$B --set tcp.port_max=$E -- \
+    "$BFO_TCP" stream --json --count 200 --size 64 > "$WORK/out" 2> "$WORK/err" ||
+    fail "(a2) exit status $? on the same range again ($tw connections in TIME_WAIT on it)"
+check_exact
+echo "   (a2) the same range again at once, $tw connections of the first job in TIME_WAIT on it: passed"
 
 # (b)
 BFO_TCP_PORT_MIN=$B BFO_TCP_PORT_MAX=$E timeout 60 "$BFO_TCP" run -n 9 --rails "$RAILS" --timeout 50 -- \
