@@ -39,9 +39,10 @@ echo "   (a) without the check (BFO_LIMITS=off): failed later, $emfile lines of 
 # (b)
 run16 64:4096 || fail "(b) exit status $? with the hard limit at 4,096"
 check_exact
-n=$(grep -c "^bfo: rank [0-9]*: open files: soft limit raised from 64 to $need (hard 4,096)" "$WORK/err")
-[ "$n" = 16 ] || fail "(b) $n of 16 ranks said they raised the limit to $need"
-echo "   (b) 16 ranks raised 64 -> $need themselves; messages $(jget messages), verified $(jget verified)"
+n=$(grep -c "^bfo: rank [0-9]*: open files: soft limit raised from 64 to [0-9]* (hard 4,096)" "$WORK/err")
+[ "$n" = 16 ] || fail "(b) $n of 16 ranks said they raised the limit"
+to=$(sed -n 's/.*soft limit raised from 64 to \([0-9]*\) .*/\1/p' "$WORK/err" | sort -n | tail -1)
+echo "   (b) 16 ranks raised 64 -> $to themselves; messages $(jget messages), verified $(jget verified)"
 
 # (c)
 BFO_LIMITS=warn run16 64:64 || true # it goes on into EMFILE: the first rank to fail ends it
