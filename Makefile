@@ -117,7 +117,7 @@ endif
 ENGINE_TEST_PARTS := pools rate detect post match request send recv machines frame relay revoke api
 ENGINE_TESTS := $(ENGINE_TEST_PARTS:%=test_engine_%)
 TESTS    := test_transitions test_link test_scenarios test_wire $(ENGINE_TESTS) test_fastpath test_noalloc test_verbs_map test_reg_cache \
-            test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_boot test_group \
+            test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_boot test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
@@ -175,14 +175,14 @@ endif
 endif
 SHM_SRC  := backends/shm/bfo_shm.c
 SHM_HDR  := backends/shm/bfo_shm.h backends/bfo_transport.h backends/bfo_sink.h backends/bfo_setting.h backends/bfo_list.h backends/bfo_link.h backends/bfo_tp.h backends/bfo_tp_os.h $(HEADERS)
-NET_SRC  := backends/net/bfo_net.c backends/net/bfo_railsel.c backends/bfo_setting.c $(BOOT_SRC) $(TCP_SRC) $(SHM_SRC) $(VERBS_SRC)
+NET_SRC  := backends/net/bfo_net.c backends/net/bfo_railsel.c backends/net/bfo_limits.c backends/bfo_setting.c $(BOOT_SRC) $(TCP_SRC) $(SHM_SRC) $(VERBS_SRC)
 # ... compiled once per build for the programs that link them (bfo,
 # test_net, test_boot, tcp_badpeer, master_worker), with this build's flags,
 # sanitizers included; libbfo_net.a has its own -fPIC objects ($(BUILD)/obj)
 NET_OBJS := $(patsubst %.c,$(BUILD)/nobj/%.o,$(notdir $(NET_SRC)))
 VERBS_HDR := backends/bfo_setting.h backends/verbs/bfo_verbs.h backends/verbs/bfo_verbs_map.h backends/verbs/bfo_verbs_cache.h backends/verbs/bfo_verbs_glue.h backends/verbs/bfo_verbs_ud.h backends/bfo_link.h backends/bfo_tp.h backends/bfo_tp_os.h \
              backends/bfo_sink.h backends/bfo_transport.h
-NET_HDR  := backends/net/bfo_net.h backends/net/bfo_railsel.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
+NET_HDR  := backends/net/bfo_net.h backends/net/bfo_railsel.h backends/net/bfo_limits.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
 .PHONY: all bench bench-engine bench-tcp bench-netns bench-relay dance demo check check-netns check-headers check-layers check-spdx check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
@@ -212,6 +212,14 @@ LIBS_test_settings  := -lcmocka $(NET_LIBS)
 # one rail value for the whole job (bfo_railsel.h): made-up hosts
 EXTRA_test_railsel := $(NET_OBJS)
 LIBS_test_railsel  := -lcmocka $(NET_LIBS)
+# the limits checked at init (bfo_limits.h) over a fake getrlimit/setrlimit,
+# with the transports' rows
+EXTRA_test_limits := $(NET_OBJS)
+LIBS_test_limits  := -lcmocka $(NET_LIBS)
+# the TCP transport's port ranges: ranks of one host on loopback rails, in
+# one process
+EXTRA_test_tcp_ports := $(TCP_SRC) backends/bfo_setting.c
+LIBS_test_tcp_ports  := -lcmocka -pthread
 EXTRA_test_boot := $(NET_OBJS)
 LIBS_test_boot  := -lcmocka $(NET_LIBS)
 # the engine's fast paths against the generated machines: the same
@@ -483,7 +491,7 @@ check-netns: $(BUILD)/bfo
 # TCP and shm, no verbs, no PMIx (GCC: -Wno-tsan, for the shm rings' fences,
 # which order memory shared with another process: nothing TSan sees).
 TSAN_BUILD := build/$(notdir $(CC))-tsan
-TSAN_SRC   := backends/net/bfo_net.c backends/bfo_setting.c backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c $(TCP_SRC) $(SHM_SRC)
+TSAN_SRC   := backends/net/bfo_net.c backends/net/bfo_limits.c backends/bfo_setting.c backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c $(TCP_SRC) $(SHM_SRC)
 $(TSAN_BUILD)/threads: tests/tcp/threads.c $(TSAN_SRC) $(NET_HDR)
 	mkdir -p $(TSAN_BUILD)
 	$(CC) -std=c11 $(WARN) $(if $(findstring clang,$(CC)),,-Wno-tsan) -O1 -g -fsanitize=thread -fno-omit-frame-pointer \

@@ -113,7 +113,21 @@ static inline int bfo_tp_accept(const bfo_tp_pends *pt, const bfo_tp_log *lg, in
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), k;
         bfo_tp_pend *p = NULL;
         if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            /* out of descriptors: the connection stays queued and the
+             * listener readable, so this comes back at every progress;
+             * said once a second (with how often meanwhile), not each time */
+            static uint64_t said_at, since;
+            int full = errno == EMFILE || errno == ENFILE;
+            if (full && said_at && now - said_at < 1000000000ull) {
+                since++;
+                return -1;
+            }
+            if (full) {
+                bfo_tp_logf(lg, 1, "rail %d: accept: %s (%llu more since it was last said; the open-files limit: "
+                                   "docs/running.md)", rail, strerror(errno), (unsigned long long)since);
+                said_at = now ? now : 1;
+                since = 0;
+            } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                 bfo_tp_logf(lg, 1, "rail %d: accept: %s", rail, strerror(errno));
             return -1;
         }

@@ -135,6 +135,20 @@ typedef struct bfo_transport_tuning {
     const char *cache_setting;
 } bfo_transport_tuning;
 
+/* What a transport holds that counts against a process's limits, for a
+ * job of a given size (bfo_transport_ops.need): open descriptors
+ * (RLIMIT_NOFILE) and locked memory in bytes (RLIMIT_MEMLOCK), each as
+ * per peer per rail (times the peers it may reach, times its rails), per
+ * rail, and once.  An upper bound: every peer connected on every rail,
+ * with what a reconnection holds for a while (the old and the new
+ * connection).  bfo_net sums the rows of the rail list and checks the
+ * limits against the sum before any transport opens (bfo_limits.h). */
+typedef struct bfo_transport_need {
+    uint64_t fds_peer, fds_rail, fds;          /* descriptors */
+    uint64_t locked_peer, locked_rail, locked; /* bytes pinned (registered for RDMA) */
+    int host_only; /* 1: it reaches only the peers on this host (shm): they are its peers */
+} bfo_transport_need;
+
 typedef struct bfo_transport_ops {
     const char *name; /* "tcp": rails named "tcp:..."; also the log prefix */
     /* 1 when this rail name is this transport's (a bare address is TCP's) */
@@ -194,6 +208,11 @@ typedef struct bfo_transport_ops {
     const char *rail_syntax;
     /* Optional (NULL: no wishes, no RDMA): bfo_transport_tuning above. */
     const bfo_transport_tuning *tuning;
+    /* Optional (NULL: it holds nothing that counts against a limit):
+     * bfo_transport_need above, for open(a) (a->sink is NULL here, a->opt
+     * its options as open() gets them, defaults not applied yet).  Called
+     * before open(); keeps nothing. */
+    void (*need)(const bfo_transport_args *a, bfo_transport_need *out);
 } bfo_transport_ops;
 
 #ifdef __cplusplus

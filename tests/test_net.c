@@ -649,12 +649,12 @@ static const bfo_transport_ops fake_ops = {
     "fake", fk_claims, fk_open1, fk_address, fk_start, fk_backend, fk_progress,
     fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk_errname, fk_reaches, fk_mem_released,
     NULL, 0, 0, /* no settings; the engine's eager limit */
-    fake_counters, 1, "fake:NAME", NULL,
+    fake_counters, 1, "fake:NAME", NULL, NULL,
 };
 static const bfo_transport_ops fake2_ops = {
     "fake2", fk2_claims, fk_open2, fk_address, fk_start, fk_backend, fk_progress,
     fk_wait_fds, fk_fault, fk_stats, fk_dump, fk_fini, fk2_errname, NULL, NULL, NULL, 0, 0,
-    fake2_counters, 2, NULL, NULL,
+    fake2_counters, 2, NULL, NULL, NULL,
 };
 
 /* A rank's instance of a fake (NULL: none). */

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "bfo_net.h"
 #include "bfo_le.h"
+#include "bfo_limits.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -962,6 +963,47 @@ static void rails_group(bfo_net *n, const bfo_net_options *opt)
     }
 }
 
+/* The limits on open files and locked memory against what the transports
+ * of the rail list may hold (bfo_net.h, LIMITS; bfo_limits.h). */
+static int limits_check(bfo_net *n, const bfo_net_options *opt, const bfo_config *cfg)
+{
+    bfo_limits_part p[BFO_MAX_RAILS];
+    bfo_config d = *cfg;
+    const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); /* a launcher's fact, not a setting */
+    int mode = opt->limits ? opt->limits : bfo_limits_mode(setting_env(opt, "BFO_LIMITS"));
+    if (!opt->limits && !mode && setting_env(opt, "BFO_LIMITS")) {
+        fprintf(stderr, "bfo: BFO_LIMITS=%s: not fail, warn or off\n", setting_env(opt, "BFO_LIMITS"));
+        return BFO_ERR_INVALID;
+    }
+    if (mode == BFO_LIMITS_OFF)
+        return BFO_OK;
+    bfo_config_defaults(&d);
+    memset(p, 0, sizeof p);
+    for (int k = 0; k < n->ntp; k++) {
+        net_tp *tp = &n->tp[k];
+        bfo_transport_args a;
+        memset(&a, 0, sizeof a);
+        a.rank = n->rank;
+        a.size = n->size;
+        a.nrails = tp->nrails;
+        a.rails = tp->names;
+        a.bandwidth = tp->bw;
+        a.cfg = &d;
+        a.opt = tp->opt;
+        p[k].name = tp->ops->name;
+        p[k].nrails = tp->nrails;
+        if (tp->ops->need)
+            tp->ops->need(&a, &p[k].need);
+        p[k].peers = (uint64_t)(n->size - 1);
+        if (p[k].need.host_only && local && atoi(local) > 0 && atoi(local) <= n->size)
+            p[k].peers = (uint64_t)(atoi(local) - 1);
+    }
+    return bfo_limits_check(p, n->ntp, bfo_limits_open_fds(), mode ? mode : BFO_LIMITS_FAIL, NULL, n->rank,
+                            log_level(opt, "net"), stderr);
+}
+_Static_assert(BFO_NET_LIMITS_FAIL == BFO_LIMITS_FAIL && BFO_NET_LIMITS_WARN == BFO_LIMITS_WARN &&
+               BFO_NET_LIMITS_OFF == BFO_LIMITS_OFF, "bfo_net.h's names of the limits' modes are bfo_limits.h's");
+
 /* Each transport opened on its rails, with the configuration the engine
  * will use (its sizes). */
 static int transports_open(bfo_net *n, const bfo_net_options *opt, const bfo_config *cfg)
@@ -1103,7 +1145,8 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         rc = BFO_ERR_INVALID;
         goto fail;
     }
-    if ((rc = transports_open(n, &opt, &cfg)) != BFO_OK || (rc = card_publish(n)) != BFO_OK ||
+    if ((rc = limits_check(n, &opt, &cfg)) != BFO_OK || (rc = transports_open(n, &opt, &cfg)) != BFO_OK ||
+        (rc = card_publish(n)) != BFO_OK ||
         (rc = engine_start(n, &cfg, caller)) != BFO_OK || (rc = threads_start(n, &opt)) != BFO_OK)
         goto fail;
     *out = n;

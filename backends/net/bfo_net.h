@@ -124,9 +124,25 @@
  *   transports without such evidence (verbs, for now) and for callers who
  *   want their process itself to answer.
  *
+ * LIMITS.  Before any transport opens, the process's limits on open files
+ *   (RLIMIT_NOFILE) and locked memory (RLIMIT_MEMLOCK, only when a
+ *   transport pins memory, and not with CAP_IPC_LOCK) are checked against
+ *   what the job may hold: each transport's row says what it holds per
+ *   peer per rail, per rail and once (bfo_transport_need), summed over the
+ *   rail list for this job's size, plus the descriptors open now and 32
+ *   spare.  An upper bound: every peer connected on every rail (shm: the
+ *   peers on this host, OMPI_COMM_WORLD_LOCAL_SIZE when set, else all).
+ *   A soft limit below it is raised to it where the hard limit allows
+ *   (said at log level 1); a hard limit below it is said in one message
+ *   (the limit, the need and how it was counted, what to set) and init
+ *   fails with BFO_ERR_INVALID (limits BFO_NET_LIMITS_FAIL, the default),
+ *   or goes on (BFO_NET_LIMITS_WARN); BFO_NET_LIMITS_OFF looks at nothing.
+ *   The hard limit is never raised.  From the environment: BFO_LIMITS=
+ *   fail, warn or off (backends/net/bfo_limits.h).
+ *
  * ENVIRONMENT.  What the options and cfg leave 0 (unset) is taken from
  *   the environment: BFO_RAILS, BFO_EAGER_LIMIT, BFO_UNEXPECTED_BUDGET,
- *   BFO_STANDBY_RAILS, BFO_RELAY, BFO_PROGRESS_THREAD, the log levels
+ *   BFO_STANDBY_RAILS, BFO_RELAY, BFO_PROGRESS_THREAD, BFO_LIMITS, the log levels
  *   BFO_<NAME>_LOG (NET, TCP, SHM, VERBS), and every transport's settings
  *   as BFO_<TRANSPORT>_<NAME> (its table, bfo_setting.h: BFO_TCP_BEACON_MS,
  *   BFO_TCP_NOTSENT_LOWAT, ...; `bfo run --settings` lists them all); the
@@ -197,11 +213,17 @@ typedef struct bfo_net_options {
      * had, and the fields before keep their offsets. */
     int no_env;           /* 1: read no BFO_* variable: every setting comes from these options
                            * and cfg (ENVIRONMENT above); 0: the variables fill what they leave 0 */
+    int limits;           /* LIMITS above: BFO_NET_LIMITS_FAIL, _WARN or _OFF (0: BFO_LIMITS, else fail) */
     /* Each engine rail's name, the same on every rank: the network it is on
      * (bfo_railsel's slots), said in logs and dumps and by
      * bfo_net_rail_name (NULL, or a NULL entry: the list's entry) */
     const char *const *rail_names;
 } bfo_net_options;
+
+/* bfo_net_options.limits (LIMITS above) */
+#define BFO_NET_LIMITS_FAIL 1
+#define BFO_NET_LIMITS_WARN 2
+#define BFO_NET_LIMITS_OFF (-1)
 
 typedef struct bfo_net_stats {
     bfo_rail_stats rail[BFO_MAX_RAILS]; /* per engine rail */

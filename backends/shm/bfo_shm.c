@@ -2056,6 +2056,21 @@ static const bfo_setting shm_settings[] = {
  * are sized by the largest frame). */
 static const bfo_transport_tuning shm_tuning = { 1, 0, 8 << 10, 1 << 20, NULL };
 
+/* What it holds (bfo_transport.h, bfo_transport_need), per peer on this
+ * host per rail: the lifeline socket, the peer's pidfd, and the segment's
+ * memfd reserved at open until the dial sends it (the mapping itself holds
+ * no descriptor, and nothing is pinned); per rail its listener; the epoll
+ * set and the doorbell once. */
+static void shm_need(const bfo_transport_args *a, bfo_transport_need *out)
+{
+    (void)a;
+    memset(out, 0, sizeof *out);
+    out->fds_peer = 3;
+    out->fds_rail = 1;
+    out->fds = 2;
+    out->host_only = 1;
+}
+
 const bfo_transport_ops bfo_shm_transport = {
     "shm",
     shm_claims,
@@ -2079,4 +2094,5 @@ const bfo_transport_ops bfo_shm_transport = {
     0,
     "shm",
     &shm_tuning,
+    shm_need,
 };

@@ -2017,25 +2017,109 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
 
 /* ----------------------------------------------------------------- init */
 
+static void set_port(struct sockaddr_storage *sa, int port)
+{
+    if (sa->ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)sa)->sin6_port = htons((uint16_t)port);
+    else
+        ((struct sockaddr_in *)sa)->sin_port = htons((uint16_t)port);
+}
+
+static int get_port(const struct sockaddr_storage *sa)
+{
+    return ntohs(sa->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)sa)->sin6_port
+                                           : ((const struct sockaddr_in *)sa)->sin_port);
+}
+
+/* PORTS (bfo_tcp.h): a range of ports, lo..hi; 0, 0: any. */
+typedef struct prange {
+    int lo, hi;
+} prange;
+
+/* The range of a min and a max setting (one alone: the other end is 1024
+ * or 65535). */
+static prange range_of(int min, int max)
+{
+    prange p = { 0, 0 };
+    if (min > 0 || max > 0) {
+        p.lo = min > 0 ? min : 1024;
+        p.hi = max > 0 ? max : 65535;
+    }
+    return p;
+}
+
+/* A socket of type on sa's address, bound (and listening: SOCK_STREAM) to
+ * a port of range pr: first (when in it) first, then from lo + start
+ * modulo the range's size on; a port in use is passed over.  Without a
+ * range: first, then any (first 0: any at once).  The fd, with sa's port
+ * the one bound; or -1 with errno (EADDRINUSE: every port in use). */
+static int bind_range(int type, struct sockaddr_storage *sa, prange pr, int first, int start)
+{
+    int span = pr.lo ? pr.hi - pr.lo + 1 : 1;
+    int ntry = span + (first > 0);
+    for (int i = 0; i < ntry; i++) {
+        int port = i == 0 && first > 0 ? first : pr.lo ? pr.lo + (start + i - (first > 0)) % span : 0;
+        int fd, one = 1, e;
+        if (pr.lo && (port < pr.lo || port > pr.hi))
+            continue;
+        if (i > 0 && first > 0 && port == first)
+            continue; /* tried first */
+        fd = socket(sa->ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return -1;
+        /* a listener in a range: its port's old connections in TIME_WAIT do
+         * not hold it (one listening there does); never on UDP, where it
+         * would let two sockets share the port */
+        if (type == SOCK_STREAM && pr.lo)
+            (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        set_port(sa, port);
+        if (bind(fd, (struct sockaddr *)sa, sa_len(sa)) == 0 && (type != SOCK_STREAM || listen(fd, 128) == 0)) {
+            socklen_t sl = sa_len(sa);
+            if (getsockname(fd, (struct sockaddr *)sa, &sl) == 0)
+                return fd;
+        }
+        e = errno;
+        close(fd);
+        errno = e;
+        if (e != EADDRINUSE)
+            return -1;
+    }
+    errno = EADDRINUSE;
+    return -1;
+}
+
+/* Every port of the range in use: said, naming the setting and its size. */
+static void say_exhausted(bfo_tcp *t, int r, const char *what, const char *setting, prange pr)
+{
+    char b[80], *colon;
+    sastr(&t->sa[r], b, sizeof b);
+    if ((colon = strrchr(b, ':')))
+        *colon = 0; /* the address without its port (0) */
+    tlog(t, 1, "rail %d (%s): no free port for its %s in %d-%d (%s: %d port%s); every rank on this host takes "
+         "one per rail on this address: widen the range to at least the ranks per host", r, b, what, pr.lo, pr.hi, setting, pr.hi - pr.lo + 1, pr.hi > pr.lo ? "s" : "");
+}
+
 /* BEACONS: rail's UDP socket, on the rail's address: the TCP listen port
- * when it is free, else any.  Without one the rail has no beacons (none
- * published: the peers send it none), which is no error. */
-static void beacon_socket(bfo_tcp *t, int r)
+ * when it is free (and in the beacons' range), else any (else another of
+ * the range).  Without one the rail has no beacons (none published: the
+ * peers send it none), which is no error, unless the beacons have a range
+ * and every port of it is in use (PORTS): -1, said. */
+static int beacon_socket(bfo_tcp *t, int r)
 {
     struct sockaddr_storage ua = t->lsa[r];
     socklen_t ul = sa_len(&ua);
     struct epoll_event ev;
-    int fd = socket(ua.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    prange pr = range_of(t->o.beacon_port_min, t->o.beacon_port_max);
+    int inherit = !pr.lo;
+    int fd;
     char b[80];
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&ua, ul) != 0) {
-        if (ua.ss_family == AF_INET6)
-            ((struct sockaddr_in6 *)&ua)->sin6_port = 0;
-        else
-            ((struct sockaddr_in *)&ua)->sin_port = 0;
-        if (bind(fd, (struct sockaddr *)&ua, ul) != 0) {
-            close(fd);
-            fd = -1;
-        }
+    if (inherit)
+        pr = range_of(t->o.port_min, t->o.port_max);
+    fd = bind_range(SOCK_DGRAM, &ua, pr, get_port(&t->lsa[r]), t->rank);
+    if (fd < 0 && errno == EADDRINUSE && pr.lo) {
+        say_exhausted(t, r, "beacon socket",
+                      inherit ? "tcp.port_min/port_max, the beacons' too" : "tcp.beacon_port_min/beacon_port_max", pr);
+        return -1;
     }
     ev.events = EPOLLIN;
     ev.data.u64 = bfo_tp_tag(EV_BEACON, 0, r);
@@ -2044,11 +2128,11 @@ static void beacon_socket(bfo_tcp *t, int r)
              strerror(errno));
         if (fd >= 0)
             close(fd);
-        return;
+        return 0;
     }
     t->ufd[r] = fd;
-    t->uport[r] = ntohs(ua.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ua)->sin6_port
-                                                 : ((struct sockaddr_in *)&ua)->sin_port);
+    t->uport[r] = (uint16_t)get_port(&ua);
+    return 0;
 }
 
 static unsigned tcp_rail_caps(void *ctx, int rail)
@@ -2111,28 +2195,40 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
             goto fail;
         }
     }
+    {
+        prange lp = range_of(t->o.port_min, t->o.port_max), bp = range_of(t->o.beacon_port_min, t->o.beacon_port_max);
+        if (lp.lo > lp.hi || bp.lo > bp.hi) {
+            tlog(t, 1, "port range %d-%d: the lowest port above the highest (tcp.%s)", lp.lo > lp.hi ? lp.lo : bp.lo,
+                 lp.lo > lp.hi ? lp.hi : bp.hi, lp.lo > lp.hi ? "port_min/port_max" : "beacon_port_min/beacon_port_max");
+            goto fail;
+        }
+    }
     rc = BFO_TCP_ERR_SOCKET;
     t->ep = epoll_create1(EPOLL_CLOEXEC);
     if (t->ep < 0)
         goto fail;
     for (int r = 0; r < t->nrails; r++) {
         struct sockaddr_storage *sa = &t->lsa[r];
-        socklen_t sl = sa_len(&t->sa[r]);
+        prange pr = range_of(t->o.port_min, t->o.port_max);
         struct epoll_event ev;
         char b[80];
         *sa = t->sa[r];
-        t->lfd[r] = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (t->lfd[r] < 0 || bind(t->lfd[r], (struct sockaddr *)sa, sl) != 0 || listen(t->lfd[r], 128) != 0 ||
-            getsockname(t->lfd[r], (struct sockaddr *)sa, &sl) != 0) {
-            tlog(t, 1, "rail %d (%s): cannot listen: %s", r, sastr(sa, b, sizeof b), strerror(errno));
+        t->lfd[r] = bind_range(SOCK_STREAM, sa, pr, 0, t->rank);
+        if (t->lfd[r] < 0) {
+            if (errno == EADDRINUSE && pr.lo)
+                say_exhausted(t, r, "listener", "tcp.port_min/port_max", pr);
+            else
+                tlog(t, 1, "rail %d (%s): cannot listen: %s", r, sastr(&t->sa[r], b, sizeof b), strerror(errno));
             goto fail;
         }
         ev.events = EPOLLIN;
         ev.data.u64 = bfo_tp_tag(EV_LISTEN, 0, r);
         if (epoll_ctl(t->ep, EPOLL_CTL_ADD, t->lfd[r], &ev) != 0)
             goto fail;
-        if (t->beacon_ns)
-            beacon_socket(t, r);
+        if (t->beacon_ns && beacon_socket(t, r) != 0)
+            goto fail;
+        tlog(t, 2, "rail %d: listening on %s, beacons on port %d", r, sastr(sa, b, sizeof b),
+             t->ufd[r] >= 0 ? (int)t->uport[r] : 0);
     }
 
     /* memory: everything now */
@@ -2275,6 +2371,14 @@ static const bfo_setting tcp_settings[] = {
     { "connect_timeout_ms", BFO_SETTING_MS, BFO_SETTING_AT(bfo_tcp_options, connect_timeout_ns),
       CONNECT_TIMEOUT_DEFAULT_NS / 1e6, 1, 3600000, 0,
       "a dial and its hello exchange, or the wait for the peer to dial, at most this long (ms)" },
+    { "port_min", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, port_min), 0, 0, 65535, BFO_SETTING_OFF,
+      "the lowest port a rail's listener binds to (with port_max: a range for a firewall; 0 or off: any port)" },
+    { "port_max", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, port_max), 0, 0, 65535, BFO_SETTING_OFF,
+      "the highest port a rail's listener binds to (0 or off: 65535 when port_min is set, else any; a port per rank on the host per rail address)" },
+    { "beacon_port_min", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, beacon_port_min), 0, 0, 65535, BFO_SETTING_OFF,
+      "the lowest UDP port of the beacons (0 or off: the listeners' range when set, else any)" },
+    { "beacon_port_max", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, beacon_port_max), 0, 0, 65535, BFO_SETTING_OFF,
+      "the highest UDP port of the beacons (0 or off: the listeners' range when set, else any)" },
 };
 /* doc end: tcp-settings */
 
@@ -2300,11 +2404,23 @@ static const bfo_counter_desc tcp_counters[BFO_TCP_NCOUNTERS] = {
  * with 256 KiB).  No RDMA. */
 static const bfo_transport_tuning tcp_tuning = { 0, 256 << 10, 0, 0, NULL };
 
+/* What it holds (bfo_transport.h, bfo_transport_need): one connection per
+ * (peer, rail), the listener and the beacon socket per rail, the epoll
+ * set.  Nothing pinned. */
+static void op_need(const bfo_transport_args *a, bfo_transport_need *out)
+{
+    const bfo_tcp_options *o = (const bfo_tcp_options *)a->opt;
+    memset(out, 0, sizeof *out);
+    out->fds_peer = 1;
+    out->fds_rail = 1 + (o && o->beacon_interval_ns < 0 ? 0 : 1);
+    out->fds = 1;
+}
+
 const bfo_transport_ops bfo_tcp_transport = {
     "tcp", tcp_claims, op_open, op_address, op_start, op_backend, op_progress,
     op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL, NULL,
     tcp_settings, (int)(sizeof tcp_settings / sizeof tcp_settings[0]), BFO_TCP_EAGER_LIMIT,
-    tcp_counters, BFO_TCP_NCOUNTERS, "tcp:ADDR or ADDR, tcp:[IPV6]", &tcp_tuning,
+    tcp_counters, BFO_TCP_NCOUNTERS, "tcp:ADDR or ADDR, tcp:[IPV6]", &tcp_tuning, op_need,
 };
 
 void bfo_tcp_fini(bfo_tcp *t)

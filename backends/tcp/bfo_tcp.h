@@ -83,6 +83,29 @@
  *                         bfo_net: BFO_TCP_NOTSENT_LOWAT (bytes, K or M, or
  *                         off) when the option is 0
  *
+ *   port_min, port_max    PORTS below: the listeners' ports, for a
+ *                         firewall (default: any, as the kernel picks).
+ *                         bfo_net: BFO_TCP_PORT_MIN, BFO_TCP_PORT_MAX
+ *   beacon_port_min,      the beacons' UDP ports (default: the listeners'
+ *   beacon_port_max       range when it is set, else any).  bfo_net:
+ *                         BFO_TCP_BEACON_PORT_MIN, BFO_TCP_BEACON_PORT_MAX
+ *
+ * PORTS.  Each rail's listener binds to the rail's address and a port of
+ *   [port_min, port_max] (one of the two alone: the other is 1024 or
+ *   65535); the beacon socket to one of [beacon_port_min, beacon_port_max]
+ *   (or the listeners' range), the listener's own port number first, as
+ *   without a range.  Ranks on one host share a range: each tries every
+ *   port of it, from port_min + rank modulo its size on (so that ranks
+ *   numbered in a row find a free one at the first try), and a port in
+ *   use is passed over; the listener sets SO_REUSEADDR, so that a port
+ *   whose last connections wait in TIME_WAIT can be taken again at once
+ *   (a port another socket listens on cannot).  A range needs as many
+ *   ports as ranks on the host, times the rails that share one address;
+ *   every port in use fails open (BFO_TCP_ERR_SOCKET) with a message that
+ *   names the range, its size and the setting.  A dialed connection goes
+ *   out from an ephemeral port (the kernel's, as any client's): a firewall
+ *   lets the ranges in and what answers out.
+ *
  * ERRORS: BFO_OK, BFO_ERR_INVALID (a bad argument or rail name),
  *   BFO_ERR_NO_MEMORY, BFO_TCP_ERR_SOCKET (a socket call failed at open).
  *   bfo_tcp_errname() names them and the BFO_ERR_* codes.
@@ -327,6 +350,11 @@ typedef struct bfo_tcp_options {
     int log_level;
     int64_t beacon_interval_ns; /* BEACONS: 0 the default (10 ms), < 0 none */
     int notsent_lowat;          /* TCP_NOTSENT_LOWAT: 0 the default (2 MiB), < 0 not set */
+    /* PORTS: the listeners' ports, and the beacons' (0, 0: the listeners'
+     * range when that is set, else any); 0, 0: any port.  Negative (the
+     * settings' "off"): as 0 */
+    int port_min, port_max;
+    int beacon_port_min, beacon_port_max;
 } bfo_tcp_options;
 
 /* One rail's counters: the common shape (bfo_transport.h).  DATA frames

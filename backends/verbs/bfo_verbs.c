@@ -2292,10 +2292,33 @@ static const bfo_setting verbs_settings[] = {
  * needs mem_released, or reg_cache off. */
 static const bfo_transport_tuning verbs_tuning = { 1, 0, 0, 0, "reg_cache" };
 
+/* What it holds (bfo_transport.h, bfo_transport_need), an upper bound:
+ * pinned per (peer, rail) its send and receive buffers, one frame each;
+ * per rail the UD queue pair's slots (the exchange); descriptors: the
+ * device's and its completion channel's per rail, and with tcp_exchange
+ * a socket per (peer, rail) while connecting and the listener.  The
+ * registration cache pins the program's own buffers: not counted. */
+static void op_need(const bfo_transport_args *a, bfo_transport_need *out)
+{
+    const bfo_verbs_options *o = (const bfo_verbs_options *)a->opt;
+    bfo_tp_sizes z;
+    uint64_t depth = (uint64_t)(o && o->recv_depth > 0 ? o->recv_depth : DEPTH_DEFAULT) +
+                     (uint64_t)(o && o->send_depth > 0 ? o->send_depth : DEPTH_DEFAULT);
+    (void)bfo_tp_config(a->cfg, &z);
+    memset(out, 0, sizeof *out);
+    out->locked_peer = depth * z.max_frame;
+    out->locked_rail = (uint64_t)(UD_RECV + UD_SEND) * (UD_SLOT + GRH_LEN);
+    out->fds_rail = 2;
+    if (o && o->tcp_exchange > 0) {
+        out->fds_peer = 1;
+        out->fds_rail += 1;
+    }
+}
+
 const bfo_transport_ops bfo_verbs_transport = {
     "verbs", op_claims, op_open, op_address, op_start, op_backend, op_progress,
     op_wait_fds, op_fault, op_stats, op_dump, op_fini, op_errname, NULL, op_mem_released,
     verbs_settings, (int)(sizeof verbs_settings / sizeof verbs_settings[0]), 0,
     NULL, 0, /* counters: none of its own (its host probes are the common nudges_tx, busy_heard) */
-    "verbs:DEVICE[:PORT][@ADDR]", &verbs_tuning, /* @ADDR: only for tcp_exchange */
+    "verbs:DEVICE[:PORT][@ADDR]", &verbs_tuning, op_need, /* @ADDR: only for tcp_exchange */
 };

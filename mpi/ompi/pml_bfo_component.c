@@ -70,6 +70,8 @@ void mca_pml_bfo_log(int level, const char *fmt, ...)
     (void)fwrite(line, 1, (size_t)n, stderr);
 }
 
+static char *limits_param = "fail"; /* pml_bfo_limits (bfo_net.h, LIMITS) */
+
 static void reg_int(const char *name, const char *help, int level, int *var)
 {
     (void)mca_base_component_var_register(&mca_pml_bfo_component.pmlm_version, name, help,
@@ -250,6 +252,11 @@ static int component_register(void)
         "name) or interfaces of the host (eth2: the rail on its network); unset: none",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_pml_bfo.standby_rails);
+    (void)mca_base_component_var_register(
+        &mca_pml_bfo_component.pmlm_version, "limits",
+        "The open-files and locked-memory limits against what the job may hold, checked at init (a soft "
+        "limit is raised where the hard one allows): fail (MPI_Init fails, saying what to set), warn, or off",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_4, MCA_BASE_VAR_SCOPE_READONLY, &limits_param);
     register_settings();
     return OMPI_SUCCESS;
 }
@@ -601,6 +608,14 @@ int mca_pml_bfo_init(int enable_mpi_threads)
     if ((rc = settings_apply(&opt)) != OMPI_SUCCESS) {
         bfo_boot_fini(boot);
         return rc;
+    }
+    opt.limits = !limits_param || !strcmp(limits_param, "fail") ? BFO_NET_LIMITS_FAIL
+                 : !strcmp(limits_param, "warn")                  ? BFO_NET_LIMITS_WARN
+                 : !strcmp(limits_param, "off")                   ? BFO_NET_LIMITS_OFF : 0;
+    if (!opt.limits) {
+        fprintf(stderr, "pml bfo: pml_bfo_limits %s: not fail, warn or off\n", limits_param);
+        bfo_boot_fini(boot);
+        return OMPI_ERR_BAD_PARAM;
     }
     opt.thread_safe = enable_mpi_threads ? 1 : 0;
     opt.progress_thread = mca_pml_bfo.progress_thread > 0 ? 1 : -1;
