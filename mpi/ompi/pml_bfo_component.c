@@ -155,7 +155,7 @@ static int component_register(void)
         "each host finds its own address on it (rail i is the same network on every rank; a host "
         "without it has no rail there): a CIDR (10.1.0.0/16, fd00:1::/64), a network group "
         "NAME=CIDR+CIDR, an interface (eth1: the network it is on; ?eth2: where present), auto "
-        "(every interface up, not loopback, bridge or virtual), shm, verbs:DEVICE[:PORT][@ADDR], "
+        "(every interface up, not loopback, bridge or virtual), shm, verbs:DEVICE[:PORT] (no IP needed), "
         "or a literal address (one host only). ^LIST: the default without these interfaces or "
         "CIDRs. Unset: shm,auto. pml_bfo_verbose 1 says what each rank picked; BFO_RAILS is not read",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_1, MCA_BASE_VAR_SCOPE_READONLY,
