@@ -963,6 +963,20 @@ static void rails_group(bfo_net *n, const bfo_net_options *opt)
     }
 }
 
+/* What transport tp's open() (and need()) get: its rails, the engine's
+ * configuration d; the caller adds the sink and the log level. */
+static void tp_args(const bfo_net *n, const net_tp *tp, const bfo_config *d, bfo_transport_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->rank = n->rank;
+    a->size = n->size;
+    a->nrails = tp->nrails;
+    a->rails = tp->names;
+    a->bandwidth = tp->bw;
+    a->cfg = d;
+    a->opt = tp->opt;
+}
+
 /* The limits on open files and locked memory against what the transports
  * of the rail list may hold (bfo_net.h, LIMITS; bfo_limits.h). */
 static int limits_check(bfo_net *n, const bfo_net_options *opt, const bfo_config *cfg)
@@ -982,14 +996,7 @@ static int limits_check(bfo_net *n, const bfo_net_options *opt, const bfo_config
     for (int k = 0; k < n->ntp; k++) {
         net_tp *tp = &n->tp[k];
         bfo_transport_args a;
-        memset(&a, 0, sizeof a);
-        a.rank = n->rank;
-        a.size = n->size;
-        a.nrails = tp->nrails;
-        a.rails = tp->names;
-        a.bandwidth = tp->bw;
-        a.cfg = &d;
-        a.opt = tp->opt;
+        tp_args(n, tp, &d, &a);
         p[k].name = tp->ops->name;
         p[k].nrails = tp->nrails;
         if (tp->ops->need)
@@ -1016,15 +1023,8 @@ static int transports_open(bfo_net *n, const bfo_net_options *opt, const bfo_con
                           up_place, up_place_ok, up_frame_placed };
         bfo_transport_args a;
         int rc;
-        memset(&a, 0, sizeof a);
-        a.rank = n->rank;
-        a.size = n->size;
-        a.nrails = tp->nrails;
-        a.rails = tp->names;
-        a.bandwidth = tp->bw;
-        a.cfg = &d;
+        tp_args(n, tp, &d, &a);
         a.sink = &sink;
-        a.opt = tp->opt;
         a.log_level = log_level(opt, tp->ops->name);
         rc = tp->ops->open(&tp->t, &a);
         if (rc != BFO_OK) {
