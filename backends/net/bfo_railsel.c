@@ -4,6 +4,10 @@
 #include "bfo_railsel.h"
 #include "bfo_net.h"
 
+_Static_assert(sizeof(((bfo_railsel_rail *)0)->why) >= sizeof(((bfo_railsel_rail *)0)->rail) &&
+                   sizeof(((bfo_railsel *)0)->slot[0]) == sizeof(((bfo_railsel_rail *)0)->net),
+               "the copies below: why takes a rail, a slot a network");
+
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <linux/ethtool.h>
@@ -250,7 +254,7 @@ static int add_found(bfo_railsel *s, int entry, const bfo_railsel_if *i)
         return -1;
     snprintf(r->ifname, sizeof r->ifname, "%s", i->name);
     rail_text(i, r->rail, sizeof r->rail);
-    snprintf(r->why, sizeof r->why, "%s", r->rail);
+    memcpy(r->why, r->rail, sizeof r->rail); /* NUL within: why is the larger */
     return 0;
 }
 
@@ -338,7 +342,7 @@ static int add_named(bfo_railsel *s, int entry, const char *name, const bfo_rail
     if (hit) {
         snprintf(r->ifname, sizeof r->ifname, "%s", hit->name);
         rail_text(hit, r->rail, sizeof r->rail);
-        snprintf(r->why, sizeof r->why, "%s", r->rail);
+        memcpy(r->why, r->rail, sizeof r->rail); /* NUL within: why is the larger */
     } else
         snprintf(r->why, sizeof r->why, "no address in it here");
     return BFO_OK;
@@ -534,7 +538,7 @@ int bfo_railsel_local(bfo_railsel *s)
         return fail(s, "%d rails: at most %d", s->n, BFO_MAX_RAILS);
     s->nslots = s->n;
     for (int k = 0; k < s->n; k++)
-        snprintf(s->slot[k], sizeof s->slot[k], "%s", s->r[k].net);
+        memcpy(s->slot[k], s->r[k].net, sizeof s->slot[k]); /* one size, NUL within */
     return slots_take(s);
 }
 
