@@ -359,24 +359,31 @@ static int ctl_decode(const bfo_verbs *v, const uint8_t *m, int kind, int rail, 
 
 /* ------------------------------------------------------------ queue pairs */
 
+/* One receive buffer posted on a queue pair (RC or the rail's UD one),
+ * slot k of the buffers it owns: 0, or -1. */
+static int post_recv_one(struct ibv_qp *qp, const uint8_t *buf, uint32_t len, uint32_t lkey, int k)
+{
+    struct ibv_sge sge;
+    struct ibv_recv_wr wr, *bad = NULL;
+    sge.addr = (uintptr_t)buf;
+    sge.length = len;
+    sge.lkey = lkey;
+    memset(&wr, 0, sizeof wr);
+    wr.wr_id = RECV_BIT | (uint64_t)k;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    return ibv_post_recv(qp, &wr, &bad) != 0 ? -1 : 0;
+}
+
 /* The glue's post_recv: receive buffer b of queue pair qi. */
 static int g_post_recv(void *ctx, int qi, int b)
 {
     bfo_verbs *v = (bfo_verbs *)ctx;
     const bfo_vg_qp *q = gq(v, qi);
     vqp *h = &v->qps[qi];
-    struct ibv_sge sge;
-    struct ibv_recv_wr wr, *bad = NULL;
     if (!h->qp)
         return -1;
-    sge.addr = (uintptr_t)(q->rbuf + (size_t)b * v->max_frame);
-    sge.length = (uint32_t)v->max_frame;
-    sge.lkey = h->rmr->lkey;
-    memset(&wr, 0, sizeof wr);
-    wr.wr_id = RECV_BIT | (uint64_t)b;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    return ibv_post_recv(h->qp, &wr, &bad) != 0 ? -1 : 0;
+    return post_recv_one(h->qp, q->rbuf + (size_t)b * v->max_frame, (uint32_t)v->max_frame, h->rmr->lkey, b);
 }
 
 /* A new queue pair in INIT with every free receive buffer posted. */
@@ -1212,16 +1219,7 @@ static void control_io(bfo_verbs *v)
 static int ud_post_recv(bfo_verbs *v, int r, int k)
 {
     vrail *ra = &v->rails[r];
-    struct ibv_sge sge;
-    struct ibv_recv_wr wr, *bad = NULL;
-    sge.addr = (uintptr_t)(ra->ubuf + (size_t)k * UD_SLOT);
-    sge.length = UD_SLOT;
-    sge.lkey = ra->umr->lkey;
-    memset(&wr, 0, sizeof wr);
-    wr.wr_id = RECV_BIT | (uint64_t)k;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    return ibv_post_recv(ra->uqp, &wr, &bad) != 0 ? -1 : 0;
+    return post_recv_one(ra->uqp, ra->ubuf + (size_t)k * UD_SLOT, UD_SLOT, ra->umr->lkey, k);
 }
 
 /* The rail's UD queue pair from RESET to RTS, every receive slot posted,
