@@ -332,8 +332,7 @@ static const char *run_rails(const char *value, char *out, size_t cap, int verbo
 {
     static bfo_railsel s;
     static bfo_railsel_if ifs[BFO_RAILSEL_IF_MAX];
-    char nets[1024], said[1024];
-    const char *one[1] = { nets };
+    char said[1024];
     int nifs;
     if (bfo_net_check_rails(value) >= 1) {
         if (verbose)
@@ -342,7 +341,7 @@ static const char *run_rails(const char *value, char *out, size_t cap, int verbo
     }
     nifs = bfo_railsel_host(ifs, BFO_RAILSEL_IF_MAX);
     if (bfo_railsel_pick(&s, value, ifs, nifs > 0 ? nifs : 0) != BFO_OK ||
-        !bfo_railsel_nets(&s, nets, sizeof nets) || bfo_railsel_merge(&s, one, 1) != BFO_OK ||
+        bfo_railsel_local(&s) != BFO_OK ||
         !bfo_railsel_list(&s, out, cap)) {
         fprintf(stderr, "bfo run: --rails %s: %s\n", value, s.err[0] ? s.err : "the list does not fit");
         return NULL;

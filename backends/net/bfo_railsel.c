@@ -532,16 +532,6 @@ static int slots_take(bfo_railsel *s)
     return BFO_OK;
 }
 
-int bfo_railsel_local(bfo_railsel *s)
-{
-    if (s->n > BFO_MAX_RAILS)
-        return fail(s, "%d rails: at most %d", s->n, BFO_MAX_RAILS);
-    s->nslots = s->n;
-    for (int k = 0; k < s->n; k++)
-        memcpy(s->slot[k], s->r[k].net, sizeof s->slot[k]); /* one size, NUL within */
-    return slots_take(s);
-}
-
 typedef struct net_seen {
     int entry;
     char name[BFO_RAILSEL_NAME_MAX];
@@ -597,6 +587,15 @@ int bfo_railsel_merge(bfo_railsel *s, const char *const *nets, int nranks)
     for (int k = 0; k < nseen; k++)
         snprintf(s->slot[k], sizeof s->slot[k], "%s", seen[k].name);
     return slots_take(s);
+}
+
+int bfo_railsel_local(bfo_railsel *s)
+{
+    char mine[4096];
+    const char *one[1] = { mine };
+    if (!bfo_railsel_nets(s, mine, sizeof mine))
+        return fail(s, "this rank's networks do not fit in %zu bytes", sizeof mine);
+    return bfo_railsel_merge(s, one, 1); /* the job's order, with this rank alone in it */
 }
 
 size_t bfo_railsel_list(const bfo_railsel *s, char *out, size_t cap)

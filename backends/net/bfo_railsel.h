@@ -121,8 +121,10 @@ int bfo_railsel_pick(bfo_railsel *s, const char *value, const bfo_railsel_if *if
  * or 0 when it does not fit. */
 size_t bfo_railsel_nets(const bfo_railsel *s, char *out, size_t cap);
 
-/* The job's rails without an exchange (s->exchange 0: every rank has the
- * same list): BFO_OK. */
+/* The job's rails from this rank's alone (bfo_railsel_merge over its own
+ * networks): where no exchange is needed (s->exchange 0: every rank has
+ * the same list) or every rank is on this host.  BFO_OK, or
+ * BFO_ERR_INVALID with s->err said. */
 int bfo_railsel_local(bfo_railsel *s);
 
 /* The job's rails from every rank's bfo_railsel_nets text (this rank's

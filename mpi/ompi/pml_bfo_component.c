@@ -353,12 +353,7 @@ static int rails_pick(bfo_railsel *s, char *out, size_t cap)
         rc = rails_exchange(s); /* a failed pick too: the others wait for its word */
     else if (!picked)
         rc = OMPI_ERR_BAD_PARAM;
-    else if (s->exchange) { /* one rank: its own networks are the job's */
-        char mine[1024];
-        const char *one[1] = { mine };
-        rc = bfo_railsel_nets(s, mine, sizeof mine) && bfo_railsel_merge(s, one, 1) == BFO_OK ? OMPI_SUCCESS
-                                                                                           : OMPI_ERR_BAD_PARAM;
-    } else
+    else /* the same list everywhere, or one rank: its own networks are the job's */
         rc = bfo_railsel_local(s) == BFO_OK ? OMPI_SUCCESS : OMPI_ERR_BAD_PARAM;
     if (rc != OMPI_SUCCESS && picked && s->err[0]) /* the job's rails, not this rank's pick */
         fprintf(stderr, "pml bfo: rank %d: pml_bfo_rails \"%s\": %s\n", mca_pml_bfo.rank, shown, s->err);
