@@ -7,6 +7,12 @@
  *                MPI call while its peer has Isends (8 B .. 32 MiB)
  *                outstanding to it, and it has Isends and Irecvs posted
  *                itself; everything must complete and check.
+ *   cold         right after MPI_Init, before any message, the last rank
+ *                computes PMLT_COLD_SECS (default 15: longer than
+ *                pml_bfo_peer_timeout_ms) without an MPI call, while every
+ *                other rank sends it its first messages (8 B, 64 KiB+1,
+ *                1 MiB) and talks to its neighbours (first use, both
+ *                directions); nobody is given up, everything checks.
  * PMLT_STRESS_N sets the 100,000. */
 #include "common.h"
 
@@ -150,11 +156,69 @@ static void case_compute(void)
     free(st);
 }
 
+/* messages of the cold case: 8 B, 64 KiB+1 and 1 MiB */
+#define NCOLD 3
+static size_t cold_sz(int i) { return i == 0 ? 8 : i == 1 ? 65537 : 1u << 20; }
+
+static void case_cold(void)
+{
+    int secs = env_int("PMLT_COLD_SECS", 15), last = np - 1;
+    size_t max = cold_sz(NCOLD - 1);
+    /* per peer: one buffer per message, each way */
+    unsigned char *sb = xmalloc((size_t)np * NCOLD * max), *rb = xmalloc((size_t)np * NCOLD * max);
+    MPI_Request *rq = xmalloc(sizeof(*rq) * (size_t)np * NCOLD * 2);
+    MPI_Status *st = xmalloc(sizeof(*st) * (size_t)np * NCOLD * 2);
+    int n = 0, nr;
+    int right = (me + 1) % np, left = (me + np - 1) % np;
+    memset(rb, SENTINEL, (size_t)np * NCOLD * max);
+#define COLD_BUF(b, peer, i) ((b) + ((size_t)(peer) * NCOLD + (size_t)(i)) * max)
+    if (me == last) { /* no MPI call at all between MPI_Init and the end of the computation */
+        double t0 = now();
+        volatile double x = 1.0;
+        while (now() - t0 < secs)
+            for (int k = 0; k < 100000; k++) x = x * 1.0000001 + 1e-9;
+    }
+    /* receives first: from every peer that sends to this rank */
+    for (int p = 0; p < np; p++) {
+        int from = me == last ? p != me : p == last || p == left;
+        if (!from || p == me) continue;
+        for (int i = 0; i < NCOLD; i++)
+            CHK(MPI_Irecv(COLD_BUF(rb, p, i), (int)cold_sz(i), MPI_BYTE, p, 30 + i, MPI_COMM_WORLD, &rq[n++]));
+    }
+    nr = n;
+    for (int p = 0; p < np; p++) {
+        int to = me == last ? p != me : p == last || p == right;
+        if (!to || p == me) continue;
+        for (int i = 0; i < NCOLD; i++) {
+            fill(COLD_BUF(sb, p, i), cold_sz(i), me, 30 + i);
+            CHK(MPI_Isend(COLD_BUF(sb, p, i), (int)cold_sz(i), MPI_BYTE, p, 30 + i, MPI_COMM_WORLD, &rq[n++]));
+        }
+    }
+    CHK(MPI_Waitall(n, rq, st));
+    for (int k = 0; k < nr; k++) {
+        int p = st[k].MPI_SOURCE, i = st[k].MPI_TAG - 30;
+        if (p < 0 || p >= np || i < 0 || i >= NCOLD)
+            FAIL("receive #%d: source %d tag %d is not one of the cold case's", k, p, st[k].MPI_TAG);
+        expect_status(&st[k], p, 30 + i, MPI_BYTE, cold_sz(i), "first message #%d from rank %d", i, p);
+        expect_bytes(COLD_BUF(rb, p, i), cold_sz(i), p, 30 + i, "first message #%d from rank %d", i, p);
+    }
+#undef COLD_BUF
+    CHK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == last)
+        printf("NOTE: rank %d computed %d s right after MPI_Init; its first messages from %d ranks all came\n",
+               last, secs, np - 1);
+    free(sb);
+    free(rb);
+    free(rq);
+    free(st);
+}
+
 int main(int argc, char **argv)
 {
     static const struct tcase cases[] = {{"unexpected", case_unexpected},
                                          {"outstanding", case_outstanding},
                                          {"compute", case_compute},
+                                         {"cold", case_cold},
                                          {NULL, NULL}};
     init(&argc, &argv);
     if (np < 2) FAIL("needs at least 2 ranks");
