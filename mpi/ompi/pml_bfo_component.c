@@ -295,7 +295,8 @@ static int asked_for(void)
  * publishes what it found, one fence (every rank of the job selects bfo
  * alike, so every rank takes part; a rank whose pick failed still does,
  * and publishes why), and each reads every rank's networks.  A value of
- * CIDRs, groups, shm and verbs needs none of that. */
+ * CIDRs, groups, shm and verbs needs none of that, nor does a job whose
+ * ranks are all on one node (each finds the same interfaces). */
 #define NETS_KEY "pml.bfo.nets"
 
 static int rails_exchange(bfo_railsel *s)
@@ -349,7 +350,11 @@ static int rails_pick(bfo_railsel *s, char *out, size_t cap)
     picked = bfo_railsel_pick(s, value, ifs, nifs > 0 ? nifs : 0) == BFO_OK;
     if (!picked)
         fprintf(stderr, "pml bfo: rank %d: pml_bfo_rails \"%s\": %s\n", mca_pml_bfo.rank, shown, s->err);
-    if (s->exchange && mca_pml_bfo.size > 1)
+    /* every rank on this node: every rank finds the interfaces this one
+     * finds, so this rank's merge is the job's, and MPI_Init has no fence
+     * of bfo's own */
+    int one_node = (int)ompi_process_info.num_local_peers + 1 >= mca_pml_bfo.size;
+    if (s->exchange && mca_pml_bfo.size > 1 && !one_node)
         rc = rails_exchange(s); /* a failed pick too: the others wait for its word */
     else if (!picked)
         rc = OMPI_ERR_BAD_PARAM;
