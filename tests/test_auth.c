@@ -487,14 +487,21 @@ static void test_key_from_fd_and_from_a_private_file(void **state)
     assert_memory_equal(got, key, sizeof key);
     assert_string_equal(bfo_auth_key_source(), "BFO_AUTH_FD");
     assert_int_equal(fcntl(p[0], F_GETFD), -1); /* closed */
-    assert_int_equal(bfo_auth_key_from_env(got), -1); /* not twice */
-    /* too short */
-    assert_int_equal(pipe(p), 0);
-    assert_int_equal(write(p[1], key, 5), 5);
-    close(p[1]);
-    snprintf(num, sizeof num, "%d", p[0]);
-    setenv("BFO_AUTH_FD", num, 1);
-    assert_int_equal(bfo_auth_key_from_env(got), -1);
+    memset(got, 0, sizeof got);
+    assert_int_equal(bfo_auth_key_from_env(got), 1); /* again: kept from the first read */
+    assert_memory_equal(got, key, sizeof key);
+    /* too short, too long (another descriptor number than the first) */
+    for (int n = 5; n <= 2 * BFO_AUTH_KEY_LEN; n += 2 * BFO_AUTH_KEY_LEN - 5) {
+        uint8_t two[2 * BFO_AUTH_KEY_LEN] = { 0 };
+        int keep = open("/dev/null", O_RDONLY); /* the first number stays taken */
+        assert_int_equal(pipe(p), 0);
+        assert_int_equal(write(p[1], two, (size_t)n), n);
+        close(p[1]);
+        snprintf(num, sizeof num, "%d", p[0]);
+        setenv("BFO_AUTH_FD", num, 1);
+        assert_int_equal(bfo_auth_key_from_env(got), -1);
+        close(keep);
+    }
     unsetenv("BFO_AUTH_FD");
     /* BFO_AUTH_KEYFILE: 64 hex digits, mode 600 */
     fd = mkstemp(path);
