@@ -447,6 +447,8 @@ int bfo_auth_keygen(uint8_t *out)
 static uint8_t *fd_key;
 static char fd_cached[24];
 
+void bfo_auth_wipe_key(uint8_t *key) { sodium_memzero(key, BFO_AUTH_KEY_LEN); }
+
 /* Exactly BFO_AUTH_KEY_LEN bytes from fd (then closed). */
 static int key_from_fd(const char *s, uint8_t *key)
 {

@@ -189,6 +189,10 @@ void bfo_auth_free(bfo_auth *a);
 /* A fresh membership key (BFO_AUTH_KEY_LEN random bytes): `bfo run`. */
 int bfo_auth_keygen(uint8_t *out);
 
+/* Zeroes a caller's copy of a key (BFO_AUTH_KEY_LEN bytes) so that the
+ * compiler cannot leave the stores out. */
+void bfo_auth_wipe_key(uint8_t *key);
+
 /* Reads the membership key from what the environment names, into key:
  * BFO_AUTH_FD=N (an inherited descriptor, `bfo run`: exactly
  * BFO_AUTH_KEY_LEN bytes, then closed) or BFO_AUTH_KEYFILE=PATH (a

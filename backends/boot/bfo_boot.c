@@ -219,14 +219,6 @@ int bfo_boot_failures(bfo_boot *b, int *ranks, int max)
     return n;
 }
 
-/* A key on the stack wiped in a way the compiler keeps. */
-static void wipe_key(uint8_t *key)
-{
-    volatile uint8_t *k = key;
-    for (size_t i = 0; i < BFO_AUTH_KEY_LEN; i++)
-        k[i] = 0;
-}
-
 /* BFO_BOOTSTRAP_FD (bfo run, rank 0): a listening socket bound for it.
  * -1 when unset, -2 when set but not one (said). */
 static int inherited_listener(void)
@@ -305,11 +297,11 @@ int bfo_boot_env(bfo_boot **out, uint64_t timeout_ns)
         return BFO_ERR_INVALID; /* said */
     b = boot_new(rank, size, VIA_SERVER);
     if (!b) {
-        wipe_key(key);
+        bfo_auth_wipe_key(key);
         return BFO_ERR_NO_MEMORY;
     }
     rc = bfo_auth_init(&b->auth, key, rank, size, 0);
-    wipe_key(key);
+    bfo_auth_wipe_key(key);
     if (rc != BFO_OK) {
         free(b);
         return rc;
