@@ -554,9 +554,9 @@ static int serve(bfo_boot *b, const struct sockaddr_in *sa, uint64_t deadline)
         for (int i = 0; i < PENDING_MAX; i++)
             if (pend[i].fd >= 0) {
                 if (pend[i].deadline <= now) {
-                    fprintf(stderr, "bfo: rank 0: bootstrap: a connection silent for %llu ms (rank %d claimed): "
-                                    "dropped\n", (unsigned long long)(b->conn_timeout_ns / 1000000),
-                            pend[i].step ? (int)pend[i].rank : -1);
+                    fprintf(stderr, "bfo: rank 0: bootstrap: a connection that did not register within %llu ms "
+                                    "(%s): dropped\n", (unsigned long long)(b->conn_timeout_ns / 1000000),
+                            pend[i].step ? "after its HELLO" : "silent");
                     drop(&pend[i]);
                     npend--;
                     continue;
