@@ -472,9 +472,8 @@ static void test_key_from_fd_and_from_a_private_file(void **state)
     char path[] = "/tmp/bfo-test-auth-XXXXXX", num[16], hex[2 * BFO_AUTH_KEY_LEN + 2];
     int p[2], fd;
     (void)state;
-    unsetenv("BFO_AUTH_FD");
-    unsetenv("BFO_AUTH_KEYFILE");
-    assert_int_equal(bfo_auth_key_from_env(got), 0);
+    assert_int_equal(bfo_auth_key_read(NULL, NULL, got), 0);
+    assert_int_equal(bfo_auth_key_read("", "", got), 0);
     assert_string_equal(bfo_auth_key_source(), "");
     assert_int_equal(bfo_auth_keygen(key), BFO_OK);
     /* BFO_AUTH_FD: exactly the key, then closed */
@@ -482,13 +481,12 @@ static void test_key_from_fd_and_from_a_private_file(void **state)
     assert_int_equal(write(p[1], key, sizeof key), (ssize_t)sizeof key);
     close(p[1]);
     snprintf(num, sizeof num, "%d", p[0]);
-    setenv("BFO_AUTH_FD", num, 1);
-    assert_int_equal(bfo_auth_key_from_env(got), 1);
+    assert_int_equal(bfo_auth_key_read(num, "/nonexistent", got), 1); /* the descriptor first */
     assert_memory_equal(got, key, sizeof key);
     assert_string_equal(bfo_auth_key_source(), "BFO_AUTH_FD");
     assert_int_equal(fcntl(p[0], F_GETFD), -1); /* closed */
     memset(got, 0, sizeof got);
-    assert_int_equal(bfo_auth_key_from_env(got), 1); /* again: kept from the first read */
+    assert_int_equal(bfo_auth_key_read(num, NULL, got), 1); /* again: kept from the first read */
     assert_memory_equal(got, key, sizeof key);
     /* too short, too long (another descriptor number than the first) */
     for (int n = 5; n <= 2 * BFO_AUTH_KEY_LEN; n += 2 * BFO_AUTH_KEY_LEN - 5) {
@@ -498,11 +496,9 @@ static void test_key_from_fd_and_from_a_private_file(void **state)
         assert_int_equal(write(p[1], two, (size_t)n), n);
         close(p[1]);
         snprintf(num, sizeof num, "%d", p[0]);
-        setenv("BFO_AUTH_FD", num, 1);
-        assert_int_equal(bfo_auth_key_from_env(got), -1);
+        assert_int_equal(bfo_auth_key_read(num, NULL, got), -1);
         close(keep);
     }
-    unsetenv("BFO_AUTH_FD");
     /* BFO_AUTH_KEYFILE: 64 hex digits, mode 600 */
     fd = mkstemp(path);
     assert_true(fd >= 0);
@@ -511,25 +507,23 @@ static void test_key_from_fd_and_from_a_private_file(void **state)
     strcat(hex, "\n");
     assert_int_equal(write(fd, hex, strlen(hex)), (ssize_t)strlen(hex));
     close(fd);
-    setenv("BFO_AUTH_KEYFILE", path, 1);
     assert_int_equal(chmod(path, 0600), 0);
     memset(got, 0, sizeof got);
-    assert_int_equal(bfo_auth_key_from_env(got), 1);
+    assert_int_equal(bfo_auth_key_read(NULL, path, got), 1);
     assert_memory_equal(got, key, sizeof key);
     /* readable by the group, or by others: refused */
     assert_int_equal(chmod(path, 0640), 0);
-    assert_int_equal(bfo_auth_key_from_env(got), -1);
+    assert_int_equal(bfo_auth_key_read(NULL, path, got), -1);
     assert_int_equal(chmod(path, 0604), 0);
-    assert_int_equal(bfo_auth_key_from_env(got), -1);
+    assert_int_equal(bfo_auth_key_read(NULL, path, got), -1);
     /* not hex */
     assert_int_equal(chmod(path, 0600), 0);
     fd = open(path, O_WRONLY | O_TRUNC);
     assert_int_equal(write(fd, "not a key\n", 10), 10);
     close(fd);
-    assert_int_equal(bfo_auth_key_from_env(got), -1);
+    assert_int_equal(bfo_auth_key_read(NULL, path, got), -1);
     unlink(path);
-    assert_int_equal(bfo_auth_key_from_env(got), -1); /* gone */
-    unsetenv("BFO_AUTH_KEYFILE");
+    assert_int_equal(bfo_auth_key_read(NULL, path, got), -1); /* gone */
 }
 
 int main(void)

@@ -534,9 +534,8 @@ static int key_from_file(const char *path, uint8_t *key)
     return rc;
 }
 
-int bfo_auth_key_from_env(uint8_t *key)
+int bfo_auth_key_read(const char *fd, const char *file, uint8_t *key)
 {
-    const char *fd = getenv("BFO_AUTH_FD"), *file = getenv("BFO_AUTH_KEYFILE");
     key_source[0] = 0;
     if (sodium_init() < 0)
         return -1;

@@ -30,6 +30,8 @@
  * one purpose is never taken for another.  Checks are in constant time
  * (sodium_memcmp inside crypto_auth_hmacsha256_verify).
  *
+ * The environment is read by bfo_boot (bfo_boot.h), not here.
+ *
  * MEMORY.  bfo_auth_init allocates everything: the secret keys (M, the
  * group key, this rank's X25519 secret, one pair key per rank) in one area
  * from sodium_malloc (its own mapping between guard pages, mlock'ed when
@@ -193,16 +195,17 @@ int bfo_auth_keygen(uint8_t *out);
  * compiler cannot leave the stores out. */
 void bfo_auth_wipe_key(uint8_t *key);
 
-/* Reads the membership key from what the environment names, into key:
- * BFO_AUTH_FD=N (an inherited descriptor, `bfo run`: exactly
- * BFO_AUTH_KEY_LEN bytes, then closed) or BFO_AUTH_KEYFILE=PATH (a
- * regular file of the user's, not readable or writable by group or
- * others, holding the key as 64 hex digits and an optional newline).
- * Returns 1 (read), 0 (neither set) or -1 (set but not usable: said on
- * stderr with why). */
-int bfo_auth_key_from_env(uint8_t *key);
+/* Reads the membership key into key from what bfo_boot found in the
+ * environment (this module reads no variable): fd, BFO_AUTH_FD's value
+ * (an inherited descriptor, `bfo run`: exactly BFO_AUTH_KEY_LEN bytes,
+ * then closed; kept, guarded, for a later call with the same value), else
+ * file, BFO_AUTH_KEYFILE's (a regular file of this user's, not readable or
+ * writable by group or others, holding 64 hex digits and an optional
+ * newline).  NULL or "": not given.  Returns 1 (read), 0 (neither given)
+ * or -1 (given but not usable: said on stderr with why). */
+int bfo_auth_key_read(const char *fd, const char *file, uint8_t *key);
 
-/* Where the key was read from by the last bfo_auth_key_from_env (a static
+/* Where the key was read from by the last bfo_auth_key_read (a static
  * string: "BFO_AUTH_FD", "BFO_AUTH_KEYFILE /path", "" when none). */
 const char *bfo_auth_key_source(void);
 

@@ -290,7 +290,7 @@ int bfo_boot_env(bfo_boot **out, uint64_t timeout_ns)
         }
     }
     uint8_t key[BFO_AUTH_KEY_LEN] = { 0 };
-    int keyed = size > 1 ? bfo_auth_key_from_env(key) : 0, lfd = -1, rc;
+    int keyed = size > 1 ? bfo_auth_key_read(bfo_boot_getenv("BFO_AUTH_FD"), bfo_boot_getenv("BFO_AUTH_KEYFILE"), key) : 0, lfd = -1, rc;
     if (keyed < 0)
         return BFO_ERR_INVALID; /* said */
     if (rank == 0 && size > 1 && (lfd = inherited_listener()) == -2)
