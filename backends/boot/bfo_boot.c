@@ -549,8 +549,10 @@ static int serve(bfo_boot *b, const struct sockaddr_in *sa, uint64_t deadline)
             fprintf(stderr, "bfo: rank 0: bootstrap: %d of %d ranks registered when the time was up\n", got, size);
             goto out;
         }
-        if (npend < PENDING_MAX)
-            pf[n] = (struct pollfd){ s, POLLIN, 0 }, who[n++] = PENDING_MAX; /* the listener */
+        if (npend < PENDING_MAX) { /* the listener: no more while 64 are in their handshake */
+            pf[n] = (struct pollfd){ s, POLLIN, 0 };
+            who[n++] = PENDING_MAX;
+        }
         for (int i = 0; i < PENDING_MAX; i++)
             if (pend[i].fd >= 0) {
                 if (pend[i].deadline <= now) {
@@ -563,11 +565,14 @@ static int serve(bfo_boot *b, const struct sockaddr_in *sa, uint64_t deadline)
                 }
                 if (pend[i].deadline < wake)
                     wake = pend[i].deadline;
-                pf[n] = (struct pollfd){ pend[i].fd, POLLIN, 0 }, who[n++] = i;
+                pf[n] = (struct pollfd){ pend[i].fd, POLLIN, 0 };
+                who[n++] = i;
             }
         for (int r = 1; r < size; r++) /* a registered rank that goes away is unregistered */
-            if (fds[r] >= 0)
-                pf[n] = (struct pollfd){ fds[r], POLLIN, 0 }, who[n++] = -r - 1;
+            if (fds[r] >= 0) {
+                pf[n] = (struct pollfd){ fds[r], POLLIN, 0 };
+                who[n++] = -r - 1;
+            }
         if (poll(pf, (nfds_t)n, (int)((wake - now) / 1000000 + 1)) <= 0)
             continue;
         for (int k = 0; k < n; k++) {
@@ -615,9 +620,12 @@ static int serve(bfo_boot *b, const struct sockaddr_in *sa, uint64_t deadline)
         }
     }
     /* the table: u32 size, u64 job, per rank u32 length and card */
-    b->job = 0;
-    bfo_auth_nonce((uint8_t *)&b->job); /* 8 of its 16 random bytes */
-    b->job ^= (uint64_t)(b->job == 0);
+    {
+        uint8_t rnd[NL];
+        bfo_auth_nonce(rnd); /* a job id nobody guesses: 8 random bytes */
+        b->job = bfo_get64(rnd);
+        b->job |= (uint64_t)(b->job == 0);
+    }
     tab = 8 + 12;
     for (int i = 0; i < size; i++)
         tab += 4 + b->lens[i];
