@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include "bfo_test.h"
 
+#include "bfo_auth.h"
 #include "bfo_boot.h"
 #include "bfo_core.h"
 #include "bfo_le.h"
@@ -628,8 +629,40 @@ typedef struct brank {
     const char *keyfile;          /* NULL: no key */
     const char *card;
     unsigned timeout_ms, conn_timeout_ms;
+    int pk_card; /* 1: the card is the rank's public key (bfo_boot_auth); reports MACs to each peer */
     char bootstrap[64];
 } brank;
+
+/* A rank whose card is its public key: after the exchange, each peer's
+ * key from its card, then the MAC of "x" to every peer, in hex, written
+ * as "r0mac r1mac ..." ("-" for itself); "nokey" when bfo_boot_auth is
+ * NULL. */
+static int pk_rank(const brank *x, bfo_boot *b, int fd)
+{
+    struct bfo_auth *a = bfo_boot_auth(b);
+    uint8_t pk[BFO_AUTH_PUB_LEN], mac[BFO_AUTH_MAC_LEN];
+    char line[600];
+    size_t len, at = 0;
+    if (!a)
+        return write(fd, "nokey", 5) == 5 ? 0 : 12;
+    bfo_auth_public(a, pk);
+    if (bfo_boot_publish(b, pk, sizeof pk) != BFO_OK)
+        return 13;
+    for (int r = 0; r < x->size; r++) {
+        if (r == x->rank) {
+            at += (size_t)snprintf(line + at, sizeof line - at, "- ");
+            continue;
+        }
+        if (bfo_boot_lookup(b, r, pk, sizeof pk, &len) != BFO_OK || len != sizeof pk ||
+            bfo_auth_set_peer(a, r, pk) != BFO_OK || bfo_auth_mac(a, r, "t", "x", 1, mac) != BFO_OK)
+            return 14;
+        for (int i = 0; i < 8; i++)
+            at += (size_t)snprintf(line + at, sizeof line - at, "%02x", mac[i]);
+        at += (size_t)snprintf(line + at, sizeof line - at, " ");
+    }
+    bfo_boot_fini(b);
+    return write(fd, line, at) == (ssize_t)at ? 0 : 12;
+}
 
 static int rank_main(void *arg, int fd)
 {
@@ -659,6 +692,8 @@ static int rank_main(void *arg, int fd)
     }
     if (bfo_boot_env(&b, (uint64_t)x->timeout_ms * 1000000ull) != BFO_OK)
         return 10;
+    if (x->pk_card)
+        return pk_rank(x, b, fd);
     t0 = bfo_boot_now();
     rc = bfo_boot_publish(b, x->card, strlen(x->card));
     if (rc == BFO_OK && bfo_boot_lookup(b, 1, back, sizeof back - 1, &len) == BFO_OK) {
@@ -944,6 +979,46 @@ static void test_bootstrap_rank_0_serves_the_inherited_listening_socket(void **s
     unlink(kf);
 }
 
+/* What the connections will use (bfo_boot_auth): each rank's public key
+ * through its card, then the pair keys, the same from both ends of each
+ * pair and another for each pair; without a key there is none. */
+static void test_bootstrap_auth_gives_pair_keys_through_the_cards(void **state)
+{
+    char kf[64], out[3][600];
+    int port = free_port();
+    kid k[3];
+    (void)state;
+    keyfile(kf, sizeof kf, 6);
+    for (int pass = 0; pass < 2; pass++) {
+        brank x[3];
+        for (int r = 2; r >= 0; r--) {
+            x[r] = brank_of(r, 3, port, pass ? NULL : kf, "");
+            x[r].pk_card = 1;
+            k[r] = spawn(rank_main, &x[r], 30);
+        }
+        for (int r = 0; r < 3; r++) {
+            int st = reap(k[r], bfo_boot_now() + 20000000000ull, out[r], sizeof out[r]);
+            if (st != 0)
+                fail_msg("rank %d: exit %d (13 publish, 14 a peer's key or MAC)", r, st);
+        }
+        if (pass) {
+            for (int r = 0; r < 3; r++)
+                assert_string_equal(out[r], "nokey");
+            break;
+        }
+        char m[3][3][20];
+        for (int r = 0; r < 3; r++)
+            assert_int_equal(sscanf(out[r], "%19s %19s %19s", m[r][0], m[r][1], m[r][2]), 3);
+        assert_string_equal(m[0][1], m[1][0]);
+        assert_string_equal(m[0][2], m[2][0]);
+        assert_string_equal(m[1][2], m[2][1]);
+        assert_string_not_equal(m[0][1], m[0][2]);
+        assert_string_not_equal(m[0][1], m[1][2]);
+        port = free_port();
+    }
+    unlink(kf);
+}
+
 /* ---------------------------------------------------------------- PMIx */
 
 /* With neither BFO_RANK nor BFO_SIZE, PMIX_RANK (and PMIX_NAMESPACE when
@@ -1013,6 +1088,7 @@ int main(void)
         cmocka_unit_test(test_bootstrap_second_claim_of_a_rank_is_refused_first_keeps_it),
         cmocka_unit_test(test_bootstrap_silent_client_dropped_others_proceed),
         cmocka_unit_test(test_bootstrap_rank_0_serves_the_inherited_listening_socket),
+        cmocka_unit_test(test_bootstrap_auth_gives_pair_keys_through_the_cards),
         cmocka_unit_test(test_pmix_launch_without_server_fails_soon_without_a_boot),
     };
     env_clear();

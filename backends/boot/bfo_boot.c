@@ -824,8 +824,11 @@ int bfo_boot_publish(bfo_boot *b, const void *card, size_t len)
     case VIA_PMIX: rc = bfo_bootpmix_publish(card, len, b->timeout_ns, &b->job); break;
     default: rc = b->ops.publish(b->ops.ctx, card, len); break;
     }
-    if (rc == BFO_OK)
+    if (rc == BFO_OK) {
         b->published = 1;
+        if (b->auth)
+            bfo_auth_set_job(b->auth, b->job); /* the pair keys bind the job rank 0 made up */
+    }
     else
         fprintf(stderr, "bfo: rank %d: the address exchange through %s failed: %s\n", b->rank, b->via_name,
                 bfo_boot_errname(rc));

@@ -137,12 +137,18 @@ const char *bfo_boot_via(const bfo_boot *b);
 
 /* The membership key's state (bfo_auth.h) of a BFO_BOOTSTRAP wire-up
  * that was given a key, for the connections' handshake; NULL otherwise
- * (no key, PMIx, the caller's own).  Owned by b. */
+ * (no key, PMIx, the caller's own).  Owned by b.  Its public key goes into
+ * this rank's card (bfo_auth_public); its job id is set by a successful
+ * bfo_boot_publish (the pair keys bind it), so bfo_auth_set_peer comes
+ * after that, with the public key from the peer's card. */
 struct bfo_auth *bfo_boot_auth(const bfo_boot *b);
 
 /* The membership key's state (bfo_auth.h) of a BFO_BOOTSTRAP wire-up
  * that was given a key, for the connections' handshake; NULL otherwise
- * (no key, PMIx, the caller's own).  Owned by b. */
+ * (no key, PMIx, the caller's own).  Owned by b.  Its public key goes into
+ * this rank's card (bfo_auth_public); its job id is set by a successful
+ * bfo_boot_publish (the pair keys bind it), so bfo_auth_set_peer comes
+ * after that, with the public key from the peer's card. */
 struct bfo_auth *bfo_boot_auth(const bfo_boot *b);
 
 /* Publishes this rank's card (len <= BFO_BOOT_CARD_MAX): with
