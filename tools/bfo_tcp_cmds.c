@@ -7,8 +7,11 @@
  *           [--set TRANSPORT.NAME=VALUE]... -- PROGRAM ARGS...
  *   bfo run --settings
  *     Forks N processes of PROGRAM with BFO_RANK, BFO_SIZE, BFO_BOOTSTRAP
- *     (a free port on 127.0.0.1 unless given) and BFO_RAILS (when --rails
- *     is given; else inherited).  Waits for all.  When one dies abnormally
+ *     (127.0.0.1 and a port the kernel picks, unless given: bound and
+ *     listening here before any rank starts, the socket handed to rank 0
+ *     as BFO_BOOTSTRAP_FD), BFO_AUTH_FD (a pipe holding the job's fresh
+ *     membership key) and BFO_RAILS (when --rails is given; else
+ *     inherited).  Waits for all.  When one dies abnormally
  *     (signal or non-zero exit) the others are killed, unless --keep-going:
  *     then the others go on and are told, each on its own pipe
  *     (BFO_LAUNCHER_FD: one line "failed R"), and bfo_net declares R dead
