@@ -117,7 +117,7 @@ endif
 ENGINE_TEST_PARTS := pools rate detect post match request send recv machines frame relay revoke api
 ENGINE_TESTS := $(ENGINE_TEST_PARTS:%=test_engine_%)
 TESTS    := test_transitions test_link test_scenarios test_wire $(ENGINE_TESTS) test_fastpath test_noalloc test_verbs_map test_reg_cache \
-            test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_boot test_group \
+            test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_boot test_auth test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
@@ -126,10 +126,12 @@ HEADERS  := $(wildcard include/fsm/*.h) $(wildcard gen/*.h)
 MACHINES := send recv rail conn peer agree
 TCP_SRC  := backends/tcp/bfo_tcp.c
 TCP_HDR  := backends/tcp/bfo_tcp.h backends/bfo_sink.h backends/bfo_transport.h backends/bfo_setting.h backends/bfo_list.h backends/bfo_link.h backends/bfo_tp.h backends/bfo_tp_os.h $(HEADERS)
-BOOT_SRC := backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c
-BOOT_HDR := backends/boot/bfo_boot.h backends/boot/bfo_boot_pmix.h
+AUTH_SRC := backends/auth/bfo_auth.c
+AUTH_HDR := backends/auth/bfo_auth.h
+BOOT_SRC := backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c $(AUTH_SRC)
+BOOT_HDR := backends/boot/bfo_boot.h backends/boot/bfo_boot_pmix.h $(AUTH_HDR)
 # where the backends' headers are: each transport's directory, the wire-up's, bfo_net's
-BACK_INC := -Ibackends -Ibackends/tcp -Ibackends/verbs -Ibackends/shm -Ibackends/boot -Ibackends/net
+BACK_INC := -Ibackends -Ibackends/tcp -Ibackends/verbs -Ibackends/shm -Ibackends/boot -Ibackends/auth -Ibackends/net
 
 # PMIx (Debian: libpmix-dev): bfo_boot wires up under mpirun when
 # <pmix.h> is found (pkg-config pmix, else Debian's pmix2 directory).
@@ -153,6 +155,20 @@ PMIX_LIBS   :=
 ifeq ($(PMIX),1)
 $(error PMIX=1 but <pmix.h> was not found (apt-get install libpmix-dev))
 endif
+endif
+endif
+
+# libsodium (Debian: libsodium-dev, 1.0.18): bfo_auth's keys, MACs and
+# guarded memory (backends/auth; docs/failure-model.md, "Threat model").
+# Required: the bootstrap authenticates with it.  Only the backends link
+# it; include/fsm/ stays free of any dependency.
+SODIUM_CFLAGS := $(shell pkg-config --cflags libsodium 2>/dev/null)
+SODIUM_LIBS   := $(shell pkg-config --libs libsodium 2>/dev/null)
+ifeq ($(SODIUM_LIBS),)
+ifeq ($(shell printf '\043include <sodium.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo yes),yes)
+SODIUM_LIBS   := -lsodium
+else
+$(error libsodium not found (apt-get install libsodium-dev): bfo_auth needs it)
 endif
 endif
 
@@ -200,7 +216,7 @@ $(BUILD):
 # they add.
 TEST_PROGS := $(TESTS) tcp_badpeer tcp_race gen_corpus
 TEST_HDR   := $(wildcard tests/*.h tests/fuzz/*.h sim/*.h) $(HEADERS) $(NET_HDR)
-NET_LIBS   := $(PMIX_LIBS) $(VERBS_LIBS) -pthread
+NET_LIBS   := $(PMIX_LIBS) $(VERBS_LIBS) $(SODIUM_LIBS) -pthread
 # bfo_net over fake transports in its table, every rank in one process
 # (test_net); the wire-up's environment and arguments, and a real
 # BFO_BOOTSTRAP exchange between forked ranks (test_boot)
@@ -222,6 +238,9 @@ EXTRA_test_tcp_ports := $(TCP_SRC) backends/bfo_setting.c
 LIBS_test_tcp_ports  := -lcmocka -pthread
 EXTRA_test_boot := $(NET_OBJS)
 LIBS_test_boot  := -lcmocka $(NET_LIBS)
+# keys, MACs, replay windows, the handshake (bfo_auth.h)
+EXTRA_test_auth := $(AUTH_SRC)
+LIBS_test_auth  := -lcmocka $(SODIUM_LIBS)
 # the engine's fast paths against the generated machines: the same
 # scenarios compiled again with BFO_NO_FAST_PATH (tests/fastpath_run.h)
 EXTRA_test_fastpath := tests/fastpath_slow.c
@@ -292,23 +311,23 @@ $(BUILD)/nobj $(BUILD)/tobj:
 	mkdir -p $@
 $(foreach f,$(NET_SRC),$(eval $(BUILD)/nobj/$(notdir $(f:.c=.o)): $(f)))
 $(NET_OBJS): $(NET_HDR) | $(BUILD)/nobj
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) $(BACK_INC) -c $(filter %.c,$^) -o $@
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) $(SODIUM_CFLAGS) $(BACK_INC) -c $(filter %.c,$^) -o $@
 $(BFO_TOBJS): $(BUILD)/tobj/%.o: tools/%.c $(NET_HDR) $(wildcard sim/*.h) | $(BUILD)/tobj
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) -Isim $(BACK_INC) -c $< -o $@
 $(BUILD)/bfo: $(BFO_TOBJS) $(NET_OBJS) | $(BUILD)
-	$(CC) $(CFLAGS) $(SANFLAGS) $^ -o $@ $(PMIX_LIBS) $(VERBS_LIBS)
+	$(CC) $(CFLAGS) $(SANFLAGS) $^ -o $@ $(PMIX_LIBS) $(VERBS_LIBS) $(SODIUM_LIBS)
 
 # examples/master_worker.c: a resilient master-worker over bfo_net and
 # groups (revoke, agree, shrink); tests/tcp/t20 runs it under real kills
 $(BUILD)/master_worker: examples/master_worker.c $(NET_OBJS) $(NET_HDR) | $(BUILD)
-	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) $(BACK_INC) examples/master_worker.c $(NET_OBJS) -o $@ $(PMIX_LIBS) $(VERBS_LIBS) -pthread
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) $(BACK_INC) examples/master_worker.c $(NET_OBJS) -o $@ $(PMIX_LIBS) $(VERBS_LIBS) $(SODIUM_LIBS) -pthread
 
 # The backends as one static archive for programs built against an
 # installed bfo (make install, bfo.pc): libbfo_net.a (bfo_net.h: bfo_net,
 # bfo_boot and every transport built).  -fPIC: an MPI layer may link it
 # into a shared object.
 ARCHIVES := $(BUILD)/libbfo_net.a
-LIB_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -fPIC $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) $(BACK_INC)
+LIB_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -fPIC $(INC) $(PMIX_CFLAGS) $(VERBS_CFLAGS) $(SODIUM_CFLAGS) $(BACK_INC)
 libs: $(ARCHIVES)
 
 $(BUILD)/obj:
@@ -491,12 +510,12 @@ check-netns: $(BUILD)/bfo
 # TCP and shm, no verbs, no PMIx (GCC: -Wno-tsan, for the shm rings' fences,
 # which order memory shared with another process: nothing TSan sees).
 TSAN_BUILD := build/$(notdir $(CC))-tsan
-TSAN_SRC   := backends/net/bfo_net.c backends/net/bfo_limits.c backends/bfo_setting.c backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c $(TCP_SRC) $(SHM_SRC)
+TSAN_SRC   := backends/net/bfo_net.c backends/net/bfo_limits.c backends/bfo_setting.c backends/boot/bfo_boot.c backends/boot/bfo_boot_pmix.c $(AUTH_SRC) $(TCP_SRC) $(SHM_SRC)
 $(TSAN_BUILD)/threads: tests/tcp/threads.c $(TSAN_SRC) $(NET_HDR)
 	mkdir -p $(TSAN_BUILD)
 	$(CC) -std=c11 $(WARN) $(if $(findstring clang,$(CC)),,-Wno-tsan) -O1 -g -fsanitize=thread -fno-omit-frame-pointer \
 	  $(INC) $(BACK_INC) \
-	  tests/tcp/threads.c $(TSAN_SRC) -o $@ -pthread
+	  tests/tcp/threads.c $(TSAN_SRC) -o $@ $(SODIUM_LIBS) -pthread
 check-tsan: $(BUILD)/bfo $(TSAN_BUILD)/threads
 	@set -e; n=0; for extra in "" --progress-thread; do \
 	  echo "== threads $$extra (ThreadSanitizer, 2 ranks, rails 127.0.0.2,127.0.0.3)"; \
@@ -656,6 +675,12 @@ PC_REQUIRES  += libibverbs
 else
 PC_LIBS      += -libverbs
 endif
+endif
+# bfo_auth (the bootstrap's and the connections' keys)
+ifneq ($(shell pkg-config --exists libsodium 2>/dev/null && echo yes),)
+PC_REQUIRES  += libsodium
+else
+PC_LIBS      += $(SODIUM_LIBS)
 endif
 # bfo_net's lock and progress thread (and the verbs backend's)
 PC_LIBS      += -pthread

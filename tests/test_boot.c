@@ -14,8 +14,10 @@
 #define _GNU_SOURCE
 #include "bfo_test.h"
 
+#include "bfo_auth.h"
 #include "bfo_boot.h"
 #include "bfo_core.h"
+#include "bfo_le.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -23,6 +25,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -612,6 +615,410 @@ static void test_bootstrap_rank_0_that_never_answers_fails_after_its_timeout(voi
     close(s);
 }
 
+/* ------------------------------------------- BFO_BOOTSTRAP, authenticated
+ *
+ * Ranks of one job share a membership key (BFO_AUTH_KEYFILE here, as by
+ * hand); a thief has none or another, an impostor has the key but claims
+ * a rank already registered, a silent client connects and says nothing.
+ * Each rank is a forked child (rank_main) that reports "rc ms job card1"
+ * (its publish's result, how long it took, the job id and the first
+ * bytes of rank 1's card as it found it). */
+
+typedef struct brank {
+    int rank, size, listen_fd;    /* listen_fd: BFO_BOOTSTRAP_FD for rank 0, or -1 */
+    const char *keyfile;          /* NULL: no key */
+    const char *card;
+    unsigned timeout_ms, conn_timeout_ms;
+    int pk_card; /* 1: the card is the rank's public key (bfo_boot_auth); reports MACs to each peer */
+    char bootstrap[64];
+} brank;
+
+/* A rank whose card is its public key: after the exchange, each peer's
+ * key from its card, then the MAC of "x" to every peer, in hex, written
+ * as "r0mac r1mac ..." ("-" for itself); "nokey" when bfo_boot_auth is
+ * NULL. */
+static int pk_rank(const brank *x, bfo_boot *b, int fd)
+{
+    struct bfo_auth *a = bfo_boot_auth(b);
+    uint8_t pk[BFO_AUTH_PUB_LEN], mac[BFO_AUTH_MAC_LEN];
+    char line[600];
+    size_t len, at = 0;
+    if (!a)
+        return write(fd, "nokey", 5) == 5 ? 0 : 12;
+    bfo_auth_public(a, pk);
+    if (bfo_boot_publish(b, pk, sizeof pk) != BFO_OK)
+        return 13;
+    for (int r = 0; r < x->size; r++) {
+        if (r == x->rank) {
+            at += (size_t)snprintf(line + at, sizeof line - at, "- ");
+            continue;
+        }
+        if (bfo_boot_lookup(b, r, pk, sizeof pk, &len) != BFO_OK || len != sizeof pk ||
+            bfo_auth_set_peer(a, r, pk) != BFO_OK || bfo_auth_mac(a, r, "t", "x", 1, mac) != BFO_OK)
+            return 14;
+        for (int i = 0; i < 8; i++)
+            at += (size_t)snprintf(line + at, sizeof line - at, "%02x", mac[i]);
+        at += (size_t)snprintf(line + at, sizeof line - at, " ");
+    }
+    bfo_boot_fini(b);
+    return write(fd, line, at) == (ssize_t)at ? 0 : 12;
+}
+
+static int rank_main(void *arg, int fd)
+{
+    const brank *x = (const brank *)arg;
+    char rk[16], sz[16], line[160], c1[32] = "-";
+    uint8_t back[BFO_BOOT_CARD_MAX];
+    size_t len = 0;
+    bfo_boot *b;
+    uint64_t t0;
+    int rc, n;
+    snprintf(rk, sizeof rk, "%d", x->rank);
+    snprintf(sz, sizeof sz, "%d", x->size);
+    env3(rk, sz, x->bootstrap);
+    unsetenv("BFO_AUTH_FD");
+    if (x->keyfile)
+        setenv("BFO_AUTH_KEYFILE", x->keyfile, 1);
+    else
+        unsetenv("BFO_AUTH_KEYFILE");
+    if (x->listen_fd >= 0) {
+        snprintf(line, sizeof line, "%d", x->listen_fd);
+        setenv("BFO_BOOTSTRAP_FD", line, 1);
+    } else
+        unsetenv("BFO_BOOTSTRAP_FD");
+    if (x->conn_timeout_ms) {
+        snprintf(line, sizeof line, "%u", x->conn_timeout_ms);
+        setenv("BFO_BOOTSTRAP_CONN_TIMEOUT_MS", line, 1);
+    }
+    if (bfo_boot_env(&b, (uint64_t)x->timeout_ms * 1000000ull) != BFO_OK)
+        return 10;
+    if (x->pk_card)
+        return pk_rank(x, b, fd);
+    t0 = bfo_boot_now();
+    rc = bfo_boot_publish(b, x->card, strlen(x->card));
+    if (rc == BFO_OK && bfo_boot_lookup(b, 1, back, sizeof back - 1, &len) == BFO_OK) {
+        size_t l = len < sizeof c1 - 1 ? len : sizeof c1 - 1;
+        memcpy(c1, back, l);
+        c1[l] = 0;
+    }
+    n = snprintf(line, sizeof line, "%d %llu %016llx %s", rc, (unsigned long long)((bfo_boot_now() - t0) / 1000000),
+                 (unsigned long long)(rc == BFO_OK ? bfo_boot_job(b) : 0), c1);
+    bfo_boot_fini(b);
+    return write(fd, line, (size_t)n) == n ? 0 : 12;
+}
+
+typedef struct outcome {
+    int st, rc;
+    unsigned long long ms;
+    char job[20], card1[32];
+} outcome;
+
+static outcome collect(kid k, unsigned secs)
+{
+    char out[160];
+    outcome o;
+    memset(&o, 0, sizeof o);
+    o.st = reap(k, bfo_boot_now() + (uint64_t)secs * 1000000000ull, out, sizeof out);
+    o.rc = 99;
+    if (o.st == 0 && sscanf(out, "%d %llu %19s %31s", &o.rc, &o.ms, o.job, o.card1) != 4)
+        o.rc = 98;
+    return o;
+}
+
+static brank brank_of(int rank, int size, int port, const char *keyfile, const char *card)
+{
+    brank x;
+    memset(&x, 0, sizeof x);
+    x.rank = rank;
+    x.size = size;
+    x.listen_fd = -1;
+    x.keyfile = keyfile;
+    x.card = card;
+    x.timeout_ms = 10000;
+    snprintf(x.bootstrap, sizeof x.bootstrap, "127.0.0.1:%d", port);
+    return x;
+}
+
+/* A key file of this user's, mode 600, holding 64 hex digits from seed. */
+static void keyfile(char *path, size_t cap, int seed)
+{
+    char hex[80];
+    int fd;
+    snprintf(path, cap, "/tmp/bfo-test-boot-key-XXXXXX");
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", (unsigned)(i * 7 + seed) & 0xff);
+    assert_int_equal(write(fd, hex, 64), 64);
+    close(fd);
+    assert_int_equal(chmod(path, 0600), 0);
+}
+
+/* Until 127.0.0.1:port takes a connection (rank 0 listens), at most 5 s:
+ * the connected socket. */
+static int connect_when_listening(int port)
+{
+    struct sockaddr_in sa;
+    uint64_t end = bfo_boot_now() + 5000000000ull;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = htons((uint16_t)port);
+    while (bfo_boot_now() < end) {
+        int s = socket(AF_INET, SOCK_STREAM, 0);
+        assert_true(s >= 0);
+        if (connect(s, (struct sockaddr *)&sa, sizeof sa) == 0)
+            return s;
+        close(s);
+        poll(NULL, 0, 10);
+    }
+    fail_msg("nobody listens on 127.0.0.1:%d after 5 s", port);
+    return -1;
+}
+
+/* 0 when s was closed by the other end (EOF or reset) within ms, else -1;
+ * any bytes it sends first are read into buf (up to cap), their count in
+ * *got. */
+static int closed_within(int s, int ms, uint8_t *buf, size_t cap, size_t *got)
+{
+    uint64_t end = bfo_boot_now() + (uint64_t)ms * 1000000ull;
+    *got = 0;
+    while (bfo_boot_now() < end) {
+        struct pollfd pf = { s, POLLIN, 0 };
+        uint8_t junk[256];
+        ssize_t n;
+        if (poll(&pf, 1, 20) <= 0)
+            continue;
+        n = recv(s, *got < cap ? buf + *got : junk, *got < cap ? cap - *got : sizeof junk, 0);
+        if (n <= 0)
+            return 0;
+        if (*got < cap)
+            *got += (size_t)n;
+    }
+    return -1;
+}
+
+/* A client with no key, or another job's key, gets no table: it is told
+ * so at once (rank 0 proves the key first, the client cannot), and a
+ * registration MACed with no key is refused by rank 0 (REFUSE, why 2,
+ * never a TABLE).  The job goes on with the real rank 2; nobody sees a
+ * thief's card. */
+static void test_bootstrap_client_without_the_key_gets_no_table(void **state)
+{
+    char kf[64], other[64];
+    int port = free_port();
+    (void)state;
+    keyfile(kf, sizeof kf, 1);
+    keyfile(other, sizeof other, 2);
+    brank r0 = brank_of(0, 3, port, kf, "card0"), r1 = brank_of(1, 3, port, kf, "card1"),
+          r2 = brank_of(2, 3, port, kf, "card2"), t1 = brank_of(2, 3, port, NULL, "thief"),
+          t2 = brank_of(2, 3, port, other, "thief");
+    kid k0 = spawn(rank_main, &r0, 30), k1 = spawn(rank_main, &r1, 30);
+    int s = connect_when_listening(port);
+    close(s);
+    for (int t = 0; t < 2; t++) {
+        outcome o = collect(spawn(rank_main, t ? (void *)&t2 : (void *)&t1, 30), 8);
+        if (o.rc == BFO_OK)
+            fail_msg("a client with %s got the table (rank 1's card: %s)", t ? "another job's key" : "no key",
+                     o.card1);
+        assert_int_equal(o.st, 0);
+        assert_int_equal(o.rc, BFO_BOOT_ERR_EXCHANGE);
+        if (o.ms > 3000)
+            fail_msg("the thief was told after %llu ms", o.ms);
+    }
+    /* by hand: HELLO, CHALLENGE, a REGISTER with a MAC of zeroes */
+    {
+        uint8_t m[64] = { 0 }, back[64];
+        size_t got;
+        s = connect_when_listening(port);
+        bfo_put32(m, BFO_BOOT_HELLO);
+        bfo_put32(m + 4, 2);
+        assert_int_equal(send(s, m, 24, 0), 24);
+        assert_int_equal(closed_within(s, 100, back, 56, &got), -1); /* nothing closed yet */
+        if (got == 56 && bfo_get32(back) == BFO_BOOT_CHALLENGE) {
+            memset(m, 0, sizeof m);
+            bfo_put32(m, 5); /* length 5, "thief", 32 bytes of MAC */
+            memcpy(m + 4, "thief", 5);
+            assert_int_equal(send(s, m, 4 + 5 + 32, 0), 41);
+            assert_int_equal(closed_within(s, 3000, back, sizeof back, &got), 0);
+            assert_int_equal(got, 8);
+            assert_int_equal(bfo_get32(back), BFO_BOOT_REFUSE);
+            assert_int_equal(bfo_get32(back + 4), BFO_BOOT_REFUSE_KEY);
+        } else
+            fail_msg("rank 0 answered a HELLO with %zu bytes, magic %#x", got, got >= 4 ? bfo_get32(back) : 0);
+        close(s);
+    }
+    outcome o2 = collect(spawn(rank_main, &r2, 30), 15), o0 = collect(k0, 15), o1 = collect(k1, 15);
+    unlink(kf);
+    unlink(other);
+    assert_int_equal(o0.st, 0);
+    assert_int_equal(o0.rc, BFO_OK);
+    assert_int_equal(o1.rc, BFO_OK);
+    assert_int_equal(o2.rc, BFO_OK);
+    assert_string_equal(o0.job, o1.job);
+    assert_string_equal(o0.job, o2.job);
+    assert_string_equal(o2.card1, "card1");
+}
+
+/* Rank 1 registered; another process with the key claims rank 1 too: it
+ * is refused (at once, not at the deadline), the first keeps its
+ * registration and its card is the one every rank finds. */
+static void test_bootstrap_second_claim_of_a_rank_is_refused_first_keeps_it(void **state)
+{
+    char kf[64];
+    int port = free_port(), s;
+    (void)state;
+    keyfile(kf, sizeof kf, 3);
+    brank r0 = brank_of(0, 3, port, kf, "card0"), r1 = brank_of(1, 3, port, kf, "real1"),
+          r2 = brank_of(2, 3, port, kf, "card2"), imp = brank_of(1, 3, port, kf, "fake1");
+    kid k0 = spawn(rank_main, &r0, 30);
+    s = connect_when_listening(port);
+    close(s);
+    kid k1 = spawn(rank_main, &r1, 30);
+    poll(NULL, 0, 400); /* rank 1 registers */
+    outcome oi = collect(spawn(rank_main, &imp, 30), 8);
+    kid k2 = spawn(rank_main, &r2, 30);
+    outcome o0 = collect(k0, 15), o1 = collect(k1, 15), o2 = collect(k2, 15);
+    unlink(kf);
+    if (oi.rc == BFO_OK)
+        fail_msg("the second process claiming rank 1 got the table (rank 1's card in it: %s)", oi.card1);
+    assert_int_equal(oi.rc, BFO_BOOT_ERR_EXCHANGE);
+    if (oi.ms > 3000)
+        fail_msg("the second claim was refused after %llu ms", oi.ms);
+    if (o1.rc != BFO_OK)
+        fail_msg("the first rank 1 lost its registration: exit %d, publish %d", o1.st, o1.rc);
+    assert_int_equal(o0.rc, BFO_OK);
+    assert_int_equal(o2.rc, BFO_OK);
+    assert_string_equal(o0.card1, "real1");
+    assert_string_equal(o2.card1, "real1");
+    assert_string_equal(o1.job, o0.job);
+}
+
+/* A client that connects and says nothing holds nobody up: with a
+ * connection timeout of 300 ms rank 0 closes it within about that (while
+ * rank 2 has not even come), and the ranks finish as soon as the last
+ * one comes, long before the exchange's own 10 s. */
+static void test_bootstrap_silent_client_dropped_others_proceed(void **state)
+{
+    char kf[64];
+    int port = free_port(), silent;
+    uint8_t buf[8];
+    size_t got;
+    uint64_t t0;
+    (void)state;
+    keyfile(kf, sizeof kf, 4);
+    brank r0 = brank_of(0, 3, port, kf, "card0"), r1 = brank_of(1, 3, port, kf, "card1"),
+          r2 = brank_of(2, 3, port, kf, "card2");
+    r0.conn_timeout_ms = 300;
+    kid k0 = spawn(rank_main, &r0, 30);
+    silent = connect_when_listening(port); /* first in: the old rank 0 read it first */
+    t0 = bfo_boot_now();
+    kid k1 = spawn(rank_main, &r1, 30);
+    int closed = closed_within(silent, 1500, buf, sizeof buf, &got);
+    unsigned long long closed_ms = (bfo_boot_now() - t0) / 1000000;
+    kid k2 = spawn(rank_main, &r2, 30);
+    outcome o0 = collect(k0, 15), o1 = collect(k1, 15), o2 = collect(k2, 15);
+    unsigned long long all_ms = (bfo_boot_now() - t0) / 1000000;
+    close(silent);
+    unlink(kf);
+    if (closed != 0)
+        fail_msg("rank 0 kept the silent connection open for 1500 ms (its timeout: 300 ms)");
+    if (o0.rc != BFO_OK || o1.rc != BFO_OK || o2.rc != BFO_OK)
+        fail_msg("publish: rank 0 %d, rank 1 %d, rank 2 %d (exit %d %d %d) after %llu ms", o0.rc, o1.rc, o2.rc,
+                 o0.st, o1.st, o2.st, all_ms);
+    if (all_ms > 4000)
+        fail_msg("the exchange took %llu ms with a silent client (it closed after %llu ms)", all_ms, closed_ms);
+    print_message("      silent client closed after %llu ms; every rank done after %llu ms\n", closed_ms, all_ms);
+}
+
+/* The listening socket is bound before any rank starts and handed to
+ * rank 0 (BFO_BOOTSTRAP_FD), as bfo run does: the port is never free
+ * between choice and bind.  This test keeps its own copy open throughout,
+ * so nobody, rank 0 included, can bind that port: rank 0 must serve on
+ * the socket it inherits, over several exchanges in a row (the socket
+ * stays open between them). */
+static void test_bootstrap_rank_0_serves_the_inherited_listening_socket(void **state)
+{
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    char kf[64];
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), port;
+    (void)state;
+    keyfile(kf, sizeof kf, 5);
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(lfd, 16), 0);
+    assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+    port = ntohs(sa.sin_port);
+    for (int round = 0; round < 3; round++) {
+        brank r0 = brank_of(0, 3, port, kf, "card0"), r1 = brank_of(1, 3, port, kf, "card1"),
+              r2 = brank_of(2, 3, port, kf, "card2");
+        r0.listen_fd = lfd;
+        kid k2 = spawn(rank_main, &r2, 30), k1 = spawn(rank_main, &r1, 30), k0 = spawn(rank_main, &r0, 30);
+        outcome o0 = collect(k0, 15), o1 = collect(k1, 15), o2 = collect(k2, 15);
+        if (o0.rc != BFO_OK || o1.rc != BFO_OK || o2.rc != BFO_OK)
+            fail_msg("round %d on an inherited socket: publish rank 0 %d, rank 1 %d, rank 2 %d (exit %d %d %d)", round,
+                     o0.rc, o1.rc, o2.rc, o0.st, o1.st, o2.st);
+        assert_string_equal(o1.job, o0.job);
+        assert_string_equal(o2.card1, "card1");
+    }
+    /* not a listening socket: refused by name */
+    {
+        brank r0 = brank_of(0, 3, port, kf, "card0");
+        int pfd[2];
+        assert_int_equal(pipe(pfd), 0);
+        r0.listen_fd = pfd[0];
+        outcome o = collect(spawn(rank_main, &r0, 30), 10);
+        assert_int_equal(o.st, 10); /* bfo_boot_env refused it */
+        close(pfd[0]);
+        close(pfd[1]);
+    }
+    close(lfd);
+    unlink(kf);
+}
+
+/* What the connections will use (bfo_boot_auth): each rank's public key
+ * through its card, then the pair keys, the same from both ends of each
+ * pair and another for each pair; without a key there is none. */
+static void test_bootstrap_auth_gives_pair_keys_through_the_cards(void **state)
+{
+    char kf[64], out[3][600];
+    int port = free_port();
+    kid k[3];
+    (void)state;
+    keyfile(kf, sizeof kf, 6);
+    for (int pass = 0; pass < 2; pass++) {
+        brank x[3];
+        for (int r = 2; r >= 0; r--) {
+            x[r] = brank_of(r, 3, port, pass ? NULL : kf, "");
+            x[r].pk_card = 1;
+            k[r] = spawn(rank_main, &x[r], 30);
+        }
+        for (int r = 0; r < 3; r++) {
+            int st = reap(k[r], bfo_boot_now() + 20000000000ull, out[r], sizeof out[r]);
+            if (st != 0)
+                fail_msg("rank %d: exit %d (13 publish, 14 a peer's key or MAC)", r, st);
+        }
+        if (pass) {
+            for (int r = 0; r < 3; r++)
+                assert_string_equal(out[r], "nokey");
+            break;
+        }
+        char m[3][3][20];
+        for (int r = 0; r < 3; r++)
+            assert_int_equal(sscanf(out[r], "%19s %19s %19s", m[r][0], m[r][1], m[r][2]), 3);
+        assert_string_equal(m[0][1], m[1][0]);
+        assert_string_equal(m[0][2], m[2][0]);
+        assert_string_equal(m[1][2], m[2][1]);
+        assert_string_not_equal(m[0][1], m[0][2]);
+        assert_string_not_equal(m[0][1], m[1][2]);
+        port = free_port();
+    }
+    unlink(kf);
+}
+
 /* ---------------------------------------------------------------- PMIx */
 
 /* With neither BFO_RANK nor BFO_SIZE, PMIX_RANK (and PMIX_NAMESPACE when
@@ -677,6 +1084,11 @@ int main(void)
         cmocka_unit_test(test_bootstrap_rank_1_without_rank_0_fails_after_its_timeout),
         cmocka_unit_test(test_bootstrap_rank_0_without_the_others_fails_after_its_timeout),
         cmocka_unit_test(test_bootstrap_rank_0_that_never_answers_fails_after_its_timeout),
+        cmocka_unit_test(test_bootstrap_client_without_the_key_gets_no_table),
+        cmocka_unit_test(test_bootstrap_second_claim_of_a_rank_is_refused_first_keeps_it),
+        cmocka_unit_test(test_bootstrap_silent_client_dropped_others_proceed),
+        cmocka_unit_test(test_bootstrap_rank_0_serves_the_inherited_listening_socket),
+        cmocka_unit_test(test_bootstrap_auth_gives_pair_keys_through_the_cards),
         cmocka_unit_test(test_pmix_launch_without_server_fails_soon_without_a_boot),
     };
     env_clear();

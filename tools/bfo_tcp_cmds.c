@@ -7,8 +7,11 @@
  *           [--set TRANSPORT.NAME=VALUE]... -- PROGRAM ARGS...
  *   bfo run --settings
  *     Forks N processes of PROGRAM with BFO_RANK, BFO_SIZE, BFO_BOOTSTRAP
- *     (a free port on 127.0.0.1 unless given) and BFO_RAILS (when --rails
- *     is given; else inherited).  Waits for all.  When one dies abnormally
+ *     (127.0.0.1 and a port the kernel picks, unless given: bound and
+ *     listening here before any rank starts, the socket handed to rank 0
+ *     as BFO_BOOTSTRAP_FD), BFO_AUTH_FD (a pipe holding the job's fresh
+ *     membership key) and BFO_RAILS (when --rails is given; else
+ *     inherited).  Waits for all.  When one dies abnormally
  *     (signal or non-zero exit) the others are killed, unless --keep-going:
  *     then the others go on and are told, each on its own pipe
  *     (BFO_LAUNCHER_FD: one line "failed R"), and bfo_net declares R dead
@@ -172,6 +175,7 @@
  *     with the right bytes (rank 0: for the whole job).
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -187,6 +191,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bfo_auth.h"
+#include "bfo_boot.h"
 #include "bfo_net.h"
 #include "bfo_railsel.h"
 #include "bfo_tcp.h"
@@ -199,20 +205,58 @@ int bfo_cmd_stream(int argc, char **argv);
 static volatile sig_atomic_t run_stop;
 static void run_on_signal(int sig) { run_stop = sig; }
 
-static int free_port(void)
+/* The bootstrap's listening socket, bound and listening before any rank
+ * starts (rank 0 inherits it: BFO_BOOTSTRAP_FD), so that no port is left
+ * free between its choice and its bind: at addr ("ADDR:PORT"), or on
+ * 127.0.0.1 at a port the kernel picks.  Writes "ADDR:PORT" into out;
+ * the descriptor (close-on-exec), or -1 said. */
+static int bootstrap_listener(const char *addr, int n, char *out, size_t cap)
 {
     struct sockaddr_in sa;
     socklen_t sl = sizeof sa;
-    int s = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+    uint32_t ip = INADDR_LOOPBACK;
+    uint16_t port = 0;
+    int s, one = 1;
+    if (addr && bfo_boot_parse_hostport(addr, &ip, &port) != 0) {
+        fprintf(stderr, "bfo run: --bootstrap %s: not IPV4ADDR:PORT\n", addr);
+        return -1;
+    }
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (s >= 0 && bind(s, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-        getsockname(s, (struct sockaddr *)&sa, &sl) == 0)
-        port = ntohs(sa.sin_port);
+    sa.sin_addr.s_addr = htonl(ip);
+    sa.sin_port = htons(port);
+    s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s >= 0)
-        close(s);
-    return port;
+        setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(s, n + 64) != 0 ||
+        getsockname(s, (struct sockaddr *)&sa, &sl) != 0) {
+        fprintf(stderr, "bfo run: cannot listen for the bootstrap at %s: %s\n", addr ? addr : "127.0.0.1",
+                strerror(errno));
+        if (s >= 0)
+            close(s);
+        return -1;
+    }
+    snprintf(out, cap, "%s:%d", inet_ntoa(sa.sin_addr), ntohs(sa.sin_port));
+    return s;
+}
+
+/* The job's membership key to one rank: a pipe holding exactly the key,
+ * its write end closed (the rank reads it once: BFO_AUTH_FD).  Not the
+ * command line nor the environment: a variable is copied into every child
+ * the rank starts and into its core dumps.  The read end (close-on-exec),
+ * or -1. */
+static int key_pipe(const uint8_t *key)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -1;
+    if (write(p[1], key, BFO_AUTH_KEY_LEN) != BFO_AUTH_KEY_LEN) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    close(p[1]);
+    return p[0];
 }
 
 static const char run_usage[] =
@@ -359,7 +403,8 @@ int bfo_cmd_run(int argc, char **argv)
     double timeout = 0;
     const char *rails = NULL, *pidfile = NULL, *boot = NULL;
     char bootbuf[64], picked[1024];
-    int verbose = 0;
+    uint8_t key[BFO_AUTH_KEY_LEN];
+    int verbose = 0, lfd, kfd = -1;
     pid_t *pid;
     int *alive, *status, *tell; /* tell: per rank, the write end of its failure reports */
     struct timespec t0, tn;
@@ -402,14 +447,12 @@ int bfo_cmd_run(int argc, char **argv)
     }
     if (rails && (rails = run_rails(rails, picked, sizeof picked, verbose)) == NULL)
         return 2;
-    if (!boot) {
-        int port = free_port();
-        if (port < 0) {
-            fprintf(stderr, "bfo run: no free port for the bootstrap\n");
-            return 1;
-        }
-        snprintf(bootbuf, sizeof bootbuf, "127.0.0.1:%d", port);
-        boot = bootbuf;
+    if ((lfd = bootstrap_listener(boot, n, bootbuf, sizeof bootbuf)) < 0)
+        return 1;
+    boot = bootbuf;
+    if (bfo_auth_keygen(key) != BFO_OK) {
+        fprintf(stderr, "bfo run: no random membership key (libsodium)\n");
+        return 1;
     }
     pid = calloc((size_t)n, sizeof *pid);
     alive = calloc((size_t)n, sizeof *alive);
@@ -431,6 +474,11 @@ int bfo_cmd_run(int argc, char **argv)
         }
         tell[i] = pfd[1];
         fcntl(pfd[1], F_SETFL, O_NONBLOCK);
+        if ((kfd = key_pipe(key)) < 0) {
+            perror("bfo run: the key's pipe");
+            kill_all(pid, alive, i, SIGKILL);
+            return 1;
+        }
         pid[i] = fork();
         if (pid[i] < 0) {
             perror("bfo run: fork");
@@ -445,6 +493,15 @@ int bfo_cmd_run(int argc, char **argv)
             fcntl(pfd[0], F_SETFD, 0); /* kept across exec */
             snprintf(b, sizeof b, "%d", pfd[0]);
             setenv("BFO_LAUNCHER_FD", b, 1);
+            fcntl(kfd, F_SETFD, 0);
+            snprintf(b, sizeof b, "%d", kfd);
+            setenv("BFO_AUTH_FD", b, 1);
+            if (i == 0) { /* rank 0 serves on the socket bound here */
+                fcntl(lfd, F_SETFD, 0);
+                snprintf(b, sizeof b, "%d", lfd);
+                setenv("BFO_BOOTSTRAP_FD", b, 1);
+            } else
+                unsetenv("BFO_BOOTSTRAP_FD");
             snprintf(b, sizeof b, "%d", i);
             setenv("BFO_RANK", b, 1);
             snprintf(b, sizeof b, "%d", n);
@@ -457,8 +514,14 @@ int bfo_cmd_run(int argc, char **argv)
             _exit(127);
         }
         close(pfd[0]);
+        close(kfd);
+        if (i == 0) {
+            close(lfd); /* rank 0's now; nobody else's */
+            lfd = -1;
+        }
         alive[i] = 1;
     }
+    bfo_auth_wipe_key(key); /* the ranks have it; this launcher needs it no more */
     if (pidfile) {
         FILE *f = fopen(pidfile, "w");
         if (f) {

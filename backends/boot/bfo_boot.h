@@ -9,7 +9,8 @@
  *   bfo_boot_env       what `bfo run` sets: BFO_RANK, BFO_SIZE and
  *                      BFO_BOOTSTRAP=ADDR:PORT (rank 0 listens there, the
  *                      others connect to it: every card reaches every rank
- *                      in one round); or, with neither BFO_RANK nor
+ *                      in one round; AUTHENTICATION below), BFO_AUTH_FD
+ *                      and, for rank 0, BFO_BOOTSTRAP_FD; or, with neither BFO_RANK nor
  *                      BFO_SIZE set and PMIX_RANK or PMIX_NAMESPACE set
  *                      (Open MPI's mpirun), PMIx: PMIx_Put, PMIx_Commit and
  *                      a fence at publish, PMIx_Get at lookup (built when
@@ -34,10 +35,41 @@
  *   stderr with its name); BFO_ERR_NO_MEMORY; BFO_BOOT_ERR_EXCHANGE (the
  *   exchange failed or timed out, or a peer published nothing).
  *
- * WIRE (BFO_BOOTSTRAP).  Little-endian.  A rank > 0 connects to rank 0 and
- *   sends u32 magic BFO_BOOT_MAGIC, u32 rank, u32 card length, the card.
- *   Rank 0, once it has every rank's card, answers each with u32 magic,
- *   u32 size, u64 job, then per rank u32 length and the card.
+ * AUTHENTICATION (BFO_BOOTSTRAP; docs/failure-model.md, "Threat model").
+ *   Every rank holds the job's membership key (bfo_auth.h): `bfo run`
+ *   passes it through an inherited pipe (BFO_AUTH_FD), by hand it is a
+ *   file only its user can read (BFO_AUTH_KEYFILE, the same on every
+ *   rank).  Rank 0 registers a rank only when its registration is MACed
+ *   with the key over rank 0's fresh nonce, and proves the key to it first;
+ *   the table it sends is MACed for each rank over that rank's nonce.  A
+ *   rank registers once: a second process claiming a registered rank is
+ *   refused and said on stderr (the first keeps its registration); a
+ *   registered rank whose connection closes before the table is
+ *   unregistered (it may try again).  Each connection has its own
+ *   deadline to register (BFO_BOOTSTRAP_CONN_TIMEOUT_MS, default 5000):
+ *   a silent one is dropped and never holds the others up.  Rank 0 serves
+ *   on the listening socket it inherits (BFO_BOOTSTRAP_FD, bound by `bfo
+ *   run` before any rank starts: no port is left free between choice and
+ *   bind), else binds BFO_BOOTSTRAP's address itself.  With no key at all
+ *   (by hand, no BFO_AUTH_KEYFILE) the same protocol runs with an all-zero
+ *   key, said by rank 0 on stderr: nothing is authenticated then.
+ *
+ * WIRE (BFO_BOOTSTRAP).  Little-endian.  MAC: HMAC-SHA-256 under the group
+ *   key (bfo_auth.h) over u8 |label| | label | the fields listed.
+ *     rank > 0 -> 0  HELLO      u32 BFO_BOOT_HELLO, u32 rank, nonce_c[16]
+ *     0 -> rank      CHALLENGE  u32 BFO_BOOT_CHALLENGE, u32 size, nonce_s[16],
+ *                               MAC("bfo boot server v1": nonce_c nonce_s
+ *                               u32 rank u32 size)
+ *     rank > 0 -> 0  REGISTER   u32 length, the card, MAC("bfo boot client
+ *                               v1": nonce_c nonce_s u32 rank u32 length card)
+ *     0 -> rank      TABLE      u32 BFO_BOOT_TABLE, u32 body length, body =
+ *                               (u32 size, u64 job, per rank u32 length and
+ *                               card), MAC("bfo boot table v1": nonce_c
+ *                               nonce_s u32 rank body)
+ *     0 -> rank      REFUSE     u32 BFO_BOOT_REFUSE, u32 why (instead of
+ *                               CHALLENGE or TABLE; then closed)
+ *   A rank checks the CHALLENGE's MAC before it sends its card, and the
+ *   TABLE's before it reads a byte of it.
  */
 #ifndef BFO_BOOT_H
 #define BFO_BOOT_H
@@ -50,10 +82,19 @@ extern "C" {
 #endif
 
 #define BFO_BOOT_ERR_EXCHANGE (-101) /* was BFO_TCP_ERR_BOOTSTRAP: the same number */
-#define BFO_BOOT_MAGIC 0xBF0B0076u
+/* the bootstrap's messages (WIRE above); 0xBF0B0076 was the unauthenticated
+ * protocol's, refused now */
+#define BFO_BOOT_HELLO 0xBF0B0A01u
+#define BFO_BOOT_CHALLENGE 0xBF0B0A02u
+#define BFO_BOOT_TABLE 0xBF0B0A03u
+#define BFO_BOOT_REFUSE 0xBF0B0AFFu
+#define BFO_BOOT_REFUSE_TAKEN 1     /* another process registered that rank */
+#define BFO_BOOT_REFUSE_KEY 2       /* the registration's MAC is wrong */
+#define BFO_BOOT_REFUSE_MALFORMED 3
 #define BFO_BOOT_CARD_MAX 4096 /* bytes of one rank's card */
 
 typedef struct bfo_boot bfo_boot;
+struct bfo_auth;
 
 /* The caller's own wire-up (an MPI layer's modex). */
 typedef struct bfo_boot_ops {
@@ -93,6 +134,22 @@ int bfo_boot_lookup_later(const bfo_boot *b);
 uint64_t bfo_boot_job(const bfo_boot *b);
 /* "BFO_BOOTSTRAP 127.0.0.1:4000", "PMIx", "the caller's publish and lookup" */
 const char *bfo_boot_via(const bfo_boot *b);
+
+/* The membership key's state (bfo_auth.h) of a BFO_BOOTSTRAP wire-up
+ * that was given a key, for the connections' handshake; NULL otherwise
+ * (no key, PMIx, the caller's own).  Owned by b.  Its public key goes into
+ * this rank's card (bfo_auth_public); its job id is set by a successful
+ * bfo_boot_publish (the pair keys bind it), so bfo_auth_set_peer comes
+ * after that, with the public key from the peer's card. */
+struct bfo_auth *bfo_boot_auth(const bfo_boot *b);
+
+/* The membership key's state (bfo_auth.h) of a BFO_BOOTSTRAP wire-up
+ * that was given a key, for the connections' handshake; NULL otherwise
+ * (no key, PMIx, the caller's own).  Owned by b.  Its public key goes into
+ * this rank's card (bfo_auth_public); its job id is set by a successful
+ * bfo_boot_publish (the pair keys bind it), so bfo_auth_set_peer comes
+ * after that, with the public key from the peer's card. */
+struct bfo_auth *bfo_boot_auth(const bfo_boot *b);
 
 /* Publishes this rank's card (len <= BFO_BOOT_CARD_MAX): with
  * BFO_BOOTSTRAP, the one round that gets everyone's (blocking). */
