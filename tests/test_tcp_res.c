@@ -239,7 +239,9 @@ static void test_a_peer_never_connected_costs_no_receive_buffer(void **state)
 /* Ranks 0 and 1 connect, rank 2 never: no buffer anywhere before the first
  * read; then one per connection that carried frames (whatever their
  * number: allocated once), none for rank 2; given back after rx_idle
- * (300 ms: the machine may be loaded) of nothing; taken again by the next frame. */
+ * (300 ms: the machine may be loaded) of nothing; the next frames take a
+ * small one (4 KiB: the engine's probes need no more), and a frame that
+ * does not fit in it the whole one again. */
 static void test_a_connection_takes_one_buffer_and_gives_it_back_when_idle(void **state)
 {
     world w;
@@ -265,9 +267,12 @@ static void test_a_connection_takes_one_buffer_and_gives_it_back_when_idle(void 
     run_for(&w, 900000000ull); /* idle */
     assert_int_equal(counter(&w.r[0], 0, "rx_buf_bytes"), 0);
     assert_int_equal(counter(&w.r[1], 0, "rx_buf_bytes"), 0);
-    send_frames(&w, 0, 1, 0, 10, 100);
-    assert_int_equal(counter(&w.r[1], 0, "rx_buf_bytes"), one);
+    send_frames(&w, 0, 1, 0, 10, 100); /* small frames: a small buffer */
+    assert_true(counter(&w.r[1], 0, "rx_buf_bytes") > 0 && counter(&w.r[1], 0, "rx_buf_bytes") <= 8192);
     assert_int_equal(counter(&w.r[1], 0, "rx_buf_allocs"), 2);
+    send_frames(&w, 0, 1, 0, 10, 8000); /* one that does not fit: the whole buffer, once */
+    assert_int_equal(counter(&w.r[1], 0, "rx_buf_bytes"), one);
+    assert_int_equal(counter(&w.r[1], 0, "rx_buf_allocs"), 3);
     assert_int_equal(w.r[0].done_failed + w.r[1].done_failed, 0);
     world_close(&w);
 }
@@ -299,9 +304,9 @@ static void test_the_heap_follows_the_connection(void **state)
 }
 
 /* Two ranks, two rails, beacons every 2 ms: once both connections have
- * been idle for beacon_idle (50 ms), rail 1, left idle, gets no beacon
- * while rail 0 carries a stream of frames and gets them as before, both
- * ways (the receiver has work too). */
+ * been idle for beacon_idle (50 ms), neither gets a beacon; then rail 1,
+ * left idle, gets none while rail 0 carries a stream of frames and gets
+ * them as before, both ways (the receiver has work too). */
 static void test_beacons_follow_the_work(void **state)
 {
     world w;
@@ -324,17 +329,17 @@ static void test_beacons_follow_the_work(void **state)
         assert_int_equal(counter(&w.r[i], 0, "beacons_sent"), s0[i]);
         assert_int_equal(counter(&w.r[i], 1, "beacons_sent"), s1[i]);
     }
-    end = now_ns() + 200000000ull;
+    end = now_ns() + 300000000ull;
     while (now_ns() < end)
         send_frames(&w, 0, 1, 0, 1, 4000);
     for (int i = 0; i < 2; i++) {
         uint64_t busy = counter(&w.r[i], 0, "beacons_sent") - s0[i];
-        print_message("rank %d: %llu beacons on the busy rail, %llu on the idle one in 200 ms\n", i,
+        print_message("rank %d: %llu beacons on the busy rail, %llu on the idle one in 300 ms\n", i,
                       (unsigned long long)busy, (unsigned long long)(counter(&w.r[i], 1, "beacons_sent") - s1[i]));
-        assert_true(busy >= 10); /* 100 on an idle machine: a loaded one runs progress less often */
+        assert_true(busy >= 5); /* 150 on an idle machine: a loaded one runs progress less often */
         assert_int_equal(counter(&w.r[i], 1, "beacons_sent"), s1[i]);
     }
-    assert_true(counter(&w.r[1], 0, "beacons_rcvd") >= 10);
+    assert_true(counter(&w.r[1], 0, "beacons_rcvd") >= 5);
     world_close(&w);
 }
 

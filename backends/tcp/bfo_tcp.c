@@ -94,12 +94,20 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3, EV_BEACON = 4 };
  * IDLE_SCAN_NS. */
 #define RX_IDLE_DEFAULT_NS 2000000000ll
 #define IDLE_SCAN_NS 10000000ull
+/* ... and one idle takes this much at its next read, enough for the
+ * engine's probes and their answers (a heartbeat every 100 ms on an idle
+ * rail), and the whole buffer only once a frame that does not fit comes */
+#define RX_SMALL 4096
 #define FRAME_HELLO (BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE)
 
 /* A frame whose engine bytes fit in INLINE_MAX is copied behind its header
  * at post: one piece to write instead of three (the kernel's per-piece work
  * is a visible part of a small message's latency). */
 #define INLINE_MAX 64
+
+/* Send descriptors at open (MEMORY in bfo_tcp.h): more as posts in flight
+ * need them (ent_take), kept once taken. */
+#define ENTS_FIRST 256
 
 /* A send descriptor: one posted frame, from post to completion. */
 typedef struct ent {
@@ -130,12 +138,13 @@ typedef union baddr {
  * frames: a frame being taken and the next one read behind it) and its
  * state for a FRAG read in place (RECEIVING IN PLACE below) are one block,
  * allocated at the connection's first read and given back when the
- * connection closes, or once it has been idle (nothing buffered, nothing
- * read in place, not stalled, nothing from the peer) for rx_idle
- * (bfo_tcp.h, OPTIONS): a never-connected peer costs its tlink alone, and
- * an idle one again after rx_idle.  One malloc per connection (and per
- * idle period), none per frame.  Counted per rail: rx_buf_bytes (held
- * now), rx_buf_allocs. */
+ * connection closes, or once it has carried no data frame either way for
+ * rx_idle (bfo_tcp.h, OPTIONS) and holds nothing (rx_trim): a
+ * never-connected peer costs its tlink alone.  After that the next read
+ * takes RX_SMALL, grown to the whole buffer when a frame that does not fit
+ * comes (rx_ready): the engine's heartbeat on an idle rail costs 4 KiB,
+ * not 2 x 64 KiB.  One allocation per connection and idle period, none
+ * per frame.  Counted per rail: rx_buf_bytes (held now), rx_buf_allocs. */
 typedef struct rxbuf {
     uint8_t *pl_dst;   /* where a FRAG's payload goes; NULL: the receive is gone, the rest is read and dropped */
     size_t pl_len, pl_got, pl_hlen;
@@ -183,6 +192,8 @@ typedef struct tlink {
      * (RECEIVE BUFFERS below); NULL never connected, closed, or idle */
     rxbuf *rb;
     uint8_t *rx;
+    size_t rx_capl;    /* rx's bytes: 0, RX_SMALL or rx_cap */
+    int rx_idled;      /* this connection's buffer went back idle once: the next is small first */
     size_t rx_len, rx_off;
     uint64_t rx_seq, ack_sent, rx_since;
     unsigned rx_frames;
@@ -507,23 +518,34 @@ static void complete(bfo_tcp *t, int i, int ok, int rail)
                     &t->st.rail[rail].completed_ok, &t->st.rail[rail].completed_failed);
 }
 
+/* A rail control frame (the engine's PROBE, PROBEACK, BROKEN), by its type. */
+static inline int ctl_frag(uint8_t type)
+{
+    return type == BFO_FRAG_PROBE || type == BFO_FRAG_PROBEACK || type == BFO_FRAG_BROKEN;
+}
+
 /* ------------------------------------------------------ receive buffers */
 
-/* RECEIVE BUFFERS: l's block, from its first read on; -1: no memory. */
-static int rx_alloc(bfo_tcp *t, tlink *l)
+/* RECEIVE BUFFERS: l's block with at least cap bytes (kept, or grown:
+ * what it holds stays); -1: no memory. */
+static int rx_alloc(bfo_tcp *t, tlink *l, size_t cap)
 {
     rxbuf *rb;
-    if (l->rb)
+    size_t old = l->rb ? sizeof *rb + l->rx_capl : 0;
+    if (l->rb && l->rx_capl >= cap)
         return 0;
-    rb = (rxbuf *)malloc(sizeof *rb + t->rx_cap);
+    rb = (rxbuf *)realloc(l->rb, sizeof *rb + cap);
     if (!rb)
         return -1;
-    memset(rb, 0, sizeof *rb);
+    if (!l->rb) {
+        memset(rb, 0, sizeof *rb);
+        l->rx_len = l->rx_off = 0;
+        t->nrx++;
+    }
     l->rb = rb;
     l->rx = rb->data;
-    l->rx_len = l->rx_off = 0;
-    t->nrx++;
-    t->st.rail[l->rail].tp[BFO_TCP_RX_BUF_BYTES] += sizeof *rb + t->rx_cap;
+    l->rx_capl = cap;
+    t->st.rail[l->rail].tp[BFO_TCP_RX_BUF_BYTES] += sizeof *rb + cap - old;
     t->st.rail[l->rail].tp[BFO_TCP_RX_BUF_ALLOCS]++;
     return 0;
 }
@@ -534,16 +556,42 @@ static void rx_free(bfo_tcp *t, tlink *l)
     if (!l->rb)
         return;
     free(l->rb);
+    t->st.rail[l->rail].tp[BFO_TCP_RX_BUF_BYTES] -= sizeof(rxbuf) + l->rx_capl;
     l->rb = NULL;
     l->rx = NULL;
+    l->rx_capl = 0;
     l->rx_len = l->rx_off = 0;
     l->placing = 0;
     t->nrx--;
-    t->st.rail[l->rail].tp[BFO_TCP_RX_BUF_BYTES] -= sizeof(rxbuf) + t->rx_cap;
 }
 
-/* Every rx_idle, at most every IDLE_SCAN_NS: the buffers of connections
- * idle that long go back (RECEIVE BUFFERS).  Nothing to do without one. */
+/* At every read: a connection's first takes the whole buffer (it was made
+ * for work); one that was idle takes RX_SMALL (what the engine's probes
+ * and their answers need), and the whole once a frame that does not fit
+ * comes.  -1: no memory. */
+static int rx_ready(bfo_tcp *t, tlink *l)
+{
+    size_t need;
+    if (!l->rb)
+        return rx_alloc(t, l, l->rx_idled ? RX_SMALL : t->rx_cap);
+    if (l->rx_capl >= t->rx_cap || l->placing || l->rx_len - l->rx_off < BFO_TCP_HDR_SIZE)
+        return 0;
+    need = BFO_TCP_HDR_SIZE + (size_t)bfo_get32(l->rx + l->rx_off); /* checked against max_frame by parse */
+    if (need <= l->rx_capl - l->rx_off)
+        return 0;
+    if (need <= l->rx_capl) { /* it fits from the start */
+        memmove(l->rx, l->rx + l->rx_off, l->rx_len - l->rx_off);
+        l->rx_len -= l->rx_off;
+        l->rx_off = 0;
+        return 0;
+    }
+    return rx_alloc(t, l, t->rx_cap);
+}
+
+/* At most every IDLE_SCAN_NS: the buffers of connections that carried no
+ * data frame either way for rx_idle (the engine's probes and their
+ * answers do not count) and hold nothing go back (RECEIVE BUFFERS); a
+ * small one (RX_SMALL) stays.  Nothing to do without one. */
 static void rx_trim(bfo_tcp *t)
 {
     if (!t->nrx || !t->rx_idle_ns || t->now - t->trim_at < IDLE_SCAN_NS)
@@ -551,9 +599,11 @@ static void rx_trim(bfo_tcp *t)
     t->trim_at = t->now;
     for (int i = 0; i < t->size * t->nrails; i++) {
         tlink *l = &t->links[i];
-        if (l->rb && link_up(l) && !l->c.broken && !l->placing && !l->stalled && l->rx_len == l->rx_off &&
-            t->now - l->rx_at >= t->rx_idle_ns && t->now - l->work_at >= t->rx_idle_ns)
+        if (l->rb && l->rx_capl > RX_SMALL && link_up(l) && !l->c.broken && !l->placing && !l->stalled &&
+            l->rx_len == l->rx_off && t->now - l->work_at >= t->rx_idle_ns) {
             rx_free(t, l);
+            l->rx_idled = 1;
+        }
     }
 }
 
@@ -583,6 +633,7 @@ static void link_reset(bfo_tcp *t, tlink *l)
     l->placing = l->pl_streak = 0;
     l->work_at = t->now;
     rx_free(t, l); /* a new connection takes a fresh one at its first read */
+    l->rx_idled = 0;
 }
 
 /* The conn machine's close: the connection is torn down, then every frame
@@ -730,8 +781,8 @@ static void queue_urgent(bfo_tcp *t, tlink *l, int i)
         l->q.tail = i;
 }
 
-/* A free descriptor, taken; when every one is in use (the engine's pools
- * grew past max_ops), twice as many first.  Descriptors are named by index
+/* A free descriptor, taken; when every one is in use (more posts in flight
+ * than ever before: ENTS_FIRST), twice as many first.  Descriptors are named by index
  * everywhere (queues, the free list); no pointer to one outlives a call,
  * so they may move.  -1 (logged): none. */
 static int ent_take(bfo_tcp *t)
@@ -744,11 +795,14 @@ static int ent_take(bfo_tcp *t)
     return i;
 }
 
-/* The whole of a frame is in the socket. */
+/* The whole of a frame is in the socket.  A rail control frame (the
+ * engine's heartbeat, its answer) is no work: the beacons and the receive
+ * buffer follow the data (beacon_due, rx_trim). */
 static inline void frame_written(bfo_tcp *t, tlink *l, const ent *en)
 {
     l->last_written = en->seq;
-    l->work_at = t->now;
+    if (!en->urgent)
+        l->work_at = t->now;
     t->st.rail[l->rail].frames_tx++;
     t->st.rail[l->rail].bytes_tx += en->total - BFO_TCP_HDR_SIZE;
 }
@@ -950,9 +1004,7 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
     en->total = BFO_TCP_HDR_SIZE + len;
     en->off = 0;
     en->token = token;
-    en->urgent = iov[0].len > 0 && (((const uint8_t *)iov[0].base)[0] == BFO_FRAG_PROBE ||
-                                    ((const uint8_t *)iov[0].base)[0] == BFO_FRAG_PROBEACK ||
-                                    ((const uint8_t *)iov[0].base)[0] == BFO_FRAG_BROKEN);
+    en->urgent = iov[0].len > 0 && ctl_frag(((const uint8_t *)iov[0].base)[0]);
     if (!link_up(l) || l->c.broken) {
         en->seq = (uint64_t)rail; /* the failed list keeps the rail here */
         el_push(t, &t->failed, i);
@@ -1097,14 +1149,16 @@ static void link_stall(bfo_tcp *t, tlink *l)
 }
 
 /* The engine took data frame seq (len bytes after the transport header). */
-static void frame_taken(bfo_tcp *t, tlink *l, uint64_t seq, uint32_t len)
+static void frame_taken(bfo_tcp *t, tlink *l, uint64_t seq, uint32_t len, int ctl)
 {
     if (l->stalled) {
         l->stalled = 0;
         t->nstalled--;
         user_timeout_update(t, l);
     }
-    l->hot_at = l->work_at = t->now;
+    l->hot_at = t->now;
+    if (!ctl)
+        l->work_at = t->now;
     if (!l->hot && t->busy && t->nhot < HOT_MAX)
         heat(t, l);
     if (l->rx_seq == l->ack_sent)
@@ -1197,7 +1251,7 @@ static int place_finish(bfo_tcp *t, tlink *l)
     }
     l->placing = 0;
     l->pl_streak = 1;
-    frame_taken(t, l, seq, len);
+    frame_taken(t, l, seq, len, 0); /* a FRAG */
     return 0;
 }
 
@@ -1291,7 +1345,7 @@ static void parse_frames(bfo_tcp *t, tlink *l)
             return;
         }
         l->rx_off += BFO_TCP_HDR_SIZE + len;
-        frame_taken(t, l, seq, len);
+        frame_taken(t, l, seq, len, ctl_frag(h[BFO_TCP_HDR_SIZE]));
     }
     if (l->rx_off == l->rx_len && !l->placing)
         l->rx_off = l->rx_len = 0;
@@ -1342,14 +1396,14 @@ static void parse(bfo_tcp *t, tlink *l)
 
 static void link_read(bfo_tcp *t, tlink *l)
 {
-    if (!l->rb && l->fd >= 0 && !l->c.broken && rx_alloc(t, l) != 0) {
-        bfo_link_break(&t->lb, &l->c, 0, "no memory for a receive buffer (%zu bytes)", t->rx_cap);
-        return;
-    }
     for (int round = 0; round < 8 && l->fd >= 0 && !l->c.broken && !l->stalled; round++) {
         size_t space;
         ssize_t n;
         uint8_t *into;
+        if (rx_ready(t, l) != 0) {
+            bfo_link_break(&t->lb, &l->c, 0, "no memory for a receive buffer (%zu bytes)", t->rx_cap);
+            return;
+        }
         if (l->placing) { /* RECEIVING IN PLACE */
             space = l->rb->pl_len - l->rb->pl_got;
             if (l->rb->pl_dst && !t->sink.place_ok(t->sink.ctx, l->rb->pl_ticket))
@@ -1358,16 +1412,16 @@ static void link_read(bfo_tcp *t, tlink *l)
                 into = l->rb->pl_dst + l->rb->pl_got;
             else {
                 into = l->rx;
-                if (space > t->rx_cap)
-                    space = t->rx_cap;
+                if (space > l->rx_capl)
+                    space = l->rx_capl;
             }
         } else {
-            if (l->rx_off && t->rx_cap - l->rx_len < BFO_TCP_HDR_SIZE + t->max_frame) {
+            if (l->rx_off && l->rx_capl - l->rx_len < BFO_TCP_HDR_SIZE + t->max_frame) {
                 memmove(l->rx, l->rx + l->rx_off, l->rx_len - l->rx_off);
                 l->rx_len -= l->rx_off;
                 l->rx_off = 0;
             }
-            space = t->rx_cap - l->rx_len;
+            space = l->rx_capl - l->rx_len;
             if (l->pl_streak && l->rx_len == l->rx_off && space > BFO_TCP_HDR_SIZE + BFO_MAX_HDR_SIZE)
                 space = BFO_TCP_HDR_SIZE + BFO_MAX_HDR_SIZE; /* the next frame's headers alone */
             into = l->rx + l->rx_len;
@@ -2349,7 +2403,11 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
     /* memory: everything now */
     (void)bfo_tp_config(a->cfg, &z);
     t->max_frame = z.max_frame;
-    t->nents = z.nents;
+    /* the send descriptors: the engine's max_ops grows with the ranks (a
+     * few per peer), the descriptors in use with the posts in flight; they
+     * start at ENTS_FIRST and double when every one is in use (ent_take),
+     * so an idle peer costs none */
+    t->nents = z.nents < ENTS_FIRST ? z.nents : ENTS_FIRST;
     t->ka_ns = z.ka_ns; /* keepalives while stalled */
     t->rx_cap = 2 * (BFO_TCP_HDR_SIZE + t->max_frame);
     rc = BFO_ERR_NO_MEMORY;

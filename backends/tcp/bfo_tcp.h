@@ -206,7 +206,9 @@
  *   beacon address.  Beacons follow the work: a connection has work while
  *   frames wait for the peer's ack or to be written, a frame is partly
  *   read, either side is stalled or an ack is owed, and for beacon_idle
- *   (OPTIONS, 1 s) after its last data frame either way or its start.
+ *   (OPTIONS, 1 s) after its last data frame either way or its start (the
+ *   engine's PROBE, PROBEACK and BROKEN are no work: a heartbeat on an
+ *   idle rail does not keep the beacons going).
  *   That is where a probe or an ACK frame may wait behind data or a lost
  *   segment and a datagram does not; an idle connection's probe has
  *   nothing in front of it, and a peer never connected has nothing to
@@ -280,19 +282,20 @@
  *   Emulating RDMA over a socket would add a copy on the receiving side
  *   anyway and buys nothing.
  *
- * MEMORY.  At open: a link per (peer, rail) (its state, no buffer: about
- *   580 bytes, and 352 of slots for accepted connections), and a pool of
- *   send descriptors as large as the engine's max_ops (so a post never
- *   finds it empty).  A connection's receive buffer (two of the largest
- *   frames, and the state of a FRAG read in place) is allocated at its
- *   first read and given back when it closes, or when it has been idle
- *   (nothing buffered or read in place, not stalled, no frame either way)
- *   for rx_idle (OPTIONS, 2 s): then to nothing, and allocated again at the
- *   next read.  One malloc per connection and idle period, none per frame
- *   (counters rx_buf_bytes, held now, and rx_buf_allocs).  Sends are zero-copy: the frame header lives in the
- *   descriptor and writev/sendmsg takes the engine's iov directly (the
- *   engine keeps them valid until the completion).  No malloc on the
- *   per-message path.
+ * MEMORY.  At open: a link per (peer, rail) (its state, no buffer: 592
+ *   bytes, and 352 of slots for accepted connections), and a pool of 256
+ *   send descriptors (or the engine's max_ops, when smaller) that doubles
+ *   when every one is in use, so a post never finds it empty, and keeps
+ *   what it grew to (allocated only as the posts in flight reach a new
+ *   high, never on the steady path).  A connection's receive buffer (two
+ *   of the largest frames, and the state of a FRAG read in place) is
+ *   allocated at its first read and given back when it closes, or when it
+ *   has been idle for rx_idle (OPTIONS, 2 s: no data frame either way, the
+ *   engine's probes and their answers aside, nothing buffered or read in
+ *   place, not stalled): then to nothing; the next read takes 4 KiB (what
+ *   the probes need), and the whole buffer only when a frame that does not
+ *   fit comes.  One allocation per connection and idle period, none per
+ *   frame (counters rx_buf_bytes, held now, and rx_buf_allocs).
  *
  * WIRE.  Every frame: a 24-byte header, little-endian:
  *     u32 len   bytes that follow (engine frame, hello body, 0 for ACK)
@@ -418,7 +421,8 @@ typedef struct bfo_tcp bfo_tcp;
 extern const bfo_transport_ops bfo_tcp_transport;
 
 /* Listens on every rail of args (its rails, rank, size, cfg: the engine's
- * configuration, which sizes the send descriptors and frames and whose
+ * configuration, which sizes the frames (and bounds the first send
+ * descriptors) and whose
  * probe timeout sets the keepalive interval; sink: completion, frame and
  * rail_event required, heard and lookup optional, lookup needed to dial). */
 int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *args);
