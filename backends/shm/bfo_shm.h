@@ -50,8 +50,10 @@
  *
  * ERRORS (open): BFO_OK, BFO_ERR_INVALID (bad arguments, a rail that is not
  *   shm), BFO_ERR_NO_MEMORY, BFO_SHM_ERR_SOCKET (a socket, epoll or eventfd
- *   call failed), BFO_SHM_ERR_SEGMENT (a ring segment could not be made or
- *   reserved; the log says why).  bfo_shm_errname() names them.
+ *   call failed).  bfo_shm_errname() names them, and BFO_SHM_ERR_SEGMENT
+ *   (a ring segment could not be made or reserved), which open no longer
+ *   returns: a segment is made at the dial (MEMORY), and its failure is a
+ *   CONNECT_FAILED whose log line says why.
  *
  * ---------------------------------------------------------------------------
  * GUARANTEES (bfo_backend.h) AND HOW THEY ARE KEPT
