@@ -1825,9 +1825,10 @@ static const struct sockaddr_storage *beacon_peer(bfo_tcp *t, tlink *l)
 }
 
 /* BEACONS follow the work: a connection up gets them while it has work
- * outstanding (frames unacknowledged or unsent, a frame partly read or
- * read in place, a stall either side, acks owed) or has carried a data
- * frame either way (or come up) within beacon_idle.  That is where they
+ * outstanding (data frames unacknowledged or unsent, a frame partly read
+ * or read in place, a stall either side) or has carried a data frame
+ * either way (or come up) within beacon_idle (acks owed are for frames
+ * taken within it).  That is where they
  * matter: a probe or an ACK frame queued behind data, or behind a lost
  * segment, is late, and the beacon is not.  An idle connection's probe
  * has nothing in front of it, and a peer never connected has nothing to
@@ -1835,8 +1836,16 @@ static const struct sockaddr_storage *beacon_peer(bfo_tcp *t, tlink *l)
  * connections are idle for beacon_idle). */
 static int beacon_due(const bfo_tcp *t, const tlink *l)
 {
-    return !t->beacon_idle_ns || t->now - l->work_at < t->beacon_idle_ns || l->q.head >= 0 || l->placing ||
-           l->rx_len > l->rx_off || l->stalled || l->peer_stalled || l->rx_seq != l->ack_sent;
+    if (!t->beacon_idle_ns || t->now - l->work_at < t->beacon_idle_ns || l->placing || l->rx_len > l->rx_off ||
+        l->stalled || l->peer_stalled)
+        return 1;
+    /* frames not acknowledged yet, or not written: work unless every one is
+     * a rail control frame (a heartbeat waiting for its ack); a stream's
+     * first is data, so this looks at one */
+    for (int i = l->q.head; i >= 0; i = t->ents[i].next)
+        if (!t->ents[i].urgent)
+            return 1;
+    return 0;
 }
 
 /* A beacon to every peer whose connection is up and has work (beacon_due),

@@ -204,8 +204,8 @@
  *   that socket to every peer whose connection on the rail is up (the
  *   hellos exchanged: CONNECTED) and has work, at the peer's published
  *   beacon address.  Beacons follow the work: a connection has work while
- *   frames wait for the peer's ack or to be written, a frame is partly
- *   read, either side is stalled or an ack is owed, and for beacon_idle
+ *   data frames wait for the peer's ack or to be written, a frame is partly
+ *   read or either side is stalled, and for beacon_idle
  *   (OPTIONS, 1 s) after its last data frame either way or its start (the
  *   engine's PROBE, PROBEACK and BROKEN are no work: a heartbeat on an
  *   idle rail does not keep the beacons going).
