@@ -1160,7 +1160,16 @@ static void test_progress_and_busy_frames_make_no_system_call(void **state)
     assert_int_equal(WEXITSTATUS(st), 0);
 }
 
-static void test_open_fails_clearly_when_the_segment_cannot_be_reserved(void **state)
+/* A segment is made at the dial (bfo_shm.h, MEMORY), not at open: open
+ * succeeds under a file size limit below a segment, and the dial fails
+ * with CONNECT_FAILED and a message that says why. */
+static int connect_failed(side *a, side *b, void *arg)
+{
+    (void)b, (void)arg;
+    return count_ev(a, BFO_EV_CONNECT_FAILED, 0) > 0;
+}
+
+static void test_a_dial_fails_clearly_when_the_segment_cannot_be_reserved(void **state)
 {
     (void)state;
     char path[] = "/tmp/test_shm_logXXXXXX";
@@ -1171,7 +1180,7 @@ static void test_open_fails_clearly_when_the_segment_cannot_be_reserved(void **s
     assert_true(pid >= 0);
     if (pid == 0) {
         struct rlimit rl = { 65536, 65536 }; /* a segment is 64 KiB x 2 + 4 KiB */
-        side a;
+        side a, b;
         book bk;
         bfo_config c = small_cfg();
         signal(SIGXFSZ, SIG_IGN);
@@ -1180,8 +1189,13 @@ static void test_open_fails_clearly_when_the_segment_cannot_be_reserved(void **s
         if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
             _exit(96);
         memset(&bk, 0, sizeof bk);
-        int rc = open_side(&a, &bk, 0, 2, 1, &c, NULL);
-        _exit(rc == BFO_SHM_ERR_SEGMENT ? 0 : 97);
+        if (open_side(&a, &bk, 0, 2, 1, &c, NULL) != BFO_OK || open_side(&b, &bk, 1, 2, 1, &c, NULL) != BFO_OK)
+            _exit(97);
+        OPS->start(a.tv, JOB);
+        OPS->start(b.tv, JOB);
+        a.be.connect(a.be.ctx, 1, 0);
+        b.be.connect(b.be.ctx, 0, 0);
+        _exit(pump(&a, &b, connect_failed, NULL, 2000) && count_ev(&a, BFO_EV_CONNECTED, 0) == 0 ? 0 : 98);
     }
     int st = reap(pid);
     char log[2048];
@@ -1192,7 +1206,7 @@ static void test_open_fails_clearly_when_the_segment_cannot_be_reserved(void **s
     assert_int_equal(WEXITSTATUS(st), 0);
     assert_true(n > 0);
     log[n] = 0;
-    assert_non_null(strstr(log, "bfo-shm[0]: the ring segment for peer 1 rail 0: cannot reserve 135168 bytes of "
+    assert_non_null(strstr(log, "bfo-shm[0]: peer 1 rail 0: cannot reserve 135168 bytes of "
                                 "shared memory (fallocate: File too large"));
     assert_string_equal(bfo_shm_errname(BFO_SHM_ERR_SEGMENT), "BFO_SHM_ERR_SEGMENT");
 }
@@ -1381,7 +1395,7 @@ int main(void)
         cmocka_unit_test(test_get_of_several_mib_by_process_vm_readv_in_chunks),
         cmocka_unit_test(test_wait_fds_sleeping_process_wakes_when_the_peer_writes),
         cmocka_unit_test(test_progress_and_busy_frames_make_no_system_call),
-        cmocka_unit_test(test_open_fails_clearly_when_the_segment_cannot_be_reserved),
+        cmocka_unit_test(test_a_dial_fails_clearly_when_the_segment_cannot_be_reserved),
         cmocka_unit_test(test_two_engines_exchange_eager_and_get_messages),
         cmocka_unit_test(test_engine_fails_over_on_a_corrupt_slot_and_readmits_the_rail),
     };

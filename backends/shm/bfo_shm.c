@@ -34,6 +34,9 @@ enum { E_SEND = 1, E_READ = 2 };
 
 #define RING_DEFAULT (1u << 20)
 #define RING_MAX (1u << 30)
+/* MEMORY (bfo_shm.h): the rings of every connection of this host's ranks
+ * within this, per rail, unless the options say otherwise (ring_scale) */
+#define NODE_DEFAULT (256u << 20)
 #define CHUNK_DEFAULT (1u << 20)
 #define CONNECT_TIMEOUT_DEFAULT_NS 1000000000ull
 
@@ -73,7 +76,7 @@ typedef struct sconn {
     int peer, rail, dialer; /* dialer: it writes ring 0 */
     int fd;                /* the lifeline: a unix socket, -1 when none */
     int peer_efd;          /* the peer's doorbell (eventfd), -1 when none */
-    int spare_fd;          /* dialer: a segment reserved at open, not used yet */
+    int spare_fd;          /* dialer: a segment made before the dial; -1 (none is: made at the dial) */
     int hello_mfd;         /* dialer: the segment's memfd, between dial and send_hello */
     uint32_t egen;         /* epoll tag generation (stale events) */
     int poisoned;          /* the fault hook swallowed its traffic */
@@ -138,7 +141,8 @@ struct bfo_shm {
     bfo_link_binding lb;   /* the conn machine's binding: shm_act (lb.asked: connect() requests) */
     int armed, drain, scan_now;
     uint64_t now, last_scan;
-    size_t max_frame, ring, seg_len;
+    size_t max_frame, ring, seg_len; /* ring: a dial's (ring_scale) */
+    int nlocal;            /* ranks on this host, this one too (ring_scale; 0: not counted yet) */
     uint64_t ka_ns;
     uint64_t nprogress, nscans, nsleeps;
     bfo_rail_stats st[BFO_MAX_RAILS];
@@ -409,6 +413,7 @@ static void conn_reset(bfo_shm *t, sconn *c)
 }
 
 static void take_tail(bfo_shm *t, sconn *c);
+static int shm_reaches(void *vt, int rail, int peer, const bfo_addr *a);
 
 /* The conn machine's close: what the peer's engine took completes ok, then
  * the connection is torn down and every send and read still in flight
@@ -1439,6 +1444,41 @@ static void shm_disconnect(void *ctx, int peer, int rail)
         bfo_link_break(&t->lb, &c->c, 0, "the engine mapped the rail out");
 }
 
+/* MEMORY (bfo_shm.h): the ring a dial makes, decided once, before the
+ * first connect() request is handled (the peers' addresses are known by
+ * then).  The ranks of this host (the peers this rail reaches, by their
+ * published addresses, and this one: L) have at most L (L - 1) / 2
+ * connections per rail, two rings each: a ring is the largest power of two
+ * that keeps them all within node_bytes, at most ring_bytes and at least
+ * two of the largest records (what an acceptor takes).  Every rank of the
+ * host finds the same L and so the same ring. */
+static void ring_scale(bfo_shm *t)
+{
+    uint64_t rings, want;
+    size_t floor = REC_ALIGN;
+    int local = 1;
+    if (t->nlocal)
+        return;
+    for (int p = 0; p < t->size; p++) {
+        bfo_addr a;
+        if (p != t->rank && t->sink.lookup && t->sink.lookup(t->sink.ctx, p, 0, &a) == BFO_OK &&
+            shm_reaches(t, 0, p, &a))
+            local++;
+    }
+    t->nlocal = local;
+    if (t->o.node_bytes < 0 || local < 2)
+        return;
+    rings = (uint64_t)local * (uint64_t)(local - 1) * (uint64_t)t->nrails;
+    want = (uint64_t)(t->o.node_bytes ? t->o.node_bytes : (int64_t)NODE_DEFAULT) / rings;
+    while (floor < 2 * rec_size(t->max_frame))
+        floor <<= 1;
+    while (t->ring > floor && t->ring > want)
+        t->ring >>= 1;
+    t->seg_len = BFO_SHM_SEG_HDR + 2 * t->ring;
+    slog(t, 2, "%d rank(s) on this host: rings of %zu bytes each way (shm.node_bytes %lld)", local, t->ring,
+         (long long)(t->o.node_bytes ? t->o.node_bytes : (int64_t)NODE_DEFAULT));
+}
+
 /* connect() requests, fed to the conn machine: it dials, waits for the
  * peer's dial, or lets the connection being made answer. */
 static void handle_connects(bfo_shm *t)
@@ -1559,6 +1599,7 @@ static int shm_progress(void *tv, uint64_t now)
     if (t->scan_now || t->lb.asked || now >= t->last_scan + t->o.scan_ns)
         n += scan(t);
     if (t->lb.asked && t->started) {
+        ring_scale(t);
         handle_connects(t);
         settle(t);
     }
@@ -1941,23 +1982,6 @@ static int shm_conns_open(bfo_shm *t)
     return 0;
 }
 
-/* The segments this rank will dial with, reserved now: a host short of
- * memory fails here, with a message, not later.  -1: failed (logged). */
-static int shm_reserve(bfo_shm *t)
-{
-    for (int p = t->rank + 1; p < t->size; p++)
-        for (int r = 0; r < t->nrails; r++) {
-            char why[200];
-            sconn *c = conn_of(t, p, r);
-            c->spare_fd = seg_create(t, p, r, why, sizeof why);
-            if (c->spare_fd < 0) {
-                slog(t, 1, "the ring segment for peer %d rail %d: %s", p, r, why);
-                return -1;
-            }
-        }
-    return 0;
-}
-
 static int shm_open_rails(void **out, const bfo_transport_args *a)
 {
     bfo_shm *t;
@@ -2005,14 +2029,10 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
     rc = BFO_ERR_NO_MEMORY;
     if (shm_conns_open(t) != 0)
         goto fail;
-    rc = BFO_SHM_ERR_SEGMENT;
-    if (shm_reserve(t) != 0)
-        goto fail;
     t->now = bfo_tp_now();
     t->last_scan = t->now;
-    slog(t, 2, "open: %d rail(s), ring %zu bytes each way (frames up to %zu bytes), %d descriptors, "
-         "%d segment(s) of %zu bytes reserved", t->nrails, t->ring, t->max_frame, t->nents,
-         (t->size - 1 - t->rank) * t->nrails, t->seg_len);
+    slog(t, 2, "open: %d rail(s), rings up to %zu bytes each way (frames up to %zu bytes), %d descriptors; "
+         "no segment until a connection needs one", t->nrails, t->ring, t->max_frame, t->nents);
     *out = t;
     return BFO_OK;
 fail:
@@ -2040,6 +2060,9 @@ static const char *shm_errname(int rc) { return bfo_tp_errname(shm_errs, rc); }
 static const bfo_setting shm_settings[] = {
     { "ring_bytes", BFO_SETTING_SIZE, BFO_SETTING_AT(bfo_shm_options, ring_bytes), RING_DEFAULT, 1, RING_MAX, 0,
       "ring per direction of a connection, rounded up to a power of two and at least four of the largest frames" },
+    { "node_bytes", BFO_SETTING_SIZE, BFO_SETTING_AT(bfo_shm_options, node_bytes), NODE_DEFAULT, 1, 1ull << 40,
+      BFO_SETTING_OFF,
+      "rings of every pair of ranks on a host within this per rail: smaller rings as ranks grow (off: ring_bytes)" },
     { "read_chunk", BFO_SETTING_SIZE, BFO_SETTING_AT(bfo_shm_options, read_chunk), CHUNK_DEFAULT, 1, 1u << 30, 0,
       "bytes process_vm_readv moves per connection per progress call" },
     { "connect_timeout_ms", BFO_SETTING_MS, BFO_SETTING_AT(bfo_shm_options, connect_timeout_ns),
@@ -2058,8 +2081,8 @@ static const bfo_transport_tuning shm_tuning = { 1, 0, 8 << 10, 1 << 20, NULL };
 
 /* What it holds (bfo_transport.h, bfo_transport_need), per peer on this
  * host per rail: the lifeline socket, the peer's pidfd, and the segment's
- * memfd reserved at open until the dial sends it (the mapping itself holds
- * no descriptor, and nothing is pinned); per rail its listener; the epoll
+ * memfd between the dial and its hello (the mapping itself holds no
+ * descriptor, and nothing is pinned); per rail its listener; the epoll
  * set and the doorbell once. */
 static void shm_need(const bfo_transport_args *a, bfo_transport_need *out)
 {

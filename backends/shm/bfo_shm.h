@@ -30,6 +30,10 @@
  *   ring_bytes            ring per direction of a connection, rounded up to
  *                         a power of two (default 1 MiB, and at least four
  *                         records of the largest frame)
+ *   node_bytes            the rings of every pair of ranks on this host
+ *                         within this per rail (default 256 MiB; MEMORY
+ *                         below): a dial's ring is ring_bytes or smaller;
+ *                         negative: ring_bytes whatever the ranks
  *   read_chunk            bytes process_vm_readv moves per connection per
  *                         progress call (default 1 MiB)
  *   connect_timeout_ns    hello exchange, or how long the accepting side
@@ -46,8 +50,10 @@
  *
  * ERRORS (open): BFO_OK, BFO_ERR_INVALID (bad arguments, a rail that is not
  *   shm), BFO_ERR_NO_MEMORY, BFO_SHM_ERR_SOCKET (a socket, epoll or eventfd
- *   call failed), BFO_SHM_ERR_SEGMENT (a ring segment could not be made or
- *   reserved; the log says why).  bfo_shm_errname() names them.
+ *   call failed).  bfo_shm_errname() names them, and BFO_SHM_ERR_SEGMENT
+ *   (a ring segment could not be made or reserved), which open no longer
+ *   returns: a segment is made at the dial (MEMORY), and its failure is a
+ *   CONNECT_FAILED whose log line says why.
  *
  * ---------------------------------------------------------------------------
  * GUARANTEES (bfo_backend.h) AND HOW THEY ARE KEPT
@@ -190,15 +196,28 @@
  *   segment generation.
  *
  * MEMORY.  At open: the descriptor pool (cfg->max_ops + 16: a post never
- *   finds it empty), the connection table, and one segment per (peer,
- *   rail) this rank will dial (the higher ranks): a memfd of
- *   4 KiB + 2 x ring_bytes with every page reserved by fallocate, so that
- *   a host short of shared memory fails open() with a message, not a
- *   process with SIGBUS later; the memfd is sealed (no shrinking, no
- *   growing) before the peer sees it.  A reconnect makes a fresh segment
- *   the same way (its failure is a CONNECT_FAILED, logged).  Nothing is
- *   allocated per message: sends are copied straight from the engine's
- *   iov into the ring, frames are read where they lie.
+ *   finds it empty) and the connection table; no segment.  A segment is
+ *   made by the dial, when the engine first connects that (peer, rail): a
+ *   memfd of 4 KiB + 2 x ring with every page reserved by fallocate, and
+ *   sealed (no shrinking, no growing) before the peer sees it; it goes
+ *   when the connection closes.  fallocate stays because the pages of a
+ *   memfd are charged when they are first touched: reserved at the dial, a
+ *   host (or memory cgroup) short of memory fails the connection with a
+ *   message (CONNECT_FAILED, logged) rather than the process at a ring
+ *   write later (SIGBUS, or the OOM killer); it reserves only the rings in
+ *   use.  The ring: ring_bytes, halved until the rings of every pair of
+ *   ranks on this host (L of them, counted once from the peers' published
+ *   addresses before the first dial: L (L - 1) rings per rail) fit in
+ *   node_bytes, but not below two of the largest records (256 KiB with the
+ *   engine's 64 KiB fragments).  So per host and rail at most
+ *   max(node_bytes, L (L - 1) / 2 x (4 KiB + 2 x that floor)) when every
+ *   pair is connected, and only what the connections made use: with the
+ *   defaults, 1 MiB rings up to 16 ranks on a host, 256 KiB from 32
+ *   (32 ranks: 256 MiB when all are connected, where every pair was
+ *   reserved 2 MiB at open before: 1 GiB; 64 ranks: 1 GiB, was 4 GiB).
+ *   The acceptor maps the ring the dialer chose (the hello says it).
+ *   Nothing is allocated per message: sends are copied straight from the
+ *   engine's iov into the ring, frames are read where they lie.
  *
  * WIRE
  *   Address (bfo_addr, 56 bytes, little-endian): u32 magic
@@ -265,6 +284,8 @@ typedef struct bfo_shm_options {
                                    * (default 100 us) */
     unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s per rail when the args give none
                                    * (default 0: equal weights) */
+    int64_t node_bytes;           /* MEMORY: every ring of this host's ranks within this
+                                   * per rail (default 256 MiB; < 0: ring_bytes alone) */
 } bfo_shm_options;
 
 /* What open() returns (through its void **). */

@@ -84,12 +84,30 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3, EV_BEACON = 4 };
 #define USER_TIMEOUT_DEFAULT_MS 10000u
 #define CONNECT_TIMEOUT_DEFAULT_NS 1000000000ull
 #define BEACON_TRUST_NS 3000000000ull
+/* BEACONS follow the work (beacon_due): a connection gets them for this
+ * long after its last data frame either way, unless the options say
+ * otherwise: a probe out at the end of a burst (the engine's probe
+ * timeout is tens of ms) is covered many times over. */
+#define BEACON_IDLE_DEFAULT_NS 1000000000ll
+/* RECEIVE BUFFERS: a connection idle this long gives its buffer back,
+ * unless the options say otherwise; looked for at most every
+ * IDLE_SCAN_NS. */
+#define RX_IDLE_DEFAULT_NS 2000000000ll
+#define IDLE_SCAN_NS 10000000ull
+/* ... and one idle takes this much at its next read, enough for the
+ * engine's probes and their answers (a heartbeat every 100 ms on an idle
+ * rail), and the whole buffer only once a frame that does not fit comes */
+#define RX_SMALL 4096
 #define FRAME_HELLO (BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE)
 
 /* A frame whose engine bytes fit in INLINE_MAX is copied behind its header
  * at post: one piece to write instead of three (the kernel's per-piece work
  * is a visible part of a small message's latency). */
 #define INLINE_MAX 64
+
+/* Send descriptors at open (MEMORY in bfo_tcp.h): more as posts in flight
+ * need them (ent_take), kept once taken. */
+#define ENTS_FIRST 256
 
 /* A send descriptor: one posted frame, from post to completion. */
 typedef struct ent {
@@ -107,6 +125,33 @@ typedef struct ent {
 } ent;
 
 typedef bfo_list elist; /* a FIFO of descriptors (bfo_list.h) */
+
+/* A peer's beacon address (BEACONS): the 28 bytes of an IPv6 one at most,
+ * not a sockaddr_storage's 128 in every link (RECEIVE BUFFERS). */
+typedef union baddr {
+    struct sockaddr sa;
+    struct sockaddr_in v4;
+    struct sockaddr_in6 v6;
+} baddr;
+
+/* RECEIVE BUFFERS.  A connection's receive buffer (two of the largest
+ * frames: a frame being taken and the next one read behind it) and its
+ * state for a FRAG read in place (RECEIVING IN PLACE below) are one block,
+ * allocated at the connection's first read and given back when the
+ * connection closes, or once it has carried no data frame either way for
+ * rx_idle (bfo_tcp.h, OPTIONS) and holds nothing (rx_trim): a
+ * never-connected peer costs its tlink alone.  After that the next read
+ * takes RX_SMALL, grown to the whole buffer when a frame that does not fit
+ * comes (rx_ready): the engine's heartbeat on an idle rail costs 4 KiB,
+ * not 2 x 64 KiB.  One allocation per connection and idle period, none
+ * per frame.  Counted per rail: rx_buf_bytes (held now), rx_buf_allocs. */
+typedef struct rxbuf {
+    uint8_t *pl_dst;   /* where a FRAG's payload goes; NULL: the receive is gone, the rest is read and dropped */
+    size_t pl_len, pl_got, pl_hlen;
+    bfo_place_ticket pl_ticket;
+    uint8_t pl_hdr[BFO_TCP_HDR_SIZE + BFO_MAX_HDR_SIZE];
+    uint8_t data[]; /* rx_cap bytes: the frames read */
+} rxbuf;
 
 typedef struct tlink {
     bfo_link c;        /* the conn machine: state, attempt numbers, deadline (bfo_link.h) */
@@ -130,9 +175,11 @@ typedef struct tlink {
     uint32_t evmask;   /* registered epoll events */
     /* BEACONS: the peer's beacon address (bto_ok 1; -1 it published none,
      * 0 not looked up yet), this connection's beacons sent and the last
-     * sequence number taken */
-    struct sockaddr_storage bto;
+     * sequence number taken; work_at: the last data frame written or taken,
+     * or the connection's start (beacons follow the work: beacon_due) */
+    baddr bto;
     int bto_ok;
+    uint64_t work_at;
     uint64_t bseq_tx, bseq_rx;
     /* send */
     elist q;    /* written and unacknowledged, then unwritten */
@@ -141,19 +188,18 @@ typedef struct tlink {
     uint64_t next_seq, last_written;
     uint8_t ctl[2 * FRAME_HELLO];
     size_t ctl_len, ctl_off;
-    /* receive */
+    /* receive: rb (rx is its bytes) exists while the connection reads
+     * (RECEIVE BUFFERS below); NULL never connected, closed, or idle */
+    rxbuf *rb;
     uint8_t *rx;
+    size_t rx_capl;    /* rx's bytes: 0, RX_SMALL or rx_cap */
+    int rx_idled;      /* this connection's buffer went back idle once: the next is small first */
     size_t rx_len, rx_off;
     uint64_t rx_seq, ack_sent, rx_since;
     unsigned rx_frames;
     size_t rx_bytes;
-    /* a FRAG's payload read in place (RECEIVING IN PLACE below) */
-    int placing;       /* 1: the frame in pl_hdr is being read in place */
+    int placing;       /* 1: the frame in rb->pl_hdr is being read in place (RECEIVING IN PLACE) */
     int pl_streak;     /* the last frame was read in place: read the next one's headers alone first */
-    uint8_t *pl_dst;   /* where its payload goes; NULL: the receive is gone, the rest is read and dropped */
-    size_t pl_len, pl_got, pl_hlen;
-    bfo_place_ticket pl_ticket;
-    uint8_t pl_hdr[BFO_TCP_HDR_SIZE + BFO_MAX_HDR_SIZE];
 } tlink;
 
 /* An accepted connection until its hello names the link (bfo_tp.h). */
@@ -182,7 +228,9 @@ struct bfo_tcp {
     int nents, ent_free;
     elist failed;
     bfo_tp_pends pends; /* accepted connections without a hello yet (pend) */
-    uint8_t *rxmem;
+    int nrx;           /* receive buffers held (RECEIVE BUFFERS) */
+    uint64_t rx_idle_ns, trim_at; /* rx_idle (0: kept while connected), the last rx_trim */
+    uint64_t beacon_idle_ns; /* BEACONS: after the last work this long (0: as long as connected) */
     int links_ready;
     int nstalled;
     bfo_link_binding lb; /* the conn machine's binding: tcp_act (lb.asked: connect() requests) */
@@ -470,6 +518,95 @@ static void complete(bfo_tcp *t, int i, int ok, int rail)
                     &t->st.rail[rail].completed_ok, &t->st.rail[rail].completed_failed);
 }
 
+/* A rail control frame (the engine's PROBE, PROBEACK, BROKEN), by its type. */
+static inline int ctl_frag(uint8_t type)
+{
+    return type == BFO_FRAG_PROBE || type == BFO_FRAG_PROBEACK || type == BFO_FRAG_BROKEN;
+}
+
+/* ------------------------------------------------------ receive buffers */
+
+/* RECEIVE BUFFERS: l's block with at least cap bytes (kept, or grown:
+ * what it holds stays); -1: no memory. */
+static int rx_alloc(bfo_tcp *t, tlink *l, size_t cap)
+{
+    rxbuf *rb;
+    size_t old = l->rb ? sizeof *rb + l->rx_capl : 0;
+    if (l->rb && l->rx_capl >= cap)
+        return 0;
+    rb = (rxbuf *)realloc(l->rb, sizeof *rb + cap);
+    if (!rb)
+        return -1;
+    if (!l->rb) {
+        memset(rb, 0, sizeof *rb);
+        l->rx_len = l->rx_off = 0;
+        t->nrx++;
+    }
+    l->rb = rb;
+    l->rx = rb->data;
+    l->rx_capl = cap;
+    t->st.rail[l->rail].tp[BFO_TCP_RX_BUF_BYTES] += sizeof *rb + cap - old;
+    t->st.rail[l->rail].tp[BFO_TCP_RX_BUF_ALLOCS]++;
+    return 0;
+}
+
+/* ... given back: the connection closed, or idle with nothing in it. */
+static void rx_free(bfo_tcp *t, tlink *l)
+{
+    if (!l->rb)
+        return;
+    free(l->rb);
+    t->st.rail[l->rail].tp[BFO_TCP_RX_BUF_BYTES] -= sizeof(rxbuf) + l->rx_capl;
+    l->rb = NULL;
+    l->rx = NULL;
+    l->rx_capl = 0;
+    l->rx_len = l->rx_off = 0;
+    l->placing = 0;
+    t->nrx--;
+}
+
+/* At every read: a connection's first takes the whole buffer (it was made
+ * for work); one that was idle takes RX_SMALL (what the engine's probes
+ * and their answers need), and the whole once a frame that does not fit
+ * comes.  -1: no memory. */
+static int rx_ready(bfo_tcp *t, tlink *l)
+{
+    size_t need;
+    if (!l->rb)
+        return rx_alloc(t, l, l->rx_idled ? RX_SMALL : t->rx_cap);
+    if (l->rx_capl >= t->rx_cap || l->placing || l->rx_len - l->rx_off < BFO_TCP_HDR_SIZE)
+        return 0;
+    need = BFO_TCP_HDR_SIZE + (size_t)bfo_get32(l->rx + l->rx_off); /* checked against max_frame by parse */
+    if (need <= l->rx_capl - l->rx_off)
+        return 0;
+    if (need <= l->rx_capl) { /* it fits from the start */
+        memmove(l->rx, l->rx + l->rx_off, l->rx_len - l->rx_off);
+        l->rx_len -= l->rx_off;
+        l->rx_off = 0;
+        return 0;
+    }
+    return rx_alloc(t, l, t->rx_cap);
+}
+
+/* At most every IDLE_SCAN_NS: the buffers of connections that carried no
+ * data frame either way for rx_idle (the engine's probes and their
+ * answers do not count) and hold nothing go back (RECEIVE BUFFERS); a
+ * small one (RX_SMALL) stays.  Nothing to do without one. */
+static void rx_trim(bfo_tcp *t)
+{
+    if (!t->nrx || !t->rx_idle_ns || t->now - t->trim_at < IDLE_SCAN_NS)
+        return;
+    t->trim_at = t->now;
+    for (int i = 0; i < t->size * t->nrails; i++) {
+        tlink *l = &t->links[i];
+        if (l->rb && l->rx_capl > RX_SMALL && link_up(l) && !l->c.broken && !l->placing && !l->stalled &&
+            l->rx_len == l->rx_off && t->now - l->work_at >= t->rx_idle_ns) {
+            rx_free(t, l);
+            l->rx_idled = 1;
+        }
+    }
+}
+
 /* --------------------------------------------------------------- events */
 
 static void link_reset(bfo_tcp *t, tlink *l)
@@ -494,8 +631,9 @@ static void link_reset(bfo_tcp *t, tlink *l)
     l->rx_frames = 0;
     l->rx_bytes = 0;
     l->placing = l->pl_streak = 0;
-    l->pl_dst = NULL;
-    l->pl_len = l->pl_got = l->pl_hlen = 0;
+    l->work_at = t->now;
+    rx_free(t, l); /* a new connection takes a fresh one at its first read */
+    l->rx_idled = 0;
 }
 
 /* The conn machine's close: the connection is torn down, then every frame
@@ -643,8 +781,8 @@ static void queue_urgent(bfo_tcp *t, tlink *l, int i)
         l->q.tail = i;
 }
 
-/* A free descriptor, taken; when every one is in use (the engine's pools
- * grew past max_ops), twice as many first.  Descriptors are named by index
+/* A free descriptor, taken; when every one is in use (more posts in flight
+ * than ever before: ENTS_FIRST), twice as many first.  Descriptors are named by index
  * everywhere (queues, the free list); no pointer to one outlives a call,
  * so they may move.  -1 (logged): none. */
 static int ent_take(bfo_tcp *t)
@@ -657,10 +795,14 @@ static int ent_take(bfo_tcp *t)
     return i;
 }
 
-/* The whole of a frame is in the socket. */
+/* The whole of a frame is in the socket.  A rail control frame (the
+ * engine's heartbeat, its answer) is no work: the beacons and the receive
+ * buffer follow the data (beacon_due, rx_trim). */
 static inline void frame_written(bfo_tcp *t, tlink *l, const ent *en)
 {
     l->last_written = en->seq;
+    if (!en->urgent)
+        l->work_at = t->now;
     t->st.rail[l->rail].frames_tx++;
     t->st.rail[l->rail].bytes_tx += en->total - BFO_TCP_HDR_SIZE;
 }
@@ -862,9 +1004,7 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
     en->total = BFO_TCP_HDR_SIZE + len;
     en->off = 0;
     en->token = token;
-    en->urgent = iov[0].len > 0 && (((const uint8_t *)iov[0].base)[0] == BFO_FRAG_PROBE ||
-                                    ((const uint8_t *)iov[0].base)[0] == BFO_FRAG_PROBEACK ||
-                                    ((const uint8_t *)iov[0].base)[0] == BFO_FRAG_BROKEN);
+    en->urgent = iov[0].len > 0 && ctl_frag(((const uint8_t *)iov[0].base)[0]);
     if (!link_up(l) || l->c.broken) {
         en->seq = (uint64_t)rail; /* the failed list keeps the rail here */
         el_push(t, &t->failed, i);
@@ -1009,7 +1149,7 @@ static void link_stall(bfo_tcp *t, tlink *l)
 }
 
 /* The engine took data frame seq (len bytes after the transport header). */
-static void frame_taken(bfo_tcp *t, tlink *l, uint64_t seq, uint32_t len)
+static void frame_taken(bfo_tcp *t, tlink *l, uint64_t seq, uint32_t len, int ctl)
 {
     if (l->stalled) {
         l->stalled = 0;
@@ -1017,6 +1157,8 @@ static void frame_taken(bfo_tcp *t, tlink *l, uint64_t seq, uint32_t len)
         user_timeout_update(t, l);
     }
     l->hot_at = t->now;
+    if (!ctl)
+        l->work_at = t->now;
     if (!l->hot && t->busy && t->nhot < HOT_MAX)
         heat(t, l);
     if (l->rx_seq == l->ack_sent)
@@ -1059,13 +1201,13 @@ static void place_start(bfo_tcp *t, tlink *l)
     dst = t->sink.place(t->sink.ctx, l->peer, h + BFO_TCP_HDR_SIZE, have, len, &hs, &tk);
     if (!dst || hs > BFO_MAX_HDR_SIZE || hs > have || hs >= len)
         return;
-    memcpy(l->pl_hdr, h, BFO_TCP_HDR_SIZE + hs);
-    l->pl_hlen = hs;
-    l->pl_len = len - hs;
-    l->pl_got = have - hs;
-    l->pl_ticket = tk;
-    l->pl_dst = dst;
-    memcpy(dst, h + BFO_TCP_HDR_SIZE + hs, l->pl_got);
+    memcpy(l->rb->pl_hdr, h, BFO_TCP_HDR_SIZE + hs);
+    l->rb->pl_hlen = hs;
+    l->rb->pl_len = len - hs;
+    l->rb->pl_got = have - hs;
+    l->rb->pl_ticket = tk;
+    l->rb->pl_dst = dst;
+    memcpy(dst, h + BFO_TCP_HDR_SIZE + hs, l->rb->pl_got);
     l->placing = 1;
     l->rx_off = l->rx_len = 0;
     t->st.rail[l->rail].tp[BFO_TCP_PLACED_FRAMES]++;
@@ -1075,7 +1217,7 @@ static void place_start(bfo_tcp *t, tlink *l)
  * stalls the link or broke it (-1). */
 static int place_finish(bfo_tcp *t, tlink *l)
 {
-    const uint8_t *h = l->pl_hdr;
+    const uint8_t *h = l->rb->pl_hdr;
     uint32_t len = bfo_get32(h);
     uint64_t seq = bfo_get64(h + 8), ack = bfo_get64(h + 16);
     int rc = BFO_ERR_STALE;
@@ -1094,9 +1236,9 @@ static int place_finish(bfo_tcp *t, tlink *l)
     if (l->c.broken || l->fd < 0)
         return -1;
     peer_stall(t, l, h[7] & BFO_TCP_F_STALLED);
-    if (l->pl_dst)
-        rc = t->sink.frame_placed(t->sink.ctx, l->peer, l->rail, h + BFO_TCP_HDR_SIZE, l->pl_hlen, l->pl_dst,
-                                  l->pl_len, t->now);
+    if (l->rb->pl_dst)
+        rc = t->sink.frame_placed(t->sink.ctx, l->peer, l->rail, h + BFO_TCP_HDR_SIZE, l->rb->pl_hlen, l->rb->pl_dst,
+                                  l->rb->pl_len, t->now);
     else
         t->st.rail[l->rail].tp[BFO_TCP_PLACED_DROPPED]++;
     if (rc == BFO_ERR_AGAIN) {
@@ -1109,14 +1251,14 @@ static int place_finish(bfo_tcp *t, tlink *l)
     }
     l->placing = 0;
     l->pl_streak = 1;
-    frame_taken(t, l, seq, len);
+    frame_taken(t, l, seq, len, 0); /* a FRAG */
     return 0;
 }
 
 static void parse_frames(bfo_tcp *t, tlink *l)
 {
     if (l->placing) {
-        if (l->pl_got < l->pl_len || place_finish(t, l) != 0)
+        if (l->rb->pl_got < l->rb->pl_len || place_finish(t, l) != 0)
             return;
     }
     while (!l->c.broken && l->fd >= 0 && l->rx_len - l->rx_off >= BFO_TCP_HDR_SIZE) {
@@ -1203,7 +1345,7 @@ static void parse_frames(bfo_tcp *t, tlink *l)
             return;
         }
         l->rx_off += BFO_TCP_HDR_SIZE + len;
-        frame_taken(t, l, seq, len);
+        frame_taken(t, l, seq, len, ctl_frag(h[BFO_TCP_HDR_SIZE]));
     }
     if (l->rx_off == l->rx_len && !l->placing)
         l->rx_off = l->rx_len = 0;
@@ -1258,24 +1400,28 @@ static void link_read(bfo_tcp *t, tlink *l)
         size_t space;
         ssize_t n;
         uint8_t *into;
+        if (rx_ready(t, l) != 0) {
+            bfo_link_break(&t->lb, &l->c, 0, "no memory for a receive buffer (%zu bytes)", t->rx_cap);
+            return;
+        }
         if (l->placing) { /* RECEIVING IN PLACE */
-            space = l->pl_len - l->pl_got;
-            if (l->pl_dst && !t->sink.place_ok(t->sink.ctx, l->pl_ticket))
-                l->pl_dst = NULL; /* the receive is gone: the rest is dropped */
-            if (l->pl_dst)
-                into = l->pl_dst + l->pl_got;
+            space = l->rb->pl_len - l->rb->pl_got;
+            if (l->rb->pl_dst && !t->sink.place_ok(t->sink.ctx, l->rb->pl_ticket))
+                l->rb->pl_dst = NULL; /* the receive is gone: the rest is dropped */
+            if (l->rb->pl_dst)
+                into = l->rb->pl_dst + l->rb->pl_got;
             else {
                 into = l->rx;
-                if (space > t->rx_cap)
-                    space = t->rx_cap;
+                if (space > l->rx_capl)
+                    space = l->rx_capl;
             }
         } else {
-            if (l->rx_off && t->rx_cap - l->rx_len < BFO_TCP_HDR_SIZE + t->max_frame) {
+            if (l->rx_off && l->rx_capl - l->rx_len < BFO_TCP_HDR_SIZE + t->max_frame) {
                 memmove(l->rx, l->rx + l->rx_off, l->rx_len - l->rx_off);
                 l->rx_len -= l->rx_off;
                 l->rx_off = 0;
             }
-            space = t->rx_cap - l->rx_len;
+            space = l->rx_capl - l->rx_len;
             if (l->pl_streak && l->rx_len == l->rx_off && space > BFO_TCP_HDR_SIZE + BFO_MAX_HDR_SIZE)
                 space = BFO_TCP_HDR_SIZE + BFO_MAX_HDR_SIZE; /* the next frame's headers alone */
             into = l->rx + l->rx_len;
@@ -1284,7 +1430,7 @@ static void link_read(bfo_tcp *t, tlink *l)
         if (n == 0) {
             if (l->placing || l->rx_len > l->rx_off)
                 bfo_link_break(&t->lb, &l->c, 1, "connection closed inside a frame (%zu bytes of it)",
-                           l->placing ? BFO_TCP_HDR_SIZE + l->pl_hlen + l->pl_got : l->rx_len - l->rx_off);
+                           l->placing ? BFO_TCP_HDR_SIZE + l->rb->pl_hlen + l->rb->pl_got : l->rx_len - l->rx_off);
             else
                 bfo_link_break(&t->lb, &l->c, 0, "closed by the peer");
             return;
@@ -1298,7 +1444,7 @@ static void link_read(bfo_tcp *t, tlink *l)
         }
         t->st.rail[l->rail].tp[BFO_TCP_READS]++;
         if (l->placing)
-            l->pl_got += (size_t)n;
+            l->rb->pl_got += (size_t)n;
         else
             l->rx_len += (size_t)n;
         /* The clock moves on as the frames are taken: those at the end of
@@ -1656,26 +1802,54 @@ void bfo_tcp_beacon_put(uint8_t *b, int rank, int rail, uint64_t job, uint64_t a
 static const struct sockaddr_storage *beacon_peer(bfo_tcp *t, tlink *l)
 {
     bfo_addr pa;
+    struct sockaddr_storage a;
     uint16_t uport;
     if (l->bto_ok)
-        return l->bto_ok > 0 ? &l->bto : NULL;
+        return l->bto_ok > 0 ? (const struct sockaddr_storage *)(const void *)&l->bto : NULL;
     if (!t->sink.lookup || t->sink.lookup(t->sink.ctx, l->peer, l->rail, &pa) != BFO_OK)
         return NULL; /* not known yet: asked again at the next beacon */
-    if (addr_get(&pa, &l->bto, &uport) != 0 || !uport || l->bto.ss_family != t->sa[l->rail].ss_family) {
+    if (addr_get(&pa, &a, &uport) != 0 || !uport || a.ss_family != t->sa[l->rail].ss_family) {
         l->bto_ok = -1;
         tlog(t, 2, "peer %d rail %d: the peer published no beacon address: no beacons to it", l->peer, l->rail);
         return NULL;
     }
-    if (l->bto.ss_family == AF_INET6)
-        ((struct sockaddr_in6 *)&l->bto)->sin6_port = htons(uport);
-    else
-        ((struct sockaddr_in *)&l->bto)->sin_port = htons(uport);
+    if (a.ss_family == AF_INET6) {
+        memcpy(&l->bto.v6, &a, sizeof l->bto.v6);
+        l->bto.v6.sin6_port = htons(uport);
+    } else {
+        memcpy(&l->bto.v4, &a, sizeof l->bto.v4);
+        l->bto.v4.sin_port = htons(uport);
+    }
     l->bto_ok = 1;
-    return &l->bto;
+    return (const struct sockaddr_storage *)(const void *)&l->bto;
 }
 
-/* A beacon to every peer whose connection is up, on every rail that has a
- * UDP socket, once per beacon interval. */
+/* BEACONS follow the work: a connection up gets them while it has work
+ * outstanding (data frames unacknowledged or unsent, a frame partly read
+ * or read in place, a stall either side) or has carried a data frame
+ * either way (or come up) within beacon_idle (acks owed are for frames
+ * taken within it).  That is where they
+ * matter: a probe or an ACK frame queued behind data, or behind a lost
+ * segment, is late, and the beacon is not.  An idle connection's probe
+ * has nothing in front of it, and a peer never connected has nothing to
+ * vouch for: neither gets any (an idle rank sends none once its
+ * connections are idle for beacon_idle). */
+static int beacon_due(const bfo_tcp *t, const tlink *l)
+{
+    if (!t->beacon_idle_ns || t->now - l->work_at < t->beacon_idle_ns || l->placing || l->rx_len > l->rx_off ||
+        l->stalled || l->peer_stalled)
+        return 1;
+    /* frames not acknowledged yet, or not written: work unless every one is
+     * a rail control frame (a heartbeat waiting for its ack); a stream's
+     * first is data, so this looks at one */
+    for (int i = l->q.head; i >= 0; i = t->ents[i].next)
+        if (!t->ents[i].urgent)
+            return 1;
+    return 0;
+}
+
+/* A beacon to every peer whose connection is up and has work (beacon_due),
+ * on every rail that has a UDP socket, once per beacon interval. */
 static void beacons_send(bfo_tcp *t)
 {
     uint8_t b[BFO_TCP_BEACON_SIZE];
@@ -1685,8 +1859,8 @@ static void beacons_send(bfo_tcp *t)
     for (int i = 0; i < t->size * t->nrails; i++) {
         tlink *l = &t->links[i];
         const struct sockaddr_storage *to;
-        if (t->ufd[l->rail] < 0 || !link_up(l) || l->c.broken || l->fd < 0 || swallowing(t, l) ||
-            !(to = beacon_peer(t, l)))
+        if (t->ufd[l->rail] < 0 || !link_up(l) || l->c.broken || l->fd < 0 || !beacon_due(t, l) ||
+            swallowing(t, l) || !(to = beacon_peer(t, l)))
             continue;
         bfo_tcp_beacon_put(b, t->rank, l->rail, t->job, l->c.attempt, l->bseq_tx + 1);
         if (sendto(t->ufd[l->rail], b, sizeof b, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)to,
@@ -1941,6 +2115,7 @@ static int progress_at(bfo_tcp *t, int timeout_ms, uint64_t now)
         kernel_evidence(t);
         settle(t);
         beacons_send(t);
+        rx_trim(t);
     }
     if (t->lb.asked) {
         handle_connects(t);
@@ -2185,6 +2360,9 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
         t->o.ack_bytes = 256 * 1024;
     if (!t->o.notsent_lowat)
         t->o.notsent_lowat = NOTSENT_LOWAT_DEFAULT;
+    t->beacon_idle_ns = t->o.beacon_idle_ns < 0 ? 0
+                        : t->o.beacon_idle_ns ? (uint64_t)t->o.beacon_idle_ns : (uint64_t)BEACON_IDLE_DEFAULT_NS;
+    t->rx_idle_ns = t->o.rx_idle_ns < 0 ? 0 : t->o.rx_idle_ns ? (uint64_t)t->o.rx_idle_ns : (uint64_t)RX_IDLE_DEFAULT_NS;
     t->beacon_ns = t->o.beacon_interval_ns < 0 ? 0
                    : t->o.beacon_interval_ns ? (uint64_t)t->o.beacon_interval_ns : (uint64_t)BEACON_DEFAULT_NS;
     rc = BFO_ERR_INVALID;
@@ -2234,15 +2412,18 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
     /* memory: everything now */
     (void)bfo_tp_config(a->cfg, &z);
     t->max_frame = z.max_frame;
-    t->nents = z.nents;
+    /* the send descriptors: the engine's max_ops grows with the ranks (a
+     * few per peer), the descriptors in use with the posts in flight; they
+     * start at ENTS_FIRST and double when every one is in use (ent_take),
+     * so an idle peer costs none */
+    t->nents = z.nents < ENTS_FIRST ? z.nents : ENTS_FIRST;
     t->ka_ns = z.ka_ns; /* keepalives while stalled */
     t->rx_cap = 2 * (BFO_TCP_HDR_SIZE + t->max_frame);
     rc = BFO_ERR_NO_MEMORY;
     t->links = (tlink *)calloc((size_t)t->size * (size_t)t->nrails, sizeof *t->links);
     t->ents = (ent *)calloc((size_t)t->nents, sizeof *t->ents);
-    t->rxmem = (uint8_t *)malloc(t->rx_cap * (size_t)t->size * (size_t)t->nrails);
     t->pends = (bfo_tp_pends){ .ep = t->ep, .events = EPOLLIN, .ev_type = EV_PEND, .timeout_ns = t->o.connect_timeout_ns };
-    if (!t->links || !t->ents || !t->rxmem || bfo_tp_pends_init(&t->pends, sizeof(pend), t->size, t->nrails) != 0)
+    if (!t->links || !t->ents || bfo_tp_pends_init(&t->pends, sizeof(pend), t->size, t->nrails) != 0)
         goto fail;
     bfo_list_free_all(&t->ents->next, sizeof *t->ents, t->nents, &t->ent_free);
     bfo_link_bind(&t->lb, t, tcp_act, t->o.connect_timeout_ns);
@@ -2253,7 +2434,6 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
             l->peer = p;
             l->rail = r;
             bfo_link_init(&t->lb, &l->c, t->rank, p, r); /* the lower rank dials */
-            l->rx = t->rxmem + t->rx_cap * (size_t)(p * t->nrails + r);
         }
     t->links_ready = 1;
     t->now = bfo_tp_now();
@@ -2362,7 +2542,7 @@ static const char *op_errname(int rc) { return bfo_tp_errname(tcp_errs, rc); }
 static const bfo_setting tcp_settings[] = {
     { "beacon_ms", BFO_SETTING_MS, BFO_SETTING_AT(bfo_tcp_options, beacon_interval_ns), BEACON_DEFAULT_NS / 1e6, 0,
       60000, BFO_SETTING_OFF,
-      "a UDP beacon to each peer on each rail this often, the proof that this process is alive (ms; off: none)" },
+      "a UDP beacon to each peer with work on each rail this often, the proof that this process is alive (ms; off: none)" },
     { "notsent_lowat", BFO_SETTING_SIZE, BFO_SETTING_AT(bfo_tcp_options, notsent_lowat), NOTSENT_LOWAT_DEFAULT, 1,
       1 << 30, BFO_SETTING_OFF,
       "TCP_NOTSENT_LOWAT on every connection: unsent bytes the kernel keeps at most (off: the kernel's)" },
@@ -2379,8 +2559,15 @@ static const bfo_setting tcp_settings[] = {
       "the lowest UDP port of the beacons (0 or off: the listeners' range when set, else any)" },
     { "beacon_port_max", BFO_SETTING_INT, BFO_SETTING_AT(bfo_tcp_options, beacon_port_max), 0, 0, 65535, BFO_SETTING_OFF,
       "the highest UDP port of the beacons (0 or off: the listeners' range when set, else any)" },
+    { "beacon_idle_ms", BFO_SETTING_MS, BFO_SETTING_AT(bfo_tcp_options, beacon_idle_ns), BEACON_IDLE_DEFAULT_NS / 1e6,
+      1, 3600000, BFO_SETTING_OFF,
+      "beacons go to a connection while it has work and this long after its last data frame (ms; off: while up)" },
+    { "rx_idle_ms", BFO_SETTING_MS, BFO_SETTING_AT(bfo_tcp_options, rx_idle_ns), RX_IDLE_DEFAULT_NS / 1e6, 1,
+      3600000, BFO_SETTING_OFF,
+      "a connection idle this long gives its receive buffer back (ms; off: kept while connected)" },
 };
 /* doc end: tcp-settings */
+
 
 /* Its own counters (bfo_rail_stats.tp, in the order of bfo_tcp.h's enum):
  * the names `bfo stream --json` prints. */
@@ -2396,6 +2583,9 @@ static const bfo_counter_desc tcp_counters[BFO_TCP_NCOUNTERS] = {
                                   "from another address, a repeat, or the fault hook" },
     [BFO_TCP_WRITES] = { "writes", "send calls that handed bytes to the kernel (a frame, a batch, or part of one)" },
     [BFO_TCP_READS] = { "reads", "read calls on the connections that returned bytes" },
+    [BFO_TCP_RX_BUF_BYTES] = { "rx_buf_bytes", "bytes of receive buffers held now (allocated at a connection's "
+                                               "first read, given back when it closes or idles)" },
+    [BFO_TCP_RX_BUF_ALLOCS] = { "rx_buf_allocs", "receive buffers allocated (one per connection and idle period)" },
 };
 
 /* Fragments of four times the engine's 64 KiB when every rail is TCP:
@@ -2468,7 +2658,9 @@ void bfo_tcp_fini(bfo_tcp *t)
             l->fd = -1;
         }
     }
-    free(t->rxmem); /* the links' receive buffers */
+    if (t->links)
+        for (int i = 0; i < t->size * t->nrails; i++)
+            rx_free(t, &t->links[i]); /* the links' receive buffers */
     bfo_tp_pends_fini(&t->pends);
     for (int r = 0; r < BFO_MAX_RAILS; r++) {
         if (t->lfd[r] >= 0)

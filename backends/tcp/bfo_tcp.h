@@ -62,10 +62,20 @@
  *                         (default: bfo_net's, from BFO_TCP_LOG), 2
  *                         connections, 3 debug; on stderr
  *   beacon_interval_ns    BEACONS below: one to each peer on each rail
- *                         every this long (default 10 ms); negative: no
+ *                         whose connection has work, every this long
+ *                         (default 10 ms); negative: no
  *                         beacons at all (no UDP socket, none published,
  *                         none sent or taken).  bfo_net: BFO_TCP_BEACON_MS
  *                         (milliseconds, or off) when the option is 0
+ *   beacon_idle_ns        BEACONS below: a connection gets beacons for
+ *                         this long after its last data frame either way
+ *                         (or its start), and while it has work (default
+ *                         1 s; negative: as long as it is up, as before).
+ *                         bfo_net: BFO_TCP_BEACON_IDLE_MS (ms, or off)
+ *   rx_idle_ns            MEMORY below: a connection idle this long gives
+ *                         its receive buffer back (default 2 s; negative:
+ *                         kept while connected).  bfo_net:
+ *                         BFO_TCP_RX_IDLE_MS (ms, or off)
  *   notsent_lowat         TCP_NOTSENT_LOWAT on every connection, bytes
  *                         (default 2 MiB; negative: not set, the
  *                         kernel's net.ipv4.tcp_notsent_lowat, unlimited
@@ -192,7 +202,17 @@
  *   periodic work of bfo_tcp_progress, so whoever runs the transport sends
  *   them: the caller, or bfo_net's progress thread) a beacon goes from
  *   that socket to every peer whose connection on the rail is up (the
- *   hellos exchanged: CONNECTED), at the peer's published beacon address.
+ *   hellos exchanged: CONNECTED) and has work, at the peer's published
+ *   beacon address.  Beacons follow the work: a connection has work while
+ *   data frames wait for the peer's ack or to be written, a frame is partly
+ *   read or either side is stalled, and for beacon_idle
+ *   (OPTIONS, 1 s) after its last data frame either way or its start (the
+ *   engine's PROBE, PROBEACK and BROKEN are no work: a heartbeat on an
+ *   idle rail does not keep the beacons going).
+ *   That is where a probe or an ACK frame may wait behind data or a lost
+ *   segment and a datagram does not; an idle connection's probe has
+ *   nothing in front of it, and a peer never connected has nothing to
+ *   vouch for: neither gets any.  An idle rank sends none.
  *   A process that makes no progress call sends none: its beacons prove
  *   its process, as a PROBEACK does, and a process that computes is
  *   vouched for by its host instead (A PEER THAT COMPUTES).  A beacon
@@ -262,13 +282,20 @@
  *   Emulating RDMA over a socket would add a copy on the receiving side
  *   anyway and buys nothing.
  *
- * MEMORY.  Everything is allocated at open: one receive buffer per
- *   (peer, rail) (two of the largest frames),
- *   and a pool of send descriptors as large as the engine's max_ops (so a
- *   post never finds it empty).  Sends are zero-copy: the frame header lives in the
- *   descriptor and writev/sendmsg takes the engine's iov directly (the
- *   engine keeps them valid until the completion).  No malloc on the
- *   per-message path.
+ * MEMORY.  At open: a link per (peer, rail) (its state, no buffer: 592
+ *   bytes, and 352 of slots for accepted connections), and a pool of 256
+ *   send descriptors (or the engine's max_ops, when smaller) that doubles
+ *   when every one is in use, so a post never finds it empty, and keeps
+ *   what it grew to (allocated only as the posts in flight reach a new
+ *   high, never on the steady path).  A connection's receive buffer (two
+ *   of the largest frames, and the state of a FRAG read in place) is
+ *   allocated at its first read and given back when it closes, or when it
+ *   has been idle for rx_idle (OPTIONS, 2 s: no data frame either way, the
+ *   engine's probes and their answers aside, nothing buffered or read in
+ *   place, not stalled): then to nothing; the next read takes 4 KiB (what
+ *   the probes need), and the whole buffer only when a frame that does not
+ *   fit comes.  One allocation per connection and idle period, none per
+ *   frame (counters rx_buf_bytes, held now, and rx_buf_allocs).
  *
  * WIRE.  Every frame: a 24-byte header, little-endian:
  *     u32 len   bytes that follow (engine frame, hello body, 0 for ACK)
@@ -355,6 +382,8 @@ typedef struct bfo_tcp_options {
      * settings' "off"): as 0 */
     int port_min, port_max;
     int beacon_port_min, beacon_port_max;
+    int64_t beacon_idle_ns;     /* BEACONS: 0 the default (1 s), < 0 as long as connected */
+    int64_t rx_idle_ns;         /* MEMORY: 0 the default (2 s), < 0 kept while connected */
 } bfo_tcp_options;
 
 /* One rail's counters: the common shape (bfo_transport.h).  DATA frames
@@ -374,6 +403,8 @@ enum {
     BFO_TCP_BEACONS_DROPPED, /* "beacons_dropped": ... received and dropped */
     BFO_TCP_WRITES,          /* "writes": send calls that handed bytes to the kernel */
     BFO_TCP_READS,           /* "reads": read calls on the connections that returned bytes */
+    BFO_TCP_RX_BUF_BYTES,    /* "rx_buf_bytes": bytes of receive buffers held now (MEMORY; not a count) */
+    BFO_TCP_RX_BUF_ALLOCS,   /* "rx_buf_allocs": receive buffers allocated (MEMORY) */
     BFO_TCP_NCOUNTERS
 };
 
@@ -390,7 +421,8 @@ typedef struct bfo_tcp bfo_tcp;
 extern const bfo_transport_ops bfo_tcp_transport;
 
 /* Listens on every rail of args (its rails, rank, size, cfg: the engine's
- * configuration, which sizes the send descriptors and frames and whose
+ * configuration, which sizes the frames (and bounds the first send
+ * descriptors) and whose
  * probe timeout sets the keepalive interval; sink: completion, frame and
  * rail_event required, heard and lookup optional, lookup needed to dial). */
 int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *args);
