@@ -634,6 +634,20 @@ static void req_done(mca_pml_bfo_request_t *q)
 
 #define DONE_BATCH 64
 
+/* YIELDING.  Oversubscribed (more ranks than cores: mpirun then sets
+ * mpi_yield_when_idle, which Open MPI turns into
+ * opal_progress_yield_when_idle; or the user sets it), a progress call
+ * that finds nothing to do and no request done sleeps in bfo_net's poll
+ * on the transports' descriptors, up to PML_BFO_NAP_MS, woken at once by
+ * a frame or a peer's doorbell.  opal_progress's own sched_yield after an
+ * empty call is not enough here: the caller stays runnable, CFS runs it
+ * again, and each empty call of bfo's is tens of microseconds of epoll
+ * and timers (measured: 16 ranks on 2 cores passing a token, a lap took
+ * 15 times ob1's; bench/scale/README.md).  The cost: another component's
+ * progress callback waits up to PML_BFO_NAP_MS while bfo has nothing to
+ * do, and only then. */
+#define PML_BFO_NAP_MS 1
+
 static int bfo_pml_progress(void)
 {
     mca_pml_bfo_request_t *done[DONE_BATCH];
@@ -645,7 +659,8 @@ static int bfo_pml_progress(void)
         n = 0;
         LOCK();
         if (!total)
-            total = bfo_net_progress(M->net, 0) > 0;
+            total = bfo_net_progress(M->net, opal_progress_yield_when_idle && !M->eng->done_head ? PML_BFO_NAP_MS
+                                                                                             : 0) > 0;
         while (n < DONE_BATCH && (r = bfo_done_pop(M->eng))) {
             done[n] = (mca_pml_bfo_request_t *)((char *)r - offsetof(mca_pml_bfo_request_t, br));
             done[n++]->in_engine = 0; /* under the lock, as req_cancel reads it */
