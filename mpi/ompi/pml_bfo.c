@@ -670,7 +670,7 @@ static int progress_once(int *idle)
  * opal_progress's own sched_yield after an empty call is not enough: the
  * caller stays runnable, the scheduler runs it again, and each empty call
  * of bfo's is tens of microseconds of epoll and timers (16 ranks on 2
- * cores passing a token: a lap took 10 to 15 times ob1's, 2 to 3 times
+ * cores passing a token: a lap took 3 to 16 times ob1's, 0.75 to 4 times
  * with the nap; docs/mpi.md).  The nap is outside the component's LOCK
  * (bfo_net_progress takes the lock and lets it go while it sleeps), so
  * that under MPI_THREAD_MULTIPLE other threads go on meanwhile.  The
