@@ -69,6 +69,8 @@
 #                    mpirun: pml/bfo with its rails given once (CIDRs, names), ob1
 #                    beside it, a rail cut on one host; known gaps said (root; ~2.5 min)
 #   make bench-pml   pml/bfo next to ob1 and ucx in one run: ratios, a PNG plot
+#   make bench-scale 16, 64, 128 ranks under ob1 and pml/bfo: MPI_Init, alltoall,
+#                    ring, PSS, fds, sockets, idle packets (root for namespaces)
 #   make clean
 #
 # Variables: CC, CXX, CFLAGS, PYTHON, RAGEL, DOT, SAN, PMIX, VERBS, FUZZ_CC,
@@ -782,6 +784,7 @@ check-meta: $(BUILD)/bfo
 #                     own component directory, `ompi_info --path pkglibdir`)
 #   make check-pml    MPI programs over it, 2 and 4 ranks, faults (tests/pml)
 #   make bench-pml    against ob1 and ucx, one run (bench/pml)
+#   make bench-scale  16 to 128 ranks, ob1 and pml/bfo, one run (bench/scale)
 .PHONY: pml pml-test install-pml uninstall-pml check-pml bench-pml
 MPICC        ?= mpicc
 OMPI_INCDIRS := $(shell $(MPICC) --showme:incdirs 2>/dev/null)
@@ -821,6 +824,7 @@ include tests/pml/check.mk
 include tests/pml/faults/faults.mk
 include bench/pml/bench.mk
 bench-pml: pml
+include bench/scale/bench.mk
 check-pml: pml pml-test
 	SHORT=$${SHORT:-1} BFO_PML_DIR=$(CURDIR)/$(BUILD)/pml BFO_PML_TEST_DIR=$(CURDIR)/$(BUILD)/pml-test \
 	  $(MAKE) check-pml-features check-pml-faults

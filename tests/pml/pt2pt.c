@@ -3,7 +3,10 @@
  * ready semantics, wildcards, ordering, tags out of order, probes, cancel,
  * persistent requests, self, MPI_PROC_NULL, Sendrecv(_replace).
  * Usage: mpirun -np N pt2pt CASE   (N >= 2; pairs are formed me ^ d) */
+#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include "common.h"
+
+#include <sys/resource.h>
 
 static const size_t sizes[] = {0, 1, 8, 4096, 65535, 65536, 65537,
                                1u << 20, 4u << 20, 32u << 20};
@@ -1046,6 +1049,48 @@ static void case_sendrecv(void)
         }
 }
 
+/* ---- yield: oversubscribed (run.sh passes mpi_yield_when_idle 1, what
+ * mpirun sets with more ranks than cores), a rank that waits in MPI_Recv
+ * gives its core away by sleeping: rank 0 sleeps 1 s, then sends to every
+ * other rank; each of them, waiting, blocks in the kernel again and again
+ * (voluntary context switches of the waiting thread, getrusage
+ * RUSAGE_THREAD: a frame, a doorbell or the poll's timeout wakes it).  A
+ * rank that spins, even calling sched_yield, is never switched out
+ * voluntarily (it stays runnable), whatever else the machine runs; its
+ * CPU time depends on that load and is only said.  ob1 and ucx spin: the
+ * check is bfo's (a NOTE for the others). ---- */
+static void case_yield(void)
+{
+    int v = 0;
+    CHK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == 0) {
+        struct timespec ts = {1, 0};
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+        for (int p = 1; p < np; p++)
+            CHK(MPI_Send(&p, 1, MPI_INT, p, 77, MPI_COMM_WORLD));
+    } else {
+        struct rusage a, b;
+        double t0 = now(), wall, cpu;
+        long blocks;
+        getrusage(RUSAGE_THREAD, &a);
+        CHK(MPI_Recv(&v, 1, MPI_INT, 0, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        getrusage(RUSAGE_THREAD, &b);
+        wall = now() - t0;
+        cpu = (double)(b.ru_utime.tv_sec - a.ru_utime.tv_sec + b.ru_stime.tv_sec - a.ru_stime.tv_sec) +
+              (double)(b.ru_utime.tv_usec - a.ru_utime.tv_usec + b.ru_stime.tv_usec - a.ru_stime.tv_usec) * 1e-6;
+        blocks = b.ru_nvcsw - a.ru_nvcsw;
+        EXPECT(v == me, "got %d, not %d", v, me);
+        if (strcmp(pml_name(), "bfo") == 0)
+            EXPECT(blocks >= 10, "waiting %.2f s in MPI_Recv it never slept (%ld voluntary context switches, "
+                   "%.2f s of CPU): no yield", wall, blocks, cpu);
+        if (me == 1)
+            printf("NOTE: yield: %s, rank 1 waited %.2f s: %ld voluntary context switches, %.2f s of CPU%s\n",
+                   pml_name(), wall, blocks, cpu, strcmp(pml_name(), "bfo") ? " (not checked)" : "");
+    }
+    CHK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 int main(int argc, char **argv)
 {
     static const struct tcase cases[] = {
@@ -1054,7 +1099,8 @@ int main(int argc, char **argv)
         {"tags", case_tags},           {"probe", case_probe},
         {"cancel", case_cancel},       {"persistent", case_persistent},
         {"self", case_self},           {"procnull", case_procnull},
-        {"sendrecv", case_sendrecv},   {NULL, NULL}};
+        {"sendrecv", case_sendrecv},   {"yield", case_yield},
+        {NULL, NULL}};
     init(&argc, &argv);
     if (np < 2) FAIL("needs at least 2 ranks");
     return run_cases(argc, argv, cases);

@@ -66,6 +66,8 @@ t pt2pt.persistent "$all" "$T" "$B/pt2pt" persistent
 t pt2pt.self       "$all" "$T" "$B/pt2pt" self
 t pt2pt.procnull   "$all" "$T" "$B/pt2pt" procnull
 t pt2pt.sendrecv   "$all" "$T" "$B/pt2pt" sendrecv
+# 4 ranks on 2 cores, yielding as mpirun has it when oversubscribed
+t pt2pt.yield      "4" "$T" --mca mpi_yield_when_idle 1 "$B/pt2pt" yield
 # relay on (pml_bfo_relay: docs/engine-design.md, "Relay through a third
 # rank"): the ranks tell each other whom they reach and nothing else
 # changes while every rail works (the relay itself under faults:
