@@ -117,7 +117,7 @@ endif
 ENGINE_TEST_PARTS := pools rate detect post match request send recv machines frame relay revoke api
 ENGINE_TESTS := $(ENGINE_TEST_PARTS:%=test_engine_%)
 TESTS    := test_transitions test_link test_scenarios test_wire $(ENGINE_TESTS) test_fastpath test_noalloc test_verbs_map test_reg_cache \
-            test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_boot test_group \
+            test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_tcp_conn test_boot test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
@@ -220,6 +220,10 @@ LIBS_test_limits  := -lcmocka $(NET_LIBS)
 # one process
 EXTRA_test_tcp_ports := $(TCP_SRC) backends/bfo_setting.c
 LIBS_test_tcp_ports  := -lcmocka -pthread
+# the TCP transport's connections (spec/conn.rl over real sockets): either
+# side dials, both at once, a computing peer, a dead host; loopback, one process
+EXTRA_test_tcp_conn := $(TCP_SRC) backends/bfo_setting.c
+LIBS_test_tcp_conn  := -lcmocka -pthread
 EXTRA_test_boot := $(NET_OBJS)
 LIBS_test_boot  := -lcmocka $(NET_LIBS)
 # the engine's fast paths against the generated machines: the same
