@@ -4,14 +4,15 @@
  * Part of bfo's backends (header-only, like bfo_list.h).  Every transport
  * that makes connections (TCP, shm, verbs) keeps one bfo_link per (peer,
  * rail) and lets the conn machine (spec/conn.rl, gen/bfo_conn.h) decide
- * what happens to it: who dials (the lower rank), when a hello is taken or
- * refused (a stale attempt, a rank that may not dial), what a connect()
- * does to the connection there is, what a failure tells the engine
- * (CONNECTED, CONNECT_FAILED, RAIL_ERROR or nothing).  The transport only
- * carries the actions out (dial, send the hello, take an accepted
- * connection, send the reply, refuse one, report, close) in the one
- * callback of its bfo_link_binding.  Probing, back-off and re-admission are
- * the rail machine's, in the engine: this machine never retries.
+ * what happens to it: who dials (the side whose engine asks; both at once:
+ * the lower rank's dial wins), when a hello is taken or refused (a stale
+ * attempt, a tie this side's dial wins), what a connect() does to the
+ * connection there is, what a failure tells the engine (CONNECTED,
+ * CONNECT_FAILED, RAIL_ERROR or nothing).  The transport only carries the
+ * actions out (dial, send the hello, take an accepted connection, send the
+ * reply, refuse one, answer a tie it wins, report, close) in the one
+ * callback of its bfo_link_binding.  Probing, back-off and re-admission
+ * are the rail machine's, in the engine: this machine never retries.
  *
  * Every state change passes through bfo_link_feed, which the trace hook
  * (binding->trace) sees step by step like the engine's, and which returns
@@ -19,14 +20,19 @@
  * not take in its state.
  *
  * What the module keeps besides the machine's state: the attempt numbers
- * (a dial numbers its attempt, counting from 1 per (peer, rail); the hello
- * carries it; the acceptor remembers the last one it took and classifies a
- * hello whose number is not above it as stale), the connect deadline (armed
- * by the actions dial, wait and take; bfo_link_timeouts feeds TIMED_OUT),
- * and a connect() not fed yet (connect() is called from inside engine
- * calls, where a transport only marks; bfo_link_asked feeds it at the
- * transport's progress, and bfo_link_feed feeds it first when a hello, a
- * reply or the dialer's readiness arrives: that connection answers it).
+ * (a dial numbers its attempt, counting from 1 per (peer, rail) and side;
+ * the hello carries it; each side remembers the last one it took from the
+ * peer, raised by what the peer's reply says it dialed last, and classes a
+ * hello whose number is not above it as stale, one above it by its
+ * sender's rank: LOWER_HELLO_RCVD, HIGHER_HELLO_RCVD), the connect deadline
+ * (armed by the actions dial, wait and take; disarmed by send_hello where
+ * the transport's connection proves that the peer's host answers;
+ * bfo_link_timeout feeds TIMED_OUT), and a connect() not fed yet (connect()
+ * is called from inside engine calls, where a transport only marks;
+ * bfo_link_asked feeds it at the transport's progress, and bfo_link_feed
+ * feeds it first when a reply, the dialer's readiness, or a hello arrives
+ * (a hello in DOWN is taken first, the request fed before the connection
+ * is declared up): that connection answers it).
  *
  * No allocation, no I/O, no clock: `now` is an argument.
  */
@@ -47,9 +53,13 @@ extern "C" {
 typedef struct bfo_link {
     bfo_conn_fsm fsm;   /* the conn machine's state (BFO_CONN_ST_*) */
     int peer, rail;
-    uint64_t attempt;   /* dialer: its last dial; acceptor: the last hello it took (0: none) */
+    int lower;          /* this side is the lower rank of the pair: its dial wins a tie */
+    int dialer;         /* this side dialed the current (or last) connection; 0: it took a hello */
+    uint64_t attempt;   /* the current (or last) connection's attempt number, its dialer's (0: none) */
+    uint64_t dialed;    /* this side's last dial (0: none) */
+    uint64_t taken;     /* the last hello taken from the peer, or the last dial its reply named */
     uint64_t offered;   /* the attempt number of the hello being fed (take records it) */
-    uint64_t deadline;  /* the connect deadline (dial, wait, take arm it) */
+    uint64_t deadline;  /* the connect deadline (dial, wait, take arm it; UINT64_MAX: none) */
     int connect_req;    /* connect() called, not fed yet */
     /* BROKEN to feed at the transport's next safe point (bfo_link_break,
      * bfo_link_breaks): the connection failed where the machine may not be
@@ -64,12 +74,14 @@ struct bfo_link_binding;
 /* Carries out one action of the conn machine (BFO_CONN_ACT_*) on link l,
  * after the module's own part of it (dial: the new attempt number and the
  * deadline; wait: the deadline; take: the attempt number offered, the
- * deadline).  `st` is the step (event, from, to), `arg` what the event was
- * fed with (the incoming connection for take, send_reply and refuse; the
- * reason, a string, for BROKEN and DIAL_FAILED).  Returns 0, or an event to
- * feed next, once every action of this step is done: a dial that connected
- * or failed at once (DIAL_CONNECTED, DIAL_FAILED), a reply after which the
- * dialer is ready (PEER_READY).  Never feeds the link itself. */
+ * deadline; send_hello: the deadline disarmed when the binding's
+ * host_answers).  `st` is the step (event, from, to), `arg` what the event
+ * was fed with (the incoming connection for take, send_reply, refuse and
+ * refuse_tie; the reason, a string, for BROKEN and DIAL_FAILED).  Returns
+ * 0, or an event to feed next, once every action of this step is done: a
+ * dial that connected or failed at once (DIAL_CONNECTED, DIAL_FAILED), a
+ * reply after which the dialer is ready (PEER_READY).  Never feeds the
+ * link itself. */
 typedef int (*bfo_link_act_fn)(struct bfo_link_binding *b, bfo_link *l, int action,
                                const bfo_step *st, void *arg);
 
@@ -78,6 +90,14 @@ typedef struct bfo_link_binding {
     void *ctx;                /* the transport */
     bfo_link_act_fn act;
     uint64_t timeout_ns;      /* the connect timeout */
+    /* 1: a dial that connected proves that the peer's host answers, as
+     * long as that connection stands (TCP: the peer's kernel accepted it;
+     * shm: the peer's process holds its end), so the dialer waits for the
+     * reply without a deadline (send_hello disarms it; the peer may be
+     * computing) and only the connection failing (BROKEN) ends the wait.
+     * 0 (verbs: datagrams the peer's software must answer): the connect
+     * timeout runs on. */
+    int host_answers;
     const bfo_tracer *trace;  /* optional: every step, refused ones included */
     int asked;                /* links with a connect() not fed yet */
     int nbroken;              /* links marked broken since bfo_link_breaks last found none */
@@ -85,7 +105,8 @@ typedef struct bfo_link_binding {
 } bfo_link_binding;
 
 /* The binding of a transport (ctx) whose actions are `act`, with its
- * connect timeout; nothing asked, nothing broken, nothing traced. */
+ * connect timeout; nothing asked, nothing broken, nothing traced, the
+ * connect timeout on in every waiting state (host_answers 0). */
 static inline void bfo_link_bind(bfo_link_binding *b, void *ctx, bfo_link_act_fn act, uint64_t timeout_ns)
 {
     memset(b, 0, sizeof *b);
@@ -94,40 +115,64 @@ static inline void bfo_link_bind(bfo_link_binding *b, void *ctx, bfo_link_act_fn
     b->timeout_ns = timeout_ns;
 }
 
-/* 1 when the rank that dials this pair is `me`: the lower rank dials. */
-static inline int bfo_link_dials(int me, int peer) { return me < peer; }
+/* 1 when `me` wins a tie with `peer` (both dial at once): the lower rank's
+ * dial wins. */
+static inline int bfo_link_wins_ties(int me, int peer) { return me < peer; }
 
 /* 1 in the states where the engine has the connection. */
-static inline int bfo_link_state_up(int cs)
-{
-    return cs == BFO_CONN_ST_DIALER_UP || cs == BFO_CONN_ST_ACCEPTOR_UP;
-}
+static inline int bfo_link_state_up(int cs) { return cs == BFO_CONN_ST_UP; }
 static inline int bfo_link_up(const bfo_link *l) { return bfo_link_state_up(l->fsm.cs); }
 
-/* 1 for the dialer's states (after DIALER_CHOSEN). */
+/* 1 when this side dialed the connection it holds or makes (DIALING,
+ * HELLO_SENT, or UP on its own dial); 0 when it took the peer's hello, or
+ * holds none. */
 static inline int bfo_link_is_dialer(const bfo_link *l)
 {
     int cs = l->fsm.cs;
-    return cs == BFO_CONN_ST_DIALER_DOWN || cs == BFO_CONN_ST_DIALING ||
-           cs == BFO_CONN_ST_HELLO_SENT || cs == BFO_CONN_ST_DIALER_UP;
+    return cs == BFO_CONN_ST_DIALING || cs == BFO_CONN_ST_HELLO_SENT || (cs == BFO_CONN_ST_UP && l->dialer);
+}
+
+/* 1 when this dialer waits for the peer's reply on a connection that
+ * proves the peer's host answers (the binding's host_answers): the
+ * transport tells the engine so, at a bounded rate, while it lasts. */
+static inline int bfo_link_waits_on_host(const bfo_link_binding *b, const bfo_link *l)
+{
+    return b->host_answers && l->fsm.cs == BFO_CONN_ST_HELLO_SENT && !l->broken;
+}
+
+/* 1 when a connect() not fed yet goes first, before `event` in state cs:
+ * the connection that event makes answers it.  Not before a hello in DOWN:
+ * there the hello is taken first (fed first, the request would dial), and
+ * the request is fed before the connection is declared up. */
+static inline int bfo_link__ask_first(int event, int cs)
+{
+    switch (event) {
+    case BFO_CONN_EV_REPLY_RCVD:
+    case BFO_CONN_EV_PEER_READY:
+        return 1;
+    case BFO_CONN_EV_LOWER_HELLO_RCVD:
+    case BFO_CONN_EV_HIGHER_HELLO_RCVD:
+        return cs != BFO_CONN_ST_DOWN;
+    default:
+        return 0;
+    }
 }
 
 /* Feeds one event, then the events the actions return, until none is left.
  * Returns BFO_OK, or the first step's error (BFO_ERR_ILLEGAL_EVENT: the
  * machine does not take the event in its state; nothing changed, nothing
- * was done).  A pending connect() is fed first before REPLY_RCVD,
- * HELLO_RCVD and PEER_READY (the connection answers it); feeding
- * CONNECT_ASKED clears it. */
+ * was done).  A pending connect() is fed first where bfo_link__ask_first
+ * says; feeding CONNECT_ASKED clears it. */
 static inline int bfo_link_feed(bfo_link_binding *b, bfo_link *l, int event, void *arg,
                                 uint64_t now)
 {
     int first = 1, rc;
-    if (l->connect_req && (event == BFO_CONN_EV_REPLY_RCVD || event == BFO_CONN_EV_HELLO_RCVD ||
-                           event == BFO_CONN_EV_PEER_READY))
-        (void)bfo_link_feed(b, l, BFO_CONN_EV_CONNECT_ASKED, (void *)0, now);
     for (;;) {
         bfo_step st;
         int next = 0;
+        if (l->connect_req && bfo_link__ask_first(event, l->fsm.cs) &&
+            bfo_conn_accepts(l->fsm.cs, BFO_CONN_EV_CONNECT_ASKED))
+            (void)bfo_link_feed(b, l, BFO_CONN_EV_CONNECT_ASKED, (void *)0, now);
         memset(&st, 0, sizeof st);
         st.trace = b->trace;
         st.obj = l;
@@ -143,13 +188,17 @@ static inline int bfo_link_feed(bfo_link_binding *b, bfo_link *l, int event, voi
         for (unsigned i = 0; i < st.n_actions; i++) {
             int a = st.actions[i], r;
             if (a == BFO_CONN_ACT_DIAL) {
-                l->attempt++;
+                l->attempt = ++l->dialed;
+                l->dialer = 1;
                 l->deadline = now + b->timeout_ns;
             } else if (a == BFO_CONN_ACT_WAIT) {
                 l->deadline = now + b->timeout_ns;
             } else if (a == BFO_CONN_ACT_TAKE) {
-                l->attempt = l->offered;
+                l->attempt = l->taken = l->offered;
+                l->dialer = 0;
                 l->deadline = now + b->timeout_ns;
+            } else if (a == BFO_CONN_ACT_SEND_HELLO && b->host_answers) {
+                l->deadline = UINT64_MAX;
             }
             r = b->act(b, l, a, &st, arg);
             if (r > 0)
@@ -163,19 +212,17 @@ static inline int bfo_link_feed(bfo_link_binding *b, bfo_link *l, int event, voi
     }
 }
 
-/* Sets link l up for (peer, rail) as seen from rank `me`: the machine
- * learns which side it is (DIALER_CHOSEN, ACCEPTOR_CHOSEN).  A link to
- * itself stays NEW, where it takes nothing. */
+/* Sets link l up for (peer, rail) as seen from rank `me` (PEER_CHOSEN).  A
+ * link to itself stays NEW, where it takes nothing. */
 static inline void bfo_link_init(bfo_link_binding *b, bfo_link *l, int me, int peer, int rail)
 {
     memset(l, 0, sizeof *l);
     l->peer = peer;
     l->rail = rail;
+    l->lower = bfo_link_wins_ties(me, peer);
     bfo_conn_init(&l->fsm);
     if (peer != me)
-        bfo_link_feed(b, l,
-                      bfo_link_dials(me, peer) ? BFO_CONN_EV_DIALER_CHOSEN : BFO_CONN_EV_ACCEPTOR_CHOSEN,
-                      (void *)0, 0);
+        bfo_link_feed(b, l, BFO_CONN_EV_PEER_CHOSEN, (void *)0, 0);
 }
 
 /* The engine's connect(), from inside an engine call: only marks.  Returns
@@ -211,15 +258,44 @@ static inline int bfo_link_asked_all(bfo_link_binding *b, bfo_link *l0, size_t s
 }
 
 /* A valid hello from the peer for this link, with its attempt number: fed
- * as HELLO_RCVD when the number is above the last one taken, else as
- * STALE_HELLO_RCVD (a dial the peer gave up).  `in` is the transport's
- * incoming connection (take, send_reply, refuse get it). */
+ * as STALE_HELLO_RCVD when the number is not above the last one taken (a
+ * dial the peer gave up), else as LOWER_HELLO_RCVD or HIGHER_HELLO_RCVD by
+ * the peer's rank.  `in` is the transport's incoming connection (take,
+ * send_reply, refuse, refuse_tie get it). */
 static inline int bfo_link_hello(bfo_link_binding *b, bfo_link *l, uint64_t attempt, void *in,
                                  uint64_t now)
 {
     l->offered = attempt;
-    return bfo_link_feed(b, l, attempt > l->attempt ? BFO_CONN_EV_HELLO_RCVD : BFO_CONN_EV_STALE_HELLO_RCVD,
+    return bfo_link_feed(b, l,
+                         attempt <= l->taken ? BFO_CONN_EV_STALE_HELLO_RCVD
+                         : l->lower         ? BFO_CONN_EV_HIGHER_HELLO_RCVD
+                                            : BFO_CONN_EV_LOWER_HELLO_RCVD,
                          in, now);
+}
+
+/* The peer's valid reply to this side's current attempt, which names the
+ * last attempt the peer dialed itself (0: none, or a transport whose reply
+ * does not say): every hello of the peer up to that one is given up (a
+ * dial that lost the tie, read late), so stale from now on.  Fed as
+ * REPLY_RCVD. */
+static inline int bfo_link_reply(bfo_link_binding *b, bfo_link *l, uint64_t peer_dialed, uint64_t now)
+{
+    int rc = bfo_link_feed(b, l, BFO_CONN_EV_REPLY_RCVD, (void *)0, now);
+    if (rc == BFO_OK && peer_dialed > l->taken)
+        l->taken = peer_dialed;
+    return rc;
+}
+
+/* The peer answered this side's hello "I am dialing you" (refuse_tie):
+ * fed as TIE_LOST_RCVD when the peer is the lower rank and this side
+ * waits for its reply; otherwise BFO_ERR_ILLEGAL_EVENT, nothing fed (the
+ * higher rank may not say so: the transport breaks the connection as
+ * malformed). */
+static inline int bfo_link_tie_lost(bfo_link_binding *b, bfo_link *l, uint64_t now)
+{
+    if (l->lower || !bfo_conn_accepts(l->fsm.cs, BFO_CONN_EV_TIE_LOST_RCVD))
+        return BFO_ERR_ILLEGAL_EVENT;
+    return bfo_link_feed(b, l, BFO_CONN_EV_TIE_LOST_RCVD, (void *)0, now);
 }
 
 /* Feeds BROKEN (with its reason) when the link holds a connection that
@@ -301,9 +377,14 @@ static inline const char *bfo_link_why(const bfo_step *st, const void *arg)
         return (const char *)arg;
     switch (st->event) {
     case BFO_CONN_EV_CONNECT_ASKED: return "the engine reconnects";
-    case BFO_CONN_EV_HELLO_RCVD: return "replaced by a newer connection";
+    case BFO_CONN_EV_LOWER_HELLO_RCVD:
+    case BFO_CONN_EV_HIGHER_HELLO_RCVD:
+        return st->from == BFO_CONN_ST_DIALING || st->from == BFO_CONN_ST_HELLO_SENT
+                   ? "the peer's dial wins the tie (the lower rank's)"
+                   : "replaced by a newer connection";
+    case BFO_CONN_EV_TIE_LOST_RCVD: return "the peer dials this side (the lower rank's dial wins the tie)";
     case BFO_CONN_EV_TIMED_OUT:
-        return st->from == BFO_CONN_ST_AWAITING_HELLO ? "the peer did not connect in time"
+        return st->from == BFO_CONN_ST_AWAITING_HELLO ? "the peer, which won the tie, did not connect in time"
                                                       : "no connection within the connect timeout";
     case BFO_CONN_EV_DIAL_FAILED: return "the dial failed";
     case BFO_CONN_EV_STALE_HELLO_RCVD: return "a stale hello (an attempt the peer gave up)";

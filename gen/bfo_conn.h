@@ -12,7 +12,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xf0904467
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xbae665db
 #error "gen/bfo_conn.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -27,68 +27,69 @@ extern "C" {
 /* Events: this machine's own alphabet (spec/conn_alphabet.tab), not bfo_alphabet.h's.  0 is no
  * event. */
 #define BFO_CONN_EVENTS(X) \
-    X(DIALER_CHOSEN, 1) \
-    X(ACCEPTOR_CHOSEN, 2) \
-    X(CONNECT_ASKED, 3) \
-    X(DIAL_CONNECTED, 4) \
-    X(DIAL_FAILED, 5) \
-    X(REPLY_RCVD, 6) \
-    X(HELLO_RCVD, 7) \
+    X(PEER_CHOSEN, 1) \
+    X(CONNECT_ASKED, 2) \
+    X(DIAL_CONNECTED, 3) \
+    X(DIAL_FAILED, 4) \
+    X(REPLY_RCVD, 5) \
+    X(LOWER_HELLO_RCVD, 6) \
+    X(HIGHER_HELLO_RCVD, 7) \
     X(STALE_HELLO_RCVD, 8) \
-    X(PEER_READY, 9) \
-    X(BROKEN, 10) \
-    X(TIMED_OUT, 11)
+    X(TIE_LOST_RCVD, 9) \
+    X(PEER_READY, 10) \
+    X(BROKEN, 11) \
+    X(TIMED_OUT, 12)
 
 enum bfo_conn_event {
     BFO_CONN_EV_NONE = 0,
-    BFO_CONN_EV_DIALER_CHOSEN = 1, /* this side is the lower rank of the pair: it dials (fed once, at start) */
-    BFO_CONN_EV_ACCEPTOR_CHOSEN = 2, /* this side is the higher rank of the pair: it never dials, it waits for the peer's hello (fed once, at start) */
-    BFO_CONN_EV_CONNECT_ASKED = 3, /* the engine asked for a new connection (connect()): fed at the transport's next progress, or before a hello or reply that answers it */
-    BFO_CONN_EV_DIAL_CONNECTED = 4, /* the dial reached the peer: the transport's connection is made, the hello can go */
-    BFO_CONN_EV_DIAL_FAILED = 5, /* the dial could not be made (no address published, no socket, refused, no segment) */
-    BFO_CONN_EV_REPLY_RCVD = 6, /* the peer's reply to this side's hello arrived, valid and for this attempt */
-    BFO_CONN_EV_HELLO_RCVD = 7, /* a valid hello arrived from the peer for this rail, with an attempt number above the last one taken */
+    BFO_CONN_EV_PEER_CHOSEN = 1, /* the link joins this rank to another rank (fed once, at start; a link to this rank itself stays NEW) */
+    BFO_CONN_EV_CONNECT_ASKED = 2, /* the engine asked for a new connection (connect()): fed at the transport's next progress, or before a hello, reply or readiness that answers it */
+    BFO_CONN_EV_DIAL_CONNECTED = 3, /* this side's dial reached the peer: the transport's connection is made, the hello can go */
+    BFO_CONN_EV_DIAL_FAILED = 4, /* the dial could not be made (no address published, no socket, refused, no segment) */
+    BFO_CONN_EV_REPLY_RCVD = 5, /* the peer's reply to this side's hello arrived, valid and for this attempt */
+    BFO_CONN_EV_LOWER_HELLO_RCVD = 6, /* a valid hello arrived from the peer, the lower rank of the pair (its dial wins a tie), with an attempt number above the last one taken */
+    BFO_CONN_EV_HIGHER_HELLO_RCVD = 7, /* a valid hello arrived from the peer, the higher rank of the pair (this side's dial wins a tie), with an attempt number above the last one taken */
     BFO_CONN_EV_STALE_HELLO_RCVD = 8, /* a valid hello arrived whose attempt number is not above the last one taken: a dial the peer gave up */
-    BFO_CONN_EV_PEER_READY = 9, /* the dialer is ready for traffic on the connection this side accepted (verbs: its RTU; TCP and shm: once the reply is sent) */
-    BFO_CONN_EV_BROKEN = 10, /* the connection failed: an error, the peer closed it, a malformed frame or reply, or the engine dropped it (disconnect()) */
-    BFO_CONN_EV_TIMED_OUT = 11, /* the connect timeout passed while this side was making the connection or waiting for the peer's hello */
+    BFO_CONN_EV_TIE_LOST_RCVD = 9, /* the peer, the lower rank, answered this side's hello 'I am dialing you': its own dial wins the tie */
+    BFO_CONN_EV_PEER_READY = 10, /* the dialer is ready for traffic on the connection this side accepted (verbs: its RTU; TCP and shm: once the reply is sent) */
+    BFO_CONN_EV_BROKEN = 11, /* the connection failed: an error, the peer closed it, a malformed frame or reply, or the engine dropped it (disconnect()) */
+    BFO_CONN_EV_TIMED_OUT = 12, /* the connect timeout passed while this side dialed, waited for the winner's hello, or waited for the dialer to be ready */
 };
-#define BFO_CONN_EV_COUNT 12 /* events are 1 .. BFO_CONN_EV_COUNT-1 */
+#define BFO_CONN_EV_COUNT 13 /* events are 1 .. BFO_CONN_EV_COUNT-1 */
 
-/* Name of an event ("DIALER_CHOSEN"), or "(invalid)". */
+/* Name of an event ("PEER_CHOSEN"), or "(invalid)". */
 static inline const char *bfo_conn_event_name(int ev)
 {
     static const char *const names[] = {
         "(none)",
-        "DIALER_CHOSEN",
-        "ACCEPTOR_CHOSEN",
+        "PEER_CHOSEN",
         "CONNECT_ASKED",
         "DIAL_CONNECTED",
         "DIAL_FAILED",
         "REPLY_RCVD",
-        "HELLO_RCVD",
+        "LOWER_HELLO_RCVD",
+        "HIGHER_HELLO_RCVD",
         "STALE_HELLO_RCVD",
+        "TIE_LOST_RCVD",
         "PEER_READY",
         "BROKEN",
         "TIMED_OUT",
     };
-    return (ev >= 0 && ev < 12) ? names[ev] : "(invalid)";
+    return (ev >= 0 && ev < 13) ? names[ev] : "(invalid)";
 }
 
 /* States (numbers are Ragel's: they change when the spec changes). */
 enum bfo_conn_state {
     BFO_CONN_ST_NEW = 1,
-    BFO_CONN_ST_DIALER_DOWN = 2,
+    BFO_CONN_ST_DOWN = 2,
     BFO_CONN_ST_DIALING = 3,
     BFO_CONN_ST_HELLO_SENT = 4,
-    BFO_CONN_ST_DIALER_UP = 5,
-    BFO_CONN_ST_ACCEPTOR_DOWN = 6,
-    BFO_CONN_ST_AWAITING_HELLO = 7,
-    BFO_CONN_ST_REPLY_SENT_ASKED = 8,
-    BFO_CONN_ST_ACCEPTOR_UP = 9,
-    BFO_CONN_ST_REPLY_SENT = 10,
+    BFO_CONN_ST_UP = 5,
+    BFO_CONN_ST_REPLY_SENT = 6,
+    BFO_CONN_ST_REPLY_SENT_ASKED = 7,
+    BFO_CONN_ST_AWAITING_HELLO = 8,
 };
-#define BFO_CONN_NUM_STATES 11 /* states are 1 .. BFO_CONN_NUM_STATES-1 */
+#define BFO_CONN_NUM_STATES 9 /* states are 1 .. BFO_CONN_NUM_STATES-1 */
 
 /* Actions: what a transition asks the caller to do, in order. */
 enum bfo_conn_action {
@@ -98,12 +99,13 @@ enum bfo_conn_action {
     BFO_CONN_ACT_TAKE = 4,
     BFO_CONN_ACT_SEND_REPLY = 5,
     BFO_CONN_ACT_REFUSE = 6,
-    BFO_CONN_ACT_REPORT_UP = 7,
-    BFO_CONN_ACT_REPORT_FAILED = 8,
-    BFO_CONN_ACT_REPORT_ERROR = 9,
-    BFO_CONN_ACT_CLOSE = 10,
+    BFO_CONN_ACT_REFUSE_TIE = 7,
+    BFO_CONN_ACT_REPORT_UP = 8,
+    BFO_CONN_ACT_REPORT_FAILED = 9,
+    BFO_CONN_ACT_REPORT_ERROR = 10,
+    BFO_CONN_ACT_CLOSE = 11,
 };
-#define BFO_CONN_NUM_ACTIONS 11 /* actions are 1 .. BFO_CONN_NUM_ACTIONS-1 */
+#define BFO_CONN_NUM_ACTIONS 12 /* actions are 1 .. BFO_CONN_NUM_ACTIONS-1 */
 #define BFO_CONN_MAX_ACTIONS 4 /* most actions one transition emits */
 BFO_STATIC_ASSERT(BFO_CONN_MAX_ACTIONS <= BFO_MAX_ACTIONS,
                   "raise BFO_MAX_ACTIONS: a conn transition emits more");
@@ -111,15 +113,13 @@ BFO_STATIC_ASSERT(BFO_CONN_MAX_ACTIONS <= BFO_MAX_ACTIONS,
 static const char *const bfo_conn__state_names[] = {
     "(none)",
     "NEW",
-    "DIALER_DOWN",
+    "DOWN",
     "DIALING",
     "HELLO_SENT",
-    "DIALER_UP",
-    "ACCEPTOR_DOWN",
-    "AWAITING_HELLO",
-    "REPLY_SENT_ASKED",
-    "ACCEPTOR_UP",
+    "UP",
     "REPLY_SENT",
+    "REPLY_SENT_ASKED",
+    "AWAITING_HELLO",
 };
 static const char *const bfo_conn__action_names[] = {
     "(none)",
@@ -129,17 +129,18 @@ static const char *const bfo_conn__action_names[] = {
     "take",
     "send_reply",
     "refuse",
+    "refuse_tie",
     "report_up",
     "report_failed",
     "report_error",
     "close",
 };
 static const unsigned char bfo_conn__final[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 /* BFO_WAITS_* facts each state takes */
 static const unsigned char bfo_conn__waits[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
 /* With GCC the exec is inlined wherever the machine is known (bfo_<m>_step,
@@ -198,10 +199,8 @@ static BFO__EXEC_INLINE int bfo_conn__exec(int cs, unsigned char event, bfo_step
 	switch ( cs )
 	{
 case 1:
-	switch( (*p) ) {
-		case 1u: goto st2;
-		case 2u: goto st6;
-	}
+	if ( (*p) == 1u )
+		goto st2;
 	goto st0;
 st0:
 cs = 0;
@@ -213,27 +212,38 @@ tr7:
 	{ BFO_CONN__EMIT(REPORT_FAILED); }
 	{ BFO_CONN__EMIT(CLOSE); }
 	goto st2;
-tr14:
+tr19:
 	{ BFO_CONN__EMIT(REPORT_ERROR); }
 	{ BFO_CONN__EMIT(CLOSE); }
+	goto st2;
+tr23:
+	{ BFO_CONN__EMIT(CLOSE); }
+	goto st2;
+tr28:
+	{ BFO_CONN__EMIT(REPORT_FAILED); }
 	goto st2;
 st2:
 	if ( ++p == pe )
 		goto _test_eof2;
 	BFO__FALLTHROUGH;
 case 2:
-	if ( (*p) == 3u )
+	switch( (*p) ) {
+		case 2u: goto tr2;
+		case 8u: goto tr4;
+	}
+	if ( 6u <= (*p) && (*p) <= 7u )
 		goto tr3;
-	if ( 7u <= (*p) && (*p) <= 8u )
-		goto tr4;
 	goto st0;
-tr3:
+tr2:
 	{ BFO_CONN__EMIT(DIAL); }
 	goto st3;
-tr8:
+tr10:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st3;
-tr12:
+tr9:
+	{ BFO_CONN__EMIT(REFUSE_TIE); }
+	goto st3;
+tr16:
 	{ BFO_CONN__EMIT(CLOSE); }
 	{ BFO_CONN__EMIT(DIAL); }
 	goto st3;
@@ -243,21 +253,24 @@ st3:
 	BFO__FALLTHROUGH;
 case 3:
 	switch( (*p) ) {
-		case 3u: goto st3;
-		case 4u: goto tr6;
-		case 5u: goto tr7;
+		case 2u: goto st3;
+		case 3u: goto tr6;
+		case 4u: goto tr7;
+		case 6u: goto tr8;
+		case 7u: goto tr9;
+		case 8u: goto tr10;
 	}
-	if ( (*p) > 8u ) {
-		if ( 10u <= (*p) && (*p) <= 11u )
-			goto tr7;
-	} else if ( (*p) >= 7u )
-		goto tr8;
+	if ( 11u <= (*p) && (*p) <= 12u )
+		goto tr7;
 	goto st0;
-tr11:
+tr14:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st4;
 tr6:
 	{ BFO_CONN__EMIT(SEND_HELLO); }
+	goto st4;
+tr13:
+	{ BFO_CONN__EMIT(REFUSE_TIE); }
 	goto st4;
 st4:
 	if ( ++p == pe )
@@ -265,19 +278,20 @@ st4:
 	BFO__FALLTHROUGH;
 case 4:
 	switch( (*p) ) {
-		case 3u: goto st4;
-		case 6u: goto tr10;
+		case 2u: goto st4;
+		case 5u: goto tr12;
+		case 6u: goto tr8;
+		case 7u: goto tr13;
+		case 8u: goto tr14;
+		case 9u: goto tr15;
 	}
-	if ( (*p) > 8u ) {
-		if ( 10u <= (*p) && (*p) <= 11u )
-			goto tr7;
-	} else if ( (*p) >= 7u )
-		goto tr11;
+	if ( 11u <= (*p) && (*p) <= 12u )
+		goto tr7;
 	goto st0;
-tr13:
+tr18:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st5;
-tr10:
+tr12:
 	{ BFO_CONN__EMIT(REPORT_UP); }
 	goto st5;
 st5:
@@ -286,28 +300,30 @@ st5:
 	BFO__FALLTHROUGH;
 case 5:
 	switch( (*p) ) {
-		case 3u: goto tr12;
-		case 10u: goto tr14;
+		case 2u: goto tr16;
+		case 8u: goto tr18;
+		case 11u: goto tr19;
 	}
-	if ( 7u <= (*p) && (*p) <= 8u )
-		goto tr13;
+	if ( 6u <= (*p) && (*p) <= 7u )
+		goto tr17;
 	goto st0;
-tr17:
+tr3:
+	{ BFO_CONN__EMIT(TAKE); }
+	{ BFO_CONN__EMIT(SEND_REPLY); }
+	goto st6;
+tr22:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st6;
-tr26:
-	{ BFO_CONN__EMIT(REPORT_FAILED); }
+tr21:
 	{ BFO_CONN__EMIT(CLOSE); }
+	{ BFO_CONN__EMIT(TAKE); }
+	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st6;
-tr30:
+tr17:
 	{ BFO_CONN__EMIT(REPORT_ERROR); }
 	{ BFO_CONN__EMIT(CLOSE); }
-	goto st6;
-tr20:
-	{ BFO_CONN__EMIT(REPORT_FAILED); }
-	goto st6;
-tr33:
-	{ BFO_CONN__EMIT(CLOSE); }
+	{ BFO_CONN__EMIT(TAKE); }
+	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st6;
 st6:
 	if ( ++p == pe )
@@ -315,23 +331,27 @@ st6:
 	BFO__FALLTHROUGH;
 case 6:
 	switch( (*p) ) {
-		case 3u: goto tr15;
-		case 7u: goto tr16;
-		case 8u: goto tr17;
+		case 2u: goto st7;
+		case 8u: goto tr22;
+		case 10u: goto tr12;
 	}
+	if ( (*p) > 7u ) {
+		if ( 11u <= (*p) && (*p) <= 12u )
+			goto tr23;
+	} else if ( (*p) >= 6u )
+		goto tr21;
 	goto st0;
-tr19:
+tr26:
+	{ BFO_CONN__EMIT(TAKE); }
+	{ BFO_CONN__EMIT(SEND_REPLY); }
+	goto st7;
+tr24:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st7;
-tr15:
-	{ BFO_CONN__EMIT(WAIT); }
-	goto st7;
-tr25:
+tr8:
 	{ BFO_CONN__EMIT(CLOSE); }
-	goto st7;
-tr27:
-	{ BFO_CONN__EMIT(CLOSE); }
-	{ BFO_CONN__EMIT(WAIT); }
+	{ BFO_CONN__EMIT(TAKE); }
+	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st7;
 st7:
 	if ( ++p == pe )
@@ -339,23 +359,22 @@ st7:
 	BFO__FALLTHROUGH;
 case 7:
 	switch( (*p) ) {
-		case 3u: goto tr15;
-		case 7u: goto tr18;
-		case 8u: goto tr19;
-		case 11u: goto tr20;
+		case 2u: goto st7;
+		case 8u: goto tr24;
+		case 10u: goto tr12;
 	}
+	if ( (*p) > 7u ) {
+		if ( 11u <= (*p) && (*p) <= 12u )
+			goto tr7;
+	} else if ( (*p) >= 6u )
+		goto tr8;
 	goto st0;
-tr23:
+tr27:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st8;
-tr18:
-	{ BFO_CONN__EMIT(TAKE); }
-	{ BFO_CONN__EMIT(SEND_REPLY); }
-	goto st8;
-tr22:
+tr15:
 	{ BFO_CONN__EMIT(CLOSE); }
-	{ BFO_CONN__EMIT(TAKE); }
-	{ BFO_CONN__EMIT(SEND_REPLY); }
+	{ BFO_CONN__EMIT(WAIT); }
 	goto st8;
 st8:
 	if ( ++p == pe )
@@ -363,63 +382,11 @@ st8:
 	BFO__FALLTHROUGH;
 case 8:
 	switch( (*p) ) {
-		case 3u: goto st8;
-		case 7u: goto tr22;
-		case 8u: goto tr23;
-		case 9u: goto tr24;
-		case 10u: goto tr25;
-		case 11u: goto tr26;
+		case 2u: goto st8;
+		case 6u: goto tr26;
+		case 8u: goto tr27;
+		case 12u: goto tr28;
 	}
-	goto st0;
-tr29:
-	{ BFO_CONN__EMIT(REFUSE); }
-	goto st9;
-tr24:
-	{ BFO_CONN__EMIT(REPORT_UP); }
-	goto st9;
-st9:
-	if ( ++p == pe )
-		goto _test_eof9;
-	BFO__FALLTHROUGH;
-case 9:
-	switch( (*p) ) {
-		case 3u: goto tr27;
-		case 7u: goto tr28;
-		case 8u: goto tr29;
-		case 10u: goto tr30;
-	}
-	goto st0;
-tr32:
-	{ BFO_CONN__EMIT(REFUSE); }
-	goto st10;
-tr16:
-	{ BFO_CONN__EMIT(TAKE); }
-	{ BFO_CONN__EMIT(SEND_REPLY); }
-	goto st10;
-tr31:
-	{ BFO_CONN__EMIT(CLOSE); }
-	{ BFO_CONN__EMIT(TAKE); }
-	{ BFO_CONN__EMIT(SEND_REPLY); }
-	goto st10;
-tr28:
-	{ BFO_CONN__EMIT(REPORT_ERROR); }
-	{ BFO_CONN__EMIT(CLOSE); }
-	{ BFO_CONN__EMIT(TAKE); }
-	{ BFO_CONN__EMIT(SEND_REPLY); }
-	goto st10;
-st10:
-	if ( ++p == pe )
-		goto _test_eof10;
-	BFO__FALLTHROUGH;
-case 10:
-	switch( (*p) ) {
-		case 3u: goto st8;
-		case 7u: goto tr31;
-		case 8u: goto tr32;
-		case 9u: goto tr24;
-	}
-	if ( 10u <= (*p) && (*p) <= 11u )
-		goto tr33;
 	goto st0;
 	}
 	_test_eof2: cs = 2; goto _test_eof;
@@ -429,8 +396,6 @@ case 10:
 	_test_eof6: cs = 6; goto _test_eof;
 	_test_eof7: cs = 7; goto _test_eof;
 	_test_eof8: cs = 8; goto _test_eof;
-	_test_eof9: cs = 9; goto _test_eof;
-	_test_eof10: cs = 10; goto _test_eof;
 
 	_test_eof: {}
 	if ( p == eof )
@@ -444,13 +409,10 @@ case 10:
 	case 6:
 	case 7:
 	case 8:
-	case 9:
-	case 10:
 	{
-    (void)1; (void)2; (void)3;
-    (void)4; (void)5; (void)6;
-    (void)7; (void)10; (void)8;
-    (void)9;
+    (void)1; (void)2; (void)3; (void)4;
+    (void)8; (void)6; (void)7;
+    (void)5;
   }
 	break;
 	}

@@ -7,7 +7,7 @@
 # actions: connect(), accept, write the hello, close.
 #
 # What this machine owns, and the rail machine (rail.rl) does not: dialing,
-# accepting, the hello and its reply, both ends asking at once, a stale
+# accepting, the hello and its reply, both ends dialing at once, a stale
 # hello, teardown.  What it hands over: the connection is up (report_up:
 # CONNECTED), it could not be made (report_failed: CONNECT_FAILED), it broke
 # (report_error: RAIL_ERROR).  What stays in the rail machine: probing,
@@ -15,132 +15,144 @@
 # the connect timeout, and never retries: the next attempt starts when the
 # engine asks again (CONNECT_ASKED, after the rail machine's back-off).
 #
-# Who dials.  The lower rank of a pair dials, the higher rank accepts
-# (DIALER_CHOSEN, ACCEPTOR_CHOSEN: fed once, at start).  Both ends ask for
-# a connection (connect()) and, after a failure under both, after the same
-# back-off: they ask at once.  That gives one connection, never two: the
-# lower rank dials and the higher rank only waits for that dial, and a hello
-# that reaches the lower rank (the peer dialed too: a peer that breaks the
-# rule) is refused in every state of the dialer.  The higher rank's own
-# CONNECT_ASKED, whether it comes before the hello (it waits in
-# AWAITING_HELLO) or after (the connection being made answers it), ends in
-# the same connection; a connect() not yet fed when the hello or the reply
-# arrives is fed first, so the connection answers it.
+# Who dials.  Either side: the one whose engine asks (CONNECT_ASKED).  The
+# engine asks when it first needs the peer, so only one side may ask (rank
+# 7 sends to rank 2, rank 2 never to 7), or both at once (both send, or
+# both ask at init).  A hello that reaches a side with no dial of its own is
+# taken, whether its engine asked or not (it hears CONNECTED all the same).
+#
+# Both dial at once.  The lower rank's dial wins; both sides know which
+# that is (C classes every hello by its sender's rank: LOWER_HELLO_RCVD,
+# HIGHER_HELLO_RCVD).  The lower rank, dialing, answers the higher rank's
+# hello "I am dialing you" (refuse_tie) and goes on with its own dial.  The
+# higher rank, dialing, either reads the lower rank's hello first (it closes
+# its own dial in silence and takes that hello: the answer to its engine's
+# ask), or that answer first (TIE_LOST_RCVD: it closes its dial in silence
+# and waits for the winner's hello, AWAITING_HELLO, until the connect
+# timeout).  Either order ends in the one connection the lower rank dialed,
+# and the engine hears no failure.  The reply to a hello carries the last
+# attempt its sender dialed (C: a hello of that attempt or below, read late
+# behind the winner's, is stale), so the loser's hello, read after the
+# connection is up, never replaces it.
 #
 # Attempts.  Every dial carries an attempt number, counting up per (peer,
-# rail).  The acceptor takes a hello only when its number is above the last
-# one it took (HELLO_RCVD); one that is not (STALE_HELLO_RCVD) is a dial the
-# peer gave up, read late behind a newer one, and is refused in every state,
-# so it never replaces a newer connection.  The dialer takes a reply only
-# for its current attempt (C checks; another is a malformed reply: BROKEN).
+# rail) and side.  A hello is taken only when its number is above the last
+# one taken from that peer (LOWER_HELLO_RCVD, HIGHER_HELLO_RCVD); one that
+# is not (STALE_HELLO_RCVD) is a dial the peer gave up, read late behind a
+# newer one, and is refused in every state, so it never replaces a newer
+# connection.  The dialer takes a reply only for its current attempt (C
+# checks; another is a malformed reply: BROKEN).  A newer hello replaces a
+# live connection, whichever side dialed it: the peer gave it up (it broke
+# on its side first), as it always did for the side that accepted.
+#
+# The host answers.  The connect timeout fails a dial that does not connect
+# (DIALING), a wait for the winner's hello (AWAITING_HELLO) and an accepted
+# connection the dialer never declares ready (REPLY_SENT: verbs' RTU).
+# Once the dial connected and the hello is out (HELLO_SENT), a transport
+# whose connection proves that the peer's host answers (TCP: the peer's
+# kernel accepted; shm: the peer's process exists) disarms it: the peer may
+# be computing, and its reply comes when it next calls in; meanwhile the
+# transport tells the engine, at a bounded rate, that the host answers.
+# Only that connection failing (BROKEN) ends the wait.  Verbs' exchange
+# (UD datagrams, answered by the peer's software) keeps the timeout there.
 #
 # Teardown.  BROKEN in every state that holds a connection closes it; the
 # engine hears RAIL_ERROR when it had the connection, CONNECT_FAILED when it
 # waited for it, nothing otherwise.  A CONNECT_ASKED while the engine had
-# the connection up closes it in silence (the engine gave it up) and starts
+# the connection up closes it in silence (the engine gave it up) and dials
 # again.  Reports come before close: the engine hears of the failure, then
 # every operation in flight on the connection completes with an error.
 #
 # What C keeps, not this machine (backends/bfo_link.h): the attempt numbers
-# (the dialer's last dial; the acceptor's last hello taken), the connect
-# deadline (armed by dial, wait and take), the connect() not yet fed, and
-# the transport's own connection (socket, segment, queue pair) with what is
-# in flight on it.
+# (this side's last dial; the last hello taken from the peer; the current
+# connection's), whether this side is the lower rank (to class hellos), the
+# connect deadline (armed by dial, wait and take; disarmed by send_hello
+# where the transport's connection proves the host), the connect() not yet
+# fed, and the transport's own connection (socket, segment, queue pair)
+# with what is in flight on it.
 
   machine bfo_conn_grammar;
   include bfo_conn_alphabet "bfo_conn_alphabet.rl";
 
-  # A hello at the lower rank: the peer dialed too, or a stale one.
-  peer_dialed = HELLO_RCVD | STALE_HELLO_RCVD;
+  # A hello above the last one taken, from either side.
+  hello = LOWER_HELLO_RCVD | HIGHER_HELLO_RCVD;
 
   Conn = (
-    # The transport has not said yet which side dials.
+    # A link to this rank itself stays here and takes nothing.
     start: NEW: (
-        DIALER_CHOSEN -> DIALER_DOWN
-      | ACCEPTOR_CHOSEN -> ACCEPTOR_DOWN
+        PEER_CHOSEN -> DOWN
     ),
 
-    # ---- the lower rank: it dials --------------------------------------
-
-    # No connection; the engine waits for none.
-    DIALER_DOWN: (
+    # No connection; the engine waits for none.  A hello is taken: the
+    # peer's engine asked first, ours will hear CONNECTED.
+    DOWN: (
         CONNECT_ASKED @dial -> DIALING
-      | peer_dialed @refuse -> DIALER_DOWN
+      | hello @take @send_reply -> REPLY_SENT
+      | STALE_HELLO_RCVD @refuse -> DOWN
     ),
 
-    # The dial is on its way (the engine waits for it).
+    # This side's dial is on its way (the engine waits for it).  The peer
+    # dialed too: the lower rank's dial wins.
     DIALING: (
         DIAL_CONNECTED @send_hello -> HELLO_SENT
-      | DIAL_FAILED @report_failed @close -> DIALER_DOWN
-      | BROKEN @report_failed @close -> DIALER_DOWN
-      | TIMED_OUT @report_failed @close -> DIALER_DOWN
+      | DIAL_FAILED @report_failed @close -> DOWN
+      | BROKEN @report_failed @close -> DOWN
+      | TIMED_OUT @report_failed @close -> DOWN
       | CONNECT_ASKED -> DIALING
-      | peer_dialed @refuse -> DIALING
+      | HIGHER_HELLO_RCVD @refuse_tie -> DIALING
+      | LOWER_HELLO_RCVD @close @take @send_reply -> REPLY_SENT_ASKED
+      | STALE_HELLO_RCVD @refuse -> DIALING
     ),
 
-    # Connected, the hello sent; waiting for the acceptor's reply.
+    # Connected, the hello sent; waiting for the peer's reply.
     HELLO_SENT: (
-        REPLY_RCVD @report_up -> DIALER_UP
-      | BROKEN @report_failed @close -> DIALER_DOWN
-      | TIMED_OUT @report_failed @close -> DIALER_DOWN
+        REPLY_RCVD @report_up -> UP
+      | BROKEN @report_failed @close -> DOWN
+      | TIMED_OUT @report_failed @close -> DOWN
       | CONNECT_ASKED -> HELLO_SENT
-      | peer_dialed @refuse -> HELLO_SENT
+      | HIGHER_HELLO_RCVD @refuse_tie -> HELLO_SENT
+      | LOWER_HELLO_RCVD @close @take @send_reply -> REPLY_SENT_ASKED
+      | TIE_LOST_RCVD @close @wait -> AWAITING_HELLO
+      | STALE_HELLO_RCVD @refuse -> HELLO_SENT
     ),
 
-    # The engine has the connection.
-    DIALER_UP: (
-        BROKEN @report_error @close -> DIALER_DOWN
-      | CONNECT_ASKED @close @dial -> DIALING
-      | peer_dialed @refuse -> DIALER_UP
-    ),
-
-    # ---- the higher rank: it accepts -----------------------------------
-
-    # No connection; the engine waits for none.  A hello is taken all the
-    # same: the peer's engine asked first, ours will hear CONNECTED.
-    ACCEPTOR_DOWN: (
-        CONNECT_ASKED @wait -> AWAITING_HELLO
-      | HELLO_RCVD @take @send_reply -> REPLY_SENT
-      | STALE_HELLO_RCVD @refuse -> ACCEPTOR_DOWN
-    ),
-
-    # The engine waits; the peer has not dialed yet.
+    # The higher rank lost a tie: the engine waits; the lower rank's dial is
+    # on its way.
     AWAITING_HELLO: (
-        HELLO_RCVD @take @send_reply -> REPLY_SENT_ASKED
+        LOWER_HELLO_RCVD @take @send_reply -> REPLY_SENT_ASKED
       | STALE_HELLO_RCVD @refuse -> AWAITING_HELLO
-      | TIMED_OUT @report_failed -> ACCEPTOR_DOWN
-      | CONNECT_ASKED @wait -> AWAITING_HELLO
+      | TIMED_OUT @report_failed -> DOWN
+      | CONNECT_ASKED -> AWAITING_HELLO
     ),
 
     # A hello taken and answered; waiting for the dialer to be ready, the
     # engine not waiting (yet).  A newer hello replaces the connection.
     REPLY_SENT: (
-        PEER_READY @report_up -> ACCEPTOR_UP
+        PEER_READY @report_up -> UP
       | CONNECT_ASKED -> REPLY_SENT_ASKED
-      | HELLO_RCVD @close @take @send_reply -> REPLY_SENT
+      | hello @close @take @send_reply -> REPLY_SENT
       | STALE_HELLO_RCVD @refuse -> REPLY_SENT
-      | BROKEN @close -> ACCEPTOR_DOWN
-      | TIMED_OUT @close -> ACCEPTOR_DOWN
+      | BROKEN @close -> DOWN
+      | TIMED_OUT @close -> DOWN
     ),
 
-    # The same, and the engine waits for it: when it breaks, the engine
-    # keeps waiting for the peer's next dial, until the connect timeout.
+    # The same, and the engine waits for it.
     REPLY_SENT_ASKED: (
-        PEER_READY @report_up -> ACCEPTOR_UP
+        PEER_READY @report_up -> UP
       | CONNECT_ASKED -> REPLY_SENT_ASKED
-      | HELLO_RCVD @close @take @send_reply -> REPLY_SENT_ASKED
+      | hello @close @take @send_reply -> REPLY_SENT_ASKED
       | STALE_HELLO_RCVD @refuse -> REPLY_SENT_ASKED
-      | BROKEN @close -> AWAITING_HELLO
-      | TIMED_OUT @report_failed @close -> ACCEPTOR_DOWN
+      | BROKEN @report_failed @close -> DOWN
+      | TIMED_OUT @report_failed @close -> DOWN
     ),
 
-    # The engine has the connection.  A newer hello replaces it: the peer
-    # gave it up (it broke on its side first).
-    ACCEPTOR_UP: (
-        BROKEN @report_error @close -> ACCEPTOR_DOWN
-      | CONNECT_ASKED @close @wait -> AWAITING_HELLO
-      | HELLO_RCVD @report_error @close @take @send_reply -> REPLY_SENT
-      | STALE_HELLO_RCVD @refuse -> ACCEPTOR_UP
+    # The engine has the connection (dialed by either side).  A newer hello
+    # replaces it: the peer gave it up (it broke on its side first).
+    UP: (
+        BROKEN @report_error @close -> DOWN
+      | CONNECT_ASKED @close @dial -> DIALING
+      | hello @report_error @close @take @send_reply -> REPLY_SENT
+      | STALE_HELLO_RCVD @refuse -> UP
     )
   );
 }%%

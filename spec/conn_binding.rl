@@ -18,6 +18,7 @@
   action take           { BFO_CONN__EMIT(TAKE); }
   action send_reply     { BFO_CONN__EMIT(SEND_REPLY); }
   action refuse         { BFO_CONN__EMIT(REFUSE); }
+  action refuse_tie     { BFO_CONN__EMIT(REFUSE_TIE); }
   action report_up      { BFO_CONN__EMIT(REPORT_UP); }
   action report_failed  { BFO_CONN__EMIT(REPORT_FAILED); }
   action report_error   { BFO_CONN__EMIT(REPORT_ERROR); }
@@ -28,10 +29,9 @@
   # References every label so that Ragel exports its state number; an
   # end-of-input action that never runs (see send_binding.rl).
   action name_states {
-    (void)fentry(NEW); (void)fentry(DIALER_DOWN); (void)fentry(DIALING);
-    (void)fentry(HELLO_SENT); (void)fentry(DIALER_UP); (void)fentry(ACCEPTOR_DOWN);
+    (void)fentry(NEW); (void)fentry(DOWN); (void)fentry(DIALING); (void)fentry(HELLO_SENT);
     (void)fentry(AWAITING_HELLO); (void)fentry(REPLY_SENT); (void)fentry(REPLY_SENT_ASKED);
-    (void)fentry(ACCEPTOR_UP);
+    (void)fentry(UP);
   }
 
   main := Conn $eof(name_states);

@@ -3,14 +3,18 @@
  *
  * test_transitions.c checks every (state, event) pair of the conn machine
  * alone.  This checks what the module adds around it, with a binding that
- * records the actions: the lower rank dials; every step passes through
- * bfo_link_feed and the trace hook; an illegal event is refused by name and
- * changes nothing; a dial's attempt number and a hello's are compared
- * (a stale hello refused, a newer one taken); a connect() not fed yet is fed
- * first when the hello or the reply that answers it arrives; the events an
- * action returns are fed after it; the connect deadline.  Both ends of a
- * pair, connected back to back, make one connection when they ask at once,
- * in either order.
+ * records the actions: every step passes through bfo_link_feed and the
+ * trace hook; an illegal event is refused by name and changes nothing; a
+ * dial's attempt number and a hello's are compared (a stale hello refused,
+ * a newer one taken, classed by its sender's rank); a connect() not fed yet
+ * is fed where the connection being made answers it; the events an action
+ * returns are fed after it; the connect deadline, and where it is disarmed
+ * (a dial that connected to a host that answers).
+ *
+ * Then two ends back to back (a "wire" that carries hellos, replies and
+ * tie answers, delivered in the order a test chooses): either side may
+ * dial; both dialing at once gives one connection whatever the order of
+ * arrival; the loser's hello read late never replaces it.
  */
 #include "bfo_test.h"
 
@@ -21,16 +25,53 @@ typedef struct rec {
     int dial_result;  /* what dial returns (0: the transport says later) */
     int reply_result; /* what send_reply returns */
     int traced;
+    struct wire *w;   /* two ends back to back: the messages go there */
+    int side;
 } rec;
+
+/* ------------------------------------------------------------ the wire */
+
+enum { M_HELLO = 1, M_REPLY, M_TIE_LOST };
+
+typedef struct msg {
+    int kind, to;
+    uint64_t attempt; /* the hello's; a reply's or tie answer's: the attempt it answers */
+    uint64_t dialed;  /* a reply: the last attempt its sender dialed */
+    int gone;
+} msg;
+
+typedef struct wire {
+    bfo_link_binding b[2];
+    rec r[2];
+    bfo_tracer t[2];
+    bfo_link l[2];
+    msg m[16];
+    int n;
+    uint64_t now;
+} wire;
+
+static void post(wire *w, int kind, int to, uint64_t attempt, uint64_t dialed)
+{
+    assert_true(w->n < 16);
+    w->m[w->n++] = (msg){ kind, to, attempt, dialed, 0 };
+}
 
 static int act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step *st, void *arg)
 {
     rec *r = (rec *)b->ctx;
     size_t n = strlen(r->log);
-    (void)l;
     (void)st;
     (void)arg;
     snprintf(r->log + n, sizeof r->log - n, "%s%s", n ? " " : "", bfo_conn_action_name(action));
+    if (r->w) {
+        int to = 1 - r->side;
+        if (action == BFO_CONN_ACT_SEND_HELLO)
+            post(r->w, M_HELLO, to, l->attempt, 0);
+        else if (action == BFO_CONN_ACT_SEND_REPLY)
+            post(r->w, M_REPLY, to, l->attempt, l->dialed);
+        else if (action == BFO_CONN_ACT_REFUSE_TIE)
+            post(r->w, M_TIE_LOST, to, l->offered, 0);
+    }
     if (action == BFO_CONN_ACT_DIAL)
         return r->dial_result;
     if (action == BFO_CONN_ACT_SEND_REPLY)
@@ -66,7 +107,71 @@ static const char *took(rec *r)
     return out;
 }
 
-static void test_the_lower_rank_dials(void **state)
+/* Ranks 0 (side 0, the lower) and 1 (side 1): TCP-like ends, a dial
+ * connects at once and a reply leaves the acceptor ready. */
+static void wire_init(wire *w, int host_answers)
+{
+    memset(w, 0, sizeof *w);
+    for (int i = 0; i < 2; i++) {
+        setup(&w->b[i], &w->r[i], &w->t[i]);
+        w->b[i].host_answers = host_answers;
+        w->r[i].w = w;
+        w->r[i].side = i;
+        w->r[i].dial_result = BFO_CONN_EV_DIAL_CONNECTED;
+        w->r[i].reply_result = BFO_CONN_EV_PEER_READY;
+        bfo_link_init(&w->b[i], &w->l[i], i, 1 - i, 0);
+    }
+}
+
+/* The engine of side i asks, and its transport feeds it. */
+static void ask(wire *w, int i)
+{
+    bfo_link_ask(&w->b[i], &w->l[i]);
+    bfo_link_asked(&w->b[i], &w->l[i], w->now);
+}
+
+/* Delivers message k as the transport would: a hello to the machine; a
+ * reply or tie answer only on the connection it answers (this side's dial
+ * of that attempt, still waiting), else it went with a closed connection. */
+static void deliver(wire *w, int k)
+{
+    msg *m = &w->m[k];
+    bfo_link_binding *b = &w->b[m->to];
+    bfo_link *l = &w->l[m->to];
+    assert_false(m->gone);
+    m->gone = 1;
+    if (m->kind == M_HELLO) {
+        assert_int_equal(bfo_link_hello(b, l, m->attempt, m, w->now), BFO_OK);
+        return;
+    }
+    if (l->fsm.cs != BFO_CONN_ST_HELLO_SENT || m->attempt != l->attempt)
+        return; /* its connection is closed */
+    if (m->kind == M_REPLY)
+        assert_int_equal(bfo_link_reply(b, l, m->dialed, w->now), BFO_OK);
+    else
+        assert_int_equal(bfo_link_tie_lost(b, l, w->now), BFO_OK);
+}
+
+/* Index of the first undelivered message of this kind to side `to`. */
+static int find(wire *w, int kind, int to)
+{
+    for (int k = 0; k < w->n; k++)
+        if (!w->m[k].gone && w->m[k].kind == kind && w->m[k].to == to)
+            return k;
+    fail_msg("no message of kind %d to side %d", kind, to);
+    return -1;
+}
+
+static void deliver_rest(wire *w)
+{
+    for (int k = 0; k < w->n; k++)
+        if (!w->m[k].gone)
+            deliver(w, k);
+}
+
+/* ------------------------------------------------------------- one end */
+
+static void test_every_link_starts_down_a_link_to_itself_takes_nothing(void **state)
 {
     bfo_link_binding b;
     rec r;
@@ -77,13 +182,12 @@ static void test_the_lower_rank_dials(void **state)
     bfo_link_init(&b, &lo, 0, 1, 0); /* rank 0's link to rank 1 */
     bfo_link_init(&b, &hi, 1, 0, 0); /* rank 1's link to rank 0 */
     bfo_link_init(&b, &self, 1, 1, 0);
-    assert_int_equal(lo.fsm.cs, BFO_CONN_ST_DIALER_DOWN);
-    assert_int_equal(hi.fsm.cs, BFO_CONN_ST_ACCEPTOR_DOWN);
+    assert_int_equal(lo.fsm.cs, BFO_CONN_ST_DOWN);
+    assert_int_equal(hi.fsm.cs, BFO_CONN_ST_DOWN);
     assert_int_equal(self.fsm.cs, BFO_CONN_ST_NEW);
-    assert_true(bfo_link_is_dialer(&lo));
-    assert_false(bfo_link_is_dialer(&hi));
+    assert_true(lo.lower);
+    assert_false(hi.lower);
     assert_int_equal(r.traced, 2);
-    /* a link to itself takes nothing */
     assert_int_equal(bfo_link_feed(&b, &self, BFO_CONN_EV_CONNECT_ASKED, NULL, 0), BFO_ERR_ILLEGAL_EVENT);
     assert_int_equal(self.fsm.cs, BFO_CONN_ST_NEW);
 }
@@ -99,13 +203,13 @@ static void test_an_illegal_event_is_refused_by_name_and_changes_nothing(void **
     bfo_link_init(&b, &l, 0, 1, 0);
     r.traced = 0;
     assert_int_equal(bfo_link_feed(&b, &l, BFO_CONN_EV_REPLY_RCVD, NULL, 5), BFO_ERR_ILLEGAL_EVENT);
-    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DIALER_DOWN);
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DOWN);
     assert_string_equal(took(&r), "");
     assert_int_equal(r.traced, 1); /* the hook sees the refused step */
     assert_int_equal(b.refused, 1);
     assert_int_equal(bfo_link_feed(&b, &l, 0, NULL, 5), BFO_ERR_BAD_EVENT);
     assert_int_equal(bfo_link_feed(&b, &l, BFO_CONN_EV_COUNT, NULL, 5), BFO_ERR_BAD_EVENT);
-    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DIALER_DOWN);
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DOWN);
     /* BROKEN and TIMED_OUT only where the machine takes them */
     assert_int_equal(bfo_link_broken(&b, &l, "why", 5), 0);
     assert_int_equal(bfo_link_timeout(&b, &l, 5000), 0);
@@ -120,7 +224,7 @@ static void test_dialer_dial_hello_reply_up_and_the_deadline(void **state)
     bfo_link l;
     (void)state;
     setup(&b, &r, &tr);
-    bfo_link_init(&b, &l, 0, 1, 0);
+    bfo_link_init(&b, &l, 1, 0, 0); /* the higher rank dials too */
     assert_int_equal(bfo_link_ask(&b, &l), 1);
     assert_int_equal(bfo_link_ask(&b, &l), 0);
     assert_int_equal(b.asked, 1);
@@ -128,17 +232,21 @@ static void test_dialer_dial_hello_reply_up_and_the_deadline(void **state)
     assert_int_equal(b.asked, 0);
     assert_string_equal(took(&r), "dial");
     assert_int_equal(l.attempt, 1);
+    assert_int_equal(l.dialed, 1);
+    assert_true(bfo_link_is_dialer(&l));
     assert_int_equal(l.deadline, 1100);
     assert_int_equal(bfo_link_timeout(&b, &l, 1099), 0);
     assert_int_equal(bfo_link_feed(&b, &l, BFO_CONN_EV_DIAL_CONNECTED, NULL, 200), BFO_OK);
     assert_string_equal(took(&r), "send_hello");
+    assert_int_equal(l.deadline, 1100); /* host_answers 0: the timeout runs on */
     /* a connect() that comes meanwhile is answered by this connection */
     bfo_link_ask(&b, &l);
-    assert_int_equal(bfo_link_feed(&b, &l, BFO_CONN_EV_REPLY_RCVD, NULL, 300), BFO_OK);
+    assert_int_equal(bfo_link_reply(&b, &l, 0, 300), BFO_OK);
     assert_string_equal(took(&r), "report_up");
     assert_int_equal(l.connect_req, 0);
     assert_int_equal(b.asked, 0);
     assert_true(bfo_link_up(&l));
+    assert_true(bfo_link_is_dialer(&l));
     /* the engine gives it up: closed in silence, dialed again (attempt 2) */
     bfo_link_ask(&b, &l);
     bfo_link_asked(&b, &l, 400);
@@ -147,7 +255,7 @@ static void test_dialer_dial_hello_reply_up_and_the_deadline(void **state)
     /* no connection within the timeout */
     assert_int_equal(bfo_link_timeout(&b, &l, 1400), 1);
     assert_string_equal(took(&r), "report_failed close");
-    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DIALER_DOWN);
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DOWN);
 }
 
 static void test_a_dial_that_fails_at_once_is_fed_after_the_step(void **state)
@@ -163,7 +271,7 @@ static void test_a_dial_that_fails_at_once_is_fed_after_the_step(void **state)
     bfo_link_ask(&b, &l);
     assert_int_equal(bfo_link_asked(&b, &l, 0), BFO_OK);
     assert_string_equal(took(&r), "dial report_failed close");
-    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DIALER_DOWN);
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DOWN);
     r.dial_result = BFO_CONN_EV_DIAL_CONNECTED; /* shm: the dial is made at once */
     bfo_link_ask(&b, &l);
     bfo_link_asked(&b, &l, 0);
@@ -171,7 +279,7 @@ static void test_a_dial_that_fails_at_once_is_fed_after_the_step(void **state)
     assert_int_equal(l.fsm.cs, BFO_CONN_ST_HELLO_SENT);
 }
 
-static void test_acceptor_takes_newer_hellos_and_refuses_stale_ones(void **state)
+static void test_stale_hellos_are_refused_newer_ones_replace_the_connection(void **state)
 {
     bfo_link_binding b;
     rec r;
@@ -184,21 +292,52 @@ static void test_acceptor_takes_newer_hellos_and_refuses_stale_ones(void **state
     assert_int_equal(bfo_link_hello(&b, &l, 3, NULL, 0), BFO_OK);
     assert_string_equal(took(&r), "take send_reply report_up");
     assert_int_equal(l.attempt, 3);
-    assert_int_equal(l.fsm.cs, BFO_CONN_ST_ACCEPTOR_UP);
+    assert_int_equal(l.taken, 3);
+    assert_false(bfo_link_is_dialer(&l));
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_UP);
     assert_int_equal(bfo_link_hello(&b, &l, 3, NULL, 0), BFO_OK);
     assert_string_equal(took(&r), "refuse");
     assert_int_equal(bfo_link_hello(&b, &l, 2, NULL, 0), BFO_OK);
     assert_string_equal(took(&r), "refuse");
-    assert_int_equal(l.fsm.cs, BFO_CONN_ST_ACCEPTOR_UP);
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_UP);
     assert_int_equal(bfo_link_hello(&b, &l, 4, NULL, 0), BFO_OK); /* the peer gave ours up */
     assert_string_equal(took(&r), "report_error close take send_reply report_up");
     assert_int_equal(l.attempt, 4);
     /* a connect() not fed yet is fed first: the old connection closes in
-     * silence (the engine gave it up), the hello answers the request */
+     * silence (the engine gave it up); the peer's dial wins the tie with
+     * this side's new one, whose hello never went */
     bfo_link_ask(&b, &l);
     assert_int_equal(bfo_link_hello(&b, &l, 5, NULL, 0), BFO_OK);
-    assert_string_equal(took(&r), "close wait take send_reply report_up");
+    assert_string_equal(took(&r), "close dial close take send_reply report_up");
     assert_int_equal(b.asked, 0);
+    assert_int_equal(l.attempt, 5);
+    assert_int_equal(l.dialed, 1); /* numbered all the same */
+    /* a stale hello is refused while this side dials too */
+    bfo_link_ask(&b, &l);
+    bfo_link_asked(&b, &l, 0);
+    assert_string_equal(took(&r), "close dial");
+    assert_int_equal(bfo_link_hello(&b, &l, 5, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "refuse");
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DIALING);
+}
+
+static void test_a_hello_in_down_answers_a_connect_not_fed_yet_without_a_dial(void **state)
+{
+    bfo_link_binding b;
+    rec r;
+    bfo_tracer tr;
+    bfo_link l;
+    (void)state;
+    setup(&b, &r, &tr);
+    bfo_link_init(&b, &l, 0, 1, 0);
+    r.reply_result = BFO_CONN_EV_PEER_READY;
+    bfo_link_ask(&b, &l);
+    assert_int_equal(bfo_link_hello(&b, &l, 1, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "take send_reply report_up"); /* no dial, no close */
+    assert_int_equal(b.asked, 0);
+    assert_int_equal(l.connect_req, 0);
+    assert_int_equal(l.dialed, 0);
+    assert_true(bfo_link_up(&l));
 }
 
 static void test_acceptor_with_a_third_leg_verbs(void **state)
@@ -219,55 +358,78 @@ static void test_acceptor_with_a_third_leg_verbs(void **state)
     assert_string_equal(took(&r), "");
     assert_int_equal(l.fsm.cs, BFO_CONN_ST_REPLY_SENT_ASKED);
     assert_int_equal(bfo_link_broken(&b, &l, "RTU: from the wrong rank", 30), 1);
-    assert_string_equal(took(&r), "close");
-    assert_int_equal(l.fsm.cs, BFO_CONN_ST_AWAITING_HELLO); /* the engine keeps waiting */
-    assert_int_equal(bfo_link_timeout(&b, &l, 1010), 1);
-    assert_string_equal(took(&r), "report_failed");
+    assert_string_equal(took(&r), "report_failed close"); /* the engine backs off, asks again */
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DOWN);
 }
 
-/* Two ends back to back: rank 0 dials, rank 1 accepts; both ask at once. */
-static void both_ask(int hello_first)
+/* A dialer connected to a host that answers (TCP: its kernel accepted;
+ * shm: its process holds the socket) waits for the reply longer than the
+ * connect timeout: the peer computes.  Only the connection failing ends
+ * the wait.  Without host_answers (verbs) the timeout runs on. */
+static void test_a_dialer_waiting_for_a_computing_peer_is_not_failed(void **state)
 {
-    bfo_link_binding b0, b1;
-    rec r0, r1;
-    bfo_tracer t0, t1;
-    bfo_link a, z;
-    setup(&b0, &r0, &t0);
-    setup(&b1, &r1, &t1);
-    r1.reply_result = BFO_CONN_EV_PEER_READY;
-    bfo_link_init(&b0, &a, 0, 1, 0);
-    bfo_link_init(&b1, &z, 1, 0, 0);
-    bfo_link_ask(&b0, &a);
-    bfo_link_ask(&b1, &z);
-    bfo_link_asked(&b0, &a, 0);
-    bfo_link_feed(&b0, &a, BFO_CONN_EV_DIAL_CONNECTED, NULL, 0);
-    assert_string_equal(took(&r0), "dial send_hello");
-    if (!hello_first)
-        bfo_link_asked(&b1, &z, 0);
-    assert_int_equal(bfo_link_hello(&b1, &z, a.attempt, NULL, 0), BFO_OK);
-    assert_int_equal(b1.asked, 0);
-    bfo_link_asked(&b1, &z, 0); /* nothing left to feed */
-    bfo_link_feed(&b0, &a, BFO_CONN_EV_REPLY_RCVD, NULL, 0);
-    assert_true(bfo_link_up(&a));
-    assert_true(bfo_link_up(&z));
-    assert_string_equal(took(&r0), "report_up");
-    assert_string_equal(took(&r1), "wait take send_reply report_up");
-    assert_int_equal(a.attempt, z.attempt);
-}
-
-static void test_both_ask_at_once_hello_after_the_acceptors_connect(void **state)
-{
+    bfo_link_binding b;
+    rec r;
+    bfo_tracer tr;
+    bfo_link l;
     (void)state;
-    both_ask(0);
+    setup(&b, &r, &tr);
+    b.host_answers = 1;
+    bfo_link_init(&b, &l, 0, 1, 0);
+    r.dial_result = BFO_CONN_EV_DIAL_CONNECTED;
+    bfo_link_ask(&b, &l);
+    bfo_link_asked(&b, &l, 0);
+    assert_string_equal(took(&r), "dial send_hello");
+    assert_true(bfo_link_waits_on_host(&b, &l));
+    assert_int_equal(bfo_link_timeout(&b, &l, 1000), 0);
+    assert_int_equal(bfo_link_timeout(&b, &l, 1000000000ull), 0); /* a million timeouts later */
+    assert_string_equal(took(&r), "");
+    assert_int_equal(bfo_link_reply(&b, &l, 0, 1000000001ull), BFO_OK);
+    assert_string_equal(took(&r), "report_up");
+    /* the same wait, the connection broken: the engine hears it failed */
+    bfo_link_ask(&b, &l);
+    bfo_link_asked(&b, &l, 2000000000ull);
+    assert_string_equal(took(&r), "close dial send_hello");
+    assert_int_equal(bfo_link_broken(&b, &l, "closed by the peer", 3000000000ull), 1);
+    assert_string_equal(took(&r), "report_failed close");
+    assert_false(bfo_link_waits_on_host(&b, &l));
+    /* verbs: no proof from the transport, the timeout runs on */
+    b.host_answers = 0;
+    bfo_link_ask(&b, &l);
+    bfo_link_asked(&b, &l, 0);
+    assert_string_equal(took(&r), "dial send_hello");
+    assert_false(bfo_link_waits_on_host(&b, &l));
+    assert_int_equal(bfo_link_timeout(&b, &l, 1000), 1);
+    assert_string_equal(took(&r), "report_failed close");
 }
 
-static void test_both_ask_at_once_hello_before_the_acceptors_connect(void **state)
+/* A dead host: the dial never connects (no answer) or is refused; it fails
+ * within the connect timeout even where a connected dial would wait. */
+static void test_a_dead_host_still_fails_within_the_connect_timeout(void **state)
 {
+    bfo_link_binding b;
+    rec r;
+    bfo_tracer tr;
+    bfo_link l;
     (void)state;
-    both_ask(1);
+    setup(&b, &r, &tr);
+    b.host_answers = 1;
+    bfo_link_init(&b, &l, 1, 0, 0);
+    bfo_link_ask(&b, &l);
+    bfo_link_asked(&b, &l, 500); /* no answer: the dial stays DIALING */
+    assert_string_equal(took(&r), "dial");
+    assert_false(bfo_link_waits_on_host(&b, &l));
+    assert_int_equal(bfo_link_timeout(&b, &l, 1499), 0);
+    assert_int_equal(bfo_link_timeout(&b, &l, 1500), 1);
+    assert_string_equal(took(&r), "report_failed close");
+    bfo_link_ask(&b, &l);
+    bfo_link_asked(&b, &l, 2000);
+    assert_int_equal(bfo_link_feed(&b, &l, BFO_CONN_EV_DIAL_FAILED, (void *)"connect: refused", 2001), BFO_OK);
+    assert_string_equal(took(&r), "dial report_failed close");
 }
 
-static void test_a_hello_at_the_dialer_is_refused_the_peer_dialed_too(void **state)
+/* A tie answer from the higher rank: it may not say so (malformed). */
+static void test_a_tie_lost_answer_from_the_higher_rank_is_refused(void **state)
 {
     bfo_link_binding b;
     rec r;
@@ -276,24 +438,155 @@ static void test_a_hello_at_the_dialer_is_refused_the_peer_dialed_too(void **sta
     (void)state;
     setup(&b, &r, &tr);
     bfo_link_init(&b, &l, 0, 1, 0);
-    assert_int_equal(bfo_link_hello(&b, &l, 9, NULL, 0), BFO_OK);
-    assert_string_equal(took(&r), "refuse");
-    assert_int_equal(l.attempt, 0); /* taken from no one */
-    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DIALER_DOWN);
+    r.dial_result = BFO_CONN_EV_DIAL_CONNECTED;
+    bfo_link_ask(&b, &l);
+    bfo_link_asked(&b, &l, 0);
+    assert_string_equal(took(&r), "dial send_hello");
+    assert_int_equal(bfo_link_tie_lost(&b, &l, 0), BFO_ERR_ILLEGAL_EVENT);
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_HELLO_SENT);
+    assert_string_equal(took(&r), "");
+}
+
+/* ---------------------------------------------------- two ends, one wire */
+
+static void both_up_on(wire *w, uint64_t attempt, int dialer_side)
+{
+    assert_true(bfo_link_up(&w->l[0]));
+    assert_true(bfo_link_up(&w->l[1]));
+    assert_int_equal(w->l[0].attempt, attempt);
+    assert_int_equal(w->l[1].attempt, attempt);
+    assert_true(bfo_link_is_dialer(&w->l[dialer_side]));
+    assert_false(bfo_link_is_dialer(&w->l[1 - dialer_side]));
+}
+
+static void test_only_the_higher_rank_asks_connected(void **state)
+{
+    wire w;
+    (void)state;
+    wire_init(&w, 1);
+    ask(&w, 1); /* rank 1 sends to rank 0, which never sent to it */
+    deliver_rest(&w);
+    both_up_on(&w, 1, 1);
+    assert_string_equal(took(&w.r[1]), "dial send_hello report_up");
+    assert_string_equal(took(&w.r[0]), "take send_reply report_up"); /* its engine hears CONNECTED */
+}
+
+static void test_only_the_lower_rank_asks_connected(void **state)
+{
+    wire w;
+    (void)state;
+    wire_init(&w, 1);
+    ask(&w, 0);
+    deliver_rest(&w);
+    both_up_on(&w, 1, 0);
+    assert_string_equal(took(&w.r[0]), "dial send_hello report_up");
+    assert_string_equal(took(&w.r[1]), "take send_reply report_up");
+}
+
+/* Both dial; the lower rank's hello reaches the higher rank first: it
+ * closes its own dial and takes it.  Its own hello, read late by the lower
+ * rank, is refused by the tie, the tie answer goes with a closed
+ * connection.  One connection, no failure reported. */
+static void test_simultaneous_dial_winners_hello_first(void **state)
+{
+    wire w;
+    (void)state;
+    wire_init(&w, 1);
+    ask(&w, 0);
+    ask(&w, 1);
+    deliver(&w, find(&w, M_HELLO, 1));
+    assert_string_equal(took(&w.r[1]), "dial send_hello close take send_reply report_up");
+    deliver(&w, find(&w, M_HELLO, 0)); /* the lower rank still waits for its reply */
+    assert_string_equal(took(&w.r[0]), "dial send_hello refuse_tie");
+    deliver_rest(&w);
+    assert_string_equal(took(&w.r[0]), "report_up");
+    assert_string_equal(took(&w.r[1]), "");
+    both_up_on(&w, 1, 0);
+}
+
+/* Both dial; the tie answer reaches the higher rank first: it closes its
+ * dial, waits, then takes the winner's hello.  One connection, no failure. */
+static void test_simultaneous_dial_tie_answer_first(void **state)
+{
+    wire w;
+    (void)state;
+    wire_init(&w, 1);
+    ask(&w, 1); /* in the other order of asking, too */
+    ask(&w, 0);
+    deliver(&w, find(&w, M_HELLO, 0));
+    assert_string_equal(took(&w.r[0]), "dial send_hello refuse_tie");
+    deliver(&w, find(&w, M_TIE_LOST, 1));
+    assert_string_equal(took(&w.r[1]), "dial send_hello close wait");
+    assert_int_equal(w.l[1].fsm.cs, BFO_CONN_ST_AWAITING_HELLO);
+    assert_int_equal(bfo_link_timeout(&w.b[1], &w.l[1], w.now + 999), 0);
+    deliver(&w, find(&w, M_HELLO, 1));
+    assert_string_equal(took(&w.r[1]), "take send_reply report_up");
+    deliver_rest(&w);
+    assert_string_equal(took(&w.r[0]), "report_up");
+    both_up_on(&w, 1, 0);
+}
+
+/* The higher rank's hello is read by the lower rank only after the
+ * connection is up: the reply named it as given up, so it is stale. */
+static void test_simultaneous_dial_losers_hello_read_late_is_stale(void **state)
+{
+    wire w;
+    (void)state;
+    wire_init(&w, 1);
+    ask(&w, 0);
+    ask(&w, 1);
+    deliver(&w, find(&w, M_HELLO, 1));
+    deliver(&w, find(&w, M_REPLY, 0));
+    both_up_on(&w, 1, 0);
+    took(&w.r[0]);
+    deliver(&w, find(&w, M_HELLO, 0));
+    assert_string_equal(took(&w.r[0]), "refuse");
+    both_up_on(&w, 1, 0);
+    /* the higher rank's next dial (its connection broke) is newer */
+    took(&w.r[1]);
+    bfo_link_broken(&w.b[1], &w.l[1], "closed", 0);
+    ask(&w, 1);
+    deliver(&w, find(&w, M_HELLO, 0));
+    assert_string_equal(took(&w.r[0]), "report_error close take send_reply report_up");
+    deliver_rest(&w);
+    both_up_on(&w, 2, 1);
+}
+
+/* The winner's hello never comes: the loser's wait ends at the timeout. */
+static void test_a_lost_tie_whose_winner_never_dials_fails_at_the_timeout(void **state)
+{
+    wire w;
+    (void)state;
+    wire_init(&w, 1);
+    ask(&w, 0);
+    ask(&w, 1);
+    deliver(&w, find(&w, M_HELLO, 0));
+    deliver(&w, find(&w, M_TIE_LOST, 1));
+    took(&w.r[1]);
+    assert_int_equal(bfo_link_timeout(&w.b[1], &w.l[1], w.now + 1000), 1);
+    assert_string_equal(took(&w.r[1]), "report_failed");
+    assert_int_equal(w.l[1].fsm.cs, BFO_CONN_ST_DOWN);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_the_lower_rank_dials),
+        cmocka_unit_test(test_every_link_starts_down_a_link_to_itself_takes_nothing),
         cmocka_unit_test(test_an_illegal_event_is_refused_by_name_and_changes_nothing),
         cmocka_unit_test(test_dialer_dial_hello_reply_up_and_the_deadline),
         cmocka_unit_test(test_a_dial_that_fails_at_once_is_fed_after_the_step),
-        cmocka_unit_test(test_acceptor_takes_newer_hellos_and_refuses_stale_ones),
+        cmocka_unit_test(test_stale_hellos_are_refused_newer_ones_replace_the_connection),
+        cmocka_unit_test(test_a_hello_in_down_answers_a_connect_not_fed_yet_without_a_dial),
         cmocka_unit_test(test_acceptor_with_a_third_leg_verbs),
-        cmocka_unit_test(test_both_ask_at_once_hello_after_the_acceptors_connect),
-        cmocka_unit_test(test_both_ask_at_once_hello_before_the_acceptors_connect),
-        cmocka_unit_test(test_a_hello_at_the_dialer_is_refused_the_peer_dialed_too),
+        cmocka_unit_test(test_a_dialer_waiting_for_a_computing_peer_is_not_failed),
+        cmocka_unit_test(test_a_dead_host_still_fails_within_the_connect_timeout),
+        cmocka_unit_test(test_a_tie_lost_answer_from_the_higher_rank_is_refused),
+        cmocka_unit_test(test_only_the_higher_rank_asks_connected),
+        cmocka_unit_test(test_only_the_lower_rank_asks_connected),
+        cmocka_unit_test(test_simultaneous_dial_winners_hello_first),
+        cmocka_unit_test(test_simultaneous_dial_tie_answer_first),
+        cmocka_unit_test(test_simultaneous_dial_losers_hello_read_late_is_stale),
+        cmocka_unit_test(test_a_lost_tie_whose_winner_never_dials_fails_at_the_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -412,6 +412,75 @@ static void test_connect_reports_connected_with_generation_and_pid(void **state)
     close_side(&b);
 }
 
+/* First use: only one side's engine asks (rank 1 sends to rank 0, which
+ * never sent to it; then the other way): that side dials, the other takes
+ * its hello and hears CONNECTED all the same; nobody fails. */
+static void test_either_side_alone_connects(void **state)
+{
+    (void)state;
+    for (int asker = 0; asker < 2; asker++) {
+        side s[2];
+        book bk;
+        bfo_config c = small_cfg();
+        uint64_t end;
+        memset(&bk, 0, sizeof bk);
+        assert_int_equal(open_side(&s[0], &bk, 0, 2, 1, &c, NULL), BFO_OK);
+        assert_int_equal(open_side(&s[1], &bk, 1, 2, 1, &c, NULL), BFO_OK);
+        assert_int_equal(OPS->start(s[0].tv, JOB), BFO_OK);
+        assert_int_equal(OPS->start(s[1].tv, JOB), BFO_OK);
+        assert_int_equal(s[asker].be.connect(s[asker].be.ctx, 1 - asker, 0), 0);
+        end = now_ns() + 2000000000ull;
+        while ((!count_ev(&s[0], BFO_EV_CONNECTED, 0) || !count_ev(&s[1], BFO_EV_CONNECTED, 0)) && now_ns() < end) {
+            progress(&s[0]);
+            progress(&s[1]);
+        }
+        for (int r = 0; r < 2; r++) {
+            assert_int_equal(count_ev(&s[r], BFO_EV_CONNECTED, 0), 1);
+            assert_int_equal(count_ev(&s[r], BFO_EV_CONNECT_FAILED, 0), 0);
+            assert_int_equal(conn_state(&s[r], 1 - r, 0), 2);
+        }
+        assert_int_equal(info(&s[0], 1, 0).generation, 1);
+        close_side(&s[0]);
+        close_side(&s[1]);
+    }
+}
+
+/* Rank 0 dials; rank 1 computes (no progress call) for five connect
+ * timeouts: its process exists and holds the listener the dial reached.
+ * Rank 0 does not fail the attempt, and tells the engine that the peer is
+ * heard; rank 1 calls in, both are connected. */
+static void test_a_dialer_waiting_for_a_computing_peer_is_not_failed(void **state)
+{
+    side a, b;
+    book bk;
+    bfo_config c = small_cfg();
+    bfo_shm_options o = *small_opt();
+    uint64_t end;
+    (void)state;
+    o.connect_timeout_ns = 100000000ull;
+    memset(&bk, 0, sizeof bk);
+    assert_int_equal(open_side(&a, &bk, 0, 2, 1, &c, &o), BFO_OK);
+    assert_int_equal(open_side(&b, &bk, 1, 2, 1, &c, &o), BFO_OK);
+    assert_int_equal(OPS->start(a.tv, JOB), BFO_OK);
+    assert_int_equal(OPS->start(b.tv, JOB), BFO_OK);
+    assert_int_equal(a.be.connect(a.be.ctx, 1, 0), 0);
+    pump(&a, NULL, NULL, NULL, 500);
+    assert_int_equal(count_ev(&a, BFO_EV_CONNECT_FAILED, 0), 0);
+    assert_int_equal(count_ev(&a, BFO_EV_CONNECTED, 0), 0);
+    assert_int_equal(conn_state(&a, 1, 0), 1); /* the hello sent, waiting */
+    assert_true(a.heard >= 3);
+    end = now_ns() + 2000000000ull;
+    while ((!count_ev(&a, BFO_EV_CONNECTED, 0) || !count_ev(&b, BFO_EV_CONNECTED, 0)) && now_ns() < end) {
+        progress(&b);
+        progress(&a);
+    }
+    assert_int_equal(count_ev(&a, BFO_EV_CONNECTED, 0), 1);
+    assert_int_equal(count_ev(&b, BFO_EV_CONNECTED, 0), 1);
+    assert_int_equal(count_ev(&a, BFO_EV_CONNECT_FAILED, 0) + count_ev(&b, BFO_EV_CONNECT_FAILED, 0), 0);
+    close_side(&a);
+    close_side(&b);
+}
+
 static void test_frames_in_order_and_intact_across_ring_wraparound(void **state)
 {
     side a, b;
@@ -1377,6 +1446,8 @@ int main(void)
         cmocka_unit_test(test_crc32c_is_castagnoli),
         cmocka_unit_test(test_claims_shm_rails_only),
         cmocka_unit_test(test_connect_reports_connected_with_generation_and_pid),
+        cmocka_unit_test(test_either_side_alone_connects),
+        cmocka_unit_test(test_a_dialer_waiting_for_a_computing_peer_is_not_failed),
         cmocka_unit_test(test_frames_in_order_and_intact_across_ring_wraparound),
         cmocka_unit_test(test_ok_only_after_the_receivers_engine_took_the_frame),
         cmocka_unit_test(test_again_offers_the_same_frame_later_in_order),

@@ -504,63 +504,60 @@ static const row rail_rows[] = {
 /* ---------------------------------------------------------------- conn -- */
 #define C(from, ev, to, acts) { BFO_CONN_ST_##from, BFO_CONN_EV_##ev, BFO_CONN_ST_##to, acts }
 static const row conn_rows[] = {
-    /* who dials: the lower rank */
-    C(NEW, DIALER_CHOSEN, DIALER_DOWN, ""),
-    C(NEW, ACCEPTOR_CHOSEN, ACCEPTOR_DOWN, ""),
+    C(NEW, PEER_CHOSEN, DOWN, ""),
 
-    /* the dialer */
-    C(DIALER_DOWN, CONNECT_ASKED, DIALING, "dial"),
-    C(DIALER_DOWN, HELLO_RCVD, DIALER_DOWN, "refuse"),       /* the peer dialed too */
-    C(DIALER_DOWN, STALE_HELLO_RCVD, DIALER_DOWN, "refuse"),
+    /* no connection: either side dials; a hello is taken */
+    C(DOWN, CONNECT_ASKED, DIALING, "dial"),
+    C(DOWN, LOWER_HELLO_RCVD, REPLY_SENT, "take send_reply"),
+    C(DOWN, HIGHER_HELLO_RCVD, REPLY_SENT, "take send_reply"),    /* only one side asked */
+    C(DOWN, STALE_HELLO_RCVD, DOWN, "refuse"),
 
     C(DIALING, DIAL_CONNECTED, HELLO_SENT, "send_hello"),
-    C(DIALING, DIAL_FAILED, DIALER_DOWN, "report_failed close"),
-    C(DIALING, BROKEN, DIALER_DOWN, "report_failed close"),
-    C(DIALING, TIMED_OUT, DIALER_DOWN, "report_failed close"),
+    C(DIALING, DIAL_FAILED, DOWN, "report_failed close"),
+    C(DIALING, BROKEN, DOWN, "report_failed close"),
+    C(DIALING, TIMED_OUT, DOWN, "report_failed close"),      /* no answer: a dead host */
     C(DIALING, CONNECT_ASKED, DIALING, ""),                  /* the dial answers it */
-    C(DIALING, HELLO_RCVD, DIALING, "refuse"),
+    C(DIALING, HIGHER_HELLO_RCVD, DIALING, "refuse_tie"),    /* both dial: ours wins */
+    C(DIALING, LOWER_HELLO_RCVD, REPLY_SENT_ASKED, "close take send_reply"), /* theirs wins */
     C(DIALING, STALE_HELLO_RCVD, DIALING, "refuse"),
 
-    C(HELLO_SENT, REPLY_RCVD, DIALER_UP, "report_up"),
-    C(HELLO_SENT, BROKEN, DIALER_DOWN, "report_failed close"),
-    C(HELLO_SENT, TIMED_OUT, DIALER_DOWN, "report_failed close"),
+    C(HELLO_SENT, REPLY_RCVD, UP, "report_up"),
+    C(HELLO_SENT, BROKEN, DOWN, "report_failed close"),
+    C(HELLO_SENT, TIMED_OUT, DOWN, "report_failed close"),
     C(HELLO_SENT, CONNECT_ASKED, HELLO_SENT, ""),
-    C(HELLO_SENT, HELLO_RCVD, HELLO_SENT, "refuse"),
+    C(HELLO_SENT, HIGHER_HELLO_RCVD, HELLO_SENT, "refuse_tie"),
+    C(HELLO_SENT, LOWER_HELLO_RCVD, REPLY_SENT_ASKED, "close take send_reply"),
+    C(HELLO_SENT, TIE_LOST_RCVD, AWAITING_HELLO, "close wait"), /* no failure reported */
     C(HELLO_SENT, STALE_HELLO_RCVD, HELLO_SENT, "refuse"),
 
-    C(DIALER_UP, BROKEN, DIALER_DOWN, "report_error close"),
-    C(DIALER_UP, CONNECT_ASKED, DIALING, "close dial"),       /* the engine gave it up */
-    C(DIALER_UP, HELLO_RCVD, DIALER_UP, "refuse"),
-    C(DIALER_UP, STALE_HELLO_RCVD, DIALER_UP, "refuse"),
-
-    /* the acceptor */
-    C(ACCEPTOR_DOWN, CONNECT_ASKED, AWAITING_HELLO, "wait"),
-    C(ACCEPTOR_DOWN, HELLO_RCVD, REPLY_SENT, "take send_reply"),
-    C(ACCEPTOR_DOWN, STALE_HELLO_RCVD, ACCEPTOR_DOWN, "refuse"),
-
-    C(AWAITING_HELLO, HELLO_RCVD, REPLY_SENT_ASKED, "take send_reply"),
+    /* the higher rank lost a tie: the winner's hello comes */
+    C(AWAITING_HELLO, LOWER_HELLO_RCVD, REPLY_SENT_ASKED, "take send_reply"),
     C(AWAITING_HELLO, STALE_HELLO_RCVD, AWAITING_HELLO, "refuse"),
-    C(AWAITING_HELLO, TIMED_OUT, ACCEPTOR_DOWN, "report_failed"),
-    C(AWAITING_HELLO, CONNECT_ASKED, AWAITING_HELLO, "wait"),
+    C(AWAITING_HELLO, TIMED_OUT, DOWN, "report_failed"),
+    C(AWAITING_HELLO, CONNECT_ASKED, AWAITING_HELLO, ""),
 
-    C(REPLY_SENT, PEER_READY, ACCEPTOR_UP, "report_up"),
+    C(REPLY_SENT, PEER_READY, UP, "report_up"),
     C(REPLY_SENT, CONNECT_ASKED, REPLY_SENT_ASKED, ""),       /* the connection answers it */
-    C(REPLY_SENT, HELLO_RCVD, REPLY_SENT, "close take send_reply"),
+    C(REPLY_SENT, LOWER_HELLO_RCVD, REPLY_SENT, "close take send_reply"),
+    C(REPLY_SENT, HIGHER_HELLO_RCVD, REPLY_SENT, "close take send_reply"),
     C(REPLY_SENT, STALE_HELLO_RCVD, REPLY_SENT, "refuse"),
-    C(REPLY_SENT, BROKEN, ACCEPTOR_DOWN, "close"),
-    C(REPLY_SENT, TIMED_OUT, ACCEPTOR_DOWN, "close"),
+    C(REPLY_SENT, BROKEN, DOWN, "close"),
+    C(REPLY_SENT, TIMED_OUT, DOWN, "close"),
 
-    C(REPLY_SENT_ASKED, PEER_READY, ACCEPTOR_UP, "report_up"),
+    C(REPLY_SENT_ASKED, PEER_READY, UP, "report_up"),
     C(REPLY_SENT_ASKED, CONNECT_ASKED, REPLY_SENT_ASKED, ""),
-    C(REPLY_SENT_ASKED, HELLO_RCVD, REPLY_SENT_ASKED, "close take send_reply"),
+    C(REPLY_SENT_ASKED, LOWER_HELLO_RCVD, REPLY_SENT_ASKED, "close take send_reply"),
+    C(REPLY_SENT_ASKED, HIGHER_HELLO_RCVD, REPLY_SENT_ASKED, "close take send_reply"),
     C(REPLY_SENT_ASKED, STALE_HELLO_RCVD, REPLY_SENT_ASKED, "refuse"),
-    C(REPLY_SENT_ASKED, BROKEN, AWAITING_HELLO, "close"),     /* the engine keeps waiting */
-    C(REPLY_SENT_ASKED, TIMED_OUT, ACCEPTOR_DOWN, "report_failed close"),
+    C(REPLY_SENT_ASKED, BROKEN, DOWN, "report_failed close"),
+    C(REPLY_SENT_ASKED, TIMED_OUT, DOWN, "report_failed close"),
 
-    C(ACCEPTOR_UP, BROKEN, ACCEPTOR_DOWN, "report_error close"),
-    C(ACCEPTOR_UP, CONNECT_ASKED, AWAITING_HELLO, "close wait"),
-    C(ACCEPTOR_UP, HELLO_RCVD, REPLY_SENT, "report_error close take send_reply"),
-    C(ACCEPTOR_UP, STALE_HELLO_RCVD, ACCEPTOR_UP, "refuse"),
+    /* up, dialed by either side */
+    C(UP, BROKEN, DOWN, "report_error close"),
+    C(UP, CONNECT_ASKED, DIALING, "close dial"),             /* the engine gave it up */
+    C(UP, LOWER_HELLO_RCVD, REPLY_SENT, "report_error close take send_reply"), /* the peer gave it up */
+    C(UP, HIGHER_HELLO_RCVD, REPLY_SENT, "report_error close take send_reply"),
+    C(UP, STALE_HELLO_RCVD, UP, "refuse"),
 };
 #undef C
 
@@ -913,7 +910,7 @@ static void test_names_and_finals(void **state)
     assert_string_equal(bfo_conn_action_name(BFO_CONN_ACT_SEND_REPLY), "send_reply");
     assert_string_equal(bfo_conn_event_name(BFO_CONN_EV_STALE_HELLO_RCVD), "STALE_HELLO_RCVD");
     assert_string_equal(bfo_conn_event_name(BFO_CONN_EV_COUNT), "(invalid)");
-    assert_false(bfo_conn_is_final(BFO_CONN_ST_DIALER_UP));
+    assert_false(bfo_conn_is_final(BFO_CONN_ST_UP));
     assert_string_equal(bfo_peer_state_name(BFO_PEER_ST_UNREACHABLE), "UNREACHABLE");
     assert_string_equal(bfo_peer_action_name(BFO_PEER_ACT_FENCE), "fence");
     assert_string_equal(bfo_peer_event_name(BFO_PEER_EV_DEATH_REPORTED), "DEATH_REPORTED");

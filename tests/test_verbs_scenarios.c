@@ -141,7 +141,7 @@ typedef struct vworld {
     uint64_t ctl_delay[5]; /* per kind; 0: 20-100 us at random */
     size_t frame;
     uint8_t *kinds; /* when set: the kind of each operation of the run, by number */
-    uint64_t violations, pumps, max_pumps, refused;
+    uint64_t violations, pumps, max_pumps, refused, ties; /* ties: REQs refused because both dialed */
     char why[160];
     vw_cov *cov;
 } vworld;
@@ -582,7 +582,11 @@ static int hw_conn(void *ctx, int qi, int action, void *arg)
         h->ctl_at = 0;
         return 0;
     case BFO_CONN_ACT_REFUSE:
-        w->refused++;
+    case BFO_CONN_ACT_REFUSE_TIE: /* both dialed, this side's won: closed too (no "dialing you" here) */
+        if (action == BFO_CONN_ACT_REFUSE)
+            w->refused++;
+        else
+            w->ties++;
         ctl_send(w, VC_CLOSE, R->rank, c->from, c->rail, c->gen, 0, c->from_inc, 0);
         return 0;
     default:
@@ -606,7 +610,7 @@ static void cm_deliver(vworld *w, vw_ctl *c)
     vw_hwqp *h = &R->hw[qi];
     switch (c->kind) {
     case VC_REQ:
-        if (!bfo_link_is_dialer(&q->link) && !bfo_vg_port_ok(&R->g, c->rail)) {
+        if (!bfo_vg_port_ok(&R->g, c->rail)) {
             w->refused++; /* no queue pair can answer it now */
             ctl_send(w, VC_CLOSE, c->to, c->from, c->rail, c->gen, 0, c->from_inc, 0);
             return;
@@ -621,7 +625,7 @@ static void cm_deliver(vworld *w, vw_ctl *c)
         h->partner = c->from_inc;
         ctl_send(w, VC_RTU, c->to, c->from, c->rail, c->gen, h->inc, h->partner, 0);
         h->ctl = 0;
-        bfo_vg_reply(&R->g, qi);
+        bfo_vg_reply(&R->g, qi, 0);
         break;
     case VC_RTU:
         if ((q->link.fsm.cs != BFO_CONN_ST_REPLY_SENT && q->link.fsm.cs != BFO_CONN_ST_REPLY_SENT_ASKED) ||
@@ -1339,8 +1343,10 @@ static void stale_req(uint64_t last)
     uint64_t qp_err;
     race_start(&x);
     if (last) {
-        x.w->r[0].g.qps[bfo_vg_qi(&x.w->r[0].g, 1, 0)].link.attempt = last;
-        x.w->r[1].g.qps[bfo_vg_qi(&x.w->r[1].g, 0, 0)].link.attempt = last;
+        for (int r = 0; r < 2; r++) { /* both sides dialed and took up to `last` */
+            bfo_link *l = &x.w->r[r].g.qps[bfo_vg_qi(&x.w->r[r].g, 1 - r, 0)].link;
+            l->attempt = l->dialed = l->taken = last;
+        }
     }
     async_event(x.w, 0, bfo_vg_qi(&x.w->r[0].g, 1, 0), BFO_VEV_QP_FATAL);
     assert_true(race_run(&x, req_sent, 1000000000ull));
@@ -1383,11 +1389,11 @@ static void test_attempt_numbers_wrap_around_32_bits(void **state)
     assert_true(bfo_vg_attempt(&q, 1) == 1);
     assert_true(bfo_vg_attempt(&q, 0) == 0);          /* not above 0: stale */
     assert_true(bfo_vg_attempt(&q, 0x80000001u) == 0); /* far behind: stale, no underflow */
-    q.link.attempt = 0xffffffffull;
+    q.link.taken = 0xffffffffull; /* widened against the last REQ taken */
     assert_true(bfo_vg_attempt(&q, 0) == 0x100000000ull);
     assert_true(bfo_vg_attempt(&q, 1) == 0x100000001ull);
     assert_true(bfo_vg_attempt(&q, 0xfffffffeu) == 0xfffffffeull);
-    q.link.attempt = 0x100000001ull;
+    q.link.taken = 0x100000001ull;
     assert_true(bfo_vg_attempt(&q, 0) == 0x100000000ull);           /* stale */
     assert_true(bfo_vg_attempt(&q, 0xffffffffu) == 0xffffffffull); /* stale */
     assert_true(bfo_vg_attempt(&q, 2) == 0x100000002ull);
@@ -1478,7 +1484,12 @@ static void test_a_newer_req_while_connect_is_pending_replaces_the_connection_si
     assert_int_equal(g.qps[qi].link.fsm.cs, BFO_CONN_ST_REPLY_SENT_ASKED);
     assert_int_equal(g.lb.asked, 0);
     assert_int_equal(L.n, 1); /* nothing heard */
-    assert_int_equal(L.flushes, 1);
+    /* the request, fed first, closed the old queue pair and dialed; the
+     * REQ of rank 0 (the lower rank) won the tie with that dial: it was
+     * closed too, before any REQ of its own went out */
+    assert_int_equal(L.flushes, 2);
+    assert_true(bfo_link_is_dialer(&g.qps[qi].link) == 0);
+    assert_int_equal(g.qps[qi].link.dialed, 1);
     assert_int_equal(g.st[0].qp_errors, 1);
     g.qps[qi].hw = 1;
     assert_int_equal(bfo_vg_ready(&g, qi), BFO_OK);

@@ -197,36 +197,36 @@ static void test_classify(void **state)
 {
     (void)state;
     /* a REQ: the machine's (new, stale, or at the dialer: refused there) */
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_ACCEPTOR_DOWN, 0, 1, 10, 0, 0), BFO_VU_HELLO);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_AWAITING_HELLO, 3, 4, 10, 0, 0), BFO_VU_HELLO);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_REPLY_SENT, 3, 4, 11, 1, 10), BFO_VU_HELLO);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_REPLY_SENT, 3, 2, 9, 1, 10), BFO_VU_HELLO);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_DIALER_UP, 3, 3, 10, 1, 10), BFO_VU_HELLO);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_DOWN, 0, 0, 1, 10, 0, 0), BFO_VU_HELLO);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_AWAITING_HELLO, 0, 3, 4, 10, 0, 0), BFO_VU_HELLO);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_REPLY_SENT, 0, 3, 4, 11, 1, 10), BFO_VU_HELLO);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_REPLY_SENT, 0, 3, 2, 9, 1, 10), BFO_VU_HELLO);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_UP, 1, 3, 3, 10, 1, 10), BFO_VU_HELLO);
     /* ... but the one taken, its REP lost: the REP again */
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_REPLY_SENT, 3, 3, 10, 1, 10), BFO_VU_REP_AGAIN);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_REPLY_SENT_ASKED, 3, 3, 10, 1, 10),
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_REPLY_SENT, 0, 3, 3, 10, 1, 10), BFO_VU_REP_AGAIN);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_REPLY_SENT_ASKED, 0, 3, 3, 10, 1, 10),
                      BFO_VU_REP_AGAIN);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_ACCEPTOR_UP, 3, 3, 10, 1, 10), BFO_VU_REP_AGAIN);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_UP, 0, 3, 3, 10, 1, 10), BFO_VU_REP_AGAIN);
     /* the same attempt, its queue pair gone (closed since): the machine's (stale) */
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_ACCEPTOR_DOWN, 3, 3, 10, 0, 10), BFO_VU_HELLO);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_DOWN, 0, 3, 3, 10, 0, 10), BFO_VU_HELLO);
     /* the attempt's low 32 bits: 0x1_00000003 and 3 are the same attempt */
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_REPLY_SENT, 0x100000003ull, 3, 10, 1, 10),
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REQ, BFO_CONN_ST_REPLY_SENT, 0, 0x100000003ull, 3, 10, 1, 10),
                      BFO_VU_REP_AGAIN);
     /* a REP */
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REP, BFO_CONN_ST_HELLO_SENT, 5, 5, 20, 1, 0), BFO_VU_TAKE_REP);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REP, BFO_CONN_ST_HELLO_SENT, 5, 4, 20, 1, 0), BFO_VU_DROP);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REP, BFO_CONN_ST_DIALER_UP, 5, 5, 20, 1, 20), BFO_VU_RTU_AGAIN);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REP, BFO_CONN_ST_DIALER_UP, 5, 5, 21, 1, 20), BFO_VU_DROP);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REP, BFO_CONN_ST_DIALER_DOWN, 5, 5, 20, 0, 20), BFO_VU_DROP);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REP, BFO_CONN_ST_DIALING, 5, 5, 20, 1, 0), BFO_VU_DROP);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REP, BFO_CONN_ST_HELLO_SENT, 1, 5, 5, 20, 1, 0), BFO_VU_TAKE_REP);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REP, BFO_CONN_ST_HELLO_SENT, 1, 5, 4, 20, 1, 0), BFO_VU_DROP);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REP, BFO_CONN_ST_UP, 1, 5, 5, 20, 1, 20), BFO_VU_RTU_AGAIN);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REP, BFO_CONN_ST_UP, 1, 5, 5, 21, 1, 20), BFO_VU_DROP);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REP, BFO_CONN_ST_DOWN, 0, 5, 5, 20, 0, 20), BFO_VU_DROP);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_REP, BFO_CONN_ST_DIALING, 1, 5, 5, 20, 1, 0), BFO_VU_DROP);
     /* an RTU */
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_RTU, BFO_CONN_ST_REPLY_SENT, 5, 5, 0, 1, 20), BFO_VU_TAKE_RTU);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_RTU, BFO_CONN_ST_REPLY_SENT_ASKED, 5, 5, 0, 1, 20),
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_RTU, BFO_CONN_ST_REPLY_SENT, 0, 5, 5, 0, 1, 20), BFO_VU_TAKE_RTU);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_RTU, BFO_CONN_ST_REPLY_SENT_ASKED, 0, 5, 5, 0, 1, 20),
                      BFO_VU_TAKE_RTU);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_RTU, BFO_CONN_ST_REPLY_SENT, 5, 4, 0, 1, 20), BFO_VU_DROP);
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_RTU, BFO_CONN_ST_ACCEPTOR_UP, 5, 5, 0, 1, 20), BFO_VU_DROP);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_RTU, BFO_CONN_ST_REPLY_SENT, 0, 5, 4, 0, 1, 20), BFO_VU_DROP);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_RTU, BFO_CONN_ST_UP, 0, 5, 5, 0, 1, 20), BFO_VU_DROP);
     /* nothing taken yet: attempt 0 matches nothing */
-    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_RTU, BFO_CONN_ST_REPLY_SENT, 0, 0, 0, 1, 20), BFO_VU_DROP);
+    assert_int_equal(bfo_vu_classify(BFO_VERBS_K_RTU, BFO_CONN_ST_REPLY_SENT, 0, 0, 0, 0, 1, 20), BFO_VU_DROP);
 }
 
 static void test_resend_schedule(void **state)
@@ -250,11 +250,11 @@ static void test_resend_schedule(void **state)
     assert_int_equal(r.sent, 7);
     assert_true(last == 1750 * MS);
     assert_true(bfo_vu_waits(BFO_VU_SEND_REQ, BFO_CONN_ST_HELLO_SENT));
-    assert_false(bfo_vu_waits(BFO_VU_SEND_REQ, BFO_CONN_ST_DIALER_UP));
-    assert_false(bfo_vu_waits(BFO_VU_SEND_REQ, BFO_CONN_ST_DIALER_DOWN));
+    assert_false(bfo_vu_waits(BFO_VU_SEND_REQ, BFO_CONN_ST_UP));
+    assert_false(bfo_vu_waits(BFO_VU_SEND_REQ, BFO_CONN_ST_DOWN));
     assert_true(bfo_vu_waits(BFO_VU_SEND_REP, BFO_CONN_ST_REPLY_SENT));
     assert_true(bfo_vu_waits(BFO_VU_SEND_REP, BFO_CONN_ST_REPLY_SENT_ASKED));
-    assert_false(bfo_vu_waits(BFO_VU_SEND_REP, BFO_CONN_ST_ACCEPTOR_UP));
+    assert_false(bfo_vu_waits(BFO_VU_SEND_REP, BFO_CONN_ST_UP));
     assert_false(bfo_vu_waits(BFO_VU_NONE, BFO_CONN_ST_HELLO_SENT));
 }
 
@@ -293,6 +293,7 @@ typedef struct ex_net {
     unsigned lose_pct; /* random loss, percent */
     unsigned max_delay_ms;
     int no_frame; /* the dialer's engine sends nothing at once: a lost RTU waits for the REP again */
+    int only;     /* 1 + the rank whose engine alone asks (0: both ask) */
     uint32_t rng;
 } ex_net;
 
@@ -320,6 +321,7 @@ static void ex_send(ex_end *e, int kind)
     uint8_t m[BFO_VERBS_CTL_SIZE];
     bfo_vu_msg s = msg(kind, (uint32_t)e->rank, 0, kind == BFO_VERBS_K_RTU ? 0 : e->qpn, (uint32_t)e->l.attempt);
     unsigned k = n->sent++;
+    s.dialed = (uint32_t)e->l.dialed;
     bfo_vu_msg_encode(&s, m);
     if (n->drop_all || (k < 64 && (n->drop >> k) & 1) || (n->lose_pct && ex_rand(n) % 100 < n->lose_pct))
         return;
@@ -383,7 +385,8 @@ static void ex_datagram(ex_end *e, const uint8_t *m)
     char why[128];
     uint64_t now = e->net->now;
     assert_int_equal(bfo_vu_msg_decode(m, BFO_VERBS_CTL_SIZE, 0, e->rank, 2, JOB, 0, &s, why, sizeof why), 0);
-    switch (bfo_vu_classify(s.kind, e->l.fsm.cs, e->l.attempt, s.attempt, s.qpn, e->have_qp, e->peer_qpn)) {
+    switch (bfo_vu_classify(s.kind, e->l.fsm.cs, bfo_link_is_dialer(&e->l), e->l.attempt, s.attempt, s.qpn, e->have_qp,
+                            e->peer_qpn)) {
     case BFO_VU_HELLO:
         bfo_link_hello(&e->b, &e->l, s.attempt, &s, now); /* attempts stay far below 2^32 here */
         break;
@@ -395,7 +398,7 @@ static void ex_datagram(ex_end *e, const uint8_t *m)
         e->peer_qpn = s.qpn;
         e->rs.what = BFO_VU_NONE;
         ex_send(e, BFO_VERBS_K_RTU);
-        bfo_link_feed(&e->b, &e->l, BFO_CONN_EV_REPLY_RCVD, NULL, now);
+        bfo_link_reply(&e->b, &e->l, s.dialed, now);
         break;
     case BFO_VU_RTU_AGAIN:
         e->dups++;
@@ -444,6 +447,8 @@ static void ex_init(ex_net *n)
 static void ex_run(ex_net *n, uint64_t until_ns)
 {
     for (int r = 0; r < 2; r++) {
+        if (n->only && n->only != r + 1)
+            continue;
         bfo_link_ask(&n->e[r].b, &n->e[r].l);
         bfo_link_asked(&n->e[r].b, &n->e[r].l, n->now);
     }
@@ -492,8 +497,27 @@ static void test_exchange_clean(void **state)
     assert_true(ex_agree(&n));
     assert_int_equal(n.e[0].ups, 1);
     assert_int_equal(n.e[1].ups, 1);
-    assert_int_equal(n.sent, 3); /* REQ, REP, RTU */
+    assert_int_equal(n.sent, 4); /* both dial: a REQ each way, the REP to rank 0's (the lower rank's wins), RTU */
     assert_int_equal(n.e[0].resends + n.e[1].resends, 0);
+    assert_int_equal(n.e[0].failed + n.e[1].failed, 0);
+}
+
+/* Only one engine asks (first use: one rank sends, the other never did):
+ * either rank dials, the other takes its REQ; REQ, REP, RTU. */
+static void test_exchange_one_side_asks(void **state)
+{
+    (void)state;
+    for (int only = 1; only <= 2; only++) {
+        ex_net n;
+        ex_init(&n);
+        n.only = only;
+        ex_run(&n, 10 * MS);
+        assert_true(ex_agree(&n));
+        assert_int_equal(n.e[0].ups, 1);
+        assert_int_equal(n.e[1].ups, 1);
+        assert_int_equal(n.sent, 3);
+        assert_true(bfo_link_is_dialer(&n.e[only - 1].l));
+    }
 }
 
 /* Each of the first 8 datagrams lost in turn, and pairs of them: up
@@ -532,7 +556,7 @@ static void test_exchange_duplicates(void **state)
     assert_int_equal(n.e[1].refused, 0);
 }
 
-/* Nothing gets through: 7 REQs, then CONNECT_FAILED at the connect
+/* Nothing gets through: 7 REQs from each side, then CONNECT_FAILED at the connect
  * timeout on both ends (each engine asked), nobody up. */
 static void test_exchange_nothing_through(void **state)
 {
@@ -542,11 +566,11 @@ static void test_exchange_nothing_through(void **state)
     n.drop_all = 1;
     ex_run(&n, TIMEOUT_NS + 10 * MS);
     assert_false(ex_agree(&n));
-    assert_int_equal(n.sent, 7);
+    assert_int_equal(n.sent, 14); /* 7 REQs from each side: both dial */
     assert_int_equal(n.e[0].failed, 1);
     assert_int_equal(n.e[1].failed, 1);
-    assert_int_equal(n.e[0].l.fsm.cs, BFO_CONN_ST_DIALER_DOWN);
-    assert_int_equal(n.e[1].l.fsm.cs, BFO_CONN_ST_ACCEPTOR_DOWN);
+    assert_int_equal(n.e[0].l.fsm.cs, BFO_CONN_ST_DOWN);
+    assert_int_equal(n.e[1].l.fsm.cs, BFO_CONN_ST_DOWN);
 }
 
 /* Random loss, delays up to 300 ms (datagrams of an attempt given up
@@ -588,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_resend_schedule),
         cmocka_unit_test(test_exchange_clean),
+        cmocka_unit_test(test_exchange_one_side_asks),
         cmocka_unit_test(test_exchange_each_loss),
         cmocka_unit_test(test_exchange_duplicates),
         cmocka_unit_test(test_exchange_nothing_through),

@@ -301,9 +301,13 @@ static sconn *pair_conn(bfo_shm *t, int peer, int rail)
 /* The engine has the connection (the conn machine is UP). */
 static inline int conn_up_now(const sconn *c) { return bfo_link_up(&c->c); }
 
-/* The segment generation: the conn machine's attempt number (the dialer's
- * last dial, the acceptor's last hello taken). */
+/* The segment generation: the conn machine's attempt number of the
+ * current connection (its dialer's). */
 static inline uint64_t seg_gen(const sconn *c) { return c->c.attempt; }
+
+/* A dialer whose reply has not come tells the engine that the peer's
+ * process exists at most this often (hello_heard). */
+#define HELLO_HEARD_EVERY_NS 100000000ull
 
 static void heard(bfo_shm *t, const sconn *c)
 {
@@ -926,7 +930,9 @@ static int peer_addr(bfo_shm *t, const sconn *c, uint32_t *pid, uint64_t *nonce,
 
 /* ------------------------------------------------------------ the hello */
 
-static void put_hello(const bfo_shm *t, uint8_t *h, int kind, int rail, uint64_t gen)
+/* dialed: this side's last dial of the (peer, rail) (a reply: every hello
+ * of the replier's up to it is given up). */
+static void put_hello(const bfo_shm *t, uint8_t *h, int kind, int rail, uint64_t gen, uint64_t dialed)
 {
     memset(h, 0, BFO_SHM_HELLO_SIZE);
     bfo_put32(h, BFO_SHM_HELLO_MAGIC);
@@ -941,6 +947,7 @@ static void put_hello(const bfo_shm *t, uint8_t *h, int kind, int rail, uint64_t
     bfo_put64(h + 40, kind == BFO_SHM_HELLO ? (uint64_t)t->seg_len : 0);
     bfo_put32(h + 48, kind == BFO_SHM_HELLO ? (uint32_t)t->ring : 0);
     bfo_put32(h + 52, (uint32_t)t->max_frame);
+    bfo_put64(h + 56, dialed);
 }
 
 /* Sends a hello with fds (SCM_RIGHTS); 0 or an errno. */
@@ -957,13 +964,15 @@ static int send_hello(int fd, const uint8_t *h, const int *fds, int nfds)
     memset(&u, 0, sizeof u);
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
-    mh.msg_control = u.buf;
-    mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-    cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-    memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+    if (nfds > 0) { /* a tie answer carries none */
+        mh.msg_control = u.buf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+        cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+        memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+    }
     for (;;) {
         ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n == BFO_SHM_HELLO_SIZE)
@@ -1027,7 +1036,8 @@ static void close_fds(int *fds, int n, int max)
 static int hello_check(const bfo_shm *t, const uint8_t *h, ssize_t n, int kind, int rail, char *why, size_t whylen)
 {
     uint32_t rank = bfo_get32(h + 8);
-    if (n != BFO_SHM_HELLO_SIZE || bfo_get32(h) != BFO_SHM_HELLO_MAGIC || bfo_get16(h + 6) != kind) {
+    if (n != BFO_SHM_HELLO_SIZE || bfo_get32(h) != BFO_SHM_HELLO_MAGIC ||
+        (bfo_get16(h + 6) != kind && !(kind == BFO_SHM_HELLO_REPLY && bfo_get16(h + 6) == BFO_SHM_HELLO_DIALING))) {
         snprintf(why, whylen, "not a hello (%zd bytes)", n);
         return -1;
     }
@@ -1123,9 +1133,10 @@ static int dial(bfo_shm *t, sconn *c)
     bfo_put32(seg + 32, (uint32_t)c->rail);
     bfo_put32(seg + 36, (uint32_t)t->ring);
     bfo_put64(seg + 40, (uint64_t)t->seg_len);
+    c->dialer = 1; /* it writes ring 0 */
     conn_attach(c, seg, t->seg_len, t->ring);
     c->fd = fd;
-    c->pid = peer_pid(fd);
+    c->pid = peer_pid(fd); /* the listener's: its process exists (hello_heard) */
     c->egen++;
     c->hello_mfd = mfd; /* sent with the hello, then closed */
     ev.events = EPOLLIN | EPOLLRDHUP;
@@ -1141,7 +1152,7 @@ static void hello_send(bfo_shm *t, sconn *c)
 {
     uint8_t h[BFO_SHM_HELLO_SIZE];
     int fds[2], rc = 0;
-    put_hello(t, h, BFO_SHM_HELLO, c->rail, seg_gen(c));
+    put_hello(t, h, BFO_SHM_HELLO, c->rail, seg_gen(c), c->c.dialed);
     fds[0] = c->hello_mfd;
     fds[1] = t->efd;
     if (!c->c.broken)
@@ -1177,15 +1188,21 @@ static void hello_reply(bfo_shm *t, sconn *c)
         t->st[c->rail].dropped_rx++;
         return;
     }
-    if (hello_check(t, h, n, BFO_SHM_HELLO_REPLY, c->rail, why, sizeof why) != 0 || trunc || nfds != 1 ||
-        bfo_get32(h + 8) != (uint32_t)c->peer || bfo_get64(h + 32) != seg_gen(c)) {
+    if (hello_check(t, h, n, BFO_SHM_HELLO_REPLY, c->rail, why, sizeof why) != 0 || trunc ||
+        nfds != (bfo_get16(h + 6) == BFO_SHM_HELLO_DIALING ? 0 : 1) || bfo_get32(h + 8) != (uint32_t)c->peer ||
+        bfo_get64(h + 32) != seg_gen(c)) {
         close_fds(fds, nfds, 4);
         bfo_link_break(&t->lb, &c->c, 1, "hello reply: %s",
                    *why ? why : nfds != 1 ? "not one eventfd with it" : "for another rank or generation");
         return;
     }
+    if (bfo_get16(h + 6) == BFO_SHM_HELLO_DIALING) { /* the peer dials this side too, and wins */
+        if (bfo_link_tie_lost(&t->lb, &c->c, t->now) != BFO_OK)
+            bfo_link_break(&t->lb, &c->c, 1, "hello reply: \"dialing you\" from the higher rank");
+        return;
+    }
     c->peer_efd = fds[0];
-    bfo_link_feed(&t->lb, &c->c, BFO_CONN_EV_REPLY_RCVD, NULL, t->now); /* report_up */
+    bfo_link_reply(&t->lb, &c->c, bfo_get64(h + 56), t->now); /* report_up */
 }
 
 static pend *pend_at(bfo_shm *t, int k) { return bfo_tp_pend_at(&t->pends, k); }
@@ -1317,6 +1334,7 @@ static void conn_take(bfo_shm *t, sconn *c, incoming *in)
     in->p->fd = -1;
     conn_reset(t, c);
     c->egen++;
+    c->dialer = 0; /* it writes ring 1 */
     conn_attach(c, in->seg, in->seg_len, in->ring);
     c->fd = fd;
     c->peer_efd = in->efd;
@@ -1326,21 +1344,28 @@ static void conn_take(bfo_shm *t, sconn *c, incoming *in)
     in->rc = epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0 ? errno : 0;
 }
 
-/* The conn machine's refuse: a stale hello, or one from a rank that may
- * not dial this one. */
-static void conn_refuse(bfo_shm *t, sconn *c, incoming *in)
+/* The conn machine's refuse (a stale hello: a dial the peer gave up, read
+ * late behind a newer one, refused so that it never replaces the newer
+ * connection) and refuse_tie (both dial, this side's dial wins: the peer
+ * hears "dialing you" and waits for it). */
+static void conn_refuse(bfo_shm *t, sconn *c, incoming *in, int tie)
 {
     munmap(in->seg, in->seg_len);
     close(in->efd);
-    if (bfo_link_is_dialer(&c->c)) {
-        pend_close(t, in->p, "hello from a higher rank (the lower rank dials)");
+    if (tie) {
+        uint8_t a[BFO_SHM_HELLO_SIZE];
+        int rc;
+        put_hello(t, a, BFO_SHM_HELLO_DIALING, c->rail, c->c.offered, c->c.dialed);
+        if ((rc = send_hello(in->p->fd, a, NULL, 0)) != 0)
+            slog(t, 2, "peer %d rail %d: the tie answer did not go: %s", c->peer, c->rail, strerror(rc));
+        slog(t, 3, "peer %d rail %d: both dial: this side's dial wins (its hello %llu answered \"dialing you\")",
+             c->peer, c->rail, (unsigned long long)c->c.offered);
+        pend_close(t, in->p, NULL);
         return;
     }
-    /* a dial the peer gave up (read late, behind a newer one): refused, so
-     * it never replaces the newer connection */
     t->st[in->p->rail].hellos_stale++;
     slog(t, 2, "peer %d rail %d: a stale hello (generation %llu, %llu taken) refused", c->peer, c->rail,
-         (unsigned long long)c->c.offered, (unsigned long long)seg_gen(c));
+         (unsigned long long)c->c.offered, (unsigned long long)c->c.taken);
     pend_close(t, in->p, NULL);
 }
 
@@ -1357,8 +1382,8 @@ static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step 
         hello_send(t, c);
         return 0;
     case BFO_CONN_ACT_WAIT: {
-        /* for the peer's dial (the deadline is armed); a peer that cannot
-         * reach this one fails at once */
+        /* for the peer's dial, which won a tie (the deadline is armed); a
+         * peer that cannot reach this one fails at once */
         uint32_t pid;
         uint64_t nonce;
         int other = 0;
@@ -1376,7 +1401,7 @@ static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step 
     case BFO_CONN_ACT_SEND_REPLY: {
         uint8_t r[BFO_SHM_HELLO_SIZE];
         int rc = in->rc;
-        put_hello(t, r, BFO_SHM_HELLO_REPLY, c->rail, seg_gen(c));
+        put_hello(t, r, BFO_SHM_HELLO_REPLY, c->rail, seg_gen(c), c->c.dialed);
         if (!rc)
             rc = send_hello(c->fd, r, &t->efd, 1);
         if (rc)
@@ -1384,7 +1409,8 @@ static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step 
         return BFO_CONN_EV_PEER_READY; /* the dialer writes once it has the reply */
     }
     case BFO_CONN_ACT_REFUSE:
-        conn_refuse(t, c, in);
+    case BFO_CONN_ACT_REFUSE_TIE:
+        conn_refuse(t, c, in, action == BFO_CONN_ACT_REFUSE_TIE);
         return 0;
     case BFO_CONN_ACT_REPORT_UP:
         conn_up(t, c);
@@ -1523,9 +1549,29 @@ static void host_evidence(bfo_shm *t)
     }
 }
 
+/* A dialer waiting for the reply (HELLO_SENT): its socket is connected to
+ * the peer's listener, whose process (SO_PEERCRED at the dial) may be
+ * computing and read the hello when it next calls in.  While that process
+ * exists (kill(pid, 0)), the engine hears the peer on the rail, at most
+ * every HELLO_HEARD_EVERY_NS, so it does not give the peer up meanwhile;
+ * the process gone closes the socket: BROKEN. */
+static void hello_heard(bfo_shm *t)
+{
+    for (int i = 0; i < t->size * t->nrails; i++) {
+        sconn *c = &t->conns[i];
+        if (!bfo_link_waits_on_host(&t->lb, &c->c) || c->poisoned || c->pid <= 0 ||
+            t->now - c->host_at < HELLO_HEARD_EVERY_NS)
+            continue;
+        c->host_at = t->now;
+        if (kill((pid_t)c->pid, 0) == 0 || errno == EPERM)
+            heard(t, c);
+    }
+}
+
 static void timeouts(bfo_shm *t)
 {
     host_evidence(t);
+    hello_heard(t);
     for (int i = 0; i < t->size * t->nrails; i++)
         bfo_link_timeout(&t->lb, &t->conns[i].c, t->now); /* TIMED_OUT where it waits */
     for (int k = 0; k < t->pends.n; k++)
@@ -1965,6 +2011,7 @@ static int shm_conns_open(bfo_shm *t)
         return -1;
     bfo_list_free_all(&t->ents->next, sizeof *t->ents, t->nents, &t->ent_free);
     bfo_link_bind(&t->lb, t, shm_act, t->o.connect_timeout_ns);
+    t->lb.host_answers = 1; /* a dial connects to the peer's listener: its process exists (hello_heard) */
     for (int p = 0; p < t->size; p++)
         for (int r = 0; r < t->nrails; r++) {
             sconn *c = conn_of(t, p, r);
@@ -1974,7 +2021,7 @@ static int shm_conns_open(bfo_shm *t)
             c->peer = p;
             c->rail = r;
             bfo_link_init(&t->lb, &c->c, t->rank, p, r);
-            c->dialer = bfo_link_dials(t->rank, p); /* the conn machine's rule: the lower rank dials */
+            c->dialer = 0; /* dial and take say, per connection (either side dials) */
             c->spare_fd = -1;
             c->hello_mfd = -1;
         }

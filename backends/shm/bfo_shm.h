@@ -307,9 +307,11 @@ typedef struct bfo_shm bfo_shm;
 
 /* The hello (one SOCK_SEQPACKET message each way). */
 #define BFO_SHM_HELLO_MAGIC 0x48534642u /* "BFSH" */
-#define BFO_SHM_HELLO_VERSION 1
+#define BFO_SHM_HELLO_VERSION 2
 #define BFO_SHM_HELLO_SIZE 64
-enum bfo_shm_hello_kind { BFO_SHM_HELLO = 1, BFO_SHM_HELLO_REPLY = 2 };
+/* DIALING: the lower rank's answer to a hello of the higher rank's that
+ * lost the tie (both dialed): "I am dialing you" (no fds). */
+enum bfo_shm_hello_kind { BFO_SHM_HELLO = 1, BFO_SHM_HELLO_REPLY = 2, BFO_SHM_HELLO_DIALING = 3 };
 
 /* The segment: a header page, then one ring per direction. */
 #define BFO_SHM_SEG_MAGIC 0x47534642u /* "BFSG" */

@@ -53,6 +53,9 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3, EV_BEACON = 4 };
 /* A link whose peer process is silent looks at TCP_INFO at most this often
  * (kernel_evidence). */
 #define KEV_EVERY_NS 1000000ull
+/* A dialer whose reply has not come tells the engine that the peer's host
+ * answers at most this often (hello_heard). */
+#define HELLO_HEARD_EVERY_NS 100000000ull
 /* A zero-window probe whose answer is not back yet still counts as the
  * peer's host heard for this long after the last answer: the peer's kernel
  * answers a window probe (an out-of-window segment) at most once per
@@ -699,7 +702,9 @@ void bfo_tcp_frame_header(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint
     bfo_put64(h + 16, ack);
 }
 
-static void put_hello(const bfo_tcp *t, uint8_t *p, int rail, uint64_t attempt)
+/* A hello, a reply (attempt: the one it answers) or a tie answer; dialed:
+ * this side's last dial of the (peer, rail). */
+static void put_hello(const bfo_tcp *t, uint8_t *p, int rail, uint64_t attempt, uint64_t dialed, int answer)
 {
     bfo_tcp_frame_header(p, BFO_TCP_HELLO_SIZE, BFO_TCP_K_HELLO, 0, 0);
     p += BFO_TCP_HDR_SIZE;
@@ -709,6 +714,9 @@ static void put_hello(const bfo_tcp *t, uint8_t *p, int rail, uint64_t attempt)
     bfo_put32(p + 12, (uint32_t)t->size);
     bfo_put64(p + 16, t->job);
     bfo_put64(p + 24, attempt);
+    bfo_put64(p + 32, dialed);
+    bfo_put32(p + 40, (uint32_t)answer);
+    bfo_put32(p + 44, 0);
 }
 
 /* The fault hook or an earlier swallowed frame: nothing goes out. */
@@ -1103,7 +1111,7 @@ static void take_ack(bfo_tcp *t, tlink *l, uint64_t ack)
 /* -------------------------------------------------------------- receive */
 
 static int hello_check(const bfo_tcp *t, const uint8_t *f, int want_rank, int want_rail,
-                       char *why, size_t whylen, int *rank_out, uint64_t *attempt)
+                       char *why, size_t whylen, int *rank_out, uint64_t *attempt, uint64_t *dialed, int *answer)
 {
     const uint8_t *b = f + BFO_TCP_HDR_SIZE;
     uint32_t rank = bfo_get32(b + 4), rail = bfo_get32(b + 8);
@@ -1114,7 +1122,7 @@ static int hello_check(const bfo_tcp *t, const uint8_t *f, int want_rank, int wa
         return -1;
     }
     if (bfo_get32(b) != BFO_TCP_HELLO_VERSION || bfo_get32(b + 12) != (uint32_t)t->size ||
-        bfo_get64(b + 16) != t->job) {
+        bfo_get64(b + 16) != t->job || bfo_get32(b + 40) > BFO_TCP_A_DIALING || bfo_get32(b + 44) != 0) {
         snprintf(why, whylen, "hello of another job or version");
         return -1;
     }
@@ -1130,6 +1138,8 @@ static int hello_check(const bfo_tcp *t, const uint8_t *f, int want_rank, int wa
     }
     *rank_out = (int)rank;
     *attempt = bfo_get64(b + 24);
+    *dialed = bfo_get64(b + 32);
+    *answer = (int)bfo_get32(b + 40);
     return 0;
 }
 
@@ -1292,16 +1302,22 @@ static void parse_frames(bfo_tcp *t, tlink *l)
         }
         if (l->c.fsm.cs == BFO_CONN_ST_HELLO_SENT) {
             char why[96];
-            int rank;
-            uint64_t attempt = 0;
-            if (hello_check(t, h, l->peer, l->rail, why, sizeof why, &rank, &attempt) != 0 ||
+            int rank, answer = 0;
+            uint64_t attempt = 0, dialed = 0;
+            if (hello_check(t, h, l->peer, l->rail, why, sizeof why, &rank, &attempt, &dialed, &answer) != 0 ||
                 attempt != l->c.attempt) {
                 bfo_link_break(&t->lb, &l->c, 1, "hello reply: %s",
                            attempt != l->c.attempt ? "for another attempt" : why);
                 return;
             }
             l->rx_off += BFO_TCP_HDR_SIZE + len;
-            bfo_link_feed(&t->lb, &l->c, BFO_CONN_EV_REPLY_RCVD, NULL, t->now);
+            if (answer == BFO_TCP_A_DIALING) { /* the peer dials this side too, and wins */
+                t->st.rail[l->rail].tp[BFO_TCP_TIES_LOST]++;
+                if (bfo_link_tie_lost(&t->lb, &l->c, t->now) != BFO_OK)
+                    bfo_link_break(&t->lb, &l->c, 1, "hello reply: \"dialing you\" from the higher rank");
+                return; /* the dial is closed */
+            }
+            bfo_link_reply(&t->lb, &l->c, dialed, t->now);
             continue;
         }
         if (kind == BFO_TCP_K_HELLO) {
@@ -1524,6 +1540,53 @@ static int dial(bfo_tcp *t, tlink *l)
     return 0;
 }
 
+/* A dialer waiting for the reply (HELLO_SENT) keeps TCP keepalives on its
+ * connection (1 s idle, 1 s apart): the peer's kernel answers them while
+ * its process computes, which hello_heard reads; a host that died after
+ * accepting leaves them unanswered, and TCP_USER_TIMEOUT (set on every
+ * connection) then fails it.  Off once the connection is up: the engine's
+ * probes and the beacons take over. */
+static void hello_keepalive(bfo_tcp *t, tlink *l, int on)
+{
+    int one = 1;
+    (void)t;
+    if (l->fd < 0)
+        return;
+    setsockopt(l->fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+    if (on) {
+        setsockopt(l->fd, IPPROTO_TCP, TCP_KEEPIDLE, &one, sizeof one);
+        setsockopt(l->fd, IPPROTO_TCP, TCP_KEEPINTVL, &one, sizeof one);
+    }
+}
+
+/* A dialer waiting for the reply on a connection whose peer's kernel
+ * answers (TCP_INFO: nothing unacknowledged, no keepalive or window probe
+ * out): the peer's host answers, its process may be computing; the engine
+ * hears the peer on the rail (bfo_engine_rail_heard), at most every
+ * HELLO_HEARD_EVERY_NS, so it does not give the peer up meanwhile.  The
+ * fault hook's rails give no evidence. */
+static void hello_heard(bfo_tcp *t)
+{
+    for (int i = 0; i < t->size * t->nrails; i++) {
+        tlink *l = &t->links[i];
+        struct tcp_info ti;
+        socklen_t tl = sizeof ti;
+        if (!bfo_link_waits_on_host(&t->lb, &l->c) || l->fd < 0 || l->poisoned || t->drop[l->rail] ||
+            t->now - l->kev_at < HELLO_HEARD_EVERY_NS)
+            continue;
+        l->kev_at = t->now;
+        memset(&ti, 0, sizeof ti);
+        if (getsockopt(l->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) != 0)
+            continue;
+        tlog(t, 3, "peer %d rail %d: waiting for the hello reply; kernel: unacked %u, probes %u, last ack %u ms ago",
+             l->peer, l->rail, ti.tcpi_unacked, ti.tcpi_probes, ti.tcpi_last_ack_recv);
+        if (ti.tcpi_unacked == 0 && ti.tcpi_probes == 0) {
+            t->st.rail[l->rail].tp[BFO_TCP_HELLO_HEARD]++;
+            up_heard(t, l);
+        }
+    }
+}
+
 static void dialed(bfo_tcp *t, tlink *l)
 {
     int err = 0;
@@ -1601,8 +1664,8 @@ static void do_accept(bfo_tcp *t, int rail)
 static void pend_read(bfo_tcp *t, pend *p)
 {
     char why[96];
-    int rank;
-    uint64_t attempt;
+    int rank, answer;
+    uint64_t attempt, dialed;
     int r = bfo_tp_read_hello(p->a.fd, p->buf, &p->got, FRAME_HELLO);
     if (r < 0) {
         pend_close(t, p, r == BFO_TP_EOF && p->got ? "closed inside its hello" : NULL);
@@ -1619,12 +1682,13 @@ static void pend_read(bfo_tcp *t, pend *p)
         pend_close(t, p, NULL);
         return;
     }
-    if (hello_check(t, p->buf, -1, p->a.rail, why, sizeof why, &rank, &attempt) != 0) {
-        pend_close(t, p, why);
+    if (hello_check(t, p->buf, -1, p->a.rail, why, sizeof why, &rank, &attempt, &dialed, &answer) != 0 ||
+        answer != BFO_TCP_A_HELLO) {
+        pend_close(t, p, answer != BFO_TCP_A_HELLO ? "an answer where a hello belongs" : why);
         return;
     }
     /* the conn machine takes it (tcp_act: take, send_reply), or refuses it:
-     * a stale attempt, or a rank that may not dial this one */
+     * a stale attempt (refuse), or a tie this side's dial wins (refuse_tie) */
     bfo_link_hello(&t->lb, &link_of(t, rank, p->a.rail)->c, attempt, p, t->now);
 }
 
@@ -1638,9 +1702,10 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
     case BFO_CONN_ACT_DIAL:
         return dial(t, l);
     case BFO_CONN_ACT_SEND_HELLO:
-        put_hello(t, l->ctl, l->rail, c->attempt);
+        put_hello(t, l->ctl, l->rail, c->attempt, c->dialed, BFO_TCP_A_HELLO);
         l->ctl_len = FRAME_HELLO;
         l->ctl_off = 0;
+        hello_keepalive(t, l, 1);
         link_flush(t, l);
         return 0;
     case BFO_CONN_ACT_WAIT: /* for the peer's dial (the deadline is armed) */
@@ -1653,26 +1718,36 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
         return 0;
     }
     case BFO_CONN_ACT_SEND_REPLY:
-        put_hello(t, l->ctl, l->rail, c->attempt);
+        put_hello(t, l->ctl, l->rail, c->attempt, c->dialed, BFO_TCP_A_HELLO);
         l->ctl_len = FRAME_HELLO;
         link_flush(t, l);
         return BFO_CONN_EV_PEER_READY; /* frames follow the reply in order */
     case BFO_CONN_ACT_REFUSE:
-        if (bfo_link_is_dialer(c)) {
-            char why[96];
-            snprintf(why, sizeof why, "hello from rank %d, which may not connect here", l->peer);
-            pend_close(t, p, why);
-        } else {
-            /* a dial the peer gave up (read late, behind a newer one):
-             * refused, so it never replaces the newer connection */
-            t->st.hellos_stale++;
-            t->st.rail[p->a.rail].hellos_stale++;
-            tlog(t, 2, "peer %d rail %d: a stale hello (attempt %llu, %llu taken) refused", l->peer,
-                 p->a.rail, (unsigned long long)c->offered, (unsigned long long)c->attempt);
-            pend_close(t, p, NULL);
-        }
+        /* a dial the peer gave up (read late, behind a newer one):
+         * refused, so it never replaces the newer connection */
+        t->st.hellos_stale++;
+        t->st.rail[p->a.rail].hellos_stale++;
+        tlog(t, 2, "peer %d rail %d: a stale hello (attempt %llu, %llu taken) refused", l->peer,
+             p->a.rail, (unsigned long long)c->offered, (unsigned long long)c->taken);
+        pend_close(t, p, NULL);
         return 0;
+    case BFO_CONN_ACT_REFUSE_TIE: {
+        /* both dial: this side's (the lower rank's) wins; the answer tells
+         * the peer to wait for it rather than fail.  The socket is fresh,
+         * its buffer empty: the answer fits; lost, the peer's dial fails
+         * and its engine retries, as before. */
+        uint8_t a[FRAME_HELLO];
+        put_hello(t, a, p->a.rail, c->offered, c->dialed, BFO_TCP_A_DIALING);
+        if (send(p->a.fd, a, sizeof a, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof a)
+            tlog(t, 2, "peer %d rail %d: the tie answer did not go: %s", l->peer, p->a.rail, strerror(errno));
+        t->st.rail[p->a.rail].tp[BFO_TCP_TIES_WON]++;
+        tlog(t, 3, "peer %d rail %d: both dial: this side's dial wins (its hello %llu answered \"dialing you\")",
+             l->peer, p->a.rail, (unsigned long long)c->offered);
+        pend_close(t, p, NULL);
+        return 0;
+    }
     case BFO_CONN_ACT_REPORT_UP:
+        hello_keepalive(t, l, 0);
         t->st.rail[l->rail].connects++;
         bfo_tp_emit(&t->lg, &t->sink, l->peer, l->rail, BFO_EV_CONNECTED, t->now);
         return 0;
@@ -1966,6 +2041,7 @@ static void beacons_read(bfo_tcp *t, int rail)
 
 static void timeouts(bfo_tcp *t)
 {
+    hello_heard(t);
     for (int i = 0; i < t->size * t->nrails; i++)
         bfo_link_timeout(&t->lb, &t->links[i].c, t->now); /* TIMED_OUT where it waits */
     for (int k = 0; k < t->pends.n; k++)
@@ -2427,13 +2503,14 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
         goto fail;
     bfo_list_free_all(&t->ents->next, sizeof *t->ents, t->nents, &t->ent_free);
     bfo_link_bind(&t->lb, t, tcp_act, t->o.connect_timeout_ns);
+    t->lb.host_answers = 1; /* connect() completed: the peer's kernel accepted (hello_heard) */
     for (int p = 0; p < t->size; p++)
         for (int r = 0; r < t->nrails; r++) {
             tlink *l = link_of(t, p, r);
             link_reset(t, l);
             l->peer = p;
             l->rail = r;
-            bfo_link_init(&t->lb, &l->c, t->rank, p, r); /* the lower rank dials */
+            bfo_link_init(&t->lb, &l->c, t->rank, p, r); /* either side dials; the lower rank wins a tie */
         }
     t->links_ready = 1;
     t->now = bfo_tp_now();
@@ -2586,6 +2663,10 @@ static const bfo_counter_desc tcp_counters[BFO_TCP_NCOUNTERS] = {
     [BFO_TCP_RX_BUF_BYTES] = { "rx_buf_bytes", "bytes of receive buffers held now (allocated at a connection's "
                                                "first read, given back when it closes or idles)" },
     [BFO_TCP_RX_BUF_ALLOCS] = { "rx_buf_allocs", "receive buffers allocated (one per connection and idle period)" },
+    [BFO_TCP_TIES_WON] = { "ties_won", "hellos of the peer answered \"dialing you\": both dialed, this side's dial won" },
+    [BFO_TCP_TIES_LOST] = { "ties_lost", "\"dialing you\" answers to this side's hello: both dialed, the peer's dial won" },
+    [BFO_TCP_HELLO_HEARD] = { "hello_heard",
+                              "a dialer waiting for the reply heard the peer's kernel answer (the peer may compute)" },
 };
 
 /* Fragments of four times the engine's 64 KiB when every rail is TCP:

@@ -158,11 +158,25 @@
  *      beacons are datagrams, so no byte queued on the connection and no
  *      retransmission of a lost segment holds them back.
  *
- * CONNECTIONS.  The engine calls connect(peer, rail) on both sides.  The
- *   lower rank dials (from its own rail address, so `ss -K src|dst ADDR`
- *   takes the whole rail down), the higher rank accepts.  A HELLO each way
+ * CONNECTIONS.  The engine calls connect(peer, rail) on one side or both,
+ *   at init or at first use.  The side that asks dials (from its own rail
+ *   address, so `ss -K src|dst ADDR` takes the whole rail down), the other
+ *   accepts: every rank listens on every rail from open.  A HELLO each way
  *   names rank, rail and job; the dialer reports CONNECTED when the reply
- *   hello arrives, the acceptor when the hello arrives.  A new connection
+ *   hello arrives, the acceptor when the hello arrives.  Both dialing at
+ *   once: the lower rank's dial wins; it answers the higher rank's hello
+ *   "I am dialing you" (a HELLO whose answer is BFO_TCP_A_DIALING) and
+ *   closes it; the higher rank closes its own dial when that answer or
+ *   the lower rank's hello comes, whichever first, and takes the hello:
+ *   one connection, no failure.  The dialer's wait for the reply has no
+ *   deadline once connect() completed (the peer's kernel accepted, so its
+ *   host answers; the peer may be computing and reply when it next calls
+ *   in): the connection keeps TCP keepalives on meanwhile (1 s), the
+ *   peer's kernel answering them (TCP_INFO: nothing unacknowledged, no
+ *   probe out) is told to the engine as the peer heard on the rail (every
+ *   100 ms at most), and the wait ends only when the connection fails
+ *   (reset, or unanswered for TCP_USER_TIMEOUT).  A dial that does not
+ *   connect (no answer, refused) fails within connect_timeout.  A new connection
  *   for a (peer, rail) replaces the old one (RAIL_ERROR for the old first).
  *   connect() on a rail that still has a connection closes it and starts
  *   afresh, unless it is a dial the engine was not told about yet (it
@@ -177,9 +191,11 @@
  *   same way when the reply hello comes.  Each hello carries the dialer's
  *   attempt number for the (peer, rail), from 1; the acceptor refuses a
  *   hello whose attempt is not above the last it took (a dial the peer gave
- *   up, read late behind a newer one), so it never replaces the newer
- *   connection (counted: hellos_stale).  CONNECT_FAILED: refused, or
- *   connect_timeout without a hello.  These rules are the conn machine's
+ *   up, read late behind a newer one, or one the peer's reply named as
+ *   given up), so it never replaces the newer connection (counted:
+ *   hellos_stale).  CONNECT_FAILED: refused, connect_timeout before
+ *   connect() completed, the connection failing before the reply, or a
+ *   lost tie whose winner did not dial within connect_timeout.  These rules are the conn machine's
  *   (spec/conn.rl, run by backends/bfo_link.h, the same for every
  *   transport): this backend binds its actions (bfo_tcp.c, tcp_act).
  *
@@ -303,9 +319,12 @@
  *     u8 flags  BFO_TCP_F_STALLED on DATA and ACK, else 0
  *     u64 seq   DATA: per connection, from 1; else 0
  *     u64 ack   every DATA frame up to this seq reached the engine
- *   HELLO body (32 bytes): u32 version (BFO_TCP_HELLO_VERSION, 2), u32 rank,
+ *   HELLO body (48 bytes): u32 version (BFO_TCP_HELLO_VERSION, 3), u32 rank,
  *     u32 rail, u32 nranks, u64 job, u64 attempt (the dialer's; the reply
- *     echoes it).
+ *     and a tie answer echo it), u64 dialed (the sender's last dial of the
+ *     (peer, rail), 0 none: in a reply, every hello of the replier's up to
+ *     it is given up), u32 answer (BFO_TCP_A_*: 0 a hello or a reply, 1
+ *     "I am dialing you", the answer to a hello that lost the tie), u32 0.
  *   BEACON (one UDP datagram of BFO_TCP_BEACON_SIZE, 40 bytes,
  *   little-endian; bfo_tcp_beacon_put):
  *     u16 magic BFO_TCP_BEACON_MAGIC (0xBF0B)   u8 version (1)   u8 0
@@ -348,8 +367,11 @@ extern "C" {
 /* Writes a frame header (BFO_TCP_HDR_SIZE bytes) at h; for tests and tools
  * that speak the wire format. */
 void bfo_tcp_frame_header(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint64_t ack);
-#define BFO_TCP_HELLO_SIZE 32
-#define BFO_TCP_HELLO_VERSION 2
+#define BFO_TCP_HELLO_SIZE 48
+#define BFO_TCP_HELLO_VERSION 3
+/* A hello's answer field: a hello or its reply; the lower rank's "I am
+ * dialing you" to a hello of the higher rank's that lost the tie. */
+enum bfo_tcp_answer { BFO_TCP_A_HELLO = 0, BFO_TCP_A_DIALING = 1 };
 enum bfo_tcp_kind { BFO_TCP_K_DATA = 1, BFO_TCP_K_ACK = 2, BFO_TCP_K_HELLO = 3 };
 /* Header flags (DATA and ACK): the sender of the frame is stalled reading
  * this connection (back-pressure). */
@@ -405,6 +427,9 @@ enum {
     BFO_TCP_READS,           /* "reads": read calls on the connections that returned bytes */
     BFO_TCP_RX_BUF_BYTES,    /* "rx_buf_bytes": bytes of receive buffers held now (MEMORY; not a count) */
     BFO_TCP_RX_BUF_ALLOCS,   /* "rx_buf_allocs": receive buffers allocated (MEMORY) */
+    BFO_TCP_TIES_WON,        /* "ties_won": both dialed, this side's dial won (its "dialing you" sent) */
+    BFO_TCP_TIES_LOST,       /* "ties_lost": both dialed, the peer's won ("dialing you" received) */
+    BFO_TCP_HELLO_HEARD,     /* "hello_heard": a dialer waiting for the reply heard the peer's kernel */
     BFO_TCP_NCOUNTERS
 };
 

@@ -325,6 +325,7 @@ static void ctl_encode(const bfo_verbs *v, int qi, int kind, uint8_t *m)
     memcpy(s.gid, r->gid, 16);
     s.attempt = (uint32_t)q->link.attempt; /* the dialer's attempt, its low 32 bits (REQ;
                                             * echoed in REP and RTU) */
+    s.dialed = (uint32_t)q->link.dialed;
     bfo_vu_msg_encode(&s, m);
 }
 
@@ -1025,7 +1026,7 @@ static int g_conn(void *ctx, int qi, int action, void *arg)
             ud_send(v, qi, BFO_VERBS_K_REP); /* PEER_READY comes with the RTU */
             bfo_vu_arm(&v->qps[qi].rs, BFO_VU_SEND_REP, v->g.now);
             return 0;
-        default: /* REFUSE: a datagram, nothing to close */
+        default: /* REFUSE, REFUSE_TIE: a datagram, nothing to close, left unanswered */
             return 0;
         }
     }
@@ -1042,6 +1043,7 @@ static int g_conn(void *ctx, int qi, int action, void *arg)
         ctl_send_msg(v, qi, BFO_VERBS_K_REP); /* PEER_READY comes with the RTU */
         return 0;
     case BFO_CONN_ACT_REFUSE:
+    case BFO_CONN_ACT_REFUSE_TIE: /* no "dialing you" on this exchange: closed (bfo_verbs_glue.h) */
         pend_close(v, p, NULL); /* the glue logged why */
         return 0;
     default:
@@ -1113,7 +1115,7 @@ static void dialer_io(bfo_verbs *v, int qi)
     if (q->link.broken)
         return;
     ctl_close(h); /* a short message on a fresh connection: sent */
-    bfo_vg_reply(&v->g, qi); /* up: CONNECTED */
+    bfo_vg_reply(&v->g, qi, 0); /* up: CONNECTED (the TCP exchange's REP names no dial given up) */
 }
 
 static void acceptor_io(bfo_verbs *v, int qi)
@@ -1186,12 +1188,12 @@ static void accept_all(bfo_verbs *v)
             continue;
         }
         qi = qi_of(v, rank, p->a.rail);
-        if (!bfo_link_is_dialer(&gq(v, qi)->link) && !port_active(v, p->a.rail)) {
+        if (!port_active(v, p->a.rail)) {
             pend_close(v, p, NULL); /* no queue pair can answer it now */
             continue;
         }
         /* the conn machine takes it (take, the REP), or refuses it: a
-         * stale attempt, or a rank that may not dial this one */
+         * stale attempt, or a tie this side's dial wins */
         bfo_vg_hello(&v->g, qi, gen, p);
         if (p->a.fd >= 0)
             pend_close(v, p, NULL);
@@ -1433,11 +1435,11 @@ static void ud_datagram(bfo_verbs *v, int r, const uint8_t *m, size_t len, uint3
              q->peer, r, src_qp);
         return;
     }
-    verdict = bfo_vu_classify(s.kind, q->link.fsm.cs, q->link.attempt, s.attempt, s.qpn, h->qp != NULL,
-                              h->peer_qpn);
+    verdict = bfo_vu_classify(s.kind, q->link.fsm.cs, bfo_link_is_dialer(&q->link), q->link.attempt, s.attempt,
+                              s.qpn, h->qp != NULL, h->peer_qpn);
     switch (verdict) {
     case BFO_VU_HELLO:
-        if (!bfo_link_is_dialer(&q->link) && !port_active(v, r))
+        if (!port_active(v, r))
             return; /* no queue pair can answer it now */
         bfo_vg_hello(&v->g, qi, s.attempt, &s); /* taken (ud_take, the REP), or refused */
         return;
@@ -1453,7 +1455,7 @@ static void ud_datagram(bfo_verbs *v, int r, const uint8_t *m, size_t len, uint3
             return;
         }
         ud_send(v, qi, BFO_VERBS_K_RTU);
-        bfo_vg_reply(&v->g, qi); /* up: CONNECTED */
+        bfo_vg_reply(&v->g, qi, s.dialed); /* up: CONNECTED */
         return;
     case BFO_VU_RTU_AGAIN:
         v->g.st[r].dup_answers++;

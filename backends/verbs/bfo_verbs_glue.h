@@ -751,7 +751,7 @@ static inline int bfo_vg_connects(bfo_vg *g)
  * the last taken: stale. */
 static inline uint64_t bfo_vg_attempt(const bfo_vg_qp *q, uint32_t gen)
 {
-    uint64_t last = q->link.attempt;
+    uint64_t last = q->link.taken;
     int32_t d = (int32_t)(gen - (uint32_t)last);
     if (d < 0 && (uint64_t)-(int64_t)d > last)
         return 0;
@@ -774,10 +774,13 @@ static inline int bfo_vg_dialed(bfo_vg *g, int qi)
 }
 
 /* The dialer: the REP to its current attempt arrived, its queue pair is
- * ready and its RTU sent: the connection is up. */
-static inline int bfo_vg_reply(bfo_vg *g, int qi)
+ * ready and its RTU sent: the connection is up.  dialed: the low 32 bits
+ * of the replier's last dial, as its REP names it (0: none): its REQs up
+ * to that one are stale from now on. */
+static inline int bfo_vg_reply(bfo_vg *g, int qi, uint32_t dialed)
 {
-    return bfo_link_feed(&g->lb, &g->qps[qi].link, BFO_CONN_EV_REPLY_RCVD, (void *)0, g->now);
+    bfo_vg_qp *q = &g->qps[qi];
+    return bfo_link_reply(&g->lb, &q->link, dialed ? bfo_vg_attempt(q, dialed) : 0, g->now);
 }
 
 /* The acceptor: the dialer's RTU arrived: the connection is up. */
@@ -819,17 +822,23 @@ static inline int bfo_vg_act(bfo_link_binding *b, bfo_link *l, int action, const
     case BFO_CONN_ACT_SEND_REPLY:
         return q->link.broken ? 0 : g->hw.conn(g->hw.ctx, qi, action, arg);
     case BFO_CONN_ACT_REFUSE:
-        if (bfo_link_is_dialer(l)) {
-            g->st[q->rail].malformed++;
-            bfo_vg_log(g, 1, "rail %d: control connection dropped: a request from rank %d, a higher "
-                       "rank (it must accept, not dial)", q->rail, q->peer);
-        } else {
-            /* the dialer gave this attempt up (read late, behind a newer
-             * one): closing its control connection is all it needs */
-            bfo_vg_log(g, 2, "peer %d rail %d: a stale request (attempt %llu, %llu accepted) refused",
-                       q->peer, q->rail, (unsigned long long)l->offered,
-                       (unsigned long long)l->attempt);
-        }
+        /* the dialer gave this attempt up (read late, behind a newer
+         * one): closing its control connection is all it needs */
+        bfo_vg_log(g, 2, "peer %d rail %d: a stale request (attempt %llu, %llu accepted) refused",
+                   q->peer, q->rail, (unsigned long long)l->offered, (unsigned long long)l->taken);
+        g->hw.conn(g->hw.ctx, qi, action, arg);
+        return 0;
+    case BFO_CONN_ACT_REFUSE_TIE:
+        /* both dial, this side's (the lower rank's) wins.  Verbs has no
+         * "dialing you" answer: the peer's REQ goes unanswered (over UD;
+         * a TCP control connection is closed), and the peer gives its dial
+         * up when this side's REQ reaches it (it takes that one).  Should
+         * this side's REQ not reach it, the peer's dial fails (its control
+         * connection closed, or its connect timeout) and its engine tries
+         * again after the back-off: a failure reported where TCP and shm
+         * report none. */
+        bfo_vg_log(g, 3, "peer %d rail %d: both dial: this side's dial wins (its request %llu unanswered)",
+                   q->peer, q->rail, (unsigned long long)l->offered);
         g->hw.conn(g->hw.ctx, qi, action, arg);
         return 0;
     case BFO_CONN_ACT_REPORT_UP:

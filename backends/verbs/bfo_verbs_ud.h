@@ -141,7 +141,10 @@ static inline int bfo_vu_card_read(const uint8_t *in, size_t len, bfo_vu_card *c
 /* One control message (BFO_VERBS_CTL_SIZE bytes, little-endian; the same
  * over a datagram as over the TCP exchange): u32 magic, u8 kind, u8
  * version (2), u16 rail, u32 rank, u32 nranks, u64 job, u32 qpn, u32 psn,
- * u16 lid, u8 mtu, u8 0, u8 gid[16], u32 attempt, u32 0, u32 0. */
+ * u16 lid, u8 mtu, u8 0, u8 gid[16], u32 attempt, u32 dialed, u32 0.
+ * dialed: the low 32 bits of the sender's last dial of the (peer, rail)
+ * (0 none): in a REP, every REQ of the replier's up to it is given up (a
+ * dial that lost the tie, whose REQ may come late: stale). */
 typedef struct bfo_vu_msg {
     int kind; /* enum bfo_verbs_ctl_kind */
     int rail;
@@ -152,6 +155,7 @@ typedef struct bfo_vu_msg {
     uint8_t mtu;
     uint8_t gid[16];
     uint32_t attempt; /* the dialer's attempt number, its low 32 bits (echoed in REP and RTU) */
+    uint32_t dialed;  /* the sender's last dial, its low 32 bits */
 } bfo_vu_msg;
 
 static inline void bfo_vu_msg_encode(const bfo_vu_msg *s, uint8_t *m)
@@ -170,6 +174,7 @@ static inline void bfo_vu_msg_encode(const bfo_vu_msg *s, uint8_t *m)
     m[34] = s->mtu;
     memcpy(m + 36, s->gid, 16);
     bfo_put32(m + 52, s->attempt);
+    bfo_put32(m + 56, s->dialed);
 }
 
 /* Decodes and checks a message that reached rank `me` of `size` in job
@@ -210,6 +215,7 @@ static inline int bfo_vu_msg_decode(const uint8_t *m, size_t len, int kind, int 
     s->mtu = m[34];
     memcpy(s->gid, m + 36, 16);
     s->attempt = bfo_get32(m + 52);
+    s->dialed = bfo_get32(m + 56);
     if (s->kind != BFO_VERBS_K_RTU && (s->qpn == 0 || s->mtu < 1 || s->mtu > 5)) {
         snprintf(why, whylen, "control message with a bad QP number or MTU");
         return -1;
@@ -230,21 +236,22 @@ enum bfo_vu_verdict {
 };
 
 /* kind: the datagram's; cs: the queue pair's conn state (BFO_CONN_ST_*);
- * attempt: the link's (the dialer's last dial, the acceptor's last REQ
- * taken), compared by its low 32 bits with the datagram's; qpn: the
+ * dialer: this side dialed the queue pair's connection (bfo_link_is_dialer);
+ * attempt: the link's current connection's (its dialer's), compared by its
+ * low 32 bits with the datagram's; qpn: the
  * datagram's queue pair number, have_qp: a queue pair is wired towards
  * peer_qpn.  A REQ is the conn machine's unless it is the one taken
  * (same attempt, same queue pair) while that queue pair lives: then its
  * REP went astray and goes again (the machine would refuse it as stale,
  * and the dialer would wait out its connect timeout). */
-static inline int bfo_vu_classify(int kind, int cs, uint64_t attempt, uint32_t msg_attempt, uint32_t qpn,
-                                  int have_qp, uint32_t peer_qpn)
+static inline int bfo_vu_classify(int kind, int cs, int dialer, uint64_t attempt, uint32_t msg_attempt,
+                                  uint32_t qpn, int have_qp, uint32_t peer_qpn)
 {
     const int same = msg_attempt == (uint32_t)attempt && attempt != 0;
     switch (kind) {
     case BFO_VERBS_K_REQ:
         if (same && have_qp && qpn == peer_qpn &&
-            (cs == BFO_CONN_ST_REPLY_SENT || cs == BFO_CONN_ST_REPLY_SENT_ASKED || cs == BFO_CONN_ST_ACCEPTOR_UP))
+            (cs == BFO_CONN_ST_REPLY_SENT || cs == BFO_CONN_ST_REPLY_SENT_ASKED || (cs == BFO_CONN_ST_UP && !dialer)))
             return BFO_VU_REP_AGAIN;
         return BFO_VU_HELLO;
     case BFO_VERBS_K_REP:
@@ -252,7 +259,7 @@ static inline int bfo_vu_classify(int kind, int cs, uint64_t attempt, uint32_t m
             return BFO_VU_DROP; /* to an attempt given up */
         if (cs == BFO_CONN_ST_HELLO_SENT)
             return BFO_VU_TAKE_REP;
-        if (cs == BFO_CONN_ST_DIALER_UP && have_qp && qpn == peer_qpn)
+        if (cs == BFO_CONN_ST_UP && dialer && have_qp && qpn == peer_qpn)
             return BFO_VU_RTU_AGAIN;
         return BFO_VU_DROP;
     case BFO_VERBS_K_RTU:

@@ -381,6 +381,9 @@ static int tf_dial(void)
     bfo_put32(h + 36, 2);
     bfo_put64(h + 40, TF_JOB);
     bfo_put64(h + 48, ++attempt);
+    bfo_put64(h + 56, 0); /* dialed, answer (a hello), 0 */
+    bfo_put32(h + 64, 0);
+    bfo_put32(h + 68, 0);
     FUZZ_CHECK(send(T.fd, h, sizeof h, MSG_NOSIGNAL) == (ssize_t)sizeof h, "hello: %s", strerror(errno));
     for (int i = 0; i < 100000 && !T.up; i++)
         tf_progress(1);

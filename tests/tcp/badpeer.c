@@ -72,6 +72,9 @@ static uint64_t g_stale_sent;
         g_failed = 1;                                                           \
     } while (0)
 
+/* A hello frame's bytes: header and body. */
+#define HF (BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE)
+
 /* attempt: the dialer's (a reply echoes the one it answers) */
 static void hello(uint8_t *p, int rank, int rail, int size, uint64_t job, uint64_t attempt)
 {
@@ -83,6 +86,9 @@ static void hello(uint8_t *p, int rank, int rail, int size, uint64_t job, uint64
     bfo_put32(p + 12, (uint32_t)size);
     bfo_put64(p + 16, job);
     bfo_put64(p + 24, attempt);
+    bfo_put64(p + 32, 0); /* dialed: none of its own */
+    bfo_put32(p + 40, 0); /* a hello or a reply */
+    bfo_put32(p + 44, 0);
 }
 
 static void put_all(int fd, const void *b, size_t n)
@@ -350,8 +356,9 @@ int main(int argc, char **argv)
     r0.sin_family = AF_INET;
     memcpy(&r0.sin_port, theirs[0].bytes + 2, 2);
     memcpy(&r0.sin_addr, theirs[0].bytes + 4, 4);
-    /* an impostor: dial rank 0 on rail 0, claiming our rank (a higher rank
-     * may not dial), and once more with bytes that are not a hello */
+    /* an impostor: dial rank 0 on rail 0 with a hello from a rank the job
+     * does not have (any rank of the job may dial), and once more with
+     * bytes that are not a hello */
     if (rank != 0) {
         for (int k = 0; k < 2; k++) {
             struct sockaddr_in sa = r0;
@@ -359,7 +366,7 @@ int main(int argc, char **argv)
             int fd = socket(AF_INET, SOCK_STREAM, 0);
             if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
                 if (k == 0)
-                    hello(b, rank, 0, size, job, 1);
+                    hello(b, size, 0, size, job, 1);
                 else
                     memset(b, 0x5a, sizeof b);
                 put_all(fd, b, sizeof b);
@@ -368,7 +375,7 @@ int main(int argc, char **argv)
             if (fd >= 0)
                 close(fd);
         }
-        fprintf(stderr, "badpeer: dialed rank 0 with a hello from a higher rank and with garbage\n");
+        fprintf(stderr, "badpeer: dialed rank 0 with a hello from no rank of the job and with garbage\n");
     }
     /* rank 0's beacon port on rail 0 (bfo_tcp.h, BEACONS; after the address):
      * a short datagram, a beacon of another job, and one of this rank's,
@@ -400,7 +407,7 @@ int main(int argc, char **argv)
             continue;
         for (int r = 0; r < nrails; r++) {
             uint8_t in[BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE];
-            uint8_t *fr = out + 56, *eng = out + 80; /* our frame after our hello, its engine bytes */
+            uint8_t *fr = out + HF, *eng = out + HF + 24; /* our frame after our hello, its engine bytes */
             int fd, sc, peer, one = 1, expect_drop = 1;
             if (!(pf[r].revents & POLLIN))
                 continue;
@@ -419,34 +426,34 @@ int main(int argc, char **argv)
             case S_MAGIC: /* a frame whose magic is wrong */
                 hdr(fr, 8, BFO_TCP_K_DATA, 1, 0);
                 fr[4] ^= 0xff;
-                put_all(fd, out, 56 + 24 + 8);
+                put_all(fd, out, HF + 24 + 8);
                 break;
             case S_TOO_LONG: /* longer than any frame */
                 hdr(fr, 0x10000000u, BFO_TCP_K_DATA, 1, 0);
-                put_all(fd, out, 56 + 24);
+                put_all(fd, out, HF + 24);
                 break;
             case S_GARBAGE: /* framing right, the engine frame garbage */
                 hdr(fr, 40, BFO_TCP_K_DATA, 1, 0);
                 memset(eng, 0xee, 40);
-                put_all(fd, out, 56 + 24 + 40);
+                put_all(fd, out, HF + 24 + 40);
                 break;
             case S_SEQ_GAP: /* a sequence number out of order */
                 hdr(fr, 8, BFO_TCP_K_DATA, 5, 0);
                 memset(eng, 0, 8);
-                put_all(fd, out, 56 + 24 + 8);
+                put_all(fd, out, HF + 24 + 8);
                 break;
             case S_TRUNCATED_CLOSE: /* a frame cut short, then the connection closes */
                 hdr(fr, 100, BFO_TCP_K_DATA, 1, 0);
-                put_all(fd, out, 56 + 24 + 30);
+                put_all(fd, out, HF + 24 + 30);
                 expect_drop = 0; /* we close it */
                 break;
             case S_GARBAGE_HELLO: /* no hello at all */
-                memset(out, 0xa5, 56);
-                put_all(fd, out, 56);
+                memset(out, 0xa5, HF);
+                put_all(fd, out, HF);
                 break;
             case S_ACK_BEYOND: /* acknowledges frames never sent */
                 hdr(fr, 0, BFO_TCP_K_ACK, 0, 99);
-                put_all(fd, out, 56 + 24);
+                put_all(fd, out, HF + 24);
                 break;
             case S_STALE_SESSION:
                 stale_session(fd, peer, r, out);
@@ -456,7 +463,7 @@ int main(int argc, char **argv)
                 hdr(fr, 10, BFO_TCP_K_DATA, 1, 0);
                 memset(eng, 0, 10);
                 eng[0] = BFO_FRAG_MATCH;
-                put_all(fd, out, 56 + 24 + 10);
+                put_all(fd, out, HF + 24 + 10);
                 break;
             }
             case S_EAGER_TOO_LONG: { /* a well-formed MATCH with more than eager_limit bytes */
@@ -464,14 +471,14 @@ int main(int argc, char **argv)
                 size_t hl = bfo_hdr_match_encode(&m, eng, BFO_HDR_MATCH_SIZE);
                 memset(eng + hl, 0x77, EAGER_TOO_LONG);
                 hdr(fr, (uint32_t)(hl + EAGER_TOO_LONG), BFO_TCP_K_DATA, 1, 0);
-                put_all(fd, out, 56 + 24 + hl + EAGER_TOO_LONG);
+                put_all(fd, out, HF + 24 + hl + EAGER_TOO_LONG);
                 break;
             }
             case S_RAIL_BEYOND: { /* a PROBE about a rail the job does not have */
                 bfo_hdr_railctl p = { BFO_FRAG_PROBE, 0, 7, 1, 42 };
                 size_t hl = bfo_hdr_railctl_encode(&p, eng, BFO_HDR_RAILCTL_SIZE);
                 hdr(fr, (uint32_t)hl, BFO_TCP_K_DATA, 1, 0);
-                put_all(fd, out, 56 + 24 + hl);
+                put_all(fd, out, HF + 24 + hl);
                 break;
             }
             }

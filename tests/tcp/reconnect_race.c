@@ -325,6 +325,9 @@ static int stale_hello(uint64_t attempt)
     bfo_put32(b + 12, 2);
     bfo_put64(b + 16, JOB);
     bfo_put64(b + 24, attempt);
+    bfo_put64(b + 32, 0); /* dialed, answer (a hello), 0 */
+    bfo_put32(b + 40, 0);
+    bfo_put32(b + 44, 0);
     if (write(fd, h, sizeof h) != (ssize_t)sizeof h)
         fail("cannot send a hello (%ld %ld)", 0, 0);
     end = now_ns() + 300000000ull;

@@ -23,7 +23,7 @@ timeout 60 "$BFO_TCP" run -n 3 --rails "$RAILS" --timeout 50 -- sh -c \
 check_exact
 for why in "bad frame header" "bad frame (kind 1, length 268435456)" "engine rejected a frame (unknown type" \
            "frame sequence 5, expected 1" "closed inside a frame" "beyond the last frame sent" \
-           "hello from rank 2, which may not connect here" "not a hello" \
+           "hello from rank 3, which may not connect here" "not a hello" \
            "engine rejected a frame (MATCH, 10 bytes): BFO_ERR_TRUNCATED" \
            "engine rejected a frame (MATCH, 65592 bytes): BFO_ERR_PROTOCOL" \
            "engine rejected a frame (PROBE, 16 bytes): BFO_ERR_PROTOCOL" \
