@@ -154,9 +154,10 @@ static inline void bfo_tp_emit(const bfo_tp_log *lg, const bfo_sink *sink, int p
 }
 
 /* The conn machine's REPORT_FAILED (CONNECT_FAILED) and REPORT_ERROR
- * (RAIL_ERROR) for link l (arg: what its step was fed with).  An acceptor
- * whose peer never dialed says why here, at level 2: it has no connection
- * whose close would (a dialer's timeout is logged by the close).  Returns 1
+ * (RAIL_ERROR) for link l (arg: what its step was fed with).  A side that
+ * lost a tie and whose winner never dialed says why here, at level 2: it
+ * has no connection whose close would (a dialer's timeout is logged by the
+ * close).  Returns 1
  * for a failed connect (the transport counts those), else 0. */
 static inline int bfo_tp_report_down(const bfo_tp_log *lg, const bfo_sink *sink, const bfo_link *l, int action,
                                       const bfo_step *st, const void *arg, uint64_t now)

@@ -256,7 +256,7 @@ static void test_a_dead_host_still_fails_within_the_connect_timeout(void **state
         bfo_tcp_progress(E[0].t, 1);
     print_message("   refused: CONNECT_FAILED after %.1f ms\n", (double)(now_ns() - t0) / 1e6);
     assert_int_equal(E[0].failed, 1);
-    assert_true(now_ns() - t0 < TMO_NS + 50000000ull);
+    assert_true(now_ns() - t0 < TMO_NS + 200000000ull); /* the timeout, and a loaded machine's slack */
     /* a queue that takes no more: connections the listener never accepts */
     lfd = listener(&port);
     for (int k = 0; k < 4; k++) {
@@ -278,7 +278,7 @@ static void test_a_dead_host_still_fails_within_the_connect_timeout(void **state
     print_message("   no answer: CONNECT_FAILED after %.1f ms (connect timeout %llu ms), peer heard %u times\n",
                   (double)(now_ns() - t0) / 1e6, (unsigned long long)(TMO_NS / 1000000ull), E[0].heard);
     assert_int_equal(E[0].failed, 2);
-    assert_true(now_ns() - t0 < TMO_NS + 50000000ull);
+    assert_true(now_ns() - t0 < TMO_NS + 200000000ull); /* the timeout, and a loaded machine's slack */
     assert_int_equal(E[0].connected, 0);
     for (int k = 0; k < nfill; k++)
         close(fill[k]);

@@ -104,8 +104,12 @@
  *
  * CONNECTIONS.  Every rank listens on one abstract unix socket per rail
  *   (SOCK_SEQPACKET), named "bfo-shm.PID.NONCE.RAIL" from its published
- *   address.  The engine calls connect(peer, rail) on both sides; the
- *   lower rank dials, the higher rank accepts (as TCP).  Either side first
+ *   address (every rank listens from open).  The engine calls
+ *   connect(peer, rail) on one side or both, at init or at first use; the
+ *   side that asks dials, the other accepts (as TCP), and both at once
+ *   settle on the lower rank's dial: it answers the higher rank's hello
+ *   with a HELLO_DIALING ("I am dialing you", no fds) and the higher rank
+ *   waits for its hello (or has taken it already).  Either side first
  *   looks the peer's address up (sink->lookup) and compares host identities
  *   (boot id, host name, network and pid namespaces): a peer on another
  *   host, or in another container, gets CONNECT_FAILED at once, with the
@@ -117,8 +121,13 @@
  *   sealed against shrinking and large enough, maps it, checks its header
  *   against the hello, refuses a generation not above the last it took
  *   from that peer (a dial the peer gave up, read late: counted
- *   hellos_stale), and answers with a HELLO_REPLY carrying its own doorbell; it
- *   reports CONNECTED then, the dialer when the reply arrives.  A hello
+ *   hellos_stale), and answers with a HELLO_REPLY carrying its own doorbell
+ *   and its own last dial (the hellos of its that the reply supersedes are
+ *   stale from then on); it reports CONNECTED then, the dialer when the
+ *   reply arrives.  The dialer waits for the reply without a deadline: its
+ *   dial reached the listener of the peer's process, which may be
+ *   computing; while that process exists (kill(pid, 0), every 100 ms) the
+ *   engine hears the peer on the rail, and its exit closes the socket.  A hello
  *   that fails a check closes the socket (counted: hellos_rejected).  The
  *   peer's pid for process_vm_readv comes from SO_PEERCRED.  The socket
  *   then stays open, silent, as the lifeline: EOF or an error on it means
@@ -127,15 +136,16 @@
  *   (RAIL_ERROR is not reported: the engine asked) and starts afresh;
  *   disconnect() drops it at the next progress.  A new connection for a
  *   (peer, rail) replaces the old one (RAIL_ERROR for the old first).
- *   CONNECT_FAILED: no address, another host, refused, or no reply within
+ *   CONNECT_FAILED: no address, another host, refused, the socket closed
+ *   before the reply, or a lost tie whose winner did not dial within
  *   connect_timeout.  Who dials, what a hello, a connect() or a failure
  *   does to the connection and what the engine hears are the conn
  *   machine's (spec/conn.rl, run by backends/bfo_link.h): this transport
  *   binds its actions (bfo_shm.c, shm_act).
  *
  * GENERATIONS.  Every connection has a segment of its own (a fresh memfd)
- *   and a generation number, the dialer's count of its dials to that
- *   (peer, rail), from 1: in the segment header and in both hellos, checked
+ *   and a generation number, its dialer's count of its dials to that
+ *   (peer, rail), from 1 (each side counts its own: either may dial): in the segment header and in both hellos, checked
  *   by both sides, and in every record.  A re-admitted rail never reads
  *   stale slots: the old segment is unmapped by both sides, and a writer
  *   that has not noticed the end yet writes into memory nobody reads.
@@ -225,10 +235,11 @@
  *     u64 nonce, 16 bytes boot id, u64 FNV-1a of the host name, u64
  *     namespaces (BFO_SHM_ADDR_OFF_*).
  *   Hello (64 bytes, SOCK_SEQPACKET): u32 magic BFO_SHM_HELLO_MAGIC,
- *     u16 version, u16 kind (HELLO, HELLO_REPLY), u32 rank, u32 rail,
- *     u32 size, u32 pid, u64 job, u64 generation, u64 segment bytes and
- *     u32 ring bytes (HELLO; 0 in the reply), u32 largest frame, 8 bytes
- *     zero.
+ *     u16 version (2), u16 kind (HELLO, HELLO_REPLY, HELLO_DIALING), u32
+ *     rank, u32 rail, u32 size, u32 pid, u64 job, u64 generation (the
+ *     reply and HELLO_DIALING: the one they answer), u64 segment bytes and
+ *     u32 ring bytes (HELLO; 0 otherwise), u32 largest frame, u64 dialed
+ *     (the sender's last dial of the (peer, rail), 0 none).
  *     HELLO carries the memfd and the dialer's doorbell, HELLO_REPLY the
  *     acceptor's doorbell.
  *   Segment: 4 KiB of header and control lines, then ring 0 (dialer to

@@ -2232,11 +2232,11 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
                 ti.tcpi_probes, ti.tcpi_backoff, ti.tcpi_rto, ti.tcpi_snd_cwnd, ti.tcpi_unacked,
                 ti.tcpi_lost, ti.tcpi_last_data_sent, ti.tcpi_last_ack_recv);
         fprintf(f,
-                "bfo-tcp[%d]: peer %d rail %d: fd %d state %s attempt %llu engine-rail %s hot %d in-epoll %d "
+                "bfo-tcp[%d]: peer %d rail %d: fd %d state %s attempt %llu dialed %llu taken %llu engine-rail %s hot %d in-epoll %d "
                 "evmask %x stalled %d peer-stalled %d queued %d unsent %d ctl %zu/%zu rx %zu/%zu "
                 "rx-seq %llu ack-sent %llu last-written %llu beacons sent %llu last taken %llu%s\n",
                 t->rank, l->peer, l->rail, l->fd, bfo_conn_state_name(l->c.fsm.cs),
-                (unsigned long long)l->c.attempt,
+                (unsigned long long)l->c.attempt, (unsigned long long)l->c.dialed, (unsigned long long)l->c.taken,
                 "(bfo_net)", l->hot,
                 l->in_epoll, l->evmask, l->stalled, l->peer_stalled, q, u, l->ctl_off, l->ctl_len,
                 l->rx_off, l->rx_len, (unsigned long long)l->rx_seq,

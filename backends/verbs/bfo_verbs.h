@@ -34,9 +34,11 @@
  *   port's GID and LID, the UD queue pair's number and Q_Key; opaque to
  *   everyone else); the dialer looks the peer's up when it dials.  Queue
  *   pairs are wired on demand, like the TCP rails' connections: the engine
- *   calls connect(peer, rail) on both sides; the lower rank dials (a new
- *   RC queue pair, the REQ to the peer's UD queue pair), the higher rank
- *   accepts.  Three messages, as datagrams between the rails' UD queue
+ *   calls connect(peer, rail) on one side or both; the side that asks
+ *   dials (a new RC queue pair, the REQ to the peer's UD queue pair), the
+ *   other accepts; both at once settle on the lower rank's dial (the
+ *   higher rank's REQ goes unanswered, and it takes the lower rank's:
+ *   docs/verbs.md, "Either side dials").  Three messages, as datagrams between the rails' UD queue
  *   pairs: the REQ goes again (50 ms, then doubling up to 500 ms) until its
  *   REP comes, the REP until its RTU (or the dialer's first frame on the
  *   new queue pair) comes, a REQ or REP that comes again is answered again

@@ -211,7 +211,7 @@ static inline void bfo_vg_init(bfo_vg *g, void *mem, int rank, int size, int nra
         bfo_vg_qp *q = &g->qps[i];
         q->peer = (int)(i / (size_t)nrails);
         q->rail = (int)(i % (size_t)nrails);
-        bfo_link_init(&g->lb, &q->link, rank, q->peer, q->rail); /* the lower rank dials */
+        bfo_link_init(&g->lb, &q->link, rank, q->peer, q->rail); /* either side dials; the lower wins a tie */
         q->posted.head = q->posted.tail = q->backlog.head = q->backlog.tail = -1;
         q->rfree = (int *)(void *)p;
         p += (size_t)recv_depth * sizeof(int);
