@@ -13,7 +13,7 @@
  * that every other generated header checks.  This header includes
  * nothing. */
 #define BFO_GEN_ABI 2
-#define BFO_GEN_STAMP 0xbae665db
+#define BFO_GEN_STAMP 0x13fa75da
 
 /* What may follow a header (PAYLOAD in the list): nothing, data, or the
  * RDMA keys of the memory the header names, one u32 per rail of the
@@ -171,7 +171,8 @@ enum bfo_frag_type {
     X(LEAVE_REQUESTED, 86) \
     X(DEMOTION_DUE, 87) \
     X(PROMOTION_DUE, 88) \
-    X(PEER_FENCED, 89)
+    X(PEER_FENCED, 89) \
+    X(PEER_NEEDED, 90)
 
 enum bfo_event {
     BFO_EV_NONE = 0,
@@ -264,8 +265,9 @@ enum bfo_event {
     BFO_EV_DEMOTION_DUE = 87, /* fact: the rail is to carry probes only: its measured rate fell below 1/8 of the peer's best UP rail for three measurements in a row over 50 ms, or it is a standby rail and an active rail is UP */
     BFO_EV_PROMOTION_DUE = 88, /* fact: the rail may carry data again: three active measurements in a row found it at 1/4 of the best UP rail or better, no other rail of the peer is UP, or it is a standby rail and no active rail is UP */
     BFO_EV_PEER_FENCED = 89, /* the peer's process was reported dead (the peer machine's fence, spec/peer.rl): every rail of it is given up for good; C drops its connection */
+    BFO_EV_PEER_NEEDED = 90, /* fact: the engine has a frame for the peer (a send, a rendezvous, a control message queued to it) and no rail of it is UP, or it connects every rail at init (bfo_config.connect_at_init): its DORMANT rails connect */
 };
-#define BFO_EV_COUNT 90 /* events are 1 .. BFO_EV_COUNT-1 */
+#define BFO_EV_COUNT 91 /* events are 1 .. BFO_EV_COUNT-1 */
 
 /* Name of a fragment type ("MATCH"), or NULL. */
 static inline const char *bfo_frag_name(int type)
@@ -475,8 +477,9 @@ static inline const char *bfo_event_name(int ev)
         "DEMOTION_DUE",
         "PROMOTION_DUE",
         "PEER_FENCED",
+        "PEER_NEEDED",
     };
-    return (ev >= 0 && ev < 90) ? names[ev] : "(invalid)";
+    return (ev >= 0 && ev < 91) ? names[ev] : "(invalid)";
 }
 
 #endif /* BFO_ALPHABET_H */

@@ -12,7 +12,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xbae665db
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x13fa75da
 #error "gen/bfo_rail.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -26,17 +26,18 @@ extern "C" {
 
 /* States (numbers are Ragel's: they change when the spec changes). */
 enum bfo_rail_state {
-    BFO_RAIL_ST_CONNECTING = 1,
-    BFO_RAIL_ST_FAILED = 2,
-    BFO_RAIL_ST_PROBING = 3,
-    BFO_RAIL_ST_UP = 4,
-    BFO_RAIL_ST_LEFT = 5, /* final */
-    BFO_RAIL_ST_DEMOTED = 6,
+    BFO_RAIL_ST_DORMANT = 1,
+    BFO_RAIL_ST_PROBING = 2,
+    BFO_RAIL_ST_FAILED = 3,
+    BFO_RAIL_ST_LEFT = 4, /* final */
+    BFO_RAIL_ST_RECONNECTING = 5,
+    BFO_RAIL_ST_ABSENT = 6, /* final */
     BFO_RAIL_ST_RETIRED = 7, /* final */
-    BFO_RAIL_ST_RECONNECTING = 8,
-    BFO_RAIL_ST_ABSENT = 9, /* final */
+    BFO_RAIL_ST_UP = 8,
+    BFO_RAIL_ST_DEMOTED = 9,
+    BFO_RAIL_ST_CONNECTING = 10,
 };
-#define BFO_RAIL_NUM_STATES 10 /* states are 1 .. BFO_RAIL_NUM_STATES-1 */
+#define BFO_RAIL_NUM_STATES 11 /* states are 1 .. BFO_RAIL_NUM_STATES-1 */
 
 /* Actions: what a transition asks the caller to do, in order. */
 enum bfo_rail_action {
@@ -46,33 +47,35 @@ enum bfo_rail_action {
     BFO_RAIL_ACT_MAP_OUT = 4,
     BFO_RAIL_ACT_SEND_BROKEN = 5,
     BFO_RAIL_ACT_SCHEDULE_RECONNECT = 6,
-    BFO_RAIL_ACT_RECONNECT = 7,
-    BFO_RAIL_ACT_RETIRE = 8,
-    BFO_RAIL_ACT_TAKE_CREDIT = 9,
-    BFO_RAIL_ACT_TAKE_RELAY = 10,
-    BFO_RAIL_ACT_TAKE_RELAYACK = 11,
-    BFO_RAIL_ACT_TAKE_REACH = 12,
-    BFO_RAIL_ACT_SEND_BYE = 13,
-    BFO_RAIL_ACT_PART = 14,
-    BFO_RAIL_ACT_DEMOTE = 15,
-    BFO_RAIL_ACT_PROMOTE = 16,
+    BFO_RAIL_ACT_CONNECT = 7,
+    BFO_RAIL_ACT_RECONNECT = 8,
+    BFO_RAIL_ACT_RETIRE = 9,
+    BFO_RAIL_ACT_TAKE_CREDIT = 10,
+    BFO_RAIL_ACT_TAKE_RELAY = 11,
+    BFO_RAIL_ACT_TAKE_RELAYACK = 12,
+    BFO_RAIL_ACT_TAKE_REACH = 13,
+    BFO_RAIL_ACT_SEND_BYE = 14,
+    BFO_RAIL_ACT_PART = 15,
+    BFO_RAIL_ACT_DEMOTE = 16,
+    BFO_RAIL_ACT_PROMOTE = 17,
 };
-#define BFO_RAIL_NUM_ACTIONS 17 /* actions are 1 .. BFO_RAIL_NUM_ACTIONS-1 */
+#define BFO_RAIL_NUM_ACTIONS 18 /* actions are 1 .. BFO_RAIL_NUM_ACTIONS-1 */
 #define BFO_RAIL_MAX_ACTIONS 3 /* most actions one transition emits */
 BFO_STATIC_ASSERT(BFO_RAIL_MAX_ACTIONS <= BFO_MAX_ACTIONS,
                   "raise BFO_MAX_ACTIONS: a rail transition emits more");
 
 static const char *const bfo_rail__state_names[] = {
     "(none)",
-    "CONNECTING",
-    "FAILED",
+    "DORMANT",
     "PROBING",
-    "UP",
+    "FAILED",
     "LEFT",
-    "DEMOTED",
-    "RETIRED",
     "RECONNECTING",
     "ABSENT",
+    "RETIRED",
+    "UP",
+    "DEMOTED",
+    "CONNECTING",
 };
 static const char *const bfo_rail__action_names[] = {
     "(none)",
@@ -82,6 +85,7 @@ static const char *const bfo_rail__action_names[] = {
     "map_out",
     "send_broken",
     "schedule_reconnect",
+    "connect",
     "reconnect",
     "retire",
     "take_credit",
@@ -94,11 +98,11 @@ static const char *const bfo_rail__action_names[] = {
     "promote",
 };
 static const unsigned char bfo_rail__final[] = {
-    0, 0, 0, 0, 0, 1, 0, 1, 0, 1,
+    0, 0, 0, 0, 1, 0, 1, 1, 0, 0, 0,
 };
 /* BFO_WAITS_* facts each state takes */
 static const unsigned char bfo_rail__waits[] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
 /* With GCC the exec is inlined wherever the machine is known (bfo_<m>_step,
@@ -156,9 +160,6 @@ static BFO__EXEC_INLINE int bfo_rail__exec(int cs, unsigned char event, bfo_step
 		goto _test_eof;
 	switch ( cs )
 	{
-tr2:
-	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
-	goto st1;
 tr3:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st1;
@@ -177,7 +178,6 @@ st1:
 	BFO__FALLTHROUGH;
 case 1:
 	switch( (*p) ) {
-		case 38u: goto tr0;
 		case 41u: goto tr2;
 		case 47u: goto tr3;
 		case 50u: goto tr4;
@@ -185,42 +185,41 @@ case 1:
 		case 56u: goto tr6;
 		case 59u: goto tr7;
 		case 75u: goto tr8;
-		case 85u: goto st9;
+		case 85u: goto st6;
 		case 86u: goto tr4;
 		case 89u: goto tr10;
+		case 90u: goto tr11;
 	}
-	if ( 76u <= (*p) && (*p) <= 77u )
-		goto tr0;
+	if ( (*p) > 46u ) {
+		if ( 76u <= (*p) && (*p) <= 77u )
+			goto st1;
+	} else if ( (*p) >= 38u )
+		goto st1;
 	goto st0;
 st0:
 cs = 0;
 	goto _out;
-tr0:
-	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
-	goto st2;
-tr14:
-	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
-	goto st2;
-tr15:
-	{ BFO_RAIL__EMIT(TAKE_RELAY); }
+tr2:
+	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
+	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st2;
 tr16:
-	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
+	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st2;
 tr17:
+	{ BFO_RAIL__EMIT(TAKE_RELAY); }
+	goto st2;
+tr18:
+	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
+	goto st2;
+tr19:
 	{ BFO_RAIL__EMIT(TAKE_REACH); }
 	goto st2;
-tr12:
-	{ BFO_RAIL__EMIT(SEND_BROKEN); }
+tr8:
+	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st2;
-tr27:
-	{ BFO_RAIL__EMIT(MAP_OUT); }
-	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
-	goto st2;
-tr30:
-	{ BFO_RAIL__EMIT(MAP_OUT); }
-	{ BFO_RAIL__EMIT(SEND_BROKEN); }
-	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
+tr14:
+	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st2;
 st2:
 	if ( ++p == pe )
@@ -228,45 +227,51 @@ st2:
 	BFO__FALLTHROUGH;
 case 2:
 	switch( (*p) ) {
-		case 40u: goto tr12;
-		case 41u: goto tr13;
-		case 47u: goto tr14;
+		case 38u: goto tr12;
+		case 41u: goto tr14;
+		case 43u: goto tr12;
+		case 44u: goto tr15;
+		case 46u: goto tr12;
+		case 47u: goto tr16;
 		case 50u: goto tr4;
-		case 53u: goto tr15;
-		case 56u: goto tr16;
-		case 59u: goto tr17;
-		case 75u: goto tr8;
-		case 77u: goto st2;
-		case 80u: goto tr18;
-		case 82u: goto tr10;
-		case 85u: goto st9;
-		case 86u: goto tr4;
+		case 53u: goto tr17;
+		case 56u: goto tr18;
+		case 59u: goto tr19;
+		case 76u: goto st2;
+		case 77u: goto tr12;
+		case 81u: goto tr12;
+		case 86u: goto tr20;
 		case 89u: goto tr10;
 	}
-	if ( 38u <= (*p) && (*p) <= 46u )
+	if ( 39u <= (*p) && (*p) <= 45u )
 		goto st2;
 	goto st0;
-tr20:
-	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
-	goto st3;
-tr22:
+tr23:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st3;
-tr23:
+tr24:
 	{ BFO_RAIL__EMIT(TAKE_RELAY); }
 	goto st3;
-tr24:
+tr25:
 	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
 	goto st3;
-tr25:
+tr26:
 	{ BFO_RAIL__EMIT(TAKE_REACH); }
 	goto st3;
-tr8:
-	{ BFO_RAIL__EMIT(SEND_PROBE); }
+tr12:
+	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
 	goto st3;
-tr13:
-	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
-	{ BFO_RAIL__EMIT(SEND_PROBE); }
+tr22:
+	{ BFO_RAIL__EMIT(SEND_BROKEN); }
+	goto st3;
+tr50:
+	{ BFO_RAIL__EMIT(MAP_OUT); }
+	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
+	goto st3;
+tr53:
+	{ BFO_RAIL__EMIT(MAP_OUT); }
+	{ BFO_RAIL__EMIT(SEND_BROKEN); }
+	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
 	goto st3;
 st3:
 	if ( ++p == pe )
@@ -274,48 +279,45 @@ st3:
 	BFO__FALLTHROUGH;
 case 3:
 	switch( (*p) ) {
-		case 38u: goto tr0;
-		case 41u: goto tr20;
-		case 43u: goto tr0;
-		case 44u: goto tr21;
-		case 46u: goto tr0;
-		case 47u: goto tr22;
+		case 40u: goto tr22;
+		case 41u: goto tr2;
+		case 47u: goto tr23;
 		case 50u: goto tr4;
-		case 53u: goto tr23;
-		case 56u: goto tr24;
-		case 59u: goto tr25;
-		case 76u: goto st3;
-		case 77u: goto tr0;
-		case 81u: goto tr0;
-		case 86u: goto tr26;
+		case 53u: goto tr24;
+		case 56u: goto tr25;
+		case 59u: goto tr26;
+		case 75u: goto tr8;
+		case 77u: goto st3;
+		case 80u: goto tr27;
+		case 82u: goto tr10;
+		case 85u: goto st6;
+		case 86u: goto tr4;
 		case 89u: goto tr10;
 	}
-	if ( 39u <= (*p) && (*p) <= 45u )
+	if ( 38u <= (*p) && (*p) <= 46u )
 		goto st3;
 	goto st0;
+tr30:
+	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st4;
+tr4:
+	{ BFO_RAIL__EMIT(PART); }
+	goto st4;
+tr31:
+	{ BFO_RAIL__EMIT(TAKE_RELAY); }
+	goto st4;
+tr32:
+	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
+	goto st4;
+tr33:
+	{ BFO_RAIL__EMIT(TAKE_REACH); }
+	goto st4;
 tr29:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st4;
-tr31:
-	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
-	goto st4;
-tr32:
-	{ BFO_RAIL__EMIT(TAKE_RELAY); }
-	goto st4;
-tr33:
-	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
-	goto st4;
-tr34:
-	{ BFO_RAIL__EMIT(TAKE_REACH); }
-	goto st4;
-tr35:
-	{ BFO_RAIL__EMIT(SEND_PROBE); }
-	goto st4;
-tr21:
-	{ BFO_RAIL__EMIT(ADMIT); }
-	goto st4;
-tr50:
-	{ BFO_RAIL__EMIT(PROMOTE); }
+tr20:
+	{ BFO_RAIL__EMIT(SEND_BYE); }
+	{ BFO_RAIL__EMIT(PART); }
 	goto st4;
 st4:
 	if ( ++p == pe )
@@ -323,49 +325,45 @@ st4:
 	BFO__FALLTHROUGH;
 case 4:
 	switch( (*p) ) {
-		case 38u: goto tr27;
 		case 41u: goto tr29;
-		case 43u: goto tr30;
-		case 46u: goto tr30;
-		case 47u: goto tr31;
-		case 50u: goto tr4;
-		case 53u: goto tr32;
-		case 56u: goto tr33;
-		case 59u: goto tr34;
-		case 76u: goto st4;
-		case 78u: goto tr35;
-		case 81u: goto tr30;
-		case 86u: goto tr26;
-		case 87u: goto tr36;
-		case 89u: goto tr10;
+		case 47u: goto tr30;
+		case 53u: goto tr31;
+		case 56u: goto tr32;
+		case 59u: goto tr33;
+		case 89u: goto st4;
 	}
-	if ( (*p) > 45u ) {
-		if ( 77u <= (*p) && (*p) <= 79u )
-			goto tr30;
-	} else if ( (*p) >= 39u )
+	if ( (*p) < 50u ) {
+		if ( 38u <= (*p) && (*p) <= 46u )
+			goto st4;
+	} else if ( (*p) > 52u ) {
+		if ( (*p) > 77u ) {
+			if ( 85u <= (*p) && (*p) <= 86u )
+				goto st4;
+		} else if ( (*p) >= 75u )
+			goto st4;
+	} else
 		goto st4;
 	goto st0;
-tr38:
-	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
-	goto st5;
-tr39:
+tr37:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st5;
-tr4:
-	{ BFO_RAIL__EMIT(PART); }
-	goto st5;
-tr40:
+tr38:
 	{ BFO_RAIL__EMIT(TAKE_RELAY); }
 	goto st5;
-tr41:
+tr39:
 	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
 	goto st5;
-tr42:
+tr40:
 	{ BFO_RAIL__EMIT(TAKE_REACH); }
 	goto st5;
-tr26:
-	{ BFO_RAIL__EMIT(SEND_BYE); }
-	{ BFO_RAIL__EMIT(PART); }
+tr36:
+	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
+	goto st5;
+tr35:
+	{ BFO_RAIL__EMIT(SEND_BROKEN); }
+	goto st5;
+tr27:
+	{ BFO_RAIL__EMIT(RECONNECT); }
 	goto st5;
 st5:
 	if ( ++p == pe )
@@ -373,45 +371,35 @@ st5:
 	BFO__FALLTHROUGH;
 case 5:
 	switch( (*p) ) {
-		case 41u: goto tr38;
-		case 47u: goto tr39;
-		case 53u: goto tr40;
-		case 56u: goto tr41;
-		case 59u: goto tr42;
-		case 89u: goto st5;
+		case 40u: goto tr35;
+		case 41u: goto tr36;
+		case 47u: goto tr37;
+		case 50u: goto tr4;
+		case 53u: goto tr38;
+		case 56u: goto tr39;
+		case 59u: goto tr40;
+		case 75u: goto tr8;
+		case 85u: goto st6;
+		case 86u: goto tr4;
+		case 89u: goto tr10;
 	}
-	if ( (*p) < 50u ) {
-		if ( 38u <= (*p) && (*p) <= 46u )
-			goto st5;
-	} else if ( (*p) > 52u ) {
-		if ( (*p) > 77u ) {
-			if ( 85u <= (*p) && (*p) <= 86u )
-				goto st5;
-		} else if ( (*p) >= 75u )
-			goto st5;
-	} else
+	if ( (*p) > 46u ) {
+		if ( 76u <= (*p) && (*p) <= 77u )
+			goto tr12;
+	} else if ( (*p) >= 38u )
 		goto st5;
 	goto st0;
-tr44:
-	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
-	goto st6;
-tr45:
+tr41:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st6;
-tr46:
+tr42:
 	{ BFO_RAIL__EMIT(TAKE_RELAY); }
 	goto st6;
-tr47:
+tr43:
 	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
 	goto st6;
-tr48:
+tr44:
 	{ BFO_RAIL__EMIT(TAKE_REACH); }
-	goto st6;
-tr49:
-	{ BFO_RAIL__EMIT(SEND_PROBE); }
-	goto st6;
-tr36:
-	{ BFO_RAIL__EMIT(DEMOTE); }
 	goto st6;
 st6:
 	if ( ++p == pe )
@@ -419,38 +407,32 @@ st6:
 	BFO__FALLTHROUGH;
 case 6:
 	switch( (*p) ) {
-		case 38u: goto tr27;
-		case 41u: goto tr44;
-		case 43u: goto tr30;
-		case 46u: goto tr30;
-		case 47u: goto tr45;
-		case 50u: goto tr4;
-		case 53u: goto tr46;
-		case 56u: goto tr47;
-		case 59u: goto tr48;
-		case 76u: goto st6;
-		case 78u: goto tr49;
-		case 81u: goto tr30;
-		case 86u: goto tr26;
-		case 88u: goto tr50;
-		case 89u: goto tr10;
+		case 47u: goto tr41;
+		case 50u: goto st6;
+		case 53u: goto tr42;
+		case 56u: goto tr43;
+		case 59u: goto tr44;
+		case 89u: goto st6;
 	}
-	if ( (*p) > 45u ) {
-		if ( 77u <= (*p) && (*p) <= 79u )
-			goto tr30;
-	} else if ( (*p) >= 39u )
+	if ( (*p) < 76u ) {
+		if ( 38u <= (*p) && (*p) <= 46u )
+			goto st6;
+	} else if ( (*p) > 77u ) {
+		if ( 85u <= (*p) && (*p) <= 86u )
+			goto st6;
+	} else
 		goto st6;
 	goto st0;
-tr52:
+tr46:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st7;
-tr53:
+tr47:
 	{ BFO_RAIL__EMIT(TAKE_RELAY); }
 	goto st7;
-tr54:
+tr48:
 	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
 	goto st7;
-tr55:
+tr49:
 	{ BFO_RAIL__EMIT(TAKE_REACH); }
 	goto st7;
 tr10:
@@ -462,11 +444,11 @@ st7:
 	BFO__FALLTHROUGH;
 case 7:
 	switch( (*p) ) {
-		case 47u: goto tr52;
+		case 47u: goto tr46;
 		case 50u: goto st7;
-		case 53u: goto tr53;
-		case 56u: goto tr54;
-		case 59u: goto tr55;
+		case 53u: goto tr47;
+		case 56u: goto tr48;
+		case 59u: goto tr49;
 		case 77u: goto st7;
 		case 86u: goto st7;
 		case 89u: goto st7;
@@ -480,26 +462,29 @@ case 7:
 	} else
 		goto st7;
 	goto st0;
-tr58:
-	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
-	goto st8;
-tr59:
+tr54:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st8;
-tr60:
+tr55:
 	{ BFO_RAIL__EMIT(TAKE_RELAY); }
 	goto st8;
-tr61:
+tr56:
 	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
 	goto st8;
-tr62:
+tr57:
 	{ BFO_RAIL__EMIT(TAKE_REACH); }
 	goto st8;
-tr57:
-	{ BFO_RAIL__EMIT(SEND_BROKEN); }
+tr58:
+	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st8;
-tr18:
-	{ BFO_RAIL__EMIT(RECONNECT); }
+tr52:
+	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
+	goto st8;
+tr15:
+	{ BFO_RAIL__EMIT(ADMIT); }
+	goto st8;
+tr67:
+	{ BFO_RAIL__EMIT(PROMOTE); }
 	goto st8;
 st8:
 	if ( ++p == pe )
@@ -507,35 +492,48 @@ st8:
 	BFO__FALLTHROUGH;
 case 8:
 	switch( (*p) ) {
-		case 40u: goto tr57;
-		case 41u: goto tr58;
-		case 47u: goto tr59;
+		case 38u: goto tr50;
+		case 41u: goto tr52;
+		case 43u: goto tr53;
+		case 46u: goto tr53;
+		case 47u: goto tr54;
 		case 50u: goto tr4;
-		case 53u: goto tr60;
-		case 56u: goto tr61;
-		case 59u: goto tr62;
-		case 75u: goto tr8;
-		case 85u: goto st9;
-		case 86u: goto tr4;
+		case 53u: goto tr55;
+		case 56u: goto tr56;
+		case 59u: goto tr57;
+		case 76u: goto st8;
+		case 78u: goto tr58;
+		case 81u: goto tr53;
+		case 86u: goto tr20;
+		case 87u: goto tr59;
 		case 89u: goto tr10;
 	}
-	if ( (*p) > 46u ) {
-		if ( 76u <= (*p) && (*p) <= 77u )
-			goto tr0;
-	} else if ( (*p) >= 38u )
+	if ( (*p) > 45u ) {
+		if ( 77u <= (*p) && (*p) <= 79u )
+			goto tr53;
+	} else if ( (*p) >= 39u )
 		goto st8;
 	goto st0;
-tr63:
+tr62:
 	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
 	goto st9;
-tr64:
+tr63:
 	{ BFO_RAIL__EMIT(TAKE_RELAY); }
 	goto st9;
-tr65:
+tr64:
 	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
 	goto st9;
-tr66:
+tr65:
 	{ BFO_RAIL__EMIT(TAKE_REACH); }
+	goto st9;
+tr66:
+	{ BFO_RAIL__EMIT(SEND_PROBE); }
+	goto st9;
+tr61:
+	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
+	goto st9;
+tr59:
+	{ BFO_RAIL__EMIT(DEMOTE); }
 	goto st9;
 st9:
 	if ( ++p == pe )
@@ -543,21 +541,66 @@ st9:
 	BFO__FALLTHROUGH;
 case 9:
 	switch( (*p) ) {
-		case 47u: goto tr63;
-		case 50u: goto st9;
-		case 53u: goto tr64;
-		case 56u: goto tr65;
-		case 59u: goto tr66;
-		case 89u: goto st9;
+		case 38u: goto tr50;
+		case 41u: goto tr61;
+		case 43u: goto tr53;
+		case 46u: goto tr53;
+		case 47u: goto tr62;
+		case 50u: goto tr4;
+		case 53u: goto tr63;
+		case 56u: goto tr64;
+		case 59u: goto tr65;
+		case 76u: goto st9;
+		case 78u: goto tr66;
+		case 81u: goto tr53;
+		case 86u: goto tr20;
+		case 88u: goto tr67;
+		case 89u: goto tr10;
 	}
-	if ( (*p) < 76u ) {
-		if ( 38u <= (*p) && (*p) <= 46u )
-			goto st9;
-	} else if ( (*p) > 77u ) {
-		if ( 85u <= (*p) && (*p) <= 86u )
-			goto st9;
-	} else
+	if ( (*p) > 45u ) {
+		if ( 77u <= (*p) && (*p) <= 79u )
+			goto tr53;
+	} else if ( (*p) >= 39u )
 		goto st9;
+	goto st0;
+tr69:
+	{ BFO_RAIL__EMIT(TAKE_CREDIT); }
+	goto st10;
+tr70:
+	{ BFO_RAIL__EMIT(TAKE_RELAY); }
+	goto st10;
+tr71:
+	{ BFO_RAIL__EMIT(TAKE_RELAYACK); }
+	goto st10;
+tr72:
+	{ BFO_RAIL__EMIT(TAKE_REACH); }
+	goto st10;
+tr11:
+	{ BFO_RAIL__EMIT(CONNECT); }
+	goto st10;
+tr68:
+	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
+	goto st10;
+st10:
+	if ( ++p == pe )
+		goto _test_eof10;
+	BFO__FALLTHROUGH;
+case 10:
+	switch( (*p) ) {
+		case 38u: goto tr12;
+		case 41u: goto tr68;
+		case 47u: goto tr69;
+		case 50u: goto tr4;
+		case 53u: goto tr70;
+		case 56u: goto tr71;
+		case 59u: goto tr72;
+		case 75u: goto tr8;
+		case 85u: goto st6;
+		case 86u: goto tr4;
+		case 89u: goto tr10;
+	}
+	if ( 76u <= (*p) && (*p) <= 77u )
+		goto tr12;
 	goto st0;
 	}
 	_test_eof1: cs = 1; goto _test_eof;
@@ -569,6 +612,7 @@ case 9:
 	_test_eof7: cs = 7; goto _test_eof;
 	_test_eof8: cs = 8; goto _test_eof;
 	_test_eof9: cs = 9; goto _test_eof;
+	_test_eof10: cs = 10; goto _test_eof;
 
 	_test_eof: {}
 	if ( p == eof )
@@ -583,10 +627,11 @@ case 9:
 	case 7:
 	case 8:
 	case 9:
+	case 10:
 	{
-    (void)1; (void)3; (void)4;
-    (void)2; (void)8; (void)7;
-    (void)9; (void)5; (void)6;
+    (void)1; (void)10; (void)2; (void)8;
+    (void)3; (void)5; (void)7;
+    (void)6; (void)4; (void)9;
   }
 	break;
 	}
@@ -603,7 +648,7 @@ case 9:
 /* ---- typed API ---- */
 
 static const bfo_machine bfo_rail_machine = {
-    BFO_MACHINE_RAIL, "rail", BFO_RAIL_NUM_STATES, BFO_EV_COUNT, BFO_RAIL_ST_CONNECTING,
+    BFO_MACHINE_RAIL, "rail", BFO_RAIL_NUM_STATES, BFO_EV_COUNT, BFO_RAIL_ST_DORMANT,
     bfo_rail__state_names, bfo_rail__action_names, bfo_rail__final, bfo_rail__waits,
     bfo_rail__exec
 };
@@ -613,10 +658,10 @@ typedef struct bfo_rail_fsm {
     int cs; /* a BFO_RAIL_ST_* value */
 } bfo_rail_fsm;
 
-/* Puts the machine in its start state, CONNECTING. */
+/* Puts the machine in its start state, DORMANT. */
 static inline void bfo_rail_init(bfo_rail_fsm *fsm)
 {
-    fsm->cs = BFO_RAIL_ST_CONNECTING;
+    fsm->cs = BFO_RAIL_ST_DORMANT;
 }
 
 /* Feeds one event; see bfo_fsm_step() for the return codes. */

@@ -197,6 +197,8 @@ typedef struct sr_scenario {
     void *attach_arg;
     int place;             /* frames read in place as TCP reads them (simnet.place) */
     int relay;             /* bfo_config.relay: a peer no rail reaches goes through a third rank */
+    int connect_at_init;   /* bfo_config.connect_at_init: every rail connects at init (a test
+                            * about rails already UP); 0: on first use, the engine's default */
     int relay_strict;      /* ... and the faults only cut pairs of ranks a third one reaches:
                             * no message may end with an error */
     int leave;             /* the ranks leave at the end (see the top) */
@@ -595,6 +597,8 @@ static inline sr_world *sr_new(const sr_scenario *sc)
         c.nrails = sc->rails;
         if (sc->relay)
             c.relay = 1;
+        if (sc->connect_at_init)
+            c.connect_at_init = 1;
         if (!sc->cfg) {
             c.max_requests = 2 * SR_MAX_MSGS + 8;
             c.max_unexpected = 2 * SR_MAX_MSGS;

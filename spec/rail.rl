@@ -38,6 +38,19 @@
 # rail sends it then, if this rail is still FAILED or RECONNECTING (the peer
 # may still hold it UP).
 #
+# Connections on first use.  A rail starts DORMANT: no connection, and
+# none needed yet; nothing is sent on it, nothing timed, nothing can fail.
+# C feeds PEER_NEEDED to every DORMANT rail of a peer when it first has a
+# frame for that peer and no rail of it is UP (a send, a rendezvous's
+# answer, a control message queued to it); connect asks the transport to
+# connect the rail (the result comes back as CONNECTED or CONNECT_FAILED,
+# as for any attempt).  The peer may need this side first: its connection
+# (CONNECTED) or its PROBE brings the rail to PROBING without this side
+# asking.  An embedder that wants every rail connected at init
+# (bfo_config.connect_at_init) has C feed PEER_NEEDED to every rail then.
+# What C keeps, not this machine: whether the peer was ever needed (its
+# down_since: no grace runs for a peer never needed, spec/peer.rl).
+
 # Rails per peer.  Every rank lists its own rails; rail i of one rank need
 # not reach every peer (a peer with fewer NICs, a shared-memory rail and a
 # peer on another host).  The transport layer says so with RAIL_ABSENT
@@ -129,8 +142,33 @@
   parted_bye = LEAVE_REQUESTED @send_bye @part | BYE_RCVD @part;
 
   Rail = (
+    # No connection, none needed yet (see "Connections on first use"
+    # above).  The engine's need (PEER_NEEDED) connects it; the peer's
+    # connection (CONNECTED) or its PROBE (the transport took the peer's
+    # connection before it said so) brings it to PROBING as in FAILED.  The
+    # rest is taken and ignored: the transport saying it does not reach the
+    # peer, a late or stray word of a connection the engine never asked
+    # for (an error, a failed dial of the peer's, a notice or a PROBEACK
+    # about one), completions.  No timer runs here: a heartbeat, a probe
+    # timeout, silence, a back-off or its end, demotion are never due.
+    start: DORMANT: (
+        PEER_NEEDED @connect -> CONNECTING
+      | CONNECTED @send_probe -> PROBING
+      | PROBE_RCVD @send_probeack @send_probe -> PROBING
+      | RAIL_ABSENT -> ABSENT
+      | CONNECT_FAILED -> DORMANT
+      | RAIL_ERROR -> DORMANT
+      | BROKEN_RCVD -> DORMANT
+      | PROBEACK_RCVD -> DORMANT
+      | rail_completion -> DORMANT
+      | parted -> LEFT
+      | PEER_FENCED @retire -> RETIRED
+      | credit -> DORMANT
+      | route -> DORMANT
+    ),
+
     # The transport is connecting the rail to the peer.
-    start: CONNECTING: (
+    CONNECTING: (
         CONNECTED @send_probe -> PROBING
       | CONNECT_FAILED @schedule_reconnect -> FAILED
       | RAIL_ERROR @schedule_reconnect -> FAILED

@@ -17,6 +17,7 @@
   action map_out            { BFO_RAIL__EMIT(MAP_OUT); }
   action send_broken        { BFO_RAIL__EMIT(SEND_BROKEN); }
   action schedule_reconnect { BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
+  action connect            { BFO_RAIL__EMIT(CONNECT); }
   action reconnect          { BFO_RAIL__EMIT(RECONNECT); }
   action retire             { BFO_RAIL__EMIT(RETIRE); }
   action take_credit        { BFO_RAIL__EMIT(TAKE_CREDIT); }
@@ -33,7 +34,7 @@
   # References every label so that Ragel exports its state number; an
   # end-of-input action that never runs (see send_binding.rl).
   action name_states {
-    (void)fentry(CONNECTING); (void)fentry(PROBING); (void)fentry(UP);
+    (void)fentry(DORMANT); (void)fentry(CONNECTING); (void)fentry(PROBING); (void)fentry(UP);
     (void)fentry(FAILED); (void)fentry(RECONNECTING); (void)fentry(RETIRED);
     (void)fentry(ABSENT); (void)fentry(LEFT); (void)fentry(DEMOTED);
   }

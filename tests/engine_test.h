@@ -194,6 +194,7 @@ static inline sr_world *detect_world_cfg(uint64_t seed, int transport_heard, map
     static const bfo_config defaults; /* zero: every default */
     sr_scenario sc = make(NULL, 0, 2, 2, seed);
     sc.cfg = cfg ? cfg : &defaults;
+    sc.connect_at_init = 1; /* about rails UP from the start */
     sr_world *w = sr_new(&sc);
     w->sn.transport_heard = transport_heard;
     if (!cfg) {
@@ -254,6 +255,7 @@ static inline sr_world *leave_world(int ranks, int rails, uint64_t seed)
 {
     sr_scenario sc = make(NULL, 0, ranks, rails, seed);
     sc.attach = attach_part;
+    sc.connect_at_init = 1; /* about leaving over rails UP */
     sr_world *w = sr_new(&sc);
     sr_advance(w, 1000000);
     for (int i = 0; i < ranks; i++)

@@ -132,26 +132,73 @@ static void test_silent_loss_busy_rail_mapped_out_within_heartbeat_plus_probe_ti
     }
 }
 
-/* No traffic at all; rail 0 turns silent both ways: the heartbeat probe
- * finds it out within heartbeat + probe timeout; messages sent afterwards
- * arrive over rail 1. */
-static void test_silent_loss_idle_rail_mapped_out_within_heartbeat_plus_probe_timeout(void **state)
+/* Liveness follows the work (bfo_engine_detect.h, >>work).  No traffic at
+ * all: neither rank has work for the other, so over twenty heartbeats (and
+ * twice the silence timeout) no probe goes out on either rail and nothing
+ * is failed, though rail 0 turns silent both ways halfway through (nobody
+ * needs it: nobody looks).  Then rank 0 sends: its first frame after the
+ * quiet spell probes both rails at once (before any progress), so the dead
+ * rail is mapped out on both sides within a probe timeout of the send
+ * (rank 1 probes too: its receive waits on rank 0), and the message goes
+ * over rail 1.  Before issue 37 the heartbeat probed both rails every
+ * 100 ms whatever the work (and the idle rail was mapped out within
+ * heartbeat + probe timeout of going silent). */
+static void test_idle_peer_not_probed_then_first_send_probes_at_once(void **state)
 {
     static stream st;
     mapout_watch x[2];
+    uint64_t sent[2][2];
     (void)state;
     memset(&st, 0, sizeof st);
     st.w = detect_world(63, 1, x);
-    pass_time(st.w, 300 * MS);
-    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
-    uint64_t t = st.w->sn.now;
+    pass_time(st.w, 300 * MS); /* the admission's round trips are over */
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++)
+            sent[i][k] = st.w->e[i].peers[1 - i].rail[k].det.probe_nonce;
+    pass_time(st.w, 1000 * MS);
     rail_path(st.w, 0, 1, 0, SN_PATH_SILENT);
-    pass_time(st.w, DETECT_BOUND + 10 * MS);
-    both_mapped_out_within(x, t, "idle rail, silent both ways");
-    stream_for(&st, 20 * MS, MS, 1);
+    pass_time(st.w, 1000 * MS);
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(st.w->e[i].peers[1 - i].rail[k].det.probe_nonce, sent[i][k]); /* no probe */
+            assert_true(rail_up(st.w, i, 1 - i, k));
+            assert_true(st.w->e[i].peers[1 - i].quiet);
+        }
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0); /* no silence either */
+    print_message("idle: no probe in 2000 ms (20 heartbeats), rail 0 silent for the last 1000 ms\n");
+    uint64_t t = st.w->sn.now;
+    stream_post(&st, 0, 1);
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++) { /* at once, both ends (rank 1's receive waits on rank 0) */
+            assert_int_equal(st.w->e[i].peers[1 - i].rail[k].det.probe_sent, t);
+            assert_true(st.w->e[i].peers[1 - i].rail[k].det.probe_out);
+        }
+    pass_time(st.w, 60 * MS);
+    mapped_out_within(x, t, 40 * MS + 2 * MS, "idle rail, silent both ways, then a send");
+    assert_int_equal(x[0].ev[1][0], BFO_EV_PROBE_TIMED_OUT);
     rail_path(st.w, 0, 1, 0, SN_PATH_OPEN);
     stream_check(&st);
     sr_del(st.w);
+}
+
+/* An idle peer is never failed for silence: two ranks that have nothing
+ * to say to each other for ten silence timeouts keep their rails UP and
+ * send no frame at all (before: a heartbeat each way every 100 ms). */
+static void test_idle_peer_never_silence_no_frames(void **state)
+{
+    mapout_watch x[2];
+    (void)state;
+    sr_world *w = detect_world(65, 1, x);
+    pass_time(w, 300 * MS);
+    const uint64_t posted0 = w->e[0].stats.ops_posted, posted1 = w->e[1].stats.ops_posted;
+    pass_time(w, 10 * w->e[0].cfg.silence_ns);
+    assert_int_equal(w->e[0].stats.ops_posted, posted0);
+    assert_int_equal(w->e[1].stats.ops_posted, posted1);
+    assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+    for (int k = 0; k < 2; k++)
+        assert_true(rail_up(w, 0, 1, k) && rail_up(w, 1, 0, k));
+    sr_go(w);
+    sr_del(w);
 }
 
 /* Only 0->1 on rail 0 drops, silently, with traffic both ways.  Rank 0
@@ -313,6 +360,10 @@ static void test_heartbeat_over_control_budget_not_outstanding_sent_later(void *
     sr_world *w = detect_world(69, 1, x);
     bfo_engine *e = &w->e[0];
     const int budget = bfo__ctl_budget(&e->cfg);
+    bfo_request wait;
+    uint8_t b;
+    /* rank 0 waits on rank 1 (work: its heartbeats run, >>work) */
+    assert_int_equal(bfo_irecv(e, &wait, &b, 1, 1, 0, 99, w->sn.now), BFO_OK);
     w->e[1].cfg.heartbeat_ns = 10000 * MS;
     e->ctl_in_use += budget;
     pass_time(w, 200 * MS); /* the heartbeat was due at 100 ms */
@@ -328,6 +379,7 @@ static void test_heartbeat_over_control_budget_not_outstanding_sent_later(void *
         assert_true(e->peers[1].rail[k].det.probe_sent >= t && e->peers[1].rail[k].det.last_rx >= t);
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
     w->e[1].cfg.heartbeat_ns = 100 * MS;
+    assert_int_equal(bfo_cancel(e, &wait, w->sn.now), BFO_OK);
     sr_go(w);
     sr_del(w);
 }
@@ -344,6 +396,10 @@ static void test_probe_out_across_a_progress_gap_is_answered_by_its_probeack(voi
     sr_world *w = detect_world(71, 1, x);
     bfo_engine *e = &w->e[0];
     bfo_rail_link *rs = &e->peers[1].rail[0];
+    bfo_request wait; /* rank 0 waits on rank 1: work, its heartbeats run (>>work) */
+    uint8_t b;
+    assert_int_equal(bfo_irecv(&w->e[0], &wait, &b, 1, 1, 0, 99, w->sn.now), BFO_OK);
+
     pass_time(w, 20 * MS);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD); /* rank 0 hears nothing on rail 0 */
     for (int k = 0; k < 200 && !rs->det.probe_out; k++)
@@ -407,6 +463,9 @@ static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **s
     uint64_t last_heard = 0;
     (void)state;
     sr_world *w = stream_world(&st, 65, 1, x);
+    bfo_request wait; /* rank 0 waits on rank 1: work, its heartbeats run (>>work) */
+    uint8_t b;
+    assert_int_equal(bfo_irecv(&w->e[0], &wait, &b, 1, 1, 0, 99, w->sn.now), BFO_OK);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD);
     /* rank 0, idle on rail 0, sends its heartbeat probe; it is not answered */
     while (!w->e[0].peers[1].rail[0].det.probe_out) {
@@ -443,6 +502,7 @@ static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **s
     assert_true(x[1].ev[0][0] == BFO_EV_BROKEN_RCVD || x[1].ev[0][0] == BFO_EV_PROBE_TIMED_OUT);
     assert_true(x[1].at[0][0] <= x[0].at[1][0] + 2 * MS && x[0].at[1][0] <= x[1].at[0][0] + 2 * MS);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_OPEN);
+    assert_int_equal(bfo_cancel(&w->e[0], &wait, w->sn.now), BFO_OK);
     stream_check(&st);
     sr_del(w);
 }
@@ -487,7 +547,11 @@ static void test_busy_peer_host_heard_is_not_failed(void **state)
         assert_true(w->e[0].peers[1].rail[k].det.srtt < 10 * MS);
     print_message("busy peer: 5 s without a call, its host heard every 100 ms: no map-out\n");
 
-    /* the host falls silent as well */
+    /* the host falls silent as well, while rank 0 waits on rank 1 (work:
+     * an idle peer is not probed at all, >>work) */
+    bfo_request wait;
+    uint8_t b;
+    assert_int_equal(bfo_irecv(&w->e[0], &wait, &b, 1, 1, 0, 99, w->sn.now), BFO_OK);
     for (int k = 0; k < 2; k++)
         rail_path(w, 0, 1, k, SN_PATH_HOLD);
     for (int ms = 0; ms < 2000 && !(x[0].at[1][0] && x[0].at[1][1]); ms++) {
@@ -690,6 +754,9 @@ static void test_probe_out_cleared_when_the_rail_leaves_up(void **state)
     mapout_watch x[2];
     (void)state;
     sr_world *w = detect_world(74, 1, x);
+    bfo_request wait; /* rank 0 waits on rank 1: work, its heartbeats run (>>work) */
+    uint8_t b;
+    assert_int_equal(bfo_irecv(&w->e[0], &wait, &b, 1, 1, 0, 99, w->sn.now), BFO_OK);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_HOLD);
     while (!w->e[0].peers[1].rail[0].det.probe_out) {
         assert_true(w->sn.now < 200 * MS);
@@ -699,6 +766,7 @@ static void test_probe_out_cleared_when_the_rail_leaves_up(void **state)
     assert_int_equal(w->e[0].peers[1].rail[0].fsm.cs, BFO_RAIL_ST_FAILED);
     assert_false(w->e[0].peers[1].rail[0].det.probe_out);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_OPEN);
+    assert_int_equal(bfo_cancel(&w->e[0], &wait, w->sn.now), BFO_OK);
     sr_go(w);
     assert_true(rail_up(w, 0, 1, 0) && !w->e[0].peers[1].rail[0].det.probe_out);
     sr_del(w);
@@ -793,7 +861,8 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_silent_loss_busy_rail_mapped_out_within_heartbeat_plus_probe_timeout),
-        cmocka_unit_test(test_silent_loss_idle_rail_mapped_out_within_heartbeat_plus_probe_timeout),
+        cmocka_unit_test(test_idle_peer_not_probed_then_first_send_probes_at_once),
+        cmocka_unit_test(test_idle_peer_never_silence_no_frames),
         cmocka_unit_test(test_one_directional_loss_probe_timeout_on_one_side_broken_on_the_other),
         cmocka_unit_test(test_broken_notice_owed_with_no_rail_up_goes_out_on_the_next_rail_admitted),
         cmocka_unit_test(test_map_out_tells_the_transport_to_disconnect),

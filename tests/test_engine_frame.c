@@ -104,6 +104,7 @@ static void test_forged_put_and_fin_are_refused(void **state)
     (void)state;
     sr_scenario sc = make(NULL, 0, 2, 2, 45);
     sc.rdma = BFO_RDMA_PUT;
+    sc.connect_at_init = 1; /* about rails UP from the start, not their setup */
     sr_world *w = sr_new(&sc);
     sr_advance(w, 1000000); /* rails up */
     bfo_isend(&w->e[0], &s, out, sizeof out, 1, 0, 1, w->sn.now);

@@ -93,11 +93,19 @@ static void test_unreachable_is_for_good_after_rails_return(void **state)
     uint8_t x = 7, y = 0;
     (void)state;
     sr_scenario sc = make(NULL, 0, 2, 2, 48);
+    sc.connect_at_init = 1; /* about rails UP from the start, not their setup */
     sr_world *w = sr_new(&sc);
     sr_advance(w, 1000000);
+    bfo_request wait[2]; /* the ranks wait on each other: work, the rails are
+                          * probed and found out (an idle peer is not) */
+    uint8_t b[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(bfo_irecv(&w->e[i], &wait[i], &b[i], 1, 1 - i, 0, 99, w->sn.now), BFO_OK);
     sn_rail_fails(&w->sn, 0);
     sn_rail_fails(&w->sn, 1);
     sr_advance(w, 5000000000ull);
+    for (int i = 0; i < 2; i++)
+        assert_true(bfo_test(&wait[i]) && wait[i].status == BFO_ERR_PEER_UNREACHABLE);
     assert_true(w->e[0].peers[1].unreachable && w->e[1].peers[0].unreachable);
     w->sn.rail_down[0] = w->sn.rail_down[1] = 0; /* the cables are back */
     sr_advance(w, 3000000000ull);
@@ -338,6 +346,7 @@ static void test_BYE_FAILED_the_peer_falls_back_to_a_failure_bounded(void **stat
     (void)state;
     sr_scenario sc = make(NULL, 0, 2, 1, 64);
     add_fault(&sc, SN_FAULT_TYPE, BFO_FRAG_BYE, 0, 1, SN_LOSE);
+    sc.connect_at_init = 1; /* about rails UP from the start, not their setup */
     sr_world *w = sr_new(&sc);
     sr_advance(w, 1000000);
     leave_and_exit(w, 0); /* left: its BYE failed */
@@ -472,6 +481,7 @@ static void test_peer_DOWN_RAIL_ADMITTED_REACHABLE_LAST_RAIL_LOST_DOWN_GRACE_EXP
 {
     (void)state;
     sr_scenario sc = make(NULL, 0, 2, 2, 71);
+    sc.connect_at_init = 1; /* about rails UP from the start, not their setup */
     sr_world *w = sr_new(&sc);
     assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_DOWN);
     assert_int_equal(bfo_peer_state(&w->e[0], 0), BFO_PEER_ST_SELF);
@@ -479,6 +489,10 @@ static void test_peer_DOWN_RAIL_ADMITTED_REACHABLE_LAST_RAIL_LOST_DOWN_GRACE_EXP
     assert_int_equal(bfo_peer_state(&w->e[0], -1), 0);
     sr_advance(w, 1000000);
     assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_REACHABLE);
+    bfo_request wait[2]; /* the ranks wait on each other: work (an idle peer is not probed) */
+    uint8_t b[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(bfo_irecv(&w->e[i], &wait[i], &b[i], 1, 1 - i, 0, 99, w->sn.now), BFO_OK);
     sn_rail_fails(&w->sn, 0);
     sn_rail_fails(&w->sn, 1);
     STEP_UNTIL(w, bfo_peer_state(&w->e[0], 1) != BFO_PEER_ST_REACHABLE);
@@ -488,6 +502,150 @@ static void test_peer_DOWN_RAIL_ADMITTED_REACHABLE_LAST_RAIL_LOST_DOWN_GRACE_EXP
     assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_UNREACHABLE);
     assert_int_equal(bfo_peer_state(&w->e[1], 0), BFO_PEER_ST_UNREACHABLE);
     assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
+/* ------------------------------------ connections on first use (issue 37) */
+
+static int connects[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* bfo_backend.connect calls */
+static int count_connect(void *ctx, int peer, int rail)
+{
+    connects[((sn_endpoint *)ctx)->rank][peer][rail]++;
+    return sn_connect(ctx, peer, rail);
+}
+static void attach_connect(sr_world *w, void *arg)
+{
+    (void)arg;
+    memset(connects, 0, sizeof connects);
+    for (int i = 0; i < w->sn.n; i++)
+        w->sn.be[i].connect = count_connect;
+}
+static int connects_of(int rank, int peer)
+{
+    int n = 0;
+    for (int k = 0; k < BFO_MAX_RAILS; k++)
+        n += connects[rank][peer][k];
+    return n;
+}
+
+/* Init connects nothing: every rail DORMANT, no connect call, no frame.  A
+ * peer never needed is never given up (no grace runs for it, however long
+ * the job lasts), and nothing is probed. */
+static void test_init_connects_nothing_a_peer_never_needed_is_never_unreachable(void **state)
+{
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 3, 2, 81);
+    sc.attach = attach_connect;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 3 * w->e[0].cfg.unreachable_grace_ns);
+    for (int i = 0; i < 3; i++)
+        for (int p = 0; p < 3; p++) {
+            if (p == i)
+                continue;
+            assert_int_equal(connects_of(i, p), 0);
+            assert_int_equal(bfo_peer_state(&w->e[i], p), BFO_PEER_ST_DOWN);
+            assert_true(bfo_peer_reachable(&w->e[i], p));
+            for (int k = 0; k < 2; k++)
+                assert_int_equal(bfo_rail_state(&w->e[i], p, k), BFO_RAIL_ST_DORMANT);
+        }
+    assert_int_equal(STAT(w, ops_posted), 0);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
+/* The first send connects every rail of that peer, and of no other: rank
+ * 0 calls connect for (1, 0) and (1, 1) once each; rank 1, dialed, admits
+ * both rails by the incoming CONNECTED (DORMANT --CONNECTED--> PROBING)
+ * without a connect of its own; the rails to rank 2 stay DORMANT. */
+static void test_first_send_connects_every_rail_of_that_peer_only(void **state)
+{
+    bfo_request s, r;
+    uint8_t x = 7, y = 0;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 3, 2, 82);
+    sc.attach = attach_connect;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 10000000);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 0, 1, w->sn.now), BFO_OK);
+    for (int k = 0; k < 2; k++) /* asked at once, the frame waits for a rail */
+        assert_int_equal(bfo_rail_state(&w->e[0], 1, k), BFO_RAIL_ST_CONNECTING);
+    assert_int_equal(bfo_peer_waiting_count(&w->e[0], 1), 1);
+    sr_advance(w, 10000000);
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(s.status, BFO_OK);
+    assert_int_equal(y, 7);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(connects[0][1][k], 1);
+        assert_int_equal(bfo_rail_state(&w->e[0], 1, k), BFO_RAIL_ST_UP);
+        assert_int_equal(bfo_rail_state(&w->e[1], 0, k), BFO_RAIL_ST_UP); /* admitted */
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(bfo_rail_state(&w->e[i], 2, k), BFO_RAIL_ST_DORMANT);
+        assert_int_equal(bfo_rail_state(&w->e[2], 0, k), BFO_RAIL_ST_DORMANT);
+    }
+    assert_int_equal(connects_of(1, 0), 0); /* dialed, never dialing */
+    assert_int_equal(connects_of(0, 2) + connects_of(1, 2) + connects_of(2, 0) + connects_of(2, 1), 0);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
+/* bfo_config.connect_at_init: every rail of every peer asked at init, as
+ * before issue 37; the grace runs from init. */
+static void test_connect_at_init_connects_every_rail_of_every_peer(void **state)
+{
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 3, 2, 83);
+    sc.attach = attach_connect;
+    sc.connect_at_init = 1;
+    sr_world *w = sr_new(&sc);
+    for (int i = 0; i < 3; i++)
+        for (int p = 0; p < 3; p++)
+            for (int k = 0; p != i && k < 2; k++) {
+                assert_int_equal(connects[i][p][k], 1);
+                assert_int_equal(bfo_rail_state(&w->e[i], p, k), BFO_RAIL_ST_CONNECTING);
+                assert_true(w->e[i].peers[p].down_since != 0); /* the grace runs */
+            }
+    sr_advance(w, 10000000);
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(bfo_rail_state(&w->e[2], 1, k), BFO_RAIL_ST_UP);
+    sr_del(w);
+}
+
+/* A rank that computes right after init: its host's transport answers
+ * (the connection is made, the hello waits for the process), which the
+ * transport says with bfo_engine_rail_heard on the CONNECTING rail.  Each
+ * word pushes the grace back: three graces on, the peer is still DOWN,
+ * not given up.  Once its host falls silent too, the grace runs out as
+ * before and the send fails.  (The network is never stepped here: the
+ * connect stays pending, the rail CONNECTING.) */
+static void test_rail_heard_on_CONNECTING_pushes_the_grace_back(void **state)
+{
+    bfo_request s;
+    uint8_t x = 1;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 1, 84);
+    sr_world *w = sr_new(&sc);
+    bfo_engine *e = &w->e[0];
+    const uint64_t grace = e->cfg.unreachable_grace_ns, t0 = w->sn.now;
+    uint64_t t = t0;
+    assert_int_equal(bfo_isend(e, &s, &x, 1, 1, 0, 1, t), BFO_OK);
+    assert_int_equal(bfo_rail_state(e, 1, 0), BFO_RAIL_ST_CONNECTING);
+    assert_int_equal(e->peers[1].down_since, t0); /* needed: the grace starts */
+    for (; t < t0 + 3 * grace; t += 10000000) {
+        if ((t - t0) % 100000000 == 0)
+            bfo_engine_rail_heard(e, 1, 0, t);
+        bfo_engine_progress(e, t);
+    }
+    assert_int_equal(bfo_peer_state(e, 1), BFO_PEER_ST_DOWN);
+    assert_false(bfo_test(&s));
+    assert_int_equal(bfo_rail_state(e, 1, 0), BFO_RAIL_ST_CONNECTING);
+    const uint64_t last = t - 10000000 - (t - 10000000 - t0) % 100000000;
+    for (; t < last + 2 * grace && bfo_peer_state(e, 1) == BFO_PEER_ST_DOWN; t += 10000000)
+        bfo_engine_progress(e, t);
+    assert_int_equal(bfo_peer_state(e, 1), BFO_PEER_ST_UNREACHABLE);
+    assert_true(t - last >= grace && t - last <= grace + 20000000);
+    assert_true(bfo_test(&s));
+    assert_int_equal(s.status, BFO_ERR_PEER_UNREACHABLE);
     sr_del(w);
 }
 
@@ -512,6 +670,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_BYE_RCVD_messages_owed_never_come_closed_out_after_the_grace),
         cmocka_unit_test(test_peer_DOWN_RAIL_ADMITTED_REACHABLE_LAST_RAIL_LOST_DOWN_GRACE_EXPIRED_UNREACHABLE),
         cmocka_unit_test(test_one_sided_unreachable_fails_the_other_side_too),
+        cmocka_unit_test(test_init_connects_nothing_a_peer_never_needed_is_never_unreachable),
+        cmocka_unit_test(test_first_send_connects_every_rail_of_that_peer_only),
+        cmocka_unit_test(test_connect_at_init_connects_every_rail_of_every_peer),
+        cmocka_unit_test(test_rail_heard_on_CONNECTING_pushes_the_grace_back),
     };
     return engine_test_main(argc, argv, "engine_machines", tests, sizeof tests / sizeof tests[0]);
 }

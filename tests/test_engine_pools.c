@@ -78,6 +78,7 @@ static void test_control_budget_back_pressure(void **state)
     int again = 0, taken = 0;
     (void)state;
     sr_scenario sc = make(NULL, 0, 2, 1, 47);
+    sc.connect_at_init = 1; /* about rails UP from the start, not their setup */
     sr_world *w = sr_new(&sc);
     sr_advance(w, 1000000);
     size_t n = bfo_hdr_restart_encode(&nt, buf, sizeof buf);

@@ -26,6 +26,7 @@ static lane_world *lane_new(void)
         c.nranks = 2;
         c.nrails = 1;
         c.eager_limit = 65536;
+        c.connect_at_init = 1; /* the lane needs its rail UP before the first send */
         size_t need = bfo_engine_mem_size(&c);
         w->mem[i] = malloc(need);
         w->nn.eng[i] = &w->e[i];

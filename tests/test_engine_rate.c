@@ -677,6 +677,7 @@ static void test_standby_rail_carries_data_only_while_no_active_rail_is_up(void 
     cfg.rdma = BFO_RDMA_OFF;
     sr_scenario sc = make(NULL, 0, 2, 2, 73);
     sc.cfg = &cfg;
+    sc.connect_at_init = 1; /* about rails UP (and standby) from the start */
     sr_world *w = sr_new(&sc);
     w->sn.rail_mbps[0] = w->sn.rail_mbps[1] = 1000;
     pass_time(w, 10 * MS);

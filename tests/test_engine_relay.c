@@ -17,13 +17,23 @@ static sr_world *relay_world(uint64_t seed, bfo_config *c)
     c->max_unexpected = 64;
     sr_scenario sc = make(NULL, 0, 3, 2, seed);
     sc.cfg = c;
+    sc.connect_at_init = 1; /* about rails UP from the start, not their setup */
     sr_world *w = sr_new(&sc);
     sr_advance(w, 5000000);
+    /* ranks 0 and 1 wait on each other while their rails go silent: work,
+     * so the rails are probed and found out (an idle peer is not probed:
+     * bfo_engine_detect.h, >>work) */
+    static bfo_request wait[2];
+    static uint8_t b[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(bfo_irecv(&w->e[i], &wait[i], &b[i], 1, 1 - i, 0, 999, w->sn.now), BFO_OK);
     for (int k = 0; k < 2; k++)
         rail_path(w, 0, 1, k, SN_PATH_SILENT);
     for (int t = 0; t < 2000 && (bfo_peer_state(&w->e[0], 1) != BFO_PEER_ST_RELAYED ||
                                  bfo_peer_state(&w->e[1], 0) != BFO_PEER_ST_RELAYED); t++)
         sr_advance(w, 1000000);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(bfo_cancel(&w->e[i], &wait[i], w->sn.now), BFO_OK);
     assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_RELAYED);
     assert_int_equal(bfo_peer_state(&w->e[1], 0), BFO_PEER_ST_RELAYED);
     assert_int_equal(w->e[0].peers[1].relay.via, 2);
@@ -107,6 +117,9 @@ static void test_ROUTE_LOST_starts_the_grace(void **state)
     uint8_t x = 1;
     (void)state;
     sr_world *w = relay_world(93, &c);
+    bfo_request wait; /* rank 0 waits on rank 1, so on its relay: work (>>work) */
+    uint8_t b;
+    assert_int_equal(bfo_irecv(&w->e[0], &wait, &b, 1, 1, 0, 99, w->sn.now), BFO_OK);
     for (int k = 0; k < 2; k++)
         rail_path(w, 0, 2, k, SN_PATH_SILENT);
     for (int t = 0; t < 2000 && bfo_peer_state(&w->e[0], 1) == BFO_PEER_ST_RELAYED; t++)
@@ -118,6 +131,8 @@ static void test_ROUTE_LOST_starts_the_grace(void **state)
     sr_advance(w, 2500000000ull);
     assert_true(bfo_test(&s));
     assert_int_equal(s.status, BFO_ERR_PEER_UNREACHABLE);
+    assert_true(bfo_test(&wait));
+    assert_int_equal(wait.status, BFO_ERR_PEER_UNREACHABLE);
     assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_UNREACHABLE);
     sr_del(w);
 }

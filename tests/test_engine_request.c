@@ -19,6 +19,7 @@ static void test_done_queue_pops_each_completion_once_in_order(void **state)
     c.done_queue = 1;
     sr_scenario sc = make(NULL, 0, 2, 2, 11);
     sc.cfg = &c;
+    sc.connect_at_init = 1; /* about rails UP from the start, not their setup */
     sr_world *w = sr_new(&sc);
     memset(big, 7, sizeof big);
     assert_null(bfo_done_pop(&w->e[0]));

@@ -189,6 +189,7 @@ static void test_UNREACHABLE_DEATH_REPORTED_FAILED_later_requests_PROC_FAILED(vo
     uint8_t y = 0, x = 1;
     (void)state;
     sr_scenario sc = make(NULL, 0, 2, 1, 76);
+    sc.connect_at_init = 1; /* about rails UP from the start, not their setup */
     sr_world *w = sr_new(&sc);
     sr_advance(w, 1000000);
     assert_int_equal(bfo_irecv(&w->e[0], &r, &y, 1, 1, 0, 1, w->sn.now), BFO_OK);

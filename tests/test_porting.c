@@ -246,8 +246,19 @@ static my_layer *my_new(void)
     l->now = 1;
     for (int r = 0; r < NRANKS; r++)
         assert_int_equal(my_init(l, r), BFO_OK);
-    for (int k = 0; k < 20; k++) /* rails connect and probe */
+    for (int k = 0; k < 20; k++)
         my_tick(l);
+    /* rails connect on first use: a first message each way connects and
+     * probes them (the tests are about rails UP) */
+    for (int r = 0; r < NRANKS; r++) {
+        bfo_request s, q;
+        uint8_t b = 0;
+        assert_int_equal(bfo_irecv(&l->eng[1 - r], &q, &b, 1, r, 0, 99, l->now), BFO_OK);
+        assert_int_equal(bfo_isend(&l->eng[r], &s, &b, 1, 1 - r, 0, 99, l->now), BFO_OK);
+        for (int k = 0; k < 100000 && !(bfo_test(&s) && bfo_test(&q)); k++)
+            my_tick(l);
+        assert_true(bfo_test(&s) && bfo_test(&q));
+    }
     return l;
 }
 
@@ -352,6 +363,11 @@ static void test_porting_silent_rail_is_found_by_the_probe_and_disconnected(void
 {
     (void)state;
     my_layer *l = my_new();
+    bfo_request wait[NRANKS]; /* each rank waits on the other: work, the rails are
+                               * probed (an idle peer is not) */
+    uint8_t b[NRANKS];
+    for (int r = 0; r < NRANKS; r++)
+        assert_int_equal(bfo_irecv(&l->eng[r], &wait[r], &b[r], 1, 1 - r, 0, 98, l->now), BFO_OK);
     uint64_t t0 = l->now;
     l->silent[1] = 1; /* frames and acknowledgements vanish: no error at all */
     int k = 0;
@@ -372,6 +388,8 @@ static void test_porting_silent_rail_is_found_by_the_probe_and_disconnected(void
     for (k = 0; k < 20000 && l->eng[0].peers[1].rail[1].fsm.cs != BFO_RAIL_ST_UP; k++)
         my_tick(l);
     assert_int_equal(l->eng[0].peers[1].rail[1].fsm.cs, BFO_RAIL_ST_UP);
+    for (int r = 0; r < NRANKS; r++)
+        assert_int_equal(bfo_cancel(&l->eng[r], &wait[r], l->now), BFO_OK);
     my_free(l);
 }
 

@@ -173,6 +173,7 @@ static bfo_config small_cfg(void)
     c.max_ops = cfg_max_ops;
     c.nranks = 2;
     c.nrails = 2;
+    c.connect_at_init = 1; /* the shm glue is judged on rails connected at init */
     c.eager_limit = 4096;
     c.frag_size = 8192; /* frames up to 8256 bytes: a ring of 64 KiB */
     return c;
@@ -1368,6 +1369,7 @@ static void test_two_engines_exchange_eager_and_get_messages(void **state)
     memset(&c, 0, sizeof c);
     c.nranks = 2;
     c.nrails = 2;
+    c.connect_at_init = 1; /* the shm glue is judged on rails connected at init */
     eng_open(&a, &bk, 0, &c);
     eng_open(&b, &bk, 1, &c);
     eng_start(&a, &c);
@@ -1405,6 +1407,7 @@ static void test_engine_fails_over_on_a_corrupt_slot_and_readmits_the_rail(void 
     memset(&c, 0, sizeof c);
     c.nranks = 2;
     c.nrails = 2;
+    c.connect_at_init = 1; /* the shm glue is judged on rails connected at init */
     c.rdma = BFO_RDMA_OFF; /* every byte through the rings: FRAGs on both rails */
     eng_open(&a, &bk, 0, &c);
     eng_open(&b, &bk, 1, &c);

@@ -305,6 +305,35 @@ static const row recv_rows[] = {
 #define L(from, ev, to, acts) { BFO_RAIL_ST_##from, BFO_EV_##ev, BFO_RAIL_ST_##to, acts }
 #define DOWN_LOCAL "map_out send_broken schedule_reconnect"
 static const row rail_rows[] = {
+    /* DORMANT (issue 37, connections on first use): no connection, none
+     * needed.  The engine's need connects it; the peer's connection or its
+     * PROBE admits it through PROBING; stray words of connections never
+     * asked for are taken and ignored.  No timer fact is legal here
+     * (HEARTBEAT_DUE, SILENCE_DETECTED, PROBE_TIMED_OUT, BACKOFF_EXPIRED,
+     * RETRIES_EXHAUSTED, DEMOTION_DUE, PROMOTION_DUE), nor a BYE's
+     * completion (no BYE goes out on it): test_illegal checks them. */
+    L(DORMANT, PEER_NEEDED, CONNECTING, "connect"),
+    L(DORMANT, CONNECTED, PROBING, "send_probe"),              /* the peer dialed */
+    L(DORMANT, PROBE_RCVD, PROBING, "send_probeack send_probe"), /* ... and probed first */
+    L(DORMANT, RAIL_ABSENT, ABSENT, ""),
+    L(DORMANT, CONNECT_FAILED, DORMANT, ""),                   /* no attempt of ours */
+    L(DORMANT, RAIL_ERROR, DORMANT, ""),                       /* nothing to fail */
+    L(DORMANT, BROKEN_RCVD, DORMANT, ""),
+    L(DORMANT, PROBEACK_RCVD, DORMANT, ""),                    /* no probe of ours */
+    L(DORMANT, PROBE_DELIVERED, DORMANT, ""),
+    L(DORMANT, PROBE_FAILED, DORMANT, ""),
+    L(DORMANT, PROBEACK_DELIVERED, DORMANT, ""),
+    L(DORMANT, PROBEACK_FAILED, DORMANT, ""),
+    L(DORMANT, BROKEN_DELIVERED, DORMANT, ""),
+    L(DORMANT, BROKEN_FAILED, DORMANT, ""),
+    L(DORMANT, LEAVE_REQUESTED, LEFT, "part"),                 /* a later connection parts too */
+    L(DORMANT, BYE_RCVD, LEFT, "part"),
+    L(DORMANT, PEER_FENCED, RETIRED, "retire"),
+    L(DORMANT, CREDIT_RCVD, DORMANT, "take_credit"),
+    L(DORMANT, RELAY_RCVD, DORMANT, "take_relay"),
+    L(DORMANT, RELAYACK_RCVD, DORMANT, "take_relayack"),
+    L(DORMANT, REACH_RCVD, DORMANT, "take_reach"),
+
     L(CONNECTING, CONNECTED, PROBING, "send_probe"),
     L(CONNECTING, CONNECT_FAILED, FAILED, "schedule_reconnect"),
     L(CONNECTING, RAIL_ERROR, FAILED, "schedule_reconnect"),
@@ -928,7 +957,7 @@ static void test_names_and_finals(void **state)
     bfo_rail_init(&l);
     assert_int_equal(s.cs, BFO_SEND_ST_IDLE);
     assert_int_equal(r.cs, BFO_RECV_ST_POSTED);
-    assert_int_equal(l.cs, BFO_RAIL_ST_CONNECTING);
+    assert_int_equal(l.cs, BFO_RAIL_ST_DORMANT); /* connections on first use */
     bfo_conn_fsm c;
     bfo_conn_init(&c);
     assert_int_equal(c.cs, BFO_CONN_ST_NEW);

@@ -976,6 +976,7 @@ static int vw_run(const sr_scenario *base, const vw_fault *f, vw_cov *cov, sr_re
     w->kinds = kinds;
     if (getenv("VW_TRACE")) /* with a replay: every transition */
         sc.trace = stderr;
+    sc.connect_at_init = 1; /* the verbs glue is judged on rails connected at init, as before issue 37 */
     sr_world *sw = sr_new(&sc);
     if (busy_ops)
         *busy_ops = 0;
@@ -1246,6 +1247,7 @@ static void race_start(race *x)
     x->w = vw_new(NULL, &x->cov);
     sc.attach = vw_attach;
     sc.attach_arg = x->w;
+    sc.connect_at_init = 1; /* the verbs glue is judged on rails connected at init, as before issue 37 */
     x->sw = sr_new(&sc);
     assert_true(race_run(x, both_up, 1000000000ull));
     race_run(x, NULL, 1000000); /* what follows admission (the CREDITs) delivered: idle */
@@ -1566,6 +1568,7 @@ static void busy_start(busy *x, int nrails)
     x->w->max_pumps = ~0ull; /* minutes of simulated time */
     sc.attach = vw_attach;
     sc.attach_arg = x->w;
+    sc.connect_at_init = 1; /* the verbs glue is judged on rails connected at init, as before issue 37 */
     x->sw = sr_new(&sc);
     assert_true(busy_run(x, 1000000000ull, busy_all_up));
     busy_run(x, 300000000ull, NULL); /* idle, heartbeats answered */

@@ -16,7 +16,24 @@
  *                                               acknowledgement, or a keepalive
  *                                               the peer sends while it applies
  *                                               back-pressure (the rail is
- *                                               alive; harmless in any state)
+ *                                               alive; harmless in any state).
+ *                                               On a rail being connected
+ *                                               (CONNECTING, RECONNECTING): the
+ *                                               peer's host answers (the
+ *                                               connection is made, its hello
+ *                                               waits for a process that
+ *                                               computes); each call restarts
+ *                                               the unreachable grace of a peer
+ *                                               with no live rail, so say it at
+ *                                               least once per grace while that
+ *                                               lasts, and only then
+ *
+ * CONNECTIONS ON FIRST USE.  bfo_engine_init connects nothing (unless
+ * bfo_config.connect_at_init): every rail starts DORMANT, and the engine
+ * calls connect for every rail of a peer when it first has a frame for it
+ * and no rail of it is UP.  The peer may connect first: report CONNECTED
+ * for a connection the peer made (accepted) on a DORMANT rail as for any
+ * other; the engine probes and admits it without calling connect.
  *
  * FAILURE DETECTION.  The engine maps a silent rail out within about
  * heartbeat + probe_timeout (bfo_config): a heartbeat probe that gets no
@@ -127,7 +144,10 @@ typedef struct bfo_backend {
     void (*dereg_mem)(void *ctx, uint64_t handle);
 
     /* Starts (re)connecting a rail to a peer; the result comes back as a
-     * BFO_EV_CONNECTED or BFO_EV_CONNECT_FAILED rail event. */
+     * BFO_EV_CONNECTED or BFO_EV_CONNECT_FAILED rail event.  Called when
+     * the engine first needs the peer (connections on first use, above),
+     * at each reconnect, and at init only with bfo_config.connect_at_init;
+     * a non-zero return is a failed attempt (CONNECT_FAILED). */
     int (*connect)(void *ctx, int peer, int rail);
 
     /* Optional (may be NULL).  The engine mapped the rail out for this peer

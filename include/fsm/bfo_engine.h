@@ -360,8 +360,12 @@ static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int 
  * peer sends while it applies back-pressure (it is alive, only not reading).
  * The rail is alive: an outstanding heartbeat probe waits probe_timeout from
  * now before it times out (it stays outstanding until its PROBEACK), and the
- * silence timer starts again.  Harmless in any rail state; an out-of-range
- * peer or rail, this rank and an unreachable peer are ignored. */
+ * silence timer starts again.  On a rail being connected (CONNECTING,
+ * RECONNECTING) it says the peer's host answers (the connection is made,
+ * the hello waits for a process that computes): a peer with no live rail
+ * has its unreachable grace started over, so it is not given up while its
+ * host answers.  Harmless in any rail state; an out-of-range peer or rail,
+ * this rank and an unreachable peer are ignored. */
 static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint64_t now);
 
 /* Called by the backend when the peer's host answered on this rail at time

@@ -75,6 +75,7 @@ static BFO__HOT int bfo__isend(bfo_engine *e, bfo_request *r, const void *buf, s
         return bfo__revoked_feed(e, r); /* first: revoked whatever its peer */
     if (e->peers[peer].unreachable)
         return bfo__gone_feed(e, r);
+    bfo__peer_work(e, peer); /* a probe first if it was quiet (bfo_engine_detect.h, >>work) */
     r->seq = ++e->peers[peer].send_seq;
     /* a synchronous send goes by rendezvous, whatever its size: the
      * receiver's answer (ACK, PUT, FIN) is the proof that it matched; so
@@ -148,6 +149,8 @@ static BFO__HOT int bfo__irecv(bfo_engine *e, bfo_request *r, void *buf, size_t 
         return BFO_ERR_NO_MEMORY;
     if (BFO__UNLIKELY(e->nrevoked) && bfo__ctx_revoked(e, env->ctx))
         return bfo__revoked_feed(e, r);
+    if (peer >= 0) /* it waits on that peer (bfo_engine_detect.h, >>work) */
+        bfo__peer_work(e, peer);
     {
         const int i = e->ux_head >= 0 ? bfo__ux_match(e, r) : -1;
         if (i >= 0) {
@@ -588,6 +591,43 @@ static inline int bfo_engine_left(const bfo_engine *e) { return e->left && !e->b
 
 /* >>progress - timers: heartbeats, timeouts, back-off, rates, relay ------- */
 
+/* Which peers have work (bfo_engine_detect.h, >>work): every request not
+ * complete marks its peer, every receive posted naming one, every peer
+ * with an op waiting for a rail, the relay of a relayed peer with work
+ * (its frames go through it); then a peer with none for a heartbeat is
+ * quiet, and one found with work after a quiet spell is woken (its work
+ * began without a post: a message of its matched an ANY_SOURCE receive).
+ * Every quarter heartbeat: a scan of the request slots and the bins. */
+static BFO__COLD void bfo__work_sweep(bfo_engine *e)
+{
+    const bfo_config *c = &e->cfg;
+    for (int i = 0; i < e->slotp.n; i++) {
+        const bfo_request *r = bfo__slot_at(e, i)->req;
+        if (r && !r->complete && bfo__in_range(r->peer, c->nranks))
+            bfo__detect_work(e, &e->peers[r->peer]);
+    }
+    for (int k = 0; k <= e->bin_mask && e->posted_count; k++)
+        for (const bfo_request *r = e->rbin_src[k].head; r; r = r->next)
+            if (bfo__in_range(r->peer, c->nranks))
+                bfo__detect_work(e, &e->peers[r->peer]);
+    for (int i = 0; i < c->nranks; i++)
+        if (i != c->rank && e->peers[i].pend_head >= 0)
+            bfo__detect_work(e, &e->peers[i]);
+    for (int i = 0; i < c->nranks; i++) /* a relayed peer's work is its relay's too */
+        if (i != c->rank && bfo__in_range(e->peers[i].relay.via, c->nranks) &&
+            !bfo__detect_quiet(e, &e->peers[i]))
+            bfo__detect_work(e, &e->peers[e->peers[i].relay.via]);
+    for (int i = 0; i < c->nranks; i++) {
+        bfo_peer *p = &e->peers[i];
+        if (i == c->rank)
+            continue;
+        if (!bfo__detect_quiet(e, p) && p->quiet)
+            bfo__peer_wake(e, i);
+        else
+            p->quiet = bfo__detect_quiet(e, p);
+    }
+}
+
 /* bfo_engine_progress: see THE API in bfo_engine.h. */
 static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
 {
@@ -602,6 +642,10 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
     if (e->timers_at && e->now > e->timers_at + c->heartbeat_ns)
         bfo__detect_on_gap(e, e->now - e->timers_at);
     e->timers_at = e->now;
+    if (e->now - e->work_at >= c->heartbeat_ns / 4) {
+        e->work_at = e->now;
+        bfo__work_sweep(e);
+    }
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *p = &e->peers[i];
         uint64_t proc_rx; /* the peer's process last heard, on any rail */
@@ -620,9 +664,9 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
             case BFO_RAIL_ST_UP:
             case BFO_RAIL_ST_DEMOTED:
                 bfo__rate_on_progress(e, i, k, proc_rx); /* a lag sample */
-                ev = bfo__detect_due(e, rs, proc_rx);
+                ev = bfo__detect_due(e, rs, proc_rx, p->quiet);
                 break;
-            case BFO_RAIL_ST_PROBING: ev = bfo__detect_due(e, rs, proc_rx); break;
+            case BFO_RAIL_ST_PROBING: ev = bfo__detect_due(e, rs, proc_rx, 0); break;
             case BFO_RAIL_ST_FAILED: /* its back-off over: reconnect, or no more */
                 if (e->now >= rs->deadline)
                     ev = rs->attempts > c->max_reconnects ? BFO_EV_RETRIES_EXHAUSTED : BFO_EV_BACKOFF_EXPIRED;
@@ -632,7 +676,7 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
             if (ev >= 0)
                 bfo__rail_step(e, i, k, ev, NULL);
         }
-        if (c->nrails > 1 && !p->unreachable && !p->down_since)
+        if (c->nrails > 1 && p->fsm.cs == BFO_PEER_ST_REACHABLE)
             bfo__rails_review(e, i);
         if (p->fsm.cs == BFO_PEER_ST_DOWN && p->down_since && e->now - p->down_since >= c->unreachable_grace_ns)
             bfo__peer_unreachable(e, i);

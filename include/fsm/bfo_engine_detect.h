@@ -9,7 +9,7 @@
  * It owns bfo_rail_link.det (bfo__rail_detect): only its functions write it.
  *
  * Sections (grep '>>name'): >>probe_rtt, >>evidence, >>detect_state,
- * >>detect_rules.
+ * >>work, >>detect_rules.
  */
 #ifndef BFO_ENGINE_DETECT_H
 #define BFO_ENGINE_DETECT_H
@@ -77,15 +77,26 @@ static inline void bfo__probe_answered(bfo_engine *e, bfo_rail_link *rs)
  * and what bfo__on_message takes), or the transport heard it. */
 static inline void bfo__detect_on_heard(bfo_engine *e, bfo_rail_link *rs) { rs->det.last_rx = e->now; }
 
-/* bfo_engine_rail_heard: see THE API in bfo_engine.h. */
+/* bfo_engine_rail_heard: see THE API in bfo_engine.h.  On a rail being
+ * connected (CONNECTING, RECONNECTING) it is the transport's word that the
+ * peer's host answers (its connection is made, the hello waits for a
+ * process that computes): a peer with no live rail is not given up while
+ * that goes on, its grace starts over (down_since: now). */
 static inline void bfo_engine_rail_heard(bfo_engine *e, int peer, int rail, uint64_t now)
 {
+    bfo_peer *p;
+    int cs;
     if (peer < 0 || peer >= e->cfg.nranks || peer == e->cfg.rank || rail < 0 ||
         rail >= e->cfg.nrails || e->peers[peer].unreachable)
         return;
     if (now > e->now)
         e->now = now;
-    bfo__detect_on_heard(e, &e->peers[peer].rail[rail]);
+    p = &e->peers[peer];
+    bfo__detect_on_heard(e, &p->rail[rail]);
+    cs = p->rail[rail].fsm.cs;
+    if ((cs == BFO_RAIL_ST_CONNECTING || cs == BFO_RAIL_ST_RECONNECTING) &&
+        p->fsm.cs == BFO_PEER_ST_DOWN && p->down_since)
+        p->down_since = e->now ? e->now : 1;
 }
 
 /* bfo_engine_host_heard: see THE API in bfo_engine.h. */
@@ -150,7 +161,36 @@ static inline void bfo__detect_on_gap(bfo_engine *e, uint64_t gap)
                 d->host_rx = d->host_rx + gap < e->now ? d->host_rx + gap : e->now;
             if (d->busy_at)
                 d->busy_at = d->busy_at + gap < e->now ? d->busy_at + gap : e->now;
+            if (d->woke_at)
+                d->woke_at = d->woke_at + gap < e->now ? d->woke_at + gap : e->now;
         }
+}
+
+/* >>work - liveness follows the work -------------------------------------- */
+
+/* A peer with no work, and none for a heartbeat interval, is quiet: its
+ * rails get no heartbeat probe and are never failed for silence (an idle
+ * peer simply has nothing to say; probing it costs every idle pair of
+ * ranks a frame each way per heartbeat).  Work, for a peer: a request
+ * posted to or for it (bfo_isend, bfo_irecv naming it), one of its
+ * requests not complete (a send, a receive naming it or that matched its
+ * message), an op waiting for a rail to it.  bfo_engine_progress looks
+ * for work every quarter heartbeat (bfo__work_sweep); a post marks it at
+ * once.  The first work after a quiet spell probes every live rail of the
+ * peer at once (bfo__peer_wake), so that a rail that died while nobody
+ * looked is found within a probe timeout of the first send.  A probe
+ * already out still times out, quiet or not. */
+
+/* The peer has work now (bfo__peer_work, bfo__work_sweep). */
+static inline void bfo__detect_work(bfo_engine *e, bfo_peer *p) { p->work_at = e->now ? e->now : 1; }
+
+/* The peer's quiet spell ended: the rail's silence counts from now. */
+static inline void bfo__detect_wake(bfo_engine *e, bfo_rail_link *rs) { rs->det.woke_at = e->now; }
+
+/* 1 when the peer had no work for a heartbeat interval. */
+static inline int bfo__detect_quiet(const bfo_engine *e, const bfo_peer *p)
+{
+    return e->now - p->work_at >= e->cfg.heartbeat_ns;
 }
 
 /* >>detect_rules - when a rail is silent, its probe late, a heartbeat due */
@@ -166,14 +206,15 @@ static inline uint64_t bfo__detect_proc_rx(const bfo_engine *e, const bfo_peer *
 }
 
 /* The failure detector's rules for one rail of a peer (bfo_engine_progress;
- * proc_rx: the peer's process last heard, bfo__detect_proc_rx): the event
- * the rail machine takes now (SILENCE_DETECTED, PROBE_TIMED_OUT,
- * HEARTBEAT_DUE), or -1.  PROBING: its probe's timeout.  UP or DEMOTED
- * (docs/engine-design.md, "The failure detector"): silent for silence_ns,
- * its heartbeat unanswered within the probe timeout, or a heartbeat due;
- * a busy peer (its host heard since the probe, its process not) is none
- * of these. */
-static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t proc_rx)
+ * proc_rx: the peer's process last heard, bfo__detect_proc_rx; quiet: the
+ * peer's, bfo_peer.quiet): the event the rail machine takes now
+ * (SILENCE_DETECTED, PROBE_TIMED_OUT, HEARTBEAT_DUE), or -1.  PROBING: its
+ * probe's timeout.  UP or DEMOTED (docs/engine-design.md, "The failure
+ * detector"): silent for silence_ns, its heartbeat unanswered within the
+ * probe timeout, or a heartbeat due; a busy peer (its host heard since the
+ * probe, its process not) is none of these, and a quiet one (>>work) only
+ * times out a probe already out. */
+static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t proc_rx, int quiet_peer)
 {
     const bfo_config *c = &e->cfg;
     if (rs->fsm.cs == BFO_RAIL_ST_PROBING)
@@ -202,6 +243,8 @@ static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t pro
         since = rs->det.busy_at + c->heartbeat_ns; /* may lie ahead of now */
     if (rs->det.busy_at > quiet)
         quiet = rs->det.busy_at;
+    if (rs->det.woke_at > quiet) /* silence counts from the end of a quiet spell */
+        quiet = rs->det.woke_at;
     /* the process talks elsewhere, and this rail's host has
      * answered since the probe went out: its path carries
      * packets both ways, and the frames wait for a lost
@@ -215,7 +258,7 @@ static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t pro
     uint64_t pt = bfo__probe_timeout(e, rs);
     if (host_heard && pt < c->host_timeout_ns / 2)
         pt = c->host_timeout_ns / 2;
-    if (e->now - quiet >= c->silence_ns)
+    if (!quiet_peer && e->now - quiet >= c->silence_ns)
         return BFO_EV_SILENCE_DETECTED;
     if (rs->det.probe_out && e->now >= since + pt) {
         if (rs->det.pt_shift < 3)
@@ -223,7 +266,7 @@ static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t pro
         rs->det.pt_good = 0;
         return BFO_EV_PROBE_TIMED_OUT;
     }
-    if (!rs->det.probe_out && (e->now - rs->det.last_rx >= c->heartbeat_ns ||
+    if (!rs->det.probe_out && !quiet_peer && (e->now - rs->det.last_rx >= c->heartbeat_ns ||
                                e->now - rs->rate.last_tx >= c->heartbeat_ns))
         return BFO_EV_HEARTBEAT_DUE;
     return -1;

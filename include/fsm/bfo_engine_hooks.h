@@ -125,7 +125,8 @@ static inline void bfo__recv_feed(bfo_engine *e, bfo_request *r, int ev, const b
 static BFO__HOT void bfo__act_send_complete(bfo_engine *e, bfo_request *r);
 static inline void bfo__send_feed(bfo_engine *e, bfo_request *r, int ev, const bfo__input *in);
 
-/* bfo_engine_machines.h, called from rate, request */
+/* bfo_engine_machines.h, called from rate, request, post */
+static BFO__COLD void bfo__peer_need(bfo_engine *e, int peer);
 static inline int bfo__rail_ctl_pad(bfo_engine *e, int peer, int rail, int type, int on_rail,
                                     uint64_t nonce, size_t pad);
 static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, const bfo_frame *f);

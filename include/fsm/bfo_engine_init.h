@@ -208,7 +208,9 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
         pe->recv_seq = 1;
         pe->pend_head = pe->pend_tail = -1;
         pe->ooo_head = pe->ooo_tail = -1;
-        pe->down_since = now ? now : 1;
+        pe->down_since = 0; /* never needed: no grace runs (bfo__peer_need starts it) */
+        pe->work_at = 0;
+        pe->quiet = i != c->rank; /* no work yet: no heartbeat (bfo_engine_detect.h, >>work) */
         bfo__credit_init(e, pe);
         bfo__relay_init(pe);
         bfo_peer_init(&pe->fsm);
@@ -236,11 +238,10 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->ux_head = e->ux_tail = -1;
     for (int k = 0; k < BFO__SINKS; k++)
         e->sink[k].complete = 1; /* free */
-    for (int i = 0; i < c->nranks; i++)
-        if (i != c->rank)
-            for (int r = 0; r < c->nrails; r++)
-                if (be->connect && be->connect(be->ctx, i, r) != 0)
-                    bfo__rail_step(e, i, r, BFO_EV_CONNECT_FAILED, NULL);
+    /* connections on first use (spec/rail.rl): every rail DORMANT, none
+     * asked for, unless the embedder wants them all now */
+    for (int i = 0; i < c->nranks && c->connect_at_init; i++)
+        bfo__peer_need(e, i);
     return BFO_OK;
 }
 

@@ -164,6 +164,10 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
     case BFO_RAIL_ACT_MAP_OUT: bfo__rail_map_out(e, peer, rail); return;
     case BFO_RAIL_ACT_SEND_BROKEN: bfo__rail_send_broken(e, peer, rail); return;
     case BFO_RAIL_ACT_SCHEDULE_RECONNECT: bfo__rail_backoff(e, rs); return;
+    case BFO_RAIL_ACT_CONNECT: /* first use: a refusal is a failed attempt, as at init before */
+        if (e->be.connect && e->be.connect(e->be.ctx, peer, rail) != 0)
+            bfo__rail_step(e, peer, rail, BFO_EV_CONNECT_FAILED, NULL);
+        return;
     case BFO_RAIL_ACT_RECONNECT:
         if (!e->be.connect || e->be.connect(e->be.ctx, peer, rail) != 0)
             rs->deadline = e->now; /* the next progress reports the failure */
@@ -184,11 +188,22 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
     e->stats.protocol_violations++; /* not an action of the rail machine */
 }
 
+/* The peer is needed (a rail of it left DORMANT to connect or be probed,
+ * or a frame for it waits): the grace starts now if no rail of it is live
+ * and it was never needed before (spec/peer.rl: no grace runs for a peer
+ * never needed). */
+static inline void bfo__peer_grace_start(bfo_engine *e, bfo_peer *p)
+{
+    if (p->fsm.cs == BFO_PEER_ST_DOWN && !p->down_since)
+        p->down_since = e->now ? e->now : 1;
+}
+
 static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, const bfo_frame *f)
 {
     bfo_peer *p = &e->peers[peer];
     bfo_step st;
     int was_up = bfo__rail_up(e, peer, rail), was_live = bfo__live(p->rail[rail].fsm.cs);
+    const int was_dormant = p->rail[rail].fsm.cs == BFO_RAIL_ST_DORMANT;
     memset(&st, 0, sizeof st);
     st.trace = e->trace;
     st.obj = &p->rail[rail];
@@ -196,12 +211,65 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, con
         e->stats.protocol_violations++;
         return;
     }
+    /* before the actions: a connect refused at once fails the rail, and
+     * the grace then runs from the attempt */
+    if (was_dormant && (p->rail[rail].fsm.cs == BFO_RAIL_ST_CONNECTING ||
+                        p->rail[rail].fsm.cs == BFO_RAIL_ST_PROBING))
+        bfo__peer_grace_start(e, p);
     for (unsigned i = 0; i < st.n_actions; i++)
         bfo__rail_action(e, peer, rail, st.actions[i], f);
     if (was_live && !bfo__live(p->rail[rail].fsm.cs))
         bfo__detect_on_down(&p->rail[rail]);
     if (!was_up && bfo__rail_up(e, peer, rail))
         bfo__flush_pending(e, peer);
+}
+
+/* bfo__peer_need: the engine has a frame for the peer and no rail of it
+ * is UP (bfo__post_no_rail), or connects every rail at init
+ * (bfo_config.connect_at_init): every DORMANT rail of it connects
+ * (PEER_NEEDED / connect), and the grace starts if it was never needed.
+ * A rail already connecting, probing, failed or absent is left as it is. */
+static BFO__COLD void bfo__peer_need(bfo_engine *e, int peer)
+{
+    bfo_peer *p = &e->peers[peer];
+    if (peer == e->cfg.rank)
+        return;
+    for (int k = 0; k < e->cfg.nrails; k++)
+        if (p->rail[k].fsm.cs == BFO_RAIL_ST_DORMANT)
+            bfo__rail_step(e, peer, k, BFO_EV_PEER_NEEDED, NULL);
+    bfo__peer_grace_start(e, p);
+}
+
+/* The peer has work again after a quiet spell (bfo_engine_detect.h,
+ * "Liveness follows the work"): a send to a silent peer starts from what
+ * is known.  Every live rail of it that heard nothing for a heartbeat is
+ * probed at once (HEARTBEAT_DUE, unless its probe is out already), before the work's first frame goes out and
+ * without holding it back, so a rail that died meanwhile is found within a
+ * probe timeout; its silence counts from now, not from the spell. */
+static BFO__COLD void bfo__peer_wake(bfo_engine *e, int peer)
+{
+    bfo_peer *p = &e->peers[peer];
+    p->quiet = 0;
+    if (p->unreachable || peer == e->cfg.rank)
+        return;
+    for (int k = 0; k < e->cfg.nrails; k++) {
+        bfo_rail_link *rs = &p->rail[k];
+        if (!bfo__live(rs->fsm.cs))
+            continue;
+        bfo__detect_wake(e, rs);
+        if (!rs->det.probe_out && e->now - rs->det.last_rx >= e->cfg.heartbeat_ns)
+            bfo__rail_step(e, peer, k, BFO_EV_HEARTBEAT_DUE, NULL); /* silent lately */
+    }
+}
+
+/* A request posted to or for the peer: it has work now (and a probe at
+ * once if it had none for a while). */
+static BFO__HOT void bfo__peer_work(bfo_engine *e, int peer)
+{
+    bfo_peer *p = &e->peers[peer];
+    bfo__detect_work(e, p);
+    if (BFO__UNLIKELY(p->quiet))
+        bfo__peer_wake(e, peer);
 }
 
 /* A rail event of a peer that parted (it said BYE, or this side left): its

@@ -26,13 +26,19 @@ static inline void bfo__post_on(bfo_engine *e, bfo_op *op, int rail);
 /* >>posting - an op onto a rail, or waiting for one ----------------------- */
 
 /* An op with no rail to go on: it waits for one, or fails (the peer is gone,
- * or an RDMA op with rails UP but none that can RDMA). */
+ * or an RDMA op with rails UP but none that can RDMA).  Waiting, it needs
+ * the peer: its DORMANT rails connect (bfo__peer_need; connections on
+ * first use), before a relay is tried, so that a peer a third rank reaches
+ * is still connected to directly. */
 static BFO__COLD void bfo__post_no_rail(bfo_engine *e, bfo_op *op)
 {
     bfo_peer *p = &e->peers[op->peer];
-    if (p->unreachable || (bfo__op_rdma(op->type) && bfo__pick_rail(e, op->peer, 0) >= 0))
+    if (p->unreachable || (bfo__op_rdma(op->type) && bfo__pick_rail(e, op->peer, 0) >= 0)) {
         bfo__op_fail_later(e, op);
-    else if (BFO__UNLIKELY(op->type == BFO_FRAG_RELAY))
+        return;
+    }
+    bfo__peer_need(e, op->peer); /* connecting gives nothing up: still not unreachable */
+    if (BFO__UNLIKELY(op->type == BFO_FRAG_RELAY))
         bfo__op_fail_later(e, op); /* a relay frame (a frame of another passed on, or one
                                     * of this rank's to its relay) finds no rail: one hop,
                                     * never waits; its failure says so (bfo__relay_done) */

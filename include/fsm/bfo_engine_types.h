@@ -263,6 +263,12 @@ typedef struct bfo_config {
                                    * limit", has the figures).  What it carries waits at a
                                    * receiver that has not posted yet, counted against the
                                    * sender's window */
+    int connect_at_init;          /* 1: bfo_engine_init connects every rail of every peer
+                                   * (be->connect for each), as bfo did before issue 37;
+                                   * default 0: a peer's rails connect when the engine first
+                                   * has a frame for it and no rail of it is UP, or when the
+                                   * peer connects (spec/rail.rl, "Connections on first
+                                   * use"); no grace runs for a peer never needed */
 } bfo_config;
 
 enum bfo_req_kind { BFO_REQ_SEND = 1, BFO_REQ_RECV = 2 };
@@ -455,6 +461,9 @@ typedef struct bfo__rail_detect {
     uint64_t srtt, rttvar; /* probe round trips: smoothed, and their variation (0: none yet) */
     int pt_shift;        /* probe timeouts in UP lately: the timeout is doubled this often */
     int pt_good;         /* heartbeats answered in a row since the last doubling */
+    uint64_t woke_at;    /* its peer's last quiet spell ended (bfo__detect_wake): silence
+                          * counts from here at the earliest, not from what was last
+                          * heard before the spell (0: never quiet) */
 } bfo__rail_detect;
 
 /* A rail to one peer: the rail machine and what its actions keep (epoch,
@@ -517,7 +526,15 @@ typedef struct bfo_peer {
     int left;                      /* its BYE was taken: BFO__LEFT_OWED while its messages up to
                                     * left_seq may still come (rails reorder), BFO__LEFT_DONE once
                                     * they came or unreachable_grace passed */
-    uint64_t down_since;           /* when the last UP rail went (0: some rail is UP) */
+    uint64_t down_since;           /* when the last UP rail went, or when the peer was first
+                                    * needed (a rail of it left DORMANT): the grace runs from
+                                    * here; 0: some rail is UP, or (DOWN) it was never needed */
+    uint64_t work_at;              /* the failure detector's (bfo_engine_detect.h, "Liveness
+                                    * follows the work"): the last time it had work, a request
+                                    * posted to or for it, or one not complete, or an op
+                                    * waiting for a rail to it */
+    int quiet;                     /* 1: no work for heartbeat_ns: no heartbeat, no silence
+                                    * on its rails until work comes (bfo__detect_wake) */
     uint64_t left_seq, left_at;    /* its BYE's sequence (the last message it sent here), when
                                     * it came */
     int pend_head, pend_tail;      /* ops waiting for an UP rail */
@@ -596,6 +613,7 @@ typedef struct bfo_engine {
     bfo_backend be;
     uint64_t now;
     uint64_t timers_at;        /* the last bfo_engine_progress: a longer gap stops the rails' clocks */
+    uint64_t work_at;          /* the last look for peers' work (bfo__work_sweep) */
     bfo_peer *peers;
     bfo__pool opp;             /* the operations (bfo__op_at) */
     int op_free, ops_in_use, ctl_in_use;
