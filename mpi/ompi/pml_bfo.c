@@ -691,63 +691,13 @@ static int bfo_pml_progress(void)
 
 /* ------------------------------------------------------------ module */
 
-/* 1 while some rail to a reachable peer is still being set up.  DEMOTED is
- * up too (connected and admitted, carrying probes): a standby rail
- * (pml_bfo_standby_rails) stays so while another is UP, and counted as
- * settling it held MPI_Init for pml_bfo_peer_timeout_ms. */
-static int rails_settling(void)
-{
-    for (int p = 0; p < M->size; p++) {
-        if (p == M->rank || !bfo_peer_reachable(M->eng, p))
-            continue;
-        for (int r = 0; r < bfo_net_nrails(M->net); r++) {
-            int st = bfo_rail_state(M->eng, p, r);
-            if (st != BFO_RAIL_ST_UP && st != BFO_RAIL_ST_DEMOTED && st != BFO_RAIL_ST_ABSENT &&
-                st != BFO_RAIL_ST_RETIRED && st != BFO_RAIL_ST_LEFT)
-                return 1;
-        }
-    }
-    return 0;
-}
-
-static void fence_done(int status, void *cbdata)
-{
-    (void)status;
-    *(volatile int *)cbdata = 0;
-}
-
-/* At MPI_Init (the first add_procs, after the modex fence): every rail to
- * every peer connected and admitted, then a fence of the job's, progressing
- * all along, so that each rank leaves MPI_Init with its rails up on both
- * sides.  A program that computes right after MPI_Init cannot then leave a
- * peer waiting for the hello or the admission probe of a rail it never
- * saw up: an UP rail rides out a busy peer (its host answers), a rail
- * being set up does not.  Bounded: after pml_bfo_peer_timeout_ms the
- * rails still settling go on in the background. */
-static void connect_all(void)
-{
-    uint64_t t0 = bfo_net_now(), limit = (uint64_t)M->peer_timeout_ms * 1000000u;
-    volatile int active = 1;
-    int settling = 1;
-    while (settling && bfo_net_now() - t0 < limit) {
-        LOCK();
-        bfo_net_progress(M->net, 1);
-        settling = rails_settling();
-        UNLOCK();
-    }
-    if (settling)
-        mca_pml_bfo_log(0, "some rails were not up %d ms after MPI_Init began connecting them; they go on "
-                           "connecting in the background",
-                        (int)(limit / 1000000u));
-    if (opal_pmix.fence_nb && opal_pmix.fence_nb(NULL, 0, fence_done, (void *)&active) == OPAL_SUCCESS) {
-        while (active) {
-            LOCK();
-            bfo_net_progress(M->net, 1);
-            UNLOCK();
-        }
-    }
-}
-
+/* No connection at MPI_Init: the engine connects a peer's rails when it
+ * first has a frame for that peer, and either side may start (the conn
+ * machine settles both at once).  A peer that computes right after
+ * MPI_Init is not lost: a dial its host's kernel answered waits for the
+ * hello's reply without a deadline, and tells the engine the peer is
+ * heard (its unreachable grace starts again).  So add_procs only checks
+ * what it is given. */
 static int bfo_pml_add_procs(struct ompi_proc_t **procs, size_t nprocs)
 {
     for (size_t i = 0; i < nprocs; i++)
@@ -756,10 +706,7 @@ static int bfo_pml_add_procs(struct ompi_proc_t **procs, size_t nprocs)
                                "does not support dynamic processes");
             return OMPI_ERR_NOT_SUPPORTED;
         }
-    if (!M->enabled) {
-        M->enabled = 1;
-        connect_all();
-    }
+    M->enabled = 1;
     return OMPI_SUCCESS;
 }
 
