@@ -1141,7 +1141,6 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     cfg.rank = n->rank;
     cfg.nranks = n->size;
     cfg.nrails = n->nrails;
-    cfg.connect_at_init = 1; /* for now: bfo_net and its transports expect every rail asked at init (issue 37: the lead switches it) */
     if (standby_env(&opt, &cfg.standby_rails, n->nrails) < 0) {
         rc = BFO_ERR_INVALID;
         goto fail;
