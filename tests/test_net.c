@@ -778,6 +778,9 @@ static world *world_new(int size, int fence)
     w->cfg.backoff_min_ns = 1000000ull;
     w->cfg.backoff_max_ns = 20000000ull;
     w->cfg.max_reconnects = 1000000;
+    /* these tests start from every rail UP: they test bfo_net's mapping,
+     * failover and leaving, not first use (test_first_use_connects_only_the_peer_needed) */
+    w->cfg.connect_at_init = 1;
     return w;
 }
 
@@ -1153,6 +1156,42 @@ static void test_three_ranks_every_pair_exchanges_over_two_rails(void **state)
         assert_int_equal(fk_of(r, &fake_ops)->lookups_wrong, 0);
         assert_int_equal(E(w, r)->stats.mapouts, 0);
     }
+    world_fini(w);
+}
+
+/* Connections on first use (issue 37): with bfo_net's default, no rail is
+ * connected at init; rank 2 sends to rank 0 only (the higher rank dials),
+ * every rail of that pair comes up and the messages arrive, and the rails
+ * between 1 and the others stay DORMANT. */
+static void test_first_use_connects_only_the_peer_needed(void **state)
+{
+    world *w;
+    msgs ms = { .n = 0 };
+    (void)state;
+    w = world_new(3, 1);
+    w->cfg.connect_at_init = 0;
+    w->rails[0] = w->rails[1] = w->rails[2] = "fake:a,fake:b";
+    assert_int_equal(world_init(w, 3), BFO_OK);
+    for (int k = 0; k < 1000; k++)
+        for (int r = 0; r < 3; r++)
+            bfo_net_progress(w->n[r], 0);
+    for (int r = 0; r < 3; r++)
+        for (int p = 0; p < 3; p++)
+            for (int g = 0; p != r && g < 2; g++)
+                assert_int_equal(rail_state(w, r, p, g), BFO_RAIL_ST_DORMANT);
+    msg_add(&ms, 2, 0, 100);
+    msg_add(&ms, 2, 0, 200 * 1024);
+    exchange(w, &ms);
+    for (int g = 0; g < 2; g++) {
+        assert_int_equal(rail_state(w, 2, 0, g), BFO_RAIL_ST_UP);
+        assert_int_equal(rail_state(w, 0, 2, g), BFO_RAIL_ST_UP);
+        assert_int_equal(rail_state(w, 1, 0, g), BFO_RAIL_ST_DORMANT);
+        assert_int_equal(rail_state(w, 1, 2, g), BFO_RAIL_ST_DORMANT);
+        assert_int_equal(rail_state(w, 0, 1, g), BFO_RAIL_ST_DORMANT);
+        assert_int_equal(rail_state(w, 2, 1, g), BFO_RAIL_ST_DORMANT);
+    }
+    for (int r = 0; r < 3; r++)
+        assert_int_equal(E(w, r)->stats.mapouts, 0);
     world_fini(w);
 }
 
@@ -2275,6 +2314,7 @@ int main(void)
         cmocka_unit_test_teardown(test_messages_both_ways_over_two_fake_rails_arrive_intact, teardown),
         cmocka_unit_test_teardown(test_every_transport_setting_read_from_its_variable_garbage_refused, teardown),
         cmocka_unit_test_teardown(test_three_ranks_every_pair_exchanges_over_two_rails, teardown),
+        cmocka_unit_test_teardown(test_first_use_connects_only_the_peer_needed, teardown),
         cmocka_unit_test_teardown(test_rank_without_a_network_holds_its_place_and_the_others_use_that_rail, teardown),
         cmocka_unit_test(test_rail_list_of_absent_places_only_is_refused),
         cmocka_unit_test_teardown(test_engine_rail_maps_to_its_transport_and_that_transports_rail, teardown),
