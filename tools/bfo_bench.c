@@ -962,9 +962,12 @@ int bfo_cmd_bench(int argc, char **argv)
     memset(b->sbuf, 0x5a, b->maxsize);
     memset(b->rbuf, 0, b->maxsize);
 
-    /* every rail UP before measuring (eager messages go round-robin) */
+    /* every rail UP before measuring (eager messages go round-robin): a
+     * first exchange connects them (connections on first use), then wait */
     for (int alt = 0; alt <= b->compare; alt++) {
         use_net(b, alt);
+        if (bn_sync(b))
+            goto out;
         for (;;) {
             int up = 0, nr = bfo_net_nrails(b->t);
             for (int k = 0; k < nr; k++)
