@@ -840,17 +840,22 @@ static int standby_env(const bfo_net_options *o, unsigned *out, int nrails)
 
 /* BFO_RELAY: 1 turns relay on (bfo_config.relay) when the caller left it
  * 0; 0 leaves it off.  -1 for another value (said on stderr). */
-static int relay_env(const bfo_net_options *o, int *out)
+static int flag_env(const bfo_net_options *o, const char *name, const char *what, int *out)
 {
-    const char *v = setting_env(o, "BFO_RELAY");
+    const char *v = setting_env(o, name);
     if (!v || !*v || !strcmp(v, "0"))
         return 0;
     if (strcmp(v, "1")) {
-        fprintf(stderr, "bfo: BFO_RELAY=%s: 1 (relay through a third rank) or 0\n", v);
+        fprintf(stderr, "bfo: %s=%s: 1 (%s) or 0\n", name, v, what);
         return -1;
     }
     *out = 1;
     return 0;
+}
+
+static int relay_env(const bfo_net_options *o, int *out)
+{
+    return flag_env(o, "BFO_RELAY", "relay through a third rank", out);
 }
 
 int bfo_net_init_abi(bfo_net **out, const bfo_config *cfg, const bfo_net_options *opt, const bfo_abi *caller)
@@ -925,6 +930,9 @@ static int settings_read(bfo_net_options *opt, bfo_config *cfg)
         size_env(opt, "BFO_UNEXPECTED_BUDGET", (unsigned long long)1 << 40, &cfg->unexpected_budget) < 0)
         return BFO_ERR_INVALID;
     if (settings_env(opt) < 0 || (!cfg->relay && relay_env(opt, &cfg->relay) < 0))
+        return BFO_ERR_INVALID;
+    if (!cfg->connect_at_init &&
+        flag_env(opt, "BFO_CONNECT_AT_INIT", "every rail to every peer asked at init", &cfg->connect_at_init) < 0)
         return BFO_ERR_INVALID;
     return BFO_OK;
 }

@@ -142,7 +142,10 @@
  *
  * ENVIRONMENT.  What the options and cfg leave 0 (unset) is taken from
  *   the environment: BFO_RAILS, BFO_EAGER_LIMIT, BFO_UNEXPECTED_BUDGET,
- *   BFO_STANDBY_RAILS, BFO_RELAY, BFO_PROGRESS_THREAD, BFO_LIMITS, the log levels
+ *   BFO_STANDBY_RAILS, BFO_RELAY, BFO_CONNECT_AT_INIT (1: every rail to
+ *   every peer asked at init, bfo_config.connect_at_init; by default a
+ *   peer's rails connect when it is first needed), BFO_PROGRESS_THREAD,
+ *   BFO_LIMITS, the log levels
  *   BFO_<NAME>_LOG (NET, TCP, SHM, VERBS), and every transport's settings
  *   as BFO_<TRANSPORT>_<NAME> (its table, bfo_setting.h: BFO_TCP_BEACON_MS,
  *   BFO_TCP_NOTSENT_LOWAT, ...; `bfo run --settings` lists them all); the

@@ -1682,9 +1682,9 @@ static void pend_read(bfo_tcp *t, pend *p)
         pend_close(t, p, NULL);
         return;
     }
-    if (hello_check(t, p->buf, -1, p->a.rail, why, sizeof why, &rank, &attempt, &dialed, &answer) != 0 ||
-        answer != BFO_TCP_A_HELLO) {
-        pend_close(t, p, answer != BFO_TCP_A_HELLO ? "an answer where a hello belongs" : why);
+    int bad = hello_check(t, p->buf, -1, p->a.rail, why, sizeof why, &rank, &attempt, &dialed, &answer) != 0;
+    if (bad || answer != BFO_TCP_A_HELLO) { /* a refused hello's answer field is not read: say why it was */
+        pend_close(t, p, bad ? why : "an answer where a hello belongs");
         return;
     }
     /* the conn machine takes it (tcp_act: take, send_reply), or refuses it:

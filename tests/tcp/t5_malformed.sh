@@ -17,7 +17,9 @@
 BAD=$(readlink -f "$BFO_BADPEER")
 # --grace-ms: the ranks keep dialing the bad peer for the whole run (it is
 # never given up as unreachable while the scenarios play)
-timeout 60 "$BFO_TCP" run -n 3 --rails "$RAILS" --timeout 50 -- sh -c \
+# BFO_CONNECT_AT_INIT: ranks 0 and 1 never need rank 2 (--skip-rank 2), and
+# the bad peer only plays when dialed: every rail is asked at init
+BFO_CONNECT_AT_INIT=1 timeout 60 "$BFO_TCP" run -n 3 --rails "$RAILS" --timeout 50 -- sh -c \
     'if [ "$BFO_RANK" = 2 ]; then exec "$0" 3; else exec "$1" stream --json --duration 3 --skip-rank 2 --grace-ms 20000; fi' \
     "$BAD" "$BFO_TCP" > "$WORK/out" 2> "$WORK/err" || fail "exit status $? (badpeer: $(grep -c 'badpeer: FAIL' "$WORK/err") failures)"
 check_exact
