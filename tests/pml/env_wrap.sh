@@ -16,7 +16,7 @@ for v in $(env | sed -n 's/^\(BFO_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 case $mode in
 bad)
     export BFO_RAILS='nosuch:rail' BFO_EAGER_LIMIT=12Q BFO_UNEXPECTED_BUDGET=lots BFO_STANDBY_RAILS=9 \
-        BFO_RELAY=yes BFO_PROGRESS_THREAD=x BFO_TCP_BEACON_MS=soon BFO_TCP_NOTSENT_LOWAT=-3 \
+        BFO_RELAY=yes BFO_CONNECT_AT_INIT=x BFO_PROGRESS_THREAD=x BFO_TCP_BEACON_MS=soon BFO_TCP_NOTSENT_LOWAT=-3 \
         BFO_NET_LOG=x BFO_TCP_LOG=x BFO_SHM_LOG=x BFO_VERBS_LOG=x \
         BFO_RANK=x BFO_SIZE=x BFO_BOOTSTRAP=x BFO_LAUNCHER_FD=x
     # the rest of the transports' settings (bfo run --settings lists them)
@@ -27,7 +27,7 @@ bad)
 other)
     if [ "${OMPI_COMM_WORLD_RANK:-}" = 0 ]; then
         export BFO_RAILS=127.0.0.1 BFO_EAGER_LIMIT=1 BFO_UNEXPECTED_BUDGET=1 BFO_STANDBY_RAILS=1 \
-            BFO_RELAY=1 BFO_PROGRESS_THREAD=1 BFO_TCP_BEACON_MS=off BFO_TCP_NOTSENT_LOWAT=off \
+            BFO_RELAY=1 BFO_CONNECT_AT_INIT=1 BFO_PROGRESS_THREAD=1 BFO_TCP_BEACON_MS=off BFO_TCP_NOTSENT_LOWAT=off \
             BFO_NET_LOG=3 BFO_TCP_LOG=3 BFO_SHM_LOG=3 BFO_VERBS_LOG=3 BFO_RANK=1 BFO_SIZE=9
     fi
     ;;
