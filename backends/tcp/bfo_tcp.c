@@ -135,6 +135,7 @@ typedef union baddr {
     struct sockaddr sa;
     struct sockaddr_in v4;
     struct sockaddr_in6 v6;
+    uint64_t align; /* sockaddr_storage's alignment: it is read as one (sa_len, sendto) */
 } baddr;
 
 /* RECEIVE BUFFERS.  A connection's receive buffer (two of the largest
