@@ -193,6 +193,18 @@ static size_t heap_now(void)
     return m.uordblks + m.hblkhd;
 }
 
+/* Under ASan (or another allocator that glibc's mallinfo2 does not see)
+ * the heap reads 0 however much is allocated: the heap tests say so and
+ * are skipped there; the counters' tests still run. */
+static int heap_seen(void)
+{
+    size_t h0 = heap_now();
+    void *volatile p = malloc(1 << 20);
+    size_t h1 = heap_now();
+    free(p);
+    return h1 >= h0 + (1 << 20);
+}
+
 /* Opening for 64 peers more costs each of them its link (and the slots for
  * accepted connections), under 2 KiB a peer: no receive buffer for a peer
  * never connected (there was one of two of the largest frames, 131 KiB,
@@ -203,6 +215,10 @@ static void test_a_peer_never_connected_costs_no_receive_buffer(void **state)
     bfo_tcp_options o;
     size_t h[2];
     (void)state;
+    if (!heap_seen()) {
+        print_message("the heap is not glibc's here (a sanitizer's): skipped\n");
+        skip();
+    }
     memset(&o, 0, sizeof o);
     o.log_level = -1;
     for (int s = 0; s < 2; s++) {
@@ -286,6 +302,10 @@ static void test_the_heap_follows_the_connection(void **state)
     bfo_tcp_options o;
     size_t h0, h1, h2;
     (void)state;
+    if (!heap_seen()) {
+        print_message("the heap is not glibc's here (a sanitizer's): skipped\n");
+        skip();
+    }
     memset(&o, 0, sizeof o);
     o.log_level = -1;
     set_opt(&o, "rx_idle_ms", "1000");
