@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "bfo_setting.h"
+#define SR_CONNECT_AT_INIT 1 /* bfo sim: rails up from the start (bfo_simrun.h) */
 #include "bfo_simrun.h"
 
 static const char usage[] =

@@ -610,9 +610,18 @@ static BFO__COLD void bfo__work_sweep(bfo_engine *e)
         for (const bfo_request *r = e->rbin_src[k].head; r; r = r->next)
             if (bfo__in_range(r->peer, c->nranks))
                 bfo__detect_work(e, &e->peers[r->peer]);
-    for (int i = 0; i < c->nranks; i++)
-        if (i != c->rank && e->peers[i].pend_head >= 0)
+    for (int i = 0; i < c->nranks; i++) {
+        if (i == c->rank)
+            continue;
+        if (e->peers[i].pend_head >= 0)
             bfo__detect_work(e, &e->peers[i]);
+        /* an op given to the backend and not back (a PROBEACK, a CREDIT
+         * into a rail gone silent) is work: detection must fail that rail
+         * so that the op completes */
+        for (int k = 0; k < c->nrails; k++)
+            if (e->peers[i].rail[k].rate.inflight > 0)
+                bfo__detect_work(e, &e->peers[i]);
+    }
     for (int i = 0; i < c->nranks; i++) /* a relayed peer's work is its relay's too */
         if (i != c->rank && bfo__in_range(e->peers[i].relay.via, c->nranks) &&
             !bfo__detect_quiet(e, &e->peers[i]))

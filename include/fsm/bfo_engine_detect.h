@@ -174,7 +174,8 @@ static inline void bfo__detect_on_gap(bfo_engine *e, uint64_t gap)
  * ranks a frame each way per heartbeat).  Work, for a peer: a request
  * posted to or for it (bfo_isend, bfo_irecv naming it), one of its
  * requests not complete (a send, a receive naming it or that matched its
- * message), an op waiting for a rail to it.  bfo_engine_progress looks
+ * message), an op waiting for a rail to it or given to the backend on
+ * one of its rails and not completed.  bfo_engine_progress looks
  * for work every quarter heartbeat (bfo__work_sweep); a post marks it at
  * once.  The first work after a quiet spell probes every live rail of the
  * peer at once (bfo__peer_wake), so that a rail that died while nobody
