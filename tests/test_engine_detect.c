@@ -201,6 +201,41 @@ static void test_idle_peer_never_silence_no_frames(void **state)
     sr_del(w);
 }
 
+/* An ANY_SOURCE receive waits on every peer it may hear from, so every
+ * connected peer has work while it is posted: the engine keeps watching
+ * them (heartbeats, silence), and once no rail to any of them is left the
+ * receive ends BFO_ERR_PEER_UNREACHABLE.  Rank 1 posts an ANY_SOURCE
+ * receive after a quiet spell and both rails to rank 0 turn silent: both
+ * are mapped out within a quarter heartbeat (the sweep that finds the
+ * work) plus heartbeat and probe timeout, and the receive ends once the
+ * grace is over.  Before (an ANY_SOURCE receive made no peer busy) the
+ * rails stayed UP and the receive waited for ever: check-sim's killed-rank
+ * scenarios whose kill never came hung there. */
+static void test_any_source_receive_watches_every_connected_peer(void **state)
+{
+    mapout_watch x[2];
+    bfo_request r;
+    char buf[64];
+    (void)state;
+    sr_world *w = detect_world(67, 1, x);
+    pass_time(w, 300 * MS + w->e[0].cfg.heartbeat_ns); /* quiet now */
+    assert_true(w->e[1].peers[0].quiet);
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 0, 1, k, SN_PATH_SILENT);
+    uint64_t t = w->sn.now;
+    assert_int_equal(bfo_irecv(&w->e[1], &r, buf, sizeof buf, BFO_ANY_SOURCE, 1, 5, t), BFO_OK);
+    for (int i = 0; i < 400 && (rail_live(w, 1, 0, 0) || rail_live(w, 1, 0, 1)); i++)
+        pass_time(w, MS);
+    assert_false(rail_live(w, 1, 0, 0) || rail_live(w, 1, 0, 1));
+    print_message("ANY_SOURCE receive, both rails silent: mapped out after %llu ms\n",
+                  (unsigned long long)((w->sn.now - t) / MS));
+    assert_true(w->sn.now - t <= w->e[1].cfg.heartbeat_ns / 4 + DETECT_BOUND + 2 * MS);
+    pass_time(w, w->e[1].cfg.unreachable_grace_ns + 100 * MS);
+    assert_true(bfo_test(&r));
+    assert_int_equal(r.status, BFO_ERR_PEER_UNREACHABLE);
+    sr_del(w);
+}
+
 /* Only 0->1 on rail 0 drops, silently, with traffic both ways.  Rank 0
  * keeps hearing rank 1 on rail 0 and cannot tell; rank 1 hears nothing from
  * rank 0 there, its probe times out, and its notice (over rail 1) maps the
@@ -863,6 +898,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_silent_loss_busy_rail_mapped_out_within_heartbeat_plus_probe_timeout),
         cmocka_unit_test(test_idle_peer_not_probed_then_first_send_probes_at_once),
         cmocka_unit_test(test_idle_peer_never_silence_no_frames),
+        cmocka_unit_test(test_any_source_receive_watches_every_connected_peer),
         cmocka_unit_test(test_one_directional_loss_probe_timeout_on_one_side_broken_on_the_other),
         cmocka_unit_test(test_broken_notice_owed_with_no_rail_up_goes_out_on_the_next_rail_admitted),
         cmocka_unit_test(test_map_out_tells_the_transport_to_disconnect),

@@ -591,8 +591,19 @@ static inline int bfo_engine_left(const bfo_engine *e) { return e->left && !e->b
 
 /* >>progress - timers: heartbeats, timeouts, back-off, rates, relay ------- */
 
+/* 1 when some rail of the peer has left DORMANT (it was needed, or it
+ * connected here). */
+static inline int bfo__peer_connected(const bfo_engine *e, int peer)
+{
+    for (int k = 0; k < e->cfg.nrails; k++)
+        if (e->peers[peer].rail[k].fsm.cs != BFO_RAIL_ST_DORMANT)
+            return 1;
+    return 0;
+}
+
 /* Which peers have work (bfo_engine_detect.h, >>work): every request not
- * complete marks its peer, every receive posted naming one, every peer
+ * complete marks its peer, every receive posted naming one (an ANY_SOURCE
+ * one: every peer connected), every peer
  * with an op waiting for a rail, the relay of a relayed peer with work
  * (its frames go through it); then a peer with none for a heartbeat is
  * quiet, and one found with work after a quiet spell is woken (its work
@@ -614,6 +625,11 @@ static BFO__COLD void bfo__work_sweep(bfo_engine *e)
         if (i == c->rank)
             continue;
         if (e->peers[i].pend_head >= 0)
+            bfo__detect_work(e, &e->peers[i]);
+        /* an ANY_SOURCE receive waits on every peer it may hear from: it
+         * ends PEER_UNREACHABLE only once none is left, which only a
+         * watched peer can tell (one never connected stays quiet) */
+        if (e->posted_any && !e->peers[i].unreachable && bfo__peer_connected(e, i))
             bfo__detect_work(e, &e->peers[i]);
         /* an op given to the backend and not back (a PROBEACK, a CREDIT
          * into a rail gone silent) is work: detection must fail that rail

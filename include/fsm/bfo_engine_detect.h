@@ -172,7 +172,8 @@ static inline void bfo__detect_on_gap(bfo_engine *e, uint64_t gap)
  * rails get no heartbeat probe and are never failed for silence (an idle
  * peer simply has nothing to say; probing it costs every idle pair of
  * ranks a frame each way per heartbeat).  Work, for a peer: a request
- * posted to or for it (bfo_isend, bfo_irecv naming it), one of its
+ * posted to or for it (bfo_isend, bfo_irecv naming it, an ANY_SOURCE
+ * receive posted while it is connected), one of its
  * requests not complete (a send, a receive naming it or that matched its
  * message), an op waiting for a rail to it or given to the backend on
  * one of its rails and not completed.  bfo_engine_progress looks
