@@ -49,20 +49,30 @@ static void env_clear(void)
     unsetenv("PMIX_NAMESPACE");
 }
 
-/* A port of 127.0.0.1 that nobody listens on (it was free a moment ago). */
-static int free_port(void)
+/* A socket bound to 127.0.0.1 on a port the kernel picks, listening with
+ * that backlog unless it is 0: the socket, its port in *port. */
+static int bound_loopback(int backlog, int *port)
 {
     struct sockaddr_in sa;
     socklen_t sl = sizeof sa;
-    int s = socket(AF_INET, SOCK_STREAM, 0), port;
+    int s = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(s >= 0);
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof sa), 0);
+    if (backlog)
+        assert_int_equal(listen(s, backlog), 0);
     assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
-    port = ntohs(sa.sin_port);
-    close(s);
+    *port = ntohs(sa.sin_port);
+    return s;
+}
+
+/* A port of 127.0.0.1 that nobody listens on (it was free a moment ago). */
+static int free_port(void)
+{
+    int port;
+    close(bound_loopback(0, &port));
     return port;
 }
 
@@ -598,19 +608,10 @@ static void test_bootstrap_rank_0_without_the_others_fails_after_its_timeout(voi
 /* Rank 0's port listens (the kernel accepts) but nobody answers. */
 static void test_bootstrap_rank_0_that_never_answers_fails_after_its_timeout(void **state)
 {
-    struct sockaddr_in sa;
-    socklen_t sl = sizeof sa;
     alone a = { "2", "3", "" };
-    int s = socket(AF_INET, SOCK_STREAM, 0);
+    int port, s = bound_loopback(4, &port);
     (void)state;
-    assert_true(s >= 0);
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof sa), 0);
-    assert_int_equal(listen(s, 4), 0);
-    assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
-    snprintf(a.srv, sizeof a.srv, "127.0.0.1:%d", ntohs(sa.sin_port));
+    snprintf(a.srv, sizeof a.srv, "127.0.0.1:%d", port);
     expect_timeout(&a);
     close(s);
 }
@@ -939,19 +940,10 @@ static void test_bootstrap_silent_client_dropped_others_proceed(void **state)
  * stays open between them). */
 static void test_bootstrap_rank_0_serves_the_inherited_listening_socket(void **state)
 {
-    struct sockaddr_in sa;
-    socklen_t sl = sizeof sa;
     char kf[64];
-    int lfd = socket(AF_INET, SOCK_STREAM, 0), port;
+    int port, lfd = bound_loopback(16, &port);
     (void)state;
     keyfile(kf, sizeof kf, 5);
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
-    assert_int_equal(listen(lfd, 16), 0);
-    assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
-    port = ntohs(sa.sin_port);
     for (int round = 0; round < 3; round++) {
         brank r0 = brank_of(0, 3, port, kf, "card0"), r1 = brank_of(1, 3, port, kf, "card1"),
               r2 = brank_of(2, 3, port, kf, "card2");

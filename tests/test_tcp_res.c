@@ -205,6 +205,18 @@ static int heap_seen(void)
     return h1 >= h0 + (1 << 20);
 }
 
+/* The heap tests read glibc's heap: skipped, saying so, where a
+ * sanitizer's heap hides it; o cleared, the transport quiet. */
+static void heap_options(bfo_tcp_options *o)
+{
+    if (!heap_seen()) {
+        print_message("the heap is not glibc's here (a sanitizer's): skipped\n");
+        skip();
+    }
+    memset(o, 0, sizeof *o);
+    o->log_level = -1;
+}
+
 /* Opening for 64 peers more costs each of them its link (and the slots for
  * accepted connections), under 2 KiB a peer: no receive buffer for a peer
  * never connected (there was one of two of the largest frames, 131 KiB,
@@ -215,12 +227,7 @@ static void test_a_peer_never_connected_costs_no_receive_buffer(void **state)
     bfo_tcp_options o;
     size_t h[2];
     (void)state;
-    if (!heap_seen()) {
-        print_message("the heap is not glibc's here (a sanitizer's): skipped\n");
-        skip();
-    }
-    memset(&o, 0, sizeof o);
-    o.log_level = -1;
+    heap_options(&o);
     for (int s = 0; s < 2; s++) {
         int size = s ? 68 : 4;
         bfo_sink sink = { NULL, s_completion, s_frame, s_event, NULL, NULL, NULL, NULL, NULL, NULL };
@@ -302,12 +309,7 @@ static void test_the_heap_follows_the_connection(void **state)
     bfo_tcp_options o;
     size_t h0, h1, h2;
     (void)state;
-    if (!heap_seen()) {
-        print_message("the heap is not glibc's here (a sanitizer's): skipped\n");
-        skip();
-    }
-    memset(&o, 0, sizeof o);
-    o.log_level = -1;
+    heap_options(&o);
     set_opt(&o, "rx_idle_ms", "1000");
     world_open(&w, 2, 1, &o);
     h0 = heap_now();
