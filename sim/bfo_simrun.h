@@ -917,7 +917,7 @@ static inline int sr_judge(sr_world *w, sr_result *res)
         if (e->ops_in_use || e->slots_in_use) {
             res->leaked += (uint64_t)(e->ops_in_use + e->slots_in_use);
             sr_note(res, "rank %d: %d pool entries not back", i, e->ops_in_use + e->slots_in_use);
-            for (int k = 0, shown = 0; k < e->opp.n && shown < 3; k++) { /* which operations */
+            for (int k = 0, shown = 0; k < e->opp.live && shown < 3; k++) { /* which operations */
                 const bfo_op *op = bfo__op_at(e, k);
                 size_t n = strlen(res->why);
                 int is_free = 0;

@@ -644,19 +644,25 @@ static int pk_rank(const brank *x, bfo_boot *b, int fd)
     uint8_t pk[BFO_AUTH_PUB_LEN], mac[BFO_AUTH_MAC_LEN];
     char line[600];
     size_t len, at = 0;
-    if (!a)
+    if (!a) {
+        bfo_boot_fini(b);
         return write(fd, "nokey", 5) == 5 ? 0 : 12;
+    }
     bfo_auth_public(a, pk);
-    if (bfo_boot_publish(b, pk, sizeof pk) != BFO_OK)
+    if (bfo_boot_publish(b, pk, sizeof pk) != BFO_OK) {
+        bfo_boot_fini(b);
         return 13;
+    }
     for (int r = 0; r < x->size; r++) {
         if (r == x->rank) {
             at += (size_t)snprintf(line + at, sizeof line - at, "- ");
             continue;
         }
         if (bfo_boot_lookup(b, r, pk, sizeof pk, &len) != BFO_OK || len != sizeof pk ||
-            bfo_auth_set_peer(a, r, pk) != BFO_OK || bfo_auth_mac(a, r, "t", "x", 1, mac) != BFO_OK)
+            bfo_auth_set_peer(a, r, pk) != BFO_OK || bfo_auth_mac(a, r, "t", "x", 1, mac) != BFO_OK) {
+            bfo_boot_fini(b);
             return 14;
+        }
         for (int i = 0; i < 8; i++)
             at += (size_t)snprintf(line + at, sizeof line - at, "%02x", mac[i]);
         at += (size_t)snprintf(line + at, sizeof line - at, " ");
@@ -1014,7 +1020,9 @@ static void test_bootstrap_auth_gives_pair_keys_through_the_cards(void **state)
 /* ---------------------------------------------------------------- PMIx */
 
 /* With neither BFO_RANK nor BFO_SIZE, PMIX_RANK (and PMIX_NAMESPACE when
- * arg says so) set and no PMIx server: an error within 5 s and no boot.
+ * arg says so) set and no PMIx server: an error within 10 s (bfo's
+ * deadline is 2 s; PMIx_Init's own failure took over 5 s under valgrind on
+ * a loaded machine) and no boot.
  * (PMIx 4's PMIx_Init leaves its progress thread running when it fails,
  * and a PMIx_Finalize after it crashes when PMIX_NAMESPACE is set: hence
  * a child of its own.)  Exit status 0, or what was wrong. */
@@ -1041,7 +1049,7 @@ static int pmix_without_server(void *arg, int fd)
         return 1;
     if (b)
         return 2;
-    if (bfo_boot_now() - t0 > 5000000000ull)
+    if (bfo_boot_now() - t0 > 10000000000ull)
         return 3;
     return 0;
 }

@@ -226,8 +226,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
             bfo__detect_init(&pe->rail[r]);
         }
     }
-    e->op_free = -1;
-    bfo__ops_free_range(e, 0, c->max_ops);
+    e->op_free = -1; /* set up as they are needed (bfo__op_more) */
     e->fail_head = e->fail_tail = -1;
     e->gate_kick = -1;
     e->self_head = e->self_tail = -1;

@@ -276,7 +276,7 @@ static BFO__COLD void bfo__reach_take(bfo_engine *e, int peer, const bfo_frame *
  * reachable any more, so they may not have arrived. */
 static BFO__COLD void bfo__relay_fail_via(bfo_engine *e, int via)
 {
-    for (int i = 0; i < e->opp.n && e->peers[via].relay.out; i++) {
+    for (int i = 0; i < e->opp.live && e->peers[via].relay.out; i++) {
         bfo_op *op = bfo__op_at(e, i);
         if (op->posted && op->rail == BFO__RELAY_RAIL && op->via == via)
             bfo__op_done(e, op, 0);
@@ -387,7 +387,7 @@ static BFO__COLD void bfo__relay_progress(bfo_engine *e)
         e->relay_scan_at = e->now;
         for (int i = 0; i < c->nranks; i++)
             out += e->peers[i].relay.out;
-        for (int i = 0; i < e->opp.n && out; i++) {
+        for (int i = 0; i < e->opp.live && out; i++) {
             bfo_op *op = bfo__op_at(e, i);
             if (op->posted && op->rail == BFO__RELAY_RAIL && e->now - op->post_at >= c->silence_ns) {
                 out--;

@@ -513,7 +513,7 @@ static inline bfo_op *bfo__op_of_token(const bfo_engine *e, uint64_t token)
 {
     uint32_t idx = (uint32_t)token, gen = (uint32_t)(token >> 32);
     bfo_op *op;
-    if (idx < (uint32_t)e->opp.n && (op = bfo__op_at(e, (int)idx))->gen == gen && op->posted)
+    if (idx < (uint32_t)e->opp.live && (op = bfo__op_at(e, (int)idx))->gen == gen && op->posted)
         return op;
     return NULL;
 }

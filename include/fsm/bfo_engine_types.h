@@ -564,6 +564,10 @@ typedef struct bfo__pool {
     char **chunk;    /* [BFO_MAX_CHUNKS]: the chunks grown */
     int n0, n;       /* entries in the first block; in all */
     int shift, chunks;
+    int live;        /* the op pool's entries [0, live) are set up; the rest were
+                      * never touched, so their pages are not the process's yet
+                      * (bfo__op_more: a job that never has 45,000 ops in flight
+                      * never pays for them) */
 } bfo__pool;
 
 typedef struct bfo_stats {

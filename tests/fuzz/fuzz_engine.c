@@ -376,7 +376,7 @@ FUZZ_NOCOV static void fz_check_engine(void)
                        "the send %u of a lane token recycled while the transport holds its MATCH", s);
             continue;
         }
-        FUZZ_CHECK(idx < (uint32_t)e->opp.n && bfo__op_at(e, idx)->gen == gen && bfo__op_at(e, idx)->posted,
+        FUZZ_CHECK(idx < (uint32_t)e->opp.live && bfo__op_at(e, idx)->gen == gen && bfo__op_at(e, idx)->posted,
                    "operation %u recycled while the transport holds it", idx);
     }
 }
