@@ -469,7 +469,7 @@ static void test_a_dialer_waiting_for_a_computing_peer_is_not_failed(void **stat
     assert_int_equal(count_ev(&a, BFO_EV_CONNECT_FAILED, 0), 0);
     assert_int_equal(count_ev(&a, BFO_EV_CONNECTED, 0), 0);
     assert_int_equal(conn_state(&a, 1, 0), 1); /* the hello sent, waiting */
-    assert_true(a.heard >= 3);
+    assert_true(a.heard >= 2); /* every 100 ms at most: 5 in 500 ms, fewer on a loaded machine */
     end = now_ns() + 2000000000ull;
     while ((!count_ev(&a, BFO_EV_CONNECTED, 0) || !count_ev(&b, BFO_EV_CONNECTED, 0)) && now_ns() < end) {
         progress(&b);

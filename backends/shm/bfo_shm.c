@@ -268,8 +268,12 @@ static int el_count(const bfo_shm *t, int from)
     return n;
 }
 
-/* A free descriptor, taken; when every one is in use (the engine's pools
- * grew past max_ops), twice as many first.  Descriptors are named by index
+/* Send and read descriptors at open: more as posts in flight need them
+ * (ent_take), kept once taken. */
+#define ENTS_FIRST 256
+
+/* A free descriptor, taken; when every one is in use (more posts in flight
+ * than ever before), twice as many first.  Descriptors are named by index
  * everywhere (queues, the free list); no pointer to one is held across a
  * call that may post, so they may move.  -1: none (the post is refused). */
 static int ent_take(bfo_shm *t)
@@ -1958,7 +1962,11 @@ static int shm_size(bfo_shm *t, const bfo_config *cfg)
         }
     }
     t->max_frame = z.max_frame;
-    t->nents = z.nents;
+    /* descriptors: the engine's max_ops is sized for every request on
+     * every rail (45,600 under pml/bfo: 5 MiB set up and resident at
+     * open); they start at ENTS_FIRST and double when every one is in
+     * use (ent_take), as TCP's */
+    t->nents = z.nents < ENTS_FIRST ? z.nents : ENTS_FIRST;
     t->ka_ns = z.ka_ns;
     rec = rec_size(t->max_frame);
     if (rec > RING_MAX / 4 || (t->o.ring_bytes && t->o.ring_bytes > RING_MAX)) {

@@ -205,8 +205,9 @@
  *   to its other rails, and its reconnect re-admits the rail with a new
  *   segment generation.
  *
- * MEMORY.  At open: the descriptor pool (cfg->max_ops + 16: a post never
- *   finds it empty) and the connection table; no segment.  A segment is
+ * MEMORY.  At open: the descriptor pool (256, doubled whenever every one
+ *   is in use: the engine's max_ops + 16 would be 5 MiB under pml/bfo)
+ *   and the connection table; no segment.  A segment is
  *   made by the dial, when the engine first connects that (peer, rail): a
  *   memfd of 4 KiB + 2 x ring with every page reserved by fallocate, and
  *   sealed (no shrinking, no growing) before the peer sees it; it goes
