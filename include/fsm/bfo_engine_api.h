@@ -634,6 +634,12 @@ static BFO__COLD void bfo__work_sweep(bfo_engine *e)
             bfo__detect_work(e, &e->peers[i]);
         if (e->posted_any && !e->peers[i].unreachable && !bfo__peer_fresh(e, i))
             any_left = 1;
+        /* messages of a peer never needed wait for an earlier one (they
+         * came without a connection of its: through a relay, or a
+         * transport's frame ahead of its word): it is in use, and only a
+         * connection tells whether the earlier one may still come */
+        if (e->peers[i].ooo_head >= 0 && bfo__peer_fresh(e, i))
+            bfo__peer_need(e, i);
         /* an op given to the backend and not back (a PROBEACK, a CREDIT
          * into a rail gone silent) is work: detection must fail that rail
          * so that the op completes */

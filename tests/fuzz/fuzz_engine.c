@@ -699,7 +699,8 @@ static void fz_cancel_waiting(int p)
 
 /* Every request complete, the transport holds nothing, every peer given
  * up (what waited for a rail of it is gone too) or never needed (its rails
- * DORMANT: nothing of it to fail, and it is never given up), and none that
+ * DORMANT: nothing of it to fail, and it is never given up; one whose
+ * messages wait for an earlier one is needed, bfo__work_sweep), and none that
  * said BYE still owes messages sent before it (LEAVING: what came ahead of
  * them waits, out of order, until they come or the grace runs out). */
 static int fz_all_done(void)
@@ -708,7 +709,8 @@ static int fz_all_done(void)
         if (F.req[s].active && !bfo_test(&F.req[s].r))
             return 0;
     for (int p = 1; p < FZ_RANKS; p++)
-        if ((!F.e.peers[p].unreachable && !bfo__peer_fresh(&F.e, p)) ||
+        if ((!F.e.peers[p].unreachable &&
+             !(bfo__peer_fresh(&F.e, p) && F.e.peers[p].ooo_head < 0)) ||
             F.e.peers[p].left == BFO__LEFT_OWED)
             return 0;
     return F.npend == 0;
