@@ -13,7 +13,7 @@
  * that every other generated header checks.  This header includes
  * nothing. */
 #define BFO_GEN_ABI 2
-#define BFO_GEN_STAMP 0x13fa75da
+#define BFO_GEN_STAMP 0xbc8e618b
 
 /* What may follow a header (PAYLOAD in the list): nothing, data, or the
  * RDMA keys of the memory the header names, one u32 per rail of the
@@ -64,7 +64,7 @@ enum bfo_frag_type {
     BFO_FRAG_BYE = 0x14, /* goodbye, on every rail: the sender leaves; seq is the last message it sent this peer, nothing comes after it, its rails closing are no failure */
     BFO_FRAG_RELAY = 0x15, /* relay (bfo_config.relay): a frame from rank src for rank dst, through this one; the frame follows whole; token is src's name for it, which the RELAYACK echoes */
     BFO_FRAG_RELAYACK = 0x16, /* relay to the frame's sender: its post to dst completed, ok 1 (dst has it) or ok 0 (it may not have arrived) */
-    BFO_FRAG_REACH = 0x17, /* relay: the ranks the sender has a live rail to, a bitmap of count bits (rank i: byte i/8, bit i%8); gen orders its reports */
+    BFO_FRAG_REACH = 0x17, /* relay: the ranks the sender has a live rail to or never tried (it connects to one when asked to pass a frame on to it), a bitmap of count bits (rank i: byte i/8, bit i%8); gen orders its reports */
     BFO_FRAG_MAX_CODE = 0x17
 };
 
@@ -265,7 +265,7 @@ enum bfo_event {
     BFO_EV_DEMOTION_DUE = 87, /* fact: the rail is to carry probes only: its measured rate fell below 1/8 of the peer's best UP rail for three measurements in a row over 50 ms, or it is a standby rail and an active rail is UP */
     BFO_EV_PROMOTION_DUE = 88, /* fact: the rail may carry data again: three active measurements in a row found it at 1/4 of the best UP rail or better, no other rail of the peer is UP, or it is a standby rail and no active rail is UP */
     BFO_EV_PEER_FENCED = 89, /* the peer's process was reported dead (the peer machine's fence, spec/peer.rl): every rail of it is given up for good; C drops its connection */
-    BFO_EV_PEER_NEEDED = 90, /* fact: the engine has a frame for the peer (a send, a rendezvous, a control message queued to it) and no rail of it is UP, or it connects every rail at init (bfo_config.connect_at_init): its DORMANT rails connect */
+    BFO_EV_PEER_NEEDED = 90, /* fact: the engine has a frame for the peer (a send, a rendezvous, a control message, a frame a relay passes on) and no rail of it is UP, must learn whether it is left (a relay candidate; an ANY_SOURCE receive with every peer needed gone), or connects every rail at init (bfo_config.connect_at_init): its DORMANT rails connect */
 };
 #define BFO_EV_COUNT 91 /* events are 1 .. BFO_EV_COUNT-1 */
 

@@ -38,15 +38,6 @@
 #ifndef BFO_SIMRUN_H
 #define BFO_SIMRUN_H
 
-/* SR_CONNECT_AT_INIT: 1 makes every scenario ask every rail at init (bfo
- * sim's explorations, whose relay and kill scenarios were written for
- * rails up from the start; connections on first use with relay and
- * deaths are issue 37's next step); 0, the default: first use unless the
- * scenario says connect_at_init. */
-#ifndef SR_CONNECT_AT_INIT
-#define SR_CONNECT_AT_INIT 0
-#endif
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -606,7 +597,7 @@ static inline sr_world *sr_new(const sr_scenario *sc)
         c.nrails = sc->rails;
         if (sc->relay)
             c.relay = 1;
-        if (sc->connect_at_init || SR_CONNECT_AT_INIT)
+        if (sc->connect_at_init)
             c.connect_at_init = 1;
         if (!sc->cfg) {
             c.max_requests = 2 * SR_MAX_MSGS + 8;

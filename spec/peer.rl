@@ -84,7 +84,10 @@
     ),
 
     # No rail reaches it, but a third rank does (relay on): what waited for
-    # a rail goes through that rank, and nothing is given up.  A rail
+    # a rail goes through that rank, and nothing is given up.  Only a peer
+    # once needed gets a route (one never needed is tried directly first:
+    # connections on first use); the ranks that could relay may never have
+    # been needed, and the route search needs them (C: bfo__relay_ask).  A rail
     # admitted takes it back to the direct rails; the route lost, the grace
     # starts (report_route_lost: counted, said, timed from now).
     RELAYED: (

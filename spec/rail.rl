@@ -48,6 +48,11 @@
 # (CONNECTED) or its PROBE brings the rail to PROBING without this side
 # asking.  An embedder that wants every rail connected at init
 # (bfo_config.connect_at_init) has C feed PEER_NEEDED to every rail then.
+# A peer is needed too when what must be known of it can only be learnt
+# by a connection: with relay on, a rank that could relay to a peer no
+# rail reaches (the route search asks it), and the destination of a frame
+# a relay is asked to pass on; an ANY_SOURCE receive, once every peer
+# ever needed is gone, needs the others (are they left?).
 # What C keeps, not this machine: whether the peer was ever needed (its
 # down_since: no grace runs for a peer never needed, spec/peer.rl).
 

@@ -223,6 +223,125 @@ static void test_RELAY_RCVD_refuses_a_second_hop_rail_control_and_relay_off(void
     sr_del(w);
 }
 
+/* Connections on first use (no connect_at_init): three ranks, two rails,
+ * relay on or off, ranks 0 and 1 cut apart from the start; nothing
+ * connected. */
+static sr_world *first_use_world(uint64_t seed, bfo_config *c, int relay)
+{
+    memset(c, 0, sizeof *c);
+    c->relay = relay;
+    c->max_requests = 64;
+    c->max_unexpected = 64;
+    sr_scenario sc = make(NULL, 0, 3, 2, seed);
+    sc.cfg = c;
+    sr_world *w = sr_new(&sc);
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 0, 1, k, SN_PATH_SILENT);
+    for (int i = 0; i < 3; i++)
+        for (int p = 0; p < 3; p++)
+            for (int k = 0; k < 2 && p != i; k++)
+                assert_int_equal(bfo_rail_state(&w->e[i], p, k), BFO_RAIL_ST_DORMANT);
+    return w;
+}
+
+/* First use: rank 0's rails to rank 1 fail on their first connection, and
+ * rank 2, the only relay, was never needed by anyone.  The route search
+ * needs it (PEER_NEEDED: rank 0 connects to rank 2), rank 2's REACH lists
+ * rank 1 though it never tried it (a peer never needed may be reached),
+ * and rank 2, asked to pass a frame on to rank 1, connects to it and holds
+ * the frame until that first connection is up: the message arrives, none
+ * is refused, nothing is given up. */
+static void test_first_use_the_route_search_connects_the_relay_and_the_relay_its_destination(void **state)
+{
+    bfo_config c;
+    bfo_request s, r;
+    uint8_t x[100], y[100];
+    (void)state;
+    sr_world *w = first_use_world(97, &c, 1);
+    for (size_t i = 0; i < sizeof x; i++)
+        x[i] = (uint8_t)(i * 3 + 1);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, y, sizeof y, 0, 1, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, x, sizeof x, 1, 1, 1, w->sn.now), BFO_OK);
+    for (int t = 0; t < 3000 && !(bfo_test(&s) && bfo_test(&r)); t++)
+        sr_advance(w, 1000000);
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(s.status, BFO_OK);
+    assert_int_equal(r.status, BFO_OK);
+    assert_memory_equal(x, y, sizeof x);
+    assert_int_equal(bfo_peer_state(&w->e[0], 1), BFO_PEER_ST_RELAYED);
+    assert_int_equal(w->e[0].peers[1].relay.via, 2);
+    assert_int_equal(bfo_peer_state(&w->e[0], 2), BFO_PEER_ST_REACHABLE); /* needed by the search */
+    assert_int_equal(bfo_peer_state(&w->e[2], 1), BFO_PEER_ST_REACHABLE); /* needed by the relay */
+    assert_true(w->e[2].stats.relay_passed > 0);
+    assert_int_equal(w->e[2].stats.relay_refused, 0);
+    assert_int_equal(STAT(w, unreachable_errors), 0);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
+/* First use, and the relay cannot reach the destination either (rank 2 cut
+ * from rank 1 too): the relay's first connection to rank 1 fails, the
+ * frames it held for it fail back to their sender (RELAYACK ok 0), its
+ * REACH stops listing rank 1, rank 0 has no route left and gives rank 1 up
+ * after the grace (BFO_ERR_PEER_UNREACHABLE); every relay slot and
+ * operation is back at the relay. */
+static void test_first_use_a_relay_whose_first_connection_fails_gives_back_what_it_held(void **state)
+{
+    bfo_config c;
+    bfo_request s;
+    uint8_t x = 5;
+    (void)state;
+    sr_world *w = first_use_world(98, &c, 1);
+    for (int k = 0; k < 2; k++)
+        rail_path(w, 2, 1, k, SN_PATH_SILENT);
+    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 1, 1, w->sn.now), BFO_OK);
+    for (int t = 0; t < 6000 && !bfo_test(&s); t++)
+        sr_advance(w, 1000000);
+    assert_true(bfo_test(&s));
+    assert_int_equal(s.status, BFO_ERR_PEER_UNREACHABLE);
+    assert_int_equal(bfo_peer_state(&w->e[0], 2), BFO_PEER_ST_REACHABLE);
+    assert_int_not_equal(bfo_peer_state(&w->e[2], 1), BFO_PEER_ST_REACHABLE);
+    for (int k = 0; k < w->e[2].cfg.relay_slots; k++)
+        assert_int_equal(w->e[2].relay_used[k], 0);
+    assert_int_equal(w->e[2].peers[1].pend_head, -1);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
+/* First use: an ANY_SOURCE receive waits on every peer that may send.  Once
+ * every peer ever needed is gone (rank 1's rails to rank 0 fail for good),
+ * the peers never needed are needed (PEER_NEEDED), so that whether they are
+ * left is known: rank 2, reachable, is connected and the receive keeps
+ * waiting, and takes rank 2's message; with rank 2 cut off too, it would
+ * end BFO_ERR_PEER_UNREACHABLE (check-sim's --kill random scenarios) rather
+ * than hang on a peer never tried. */
+static void test_first_use_ANY_SOURCE_with_every_needed_peer_gone_needs_the_others(void **state)
+{
+    bfo_config c;
+    bfo_request s0, r, s2;
+    uint8_t x = 3, z = 4, y = 0;
+    (void)state;
+    sr_world *w = first_use_world(99, &c, 0);
+    assert_int_equal(bfo_isend(&w->e[1], &s0, &x, 1, 0, 1, 1, w->sn.now), BFO_OK); /* needs rank 0 */
+    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, BFO_ANY_SOURCE, 1, 2, w->sn.now), BFO_OK);
+    for (int t = 0; t < 6000 && !bfo_test(&s0); t++)
+        sr_advance(w, 1000000);
+    assert_true(bfo_test(&s0));
+    assert_int_equal(s0.status, BFO_ERR_PEER_UNREACHABLE);
+    sr_advance(w, 100000000);
+    assert_false(bfo_test(&r)); /* rank 2 may still send */
+    for (int k = 0; k < 2; k++)
+        assert_int_not_equal(bfo_rail_state(&w->e[1], 2, k), BFO_RAIL_ST_DORMANT);
+    assert_int_equal(bfo_peer_state(&w->e[1], 2), BFO_PEER_ST_REACHABLE);
+    assert_int_equal(bfo_isend(&w->e[2], &s2, &z, 1, 1, 1, 2, w->sn.now), BFO_OK);
+    sr_advance(w, 10000000);
+    assert_true(bfo_test(&r) && bfo_test(&s2));
+    assert_int_equal(r.status, BFO_OK);
+    assert_int_equal(y, 4);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
 /* The tests of relay, in the order they run (engine_test_main: a pattern,
  * --shard). */
 int main(int argc, char **argv)
@@ -234,6 +353,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_RAIL_ADMITTED_takes_a_relayed_peer_back_to_its_rails),
         cmocka_unit_test(test_RELAY_RCVD_refuses_a_second_hop_rail_control_and_relay_off),
         cmocka_unit_test(test_LEAVE_REQUESTED_says_BYE_through_the_relay),
+        cmocka_unit_test(test_first_use_the_route_search_connects_the_relay_and_the_relay_its_destination),
+        cmocka_unit_test(test_first_use_a_relay_whose_first_connection_fails_gives_back_what_it_held),
+        cmocka_unit_test(test_first_use_ANY_SOURCE_with_every_needed_peer_gone_needs_the_others),
     };
     return engine_test_main(argc, argv, "engine_relay", tests, sizeof tests / sizeof tests[0]);
 }

@@ -31,7 +31,6 @@
 #include <string.h>
 
 #include "bfo_setting.h"
-#define SR_CONNECT_AT_INIT 1 /* bfo sim: rails up from the start (bfo_simrun.h) */
 #include "bfo_simrun.h"
 
 static const char usage[] =
@@ -96,7 +95,8 @@ static const char usage_tail[] =
     "                           one side packs, the other takes an iovec (default: buffers)\n"
     "  --data-rails LIST        described data: the rails whose transport reads it in place\n"
     "                           (post_send_data; default 0); the others: the engine's staging\n"
-    "  --start-ms MS            the rails come up for MS ms (simulated) before the messages\n"
+    "  --start-ms MS            every rail is connected at init (bfo_config.connect_at_init)\n"
+    "                           and comes up for MS ms (simulated) before the messages\n"
     "                           are posted (default 0: at once)\n"
     "  --leave                  once every message is done the ranks leave (bfo_engine_leave: a\n"
     "                           BYE on every rail) and their processes end; fails a run in which\n"
@@ -894,6 +894,8 @@ static int cmd_sim(int argc, char **argv)
         }
         set[i].trace = o.trace ? stdout : NULL;
         set[i].start_ns = o.start_ns;
+        set[i].connect_at_init = o.start_ns != 0; /* rails up before the messages: asked at
+                                                   * init (else first use: the first send) */
         set[i].seq_start = o.seq_start;
         set[i].unexpected_budget = o.budget;
         set[i].leave = o.leave;

@@ -612,6 +612,7 @@ static inline int bfo__peer_connected(const bfo_engine *e, int peer)
 static BFO__COLD void bfo__work_sweep(bfo_engine *e)
 {
     const bfo_config *c = &e->cfg;
+    int any_left = 0; /* with an ANY_SOURCE receive posted: a peer needed, not gone */
     for (int i = 0; i < e->slotp.n; i++) {
         const bfo_request *r = bfo__slot_at(e, i)->req;
         if (r && !r->complete && bfo__in_range(r->peer, c->nranks))
@@ -631,6 +632,14 @@ static BFO__COLD void bfo__work_sweep(bfo_engine *e)
          * watched peer can tell (one never connected stays quiet) */
         if (e->posted_any && !e->peers[i].unreachable && bfo__peer_connected(e, i))
             bfo__detect_work(e, &e->peers[i]);
+        if (e->posted_any && !e->peers[i].unreachable && !bfo__peer_fresh(e, i))
+            any_left = 1;
+        /* messages of a peer never needed wait for an earlier one (they
+         * came without a connection of its: through a relay, or a
+         * transport's frame ahead of its word): it is in use, and only a
+         * connection tells whether the earlier one may still come */
+        if (e->peers[i].ooo_head >= 0 && bfo__peer_fresh(e, i))
+            bfo__peer_need(e, i);
         /* an op given to the backend and not back (a PROBEACK, a CREDIT
          * into a rail gone silent) is work: detection must fail that rail
          * so that the op completes */
@@ -638,6 +647,13 @@ static BFO__COLD void bfo__work_sweep(bfo_engine *e)
             if (e->peers[i].rail[k].rate.inflight > 0)
                 bfo__detect_work(e, &e->peers[i]);
     }
+    /* an ANY_SOURCE receive posted, and every peer ever needed gone: the
+     * peers never needed are all it may still hear from, and whether they
+     * are left only a connection tells (connections on first use); each is
+     * needed, so the receive waits on them, or ends once they are gone too */
+    for (int i = 0; i < c->nranks && e->posted_any && !any_left; i++)
+        if (bfo__peer_fresh(e, i))
+            bfo__peer_need(e, i);
     for (int i = 0; i < c->nranks; i++) /* a relayed peer's work is its relay's too */
         if (i != c->rank && bfo__in_range(e->peers[i].relay.via, c->nranks) &&
             !bfo__detect_quiet(e, &e->peers[i]))

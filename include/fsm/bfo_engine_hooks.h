@@ -127,6 +127,7 @@ static inline void bfo__send_feed(bfo_engine *e, bfo_request *r, int ev, const b
 
 /* bfo_engine_machines.h, called from rate, request, post */
 static BFO__COLD void bfo__peer_need(bfo_engine *e, int peer);
+static inline int bfo__peer_may_reach(const bfo_engine *e, int peer);
 static inline int bfo__rail_ctl_pad(bfo_engine *e, int peer, int rail, int type, int on_rail,
                                     uint64_t nonce, size_t pad);
 static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, const bfo_frame *f);
@@ -138,6 +139,7 @@ static inline void bfo__run_self(bfo_engine *e);
 static BFO__COLD int bfo__relay_post(bfo_engine *e, bfo_op *op);
 static BFO__COLD void bfo__relay_unqueued(bfo_engine *e, const bfo_op *op, int ok);
 static BFO__COLD void bfo__relay_done(bfo_engine *e, bfo_op *op, int ok);
+static BFO__COLD void bfo__relay_unpend(bfo_engine *e, int peer);
 static BFO__COLD void bfo__relay_take(bfo_engine *e, int peer, const bfo_frame *f);
 static BFO__COLD void bfo__relayack_take(bfo_engine *e, int peer, const bfo_frame *f);
 static BFO__COLD void bfo__reach_take(bfo_engine *e, int peer, const bfo_frame *f);

@@ -5,7 +5,8 @@
  * parts"): include bfo_engine.h, not this.  It includes bfo_engine_send.h,
  * bfo_engine_recv.h (and so every part below); a call to a part above goes
  * through a prototype in bfo_engine_hooks.h: here bfo__relay_take,
- * bfo__relayack_take, bfo__reach_take, bfo__relay_on_peer_step.
+ * bfo__relayack_take, bfo__reach_take, bfo__relay_on_peer_step,
+ * bfo__relay_unpend.
  *
  * Sections (grep '>>name'): >>rail_machine, >>peer_machine.
  */
@@ -188,6 +189,48 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
     e->stats.protocol_violations++; /* not an action of the rail machine */
 }
 
+/* 1 for a peer never needed: DOWN, every rail of it DORMANT (or ABSENT),
+ * none connected either way.  Nothing is known of it: not given up, never
+ * relayed to (no direct attempt failed), and a relay or an ANY_SOURCE
+ * receive that must know asks for it (bfo__peer_need). */
+static inline int bfo__peer_fresh(const bfo_engine *e, int peer)
+{
+    const bfo_peer *p = &e->peers[peer];
+    int dormant = 0;
+    if (peer == e->cfg.rank || p->fsm.cs != BFO_PEER_ST_DOWN)
+        return 0;
+    for (int k = 0; k < e->cfg.nrails; k++) {
+        const int cs = p->rail[k].fsm.cs;
+        if (cs == BFO_RAIL_ST_DORMANT)
+            dormant = 1;
+        else if (cs != BFO_RAIL_ST_ABSENT)
+            return 0;
+    }
+    return dormant;
+}
+
+/* 1 for a peer this rank may reach as far as it knows (relay on: its
+ * REACH): a rail of it live, or none ever tried and failed (it is fresh,
+ * or its first connection is under way: a frame passed on to it asks for
+ * it, bfo__relay_take). */
+static inline int bfo__peer_may_reach(const bfo_engine *e, int peer)
+{
+    const bfo_peer *p = &e->peers[peer];
+    int some = 0;
+    if (p->fsm.cs == BFO_PEER_ST_REACHABLE)
+        return 1;
+    if (peer == e->cfg.rank || p->fsm.cs != BFO_PEER_ST_DOWN)
+        return 0;
+    for (int k = 0; k < e->cfg.nrails; k++) {
+        const int cs = p->rail[k].fsm.cs;
+        if (p->rail[k].ever_up || cs == BFO_RAIL_ST_FAILED || cs == BFO_RAIL_ST_RECONNECTING ||
+            cs == BFO_RAIL_ST_RETIRED || cs == BFO_RAIL_ST_LEFT)
+            return 0;
+        some |= cs != BFO_RAIL_ST_ABSENT;
+    }
+    return some;
+}
+
 /* The peer is needed (a rail of it left DORMANT to connect or be probed,
  * or a frame for it waits): the grace starts now if no rail of it is live
  * and it was never needed before (spec/peer.rl: no grace runs for a peer
@@ -204,6 +247,7 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, con
     bfo_step st;
     int was_up = bfo__rail_up(e, peer, rail), was_live = bfo__live(p->rail[rail].fsm.cs);
     const int was_dormant = p->rail[rail].fsm.cs == BFO_RAIL_ST_DORMANT;
+    const int may_reach = e->cfg.relay && bfo__peer_may_reach(e, peer);
     memset(&st, 0, sizeof st);
     st.trace = e->trace;
     st.obj = &p->rail[rail];
@@ -222,6 +266,11 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, con
         bfo__detect_on_down(&p->rail[rail]);
     if (!was_up && bfo__rail_up(e, peer, rail))
         bfo__flush_pending(e, peer);
+    if (e->cfg.relay && may_reach != bfo__peer_may_reach(e, peer)) {
+        e->reach_dirty = 1; /* its first connection failed: this rank's REACH says so */
+        if (may_reach && p->pend_head >= 0)
+            bfo__relay_unpend(e, peer); /* and the frames passed on waiting for it fail */
+    }
 }
 
 /* bfo__peer_need: the engine has a frame for the peer and no rail of it

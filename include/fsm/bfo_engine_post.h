@@ -5,7 +5,8 @@
  * Part of bfo_engine.h, level 4 of its parts (docs/engine-design.md, "The
  * parts"): include bfo_engine.h, not this.  It includes bfo_engine_rate.h,
  * bfo_engine_detect.h (and so every part below); a call to a part above
- * goes through a prototype in bfo_engine_hooks.h: here bfo__relay_post.
+ * goes through a prototype in bfo_engine_hooks.h: here bfo__relay_post,
+ * bfo__peer_need, bfo__peer_may_reach.
  *
  * Sections (grep '>>name'): >>posting, >>described, >>lane.
  */
@@ -38,11 +39,17 @@ static BFO__COLD void bfo__post_no_rail(bfo_engine *e, bfo_op *op)
         return;
     }
     bfo__peer_need(e, op->peer); /* connecting gives nothing up: still not unreachable */
-    if (BFO__UNLIKELY(op->type == BFO_FRAG_RELAY))
-        bfo__op_fail_later(e, op); /* a relay frame (a frame of another passed on, or one
-                                    * of this rank's to its relay) finds no rail: one hop,
-                                    * never waits; its failure says so (bfo__relay_done) */
-    else if (p->fsm.cs == BFO_PEER_ST_RELAYED && bfo__relay_post(e, op))
+    if (BFO__UNLIKELY(op->type == BFO_FRAG_RELAY)) {
+        if (op->slot != UINT32_MAX && p->fsm.cs == BFO_PEER_ST_DOWN && bfo__peer_may_reach(e, op->peer))
+            bfo__pend(e, p, op); /* a frame of another passed on to a peer whose first
+                                  * connection is under way: it waits for it (its
+                                  * failure fails it, bfo__relay_unpend) */
+        else
+            bfo__op_fail_later(e, op); /* a relay frame (a frame of another passed on, or
+                                        * one of this rank's to its relay) finds no rail:
+                                        * one hop, never waits for a rail that failed;
+                                        * its failure says so (bfo__relay_done) */
+    } else if (p->fsm.cs == BFO_PEER_ST_RELAYED && bfo__relay_post(e, op))
         ; /* through the relay, or waiting for room there */
     else
         bfo__pend(e, p, op);

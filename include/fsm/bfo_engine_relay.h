@@ -222,7 +222,12 @@ static BFO__COLD void bfo__relay_take(bfo_engine *e, int peer, const bfo_frame *
     for (int k = 0; k < e->cfg.relay_slots && slot < 0; k++)
         if (!e->relay_used[k])
             slot = k;
-    if (slot < 0 || e->peers[h->dst].fsm.cs != BFO_PEER_ST_REACHABLE ||
+    /* a destination reached, or one this rank never tried (connections on
+     * first use: its REACH offered it): the post connects it
+     * (bfo__post_no_rail: PEER_NEEDED), and the frame waits in its pending
+     * list for its first connection, which failing fails it
+     * (bfo__relay_unpend); a destination whose rails failed is refused */
+    if (slot < 0 || !bfo__peer_may_reach(e, (int)h->dst) ||
         !(op = bfo__ctl_alloc(e, BFO_FRAG_RELAY, (int)h->dst))) {
         e->stats.relay_refused++;
         bfo__relay_ack(e, peer, (int)h->dst, h->token, 0);
@@ -237,6 +242,31 @@ static BFO__COLD void bfo__relay_take(bfo_engine *e, int peer, const bfo_frame *
     e->stats.relay_passed++;
     e->stats.relay_passed_bytes += f->payload_len;
     bfo__post(e, op);
+}
+
+/* The first connection to peer failed (bfo__rail_step: it is no longer one
+ * this rank may reach): the frames of others waiting for it in its pending
+ * list fail, and their senders hear so (bfo__relay_done: RELAYACK ok 0). */
+static BFO__COLD void bfo__relay_unpend(bfo_engine *e, int peer)
+{
+    bfo_peer *p = &e->peers[peer];
+    int i = p->pend_head, prev = -1;
+    while (i >= 0) {
+        bfo_op *op = bfo__op_at(e, i);
+        const int next = op->next;
+        if (op->type == BFO_FRAG_RELAY) {
+            if (prev >= 0)
+                bfo__op_at(e, prev)->next = next;
+            else
+                p->pend_head = next;
+            if (p->pend_tail == i)
+                p->pend_tail = prev;
+            bfo__op_fail_later(e, op);
+        } else {
+            prev = i;
+        }
+        i = next;
+    }
 }
 
 /* take_relayack: the relay's word on a frame of this rank's it passed on. */
@@ -325,6 +355,34 @@ static inline int bfo__route_ok(const bfo_engine *e, int v, int b)
            ((e->reach_of[(size_t)v * (size_t)e->reach_bytes + (size_t)b / 8] >> (b % 8)) & 1);
 }
 
+/* Ranks asked at once, at most, to become relays (bfo__relay_ask). */
+#define BFO__RELAY_ASK 2
+
+/* No rank this rank reaches reports peer b (connections on first use: the
+ * ranks that could relay may never have been needed): the next candidates
+ * are needed (bfo__peer_need: PEER_NEEDED for each DORMANT rail), at most
+ * BFO__RELAY_ASK at a time counting those still connecting or whose first
+ * REACH has not come, in rank order.  Once one is REACHABLE its REACH
+ * says whether it reaches b (or may: it never tried, and a frame passed
+ * on to b makes it try); with none left to ask, the grace runs out. */
+static BFO__COLD void bfo__relay_ask(bfo_engine *e, int b)
+{
+    int asked = 0;
+    for (int v = 0; v < e->cfg.nranks; v++) {
+        const bfo_peer *q = &e->peers[v];
+        if (v == b || v == e->cfg.rank)
+            continue;
+        if ((q->fsm.cs == BFO_PEER_ST_DOWN && bfo__rails_trying(e, v)) ||
+            (q->fsm.cs == BFO_PEER_ST_REACHABLE && !e->reach_gen[v]))
+            asked++;
+    }
+    for (int v = 0; v < e->cfg.nranks && asked < BFO__RELAY_ASK; v++)
+        if (v != b && bfo__peer_fresh(e, v)) {
+            bfo__peer_need(e, v);
+            asked++;
+        }
+}
+
 /* Relay, at every progress: this rank's report to its peers when it
  * changed; each peer no rail reaches gets a route (ROUTE_FOUND) or loses
  * it (ROUTE_LOST); what waits for room at a relay is tried again; and a
@@ -338,7 +396,7 @@ static BFO__COLD void bfo__relay_progress(bfo_engine *e)
         e->reach_dirty = 0;
         memset(e->reach_mine, 0, (size_t)e->reach_bytes);
         for (int i = 0; i < c->nranks; i++)
-            if (e->peers[i].fsm.cs == BFO_PEER_ST_REACHABLE)
+            if (bfo__peer_may_reach(e, i)) /* a live rail, or none tried yet */
                 e->reach_mine[i / 8] |= (uint8_t)(1u << (i % 8));
         h.type = BFO_FRAG_REACH;
         h.flags = 0;
@@ -364,13 +422,16 @@ static BFO__COLD void bfo__relay_progress(bfo_engine *e)
         int v = -1;
         if (p->fsm.cs != BFO_PEER_ST_DOWN && p->fsm.cs != BFO_PEER_ST_RELAYED)
             continue;
-        if (p->fsm.cs == BFO_PEER_ST_DOWN && bfo__rails_trying(e, b))
-            continue; /* a first connection, or a probe out: the direct rails first */
+        if (p->fsm.cs == BFO_PEER_ST_DOWN && (bfo__rails_trying(e, b) || bfo__peer_fresh(e, b)))
+            continue; /* a first connection, or a probe out: the direct rails first;
+                       * a peer never needed needs no route */
         if (bfo__route_ok(e, p->relay.via, b))
             v = p->relay.via;
         for (int k = 0; k < c->nranks && v < 0; k++)
             if (bfo__route_ok(e, k, b))
                 v = k;
+        if (v < 0) /* as the search above: a scan of the ranks per peer with no route */
+            bfo__relay_ask(e, b);
         if (v >= 0 && v != p->relay.via) {
             p->relay.via = v;
             bfo__peer_step(e, b, BFO_PEER_EV_ROUTE_FOUND); /* take_route, or another relay */

@@ -93,7 +93,7 @@ typedef struct fz_op {
 
 typedef struct fz_req {
     bfo_request r;
-    int active, kind, peer, ctx, tag, checked;
+    int active, kind, peer, ctx, tag, checked, cancelled;
     size_t cap;
 } fz_req;
 
@@ -396,7 +396,8 @@ FUZZ_NOCOV static void fz_check_req(int s)
     }
     int got = r->status == BFO_OK || r->status == BFO_ERR_TRUNCATE;
     size_t end = q->cap;
-    FUZZ_CHECK(got || r->status == BFO_ERR_PEER_UNREACHABLE || r->status == BFO_ERR_PEER_LEFT,
+    FUZZ_CHECK(got || r->status == BFO_ERR_PEER_UNREACHABLE || r->status == BFO_ERR_PEER_LEFT ||
+                   (q->cancelled && r->status == BFO_ERR_CANCELLED),
                "receive status %s",
                bfo_errname(r->status));
     if (got) {
@@ -451,11 +452,9 @@ void fz_start(int rdma)
         F.cfg.frag_pipeline = 2;
         F.cfg.rdma_min = 128;
         F.cfg.max_reconnects = 4;
-        /* every rail asked at init, as before first use: the finish fails
-         * every peer through its rails, and a peer never needed has none
-         * to fail (an ANY_SOURCE receive rightly waits for it).  First use
-         * is covered by test_engine_machines and test_net. */
-        F.cfg.connect_at_init = 1;
+        /* rails on first use (the engine's default): the input decides
+         * which peers are ever needed, so DORMANT rails and peers never
+         * needed are reached too (fz_all_done) */
         F.mem_len = bfo_engine_mem_size(&F.cfg);
         F.mem = malloc(F.mem_len);
         FUZZ_CHECK(F.mem != NULL, "out of memory");
@@ -688,17 +687,31 @@ void fz_forged(uint64_t token)
     fz_after();
 }
 
+/* A receive naming peer p, which was never needed: it rightly waits (p may
+ * send later; no rail of it can fail), so the finish cancels it. */
+static void fz_cancel_waiting(int p)
+{
+    for (int s = 0; s < FZ_NREQ; s++)
+        if (F.req[s].active && F.req[s].kind == BFO_REQ_RECV && F.req[s].peer == p &&
+            !bfo_test(&F.req[s].r) && bfo_cancel(&F.e, &F.req[s].r, F.now) == BFO_OK)
+            F.req[s].cancelled = 1;
+}
+
 /* Every request complete, the transport holds nothing, every peer given
- * up (what waited for a rail of it is gone too), and none that said BYE
- * still owes messages sent before it (LEAVING: what came ahead of them
- * waits, out of order, until they come or the grace runs out). */
+ * up (what waited for a rail of it is gone too) or never needed (its rails
+ * DORMANT: nothing of it to fail, and it is never given up; one whose
+ * messages wait for an earlier one is needed, bfo__work_sweep), and none that
+ * said BYE still owes messages sent before it (LEAVING: what came ahead of
+ * them waits, out of order, until they come or the grace runs out). */
 static int fz_all_done(void)
 {
     for (int s = 0; s < FZ_NREQ; s++)
         if (F.req[s].active && !bfo_test(&F.req[s].r))
             return 0;
     for (int p = 1; p < FZ_RANKS; p++)
-        if (!F.e.peers[p].unreachable || F.e.peers[p].left == BFO__LEFT_OWED)
+        if ((!F.e.peers[p].unreachable &&
+             !(bfo__peer_fresh(&F.e, p) && F.e.peers[p].ooo_head < 0)) ||
+            F.e.peers[p].left == BFO__LEFT_OWED)
             return 0;
     return F.npend == 0;
 }
@@ -720,6 +733,9 @@ void fz_finish(void)
         memset(F.connect_req, 0, sizeof F.connect_req);
         memset(F.disc, 0, sizeof F.disc);
         fz_progress(250000000ull);
+        for (int p = 1; p < FZ_RANKS; p++)
+            if (bfo__peer_fresh(&F.e, p))
+                fz_cancel_waiting(p);
     }
     for (int s = 0; s < FZ_NREQ; s++)
         FUZZ_CHECK(!F.req[s].active || bfo_test(&F.req[s].r),
