@@ -60,11 +60,12 @@ _Static_assert((int)IBV_EVENT_GID_CHANGE == (int)BFO_VEV_GID_CHANGE, "event");
 #define DEPTH_DEFAULT 32
 #define REG_CACHE_DEFAULT 32
 /* The shared receive queue (docs/verbs.md, "Shared receive queue"): its
- * frames per device (and as many send buffers), the credit each peer
- * gets, and how long a queue pair closed while attached to it waits for
+ * frames per device (and half as many send buffers: SRQ_SEND), the credit
+ * each peer gets, and how long a queue pair closed while attached to it waits for
  * IBV_EVENT_QP_LAST_WQE_REACHED before it is destroyed anyway. */
-#define SRQ_FRAMES_DEFAULT 128
-#define CREDITS_DEFAULT 16
+#define SRQ_FRAMES_DEFAULT 64
+#define SRQ_SEND(frames) ((frames) / 2)
+#define CREDITS_DEFAULT 8
 #define CREDITS_MAX 2048
 #define LAST_WQE_WAIT_NS 2000000000ull
 #define CONNECT_TIMEOUT_DEFAULT_NS 2000000000ull
@@ -2216,7 +2217,7 @@ static int srq_open(bfo_verbs *v, int frames)
             vlog(v, 1, "%s: ibv_create_srq(%d): %s", dv->name, frames, strerror(errno));
             return BFO_VERBS_ERR_DEVICE;
         }
-        if (pool_init(v, &dv->rp, dv->pd, frames) != 0 || pool_init(v, &dv->sp, dv->pd, frames) != 0)
+        if (pool_init(v, &dv->rp, dv->pd, frames) != 0 || pool_init(v, &dv->sp, dv->pd, SRQ_SEND(frames)) != 0)
             return BFO_VERBS_ERR_DEVICE;
         for (int b = 0; b < frames; b++)
             if (srq_post(v, d, b) != 0) {
@@ -2299,9 +2300,9 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
         v->pinned += rbytes;
     }
     if (frames)
-        vlog(v, 2, "receives from a shared receive queue per device: %d frames of %zu bytes, as many send "
+        vlog(v, 2, "receives from a shared receive queue per device: %d frames of %zu bytes, %d send "
                    "buffers, credit %d frames per peer; %llu bytes pinned, none per peer",
-             frames, v->max_frame, share, (unsigned long long)v->pinned);
+             frames, v->max_frame, SRQ_SEND(frames), share, (unsigned long long)v->pinned);
     else
         vlog(v, 2, "receives per queue pair: %d + %d frames of %zu bytes per (peer, rail); %llu bytes pinned, "
                    "%zu per (peer, rail)",
@@ -2594,7 +2595,7 @@ static const bfo_setting verbs_settings[] = {
       "1: receives from a shared receive queue per device where the device has one; 0: per queue pair "
       "(recv_depth, send_depth)" },
     { "srq_frames", BFO_SETTING_INT, BFO_SETTING_AT(bfo_verbs_options, srq_frames), SRQ_FRAMES_DEFAULT, 2, 65536, 0,
-      "receive buffers of the shared receive queue, and send buffers, per device" },
+      "receive buffers of the shared receive queue per device (and half as many send buffers)" },
     { "credits", BFO_SETTING_INT, BFO_SETTING_AT(bfo_verbs_options, credits), CREDITS_DEFAULT, 1, CREDITS_MAX, 0,
       "frames a peer may have in this side's shared receive queue at once" },
     { "reg_cache", BFO_SETTING_INT, BFO_SETTING_AT(bfo_verbs_options, reg_cache), REG_CACHE_DEFAULT, 1, 1 << 20,
@@ -2611,7 +2612,12 @@ static const bfo_setting verbs_settings[] = {
 static const bfo_transport_tuning verbs_tuning = { 1, 0, 0, 0, "reg_cache" };
 
 /* What it holds (bfo_transport.h, bfo_transport_need), an upper bound:
- * pinned per (peer, rail) its send and receive buffers, one frame each;
+ * pinned with the shared receive queue (srq not off) per rail its pools
+ * (srq_frames receive and half as many send buffers, one frame each: per
+ * device, counted per rail), nothing per peer (a device without an SRQ
+ * falls back to the per-peer buffers below, beyond this figure: it fails
+ * at registration then, logged); without, per (peer, rail) its send and
+ * receive buffers, one frame each;
  * per rail the UD queue pair's slots (the exchange); descriptors: the
  * device's and its completion channel's per rail, and with tcp_exchange
  * a socket per (peer, rail) while connecting and the listener.  The
@@ -2624,8 +2630,13 @@ static void op_need(const bfo_transport_args *a, bfo_transport_need *out)
                      (uint64_t)(o && o->send_depth > 0 ? o->send_depth : DEPTH_DEFAULT);
     (void)bfo_tp_config(a->cfg, &z);
     memset(out, 0, sizeof *out);
-    out->locked_peer = depth * z.max_frame;
     out->locked_rail = (uint64_t)(UD_RECV + UD_SEND) * (UD_SLOT + GRH_LEN);
+    if (!o || o->srq >= 0) {
+        uint64_t f = (uint64_t)(o && o->srq_frames > 0 ? o->srq_frames : SRQ_FRAMES_DEFAULT);
+        out->locked_rail += (f + SRQ_SEND(f)) * z.max_frame;
+    } else {
+        out->locked_peer = depth * z.max_frame;
+    }
     out->fds_rail = 2;
     if (o && o->tcp_exchange > 0) {
         out->fds_peer = 1;

@@ -129,7 +129,7 @@
  * SHARED RECEIVE QUEUE (docs/verbs.md, "Shared receive queue").  Where
  *   every device has one (ibv_query_device's max_srq; rxe has) and srq is
  *   not off, each device has one SRQ with srq_frames receive buffers, and
- *   as many send buffers, shared by all its queue pairs: nothing is
+ *   half as many send buffers, shared by all its queue pairs: nothing is
  *   registered per peer.  Each side grants each peer `credits` frames in
  *   its REQ or REP (the control message's last u32; 0: no limit, the
  *   per-queue-pair receives): a frame sent uses one, and the receiver
@@ -166,7 +166,7 @@
  *   the engine's registered memory directly.
  *
  * MEMORY.  Everything is allocated and registered at bfo_verbs_start: with
- *   the SRQ, per device srq_frames receive and srq_frames send buffers of
+ *   the SRQ, per device srq_frames receive and srq_frames / 2 send buffers of
  *   the largest frame each; without, per (peer, rail) recv_depth receive
  *   buffers and send_depth send buffers (sends are copied into a
  *   registered buffer; bfo_verbs_pinned counts them all), and
@@ -212,8 +212,8 @@ typedef struct bfo_verbs_options {
     int send_depth;           /* send buffers per (peer, rail) (default 32; no SRQ) */
     int srq;                  /* 0 or 1: a shared receive queue per device where every device has
                                * one (default); -1: per queue pair (the setting's "off") */
-    int srq_frames;           /* its receive buffers per device, and as many send buffers (128) */
-    int credits;              /* frames a peer may have in the shared receive queue at once (16) */
+    int srq_frames;           /* its receive buffers per device, and half as many send buffers (64) */
+    int credits;              /* frames a peer may have in the shared receive queue at once (8) */
     int reg_cache;            /* registration cache entries (default 32; -1: none, as when nobody
                                * calls bfo_net_mem_released: docs/porting.md, Registered memory) */
     int gid_index;            /* -1 or 0: find the IPv4 RoCE v2 GID (default) */
