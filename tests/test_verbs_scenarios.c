@@ -1532,6 +1532,7 @@ typedef struct srq_bed {
     int pool[SRQ_N], npool;     /* buffers on the shared receive queue */
     int credit[2];              /* each sender's credit for rank 2 (-1: no limit) */
     int got[2];                 /* frames rank 2's engine took, per sender */
+    int take0;                  /* frames of rank 0 the engine takes before it holds them */
     uint32_t imm_sent[8];       /* the immediate data of rank 2's own sends, in order */
     int nsent;
 } srq_bed;
@@ -1540,8 +1541,10 @@ static int srq_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t l
 {
     srq_bed *B = (srq_bed *)ctx;
     (void)rail, (void)buf, (void)len, (void)now;
-    if (peer == 0)
+    if (peer == 0 && B->take0 == 0)
         return BFO_ERR_AGAIN; /* the flood: held */
+    if (peer == 0)
+        B->take0--;
     B->got[peer]++;
     return BFO_OK;
 }
@@ -1713,6 +1716,32 @@ static void test_credit_is_used_given_back_and_enforced(void **state)
     assert_int_equal(B.g.credit_late, 1);
     assert_true(B.g.qps[bfo_vg_qi(&B.g, 0, 0)].link.broken);
     assert_int_equal(B.npool, SRQ_N - 2); /* its buffer went back */
+}
+
+/* Rank 0 uses its whole credit (8); the engine takes 3 frames and holds
+ * the other 5 (no buffer for them until the program receives, which may
+ * wait for rank 0's next message): the 3 go back at once, though less than
+ * half the credit, so that rank 0 is not left with none. */
+static void test_credit_goes_back_below_half_while_frames_are_held(void **state)
+{
+    static srq_bed B;
+    (void)state;
+    srq_bed_init(&B, 8);
+    for (int k = 0; k < 8; k++)
+        assert_int_equal(srq_send(&B, 0), 1);
+    assert_int_equal(B.credit[0], 0);
+    B.take0 = 3;
+    srq_progress(&B);
+    assert_int_equal(B.got[0], 3);
+    assert_int_equal(B.credit[0], 3);
+    assert_int_equal(B.g.credit_msgs, 1);
+    /* nothing held, 1 owed (< half): it waits for more to go with it */
+    srq_bed_init(&B, 8);
+    B.take0 = 1;
+    assert_int_equal(srq_send(&B, 0), 1);
+    srq_progress(&B);
+    assert_int_equal(B.g.credit_msgs, 0);
+    assert_int_equal(B.g.qps[bfo_vg_qi(&B.g, 0, 0)].owed, 1);
 }
 
 /* After a close, frames of the closed queue pair still go to the engine,
@@ -2100,6 +2129,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_a_peer_that_leaves_its_queue_pairs_end_as_no_error),
         cmocka_unit_test(test_one_flooding_peer_cannot_starve_another_with_credit),
         cmocka_unit_test(test_credit_is_used_given_back_and_enforced),
+        cmocka_unit_test(test_credit_goes_back_below_half_while_frames_are_held),
         cmocka_unit_test(test_frames_of_a_closed_queue_pair_give_no_credit_to_the_next),
         cmocka_unit_test(test_srq_teardown_waits_for_last_wqe_reached),
     };

@@ -597,9 +597,12 @@ static inline bfo_verbs_wc_action bfo_vg_credit_wc(bfo_vg *g, int qi, int status
 }
 
 /* Credit given back on its own (g->share > 0): a queue pair that owes
- * the peer half its share or more, and no send that would carry it (none
- * waiting, or they wait for the peer's credit: both sides could wait on
- * each other), sends a credit message.  At most one on the send queue.
+ * the peer half its share or more, or any while the engine leaves frames
+ * of it waiting (the peer may have nothing left: what the engine took is
+ * all it can get back until the engine takes more, which may wait on the
+ * peer's next frames), and no send that would carry it (none waiting, or
+ * they wait for the peer's credit: both sides could wait on each other),
+ * sends a credit message.  At most one on the send queue.
  * Called at the backend's progress, after bfo_vg_deliver; returns the
  * credit messages posted. */
 static inline int bfo_vg_credit(bfo_vg *g)
@@ -611,7 +614,7 @@ static inline int bfo_vg_credit(bfo_vg *g)
         bfo_vg_qp *q = &g->qps[qi];
         uint32_t give;
         int rc;
-        if (q->owed < half || q->cm_out || !q->hw || q->link.broken || !bfo_link_up(&q->link) ||
+        if (q->owed <= 0 || (q->owed < half && q->rx_n <= q->rx_old) || q->cm_out || !q->hw || q->link.broken || !bfo_link_up(&q->link) ||
             q->sq_used >= g->sq_depth || (q->backlog.head >= 0 && q->credits != 0))
             continue;
         give = (uint32_t)(q->owed < (int)BFO_VG_IMM_N ? q->owed : (int)BFO_VG_IMM_N);
