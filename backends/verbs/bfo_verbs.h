@@ -169,7 +169,8 @@
  *   the SRQ, per device srq_frames receive and srq_frames / 2 send buffers of
  *   the largest frame each; without, per (peer, rail) recv_depth receive
  *   buffers and send_depth send buffers (sends are copied into a
- *   registered buffer; bfo_verbs_pinned counts them all), and
+ *   registered buffer; the start's log line at level 2 and bfo_verbs_dump
+ *   say how many bytes that pins), and
  *   a descriptor pool as large as the engine's max_ops.  Queue pairs and
  *   their completion queues are created per connection.  No allocation on
  *   the per-message path.
@@ -272,12 +273,6 @@ int bfo_verbs_progress(bfo_verbs *v, uint64_t now);
  * there is work already (do not sleep). */
 int bfo_verbs_wait_fds(bfo_verbs *v, int *fds, int max);
 int bfo_verbs_nrails(const bfo_verbs *v);
-/* Bytes of the backend's own buffers registered (pinned): receive and
- * send buffers (not reg_mem's regions, nor the UD exchange's slots). */
-uint64_t bfo_verbs_pinned(const bfo_verbs *v);
-/* The credit each peer gets when receives come from the shared receive
- * queue; 0: per queue pair (srq off, or a device without one). */
-int bfo_verbs_srq_on(const bfo_verbs *v);
 const bfo_verbs_rail_stats *bfo_verbs_get_stats(const bfo_verbs *v, int rail);
 void bfo_verbs_fault(bfo_verbs *v, int rail);
 /* Drops the cached registrations overlapping buf[0..len) (page by page),
