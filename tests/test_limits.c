@@ -131,9 +131,11 @@ static void test_shm_and_tcp_sum_with_shm_counting_its_host(void **state)
 }
 
 #ifdef BFO_HAVE_VERBS
-/* The issue's figure: a verbs rail pins (32 + 32) frames per peer, about
- * 4 MiB with the default sizes, so Debian's 8 MiB holds two peers; no
- * descriptor per peer without the TCP exchange. */
+/* The issue's figure: without the shared receive queue a verbs rail pins
+ * (32 + 32) frames per peer, about 4 MiB with the default sizes, so
+ * Debian's 8 MiB holds two peers; with it (the default), 64 + 32 frames
+ * per rail and nothing per peer; no descriptor per peer without the TCP
+ * exchange. */
 static void test_verbs_need_pins_its_buffers_per_peer_per_rail(void **state)
 {
     bfo_verbs_options o;
@@ -141,6 +143,11 @@ static void test_verbs_need_pins_its_buffers_per_peer_per_rail(void **state)
     bfo_limits_part p = row(&bfo_verbs_transport, NULL, 16, 2);
     uint64_t locked;
     (void)state;
+    assert_int_equal(p.need.locked_peer, 0);
+    assert_true(p.need.locked_rail >= 96u * 65536 && p.need.locked_rail < 97u * 70000);
+    memset(&o, 0, sizeof o);
+    o.srq = -1;
+    p = row(&bfo_verbs_transport, &o, 16, 2);
     assert_true(p.need.locked_peer >= 64u * 65536 && p.need.locked_peer < 64u * 70000);
     assert_true(p.need.locked_rail > 0);
     assert_int_equal(p.need.fds_peer, 0);
@@ -150,6 +157,7 @@ static void test_verbs_need_pins_its_buffers_per_peer_per_rail(void **state)
     memset(&o, 0, sizeof o);
     o.recv_depth = 8;
     o.send_depth = 8;
+    o.srq = -1;
     o.tcp_exchange = 1;
     p = row(&bfo_verbs_transport, &o, 16, 2);
     assert_true(p.need.locked_peer >= 16u * 65536 && p.need.locked_peer < 16u * 70000);

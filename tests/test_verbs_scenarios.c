@@ -894,7 +894,7 @@ static void vw_attach(sr_world *sw, void *arg)
     for (int x = 0; x < w->n; x++) {
         vw_rank *R = &w->r[x];
         bfo_sink sink = { R, s_completion, s_frame, s_rail_event, NULL, NULL, s_host_heard, NULL, NULL, NULL };
-        bfo_vg_hw hw = { R, hw_flush, hw_post, hw_post_recv, hw_log, hw_conn, hw_host_probe };
+        bfo_vg_hw hw = { R, hw_flush, hw_post, hw_post_recv, hw_log, hw_conn, hw_host_probe, NULL };
         bfo_backend *be = &sw->sn.be[x];
         R->w = w;
         R->rank = x;
@@ -1431,6 +1431,10 @@ static void el_flush(void *ctx, int qi)
     (void)qi;
     ((ev_log *)ctx)->flushes++;
 }
+static void el_flush_quiet(void *ctx, int qi)
+{
+    (void)ctx, (void)qi;
+}
 static int el_post(void *ctx, int qi, int i)
 {
     (void)ctx, (void)qi, (void)i;
@@ -1465,7 +1469,7 @@ static void test_a_newer_req_while_connect_is_pending_replaces_the_connection_si
     ev_log L;
     bfo_vg g;
     bfo_sink sink = { &L, el_completion, el_frame, el_rail_event, NULL, NULL, NULL, NULL, NULL, NULL };
-    bfo_vg_hw hw = { &L, el_flush, el_post, el_post_recv, NULL, el_conn, NULL };
+    bfo_vg_hw hw = { &L, el_flush, el_post, el_post_recv, NULL, el_conn, NULL, NULL };
     int qi;
     (void)state;
     memset(&L, 0, sizeof L);
@@ -1508,6 +1512,285 @@ static void test_a_newer_req_while_connect_is_pending_replaces_the_connection_si
     assert_int_equal(g.qps[qi].link.fsm.cs, BFO_CONN_ST_REPLY_SENT);
     assert_int_equal(L.n, 3);
     assert_int_equal(g.lb.refused, 0); /* no event the machine would not take */
+}
+
+
+/* ------------------------------------------- shared receive queue, credit
+ *
+ * Rank 2 receives from a shared receive queue of SRQ_N buffers (the test
+ * is its device: srq_pool holds the buffers posted to the queue), ranks 0
+ * and 1 send to it keeping to the credit it grants (their side of the
+ * credit is the test's, as the device side of a sender would be).  Rank
+ * 0's frames are never taken by the engine (BFO_ERR_AGAIN: a flood its
+ * engine cannot take, e.g. unexpected messages it has no room for). */
+
+#define SRQ_N 8
+typedef struct srq_bed {
+    bfo_vg g;
+    uint8_t mem[1 << 16];
+    uint8_t rbuf[SRQ_N * 64];
+    int pool[SRQ_N], npool;     /* buffers on the shared receive queue */
+    int credit[2];              /* each sender's credit for rank 2 (-1: no limit) */
+    int got[2];                 /* frames rank 2's engine took, per sender */
+    int take0;                  /* frames of rank 0 the engine takes before it holds them */
+    uint32_t imm_sent[8];       /* the immediate data of rank 2's own sends, in order */
+    int nsent;
+} srq_bed;
+
+static int srq_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
+{
+    srq_bed *B = (srq_bed *)ctx;
+    (void)rail, (void)buf, (void)len, (void)now;
+    if (peer == 0 && B->take0 == 0)
+        return BFO_ERR_AGAIN; /* the flood: held */
+    if (peer == 0)
+        B->take0--;
+    B->got[peer]++;
+    return BFO_OK;
+}
+static int srq_post_recv(void *ctx, int qi, int b)
+{
+    srq_bed *B = (srq_bed *)ctx;
+    (void)qi;
+    B->pool[B->npool++] = b;
+    return 0;
+}
+static int srq_post(void *ctx, int qi, int i)
+{
+    srq_bed *B = (srq_bed *)ctx;
+    (void)qi;
+    if (B->nsent < 8)
+        B->imm_sent[B->nsent++] = B->g.ents[i].imm;
+    return 0;
+}
+static int srq_credit(void *ctx, int qi, uint32_t n)
+{
+    srq_bed *B = (srq_bed *)ctx;
+    int peer = B->g.qps[qi].peer;
+    if (B->credit[peer] >= 0)
+        B->credit[peer] += (int)n; /* the credit message reaches the sender */
+    return 0;
+}
+static void srq_rail_event(void *ctx, int peer, int rail, int ev, uint64_t now)
+{
+    (void)ctx, (void)peer, (void)rail, (void)ev, (void)now;
+}
+static int srq_conn(void *ctx, int qi, int action, void *arg)
+{
+    (void)ctx, (void)qi, (void)action, (void)arg;
+    return 0;
+}
+
+/* share 0: no credit (the senders send while the queue has buffers, as
+ * with rnr_retry 7 and no credit). */
+static void srq_bed_init(srq_bed *B, int share)
+{
+    bfo_sink sink = { B, el_completion, srq_frame, srq_rail_event, NULL, NULL, NULL, NULL, NULL, NULL };
+    bfo_vg_hw hw = { B, el_flush_quiet, srq_post, srq_post_recv, NULL, srq_conn, NULL, srq_credit };
+    memset(B, 0, sizeof *B);
+    assert_true(bfo_vg_mem_size(3, 1, 8, 2 * SRQ_N + 4) <= sizeof B->mem);
+    bfo_vg_init(&B->g, B->mem, 2, 3, 1, 8, 2 * SRQ_N + 4, 4, &sink, &hw);
+    bfo_vg_use_srq(&B->g, SRQ_N, share);
+    for (int b = 0; b < SRQ_N; b++)
+        B->pool[B->npool++] = b;
+    for (int p = 0; p < 2; p++) {
+        int qi = bfo_vg_qi(&B->g, p, 0);
+        B->g.qps[qi].rbuf = B->rbuf;
+        B->g.qps[qi].rstride = 64;
+        assert_int_equal(bfo_vg_hello(&B->g, qi, 1, NULL), BFO_OK); /* the peer dials */
+        B->g.qps[qi].hw = 1;
+        bfo_vg_granted(&B->g, qi, 0); /* the peers grant rank 2 no limit */
+        assert_int_equal(bfo_vg_ready(&B->g, qi), BFO_OK);
+        B->credit[p] = share > 0 ? share : -1; /* rank 2's grant, as its REP said */
+    }
+}
+
+/* Peer p sends one frame if its credit and the queue let it (a buffer of
+ * the queue: its adapter would otherwise retry, receiver not ready).
+ * Returns 1 when it went. */
+static int srq_send(srq_bed *B, int p)
+{
+    int b;
+    if (B->credit[p] == 0 || B->npool == 0)
+        return 0;
+    if (B->credit[p] > 0)
+        B->credit[p]--;
+    b = B->pool[--B->npool];
+    B->rbuf[b * 64] = 0x7f; /* not a PROBEACK */
+    bfo_vg_recv_wc_imm(&B->g, bfo_vg_qi(&B->g, p, 0), b, BFO_VWC_SUCCESS, 16, 1, 0);
+    return 1;
+}
+
+/* Rank 2's progress: frames to the engine, credit given back, the credit
+ * messages' completions. */
+static void srq_progress(srq_bed *B)
+{
+    bfo_vg_deliver(&B->g);
+    bfo_vg_credit(&B->g);
+    for (int p = 0; p < 2; p++) {
+        int qi = bfo_vg_qi(&B->g, p, 0);
+        if (B->g.qps[qi].cm_out)
+            bfo_vg_credit_wc(&B->g, qi, BFO_VWC_SUCCESS);
+    }
+    bfo_vg_settle(&B->g);
+}
+
+/* Rank 0 floods (its frames held by the engine for good), rank 1 sends 10
+ * small frames meanwhile, rank 0 first in every round.  With a credit of
+ * 2 per peer, rank 0 holds 2 of the 8 buffers and every frame of rank 1
+ * gets through; without credit (the same code, share 0), rank 0 takes
+ * every buffer in the first round and rank 1 gets nothing, for good:
+ * what rnr_retry 7 alone would do. */
+static void test_one_flooding_peer_cannot_starve_another_with_credit(void **state)
+{
+    static srq_bed B;
+    (void)state;
+    for (int share = 2; share >= 0; share -= 2) {
+        int sent1 = 0;
+        srq_bed_init(&B, share);
+        for (int round = 0; round < 40; round++) {
+            while (srq_send(&B, 0))
+                ;
+            if (sent1 < 10)
+                sent1 += srq_send(&B, 1);
+            srq_progress(&B);
+        }
+        if (share) {
+            assert_int_equal(B.got[1], 10);
+            assert_int_equal(B.npool, SRQ_N - 2); /* rank 0 holds its credit, no more */
+            assert_int_equal(B.credit[0], 0);
+            assert_true(B.g.credit_msgs >= 5); /* rank 2 sends nothing: credit messages */
+            assert_int_equal(B.g.credit_late, 0);
+        } else {
+            assert_int_equal(B.got[1], 0);
+            assert_int_equal(B.npool, 0);
+        }
+    }
+}
+
+/* The credit a receiver gives back rides on its own sends (their
+ * immediate data), a sender stops at credit 0 and goes on when credit
+ * comes, and a frame beyond the credit fails the queue pair. */
+static void test_credit_is_used_given_back_and_enforced(void **state)
+{
+    static srq_bed B;
+    int qi1, i;
+    (void)state;
+    srq_bed_init(&B, 2);
+    qi1 = bfo_vg_qi(&B.g, 1, 0);
+    /* rank 1 sends 2 frames; the engine takes them: rank 2 owes 2 */
+    assert_int_equal(srq_send(&B, 1) + srq_send(&B, 1), 2);
+    assert_int_equal(srq_send(&B, 1), 0); /* no credit */
+    bfo_vg_deliver(&B.g);
+    assert_int_equal(B.got[1], 2);
+    assert_int_equal(B.g.qps[qi1].owed, 2);
+    /* rank 2's own send carries them back (no credit message) */
+    B.g.qps[qi1].credits = 1; /* rank 1 granted rank 2 one frame */
+    i = bfo_vg_alloc(&B.g, 1, 0, BFO_VG_SEND);
+    bfo_vg_post(&B.g, i);
+    assert_int_equal(B.nsent, 1);
+    assert_int_equal(B.imm_sent[0], 2);
+    assert_int_equal(B.g.qps[qi1].owed, 0);
+    assert_int_equal(B.g.qps[qi1].credits, 0);
+    /* a second send waits for rank 1's credit, in order */
+    i = bfo_vg_alloc(&B.g, 1, 0, BFO_VG_SEND);
+    bfo_vg_post(&B.g, i);
+    assert_int_equal(B.nsent, 1);
+    assert_int_equal(B.g.qps[qi1].backlog.head, i);
+    /* rank 1's credit message (zero bytes, immediate data CREDIT | 1): the
+     * buffer goes straight back, the engine sees no frame */
+    {
+        int b = B.pool[--B.npool], before = B.got[1];
+        bfo_vg_recv_wc_imm(&B.g, qi1, b, BFO_VWC_SUCCESS, 0, 1, BFO_VG_IMM_CREDIT | 1);
+        assert_int_equal(B.npool, SRQ_N);
+        bfo_vg_deliver(&B.g);
+        assert_int_equal(B.got[1], before);
+    }
+    assert_int_equal(B.g.qps[qi1].credits, 1);
+    bfo_vg_kick(&B.g, qi1);
+    assert_int_equal(B.nsent, 2);
+    /* rank 0 keeps its frames held and sends a third beyond its credit 2:
+     * malformed, the queue pair fails at the next settle */
+    B.credit[0] = 3;
+    assert_int_equal(srq_send(&B, 0) + srq_send(&B, 0) + srq_send(&B, 0), 3);
+    assert_int_equal(B.g.credit_late, 1);
+    assert_true(B.g.qps[bfo_vg_qi(&B.g, 0, 0)].link.broken);
+    assert_int_equal(B.npool, SRQ_N - 2); /* its buffer went back */
+}
+
+/* Rank 0 uses its whole credit (8); the engine takes 3 frames and holds
+ * the other 5 (no buffer for them until the program receives, which may
+ * wait for rank 0's next message): the 3 go back at once, though less than
+ * half the credit, so that rank 0 is not left with none. */
+static void test_credit_goes_back_below_half_while_frames_are_held(void **state)
+{
+    static srq_bed B;
+    (void)state;
+    srq_bed_init(&B, 8);
+    for (int k = 0; k < 8; k++)
+        assert_int_equal(srq_send(&B, 0), 1);
+    assert_int_equal(B.credit[0], 0);
+    B.take0 = 3;
+    srq_progress(&B);
+    assert_int_equal(B.got[0], 3);
+    assert_int_equal(B.credit[0], 3);
+    assert_int_equal(B.g.credit_msgs, 1);
+    /* nothing held, 1 owed (< half): it waits for more to go with it */
+    srq_bed_init(&B, 8);
+    B.take0 = 1;
+    assert_int_equal(srq_send(&B, 0), 1);
+    srq_progress(&B);
+    assert_int_equal(B.g.credit_msgs, 0);
+    assert_int_equal(B.g.qps[bfo_vg_qi(&B.g, 0, 0)].owed, 1);
+}
+
+/* After a close, frames of the closed queue pair still go to the engine,
+ * but give no credit back to the next connection (which starts from the
+ * grant). */
+static void test_frames_of_a_closed_queue_pair_give_no_credit_to_the_next(void **state)
+{
+    static srq_bed B;
+    int qi0;
+    (void)state;
+    srq_bed_init(&B, 2);
+    qi0 = bfo_vg_qi(&B.g, 0, 0);
+    assert_int_equal(srq_send(&B, 0) + srq_send(&B, 0), 2); /* held by the engine */
+    bfo_vg_broken(&B.g, qi0, 0, "test");
+    bfo_vg_settle(&B.g); /* closed: 2 frames of the old connection wait */
+    assert_int_equal(B.g.qps[qi0].rx_old, 2);
+    assert_int_equal(B.g.qps[qi0].rx_n, 2);
+    /* a new connection, then the engine takes everything */
+    assert_int_equal(bfo_vg_hello(&B.g, qi0, 2, NULL), BFO_OK);
+    B.g.qps[qi0].hw = 1;
+    bfo_vg_granted(&B.g, qi0, 0);
+    assert_int_equal(bfo_vg_ready(&B.g, qi0), BFO_OK);
+    B.credit[0] = 2;
+    assert_int_equal(srq_send(&B, 0) + srq_send(&B, 0), 2); /* the new one's full credit */
+    assert_int_equal(B.g.credit_late, 0); /* 4 waiting, 2 of them old: within credit */
+    B.g.sink.frame = el_frame; /* the engine takes them now */
+    bfo_vg_deliver(&B.g);
+    assert_int_equal(B.g.qps[qi0].rx_n, 0);
+    assert_int_equal(B.g.qps[qi0].owed, 2); /* for the new connection's 2 only */
+    assert_int_equal(B.npool, SRQ_N);
+}
+
+/* Teardown of a queue pair attached to the SRQ, as data: it waits for
+ * LAST_WQE_REACHED; the event (before or after the close) lets it go at
+ * once; without it, it goes after the limit, logged (TIMED_OUT); at the
+ * backend's end, at once. */
+static void test_srq_teardown_waits_for_last_wqe_reached(void **state)
+{
+    static const struct { int last_wqe; uint64_t waited; int force, want; } t[] = {
+        { 0, 0, 0, BFO_VG_DRAIN_WAIT },
+        { 0, 1999999999ull, 0, BFO_VG_DRAIN_WAIT },
+        { 1, 0, 0, BFO_VG_DRAIN_NOW },
+        { 1, 5000000000ull, 0, BFO_VG_DRAIN_NOW },
+        { 0, 2000000000ull, 0, BFO_VG_DRAIN_TIMED_OUT },
+        { 0, 0, 1, BFO_VG_DRAIN_NOW },
+    };
+    (void)state;
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; k++)
+        assert_int_equal(bfo_vg_drain_decide(t[k].last_wqe, t[k].waited, 2000000000ull, t[k].force), t[k].want);
 }
 
 /* ------------------------------------------------ a peer that computes
@@ -1844,6 +2127,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_a_computing_peer_whose_rail_dies_is_still_failed_in_time),
         cmocka_unit_test(test_one_host_probe_at_most_on_a_send_queue),
         cmocka_unit_test(test_a_peer_that_leaves_its_queue_pairs_end_as_no_error),
+        cmocka_unit_test(test_one_flooding_peer_cannot_starve_another_with_credit),
+        cmocka_unit_test(test_credit_is_used_given_back_and_enforced),
+        cmocka_unit_test(test_credit_goes_back_below_half_while_frames_are_held),
+        cmocka_unit_test(test_frames_of_a_closed_queue_pair_give_no_credit_to_the_next),
+        cmocka_unit_test(test_srq_teardown_waits_for_last_wqe_reached),
     };
     return cmocka_run_group_tests_name("verbs_scenarios", tests, setup_set, NULL);
 }

@@ -51,6 +51,7 @@ _Static_assert((int)IBV_EVENT_GID_CHANGE == (int)BFO_VEV_GID_CHANGE, "event");
 
 #define RECV_BIT (1ull << 63)
 #define HPROBE_WRID (1ull << 62) /* a host probe's (bfo_vg_keepalive), not a descriptor's */
+#define CREDIT_WRID (1ull << 61) /* a credit message's (bfo_vg_credit) */
 #define MAX_DEV BFO_MAX_RAILS
 /* bfo_verbs_options' defaults (a 0 member): 6 retries x 67 ms (timeout 14)
  * before a queue pair fails, docs/verbs.md. */
@@ -58,6 +59,15 @@ _Static_assert((int)IBV_EVENT_GID_CHANGE == (int)BFO_VEV_GID_CHANGE, "event");
 #define TIMEOUT_DEFAULT 14
 #define DEPTH_DEFAULT 32
 #define REG_CACHE_DEFAULT 32
+/* The shared receive queue (docs/verbs.md, "Shared receive queue"): its
+ * frames per device (and half as many send buffers: SRQ_SEND), the credit
+ * each peer gets, and how long a queue pair closed while attached to it waits for
+ * IBV_EVENT_QP_LAST_WQE_REACHED before it is destroyed anyway. */
+#define SRQ_FRAMES_DEFAULT 64
+#define SRQ_SEND(frames) ((frames) / 2)
+#define CREDITS_DEFAULT 8
+#define CREDITS_MAX 2048
+#define LAST_WQE_WAIT_NS 2000000000ull
 #define CONNECT_TIMEOUT_DEFAULT_NS 2000000000ull
 /* Each rail's UD queue pair (the exchange, bfo_verbs_ud.h): UD_RECV
  * receive slots, UD_SEND send slots, UD_SLOT bytes each (a received
@@ -81,13 +91,39 @@ typedef struct vent {
     uint32_t key; /* the peer's key for this rail's device */
 } vent;
 
+/* Frames registered once, each max_frame bytes: a queue pair's own send
+ * buffers (no SRQ), or a device's pool of receive or of send buffers. */
+typedef struct vpool {
+    uint8_t *buf;
+    struct ibv_mr *mr;
+    int *free, nfree, n;
+} vpool;
+
 typedef struct vdev {
     char name[64];
     struct ibv_context *ctx;
     struct ibv_pd *pd;
     struct ibv_comp_channel *ch;
     int max_rd_atom, dead;
+    int max_srq, max_srq_wr; /* ibv_query_device's */
+    /* with the shared receive queue: it, its receive buffers (nothing in
+     * rp.free: every one is posted or holds a frame), the send buffers of
+     * every queue pair of the device */
+    struct ibv_srq *srq;
+    vpool rp, sp;
 } vdev;
+
+/* A queue pair closed while attached to the shared receive queue: kept
+ * (in the error state) until the device says it takes no more of the
+ * queue's receives (IBV_EVENT_QP_LAST_WQE_REACHED) or LAST_WQE_WAIT_NS
+ * passed; then its completion queue is read a last time (its receives'
+ * buffers go back to the queue) and both go to the reaper. */
+typedef struct vdrain {
+    struct ibv_qp *qp;
+    struct ibv_cq *cq;
+    int d, peer, rail, last_wqe;
+    uint64_t since;
+} vdrain;
 
 typedef struct vrail {
     char dev[64];
@@ -121,11 +157,11 @@ typedef struct vqp {
     uint8_t peer_gid[16];
     int peer_mtu;
     bfo_vu_resend rs; /* UD exchange: the REQ or REP waiting for its answer */
-    /* send buffers */
-    uint8_t *sbuf;
-    struct ibv_mr *smr;
-    int *sfree, nsfree;
-    /* receive buffers (the glue's rbuf) */
+    uint32_t peer_grant; /* the peer's credit for this side (its REQ or REP; 0: no limit) */
+    int last_wqe;        /* IBV_EVENT_QP_LAST_WQE_REACHED came for qp before its close */
+    /* send buffers: its own (own), or its device's pool (SRQ) */
+    vpool own, *sp;
+    /* receive buffers (the glue's rbuf; no SRQ) */
     struct ibv_mr *rmr;
 } vqp;
 
@@ -173,6 +209,10 @@ struct bfo_verbs {
     int vc_on;
     size_t max_frame;
     int started;
+    uint64_t pinned; /* bytes of the backend's own buffers registered (not reg_mem's) */
+    vdrain *drain;   /* closed queue pairs waiting for LAST_WQE_REACHED */
+    int ndrain, drain_cap;
+    uint64_t last_wqe_seen, last_wqe_timeouts, drain_late; /* events; waits given up; receives found then */
     /* the reaper: destroys dead queue pairs off the progress path (rxe can
      * block ibv_destroy_qp for seconds while packets of it sit in a queue
      * of a link that went down) */
@@ -326,6 +366,7 @@ static void ctl_encode(const bfo_verbs *v, int qi, int kind, uint8_t *m)
     s.attempt = (uint32_t)q->link.attempt; /* the dialer's attempt, its low 32 bits (REQ;
                                             * echoed in REP and RTU) */
     s.dialed = (uint32_t)q->link.dialed;
+    s.grant = (uint32_t)v->g.share; /* REQ, REP: this side's credit for the peer */
     bfo_vu_msg_encode(&s, m);
 }
 
@@ -336,6 +377,7 @@ static void peer_from(vqp *h, const bfo_vu_msg *s)
     h->peer_psn = s->psn;
     h->peer_lid = s->lid;
     h->peer_mtu = s->mtu;
+    h->peer_grant = s->grant;
     memcpy(h->peer_gid, s->gid, 16);
 }
 
@@ -376,12 +418,31 @@ static int post_recv_one(struct ibv_qp *qp, const uint8_t *buf, uint32_t len, ui
     return ibv_post_recv(qp, &wr, &bad) != 0 ? -1 : 0;
 }
 
-/* The glue's post_recv: receive buffer b of queue pair qi. */
+/* Buffer b of device d's pool onto its shared receive queue: 0, or -1. */
+static int srq_post(bfo_verbs *v, int d, int b)
+{
+    vdev *dv = &v->devs[d];
+    struct ibv_sge sge;
+    struct ibv_recv_wr wr, *bad = NULL;
+    sge.addr = (uintptr_t)(dv->rp.buf + (size_t)b * v->max_frame);
+    sge.length = (uint32_t)v->max_frame;
+    sge.lkey = dv->rp.mr->lkey;
+    memset(&wr, 0, sizeof wr);
+    wr.wr_id = RECV_BIT | (uint64_t)b;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    return ibv_post_srq_recv(dv->srq, &wr, &bad) != 0 ? -1 : 0;
+}
+
+/* The glue's post_recv: receive buffer b of queue pair qi (with the SRQ:
+ * of qi's device's pool, onto the queue, whatever became of qi). */
 static int g_post_recv(void *ctx, int qi, int b)
 {
     bfo_verbs *v = (bfo_verbs *)ctx;
     const bfo_vg_qp *q = gq(v, qi);
     vqp *h = &v->qps[qi];
+    if (v->g.srq)
+        return srq_post(v, v->rails[q->rail].d, b);
     if (!h->qp)
         return -1;
     return post_recv_one(h->qp, q->rbuf + (size_t)b * v->max_frame, (uint32_t)v->max_frame, h->rmr->lkey, b);
@@ -397,7 +458,10 @@ static int qp_create(bfo_verbs *v, int qi)
     struct ibv_qp_init_attr ia;
     struct ibv_qp_attr a;
     int sq = v->g.sq_depth;
-    h->cq = ibv_create_cq(d->ctx, sq + v->o.recv_depth + 4, NULL, d->ch, 0);
+    /* with the SRQ, the peer's frames at once are its credit, and its credit
+     * messages one at a time: the queue of frames waiting is as deep */
+    int rq = v->g.srq ? v->g.recv_depth : v->o.recv_depth;
+    h->cq = ibv_create_cq(d->ctx, sq + rq + 4, NULL, d->ch, 0);
     if (!h->cq) {
         vlog(v, 1, "peer %d rail %d: ibv_create_cq: %s", q->peer, q->rail, strerror(errno));
         return -1;
@@ -407,7 +471,8 @@ static int qp_create(bfo_verbs *v, int qi)
     ia.recv_cq = h->cq;
     ia.qp_type = IBV_QPT_RC;
     ia.cap.max_send_wr = (uint32_t)sq;
-    ia.cap.max_recv_wr = (uint32_t)v->o.recv_depth;
+    ia.cap.max_recv_wr = v->g.srq ? 0 : (uint32_t)v->o.recv_depth;
+    ia.srq = v->g.srq ? d->srq : NULL;
     ia.cap.max_send_sge = 1;
     ia.cap.max_recv_sge = 1;
     h->qp = ibv_create_qp(d->pd, &ia);
@@ -418,6 +483,7 @@ static int qp_create(bfo_verbs *v, int qi)
         return -1;
     }
     q->hw = 1;
+    h->last_wqe = 0;
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_INIT;
     a.pkey_index = 0;
@@ -477,6 +543,8 @@ static int qp_connect(bfo_verbs *v, int qi)
         vlog(v, 1, "peer %d rail %d: QP to RTS: %s", q->peer, q->rail, strerror(errno));
         return -1;
     }
+    /* the credit the connection starts with, before either side can send */
+    bfo_vg_granted(&v->g, qi, h->peer_grant);
     return 0;
 }
 
@@ -495,11 +563,17 @@ static void handle_wc(bfo_verbs *v, int qi, const struct ibv_wc *wc)
     bfo_verbs_rail_stats *st = &v->g.st[gq(v, qi)->rail];
     vqp *h = &v->qps[qi];
     if (wc->wr_id & RECV_BIT) {
-        bfo_vg_recv_wc(&v->g, qi, (int)(wc->wr_id & 0xffffffffu), (int)wc->status, wc->byte_len);
+        const int imm = wc->status == IBV_WC_SUCCESS && (wc->wc_flags & IBV_WC_WITH_IMM);
+        bfo_vg_recv_wc_imm(&v->g, qi, (int)(wc->wr_id & 0xffffffffu), (int)wc->status, wc->byte_len, imm,
+                           imm ? ntohl(wc->imm_data) : 0);
         return;
     }
     if (wc->wr_id == HPROBE_WRID) {
         bfo_vg_probe_wc(&v->g, qi, (int)wc->status);
+        return;
+    }
+    if (wc->wr_id == CREDIT_WRID) {
+        bfo_vg_credit_wc(&v->g, qi, (int)wc->status);
         return;
     }
     int i = (int)wc->wr_id;
@@ -509,7 +583,7 @@ static void handle_wc(bfo_verbs *v, int qi, const struct ibv_wc *wc)
     }
     vent *en = &v->ents[i];
     if (v->g.ents[i].kind == BFO_VG_SEND && en->slot >= 0) {
-        h->sfree[h->nsfree++] = en->slot;
+        h->sp->free[h->sp->nfree++] = en->slot;
         en->slot = -1;
     }
     if (wc->status == IBV_WC_SUCCESS) {
@@ -567,20 +641,81 @@ static void g_flush(void *ctx, int qi)
             if (poll_cq(v, qi) == 0)
                 usleep(200);
         }
+        poll_cq(v, qi); /* receives from the SRQ: what came before the error state */
         if (q->sq_used > 0 || q->rposted > 0)
             vlog(v, 2, "peer %d rail %d: %d operation(s) and %d receive(s) not flushed in time",
                  q->peer, q->rail, q->sq_used, q->rposted);
-        vlog(v, 3, "peer %d rail %d: flushed; the queue pair goes to the reaper", q->peer, q->rail);
+        vlog(v, 3, "peer %d rail %d: flushed; the queue pair goes to the %s", q->peer, q->rail,
+             v->g.srq && v->started ? "SRQ drain (waits for LAST_WQE_REACHED)" : "reaper");
     }
-    if (h->qp || h->cq)
+    if (h->qp && v->g.srq && v->started && v->ndrain < v->drain_cap) {
+        /* attached to the SRQ: destroyed once the device takes no more of
+         * its receives (drain_run), not now */
+        vdrain *e = &v->drain[v->ndrain++];
+        e->qp = h->qp;
+        e->cq = h->cq;
+        e->d = v->rails[q->rail].d;
+        e->peer = q->peer;
+        e->rail = q->rail;
+        e->last_wqe = h->last_wqe;
+        e->since = bfo_tp_now();
+    } else if (h->qp || h->cq) {
         reap(v, h->qp, h->cq);
+    }
     h->qp = NULL;
     h->cq = NULL;
+    h->last_wqe = 0;
     for (int k = q->posted.head; k >= 0; k = v->g.ents[k].next)
         if (v->g.ents[k].kind == BFO_VG_SEND && v->ents[k].slot >= 0) {
-            h->sfree[h->nsfree++] = v->ents[k].slot;
+            h->sp->free[h->sp->nfree++] = v->ents[k].slot;
             v->ents[k].slot = -1;
         }
+}
+
+/* The closed queue pairs that were attached to the SRQ: once
+ * LAST_WQE_REACHED came (or LAST_WQE_WAIT_NS passed: logged, and on
+ * whatever it may still hold of the queue), their completion queue is read
+ * a last time, a receive's buffer goes back to the queue (a frame there
+ * came after the close: the engine had its connection's end already), and
+ * the queue pair and its completion queue go to the reaper.  force: all of
+ * them now (bfo_verbs_fini).  Returns how many went. */
+static int drain_run(bfo_verbs *v, int force)
+{
+    uint64_t now = bfo_tp_now();
+    int n = 0;
+    for (int k = 0; k < v->ndrain;) {
+        vdrain *e = &v->drain[k];
+        int decide = bfo_vg_drain_decide(e->last_wqe, now - e->since, LAST_WQE_WAIT_NS, force);
+        struct ibv_wc wc[16];
+        int got;
+        if (decide == BFO_VG_DRAIN_WAIT) {
+            k++;
+            continue;
+        }
+        if (decide == BFO_VG_DRAIN_TIMED_OUT) {
+            /* at level 1 the first time (rxe of Linux 6.1 never sends the
+             * event: every close ends here), then at 2 */
+            vlog(v, v->last_wqe_timeouts++ ? 2 : 1,
+                 "peer %d rail %d: no LAST_WQE_REACHED %.0f ms after the close: the queue pair is "
+                 "destroyed anyway (receives it may hold of the SRQ are lost)",
+                 e->peer, e->rail, (double)(now - e->since) / 1e6);
+        }
+        while (e->cq && (got = ibv_poll_cq(e->cq, 16, wc)) > 0)
+            for (int i = 0; i < got; i++)
+                if (wc[i].wr_id & RECV_BIT) {
+                    int b = (int)(wc[i].wr_id & 0xffffffffu);
+                    if (wc[i].status == IBV_WC_SUCCESS)
+                        v->drain_late++;
+                    if (!force && b >= 0 && b < v->devs[e->d].rp.n && srq_post(v, e->d, b) != 0)
+                        vlog(v, 1, "receive buffer %d: the shared receive queue refused it (lost)", b);
+                }
+        vlog(v, 3, "peer %d rail %d: %s; the queue pair goes to the reaper", e->peer, e->rail,
+             e->last_wqe ? "LAST_WQE_REACHED" : "drained");
+        reap(v, e->qp, e->cq);
+        *e = v->drain[--v->ndrain];
+        n++;
+    }
+    return n;
 }
 
 /* ---------------------------------------------------------------- posting */
@@ -605,7 +740,7 @@ static int g_post(void *ctx, int qi, int i)
     struct ibv_sge sge;
     struct ibv_send_wr wr, *bad = NULL;
     const vrail *r = &v->rails[q->rail];
-    if (kind == BFO_VG_SEND && h->nsfree == 0)
+    if (kind == BFO_VG_SEND && h->sp->nfree == 0)
         return 1;
     memset(&wr, 0, sizeof wr);
     wr.wr_id = (uint64_t)i;
@@ -613,8 +748,8 @@ static int g_post(void *ctx, int qi, int i)
     wr.num_sge = 1;
     wr.send_flags = IBV_SEND_SIGNALED;
     if (kind == BFO_VG_SEND) {
-        int s = h->sfree[h->nsfree - 1];
-        uint8_t *b = h->sbuf + (size_t)s * v->max_frame;
+        int s = h->sp->free[h->sp->nfree - 1];
+        uint8_t *b = h->sp->buf + (size_t)s * v->max_frame;
         memcpy(b, en->base[0], en->len[0]);
         if (en->span) /* copied, or packed, straight into the registered send buffer */
             bfo_data_span_copy(en->span, 0, b + en->len[0], en->len[1]);
@@ -622,8 +757,12 @@ static int g_post(void *ctx, int qi, int i)
             memcpy(b + en->len[0], en->base[1], en->len[1]);
         sge.addr = (uintptr_t)b;
         sge.length = (uint32_t)(en->len[0] + en->len[1]);
-        sge.lkey = h->smr->lkey;
+        sge.lkey = h->sp->mr->lkey;
         wr.opcode = IBV_WR_SEND;
+        if (v->g.share > 0) { /* the credit given back rides along (bfo_vg_kick set it) */
+            wr.opcode = IBV_WR_SEND_WITH_IMM;
+            wr.imm_data = htonl(v->g.ents[i].imm);
+        }
         en->slot = s;
     } else {
         const vreg *g = reg_find(v, en->local, en->rlen);
@@ -644,7 +783,30 @@ static int g_post(void *ctx, int qi, int i)
         return -1;
     }
     if (kind == BFO_VG_SEND)
-        h->nsfree--;
+        h->sp->nfree--;
+    return 0;
+}
+
+/* The glue's credit message on queue pair qi: a signalled send of zero
+ * bytes whose immediate data gives n credits back (BFO_VG_IMM_CREDIT). */
+static int g_credit(void *ctx, int qi, uint32_t n)
+{
+    bfo_verbs *v = (bfo_verbs *)ctx;
+    vqp *h = &v->qps[qi];
+    struct ibv_send_wr wr, *bad = NULL;
+    if (!h->qp)
+        return 1;
+    memset(&wr, 0, sizeof wr);
+    wr.wr_id = CREDIT_WRID;
+    wr.num_sge = 0;
+    wr.opcode = IBV_WR_SEND_WITH_IMM;
+    wr.imm_data = htonl(BFO_VG_IMM_CREDIT | n);
+    wr.send_flags = IBV_SEND_SIGNALED;
+    if (ibv_post_send(h->qp, &wr, &bad) != 0) {
+        bfo_vg_broken(&v->g, qi, 0, "ibv_post_send (credit): %s", strerror(errno));
+        return -1;
+    }
+    vlog(v, 3, "peer %d rail %d: %u credit(s) given back", gq(v, qi)->peer, gq(v, qi)->rail, n);
     return 0;
 }
 
@@ -1555,6 +1717,23 @@ static void async_events(bfo_verbs *v)
             int event = (int)ev.event_type, port = -1, hit = -1;
             bfo_verbs_async_action a = bfo_verbs_map_async(event);
             unsigned rails = 0;
+            if (ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED) {
+                /* a queue pair attached to the SRQ takes no more of its
+                 * receives: one closed may go now (drain_run), one not
+                 * closed yet (it failed by itself) when it closes */
+                int found = 0;
+                v->last_wqe_seen++;
+                for (int k = 0; k < v->ndrain && !found; k++)
+                    if (v->drain[k].qp == ev.element.qp)
+                        found = v->drain[k].last_wqe = 1;
+                for (int qi = 0; qi < v->size * v->nrails && !found; qi++)
+                    if (v->qps[qi].qp && v->qps[qi].qp == ev.element.qp)
+                        found = v->qps[qi].last_wqe = 1;
+                vlog(v, 3, "%s: async event QP_LAST_WQE_REACHED (qp %u)%s", v->devs[d].name,
+                     ev.element.qp ? ev.element.qp->qp_num : 0, found ? "" : ", a queue pair not known");
+                ibv_ack_async_event(&ev);
+                continue;
+            }
             if (ev.event_type == IBV_EVENT_PORT_ERR || ev.event_type == IBV_EVENT_PORT_ACTIVE)
                 port = ev.element.port_num;
             for (int qi = 0; qi < v->size * v->nrails && hit < 0; qi++) {
@@ -1607,7 +1786,10 @@ int bfo_verbs_progress(bfo_verbs *v, uint64_t now)
     if (!v->o.tcp_exchange)
         ud_timers(v); /* after the frames came in: one before the RTU counts as it */
     n += bfo_vg_deliver(&v->g);
+    n += bfo_vg_credit(&v->g); /* credit given back where no send carries it */
     bfo_vg_settle(&v->g);
+    if (v->ndrain)
+        n += drain_run(v, 0);
     n += bfo_vg_keepalive(&v->g); /* the peer's host, while it waits on its process */
     bfo_vg_settle(&v->g);
     bfo_vg_timeouts(&v->g);
@@ -1807,6 +1989,8 @@ static int open_device(bfo_verbs *v, const char *name)
             v->devs[d].max_rd_atom = da.max_qp_rd_atom;
         if (da.max_qp_init_rd_atom < v->devs[d].max_rd_atom)
             v->devs[d].max_rd_atom = da.max_qp_init_rd_atom;
+        v->devs[d].max_srq = da.max_srq;
+        v->devs[d].max_srq_wr = da.max_srq_wr;
     }
     if (v->devs[d].max_rd_atom < 1)
         v->devs[d].max_rd_atom = 1;
@@ -1848,6 +2032,15 @@ int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails
         v->o.connect_timeout_ns = CONNECT_TIMEOUT_DEFAULT_NS;
     if (v->o.tcp_exchange < 0) /* set "off" (0 stores -1, as 0 means the default): the UD exchange */
         v->o.tcp_exchange = 0;
+    if (!v->o.srq_frames)
+        v->o.srq_frames = SRQ_FRAMES_DEFAULT;
+    if (!v->o.credits)
+        v->o.credits = CREDITS_DEFAULT;
+    if (v->o.srq_frames < 2 || v->o.srq_frames > 65536 || v->o.credits < 1 || v->o.credits > CREDITS_MAX) {
+        vlog(v, 1, "srq_frames must be 2..65536 and credits 1..%d (not %d, %d)", CREDITS_MAX, v->o.srq_frames,
+             v->o.credits);
+        goto fail;
+    }
     if (v->o.retry_cnt < 1 || v->o.retry_cnt > 6) {
         vlog(v, 1, "retry_cnt must be 1..6 (7 means retry forever on rxe), not %d", v->o.retry_cnt);
         goto fail;
@@ -1957,12 +2150,100 @@ int bfo_verbs_address(const bfo_verbs *v, int rail, bfo_addr *out)
     return out->len ? BFO_OK : BFO_ERR_INVALID;
 }
 
+/* n frames of max_frame bytes registered with pd (every one free): 0, or -1. */
+static int pool_init(bfo_verbs *v, vpool *p, struct ibv_pd *pd, int n)
+{
+    size_t bytes = (size_t)n * v->max_frame;
+    p->n = n;
+    p->buf = (uint8_t *)malloc(bytes);
+    p->free = (int *)malloc(sizeof(int) * (size_t)n);
+    if (!p->buf || !p->free)
+        return -1;
+    p->mr = ibv_reg_mr(pd, p->buf, bytes, IBV_ACCESS_LOCAL_WRITE);
+    if (!p->mr) {
+        vlog(v, 1, "registering %zu bytes of buffers: %s", bytes, strerror(errno));
+        return -1;
+    }
+    v->pinned += bytes;
+    for (int k = 0; k < n; k++)
+        p->free[k] = n - 1 - k;
+    p->nfree = n;
+    return 0;
+}
+
+static void pool_fini(vpool *p)
+{
+    if (p->mr)
+        ibv_dereg_mr(p->mr);
+    free(p->buf);
+    free(p->free);
+    memset(p, 0, sizeof *p);
+}
+
+/* The shared receive queue, when asked for (srq not off) and every device
+ * of the rails has one: its frames (the smallest max_srq_wr of them, at
+ * most srq_frames); 0 when not (the per-queue-pair receives), logged. */
+static int srq_frames(bfo_verbs *v)
+{
+    int n = v->o.srq_frames;
+    if (v->o.srq < 0) {
+        vlog(v, 2, "receives per queue pair (verbs.srq off)");
+        return 0;
+    }
+    for (int d = 0; d < v->ndev; d++) {
+        if (v->devs[d].max_srq < 1 || v->devs[d].max_srq_wr < 2) {
+            vlog(v, 2, "%s has no shared receive queue (max_srq %d): receives per queue pair", v->devs[d].name,
+                 v->devs[d].max_srq);
+            return 0;
+        }
+        if (v->devs[d].max_srq_wr < n)
+            n = v->devs[d].max_srq_wr;
+    }
+    return n;
+}
+
+/* Each device's shared receive queue, its receive buffers (every one
+ * posted) and its send buffers: 0, or an error. */
+static int srq_open(bfo_verbs *v, int frames)
+{
+    for (int d = 0; d < v->ndev; d++) {
+        vdev *dv = &v->devs[d];
+        struct ibv_srq_init_attr sa;
+        memset(&sa, 0, sizeof sa);
+        sa.attr.max_wr = (uint32_t)frames;
+        sa.attr.max_sge = 1;
+        if (dv->dead)
+            continue;
+        dv->srq = ibv_create_srq(dv->pd, &sa);
+        if (!dv->srq) {
+            vlog(v, 1, "%s: ibv_create_srq(%d): %s", dv->name, frames, strerror(errno));
+            return BFO_VERBS_ERR_DEVICE;
+        }
+        if (pool_init(v, &dv->rp, dv->pd, frames) != 0 || pool_init(v, &dv->sp, dv->pd, SRQ_SEND(frames)) != 0)
+            return BFO_VERBS_ERR_DEVICE;
+        for (int b = 0; b < frames; b++)
+            if (srq_post(v, d, b) != 0) {
+                vlog(v, 1, "%s: ibv_post_srq_recv: %s", dv->name, strerror(errno));
+                return BFO_VERBS_ERR_DEVICE;
+            }
+        dv->rp.nfree = 0; /* every one posted */
+    }
+    return 0;
+}
+
 int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
 {
     size_t nq = (size_t)v->size * (size_t)v->nrails;
-    size_t sbytes = (size_t)v->o.send_depth * v->max_frame, rbytes = (size_t)v->o.recv_depth * v->max_frame;
+    size_t rbytes = (size_t)v->o.recv_depth * v->max_frame;
     int nents = v->sizes.nents;
-    bfo_vg_hw hw = { v, g_flush, g_post, g_post_recv, g_log, g_conn, g_host_probe };
+    bfo_vg_hw hw = { v, g_flush, g_post, g_post_recv, g_log, g_conn, g_host_probe, g_credit };
+    const int frames = srq_frames(v);
+    /* with the SRQ, recv_depth is the depth of each queue pair's queue of
+     * frames waiting for the engine: a closed queue pair's (at most its
+     * credit) and the next one's (bfo_vg_use_srq) */
+    const int share = frames ? (v->o.credits < frames ? v->o.credits : frames) : 0;
+    const int rdepth = frames ? 2 * share + 4 : v->o.recv_depth;
+    int rc;
     v->job = job;
     v->qps = (vqp *)calloc(nq, sizeof *v->qps);
     for (size_t qi = 0; v->qps && qi < nq; qi++)
@@ -1971,7 +2252,9 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
     v->pcard = (bfo_vu_card *)calloc(nq, sizeof *v->pcard);
     v->pcard_st = (uint8_t *)calloc(nq, 1);
     v->ah = (struct ibv_ah **)calloc(nq, sizeof *v->ah);
-    v->gmem = malloc(bfo_vg_mem_size(v->size, v->nrails, nents, v->o.recv_depth));
+    v->gmem = malloc(bfo_vg_mem_size(v->size, v->nrails, nents, rdepth));
+    v->drain_cap = frames ? 4 * v->size * v->nrails + 16 : 0;
+    v->drain = frames ? (vdrain *)calloc((size_t)v->drain_cap, sizeof *v->drain) : NULL;
     v->pends = (bfo_tp_pends){ .ep = -1, .timeout_ns = v->o.connect_timeout_ns };
     v->nregs = v->o.reg_cache > 0 ? v->o.reg_cache : 0;
     v->nregs += 64; /* regions held by requests at once; beyond, the engine copies */
@@ -1979,12 +2262,17 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
     v->vents = (bfo_vc_ent *)calloc((size_t)v->nregs, sizeof *v->vents);
     v->sink = *sink;
     if (!v->qps || !v->ents || !v->gmem || !v->regs || !v->vents || !v->pcard || !v->pcard_st || !v->ah ||
+        (frames && !v->drain) ||
         bfo_tp_pends_init(&v->pends, sizeof(vpend), v->size, v->nrails) != 0)
         return BFO_ERR_NO_MEMORY;
     bfo_vc_init(&v->vc, v->vents, v->nregs, v->o.reg_cache > 0);
     v->vc_on = 1;
-    bfo_vg_init(&v->g, v->gmem, v->rank, v->size, v->nrails, nents, v->o.recv_depth,
-                2 * v->o.send_depth, sink, &hw);
+    bfo_vg_init(&v->g, v->gmem, v->rank, v->size, v->nrails, nents, rdepth, 2 * v->o.send_depth, sink, &hw);
+    if (frames) {
+        bfo_vg_use_srq(&v->g, frames, share);
+        if ((rc = srq_open(v, frames)) != 0)
+            return rc;
+    }
     v->g.log_level = v->lg.level;
     v->g.lb.timeout_ns = v->o.connect_timeout_ns;
     v->g.ka_ns = v->sizes.ka_ns; /* host probes, as often as TCP's nudges */
@@ -1993,24 +2281,35 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
     for (int qi = 0; qi < (int)nq; qi++) {
         bfo_vg_qp *q = gq(v, qi);
         vqp *h = &v->qps[qi];
+        vdev *dv = &v->devs[v->rails[q->rail].d];
         if (q->peer == v->rank)
             continue;
-        h->sbuf = (uint8_t *)malloc(sbytes);
-        q->rbuf = (uint8_t *)malloc(rbytes);
         q->rstride = v->max_frame;
-        h->sfree = (int *)malloc(sizeof(int) * (size_t)v->o.send_depth);
-        if (!h->sbuf || !q->rbuf || !h->sfree)
-            return BFO_ERR_NO_MEMORY;
-        h->smr = ibv_reg_mr(v->devs[v->rails[q->rail].d].pd, h->sbuf, sbytes, IBV_ACCESS_LOCAL_WRITE);
-        h->rmr = ibv_reg_mr(v->devs[v->rails[q->rail].d].pd, q->rbuf, rbytes, IBV_ACCESS_LOCAL_WRITE);
-        if (!h->smr || !h->rmr) {
-            vlog(v, 1, "registering %zu bytes of buffers: %s", sbytes + rbytes, strerror(errno));
+        if (frames) { /* nothing of its own: the device's pools */
+            q->rbuf = dv->rp.buf;
+            h->sp = &dv->sp;
+            continue;
+        }
+        h->sp = &h->own;
+        q->rbuf = (uint8_t *)malloc(rbytes);
+        if (!q->rbuf || pool_init(v, &h->own, dv->pd, v->o.send_depth) != 0)
+            return BFO_VERBS_ERR_DEVICE;
+        h->rmr = ibv_reg_mr(dv->pd, q->rbuf, rbytes, IBV_ACCESS_LOCAL_WRITE);
+        if (!h->rmr) {
+            vlog(v, 1, "registering %zu bytes of buffers: %s", rbytes, strerror(errno));
             return BFO_VERBS_ERR_DEVICE;
         }
-        for (int s = 0; s < v->o.send_depth; s++)
-            h->sfree[s] = s;
-        h->nsfree = v->o.send_depth;
+        v->pinned += rbytes;
     }
+    if (frames)
+        vlog(v, 2, "receives from a shared receive queue per device: %d frames of %zu bytes, %d send "
+                   "buffers, credit %d frames per peer; %llu bytes pinned, none per peer",
+             frames, v->max_frame, SRQ_SEND(frames), share, (unsigned long long)v->pinned);
+    else
+        vlog(v, 2, "receives per queue pair: %d + %d frames of %zu bytes per (peer, rail); %llu bytes pinned, "
+                   "%zu per (peer, rail)",
+             v->o.recv_depth, v->o.send_depth, v->max_frame, (unsigned long long)v->pinned,
+             (size_t)(v->o.recv_depth + v->o.send_depth) * v->max_frame);
     v->reap_cap = 4 * v->size * v->nrails + 16;
     v->reap_qp = (struct ibv_qp **)calloc((size_t)v->reap_cap, sizeof *v->reap_qp);
     v->reap_cq = (struct ibv_cq **)calloc((size_t)v->reap_cap, sizeof *v->reap_cq);
@@ -2071,7 +2370,7 @@ void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
                 v->rank, q->peer, q->rail, bfo_conn_state_name(q->link.fsm.cs),
                 h->qp ? h->qp->qp_num : 0, qs, q->link.connect_req,
                 (unsigned long long)q->link.attempt, q->link.broken, q->link.broken ? ": " : "", q->link.broken ? q->link.why : "", q->sq_used,
-                bfo_vg_count(&v->g, &q->posted), bfo_vg_count(&v->g, &q->backlog), h->nsfree,
+                bfo_vg_count(&v->g, &q->posted), bfo_vg_count(&v->g, &q->backlog), h->sp ? h->sp->nfree : 0,
                 q->rposted, q->rx_n, q->nrfree, h->cfd,
                 q->link.deadline ? ((double)q->link.deadline - (double)now) / 1e9 : 0.0);
     }
@@ -2079,6 +2378,13 @@ void bfo_verbs_dump(const bfo_verbs *v, FILE *f)
         free_ents++;
     fprintf(f, "bfo-verbs[%d]: descriptors %d, free %d, failed (to complete) %d; reaper queue %d\n",
             v->rank, v->g.nents, free_ents, bfo_vg_count(&v->g, &v->g.failed), v->nreap);
+    fprintf(f, "bfo-verbs[%d]: pinned %llu bytes; %s credit %d, credit messages %llu, frames beyond credit %llu; "
+               "closed queue pairs waiting for LAST_WQE_REACHED %d (events %llu, waits given up %llu, "
+               "receives found then %llu)\n",
+            v->rank, (unsigned long long)v->pinned, v->g.srq ? "SRQ," : "per-queue-pair receives,", v->g.share,
+            (unsigned long long)v->g.credit_msgs, (unsigned long long)v->g.credit_late, v->ndrain,
+            (unsigned long long)v->last_wqe_seen, (unsigned long long)v->last_wqe_timeouts,
+            (unsigned long long)v->drain_late);
     for (int r = 0; r < v->nrails; r++) {
         const bfo_verbs_rail_stats *s = &v->g.st[r];
         fprintf(f,
@@ -2104,9 +2410,11 @@ void bfo_verbs_fini(bfo_verbs *v)
 {
     if (!v)
         return;
-    if (v->started) /* every queue pair destroyed before the memory goes; nobody is told */
+    if (v->started) { /* every queue pair destroyed before the memory goes; nobody is told */
         for (int qi = 0; qi < v->size * v->nrails; qi++)
             g_flush(v, qi);
+        drain_run(v, 1);
+    }
     else if (v->qps)
         for (int qi = 0; qi < v->size * v->nrails; qi++)
             ctl_close(&v->qps[qi]);
@@ -2139,13 +2447,10 @@ void bfo_verbs_fini(bfo_verbs *v)
     if (v->qps) {
         for (int qi = 0; qi < v->size * v->nrails; qi++) {
             vqp *h = &v->qps[qi];
-            if (h->smr)
-                ibv_dereg_mr(h->smr);
+            pool_fini(&h->own);
             if (h->rmr)
                 ibv_dereg_mr(h->rmr);
-            free(h->sbuf);
-            free(h->sfree);
-            if (v->g.qps)
+            if (v->g.qps && !v->g.srq)
                 free(v->g.qps[qi].rbuf);
         }
     }
@@ -2173,6 +2478,10 @@ void bfo_verbs_fini(bfo_verbs *v)
         free(ra->ubuf);
     }
     for (int d = 0; d < v->ndev; d++) {
+        if (v->devs[d].srq) /* after every queue pair attached to it (the reaper's, joined) */
+            ibv_destroy_srq(v->devs[d].srq);
+        pool_fini(&v->devs[d].rp);
+        pool_fini(&v->devs[d].sp);
         if (v->devs[d].ch)
             ibv_destroy_comp_channel(v->devs[d].ch);
         if (v->devs[d].pd)
@@ -2181,6 +2490,7 @@ void bfo_verbs_fini(bfo_verbs *v)
             ibv_close_device(v->devs[d].ctx);
     }
     free(v->qps);
+    free(v->drain);
     free(v->pcard);
     free(v->pcard_st);
     free(v->ah);
@@ -2278,7 +2588,14 @@ static const bfo_setting verbs_settings[] = {
     { "recv_depth", BFO_SETTING_INT, BFO_SETTING_AT(bfo_verbs_options, recv_depth), DEPTH_DEFAULT, 2, 4096, 0,
       "receive buffers per peer and rail" },
     { "send_depth", BFO_SETTING_INT, BFO_SETTING_AT(bfo_verbs_options, send_depth), DEPTH_DEFAULT, 1, 4096, 0,
-      "send buffers per peer and rail" },
+      "send buffers per peer and rail (without the shared receive queue)" },
+    { "srq", BFO_SETTING_BOOL, BFO_SETTING_AT(bfo_verbs_options, srq), 1, 0, 1, BFO_SETTING_OFF,
+      "1: receives from a shared receive queue per device where the device has one; 0: per queue pair "
+      "(recv_depth, send_depth)" },
+    { "srq_frames", BFO_SETTING_INT, BFO_SETTING_AT(bfo_verbs_options, srq_frames), SRQ_FRAMES_DEFAULT, 2, 65536, 0,
+      "receive buffers of the shared receive queue per device (and half as many send buffers)" },
+    { "credits", BFO_SETTING_INT, BFO_SETTING_AT(bfo_verbs_options, credits), CREDITS_DEFAULT, 1, CREDITS_MAX, 0,
+      "frames a peer may have in this side's shared receive queue at once" },
     { "reg_cache", BFO_SETTING_INT, BFO_SETTING_AT(bfo_verbs_options, reg_cache), REG_CACHE_DEFAULT, 1, 1 << 20,
       BFO_SETTING_OFF, "registrations kept for reuse (off: none; docs/porting.md, Registered memory)" },
     { "connect_timeout_ms", BFO_SETTING_MS, BFO_SETTING_AT(bfo_verbs_options, connect_timeout_ns),
@@ -2293,7 +2610,12 @@ static const bfo_setting verbs_settings[] = {
 static const bfo_transport_tuning verbs_tuning = { 1, 0, 0, 0, "reg_cache" };
 
 /* What it holds (bfo_transport.h, bfo_transport_need), an upper bound:
- * pinned per (peer, rail) its send and receive buffers, one frame each;
+ * pinned with the shared receive queue (srq not off) per rail its pools
+ * (srq_frames receive and half as many send buffers, one frame each: per
+ * device, counted per rail), nothing per peer (a device without an SRQ
+ * falls back to the per-peer buffers below, beyond this figure: it fails
+ * at registration then, logged); without, per (peer, rail) its send and
+ * receive buffers, one frame each;
  * per rail the UD queue pair's slots (the exchange); descriptors: the
  * device's and its completion channel's per rail, and with tcp_exchange
  * a socket per (peer, rail) while connecting and the listener.  The
@@ -2306,8 +2628,13 @@ static void op_need(const bfo_transport_args *a, bfo_transport_need *out)
                      (uint64_t)(o && o->send_depth > 0 ? o->send_depth : DEPTH_DEFAULT);
     (void)bfo_tp_config(a->cfg, &z);
     memset(out, 0, sizeof *out);
-    out->locked_peer = depth * z.max_frame;
     out->locked_rail = (uint64_t)(UD_RECV + UD_SEND) * (UD_SLOT + GRH_LEN);
+    if (!o || o->srq >= 0) {
+        uint64_t f = (uint64_t)(o && o->srq_frames > 0 ? o->srq_frames : SRQ_FRAMES_DEFAULT);
+        out->locked_rail += (f + SRQ_SEND(f)) * z.max_frame;
+    } else {
+        out->locked_peer = depth * z.max_frame;
+    }
     out->fds_rail = 2;
     if (o && o->tcp_exchange > 0) {
         out->fds_peer = 1;

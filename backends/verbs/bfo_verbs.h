@@ -123,7 +123,27 @@
  *
  * BACK-PRESSURE.  bfo_engine_frame returning BFO_ERR_AGAIN: the frame and
  *   those behind it wait in their receive buffers, which are not reposted;
- *   the sender sees receiver-not-ready NAKs and waits.
+ *   without the SRQ, the sender sees receiver-not-ready NAKs and waits;
+ *   with it, the sender runs out of credit and waits (below).
+ *
+ * SHARED RECEIVE QUEUE (docs/verbs.md, "Shared receive queue").  Where
+ *   every device has one (ibv_query_device's max_srq; rxe has) and srq is
+ *   not off, each device has one SRQ with srq_frames receive buffers, and
+ *   half as many send buffers, shared by all its queue pairs: nothing is
+ *   registered per peer.  Each side grants each peer `credits` frames in
+ *   its REQ or REP (the control message's last u32; 0: no limit, the
+ *   per-queue-pair receives): a frame sent uses one, and the receiver
+ *   gives them back as its engine takes the frames, in the immediate data
+ *   of its own sends (SEND_WITH_IMM) or, when it has none to send and owes
+ *   half the credit, in a credit message (a zero-byte send with immediate
+ *   data: its buffer goes straight back to the queue).  So one peer can
+ *   hold at most `credits` of the queue's buffers however fast it sends
+ *   and however long the engine leaves its frames waiting; a frame beyond
+ *   the credit fails the queue pair (malformed).  A queue pair attached to
+ *   the SRQ is destroyed only after IBV_EVENT_QP_LAST_WQE_REACHED (or 2 s
+ *   after its close, logged), its completion queue read a last time.
+ *   Without an SRQ (srq off, or a device without one) the receives are
+ *   per queue pair, as below.
  *
  * RDMA.  Rails claim BFO_CAP_RDMA.  reg_mem registers the buffer with the
  *   protection domain of every device (but a dead one) and gives each rail
@@ -145,9 +165,12 @@
  *   stream and bfo bench keep their buffers).  Reads and writes go from
  *   the engine's registered memory directly.
  *
- * MEMORY.  Everything is allocated and registered at bfo_verbs_start: per
- *   (peer, rail) recv_depth receive buffers and send_depth send buffers of
- *   the largest frame each (sends are copied into a registered buffer), and
+ * MEMORY.  Everything is allocated and registered at bfo_verbs_start: with
+ *   the SRQ, per device srq_frames receive and srq_frames / 2 send buffers of
+ *   the largest frame each; without, per (peer, rail) recv_depth receive
+ *   buffers and send_depth send buffers (sends are copied into a
+ *   registered buffer; the start's log line at level 2 and bfo_verbs_dump
+ *   say how many bytes that pins), and
  *   a descriptor pool as large as the engine's max_ops.  Queue pairs and
  *   their completion queues are created per connection.  No allocation on
  *   the per-message path.
@@ -186,8 +209,12 @@ enum bfo_verbs_ctl_kind { BFO_VERBS_K_REQ = 1, BFO_VERBS_K_REP = 2, BFO_VERBS_K_
 typedef struct bfo_verbs_options {
     int retry_cnt;            /* 1..6 (default 6) */
     int timeout;              /* IB local ACK timeout exponent, 1..31 (default 14) */
-    int recv_depth;           /* receive buffers per (peer, rail) (default 32) */
-    int send_depth;           /* send buffers per (peer, rail) (default 32) */
+    int recv_depth;           /* receive buffers per (peer, rail) (default 32; no SRQ) */
+    int send_depth;           /* send buffers per (peer, rail) (default 32; no SRQ) */
+    int srq;                  /* 0 or 1: a shared receive queue per device where every device has
+                               * one (default); -1: per queue pair (the setting's "off") */
+    int srq_frames;           /* its receive buffers per device, and half as many send buffers (64) */
+    int credits;              /* frames a peer may have in the shared receive queue at once (8) */
     int reg_cache;            /* registration cache entries (default 32; -1: none, as when nobody
                                * calls bfo_net_mem_released: docs/porting.md, Registered memory) */
     int gid_index;            /* -1 or 0: find the IPv4 RoCE v2 GID (default) */

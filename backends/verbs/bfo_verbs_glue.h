@@ -79,6 +79,7 @@ typedef struct bfo_vg_ent {
     int kind;  /* enum bfo_vg_kind */
     int qp;    /* the (peer, rail) index */
     int next;
+    uint32_t imm; /* a send with credit (g->share): the credits it returns (set by the kick) */
     int probe; /* the engine's PROBE (set by the caller before bfo_vg_post: the
                 * frame's first byte is BFO_FRAG_PROBE): its answer is awaited */
 } bfo_vg_ent;
@@ -110,6 +111,15 @@ typedef struct bfo_vg_qp {
     int hp_out;         /* a host probe is on the send queue (at most one) */
     int parted;         /* the peer said goodbye, or this side leaves (bfo_vg_part): the
                          * queue pair's end is no failure; for good */
+    /* credit (docs/verbs.md, "Shared receive queue"): the sending side */
+    int credits;        /* sends the peer still lets this side make (its grant, less the
+                         * frames sent, plus what it gave back); -1: no limit (it granted 0) */
+    /* the receiving side (g->share > 0) */
+    int owed;           /* frames of the peer the engine took since the credit was last
+                         * given back (with a send, or a credit message) */
+    int cm_out;         /* a credit message is on the send queue (at most one) */
+    int rx_old;         /* the first rx_old frames waiting came on a queue pair closed
+                         * since: taking them gives the peer no credit */
 } bfo_vg_qp;
 
 /* The device under the glue (ctx passed back; qi = a queue pair's index). */
@@ -144,10 +154,29 @@ typedef struct bfo_vg_hw {
      * through bfo_vg_probe_wc.  0 posted, 1 no room now, -1 failed (the
      * queue pair is marked broken).  NULL: no host probes. */
     int (*host_probe)(void *ctx, int qi);
+    /* Posts a credit message on queue pair qi (g->share > 0): a signalled
+     * zero-byte send with immediate data BFO_VG_IMM_CREDIT | n (n credits
+     * given back), completed through bfo_vg_credit_wc.  0 posted, 1 no room
+     * now, -1 failed (the queue pair is marked broken).  NULL: none. */
+    int (*credit)(void *ctx, int qi, uint32_t n);
 } bfo_vg_hw;
+
+/* A send's immediate data, with credit (g->share > 0): the credits given
+ * back in its low 16 bits; BFO_VG_IMM_CREDIT set: a credit message, no
+ * frame (its buffer goes straight back, the engine never sees it). */
+#define BFO_VG_IMM_CREDIT 0x80000000u
+#define BFO_VG_IMM_N 0xffffu
 
 typedef struct bfo_vg {
     int rank, size, nrails, recv_depth, sq_depth, log_level;
+    /* receives from a shared receive queue (bfo_vg_use_srq): receive buffer
+     * numbers are the device's pool's (0..nrbuf-1), reposted to it as
+     * soon as the engine took a frame whatever became of the queue pair;
+     * recv_depth is then only the depth of each queue pair's queue of
+     * frames waiting for the engine.  share: the credit each peer gets (0:
+     * no limit; the per-queue-pair receives). */
+    int srq, nrbuf, share;
+    uint64_t credit_msgs, credit_late; /* credit messages sent; frames beyond a peer's credit */
     bfo_vg_qp *qps; /* size * nrails, rank-major */
     bfo_vg_ent *ents;
     int nents, ent_free;
@@ -222,6 +251,7 @@ static inline void bfo_vg_init(bfo_vg *g, void *mem, int rank, int size, int nra
         for (int b = 0; b < recv_depth; b++)
             q->rfree[b] = b;
         q->nrfree = q->peer == rank ? 0 : recv_depth;
+        q->credits = -1;
     }
 }
 
@@ -257,6 +287,47 @@ static inline void bfo_vg_broken(bfo_vg *g, int qi, int malformed, const char *f
     va_start(ap, fmt);
     bfo_link_vbreak(&g->lb, &g->qps[qi].link, malformed, fmt, ap);
     va_end(ap);
+}
+
+/* Receives from a shared receive queue of nrbuf buffers; each peer gets
+ * `share` frames of credit (at most recv_depth / 2 - 1: the queue of
+ * frames waiting holds a closed queue pair's and the next one's).  After
+ * bfo_vg_init; every queue pair's rbuf is the pool's. */
+static inline void bfo_vg_use_srq(bfo_vg *g, int nrbuf, int share)
+{
+    g->srq = 1;
+    g->nrbuf = nrbuf;
+    g->share = share;
+    for (int i = 0; i < g->size * g->nrails; i++)
+        g->qps[i].nrfree = 0;
+}
+
+/* A receive buffer goes back: to the shared receive queue (it lives
+ * whatever became of the queue pair), or to the queue pair it came from
+ * if it lives, else to its free ones. */
+static inline void bfo_vg_recv_back(bfo_vg *g, int qi, int b)
+{
+    bfo_vg_qp *q = &g->qps[qi];
+    if (g->srq) {
+        if (g->hw.post_recv(g->hw.ctx, qi, b) != 0)
+            bfo_vg_log(g, 1, "receive buffer %d: the shared receive queue refused it (lost)", b);
+        return;
+    }
+    if (q->hw && !q->link.broken && g->hw.post_recv(g->hw.ctx, qi, b) == 0) {
+        q->rposted++;
+        return;
+    }
+    q->rfree[q->nrfree++] = b;
+}
+
+/* The credit a new connection starts with: the peer's grant (its REQ or
+ * REP; 0: no limit).  The device side calls it when its queue pair goes
+ * to RTS, before either side can send on it. */
+static inline void bfo_vg_granted(bfo_vg *g, int qi, uint32_t grant)
+{
+    bfo_vg_qp *q = &g->qps[qi];
+    q->credits = grant ? (int)grant : -1;
+    q->owed = 0;
 }
 
 /* ---------------------------------------------------------------- lists */
@@ -357,11 +428,21 @@ static inline void bfo_vg_kick(bfo_vg *g, int qi)
     while (q->backlog.head >= 0 && q->hw && bfo_link_up(&q->link) && !q->link.broken &&
            q->sq_used < g->sq_depth) {
         int i = q->backlog.head;
-        int rc = g->hw.post(g->hw.ctx, qi, i);
+        const int send = g->ents[i].kind == BFO_VG_SEND;
+        int rc;
+        if (send && q->credits == 0)
+            return; /* the peer's credit is used up: it waits, in order, for some back */
+        g->ents[i].imm = send && g->share > 0 ? (uint32_t)(q->owed < (int)BFO_VG_IMM_N ? q->owed : (int)BFO_VG_IMM_N) : 0;
+        rc = g->hw.post(g->hw.ctx, qi, i);
         if (rc != 0) {
             if (rc < 0)
                 bfo_vg_broken(g, qi, 0, "the device refused a post");
             return;
+        }
+        if (send) {
+            q->owed -= (int)g->ents[i].imm;
+            if (q->credits > 0)
+                q->credits--;
         }
         bfo_vg_pop(g, &q->backlog);
         bfo_vg_push(g, &q->posted, i);
@@ -452,15 +533,33 @@ static inline bfo_verbs_wc_action bfo_vg_op_wc(bfo_vg *g, int qi, int i, int sta
 /* A work completion of receive buffer b (len bytes on SUCCESS): the frame
  * waits, in order, for bfo_vg_deliver; the buffer of a failed receive is
  * free again. */
-static inline bfo_verbs_wc_action bfo_vg_recv_wc(bfo_vg *g, int qi, int b, int status, uint32_t len)
+static inline bfo_verbs_wc_action bfo_vg_recv_wc_imm(bfo_vg *g, int qi, int b, int status, uint32_t len,
+                                                     int has_imm, uint32_t imm)
 {
     bfo_verbs_wc_action a = bfo_verbs_map_wc(status, 1);
     bfo_vg_qp *q = &g->qps[qi];
     if (status != BFO_VWC_SUCCESS)
         bfo_vg_wc_error(g, qi, status, 1, a);
-    if (b < 0 || b >= g->recv_depth)
+    if (b < 0 || b >= (g->srq ? g->nrbuf : g->recv_depth))
         return a;
-    q->rposted--;
+    if (!g->srq)
+        q->rposted--;
+    if (a.ok && has_imm) { /* credit given back: with a frame, or alone */
+        if (q->credits >= 0)
+            q->credits += (int)(imm & BFO_VG_IMM_N);
+        if (imm & BFO_VG_IMM_CREDIT) {
+            bfo_vg_recv_back(g, qi, b);
+            return a;
+        }
+    }
+    if (a.ok && g->srq && (q->rx_n >= g->recv_depth || (g->share > 0 && q->rx_n - q->rx_old >= g->share))) {
+        /* beyond the credit this side gave: the peer does not keep to it */
+        g->credit_late++;
+        bfo_vg_broken(g, qi, 1, "a frame beyond the peer's credit (%d waiting, credit %d)", q->rx_n - q->rx_old,
+                      g->share);
+        bfo_vg_recv_back(g, qi, b);
+        return a;
+    }
     if (a.ok) {
         int at = (q->rx_head + q->rx_n) % g->recv_depth;
         if (len > 0 && q->rbuf && q->rbuf[(size_t)b * q->rstride] == BFO_FRAG_PROBEACK)
@@ -469,10 +568,68 @@ static inline bfo_verbs_wc_action bfo_vg_recv_wc(bfo_vg *g, int qi, int b, int s
         q->rxlen[at] = len;
         q->rx_n++;
         q->rx_held += !bfo_link_up(&q->link);
+    } else if (g->srq) {
+        bfo_vg_recv_back(g, qi, b);
     } else {
         q->rfree[q->nrfree++] = b;
     }
     return a;
+}
+
+static inline bfo_verbs_wc_action bfo_vg_recv_wc(bfo_vg *g, int qi, int b, int status, uint32_t len)
+{
+    return bfo_vg_recv_wc_imm(g, qi, b, status, len, 0, 0);
+}
+
+/* The completion of queue pair qi's credit message (status: its
+ * ibv_wc_status): an error is the queue pair's, as on any operation. */
+static inline bfo_verbs_wc_action bfo_vg_credit_wc(bfo_vg *g, int qi, int status)
+{
+    bfo_verbs_wc_action a = bfo_verbs_map_wc(status, 0);
+    bfo_vg_qp *q = &g->qps[qi];
+    if (status != BFO_VWC_SUCCESS)
+        bfo_vg_wc_error(g, qi, status, 0, a);
+    if (!q->cm_out)
+        return a; /* its queue pair was closed before */
+    q->cm_out = 0;
+    q->sq_used--;
+    return a;
+}
+
+/* Credit given back on its own (g->share > 0): a queue pair that owes
+ * the peer half its share or more, or any while the engine leaves frames
+ * of it waiting (the peer may have nothing left: what the engine took is
+ * all it can get back until the engine takes more, which may wait on the
+ * peer's next frames), and no send that would carry it (none waiting, or
+ * they wait for the peer's credit: both sides could wait on each other),
+ * sends a credit message.  At most one on the send queue.
+ * Called at the backend's progress, after bfo_vg_deliver; returns the
+ * credit messages posted. */
+static inline int bfo_vg_credit(bfo_vg *g)
+{
+    int n = 0, half = g->share / 2 > 0 ? g->share / 2 : 1;
+    if (g->share <= 0 || !g->hw.credit)
+        return 0;
+    for (int qi = 0; qi < g->size * g->nrails; qi++) {
+        bfo_vg_qp *q = &g->qps[qi];
+        uint32_t give;
+        int rc;
+        if (q->owed <= 0 || (q->owed < half && q->rx_n <= q->rx_old) || q->cm_out || !q->hw || q->link.broken || !bfo_link_up(&q->link) ||
+            q->sq_used >= g->sq_depth || (q->backlog.head >= 0 && q->credits != 0))
+            continue;
+        give = (uint32_t)(q->owed < (int)BFO_VG_IMM_N ? q->owed : (int)BFO_VG_IMM_N);
+        rc = g->hw.credit(g->hw.ctx, qi, give);
+        if (rc < 0)
+            bfo_vg_broken(g, qi, 0, "the device refused a credit message");
+        if (rc != 0)
+            continue;
+        q->owed -= (int)give;
+        q->cm_out = 1;
+        q->sq_used++;
+        g->credit_msgs++;
+        n++;
+    }
+    return n;
 }
 
 /* The completion of queue pair qi's host probe (status: its ibv_wc_status):
@@ -572,6 +729,10 @@ static inline int bfo_vg_deliver(bfo_vg *g)
             }
             q->rx_head = (q->rx_head + 1) % g->recv_depth;
             q->rx_n--;
+            if (q->rx_old > 0)
+                q->rx_old--; /* its queue pair is gone: no credit to give back */
+            else if (g->share > 0)
+                q->owed++;
             n++;
             g->st[q->rail].frames_rx++;
             g->st[q->rail].bytes_rx += len;
@@ -579,18 +740,29 @@ static inline int bfo_vg_deliver(bfo_vg *g)
                 bfo_vg_broken(g, qi, 1, "the engine rejected a frame: %s", bfo_errname(rc));
                 g->st[q->rail].malformed++;
             }
-            /* the buffer goes back to the queue pair it came from, if it lives */
-            if (q->hw && !q->link.broken && g->hw.post_recv(g->hw.ctx, qi, b) == 0) {
-                q->rposted++;
-                continue;
-            }
-            q->rfree[q->nrfree++] = b;
+            bfo_vg_recv_back(g, qi, b);
         }
     }
     return n;
 }
 
 /* --------------------------------------------------------------- closing */
+
+/* A queue pair closed while attached to a shared receive queue is not
+ * destroyed at once: the device may still be consuming receives of the
+ * queue for it, whose completions would go to a completion queue
+ * destroyed with it (their buffers lost to the queue for good).  It waits
+ * for the device's IBV_EVENT_QP_LAST_WQE_REACHED (no more receives of the
+ * queue for it), then its completion queue is read a last time; a device
+ * that never says so is given `limit` (then the backend logs it).  What
+ * to do with one that has waited `waited` ns: */
+enum bfo_vg_drain { BFO_VG_DRAIN_WAIT = 0, BFO_VG_DRAIN_NOW = 1, BFO_VG_DRAIN_TIMED_OUT = 2 };
+static inline int bfo_vg_drain_decide(int last_wqe, uint64_t waited, uint64_t limit, int force)
+{
+    if (last_wqe || force) /* force: the backend ends, the queue goes with it */
+        return BFO_VG_DRAIN_NOW;
+    return waited >= limit ? BFO_VG_DRAIN_TIMED_OUT : BFO_VG_DRAIN_WAIT;
+}
 
 /* The conn machine's close (step st): a (peer, rail) torn down, the
  * device's flush, then every operation not completed fails (what the
@@ -615,8 +787,16 @@ static inline void bfo_vg_close(bfo_vg *g, int qi, const bfo_step *st, const cha
     while (q->rx_held > 0) { /* frames of a connection the engine never had: dropped */
         q->rx_n--;
         q->rx_held--;
-        q->rfree[q->nrfree++] = q->rxq[(q->rx_head + q->rx_n) % g->recv_depth];
+        if (g->srq)
+            bfo_vg_recv_back(g, qi, q->rxq[(q->rx_head + q->rx_n) % g->recv_depth]);
+        else
+            q->rfree[q->nrfree++] = q->rxq[(q->rx_head + q->rx_n) % g->recv_depth];
     }
+    /* the credit was this connection's: the next one starts from the grant */
+    q->rx_old = q->rx_n;
+    q->owed = 0;
+    q->credits = -1;
+    q->cm_out = 0; /* a credit message not given back: gone with the queue pair */
     if (q->rposted > 0) {
         /* receives the device never gave back: every buffer not waiting for
          * the engine is free again (the queue pair is gone) */

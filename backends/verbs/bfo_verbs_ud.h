@@ -141,8 +141,11 @@ static inline int bfo_vu_card_read(const uint8_t *in, size_t len, bfo_vu_card *c
 /* One control message (BFO_VERBS_CTL_SIZE bytes, little-endian; the same
  * over a datagram as over the TCP exchange): u32 magic, u8 kind, u8
  * version (2), u16 rail, u32 rank, u32 nranks, u64 job, u32 qpn, u32 psn,
- * u16 lid, u8 mtu, u8 0, u8 gid[16], u32 attempt, u32 dialed, u32 0.
- * dialed: the low 32 bits of the sender's last dial of the (peer, rail)
+ * u16 lid, u8 mtu, u8 0, u8 gid[16], u32 attempt, u32 dialed, u32 grant.
+ * grant: in a REQ or REP, the frames the sender lets the peer have in its
+ * receive buffers at once (its credit, docs/verbs.md "Shared receive
+ * queue"); 0: no limit (the per-queue-pair receives, whose depth the
+ * peer's adapter meets as receiver-not-ready).  dialed: the low 32 bits of the sender's last dial of the (peer, rail)
  * (0 none): in a REP, every REQ of the replier's up to it is given up (a
  * dial that lost the tie, whose REQ may come late: stale). */
 typedef struct bfo_vu_msg {
@@ -156,6 +159,7 @@ typedef struct bfo_vu_msg {
     uint8_t gid[16];
     uint32_t attempt; /* the dialer's attempt number, its low 32 bits (echoed in REP and RTU) */
     uint32_t dialed;  /* the sender's last dial, its low 32 bits */
+    uint32_t grant;   /* REQ, REP: the sender's credit for the peer (0: no limit) */
 } bfo_vu_msg;
 
 static inline void bfo_vu_msg_encode(const bfo_vu_msg *s, uint8_t *m)
@@ -175,6 +179,7 @@ static inline void bfo_vu_msg_encode(const bfo_vu_msg *s, uint8_t *m)
     memcpy(m + 36, s->gid, 16);
     bfo_put32(m + 52, s->attempt);
     bfo_put32(m + 56, s->dialed);
+    bfo_put32(m + 60, s->grant);
 }
 
 /* Decodes and checks a message that reached rank `me` of `size` in job
@@ -216,6 +221,7 @@ static inline int bfo_vu_msg_decode(const uint8_t *m, size_t len, int kind, int 
     memcpy(s->gid, m + 36, 16);
     s->attempt = bfo_get32(m + 52);
     s->dialed = bfo_get32(m + 56);
+    s->grant = bfo_get32(m + 60);
     if (s->kind != BFO_VERBS_K_RTU && (s->qpn == 0 || s->mtu < 1 || s->mtu > 5)) {
         snprintf(why, whylen, "control message with a bad QP number or MTU");
         return -1;
