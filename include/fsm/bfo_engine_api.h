@@ -591,16 +591,6 @@ static inline int bfo_engine_left(const bfo_engine *e) { return e->left && !e->b
 
 /* >>progress - timers: heartbeats, timeouts, back-off, rates, relay ------- */
 
-/* 1 when some rail of the peer has left DORMANT (it was needed, or it
- * connected here). */
-static inline int bfo__peer_connected(const bfo_engine *e, int peer)
-{
-    for (int k = 0; k < e->cfg.nrails; k++)
-        if (e->peers[peer].rail[k].fsm.cs != BFO_RAIL_ST_DORMANT)
-            return 1;
-    return 0;
-}
-
 /* Which peers have work (bfo_engine_detect.h, >>work): every request not
  * complete marks its peer, every receive posted naming one (an ANY_SOURCE
  * one: every peer connected), every peer
@@ -629,11 +619,11 @@ static BFO__COLD void bfo__work_sweep(bfo_engine *e)
             bfo__detect_work(e, &e->peers[i]);
         /* an ANY_SOURCE receive waits on every peer it may hear from: it
          * ends PEER_UNREACHABLE only once none is left, which only a
-         * watched peer can tell (one never connected stays quiet) */
-        if (e->posted_any && !e->peers[i].unreachable && bfo__peer_connected(e, i))
+         * watched peer can tell (one never needed: below) */
+        if (e->posted_any && !e->peers[i].unreachable && !bfo__peer_fresh(e, i)) {
             bfo__detect_work(e, &e->peers[i]);
-        if (e->posted_any && !e->peers[i].unreachable && !bfo__peer_fresh(e, i))
             any_left = 1;
+        }
         /* messages of a peer never needed wait for an earlier one (they
          * came without a connection of its: through a relay, or a
          * transport's frame ahead of its word): it is in use, and only a
