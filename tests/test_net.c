@@ -25,6 +25,7 @@
 #include "bfo_test.h"
 
 #include "bfo_net.h"
+#include "bfo_auth.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -1923,12 +1924,25 @@ static int udp_fd_bound_to(const struct sockaddr_in *ip, uint16_t port)
     return -1;
 }
 
-static void beacon_to(int fd, const struct sockaddr_in *to, int rank, int rail, uint64_t job, uint64_t attempt,
-                      uint64_t seq, size_t len)
+/* A beacon as rank would send it on rail, MACed with a's pair key of
+ * (a's rank, peer) (a NULL: the MAC left zero). */
+static void beacon_mac_to(int fd, const struct sockaddr_in *to, int rank, int rail, uint64_t job, uint64_t attempt,
+                          uint64_t seq, size_t len, struct bfo_auth *a, int peer)
 {
     uint8_t b[BFO_TCP_BEACON_SIZE];
     bfo_tcp_beacon_put(b, rank, rail, job, attempt, seq);
+    if (a)
+        assert_int_equal(bfo_auth_beacon_mac(a, peer, seq, b, BFO_TCP_BEACON_BODY, b + BFO_TCP_BEACON_BODY), BFO_OK);
     assert_int_equal(sendto(fd, b, len, 0, (const struct sockaddr *)to, sizeof *to), (ssize_t)len);
+}
+
+/* The test's forged beacons below come from rank 0 to rank 1, MACed as
+ * rank 0 would (its keys: bfo_net_auth). */
+static world *beacon_world;
+static void beacon_to(int fd, const struct sockaddr_in *to, int rank, int rail, uint64_t job, uint64_t attempt,
+                      uint64_t seq, size_t len)
+{
+    beacon_mac_to(fd, to, rank, rail, job, attempt, seq, len, bfo_net_auth(beacon_world->n[0]), 1);
 }
 
 /* Two ranks over two TCP rails, no heartbeat probes and no messages: nothing
@@ -1936,7 +1950,8 @@ static void beacon_to(int fd, const struct sockaddr_in *to, int rank, int rail, 
  * 2 ms, rank 0 none within the test (every 10 s).  Rank 0 hears rank 1 on
  * both rails by them alone (the engine's last heard moves on), every one
  * counted received and none dropped.  Then datagrams sent to rank 1's
- * beacon socket on rail 0 from rank 0's own (the right source address):
+ * beacon socket on rail 0 from rank 0's own (the right source address),
+ * MACed with rank 0's pair key of (0, 1) (bfo_net_auth):
  * another job's, a rank's that does not exist or is rank 1 itself,
  * another rail's, another connection's (a stale attempt), a repeated
  * sequence number, a short one, and a right one from another port: each
@@ -1966,6 +1981,7 @@ static void test_tcp_beacons_heard_and_forged_ones_dropped(void **state)
         w->opt[0].tcp.beacon_interval_ns = on ? 10000 * (int64_t)ms : -1;
         w->opt[1].tcp.beacon_interval_ns = on ? 2 * (int64_t)ms : -1;
         assert_int_equal(world_init(w, 2), BFO_OK);
+        beacon_world = w;
         all_rails_up(w);
         run_for(w, 50 * ms); /* whatever bringing the rails up sent */
         for (int r = 0; r < 2; r++)
@@ -2034,6 +2050,157 @@ static void test_tcp_beacons_heard_and_forged_ones_dropped(void **state)
         }
         world_fini(w);
     }
+}
+
+/* Beacons are MACed under the pair key and pass a replay window
+ * (bfo_tcp.h, BEACONS; docs/failure-model.md, "Threat model").  Three
+ * ranks over one TCP rail, beacons every 10 s (none sent within the test:
+ * every sequence number rank 1 sees from rank 0 is the test's).  From rank
+ * 0's beacon socket to rank 1's: a right beacon is heard; the same again
+ * (a replay) is dropped; forged ones with a sequence number near 2^64 (its
+ * MAC zero, or made by member rank 2 with its own pair key of (2, 1), or
+ * rank 0's pair key of (0, 2)) are dropped, and the next right one (a
+ * sequence number far below theirs) is still heard: the MAC is checked
+ * before the window moves, so a forged high sequence number poisons
+ * nothing.  One below the highest, not seen yet, is heard once; one older
+ * than the window is dropped.  Each drop counted in beacons_dropped. */
+static void test_tcp_beacons_maced_replays_and_forged_high_sequences_refused(void **state)
+{
+    const uint64_t ms = 1000000ull;
+    world *w = world_new(3, 1);
+    struct sockaddr_in ip0, ip1, to;
+    uint16_t up0, up1;
+    uint64_t attempt = 0, rcvd, dropped, rx, big = UINT64_MAX - 5;
+    struct bfo_auth *a0, *a2;
+    int f0;
+    (void)state;
+    w->rails[0] = w->rails[1] = w->rails[2] = "127.0.0.1";
+    w->cfg.heartbeat_ns = 1000000 * ms;
+    w->cfg.silence_ns = 2000000 * ms;
+    w->cfg.probe_timeout_ns = 100000 * ms;
+    for (int r = 0; r < 3; r++)
+        w->opt[r].tcp.beacon_interval_ns = 10000 * (int64_t)ms;
+    assert_int_equal(world_init(w, 3), BFO_OK);
+    beacon_world = w;
+    all_rails_up(w);
+    run_for(w, 20 * ms);
+    a0 = bfo_net_auth(w->n[0]);
+    a2 = bfo_net_auth(w->n[2]);
+    assert_non_null(a0);
+    assert_non_null(a2);
+    assert_int_equal(tcp_card(w, 0, 0, &ip0, &up0), 10);
+    assert_int_equal(tcp_card(w, 1, 0, &ip1, &up1), 10);
+    f0 = udp_fd_bound_to(&ip0, up0);
+    assert_true(f0 >= 0);
+    to = ip1;
+    to.sin_port = htons(up1);
+    assert_int_equal(tcp_counter(w->n[0], 0, "beacons_sent"), 0);
+    dropped = tcp_counter(w->n[1], 0, "beacons_dropped");
+    for (uint64_t a = 1; a <= 4 && !attempt; a++) { /* the connection's attempt number */
+        beacon_mac_to(f0, &to, 0, 0, JOB, a, 100 + a, BFO_TCP_BEACON_SIZE, a0, 1);
+        run_for(w, 5 * ms);
+        if (tcp_counter(w->n[1], 0, "beacons_rcvd") == 1)
+            attempt = a;
+        else
+            assert_int_equal(tcp_counter(w->n[1], 0, "beacons_dropped"), ++dropped);
+    }
+    assert_true(attempt > 0);
+    rcvd = 1;
+#define SENT_THEN(seq, a, peer, heard)                                                                     \
+    do {                                                                                                   \
+        rx = E(w, 1)->peers[0].rail[0].det.last_rx;                                                        \
+        beacon_mac_to(f0, &to, 0, 0, JOB, attempt, (seq), BFO_TCP_BEACON_SIZE, (a), (peer));               \
+        run_for(w, 5 * ms);                                                                                \
+        if (heard) {                                                                                       \
+            assert_int_equal(tcp_counter(w->n[1], 0, "beacons_rcvd"), ++rcvd);                             \
+            assert_int_equal(tcp_counter(w->n[1], 0, "beacons_dropped"), dropped);                         \
+            assert_true(E(w, 1)->peers[0].rail[0].det.last_rx > rx);                                       \
+        } else {                                                                                           \
+            assert_int_equal(tcp_counter(w->n[1], 0, "beacons_rcvd"), rcvd);                               \
+            assert_int_equal(tcp_counter(w->n[1], 0, "beacons_dropped"), ++dropped);                       \
+            assert_true(E(w, 1)->peers[0].rail[0].det.last_rx == rx);                                      \
+        }                                                                                                  \
+    } while (0)
+    SENT_THEN(200, a0, 1, 1);  /* right */
+    SENT_THEN(200, a0, 1, 0);  /* the same again: a replay */
+    SENT_THEN(big, NULL, 0, 0); /* a forged high sequence: no MAC */
+    SENT_THEN(big, a2, 1, 0);  /* member 2's pair key with rank 1, claiming rank 0 */
+    SENT_THEN(big + 1, a0, 2, 0); /* rank 0's pair key with rank 2 */
+    SENT_THEN(201, a0, 1, 1);  /* right, far below the forged: not poisoned */
+    SENT_THEN(199, a0, 1, 1);  /* below the highest, within the window, new */
+    SENT_THEN(199, a0, 1, 0);  /* ... and again */
+    SENT_THEN(201 - BFO_AUTH_WINDOW, a0, 1, 0); /* older than the window */
+    SENT_THEN(202, a0, 1, 1);
+#undef SENT_THEN
+    /* the pair keys are the pairs': rank 2 takes rank 0's beacons only
+     * under the key of (0, 2) */
+    assert_int_equal(bfo_auth_has_peer(a2, 0), 1);
+    world_fini(w);
+}
+
+/* Keys (bfo_net.h, AUTHENTICATION): ranks opened with the same membership
+ * key (bfo_net_options.auth_key) over TCP rails, connections on first use.
+ * Each card carries its rank's public key.  No pair key is derived at init;
+ * a message from 2 to 0 derives the keys of (0, 2) at both ends (each read
+ * the other's card) and of no other pair; the two ends' keys agree (a MAC
+ * made by one verifies at the other); the TCP transport has the keys: the
+ * beacons of the connection are MACed and sequenced with them, taken and
+ * none dropped. */
+static void test_public_keys_through_cards_pair_keys_on_first_use(void **state)
+{
+    const uint64_t ms = 1000000ull;
+    world *w = world_new(3, 1);
+    msgs ms_ = { .n = 0 };
+    uint8_t key[BFO_AUTH_KEY_LEN], pk[BFO_NET_CARD_KEY_LEN], mac[BFO_AUTH_MAC_LEN];
+    char tr[BFO_MAX_RAILS][BFO_NET_NAME_MAX];
+    bfo_addr ad[BFO_MAX_RAILS];
+    struct bfo_auth *a[3];
+    (void)state;
+    memset(key, 0x5A, sizeof key);
+    w->cfg.connect_at_init = 0;
+    for (int r = 0; r < 3; r++) {
+        w->rails[r] = "127.0.0.1";
+        w->opt[r].auth_key = key;
+        w->opt[r].tcp.beacon_interval_ns = 2 * (int64_t)ms;
+    }
+    assert_int_equal(world_init(w, 3), BFO_OK);
+    for (int r = 0; r < 3; r++) {
+        uint8_t mine[BFO_AUTH_PUB_LEN];
+        int has = 0;
+        a[r] = bfo_net_auth(w->n[r]);
+        assert_non_null(a[r]);
+        assert_int_equal(bfo_net_card_read_key(w->cs.card[r], w->cs.len[r], tr, ad, pk, &has), 1);
+        assert_int_equal(has, 1);
+        bfo_auth_public(a[r], mine);
+        assert_memory_equal(pk, mine, sizeof pk);
+    }
+    for (int k = 0; k < 200; k++)
+        for (int r = 0; r < 3; r++)
+            bfo_net_progress(w->n[r], 0);
+    for (int r = 0; r < 3; r++)
+        for (int p = 0; p < 3; p++)
+            assert_int_equal(bfo_auth_has_peer(a[r], p), 0); /* none at init */
+    msg_add(&ms_, 2, 0, 100);
+    msg_add(&ms_, 0, 2, 100000);
+    exchange(w, &ms_);
+    assert_int_equal(bfo_auth_has_peer(a[0], 2), 1);
+    assert_int_equal(bfo_auth_has_peer(a[2], 0), 1);
+    assert_int_equal(bfo_auth_has_peer(a[0], 1) + bfo_auth_has_peer(a[1], 0) + bfo_auth_has_peer(a[1], 2) +
+                         bfo_auth_has_peer(a[2], 1), 0);
+    assert_int_equal(bfo_auth_mac(a[0], 2, "test", "x", 1, mac), BFO_OK);
+    assert_int_equal(bfo_auth_verify(a[2], 0, "test", "x", 1, mac), BFO_OK);
+    assert_int_equal(bfo_auth_verify(a[2], BFO_AUTH_GROUP, "test", "x", 1, mac), BFO_ERR_INVALID);
+    run_for(w, 50 * ms);
+    assert_true(tcp_counter(w->n[2], 0, "beacons_sent") >= 3);
+    assert_true(tcp_counter(w->n[0], 0, "beacons_rcvd") >= 3);
+    assert_int_equal(tcp_counter(w->n[0], 0, "beacons_dropped"), 0);
+    assert_int_equal(tcp_counter(w->n[2], 0, "beacons_dropped"), 0);
+    /* ... through these keys: rank 2's sequence to rank 0 counted every
+     * beacon it sent (the only peer, the only rail), and rank 0's window
+     * of rank 2 has taken the first */
+    assert_int_equal(bfo_auth_beacon_seq(a[2], 0), tcp_counter(w->n[2], 0, "beacons_sent") + 1);
+    assert_int_equal(bfo_auth_replay_check(a[0], 2, 1), BFO_ERR_INVALID);
+    world_fini(w);
 }
 
 /* The sizes a layer gives the engine per transport (pml/bfo) come from the
@@ -2336,6 +2503,8 @@ int main(void)
         cmocka_unit_test_teardown(test_rail_tuning_from_the_rows_of_the_transports_in_use, teardown),
         cmocka_unit_test_teardown(test_eager_limit_64k_by_default_over_tcp_alone, teardown),
         cmocka_unit_test_teardown(test_tcp_beacons_heard_and_forged_ones_dropped, teardown),
+        cmocka_unit_test_teardown(test_tcp_beacons_maced_replays_and_forged_high_sequences_refused, teardown),
+        cmocka_unit_test_teardown(test_public_keys_through_cards_pair_keys_on_first_use, teardown),
         cmocka_unit_test_teardown(test_no_env_reads_no_bfo_variable_without_it_every_one_is_read, teardown),
     };
     unsetenv("BFO_RAILS");

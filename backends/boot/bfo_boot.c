@@ -264,11 +264,24 @@ int bfo_boot_env(bfo_boot **out, uint64_t timeout_ns)
         int rc = bfo_bootpmix_init(&rank, &size);
         if (rc != BFO_OK)
             return rc;
+        /* a membership key given (BFO_AUTH_FD, BFO_AUTH_KEYFILE) goes into
+         * the pair keys; without one the public keys in the cards, which
+         * PMIx carries, are what the connections' keys rest on (bfo_net) */
+        uint8_t key[BFO_AUTH_KEY_LEN] = { 0 };
+        int keyed = size > 1 ? bfo_auth_key_read(bfo_boot_getenv("BFO_AUTH_FD"), bfo_boot_getenv("BFO_AUTH_KEYFILE"), key) : 0;
+        if (keyed < 0) {
+            bfo_bootpmix_fini();
+            return BFO_ERR_INVALID; /* said */
+        }
         b = boot_new(rank, size, VIA_PMIX);
-        if (!b) {
+        if (!b || (keyed && bfo_auth_init(&b->auth, key, rank, size, 0) != BFO_OK)) {
+            bfo_auth_wipe_key(key);
+            free(b);
             bfo_bootpmix_fini();
             return BFO_ERR_NO_MEMORY;
         }
+        bfo_auth_wipe_key(key);
+        b->keyed = keyed;
         b->timeout_ns = timeout_ns;
         snprintf(b->via_name, sizeof b->via_name, "PMIx");
         *out = b;
@@ -340,6 +353,7 @@ int bfo_boot_size(const bfo_boot *b) { return b->size; }
 uint64_t bfo_boot_job(const bfo_boot *b) { return b->job; }
 const char *bfo_boot_via(const bfo_boot *b) { return b->via_name; }
 bfo_auth *bfo_boot_auth(const bfo_boot *b) { return b->keyed ? b->auth : NULL; }
+int bfo_boot_unkeyed(const bfo_boot *b) { return b->via == VIA_SERVER && b->size > 1 && !b->keyed; }
 
 /* ------------------------------------------------------- BFO_BOOTSTRAP */
 
@@ -790,6 +804,7 @@ static int ask(bfo_boot *b, const struct sockaddr_in *sa, const void *card, size
 
 static int server_exchange(bfo_boot *b, const void *card, size_t len)
 {
+    static int warned;
     uint64_t deadline = bfo_boot_now() + (b->timeout_ns ? b->timeout_ns : 30000000000ull);
     uint32_t ip = 0;
     uint16_t port = 0;
@@ -805,9 +820,10 @@ static int server_exchange(bfo_boot *b, const void *card, size_t len)
     }
     if (bfo_boot_parse_hostport(b->server, &ip, &port) != 0)
         return BFO_ERR_INVALID;
-    if (!b->keyed && b->rank == 0)
-        fprintf(stderr, "bfo: rank 0: no membership key (BFO_AUTH_KEYFILE; bfo run gives one): the bootstrap at "
-                        "%s is not authenticated\n", b->server);
+    if (!b->keyed && b->rank == 0 && !warned++) /* once a process (bfo bench --compare wires up twice) */
+        fprintf(stderr, "bfo: rank 0: no membership key: the bootstrap at %s, the connections and the beacons are "
+                        "not authenticated (give one: BFO_AUTH_KEYFILE=FILE, 64 hex digits, chmod 600, the same on "
+                        "every rank; bfo run gives one)\n", b->server);
     struct sockaddr_in sa = sin_of(ip, port);
     return b->rank == 0 ? serve(b, &sa, deadline) : ask(b, &sa, card, len, deadline);
 }

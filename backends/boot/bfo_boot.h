@@ -135,21 +135,20 @@ uint64_t bfo_boot_job(const bfo_boot *b);
 /* "BFO_BOOTSTRAP 127.0.0.1:4000", "PMIx", "the caller's publish and lookup" */
 const char *bfo_boot_via(const bfo_boot *b);
 
-/* The membership key's state (bfo_auth.h) of a BFO_BOOTSTRAP wire-up
- * that was given a key, for the connections' handshake; NULL otherwise
- * (no key, PMIx, the caller's own).  Owned by b.  Its public key goes into
- * this rank's card (bfo_auth_public); its job id is set by a successful
- * bfo_boot_publish (the pair keys bind it), so bfo_auth_set_peer comes
- * after that, with the public key from the peer's card. */
+/* The membership key's state (bfo_auth.h) of a BFO_BOOTSTRAP or PMIx
+ * wire-up that was given a key (BFO_AUTH_FD, BFO_AUTH_KEYFILE), for the
+ * connections' handshake and the beacons; NULL otherwise (no key, the
+ * caller's own: bfo_net then makes its own).  Owned by b.  Its public key
+ * goes into this rank's card (bfo_auth_public); its job id is set by a
+ * successful bfo_boot_publish (the pair keys bind it), so
+ * bfo_auth_set_peer comes after that, with the public key from the peer's
+ * card. */
 struct bfo_auth *bfo_boot_auth(const bfo_boot *b);
 
-/* The membership key's state (bfo_auth.h) of a BFO_BOOTSTRAP wire-up
- * that was given a key, for the connections' handshake; NULL otherwise
- * (no key, PMIx, the caller's own).  Owned by b.  Its public key goes into
- * this rank's card (bfo_auth_public); its job id is set by a successful
- * bfo_boot_publish (the pair keys bind it), so bfo_auth_set_peer comes
- * after that, with the public key from the peer's card. */
-struct bfo_auth *bfo_boot_auth(const bfo_boot *b);
+/* 1 for a BFO_BOOTSTRAP wire-up of more than one rank given no key: the
+ * bootstrap ran with an all-zero key (rank 0 said so on stderr, once), so
+ * the public keys in the cards prove nothing; 0 otherwise. */
+int bfo_boot_unkeyed(const bfo_boot *b);
 
 /* Publishes this rank's card (len <= BFO_BOOT_CARD_MAX): with
  * BFO_BOOTSTRAP, the one round that gets everyone's (blocking). */

@@ -2,6 +2,7 @@
 /* bfo_net.c - one engine over every transport's rails (see bfo_net.h). */
 #define _GNU_SOURCE
 #include "bfo_net.h"
+#include "bfo_auth.h"
 #include "bfo_le.h"
 #include "bfo_limits.h"
 
@@ -88,6 +89,11 @@ struct bfo_net {
     int cards_later;
     unsigned char *connect_due;
     uint8_t card[BFO_BOOT_CARD_MAX]; /* a peer's card as read (card_read) */
+    /* AUTHENTICATION (bfo_net.h): this rank's keys, the wire-up's (owned
+     * by boot) or made here (auth_own); a peer's pair key is derived when
+     * its card is first read (card_read), never for every peer at init */
+    struct bfo_auth *auth;
+    int auth_own;
     bfo_net_stats st;
     int log;
     /* registrations (n_reg_mem): one per request at most; per registration
@@ -550,6 +556,12 @@ static int up_frame_placed(void *ctx, int peer, int rail, const uint8_t *hdr, si
 
 size_t bfo_net_card_write(uint8_t *c, size_t cap, int nrails, const char *const *transport, const bfo_addr *addr)
 {
+    return bfo_net_card_write_key(c, cap, nrails, transport, addr, NULL);
+}
+
+size_t bfo_net_card_write_key(uint8_t *c, size_t cap, int nrails, const char *const *transport, const bfo_addr *addr,
+                              const uint8_t *pk)
+{
     size_t o = 5;
     if (cap < 5 || nrails < 0 || nrails > BFO_MAX_RAILS)
         return 0;
@@ -566,13 +578,28 @@ size_t bfo_net_card_write(uint8_t *c, size_t cap, int nrails, const char *const 
         memcpy(c + o, addr[g].bytes, addr[g].len);
         o += addr[g].len;
     }
+    if (pk) { /* the rank's public key: u8 its length, then it */
+        if (o + 1 + BFO_NET_CARD_KEY_LEN > cap)
+            return 0;
+        c[o++] = BFO_NET_CARD_KEY_LEN;
+        memcpy(c + o, pk, BFO_NET_CARD_KEY_LEN);
+        o += BFO_NET_CARD_KEY_LEN;
+    }
     return o;
 }
 
 int bfo_net_card_read(const uint8_t *c, size_t len, char (*transport)[BFO_NET_NAME_MAX], bfo_addr *addr)
 {
+    return bfo_net_card_read_key(c, len, transport, addr, NULL, NULL);
+}
+
+int bfo_net_card_read_key(const uint8_t *c, size_t len, char (*transport)[BFO_NET_NAME_MAX], bfo_addr *addr,
+                          uint8_t *pk, int *has_pk)
+{
     size_t o = 5;
     int nr;
+    if (has_pk)
+        *has_pk = 0;
     if (len < 5 || bfo_get32(c) != BFO_NET_CARD_MAGIC || (nr = c[4]) > BFO_MAX_RAILS)
         return -1;
     for (int r = 0; r < nr; r++) {
@@ -589,7 +616,15 @@ int bfo_net_card_read(const uint8_t *c, size_t len, char (*transport)[BFO_NET_NA
         memcpy(addr[r].bytes, c + o + 1, al);
         o += 1 + al;
     }
-    return o == len ? nr : -1;
+    if (o == len)
+        return nr; /* no key: a card of a rank from before keys, or a test's */
+    if (len - o != 1 + BFO_NET_CARD_KEY_LEN || c[o] != BFO_NET_CARD_KEY_LEN)
+        return -1;
+    if (pk)
+        memcpy(pk, c + o + 1, BFO_NET_CARD_KEY_LEN);
+    if (has_pk)
+        *has_pk = 1;
+    return nr;
 }
 
 /* This rank's card: every rail's transport and address. */
@@ -597,6 +632,7 @@ static size_t card_make(bfo_net *n, uint8_t *c, size_t cap)
 {
     const char *names[BFO_MAX_RAILS];
     bfo_addr addr[BFO_MAX_RAILS];
+    uint8_t pk[BFO_AUTH_PUB_LEN];
     for (int g = 0; g < n->nrails; g++) {
         net_tp *tp = n->rtp[g] >= 0 ? &n->tp[n->rtp[g]] : NULL;
         memset(&addr[g], 0, sizeof addr[g]);
@@ -604,23 +640,29 @@ static size_t card_make(bfo_net *n, uint8_t *c, size_t cap)
         if (tp && tp->ops->address(tp->t, n->rlocal[g], &addr[g]) != BFO_OK)
             return 0;
     }
-    return bfo_net_card_write(c, cap, n->nrails, names, addr);
+    bfo_auth_public(n->auth, pk);
+    return bfo_net_card_write_key(c, cap, n->nrails, names, addr, pk);
 }
 
-/* Reads a peer's card once: 0, or -1 when it has none or a broken one. */
+/* Reads a peer's card once: 0, or -1 when it has none or a broken one.
+ * Its public key, when it has one, gives the pair key (bfo_auth_set_peer,
+ * about 100 us: here, the first time the peer is needed, and never for
+ * every peer at init); a card without one leaves the peer without a key,
+ * and whatever needs the key (a hello, a beacon) is refused. */
 static int card_read(bfo_net *n, int peer)
 {
     uint8_t *c = n->card; /* this bfo_net's own: another may read in another thread */
     char names[BFO_MAX_RAILS][BFO_NET_NAME_MAX];
     bfo_addr addr[BFO_MAX_RAILS];
     peer_rail *pr = &n->prails[(size_t)peer * BFO_MAX_RAILS];
+    uint8_t pk[BFO_NET_CARD_KEY_LEN];
     size_t len = 0;
-    int nr;
+    int nr, has_pk = 0;
     if (n->card_state[peer])
         return n->card_state[peer] > 0 ? 0 : -1;
     n->card_state[peer] = -1;
     if (bfo_boot_lookup(n->boot, peer, c, sizeof n->card, &len) != BFO_OK ||
-        (nr = bfo_net_card_read(c, len, names, addr)) < 0) {
+        (nr = bfo_net_card_read_key(c, len, names, addr, pk, &has_pk)) < 0) {
         fprintf(stderr, "bfo-net[%d]: rank %d published no card (or a broken one) through %s\n", n->rank, peer,
                 bfo_boot_via(n->boot));
         return -1;
@@ -631,6 +673,9 @@ static int card_read(bfo_net *n, int peer)
     }
     n->pnrails[peer] = nr;
     n->card_state[peer] = 1;
+    if (peer != n->rank && (!has_pk || bfo_auth_set_peer(n->auth, peer, pk) != BFO_OK))
+        fprintf(stderr, "bfo-net[%d]: rank %d's card has %s: nothing from it can be authenticated\n", n->rank,
+                peer, has_pk ? "a public key that is no key (small order)" : "no public key");
     return 0;
 }
 
@@ -1046,6 +1091,34 @@ static int transports_open(bfo_net *n, const bfo_net_options *opt, const bfo_con
     return BFO_OK;
 }
 
+/* AUTHENTICATION (bfo_net.h): this rank's keys.  The embedding layer's
+ * membership key (opt->auth_key), else the wire-up's state (bfo_boot_auth:
+ * BFO_BOOTSTRAP or PMIx given a key), else a state of its own with an
+ * all-zero membership key: the public keys in the cards are then what the
+ * pair keys rest on (the caller's modex, PMIx; with BFO_BOOTSTRAP and no
+ * key, nothing: rank 0's bfo_boot said so on stderr). */
+static int auth_setup(bfo_net *n, const bfo_net_options *opt)
+{
+    static const uint8_t zero[BFO_AUTH_KEY_LEN];
+    int rc;
+    if (!opt->auth_key && (n->auth = bfo_boot_auth(n->boot)) != NULL)
+        return BFO_OK;
+    rc = bfo_auth_init(&n->auth, opt->auth_key ? opt->auth_key : zero, n->rank, n->size, bfo_boot_job(n->boot));
+    if (rc != BFO_OK) {
+        fprintf(stderr, "bfo: rank %d: no keys (libsodium would not start, or no memory): %s\n", n->rank,
+                bfo_net_errname(rc));
+        return rc;
+    }
+    n->auth_own = 1;
+    if (n->log >= 2)
+        fprintf(stderr, "bfo-net[%d]: membership key %s\n", n->rank,
+                opt->auth_key ? "the caller's" : bfo_boot_unkeyed(n->boot) ? "none (not authenticated)"
+                                                                           : "none: the cards' public keys");
+    return BFO_OK;
+}
+
+struct bfo_auth *bfo_net_auth(const bfo_net *n) { return n ? n->auth : NULL; }
+
 /* The card published, then every transport started. */
 static int card_publish(bfo_net *n)
 {
@@ -1058,6 +1131,8 @@ static int card_publish(bfo_net *n)
         return BFO_ERR_INVALID;
     }
     rc = bfo_boot_publish(n->boot, card, clen);
+    if (rc == BFO_OK && n->auth_own && bfo_auth_set_job(n->auth, bfo_boot_job(n->boot)) != BFO_OK)
+        rc = BFO_ERR_INVALID; /* no peer's key yet: cannot be */
     for (int k = 0; rc == BFO_OK && k < n->ntp; k++)
         rc = n->tp[k].ops->start(n->tp[k].t, bfo_boot_job(n->boot));
     return rc;
@@ -1153,6 +1228,9 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
         rc = BFO_ERR_INVALID;
         goto fail;
     }
+    if ((rc = auth_setup(n, &opt)) != BFO_OK)
+        goto fail;
+    opt.tcp.auth = n->auth; /* the TCP transport's hellos and beacons (bfo_tcp.h) */
     if ((rc = limits_check(n, &opt, &cfg)) != BFO_OK || (rc = transports_open(n, &opt, &cfg)) != BFO_OK ||
         (rc = card_publish(n)) != BFO_OK ||
         (rc = engine_start(n, &cfg, caller)) != BFO_OK || (rc = threads_start(n, &opt)) != BFO_OK)
@@ -1524,7 +1602,9 @@ void bfo_net_fini(bfo_net *n)
     for (int k = 0; k < n->ntp; k++)
         if (n->tp[k].t)
             n->tp[k].ops->fini(n->tp[k].t);
-    bfo_boot_fini(n->boot);
+    if (n->auth_own)
+        bfo_auth_free(n->auth);
+    bfo_boot_fini(n->boot); /* the wire-up's keys with it */
     free(n->emem);
     while (n->grown) {
         void *next;

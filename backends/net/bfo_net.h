@@ -35,7 +35,8 @@
  *   "-".
  *
  * WIRE-UP.  Each rank publishes one card (bfo_boot_publish): for every
- *   rail, its transport's name and the address the transport gives.  A
+ *   rail, its transport's name and the address the transport gives, and
+ *   the rank's public key (AUTHENTICATION).  A
  *   transport looks a peer's address up when it first needs it (to dial);
  *   bfo_net reads the peer's card then (bfo_boot_lookup) and keeps what it
  *   read.  With a wire-up whose cards are found only after a later fence
@@ -44,6 +45,23 @@
  *   once the fence is done.  A peer whose rail i is of another transport than ours is told
  *   as such to the transport (no address), not taken for a failure of the
  *   card.  One job id (from bfo_boot) goes into every transport's hellos.
+ *
+ * AUTHENTICATION (docs/failure-model.md, "Threat model").  Each rank has
+ *   its keys (bfo_auth.h): an X25519 key pair made at init, its public key
+ *   in its card, and the job's membership key: opt->auth_key (an embedding
+ *   layer's), else the wire-up's (bfo_boot_auth: BFO_AUTH_FD from `bfo
+ *   run`, or BFO_AUTH_KEYFILE, under BFO_BOOTSTRAP or PMIx), else none
+ *   (all zeroes): then the pair keys rest on the public keys the cards
+ *   carry, as authentic as the caller's modex or PMIx that carries them;
+ *   under BFO_BOOTSTRAP with no key nothing is authenticated, and rank 0
+ *   says so on stderr once at start, with how to give one.  A peer's
+ *   pair key is derived (bfo_auth_set_peer, about 100 us) when its card is
+ *   first read: the first time a connection or a beacon needs the peer,
+ *   never for every peer at init.  The TCP transport gets the keys in its
+ *   options (bfo_tcp_options.auth): its beacons are MACed (bfo_tcp.h,
+ *   BEACONS).  Per peer: 32 bytes of public key in its card, and in
+ *   bfo_auth 64 bytes (public key, replay window, send sequence) and the
+ *   32-byte pair key, allocated at init.
  *
  * STANDBY RAILS.  cfg->standby_rails, else BFO_STANDBY_RAILS (rail
  *   indices, comma-separated: 1 makes rail 1 a standby): a standby rail
@@ -221,6 +239,11 @@ typedef struct bfo_net_options {
      * (bfo_railsel's slots), said in logs and dumps and by
      * bfo_net_rail_name (NULL, or a NULL entry: the list's entry) */
     const char *const *rail_names;
+    /* AUTHENTICATION: the job's membership key, BFO_AUTH_KEY_LEN (32)
+     * bytes, the same on every rank (an embedding layer's: copied at init,
+     * the caller wipes its own); NULL: the wire-up's (BFO_AUTH_FD,
+     * BFO_AUTH_KEYFILE), else none */
+    const uint8_t *auth_key;
 } bfo_net_options;
 
 /* bfo_net_options.limits (LIMITS above) */
@@ -380,6 +403,18 @@ const char *bfo_net_errname(int rc);
 size_t bfo_net_card_write(uint8_t *card, size_t cap, int nrails, const char *const *transport,
                           const bfo_addr *addr);
 int bfo_net_card_read(const uint8_t *card, size_t len, char (*transport)[BFO_NET_NAME_MAX], bfo_addr *addr);
+/* The same with the rank's public key (AUTHENTICATION above) after the
+ * rails: u8 BFO_NET_CARD_KEY_LEN, then the key; pk NULL writes none.
+ * Reading, *has_pk says whether the card has one (pk and has_pk may be
+ * NULL); bfo_net_card_read takes a card with or without. */
+#define BFO_NET_CARD_KEY_LEN 32
+size_t bfo_net_card_write_key(uint8_t *card, size_t cap, int nrails, const char *const *transport,
+                              const bfo_addr *addr, const uint8_t *pk);
+int bfo_net_card_read_key(const uint8_t *card, size_t len, char (*transport)[BFO_NET_NAME_MAX], bfo_addr *addr,
+                          uint8_t *pk, int *has_pk);
+/* This rank's keys (bfo_auth.h; AUTHENTICATION above): for a transport
+ * of the caller's, and tests.  Owned by n. */
+struct bfo_auth *bfo_net_auth(const bfo_net *n);
 
 #ifdef __cplusplus
 }

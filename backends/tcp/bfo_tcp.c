@@ -2,6 +2,7 @@
 /* bfo_tcp.c - the TCP backend (see bfo_tcp.h for the contract and design). */
 #define _GNU_SOURCE
 #include "bfo_tcp.h"
+#include "bfo_auth.h"
 #include "bfo_link.h"
 #include "bfo_list.h"
 #include "bfo_tp_os.h"
@@ -1861,6 +1862,7 @@ static void kernel_evidence(bfo_tcp *t)
 
 void bfo_tcp_beacon_put(uint8_t *b, int rank, int rail, uint64_t job, uint64_t attempt, uint64_t seq)
 {
+    memset(b + BFO_TCP_BEACON_BODY, 0, BFO_TCP_BEACON_SIZE - BFO_TCP_BEACON_BODY);
     bfo_put16(b, (uint16_t)BFO_TCP_BEACON_MAGIC);
     b[2] = BFO_TCP_BEACON_VERSION;
     b[3] = 0;
@@ -1935,13 +1937,24 @@ static void beacons_send(bfo_tcp *t)
     for (int i = 0; i < t->size * t->nrails; i++) {
         tlink *l = &t->links[i];
         const struct sockaddr_storage *to;
+        uint64_t seq;
         if (t->ufd[l->rail] < 0 || !link_up(l) || l->c.broken || l->fd < 0 || !beacon_due(t, l) ||
             swallowing(t, l) || !(to = beacon_peer(t, l)))
             continue;
-        bfo_tcp_beacon_put(b, t->rank, l->rail, t->job, l->c.attempt, l->bseq_tx + 1);
+        /* with keys, the peer's sequence (every rail and connection: its
+         * one replay window) and the MAC; beacon_peer read its card, which
+         * gave its key; none (no key in its card): no beacon it could take */
+        if (t->o.auth && !(seq = bfo_auth_beacon_seq(t->o.auth, l->peer)))
+            continue;
+        if (!t->o.auth)
+            seq = l->bseq_tx + 1;
+        bfo_tcp_beacon_put(b, t->rank, l->rail, t->job, l->c.attempt, seq);
+        if (t->o.auth && bfo_auth_beacon_mac(t->o.auth, l->peer, seq, b, BFO_TCP_BEACON_BODY,
+                                             b + BFO_TCP_BEACON_BODY) != BFO_OK)
+            continue;
         if (sendto(t->ufd[l->rail], b, sizeof b, MSG_DONTWAIT | MSG_NOSIGNAL, (const struct sockaddr *)to,
                    sa_len(to)) == (ssize_t)sizeof b) {
-            l->bseq_tx++;
+            l->bseq_tx = seq;
             t->st.rail[l->rail].tp[BFO_TCP_BEACONS_SENT]++;
         }
     }
@@ -1997,12 +2010,25 @@ static tlink *beacon_check(bfo_tcp *t, int rail, const uint8_t *b, ssize_t n, co
         *why = "not from the peer's beacon address";
         return NULL;
     }
-    if (bfo_get64(b + 32) <= l->bseq_rx) {
-        *why = "a sequence number already seen";
-        return NULL;
-    }
     if (l->poisoned || t->drop[rail]) {
         *why = "the fault hook";
+        return NULL;
+    }
+    if (t->o.auth) {
+        /* the MAC before the window moves (bfo_auth_beacon_verify): a
+         * forged beacon, a huge sequence number in it, changes nothing */
+        if (bfo_auth_replay_check(t->o.auth, (int)rank, bfo_get64(b + 32)) != BFO_OK) {
+            *why = bfo_auth_has_peer(t->o.auth, (int)rank) ? "a sequence number already seen, or too old"
+                                                            : "no key for the peer (its card had none)";
+            return NULL;
+        }
+        if (bfo_auth_beacon_verify(t->o.auth, (int)rank, bfo_get64(b + 32), b, BFO_TCP_BEACON_BODY,
+                                   b + BFO_TCP_BEACON_BODY) != BFO_OK) {
+            *why = "its MAC is wrong (not the pair key of the peer and this rank)";
+            return NULL;
+        }
+    } else if (bfo_get64(b + 32) <= l->bseq_rx) {
+        *why = "a sequence number already seen";
         return NULL;
     }
     l->bseq_rx = bfo_get64(b + 32);

@@ -235,9 +235,17 @@
  *   received is the peer heard on the rail (sink->heard, as an ACK frame
  *   is) when it names this job, the peer's rank, this rail and the
  *   connection's attempt number (a beacon of an older connection, read
- *   late, is dropped), carries a sequence number above the last taken on
- *   that connection, and comes from the peer's published beacon address
- *   (its rail's IP and beacon port); and while that connection has carried
+ *   late, is dropped), comes from the peer's published beacon address
+ *   (its rail's IP and beacon port), and is fresh and authentic: with keys
+ *   (the options' auth, bfo_auth.h: bfo_net gives its own), its MAC under
+ *   the pair key of the peer and this rank verifies and its sequence
+ *   number is new to the peer's replay window (above the highest taken,
+ *   or one of the BFO_AUTH_WINDOW below it not taken yet), the MAC
+ *   checked before the window moves (bfo_auth_beacon_verify), so that a
+ *   forged beacon with a huge sequence number moves nothing and the real
+ *   ones are still taken; without keys (a caller of the transport alone)
+ *   its sequence number is above the last taken on that connection; and
+ *   while that connection has carried
  *   something from the peer process within the last 3 s (or this side is
  *   stalled reading it), so that a connection stuck for longer, on a path
  *   that passes datagrams and not TCP, is left to the engine's probe and,
@@ -325,16 +333,21 @@
  *     (peer, rail), 0 none: in a reply, every hello of the replier's up to
  *     it is given up), u32 answer (BFO_TCP_A_*: 0 a hello or a reply, 1
  *     "I am dialing you", the answer to a hello that lost the tie), u32 0.
- *   BEACON (one UDP datagram of BFO_TCP_BEACON_SIZE, 40 bytes,
+ *   BEACON (one UDP datagram of BFO_TCP_BEACON_SIZE, 72 bytes,
  *   little-endian; bfo_tcp_beacon_put):
- *     u16 magic BFO_TCP_BEACON_MAGIC (0xBF0B)   u8 version (1)   u8 0
+ *     u16 magic BFO_TCP_BEACON_MAGIC (0xBF0B)   u8 version (2)   u8 0
  *     u32 rank     the sender's
  *     u32 rail     the rail it is sent on (the receiver's rail too)
  *     u32 0
  *     u64 job
  *     u64 attempt  the connection's attempt number (the dialer's, which
  *                  the acceptor took with its hello): the same at both ends
- *     u64 seq      per connection, from 1
+ *     u64 seq      with keys: per (sender, receiver), every rail and
+ *                  connection, from 1 (bfo_auth_beacon_seq); without:
+ *                  per connection, from 1
+ *     u8 mac[32]   with keys: bfo_auth_beacon_mac under the pair key of
+ *                  sender and receiver, over seq and the 40 bytes above
+ *                  (HMAC-SHA-256, label "bfo beacon v1"); without: zero
  *
  * FAULT HOOK (tests).  bfo_tcp_fault_drop(t, rail, 1): every frame on that
  *   rail, out or in, vanishes silently from then on (as a cut cable or a
@@ -379,10 +392,12 @@ enum bfo_tcp_kind { BFO_TCP_K_DATA = 1, BFO_TCP_K_ACK = 2, BFO_TCP_K_HELLO = 3 }
 
 /* BEACONS: one datagram (WIRE above). */
 #define BFO_TCP_BEACON_MAGIC 0xBF0Bu
-#define BFO_TCP_BEACON_VERSION 1
-#define BFO_TCP_BEACON_SIZE 40
-/* Writes a beacon (BFO_TCP_BEACON_SIZE bytes) at b; for tests that forge
- * them. */
+#define BFO_TCP_BEACON_VERSION 2
+#define BFO_TCP_BEACON_SIZE 72
+#define BFO_TCP_BEACON_BODY 40 /* what the MAC covers; the MAC follows */
+/* Writes a beacon (BFO_TCP_BEACON_SIZE bytes) at b, its MAC zero; for
+ * tests that forge them (bfo_auth_beacon_mac over the first
+ * BFO_TCP_BEACON_BODY bytes, at b + BFO_TCP_BEACON_BODY). */
 void bfo_tcp_beacon_put(uint8_t *b, int rank, int rail, uint64_t job, uint64_t attempt, uint64_t seq);
 
 /* The eager limit bfo_net gives the engine when every rail is TCP and
@@ -406,6 +421,7 @@ typedef struct bfo_tcp_options {
     int beacon_port_min, beacon_port_max;
     int64_t beacon_idle_ns;     /* BEACONS: 0 the default (1 s), < 0 as long as connected */
     int64_t rx_idle_ns;         /* MEMORY: 0 the default (2 s), < 0 kept while connected */
+    struct bfo_auth *auth;
 } bfo_tcp_options;
 
 /* One rail's counters: the common shape (bfo_transport.h).  DATA frames
