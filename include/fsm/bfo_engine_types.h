@@ -818,10 +818,14 @@ static inline size_t bfo__stage_bytes(const bfo_config *c)
 }
 
 /* A peer's rails in the engine's memory: cfg.nrails bfo_rail_link, and in
- * an ASan build a poisoned gap after them, so that a read of rail[k] past
- * nrails is reported rather than landing in the next peer's (the gap is
- * the build's: bfo_engine_mem_size and bfo_engine_init agree within one). */
-#if defined(__SANITIZE_ADDRESS__)
+ * an ASan build with BFO_RAIL_GAPS defined (a test's option) a poisoned gap
+ * after them, so that a read of rail[k] past nrails is reported rather
+ * than landing in the next peer's (the gap is the unit's: bfo_engine_mem_size
+ * and bfo_engine_init agree within one).  Not by default: the poison
+ * outlives the engine, and a caller that reuses its block (memset before
+ * another init) would be reported. */
+#if !defined(BFO_RAIL_GAPS)
+#elif defined(__SANITIZE_ADDRESS__)
 #define BFO__ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
