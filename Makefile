@@ -116,7 +116,7 @@ endif
 # the engine's tests, one program per part of the engine that has tests
 # (tests/test_engine_<part>.c tests include/fsm/bfo_engine_<part>.h; what
 # they share is in tests/engine_test.h)
-ENGINE_TEST_PARTS := pools rate detect post match request send recv machines frame relay revoke api
+ENGINE_TEST_PARTS := pools rate detect post match request send recv machines frame relay revoke api init
 ENGINE_TESTS := $(ENGINE_TEST_PARTS:%=test_engine_%)
 TESTS    := test_transitions test_link test_scenarios test_wire $(ENGINE_TESTS) test_fastpath test_noalloc test_verbs_map test_reg_cache \
             test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_tcp_conn test_tcp_res test_shm_res test_boot test_auth test_group \

@@ -486,10 +486,8 @@ static inline void sr_watch(void *user, const bfo_machine *m, const bfo_step *st
     sr_trace_ctx *t = (sr_trace_ctx *)user;
     sr_world *w = (sr_world *)(uintptr_t)t->w;
     const bfo_engine *e = &w->e[t->rank];
-    if (m == &bfo_rail_machine && st->result == BFO_OK && e->peers &&
-        (const char *)st->obj >= (const char *)e->peers &&
-        (const char *)st->obj < (const char *)(e->peers + e->cfg.nranks)) {
-        const int p = (int)(((const char *)st->obj - (const char *)e->peers) / (ptrdiff_t)sizeof(bfo_peer));
+    const int p = m == &bfo_rail_machine && st->result == BFO_OK ? bfo__rail_at(e, st->obj, NULL) : -1;
+    if (p >= 0) {
         int bad = 0;
         if (st->event == BFO_EV_BYE_RCVD && !w->bye_at[t->rank][p])
             w->bye_at[t->rank][p] = w->sn.now ? w->sn.now : 1;

@@ -88,7 +88,7 @@ static int fp_obj(const fp_world *w, const void *obj)
     }
     for (int k = 0; k < 2; k++)
         for (int p = 0; p < 2; p++)
-            for (int l = 0; l < BFO_MAX_RAILS; l++)
+            for (int l = 0; l < w->e[k].cfg.nrails; l++)
                 if (obj == &w->e[k].peers[p].rail[l])
                     return 2000 + 100 * k + 10 * p + l;
     return -1;

@@ -117,7 +117,7 @@ static inline size_t bfo_engine_mem_size(const bfo_config *cfg_in)
 {
     bfo_config c = *cfg_in;
     bfo__config_defaults(&c);
-    return bfo__align(sizeof(bfo_peer) * (size_t)c.nranks) +
+    return bfo__align(sizeof(bfo_peer) * (size_t)c.nranks) + bfo__rails_stride(&c) * (size_t)c.nranks +
            bfo__align(sizeof(bfo_op) * (size_t)c.max_ops) +
            bfo__align(sizeof(bfo_slot) * (size_t)c.max_requests) +
            bfo__align(sizeof(bfo_uxm) * (size_t)c.max_unexpected) +
@@ -154,7 +154,11 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->be = *be;
     e->now = now;
     const bfo_config *c = &e->cfg;
+    const size_t stride = bfo__rails_stride(c);
+    char *rails;
+    BFO__UNPOISON(p, bfo_engine_mem_size(cfg) - 16); /* a block used before: its gaps */
     e->peers = (bfo_peer *)bfo__carve(&p, sizeof(bfo_peer) * (size_t)c->nranks);
+    rails = (char *)bfo__carve(&p, stride * (size_t)c->nranks);
     bfo__pool_init(&e->opp, &p, c->max_ops, sizeof(bfo_op));
     bfo__pool_init(&e->slotp, &p, c->max_requests, sizeof(bfo_slot));
     bfo__pool_init(&e->uxp, &p, c->max_unexpected, sizeof(bfo_uxm));
@@ -205,6 +209,9 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *pe = &e->peers[i];
         memset(pe, 0, sizeof *pe);
+        pe->rail = (bfo_rail_link *)(void *)(rails + stride * (size_t)i);
+        memset(pe->rail, 0, sizeof(bfo_rail_link) * (size_t)c->nrails);
+        BFO__POISON((char *)(pe->rail + c->nrails), stride - sizeof(bfo_rail_link) * (size_t)c->nrails);
         pe->recv_seq = 1;
         pe->pend_head = pe->pend_tail = -1;
         pe->ooo_head = pe->ooo_tail = -1;
@@ -242,6 +249,26 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     for (int i = 0; i < c->nranks && c->connect_at_init; i++)
         bfo__peer_need(e, i);
     return BFO_OK;
+}
+
+/* The peer whose rail obj is (a rail machine's bfo_step.obj), and in
+ * *rail which of its rails; -1 when obj is no rail of this engine's.  A
+ * tracer's way from a step to its peer: the rails are not inside
+ * e->peers[] (bfo__rails_stride). */
+static inline int bfo__rail_at(const bfo_engine *e, const void *obj, int *rail)
+{
+    const size_t stride = bfo__rails_stride(&e->cfg);
+    const char *base = e->peers ? (const char *)e->peers[0].rail : NULL;
+    size_t off, in;
+    if (!base || (const char *)obj < base || (const char *)obj >= base + stride * (size_t)e->cfg.nranks)
+        return -1;
+    off = (size_t)((const char *)obj - base);
+    in = off % stride;
+    if (in % sizeof(bfo_rail_link) || in / sizeof(bfo_rail_link) >= (size_t)e->cfg.nrails)
+        return -1;
+    if (rail)
+        *rail = (int)(in / sizeof(bfo_rail_link));
+    return (int)(off / stride);
 }
 
 /* bfo_engine_init(e, cfg, be, mem, mem_len, now): bfo_engine_init_abi with

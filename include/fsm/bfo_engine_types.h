@@ -174,7 +174,8 @@ typedef struct bfo_config {
                             * completion (default 1024) */
     int max_ops;           /* operations in flight (default and minimum: enough for every
                             * request at once, max_requests * (frag_pipeline + 3),
-                            * plus engine control messages, see bfo__min_ops) */
+                            * plus engine control messages, see bfo__min_ops: their
+                            * whole budget without grow, 16 with it) */
     int max_unexpected;    /* unexpected or out-of-order messages (default 256) */
     /* Growth.  The three pools above (requests, operations, unexpected
      * messages) start at the sizes above, in the memory given to
@@ -511,8 +512,15 @@ typedef struct bfo__peer_relay {
               * (at most bfo_engine.relay_window) */
 } bfo__peer_relay;
 
+/* A peer: what the hot paths read first (its rails, its machine, the
+ * sequences, unreachable), then the rest.  Its rails are cfg.nrails
+ * bfo_rail_link in the engine's memory, carved by bfo_engine_init
+ * (bfo__rails_stride): an idle peer costs the rails the job has, not
+ * BFO_MAX_RAILS of them ("What an idle peer costs" in
+ * docs/engine-design.md).  rail[k] for k >= cfg.nrails is another peer's
+ * (an ASan build keeps a poisoned gap after each peer's: it is caught). */
 typedef struct bfo_peer {
-    bfo_rail_link rail[BFO_MAX_RAILS];
+    bfo_rail_link *rail;           /* [cfg.nrails] */
     bfo_peer_fsm fsm;              /* the peer machine (spec/peer.rl): where the peer is; changed
                                     * by bfo__peer_step only */
     uint32_t failed_order;         /* FAILED: its failure's place (1, 2, ...) in the order
@@ -705,6 +713,19 @@ static inline int bfo__ctl_budget(const bfo_config *c)
            (c->relay ? 3 * (c->relay_slots ? c->relay_slots : 16) + c->nranks : 0);
 }
 
+/* The operations kept back for control messages in the first block of the
+ * op pool: the whole budget when the pools are fixed (no grow), so that
+ * control never takes an op a request needs; with grow, its part that does
+ * not grow with the job (16, and the relay's slots): what a peer's control
+ * messages take comes from the pool's spare ops, else from a chunk grown
+ * then, as they are sent.  An idle peer sends none: it costs no op. */
+static inline int bfo__ctl_reserve(const bfo_config *c)
+{
+    if (!c->grow)
+        return bfo__ctl_budget(c);
+    return 16 + (c->relay ? 3 * (c->relay_slots ? c->relay_slots : 16) : 0);
+}
+
 /* A request has at most frag_pipeline + 3 operations in flight (data, plus
  * RNDV or ACK, RECVERRNOTIFY or NOTIFY, FIN or RESTARTACK), so with this
  * many operations no request ever waits for one. */
@@ -713,7 +734,7 @@ static inline int bfo__min_ops(const bfo_config *c)
     int pipe = c->frag_pipeline ? c->frag_pipeline : 8;
     if (pipe > BFO_MAX_PIPELINE)
         pipe = BFO_MAX_PIPELINE;
-    return (c->max_requests ? c->max_requests : 1024) * (pipe + 3) + bfo__ctl_budget(c);
+    return (c->max_requests ? c->max_requests : 1024) * (pipe + 3) + bfo__ctl_reserve(c);
 }
 
 static inline void bfo__config_defaults(bfo_config *c)
@@ -798,6 +819,37 @@ static inline uint64_t bfo__rate_guess(const struct bfo_rail_link *rl)
 static inline size_t bfo__stage_bytes(const bfo_config *c)
 {
     return c->frag_size > c->eager_limit ? c->frag_size : c->eager_limit;
+}
+
+/* A peer's rails in the engine's memory: cfg.nrails bfo_rail_link, and in
+ * an ASan build with BFO_RAIL_GAPS defined (a test's option) a poisoned gap
+ * after them, so that a read of rail[k] past nrails is reported rather
+ * than landing in the next peer's (the gap is the unit's: bfo_engine_mem_size
+ * and bfo_engine_init agree within one).  Not by default: the poison
+ * outlives the engine, and a caller that reuses its block (memset before
+ * another init) would be reported. */
+#if !defined(BFO_RAIL_GAPS)
+#elif defined(__SANITIZE_ADDRESS__)
+#define BFO__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BFO__ASAN 1
+#endif
+#endif
+#ifdef BFO__ASAN
+#define BFO__RAIL_REDZONE 16
+void __asan_poison_memory_region(void const volatile *addr, size_t size);
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#define BFO__POISON(p, n) __asan_poison_memory_region((p), (n))
+#define BFO__UNPOISON(p, n) __asan_unpoison_memory_region((p), (n))
+#else
+#define BFO__RAIL_REDZONE 0
+#define BFO__POISON(p, n) ((void)(p), (void)(n))
+#define BFO__UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+static inline size_t bfo__rails_stride(const bfo_config *c)
+{
+    return bfo__align(sizeof(bfo_rail_link) * (size_t)c->nrails) + BFO__RAIL_REDZONE;
 }
 
 /* Relay: the frames passed on, and the reports of who reaches whom. */
