@@ -76,6 +76,8 @@
 
   # A hello above the last one taken, from either side.
   hello = LOWER_HELLO_RCVD | HIGHER_HELLO_RCVD;
+  # The same, from an authenticating transport: a claim, to be proven.
+  claim = LOWER_CLAIM_RCVD | HIGHER_CLAIM_RCVD;
 
   Conn = (
     # A link to this rank itself stays here and takes nothing.
@@ -89,6 +91,9 @@
         CONNECT_ASKED @dial -> DIALING
       | hello @take @send_reply -> REPLY_SENT
       | STALE_HELLO_RCVD @refuse -> DOWN
+      | claim @challenge -> DOWN
+      | PROOF_RCVD @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> DOWN
     ),
 
     # This side's dial is on its way (the engine waits for it).  The peer
@@ -102,6 +107,10 @@
       | HIGHER_HELLO_RCVD @refuse_tie -> DIALING
       | LOWER_HELLO_RCVD @close @take @send_reply -> REPLY_SENT_ASKED
       | STALE_HELLO_RCVD @refuse -> DIALING
+      | HIGHER_CLAIM_RCVD @refuse_tie -> DIALING
+      | LOWER_CLAIM_RCVD @challenge -> DIALING
+      | PROOF_RCVD @close @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> DIALING
     ),
 
     # Connected, the hello sent; waiting for the peer's reply.
@@ -114,6 +123,10 @@
       | LOWER_HELLO_RCVD @close @take @send_reply -> REPLY_SENT_ASKED
       | TIE_LOST_RCVD @close @wait -> AWAITING_HELLO
       | STALE_HELLO_RCVD @refuse -> HELLO_SENT
+      | HIGHER_CLAIM_RCVD @refuse_tie -> HELLO_SENT
+      | LOWER_CLAIM_RCVD @challenge -> HELLO_SENT
+      | PROOF_RCVD @close @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> HELLO_SENT
     ),
 
     # The higher rank lost a tie: the engine waits; the lower rank's dial is
@@ -123,6 +136,9 @@
       | STALE_HELLO_RCVD @refuse -> AWAITING_HELLO
       | TIMED_OUT @report_failed -> DOWN
       | CONNECT_ASKED -> AWAITING_HELLO
+      | LOWER_CLAIM_RCVD @challenge -> AWAITING_HELLO
+      | PROOF_RCVD @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> AWAITING_HELLO
     ),
 
     # A hello taken and answered; waiting for the dialer to be ready, the
@@ -132,6 +148,9 @@
       | CONNECT_ASKED -> REPLY_SENT_ASKED
       | hello @close @take @send_reply -> REPLY_SENT
       | STALE_HELLO_RCVD @refuse -> REPLY_SENT
+      | claim @challenge -> REPLY_SENT
+      | PROOF_RCVD @close @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> REPLY_SENT
       | BROKEN @close -> DOWN
       | TIMED_OUT @close -> DOWN
     ),
@@ -142,6 +161,9 @@
       | CONNECT_ASKED -> REPLY_SENT_ASKED
       | hello @close @take @send_reply -> REPLY_SENT_ASKED
       | STALE_HELLO_RCVD @refuse -> REPLY_SENT_ASKED
+      | claim @challenge -> REPLY_SENT_ASKED
+      | PROOF_RCVD @close @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> REPLY_SENT_ASKED
       | BROKEN @report_failed @close -> DOWN
       | TIMED_OUT @report_failed @close -> DOWN
     ),
@@ -153,6 +175,9 @@
       | CONNECT_ASKED @close @dial -> DIALING
       | hello @report_error @close @take @send_reply -> REPLY_SENT
       | STALE_HELLO_RCVD @refuse -> UP
+      | claim @challenge -> UP
+      | PROOF_RCVD @report_error @close @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> UP
     )
   );
 }%%
