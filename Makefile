@@ -119,7 +119,7 @@ endif
 ENGINE_TEST_PARTS := pools rate detect post match request send recv machines frame relay revoke api
 ENGINE_TESTS := $(ENGINE_TEST_PARTS:%=test_engine_%)
 TESTS    := test_transitions test_link test_scenarios test_wire $(ENGINE_TESTS) test_fastpath test_noalloc test_verbs_map test_reg_cache \
-            test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_tcp_conn test_tcp_res test_shm_res test_boot test_auth test_group \
+            test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_tcp_conn test_tcp_trust test_tcp_res test_shm_res test_boot test_auth test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
@@ -236,15 +236,19 @@ EXTRA_test_limits := $(NET_OBJS)
 LIBS_test_limits  := -lcmocka $(NET_LIBS)
 # the TCP transport's port ranges: ranks of one host on loopback rails, in
 # one process
-EXTRA_test_tcp_ports := $(TCP_SRC) backends/bfo_setting.c
-LIBS_test_tcp_ports  := -lcmocka -pthread
+EXTRA_test_tcp_ports := $(TCP_SRC) $(AUTH_SRC) backends/bfo_setting.c
+LIBS_test_tcp_ports  := -lcmocka $(SODIUM_LIBS) -pthread
 # what the TCP transport holds follows the connections and their work
-EXTRA_test_tcp_res := $(TCP_SRC) backends/bfo_setting.c
-LIBS_test_tcp_res  := -lcmocka -pthread
+EXTRA_test_tcp_res := $(TCP_SRC) $(AUTH_SRC) backends/bfo_setting.c
+LIBS_test_tcp_res  := -lcmocka $(SODIUM_LIBS) -pthread
 # the TCP transport's connections (spec/conn.rl over real sockets): either
 # side dials, both at once, a computing peer, a dead host; loopback, one process
-EXTRA_test_tcp_conn := $(TCP_SRC) backends/bfo_setting.c
-LIBS_test_tcp_conn  := -lcmocka -pthread
+EXTRA_test_tcp_conn := $(TCP_SRC) $(AUTH_SRC) backends/bfo_setting.c
+LIBS_test_tcp_conn  := -lcmocka $(SODIUM_LIBS) -pthread
+# who may take a TCP rail: forged, replayed and impostor hellos (raw
+# sockets) against authenticated ranks; loopback, one process
+EXTRA_test_tcp_trust := $(TCP_SRC) $(AUTH_SRC) backends/bfo_setting.c
+LIBS_test_tcp_trust  := -lcmocka $(SODIUM_LIBS) -pthread
 EXTRA_test_boot := $(NET_OBJS)
 LIBS_test_boot  := -lcmocka $(NET_LIBS)
 # keys, MACs, replay windows, the handshake (bfo_auth.h)
@@ -264,7 +268,8 @@ EXTRA_test_shm_res := $(SHM_SRC) backends/bfo_setting.c
 # the libFuzzer targets' corpora replayed without libFuzzer
 $(foreach t,$(FUZZ_TARGETS),$(eval MAIN_fuzz_replay_$(t) := tests/fuzz/fuzz_$(t).c) \
   $(eval EXTRA_fuzz_replay_$(t) := tests/fuzz/replay.c) $(eval DEFS_fuzz_replay_$(t) := -DFUZZ_TARGET='"$(t)"'))
-EXTRA_fuzz_replay_tcp_frames += $(TCP_SRC)
+EXTRA_fuzz_replay_tcp_frames += $(TCP_SRC) $(AUTH_SRC)
+LIBS_fuzz_replay_tcp_frames := -lcmocka $(SODIUM_LIBS)
 # the fuzzers' seeds (make fuzz-corpus)
 MAIN_gen_corpus := tests/fuzz/gen_corpus.c
 LIBS_gen_corpus :=
@@ -274,8 +279,8 @@ MAIN_tcp_badpeer  := tests/tcp/badpeer.c
 EXTRA_tcp_badpeer := $(NET_OBJS)
 LIBS_tcp_badpeer  := $(NET_LIBS)
 MAIN_tcp_race     := tests/tcp/reconnect_race.c
-EXTRA_tcp_race    := $(TCP_SRC)
-LIBS_tcp_race     := -pthread
+EXTRA_tcp_race    := $(TCP_SRC) $(AUTH_SRC)
+LIBS_tcp_race     := $(SODIUM_LIBS) -pthread
 # the layout checks: objects compiled with other layout options (below)
 EXTRA_test_abi     = $(ABI_CALLERS:%=$(BUILD)/abi/caller_%.o)
 EXTRA_test_net_abi = $(BUILD)/abi/net_same.o $(BUILD)/abi/net_other.o $(BUILD)/libbfo_net.a
@@ -452,11 +457,11 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := build/fuzz$(LAYOUT_SUFFIX)
 FUZZ_FLAGS   := -std=c11 $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-                $(INC) -Itests/fuzz -Ibackends -Ibackends/tcp
+                $(INC) -Itests/fuzz -Ibackends -Ibackends/tcp -Ibackends/auth
 FUZZ_HDR     := tests/fuzz/fuzz.h tests/fuzz/fuzz_tcp_script.h $(HEADERS)
 FUZZ_SRC_wire       := tests/fuzz/fuzz_wire.c
 FUZZ_SRC_engine     := tests/fuzz/fuzz_engine.c
-FUZZ_SRC_tcp_frames := tests/fuzz/fuzz_tcp_frames.c $(TCP_SRC)
+FUZZ_SRC_tcp_frames := tests/fuzz/fuzz_tcp_frames.c $(TCP_SRC) $(AUTH_SRC) $(SODIUM_LIBS)
 
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 

@@ -205,6 +205,8 @@ static inline int bfo_link_feed(bfo_link_binding *b, bfo_link *l, int event, voi
                 l->deadline = now + b->timeout_ns;
             } else if (a == BFO_CONN_ACT_SEND_HELLO && b->host_answers) {
                 l->deadline = UINT64_MAX;
+            } else if (a == BFO_CONN_ACT_CHALLENGE && st.from == BFO_CONN_ST_DOWN) {
+                l->deadline = now + b->timeout_ns; /* the wait for its proof (REPLY_SENT) */
             }
             r = b->act(b, l, a, &st, arg);
             if (r > 0)
@@ -281,16 +283,20 @@ static inline int bfo_link_hello(bfo_link_binding *b, bfo_link *l, uint64_t atte
 
 /* AUTHENTICATING TRANSPORTS (TCP with a bfo_auth).  A hello is only a
  * claim until its dialer proves it holds the pair key: the transport feeds
- * it with bfo_link_claim, which never changes the state (the machine
+ * it with bfo_link_claim, which never changes a connection (the machine
  * answers it with the handshake's reply on its own connection, challenge,
  * which the transport holds aside, or with "I am dialing you" where this
- * side's dial wins the tie), and the dialer's proof (its CONFIRM, verified
- * over this side's fresh nonce) with bfo_link_proof, which does what a
- * trusted hello does in bfo_link_hello: take the connection, closing this
- * side's dial or replacing the live one.  So a forged or replayed hello
- * changes nothing here, not even the last attempt taken (raised by take,
- * which only a proof reaches): a forged attempt 2^64-1 cannot make the
- * real peer's hellos stale. */
+ * side's dial wins the tie; from DOWN it waits for the proof in
+ * REPLY_SENT, the connect deadline armed, so that a connect() meanwhile
+ * waits for that connection rather than dial across it), and the
+ * dialer's proof (its CONFIRM, verified over this side's fresh nonce) with
+ * bfo_link_proof, which does what a trusted hello does in bfo_link_hello:
+ * take the connection, closing this side's dial or replacing the live
+ * one.  So a forged or replayed hello takes nothing, not even the last
+ * attempt taken (raised by take, which only a proof reaches): a forged
+ * attempt 2^64-1 cannot make the real peer's hellos stale.  (Its cost: a
+ * connect() in that wait waits up to the connect timeout for a proof that
+ * never comes, then fails, and the engine dials after its back-off.) */
 
 /* A well-formed hello not proven yet, naming the peer: STALE_HELLO_RCVD
  * when its attempt number is not above the last one taken (refused: safe

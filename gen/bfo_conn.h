@@ -12,7 +12,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xa504da59
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x03aa75a1
 #error "gen/bfo_conn.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -222,9 +222,6 @@ cs = 0;
 tr4:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st2;
-tr5:
-	{ BFO_CONN__EMIT(CHALLENGE); }
-	goto st2;
 tr9:
 	{ BFO_CONN__EMIT(REPORT_FAILED); }
 	{ BFO_CONN__EMIT(CLOSE); }
@@ -236,7 +233,7 @@ tr24:
 tr30:
 	{ BFO_CONN__EMIT(CLOSE); }
 	goto st2;
-tr37:
+tr36:
 	{ BFO_CONN__EMIT(REPORT_FAILED); }
 	goto st2;
 st2:
@@ -373,7 +370,7 @@ tr3:
 tr29:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st6;
-tr31:
+tr5:
 	{ BFO_CONN__EMIT(CHALLENGE); }
 	goto st6;
 tr28:
@@ -404,18 +401,18 @@ case 6:
 			goto tr28;
 	} else if ( (*p) > 12u ) {
 		if ( 13u <= (*p) && (*p) <= 14u )
-			goto tr31;
+			goto tr5;
 	} else
 		goto tr30;
 	goto st0;
-tr35:
+tr34:
 	{ BFO_CONN__EMIT(TAKE); }
 	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st7;
-tr32:
+tr31:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st7;
-tr33:
+tr32:
 	{ BFO_CONN__EMIT(CHALLENGE); }
 	goto st7;
 tr10:
@@ -430,24 +427,24 @@ st7:
 case 7:
 	switch( (*p) ) {
 		case 2u: goto st7;
-		case 8u: goto tr32;
+		case 8u: goto tr31;
 		case 10u: goto tr16;
 		case 15u: goto tr14;
-		case 16u: goto tr32;
+		case 16u: goto tr31;
 	}
 	if ( (*p) < 11u ) {
 		if ( 6u <= (*p) && (*p) <= 7u )
 			goto tr10;
 	} else if ( (*p) > 12u ) {
 		if ( 13u <= (*p) && (*p) <= 14u )
-			goto tr33;
+			goto tr32;
 	} else
 		goto tr9;
 	goto st0;
-tr36:
+tr35:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st8;
-tr38:
+tr37:
 	{ BFO_CONN__EMIT(CHALLENGE); }
 	goto st8;
 tr19:
@@ -461,12 +458,12 @@ st8:
 case 8:
 	switch( (*p) ) {
 		case 2u: goto st8;
-		case 6u: goto tr35;
-		case 8u: goto tr36;
-		case 12u: goto tr37;
-		case 13u: goto tr38;
+		case 6u: goto tr34;
+		case 8u: goto tr35;
+		case 12u: goto tr36;
+		case 13u: goto tr37;
 		case 15u: goto tr6;
-		case 16u: goto tr36;
+		case 16u: goto tr35;
 	}
 	goto st0;
 	}

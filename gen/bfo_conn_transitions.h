@@ -9,7 +9,7 @@
 
 #include "bfo_conn.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xa504da59
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x03aa75a1
 #error "gen/bfo_conn_transitions.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -22,8 +22,8 @@
     X(DOWN, LOWER_HELLO_RCVD, REPLY_SENT, 2, take, send_reply, NONE, NONE) \
     X(DOWN, HIGHER_HELLO_RCVD, REPLY_SENT, 2, take, send_reply, NONE, NONE) \
     X(DOWN, STALE_HELLO_RCVD, DOWN, 1, refuse, NONE, NONE, NONE) \
-    X(DOWN, LOWER_CLAIM_RCVD, DOWN, 1, challenge, NONE, NONE, NONE) \
-    X(DOWN, HIGHER_CLAIM_RCVD, DOWN, 1, challenge, NONE, NONE, NONE) \
+    X(DOWN, LOWER_CLAIM_RCVD, REPLY_SENT, 1, challenge, NONE, NONE, NONE) \
+    X(DOWN, HIGHER_CLAIM_RCVD, REPLY_SENT, 1, challenge, NONE, NONE, NONE) \
     X(DOWN, PROOF_RCVD, UP, 2, take, report_up, NONE, NONE) \
     X(DOWN, PROOF_BAD_RCVD, DOWN, 1, refuse, NONE, NONE, NONE) \
     X(DIALING, CONNECT_ASKED, DIALING, 0, NONE, NONE, NONE, NONE) \

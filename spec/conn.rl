@@ -41,9 +41,31 @@
 # is not (STALE_HELLO_RCVD) is a dial the peer gave up, read late behind a
 # newer one, and is refused in every state, so it never replaces a newer
 # connection.  The dialer takes a reply only for its current attempt (C
-# checks; another is a malformed reply: BROKEN).  A newer hello replaces a
-# live connection, whichever side dialed it: the peer gave it up (it broke
-# on its side first), as it always did for the side that accepted.
+# checks; another is a malformed reply: BROKEN).  A newer trusted hello
+# replaces a live connection, whichever side dialed it: the peer gave it
+# up (it broke on its side first), as it always did for the side that
+# accepted; an authenticating transport's, only once proven (below).
+#
+# Authenticated.  A transport that authenticates (TCP given a bfo_auth:
+# docs/protocol.md, "Authentication") feeds a hello as a claim
+# (LOWER_CLAIM_RCVD, HIGHER_CLAIM_RCVD; STALE_HELLO_RCVD as above), which
+# changes no connection: it is answered with the handshake's reply on
+# its own connection, held aside by the transport (challenge), or, where
+# this side's dial wins the tie, with "I am dialing you" (refuse_tie).
+# From DOWN the wait for its proof is REPLY_SENT, as for a trusted hello,
+# so that this side, asked meanwhile, waits for that connection rather
+# than dial across it (two dials, each proven at the other end, would
+# each replace the other's and close its own).  The
+# dialer's proof (its CONFIRM, verified over this side's fresh nonce) is
+# what takes: PROOF_RCVD closes this side's dial, ends the wait of a lost
+# tie, or replaces the live connection; PROOF_BAD_RCVD (a CONFIRM that
+# does not verify, or none) closes the challenged connection alone.  So a
+# live connection is never replaced by a hello without a valid proof, and
+# the last attempt taken (raised by take) moves only at a proof: a forged
+# attempt 2^64-1 cannot make the real peer's hellos stale.  The dialer's
+# side is as above (REPLY_RCVD: the reply's MAC checked by C).  The trusted
+# hellos (LOWER_HELLO_RCVD, ...) stay for transports that do not
+# authenticate yet.
 #
 # The host answers.  The connect timeout fails a dial that does not connect
 # (DIALING), a wait for the winner's hello (AWAITING_HELLO) and an accepted
@@ -91,7 +113,7 @@
         CONNECT_ASKED @dial -> DIALING
       | hello @take @send_reply -> REPLY_SENT
       | STALE_HELLO_RCVD @refuse -> DOWN
-      | claim @challenge -> DOWN
+      | claim @challenge -> REPLY_SENT
       | PROOF_RCVD @take @report_up -> UP
       | PROOF_BAD_RCVD @refuse -> DOWN
     ),
@@ -143,6 +165,10 @@
 
     # A hello taken and answered; waiting for the dialer to be ready, the
     # engine not waiting (yet).  A newer hello replaces the connection.
+    # Or a claim answered (challenge, from DOWN), the connection held by
+    # the transport: waiting for its proof; asked meanwhile, this side does
+    # not dial across it (REPLY_SENT_ASKED), and a bad proof leaves the
+    # wait to the connect deadline (other claims may be answered).
     REPLY_SENT: (
         PEER_READY @report_up -> UP
       | CONNECT_ASKED -> REPLY_SENT_ASKED

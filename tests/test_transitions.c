@@ -589,14 +589,16 @@ static const row conn_rows[] = {
     C(UP, STALE_HELLO_RCVD, UP, "refuse"),
 
     /* Authenticating transports (issue 37: TCP with a bfo_auth).  A claim
-     * (a hello not proven yet) never changes the state: it is answered
+     * (a hello not proven yet) never changes a connection: it is answered
      * with the handshake's reply on its own connection, which the
      * transport holds (challenge), or told "I am dialing you" where this
      * side's dial wins the tie.  Only a proof takes a connection, closing
      * this side's dial or replacing a live one; a bad proof closes the
-     * challenged connection alone, in every state.  NEW takes none. */
-    C(DOWN, LOWER_CLAIM_RCVD, DOWN, "challenge"),
-    C(DOWN, HIGHER_CLAIM_RCVD, DOWN, "challenge"),
+     * challenged connection alone, in every state.  From DOWN a claim
+     * waits for its proof in REPLY_SENT (this side, asked, dials not across
+     * it).  NEW takes none. */
+    C(DOWN, LOWER_CLAIM_RCVD, REPLY_SENT, "challenge"),          /* its proof is awaited: asked, no dial */
+    C(DOWN, HIGHER_CLAIM_RCVD, REPLY_SENT, "challenge"),
     C(DOWN, PROOF_RCVD, UP, "take report_up"),
     C(DOWN, PROOF_BAD_RCVD, DOWN, "refuse"),
     C(DIALING, HIGHER_CLAIM_RCVD, DIALING, "refuse_tie"),        /* ours wins: unproven, harmless */
