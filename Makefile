@@ -202,7 +202,7 @@ VERBS_HDR := backends/bfo_setting.h backends/verbs/bfo_verbs.h backends/verbs/bf
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h backends/net/bfo_railsel.h backends/net/bfo_limits.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
-.PHONY: all bench bench-engine bench-tcp bench-netns bench-relay dance demo check check-netns check-headers check-layers check-spdx check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
+.PHONY: all bench bench-engine bench-tcp bench-tcp-auth bench-netns bench-relay dance demo check check-netns check-headers check-layers check-spdx check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
 .PHONY: fuzz check-fuzz fuzz-corpus check-tsan
 
@@ -576,6 +576,14 @@ bench-relay: $(BUILD)/bfo
 # rails against one, ratios of interleaved rounds in one run (bench/tcp.sh).
 bench-tcp: $(BUILD)/bfo
 	bash bench/tcp.sh ./$(BUILD)/bfo
+# What authenticated TCP hellos cost: connection set-up (dial to CONNECTED
+# at both ends) and 8-byte ping-pong, without and with a bfo_auth,
+# interleaved in one run (bench/tcp_auth.c; loopback, one process).
+bench-tcp-auth: $(BUILD)/tcp_auth
+	./$(BUILD)/tcp_auth
+$(BUILD)/tcp_auth: bench/tcp_auth.c $(TCP_SRC) $(AUTH_SRC) backends/bfo_setting.c $(HEADERS) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(INC) $(BACK_INC) bench/tcp_auth.c $(TCP_SRC) $(AUTH_SRC) backends/bfo_setting.c \
+	  -o $@ $(SODIUM_LIBS) -pthread
 bench: bench-engine bench-tcp bench-netns bench-relay
 
 $(BUILD)/bench_engine: bench/bench_engine.c $(HEADERS) $(wildcard sim/*.h) | $(BUILD)

@@ -205,8 +205,8 @@ static inline int bfo_link_feed(bfo_link_binding *b, bfo_link *l, int event, voi
                 l->deadline = now + b->timeout_ns;
             } else if (a == BFO_CONN_ACT_SEND_HELLO && b->host_answers) {
                 l->deadline = UINT64_MAX;
-            } else if (a == BFO_CONN_ACT_CHALLENGE && st.from == BFO_CONN_ST_DOWN) {
-                l->deadline = now + b->timeout_ns; /* the wait for its proof (REPLY_SENT) */
+            } else if (a == BFO_CONN_ACT_SEND_REPLY && st.from == BFO_CONN_ST_DOWN) {
+                l->deadline = now + b->timeout_ns; /* a claim's: the wait for its proof (REPLY_SENT); take's: the same */
             }
             r = b->act(b, l, a, &st, arg);
             if (r > 0)
@@ -284,7 +284,8 @@ static inline int bfo_link_hello(bfo_link_binding *b, bfo_link *l, uint64_t atte
 /* AUTHENTICATING TRANSPORTS (TCP with a bfo_auth).  A hello is only a
  * claim until its dialer proves it holds the pair key: the transport feeds
  * it with bfo_link_claim, which never changes a connection (the machine
- * answers it with the handshake's reply on its own connection, challenge,
+ * answers it with the handshake's reply on its own connection, send_reply
+ * with no take before it (a challenge),
  * which the transport holds aside, or with "I am dialing you" where this
  * side's dial wins the tie; from DOWN it waits for the proof in
  * REPLY_SENT, the connect deadline armed, so that a connect() meanwhile
@@ -301,7 +302,7 @@ static inline int bfo_link_hello(bfo_link_binding *b, bfo_link *l, uint64_t atte
 /* A well-formed hello not proven yet, naming the peer: STALE_HELLO_RCVD
  * when its attempt number is not above the last one taken (refused: safe
  * even when forged), else LOWER_CLAIM_RCVD or HIGHER_CLAIM_RCVD by the
- * rank it names.  `in`: the incoming connection (challenge, refuse_tie,
+ * rank it names.  `in`: the incoming connection (send_reply, refuse_tie,
  * refuse get it). */
 static inline int bfo_link_claim(bfo_link_binding *b, bfo_link *l, uint64_t attempt, void *in, uint64_t now)
 {

@@ -12,7 +12,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x03aa75a1
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xff6cd833
 #error "gen/bfo_conn.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -116,9 +116,8 @@ enum bfo_conn_action {
     BFO_CONN_ACT_REPORT_FAILED = 9,
     BFO_CONN_ACT_REPORT_ERROR = 10,
     BFO_CONN_ACT_CLOSE = 11,
-    BFO_CONN_ACT_CHALLENGE = 12,
 };
-#define BFO_CONN_NUM_ACTIONS 13 /* actions are 1 .. BFO_CONN_NUM_ACTIONS-1 */
+#define BFO_CONN_NUM_ACTIONS 12 /* actions are 1 .. BFO_CONN_NUM_ACTIONS-1 */
 #define BFO_CONN_MAX_ACTIONS 4 /* most actions one transition emits */
 BFO_STATIC_ASSERT(BFO_CONN_MAX_ACTIONS <= BFO_MAX_ACTIONS,
                   "raise BFO_MAX_ACTIONS: a conn transition emits more");
@@ -147,7 +146,6 @@ static const char *const bfo_conn__action_names[] = {
     "report_failed",
     "report_error",
     "close",
-    "challenge",
 };
 static const unsigned char bfo_conn__final[] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -230,10 +228,10 @@ tr24:
 	{ BFO_CONN__EMIT(REPORT_ERROR); }
 	{ BFO_CONN__EMIT(CLOSE); }
 	goto st2;
-tr30:
+tr31:
 	{ BFO_CONN__EMIT(CLOSE); }
 	goto st2;
-tr36:
+tr37:
 	{ BFO_CONN__EMIT(REPORT_FAILED); }
 	goto st2;
 st2:
@@ -260,7 +258,7 @@ tr12:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st3;
 tr13:
-	{ BFO_CONN__EMIT(CHALLENGE); }
+	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st3;
 tr11:
 	{ BFO_CONN__EMIT(REFUSE_TIE); }
@@ -293,7 +291,7 @@ tr18:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st4;
 tr20:
-	{ BFO_CONN__EMIT(CHALLENGE); }
+	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st4;
 tr8:
 	{ BFO_CONN__EMIT(SEND_HELLO); }
@@ -325,11 +323,14 @@ tr23:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st5;
 tr25:
-	{ BFO_CONN__EMIT(CHALLENGE); }
+	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st5;
 tr6:
 	{ BFO_CONN__EMIT(TAKE); }
 	{ BFO_CONN__EMIT(REPORT_UP); }
+	goto st5;
+tr26:
+	{ BFO_CONN__EMIT(REFUSE_TIE); }
 	goto st5;
 tr14:
 	{ BFO_CONN__EMIT(CLOSE); }
@@ -339,7 +340,7 @@ tr14:
 tr16:
 	{ BFO_CONN__EMIT(REPORT_UP); }
 	goto st5;
-tr26:
+tr27:
 	{ BFO_CONN__EMIT(REPORT_ERROR); }
 	{ BFO_CONN__EMIT(CLOSE); }
 	{ BFO_CONN__EMIT(TAKE); }
@@ -354,26 +355,25 @@ case 5:
 		case 2u: goto tr21;
 		case 8u: goto tr23;
 		case 11u: goto tr24;
-		case 15u: goto tr26;
+		case 13u: goto tr25;
+		case 14u: goto tr26;
+		case 15u: goto tr27;
 		case 16u: goto tr23;
 	}
-	if ( (*p) > 7u ) {
-		if ( 13u <= (*p) && (*p) <= 14u )
-			goto tr25;
-	} else if ( (*p) >= 6u )
+	if ( 6u <= (*p) && (*p) <= 7u )
 		goto tr22;
 	goto st0;
 tr3:
 	{ BFO_CONN__EMIT(TAKE); }
 	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st6;
-tr29:
+tr30:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st6;
 tr5:
-	{ BFO_CONN__EMIT(CHALLENGE); }
+	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st6;
-tr28:
+tr29:
 	{ BFO_CONN__EMIT(CLOSE); }
 	{ BFO_CONN__EMIT(TAKE); }
 	{ BFO_CONN__EMIT(SEND_REPLY); }
@@ -391,29 +391,29 @@ st6:
 case 6:
 	switch( (*p) ) {
 		case 2u: goto st7;
-		case 8u: goto tr29;
+		case 8u: goto tr30;
 		case 10u: goto tr16;
 		case 15u: goto tr14;
-		case 16u: goto tr29;
+		case 16u: goto tr30;
 	}
 	if ( (*p) < 11u ) {
 		if ( 6u <= (*p) && (*p) <= 7u )
-			goto tr28;
+			goto tr29;
 	} else if ( (*p) > 12u ) {
 		if ( 13u <= (*p) && (*p) <= 14u )
 			goto tr5;
 	} else
-		goto tr30;
+		goto tr31;
 	goto st0;
-tr34:
+tr35:
 	{ BFO_CONN__EMIT(TAKE); }
 	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st7;
-tr31:
+tr32:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st7;
-tr32:
-	{ BFO_CONN__EMIT(CHALLENGE); }
+tr33:
+	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st7;
 tr10:
 	{ BFO_CONN__EMIT(CLOSE); }
@@ -427,25 +427,25 @@ st7:
 case 7:
 	switch( (*p) ) {
 		case 2u: goto st7;
-		case 8u: goto tr31;
+		case 8u: goto tr32;
 		case 10u: goto tr16;
 		case 15u: goto tr14;
-		case 16u: goto tr31;
+		case 16u: goto tr32;
 	}
 	if ( (*p) < 11u ) {
 		if ( 6u <= (*p) && (*p) <= 7u )
 			goto tr10;
 	} else if ( (*p) > 12u ) {
 		if ( 13u <= (*p) && (*p) <= 14u )
-			goto tr32;
+			goto tr33;
 	} else
 		goto tr9;
 	goto st0;
-tr35:
+tr36:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st8;
-tr37:
-	{ BFO_CONN__EMIT(CHALLENGE); }
+tr38:
+	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st8;
 tr19:
 	{ BFO_CONN__EMIT(CLOSE); }
@@ -458,12 +458,12 @@ st8:
 case 8:
 	switch( (*p) ) {
 		case 2u: goto st8;
-		case 6u: goto tr34;
-		case 8u: goto tr35;
-		case 12u: goto tr36;
-		case 13u: goto tr37;
+		case 6u: goto tr35;
+		case 8u: goto tr36;
+		case 12u: goto tr37;
+		case 13u: goto tr38;
 		case 15u: goto tr6;
-		case 16u: goto tr35;
+		case 16u: goto tr36;
 	}
 	goto st0;
 	}

@@ -50,7 +50,8 @@
 # docs/protocol.md, "Authentication") feeds a hello as a claim
 # (LOWER_CLAIM_RCVD, HIGHER_CLAIM_RCVD; STALE_HELLO_RCVD as above), which
 # changes no connection: it is answered with the handshake's reply on
-# its own connection, held aside by the transport (challenge), or, where
+# its own connection, held aside by the transport (send_reply without
+# take: a challenge), or, where
 # this side's dial wins the tie, with "I am dialing you" (refuse_tie).
 # From DOWN the wait for its proof is REPLY_SENT, as for a trusted hello,
 # so that this side, asked meanwhile, waits for that connection rather
@@ -63,7 +64,12 @@
 # live connection is never replaced by a hello without a valid proof, and
 # the last attempt taken (raised by take) moves only at a proof: a forged
 # attempt 2^64-1 cannot make the real peer's hellos stale.  The dialer's
-# side is as above (REPLY_RCVD: the reply's MAC checked by C).  The trusted
+# side is as above (REPLY_RCVD: the reply's MAC checked by C).  The lower
+# rank's connection holds: up, it tells a higher rank's claim "I am dialing
+# you" as while dialing (both dialed at once, and this side's dial was up
+# first: the loser waits for its proof, AWAITING_HELLO), so the two ends
+# never each take the other's dial; a higher rank that really lost the
+# connection finds it broken, as this side does, and they dial again.  The trusted
 # hellos (LOWER_HELLO_RCVD, ...) stay for transports that do not
 # authenticate yet.
 #
@@ -113,7 +119,7 @@
         CONNECT_ASKED @dial -> DIALING
       | hello @take @send_reply -> REPLY_SENT
       | STALE_HELLO_RCVD @refuse -> DOWN
-      | claim @challenge -> REPLY_SENT
+      | claim @send_reply -> REPLY_SENT
       | PROOF_RCVD @take @report_up -> UP
       | PROOF_BAD_RCVD @refuse -> DOWN
     ),
@@ -130,7 +136,7 @@
       | LOWER_HELLO_RCVD @close @take @send_reply -> REPLY_SENT_ASKED
       | STALE_HELLO_RCVD @refuse -> DIALING
       | HIGHER_CLAIM_RCVD @refuse_tie -> DIALING
-      | LOWER_CLAIM_RCVD @challenge -> DIALING
+      | LOWER_CLAIM_RCVD @send_reply -> DIALING
       | PROOF_RCVD @close @take @report_up -> UP
       | PROOF_BAD_RCVD @refuse -> DIALING
     ),
@@ -146,7 +152,7 @@
       | TIE_LOST_RCVD @close @wait -> AWAITING_HELLO
       | STALE_HELLO_RCVD @refuse -> HELLO_SENT
       | HIGHER_CLAIM_RCVD @refuse_tie -> HELLO_SENT
-      | LOWER_CLAIM_RCVD @challenge -> HELLO_SENT
+      | LOWER_CLAIM_RCVD @send_reply -> HELLO_SENT
       | PROOF_RCVD @close @take @report_up -> UP
       | PROOF_BAD_RCVD @refuse -> HELLO_SENT
     ),
@@ -158,14 +164,14 @@
       | STALE_HELLO_RCVD @refuse -> AWAITING_HELLO
       | TIMED_OUT @report_failed -> DOWN
       | CONNECT_ASKED -> AWAITING_HELLO
-      | LOWER_CLAIM_RCVD @challenge -> AWAITING_HELLO
+      | LOWER_CLAIM_RCVD @send_reply -> AWAITING_HELLO
       | PROOF_RCVD @take @report_up -> UP
       | PROOF_BAD_RCVD @refuse -> AWAITING_HELLO
     ),
 
     # A hello taken and answered; waiting for the dialer to be ready, the
     # engine not waiting (yet).  A newer hello replaces the connection.
-    # Or a claim answered (challenge, from DOWN), the connection held by
+    # Or a claim answered (send_reply, from DOWN), the connection held by
     # the transport: waiting for its proof; asked meanwhile, this side does
     # not dial across it (REPLY_SENT_ASKED), and a bad proof leaves the
     # wait to the connect deadline (other claims may be answered).
@@ -174,7 +180,7 @@
       | CONNECT_ASKED -> REPLY_SENT_ASKED
       | hello @close @take @send_reply -> REPLY_SENT
       | STALE_HELLO_RCVD @refuse -> REPLY_SENT
-      | claim @challenge -> REPLY_SENT
+      | claim @send_reply -> REPLY_SENT
       | PROOF_RCVD @close @take @report_up -> UP
       | PROOF_BAD_RCVD @refuse -> REPLY_SENT
       | BROKEN @close -> DOWN
@@ -187,7 +193,7 @@
       | CONNECT_ASKED -> REPLY_SENT_ASKED
       | hello @close @take @send_reply -> REPLY_SENT_ASKED
       | STALE_HELLO_RCVD @refuse -> REPLY_SENT_ASKED
-      | claim @challenge -> REPLY_SENT_ASKED
+      | claim @send_reply -> REPLY_SENT_ASKED
       | PROOF_RCVD @close @take @report_up -> UP
       | PROOF_BAD_RCVD @refuse -> REPLY_SENT_ASKED
       | BROKEN @report_failed @close -> DOWN
@@ -201,7 +207,8 @@
       | CONNECT_ASKED @close @dial -> DIALING
       | hello @report_error @close @take @send_reply -> REPLY_SENT
       | STALE_HELLO_RCVD @refuse -> UP
-      | claim @challenge -> UP
+      | LOWER_CLAIM_RCVD @send_reply -> UP
+      | HIGHER_CLAIM_RCVD @refuse_tie -> UP
       | PROOF_RCVD @report_error @close @take @report_up -> UP
       | PROOF_BAD_RCVD @refuse -> UP
     )

@@ -23,7 +23,6 @@
   action report_failed  { BFO_CONN__EMIT(REPORT_FAILED); }
   action report_error   { BFO_CONN__EMIT(REPORT_ERROR); }
   action close          { BFO_CONN__EMIT(CLOSE); }
-  action challenge      { BFO_CONN__EMIT(CHALLENGE); }
 
   include bfo_conn_grammar "conn.rl";
 

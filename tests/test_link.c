@@ -588,7 +588,7 @@ static void test_a_claim_changes_nothing_only_a_proof_takes(void **state)
     setup(&b, &r, &tr);
     bfo_link_init(&b, &l, 1, 0, 0);
     assert_int_equal(bfo_link_claim(&b, &l, 1, NULL, 0), BFO_OK);
-    assert_string_equal(took(&r), "challenge");
+    assert_string_equal(took(&r), "send_reply");
     assert_int_equal(l.fsm.cs, BFO_CONN_ST_REPLY_SENT); /* the wait for its proof */
     assert_int_equal(l.taken, 0);
     assert_int_equal(l.deadline, b.timeout_ns);
@@ -598,7 +598,7 @@ static void test_a_claim_changes_nothing_only_a_proof_takes(void **state)
     assert_int_equal(l.taken, 1);
     /* a forged claim with the highest attempt: answered, nothing else */
     assert_int_equal(bfo_link_claim(&b, &l, UINT64_MAX, NULL, 0), BFO_OK);
-    assert_string_equal(took(&r), "challenge");
+    assert_string_equal(took(&r), "send_reply");
     assert_int_equal(l.taken, 1);
     assert_int_equal(l.attempt, 1);
     assert_true(bfo_link_up(&l));
@@ -613,7 +613,7 @@ static void test_a_claim_changes_nothing_only_a_proof_takes(void **state)
     assert_string_equal(took(&r), "refuse");
     assert_int_equal(bfo_link_claim(&b, &l, 2, NULL, 0), BFO_OK);
     assert_int_equal(bfo_link_claim(&b, &l, 3, NULL, 0), BFO_OK);
-    assert_string_equal(took(&r), "challenge challenge");
+    assert_string_equal(took(&r), "send_reply send_reply");
     assert_int_equal(bfo_link_proof(&b, &l, 1, 3, NULL, 0), BFO_OK);
     assert_string_equal(took(&r), "report_error close take report_up"); /* the peer gave it up, proven */
     assert_int_equal(bfo_link_proof(&b, &l, 1, 2, NULL, 0), BFO_OK);
@@ -636,7 +636,7 @@ static void test_a_proof_answers_a_connect_and_closes_this_sides_dial(void **sta
     setup(&b, &r, &tr);
     bfo_link_init(&b, &l, 1, 0, 0); /* this side: the higher rank */
     assert_int_equal(bfo_link_claim(&b, &l, 1, NULL, 0), BFO_OK);
-    assert_string_equal(took(&r), "challenge");
+    assert_string_equal(took(&r), "send_reply");
     bfo_link_ask(&b, &l);
     bfo_link_asked(&b, &l, 0);
     assert_string_equal(took(&r), ""); /* waits for the proof: no dial */
@@ -660,14 +660,14 @@ static void test_a_proof_answers_a_connect_and_closes_this_sides_dial(void **sta
     bfo_link_asked(&b, &l, 0);
     assert_string_equal(took(&r), "close dial");
     assert_int_equal(bfo_link_claim(&b, &l, 2, NULL, 0), BFO_OK);
-    assert_string_equal(took(&r), "challenge");
+    assert_string_equal(took(&r), "send_reply");
     assert_int_equal(l.fsm.cs, BFO_CONN_ST_DIALING);
     assert_int_equal(bfo_link_proof(&b, &l, 0, 2, NULL, 0), BFO_OK); /* a bad proof: the dial stays */
     assert_string_equal(took(&r), "refuse");
     assert_int_equal(l.fsm.cs, BFO_CONN_ST_DIALING);
     assert_int_equal(bfo_link_claim(&b, &l, 3, NULL, 0), BFO_OK);
     assert_int_equal(bfo_link_proof(&b, &l, 1, 3, NULL, 0), BFO_OK);
-    assert_string_equal(took(&r), "challenge close take report_up");
+    assert_string_equal(took(&r), "send_reply close take report_up");
     assert_true(bfo_link_up(&l));
     assert_false(bfo_link_is_dialer(&l));
     /* the lower rank, dialing, tells a claim of the higher's "dialing you" */
@@ -679,6 +679,14 @@ static void test_a_proof_answers_a_connect_and_closes_this_sides_dial(void **sta
     assert_int_equal(bfo_link_claim(&b, &l, 1, NULL, 0), BFO_OK);
     assert_string_equal(took(&r), "refuse_tie");
     assert_int_equal(l.taken, 0);
+    /* ... and up on its dial (read the reply before the higher's claim):
+     * the same, its connection holds */
+    assert_int_equal(bfo_link_feed(&b, &l, BFO_CONN_EV_DIAL_CONNECTED, NULL, 0), BFO_OK);
+    assert_int_equal(bfo_link_reply(&b, &l, 0, 0), BFO_OK);
+    assert_string_equal(took(&r), "send_hello report_up");
+    assert_int_equal(bfo_link_claim(&b, &l, 2, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "refuse_tie");
+    assert_true(bfo_link_up(&l));
 }
 
 int main(void)

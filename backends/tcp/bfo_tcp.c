@@ -200,7 +200,7 @@ typedef struct tlink {
     elist hole; /* swallowed by the fault hook */
     uint64_t next_seq, last_written;
     uint8_t ctl[2 * FRAME_HELLO];
-    bfo_auth_hs hs;    /* this side's dial's handshake (options.auth) */
+    bfo_auth_hs *hs;   /* this side's dial's handshake (options.auth): from send_hello to the reply */
     size_t ctl_len, ctl_off;
     /* receive: rb (rx is its bytes) exists while the connection reads
      * (RECEIVE BUFFERS below); NULL never connected, closed, or idle */
@@ -216,19 +216,28 @@ typedef struct tlink {
     int pl_streak;     /* the last frame was read in place: read the next one's headers alone first */
 } tlink;
 
-/* An accepted connection until its hello names the link (bfo_tp.h), and,
- * authenticated (options.auth), until its dialer proves the hello:
- * stage 0 reads the hello; 1, challenged (the handshake's reply sent),
- * reads the dialer's CONFIRM. */
-typedef struct pend {
-    bfo_tp_pend a; /* first member */
-    size_t got;
+/* An authenticated hello being read and proven (options.auth): allocated
+ * when its header says so, freed with its connection, so that the slots
+ * (4 per peer and rail) cost what they did.  Stage 0 reads the hello; 1,
+ * challenged (the handshake's reply sent), reads the dialer's CONFIRM. */
+typedef struct proof {
     uint8_t buf[FRAME_HELLO_AUTH];
     int stage, peer;
     uint64_t attempt, challenged_at;
     bfo_auth_hs hs;
     const char *why; /* a proof refused: why (NULL: said nothing, it just went) */
+} proof;
+
+/* An accepted connection until its hello names the link (bfo_tp.h), and,
+ * authenticated, until its dialer proves the hello (pr). */
+typedef struct pend {
+    bfo_tp_pend a; /* first member */
+    size_t got;
+    uint8_t buf[FRAME_HELLO];
+    proof *pr;
 } pend;
+
+static inline int pend_stage(const pend *p) { return p->pr ? p->pr->stage : 0; }
 
 struct bfo_tcp {
     int rank, size, nrails, ep;
@@ -634,6 +643,8 @@ static void link_reset(bfo_tcp *t, tlink *l)
 {
     if (l->stalled)
         t->nstalled--;
+    free(l->hs); /* a dial's handshake ends with its connection */
+    l->hs = NULL;
     l->fd = -1;
     l->c.broken = l->c.malformed = l->poisoned = l->stalled = 0;
     l->peer_stalled = l->uto_off = l->zwin = 0;
@@ -1356,8 +1367,8 @@ static void parse_frames(bfo_tcp *t, tlink *l)
                 return;
             }
             if (t->o.auth && answer == BFO_TCP_A_DIALING &&
-                bfo_auth_verify(t->o.auth, l->peer, TIE_LABEL, l->hs.transcript, BFO_AUTH_HELLO_LEN, AUTH_AREA(h)) !=
-                    BFO_OK) {
+                (!l->hs || bfo_auth_verify(t->o.auth, l->peer, TIE_LABEL, l->hs->transcript, BFO_AUTH_HELLO_LEN,
+                                           AUTH_AREA(h)) != BFO_OK)) {
                 bfo_link_break(&t->lb, &l->c, 1, "hello reply: \"dialing you\" that does not prove rank %d", l->peer);
                 return;
             }
@@ -1366,7 +1377,7 @@ static void parse_frames(bfo_tcp *t, tlink *l)
                  * hello); this side's CONFIRM proves this side, and goes
                  * before any DATA frame (ctl is written first) */
                 uint8_t *cf = l->ctl + l->ctl_len;
-                if (bfo_auth_hs_read_reply(t->o.auth, &l->hs, AUTH_AREA(h), BFO_AUTH_REPLY_LEN) != BFO_OK) {
+                if (!l->hs || bfo_auth_hs_read_reply(t->o.auth, l->hs, AUTH_AREA(h), BFO_AUTH_REPLY_LEN) != BFO_OK) {
                     bfo_link_break(&t->lb, &l->c, 1,
                                    "hello reply: does not prove rank %d (not that rank, or another job's key)", l->peer);
                     return;
@@ -1376,8 +1387,10 @@ static void parse_frames(bfo_tcp *t, tlink *l)
                     return;
                 }
                 put_hello(t, cf, l->rail, l->c.attempt, 0, BFO_TCP_A_CONFIRM);
-                bfo_auth_hs_confirm(t->o.auth, &l->hs, AUTH_AREA(cf));
+                bfo_auth_hs_confirm(t->o.auth, l->hs, AUTH_AREA(cf));
                 l->ctl_len += FRAME_HELLO_AUTH;
+                free(l->hs); /* done with: the connection is the peer's */
+                l->hs = NULL;
                 dialed = 0; /* not under a MAC: never raises what is stale */
             }
             l->rx_off += BFO_TCP_HDR_SIZE + len;
@@ -1726,6 +1739,8 @@ static void pend_close(bfo_tcp *t, pend *p, const char *why)
         tlog(t, 1, "rail %d: incoming connection dropped: %s", p->a.rail, why);
     }
     bfo_tp_pend_close(&t->pends, &p->a);
+    free(p->pr);
+    p->pr = NULL;
 }
 
 static void do_accept(bfo_tcp *t, int rail)
@@ -1734,8 +1749,6 @@ static void do_accept(bfo_tcp *t, int rail)
     while ((k = bfo_tp_accept(&t->pends, &t->lg, t->lfd[rail], rail, t->now)) >= 0) {
         sock_opts(t, pend_at(t, k)->a.fd);
         pend_at(t, k)->got = 0;
-        pend_at(t, k)->stage = 0;
-        pend_at(t, k)->why = NULL;
     }
 }
 
@@ -1750,7 +1763,7 @@ static int proof_host_answers(const bfo_tcp *t, const pend *p)
     struct tcp_info ti;
     socklen_t tl = sizeof ti;
     memset(&ti, 0, sizeof ti);
-    if (t->now - p->challenged_at >= PROOF_WAIT_MAX_NS || t->drop[p->a.rail] ||
+    if (t->now - p->pr->challenged_at >= PROOF_WAIT_MAX_NS || t->drop[p->a.rail] ||
         getsockopt(p->a.fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) != 0)
         return 0;
     return ti.tcpi_state == TCP_ESTABLISHED && ti.tcpi_unacked == 0;
@@ -1762,8 +1775,8 @@ static int proof_host_answers(const bfo_tcp *t, const pend *p)
  * (PROOF_BAD_RCVD, or a newer attempt proven meanwhile: refuse). */
 static void pend_proof(bfo_tcp *t, pend *p, int ok, const char *why)
 {
-    p->why = ok ? NULL : why;
-    bfo_link_proof(&t->lb, &link_of(t, p->peer, p->a.rail)->c, ok, p->attempt, p, t->now);
+    p->pr->why = ok ? NULL : why;
+    bfo_link_proof(&t->lb, &link_of(t, p->pr->peer, p->a.rail)->c, ok, p->pr->attempt, p, t->now);
 }
 
 /* An accepted connection's hello: it becomes the rail's connection (not
@@ -1771,51 +1784,62 @@ static void pend_proof(bfo_tcp *t, pend *p, int ok, const char *why)
 static void pend_read(bfo_tcp *t, pend *p)
 {
     char why[160];
-    int rank, answer;
+    int rank, answer, stage = pend_stage(p);
     uint64_t attempt, dialed;
-    size_t want = FRAME_HELLO;
+    uint8_t *buf;
     int r;
     for (;;) {
-        if (p->got >= BFO_TCP_HDR_SIZE && bfo_get16(p->buf + 4) == BFO_TCP_MAGIC &&
-            bfo_get32(p->buf) == BFO_TCP_HELLO_SIZE + BFO_TCP_HELLO_AUTH_SIZE)
-            want = FRAME_HELLO_AUTH;
-        r = bfo_tp_read_hello(p->a.fd, p->buf, &p->got, want);
-        if (r != 1 || p->got == want)
+        size_t want;
+        if (t->o.auth && !p->pr && p->got >= BFO_TCP_HDR_SIZE && bfo_get16(p->buf + 4) == BFO_TCP_MAGIC &&
+            bfo_get32(p->buf) == BFO_TCP_HELLO_SIZE + BFO_TCP_HELLO_AUTH_SIZE) {
+            if (!(p->pr = (proof *)calloc(1, sizeof *p->pr))) {
+                pend_close(t, p, "no memory for its handshake");
+                return;
+            }
+            memcpy(p->pr->buf, p->buf, p->got);
+        }
+        want = p->pr ? FRAME_HELLO_AUTH : FRAME_HELLO;
+        if (p->got >= want) {
+            r = 1;
+            break;
+        }
+        r = bfo_tp_read_hello(p->a.fd, p->pr ? p->pr->buf : p->buf, &p->got, want);
+        if (r != 1)
             break;
     }
+    buf = p->pr ? p->pr->buf : p->buf;
     if (r < 0) {
-        if (p->stage == 1)
+        if (stage == 1)
             pend_proof(t, p, 0, p->got ? "closed inside its CONFIRM" : NULL);
         else
             pend_close(t, p, r == BFO_TP_EOF && p->got ? "closed inside its hello" : NULL);
         return;
     }
-    if (p->got >= BFO_TCP_HDR_SIZE && bfo_get16(p->buf + 4) != BFO_TCP_MAGIC) {
-        if (p->stage == 1)
+    if (p->got >= BFO_TCP_HDR_SIZE && bfo_get16(buf + 4) != BFO_TCP_MAGIC) {
+        if (stage == 1)
             pend_proof(t, p, 0, "not a CONFIRM (bad magic)");
         else
             pend_close(t, p, "not a hello (bad magic)");
         return;
     }
-    if (p->got < want || (want == FRAME_HELLO && p->got >= BFO_TCP_HDR_SIZE &&
-                          bfo_get32(p->buf) == BFO_TCP_HELLO_SIZE + BFO_TCP_HELLO_AUTH_SIZE))
-        return;
+    if (r != 1)
+        return; /* more to come */
     if (t->drop[p->a.rail]) { /* the fault hook: the hello never came */
         t->st.rail[p->a.rail].dropped_rx++;
-        if (p->stage == 1)
+        if (stage == 1)
             pend_proof(t, p, 0, NULL);
         else
             pend_close(t, p, NULL);
         return;
     }
-    int bad = hello_check(t, p->buf, p->stage == 1 ? p->peer : -1, p->a.rail, why, sizeof why, &rank, &attempt,
+    int bad = hello_check(t, buf, stage == 1 ? p->pr->peer : -1, p->a.rail, why, sizeof why, &rank, &attempt,
                           &dialed, &answer) != 0;
-    if (p->stage == 1) {
+    if (stage == 1) {
         /* the CONFIRM: the dialer holds the pair key and saw this side's
          * fresh nonce (a replayed CONFIRM carries another's) */
-        if (bad || answer != BFO_TCP_A_CONFIRM || attempt != p->attempt)
+        if (bad || answer != BFO_TCP_A_CONFIRM || attempt != p->pr->attempt)
             pend_proof(t, p, 0, bad ? "not a CONFIRM" : "a hello frame where its CONFIRM belongs");
-        else if (bfo_auth_hs_read_confirm(t->o.auth, &p->hs, AUTH_AREA(p->buf), BFO_AUTH_CONFIRM_LEN) != BFO_OK)
+        else if (bfo_auth_hs_read_confirm(t->o.auth, &p->pr->hs, AUTH_AREA(buf), BFO_AUTH_CONFIRM_LEN) != BFO_OK)
             pend_proof(t, p, 0, "a CONFIRM that does not prove its rank (an impostor, a replay, or another job's key)");
         else
             pend_proof(t, p, 1, NULL);
@@ -1835,21 +1859,44 @@ static void pend_read(bfo_tcp *t, pend *p)
             pend_close(t, p, why);
             return;
         }
-        if (bfo_auth_hs_read_hello(t->o.auth, &p->hs, AUTH_AREA(p->buf), BFO_AUTH_HELLO_LEN, &hp, &hr, &ha) != BFO_OK ||
+        if (!p->pr || bfo_auth_hs_read_hello(t->o.auth, &p->pr->hs, AUTH_AREA(buf), BFO_AUTH_HELLO_LEN, &hp, &hr,
+                                             &ha) != BFO_OK ||
             hp != rank || hr != p->a.rail || (uint64_t)ha != attempt) {
             pend_close(t, p, "a hello whose handshake does not match it (rank, rail, attempt, size or job)");
             return;
         }
         /* a claim: challenged (the handshake's reply on this connection)
          * or told "dialing you"; taken only at its proof */
-        p->peer = rank;
-        p->attempt = attempt;
+        p->pr->peer = rank;
+        p->pr->attempt = attempt;
         bfo_link_claim(&t->lb, &link_of(t, rank, p->a.rail)->c, attempt, p, t->now);
         return;
     }
     /* the conn machine takes it (tcp_act: take, send_reply), or refuses it:
      * a stale attempt (refuse), or a tie this side's dial wins (refuse_tie) */
     bfo_link_hello(&t->lb, &link_of(t, rank, p->a.rail)->c, attempt, p, t->now);
+}
+
+/* The conn machine's send_reply to a claim (an authenticated hello not
+ * proven yet, options.auth): the handshake's reply on its own connection,
+ * held aside (stage 1) until its dialer's CONFIRM; whatever the link holds
+ * stays.  The socket is fresh, its buffer empty: the reply fits. */
+static int challenge(bfo_tcp *t, tlink *l, bfo_link *c, pend *p)
+{
+    uint8_t a[FRAME_HELLO_AUTH];
+    put_hello(t, a, p->a.rail, c->offered, 0, BFO_TCP_A_HELLO);
+    if (bfo_auth_hs_reply(t->o.auth, &p->pr->hs, AUTH_AREA(a)) != BFO_OK ||
+        send(p->a.fd, a, sizeof a, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof a) {
+        tlog(t, 2, "peer %d rail %d: the handshake's reply did not go: %s", l->peer, p->a.rail, strerror(errno));
+        pend_close(t, p, NULL);
+        return 0;
+    }
+    p->pr->stage = 1;
+    p->got = 0;
+    p->pr->challenged_at = t->now;
+    p->a.deadline = t->now + t->pends.timeout_ns;
+    tlog(t, 3, "peer %d rail %d: hello %llu challenged", l->peer, p->a.rail, (unsigned long long)c->offered);
+    return 0;
 }
 
 /* The conn machine's actions (bfo_link.h): the connection of link c. */
@@ -1863,8 +1910,12 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
         return dial(t, l);
     case BFO_CONN_ACT_SEND_HELLO:
         put_hello(t, l->ctl, l->rail, c->attempt, c->dialed, BFO_TCP_A_HELLO);
+        if (t->o.auth && !l->hs && !(l->hs = (bfo_auth_hs *)malloc(sizeof *l->hs))) {
+            bfo_link_break(&t->lb, c, 0, "no memory for the handshake");
+            return 0;
+        }
         if (t->o.auth && (c->attempt > UINT32_MAX ||
-                          bfo_auth_hs_hello(t->o.auth, &l->hs, l->peer, l->rail, (uint32_t)c->attempt,
+                          bfo_auth_hs_hello(t->o.auth, l->hs, l->peer, l->rail, (uint32_t)c->attempt,
                                             AUTH_AREA(l->ctl)) != BFO_OK)) {
             bfo_link_break(&t->lb, c, 0, "no handshake for rank %d (its public key is gone?)", l->peer);
             return 0;
@@ -1879,38 +1930,22 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
     case BFO_CONN_ACT_TAKE: {
         int fd = p->a.fd;
         p->a.fd = -1;
+        free(p->pr); /* proven (or not authenticated): its handshake is done */
+        p->pr = NULL;
         epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL); /* it comes back as the link's */
         start_conn(t, l, fd);
         return 0;
     }
     case BFO_CONN_ACT_SEND_REPLY:
+        if (st->event == BFO_CONN_EV_LOWER_CLAIM_RCVD || st->event == BFO_CONN_EV_HIGHER_CLAIM_RCVD)
+            return challenge(t, l, c, p);
         put_hello(t, l->ctl, l->rail, c->attempt, c->dialed, BFO_TCP_A_HELLO);
         l->ctl_len = FRAME_HELLO;
         link_flush(t, l);
         return BFO_CONN_EV_PEER_READY; /* frames follow the reply in order */
-    case BFO_CONN_ACT_CHALLENGE: {
-        /* a claim (an authenticated hello not proven yet): the handshake's
-         * reply on its own connection, held aside (stage 1) until its
-         * dialer's CONFIRM; whatever this link holds stays.  The socket is
-         * fresh, its buffer empty: the reply fits. */
-        uint8_t a[FRAME_HELLO_AUTH];
-        put_hello(t, a, p->a.rail, c->offered, 0, BFO_TCP_A_HELLO);
-        if (bfo_auth_hs_reply(t->o.auth, &p->hs, AUTH_AREA(a)) != BFO_OK ||
-            send(p->a.fd, a, sizeof a, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof a) {
-            tlog(t, 2, "peer %d rail %d: the handshake's reply did not go: %s", l->peer, p->a.rail, strerror(errno));
-            pend_close(t, p, NULL);
-            return 0;
-        }
-        p->stage = 1;
-        p->got = 0;
-        p->challenged_at = t->now;
-        p->a.deadline = t->now + t->pends.timeout_ns;
-        tlog(t, 3, "peer %d rail %d: hello %llu challenged", l->peer, p->a.rail, (unsigned long long)c->offered);
-        return 0;
-    }
     case BFO_CONN_ACT_REFUSE:
         if (st->event == BFO_CONN_EV_PROOF_BAD_RCVD) {
-            pend_close(t, p, p->why); /* logged with why, counted (hellos_rejected) */
+            pend_close(t, p, p->pr ? p->pr->why : NULL); /* logged with why, counted (hellos_rejected) */
             return 0;
         }
         /* a dial the peer gave up (read late, behind a newer one):
@@ -1930,7 +1965,7 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
         size_t alen = hello_frame_len(t);
         put_hello(t, a, p->a.rail, c->offered, c->dialed, BFO_TCP_A_DIALING);
         if (t->o.auth) /* proves this side: the dialer waits for it then */
-            bfo_auth_mac(t->o.auth, l->peer, TIE_LABEL, p->hs.transcript, BFO_AUTH_HELLO_LEN, AUTH_AREA(a));
+            bfo_auth_mac(t->o.auth, l->peer, TIE_LABEL, p->pr->hs.transcript, BFO_AUTH_HELLO_LEN, AUTH_AREA(a));
         if (send(p->a.fd, a, alen, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)alen)
             tlog(t, 2, "peer %d rail %d: the tie answer did not go: %s", l->peer, p->a.rail, strerror(errno));
         t->st.rail[p->a.rail].tp[BFO_TCP_TIES_WON]++;
@@ -2241,9 +2276,9 @@ static void timeouts(bfo_tcp *t)
         pend *p = pend_at(t, k);
         if (p->a.fd < 0 || t->now < p->a.deadline)
             continue;
-        if (p->stage == 1 && proof_host_answers(t, p))
+        if (pend_stage(p) == 1 && proof_host_answers(t, p))
             p->a.deadline = t->now + t->pends.timeout_ns;
-        else if (p->stage == 1)
+        else if (pend_stage(p) == 1)
             pend_proof(t, p, 0, "no CONFIRM in time");
         else
             pend_close(t, p, p->got ? "no complete hello in time" : NULL);
@@ -2703,7 +2738,8 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
     if (!t->links || !t->ents || bfo_tp_pends_init(&t->pends, sizeof(pend), t->size, t->nrails) != 0)
         goto fail;
     bfo_list_free_all(&t->ents->next, sizeof *t->ents, t->nents, &t->ent_free);
-    if (!t->o.auth)
+    static int said_unauthenticated; /* once per process (bfo sim and tests open many; threads may) */
+    if (!t->o.auth && !__atomic_exchange_n(&said_unauthenticated, 1, __ATOMIC_RELAXED))
         tlog(t, 1, "rank %d: TCP hellos are NOT authenticated (no bfo_auth given): any process that reaches a "
                    "listening port and knows the job id can take a rail (docs/failure-model.md, \"Threat model\")",
              t->rank);
@@ -2947,6 +2983,11 @@ void bfo_tcp_fini(bfo_tcp *t)
     if (t->links)
         for (int i = 0; i < t->size * t->nrails; i++)
             rx_free(t, &t->links[i]); /* the links' receive buffers */
+    if (t->links)
+        for (int i = 0; i < t->size * t->nrails; i++)
+            free(t->links[i].hs);
+    for (int k = 0; t->pends.slots && k < t->pends.n; k++)
+        free(pend_at(t, k)->pr);
     bfo_tp_pends_fini(&t->pends);
     for (int r = 0; r < BFO_MAX_RAILS; r++) {
         if (t->lfd[r] >= 0)

@@ -208,15 +208,20 @@
  *   holds stays, and the hello's attempt number counts for nothing.  An
  *   answer that does not prove its rank is refused and logged (counted:
  *   hellos_rejected), so is a CONFIRM not there within connect_timeout of
- *   the reply.  A peer whose public key auth lacks: options.auth_peer is
+ *   the reply, or, while the dialer's kernel acknowledged the reply (the
+ *   dialer may compute), within 60 s.  The lower rank's connection holds:
+ *   up, it answers a higher rank's hello "I am dialing you" (the conn
+ *   machine).  A peer whose public key auth lacks: options.auth_peer is
  *   asked for it (the embedding layer calls bfo_auth_set_peer from the
  *   peer's card); still unknown, the hello is refused and the dial fails,
  *   each logged with why.  Without a bfo_auth (NULL) the hellos are those
- *   of before, taken at their word, and open says so once (log level 1);
- *   a rank with one and a rank without refuse each other's hellos, saying
+ *   of before, taken at their word, and the first open in the process says
+ *   so (log level 1); a rank with one and a rank without refuse each other's hellos, saying
  *   which.  Cost: the acceptor's CONNECTED comes half a round trip later
- *   (with the dialer's first frames); nothing per frame; 128 more bytes
- *   per (peer, rail) (the dial's handshake state) and per accept slot.
+ *   (with the dialer's first frames); nothing per frame; the handshake's
+ *   state is allocated while a handshake runs (124 bytes a dial, 296 an
+ *   accepted hello), a pointer per (peer, rail) and per accept slot
+ *   otherwise.
  *
  * BACK-PRESSURE.  bfo_engine_frame returning BFO_ERR_AGAIN: the frame stays
  *   in the connection's buffer, the connection is not read until a later
