@@ -119,7 +119,7 @@ endif
 ENGINE_TEST_PARTS := pools rate detect post match request send recv machines frame relay revoke api init
 ENGINE_TESTS := $(ENGINE_TEST_PARTS:%=test_engine_%)
 TESTS    := test_transitions test_link test_scenarios test_wire $(ENGINE_TESTS) test_fastpath test_noalloc test_verbs_map test_reg_cache \
-            test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_tcp_conn test_tcp_res test_shm_res test_boot test_auth test_group \
+            test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_tcp_conn test_tcp_trust test_tcp_res test_shm_res test_boot test_auth test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
@@ -202,7 +202,7 @@ VERBS_HDR := backends/bfo_setting.h backends/verbs/bfo_verbs.h backends/verbs/bf
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h backends/net/bfo_railsel.h backends/net/bfo_limits.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
-.PHONY: all bench bench-engine bench-tcp bench-netns bench-relay dance demo check check-netns check-headers check-layers check-spdx check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
+.PHONY: all bench bench-engine bench-tcp bench-tcp-auth bench-netns bench-relay dance demo check check-netns check-headers check-layers check-spdx check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
 .PHONY: fuzz check-fuzz fuzz-corpus check-tsan
 
@@ -245,6 +245,10 @@ LIBS_test_tcp_res  := -lcmocka $(SODIUM_LIBS) -pthread
 # side dials, both at once, a computing peer, a dead host; loopback, one process
 EXTRA_test_tcp_conn := $(TCP_SRC) $(AUTH_SRC) backends/bfo_setting.c
 LIBS_test_tcp_conn  := -lcmocka $(SODIUM_LIBS) -pthread
+# who may take a TCP rail: forged, replayed and impostor hellos (raw
+# sockets) against authenticated ranks; loopback, one process
+EXTRA_test_tcp_trust := $(TCP_SRC) $(AUTH_SRC) backends/bfo_setting.c
+LIBS_test_tcp_trust  := -lcmocka $(SODIUM_LIBS) -pthread
 EXTRA_test_boot := $(NET_OBJS)
 LIBS_test_boot  := -lcmocka $(NET_LIBS)
 # keys, MACs, replay windows, the handshake (bfo_auth.h)
@@ -572,6 +576,14 @@ bench-relay: $(BUILD)/bfo
 # rails against one, ratios of interleaved rounds in one run (bench/tcp.sh).
 bench-tcp: $(BUILD)/bfo
 	bash bench/tcp.sh ./$(BUILD)/bfo
+# What authenticated TCP hellos cost: connection set-up (dial to CONNECTED
+# at both ends) and 8-byte ping-pong, without and with a bfo_auth,
+# interleaved in one run (bench/tcp_auth.c; loopback, one process).
+bench-tcp-auth: $(BUILD)/tcp_auth
+	./$(BUILD)/tcp_auth
+$(BUILD)/tcp_auth: bench/tcp_auth.c $(TCP_SRC) $(AUTH_SRC) backends/bfo_setting.c $(HEADERS) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(INC) $(BACK_INC) bench/tcp_auth.c $(TCP_SRC) $(AUTH_SRC) backends/bfo_setting.c \
+	  -o $@ $(SODIUM_LIBS) -pthread
 bench: bench-engine bench-tcp bench-netns bench-relay
 
 $(BUILD)/bench_engine: bench/bench_engine.c $(HEADERS) $(wildcard sim/*.h) | $(BUILD)

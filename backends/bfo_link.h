@@ -34,6 +34,10 @@
  * (a hello in DOWN is taken first, the request fed before the connection
  * is declared up): that connection answers it).
  *
+ * Authenticating transports feed hellos as claims and their dialers'
+ * proofs (bfo_link_claim, bfo_link_proof below): only a proof takes a
+ * connection; a live one is never replaced by a hello alone.
+ *
  * No allocation, no I/O, no clock: `now` is an argument.
  */
 #ifndef BFO_LINK_H
@@ -153,6 +157,8 @@ static inline int bfo_link__ask_first(int event, int cs)
     case BFO_CONN_EV_LOWER_HELLO_RCVD:
     case BFO_CONN_EV_HIGHER_HELLO_RCVD:
         return cs != BFO_CONN_ST_DOWN;
+    case BFO_CONN_EV_PROOF_RCVD: /* in DOWN and UP the proven connection answers it (bfo_link_proof) */
+        return cs != BFO_CONN_ST_DOWN && cs != BFO_CONN_ST_UP;
     default:
         return 0;
     }
@@ -199,6 +205,8 @@ static inline int bfo_link_feed(bfo_link_binding *b, bfo_link *l, int event, voi
                 l->deadline = now + b->timeout_ns;
             } else if (a == BFO_CONN_ACT_SEND_HELLO && b->host_answers) {
                 l->deadline = UINT64_MAX;
+            } else if (a == BFO_CONN_ACT_SEND_REPLY && st.from == BFO_CONN_ST_DOWN) {
+                l->deadline = now + b->timeout_ns; /* a claim's: the wait for its proof (REPLY_SENT); take's: the same */
             }
             r = b->act(b, l, a, &st, arg);
             if (r > 0)
@@ -271,6 +279,63 @@ static inline int bfo_link_hello(bfo_link_binding *b, bfo_link *l, uint64_t atte
                          : l->lower         ? BFO_CONN_EV_HIGHER_HELLO_RCVD
                                             : BFO_CONN_EV_LOWER_HELLO_RCVD,
                          in, now);
+}
+
+/* AUTHENTICATING TRANSPORTS (TCP with a bfo_auth).  A hello is only a
+ * claim until its dialer proves it holds the pair key: the transport feeds
+ * it with bfo_link_claim, which never changes a connection (the machine
+ * answers it with the handshake's reply on its own connection, send_reply
+ * with no take before it (a challenge),
+ * which the transport holds aside, or with "I am dialing you" where this
+ * side's dial wins the tie; from DOWN it waits for the proof in
+ * REPLY_SENT, the connect deadline armed, so that a connect() meanwhile
+ * waits for that connection rather than dial across it), and the
+ * dialer's proof (its CONFIRM, verified over this side's fresh nonce) with
+ * bfo_link_proof, which does what a trusted hello does in bfo_link_hello:
+ * take the connection, closing this side's dial or replacing the live
+ * one.  So a forged or replayed hello takes nothing, not even the last
+ * attempt taken (raised by take, which only a proof reaches): a forged
+ * attempt 2^64-1 cannot make the real peer's hellos stale.  (Its cost: a
+ * connect() in that wait waits up to the connect timeout for a proof that
+ * never comes, then fails, and the engine dials after its back-off.) */
+
+/* A well-formed hello not proven yet, naming the peer: STALE_HELLO_RCVD
+ * when its attempt number is not above the last one taken (refused: safe
+ * even when forged), else LOWER_CLAIM_RCVD or HIGHER_CLAIM_RCVD by the
+ * rank it names.  `in`: the incoming connection (send_reply, refuse_tie,
+ * refuse get it). */
+static inline int bfo_link_claim(bfo_link_binding *b, bfo_link *l, uint64_t attempt, void *in, uint64_t now)
+{
+    l->offered = attempt;
+    return bfo_link_feed(b, l,
+                         attempt <= l->taken ? BFO_CONN_EV_STALE_HELLO_RCVD
+                         : l->lower         ? BFO_CONN_EV_HIGHER_CLAIM_RCVD
+                                            : BFO_CONN_EV_LOWER_CLAIM_RCVD,
+                         in, now);
+}
+
+/* The answer to a challenged claim on connection `in`, for the attempt the
+ * claim named: ok, the proof verified: PROOF_RCVD (take), or
+ * STALE_HELLO_RCVD when a proof for a newer attempt was taken meanwhile;
+ * not ok (a proof that does not verify, or the connection closed or sent
+ * something else first): PROOF_BAD_RCVD, the connection refused.  A
+ * connect() not fed yet is answered by the proven connection: in DOWN and
+ * UP it is dropped (fed, it would dial, or close what the proof brings),
+ * elsewhere fed first (bfo_link__ask_first). */
+static inline int bfo_link_proof(bfo_link_binding *b, bfo_link *l, int ok, uint64_t attempt, void *in, uint64_t now)
+{
+    int ev = !ok ? BFO_CONN_EV_PROOF_BAD_RCVD
+             : attempt <= l->taken ? BFO_CONN_EV_STALE_HELLO_RCVD
+                                   : BFO_CONN_EV_PROOF_RCVD;
+    if (ev == BFO_CONN_EV_PROOF_RCVD && l->connect_req &&
+        (l->fsm.cs == BFO_CONN_ST_DOWN || l->fsm.cs == BFO_CONN_ST_UP) &&
+        bfo_conn_accepts(l->fsm.cs, ev)) {
+        l->connect_req = 0;
+        b->asked--;
+    }
+    if (ok)
+        l->offered = attempt;
+    return bfo_link_feed(b, l, ev, in, now);
 }
 
 /* The peer's valid reply to this side's current attempt, which names the
@@ -388,6 +453,10 @@ static inline const char *bfo_link_why(const bfo_step *st, const void *arg)
                                                       : "no connection within the connect timeout";
     case BFO_CONN_EV_DIAL_FAILED: return "the dial failed";
     case BFO_CONN_EV_STALE_HELLO_RCVD: return "a stale hello (an attempt the peer gave up)";
+    case BFO_CONN_EV_PROOF_RCVD:
+        return st->from == BFO_CONN_ST_UP ? "replaced by a newer connection, proven"
+                                          : "the peer's dial, proven, wins (the lower rank's, or the one proven first)";
+    case BFO_CONN_EV_PROOF_BAD_RCVD: return "a hello whose dialer did not prove it is the peer";
     case BFO_CONN_EV_REPLY_RCVD:
     case BFO_CONN_EV_PEER_READY:
     case BFO_CONN_EV_DIAL_CONNECTED: return "connected";

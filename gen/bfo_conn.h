@@ -12,7 +12,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xbc8e618b
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x5a7c6b85
 #error "gen/bfo_conn.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -38,7 +38,11 @@ extern "C" {
     X(TIE_LOST_RCVD, 9) \
     X(PEER_READY, 10) \
     X(BROKEN, 11) \
-    X(TIMED_OUT, 12)
+    X(TIMED_OUT, 12) \
+    X(LOWER_CLAIM_RCVD, 13) \
+    X(HIGHER_CLAIM_RCVD, 14) \
+    X(PROOF_RCVD, 15) \
+    X(PROOF_BAD_RCVD, 16)
 
 enum bfo_conn_event {
     BFO_CONN_EV_NONE = 0,
@@ -54,8 +58,12 @@ enum bfo_conn_event {
     BFO_CONN_EV_PEER_READY = 10, /* the dialer is ready for traffic on the connection this side accepted (verbs: its RTU; TCP and shm: once the reply is sent) */
     BFO_CONN_EV_BROKEN = 11, /* the connection failed: an error, the peer closed it, a malformed frame or reply, or the engine dropped it (disconnect()) */
     BFO_CONN_EV_TIMED_OUT = 12, /* the connect timeout passed while this side dialed, waited for the winner's hello, or waited for the dialer to be ready */
+    BFO_CONN_EV_LOWER_CLAIM_RCVD = 13, /* a well-formed hello, not proven yet, naming the peer, the lower rank of the pair, with an attempt number above the last one taken (authenticating transports) */
+    BFO_CONN_EV_HIGHER_CLAIM_RCVD = 14, /* a well-formed hello, not proven yet, naming the peer, the higher rank of the pair, with an attempt number above the last one taken (authenticating transports) */
+    BFO_CONN_EV_PROOF_RCVD = 15, /* the dialer of a challenged hello proved it is the peer (its CONFIRM verified under the pair key, over this side's fresh nonce), with an attempt number above the last one taken */
+    BFO_CONN_EV_PROOF_BAD_RCVD = 16, /* the dialer of a challenged hello answered with a proof that does not verify, or none (closed, malformed): an impostor, a replay, or a broken dial */
 };
-#define BFO_CONN_EV_COUNT 13 /* events are 1 .. BFO_CONN_EV_COUNT-1 */
+#define BFO_CONN_EV_COUNT 17 /* events are 1 .. BFO_CONN_EV_COUNT-1 */
 
 /* Name of an event ("PEER_CHOSEN"), or "(invalid)". */
 static inline const char *bfo_conn_event_name(int ev)
@@ -74,8 +82,12 @@ static inline const char *bfo_conn_event_name(int ev)
         "PEER_READY",
         "BROKEN",
         "TIMED_OUT",
+        "LOWER_CLAIM_RCVD",
+        "HIGHER_CLAIM_RCVD",
+        "PROOF_RCVD",
+        "PROOF_BAD_RCVD",
     };
-    return (ev >= 0 && ev < 13) ? names[ev] : "(invalid)";
+    return (ev >= 0 && ev < 17) ? names[ev] : "(invalid)";
 }
 
 /* States (numbers are Ragel's: they change when the spec changes). */
@@ -208,18 +220,18 @@ cs = 0;
 tr4:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st2;
-tr7:
+tr9:
 	{ BFO_CONN__EMIT(REPORT_FAILED); }
 	{ BFO_CONN__EMIT(CLOSE); }
 	goto st2;
-tr19:
+tr24:
 	{ BFO_CONN__EMIT(REPORT_ERROR); }
 	{ BFO_CONN__EMIT(CLOSE); }
 	goto st2;
-tr23:
+tr31:
 	{ BFO_CONN__EMIT(CLOSE); }
 	goto st2;
-tr28:
+tr37:
 	{ BFO_CONN__EMIT(REPORT_FAILED); }
 	goto st2;
 st2:
@@ -230,20 +242,28 @@ case 2:
 	switch( (*p) ) {
 		case 2u: goto tr2;
 		case 8u: goto tr4;
+		case 15u: goto tr6;
+		case 16u: goto tr4;
 	}
-	if ( 6u <= (*p) && (*p) <= 7u )
+	if ( (*p) > 7u ) {
+		if ( 13u <= (*p) && (*p) <= 14u )
+			goto tr5;
+	} else if ( (*p) >= 6u )
 		goto tr3;
 	goto st0;
 tr2:
 	{ BFO_CONN__EMIT(DIAL); }
 	goto st3;
-tr10:
+tr12:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st3;
-tr9:
+tr13:
+	{ BFO_CONN__EMIT(SEND_REPLY); }
+	goto st3;
+tr11:
 	{ BFO_CONN__EMIT(REFUSE_TIE); }
 	goto st3;
-tr16:
+tr21:
 	{ BFO_CONN__EMIT(CLOSE); }
 	{ BFO_CONN__EMIT(DIAL); }
 	goto st3;
@@ -254,22 +274,29 @@ st3:
 case 3:
 	switch( (*p) ) {
 		case 2u: goto st3;
-		case 3u: goto tr6;
-		case 4u: goto tr7;
-		case 6u: goto tr8;
-		case 7u: goto tr9;
-		case 8u: goto tr10;
+		case 3u: goto tr8;
+		case 4u: goto tr9;
+		case 6u: goto tr10;
+		case 7u: goto tr11;
+		case 8u: goto tr12;
+		case 13u: goto tr13;
+		case 14u: goto tr11;
+		case 15u: goto tr14;
+		case 16u: goto tr12;
 	}
 	if ( 11u <= (*p) && (*p) <= 12u )
-		goto tr7;
+		goto tr9;
 	goto st0;
-tr14:
+tr18:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st4;
-tr6:
+tr20:
+	{ BFO_CONN__EMIT(SEND_REPLY); }
+	goto st4;
+tr8:
 	{ BFO_CONN__EMIT(SEND_HELLO); }
 	goto st4;
-tr13:
+tr17:
 	{ BFO_CONN__EMIT(REFUSE_TIE); }
 	goto st4;
 st4:
@@ -279,19 +306,44 @@ st4:
 case 4:
 	switch( (*p) ) {
 		case 2u: goto st4;
-		case 5u: goto tr12;
-		case 6u: goto tr8;
-		case 7u: goto tr13;
-		case 8u: goto tr14;
-		case 9u: goto tr15;
+		case 5u: goto tr16;
+		case 6u: goto tr10;
+		case 7u: goto tr17;
+		case 8u: goto tr18;
+		case 9u: goto tr19;
+		case 13u: goto tr20;
+		case 14u: goto tr17;
+		case 15u: goto tr14;
+		case 16u: goto tr18;
 	}
 	if ( 11u <= (*p) && (*p) <= 12u )
-		goto tr7;
+		goto tr9;
 	goto st0;
-tr18:
+tr23:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st5;
-tr12:
+tr25:
+	{ BFO_CONN__EMIT(SEND_REPLY); }
+	goto st5;
+tr6:
+	{ BFO_CONN__EMIT(TAKE); }
+	{ BFO_CONN__EMIT(REPORT_UP); }
+	goto st5;
+tr26:
+	{ BFO_CONN__EMIT(REFUSE_TIE); }
+	goto st5;
+tr14:
+	{ BFO_CONN__EMIT(CLOSE); }
+	{ BFO_CONN__EMIT(TAKE); }
+	{ BFO_CONN__EMIT(REPORT_UP); }
+	goto st5;
+tr16:
+	{ BFO_CONN__EMIT(REPORT_UP); }
+	goto st5;
+tr27:
+	{ BFO_CONN__EMIT(REPORT_ERROR); }
+	{ BFO_CONN__EMIT(CLOSE); }
+	{ BFO_CONN__EMIT(TAKE); }
 	{ BFO_CONN__EMIT(REPORT_UP); }
 	goto st5;
 st5:
@@ -300,26 +352,33 @@ st5:
 	BFO__FALLTHROUGH;
 case 5:
 	switch( (*p) ) {
-		case 2u: goto tr16;
-		case 8u: goto tr18;
-		case 11u: goto tr19;
+		case 2u: goto tr21;
+		case 8u: goto tr23;
+		case 11u: goto tr24;
+		case 13u: goto tr25;
+		case 14u: goto tr26;
+		case 15u: goto tr27;
+		case 16u: goto tr23;
 	}
 	if ( 6u <= (*p) && (*p) <= 7u )
-		goto tr17;
+		goto tr22;
 	goto st0;
 tr3:
 	{ BFO_CONN__EMIT(TAKE); }
 	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st6;
-tr22:
+tr30:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st6;
-tr21:
+tr5:
+	{ BFO_CONN__EMIT(SEND_REPLY); }
+	goto st6;
+tr29:
 	{ BFO_CONN__EMIT(CLOSE); }
 	{ BFO_CONN__EMIT(TAKE); }
 	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st6;
-tr17:
+tr22:
 	{ BFO_CONN__EMIT(REPORT_ERROR); }
 	{ BFO_CONN__EMIT(CLOSE); }
 	{ BFO_CONN__EMIT(TAKE); }
@@ -332,23 +391,31 @@ st6:
 case 6:
 	switch( (*p) ) {
 		case 2u: goto st7;
-		case 8u: goto tr22;
-		case 10u: goto tr12;
+		case 8u: goto tr30;
+		case 10u: goto tr16;
+		case 15u: goto tr14;
+		case 16u: goto tr30;
 	}
-	if ( (*p) > 7u ) {
-		if ( 11u <= (*p) && (*p) <= 12u )
-			goto tr23;
-	} else if ( (*p) >= 6u )
-		goto tr21;
+	if ( (*p) < 11u ) {
+		if ( 6u <= (*p) && (*p) <= 7u )
+			goto tr29;
+	} else if ( (*p) > 12u ) {
+		if ( 13u <= (*p) && (*p) <= 14u )
+			goto tr5;
+	} else
+		goto tr31;
 	goto st0;
-tr26:
+tr35:
 	{ BFO_CONN__EMIT(TAKE); }
 	{ BFO_CONN__EMIT(SEND_REPLY); }
 	goto st7;
-tr24:
+tr32:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st7;
-tr8:
+tr33:
+	{ BFO_CONN__EMIT(SEND_REPLY); }
+	goto st7;
+tr10:
 	{ BFO_CONN__EMIT(CLOSE); }
 	{ BFO_CONN__EMIT(TAKE); }
 	{ BFO_CONN__EMIT(SEND_REPLY); }
@@ -360,19 +427,27 @@ st7:
 case 7:
 	switch( (*p) ) {
 		case 2u: goto st7;
-		case 8u: goto tr24;
-		case 10u: goto tr12;
+		case 8u: goto tr32;
+		case 10u: goto tr16;
+		case 15u: goto tr14;
+		case 16u: goto tr32;
 	}
-	if ( (*p) > 7u ) {
-		if ( 11u <= (*p) && (*p) <= 12u )
-			goto tr7;
-	} else if ( (*p) >= 6u )
-		goto tr8;
+	if ( (*p) < 11u ) {
+		if ( 6u <= (*p) && (*p) <= 7u )
+			goto tr10;
+	} else if ( (*p) > 12u ) {
+		if ( 13u <= (*p) && (*p) <= 14u )
+			goto tr33;
+	} else
+		goto tr9;
 	goto st0;
-tr27:
+tr36:
 	{ BFO_CONN__EMIT(REFUSE); }
 	goto st8;
-tr15:
+tr38:
+	{ BFO_CONN__EMIT(SEND_REPLY); }
+	goto st8;
+tr19:
 	{ BFO_CONN__EMIT(CLOSE); }
 	{ BFO_CONN__EMIT(WAIT); }
 	goto st8;
@@ -383,9 +458,12 @@ st8:
 case 8:
 	switch( (*p) ) {
 		case 2u: goto st8;
-		case 6u: goto tr26;
-		case 8u: goto tr27;
-		case 12u: goto tr28;
+		case 6u: goto tr35;
+		case 8u: goto tr36;
+		case 12u: goto tr37;
+		case 13u: goto tr38;
+		case 15u: goto tr6;
+		case 16u: goto tr36;
 	}
 	goto st0;
 	}

@@ -41,9 +41,37 @@
 # is not (STALE_HELLO_RCVD) is a dial the peer gave up, read late behind a
 # newer one, and is refused in every state, so it never replaces a newer
 # connection.  The dialer takes a reply only for its current attempt (C
-# checks; another is a malformed reply: BROKEN).  A newer hello replaces a
-# live connection, whichever side dialed it: the peer gave it up (it broke
-# on its side first), as it always did for the side that accepted.
+# checks; another is a malformed reply: BROKEN).  A newer trusted hello
+# replaces a live connection, whichever side dialed it: the peer gave it
+# up (it broke on its side first), as it always did for the side that
+# accepted; an authenticating transport's, only once proven (below).
+#
+# Authenticated.  A transport that authenticates (TCP given a bfo_auth:
+# docs/protocol.md, "Authentication") feeds a hello as a claim
+# (LOWER_CLAIM_RCVD, HIGHER_CLAIM_RCVD; STALE_HELLO_RCVD as above), which
+# changes no connection: it is answered with the handshake's reply on
+# its own connection, held aside by the transport (send_reply without
+# take: a challenge), or, where
+# this side's dial wins the tie, with "I am dialing you" (refuse_tie).
+# From DOWN the wait for its proof is REPLY_SENT, as for a trusted hello,
+# so that this side, asked meanwhile, waits for that connection rather
+# than dial across it (two dials, each proven at the other end, would
+# each replace the other's and close its own).  The
+# dialer's proof (its CONFIRM, verified over this side's fresh nonce) is
+# what takes: PROOF_RCVD closes this side's dial, ends the wait of a lost
+# tie, or replaces the live connection; PROOF_BAD_RCVD (a CONFIRM that
+# does not verify, or none) closes the challenged connection alone.  So a
+# live connection is never replaced by a hello without a valid proof, and
+# the last attempt taken (raised by take) moves only at a proof: a forged
+# attempt 2^64-1 cannot make the real peer's hellos stale.  The dialer's
+# side is as above (REPLY_RCVD: the reply's MAC checked by C).  The lower
+# rank's connection holds: up, it tells a higher rank's claim "I am dialing
+# you" as while dialing (both dialed at once, and this side's dial was up
+# first: the loser waits for its proof, AWAITING_HELLO), so the two ends
+# never each take the other's dial; a higher rank that really lost the
+# connection finds it broken, as this side does, and they dial again.  The trusted
+# hellos (LOWER_HELLO_RCVD, ...) stay for transports that do not
+# authenticate yet.
 #
 # The host answers.  The connect timeout fails a dial that does not connect
 # (DIALING), a wait for the winner's hello (AWAITING_HELLO) and an accepted
@@ -76,6 +104,8 @@
 
   # A hello above the last one taken, from either side.
   hello = LOWER_HELLO_RCVD | HIGHER_HELLO_RCVD;
+  # The same, from an authenticating transport: a claim, to be proven.
+  claim = LOWER_CLAIM_RCVD | HIGHER_CLAIM_RCVD;
 
   Conn = (
     # A link to this rank itself stays here and takes nothing.
@@ -89,6 +119,9 @@
         CONNECT_ASKED @dial -> DIALING
       | hello @take @send_reply -> REPLY_SENT
       | STALE_HELLO_RCVD @refuse -> DOWN
+      | claim @send_reply -> REPLY_SENT
+      | PROOF_RCVD @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> DOWN
     ),
 
     # This side's dial is on its way (the engine waits for it).  The peer
@@ -102,6 +135,10 @@
       | HIGHER_HELLO_RCVD @refuse_tie -> DIALING
       | LOWER_HELLO_RCVD @close @take @send_reply -> REPLY_SENT_ASKED
       | STALE_HELLO_RCVD @refuse -> DIALING
+      | HIGHER_CLAIM_RCVD @refuse_tie -> DIALING
+      | LOWER_CLAIM_RCVD @send_reply -> DIALING
+      | PROOF_RCVD @close @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> DIALING
     ),
 
     # Connected, the hello sent; waiting for the peer's reply.
@@ -114,6 +151,10 @@
       | LOWER_HELLO_RCVD @close @take @send_reply -> REPLY_SENT_ASKED
       | TIE_LOST_RCVD @close @wait -> AWAITING_HELLO
       | STALE_HELLO_RCVD @refuse -> HELLO_SENT
+      | HIGHER_CLAIM_RCVD @refuse_tie -> HELLO_SENT
+      | LOWER_CLAIM_RCVD @send_reply -> HELLO_SENT
+      | PROOF_RCVD @close @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> HELLO_SENT
     ),
 
     # The higher rank lost a tie: the engine waits; the lower rank's dial is
@@ -123,15 +164,25 @@
       | STALE_HELLO_RCVD @refuse -> AWAITING_HELLO
       | TIMED_OUT @report_failed -> DOWN
       | CONNECT_ASKED -> AWAITING_HELLO
+      | LOWER_CLAIM_RCVD @send_reply -> AWAITING_HELLO
+      | PROOF_RCVD @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> AWAITING_HELLO
     ),
 
     # A hello taken and answered; waiting for the dialer to be ready, the
     # engine not waiting (yet).  A newer hello replaces the connection.
+    # Or a claim answered (send_reply, from DOWN), the connection held by
+    # the transport: waiting for its proof; asked meanwhile, this side does
+    # not dial across it (REPLY_SENT_ASKED), and a bad proof leaves the
+    # wait to the connect deadline (other claims may be answered).
     REPLY_SENT: (
         PEER_READY @report_up -> UP
       | CONNECT_ASKED -> REPLY_SENT_ASKED
       | hello @close @take @send_reply -> REPLY_SENT
       | STALE_HELLO_RCVD @refuse -> REPLY_SENT
+      | claim @send_reply -> REPLY_SENT
+      | PROOF_RCVD @close @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> REPLY_SENT
       | BROKEN @close -> DOWN
       | TIMED_OUT @close -> DOWN
     ),
@@ -142,6 +193,9 @@
       | CONNECT_ASKED -> REPLY_SENT_ASKED
       | hello @close @take @send_reply -> REPLY_SENT_ASKED
       | STALE_HELLO_RCVD @refuse -> REPLY_SENT_ASKED
+      | claim @send_reply -> REPLY_SENT_ASKED
+      | PROOF_RCVD @close @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> REPLY_SENT_ASKED
       | BROKEN @report_failed @close -> DOWN
       | TIMED_OUT @report_failed @close -> DOWN
     ),
@@ -153,6 +207,10 @@
       | CONNECT_ASKED @close @dial -> DIALING
       | hello @report_error @close @take @send_reply -> REPLY_SENT
       | STALE_HELLO_RCVD @refuse -> UP
+      | LOWER_CLAIM_RCVD @send_reply -> UP
+      | HIGHER_CLAIM_RCVD @refuse_tie -> UP
+      | PROOF_RCVD @report_error @close @take @report_up -> UP
+      | PROOF_BAD_RCVD @refuse -> UP
     )
   );
 }%%

@@ -15,6 +15,11 @@
  * tie answers, delivered in the order a test chooses): either side may
  * dial; both dialing at once gives one connection whatever the order of
  * arrival; the loser's hello read late never replaces it.
+ *
+ * And an authenticating transport's claims and proofs: a claim changes
+ * nothing (not the last attempt taken either, whatever it names), a bad
+ * proof closes only its own connection, a proof takes, replaces, closes
+ * this side's dial, answers a connect() not fed yet.
  */
 #include "bfo_test.h"
 
@@ -568,6 +573,122 @@ static void test_a_lost_tie_whose_winner_never_dials_fails_at_the_timeout(void *
     assert_int_equal(w.l[1].fsm.cs, BFO_CONN_ST_DOWN);
 }
 
+
+/* ------------------------------------------- claims and proofs (auth) */
+
+/* An authenticating transport: a claim changes nothing, whatever attempt
+ * it names, not even the last attempt taken; only a proof takes. */
+static void test_a_claim_changes_nothing_only_a_proof_takes(void **state)
+{
+    bfo_link_binding b;
+    rec r;
+    bfo_tracer tr;
+    bfo_link l;
+    (void)state;
+    setup(&b, &r, &tr);
+    bfo_link_init(&b, &l, 1, 0, 0);
+    assert_int_equal(bfo_link_claim(&b, &l, 1, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "send_reply");
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_REPLY_SENT); /* the wait for its proof */
+    assert_int_equal(l.taken, 0);
+    assert_int_equal(l.deadline, b.timeout_ns);
+    assert_int_equal(bfo_link_proof(&b, &l, 1, 1, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "close take report_up");
+    assert_true(bfo_link_up(&l));
+    assert_int_equal(l.taken, 1);
+    /* a forged claim with the highest attempt: answered, nothing else */
+    assert_int_equal(bfo_link_claim(&b, &l, UINT64_MAX, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "send_reply");
+    assert_int_equal(l.taken, 1);
+    assert_int_equal(l.attempt, 1);
+    assert_true(bfo_link_up(&l));
+    /* ... and its proof is bad: only its own connection goes */
+    assert_int_equal(bfo_link_proof(&b, &l, 0, UINT64_MAX, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "refuse");
+    assert_true(bfo_link_up(&l));
+    assert_int_equal(l.taken, 1);
+    /* a stale claim is refused at once; so is a proof for an attempt not
+     * above the last taken (two proven dials: the newer one holds) */
+    assert_int_equal(bfo_link_claim(&b, &l, 1, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "refuse");
+    assert_int_equal(bfo_link_claim(&b, &l, 2, NULL, 0), BFO_OK);
+    assert_int_equal(bfo_link_claim(&b, &l, 3, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "send_reply send_reply");
+    assert_int_equal(bfo_link_proof(&b, &l, 1, 3, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "report_error close take report_up"); /* the peer gave it up, proven */
+    assert_int_equal(bfo_link_proof(&b, &l, 1, 2, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "refuse");
+    assert_int_equal(l.attempt, 3);
+    assert_int_equal(l.taken, 3);
+}
+
+/* A connect() while a claim waits for its proof: no dial across it, the
+ * proof answers it; a bad proof leaves it to the deadline (CONNECT_FAILED,
+ * the engine dials after its back-off); in DIALING the proof closes this
+ * side's dial. */
+static void test_a_proof_answers_a_connect_and_closes_this_sides_dial(void **state)
+{
+    bfo_link_binding b;
+    rec r;
+    bfo_tracer tr;
+    bfo_link l;
+    (void)state;
+    setup(&b, &r, &tr);
+    bfo_link_init(&b, &l, 1, 0, 0); /* this side: the higher rank */
+    assert_int_equal(bfo_link_claim(&b, &l, 1, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "send_reply");
+    bfo_link_ask(&b, &l);
+    bfo_link_asked(&b, &l, 0);
+    assert_string_equal(took(&r), ""); /* waits for the proof: no dial */
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_REPLY_SENT_ASKED);
+    assert_int_equal(bfo_link_proof(&b, &l, 0, 1, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "refuse");
+    assert_int_equal(bfo_link_timeout(&b, &l, b.timeout_ns), 1);
+    assert_string_equal(took(&r), "report_failed close");
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DOWN);
+    assert_int_equal(l.taken, 0);
+    /* asked before the claim: a proof in DOWN answers it */
+    bfo_link_ask(&b, &l);
+    assert_int_equal(bfo_link_proof(&b, &l, 1, 1, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "take report_up");
+    assert_int_equal(b.asked, 0);
+    assert_int_equal(l.connect_req, 0);
+    assert_int_equal(l.dialed, 0);
+    /* the engine gives it up and dials; the lower rank dials too: its
+     * claim is challenged, this side's dial stays until the proof */
+    bfo_link_ask(&b, &l);
+    bfo_link_asked(&b, &l, 0);
+    assert_string_equal(took(&r), "close dial");
+    assert_int_equal(bfo_link_claim(&b, &l, 2, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "send_reply");
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DIALING);
+    assert_int_equal(bfo_link_proof(&b, &l, 0, 2, NULL, 0), BFO_OK); /* a bad proof: the dial stays */
+    assert_string_equal(took(&r), "refuse");
+    assert_int_equal(l.fsm.cs, BFO_CONN_ST_DIALING);
+    assert_int_equal(bfo_link_claim(&b, &l, 3, NULL, 0), BFO_OK);
+    assert_int_equal(bfo_link_proof(&b, &l, 1, 3, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "send_reply close take report_up");
+    assert_true(bfo_link_up(&l));
+    assert_false(bfo_link_is_dialer(&l));
+    /* the lower rank, dialing, tells a claim of the higher's "dialing you" */
+    setup(&b, &r, &tr);
+    bfo_link_init(&b, &l, 0, 1, 0);
+    bfo_link_ask(&b, &l);
+    bfo_link_asked(&b, &l, 0);
+    assert_string_equal(took(&r), "dial");
+    assert_int_equal(bfo_link_claim(&b, &l, 1, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "refuse_tie");
+    assert_int_equal(l.taken, 0);
+    /* ... and up on its dial (read the reply before the higher's claim):
+     * the same, its connection holds */
+    assert_int_equal(bfo_link_feed(&b, &l, BFO_CONN_EV_DIAL_CONNECTED, NULL, 0), BFO_OK);
+    assert_int_equal(bfo_link_reply(&b, &l, 0, 0), BFO_OK);
+    assert_string_equal(took(&r), "send_hello report_up");
+    assert_int_equal(bfo_link_claim(&b, &l, 2, NULL, 0), BFO_OK);
+    assert_string_equal(took(&r), "refuse_tie");
+    assert_true(bfo_link_up(&l));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -587,6 +708,8 @@ int main(void)
         cmocka_unit_test(test_simultaneous_dial_tie_answer_first),
         cmocka_unit_test(test_simultaneous_dial_losers_hello_read_late_is_stale),
         cmocka_unit_test(test_a_lost_tie_whose_winner_never_dials_fails_at_the_timeout),
+        cmocka_unit_test(test_a_claim_changes_nothing_only_a_proof_takes),
+        cmocka_unit_test(test_a_proof_answers_a_connect_and_closes_this_sides_dial),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

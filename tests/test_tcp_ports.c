@@ -62,6 +62,19 @@ static int open_rank(int rank, int size, const bfo_tcp_options *o_in, void **out
     n = fread(said, 1, cap - 1, tmp);
     said[n] = 0;
     fclose(tmp);
+    {
+        /* no bfo_auth here: the first open in the process says so (one
+         * line, bfo_tcp.h AUTHENTICATION); not what these tests read */
+        static int warned;
+        char *w = strstr(said, "TCP hellos are NOT authenticated"), *eol;
+        if (w) {
+            assert_int_equal(warned++, 0);
+            while (w > said && w[-1] != '\n')
+                w--;
+            eol = strchr(w, '\n');
+            memmove(w, eol ? eol + 1 : w + strlen(w), strlen(eol ? eol + 1 : w + strlen(w)) + 1);
+        }
+    }
     if (rc != BFO_OK)
         *out = NULL;
     return rc;

@@ -587,6 +587,43 @@ static const row conn_rows[] = {
     C(UP, LOWER_HELLO_RCVD, REPLY_SENT, "report_error close take send_reply"), /* the peer gave it up */
     C(UP, HIGHER_HELLO_RCVD, REPLY_SENT, "report_error close take send_reply"),
     C(UP, STALE_HELLO_RCVD, UP, "refuse"),
+
+    /* Authenticating transports (issue 37: TCP with a bfo_auth).  A claim
+     * (a hello not proven yet) never changes a connection: it is answered
+     * with the handshake's reply on its own connection, which the
+     * transport holds (send_reply, with no take: a challenge), or told "I am dialing you" where this
+     * side's dial wins the tie.  Only a proof takes a connection, closing
+     * this side's dial or replacing a live one; a bad proof closes the
+     * challenged connection alone, in every state.  From DOWN a claim
+     * waits for its proof in REPLY_SENT (this side, asked, dials not across
+     * it).  NEW takes none. */
+    C(DOWN, LOWER_CLAIM_RCVD, REPLY_SENT, "send_reply"),          /* its proof is awaited: asked, no dial */
+    C(DOWN, HIGHER_CLAIM_RCVD, REPLY_SENT, "send_reply"),
+    C(DOWN, PROOF_RCVD, UP, "take report_up"),
+    C(DOWN, PROOF_BAD_RCVD, DOWN, "refuse"),
+    C(DIALING, HIGHER_CLAIM_RCVD, DIALING, "refuse_tie"),        /* ours wins: unproven, harmless */
+    C(DIALING, LOWER_CLAIM_RCVD, DIALING, "send_reply"),          /* our dial stays until it proves */
+    C(DIALING, PROOF_RCVD, UP, "close take report_up"),
+    C(DIALING, PROOF_BAD_RCVD, DIALING, "refuse"),
+    C(HELLO_SENT, HIGHER_CLAIM_RCVD, HELLO_SENT, "refuse_tie"),
+    C(HELLO_SENT, LOWER_CLAIM_RCVD, HELLO_SENT, "send_reply"),
+    C(HELLO_SENT, PROOF_RCVD, UP, "close take report_up"),
+    C(HELLO_SENT, PROOF_BAD_RCVD, HELLO_SENT, "refuse"),
+    C(AWAITING_HELLO, LOWER_CLAIM_RCVD, AWAITING_HELLO, "send_reply"),
+    C(AWAITING_HELLO, PROOF_RCVD, UP, "take report_up"),          /* the winner's dial, proven */
+    C(AWAITING_HELLO, PROOF_BAD_RCVD, AWAITING_HELLO, "refuse"),
+    C(REPLY_SENT, LOWER_CLAIM_RCVD, REPLY_SENT, "send_reply"),
+    C(REPLY_SENT, HIGHER_CLAIM_RCVD, REPLY_SENT, "send_reply"),
+    C(REPLY_SENT, PROOF_RCVD, UP, "close take report_up"),
+    C(REPLY_SENT, PROOF_BAD_RCVD, REPLY_SENT, "refuse"),
+    C(REPLY_SENT_ASKED, LOWER_CLAIM_RCVD, REPLY_SENT_ASKED, "send_reply"),
+    C(REPLY_SENT_ASKED, HIGHER_CLAIM_RCVD, REPLY_SENT_ASKED, "send_reply"),
+    C(REPLY_SENT_ASKED, PROOF_RCVD, UP, "close take report_up"),
+    C(REPLY_SENT_ASKED, PROOF_BAD_RCVD, REPLY_SENT_ASKED, "refuse"),
+    C(UP, LOWER_CLAIM_RCVD, UP, "send_reply"),                    /* the live one stays */
+    C(UP, HIGHER_CLAIM_RCVD, UP, "refuse_tie"),                  /* the lower rank's connection holds */
+    C(UP, PROOF_RCVD, UP, "report_error close take report_up"),  /* the peer gave it up, proven */
+    C(UP, PROOF_BAD_RCVD, UP, "refuse"),
 };
 #undef C
 

@@ -679,6 +679,19 @@ static int card_read(bfo_net *n, int peer)
     return 0;
 }
 
+/* TCP's word that a hello came from a peer whose pair key is not derived
+ * yet (bfo_tcp_options.auth_peer; it runs in TCP's progress, as the
+ * lookups do): its card read, which derives the key.  0 when the key is
+ * there now; -1 when the peer has no card or no public key in it (the
+ * hello is refused, logged, and the peer's engine dials again). */
+static int auth_peer(void *ctx, int peer)
+{
+    bfo_net *n = (bfo_net *)ctx;
+    if (peer < 0 || peer >= n->size || peer == n->rank || card_read(n, peer) != 0)
+        return -1;
+    return bfo_auth_has_peer(n->auth, peer) ? 0 : -1;
+}
+
 /* The peer's rail g as its card says, when it is of our rail's transport:
  * NULL when the rail does not reach the peer (said once on stderr). */
 static const peer_rail *peer_rail_of(bfo_net *n, int peer, int g)
@@ -1231,6 +1244,8 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     if ((rc = auth_setup(n, &opt)) != BFO_OK)
         goto fail;
     opt.tcp.auth = n->auth; /* the TCP transport's hellos and beacons (bfo_tcp.h) */
+    opt.tcp.auth_peer = auth_peer;
+    opt.tcp.auth_peer_ctx = n;
     if ((rc = limits_check(n, &opt, &cfg)) != BFO_OK || (rc = transports_open(n, &opt, &cfg)) != BFO_OK ||
         (rc = card_publish(n)) != BFO_OK ||
         (rc = engine_start(n, &cfg, caller)) != BFO_OK || (rc = threads_start(n, &opt)) != BFO_OK)

@@ -57,6 +57,9 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3, EV_BEACON = 4 };
 /* A dialer whose reply has not come tells the engine that the peer's host
  * answers at most this often (hello_heard). */
 #define HELLO_HEARD_EVERY_NS 100000000ull
+/* An acceptor waits for a challenged hello's CONFIRM at most this long
+ * while the dialer's kernel answers (proof_host_answers). */
+#define PROOF_WAIT_MAX_NS 60000000000ull
 /* A zero-window probe whose answer is not back yet still counts as the
  * peer's host heard for this long after the last answer: the peer's kernel
  * answers a window probe (an out-of-window segment) at most once per
@@ -103,6 +106,11 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3, EV_BEACON = 4 };
  * rail), and the whole buffer only once a frame that does not fit comes */
 #define RX_SMALL 4096
 #define FRAME_HELLO (BFO_TCP_HDR_SIZE + BFO_TCP_HELLO_SIZE)
+/* ... with the handshake's part (AUTHENTICATION in bfo_tcp.h) */
+#define FRAME_HELLO_AUTH (FRAME_HELLO + BFO_TCP_HELLO_AUTH_SIZE)
+#define AUTH_AREA(f) ((f) + FRAME_HELLO)
+/* the tie answer's MAC: this label, over the hello's handshake HELLO */
+#define TIE_LABEL "bfo tcp tie v1"
 
 /* A frame whose engine bytes fit in INLINE_MAX is copied behind its header
  * at post: one piece to write instead of three (the kernel's per-piece work
@@ -192,6 +200,7 @@ typedef struct tlink {
     elist hole; /* swallowed by the fault hook */
     uint64_t next_seq, last_written;
     uint8_t ctl[2 * FRAME_HELLO];
+    bfo_auth_hs *hs;   /* this side's dial's handshake (options.auth): from send_hello to the reply */
     size_t ctl_len, ctl_off;
     /* receive: rb (rx is its bytes) exists while the connection reads
      * (RECEIVE BUFFERS below); NULL never connected, closed, or idle */
@@ -207,12 +216,28 @@ typedef struct tlink {
     int pl_streak;     /* the last frame was read in place: read the next one's headers alone first */
 } tlink;
 
-/* An accepted connection until its hello names the link (bfo_tp.h). */
+/* An authenticated hello being read and proven (options.auth): allocated
+ * when its header says so, freed with its connection, so that the slots
+ * (4 per peer and rail) cost what they did.  Stage 0 reads the hello; 1,
+ * challenged (the handshake's reply sent), reads the dialer's CONFIRM. */
+typedef struct proof {
+    uint8_t buf[FRAME_HELLO_AUTH];
+    int stage, peer;
+    uint64_t attempt, challenged_at;
+    bfo_auth_hs hs;
+    const char *why; /* a proof refused: why (NULL: said nothing, it just went) */
+} proof;
+
+/* An accepted connection until its hello names the link (bfo_tp.h), and,
+ * authenticated, until its dialer proves the hello (pr). */
 typedef struct pend {
     bfo_tp_pend a; /* first member */
     size_t got;
     uint8_t buf[FRAME_HELLO];
+    proof *pr;
 } pend;
+
+static inline int pend_stage(const pend *p) { return p->pr ? p->pr->stage : 0; }
 
 struct bfo_tcp {
     int rank, size, nrails, ep;
@@ -618,6 +643,8 @@ static void link_reset(bfo_tcp *t, tlink *l)
 {
     if (l->stalled)
         t->nstalled--;
+    free(l->hs); /* a dial's handshake ends with its connection */
+    l->hs = NULL;
     l->fd = -1;
     l->c.broken = l->c.malformed = l->poisoned = l->stalled = 0;
     l->peer_stalled = l->uto_off = l->zwin = 0;
@@ -708,7 +735,10 @@ void bfo_tcp_frame_header(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint
  * this side's last dial of the (peer, rail). */
 static void put_hello(const bfo_tcp *t, uint8_t *p, int rail, uint64_t attempt, uint64_t dialed, int answer)
 {
-    bfo_tcp_frame_header(p, BFO_TCP_HELLO_SIZE, BFO_TCP_K_HELLO, 0, 0);
+    unsigned flags = t->o.auth ? BFO_TCP_HELLO_F_AUTH : 0;
+    bfo_tcp_frame_header(p, BFO_TCP_HELLO_SIZE + (flags ? BFO_TCP_HELLO_AUTH_SIZE : 0), BFO_TCP_K_HELLO, 0, 0);
+    if (flags)
+        memset(AUTH_AREA(p), 0, BFO_TCP_HELLO_AUTH_SIZE);
     p += BFO_TCP_HDR_SIZE;
     bfo_put32(p, BFO_TCP_HELLO_VERSION);
     bfo_put32(p + 4, (uint32_t)t->rank);
@@ -718,7 +748,19 @@ static void put_hello(const bfo_tcp *t, uint8_t *p, int rail, uint64_t attempt, 
     bfo_put64(p + 24, attempt);
     bfo_put64(p + 32, dialed);
     bfo_put32(p + 40, (uint32_t)answer);
-    bfo_put32(p + 44, 0);
+    bfo_put32(p + 44, flags);
+}
+
+/* The frame's length for a hello (authenticated or not). */
+static size_t hello_frame_len(const bfo_tcp *t) { return t->o.auth ? FRAME_HELLO_AUTH : FRAME_HELLO; }
+
+/* 1 when options.auth holds the peer's public key, asking the embedding
+ * layer for it (options.auth_peer) when it does not yet. */
+static int auth_has_peer(bfo_tcp *t, int peer)
+{
+    if (bfo_auth_has_peer(t->o.auth, peer))
+        return 1;
+    return t->o.auth_peer && t->o.auth_peer(t->o.auth_peer_ctx, peer) == 0 && bfo_auth_has_peer(t->o.auth, peer);
 }
 
 /* The fault hook or an earlier swallowed frame: nothing goes out. */
@@ -1117,15 +1159,23 @@ static int hello_check(const bfo_tcp *t, const uint8_t *f, int want_rank, int wa
 {
     const uint8_t *b = f + BFO_TCP_HDR_SIZE;
     uint32_t rank = bfo_get32(b + 4), rail = bfo_get32(b + 8);
-    if (bfo_get16(f + 4) != BFO_TCP_MAGIC || f[6] != BFO_TCP_K_HELLO ||
-        bfo_get32(f) != BFO_TCP_HELLO_SIZE || f[7] != 0) {
+    uint32_t flags = bfo_get32(b + 44);
+    if (bfo_get16(f + 4) != BFO_TCP_MAGIC || f[6] != BFO_TCP_K_HELLO || f[7] != 0 || flags > BFO_TCP_HELLO_F_AUTH ||
+        bfo_get32(f) != BFO_TCP_HELLO_SIZE + (flags ? BFO_TCP_HELLO_AUTH_SIZE : 0)) {
         snprintf(why, whylen, "not a hello (magic %04x kind %u len %u)", bfo_get16(f + 4), f[6],
                  bfo_get32(f));
         return -1;
     }
     if (bfo_get32(b) != BFO_TCP_HELLO_VERSION || bfo_get32(b + 12) != (uint32_t)t->size ||
-        bfo_get64(b + 16) != t->job || bfo_get32(b + 40) > BFO_TCP_A_DIALING || bfo_get32(b + 44) != 0) {
+        bfo_get64(b + 16) != t->job || bfo_get32(b + 40) > BFO_TCP_A_CONFIRM) {
         snprintf(why, whylen, "hello of another job or version");
+        return -1;
+    }
+    if (!flags != !t->o.auth) {
+        snprintf(why, whylen, flags ? "an authenticated hello, and this side has no key (options.auth): "
+                                      "it cannot answer it (the embedding layer passed no bfo_auth)"
+                                    : "a hello that is not authenticated, and this side requires it "
+                                      "(the peer was given no bfo_auth)");
         return -1;
     }
     /* whether that rank may dial this one is the conn machine's to say */
@@ -1285,7 +1335,7 @@ static void parse_frames(bfo_tcp *t, tlink *l)
         }
         if ((kind == BFO_TCP_K_DATA && (len == 0 || len > t->max_frame)) ||
             (kind == BFO_TCP_K_ACK && len != 0) ||
-            (kind == BFO_TCP_K_HELLO && len != BFO_TCP_HELLO_SIZE) ||
+            (kind == BFO_TCP_K_HELLO && len != BFO_TCP_HELLO_SIZE + (t->o.auth ? BFO_TCP_HELLO_AUTH_SIZE : 0)) ||
             (kind != BFO_TCP_K_DATA && kind != BFO_TCP_K_ACK && kind != BFO_TCP_K_HELLO)) {
             bfo_link_break(&t->lb, &l->c, 1, "bad frame (kind %d, length %u)", kind, len);
             return;
@@ -1312,6 +1362,37 @@ static void parse_frames(bfo_tcp *t, tlink *l)
                            attempt != l->c.attempt ? "for another attempt" : why);
                 return;
             }
+            if (answer == BFO_TCP_A_CONFIRM) {
+                bfo_link_break(&t->lb, &l->c, 1, "hello reply: a CONFIRM where the reply belongs");
+                return;
+            }
+            if (t->o.auth && answer == BFO_TCP_A_DIALING &&
+                (!l->hs || bfo_auth_verify(t->o.auth, l->peer, TIE_LABEL, l->hs->transcript, BFO_AUTH_HELLO_LEN,
+                                           AUTH_AREA(h)) != BFO_OK)) {
+                bfo_link_break(&t->lb, &l->c, 1, "hello reply: \"dialing you\" that does not prove rank %d", l->peer);
+                return;
+            }
+            if (t->o.auth && answer == BFO_TCP_A_HELLO) {
+                /* the reply proves the peer (its MAC over this side's
+                 * hello); this side's CONFIRM proves this side, and goes
+                 * before any DATA frame (ctl is written first) */
+                uint8_t *cf = l->ctl + l->ctl_len;
+                if (!l->hs || bfo_auth_hs_read_reply(t->o.auth, l->hs, AUTH_AREA(h), BFO_AUTH_REPLY_LEN) != BFO_OK) {
+                    bfo_link_break(&t->lb, &l->c, 1,
+                                   "hello reply: does not prove rank %d (not that rank, or another job's key)", l->peer);
+                    return;
+                }
+                if (l->ctl_len - l->ctl_off + FRAME_HELLO_AUTH > sizeof l->ctl) {
+                    bfo_link_break(&t->lb, &l->c, 0, "no room for the CONFIRM");
+                    return;
+                }
+                put_hello(t, cf, l->rail, l->c.attempt, 0, BFO_TCP_A_CONFIRM);
+                bfo_auth_hs_confirm(t->o.auth, l->hs, AUTH_AREA(cf));
+                l->ctl_len += FRAME_HELLO_AUTH;
+                free(l->hs); /* done with: the connection is the peer's */
+                l->hs = NULL;
+                dialed = 0; /* not under a MAC: never raises what is stale */
+            }
             l->rx_off += BFO_TCP_HDR_SIZE + len;
             if (answer == BFO_TCP_A_DIALING) { /* the peer dials this side too, and wins */
                 t->st.rail[l->rail].tp[BFO_TCP_TIES_LOST]++;
@@ -1320,6 +1401,8 @@ static void parse_frames(bfo_tcp *t, tlink *l)
                 return; /* the dial is closed */
             }
             bfo_link_reply(&t->lb, &l->c, dialed, t->now);
+            if (t->o.auth)
+                link_flush(t, l);
             continue;
         }
         if (kind == BFO_TCP_K_HELLO) {
@@ -1520,6 +1603,11 @@ static int dial(bfo_tcp *t, tlink *l)
     const struct sockaddr_storage *me = &t->sa[l->rail];
     int fd = -1;
     uint16_t uport;
+    if (t->o.auth && !auth_has_peer(t, l->peer)) {
+        tlog(t, 1, "peer %d rail %d: its public key is not known (bfo_auth_set_peer; options.auth_peer could not "
+                   "give it): no dial", l->peer, l->rail);
+        return BFO_CONN_EV_DIAL_FAILED;
+    }
     if (!t->sink.lookup || t->sink.lookup(t->sink.ctx, l->peer, l->rail, &pa) != BFO_OK ||
         addr_get(&pa, &them, &uport) != 0 || them.ss_family != me->ss_family) {
         tlog(t, 1, "peer %d rail %d: the peer published no %s address for this rail", l->peer, l->rail,
@@ -1651,6 +1739,8 @@ static void pend_close(bfo_tcp *t, pend *p, const char *why)
         tlog(t, 1, "rail %d: incoming connection dropped: %s", p->a.rail, why);
     }
     bfo_tp_pend_close(&t->pends, &p->a);
+    free(p->pr);
+    p->pr = NULL;
 }
 
 static void do_accept(bfo_tcp *t, int rail)
@@ -1662,36 +1752,151 @@ static void do_accept(bfo_tcp *t, int rail)
     }
 }
 
-/* An accepted connection's hello: it becomes the rail's connection. */
+/* A challenged connection whose CONFIRM is late: its dialer may compute
+ * (its hello went, then it made no progress call), as a dialer's wait for
+ * the reply allows (CONNECTIONS in bfo_tcp.h).  While its kernel has
+ * acknowledged the reply (nothing unacknowledged, the connection
+ * established) the wait goes on, up to PROOF_WAIT_MAX_NS after the
+ * challenge: a slot held that long at most, by a peer or by anyone. */
+static int proof_host_answers(const bfo_tcp *t, const pend *p)
+{
+    struct tcp_info ti;
+    socklen_t tl = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    if (t->now - p->pr->challenged_at >= PROOF_WAIT_MAX_NS || t->drop[p->a.rail] ||
+        getsockopt(p->a.fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) != 0)
+        return 0;
+    return ti.tcpi_state == TCP_ESTABLISHED && ti.tcpi_unacked == 0;
+}
+
+/* A challenged connection's answer (stage 1): its dialer's CONFIRM, or
+ * nothing (ok 0, why: what came instead; NULL: it closed, as a loser of a
+ * tie does).  The conn machine takes it (PROOF_RCVD: take) or refuses it
+ * (PROOF_BAD_RCVD, or a newer attempt proven meanwhile: refuse). */
+static void pend_proof(bfo_tcp *t, pend *p, int ok, const char *why)
+{
+    p->pr->why = ok ? NULL : why;
+    bfo_link_proof(&t->lb, &link_of(t, p->pr->peer, p->a.rail)->c, ok, p->pr->attempt, p, t->now);
+}
+
+/* An accepted connection's hello: it becomes the rail's connection (not
+ * authenticated), or is challenged and, proven, becomes it (options.auth). */
 static void pend_read(bfo_tcp *t, pend *p)
 {
-    char why[96];
-    int rank, answer;
+    char why[160];
+    int rank, answer, stage = pend_stage(p);
     uint64_t attempt, dialed;
-    int r = bfo_tp_read_hello(p->a.fd, p->buf, &p->got, FRAME_HELLO);
+    uint8_t *buf;
+    int r;
+    for (;;) {
+        size_t want;
+        if (t->o.auth && !p->pr && p->got >= BFO_TCP_HDR_SIZE && bfo_get16(p->buf + 4) == BFO_TCP_MAGIC &&
+            bfo_get32(p->buf) == BFO_TCP_HELLO_SIZE + BFO_TCP_HELLO_AUTH_SIZE) {
+            if (!(p->pr = (proof *)calloc(1, sizeof *p->pr))) {
+                pend_close(t, p, "no memory for its handshake");
+                return;
+            }
+            memcpy(p->pr->buf, p->buf, p->got);
+        }
+        want = p->pr ? FRAME_HELLO_AUTH : FRAME_HELLO;
+        if (p->got >= want) {
+            r = 1;
+            break;
+        }
+        r = bfo_tp_read_hello(p->a.fd, p->pr ? p->pr->buf : p->buf, &p->got, want);
+        if (r != 1)
+            break;
+    }
+    buf = p->pr ? p->pr->buf : p->buf;
     if (r < 0) {
-        pend_close(t, p, r == BFO_TP_EOF && p->got ? "closed inside its hello" : NULL);
+        if (stage == 1)
+            pend_proof(t, p, 0, p->got ? "closed inside its CONFIRM" : NULL);
+        else
+            pend_close(t, p, r == BFO_TP_EOF && p->got ? "closed inside its hello" : NULL);
         return;
     }
-    if (p->got >= BFO_TCP_HDR_SIZE && bfo_get16(p->buf + 4) != BFO_TCP_MAGIC) {
-        pend_close(t, p, "not a hello (bad magic)");
+    if (p->got >= BFO_TCP_HDR_SIZE && bfo_get16(buf + 4) != BFO_TCP_MAGIC) {
+        if (stage == 1)
+            pend_proof(t, p, 0, "not a CONFIRM (bad magic)");
+        else
+            pend_close(t, p, "not a hello (bad magic)");
         return;
     }
-    if (p->got < FRAME_HELLO)
-        return;
+    if (r != 1)
+        return; /* more to come */
     if (t->drop[p->a.rail]) { /* the fault hook: the hello never came */
         t->st.rail[p->a.rail].dropped_rx++;
-        pend_close(t, p, NULL);
+        if (stage == 1)
+            pend_proof(t, p, 0, NULL);
+        else
+            pend_close(t, p, NULL);
         return;
     }
-    int bad = hello_check(t, p->buf, -1, p->a.rail, why, sizeof why, &rank, &attempt, &dialed, &answer) != 0;
+    int bad = hello_check(t, buf, stage == 1 ? p->pr->peer : -1, p->a.rail, why, sizeof why, &rank, &attempt,
+                          &dialed, &answer) != 0;
+    if (stage == 1) {
+        /* the CONFIRM: the dialer holds the pair key and saw this side's
+         * fresh nonce (a replayed CONFIRM carries another's) */
+        if (bad || answer != BFO_TCP_A_CONFIRM || attempt != p->pr->attempt)
+            pend_proof(t, p, 0, bad ? "not a CONFIRM" : "a hello frame where its CONFIRM belongs");
+        else if (bfo_auth_hs_read_confirm(t->o.auth, &p->pr->hs, AUTH_AREA(buf), BFO_AUTH_CONFIRM_LEN) != BFO_OK)
+            pend_proof(t, p, 0, "a CONFIRM that does not prove its rank (an impostor, a replay, or another job's key)");
+        else
+            pend_proof(t, p, 1, NULL);
+        return;
+    }
     if (bad || answer != BFO_TCP_A_HELLO) { /* a refused hello's answer field is not read: say why it was */
         pend_close(t, p, bad ? why : "an answer where a hello belongs");
+        return;
+    }
+    if (t->o.auth) {
+        int hp, hr;
+        uint32_t ha;
+        if (!auth_has_peer(t, rank)) {
+            snprintf(why, sizeof why,
+                     "a hello from rank %d, whose public key this side does not know (bfo_auth_set_peer; "
+                     "options.auth_peer could not give it): refused, its engine dials again", rank);
+            pend_close(t, p, why);
+            return;
+        }
+        if (!p->pr || bfo_auth_hs_read_hello(t->o.auth, &p->pr->hs, AUTH_AREA(buf), BFO_AUTH_HELLO_LEN, &hp, &hr,
+                                             &ha) != BFO_OK ||
+            hp != rank || hr != p->a.rail || (uint64_t)ha != attempt) {
+            pend_close(t, p, "a hello whose handshake does not match it (rank, rail, attempt, size or job)");
+            return;
+        }
+        /* a claim: challenged (the handshake's reply on this connection)
+         * or told "dialing you"; taken only at its proof */
+        p->pr->peer = rank;
+        p->pr->attempt = attempt;
+        bfo_link_claim(&t->lb, &link_of(t, rank, p->a.rail)->c, attempt, p, t->now);
         return;
     }
     /* the conn machine takes it (tcp_act: take, send_reply), or refuses it:
      * a stale attempt (refuse), or a tie this side's dial wins (refuse_tie) */
     bfo_link_hello(&t->lb, &link_of(t, rank, p->a.rail)->c, attempt, p, t->now);
+}
+
+/* The conn machine's send_reply to a claim (an authenticated hello not
+ * proven yet, options.auth): the handshake's reply on its own connection,
+ * held aside (stage 1) until its dialer's CONFIRM; whatever the link holds
+ * stays.  The socket is fresh, its buffer empty: the reply fits. */
+static int challenge(bfo_tcp *t, tlink *l, bfo_link *c, pend *p)
+{
+    uint8_t a[FRAME_HELLO_AUTH];
+    put_hello(t, a, p->a.rail, c->offered, 0, BFO_TCP_A_HELLO);
+    if (bfo_auth_hs_reply(t->o.auth, &p->pr->hs, AUTH_AREA(a)) != BFO_OK ||
+        send(p->a.fd, a, sizeof a, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof a) {
+        tlog(t, 2, "peer %d rail %d: the handshake's reply did not go: %s", l->peer, p->a.rail, strerror(errno));
+        pend_close(t, p, NULL);
+        return 0;
+    }
+    p->pr->stage = 1;
+    p->got = 0;
+    p->pr->challenged_at = t->now;
+    p->a.deadline = t->now + t->pends.timeout_ns;
+    tlog(t, 3, "peer %d rail %d: hello %llu challenged", l->peer, p->a.rail, (unsigned long long)c->offered);
+    return 0;
 }
 
 /* The conn machine's actions (bfo_link.h): the connection of link c. */
@@ -1705,7 +1910,17 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
         return dial(t, l);
     case BFO_CONN_ACT_SEND_HELLO:
         put_hello(t, l->ctl, l->rail, c->attempt, c->dialed, BFO_TCP_A_HELLO);
-        l->ctl_len = FRAME_HELLO;
+        if (t->o.auth && !l->hs && !(l->hs = (bfo_auth_hs *)malloc(sizeof *l->hs))) {
+            bfo_link_break(&t->lb, c, 0, "no memory for the handshake");
+            return 0;
+        }
+        if (t->o.auth && (c->attempt > UINT32_MAX ||
+                          bfo_auth_hs_hello(t->o.auth, l->hs, l->peer, l->rail, (uint32_t)c->attempt,
+                                            AUTH_AREA(l->ctl)) != BFO_OK)) {
+            bfo_link_break(&t->lb, c, 0, "no handshake for rank %d (its public key is gone?)", l->peer);
+            return 0;
+        }
+        l->ctl_len = hello_frame_len(t);
         l->ctl_off = 0;
         hello_keepalive(t, l, 1);
         link_flush(t, l);
@@ -1715,16 +1930,24 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
     case BFO_CONN_ACT_TAKE: {
         int fd = p->a.fd;
         p->a.fd = -1;
+        free(p->pr); /* proven (or not authenticated): its handshake is done */
+        p->pr = NULL;
         epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL); /* it comes back as the link's */
         start_conn(t, l, fd);
         return 0;
     }
     case BFO_CONN_ACT_SEND_REPLY:
+        if (st->event == BFO_CONN_EV_LOWER_CLAIM_RCVD || st->event == BFO_CONN_EV_HIGHER_CLAIM_RCVD)
+            return challenge(t, l, c, p);
         put_hello(t, l->ctl, l->rail, c->attempt, c->dialed, BFO_TCP_A_HELLO);
         l->ctl_len = FRAME_HELLO;
         link_flush(t, l);
         return BFO_CONN_EV_PEER_READY; /* frames follow the reply in order */
     case BFO_CONN_ACT_REFUSE:
+        if (st->event == BFO_CONN_EV_PROOF_BAD_RCVD) {
+            pend_close(t, p, p->pr ? p->pr->why : NULL); /* logged with why, counted (hellos_rejected) */
+            return 0;
+        }
         /* a dial the peer gave up (read late, behind a newer one):
          * refused, so it never replaces the newer connection */
         t->st.hellos_stale++;
@@ -1738,9 +1961,12 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
          * the peer to wait for it rather than fail.  The socket is fresh,
          * its buffer empty: the answer fits; lost, the peer's dial fails
          * and its engine retries, as before. */
-        uint8_t a[FRAME_HELLO];
+        uint8_t a[FRAME_HELLO_AUTH];
+        size_t alen = hello_frame_len(t);
         put_hello(t, a, p->a.rail, c->offered, c->dialed, BFO_TCP_A_DIALING);
-        if (send(p->a.fd, a, sizeof a, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof a)
+        if (t->o.auth) /* proves this side: the dialer waits for it then */
+            bfo_auth_mac(t->o.auth, l->peer, TIE_LABEL, p->pr->hs.transcript, BFO_AUTH_HELLO_LEN, AUTH_AREA(a));
+        if (send(p->a.fd, a, alen, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)alen)
             tlog(t, 2, "peer %d rail %d: the tie answer did not go: %s", l->peer, p->a.rail, strerror(errno));
         t->st.rail[p->a.rail].tp[BFO_TCP_TIES_WON]++;
         tlog(t, 3, "peer %d rail %d: both dial: this side's dial wins (its hello %llu answered \"dialing you\")",
@@ -2071,9 +2297,17 @@ static void timeouts(bfo_tcp *t)
     hello_heard(t);
     for (int i = 0; i < t->size * t->nrails; i++)
         bfo_link_timeout(&t->lb, &t->links[i].c, t->now); /* TIMED_OUT where it waits */
-    for (int k = 0; k < t->pends.n; k++)
-        if (pend_at(t, k)->a.fd >= 0 && t->now >= pend_at(t, k)->a.deadline)
-            pend_close(t, pend_at(t, k), pend_at(t, k)->got ? "no complete hello in time" : NULL);
+    for (int k = 0; k < t->pends.n; k++) {
+        pend *p = pend_at(t, k);
+        if (p->a.fd < 0 || t->now < p->a.deadline)
+            continue;
+        if (pend_stage(p) == 1 && proof_host_answers(t, p))
+            p->a.deadline = t->now + t->pends.timeout_ns;
+        else if (pend_stage(p) == 1)
+            pend_proof(t, p, 0, "no CONFIRM in time");
+        else
+            pend_close(t, p, p->got ? "no complete hello in time" : NULL);
+    }
 }
 
 static void acks_due(bfo_tcp *t, int all)
@@ -2529,6 +2763,11 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
     if (!t->links || !t->ents || bfo_tp_pends_init(&t->pends, sizeof(pend), t->size, t->nrails) != 0)
         goto fail;
     bfo_list_free_all(&t->ents->next, sizeof *t->ents, t->nents, &t->ent_free);
+    static int said_unauthenticated; /* once per process (bfo sim and tests open many; threads may) */
+    if (!t->o.auth && !__atomic_exchange_n(&said_unauthenticated, 1, __ATOMIC_RELAXED))
+        tlog(t, 1, "rank %d: TCP hellos are NOT authenticated (no bfo_auth given): any process that reaches a "
+                   "listening port and knows the job id can take a rail (docs/failure-model.md, \"Threat model\")",
+             t->rank);
     bfo_link_bind(&t->lb, t, tcp_act, t->o.connect_timeout_ns);
     t->lb.host_answers = 1; /* connect() completed: the peer's kernel accepted (hello_heard) */
     for (int p = 0; p < t->size; p++)
@@ -2769,6 +3008,11 @@ void bfo_tcp_fini(bfo_tcp *t)
     if (t->links)
         for (int i = 0; i < t->size * t->nrails; i++)
             rx_free(t, &t->links[i]); /* the links' receive buffers */
+    if (t->links)
+        for (int i = 0; i < t->size * t->nrails; i++)
+            free(t->links[i].hs);
+    for (int k = 0; t->pends.slots && k < t->pends.n; k++)
+        free(pend_at(t, k)->pr);
     bfo_tp_pends_fini(&t->pends);
     for (int r = 0; r < BFO_MAX_RAILS; r++) {
         if (t->lfd[r] >= 0)

@@ -199,6 +199,30 @@
  *   (spec/conn.rl, run by backends/bfo_link.h, the same for every
  *   transport): this backend binds its actions (bfo_tcp.c, tcp_act).
  *
+ * AUTHENTICATION (issue 37; options.auth).  With a bfo_auth the hellos
+ *   carry the handshake (bfo_auth.h; WIRE below): the dialer reports
+ *   CONNECTED at a reply whose MAC proves the peer and writes its CONFIRM
+ *   before any frame; the acceptor answers a hello with the reply on that
+ *   connection and takes it only at a CONFIRM that proves the dialer
+ *   (the conn machine's claims and proofs): until then whatever the rail
+ *   holds stays, and the hello's attempt number counts for nothing.  An
+ *   answer that does not prove its rank is refused and logged (counted:
+ *   hellos_rejected), so is a CONFIRM not there within connect_timeout of
+ *   the reply, or, while the dialer's kernel acknowledged the reply (the
+ *   dialer may compute), within 60 s.  The lower rank's connection holds:
+ *   up, it answers a higher rank's hello "I am dialing you" (the conn
+ *   machine).  A peer whose public key auth lacks: options.auth_peer is
+ *   asked for it (the embedding layer calls bfo_auth_set_peer from the
+ *   peer's card); still unknown, the hello is refused and the dial fails,
+ *   each logged with why.  Without a bfo_auth (NULL) the hellos are those
+ *   of before, taken at their word, and the first open in the process says
+ *   so (log level 1); a rank with one and a rank without refuse each other's hellos, saying
+ *   which.  Cost: the acceptor's CONNECTED comes half a round trip later
+ *   (with the dialer's first frames); nothing per frame; the handshake's
+ *   state is allocated while a handshake runs (124 bytes a dial, 296 an
+ *   accepted hello), a pointer per (peer, rail) and per accept slot
+ *   otherwise.
+ *
  * BACK-PRESSURE.  bfo_engine_frame returning BFO_ERR_AGAIN: the frame stays
  *   in the connection's buffer, the connection is not read until a later
  *   progress offers the frame again successfully.  A stall is not a
@@ -332,7 +356,20 @@
  *     and a tie answer echo it), u64 dialed (the sender's last dial of the
  *     (peer, rail), 0 none: in a reply, every hello of the replier's up to
  *     it is given up), u32 answer (BFO_TCP_A_*: 0 a hello or a reply, 1
- *     "I am dialing you", the answer to a hello that lost the tie), u32 0.
+ *     "I am dialing you", the answer to a hello that lost the tie; 2 the
+ *     dialer's CONFIRM), u32 flags (BFO_TCP_HELLO_F_AUTH or 0).
+ *   With BFO_TCP_HELLO_F_AUTH (options.auth given) the body goes on with
+ *     64 bytes (BFO_TCP_HELLO_AUTH_SIZE): in a hello the handshake's HELLO
+ *     (40, bfo_auth_hs_hello: nonce, rank, rail, size, u32 attempt, job),
+ *     in the reply its REPLY (64: the acceptor's nonce, MAC over both), in
+ *     a tie answer HMAC("bfo tcp tie v1", the hello's HELLO) under the
+ *     pair key, in the dialer's CONFIRM frame (answer 2, sent right after
+ *     the reply, before any DATA) its CONFIRM (48: MAC over HELLO and
+ *     REPLY); zeros after.  docs/protocol.md, "Authentication".  The
+ *     acceptor takes the connection at the CONFIRM, not at the hello (the
+ *     conn machine's claims and proofs, bfo_link.h): a forged or replayed
+ *     hello is answered and dropped, a live connection never replaced by
+ *     one.  In a reply the dialed field is 0 (not covered by a MAC).
  *   BEACON (one UDP datagram of BFO_TCP_BEACON_SIZE, 72 bytes,
  *   little-endian; bfo_tcp_beacon_put):
  *     u16 magic BFO_TCP_BEACON_MAGIC (0xBF0B)   u8 version (2)   u8 0
@@ -382,9 +419,15 @@ extern "C" {
 void bfo_tcp_frame_header(uint8_t *h, uint32_t len, int kind, uint64_t seq, uint64_t ack);
 #define BFO_TCP_HELLO_SIZE 48
 #define BFO_TCP_HELLO_VERSION 3
+/* AUTHENTICATION: a hello body whose flags say BFO_TCP_HELLO_F_AUTH is
+ * followed by this many bytes of the handshake (bfo_auth.h), so is
+ * BFO_TCP_HELLO_SIZE + BFO_TCP_HELLO_AUTH_SIZE long. */
+#define BFO_TCP_HELLO_AUTH_SIZE 64
+#define BFO_TCP_HELLO_F_AUTH 0x1u
 /* A hello's answer field: a hello or its reply; the lower rank's "I am
- * dialing you" to a hello of the higher rank's that lost the tie. */
-enum bfo_tcp_answer { BFO_TCP_A_HELLO = 0, BFO_TCP_A_DIALING = 1 };
+ * dialing you" to a hello of the higher rank's that lost the tie; the
+ * dialer's CONFIRM (authenticated hellos only). */
+enum bfo_tcp_answer { BFO_TCP_A_HELLO = 0, BFO_TCP_A_DIALING = 1, BFO_TCP_A_CONFIRM = 2 };
 enum bfo_tcp_kind { BFO_TCP_K_DATA = 1, BFO_TCP_K_ACK = 2, BFO_TCP_K_HELLO = 3 };
 /* Header flags (DATA and ACK): the sender of the frame is stalled reading
  * this connection (back-pressure). */
@@ -421,7 +464,20 @@ typedef struct bfo_tcp_options {
     int beacon_port_min, beacon_port_max;
     int64_t beacon_idle_ns;     /* BEACONS: 0 the default (1 s), < 0 as long as connected */
     int64_t rx_idle_ns;         /* MEMORY: 0 the default (2 s), < 0 kept while connected */
+    /* AUTHENTICATION: the rank's key state from bfo_auth_init, with peers'
+     * public keys set by bfo_auth_set_peer; NULL only when the embedding
+     * layer passed none, which bfo_net warns about (this transport says so
+     * too, once at open: its hellos then prove nothing).  Not owned: the
+     * caller frees it after bfo_tcp_fini. */
     struct bfo_auth *auth;
+    /* Called when a hello comes from, or a dial goes to, a peer whose
+     * public key auth does not hold yet: the embedding layer calls
+     * bfo_auth_set_peer with the key from that peer's card and returns 0,
+     * or returns nonzero when it cannot (the hello is refused, the dial
+     * fails, each logged with why; the peer's dial is retried by its
+     * engine).  NULL: every peer's key must be set before it connects. */
+    int (*auth_peer)(void *ctx, int peer);
+    void *auth_peer_ctx;
 } bfo_tcp_options;
 
 /* One rail's counters: the common shape (bfo_transport.h).  DATA frames
