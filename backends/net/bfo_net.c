@@ -1132,6 +1132,29 @@ static int auth_setup(bfo_net *n, const bfo_net_options *opt)
 
 struct bfo_auth *bfo_net_auth(const bfo_net *n) { return n ? n->auth : NULL; }
 
+/* BFO_AUTH: on (the default) gives the TCP transport this rank's keys (its
+ * hellos and beacons, bfo_tcp.h); off gives it none, and says so on
+ * stderr at every rank: a hello or a beacon that names the job id is then
+ * taken, as before issue 37 (for a test's hostile peer that speaks the old
+ * hello, tests/tcp/t5; never silently). */
+static int auth_env(bfo_net *n, bfo_net_options *opt)
+{
+    const char *v = setting_env(opt, "BFO_AUTH");
+    if (v && *v && strcmp(v, "on") && strcmp(v, "off")) {
+        fprintf(stderr, "bfo: BFO_AUTH=%s: on (the default) or off\n", v);
+        return BFO_ERR_INVALID;
+    }
+    if (v && !strcmp(v, "off")) {
+        fprintf(stderr, "bfo: rank %d: BFO_AUTH=off: TCP connections and beacons are NOT authenticated: "
+                        "anyone who reads the job id off the wire can take this rank's rails\n", n->rank);
+        return BFO_OK;
+    }
+    opt->tcp.auth = n->auth; /* the TCP transport's hellos and beacons (bfo_tcp.h) */
+    opt->tcp.auth_peer = auth_peer;
+    opt->tcp.auth_peer_ctx = n;
+    return BFO_OK;
+}
+
 /* The card published, then every transport started. */
 static int card_publish(bfo_net *n)
 {
@@ -1243,9 +1266,8 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     }
     if ((rc = auth_setup(n, &opt)) != BFO_OK)
         goto fail;
-    opt.tcp.auth = n->auth; /* the TCP transport's hellos and beacons (bfo_tcp.h) */
-    opt.tcp.auth_peer = auth_peer;
-    opt.tcp.auth_peer_ctx = n;
+    if ((rc = auth_env(n, &opt)) != BFO_OK)
+        goto fail;
     if ((rc = limits_check(n, &opt, &cfg)) != BFO_OK || (rc = transports_open(n, &opt, &cfg)) != BFO_OK ||
         (rc = card_publish(n)) != BFO_OK ||
         (rc = engine_start(n, &cfg, caller)) != BFO_OK || (rc = threads_start(n, &opt)) != BFO_OK)

@@ -58,8 +58,12 @@
  *   pair key is derived (bfo_auth_set_peer, about 100 us) when its card is
  *   first read: the first time a connection or a beacon needs the peer,
  *   never for every peer at init.  The TCP transport gets the keys in its
- *   options (bfo_tcp_options.auth): its beacons are MACed (bfo_tcp.h,
- *   BEACONS).  Per peer: 32 bytes of public key in its card, and in
+ *   options (bfo_tcp_options.auth, and auth_peer: a hello from a peer
+ *   whose card was not read yet reads it): its connections are taken only
+ *   at the handshake's proof (bfo_tcp.h, WIRE; the conn machine's claims
+ *   and proofs) and its beacons are MACed (BEACONS).  BFO_AUTH=off gives
+ *   TCP no keys (hellos and beacons as before issue 37), said on stderr by
+ *   every rank; shm and verbs hellos are not authenticated yet.  Per peer: 32 bytes of public key in its card, and in
  *   bfo_auth 64 bytes (public key, replay window, send sequence) and the
  *   32-byte pair key, allocated at init.
  *
