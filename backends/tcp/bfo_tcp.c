@@ -2170,10 +2170,9 @@ static void beacons_send(bfo_tcp *t)
         /* with keys, the peer's sequence (every rail and connection: its
          * one replay window) and the MAC; beacon_peer read its card, which
          * gave its key; none (no key in its card): no beacon it could take */
-        if (t->o.auth && !(seq = bfo_auth_beacon_seq(t->o.auth, l->peer)))
+        seq = t->o.auth ? bfo_auth_beacon_seq(t->o.auth, l->peer) : l->bseq_tx + 1;
+        if (!seq)
             continue;
-        if (!t->o.auth)
-            seq = l->bseq_tx + 1;
         bfo_tcp_beacon_put(b, t->rank, l->rail, t->job, l->c.attempt, seq);
         if (t->o.auth && bfo_auth_beacon_mac(t->o.auth, l->peer, seq, b, BFO_TCP_BEACON_BODY,
                                              b + BFO_TCP_BEACON_BODY) != BFO_OK)
