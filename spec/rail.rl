@@ -40,9 +40,13 @@
 #
 # Connections on first use.  A rail starts DORMANT: no connection, and
 # none needed yet; nothing is sent on it, nothing timed, nothing can fail.
-# C feeds PEER_NEEDED to every DORMANT rail of a peer when it first has a
-# frame for that peer and no rail of it is UP (a send, a rendezvous's
-# answer, a control message queued to it); connect asks the transport to
+# C feeds PEER_NEEDED to one DORMANT rail of a peer, the preferred one,
+# when it first has a frame for that peer and no rail of it is UP (a send,
+# a rendezvous's answer, a control message queued to it), and to the
+# others only when one rail is not enough: a rail of the peer failed, is
+# suspected or found ABSENT, or striping pays (docs/engine-design.md, "One
+# rail first"); which rails is C's, the machine is the same for each.
+# connect asks the transport to
 # connect the rail (the result comes back as CONNECTED or CONNECT_FAILED,
 # as for any attempt).  The peer may need this side first: its connection
 # (CONNECTED) or its PROBE brings the rail to PROBING without this side

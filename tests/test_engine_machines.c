@@ -35,6 +35,7 @@ static void test_rail_readmitted_and_used_again(void **state)
 {
     (void)state;
     sr_scenario sc = make(mixed, NMIXED, 2, 2, 41);
+    sc.connect_at_init = 1; /* both rails UP before the fault: about readmission */
     add_fault(&sc, SN_FAULT_RAIL_DOWN, 0, 1, 10, 0);
     add_fault(&sc, SN_FAULT_RAIL_UP, 0, 1, 11, 0);
     sr_world *w = run(&sc); /* it settles: back-off, reconnect, probe */
@@ -553,11 +554,13 @@ static void test_init_connects_nothing_a_peer_never_needed_is_never_unreachable(
     sr_del(w);
 }
 
-/* The first send connects every rail of that peer, and of no other: rank
- * 0 calls connect for (1, 0) and (1, 1) once each; rank 1, dialed, admits
- * both rails by the incoming CONNECTED (DORMANT --CONNECTED--> PROBING)
- * without a connect of its own; the rails to rank 2 stay DORMANT. */
-static void test_first_send_connects_every_rail_of_that_peer_only(void **state)
+/* The first small send connects one rail of that peer, and of no other
+ * peer (one rail first, docs/engine-design.md): rank 0 calls connect for
+ * (1, 0) once, the rails tie on bandwidth so the lowest-numbered is
+ * preferred; rank 1, dialed, admits it by the incoming CONNECTED (DORMANT
+ * --CONNECTED--> PROBING) without a connect of its own; rail 1 stays
+ * DORMANT on both sides, and the rails to rank 2 too. */
+static void test_first_small_send_connects_one_rail_of_that_peer_only(void **state)
 {
     bfo_request s, r;
     uint8_t x = 7, y = 0;
@@ -568,23 +571,173 @@ static void test_first_send_connects_every_rail_of_that_peer_only(void **state)
     sr_advance(w, 10000000);
     assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 0, 1, w->sn.now), BFO_OK);
     assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 0, 1, w->sn.now), BFO_OK);
-    for (int k = 0; k < 2; k++) /* asked at once, the frame waits for a rail */
-        assert_int_equal(bfo_rail_state(&w->e[0], 1, k), BFO_RAIL_ST_CONNECTING);
+    /* asked at once, the frame waits for it */
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 0), BFO_RAIL_ST_CONNECTING);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_DORMANT);
     assert_int_equal(bfo_peer_waiting_count(&w->e[0], 1), 1);
     sr_advance(w, 10000000);
     assert_true(bfo_test(&s) && bfo_test(&r));
     assert_int_equal(s.status, BFO_OK);
     assert_int_equal(y, 7);
+    assert_int_equal(connects[0][1][0], 1);
+    assert_int_equal(connects[0][1][1], 0);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 0), BFO_RAIL_ST_UP);
+    assert_int_equal(bfo_rail_state(&w->e[1], 0, 0), BFO_RAIL_ST_UP); /* admitted */
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_DORMANT);
+    assert_int_equal(bfo_rail_state(&w->e[1], 0, 1), BFO_RAIL_ST_DORMANT);
     for (int k = 0; k < 2; k++) {
-        assert_int_equal(connects[0][1][k], 1);
-        assert_int_equal(bfo_rail_state(&w->e[0], 1, k), BFO_RAIL_ST_UP);
-        assert_int_equal(bfo_rail_state(&w->e[1], 0, k), BFO_RAIL_ST_UP); /* admitted */
         for (int i = 0; i < 2; i++)
             assert_int_equal(bfo_rail_state(&w->e[i], 2, k), BFO_RAIL_ST_DORMANT);
         assert_int_equal(bfo_rail_state(&w->e[2], 0, k), BFO_RAIL_ST_DORMANT);
     }
     assert_int_equal(connects_of(1, 0), 0); /* dialed, never dialing */
     assert_int_equal(connects_of(0, 2) + connects_of(1, 2) + connects_of(2, 0) + connects_of(2, 1), 0);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
+/* The preferred rail is the one of the highest bandwidth
+ * (bfo_backend.rail_bandwidth), not the lowest-numbered: rail 1 rated ten
+ * times rail 0 is the one connected. */
+static void test_first_send_prefers_the_rail_of_the_highest_bandwidth(void **state)
+{
+    bfo_request s;
+    uint8_t x = 7;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 85);
+    sc.attach = attach_connect;
+    sc.rail_bw[0] = 100;
+    sc.rail_bw[1] = 1000;
+    sr_world *w = sr_new(&sc);
+    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_CONNECTING);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 0), BFO_RAIL_ST_DORMANT);
+    assert_int_equal(connects[0][1][0], 0);
+    sr_del(w);
+}
+
+/* The transport says the preferred rail does not reach the peer
+ * (RAIL_ABSENT after its connect: a shared-memory rail and a peer on
+ * another host): the next rail connects at once, and only it. */
+static void test_RAIL_ABSENT_of_the_first_rail_connects_the_next(void **state)
+{
+    bfo_request s;
+    uint8_t x = 7;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 3, 86);
+    sc.attach = attach_connect;
+    sr_world *w = sr_new(&sc);
+    bfo_engine *e = &w->e[0];
+    assert_int_equal(bfo_isend(e, &s, &x, 1, 1, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_rail_state(e, 1, 0), BFO_RAIL_ST_CONNECTING);
+    bfo_engine_rail_event(e, 1, 0, BFO_EV_RAIL_ABSENT, w->sn.now);
+    assert_int_equal(bfo_rail_state(e, 1, 0), BFO_RAIL_ST_ABSENT);
+    assert_int_equal(bfo_rail_state(e, 1, 1), BFO_RAIL_ST_CONNECTING);
+    assert_int_equal(bfo_rail_state(e, 1, 2), BFO_RAIL_ST_DORMANT);
+    assert_int_equal(connects[0][1][1], 1);
+    assert_int_equal(connects[0][1][2], 0);
+    sr_del(w);
+}
+
+/* Striping pays: a message whose data goes in pieces of BFO__STRIPE_MIN
+ * or more (a rendezvous) connects the rails still DORMANT; the message
+ * arrives whole, and both rails of the pair end UP. */
+static void test_large_send_connects_the_rest_of_the_rails(void **state)
+{
+    bfo_request s, r;
+    static uint8_t out[300000], in[300000];
+    (void)state;
+    for (size_t i = 0; i < sizeof out; i++)
+        out[i] = (uint8_t)(i * 7 + 1);
+    memset(in, 0, sizeof in);
+    sr_scenario sc = make(NULL, 0, 2, 2, 87);
+    sc.attach = attach_connect;
+    sr_world *w = sr_new(&sc);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, in, sizeof in, 0, 0, 5, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, out, sizeof out, 1, 0, 5, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_DORMANT); /* the RNDV: one rail */
+    STEP_UNTIL(w, bfo_test(&s) && bfo_test(&r));
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(s.status, BFO_OK);
+    assert_int_equal(r.status, BFO_OK);
+    assert_memory_equal(in, out, sizeof out);
+    assert_int_equal(connects_of(0, 1) + connects_of(1, 0), 2);
+    sr_advance(w, 10000000);
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(bfo_rail_state(&w->e[i], 1 - i, k), BFO_RAIL_ST_UP);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
+/* Failover with the rest DORMANT: the first rail silent both ways from the
+ * start (a blackhole: its connection made, its probes lost), a small send
+ * still arrives, over rail 1, which connects once rail 0 fails its probe.
+ * Then rail 1 goes silent while UP and rail 0 heals: a second message
+ * arrives too, over rail 0's reconnect. */
+static void test_first_rail_blackholed_the_rest_connect_and_the_message_arrives(void **state)
+{
+    bfo_request s, r, s2, r2;
+    uint8_t x = 7, y = 0, x2 = 9, y2 = 0;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 88);
+    sc.attach = attach_connect;
+    sr_world *w = sr_new(&sc);
+    sn_set_path(&w->sn, 0, 1, 0, SN_PATH_SILENT);
+    sn_set_path(&w->sn, 1, 0, 0, SN_PATH_SILENT);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_DORMANT);
+    STEP_UNTIL(w, bfo_test(&s) && bfo_test(&r));
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(s.status, BFO_OK);
+    assert_int_equal(y, 7);
+    assert_int_equal(connects[0][1][1], 1);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_UP);
+    assert_true(bfo_rail_state(&w->e[0], 1, 0) != BFO_RAIL_ST_UP);
+    /* rail 1 now dies while UP, rail 0 heals: the next message waits
+     * for rail 0's reconnect and arrives */
+    sn_set_path(&w->sn, 0, 1, 0, SN_PATH_OPEN);
+    sn_set_path(&w->sn, 1, 0, 0, SN_PATH_OPEN);
+    sn_set_path(&w->sn, 0, 1, 1, SN_PATH_SILENT);
+    sn_set_path(&w->sn, 1, 0, 1, SN_PATH_SILENT);
+    assert_int_equal(bfo_irecv(&w->e[1], &r2, &y2, 1, 0, 0, 2, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s2, &x2, 1, 1, 0, 2, w->sn.now), BFO_OK);
+    STEP_UNTIL(w, bfo_test(&s2) && bfo_test(&r2));
+    assert_true(bfo_test(&s2) && bfo_test(&r2));
+    assert_int_equal(s2.status, BFO_OK);
+    assert_int_equal(y2, 9);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
+/* Failover from an UP first rail: the pair talks over rail 0 alone (rail
+ * 1 DORMANT); rail 0 then drops everything while a message is on its
+ * way: it is mapped out, rail 1 connects, and the message arrives over
+ * it. */
+static void test_first_rail_dies_while_UP_the_rest_connect_and_the_message_arrives(void **state)
+{
+    bfo_request s, r, s2, r2;
+    uint8_t x = 7, y = 0, x2 = 9, y2 = 0;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 89);
+    sc.attach = attach_connect;
+    sr_world *w = sr_new(&sc);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 0, 1, w->sn.now), BFO_OK);
+    STEP_UNTIL(w, bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(y, 7);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 0), BFO_RAIL_ST_UP);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_DORMANT);
+    sn_set_path(&w->sn, 0, 1, 0, SN_PATH_SILENT);
+    sn_set_path(&w->sn, 1, 0, 0, SN_PATH_SILENT);
+    assert_int_equal(bfo_irecv(&w->e[1], &r2, &y2, 1, 0, 0, 2, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s2, &x2, 1, 1, 0, 2, w->sn.now), BFO_OK);
+    STEP_UNTIL(w, bfo_test(&s2) && bfo_test(&r2));
+    assert_true(bfo_test(&s2) && bfo_test(&r2));
+    assert_int_equal(s2.status, BFO_OK);
+    assert_int_equal(y2, 9);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_UP);
     assert_int_equal(STAT(w, protocol_violations), 0);
     sr_del(w);
 }
@@ -671,7 +824,12 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_peer_DOWN_RAIL_ADMITTED_REACHABLE_LAST_RAIL_LOST_DOWN_GRACE_EXPIRED_UNREACHABLE),
         cmocka_unit_test(test_one_sided_unreachable_fails_the_other_side_too),
         cmocka_unit_test(test_init_connects_nothing_a_peer_never_needed_is_never_unreachable),
-        cmocka_unit_test(test_first_send_connects_every_rail_of_that_peer_only),
+        cmocka_unit_test(test_first_small_send_connects_one_rail_of_that_peer_only),
+        cmocka_unit_test(test_first_send_prefers_the_rail_of_the_highest_bandwidth),
+        cmocka_unit_test(test_RAIL_ABSENT_of_the_first_rail_connects_the_next),
+        cmocka_unit_test(test_large_send_connects_the_rest_of_the_rails),
+        cmocka_unit_test(test_first_rail_blackholed_the_rest_connect_and_the_message_arrives),
+        cmocka_unit_test(test_first_rail_dies_while_UP_the_rest_connect_and_the_message_arrives),
         cmocka_unit_test(test_connect_at_init_connects_every_rail_of_every_peer),
         cmocka_unit_test(test_rail_heard_on_CONNECTING_pushes_the_grace_back),
     };

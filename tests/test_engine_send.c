@@ -85,6 +85,7 @@ static sr_world *fault_case(int type, uint64_t nth, int kind, int rdma, uint64_t
 {
     sr_scenario sc = make(mixed, NMIXED, 2, 2, seed);
     sc.rdma = rdma;
+    sc.connect_at_init = 1; /* both rails from the start: about a frame's fault, not the set-up */
     add_fault(&sc, SN_FAULT_TYPE, type, 0, nth, kind);
     sr_world *w = run(&sc);
     all_ok(w);
@@ -217,6 +218,7 @@ static void test_rdma_rail_lost_message_goes_on_by_copy(void **state)
     (void)state;
     sr_scenario sc = make(m, 1, 2, 2, 37);
     sc.plain_rails = 1;
+    sc.connect_at_init = 1; /* rail 1 UP before the GET (one rail first would take rail 0) */
     sc.start_ns = 1000000;
     sr_world *w = run(&sc); /* without a fault: reads, on rail 1 only */
     assert_int_equal(STAT(w, gets), 1);
@@ -248,6 +250,7 @@ static void test_get_and_put_over_four_rails_use_each_rails_own_key(void **state
     (void)state;
     for (int put = 0; put < 2; put++) {
         sr_scenario sc = make(m, 2, 2, 4, 41);
+        sc.connect_at_init = 1;
         sc.start_ns = 1000000; /* every rail up before the messages start */
         sc.limit_ns = 200000000; /* 0.2 s simulated (it takes ~0.01): a wrong key fails soon */
         sc.rdma = put ? BFO_RDMA_PUT : BFO_RDMA_GET;

@@ -249,15 +249,23 @@ static my_layer *my_new(void)
     for (int k = 0; k < 20; k++)
         my_tick(l);
     /* rails connect on first use: a first message each way connects and
-     * probes them (the tests are about rails UP) */
+     * probes them (the tests are about rails UP); a large one, since a
+     * small one connects one rail only (one rail first) */
+    static uint8_t b[65536];
     for (int r = 0; r < NRANKS; r++) {
         bfo_request s, q;
-        uint8_t b = 0;
-        assert_int_equal(bfo_irecv(&l->eng[1 - r], &q, &b, 1, r, 0, 99, l->now), BFO_OK);
-        assert_int_equal(bfo_isend(&l->eng[r], &s, &b, 1, 1 - r, 0, 99, l->now), BFO_OK);
+        assert_int_equal(bfo_irecv(&l->eng[1 - r], &q, b, sizeof b, r, 0, 99, l->now), BFO_OK);
+        assert_int_equal(bfo_isend(&l->eng[r], &s, b, sizeof b, 1 - r, 0, 99, l->now), BFO_OK);
         for (int k = 0; k < 100000 && !(bfo_test(&s) && bfo_test(&q)); k++)
             my_tick(l);
         assert_true(bfo_test(&s) && bfo_test(&q));
+    }
+    for (int k = 0, up = 0; k < 100000 && !up; k++) {
+        my_tick(l);
+        up = 1;
+        for (int r = 0; r < NRANKS; r++)
+            for (int g = 0; g < NRAILS; g++)
+                up &= l->eng[r].peers[1 - r].rail[g].fsm.cs == BFO_RAIL_ST_UP;
     }
     return l;
 }

@@ -688,14 +688,19 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
             continue;
         }
         proc_rx = bfo__detect_proc_rx(e, p);
+        int dormant = 0, suspect = 0; /* one rail first: bfo__rails_suspect */
         for (int k = 0; k < c->nrails; k++) {
             bfo_rail_link *rs = &p->rail[k];
             int ev = -1;
             switch (rs->fsm.cs) {
+            case BFO_RAIL_ST_DORMANT: dormant = 1; break;
+            case BFO_RAIL_ST_CONNECTING: suspect |= bfo__rail_suspect(e, rs); break;
             case BFO_RAIL_ST_UP:
             case BFO_RAIL_ST_DEMOTED:
                 bfo__rate_on_progress(e, i, k, proc_rx); /* a lag sample */
                 ev = bfo__detect_due(e, rs, proc_rx, p->quiet);
+                if (ev < 0)
+                    suspect |= bfo__rail_suspect(e, rs);
                 break;
             case BFO_RAIL_ST_PROBING: ev = bfo__detect_due(e, rs, proc_rx, 0); break;
             case BFO_RAIL_ST_FAILED: /* its back-off over: reconnect, or no more */
@@ -707,6 +712,8 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
             if (ev >= 0)
                 bfo__rail_step(e, i, k, ev, NULL);
         }
+        if (BFO__UNLIKELY(dormant && suspect))
+            bfo__peer_need_rest(e, i);
         if (c->nrails > 1 && p->fsm.cs == BFO_PEER_ST_REACHABLE)
             bfo__rails_review(e, i);
         if (p->fsm.cs == BFO_PEER_ST_DOWN && p->down_since && e->now - p->down_since >= c->unreachable_grace_ns)

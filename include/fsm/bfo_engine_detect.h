@@ -274,6 +274,22 @@ static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t pro
     return -1;
 }
 
+/* 1 when the rail is suspected, before it is found dead: its heartbeat
+ * probe out and nothing heard on it for half its probe timeout (UP,
+ * DEMOTED), or its first connection (CONNECTING, since rs->deadline) with
+ * no word for silence_ns.  A peer with a rail suspected has its DORMANT
+ * rails connect (one rail first, bfo__peer_need_rest: bfo_engine_progress),
+ * so that they are on their way when the detector maps the rail out. */
+static inline int bfo__rail_suspect(const bfo_engine *e, const bfo_rail_link *rs)
+{
+    if (rs->fsm.cs == BFO_RAIL_ST_CONNECTING)
+        return e->now - rs->deadline >= e->cfg.silence_ns;
+    if (!rs->det.probe_out)
+        return 0;
+    const uint64_t since = rs->det.last_rx > rs->det.probe_sent ? rs->det.last_rx : rs->det.probe_sent;
+    return e->now - since >= bfo__probe_timeout(e, rs) / 2;
+}
+
 #ifdef __cplusplus
 }
 #endif

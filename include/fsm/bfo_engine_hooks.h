@@ -127,6 +127,7 @@ static inline void bfo__send_feed(bfo_engine *e, bfo_request *r, int ev, const b
 
 /* bfo_engine_machines.h, called from rate, request, post */
 static BFO__COLD void bfo__peer_need(bfo_engine *e, int peer);
+static BFO__COLD void bfo__peer_need_rest(bfo_engine *e, int peer);
 static inline int bfo__peer_may_reach(const bfo_engine *e, int peer);
 static inline int bfo__rail_ctl_pad(bfo_engine *e, int peer, int rail, int type, int on_rail,
                                     uint64_t nonce, size_t pad);

@@ -247,7 +247,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     /* connections on first use (spec/rail.rl): every rail DORMANT, none
      * asked for, unless the embedder wants them all now */
     for (int i = 0; i < c->nranks && c->connect_at_init; i++)
-        bfo__peer_need(e, i);
+        bfo__peer_need_rest(e, i);
     return BFO_OK;
 }
 

@@ -166,6 +166,7 @@ static inline void bfo__rail_action(bfo_engine *e, int peer, int rail, int act, 
     case BFO_RAIL_ACT_SEND_BROKEN: bfo__rail_send_broken(e, peer, rail); return;
     case BFO_RAIL_ACT_SCHEDULE_RECONNECT: bfo__rail_backoff(e, rs); return;
     case BFO_RAIL_ACT_CONNECT: /* first use: a refusal is a failed attempt, as at init before */
+        rs->deadline = e->now; /* CONNECTING since (bfo__rails_suspect) */
         if (e->be.connect && e->be.connect(e->be.ctx, peer, rail) != 0)
             bfo__rail_step(e, peer, rail, BFO_EV_CONNECT_FAILED, NULL);
         return;
@@ -246,7 +247,7 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, con
     bfo_peer *p = &e->peers[peer];
     bfo_step st;
     int was_up = bfo__rail_up(e, peer, rail), was_live = bfo__live(p->rail[rail].fsm.cs);
-    const int was_dormant = p->rail[rail].fsm.cs == BFO_RAIL_ST_DORMANT;
+    const int cs0 = p->rail[rail].fsm.cs, was_dormant = cs0 == BFO_RAIL_ST_DORMANT;
     const int may_reach = e->cfg.relay && bfo__peer_may_reach(e, peer);
     memset(&st, 0, sizeof st);
     st.trace = e->trace;
@@ -264,6 +265,17 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, con
         bfo__rail_action(e, peer, rail, st.actions[i], f);
     if (was_live && !bfo__live(p->rail[rail].fsm.cs))
         bfo__detect_on_down(&p->rail[rail]);
+    /* one rail first (bfo__peer_need): a rail that failed brings every
+     * DORMANT rail of the peer in, so that what waits for it goes over
+     * another as soon as one is admitted; one that does not reach the peer
+     * (RAIL_ABSENT after its connect) hands the need on to the next */
+    if (!was_dormant && p->rail[rail].fsm.cs != cs0) {
+        if (p->rail[rail].fsm.cs == BFO_RAIL_ST_FAILED)
+            bfo__peer_need_rest(e, peer);
+        else if (p->rail[rail].fsm.cs == BFO_RAIL_ST_ABSENT && cs0 == BFO_RAIL_ST_CONNECTING &&
+                 !p->unreachable && !e->left)
+            bfo__peer_need(e, peer);
+    }
     if (!was_up && bfo__rail_up(e, peer, rail))
         bfo__flush_pending(e, peer);
     if (e->cfg.relay && may_reach != bfo__peer_may_reach(e, peer)) {
@@ -273,19 +285,60 @@ static inline void bfo__rail_step(bfo_engine *e, int peer, int rail, int ev, con
     }
 }
 
-/* bfo__peer_need: the engine has a frame for the peer and no rail of it
- * is UP (bfo__post_no_rail), or connects every rail at init
- * (bfo_config.connect_at_init): every DORMANT rail of it connects
- * (PEER_NEEDED / connect), and the grace starts if it was never needed.
- * A rail already connecting, probing, failed or absent is left as it is. */
-static BFO__COLD void bfo__peer_need(bfo_engine *e, int peer)
+/* bfo__peer_need_rest: every DORMANT rail of the peer connects
+ * (PEER_NEEDED / connect).  When one rail is not enough (docs/engine-design.md,
+ * "One rail first"): a rail of the peer failed (bfo__rail_step), is
+ * suspected (its heartbeat unanswered for half a probe timeout, or its
+ * first connection made no progress for silence_ns: bfo_engine_progress),
+ * a piece of data large enough to stripe goes to it (bfo__piece), or the
+ * embedder connects every rail at init (bfo_config.connect_at_init).  Not
+ * for a peer that is gone, or once this side leaves. */
+static BFO__COLD void bfo__peer_need_rest(bfo_engine *e, int peer)
 {
     bfo_peer *p = &e->peers[peer];
-    if (peer == e->cfg.rank)
+    if (peer == e->cfg.rank || p->unreachable || e->left)
         return;
     for (int k = 0; k < e->cfg.nrails; k++)
         if (p->rail[k].fsm.cs == BFO_RAIL_ST_DORMANT)
             bfo__rail_step(e, peer, k, BFO_EV_PEER_NEEDED, NULL);
+    bfo__peer_grace_start(e, p);
+}
+
+/* bfo__peer_need: the engine has a frame for the peer and no rail of it
+ * is UP (bfo__post_no_rail), or must learn whether it is left: one rail
+ * connects, the preferred one (docs/engine-design.md, "One rail first"):
+ * the DORMANT rail of the highest bandwidth (bfo_backend.rail_bandwidth),
+ * the lowest-numbered on a tie, so a shared-memory rail listed first or
+ * rated above the network's is the one a peer on the same host gets, and
+ * a peer elsewhere the first network rail once the transport says the
+ * shared-memory one does not reach it (RAIL_ABSENT: the next one connects,
+ * bfo__rail_step).  None connects while a rail of it is on its way or
+ * live (connecting, probing, UP, DEMOTED); every DORMANT one does once a
+ * rail of it failed (FAILED, RECONNECTING: bfo__peer_need_rest).  The
+ * grace starts if the peer was never needed.  A rail already connecting,
+ * probing, failed or absent is left as it is. */
+static BFO__COLD void bfo__peer_need(bfo_engine *e, int peer)
+{
+    bfo_peer *p = &e->peers[peer];
+    int best = -1;
+    if (peer == e->cfg.rank)
+        return;
+    for (int k = 0; k < e->cfg.nrails; k++) {
+        const int cs = p->rail[k].fsm.cs;
+        if (cs == BFO_RAIL_ST_DORMANT) {
+            if (best < 0 || p->rail[k].bw > p->rail[best].bw)
+                best = k;
+        } else if (cs == BFO_RAIL_ST_FAILED || cs == BFO_RAIL_ST_RECONNECTING) {
+            bfo__peer_need_rest(e, peer);
+            return;
+        } else if (cs == BFO_RAIL_ST_CONNECTING || cs == BFO_RAIL_ST_PROBING || bfo__live(cs)) {
+            best = -2; /* one is on its way, or there */
+        }
+        if (best == -2)
+            break;
+    }
+    if (best >= 0)
+        bfo__rail_step(e, peer, best, BFO_EV_PEER_NEEDED, NULL);
     bfo__peer_grace_start(e, p);
 }
 

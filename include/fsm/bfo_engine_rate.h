@@ -6,7 +6,7 @@
  * parts"): include bfo_engine.h, not this.  It includes bfo_engine_pools.h
  * (and so every part below); a call to a part above goes through a
  * prototype in bfo_engine_hooks.h: here bfo__rail_ctl_pad, bfo__rail_step,
- * bfo__relay_unqueued.
+ * bfo__peer_need_rest, bfo__relay_unqueued.
  *
  * It owns bfo_rail_link.rate (bfo__rail_rate): only its functions write it.
  *
@@ -96,6 +96,13 @@ static inline int bfo__piece(bfo_engine *e, int peer, size_t *n, int rdma)
     int rail;
     if ((!rdma && *n < BFO__STRIPE_MIN) || peer == e->cfg.rank || e->cfg.nrails < 2)
         return -1;
+    /* striping pays from here on: the rails of the peer still DORMANT (one
+     * rail first, bfo__peer_need) connect now and join as they are admitted */
+    for (int k = 0; k < e->cfg.nrails; k++)
+        if (BFO__UNLIKELY(e->peers[peer].rail[k].fsm.cs == BFO_RAIL_ST_DORMANT)) {
+            bfo__peer_need_rest(e, peer);
+            break;
+        }
     rail = bfo__pick_weighted(e, peer, *n, rdma);
     if (rail >= 0 && !e->peers[peer].rail[rail].rate.measured && *n > BFO_PROBATION_PIECE)
         for (int k = 0; k < e->cfg.nrails; k++)
