@@ -262,9 +262,11 @@ EXTRA_test_fastpath := tests/fastpath_slow.c
 LIBS_test_reg_cache := -lcmocka -pthread
 # the shared-memory transport through its row, in one process and with a
 # forked peer
-EXTRA_test_shm  := $(SHM_SRC)
+EXTRA_test_shm  := $(SHM_SRC) $(AUTH_SRC)
+LIBS_test_shm   := -lcmocka $(SODIUM_LIBS)
 # its rings made on first use and bounded per host
-EXTRA_test_shm_res := $(SHM_SRC) backends/bfo_setting.c
+EXTRA_test_shm_res := $(SHM_SRC) $(AUTH_SRC) backends/bfo_setting.c
+LIBS_test_shm_res  := -lcmocka $(SODIUM_LIBS)
 # the libFuzzer targets' corpora replayed without libFuzzer
 $(foreach t,$(FUZZ_TARGETS),$(eval MAIN_fuzz_replay_$(t) := tests/fuzz/fuzz_$(t).c) \
   $(eval EXTRA_fuzz_replay_$(t) := tests/fuzz/replay.c) $(eval DEFS_fuzz_replay_$(t) := -DFUZZ_TARGET='"$(t)"'))

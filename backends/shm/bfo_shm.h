@@ -298,6 +298,18 @@ typedef struct bfo_shm_options {
                                    * (default 0: equal weights) */
     int64_t node_bytes;           /* MEMORY: every ring of this host's ranks within this
                                    * per rail (default 256 MiB; < 0: ring_bytes alone) */
+    /* AUTHENTICATION: the rank's key state from bfo_auth_init, with peers'
+     * public keys set by bfo_auth_set_peer (bfo_net gives its own); NULL:
+     * hellos taken at their word, as before (said once at open).  Not
+     * owned: the caller frees it after fini. */
+    struct bfo_auth *auth;
+    /* Called when a hello comes from, or a dial goes to, a peer whose
+     * public key auth does not hold yet: the embedding layer calls
+     * bfo_auth_set_peer with the key from that peer's card and returns 0,
+     * or nonzero when it cannot (the hello is refused, the dial fails,
+     * each logged).  NULL: every peer's key must be set before it connects. */
+    int (*auth_peer)(void *ctx, int peer);
+    void *auth_peer_ctx;
 } bfo_shm_options;
 
 /* What open() returns (through its void **). */
@@ -322,8 +334,20 @@ typedef struct bfo_shm bfo_shm;
 #define BFO_SHM_HELLO_VERSION 2
 #define BFO_SHM_HELLO_SIZE 64
 /* DIALING: the lower rank's answer to a hello of the higher rank's that
- * lost the tie (both dialed): "I am dialing you" (no fds). */
-enum bfo_shm_hello_kind { BFO_SHM_HELLO = 1, BFO_SHM_HELLO_REPLY = 2, BFO_SHM_HELLO_DIALING = 3 };
+ * lost the tie (both dialed): "I am dialing you" (no fds).  CONFIRM: the
+ * dialer's proof, after the reply (AUTHENTICATION; no fds).  TAKEN: the
+ * acceptor took the proven connection: its doorbell (AUTHENTICATION). */
+enum bfo_shm_hello_kind {
+    BFO_SHM_HELLO = 1,
+    BFO_SHM_HELLO_REPLY = 2,
+    BFO_SHM_HELLO_DIALING = 3,
+    BFO_SHM_HELLO_CONFIRM = 4,
+    BFO_SHM_HELLO_TAKEN = 5
+};
+/* AUTHENTICATION: every message of the exchange is this many bytes
+ * longer (the handshake's part, bfo_auth.h), so BFO_SHM_HELLO_SIZE +
+ * BFO_SHM_HELLO_AUTH_SIZE long, when the transport has a bfo_auth. */
+#define BFO_SHM_HELLO_AUTH_SIZE 64
 
 /* The segment: a header page, then one ring per direction. */
 #define BFO_SHM_SEG_MAGIC 0x47534642u /* "BFSG" */
