@@ -1671,7 +1671,7 @@ static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step 
             conn_take(t, c, in);
         return 0;
     case BFO_CONN_ACT_SEND_REPLY: {
-        uint8_t r[BFO_SHM_HELLO_SIZE];
+        uint8_t r[HELLO_AUTH_LEN];
         int rc = in->rc;
         if (st->event == BFO_CONN_EV_LOWER_CLAIM_RCVD || st->event == BFO_CONN_EV_HIGHER_CLAIM_RCVD) {
             challenge(t, c, in);
@@ -1679,7 +1679,7 @@ static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step 
         }
         put_hello(t, r, BFO_SHM_HELLO_REPLY, c->rail, seg_gen(c), c->c.dialed);
         if (!rc)
-            rc = send_hello(c->fd, r, sizeof r, &t->efd, 1);
+            rc = send_hello(c->fd, r, hello_len(t), &t->efd, 1);
         if (rc)
             bfo_link_break(&t->lb, &c->c, 0, "sending the hello reply: %s", strerror(rc));
         return BFO_CONN_EV_PEER_READY; /* the dialer writes once it has the reply */
@@ -1711,7 +1711,12 @@ static void lifeline(bfo_shm *t, sconn *c)
     int fds[4], nfds, trunc;
     char why[160] = "";
     ssize_t n = recv_msg(c->fd, b, sizeof b, fds, 4, &nfds, &trunc);
-    if (n > 0 && t->o.auth && c->dialer && c->peer_efd < 0 && !t->drop[c->rail]) {
+    if (n > 0 && t->o.auth && c->dialer && c->peer_efd < 0) {
+        if (t->drop[c->rail]) { /* the fault hook: it never came (the rail stays silent) */
+            close_fds(fds, nfds, 4);
+            t->st[c->rail].dropped_rx++;
+            return;
+        }
         if (hello_check(t, b, n, BFO_SHM_HELLO_TAKEN, c->rail, why, sizeof why) != 0 || trunc || nfds != 1 ||
             bfo_get32(b + 8) != (uint32_t)c->peer || bfo_get64(b + 32) != seg_gen(c)) {
             close_fds(fds, nfds, 4);
