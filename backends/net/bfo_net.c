@@ -679,9 +679,10 @@ static int card_read(bfo_net *n, int peer)
     return 0;
 }
 
-/* TCP's word that a hello came from a peer whose pair key is not derived
- * yet (bfo_tcp_options.auth_peer; it runs in TCP's progress, as the
- * lookups do): its card read, which derives the key.  0 when the key is
+/* A transport's word that a hello came from a peer whose pair key is not
+ * derived yet (bfo_tcp_options.auth_peer, bfo_shm_options.auth_peer; it
+ * runs in the transport's progress, as the lookups do): its card read,
+ * which derives the key.  0 when the key is
  * there now; -1 when the peer has no card or no public key in it (the
  * hello is refused, logged, and the peer's engine dials again). */
 static int auth_peer(void *ctx, int peer)
@@ -1133,7 +1134,8 @@ static int auth_setup(bfo_net *n, const bfo_net_options *opt)
 struct bfo_auth *bfo_net_auth(const bfo_net *n) { return n ? n->auth : NULL; }
 
 /* BFO_AUTH: on (the default) gives the TCP transport this rank's keys (its
- * hellos and beacons, bfo_tcp.h); off gives it none, and says so on
+ * hellos and beacons, bfo_tcp.h), and the shm transport (its hellos,
+ * bfo_shm.h); off gives them none, and says so on
  * stderr at every rank: a hello or a beacon that names the job id is then
  * taken, as before issue 37 (for a test's hostile peer that speaks the old
  * hello, tests/tcp/t5; never silently). */
@@ -1145,13 +1147,16 @@ static int auth_env(bfo_net *n, bfo_net_options *opt)
         return BFO_ERR_INVALID;
     }
     if (v && !strcmp(v, "off")) {
-        fprintf(stderr, "bfo: rank %d: BFO_AUTH=off: TCP connections and beacons are NOT authenticated: "
-                        "anyone who reads the job id off the wire can take this rank's rails\n", n->rank);
+        fprintf(stderr, "bfo: rank %d: BFO_AUTH=off: TCP connections and beacons are NOT authenticated, nor are shm "
+                        "connections: anyone who reads the job id off the wire can take this rank's rails\n", n->rank);
         return BFO_OK;
     }
     opt->tcp.auth = n->auth; /* the TCP transport's hellos and beacons (bfo_tcp.h) */
     opt->tcp.auth_peer = auth_peer;
     opt->tcp.auth_peer_ctx = n;
+    opt->shm.auth = n->auth; /* shm's hellos (bfo_shm.h, AUTHENTICATION) */
+    opt->shm.auth_peer = auth_peer;
+    opt->shm.auth_peer_ctx = n;
     return BFO_OK;
 }
 
