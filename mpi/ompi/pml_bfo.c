@@ -634,9 +634,9 @@ static void req_done(mca_pml_bfo_request_t *q)
 
 #define DONE_BATCH 64
 
-/* Runs bfo_net once (busy: no sleeping) and completes what the engine's
- * done queue holds; *idle: neither found anything to do. */
-static int progress_once(int *idle)
+/* Runs bfo_net once (busy: no sleeping) when poll, and completes what the
+ * engine's done queue holds; *idle: neither found anything to do. */
+static int progress_once(int *idle, int poll)
 {
     mca_pml_bfo_request_t *done[DONE_BATCH];
     int n, total = 0;
@@ -645,7 +645,7 @@ static int progress_once(int *idle)
         bfo_request *r;
         n = 0;
         LOCK();
-        if (!total) {
+        if (!total && poll) {
             total = bfo_net_progress(M->net, 0) > 0;
             *idle = !total && !M->eng->done_head;
         }
@@ -683,9 +683,12 @@ static int bfo_pml_progress(void)
     int idle, total;
     if (OPAL_UNLIKELY(!M->enabled))
         return 0; /* before add_procs: the modex may not be complete */
-    total = progress_once(&idle);
+    total = progress_once(&idle, 1);
+    /* woken: bfo_net took what woke it before returning; polling it all
+     * again to find the requests done would be a second pass of system
+     * calls per nap */
     if (idle && opal_progress_yield_when_idle && bfo_net_progress(M->net, PML_BFO_NAP_MS) > 0)
-        total = progress_once(&idle) + 1;
+        total = progress_once(&idle, 0) + 1;
     return total;
 }
 
