@@ -73,6 +73,7 @@ struct bfo_net {
     int engine_up;
     int leave_ms; /* bfo_net_options.leave_ms: what bfo_net_fini waits for its BYEs */
     uint64_t last_timers;
+    uint64_t idle_at; /* the last busy progress, when it found nothing to do (0: it found some) */
     uint64_t last_failures; /* the launcher's failure reports last looked at (FAILURES_EVERY_NS) */
     /* peers' cards, read on first use: state per peer (0 not read, 1 read,
      * -1 unreadable), then size * nrails rails */
@@ -1503,23 +1504,32 @@ static int progress_locked(bfo_net *n, int timeout_ms)
 {
     int handled = 0;
     uint64_t now = bfo_boot_now();
+    /* A sleep right after a busy poll that found nothing (pml/bfo's nap:
+     * its progress polls, then sleeps) goes straight to wait_fds: the
+     * transports were polled under TIMERS_EVERY_NS ago, and what came
+     * since is what wait_fds looks for after arming (frames, room, posts
+     * queued, connects asked), so polling them again only cost every nap
+     * its system calls (an epoll_wait, TCP_INFO) on a starved CPU. */
+    const int fresh = timeout_ms > 0 && n->idle_at && now - n->idle_at < TIMERS_EVERY_NS;
     if (n->thr_on)
         atomic_store_explicit(&n->last_call, now, memory_order_relaxed);
     if (n->ndq)
         handled += run_deferred(n, now);
     if (BFO__UNLIKELY(n->cards_later) && !n->ctl_only && !n->eng.left) /* left: nobody to dial */
         handled += connect_now(n);
-    for (int k = 0; k < n->ntp; k++)
-        handled += n->tp[k].ops->progress(n->tp[k].t, now);
+    if (!fresh)
+        for (int k = 0; k < n->ntp; k++)
+            handled += n->tp[k].ops->progress(n->tp[k].t, now);
     if (n->nabsent_due)
         handled += report_absent(n, now);
-    if (timeout_ms > 0 || now - n->last_timers >= TIMERS_EVERY_NS) {
+    if ((timeout_ms > 0 && !fresh) || now - n->last_timers >= TIMERS_EVERY_NS) {
         n->last_timers = now;
         bfo_engine_progress(&n->eng, now);
     }
     if (BFO__UNLIKELY(bfo_boot_failures_fd(n->boot) >= 0) &&
-        (timeout_ms > 0 || now - n->last_failures >= FAILURES_EVERY_NS))
+        ((timeout_ms > 0 && !fresh) || now - n->last_failures >= FAILURES_EVERY_NS))
         handled += launcher_reports(n, now);
+    n->idle_at = timeout_ms == 0 && handled == 0 ? now : 0;
     if (timeout_ms > 0 && handled == 0) {
         struct pollfd pf[256];
         int fds[256], nf = 0, got;

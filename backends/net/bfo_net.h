@@ -96,7 +96,9 @@
  *   engine's timers (every 20 us of busy polling, and before sleeping).
  *   With timeout_ms > 0 and nothing to do, it asks each transport for the
  *   fds that wake it (wait_fds: a transport with work left says so, and
- *   nobody sleeps) and sleeps in one poll() on all of them.
+ *   nobody sleeps) and sleeps in one poll() on all of them.  Right after
+ *   a busy call that found nothing (under 20 us ago) a sleeping call
+ *   does not poll the transports again first: it goes to wait_fds.
  *
  * LEAVING.  A rank that finishes says goodbye: bfo_net_leave (or
  *   bfo_net_fini, which does it first) posts a BYE on every rail to every
