@@ -46,8 +46,8 @@
 # up (it broke on its side first), as it always did for the side that
 # accepted; an authenticating transport's, only once proven (below).
 #
-# Authenticated.  A transport that authenticates (TCP given a bfo_auth:
-# docs/protocol.md, "Authentication") feeds a hello as a claim
+# Authenticated.  A transport that authenticates (TCP and shm given a
+# bfo_auth: docs/protocol.md, "Authentication") feeds a hello as a claim
 # (LOWER_CLAIM_RCVD, HIGHER_CLAIM_RCVD; STALE_HELLO_RCVD as above), which
 # changes no connection: it is answered with the handshake's reply on
 # its own connection, held aside by the transport (send_reply without
@@ -71,7 +71,7 @@
 # never each take the other's dial; a higher rank that really lost the
 # connection finds it broken, as this side does, and they dial again.  The trusted
 # hellos (LOWER_HELLO_RCVD, ...) stay for transports that do not
-# authenticate yet.
+# authenticate yet (verbs; TCP and shm without a bfo_auth).
 #
 # The host answers.  The connect timeout fails a dial that does not connect
 # (DIALING), a wait for the winner's hello (AWAITING_HELLO) and an accepted

@@ -73,6 +73,7 @@ struct bfo_net {
     int engine_up;
     int leave_ms; /* bfo_net_options.leave_ms: what bfo_net_fini waits for its BYEs */
     uint64_t last_timers;
+    uint64_t idle_at; /* the last busy progress, when it found nothing to do (0: it found some) */
     uint64_t last_failures; /* the launcher's failure reports last looked at (FAILURES_EVERY_NS) */
     /* peers' cards, read on first use: state per peer (0 not read, 1 read,
      * -1 unreadable), then size * nrails rails */
@@ -679,9 +680,10 @@ static int card_read(bfo_net *n, int peer)
     return 0;
 }
 
-/* TCP's word that a hello came from a peer whose pair key is not derived
- * yet (bfo_tcp_options.auth_peer; it runs in TCP's progress, as the
- * lookups do): its card read, which derives the key.  0 when the key is
+/* A transport's word that a hello came from a peer whose pair key is not
+ * derived yet (bfo_tcp_options.auth_peer, bfo_shm_options.auth_peer; it
+ * runs in the transport's progress, as the lookups do): its card read,
+ * which derives the key.  0 when the key is
  * there now; -1 when the peer has no card or no public key in it (the
  * hello is refused, logged, and the peer's engine dials again). */
 static int auth_peer(void *ctx, int peer)
@@ -1133,7 +1135,8 @@ static int auth_setup(bfo_net *n, const bfo_net_options *opt)
 struct bfo_auth *bfo_net_auth(const bfo_net *n) { return n ? n->auth : NULL; }
 
 /* BFO_AUTH: on (the default) gives the TCP transport this rank's keys (its
- * hellos and beacons, bfo_tcp.h); off gives it none, and says so on
+ * hellos and beacons, bfo_tcp.h), and the shm transport (its hellos,
+ * bfo_shm.h); off gives them none, and says so on
  * stderr at every rank: a hello or a beacon that names the job id is then
  * taken, as before issue 37 (for a test's hostile peer that speaks the old
  * hello, tests/tcp/t5; never silently). */
@@ -1145,13 +1148,16 @@ static int auth_env(bfo_net *n, bfo_net_options *opt)
         return BFO_ERR_INVALID;
     }
     if (v && !strcmp(v, "off")) {
-        fprintf(stderr, "bfo: rank %d: BFO_AUTH=off: TCP connections and beacons are NOT authenticated: "
-                        "anyone who reads the job id off the wire can take this rank's rails\n", n->rank);
+        fprintf(stderr, "bfo: rank %d: BFO_AUTH=off: TCP connections and beacons are NOT authenticated, nor are shm "
+                        "connections: anyone who reads the job id off the wire can take this rank's rails\n", n->rank);
         return BFO_OK;
     }
     opt->tcp.auth = n->auth; /* the TCP transport's hellos and beacons (bfo_tcp.h) */
     opt->tcp.auth_peer = auth_peer;
     opt->tcp.auth_peer_ctx = n;
+    opt->shm.auth = n->auth; /* shm's hellos (bfo_shm.h, AUTHENTICATION) */
+    opt->shm.auth_peer = auth_peer;
+    opt->shm.auth_peer_ctx = n;
     return BFO_OK;
 }
 
@@ -1498,23 +1504,32 @@ static int progress_locked(bfo_net *n, int timeout_ms)
 {
     int handled = 0;
     uint64_t now = bfo_boot_now();
+    /* A sleep right after a busy poll that found nothing (pml/bfo's nap:
+     * its progress polls, then sleeps) goes straight to wait_fds: the
+     * transports were polled under TIMERS_EVERY_NS ago, and what came
+     * since is what wait_fds looks for after arming (frames, room, posts
+     * queued, connects asked), so polling them again only cost every nap
+     * its system calls (an epoll_wait, TCP_INFO) on a starved CPU. */
+    const int fresh = timeout_ms > 0 && n->idle_at && now - n->idle_at < TIMERS_EVERY_NS;
     if (n->thr_on)
         atomic_store_explicit(&n->last_call, now, memory_order_relaxed);
     if (n->ndq)
         handled += run_deferred(n, now);
     if (BFO__UNLIKELY(n->cards_later) && !n->ctl_only && !n->eng.left) /* left: nobody to dial */
         handled += connect_now(n);
-    for (int k = 0; k < n->ntp; k++)
-        handled += n->tp[k].ops->progress(n->tp[k].t, now);
+    if (!fresh)
+        for (int k = 0; k < n->ntp; k++)
+            handled += n->tp[k].ops->progress(n->tp[k].t, now);
     if (n->nabsent_due)
         handled += report_absent(n, now);
-    if (timeout_ms > 0 || now - n->last_timers >= TIMERS_EVERY_NS) {
+    if ((timeout_ms > 0 && !fresh) || now - n->last_timers >= TIMERS_EVERY_NS) {
         n->last_timers = now;
         bfo_engine_progress(&n->eng, now);
     }
     if (BFO__UNLIKELY(bfo_boot_failures_fd(n->boot) >= 0) &&
-        (timeout_ms > 0 || now - n->last_failures >= FAILURES_EVERY_NS))
+        ((timeout_ms > 0 && !fresh) || now - n->last_failures >= FAILURES_EVERY_NS))
         handled += launcher_reports(n, now);
+    n->idle_at = timeout_ms == 0 && handled == 0 ? now : 0;
     if (timeout_ms > 0 && handled == 0) {
         struct pollfd pf[256];
         int fds[256], nf = 0, got;

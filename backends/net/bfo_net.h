@@ -61,9 +61,11 @@
  *   options (bfo_tcp_options.auth, and auth_peer: a hello from a peer
  *   whose card was not read yet reads it): its connections are taken only
  *   at the handshake's proof (bfo_tcp.h, WIRE; the conn machine's claims
- *   and proofs) and its beacons are MACed (BEACONS).  BFO_AUTH=off gives
- *   TCP no keys (hellos and beacons as before issue 37), said on stderr by
- *   every rank; shm and verbs hellos are not authenticated yet.  Per peer: 32 bytes of public key in its card, and in
+ *   and proofs) and its beacons are MACed (BEACONS); the shm transport's
+ *   connections too (bfo_shm_options.auth, auth_peer: bfo_shm.h,
+ *   AUTHENTICATION).  BFO_AUTH=off gives TCP and shm no keys (hellos and
+ *   beacons as before issue 37), said on stderr by every rank; verbs
+ *   hellos are not authenticated yet.  Per peer: 32 bytes of public key in its card, and in
  *   bfo_auth 64 bytes (public key, replay window, send sequence) and the
  *   32-byte pair key, allocated at init.
  *
@@ -94,7 +96,9 @@
  *   engine's timers (every 20 us of busy polling, and before sleeping).
  *   With timeout_ms > 0 and nothing to do, it asks each transport for the
  *   fds that wake it (wait_fds: a transport with work left says so, and
- *   nobody sleeps) and sleeps in one poll() on all of them.
+ *   nobody sleeps) and sleeps in one poll() on all of them.  Right after
+ *   a busy call that found nothing (under 20 us ago) a sleeping call
+ *   does not poll the transports again first: it goes to wait_fds.
  *
  * LEAVING.  A rank that finishes says goodbye: bfo_net_leave (or
  *   bfo_net_fini, which does it first) posts a BYE on every rail to every

@@ -2,6 +2,7 @@
 /* bfo_shm.c - the shared-memory transport (see bfo_shm.h for the contract and design). */
 #define _GNU_SOURCE
 #include "bfo_shm.h"
+#include "bfo_auth.h"
 #include "bfo_link.h"
 #include "bfo_list.h"
 #include "bfo_tp_os.h"
@@ -39,6 +40,16 @@ enum { E_SEND = 1, E_READ = 2 };
 #define NODE_DEFAULT (256u << 20)
 #define CHUNK_DEFAULT (1u << 20)
 #define CONNECT_TIMEOUT_DEFAULT_NS 1000000000ull
+
+/* AUTHENTICATION (bfo_shm.h).  An authenticated message: the hello's 64
+ * bytes, then the handshake's part (bfo_auth.h). */
+#define HELLO_AUTH_LEN (BFO_SHM_HELLO_SIZE + BFO_SHM_HELLO_AUTH_SIZE)
+#define AUTH_AREA(h) ((h) + BFO_SHM_HELLO_SIZE)
+/* the MAC of a tie answer ("I am dialing you"), over the hello's HELLO */
+#define TIE_LABEL "bfo shm tie v1"
+/* An acceptor waits for a challenged hello's CONFIRM at most this long
+ * while the dialer's process exists (it may compute; proof_host_answers). */
+#define PROOF_WAIT_MAX_NS 60000000000ull
 
 /* The segment's control lines, each on a cache line of its own: per
  * direction d (0: dialer to acceptor, 1: acceptor to dialer) the
@@ -78,6 +89,7 @@ typedef struct sconn {
     int peer_efd;          /* the peer's doorbell (eventfd), -1 when none */
     int spare_fd;          /* dialer: a segment made before the dial; -1 (none is: made at the dial) */
     int hello_mfd;         /* dialer: the segment's memfd, between dial and send_hello */
+    bfo_auth_hs *hs;       /* dialer, authenticated: its handshake, from send_hello to the reply */
     uint32_t egen;         /* epoll tag generation (stale events) */
     int poisoned;          /* the fault hook swallowed its traffic */
     int parted;            /* the peer said goodbye, or this side leaves (shm_part): its
@@ -112,8 +124,39 @@ typedef struct sconn {
     uint64_t wakes;
 } sconn;
 
-/* An accepted connection until its hello names the connection (bfo_tp.h). */
-typedef bfo_tp_pend pend;
+struct pend;
+
+/* An accepted connection whose hello passed its checks, as the conn machine
+ * takes it (take, send_reply) or refuses it; authenticated, held by its
+ * proof until the dialer's CONFIRM. */
+typedef struct incoming {
+    struct pend *p;
+    int efd;           /* the dialer's doorbell, -1: none (given to the connection, or closed) */
+    uint8_t *seg;      /* its segment, mapped; NULL: none (given, or unmapped) */
+    size_t ring, seg_len;
+    int rc;            /* take: an errno that fails the reply */
+} incoming;
+
+/* An authenticated hello being proven (options.auth): allocated when its
+ * hello passed its checks, freed with its connection.  Stage 0: the
+ * claim fed; 1: challenged (the handshake's reply sent), waiting for the
+ * dialer's CONFIRM. */
+typedef struct proof {
+    int stage, peer;
+    uint64_t attempt, challenged_at;
+    bfo_auth_hs hs;
+    incoming in;       /* the dialer's segment and doorbell, held until the proof */
+    const char *why;   /* a proof refused: why (NULL: said nothing, it just went) */
+} proof;
+
+/* An accepted connection until its hello names the connection (bfo_tp.h),
+ * and, authenticated, until its dialer proves the hello (pr). */
+typedef struct pend {
+    bfo_tp_pend a;     /* first member */
+    proof *pr;
+} pend;
+
+static inline int pend_stage(const pend *p) { return p->pr ? p->pr->stage : 0; }
 
 struct bfo_shm {
     int rank, size, nrails;
@@ -432,6 +475,8 @@ static void conn_close(bfo_shm *t, sconn *c, const bfo_step *st, const char *why
     elist dead = { -1, -1 };
     int malformed = st->event == BFO_CONN_EV_BROKEN && c->c.malformed;
     int was_up = bfo_link_state_up(st->from);
+    free(c->hs); /* a dial's handshake ends with its connection */
+    c->hs = NULL;
     if (c->fd < 0 && !c->seg && c->q.head < 0 && c->reads.head < 0) {
         if (c->c.broken)
             c->c.broken = 0;
@@ -485,6 +530,8 @@ static inline void settle(bfo_shm *t)
 static void wake_peer(bfo_shm *t, sconn *c)
 {
     fence_sc();
+    if (c->peer_efd < 0) /* authenticated, TAKEN not read yet: it rings then, if the flag is still set */
+        return;
     if (__atomic_load_n(c->peer_sleep, __ATOMIC_RELAXED) &&
         __atomic_exchange_n(c->peer_sleep, 0u, __ATOMIC_SEQ_CST)) {
         uint64_t one = 1;
@@ -934,11 +981,16 @@ static int peer_addr(bfo_shm *t, const sconn *c, uint32_t *pid, uint64_t *nonce,
 
 /* ------------------------------------------------------------ the hello */
 
+/* The length of every message of the exchange: longer by the handshake's
+ * part when authenticated (AUTHENTICATION, bfo_shm.h). */
+static size_t hello_len(const bfo_shm *t) { return t->o.auth ? HELLO_AUTH_LEN : BFO_SHM_HELLO_SIZE; }
+
 /* dialed: this side's last dial of the (peer, rail) (a reply: every hello
- * of the replier's up to it is given up). */
+ * of the replier's up to it is given up).  The handshake's part, when
+ * authenticated, is zero: the caller writes it. */
 static void put_hello(const bfo_shm *t, uint8_t *h, int kind, int rail, uint64_t gen, uint64_t dialed)
 {
-    memset(h, 0, BFO_SHM_HELLO_SIZE);
+    memset(h, 0, hello_len(t));
     bfo_put32(h, BFO_SHM_HELLO_MAGIC);
     bfo_put16(h + 4, BFO_SHM_HELLO_VERSION);
     bfo_put16(h + 6, (uint16_t)kind);
@@ -954,14 +1006,14 @@ static void put_hello(const bfo_shm *t, uint8_t *h, int kind, int rail, uint64_t
     bfo_put64(h + 56, dialed);
 }
 
-/* Sends a hello with fds (SCM_RIGHTS); 0 or an errno. */
-static int send_hello(int fd, const uint8_t *h, const int *fds, int nfds)
+/* Sends a message of len bytes with fds (SCM_RIGHTS); 0 or an errno. */
+static int send_hello(int fd, const uint8_t *h, size_t len, const int *fds, int nfds)
 {
     union {
         struct cmsghdr c;
         char buf[CMSG_SPACE(sizeof(int) * 2)];
     } u;
-    struct iovec iov = { (void *)(uintptr_t)h, BFO_SHM_HELLO_SIZE };
+    struct iovec iov = { (void *)(uintptr_t)h, len };
     struct msghdr mh;
     struct cmsghdr *cm;
     memset(&mh, 0, sizeof mh);
@@ -979,7 +1031,7 @@ static int send_hello(int fd, const uint8_t *h, const int *fds, int nfds)
     }
     for (;;) {
         ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n == BFO_SHM_HELLO_SIZE)
+        if (n == (ssize_t)len)
             return 0;
         if (n < 0 && errno == EINTR)
             continue;
@@ -1036,11 +1088,20 @@ static void close_fds(int *fds, int n, int max)
             close(fds[i]);
 }
 
-/* The fields every hello must have right: 0, or -1 with why. */
+/* The fields every message must have right (kind: the one expected; a
+ * reply may be DIALING): 0, or -1 with why. */
 static int hello_check(const bfo_shm *t, const uint8_t *h, ssize_t n, int kind, int rail, char *why, size_t whylen)
 {
     uint32_t rank = bfo_get32(h + 8);
-    if (n != BFO_SHM_HELLO_SIZE || bfo_get32(h) != BFO_SHM_HELLO_MAGIC ||
+    if (n >= 8 && bfo_get32(h) == BFO_SHM_HELLO_MAGIC && n != (ssize_t)hello_len(t) &&
+        (n == BFO_SHM_HELLO_SIZE || n == HELLO_AUTH_LEN)) {
+        snprintf(why, whylen, t->o.auth ? "a hello that is not authenticated, and this side requires it (the peer "
+                                          "was given no bfo_auth)"
+                                        : "an authenticated hello, and this side has no key (options.auth): it "
+                                          "cannot answer it");
+        return -1;
+    }
+    if (n != (ssize_t)hello_len(t) || bfo_get32(h) != BFO_SHM_HELLO_MAGIC ||
         (bfo_get16(h + 6) != kind && !(kind == BFO_SHM_HELLO_REPLY && bfo_get16(h + 6) == BFO_SHM_HELLO_DIALING))) {
         snprintf(why, whylen, "not a hello (%zd bytes)", n);
         return -1;
@@ -1068,6 +1129,15 @@ static int peer_pid(int fd)
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) != 0)
         return -1;
     return (int)cr.pid;
+}
+
+/* 1 when options.auth holds the peer's public key, asking the embedding
+ * layer for it (options.auth_peer) when it does not yet. */
+static int auth_has_peer(bfo_shm *t, int peer)
+{
+    if (bfo_auth_has_peer(t->o.auth, peer))
+        return 1;
+    return t->o.auth_peer && t->o.auth_peer(t->o.auth_peer_ctx, peer) == 0 && bfo_auth_has_peer(t->o.auth, peer);
 }
 
 /* ----------------------------------------------------------- connecting */
@@ -1098,6 +1168,11 @@ static int dial(bfo_shm *t, sconn *c)
     uint8_t *seg;
     if (peer_addr(t, c, &pid, &nonce, &other, why, sizeof why) != 0) {
         slog(t, other ? 1 : 2, "peer %d rail %d: %s", c->peer, c->rail, why);
+        return BFO_CONN_EV_DIAL_FAILED;
+    }
+    if (t->o.auth && !auth_has_peer(t, c->peer)) {
+        slog(t, 1, "peer %d rail %d: its public key is not known (bfo_auth_set_peer; options.auth_peer could not "
+                   "give it): no dial", c->peer, c->rail);
         return BFO_CONN_EV_DIAL_FAILED;
     }
     if (t->drop[c->rail]) { /* the fault hook: the hello vanishes; the deadline fails it */
@@ -1151,16 +1226,24 @@ static int dial(bfo_shm *t, sconn *c)
 }
 
 /* The conn machine's send_hello: the segment's memfd and this rank's
- * doorbell go with it. */
+ * doorbell go with it; authenticated, the handshake's HELLO (a fresh
+ * nonce) too. */
 static void hello_send(bfo_shm *t, sconn *c)
 {
-    uint8_t h[BFO_SHM_HELLO_SIZE];
+    uint8_t h[HELLO_AUTH_LEN];
     int fds[2], rc = 0;
     put_hello(t, h, BFO_SHM_HELLO, c->rail, seg_gen(c), c->c.dialed);
+    if (t->o.auth && !c->c.broken) {
+        if (!c->hs && !(c->hs = (bfo_auth_hs *)malloc(sizeof *c->hs)))
+            bfo_link_break(&t->lb, &c->c, 0, "no memory for the handshake");
+        else if (seg_gen(c) > UINT32_MAX ||
+                 bfo_auth_hs_hello(t->o.auth, c->hs, c->peer, c->rail, (uint32_t)seg_gen(c), AUTH_AREA(h)) != BFO_OK)
+            bfo_link_break(&t->lb, &c->c, 0, "no handshake for rank %d (its public key is gone?)", c->peer);
+    }
     fds[0] = c->hello_mfd;
     fds[1] = t->efd;
     if (!c->c.broken)
-        rc = send_hello(c->fd, h, fds, 2);
+        rc = send_hello(c->fd, h, hello_len(t), fds, 2);
     close(c->hello_mfd); /* the mapping keeps the segment; the peer has its own fd */
     c->hello_mfd = -1;
     if (rc)
@@ -1170,12 +1253,39 @@ static void hello_send(bfo_shm *t, sconn *c)
              (unsigned long long)seg_gen(c), c->pid);
 }
 
-/* The acceptor's reply on a dialed connection. */
+/* Authenticated, the dialer's part of the reply: its MAC proves the peer
+ * (it holds the pair key and answered this side's fresh nonce); this
+ * side's CONFIRM goes back at once, before any frame can be read (the
+ * acceptor takes the connection only then).  0, or -1 with why (the
+ * connection is to be dropped as malformed). */
+static int reply_proven(bfo_shm *t, sconn *c, const uint8_t *h, const char **why)
+{
+    uint8_t cf[HELLO_AUTH_LEN];
+    int rc;
+    if (!c->hs || bfo_auth_hs_read_reply(t->o.auth, c->hs, AUTH_AREA(h), BFO_AUTH_REPLY_LEN) != BFO_OK) {
+        *why = "a reply that does not prove its rank (not that rank, or another job's key)";
+        return -1;
+    }
+    put_hello(t, cf, BFO_SHM_HELLO_CONFIRM, c->rail, seg_gen(c), 0);
+    bfo_auth_hs_confirm(t->o.auth, c->hs, AUTH_AREA(cf));
+    free(c->hs); /* done with: the connection is the peer's */
+    c->hs = NULL;
+    if ((rc = send_hello(c->fd, cf, sizeof cf, NULL, 0)) != 0) {
+        *why = "the CONFIRM did not go";
+        return -1;
+    }
+    return 0;
+}
+
+/* The acceptor's reply on a dialed connection (with its doorbell), or,
+ * authenticated, its challenge (no doorbell: that comes with TAKEN). */
 static void hello_reply(bfo_shm *t, sconn *c)
 {
-    uint8_t h[BFO_SHM_HELLO_SIZE + 8];
-    int fds[4], nfds, trunc;
-    char why[128] = "";
+    uint8_t h[HELLO_AUTH_LEN + 8];
+    int fds[4], nfds, trunc, dialing, want_fds;
+    char why[160] = "";
+    const char *bad = NULL;
+    uint64_t dialed;
     ssize_t n = recv_msg(c->fd, h, sizeof h, fds, 4, &nfds, &trunc);
     if (n < 0) {
         if (errno != EAGAIN && errno != EWOULDBLOCK)
@@ -1192,35 +1302,65 @@ static void hello_reply(bfo_shm *t, sconn *c)
         t->st[c->rail].dropped_rx++;
         return;
     }
-    if (hello_check(t, h, n, BFO_SHM_HELLO_REPLY, c->rail, why, sizeof why) != 0 || trunc ||
-        nfds != (bfo_get16(h + 6) == BFO_SHM_HELLO_DIALING ? 0 : 1) || bfo_get32(h + 8) != (uint32_t)c->peer ||
-        bfo_get64(h + 32) != seg_gen(c)) {
+    dialing = bfo_get16(h + 6) == BFO_SHM_HELLO_DIALING;
+    want_fds = dialing || t->o.auth ? 0 : 1;
+    if (hello_check(t, h, n, BFO_SHM_HELLO_REPLY, c->rail, why, sizeof why) != 0 || trunc || nfds != want_fds ||
+        bfo_get32(h + 8) != (uint32_t)c->peer || bfo_get64(h + 32) != seg_gen(c)) {
         close_fds(fds, nfds, 4);
         bfo_link_break(&t->lb, &c->c, 1, "hello reply: %s",
-                   *why ? why : nfds != 1 ? "not one eventfd with it" : "for another rank or generation");
+                       *why ? why : nfds != want_fds ? "not the fds it carries" : "for another rank or generation");
         return;
     }
-    if (bfo_get16(h + 6) == BFO_SHM_HELLO_DIALING) { /* the peer dials this side too, and wins */
-        if (bfo_link_tie_lost(&t->lb, &c->c, t->now) != BFO_OK)
+    if (dialing) { /* the peer dials this side too, and wins */
+        if (t->o.auth && (!c->hs || bfo_auth_verify(t->o.auth, c->peer, TIE_LABEL, c->hs->transcript,
+                                                    BFO_AUTH_HELLO_LEN, AUTH_AREA(h)) != BFO_OK))
+            bfo_link_break(&t->lb, &c->c, 1, "hello reply: \"dialing you\" that does not prove rank %d", c->peer);
+        else if (bfo_link_tie_lost(&t->lb, &c->c, t->now) != BFO_OK)
             bfo_link_break(&t->lb, &c->c, 1, "hello reply: \"dialing you\" from the higher rank");
         return;
     }
-    c->peer_efd = fds[0];
-    bfo_link_reply(&t->lb, &c->c, bfo_get64(h + 56), t->now); /* report_up */
+    dialed = bfo_get64(h + 56);
+    if (t->o.auth) {
+        if (reply_proven(t, c, h, &bad) != 0) {
+            bfo_link_break(&t->lb, &c->c, 1, "hello reply: %s", bad);
+            return;
+        }
+        dialed = 0; /* not under a MAC: never raises what is stale */
+    } else {
+        c->peer_efd = fds[0];
+    }
+    bfo_link_reply(&t->lb, &c->c, dialed, t->now); /* report_up */
 }
 
-static pend *pend_at(bfo_shm *t, int k) { return bfo_tp_pend_at(&t->pends, k); }
+static pend *pend_at(bfo_shm *t, int k) { return (pend *)(void *)bfo_tp_pend_at(&t->pends, k); }
 
-/* An accepted connection closed; why: it sent what is not a hello (NULL:
- * it just went, or the hook swallowed it). */
+/* The dialer's segment and doorbell, unless given to a connection. */
+static void in_release(incoming *in)
+{
+    if (in->seg)
+        munmap(in->seg, in->seg_len);
+    in->seg = NULL;
+    if (in->efd >= 0)
+        close(in->efd);
+    in->efd = -1;
+}
+
+/* An accepted connection closed; why: it sent what is not a hello, or
+ * did not prove it (NULL: it just went, or the hook swallowed it). */
 static void pend_close(bfo_shm *t, pend *p, const char *why)
 {
     if (why) {
-        t->st[p->rail].hellos_rejected++;
-        t->st[p->rail].malformed++;
-        slog(t, 1, "rail %d: incoming connection dropped: %s", p->rail, why);
+        t->st[p->a.rail].hellos_rejected++;
+        t->st[p->a.rail].malformed++;
+        slog(t, 1, "rail %d: incoming connection dropped: %s", p->a.rail, why);
     }
-    bfo_tp_pend_close(&t->pends, p);
+    if (p->a.fd >= 0)
+        bfo_tp_pend_close(&t->pends, &p->a);
+    if (p->pr) {
+        in_release(&p->pr->in);
+        free(p->pr);
+        p->pr = NULL;
+    }
 }
 
 static void do_accept(bfo_shm *t, int rail)
@@ -1266,65 +1406,138 @@ static uint8_t *seg_map(bfo_shm *t, int mfd, const uint8_t *h, int rank, int rai
     return seg;
 }
 
-/* An accepted connection whose hello passed its checks, as the conn machine
- * takes it (take, send_reply) or refuses it. */
-typedef struct incoming {
-    pend *p;
-    int efd;           /* the dialer's doorbell */
-    uint8_t *seg;      /* its segment, mapped */
-    size_t ring, seg_len;
-    int rc;            /* take: an errno that fails the reply */
-} incoming;
+/* A challenged connection whose CONFIRM is late: its dialer may compute
+ * (its hello went, then it made no progress call), as a dialer's wait for
+ * the reply allows.  While the dialer's process exists (SO_PEERCRED, as
+ * hello_heard looks) the wait goes on, up to PROOF_WAIT_MAX_NS after the
+ * challenge: a slot held that long at most, by a peer or by anyone. */
+static int proof_host_answers(const bfo_shm *t, const pend *p)
+{
+    int pid;
+    if (t->now - p->pr->challenged_at >= PROOF_WAIT_MAX_NS || t->drop[p->a.rail] || (pid = peer_pid(p->a.fd)) <= 0)
+        return 0;
+    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/* A challenged connection's answer (stage 1): its dialer's CONFIRM, or
+ * nothing (ok 0, why: what came instead; NULL: it closed, as a loser of a
+ * tie does).  The conn machine takes it (PROOF_RCVD: take) or refuses it
+ * (PROOF_BAD_RCVD, or a newer generation proven meanwhile: refuse). */
+static void pend_proof(bfo_shm *t, pend *p, int ok, const char *why)
+{
+    proof *pr = p->pr;
+    pr->why = ok ? NULL : why;
+    if (bfo_link_proof(&t->lb, &conn_of(t, pr->peer, p->a.rail)->c, ok, pr->attempt, &pr->in, t->now) != BFO_OK ||
+        p->a.fd >= 0)
+        pend_close(t, p, ok ? NULL : why); /* refused by the machine: nothing may hold it */
+}
+
+/* Stage 1: the message after the challenge, which must be the dialer's
+ * CONFIRM for this hello, over this side's fresh nonce. */
+static void confirm_read(bfo_shm *t, pend *p, const uint8_t *h, ssize_t n, int nfds, int trunc)
+{
+    char why[160] = "";
+    proof *pr = p->pr;
+    if (hello_check(t, h, n, BFO_SHM_HELLO_CONFIRM, p->a.rail, why, sizeof why) != 0 || trunc || nfds ||
+        bfo_get32(h + 8) != (uint32_t)pr->peer || bfo_get64(h + 32) != pr->attempt)
+        pend_proof(t, p, 0, "not its CONFIRM (another message, rank or generation)");
+    else if (bfo_auth_hs_read_confirm(t->o.auth, &pr->hs, AUTH_AREA(h), BFO_AUTH_CONFIRM_LEN) != BFO_OK)
+        pend_proof(t, p, 0, "a CONFIRM that does not prove its rank (an impostor, a replay, or another job's key)");
+    else
+        pend_proof(t, p, 1, NULL);
+}
 
 /* An accepted connection's hello: it becomes the rail's connection, if the
- * conn machine takes it.  Returns 0 when it left the hello for later
- * (before start). */
+ * conn machine takes it; authenticated, a claim, challenged (or refused)
+ * and taken only at its CONFIRM.  Returns 0 when it left the hello for
+ * later (before start). */
 static int pend_read(bfo_shm *t, pend *p)
 {
-    uint8_t h[BFO_SHM_HELLO_SIZE + 8];
-    int fds[4], nfds, trunc, rank;
+    uint8_t h[HELLO_AUTH_LEN + 8];
+    int fds[4], nfds, trunc, rank, stage = pend_stage(p);
     char why[200];
-    incoming in;
+    incoming in, *inp = &in;
+    uint64_t gen;
     ssize_t n;
     if (!t->started)
         return 0; /* the job id is not known yet: read at a later scan */
-    n = recv_msg(p->fd, h, sizeof h, fds, 4, &nfds, &trunc);
-    if (n < 0) {
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
+    n = recv_msg(p->a.fd, h, sizeof h, fds, 4, &nfds, &trunc);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 1;
+    if (n <= 0 || t->drop[p->a.rail]) { /* gone; or the fault hook: it never came */
+        if (n > 0)
+            t->st[p->a.rail].dropped_rx++;
+        if (n >= 0)
+            close_fds(fds, nfds, 4);
+        if (stage == 1)
+            pend_proof(t, p, 0, NULL);
+        else
             pend_close(t, p, NULL);
         return 1;
     }
-    if (n == 0) {
+    if (stage == 1) {
         close_fds(fds, nfds, 4);
-        pend_close(t, p, NULL);
-        return 1;
-    }
-    if (t->drop[p->rail]) { /* the fault hook: the hello never came */
-        close_fds(fds, nfds, 4);
-        t->st[p->rail].dropped_rx++;
-        pend_close(t, p, NULL);
+        confirm_read(t, p, h, n, nfds, trunc);
         return 1;
     }
     *why = 0;
     rank = (int)bfo_get32(h + 8);
-    if (hello_check(t, h, n, BFO_SHM_HELLO, p->rail, why, sizeof why) != 0 || trunc || nfds != 2) {
+    gen = bfo_get64(h + 32);
+    if (hello_check(t, h, n, BFO_SHM_HELLO, p->a.rail, why, sizeof why) != 0 || trunc || nfds != 2) {
         close_fds(fds, nfds, 4);
         pend_close(t, p, *why ? why : "not a segment and an eventfd with it");
         return 1;
     }
-    in.seg = seg_map(t, fds[0], h, rank, p->rail, &in.ring, &in.seg_len, why, sizeof why);
+    if (t->o.auth) {
+        int hp, hr;
+        uint32_t ha;
+        if (!auth_has_peer(t, rank)) {
+            snprintf(why, sizeof why,
+                     "a hello from rank %d, whose public key this side does not know (bfo_auth_set_peer; "
+                     "options.auth_peer could not give it): refused, its engine dials again", rank);
+            close_fds(fds, nfds, 4);
+            pend_close(t, p, why);
+            return 1;
+        }
+        if (!(p->pr = (proof *)calloc(1, sizeof *p->pr))) {
+            close_fds(fds, nfds, 4);
+            pend_close(t, p, "no memory for its handshake");
+            return 1;
+        }
+        p->pr->in.efd = -1;
+        if (bfo_auth_hs_read_hello(t->o.auth, &p->pr->hs, AUTH_AREA(h), BFO_AUTH_HELLO_LEN, &hp, &hr, &ha) != BFO_OK ||
+            hp != rank || hr != p->a.rail || (uint64_t)ha != gen) {
+            close_fds(fds, nfds, 4);
+            pend_close(t, p, "a hello whose handshake does not match it (rank, rail, generation, size or job)");
+            return 1;
+        }
+        inp = &p->pr->in;
+    }
+    inp->seg = seg_map(t, fds[0], h, rank, p->a.rail, &inp->ring, &inp->seg_len, why, sizeof why);
     close(fds[0]);
-    if (!in.seg) {
+    if (!inp->seg) {
         close(fds[1]);
         pend_close(t, p, why);
         return 1;
     }
-    in.p = p;
-    in.efd = fds[1];
-    in.rc = 0;
+    inp->p = p;
+    inp->efd = fds[1];
+    inp->rc = 0;
+    if (t->o.auth) {
+        /* a claim: challenged (the handshake's reply on this connection)
+         * or told "dialing you", or stale; taken only at its proof */
+        p->pr->peer = rank;
+        p->pr->attempt = gen;
+        if (bfo_link_claim(&t->lb, &conn_of(t, rank, p->a.rail)->c, gen, inp, t->now) != BFO_OK)
+            pend_close(t, p, "a claim the conn machine does not take here");
+        return 1;
+    }
     /* the conn machine takes it (shm_act: take, send_reply), or refuses it:
      * a stale generation, or a rank that may not dial this one */
-    bfo_link_hello(&t->lb, &conn_of(t, rank, p->rail)->c, bfo_get64(h + 32), &in, t->now);
+    if (bfo_link_hello(&t->lb, &conn_of(t, rank, p->a.rail)->c, gen, inp, t->now) != BFO_OK) {
+        in_release(inp);
+        pend_close(t, p, "a hello the conn machine does not take here");
+    }
     return 1;
 }
 
@@ -1333,9 +1546,9 @@ static int pend_read(bfo_shm *t, pend *p)
 static void conn_take(bfo_shm *t, sconn *c, incoming *in)
 {
     struct epoll_event ev;
-    int fd = in->p->fd, pid = peer_pid(fd);
+    int fd = in->p->a.fd, pid = peer_pid(fd);
     epoll_ctl(t->ep, EPOLL_CTL_DEL, fd, NULL);
-    in->p->fd = -1;
+    in->p->a.fd = -1;
     conn_reset(t, c);
     c->egen++;
     c->dialer = 0; /* it writes ring 1 */
@@ -1343,34 +1556,86 @@ static void conn_take(bfo_shm *t, sconn *c, incoming *in)
     c->fd = fd;
     c->peer_efd = in->efd;
     c->pid = pid;
+    in->seg = NULL; /* the connection's now */
+    in->efd = -1;
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.u64 = bfo_tp_tag(EV_CONN, c->egen, (int)(c - t->conns));
     in->rc = epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0 ? errno : 0;
 }
 
+/* Authenticated, the conn machine's take at a proof: the connection, then
+ * TAKEN to its dialer with this rank's doorbell (given only to a proven
+ * peer: whoever holds it can ring it, or drain the wake-ups meant for
+ * this rank).  The handshake is done. */
+static void conn_take_proven(bfo_shm *t, sconn *c, incoming *in)
+{
+    pend *p = in->p;
+    uint8_t m[HELLO_AUTH_LEN];
+    int rc;
+    conn_take(t, c, in);
+    rc = in->rc;
+    free(p->pr); /* in with it: given to the connection */
+    p->pr = NULL;
+    put_hello(t, m, BFO_SHM_HELLO_TAKEN, c->rail, seg_gen(c), 0);
+    if (!rc)
+        rc = send_hello(c->fd, m, sizeof m, &t->efd, 1);
+    if (rc)
+        bfo_link_break(&t->lb, &c->c, 0, "sending TAKEN: %s", strerror(rc));
+}
+
+/* The conn machine's send_reply to a claim (an authenticated hello not
+ * proven yet): the handshake's reply on its own connection, held aside
+ * (stage 1) until its dialer's CONFIRM; whatever the link holds stays.
+ * The socket is fresh: the reply goes at once. */
+static void challenge(bfo_shm *t, sconn *c, incoming *in)
+{
+    pend *p = in->p;
+    uint8_t a[HELLO_AUTH_LEN];
+    int rc = 0;
+    put_hello(t, a, BFO_SHM_HELLO_REPLY, p->a.rail, c->c.offered, 0);
+    if (bfo_auth_hs_reply(t->o.auth, &p->pr->hs, AUTH_AREA(a)) != BFO_OK ||
+        (rc = send_hello(p->a.fd, a, sizeof a, NULL, 0)) != 0) {
+        slog(t, 2, "peer %d rail %d: the handshake's reply did not go: %s", c->peer, p->a.rail,
+             rc ? strerror(rc) : "no key");
+        pend_close(t, p, NULL);
+        return;
+    }
+    p->pr->stage = 1;
+    p->pr->challenged_at = t->now;
+    p->a.deadline = t->now + t->pends.timeout_ns;
+    slog(t, 3, "peer %d rail %d: hello %llu challenged", c->peer, p->a.rail, (unsigned long long)c->c.offered);
+}
+
 /* The conn machine's refuse (a stale hello: a dial the peer gave up, read
  * late behind a newer one, refused so that it never replaces the newer
- * connection) and refuse_tie (both dial, this side's dial wins: the peer
- * hears "dialing you" and waits for it). */
-static void conn_refuse(bfo_shm *t, sconn *c, incoming *in, int tie)
+ * connection; or a proof that failed) and refuse_tie (both dial, this
+ * side's dial wins: the peer hears "dialing you", MACed when
+ * authenticated, and waits for it). */
+static void conn_refuse(bfo_shm *t, sconn *c, incoming *in, const bfo_step *st, int tie)
 {
-    munmap(in->seg, in->seg_len);
-    close(in->efd);
+    pend *p = in->p;
+    in_release(in);
     if (tie) {
-        uint8_t a[BFO_SHM_HELLO_SIZE];
+        uint8_t a[HELLO_AUTH_LEN];
         int rc;
         put_hello(t, a, BFO_SHM_HELLO_DIALING, c->rail, c->c.offered, c->c.dialed);
-        if ((rc = send_hello(in->p->fd, a, NULL, 0)) != 0)
+        if (t->o.auth && p->pr) /* proves this side: the dialer waits for it then */
+            bfo_auth_mac(t->o.auth, c->peer, TIE_LABEL, p->pr->hs.transcript, BFO_AUTH_HELLO_LEN, AUTH_AREA(a));
+        if ((rc = send_hello(p->a.fd, a, hello_len(t), NULL, 0)) != 0)
             slog(t, 2, "peer %d rail %d: the tie answer did not go: %s", c->peer, c->rail, strerror(rc));
         slog(t, 3, "peer %d rail %d: both dial: this side's dial wins (its hello %llu answered \"dialing you\")",
              c->peer, c->rail, (unsigned long long)c->c.offered);
-        pend_close(t, in->p, NULL);
+        pend_close(t, p, NULL);
         return;
     }
-    t->st[in->p->rail].hellos_stale++;
+    if (st->event == BFO_CONN_EV_PROOF_BAD_RCVD) { /* logged with why, counted (hellos_rejected) */
+        pend_close(t, p, p->pr ? p->pr->why : NULL);
+        return;
+    }
+    t->st[p->a.rail].hellos_stale++;
     slog(t, 2, "peer %d rail %d: a stale hello (generation %llu, %llu taken) refused", c->peer, c->rail,
          (unsigned long long)c->c.offered, (unsigned long long)c->c.taken);
-    pend_close(t, in->p, NULL);
+    pend_close(t, p, NULL);
 }
 
 /* The conn machine's actions (bfo_link.h): the connection of link l. */
@@ -1400,21 +1665,28 @@ static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step 
         return 0;
     }
     case BFO_CONN_ACT_TAKE:
-        conn_take(t, c, in);
+        if (st->event == BFO_CONN_EV_PROOF_RCVD)
+            conn_take_proven(t, c, in);
+        else
+            conn_take(t, c, in);
         return 0;
     case BFO_CONN_ACT_SEND_REPLY: {
-        uint8_t r[BFO_SHM_HELLO_SIZE];
+        uint8_t r[HELLO_AUTH_LEN];
         int rc = in->rc;
+        if (st->event == BFO_CONN_EV_LOWER_CLAIM_RCVD || st->event == BFO_CONN_EV_HIGHER_CLAIM_RCVD) {
+            challenge(t, c, in);
+            return 0;
+        }
         put_hello(t, r, BFO_SHM_HELLO_REPLY, c->rail, seg_gen(c), c->c.dialed);
         if (!rc)
-            rc = send_hello(c->fd, r, &t->efd, 1);
+            rc = send_hello(c->fd, r, hello_len(t), &t->efd, 1);
         if (rc)
             bfo_link_break(&t->lb, &c->c, 0, "sending the hello reply: %s", strerror(rc));
         return BFO_CONN_EV_PEER_READY; /* the dialer writes once it has the reply */
     }
     case BFO_CONN_ACT_REFUSE:
     case BFO_CONN_ACT_REFUSE_TIE:
-        conn_refuse(t, c, in, action == BFO_CONN_ACT_REFUSE_TIE);
+        conn_refuse(t, c, in, st, action == BFO_CONN_ACT_REFUSE_TIE);
         return 0;
     case BFO_CONN_ACT_REPORT_UP:
         conn_up(t, c);
@@ -1430,12 +1702,31 @@ static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step 
     return 0;
 }
 
-/* A lifeline event: EOF is the peer gone (exited, or it dropped the rail). */
+/* A lifeline event: EOF is the peer gone (exited, or it dropped the rail).
+ * Authenticated, the dialer's lifeline brings one message first: TAKEN,
+ * with the acceptor's doorbell (rung at once if the peer sleeps already). */
 static void lifeline(bfo_shm *t, sconn *c)
 {
-    uint8_t b[BFO_SHM_HELLO_SIZE + 8];
+    uint8_t b[HELLO_AUTH_LEN + 8];
     int fds[4], nfds, trunc;
+    char why[160] = "";
     ssize_t n = recv_msg(c->fd, b, sizeof b, fds, 4, &nfds, &trunc);
+    if (n > 0 && t->o.auth && c->dialer && c->peer_efd < 0) {
+        if (t->drop[c->rail]) { /* the fault hook: it never came (the rail stays silent) */
+            close_fds(fds, nfds, 4);
+            t->st[c->rail].dropped_rx++;
+            return;
+        }
+        if (hello_check(t, b, n, BFO_SHM_HELLO_TAKEN, c->rail, why, sizeof why) != 0 || trunc || nfds != 1 ||
+            bfo_get32(b + 8) != (uint32_t)c->peer || bfo_get64(b + 32) != seg_gen(c)) {
+            close_fds(fds, nfds, 4);
+            bfo_link_break(&t->lb, &c->c, 1, "TAKEN: %s", *why ? why : "not one doorbell, or another generation");
+            return;
+        }
+        c->peer_efd = fds[0];
+        wake_peer(t, c);
+        return;
+    }
     close_fds(fds, nfds, 4);
     if (n == 0)
         bfo_link_break(&t->lb, &c->c, 0, "the peer closed the lifeline (it exited, or dropped the rail)");
@@ -1578,9 +1869,17 @@ static void timeouts(bfo_shm *t)
     hello_heard(t);
     for (int i = 0; i < t->size * t->nrails; i++)
         bfo_link_timeout(&t->lb, &t->conns[i].c, t->now); /* TIMED_OUT where it waits */
-    for (int k = 0; k < t->pends.n; k++)
-        if (pend_at(t, k)->fd >= 0 && t->now >= pend_at(t, k)->deadline)
-            pend_close(t, pend_at(t, k), t->started ? "no hello in time" : NULL);
+    for (int k = 0; k < t->pends.n; k++) {
+        pend *p = pend_at(t, k);
+        if (p->a.fd < 0 || t->now < p->a.deadline)
+            continue;
+        if (pend_stage(p) == 1 && proof_host_answers(t, p))
+            p->a.deadline = t->now + t->pends.timeout_ns;
+        else if (pend_stage(p) == 1)
+            pend_proof(t, p, 0, "no CONFIRM in time");
+        else
+            pend_close(t, p, t->started ? "no hello in time" : NULL);
+    }
 }
 
 /* The sockets: accepts, hellos, replies, lifelines.  One epoll_wait. */
@@ -1599,7 +1898,8 @@ static int scan(bfo_shm *t)
         if (type == EV_LISTEN) {
             do_accept(t, idx);
         } else if (type == EV_PEND) {
-            if (pend_at(t, idx)->fd >= 0 && (pend_at(t, idx)->gen & 0x0fffffffu) == gen && !pend_read(t, pend_at(t, idx)))
+            pend *p = pend_at(t, idx);
+            if (p->a.fd >= 0 && (p->a.gen & 0x0fffffffu) == gen && !pend_read(t, p))
                 continue;
         } else if (type == EV_CONN) {
             sconn *c = &t->conns[idx];
@@ -1857,7 +2157,16 @@ static void shm_fini(void *tv)
                 close(c->spare_fd);
             if (c->seg)
                 munmap(c->seg, c->seg_len);
+            free(c->hs);
         }
+    for (int k = 0; t->pends.slots && k < t->pends.n; k++) { /* handshakes held, with their segments */
+        pend *p = pend_at(t, k);
+        if (p->pr) {
+            in_release(&p->pr->in);
+            free(p->pr);
+            p->pr = NULL;
+        }
+    }
     bfo_tp_pends_fini(&t->pends);
     for (int r = 0; r < BFO_MAX_RAILS; r++)
         if (t->lfd[r] >= 0)
@@ -2086,6 +2395,12 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
         goto fail;
     t->now = bfo_tp_now();
     t->last_scan = t->now;
+    if (!t->o.auth) { /* once per process (tests open many; threads may) */
+        static int said_unauthenticated;
+        if (!__atomic_exchange_n(&said_unauthenticated, 1, __ATOMIC_RELAXED))
+            slog(t, 1, "rank %d: shm hellos are NOT authenticated (no bfo_auth given): any process on this host "
+                       "that reaches this rank's socket can take its shm rails", t->rank);
+    }
     slog(t, 2, "open: %d rail(s), rings up to %zu bytes each way (frames up to %zu bytes), %d descriptors; "
          "no segment until a connection needs one", t->nrails, t->ring, t->max_frame, t->nents);
     *out = t;

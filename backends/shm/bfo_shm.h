@@ -143,6 +143,38 @@
  *   machine's (spec/conn.rl, run by backends/bfo_link.h): this transport
  *   binds its actions (bfo_shm.c, shm_act).
  *
+ * AUTHENTICATION (issue 37; options.auth).  The listener's name is no
+ *   secret (abstract unix sockets have no permissions, and
+ *   /proc/net/unix lists them): any process of the host, of any user, in
+ *   the same network namespace can dial it.  With a bfo_auth every
+ *   message of the exchange carries the handshake (bfo_auth.h; WIRE
+ *   below), as TCP's (bfo_tcp.h): the acceptor checks the hello and its
+ *   segment, answers it with the handshake's REPLY on that connection (a
+ *   challenge: no doorbell with it), and takes the connection only at a
+ *   CONFIRM that proves the dialer (the conn machine's claims and
+ *   proofs): until then whatever the rail holds stays, and the hello's
+ *   generation counts for nothing.  It then sends TAKEN with its doorbell
+ *   (whoever holds a rank's eventfd can ring it, or drain the wake-ups
+ *   meant for it: only a proven peer gets it).  The dialer reports
+ *   CONNECTED at a REPLY whose MAC proves the peer, sends its CONFIRM at
+ *   once, and may write frames before TAKEN comes (the acceptor reads
+ *   them once it took the connection; a doorbell due before TAKEN is rung
+ *   when TAKEN comes).  A "dialing you" is MACed too.  Refused and logged
+ *   (counted: hellos_rejected): an answer that does not prove its rank,
+ *   or no CONFIRM within connect_timeout of the challenge (while the
+ *   dialer's process exists, within 60 s: it may compute).  A peer whose
+ *   public key auth lacks: options.auth_peer is asked for it; still
+ *   unknown, the hello is refused and the dial fails, each logged.
+ *   Without a bfo_auth (NULL) the hellos are those of before, taken at
+ *   their word, and the first open in the process says so (log level 1);
+ *   a rank with one and a rank without refuse each other's hellos,
+ *   saying which.  Cost: the acceptor's CONNECTED comes one round trip
+ *   later (at the CONFIRM), the dialer's as before; two more messages on
+ *   the socket (CONFIRM, TAKEN); nothing per frame.  The handshake's
+ *   state is allocated while it runs (the dialer's 124 bytes from the
+ *   hello to the reply, the acceptor's from the hello to the proof), a
+ *   pointer per (peer, rail) and per accept slot otherwise.
+ *
  * GENERATIONS.  Every connection has a segment of its own (a fresh memfd)
  *   and a generation number, its dialer's count of its dials to that
  *   (peer, rail), from 1 (each side counts its own: either may dial): in the segment header and in both hellos, checked
@@ -236,13 +268,23 @@
  *     u64 nonce, 16 bytes boot id, u64 FNV-1a of the host name, u64
  *     namespaces (BFO_SHM_ADDR_OFF_*).
  *   Hello (64 bytes, SOCK_SEQPACKET): u32 magic BFO_SHM_HELLO_MAGIC,
- *     u16 version (2), u16 kind (HELLO, HELLO_REPLY, HELLO_DIALING), u32
+ *     u16 version (2), u16 kind (HELLO, HELLO_REPLY, HELLO_DIALING,
+ *     and authenticated HELLO_CONFIRM, HELLO_TAKEN), u32
  *     rank, u32 rail, u32 size, u32 pid, u64 job, u64 generation (the
  *     reply and HELLO_DIALING: the one they answer), u64 segment bytes and
  *     u32 ring bytes (HELLO; 0 otherwise), u32 largest frame, u64 dialed
  *     (the sender's last dial of the (peer, rail), 0 none).
  *     HELLO carries the memfd and the dialer's doorbell, HELLO_REPLY the
  *     acceptor's doorbell.
+ *   Authenticated (options.auth), every message is 128 bytes: the 64
+ *     above, then the handshake's part (BFO_SHM_HELLO_AUTH_SIZE, zeros
+ *     after): in HELLO its HELLO (40, bfo_auth_hs_hello), in HELLO_REPLY
+ *     its REPLY (64) and no fd, in HELLO_DIALING HMAC("bfo shm tie v1",
+ *     the hello's HELLO) under the pair key, in HELLO_CONFIRM (the
+ *     dialer's, right after the reply; generation as in the hello) its
+ *     CONFIRM (48), in HELLO_TAKEN nothing (the acceptor's doorbell goes
+ *     with it).  The reply's dialed field is 0 (not under a MAC).
+ *     docs/protocol.md, "Authentication".
  *   Segment: 4 KiB of header and control lines, then ring 0 (dialer to
  *     acceptor) and ring 1 (acceptor to dialer), ring_bytes each.
  *       0    u32 magic BFO_SHM_SEG_MAGIC, u32 version, u64 generation,
@@ -298,6 +340,18 @@ typedef struct bfo_shm_options {
                                    * (default 0: equal weights) */
     int64_t node_bytes;           /* MEMORY: every ring of this host's ranks within this
                                    * per rail (default 256 MiB; < 0: ring_bytes alone) */
+    /* AUTHENTICATION: the rank's key state from bfo_auth_init, with peers'
+     * public keys set by bfo_auth_set_peer (bfo_net gives its own); NULL:
+     * hellos taken at their word, as before (said once at open).  Not
+     * owned: the caller frees it after fini. */
+    struct bfo_auth *auth;
+    /* Called when a hello comes from, or a dial goes to, a peer whose
+     * public key auth does not hold yet: the embedding layer calls
+     * bfo_auth_set_peer with the key from that peer's card and returns 0,
+     * or nonzero when it cannot (the hello is refused, the dial fails,
+     * each logged).  NULL: every peer's key must be set before it connects. */
+    int (*auth_peer)(void *ctx, int peer);
+    void *auth_peer_ctx;
 } bfo_shm_options;
 
 /* What open() returns (through its void **). */
@@ -322,8 +376,20 @@ typedef struct bfo_shm bfo_shm;
 #define BFO_SHM_HELLO_VERSION 2
 #define BFO_SHM_HELLO_SIZE 64
 /* DIALING: the lower rank's answer to a hello of the higher rank's that
- * lost the tie (both dialed): "I am dialing you" (no fds). */
-enum bfo_shm_hello_kind { BFO_SHM_HELLO = 1, BFO_SHM_HELLO_REPLY = 2, BFO_SHM_HELLO_DIALING = 3 };
+ * lost the tie (both dialed): "I am dialing you" (no fds).  CONFIRM: the
+ * dialer's proof, after the reply (AUTHENTICATION; no fds).  TAKEN: the
+ * acceptor took the proven connection: its doorbell (AUTHENTICATION). */
+enum bfo_shm_hello_kind {
+    BFO_SHM_HELLO = 1,
+    BFO_SHM_HELLO_REPLY = 2,
+    BFO_SHM_HELLO_DIALING = 3,
+    BFO_SHM_HELLO_CONFIRM = 4,
+    BFO_SHM_HELLO_TAKEN = 5
+};
+/* AUTHENTICATION: every message of the exchange is this many bytes
+ * longer (the handshake's part, bfo_auth.h), so BFO_SHM_HELLO_SIZE +
+ * BFO_SHM_HELLO_AUTH_SIZE long, when the transport has a bfo_auth. */
+#define BFO_SHM_HELLO_AUTH_SIZE 64
 
 /* The segment: a header page, then one ring per direction. */
 #define BFO_SHM_SEG_MAGIC 0x47534642u /* "BFSG" */

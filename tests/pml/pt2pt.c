@@ -232,6 +232,46 @@ static void case_ssync(void)
         }
 }
 
+/* ---- small_at_once: a standard send of 0 and 8 bytes completes while
+ * its receiver sleeps (it is buffered: the MPI standard allows it, ob1 and
+ * bfo do it).  The receiver sleeps 400 ms after a barrier; the sender
+ * sends 100 ms into that sleep (so that the receiver is surely not in a
+ * progress call that could acknowledge the frame), and must be done
+ * within 150 ms.  An empty send that waited for the peer's transport to
+ * acknowledge it held Open MPI's barriers (made of them) up to a delayed
+ * ack per round, and here the rest of the sleep. ---- */
+static void case_small_at_once(void)
+{
+    static const size_t ss[] = {0, 8};
+    int peer = me ^ 1, sender = !(me & 1);
+    alloc_bufs(64);
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++) {
+            size_t n = ss[i];
+            int tag = 260 + i * 2 + k;
+            CHK(MPI_Barrier(MPI_COMM_WORLD));
+            if (peer >= np)
+                continue;
+            if (sender) {
+                double t0, took;
+                fill(sbuf, n, me, tag);
+                msleep(100);
+                t0 = now();
+                CHK(MPI_Send(sbuf, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD));
+                took = now() - t0;
+                EXPECT(took < 0.15, "MPI_Send of %zu B took %.3f s: it waited for the receiver (asleep)", n, took);
+            } else {
+                MPI_Status st;
+                msleep(400);
+                memset(rbuf, SENTINEL, n + SLACK);
+                CHK(MPI_Recv(rbuf, (int)n + SLACK, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st));
+                expect_status(&st, peer, tag, MPI_BYTE, n, "MPI_Send %zu B", n);
+                expect_bytes(rbuf, n, peer, tag, "MPI_Send %zu B", n);
+            }
+        }
+    CHK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 /* ---- wildcard: ANY_SOURCE / ANY_TAG in every combination; per-source
  * order; tags received out of order ---- */
 #define WM 60
@@ -1095,6 +1135,7 @@ int main(int argc, char **argv)
 {
     static const struct tcase cases[] = {
         {"modes", case_modes},         {"ssync", case_ssync},
+        {"small_at_once", case_small_at_once},
         {"wildcard", case_wildcard},   {"order", case_order},
         {"tags", case_tags},           {"probe", case_probe},
         {"cancel", case_cancel},       {"persistent", case_persistent},
