@@ -330,8 +330,13 @@
  *   Emulating RDMA over a socket would add a copy on the receiving side
  *   anyway and buys nothing.
  *
- * MEMORY.  At open: a link per (peer, rail) (its state, no buffer: 592
- *   bytes, and 352 of slots for accepted connections), and a pool of 256
+ * MEMORY.  At open: a pointer per (peer, rail) (8 bytes), its link (its
+ *   state and the conn machine, no buffer: 680 bytes) made when the (peer,
+ *   rail) is first needed (the engine's connect() or a post, or a hello
+ *   from the peer) and kept; 16 slots for accepted connections, doubled
+ *   when an accept finds every one taken (bfo_tp_pends_grow, up to 4 per
+ *   peer and rail: they were all made at open, 448 bytes per peer and
+ *   rail); and a pool of 256
  *   send descriptors (or the engine's max_ops, when smaller) that doubles
  *   when every one is in use, so a post never finds it empty, and keeps
  *   what it grew to (allocated only as the posts in flight reach a new
