@@ -91,6 +91,9 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3, EV_BEACON = 4 };
 #define USER_TIMEOUT_DEFAULT_MS 10000u
 #define CONNECT_TIMEOUT_DEFAULT_NS 1000000000ull
 #define BEACON_TRUST_NS 3000000000ull
+/* BEACONS: a beacon socket whose port could not be bound at the rail's
+ * first connection is tried again this often (beacon_open) */
+#define UDP_RETRY_NS 1000000000ull
 /* BEACONS follow the work (beacon_due): a connection gets them for this
  * long after its last data frame either way, unless the options say
  * otherwise: a probe out at the end of a burst (the engine's probe
@@ -249,8 +252,14 @@ struct bfo_tcp {
     struct sockaddr_storage lsa[BFO_MAX_RAILS]; /* ... and where it listens (published) */
     unsigned bw[BFO_MAX_RAILS];
     int lfd[BFO_MAX_RAILS];
-    int ufd[BFO_MAX_RAILS];     /* BEACONS: each rail's UDP socket (-1: none) */
+    int ufd[BFO_MAX_RAILS];     /* BEACONS: each rail's UDP socket (-1: none, or not yet) */
     uint16_t uport[BFO_MAX_RAILS]; /* ... its port, host order (published) */
+    /* ... opened at the rail's first connection (beacon_open): the port
+     * published is the listener's number, bound then; ulazy 0: opened at
+     * open (a beacon range without the listener's port), or none */
+    int ulazy[BFO_MAX_RAILS];
+    int uwant[BFO_MAX_RAILS];   /* a connection was dialed or accepted on the rail */
+    uint64_t utry_at[BFO_MAX_RAILS]; /* the last bind that failed (retried every UDP_RETRY_NS) */
     uint64_t beacon_ns, beacon_at; /* the interval (0: off), the last round */
     int drop[BFO_MAX_RAILS];
     uint64_t job, now;
@@ -455,6 +464,7 @@ static void peer_stall(bfo_tcp *t, tlink *l, int stalled)
 _Static_assert(offsetof(tlink, c) == 0, "a tlink's conn machine is its first member (settle, tcp_act)");
 
 static void link_reset(bfo_tcp *t, tlink *l);
+static void beacon_open(bfo_tcp *t, int r);
 
 /* (peer, rail)'s link when it was ever needed, else NULL. */
 static inline tlink *link_find(const bfo_tcp *t, int peer, int rail) { return t->lk[peer * t->nrails + rail]; }
@@ -1659,6 +1669,7 @@ static int dial(bfo_tcp *t, tlink *l)
              me->ss_family == AF_INET6 ? "IPv6" : "IPv4");
         return BFO_CONN_EV_DIAL_FAILED;
     }
+    beacon_open(t, l->rail); /* before the hello: the peer may beacon once it has the CONFIRM */
     fd = socket(me->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         tlog(t, 1, "socket: %s", strerror(errno));
@@ -1794,6 +1805,7 @@ static void do_accept(bfo_tcp *t, int rail)
     while ((k = bfo_tp_accept(&t->pends, &t->lg, t->lfd[rail], rail, t->now)) >= 0) {
         sock_opts(t, pend_at(t, k)->a.fd);
         pend_at(t, k)->got = 0;
+        beacon_open(t, rail); /* before the reply: the dialer may beacon once it has it */
     }
 }
 
@@ -2185,6 +2197,50 @@ static const struct sockaddr_storage *beacon_peer(bfo_tcp *t, tlink *l)
     return (const struct sockaddr_storage *)(const void *)&l->bto;
 }
 
+static void set_port(struct sockaddr_storage *sa, int port);
+
+/* BEACONS: the rail's UDP socket, opened when the rail first needs it
+ * (ulazy): a dial or an accepted connection on the rail, before this
+ * side's first hello frame leaves, so that no peer can send it a beacon
+ * before it is open (the peer beacons only over a connection up, and
+ * that takes this side's hello, reply or CONFIRM).  It binds the port
+ * published at open, the listener's number (TCP's and UDP's ports are
+ * apart: the job's listeners on one address have distinct numbers, so
+ * do their beacon sockets); another socket may hold it meanwhile (a
+ * program's UDP socket on that port): then the peers' beacons to this
+ * rank on the rail go elsewhere, and the engine's probes alone prove the
+ * peers, as on a rail without beacons.  Not silent: said at level 1 and
+ * counted (beacon_binds_failed), and tried again every UDP_RETRY_NS while
+ * the rail has a connection. */
+static void beacon_open(bfo_tcp *t, int r)
+{
+    struct sockaddr_storage ua = t->lsa[r];
+    socklen_t ul = sa_len(&ua);
+    int fd, e = 0;
+    char b[80];
+    t->uwant[r] = 1;
+    if (!t->ulazy[r] || t->ufd[r] >= 0 || (t->utry_at[r] && t->now - t->utry_at[r] < UDP_RETRY_NS))
+        return;
+    set_port(&ua, t->uport[r]);
+    fd = socket(ua.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&ua, ul) != 0 ||
+        bfo_tp_watch(t->ep, fd, EPOLLIN, bfo_tp_tag(EV_BEACON, 0, r)) != 0) {
+        e = errno;
+        if (fd >= 0)
+            close(fd);
+        t->st.rail[r].tp[BFO_TCP_BEACON_BINDS_FAILED]++;
+        tlog(t, t->st.rail[r].tp[BFO_TCP_BEACON_BINDS_FAILED] == 1 ? 1 : 2,
+             "rail %d: the beacons' port %s (published) cannot be bound: %s; the peers' beacons to this rank on "
+             "the rail are lost, its probes alone prove them, until it can (tried again every %d ms)", r,
+             sastr(&ua, b, sizeof b), strerror(e), (int)(UDP_RETRY_NS / 1000000));
+        t->utry_at[r] = t->now ? t->now : 1;
+        return;
+    }
+    t->ufd[r] = fd;
+    t->utry_at[r] = 0;
+    tlog(t, 2, "rail %d: beacons on %s (the rail's first connection)", r, sastr(&ua, b, sizeof b));
+}
+
 /* BEACONS follow the work: a connection up gets them while it has work
  * outstanding (data frames unacknowledged or unsent, a frame partly read
  * or read in place, a stall either side) or has carried a data frame
@@ -2217,6 +2273,9 @@ static void beacons_send(bfo_tcp *t)
     if (!t->beacon_ns || t->now - t->beacon_at < t->beacon_ns)
         return;
     t->beacon_at = t->now;
+    for (int r = 0; r < t->nrails; r++) /* a rail whose beacon socket could not be bound yet: again */
+        if (t->uwant[r] && t->ufd[r] < 0)
+            beacon_open(t, r);
     for (int i = 0; i < t->nused; i++) {
         tlink *l = t->used[i];
         const struct sockaddr_storage *to;
@@ -2667,11 +2726,15 @@ static void say_exhausted(bfo_tcp *t, int r, const char *what, const char *setti
          "one per rail on this address: widen the range to at least the ranks per host", r, b, what, pr.lo, pr.hi, setting, pr.hi - pr.lo + 1, pr.hi > pr.lo ? "s" : "");
 }
 
-/* BEACONS: rail's UDP socket, on the rail's address: the TCP listen port
- * when it is free (and in the beacons' range), else any (else another of
- * the range).  Without one the rail has no beacons (none published: the
- * peers send it none), which is no error, unless the beacons have a range
- * and every port of it is in use (PORTS): -1, said. */
+/* BEACONS: rail's UDP socket at open, on the rail's address: the TCP
+ * listen port when it is free (and in the beacons' range), else any (else
+ * another of the range).  Only where the beacons' range leaves out the
+ * listener's number; else the socket waits for the rail's first
+ * connection (beacon_open), its port the listener's, published now: an
+ * idle rank holds one socket per rail, its listener.  Without one the
+ * rail has no beacons (none published: the peers send it none), which is
+ * no error, unless the beacons have a range and every port of it is in
+ * use (PORTS): -1, said. */
 static int beacon_socket(bfo_tcp *t, int r)
 {
     struct sockaddr_storage ua = t->lsa[r];
@@ -2683,6 +2746,11 @@ static int beacon_socket(bfo_tcp *t, int r)
     char b[80];
     if (inherit)
         pr = range_of(t->o.port_min, t->o.port_max);
+    if (!pr.lo || (get_port(&t->lsa[r]) >= pr.lo && get_port(&t->lsa[r]) <= pr.hi)) {
+        t->ulazy[r] = 1; /* at the rail's first connection (beacon_open) */
+        t->uport[r] = (uint16_t)get_port(&t->lsa[r]);
+        return 0;
+    }
     fd = bind_range(SOCK_DGRAM, &ua, pr, get_port(&t->lsa[r]), t->rank);
     if (fd < 0 && errno == EADDRINUSE && pr.lo) {
         say_exhausted(t, r, "beacon socket",
@@ -2798,8 +2866,10 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
             goto fail;
         if (t->beacon_ns && beacon_socket(t, r) != 0)
             goto fail;
+        /* the beacons' port is published now, its socket opened now or at
+         * the rail's first connection (ulazy); tests/tcp/t23 reads this line */
         tlog(t, 2, "rail %d: listening on %s, beacons on port %d", r, sastr(sa, b, sizeof b),
-             t->ufd[r] >= 0 ? (int)t->uport[r] : 0);
+             t->ufd[r] >= 0 || t->ulazy[r] ? (int)t->uport[r] : 0);
     }
 
     /* memory: everything now */
@@ -2982,6 +3052,9 @@ static const bfo_counter_desc tcp_counters[BFO_TCP_NCOUNTERS] = {
     [BFO_TCP_TIES_LOST] = { "ties_lost", "\"dialing you\" answers to this side's hello: both dialed, the peer's dial won" },
     [BFO_TCP_HELLO_HEARD] = { "hello_heard",
                               "a dialer waiting for the reply heard the peer's kernel answer (the peer may compute)" },
+    [BFO_TCP_BEACON_BINDS_FAILED] = { "beacon_binds_failed",
+                                      "tries to open the rail's beacon socket on its published port at its first "
+                                      "connection that failed (the port taken: the peers' beacons are lost meanwhile)" },
 };
 
 /* Fragments of four times the engine's 64 KiB when every rail is TCP:
