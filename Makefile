@@ -437,6 +437,7 @@ define SIM_RUNS
 --explore single --ranks 3 --relay --leave --cut 0-1@60
 --ranks 64 --exchange 6 --grow
 --ranks 32 --exchange 5:5K --fault rail0@op:900:down
+--ranks 3 --msg '0>1:5K' --msg '1>2:5K' --msg '2>0:5K' --fault rail0@op:1:down --fault rail1@op:1:down
 endef
 export SIM_RUNS
 # groups' agreements and revocations (bfo agree-sim): one and two deaths,

@@ -106,6 +106,44 @@ static void test_sim_rail_down_under_64_ranks_every_message_delivered(void **sta
     assert_true(res.mapouts > 0);       /* and the ranks found out */
 }
 
+/* Every rail down before any rank connected: a ring of 3 (0 > 1 > 2 > 0),
+ * so each rank's receive names a peer that never reaches it.  The sender
+ * learns it at its connect; the receiver, whose receive named a peer never
+ * needed, needs it after a heartbeat (bfo__work_sweep) and learns it too:
+ * every receive and send ends PEER_UNREACHABLE, none hangs (before, the 2
+ * receives whose sender's connect failed first waited for good). */
+static void test_sim_receive_from_a_peer_never_connected_ends_when_every_rail_is_down(void **state)
+{
+    sr_scenario sc;
+    sr_result res;
+    (void)state;
+    memset(&sc, 0, sizeof sc);
+    sc.ranks = 3;
+    sc.rails = 2;
+    sc.seed = 1;
+    sc.nmsgs = 3;
+    for (int r = 0; r < 3; r++) {
+        sc.msgs[r].src = r;
+        sc.msgs[r].dst = (r + 1) % 3;
+        sc.msgs[r].tag = r;
+        sc.msgs[r].size = 5120;
+    }
+    sc.nfaults = 2;
+    for (int k = 0; k < 2; k++) {
+        sc.faults[k].what = SN_FAULT_RAIL_DOWN;
+        sc.faults[k].rail = k;
+        sc.faults[k].n = 1;
+    }
+    sr_run(&sc, &res);
+    if (!res.passed)
+        fail_msg("the run failed: %s", res.why);
+    assert_int_equal(res.hung, 0);
+    assert_int_equal(res.leaked, 0);
+    assert_int_equal(res.delivered, 0);
+    assert_int_equal(res.errored, 3);
+    assert_int_equal(res.unreachable_errors, 6); /* each message's send and receive */
+}
+
 /* The ranks leave at the end: every BYE taken, no rail of a peer that
  * said BYE fails afterwards (the BYE table is ranks x ranks). */
 static void test_sim_leave_of_16_ranks_every_bye_taken(void **state)
@@ -152,6 +190,7 @@ int main(void)
         cmocka_unit_test(test_sim_ring_of_64_ranks_every_message_delivered),
         cmocka_unit_test(test_sim_exchange_of_64_ranks_every_message_delivered),
         cmocka_unit_test(test_sim_rail_down_under_64_ranks_every_message_delivered),
+        cmocka_unit_test(test_sim_receive_from_a_peer_never_connected_ends_when_every_rail_is_down),
         cmocka_unit_test(test_sim_leave_of_16_ranks_every_bye_taken),
         cmocka_unit_test(test_sim_path_fault_between_two_of_40_ranks_is_theirs_alone),
     };
