@@ -70,7 +70,8 @@
 #                    beside it, a rail cut on one host; known gaps said (root; ~2.5 min)
 #   make bench-pml   pml/bfo next to ob1 and ucx in one run: ratios, a PNG plot
 #   make bench-scale 16, 64, 128 ranks under ob1 and pml/bfo: MPI_Init, alltoall,
-#                    ring, PSS, fds, sockets, idle packets (root for namespaces)
+#                    ring, PSS, fds, sockets, idle packets (root for namespaces);
+#                    bfo sim at 1,024 ranks: the engine's memory per rank
 #   make clean
 #
 # Variables: CC, CXX, CFLAGS, PYTHON, RAGEL, DOT, SAN, PMIX, VERBS, FUZZ_CC,
@@ -118,8 +119,8 @@ endif
 # they share is in tests/engine_test.h)
 ENGINE_TEST_PARTS := pools rate detect post match request send recv machines frame relay revoke api init
 ENGINE_TESTS := $(ENGINE_TEST_PARTS:%=test_engine_%)
-TESTS    := test_transitions test_link test_scenarios test_wire $(ENGINE_TESTS) test_fastpath test_noalloc test_verbs_map test_reg_cache \
-            test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_tcp_conn test_tcp_trust test_tcp_res test_shm_res test_shm_trust test_boot test_auth test_group \
+TESTS    := test_transitions test_link test_scenarios test_wire $(ENGINE_TESTS) test_fastpath test_noalloc test_verbs_map test_reg_cache test_sim \
+            test_verbs_scenarios test_verbs_ud test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_tcp_conn test_tcp_trust test_tcp_res test_shm_res test_shm_trust test_idle_peer test_boot test_auth test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
@@ -249,6 +250,9 @@ LIBS_test_tcp_conn  := -lcmocka $(SODIUM_LIBS) -pthread
 # sockets) against authenticated ranks; loopback, one process
 EXTRA_test_tcp_trust := $(TCP_SRC) $(AUTH_SRC) backends/bfo_setting.c
 LIBS_test_tcp_trust  := -lcmocka $(SODIUM_LIBS) -pthread
+# what a peer never talked to costs: bfo_net on shm and TCP, the heap read
+EXTRA_test_idle_peer := $(NET_OBJS)
+LIBS_test_idle_peer  := -lcmocka $(NET_LIBS)
 EXTRA_test_boot := $(NET_OBJS)
 LIBS_test_boot  := -lcmocka $(NET_LIBS)
 # keys, MACs, replay windows, the handshake (bfo_auth.h)
@@ -385,8 +389,11 @@ $(BUILD)/libbfo_net.a: $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(NET_SRC)))
 # --explore cut: docs/engine-design.md, "Relay"): every pair of three and
 # of four ranks cut apart (every rail silent both ways) at every step,
 # healed 40 operations later every other step: every message arrives, none
-# ends with an error; with kills and random rail faults too.  CHECK_JOBS
-# runs at once (tests/run_lines.sh).
+# ends with an error; with kills and random rail faults too.  And more
+# ranks than 8 (--exchange: 64 ranks each sending to 6 peers, the engines'
+# pools growing; 32 ranks sending rendezvous messages to 5 each, a rail
+# failing under them): every message arrives.  CHECK_JOBS runs at once
+# (tests/run_lines.sh).
 define SIM_RUNS
 --explore single
 --explore single --ranks 3 --rails 3 --msg '0>1:1K' --msg '1>2:100K' --msg '2>0:5K:any'
@@ -428,6 +435,9 @@ define SIM_RUNS
 --random 5000 --seed 23 --ranks 3 --relay
 --random 5000 --seed 29 --ranks 3 --relay --kill random
 --explore single --ranks 3 --relay --leave --cut 0-1@60
+--ranks 64 --exchange 6 --grow
+--ranks 32 --exchange 5:5K --fault rail0@op:900:down
+--ranks 3 --msg '0>1:5K' --msg '1>2:5K' --msg '2>0:5K' --fault rail0@op:1:down --fault rail1@op:1:down
 endef
 export SIM_RUNS
 # groups' agreements and revocations (bfo agree-sim): one and two deaths,

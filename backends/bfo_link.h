@@ -265,6 +265,18 @@ static inline int bfo_link_asked_all(bfo_link_binding *b, bfo_link *l0, size_t s
     return fed;
 }
 
+/* bfo_link_asked_all over n links named by pointers (bfo_link_breaks_p). */
+static inline int bfo_link_asked_all_p(bfo_link_binding *b, bfo_link *const *ls, int n, uint64_t now)
+{
+    int fed = 0;
+    for (int i = 0; b->asked > 0 && i < n; i++)
+        if (ls[i]->connect_req) {
+            bfo_link_asked(b, ls[i], now);
+            fed++;
+        }
+    return fed;
+}
+
 /* A valid hello from the peer for this link, with its attempt number: fed
  * as STALE_HELLO_RCVD when the number is not above the last one taken (a
  * dial the peer gave up), else as LOWER_HELLO_RCVD or HIGHER_HELLO_RCVD by
@@ -411,6 +423,26 @@ static inline int bfo_link_breaks(bfo_link_binding *b, bfo_link *l0, size_t stri
     int any = 0;
     for (int i = 0; b->nbroken && i < n; i++) {
         bfo_link *l = (bfo_link *)(void *)((char *)l0 + (size_t)i * stride);
+        if (l->broken) {
+            char why[sizeof l->why];
+            memcpy(why, l->why, sizeof why);
+            if (!bfo_link_broken(b, l, why, now))
+                l->broken = l->malformed = 0; /* no connection to break */
+            any = 1;
+        }
+    }
+    if (!any)
+        b->nbroken = 0;
+    return any;
+}
+
+/* bfo_link_breaks over n links named by pointers (a transport that makes
+ * its links at first use, TCP: only those made). */
+static inline int bfo_link_breaks_p(bfo_link_binding *b, bfo_link *const *ls, int n, uint64_t now)
+{
+    int any = 0;
+    for (int i = 0; b->nbroken && i < n; i++) {
+        bfo_link *l = ls[i];
         if (l->broken) {
             char why[sizeof l->why];
             memcpy(why, l->why, sizeof why);

@@ -225,6 +225,23 @@ static inline void bfo_tp_settle(bfo_link_binding *b, bfo_link *l0, size_t lstri
     }
 }
 
+/* bfo_tp_settle over n links named by pointers (bfo_link_breaks_p). */
+static inline void bfo_tp_settle_p(bfo_link_binding *b, bfo_link *const *ls, int n, bfo_list *failed, int *next0,
+                                   size_t estride, void (*fail_one)(void *ctx, int i), uint64_t now)
+{
+    for (int round = 0; round < 1000 && (b->nbroken || failed->head >= 0); round++) {
+        int any = bfo_link_breaks_p(b, ls, n, now);
+        if (failed->head >= 0) {
+            bfo_list f = bfo_list_take(failed);
+            for (int i = bfo_list_pop(next0, estride, &f); i >= 0; i = bfo_list_pop(next0, estride, &f))
+                fail_one(b->ctx, i);
+            any = 1;
+        }
+        if (!any)
+            return;
+    }
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -69,6 +69,7 @@ typedef struct bfo_tp_pends {
     void *slots;         /* n slots of `stride` bytes, each beginning with its bfo_tp_pend */
     size_t stride;
     int n;
+    int max;             /* ... grown (doubled) up to this many as accepts find every one taken */
     int ep;              /* the epoll set a connection joins, -1: none (the transport polls) */
     uint32_t events;     /* ... for these events, */
     int ev_type;         /* ... tagged bfo_tp_tag(ev_type, gen, slot) */
@@ -80,17 +81,45 @@ static inline bfo_tp_pend *bfo_tp_pend_at(const bfo_tp_pends *pt, int k)
     return (bfo_tp_pend *)(void *)((char *)pt->slots + (size_t)k * pt->stride);
 }
 
+/* Free slots k from `from` on: cleared, no connection. */
+static inline void bfo_tp_pends_clear(bfo_tp_pends *pt, int from)
+{
+    memset((char *)pt->slots + (size_t)from * pt->stride, 0, (size_t)(pt->n - from) * pt->stride);
+    for (int k = from; k < pt->n; k++)
+        bfo_tp_pend_at(pt, k)->fd = -1;
+}
+
 /* Slots for what size ranks can dial on nrails rails at once, with room
- * for repeats: 0, or -1 (no memory). */
+ * for repeats, at most: BFO_TP_PENDS_FIRST of them at first, doubled when
+ * an accept finds every one taken (bfo_tp_pends_grow), so that a peer
+ * that never dials costs none (they were all made here: 4 per peer and
+ * rail, 448 B of TCP's and 96 of shm's per idle peer).  The slots move
+ * when they grow: an index (the epoll tags hold one) outlives that, a
+ * pointer to a slot only until the next accept.  0, or -1 (no memory). */
+#define BFO_TP_PENDS_FIRST 16
 static inline int bfo_tp_pends_init(bfo_tp_pends *pt, size_t stride, int size, int nrails)
 {
     pt->stride = stride;
-    pt->n = 4 * size * nrails + 8;
-    pt->slots = calloc((size_t)pt->n, stride);
+    pt->max = 4 * size * nrails + 8;
+    pt->n = pt->max < BFO_TP_PENDS_FIRST ? pt->max : BFO_TP_PENDS_FIRST;
+    pt->slots = malloc((size_t)pt->n * stride);
     if (!pt->slots)
         return -1;
-    for (int k = 0; k < pt->n; k++)
-        bfo_tp_pend_at(pt, k)->fd = -1;
+    bfo_tp_pends_clear(pt, 0);
+    return 0;
+}
+
+/* Every slot taken: twice as many (up to max).  0, or -1 (at max already,
+ * or no memory: the slots stay as they were). */
+static inline int bfo_tp_pends_grow(bfo_tp_pends *pt)
+{
+    int old = pt->n, n = pt->n > pt->max / 2 ? pt->max : 2 * pt->n;
+    void *s;
+    if (old >= pt->max || !(s = realloc(pt->slots, (size_t)n * pt->stride)))
+        return -1;
+    pt->slots = s;
+    pt->n = n;
+    bfo_tp_pends_clear(pt, old);
     return 0;
 }
 
@@ -107,7 +136,7 @@ static inline void bfo_tp_pend_close(const bfo_tp_pends *pt, bfo_tp_pend *p)
  * free slot (deadline armed, the epoll set joined): its slot, or -1 when
  * none is waiting.  One that finds every slot taken, or cannot join the
  * epoll set, is refused (logged) and the next one accepted. */
-static inline int bfo_tp_accept(const bfo_tp_pends *pt, const bfo_tp_log *lg, int lfd, int rail, uint64_t now)
+static inline int bfo_tp_accept(bfo_tp_pends *pt, const bfo_tp_log *lg, int lfd, int rail, uint64_t now)
 {
     for (;;) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), k;
@@ -133,6 +162,8 @@ static inline int bfo_tp_accept(const bfo_tp_pends *pt, const bfo_tp_log *lg, in
         }
         for (k = 0; k < pt->n && (p = bfo_tp_pend_at(pt, k))->fd >= 0; k++)
             ;
+        if (k == pt->n && bfo_tp_pends_grow(pt) == 0)
+            p = bfo_tp_pend_at(pt, k); /* the first new one */
         if (k == pt->n) {
             bfo_tp_logf(lg, 1, "rail %d: too many connections without a hello; refused", rail);
             close(fd);

@@ -94,8 +94,11 @@
 
 #include "bfo_engine.h"
 
-#define SN_MAX_RANKS 8
 #define SN_MAX_FAULTS 16
+
+/* The ranks a test's own fixed tables hold (tests/): the network itself
+ * takes any number, its tables allocated by sn_init. */
+#define SN_TEST_RANKS 8
 
 enum sn_kind { SN_NONE = 0, SN_LOSE, SN_DELIVER_ERROR, SN_DELAY };
 enum { SN_TYPE_WRITE = 0xF0, SN_TYPE_READ = 0xF1 }; /* RDMA, as fault types */
@@ -176,11 +179,15 @@ typedef struct sn_hooks {
     int (*pump)(void *ctx); /* 1 when it did something */
 } sn_hooks;
 
+/* Tables per rank ([n]) and per link ([n * n * nrails], indexed by
+ * sn_link: a direction of a rail between two ranks) are allocated by
+ * sn_init for any n, freed by sn_free; the network's cost per step does
+ * not grow with n * n (a 1,024-rank run: bfo sim --ranks). */
 typedef struct simnet {
     int n, nrails;
-    bfo_engine *eng[SN_MAX_RANKS];
-    sn_endpoint ep[SN_MAX_RANKS];
-    bfo_backend be[SN_MAX_RANKS];
+    bfo_engine **eng;  /* [n] */
+    sn_endpoint *ep;   /* [n] */
+    bfo_backend *be;   /* [n] */
     sn_msg *q;
     size_t qlen, qcap;
     uint64_t now, ops, order, rng;
@@ -188,8 +195,12 @@ typedef struct simnet {
     int rail_down[BFO_MAX_RAILS];
     sn_fault faults[SN_MAX_FAULTS];
     int nfaults;
-    int connects[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* pending connect requests */
-    int disconnects[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* pending drops (sn_disconnect) */
+    uint8_t *connects;      /* [link]: pending connect requests */
+    uint8_t *disconnects;   /* [link]: pending drops (sn_disconnect) */
+    /* the links with one of them set, in a heap by link (sn_do_connects
+     * takes them in link order, as a scan of every link would) */
+    size_t *pending;
+    size_t npending, cappending;
     unsigned rdma_mask;     /* rails that can RDMA (bit per rail) */
     unsigned data_mask;     /* rails whose transport reads described data itself
                              * (post_send_data; bit per rail, default none) */
@@ -209,13 +220,13 @@ typedef struct simnet {
     uint64_t reg_hits, reg_misses, regs_released; /* released: dropped by sn_mem_released */
     uint64_t delivered, lost, deliver_errors;
     uint64_t last_fault_at; /* simulated time the last fault fired */
-    int path[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* [src][dst][rail]: enum sn_path */
+    uint8_t *path;          /* [sn_link(src, dst, rail)]: enum sn_path */
     int transport_heard;    /* acknowledgements and keepalives reach the engines (default 1) */
     void *user;             /* for whoever drives the network */
     FILE *trace;            /* the wire trace (see the top), or NULL */
     const sn_hooks *hooks;  /* a transport model above the wire, or NULL */
-    int gone[SN_MAX_RANKS]; /* the rank's process ended (sn_rank_exits) */
-    int killed[SN_MAX_RANKS]; /* ... killed (sn_rank_killed): its engine hears nothing more */
+    int *gone;              /* [n]: the rank's process ended (sn_rank_exits) */
+    int *killed;            /* [n]: ... killed (sn_rank_killed): its engine hears nothing more */
     /* 1: frames are read as the TCP transport reads them, FRAGs in place
      * (bfo_engine_place): half the payload at one step, the rest at a
      * later one (other messages move between), the receive asked before
@@ -241,9 +252,31 @@ typedef struct simnet {
      * idle link thus moves at no cost, as a measuring probe behind a real
      * shaper does. */
     uint64_t rail_burst[BFO_MAX_RAILS];
-    uint64_t link_free[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS];
-    uint64_t link_tokens[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* at link_free */
+    uint64_t *link_free;    /* [link] */
+    uint64_t *link_tokens;  /* [link]: at link_free */
+    /* sn_step: the links whose queue head it passed (== head_mark), so
+     * that finding each link's head is one walk of the queue */
+    uint32_t *head_seen;    /* [link] */
+    uint32_t head_mark;
+    /* The engines' timers (sn_progress): 0, every engine's
+     * (bfo_engine_progress) after every step, as each process runs its
+     * progress loop; else every engine's once progress_ns of simulated
+     * time went by since they last ran, as processes whose loop runs
+     * that often: a timer fires up to progress_ns late, never early (the
+     * network's calls, frames and completions, still reach an engine at
+     * once).  An engine's progress walks its peers, so every engine's
+     * after every step costs n * n per step: too slow for hundreds of
+     * ranks (bfo sim --progress-us, 10 ms from 9 ranks on). */
+    uint64_t progress_ns;
+    uint64_t progressed_at; /* when every engine's last ran (progress_ns) */
 } simnet;
+
+/* A link's entry in the tables per link: one direction (src to dst) of a
+ * rail. */
+static inline size_t sn_link(const simnet *sn, int src, int dst, int rail)
+{
+    return ((size_t)src * (size_t)sn->n + (size_t)dst) * (size_t)sn->nrails + (size_t)rail;
+}
 
 /* A message's completion at its sender: the engine's, or the model's. */
 static inline void sn_complete(simnet *sn, const sn_msg *m, int ok)
@@ -335,12 +368,13 @@ static inline uint64_t sn_rand(simnet *sn)
 static inline void sn_push(simnet *sn, const sn_msg *m)
 {
     unsigned mbps = (unsigned)m->rail < BFO_MAX_RAILS ? sn->rail_mbps[m->rail] : 0;
-    if (mbps && m->src < SN_MAX_RANKS && m->dst < SN_MAX_RANKS) {
-        uint64_t *f = &sn->link_free[m->src][m->dst][m->rail];
+    if (mbps && m->rail < sn->nrails) {
+        const size_t l = sn_link(sn, m->src, m->dst, m->rail);
+        uint64_t *f = &sn->link_free[l];
         uint64_t start = *f > sn->now ? *f : sn->now, len = m->len;
         uint64_t burst = sn->rail_burst[m->rail];
         if (burst) { /* the tokens gathered since the link was last free */
-            uint64_t *tok = &sn->link_tokens[m->src][m->dst][m->rail];
+            uint64_t *tok = &sn->link_tokens[l];
             uint64_t t = *tok + (start - *f) * mbps / 1000;
             t = t < burst ? t : burst;
             uint64_t covered = len < t ? len : t;
@@ -392,7 +426,8 @@ static inline int sn_path_lost(const simnet *sn, int src, int dst, int rail)
 /* Turns one direction of a rail silent, on hold, or open again (see the top). */
 static inline void sn_set_path(simnet *sn, int src, int dst, int rail, int mode)
 {
-    sn->path[src][dst][rail] = mode;
+    if (rail < sn->nrails) /* (a rail the network has not: nothing on it to turn) */
+        sn->path[sn_link(sn, src, dst, rail)] = (uint8_t)mode;
     sn->last_fault_at = sn->now;
     if (mode == SN_PATH_OPEN) /* an acknowledgement lost this way: the sender's transport */
         for (size_t i = 0; i < sn->qlen; i++) /* sends again, and hears it now (TCP) */
@@ -434,9 +469,9 @@ static inline int sn_rail_faulty(const simnet *sn, int rail)
 {
     if (sn->rail_down[rail])
         return 1;
-    for (int a = 0; a < sn->n; a++)
+    for (int a = 0; a < sn->n && rail < sn->nrails; a++)
         for (int b = 0; b < sn->n; b++)
-            if (sn->path[a][b][rail] != SN_PATH_OPEN)
+            if (sn->path[sn_link(sn, a, b, rail)] != SN_PATH_OPEN)
                 return 1;
     return 0;
 }
@@ -452,7 +487,7 @@ static inline void sn_close_conn(simnet *sn, int src, int dst, int rail)
         for (i = 0; i < sn->qlen; i++) {
             const sn_msg *m = &sn->q[i];
             if (m->src == src && m->dst == dst && m->rail == rail && !m->dead &&
-                (m->wait != SN_W_NONE || sn->path[src][dst][rail] == SN_PATH_HOLD))
+                (m->wait != SN_W_NONE || sn->path[sn_link(sn, src, dst, rail)] == SN_PATH_HOLD))
                 break;
         }
         if (i == sn->qlen)
@@ -510,7 +545,7 @@ static inline void sn_enqueue(simnet *sn, sn_msg *m)
     if (sn->rail_down[m->rail] || sn->gone[m->dst]) {
         m->dead = 1;
         m->kind = SN_LOSE;
-    } else if (sn->path[m->src][m->dst][m->rail] == SN_PATH_SILENT ||
+    } else if (sn->path[sn_link(sn, m->src, m->dst, m->rail)] == SN_PATH_SILENT ||
                sn_path_lost(sn, m->src, m->dst, m->rail)) {
         m->wait = SN_W_LOST;
     }
@@ -790,10 +825,54 @@ static inline int sn_rdma_check(simnet *sn, int rank, int rail, uint64_t raddr, 
     return sn_rdma_access(sn, rank, 0, rail, raddr, key, len) != NULL;
 }
 
+/* The pending links' heap (simnet.pending): smallest link first. */
+static inline void sn_pending_push(simnet *sn, size_t l)
+{
+    size_t i;
+    if (sn->npending == sn->cappending) {
+        sn->cappending = sn->cappending ? 2 * sn->cappending : 64;
+        sn->pending = (size_t *)realloc(sn->pending, sn->cappending * sizeof *sn->pending);
+        if (!sn->pending)
+            abort();
+    }
+    for (i = sn->npending++; i > 0 && sn->pending[(i - 1) / 2] > l; i = (i - 1) / 2)
+        sn->pending[i] = sn->pending[(i - 1) / 2];
+    sn->pending[i] = l;
+}
+
+static inline size_t sn_pending_pop(simnet *sn)
+{
+    const size_t top = sn->pending[0], last = sn->pending[--sn->npending];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= sn->npending)
+            break;
+        if (c + 1 < sn->npending && sn->pending[c + 1] < sn->pending[c])
+            c++;
+        if (last <= sn->pending[c])
+            break;
+        sn->pending[i] = sn->pending[c];
+        i = c;
+    }
+    if (sn->npending)
+        sn->pending[i] = last;
+    return top;
+}
+
+/* A connect or drop asked on a link: its flag, and the link pending. */
+static inline void sn_ask(simnet *sn, uint8_t *flags, int rank, int peer, int rail)
+{
+    const size_t l = sn_link(sn, rank, peer, rail);
+    if (!sn->connects[l] && !sn->disconnects[l])
+        sn_pending_push(sn, l);
+    flags[l] = 1;
+}
+
 static inline int sn_connect(void *ctx, int peer, int rail)
 {
     sn_endpoint *ep = (sn_endpoint *)ctx;
-    ep->sn->connects[ep->rank][peer][rail] = 1;
+    sn_ask(ep->sn, ep->sn->connects, ep->rank, peer, rail);
     return 0;
 }
 
@@ -805,15 +884,30 @@ static inline int sn_connect(void *ctx, int peer, int rail)
 static inline void sn_disconnect(void *ctx, int peer, int rail)
 {
     sn_endpoint *ep = (sn_endpoint *)ctx;
-    ep->sn->disconnects[ep->rank][peer][rail] = 1;
+    sn_ask(ep->sn, ep->sn->disconnects, ep->rank, peer, rail);
 }
 
 /* Sets up the network; the engines are attached with sn_attach. */
 static inline void sn_init(simnet *sn, int n, int nrails, uint64_t seed)
 {
+    const size_t links = (size_t)n * (size_t)n * (size_t)nrails;
     memset(sn, 0, sizeof *sn);
     sn->n = n;
     sn->nrails = nrails;
+    sn->eng = (bfo_engine **)calloc((size_t)n, sizeof *sn->eng);
+    sn->ep = (sn_endpoint *)calloc((size_t)n, sizeof *sn->ep);
+    sn->be = (bfo_backend *)calloc((size_t)n, sizeof *sn->be);
+    sn->gone = (int *)calloc((size_t)n, sizeof *sn->gone);
+    sn->killed = (int *)calloc((size_t)n, sizeof *sn->killed);
+    sn->connects = (uint8_t *)calloc(links, 1);
+    sn->disconnects = (uint8_t *)calloc(links, 1);
+    sn->path = (uint8_t *)calloc(links, 1); /* SN_PATH_OPEN */
+    sn->link_free = (uint64_t *)calloc(links, sizeof *sn->link_free);
+    sn->link_tokens = (uint64_t *)calloc(links, sizeof *sn->link_tokens);
+    sn->head_seen = (uint32_t *)calloc(links, sizeof *sn->head_seen);
+    if (!sn->eng || !sn->ep || !sn->be || !sn->gone || !sn->killed || !sn->connects || !sn->disconnects ||
+        !sn->path || !sn->link_free || !sn->link_tokens || !sn->head_seen)
+        abort();
     sn->rng = seed * 0x9e3779b97f4a7c15ull + 1;
     sn->now = 1000;
     sn->rdma_mask = ~0u;
@@ -850,43 +944,61 @@ static inline void sn_rail_event(simnet *sn, int rank, int peer, int rail, int e
  * learns of the new one, after its old one is gone; an end that has one
  * already (PROBING, UP) keeps it; a rail that is down, or silent in either
  * direction, refuses. */
+/* The links are taken in link order (sn_link: rank, peer, rail), as one
+ * scan of them all: one asked while this runs is taken now when it comes
+ * later in that order, at the next step otherwise. */
 static inline int sn_do_connects(simnet *sn)
 {
-    int did = 0;
-    for (int a = 0; a < sn->n; a++)
-        for (int b = 0; b < sn->n; b++)
-            for (int r = 0; r < sn->nrails; r++) {
-                if (sn->disconnects[a][b][r]) {
-                    sn->disconnects[a][b][r] = 0;
-                    did = 1;
-                    if (!sn->gone[a])
-                        sn_close_conn(sn, a, b, r);
-                }
-                if (!sn->connects[a][b][r])
-                    continue;
-                sn->connects[a][b][r] = 0;
-                did = 1;
-                if (sn->gone[a])
-                    continue;
+    int did = 0, any = 0;
+    size_t at = 0, *later = NULL, nlater = 0;
+    while (sn->npending) {
+        const size_t l = sn_pending_pop(sn);
+        if (any && l <= at) { /* asked meanwhile, behind the scan: the next step's */
+            size_t *nl = (size_t *)realloc(later, (nlater + 1) * sizeof *later);
+            if (!nl)
+                abort();
+            later = nl;
+            later[nlater++] = l;
+            continue;
+        }
+        any = 1;
+        at = l;
+        const int r = (int)(l % (size_t)sn->nrails), b = (int)(l / (size_t)sn->nrails % (size_t)sn->n),
+                  a = (int)(l / (size_t)sn->nrails / (size_t)sn->n);
+        if (sn->disconnects[l]) {
+            sn->disconnects[l] = 0;
+            did = 1;
+            if (!sn->gone[a])
                 sn_close_conn(sn, a, b, r);
-                if (sn->gone[b] || sn->rail_down[r] || sn->path[a][b][r] == SN_PATH_SILENT ||
-                    sn->path[b][a][r] == SN_PATH_SILENT) {
-                    sn_rail_event(sn, a, b, r, BFO_EV_CONNECT_FAILED);
-                    continue;
-                }
-                int ends[2] = { a, b }, peers[2] = { b, a };
-                for (int k = 0; k < 2; k++) {
-                    if (bfo_engine_left(sn->eng[ends[k]]))
-                        continue; /* it left: no new connection is taken up */
-                    int cs = sn->eng[ends[k]]->peers[peers[k]].rail[r].fsm.cs;
-                    if (!bfo_rail_accepts(cs, BFO_EV_CONNECTED))
-                        continue;
-                    sn_close_conn(sn, ends[k], peers[k], r);
-                    cs = sn->eng[ends[k]]->peers[peers[k]].rail[r].fsm.cs;
-                    if (bfo_rail_accepts(cs, BFO_EV_CONNECTED))
-                        sn_rail_event(sn, ends[k], peers[k], r, BFO_EV_CONNECTED);
-                }
-            }
+        }
+        if (!sn->connects[l])
+            continue;
+        sn->connects[l] = 0;
+        did = 1;
+        if (sn->gone[a])
+            continue;
+        sn_close_conn(sn, a, b, r);
+        if (sn->gone[b] || sn->rail_down[r] || sn->path[l] == SN_PATH_SILENT ||
+            sn->path[sn_link(sn, b, a, r)] == SN_PATH_SILENT) {
+            sn_rail_event(sn, a, b, r, BFO_EV_CONNECT_FAILED);
+            continue;
+        }
+        int ends[2] = { a, b }, peers[2] = { b, a };
+        for (int k = 0; k < 2; k++) {
+            if (bfo_engine_left(sn->eng[ends[k]]))
+                continue; /* it left: no new connection is taken up */
+            int cs = sn->eng[ends[k]]->peers[peers[k]].rail[r].fsm.cs;
+            if (!bfo_rail_accepts(cs, BFO_EV_CONNECTED))
+                continue;
+            sn_close_conn(sn, ends[k], peers[k], r);
+            cs = sn->eng[ends[k]]->peers[peers[k]].rail[r].fsm.cs;
+            if (bfo_rail_accepts(cs, BFO_EV_CONNECTED))
+                sn_rail_event(sn, ends[k], peers[k], r, BFO_EV_CONNECTED);
+        }
+    }
+    for (size_t i = 0; i < nlater; i++)
+        sn_pending_push(sn, later[i]);
+    free(later);
     return did;
 }
 
@@ -908,23 +1020,27 @@ static inline int sn_step(simnet *sn)
         return 1;
     if (sn_do_connects(sn))
         return 1;
+    if (!++sn->head_mark) { /* wrapped: no mark of an earlier step may count */
+        memset(sn->head_seen, 0, (size_t)sn->n * (size_t)sn->n * (size_t)sn->nrails * sizeof *sn->head_seen);
+        sn->head_mark = 1;
+    }
     for (size_t i = 0; i < sn->qlen; i++) {
         const sn_msg *m = &sn->q[i];
+        const size_t l = sn_link(sn, m->src, m->dst, m->rail);
+        /* FIFO within a rail: a message in flight (or vanished) before it
+         * on its link holds it back */
+        const int head = sn->head_seen[l] != sn->head_mark;
+        if (m->wait == SN_W_NONE || m->wait == SN_W_LOST)
+            sn->head_seen[l] = sn->head_mark;
         if (m->wait == SN_W_LOST || m->wait == SN_W_ACK_LOST)
             continue; /* until its connection is replaced */
         if (m->wait == SN_W_ACK_HELD) { /* its acknowledgement, once the way back opens */
-            if (sn->path[m->dst][m->src][m->rail] == SN_PATH_HOLD)
+            if (sn->path[sn_link(sn, m->dst, m->src, m->rail)] == SN_PATH_HOLD)
                 continue;
         } else {
-            int head = 1;
-            for (size_t j = 0; j < i && head; j++) /* FIFO within a rail */
-                if (sn->q[j].src == m->src && sn->q[j].dst == m->dst &&
-                    sn->q[j].rail == m->rail &&
-                    (sn->q[j].wait == SN_W_NONE || sn->q[j].wait == SN_W_LOST))
-                    head = 0;
             if (!head)
                 continue;
-            if (!m->dead && sn->path[m->src][m->dst][m->rail] == SN_PATH_HOLD)
+            if (!m->dead && sn->path[l] == SN_PATH_HOLD)
                 continue; /* held, and what follows it */
             if (m->ready_at > sn->now && !m->dead) { /* its bytes are still on the link */
                 if (!next_ready || m->ready_at < next_ready)
@@ -1028,7 +1144,7 @@ static inline int sn_step(simnet *sn)
             memmove(&sn->q[1], &sn->q[0], sn->qlen * sizeof *sn->q);
             sn->q[0] = m;
             sn->qlen++;
-            if (sn->path[m.dst][m.src][m.rail] == SN_PATH_OPEN)
+            if (sn->path[sn_link(sn, m.dst, m.src, m.rail)] == SN_PATH_OPEN)
                 sn_heard(sn, &m); /* the receiver's keepalive while it holds back */
             sn_trace_msg(sn, "again", &sn->q[0]);
             return 0;
@@ -1045,9 +1161,9 @@ static inline int sn_step(simnet *sn)
         sn->deliver_errors += m.kind == SN_DELIVER_ERROR;
     free(m.data);
     m.data = NULL;
-    if (ok && !m.dead && sn->path[m.dst][m.src][m.rail] != SN_PATH_OPEN) {
+    if (ok && !m.dead && sn->path[sn_link(sn, m.dst, m.src, m.rail)] != SN_PATH_OPEN) {
         /* delivered; the acknowledgement cannot come back (yet) */
-        m.wait = sn->path[m.dst][m.src][m.rail] == SN_PATH_SILENT ? SN_W_ACK_LOST : SN_W_ACK_HELD;
+        m.wait = sn->path[sn_link(sn, m.dst, m.src, m.rail)] == SN_PATH_SILENT ? SN_W_ACK_LOST : SN_W_ACK_HELD;
         sn_push(sn, &m);
         return 1;
     }
@@ -1118,7 +1234,7 @@ static inline void sn_rank_exits(simnet *sn, int r)
             c.rail = k;
             c.type = SN_TYPE_CLOSE;
             c.order = sn->order++;
-            if (sn->path[r][p][k] == SN_PATH_SILENT || sn_path_lost(sn, r, p, k))
+            if (sn->path[sn_link(sn, r, p, k)] == SN_PATH_SILENT || sn_path_lost(sn, r, p, k))
                 c.wait = SN_W_LOST; /* a cut cable: the peer never hears of the end */
             sn_push(sn, &c);
         }
@@ -1134,6 +1250,18 @@ static inline void sn_rank_killed(simnet *sn, int r)
     sn_rank_exits(sn, r);
 }
 
+/* After a step: the engines' timers, bfo_engine_progress (simnet.progress_ns
+ * says whose). */
+static inline void sn_progress(simnet *sn)
+{
+    if (sn->progress_ns && sn->now < sn->progressed_at + sn->progress_ns)
+        return;
+    for (int i = 0; i < sn->n; i++)
+        if (!sn->gone[i])
+            bfo_engine_progress(sn->eng[i], sn->now);
+    sn->progressed_at = sn->now;
+}
+
 /* Runs until done(arg) is true or the simulated time passes limit_ns.
  * Returns 1 when done. */
 static inline int sn_run(simnet *sn, int (*done)(void *), void *arg, uint64_t limit_ns)
@@ -1144,9 +1272,7 @@ static inline int sn_run(simnet *sn, int (*done)(void *), void *arg, uint64_t li
             return 0;
         if (!sn_step(sn)) /* idle: let timers fire */
             sn->now += 5000000; /* 5 ms */
-        for (int i = 0; i < sn->n; i++)
-            if (!sn->gone[i])
-                bfo_engine_progress(sn->eng[i], sn->now);
+        sn_progress(sn);
     }
     return 1;
 }
@@ -1162,6 +1288,27 @@ static inline void sn_free(simnet *sn)
     sn->regs = NULL;
     sn->q = NULL;
     sn->qlen = sn->qcap = 0;
+    free(sn->eng);
+    free(sn->ep);
+    free(sn->be);
+    free(sn->gone);
+    free(sn->killed);
+    free(sn->connects);
+    free(sn->disconnects);
+    free(sn->pending);
+    free(sn->path);
+    free(sn->link_free);
+    free(sn->link_tokens);
+    free(sn->head_seen);
+    sn->eng = NULL;
+    sn->ep = NULL;
+    sn->be = NULL;
+    sn->gone = sn->killed = NULL;
+    sn->connects = sn->disconnects = sn->path = NULL;
+    sn->pending = NULL;
+    sn->npending = sn->cappending = 0;
+    sn->link_free = sn->link_tokens = NULL;
+    sn->head_seen = NULL;
 }
 
 #endif /* BFO_SIMNET_H */

@@ -45,7 +45,8 @@
 #include "bfo_engine.h"
 #include "bfo_simnet.h"
 
-#define SR_MAX_MSGS 64
+#define SR_MAX_MSGS 64 /* messages a scenario lists (sr_scenario.msgs); sr_scenario.exchange
+                        * makes as many as it says */
 
 /* How the scenario's messages are given to the engines (sr_scenario.data):
  * buffers (bfo_isend, bfo_irecv), or described (bfo_isend_data,
@@ -178,6 +179,12 @@ typedef struct sr_scenario {
                          * (post_send_data; bit per rail); the others: the engine stages it */
     int nmsgs;
     sr_msg msgs[SR_MAX_MSGS];
+    /* ... or, exchange > 0, the messages are made (sr_exchange, bfo sim
+     * --exchange K:SIZE; nmsgs and msgs[] unused): every rank sends
+     * exchange_size bytes to each of `exchange` peers, rank + 1, + 2, + 4,
+     * ... (as many messages as ranks * exchange) */
+    int exchange;
+    size_t exchange_size;
     int nfaults;
     sn_fault faults[SN_MAX_FAULTS];
     uint64_t seed;
@@ -203,6 +210,15 @@ typedef struct sr_scenario {
                             * no message may end with an error */
     int leave;             /* the ranks leave at the end (see the top) */
     uint64_t leave_gap_ns; /* ... rank i this long after rank i-1 (0: all at once) */
+    uint64_t progress_ns;  /* simnet.progress_ns: 0, every engine's timers after every step */
+    int grow;              /* bfo_config.grow: the engines' pools grow (sr_world.grown), as
+                            * bfo_net's do (pml/bfo); 0: fixed, the engine's default */
+    /* the engines' blocks (bfo_engine_mem_size each): from mem_alloc and
+     * back to mem_free when set (bfo sim's measure of what a rank touched),
+     * else malloc and free */
+    void *(*mem_alloc)(void *ctx, size_t bytes);
+    void (*mem_free)(void *ctx, void *mem, size_t bytes);
+    void *mem_ctx;
     int kill;              /* a rank is killed (see the top): its rank + 1; 0: none */
     uint64_t kill_at_ns;   /* ... this long after the messages were posted */
     uint64_t kill_op;      /* ... or (when not 0) once the network carried this many
@@ -243,28 +259,42 @@ typedef struct sr_result {
                                                            * sent through a third rank, passed
                                                            * on, refused by the one passing on */
     uint64_t routes_found, routes_lost;
+    /* the engines' memory: each one's block (bfo_engine_mem_size), what a
+     * peer more adds to it, and what their pools grew (sr_scenario.grow),
+     * all of them */
+    uint64_t mem_bytes, mem_per_peer, grown_bytes, grow_calls;
     char why[256];
 } sr_result;
 
+/* A run: its tables per rank ([ranks]) and per message ([nmsgs]) are
+ * allocated by sr_new, for any number of each. */
 typedef struct sr_world {
     simnet sn;
-    bfo_engine e[SN_MAX_RANKS];
-    void *mem[SN_MAX_RANKS];
-    bfo_request sreq[SR_MAX_MSGS], rreq[SR_MAX_MSGS];
-    uint8_t *sbuf[SR_MAX_MSGS], *rbuf[SR_MAX_MSGS];
-    int posted[SR_MAX_MSGS];      /* the receive is posted */
-    int early[SR_MAX_MSGS];       /* a synchronous send completed before its match */
-    uint64_t claimed_at[SR_MAX_MSGS]; /* SR_MPROBE: when bfo_improbe took it (posted 2) */
-    int cancel_tried[SR_MAX_MSGS];
-    int send_cancelled[SR_MAX_MSGS]; /* bfo_cancel took the send */
+    bfo_engine *e;
+    void **mem;
+    size_t mem_bytes;             /* each engine's block (bfo_engine_mem_size) */
+    size_t mem_per_peer;          /* ... and what a rank more would add to it */
+    /* the pools' chunks (sr_scenario.grow): a list, freed by sr_del */
+    void *grown;
+    uint64_t grown_bytes, grow_calls;
+    int nmsgs;                    /* the run's messages: sc->msgs[], or those made (exchange) */
+    sr_msg *msg;
+    int *open, nopen;             /* those sr_all_done still walks, in order */
+    bfo_request *sreq, *rreq;
+    uint8_t **sbuf, **rbuf;
+    int *posted;                  /* the receive is posted */
+    int *early;                   /* a synchronous send completed before its match */
+    uint64_t *claimed_at;         /* SR_MPROBE: when bfo_improbe took it (posted 2) */
+    int *cancel_tried;
+    int *send_cancelled;          /* bfo_cancel took the send */
     uint64_t probe_errors, cancelled, cancel_errors;
     uint64_t post_at;             /* when the sends were posted */
     uint64_t early_syncs;         /* see sr_result */
     /* described data (sr_scenario.data): each side's description, and what it points to */
-    bfo_data sdata[SR_MAX_MSGS], rdata[SR_MAX_MSGS];
-    bfo_data_seg *ssegs[SR_MAX_MSGS], *rsegs[SR_MAX_MSGS];
-    uint8_t *sback[SR_MAX_MSGS], *rback[SR_MAX_MSGS];
-    sr_packed spack[SR_MAX_MSGS], rpack[SR_MAX_MSGS];
+    bfo_data *sdata, *rdata;
+    bfo_data_seg **ssegs, **rsegs;
+    uint8_t **sback, **rback;
+    sr_packed *spack, *rpack;
     const sr_scenario *sc; /* = &scenario */
     sr_scenario scenario;  /* a copy: the world outlives the caller's */
     struct sr_trace_ctx {
@@ -272,12 +302,12 @@ typedef struct sr_world {
         int rank;
         FILE *out;
         const struct sr_world *w;
-    } tctx[SN_MAX_RANKS];
-    bfo_tracer tracer[SN_MAX_RANKS];
+    } *tctx;
+    bfo_tracer *tracer;
     /* sr_scenario.leave: when each rank left and ended (0: not yet), when it
-     * took each peer's BYE, and what the judge found */
-    uint64_t left_at[SN_MAX_RANKS], exit_at[SN_MAX_RANKS];
-    uint64_t bye_at[SN_MAX_RANKS][SN_MAX_RANKS];
+     * took each peer's BYE ([rank * ranks + peer]), and what the judge found */
+    uint64_t *left_at, *exit_at;
+    uint64_t *bye_at;
     uint64_t leave_from;     /* the first bfo_engine_leave (0: none yet) */
     uint64_t mapouts_at_leave, left_failures, leave_timeouts;
     int first_failure_rank, first_failure_peer;
@@ -306,7 +336,7 @@ static inline bfo_envelope sr_recv_env(const sr_msg *m)
 
 static inline void sr_post_recv(sr_world *w, int i)
 {
-    const sr_msg *m = &w->sc->msgs[i];
+    const sr_msg *m = &w->msg[i];
     bfo_envelope env = sr_recv_env(m);
     w->posted[i] = 1;
     if (w->sc->data)
@@ -318,7 +348,7 @@ static inline void sr_post_recv(sr_world *w, int i)
 /* What a probe saw of message i: its source, tag and length, or an error. */
 static inline void sr_check_status(sr_world *w, int i, const bfo_status *st)
 {
-    const sr_msg *m = &w->sc->msgs[i];
+    const sr_msg *m = &w->msg[i];
     if (st->tag == m->tag && (st->source != sr_rank_in(m->ctx, m->src) || st->peer != m->src ||
                               st->length != m->size))
         w->probe_errors++;
@@ -329,7 +359,7 @@ static inline void sr_check_status(sr_world *w, int i, const bfo_status *st)
  * cancelled send. */
 static inline void sr_drive_recv(sr_world *w, int i)
 {
-    const sr_msg *m = &w->sc->msgs[i];
+    const sr_msg *m = &w->msg[i];
     bfo_engine *e = &w->e[m->dst];
     const uint64_t now = w->sn.now;
     bfo_envelope env = sr_recv_env(m);
@@ -414,9 +444,18 @@ static inline int sr_all_done(void *arg)
                 bfo_peer_failed(&w->e[r], v, w->sn.now);
         w->reported_at = w->sn.now ? w->sn.now : 1;
     }
-    for (int i = 0; i < w->sc->nmsgs; i++) {
-        const sr_msg *m = &w->sc->msgs[i];
+    int kept = 0;
+    for (int x = 0; x < w->nopen; x++) {
+        const int i = w->open[x];
+        const sr_msg *m = &w->msg[i];
         sr_drive_recv(w, i);
+        /* done, and nothing more can happen to it (no receive to post
+         * again, no cancel, no synchronous send to watch, no kill): out
+         * of this walk, which every step of the network takes */
+        if (!m->any && !m->sync && !m->cancel && !w->sc->kill && w->posted[i] == 1 &&
+            bfo_test(&w->sreq[i]) && bfo_test(&w->rreq[i]))
+            continue;
+        w->open[kept++] = i;
         if (w->killed_at && (m->src == v || m->dst == v)) { /* judged apart (sr_judge) */
             if ((m->src != v && !bfo_test(&w->sreq[i])) ||
                 (m->dst != v && (w->posted[i] != 1 || !bfo_test(&w->rreq[i]))))
@@ -432,6 +471,7 @@ static inline int sr_all_done(void *arg)
         if (!bfo_test(&w->sreq[i]) || w->posted[i] != 1 || !bfo_test(&w->rreq[i]))
             done = 0;
     }
+    w->nopen = kept;
     if (done && !w->ops_to_done)
         w->ops_to_done = w->sn.ops;
     return done;
@@ -451,7 +491,7 @@ static inline void sr_obj_name(const sr_trace_ctx *t, const void *obj, char *buf
 {
     const bfo_engine *e = &t->w->e[t->rank];
     snprintf(buf, cap, "?");
-    for (int i = 0; i < t->w->sc->nmsgs; i++)
+    for (int i = 0; i < t->w->nmsgs; i++)
         if (obj == &t->w->sreq[i] || obj == &t->w->rreq[i])
             snprintf(buf, cap, "msg %d", i);
     for (int p = 0; p < e->cfg.nranks && e->peers; p++)
@@ -489,9 +529,10 @@ static inline void sr_watch(void *user, const bfo_machine *m, const bfo_step *st
     const int p = m == &bfo_rail_machine && st->result == BFO_OK ? bfo__rail_at(e, st->obj, NULL) : -1;
     if (p >= 0) {
         int bad = 0;
-        if (st->event == BFO_EV_BYE_RCVD && !w->bye_at[t->rank][p])
-            w->bye_at[t->rank][p] = w->sn.now ? w->sn.now : 1;
-        else if (w->bye_at[t->rank][p]) {
+        uint64_t *bye = &w->bye_at[(size_t)t->rank * (size_t)w->sc->ranks + (size_t)p];
+        if (st->event == BFO_EV_BYE_RCVD && !*bye)
+            *bye = w->sn.now ? w->sn.now : 1;
+        else if (*bye) {
             bad = st->from == BFO_RAIL_ST_LEFT && st->to != BFO_RAIL_ST_LEFT;
             for (unsigned i = 0; i < st->n_actions; i++)
                 bad |= st->actions[i] == BFO_RAIL_ACT_MAP_OUT ||
@@ -523,9 +564,7 @@ static inline void sr_advance(sr_world *w, uint64_t ns)
     for (uint64_t end = w->sn.now + ns; w->sn.now < end;) {
         if (!sn_step(&w->sn))
             w->sn.now += 5000000;
-        for (int i = 0; i < w->sc->ranks; i++)
-            if (!w->sn.gone[i])
-                bfo_engine_progress(&w->e[i], w->sn.now);
+        sn_progress(&w->sn);
     }
 }
 
@@ -534,7 +573,7 @@ static inline void sr_advance(sr_world *w, uint64_t ns)
  * in its segments (copied to rbuf by sr_judge) or unpacks them into rbuf. */
 static inline void sr_describe(sr_world *w, int i)
 {
-    const sr_msg *m = &w->sc->msgs[i];
+    const sr_msg *m = &w->msg[i];
     const int mode = w->sc->data;
     int s_iov = mode == SR_DATA_IOV || (mode == SR_DATA_MIXED && i % 2);
     int r_iov = mode == SR_DATA_IOV || (mode == SR_DATA_MIXED && !(i % 2));
@@ -564,6 +603,59 @@ static inline void sr_describe(sr_world *w, int i)
     }
 }
 
+/* The peers rank r sends to in an exchange of k (sr_scenario.exchange):
+ * the j-th, j < k, is r + 2^j.  The most an exchange takes at n ranks:
+ * every 2^j below n, so that no two are one peer (nor the rank itself). */
+static inline int sr_exchange_peer(int r, int j, int n) { return (int)(((int64_t)r + ((int64_t)1 << j)) % n); }
+static inline int sr_exchange_max(int n)
+{
+    int k = 0;
+    while (k < 30 && ((int64_t)1 << k) < n)
+        k++;
+    return k;
+}
+
+/* The messages of an exchange (sr_scenario.exchange): message r * k + j
+ * goes from rank r to sr_exchange_peer(r, j) with tag j; every receive is
+ * posted for its sender, so a rank's k receives name k peers. */
+static inline void sr_exchange(const sr_scenario *sc, sr_msg *out)
+{
+    const int k = sc->exchange;
+    for (int r = 0; r < sc->ranks; r++)
+        for (int j = 0; j < k; j++) {
+            sr_msg *m = &out[r * k + j];
+            memset(m, 0, sizeof *m);
+            m->src = r;
+            m->dst = sr_exchange_peer(r, j, sc->ranks);
+            m->tag = j;
+            m->size = sc->exchange_size;
+        }
+}
+
+/* The pools' chunks (sr_scenario.grow), as bfo_net's n_grow: kept on a
+ * list, 16-byte aligned, freed after the engines. */
+static inline void *sr_grow(void *ctx, size_t bytes)
+{
+    sr_world *w = (sr_world *)ctx;
+    uint8_t *m = (uint8_t *)malloc(16 + bytes);
+    if (!m)
+        return NULL;
+    memcpy(m, &w->grown, sizeof w->grown);
+    w->grown = m;
+    w->grown_bytes += bytes;
+    w->grow_calls++;
+    return m + 16;
+}
+
+/* A table of n entries of `size` bytes, zeroed; aborts without memory. */
+static inline void *sr_table(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        abort();
+    return p;
+}
+
 /* A scenario's world: engines initialised, every receive posted (in message
  * order), then every send.  Tests may look inside (w->e[i].stats, requests)
  * or drive it by hand before sr_go. */
@@ -574,7 +666,56 @@ static inline sr_world *sr_new(const sr_scenario *sc)
         abort();
     w->scenario = *sc;
     sc = w->sc = &w->scenario;
+    const size_t nr = (size_t)sc->ranks;
+    w->nmsgs = sc->exchange > 0 ? sc->ranks * sc->exchange : sc->nmsgs;
+    const size_t nm = (size_t)w->nmsgs;
+    w->msg = (sr_msg *)sr_table(nm, sizeof *w->msg);
+    if (sc->exchange > 0)
+        sr_exchange(sc, w->msg);
+    else if (nm)
+        memcpy(w->msg, sc->msgs, nm * sizeof *w->msg);
+    w->e = (bfo_engine *)sr_table(nr, sizeof *w->e);
+    w->mem = (void **)sr_table(nr, sizeof *w->mem);
+    w->tctx = (struct sr_trace_ctx *)sr_table(nr, sizeof *w->tctx);
+    w->tracer = (bfo_tracer *)sr_table(nr, sizeof *w->tracer);
+    w->left_at = (uint64_t *)sr_table(nr, sizeof *w->left_at);
+    w->exit_at = (uint64_t *)sr_table(nr, sizeof *w->exit_at);
+    w->bye_at = (uint64_t *)sr_table(nr * nr, sizeof *w->bye_at);
+    w->open = (int *)sr_table(nm, sizeof *w->open);
+    for (int i = 0; i < w->nmsgs; i++)
+        w->open[w->nopen++] = i;
+    w->sreq = (bfo_request *)sr_table(nm, sizeof *w->sreq);
+    w->rreq = (bfo_request *)sr_table(nm, sizeof *w->rreq);
+    w->sbuf = (uint8_t **)sr_table(nm, sizeof *w->sbuf);
+    w->rbuf = (uint8_t **)sr_table(nm, sizeof *w->rbuf);
+    w->posted = (int *)sr_table(nm, sizeof *w->posted);
+    w->early = (int *)sr_table(nm, sizeof *w->early);
+    w->claimed_at = (uint64_t *)sr_table(nm, sizeof *w->claimed_at);
+    w->cancel_tried = (int *)sr_table(nm, sizeof *w->cancel_tried);
+    w->send_cancelled = (int *)sr_table(nm, sizeof *w->send_cancelled);
+    w->sdata = (bfo_data *)sr_table(nm, sizeof *w->sdata);
+    w->rdata = (bfo_data *)sr_table(nm, sizeof *w->rdata);
+    w->ssegs = (bfo_data_seg **)sr_table(nm, sizeof *w->ssegs);
+    w->rsegs = (bfo_data_seg **)sr_table(nm, sizeof *w->rsegs);
+    w->sback = (uint8_t **)sr_table(nm, sizeof *w->sback);
+    w->rback = (uint8_t **)sr_table(nm, sizeof *w->rback);
+    w->spack = (sr_packed *)sr_table(nm, sizeof *w->spack);
+    w->rpack = (sr_packed *)sr_table(nm, sizeof *w->rpack);
+    /* the requests a rank holds at once: its messages' sends and receives
+     * (never fewer than a listed scenario's: SR_MAX_MSGS) */
+    int per_rank = SR_MAX_MSGS;
+    {
+        int *n = (int *)sr_table(nr, sizeof(int));
+        for (int i = 0; i < w->nmsgs; i++) {
+            n[w->msg[i].src]++;
+            n[w->msg[i].dst] += w->msg[i].dst != w->msg[i].src;
+        }
+        for (size_t r = 0; r < nr; r++)
+            per_rank = n[r] > per_rank ? n[r] : per_rank;
+        free(n);
+    }
     sn_init(&w->sn, sc->ranks, sc->rails, sc->seed);
+    w->sn.progress_ns = sc->progress_ns;
     w->sn.user = (void *)sc;
     w->sn.rdma_mask = ~sc->plain_rails;
     w->sn.data_mask = sc->data ? sc->data_rails : 0;
@@ -597,9 +738,13 @@ static inline sr_world *sr_new(const sr_scenario *sc)
             c.relay = 1;
         if (sc->connect_at_init)
             c.connect_at_init = 1;
+        if (sc->grow) {
+            c.grow = sr_grow;
+            c.grow_ctx = w;
+        }
         if (!sc->cfg) {
-            c.max_requests = 2 * SR_MAX_MSGS + 8;
-            c.max_unexpected = 2 * SR_MAX_MSGS;
+            c.max_requests = 2 * per_rank + 8;
+            c.max_unexpected = 2 * per_rank;
             c.eager_limit = sc->eager_limit;
             c.rdma = sc->rdma;
             c.rdma_min = sc->rdma_min;
@@ -610,7 +755,13 @@ static inline sr_world *sr_new(const sr_scenario *sc)
         if (!w->sn.be[i].rail_bandwidth)
             w->sn.be[i].rail_bandwidth = sr_rail_bw;
         size_t need = bfo_engine_mem_size(&c);
-        w->mem[i] = malloc(need);
+        w->mem_bytes = need;
+        {
+            bfo_config more = c;
+            more.nranks++;
+            w->mem_per_peer = bfo_engine_mem_size(&more) - need;
+        }
+        w->mem[i] = sc->mem_alloc ? sc->mem_alloc(sc->mem_ctx, need) : malloc(need);
         w->sn.eng[i] = &w->e[i];
         if (!w->mem[i] || bfo_engine_init(&w->e[i], &c, &w->sn.be[i], w->mem[i], need, w->sn.now))
             abort();
@@ -632,8 +783,8 @@ static inline sr_world *sr_new(const sr_scenario *sc)
             }
     if (sc->start_ns)
         sr_advance(w, sc->start_ns);
-    for (int i = 0; i < sc->nmsgs; i++) {
-        const sr_msg *m = &sc->msgs[i];
+    for (int i = 0; i < w->nmsgs; i++) {
+        const sr_msg *m = &w->msg[i];
         w->sbuf[i] = (uint8_t *)malloc(m->size + 1);
         w->rbuf[i] = (uint8_t *)calloc(1, m->size + 1);
         if (!w->sbuf[i] || !w->rbuf[i])
@@ -644,11 +795,11 @@ static inline sr_world *sr_new(const sr_scenario *sc)
             sr_describe(w, i);
     }
     w->post_at = w->sn.now;
-    for (int i = 0; i < sc->nmsgs; i++)
-        if (!sc->msgs[i].late && !sc->msgs[i].probe)
+    for (int i = 0; i < w->nmsgs; i++)
+        if (!w->msg[i].late && !w->msg[i].probe)
             sr_post_recv(w, i);
-    for (int i = 0; i < sc->nmsgs; i++) {
-        const sr_msg *m = &sc->msgs[i];
+    for (int i = 0; i < w->nmsgs; i++) {
+        const sr_msg *m = &w->msg[i];
         bfo_envelope env;
         env.peer = m->dst;
         env.ctx = m->ctx;
@@ -699,9 +850,7 @@ static inline void sr_leave(sr_world *w)
             return;
         if (!sn_step(&w->sn))
             w->sn.now += 1000000; /* idle: 1 ms, for the gaps and the bound */
-        for (int i = 0; i < sc->ranks; i++)
-            if (!w->sn.gone[i])
-                bfo_engine_progress(&w->e[i], w->sn.now);
+        sn_progress(&w->sn);
     }
 }
 
@@ -747,7 +896,8 @@ static inline void sr_judge_leave(sr_world *w, sr_result *res)
             if (p == i)
                 continue;
             given_up += e->peers[p].unreachable == BFO__GIVEN_UP;
-            if (w->bye_at[i][p] && e->peers[p].unreachable == BFO__GIVEN_UP && !w->left_failures++) {
+            if (w->bye_at[(size_t)i * (size_t)sc->ranks + (size_t)p] && e->peers[p].unreachable == BFO__GIVEN_UP &&
+                !w->left_failures++) {
                 w->first_failure_rank = i;
                 w->first_failure_peer = p;
             }
@@ -781,11 +931,15 @@ static inline int sr_judge(sr_world *w, sr_result *res)
     res->kills = w->killed_at != 0;
     res->ops_to_done = w->ops_to_done;
     res->pending_reposts = w->pending_reposts;
+    res->mem_bytes = w->mem_bytes;
+    res->mem_per_peer = w->mem_per_peer;
+    res->grown_bytes = w->grown_bytes;
+    res->grow_calls = w->grow_calls;
     for (int i = 0; i < sc->ranks; i++)
         if (!sr_dead(w, i))
             res->failed_errors += w->e[i].stats.failed_errors;
-    for (int i = 0; i < sc->nmsgs; i++) {
-        const sr_msg *m = &sc->msgs[i];
+    for (int i = 0; i < w->nmsgs; i++) {
+        const sr_msg *m = &w->msg[i];
         bfo_request *s = &w->sreq[i], *r = &w->rreq[i];
         if (sr_dead(w, m->dst)) { /* to the killed rank: its send tells */
             if (!bfo_test(s)) {
@@ -955,7 +1109,7 @@ static inline int sr_judge(sr_world *w, sr_result *res)
                 (int)w->cancel_errors, 0);
     if (w->early_syncs)
         sr_note(res, "%d synchronous sends completed before their receive matched (of %d)",
-                (int)w->early_syncs, sc->nmsgs);
+                (int)w->early_syncs, w->nmsgs);
     if (w->sn.rdma_violations)
         sr_note(res, "%d RDMA accesses outside registered memory (%d refused)",
                 (int)w->sn.rdma_violations, (int)w->sn.rdma_refused);
@@ -970,7 +1124,8 @@ static inline int sr_judge(sr_world *w, sr_result *res)
 
 static inline void sr_del(sr_world *w)
 {
-    for (int i = 0; i < w->sc->nmsgs; i++) {
+    const sr_scenario *sc = w->sc;
+    for (int i = 0; i < w->nmsgs; i++) {
         free(w->sbuf[i]);
         free(w->rbuf[i]);
         free(w->sback[i]);
@@ -978,9 +1133,45 @@ static inline void sr_del(sr_world *w)
         free(w->ssegs[i]);
         free(w->rsegs[i]);
     }
-    for (int i = 0; i < w->sc->ranks; i++)
-        free(w->mem[i]);
+    for (int i = 0; i < sc->ranks; i++) {
+        if (sc->mem_free && w->mem[i])
+            sc->mem_free(sc->mem_ctx, w->mem[i], w->mem_bytes);
+        else
+            free(w->mem[i]);
+    }
+    while (w->grown) { /* after the engines: the chunks are theirs */
+        void *next;
+        memcpy(&next, w->grown, sizeof next);
+        free(w->grown);
+        w->grown = next;
+    }
     sn_free(&w->sn);
+    free(w->msg);
+    free(w->open);
+    free(w->e);
+    free(w->mem);
+    free(w->tctx);
+    free(w->tracer);
+    free(w->left_at);
+    free(w->exit_at);
+    free(w->bye_at);
+    free(w->sreq);
+    free(w->rreq);
+    free(w->sbuf);
+    free(w->rbuf);
+    free(w->posted);
+    free(w->early);
+    free(w->claimed_at);
+    free(w->cancel_tried);
+    free(w->send_cancelled);
+    free(w->sdata);
+    free(w->rdata);
+    free(w->ssegs);
+    free(w->rsegs);
+    free(w->sback);
+    free(w->rback);
+    free(w->spack);
+    free(w->rpack);
     free(w);
 }
 
@@ -1007,9 +1198,11 @@ static inline void sr_set_protocol(sr_scenario *sc, int proto)
     switch (proto) {
     case SR_P_EAGER: /* the largest message fits */
         sc->eager_limit = 1;
-        for (int i = 0; i < sc->nmsgs; i++)
+        for (int i = 0; i < sc->nmsgs && sc->exchange <= 0; i++)
             if (sc->msgs[i].size > sc->eager_limit)
                 sc->eager_limit = sc->msgs[i].size;
+        if (sc->exchange > 0 && sc->exchange_size > sc->eager_limit)
+            sc->eager_limit = sc->exchange_size;
         break;
     case SR_P_COPY: sc->eager_limit = 1; sc->rdma = BFO_RDMA_OFF; break;
     case SR_P_PUT: sc->rdma = BFO_RDMA_PUT; sc->rdma_min = 1; break;

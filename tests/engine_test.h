@@ -129,8 +129,8 @@ static inline void pass_time(sr_world *w, uint64_t ns)
 typedef struct mapout_watch {
     sr_world *w;
     int rank;
-    uint64_t at[SN_MAX_RANKS][BFO_MAX_RAILS];
-    int ev[SN_MAX_RANKS][BFO_MAX_RAILS];
+    uint64_t at[SN_TEST_RANKS][BFO_MAX_RAILS];
+    int ev[SN_TEST_RANKS][BFO_MAX_RAILS];
     int mapouts;
     bfo_tracer tracer;
 } mapout_watch;
@@ -240,7 +240,7 @@ static inline void grow_free(grow_log *g)
  * bfo_engine_leave, the BYE and the rail's LEFT state: each test is named
  * after the transition (or the C rule) it shows. */
 
-static int parts[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* bfo_backend.part calls */
+static int parts[SN_TEST_RANKS][SN_TEST_RANKS][BFO_MAX_RAILS]; /* bfo_backend.part calls */
 static inline void count_part(void *ctx, int peer, int rail) { parts[((sn_endpoint *)ctx)->rank][peer][rail]++; }
 static inline void attach_part(sr_world *w, void *arg)
 {

@@ -306,15 +306,15 @@ static void test_broken_notice_owed_with_no_rail_up_goes_out_on_the_next_rail_ad
  * drop, how often, and at what engine time (the simulator has none: the
  * test puts this one in each engine's backend). */
 static struct {
-    int calls[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS];
-    uint64_t at[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS];
+    int calls[SN_TEST_RANKS][SN_TEST_RANKS][BFO_MAX_RAILS];
+    uint64_t at[SN_TEST_RANKS][SN_TEST_RANKS][BFO_MAX_RAILS];
     sr_world *w;
 } disc;
 
 static void rec_disconnect(void *ctx, int peer, int rail)
 {
     const sn_endpoint *ep = (const sn_endpoint *)ctx;
-    assert_true(peer >= 0 && peer < SN_MAX_RANKS && rail >= 0 && rail < BFO_MAX_RAILS);
+    assert_true(peer >= 0 && peer < SN_TEST_RANKS && rail >= 0 && rail < BFO_MAX_RAILS);
     if (!disc.calls[ep->rank][peer][rail]++)
         disc.at[ep->rank][peer][rail] = disc.w->e[ep->rank].now;
 }

@@ -508,7 +508,7 @@ static void test_peer_DOWN_RAIL_ADMITTED_REACHABLE_LAST_RAIL_LOST_DOWN_GRACE_EXP
 
 /* ------------------------------------ connections on first use (issue 37) */
 
-static int connects[SN_MAX_RANKS][SN_MAX_RANKS][BFO_MAX_RAILS]; /* bfo_backend.connect calls */
+static int connects[SN_TEST_RANKS][SN_TEST_RANKS][BFO_MAX_RAILS]; /* bfo_backend.connect calls */
 static int count_connect(void *ctx, int peer, int rail)
 {
     connects[((sn_endpoint *)ctx)->rank][peer][rail]++;

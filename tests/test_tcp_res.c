@@ -12,8 +12,12 @@
 #include "bfo_setting.h"
 #include "bfo_tcp.h"
 
+#include <arpa/inet.h>
 #include <malloc.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAXR 3
 #define NR 2
@@ -365,6 +369,128 @@ static void test_beacons_follow_the_work(void **state)
     world_close(&w);
 }
 
+/* The beacon address rank published for rail g (BEACONS: its rail's IP,
+ * the UDP port after the TCP address's 8 bytes). */
+static struct sockaddr_in beacon_addr(const world *w, int rank, int g)
+{
+    const bfo_addr *a = &w->addr[rank][g];
+    struct sockaddr_in sa;
+    assert_int_equal(a->len, 10); /* IPv4 with a beacon port */
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    memcpy(&sa.sin_addr, a->bytes + 4, 4);
+    memcpy(&sa.sin_port, a->bytes + 8, 2);
+    return sa;
+}
+
+/* 1 when a UDP socket of this process (every rank lives here) is bound to sa. */
+static int udp_bound(const struct sockaddr_in *sa)
+{
+    for (int fd = 3; fd < 4096; fd++) {
+        int type = 0;
+        socklen_t tl = sizeof type;
+        struct sockaddr_in b;
+        socklen_t bl = sizeof b;
+        if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_DGRAM)
+            continue;
+        if (getsockname(fd, (struct sockaddr *)&b, &bl) == 0 && b.sin_family == AF_INET &&
+            b.sin_addr.s_addr == sa->sin_addr.s_addr && b.sin_port == sa->sin_port)
+            return 1;
+    }
+    return 0;
+}
+
+/* Frames both ways on rail 0 for ns (beacons every 2 ms meanwhile). */
+static void busy_for(world *w, int a, int b, uint64_t ns)
+{
+    for (uint64_t end = now_ns() + ns; now_ns() < end;) {
+        send_frames(w, a, b, 0, 1, 4000);
+        send_frames(w, b, a, 0, 1, 4000);
+    }
+}
+
+/* An idle rank holds its listener per rail and no beacon socket (BEACONS:
+ * opened at the rail's first connection, on the port published at open,
+ * the listener's number): none bound after open; ranks 0 and 1 connected,
+ * each has its socket on its published port, rank 2 (never connected)
+ * still none; and the first beacons are not lost: both sides hear the
+ * other's, none dropped. */
+static void test_no_beacon_socket_until_the_rails_first_connection(void **state)
+{
+    world w;
+    bfo_tcp_options o;
+    struct sockaddr_in ba[3];
+    (void)state;
+    memset(&o, 0, sizeof o);
+    o.log_level = -1;
+    o.beacon_interval_ns = 2000000;
+    world_open(&w, 3, 1, &o);
+    for (int i = 0; i < 3; i++) {
+        ba[i] = beacon_addr(&w, i, 0);
+        assert_true(ba[i].sin_port != 0);
+        assert_false(udp_bound(&ba[i])); /* none at open */
+    }
+    connect_pair(&w, 0, 1);
+    assert_true(udp_bound(&ba[0]));
+    assert_true(udp_bound(&ba[1]));
+    assert_false(udp_bound(&ba[2]));
+    busy_for(&w, 0, 1, 100000000ull);
+    for (int i = 0; i < 2; i++) {
+        print_message("rank %d: beacons sent %llu, received %llu, dropped %llu\n", i,
+                      (unsigned long long)counter(&w.r[i], 0, "beacons_sent"),
+                      (unsigned long long)counter(&w.r[i], 0, "beacons_rcvd"),
+                      (unsigned long long)counter(&w.r[i], 0, "beacons_dropped"));
+        assert_true(counter(&w.r[i], 0, "beacons_rcvd") >= 5);
+        assert_int_equal(counter(&w.r[i], 0, "beacons_dropped"), 0);
+        assert_int_equal(counter(&w.r[i], 0, "beacon_binds_failed"), 0);
+    }
+    world_close(&w);
+}
+
+/* Another socket holds rank 1's published beacon port when its rail first
+ * connects: said and counted (beacon_binds_failed), rank 1 hears no
+ * beacon and sends none (the peers check where beacons come from), the
+ * connection works; once the port is free, rank 1 binds it within the
+ * retry (a second) while the rail is busy, and hears rank 0's beacons. */
+static void test_a_beacon_port_taken_at_the_first_connection_is_counted_and_tried_again(void **state)
+{
+    world w;
+    bfo_tcp_options o;
+    struct sockaddr_in b1;
+    int squat;
+    uint64_t end;
+    (void)state;
+    memset(&o, 0, sizeof o);
+    o.log_level = -1;
+    o.beacon_interval_ns = 2000000;
+    world_open(&w, 2, 1, &o);
+    b1 = beacon_addr(&w, 1, 0);
+    squat = socket(AF_INET, SOCK_DGRAM, 0);
+    assert_true(squat >= 0);
+    assert_int_equal(bind(squat, (struct sockaddr *)&b1, sizeof b1), 0); /* free until the first connection */
+    connect_pair(&w, 0, 1);
+    busy_for(&w, 0, 1, 100000000ull);
+    assert_true(counter(&w.r[1], 0, "beacon_binds_failed") >= 1);
+    assert_int_equal(counter(&w.r[1], 0, "beacons_rcvd"), 0);
+    assert_int_equal(counter(&w.r[1], 0, "beacons_sent"), 0);
+    assert_int_equal(counter(&w.r[0], 0, "beacons_rcvd"), 0);
+    assert_true(counter(&w.r[0], 0, "beacons_sent") >= 5); /* to the squatter */
+    close(squat);
+    end = now_ns() + 3000000000ull;
+    while (counter(&w.r[1], 0, "beacons_rcvd") == 0 && now_ns() < end)
+        busy_for(&w, 0, 1, 50000000ull);
+    print_message("rank 1: %llu binds failed, then %llu beacons received, %llu sent\n",
+                  (unsigned long long)counter(&w.r[1], 0, "beacon_binds_failed"),
+                  (unsigned long long)counter(&w.r[1], 0, "beacons_rcvd"),
+                  (unsigned long long)counter(&w.r[1], 0, "beacons_sent"));
+    assert_true(udp_bound(&b1));
+    assert_true(counter(&w.r[1], 0, "beacons_rcvd") > 0);
+    busy_for(&w, 0, 1, 50000000ull);
+    assert_true(counter(&w.r[0], 0, "beacons_rcvd") > 0);
+    assert_int_equal(w.r[0].done_failed + w.r[1].done_failed, 0);
+    world_close(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -372,6 +498,8 @@ int main(void)
         cmocka_unit_test(test_a_connection_takes_one_buffer_and_gives_it_back_when_idle),
         cmocka_unit_test(test_the_heap_follows_the_connection),
         cmocka_unit_test(test_beacons_follow_the_work),
+        cmocka_unit_test(test_no_beacon_socket_until_the_rails_first_connection),
+        cmocka_unit_test(test_a_beacon_port_taken_at_the_first_connection_is_counted_and_tried_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

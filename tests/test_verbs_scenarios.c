@@ -44,7 +44,7 @@
 
 #define VW_RECV_DEPTH 2
 #define VW_SQ_DEPTH 16
-#define VW_NQ (SN_MAX_RANKS * BFO_MAX_RAILS)
+#define VW_NQ (SN_TEST_RANKS * BFO_MAX_RAILS)
 #define VW_MAX_CTL 256
 #define VW_PORT_DOWN_NS 30000000ull /* PORT_ERR: the port is back after 30 ms */
 /* a host probe nobody answers ends in RETRY_EXC_ERR once the adapter's
@@ -132,7 +132,7 @@ typedef struct vworld {
     sr_world *sw;
     simnet *sn;
     int n, nrails;
-    vw_rank r[SN_MAX_RANKS];
+    vw_rank r[SN_TEST_RANKS];
     sn_hooks hooks;
     vw_fault f;
     int fired, recv_armed, async_pending, async_rank, async_qi;
@@ -428,8 +428,8 @@ static int hp_step(vworld *w)
                 const vw_hwqp *dh = &D->hw[bfo_vg_qi(&D->g, x, q->rail)];
                 if (!dh->inc || dh->err || dh->partner != sh->inc || !D->g.port_up[q->rail] ||
                     !S->g.port_up[q->rail] || D->g.rail_dead[q->rail] || S->g.rail_dead[q->rail] ||
-                    w->sn->rail_down[q->rail] || w->sn->path[x][q->peer][q->rail] != SN_PATH_OPEN ||
-                    w->sn->path[q->peer][x][q->rail] != SN_PATH_OPEN) {
+                    w->sn->rail_down[q->rail] || w->sn->path[sn_link(w->sn, x, q->peer, q->rail)] != SN_PATH_OPEN ||
+                    w->sn->path[sn_link(w->sn, q->peer, x, q->rail)] != SN_PATH_OPEN) {
                     sh->hp_retrying = 1; /* nobody answers: the adapter retries */
                     sh->hp_at = w->sn->now + VW_RETRY_NS;
                     continue;
@@ -842,7 +842,7 @@ typedef struct vw_arena {
     void *p;
     size_t len;
 } vw_arena;
-static vw_arena arenas[SN_MAX_RANKS][3];
+static vw_arena arenas[SN_TEST_RANKS][3];
 
 static void *arena(vw_arena *a, size_t len)
 {
@@ -1991,7 +1991,7 @@ static void test_a_computing_peer_whose_rail_dies_is_still_failed_in_time(void *
         if (v == 0) /* the device moves rank 1's queue pairs of the port to the error state */
             async_event(x.w, 1, bfo_vg_qi(&x.w->r[1].g, 0, 0), BFO_VEV_PORT_ERR);
         else
-            x.w->sn->path[0][1][0] = x.w->sn->path[1][0][0] = SN_PATH_SILENT;
+            x.w->sn->path[sn_link(x.w->sn, 0, 1, 0)] = x.w->sn->path[sn_link(x.w->sn, 1, 0, 0)] = SN_PATH_SILENT;
         while (busy_up(&x, 0, 0) && x.w->sn->now - t0 < 2000000000ull)
             busy_run(&x, 1000000, NULL);
         print_message("   %s under a computing peer: rail 0 mapped out after %.1f ms (RETRY_EXC_ERR "
@@ -2024,7 +2024,7 @@ static void test_one_host_probe_at_most_on_a_send_queue(void **state)
     busy_start(&x, 1);
     qi = bfo_vg_qi(&x.w->r[0].g, 1, 0);
     busy_freeze(&x);
-    x.w->sn->path[0][1][0] = SN_PATH_HOLD; /* rank 0's next PROBE waits on the wire */
+    x.w->sn->path[sn_link(x.w->sn, 0, 1, 0)] = SN_PATH_HOLD; /* rank 0's next PROBE waits on the wire */
     while (busy_up(&x, 0, 0)) {
         busy_run(&x, 100000, NULL);
         assert_true(x.w->r[0].g.qps[qi].sq_used <= 2); /* the PROBE and one host probe */

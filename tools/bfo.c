@@ -6,6 +6,7 @@
  *           [--fault SPEC]... [--explore single|double] [--random N] [--trace] [--json]
  *           [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N] [--budget SIZE]
  *           [--leave] [--leave-gap MS] [--place] [--kill R@MS[+MS]|R@opN[+MS]|random]
+ *           [--exchange K[:SIZE]] [--grow] [--progress-us US] [--mem]
  *
  *   bfo run -n N [--rails ADDR,ADDR] -- PROGRAM ARGS   (tools/bfo_tcp_cmds.c)
  *   bfo stream [--size S|--sizes LIST] [--count N] [--json]
@@ -22,6 +23,7 @@
  * that replays it.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* mincore, MAP_ANONYMOUS, madvise (--mem) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,9 @@
 #include <malloc.h>
 #endif
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "bfo_setting.h"
 #include "bfo_simrun.h"
@@ -40,6 +45,7 @@ static const char usage[] =
     "               [--rdma-rails R1,R2,...|none] [--start-ms MS] [--seq-start N] [--budget SIZE]\n"
     "               [--data iov|pack|mixed] [--data-rails R1,R2,...|none] [--leave] [--leave-gap MS]\n"
     "               [--place] [--kill R@MS[+MS]|R@opN[+MS]|random] [--relay] [--cut A-B@N[-M]]\n"
+    "               [--exchange K[:SIZE]] [--grow] [--progress-us US] [--mem]\n"
     "  --relay                  relay on (bfo_config.relay): a peer that no rail reaches goes\n"
     "                           through a third rank that reaches it (one hop); the messages\n"
     "                           must all arrive, none given up\n"
@@ -112,11 +118,34 @@ static const char usage_tail[] =
     "                           send completed as delivered (told to nobody)\n"
     "  --trace                  every transition of every machine, and every frame and RDMA\n"
     "                           operation on the wire (tools/bfo_seq.py draws them)\n";
+/* ... and many ranks */
+static const char usage_many[] =
+    "  --ranks N                2 to 4096 (default 2): the network's tables are ranks x ranks\n"
+    "                           x rails (4,096 ranks on 2 rails: 0.8 GB of address space)\n"
+    "  --exchange K[:SIZE]      the messages: every rank sends SIZE bytes (default 1K) to each\n"
+    "                           of K peers, rank + 1, + 2, + 4, ... (mod ranks; K at most\n"
+    "                           log2 of ranks, rounded up), each receive posted for its sender\n"
+    "  --grow                   the engines' pools grow as they need (bfo_config.grow), as\n"
+    "                           bfo_net's do under pml/bfo; else fixed (the engine's default)\n"
+    "  --progress-us US         every engine's timers (bfo_engine_progress) once US us of\n"
+    "                           simulated time went by since they last ran: a timer fires up\n"
+    "                           to US late, never early (frames and completions reach an\n"
+    "                           engine at once, whatever US); 0: every engine's after every\n"
+    "                           step of the network (the default up to 8 ranks; beyond, 10000:\n"
+    "                           every engine's after every step costs ranks x ranks x rails)\n"
+    "  --mem                    the engines' memory, one line (sim-mem; --json: \"mem\"): each\n"
+    "                           rank's block (bfo_engine_mem_size), what a peer more adds to it\n"
+    "                           (per_peer), what a rank touched of it (pages read or written\n"
+    "                           by the end: mincore), what its pools grew (--grow); means over\n"
+    "                           ranks; and the run's wall time\n";
 
 typedef struct options {
     int ranks, rails, json, trace, explore, random_n, protocol, nmsgs, nfaults, data, leave;
     uint64_t leave_gap_ns;
     int place, relay, cut;
+    int exchange, grow, mem;
+    size_t exchange_size;
+    long long progress_us; /* --progress-us; -1: not given */
     int kill_mode; /* --kill: 0 none, 1 given (kill_rank, kill_at_ns, report_ns), 2 random */
     int kill_rank;
     uint64_t kill_at_ns, report_ns, kill_op;
@@ -130,6 +159,12 @@ typedef struct options {
     sn_fault faults[SN_MAX_FAULTS];
 } options;
 
+/* --ranks: the network's tables are ranks x ranks x rails (bfo_simnet.h) */
+#define SIM_MAX_RANKS 4096
+/* up to this many ranks every engine's timers run after every step of the
+ * network (--progress-us 0), as bfo sim's always did; beyond, every 10 ms */
+#define SIM_EXACT_RANKS 8
+
 static const char *const proto_names[] = { "auto", "eager", "copy", "put", "get" };
 static const char *const data_names[] = { "buffer", "iov", "pack", "mixed" };
 
@@ -141,6 +176,7 @@ typedef struct totals {
     uint64_t kills, failed_errors, pending_reposts;
     uint64_t relayed_frames, relay_passed, relay_refused, routes_found, routes_lost;
     uint64_t rail_bytes[BFO_MAX_RAILS];
+    uint64_t ops, engines, mem_bytes, mem_per_peer, grown_bytes; /* --mem */
     int shown;
     FILE *failures; /* JSON objects of failures, or the human lines */
 } totals;
@@ -165,6 +201,7 @@ static void print_usage(FILE *o)
     }
     fputc('\n', o);
     fputs(usage_tail, o);
+    fputs(usage_many, o);
 }
 
 static int die(const char *what, const char *arg)
@@ -298,9 +335,8 @@ static sn_fault parse_fault(const char *s)
                     die("a path fault wants :A>B", s);
                 p = e + 1;
                 f.to = (int)strtol(p, &e, 10);
-                if (e == p || *e || f.from == f.to || f.from < 0 || f.to < 0 ||
-                    f.from >= SN_MAX_RANKS || f.to >= SN_MAX_RANKS)
-                    die("a path fault wants :A>B, two ranks", s);
+                if (e == p || *e || f.from == f.to || f.from < 0 || f.to < 0)
+                    die("a path fault wants :A>B, two ranks", s); /* within --ranks: cmd_sim */
             }
         }
         if (!f.what)
@@ -371,6 +407,12 @@ static void replay_str(const sr_scenario *sc, char *buf, size_t cap)
                               sc->kill_at_ns / 1000000, sc->report_ns / 1000000);
     if (sc->place && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --place");
+    if (sc->exchange && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --exchange %d:%zu", sc->exchange, sc->exchange_size);
+    if (sc->grow && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --grow");
+    if (sc->progress_ns != (sc->ranks > SIM_EXACT_RANKS ? 10000000u : 0u) && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, " --progress-us %" PRIu64, sc->progress_ns / 1000);
     if (sc->relay && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, " --relay");
     if (sc->leave && sc->leave_gap_ns && n < cap)
@@ -457,6 +499,11 @@ static void account(totals *t, const sr_scenario *sc, const sr_result *r, int js
     t->kills += r->kills;
     t->failed_errors += r->failed_errors;
     t->pending_reposts += r->pending_reposts;
+    t->ops += r->ops;
+    t->engines += (uint64_t)sc->ranks;
+    t->mem_bytes += r->mem_bytes * (uint64_t)sc->ranks;
+    t->mem_per_peer = r->mem_per_peer;
+    t->grown_bytes += r->grown_bytes;
     for (int k = 0; k < BFO_MAX_RAILS; k++)
         t->rail_bytes[k] += r->rail_bytes[k];
     if (r->passed) {
@@ -479,6 +526,39 @@ static void account(totals *t, const sr_scenario *sc, const sr_result *r, int js
                 t->shown > 1 ? "," : "", sc->seed, faults, r->why, replay);
     else
         fprintf(t->failures, "FAILED: %s\n  replay: %s\n", r->why, replay);
+}
+
+/* --mem: the engines' blocks, each mapped on its own (fresh pages, no huge
+ * ones), and at the end what of each was touched: its pages resident
+ * (read or written; mincore) when the world lets it go. */
+typedef struct sim_mem {
+    uint64_t blocks, bytes, touched;
+} sim_mem;
+
+static void *mem_map(void *ctx, size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    (void)ctx;
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_NOHUGEPAGE
+    madvise(p, bytes, MADV_NOHUGEPAGE); /* a huge page would count 2 MiB for a byte */
+#endif
+    return p;
+}
+
+static void mem_unmap(void *ctx, void *p, size_t bytes)
+{
+    sim_mem *m = (sim_mem *)ctx;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = (bytes + page - 1) / page;
+    unsigned char *vec = (unsigned char *)malloc(pages ? pages : 1);
+    if (vec && mincore(p, bytes, vec) == 0)
+        for (size_t i = 0; i < pages; i++)
+            m->touched += (vec[i] & 1) ? (i + 1 == pages ? bytes - i * page : page) : 0;
+    free(vec);
+    m->blocks++;
+    m->bytes += bytes;
+    munmap(p, bytes);
 }
 
 static void run_one(totals *t, sr_scenario *sc, const options *o)
@@ -700,6 +780,7 @@ static int cmd_sim(int argc, char **argv)
     o.rails = 2;
     o.seed = 1;
     o.data_rails = 1; /* --data: rail 0 reads in place, the others leave it to the engine */
+    o.progress_us = -1;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -812,7 +893,7 @@ static int cmd_sim(int argc, char **argv)
             char tail[8] = "";
             NEED_ARG();
             if (sscanf(v, "%d-%d@%llu-%llu%7s", &ca, &cb, &cn, &cm, tail) < 3 || tail[0] || ca == cb ||
-                ca < 0 || cb < 0 || ca >= SN_MAX_RANKS || cb >= SN_MAX_RANKS || !cn || (cm && cm <= cn))
+                ca < 0 || cb < 0 || !cn || (cm && cm <= cn)) /* within --ranks: below */
                 die("--cut wants A-B@N or A-B@N-M (M > N), two ranks", v);
             for (int r = 0; r < o.rails; r++)
                 for (int d = 0; d < 2 * (cm ? 2 : 1); d++) {
@@ -829,14 +910,42 @@ static int cmd_sim(int argc, char **argv)
                 }
             o.cut = 1;
         }
+        else if (!strcmp(a, "--exchange")) {
+            char *e;
+            NEED_ARG();
+            o.exchange = (int)strtol(v, &e, 10);
+            o.exchange_size = 1024;
+            if (*e == ':') {
+                const char *end;
+                o.exchange_size = parse_size(e + 1, &end);
+                e = (char *)(uintptr_t)end;
+            }
+            if (e == v || *e || o.exchange < 1)
+                die("--exchange wants K[:SIZE], K from 1", v);
+        }
+        else if (!strcmp(a, "--grow")) o.grow = 1;
+        else if (!strcmp(a, "--progress-us")) {
+            char *e;
+            NEED_ARG();
+            o.progress_us = strtoll(v, &e, 10);
+            if (e == v || *e || o.progress_us < 0)
+                die("--progress-us wants a number of microseconds", v);
+        }
+        else if (!strcmp(a, "--mem")) o.mem = 1;
         else if (!strcmp(a, "--leave-gap")) { NEED_ARG(); o.leave_gap_ns = strtoull(v, NULL, 10) * 1000000ull; }
         else if (!strcmp(a, "--json")) o.json = 1;
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { print_usage(stdout); return 0; }
         else die("unknown option", a);
 #undef NEED_ARG
     }
-    if (o.ranks < 2 || o.ranks > SN_MAX_RANKS)
-        die("--ranks is 2..8", "");
+    if (o.ranks < 2 || o.ranks > SIM_MAX_RANKS)
+        die("--ranks is 2..4096", "");
+    if (o.exchange && o.nmsgs)
+        die("--exchange makes the messages: no --msg with it", "");
+    if (o.exchange > sr_exchange_max(o.ranks))
+        die("--exchange K: K peers at most log2 of --ranks, rounded up", "");
+    if (o.progress_us < 0) /* up to 8 ranks every engine's after every step, as always */
+        o.progress_us = o.ranks > SIM_EXACT_RANKS ? 10000 : 0;
     if (o.rails < 1 || o.rails > BFO_MAX_RAILS)
         die("--rails is 1..8", "");
     if (o.kill_mode && o.leave)
@@ -859,14 +968,18 @@ static int cmd_sim(int argc, char **argv)
 
     /* the scenarios: the one given, or the standard set */
     static sr_scenario set[32];
+    sim_mem mem;
+    memset(&mem, 0, sizeof mem);
     int nset;
-    if (o.nmsgs) {
+    if (o.nmsgs || o.exchange) {
         sr_scenario *sc = &set[0];
         memset(sc, 0, sizeof *sc);
         sc->ranks = o.ranks;
         sc->rails = o.rails;
         sc->nmsgs = o.nmsgs;
         memcpy(sc->msgs, o.msgs, sizeof o.msgs);
+        sc->exchange = o.exchange;
+        sc->exchange_size = o.exchange_size;
         nset = 1;
     } else {
         nset = sr_standard_set(set, 32);
@@ -879,7 +992,7 @@ static int cmd_sim(int argc, char **argv)
         }
     }
     for (int i = 0; i < nset; i++) {
-        if (o.nmsgs || o.protocol != SR_P_AUTO)
+        if (o.nmsgs || o.exchange || o.protocol != SR_P_AUTO)
             sr_set_protocol(&set[i], o.protocol);
         if (o.plain_rails)
             set[i].plain_rails = o.plain_rails;
@@ -901,6 +1014,13 @@ static int cmd_sim(int argc, char **argv)
         set[i].leave = o.leave;
         set[i].leave_gap_ns = o.leave_gap_ns;
         set[i].place = o.place;
+        set[i].grow = o.grow;
+        set[i].progress_ns = (uint64_t)o.progress_us * 1000u;
+        if (o.mem) {
+            set[i].mem_alloc = mem_map;
+            set[i].mem_free = mem_unmap;
+            set[i].mem_ctx = &mem;
+        }
         set[i].relay = o.relay;
         set[i].relay_strict = o.relay && o.cut && !o.explore && !o.random_n; /* the cut alone */
         if (o.kill_mode == 1) {
@@ -914,7 +1034,9 @@ static int cmd_sim(int argc, char **argv)
     totals t;
     char *fbuf = NULL;
     size_t flen = 0;
+    struct timespec t0, t1;
     memset(&t, 0, sizeof t);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     t.failures = open_memstream(&fbuf, &flen);
     if (o.explore == 1)
         for (int i = 0; i < nset; i++)
@@ -934,6 +1056,19 @@ static int cmd_sim(int argc, char **argv)
         for (int i = 0; i < nset; i++)
             run_one(&t, &set[i], &o);
     fclose(t.failures);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* --mem: means over every engine of every scenario run */
+    char memline[400] = "";
+    if (o.mem)
+        snprintf(memline, sizeof memline,
+                 "ranks=%d rails=%d messages=%" PRIu64 " scenarios=%" PRIu64 " ops=%" PRIu64
+                 " block=%" PRIu64 " per_peer=%" PRIu64 " touched=%" PRIu64 " grown=%" PRIu64
+                 " progress_us=%lld seconds=%.2f",
+                 o.ranks, o.rails, t.delivered + t.errored + t.hung, t.scenarios,
+                 t.scenarios ? t.ops / t.scenarios : 0, t.engines ? t.mem_bytes / t.engines : 0,
+                 t.mem_per_peer, mem.blocks ? mem.touched / mem.blocks : 0,
+                 t.engines ? t.grown_bytes / t.engines : 0, o.progress_us,
+                 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 
     if (o.json) {
         printf("{\"scenarios\":%" PRIu64 ",\"passed\":%" PRIu64 ",\"failed\":%" PRIu64
@@ -950,14 +1085,14 @@ static int cmd_sim(int argc, char **argv)
                ",\"kills\":%" PRIu64 ",\"failed_errors\":%" PRIu64 ",\"pending_reposts\":%" PRIu64
                ",\"relayed_frames\":%" PRIu64 ",\"relay_passed\":%" PRIu64 ",\"relay_refused\":%" PRIu64
                ",\"routes_found\":%" PRIu64 ",\"routes_lost\":%" PRIu64
-               ",\"failures\":[%s]}\n",
+               "%s%s%s,\"failures\":[%s]}\n",
                t.scenarios, t.passed, t.failed, t.delivered, t.errored, t.lost, t.duplicates, t.corrupt, t.hung,
                t.leaked, t.unreachable_errors, t.restarts, t.mapouts, t.readmissions, t.eagers,
                t.copies, t.puts, t.gets, t.rdma_ops, t.cancelled, t.early_syncs, t.probe_errors,
                t.cancel_errors, t.credit_rndv, t.over_window, t.byes_sent, t.byes_taken,
                t.leave_timeouts, t.left_failures, t.kills, t.failed_errors, t.pending_reposts,
                t.relayed_frames, t.relay_passed, t.relay_refused, t.routes_found, t.routes_lost,
-               fbuf ? fbuf : "");
+               o.mem ? ",\"mem\":\"" : "", memline, o.mem ? "\"" : "", fbuf ? fbuf : "");
     } else {
         if (fbuf && flen)
             fputs(fbuf, stdout);
@@ -993,6 +1128,8 @@ static int cmd_sim(int argc, char **argv)
             printf("relay: frames sent through a third rank %" PRIu64 ", passed on %" PRIu64
                    ", refused %" PRIu64 "; routes found %" PRIu64 ", lost %" PRIu64 "\n",
                    t.relayed_frames, t.relay_passed, t.relay_refused, t.routes_found, t.routes_lost);
+        if (o.mem)
+            printf("sim-mem %s\n", memline);
         printf("sim: %" PRIu64 " passed, %" PRIu64 " failed\n", t.passed, t.failed);
     }
     free(fbuf);

@@ -96,7 +96,8 @@
  *        "host_heard","nudges","thread_rounds","credit_rndv","over_window",
  *        then each transport's own counters by its row's names (TCP:
  *        "placed_frames","placed_dropped","beacons_sent","beacons_rcvd",
- *        "beacons_dropped","writes","reads","ties_won","ties_lost","hello_heard";
+ *        "beacons_dropped","writes","reads","ties_won","ties_lost","hello_heard",
+ *        "beacon_binds_failed";
  *        bfo_net_counters), then
  *        "demotions","promotions","proc_failed","relayed_frames","relayed_bytes",
  *        "relay_passed","relay_received","routes_found","routes_lost","relay_failed",

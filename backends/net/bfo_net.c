@@ -76,7 +76,8 @@ struct bfo_net {
     uint64_t idle_at; /* the last busy progress, when it found nothing to do (0: it found some) */
     uint64_t last_failures; /* the launcher's failure reports last looked at (FAILURES_EVERY_NS) */
     /* peers' cards, read on first use: state per peer (0 not read, 1 read,
-     * -1 unreadable), then size * nrails rails */
+     * -1 unreadable), then size * nrails rails (this rank's nrails, not
+     * BFO_MAX_RAILS: a peer's rails beyond ours reach nothing of ours) */
     signed char *card_state;
     peer_rail *prails;
     int *pnrails;
@@ -406,17 +407,17 @@ static int n_connect(void *ctx, int peer, int rail)
     const bfo_backend *b = rail_be(n, rail, &r);
     if (!b && rail >= 0 && rail < n->nrails && peer >= 0 && peer < n->size) {
         /* this rank has no rail on that network ("-"): it reaches nobody */
-        unsigned char *due = &n->absent_due[(size_t)peer * BFO_MAX_RAILS + (size_t)rail];
+        unsigned char *due = &n->absent_due[(size_t)peer * (size_t)n->nrails + (size_t)rail];
         n->nabsent_due += !*due;
         *due = 1;
         return 0;
     }
     if (n->cards_later && b && peer >= 0 && peer < n->size) { /* made at the first progress */
-        n->connect_due[(size_t)peer * BFO_MAX_RAILS + (size_t)rail] = 1;
+        n->connect_due[(size_t)peer * (size_t)n->nrails + (size_t)rail] = 1;
         return 0;
     }
     if (b && peer >= 0 && peer < n->size && !reaches(n, peer, rail)) {
-        unsigned char *due = &n->absent_due[(size_t)peer * BFO_MAX_RAILS + (size_t)rail];
+        unsigned char *due = &n->absent_due[(size_t)peer * (size_t)n->nrails + (size_t)rail];
         n->nabsent_due += !*due;
         *due = 1;
         return 0;
@@ -655,7 +656,7 @@ static int card_read(bfo_net *n, int peer)
     uint8_t *c = n->card; /* this bfo_net's own: another may read in another thread */
     char names[BFO_MAX_RAILS][BFO_NET_NAME_MAX];
     bfo_addr addr[BFO_MAX_RAILS];
-    peer_rail *pr = &n->prails[(size_t)peer * BFO_MAX_RAILS];
+    peer_rail *pr = &n->prails[(size_t)peer * (size_t)n->nrails];
     uint8_t pk[BFO_NET_CARD_KEY_LEN];
     size_t len = 0;
     int nr, has_pk = 0;
@@ -668,7 +669,7 @@ static int card_read(bfo_net *n, int peer)
                 bfo_boot_via(n->boot));
         return -1;
     }
-    for (int r = 0; r < nr; r++) {
+    for (int r = 0; r < nr && r < n->nrails; r++) { /* its rails beyond ours reach none of ours */
         memcpy(pr[r].transport, names[r], BFO_NET_NAME_MAX);
         pr[r].addr = addr[r];
     }
@@ -711,7 +712,7 @@ static const peer_rail *peer_rail_of(bfo_net *n, int peer, int g)
                     peer, n->pnrails[peer], g, n->rname[g], ours);
         return NULL;
     }
-    pr = &n->prails[(size_t)peer * BFO_MAX_RAILS + g];
+    pr = &n->prails[(size_t)peer * (size_t)n->nrails + (size_t)g];
     if (strcmp(pr->transport, ours) != 0) {
         if (n->log >= 2 && !strcmp(pr->transport, BFO_NET_RAIL_ABSENT))
             fprintf(stderr, "bfo-net[%d]: rank %d has no rail %d (none on %s): it does not reach it\n",
@@ -968,15 +969,25 @@ static bfo_net *n_new(bfo_boot *boot, const bfo_net_options *opt, const char *ra
     n->list = strdup(rails ? rails : "127.0.0.1");
     n->card_state = (signed char *)calloc((size_t)n->size, 1);
     n->pnrails = (int *)calloc((size_t)n->size, sizeof *n->pnrails);
-    n->prails = (peer_rail *)calloc((size_t)n->size * BFO_MAX_RAILS, sizeof *n->prails);
-    n->absent_due = (unsigned char *)calloc((size_t)n->size * BFO_MAX_RAILS, 1);
-    n->connect_due = (unsigned char *)calloc((size_t)n->size * BFO_MAX_RAILS, 1);
     n->cards_later = bfo_boot_lookup_later(n->boot);
-    if (!n->list || !n->card_state || !n->pnrails || !n->prails || !n->absent_due || !n->connect_due) {
+    if (!n->list || !n->card_state || !n->pnrails) {
         bfo_net_fini(n);
         return NULL;
     }
     return n;
+}
+
+/* The tables per (peer, rail), once the rails are known (rails_group):
+ * nrails each, not BFO_MAX_RAILS, so that an idle peer costs what the job's
+ * rails need (docs/engine-design.md, "What an idle peer costs").  BFO_OK or
+ * BFO_ERR_NO_MEMORY. */
+static int peers_alloc(bfo_net *n)
+{
+    size_t np = (size_t)n->size * (size_t)n->nrails;
+    n->prails = (peer_rail *)calloc(np, sizeof *n->prails);
+    n->absent_due = (unsigned char *)calloc(np, 1);
+    n->connect_due = (unsigned char *)calloc(np, 1);
+    return n->prails && n->absent_due && n->connect_due ? BFO_OK : BFO_ERR_NO_MEMORY;
 }
 
 /* What the caller left 0 and the environment sets (bfo_net.h,
@@ -1252,6 +1263,8 @@ int bfo_net_init_boot_abi(bfo_net **out, const bfo_config *cfg_in, const bfo_net
     if ((rc = settings_read(&opt, &cfg)) != BFO_OK)
         goto fail;
     rails_group(n, &opt);
+    if ((rc = peers_alloc(n)) != BFO_OK)
+        goto fail;
     /* no eager limit from the program or BFO_EAGER_LIMIT: the transport's
      * own when it carries every rail (bfo_net.h, EAGER LIMIT), else the
      * engine's default */
@@ -1419,7 +1432,7 @@ static int report_absent(bfo_net *n, uint64_t now)
     n->nabsent_due = 0;
     for (int p = 0; p < n->size; p++)
         for (int g = 0; g < n->nrails; g++) {
-            unsigned char *due = &n->absent_due[(size_t)p * BFO_MAX_RAILS + (size_t)g];
+            unsigned char *due = &n->absent_due[(size_t)p * (size_t)n->nrails + (size_t)g];
             if (*due) {
                 *due = 0;
                 bfo_engine_rail_event(&n->eng, p, g, BFO_EV_RAIL_ABSENT, now);
@@ -1438,7 +1451,7 @@ static int connect_now(bfo_net *n)
     n->cards_later = 0;
     for (int p = 0; p < n->size; p++)
         for (int g = 0; g < n->nrails; g++) {
-            unsigned char *due = &n->connect_due[(size_t)p * BFO_MAX_RAILS + (size_t)g];
+            unsigned char *due = &n->connect_due[(size_t)p * (size_t)n->nrails + (size_t)g];
             if (*due) {
                 *due = 0;
                 if (n_connect(n, p, g) != 0)

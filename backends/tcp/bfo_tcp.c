@@ -91,6 +91,9 @@ enum { EV_LISTEN = 1, EV_LINK = 2, EV_PEND = 3, EV_BEACON = 4 };
 #define USER_TIMEOUT_DEFAULT_MS 10000u
 #define CONNECT_TIMEOUT_DEFAULT_NS 1000000000ull
 #define BEACON_TRUST_NS 3000000000ull
+/* BEACONS: a beacon socket whose port could not be bound at the rail's
+ * first connection is tried again this often (beacon_open) */
+#define UDP_RETRY_NS 1000000000ull
 /* BEACONS follow the work (beacon_due): a connection gets them for this
  * long after its last data frame either way, unless the options say
  * otherwise: a probe out at the end of a burst (the engine's probe
@@ -167,8 +170,10 @@ typedef struct rxbuf {
 } rxbuf;
 
 typedef struct tlink {
-    bfo_link c;        /* the conn machine: state, attempt numbers, deadline (bfo_link.h) */
+    bfo_link c;        /* the conn machine: state, attempt numbers, deadline (bfo_link.h); first:
+                        * t->used is read as an array of bfo_link pointers (settle) */
     int peer, rail, fd;
+    int idx;           /* peer * nrails + rail: its place in t->lk, its epoll tags, t->hot */
     uint32_t gen;      /* connection generation (stale epoll events) */
     int poisoned;      /* the fault hook swallowed a frame of it */
     int parted;        /* the peer said goodbye, or this side leaves (tcp_part): its end
@@ -247,13 +252,25 @@ struct bfo_tcp {
     struct sockaddr_storage lsa[BFO_MAX_RAILS]; /* ... and where it listens (published) */
     unsigned bw[BFO_MAX_RAILS];
     int lfd[BFO_MAX_RAILS];
-    int ufd[BFO_MAX_RAILS];     /* BEACONS: each rail's UDP socket (-1: none) */
+    int ufd[BFO_MAX_RAILS];     /* BEACONS: each rail's UDP socket (-1: none, or not yet) */
     uint16_t uport[BFO_MAX_RAILS]; /* ... its port, host order (published) */
+    /* ... opened at the rail's first connection (beacon_open): the port
+     * published is the listener's number, bound then; ulazy 0: opened at
+     * open (a beacon range without the listener's port), or none */
+    int ulazy[BFO_MAX_RAILS];
+    int uwant[BFO_MAX_RAILS];   /* a connection was dialed or accepted on the rail */
+    uint64_t utry_at[BFO_MAX_RAILS]; /* the last bind that failed (retried every UDP_RETRY_NS) */
     uint64_t beacon_ns, beacon_at; /* the interval (0: off), the last round */
     int drop[BFO_MAX_RAILS];
     uint64_t job, now;
     bfo_sink sink;
-    tlink *links;
+    /* MEMORY (bfo_tcp.h): a (peer, rail) costs its pointer in lk until its
+     * link is first needed (a connect(), a post, a hello from the peer),
+     * then the link, made then and kept; used lists the links made, in the
+     * order they were, for the scans (a scan passes the peers never used) */
+    tlink **lk;
+    tlink **used;
+    int nused, capused;
     ent *ents;
     int nents, ent_free;
     elist failed;
@@ -444,7 +461,46 @@ static void peer_stall(bfo_tcp *t, tlink *l, int stalled)
     }
 }
 
-static tlink *link_of(bfo_tcp *t, int peer, int rail) { return &t->links[peer * t->nrails + rail]; }
+_Static_assert(offsetof(tlink, c) == 0, "a tlink's conn machine is its first member (settle, tcp_act)");
+
+static void link_reset(bfo_tcp *t, tlink *l);
+static void beacon_open(bfo_tcp *t, int r);
+
+/* (peer, rail)'s link when it was ever needed, else NULL. */
+static inline tlink *link_find(const bfo_tcp *t, int peer, int rail) { return t->lk[peer * t->nrails + rail]; }
+
+/* (peer, rail)'s link, made at its first use (MEMORY: a peer never used
+ * costs a pointer per rail): the conn machine as open would have started
+ * it (bfo_link_init: the peer chosen, nothing asked).  NULL when out of
+ * memory (said). */
+static tlink *link_of(bfo_tcp *t, int peer, int rail)
+{
+    tlink *l = link_find(t, peer, rail);
+    if (l)
+        return l;
+    if (t->nused == t->capused) {
+        int cap = t->capused ? 2 * t->capused : 16;
+        tlink **u = (tlink **)realloc(t->used, (size_t)cap * sizeof *u);
+        if (!u) {
+            tlog(t, 1, "peer %d rail %d: no memory for its link", peer, rail);
+            return NULL;
+        }
+        t->used = u;
+        t->capused = cap;
+    }
+    if (!(l = (tlink *)calloc(1, sizeof *l))) {
+        tlog(t, 1, "peer %d rail %d: no memory for its link", peer, rail);
+        return NULL;
+    }
+    link_reset(t, l);
+    l->peer = peer;
+    l->rail = rail;
+    l->idx = peer * t->nrails + rail;
+    bfo_link_init(&t->lb, &l->c, t->rank, peer, rail); /* either side dials; the lower rank wins a tie */
+    t->lk[l->idx] = l;
+    t->used[t->nused++] = l;
+    return l;
+}
 
 /* The link of an engine's call, NULL when (peer, rail) names none. */
 static tlink *pair_link(bfo_tcp *t, int peer, int rail)
@@ -466,7 +522,7 @@ static void link_events_now(bfo_tcp *t, tlink *l)
     if (want == l->evmask)
         return;
     ev.events = want;
-    ev.data.u64 = bfo_tp_tag(EV_LINK, l->gen, (int)(l - t->links));
+    ev.data.u64 = bfo_tp_tag(EV_LINK, l->gen, l->idx);
     if (epoll_ctl(t->ep, EPOLL_CTL_MOD, l->fd, &ev) == 0)
         l->evmask = want;
 }
@@ -487,20 +543,20 @@ static void heat(bfo_tcp *t, tlink *l)
     l->in_epoll = 0;
     l->evmask = 0;
     l->hot = 1;
-    t->hot[t->nhot++] = (int)(l - t->links);
+    t->hot[t->nhot++] = l->idx;
 }
 
 /* The hot link at t->hot[k] goes back into the epoll set (if it still has
  * the same connection) and out of the hot set. */
 static void cool(bfo_tcp *t, int k)
 {
-    tlink *l = &t->links[t->hot[k]];
+    tlink *l = t->lk[t->hot[k]];
     l->hot = 0;
     t->hot[k] = t->hot[--t->nhot];
     if (l->fd >= 0 && !l->in_epoll) {
         struct epoll_event ev;
         ev.events = EPOLLIN;
-        ev.data.u64 = bfo_tp_tag(EV_LINK, l->gen, (int)(l - t->links));
+        ev.data.u64 = bfo_tp_tag(EV_LINK, l->gen, l->idx);
         if (epoll_ctl(t->ep, EPOLL_CTL_ADD, l->fd, &ev) == 0) {
             l->in_epoll = 1;
             l->evmask = EPOLLIN;
@@ -627,8 +683,8 @@ static void rx_trim(bfo_tcp *t)
     if (!t->nrx || !t->rx_idle_ns || t->now - t->trim_at < IDLE_SCAN_NS)
         return;
     t->trim_at = t->now;
-    for (int i = 0; i < t->size * t->nrails; i++) {
-        tlink *l = &t->links[i];
+    for (int i = 0; i < t->nused; i++) {
+        tlink *l = t->used[i];
         if (l->rb && l->rx_capl > RX_SMALL && link_up(l) && !l->c.broken && !l->placing && !l->stalled &&
             l->rx_len == l->rx_off && t->now - l->work_at >= t->rx_idle_ns) {
             rx_free(t, l);
@@ -715,8 +771,8 @@ static void fail_post(void *ctx, int i)
  * every busy poll: the usual case (nothing to do) is two tests. */
 static inline void settle(bfo_tcp *t)
 {
-    bfo_tp_settle(&t->lb, &t->links->c, sizeof *t->links, t->size * t->nrails, &t->failed, &t->ents->next,
-                  sizeof *t->ents, fail_post, t->now);
+    bfo_tp_settle_p(&t->lb, (bfo_link *const *)t->used, t->nused, &t->failed, &t->ents->next, sizeof *t->ents,
+                    fail_post, t->now);
 }
 
 /* ----------------------------------------------------------------- send */
@@ -1015,8 +1071,8 @@ static void send_keepalive(bfo_tcp *t, tlink *l)
 static void ack_others(bfo_tcp *t, int peer, int rail)
 {
     for (int r = 0; r < t->nrails; r++) {
-        tlink *o = link_of(t, peer, r);
-        if (r != rail && o != t->taking && o->rx_seq != o->ack_sent)
+        tlink *o = link_find(t, peer, r);
+        if (o && r != rail && o != t->taking && o->rx_seq != o->ack_sent)
             send_ack(t, o);
     }
 }
@@ -1026,13 +1082,12 @@ static int post_frame(bfo_tcp *t, int peer, int rail, const bfo_iov *iov, int io
                       const bfo_data_span *span, uint64_t token)
 {
     int64_t n = bfo_tp_send_len(&t->lg, t->size, t->nrails, peer, rail, iov, iovcnt, span, t->max_frame);
-    int i = n < 0 ? -1 : ent_take(t);
+    tlink *l = n < 0 ? NULL : link_of(t, peer, rail);
+    int i = l ? ent_take(t) : -1;
     size_t len = (size_t)n;
-    tlink *l;
     ent *en;
     if (i < 0)
         return -1;
-    l = link_of(t, peer, rail);
     en = &t->ents[i];
     if (len <= INLINE_MAX) { /* the engine keeps iov valid, but one piece writes faster */
         size_t o = BFO_TCP_HDR_SIZE;
@@ -1482,8 +1537,8 @@ static void parse(bfo_tcp *t, tlink *l)
     t->taking = outer;
     if (t->replied_elsewhere) /* the peer's other links: what post_frame left queued */
         for (int r = 0; r < t->nrails; r++) {
-            tlink *o = link_of(t, l->peer, r);
-            if (o != l && o != outer && o->unsent >= 0)
+            tlink *o = link_find(t, l->peer, r);
+            if (o && o != l && o != outer && o->unsent >= 0)
                 link_flush(t, o);
         }
     if (l->fd >= 0 && !l->c.broken) {
@@ -1565,8 +1620,8 @@ static void link_read(bfo_tcp *t, tlink *l)
 
 static void retry_stalled(bfo_tcp *t)
 {
-    for (int i = 0; i < t->size * t->nrails; i++) {
-        tlink *l = &t->links[i];
+    for (int i = 0; i < t->nused; i++) {
+        tlink *l = t->used[i];
         if (!l->stalled || l->fd < 0)
             continue;
         parse(t, l);
@@ -1586,7 +1641,7 @@ static void start_conn(bfo_tcp *t, tlink *l, int fd)
     l->gen++;
     l->fd = fd;
     ev.events = EPOLLIN | EPOLLOUT;
-    ev.data.u64 = bfo_tp_tag(EV_LINK, l->gen, (int)(l - t->links));
+    ev.data.u64 = bfo_tp_tag(EV_LINK, l->gen, l->idx);
     l->evmask = ev.events;
     l->in_epoll = 1;
     if (epoll_ctl(t->ep, EPOLL_CTL_ADD, fd, &ev) != 0)
@@ -1614,6 +1669,7 @@ static int dial(bfo_tcp *t, tlink *l)
              me->ss_family == AF_INET6 ? "IPv6" : "IPv4");
         return BFO_CONN_EV_DIAL_FAILED;
     }
+    beacon_open(t, l->rail); /* before the hello: the peer may beacon once it has the CONFIRM */
     fd = socket(me->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         tlog(t, 1, "socket: %s", strerror(errno));
@@ -1657,8 +1713,8 @@ static void hello_keepalive(bfo_tcp *t, tlink *l, int on)
  * fault hook's rails give no evidence. */
 static void hello_heard(bfo_tcp *t)
 {
-    for (int i = 0; i < t->size * t->nrails; i++) {
-        tlink *l = &t->links[i];
+    for (int i = 0; i < t->nused; i++) {
+        tlink *l = t->used[i];
         struct tcp_info ti;
         socklen_t tl = sizeof ti;
         if (!bfo_link_waits_on_host(&t->lb, &l->c) || l->fd < 0 || l->poisoned || t->drop[l->rail] ||
@@ -1704,8 +1760,8 @@ static int tcp_connect(void *ctx, int peer, int rail)
 static void tcp_disconnect(void *ctx, int peer, int rail)
 {
     bfo_tcp *t = (bfo_tcp *)ctx;
-    tlink *l = pair_link(t, peer, rail);
-    if (l && l->fd >= 0 && !l->c.broken)
+    tlink *l = bfo_tp_pair_ok(t->rank, t->size, t->nrails, peer, rail) ? link_find(t, peer, rail) : NULL;
+    if (l && l->fd >= 0 && !l->c.broken) /* none made: no connection to drop */
         bfo_link_break(&t->lb, &l->c, 0, "the engine mapped the rail out");
 }
 
@@ -1723,7 +1779,7 @@ static void tcp_part(void *ctx, int peer, int rail)
  * peer's dial, or lets the connection being made answer. */
 static void handle_connects(bfo_tcp *t)
 {
-    bfo_link_asked_all(&t->lb, &t->links->c, sizeof *t->links, t->size * t->nrails, t->now);
+    bfo_link_asked_all_p(&t->lb, (bfo_link *const *)t->used, t->nused, t->now);
 }
 
 static pend *pend_at(bfo_tcp *t, int k) { return (pend *)(void *)bfo_tp_pend_at(&t->pends, k); }
@@ -1749,6 +1805,7 @@ static void do_accept(bfo_tcp *t, int rail)
     while ((k = bfo_tp_accept(&t->pends, &t->lg, t->lfd[rail], rail, t->now)) >= 0) {
         sock_opts(t, pend_at(t, k)->a.fd);
         pend_at(t, k)->got = 0;
+        beacon_open(t, rail); /* before the reply: the dialer may beacon once it has it */
     }
 }
 
@@ -1775,8 +1832,12 @@ static int proof_host_answers(const bfo_tcp *t, const pend *p)
  * (PROOF_BAD_RCVD, or a newer attempt proven meanwhile: refuse). */
 static void pend_proof(bfo_tcp *t, pend *p, int ok, const char *why)
 {
+    tlink *l = link_of(t, p->pr->peer, p->a.rail); /* made by the claim */
     p->pr->why = ok ? NULL : why;
-    bfo_link_proof(&t->lb, &link_of(t, p->pr->peer, p->a.rail)->c, ok, p->pr->attempt, p, t->now);
+    if (!l)
+        pend_close(t, p, "no memory for its link");
+    else
+        bfo_link_proof(&t->lb, &l->c, ok, p->pr->attempt, p, t->now);
 }
 
 /* An accepted connection's hello: it becomes the rail's connection (not
@@ -1787,6 +1848,7 @@ static void pend_read(bfo_tcp *t, pend *p)
     int rank, answer, stage = pend_stage(p);
     uint64_t attempt, dialed;
     uint8_t *buf;
+    tlink *l;
     int r;
     for (;;) {
         size_t want;
@@ -1869,12 +1931,19 @@ static void pend_read(bfo_tcp *t, pend *p)
          * or told "dialing you"; taken only at its proof */
         p->pr->peer = rank;
         p->pr->attempt = attempt;
-        bfo_link_claim(&t->lb, &link_of(t, rank, p->a.rail)->c, attempt, p, t->now);
+        if (!(l = link_of(t, rank, p->a.rail)))
+            pend_close(t, p, "no memory for its link");
+        else
+            bfo_link_claim(&t->lb, &l->c, attempt, p, t->now);
         return;
     }
     /* the conn machine takes it (tcp_act: take, send_reply), or refuses it:
-     * a stale attempt (refuse), or a tie this side's dial wins (refuse_tie) */
-    bfo_link_hello(&t->lb, &link_of(t, rank, p->a.rail)->c, attempt, p, t->now);
+     * a stale attempt (refuse), or a tie this side's dial wins (refuse_tie);
+     * the peer's first hello makes the link (MEMORY) */
+    if (!(l = link_of(t, rank, p->a.rail)))
+        pend_close(t, p, "no memory for its link");
+    else
+        bfo_link_hello(&t->lb, &l->c, attempt, p, t->now);
 }
 
 /* The conn machine's send_reply to a claim (an authenticated hello not
@@ -2025,8 +2094,8 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
  * behind it. */
 static void kernel_evidence(bfo_tcp *t)
 {
-    for (int i = 0; i < t->size * t->nrails; i++) {
-        tlink *l = &t->links[i];
+    for (int i = 0; i < t->nused; i++) {
+        tlink *l = t->used[i];
         struct tcp_info ti;
         socklen_t tl = sizeof ti;
         int outq = 0;
@@ -2128,6 +2197,50 @@ static const struct sockaddr_storage *beacon_peer(bfo_tcp *t, tlink *l)
     return (const struct sockaddr_storage *)(const void *)&l->bto;
 }
 
+static void set_port(struct sockaddr_storage *sa, int port);
+
+/* BEACONS: the rail's UDP socket, opened when the rail first needs it
+ * (ulazy): a dial or an accepted connection on the rail, before this
+ * side's first hello frame leaves, so that no peer can send it a beacon
+ * before it is open (the peer beacons only over a connection up, and
+ * that takes this side's hello, reply or CONFIRM).  It binds the port
+ * published at open, the listener's number (TCP's and UDP's ports are
+ * apart: the job's listeners on one address have distinct numbers, so
+ * do their beacon sockets); another socket may hold it meanwhile (a
+ * program's UDP socket on that port): then the peers' beacons to this
+ * rank on the rail go elsewhere, and the engine's probes alone prove the
+ * peers, as on a rail without beacons.  Not silent: said at level 1 and
+ * counted (beacon_binds_failed), and tried again every UDP_RETRY_NS while
+ * the rail has a connection. */
+static void beacon_open(bfo_tcp *t, int r)
+{
+    struct sockaddr_storage ua = t->lsa[r];
+    socklen_t ul = sa_len(&ua);
+    int fd, e = 0;
+    char b[80];
+    t->uwant[r] = 1;
+    if (!t->ulazy[r] || t->ufd[r] >= 0 || (t->utry_at[r] && t->now - t->utry_at[r] < UDP_RETRY_NS))
+        return;
+    set_port(&ua, t->uport[r]);
+    fd = socket(ua.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&ua, ul) != 0 ||
+        bfo_tp_watch(t->ep, fd, EPOLLIN, bfo_tp_tag(EV_BEACON, 0, r)) != 0) {
+        e = errno;
+        if (fd >= 0)
+            close(fd);
+        t->st.rail[r].tp[BFO_TCP_BEACON_BINDS_FAILED]++;
+        tlog(t, t->st.rail[r].tp[BFO_TCP_BEACON_BINDS_FAILED] == 1 ? 1 : 2,
+             "rail %d: the beacons' port %s (published) cannot be bound: %s; the peers' beacons to this rank on "
+             "the rail are lost, its probes alone prove them, until it can (tried again every %d ms)", r,
+             sastr(&ua, b, sizeof b), strerror(e), (int)(UDP_RETRY_NS / 1000000));
+        t->utry_at[r] = t->now ? t->now : 1;
+        return;
+    }
+    t->ufd[r] = fd;
+    t->utry_at[r] = 0;
+    tlog(t, 2, "rail %d: beacons on %s (the rail's first connection)", r, sastr(&ua, b, sizeof b));
+}
+
 /* BEACONS follow the work: a connection up gets them while it has work
  * outstanding (data frames unacknowledged or unsent, a frame partly read
  * or read in place, a stall either side) or has carried a data frame
@@ -2160,8 +2273,11 @@ static void beacons_send(bfo_tcp *t)
     if (!t->beacon_ns || t->now - t->beacon_at < t->beacon_ns)
         return;
     t->beacon_at = t->now;
-    for (int i = 0; i < t->size * t->nrails; i++) {
-        tlink *l = &t->links[i];
+    for (int r = 0; r < t->nrails; r++) /* a rail whose beacon socket could not be bound yet: again */
+        if (t->uwant[r] && t->ufd[r] < 0)
+            beacon_open(t, r);
+    for (int i = 0; i < t->nused; i++) {
+        tlink *l = t->used[i];
         const struct sockaddr_storage *to;
         uint64_t seq;
         if (t->ufd[l->rail] < 0 || !link_up(l) || l->c.broken || l->fd < 0 || !beacon_due(t, l) ||
@@ -2222,8 +2338,8 @@ static tlink *beacon_check(bfo_tcp *t, int rail, const uint8_t *b, ssize_t n, co
         *why = "for another rail";
         return NULL;
     }
-    l = link_of(t, (int)rank, rail);
-    if (!link_up(l) || l->c.broken || l->fd < 0) {
+    l = link_find(t, (int)rank, rail);
+    if (!l || !link_up(l) || l->c.broken || l->fd < 0) {
         *why = "no connection up";
         return NULL;
     }
@@ -2294,8 +2410,8 @@ static void beacons_read(bfo_tcp *t, int rail)
 static void timeouts(bfo_tcp *t)
 {
     hello_heard(t);
-    for (int i = 0; i < t->size * t->nrails; i++)
-        bfo_link_timeout(&t->lb, &t->links[i].c, t->now); /* TIMED_OUT where it waits */
+    for (int i = 0; i < t->nused; i++)
+        bfo_link_timeout(&t->lb, &t->used[i]->c, t->now); /* TIMED_OUT where it waits */
     for (int k = 0; k < t->pends.n; k++) {
         pend *p = pend_at(t, k);
         if (p->a.fd < 0 || t->now < p->a.deadline)
@@ -2312,8 +2428,8 @@ static void timeouts(bfo_tcp *t)
 static void acks_due(bfo_tcp *t, int all)
 {
     int cold = 0;
-    for (int i = 0; i < t->size * t->nrails; i++) {
-        tlink *l = &t->links[i];
+    for (int i = 0; i < t->nused; i++) {
+        tlink *l = t->used[i];
         cold += link_up(l) && !l->hot;
         if (!link_up(l) || l->rx_seq == l->ack_sent)
             continue;
@@ -2335,7 +2451,7 @@ static int poll_hot(bfo_tcp *t, int *handled)
     int need_epoll = t->nhot == 0 ||
                      t->now - t->last_epoll >= (t->cold_up ? EPOLL_EVERY_NS : EPOLL_ALONE_NS);
     for (int k = 0; k < t->nhot;) {
-        tlink *l = &t->links[t->hot[k]];
+        tlink *l = t->lk[t->hot[k]];
         if (l->fd < 0 || !link_up(l) || l->in_epoll || t->now - l->hot_at > HOT_NS) {
             cool(t, k);
             continue;
@@ -2375,8 +2491,8 @@ static int poll_epoll(bfo_tcp *t, int timeout_ms)
             if (pend_at(t, idx)->a.fd >= 0 && (pend_at(t, idx)->a.gen & 0x0fffffffu) == gen)
                 pend_read(t, pend_at(t, idx));
         } else if (type == EV_LINK) {
-            tlink *l = &t->links[idx];
-            if (l->fd < 0 || (l->gen & 0x0fffffffu) != gen)
+            tlink *l = t->lk[idx]; /* an fd in the set: made */
+            if (!l || l->fd < 0 || (l->gen & 0x0fffffffu) != gen)
                 continue;
             if (l->c.fsm.cs == BFO_CONN_ST_DIALING) {
                 if (evs[k].events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
@@ -2465,8 +2581,8 @@ int bfo_tcp_progress(bfo_tcp *t, int timeout_ms) { return progress_at(t, timeout
 /* The state of every connection, one line each (for tools on a timeout). */
 void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
 {
-    for (int i = 0; i < t->size * t->nrails; i++) {
-        const tlink *l = &t->links[i];
+    for (int i = 0; i < t->nused; i++) {
+        const tlink *l = t->used[i];
         int q = 0, u = 0;
         if (l->peer == t->rank)
             continue;
@@ -2511,8 +2627,8 @@ void bfo_tcp_dump(const bfo_tcp *t, FILE *f)
             (unsigned long long)t->nprogress, (unsigned long long)t->nepoll,
             (double)(now - t->last_epoll) / 1e6, (double)(now - t->last_scan) / 1e6);
     {
-        for (int i = 0; i < t->size * t->nrails; i++) {
-            const tlink *l = &t->links[i];
+        for (int i = 0; i < t->nused; i++) {
+            const tlink *l = t->used[i];
             bfo_frame fr;
             if (!l->stalled || l->rx_len - l->rx_off < BFO_TCP_HDR_SIZE)
                 continue;
@@ -2610,11 +2726,15 @@ static void say_exhausted(bfo_tcp *t, int r, const char *what, const char *setti
          "one per rail on this address: widen the range to at least the ranks per host", r, b, what, pr.lo, pr.hi, setting, pr.hi - pr.lo + 1, pr.hi > pr.lo ? "s" : "");
 }
 
-/* BEACONS: rail's UDP socket, on the rail's address: the TCP listen port
- * when it is free (and in the beacons' range), else any (else another of
- * the range).  Without one the rail has no beacons (none published: the
- * peers send it none), which is no error, unless the beacons have a range
- * and every port of it is in use (PORTS): -1, said. */
+/* BEACONS: rail's UDP socket at open, on the rail's address: the TCP
+ * listen port when it is free (and in the beacons' range), else any (else
+ * another of the range).  Only where the beacons' range leaves out the
+ * listener's number; else the socket waits for the rail's first
+ * connection (beacon_open), its port the listener's, published now: an
+ * idle rank holds one socket per rail, its listener.  Without one the
+ * rail has no beacons (none published: the peers send it none), which is
+ * no error, unless the beacons have a range and every port of it is in
+ * use (PORTS): -1, said. */
 static int beacon_socket(bfo_tcp *t, int r)
 {
     struct sockaddr_storage ua = t->lsa[r];
@@ -2626,6 +2746,11 @@ static int beacon_socket(bfo_tcp *t, int r)
     char b[80];
     if (inherit)
         pr = range_of(t->o.port_min, t->o.port_max);
+    if (!pr.lo || (get_port(&t->lsa[r]) >= pr.lo && get_port(&t->lsa[r]) <= pr.hi)) {
+        t->ulazy[r] = 1; /* at the rail's first connection (beacon_open) */
+        t->uport[r] = (uint16_t)get_port(&t->lsa[r]);
+        return 0;
+    }
     fd = bind_range(SOCK_DGRAM, &ua, pr, get_port(&t->lsa[r]), t->rank);
     if (fd < 0 && errno == EADDRINUSE && pr.lo) {
         say_exhausted(t, r, "beacon socket",
@@ -2741,8 +2866,10 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
             goto fail;
         if (t->beacon_ns && beacon_socket(t, r) != 0)
             goto fail;
+        /* the beacons' port is published now, its socket opened now or at
+         * the rail's first connection (ulazy); tests/tcp/t23 reads this line */
         tlog(t, 2, "rail %d: listening on %s, beacons on port %d", r, sastr(sa, b, sizeof b),
-             t->ufd[r] >= 0 ? (int)t->uport[r] : 0);
+             t->ufd[r] >= 0 || t->ulazy[r] ? (int)t->uport[r] : 0);
     }
 
     /* memory: everything now */
@@ -2756,10 +2883,11 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
     t->ka_ns = z.ka_ns; /* keepalives while stalled */
     t->rx_cap = 2 * (BFO_TCP_HDR_SIZE + t->max_frame);
     rc = BFO_ERR_NO_MEMORY;
-    t->links = (tlink *)calloc((size_t)t->size * (size_t)t->nrails, sizeof *t->links);
+    /* a pointer per (peer, rail): its link is made at its first use (link_of) */
+    t->lk = (tlink **)calloc((size_t)t->size * (size_t)t->nrails, sizeof *t->lk);
     t->ents = (ent *)calloc((size_t)t->nents, sizeof *t->ents);
     t->pends = (bfo_tp_pends){ .ep = t->ep, .events = EPOLLIN, .ev_type = EV_PEND, .timeout_ns = t->o.connect_timeout_ns };
-    if (!t->links || !t->ents || bfo_tp_pends_init(&t->pends, sizeof(pend), t->size, t->nrails) != 0)
+    if (!t->lk || !t->ents || bfo_tp_pends_init(&t->pends, sizeof(pend), t->size, t->nrails) != 0)
         goto fail;
     bfo_list_free_all(&t->ents->next, sizeof *t->ents, t->nents, &t->ent_free);
     static int said_unauthenticated; /* once per process (bfo sim and tests open many; threads may) */
@@ -2769,14 +2897,6 @@ int bfo_tcp_open(bfo_tcp **out, const bfo_transport_args *a)
              t->rank);
     bfo_link_bind(&t->lb, t, tcp_act, t->o.connect_timeout_ns);
     t->lb.host_answers = 1; /* connect() completed: the peer's kernel accepted (hello_heard) */
-    for (int p = 0; p < t->size; p++)
-        for (int r = 0; r < t->nrails; r++) {
-            tlink *l = link_of(t, p, r);
-            link_reset(t, l);
-            l->peer = p;
-            l->rail = r;
-            bfo_link_init(&t->lb, &l->c, t->rank, p, r); /* either side dials; the lower rank wins a tie */
-        }
     t->links_ready = 1;
     t->now = bfo_tp_now();
     *out = t;
@@ -2932,6 +3052,9 @@ static const bfo_counter_desc tcp_counters[BFO_TCP_NCOUNTERS] = {
     [BFO_TCP_TIES_LOST] = { "ties_lost", "\"dialing you\" answers to this side's hello: both dialed, the peer's dial won" },
     [BFO_TCP_HELLO_HEARD] = { "hello_heard",
                               "a dialer waiting for the reply heard the peer's kernel answer (the peer may compute)" },
+    [BFO_TCP_BEACON_BINDS_FAILED] = { "beacon_binds_failed",
+                                      "tries to open the rail's beacon socket on its published port at its first "
+                                      "connection that failed (the port taken: the peers' beacons are lost meanwhile)" },
 };
 
 /* Fragments of four times the engine's 64 KiB when every rail is TCP:
@@ -2964,7 +3087,7 @@ void bfo_tcp_fini(bfo_tcp *t)
     if (!t)
         return;
     if (t->links_ready) {
-        int nl = t->size * t->nrails;
+        int nl = t->nused;
         uint64_t end;
         t->now = bfo_tp_now();
         acks_due(t, 1);
@@ -2973,7 +3096,7 @@ void bfo_tcp_fini(bfo_tcp *t)
         for (;;) {
             int busy = 0;
             for (int i = 0; i < nl; i++) {
-                tlink *l = &t->links[i];
+                tlink *l = t->used[i];
                 if (l->fd >= 0 && !l->c.broken && (l->ctl_len || l->unsent >= 0)) {
                     link_flush(t, l);
                     busy |= l->fd >= 0 && !l->c.broken && (l->ctl_len || l->unsent >= 0);
@@ -2984,13 +3107,13 @@ void bfo_tcp_fini(bfo_tcp *t)
             usleep(1000);
         }
         for (int i = 0; i < nl; i++)
-            if (t->links[i].fd >= 0)
-                shutdown(t->links[i].fd, SHUT_WR);
+            if (t->used[i]->fd >= 0)
+                shutdown(t->used[i]->fd, SHUT_WR);
         /* read what is still coming until the peers close too (bounded), so
          * that closing does not reset a connection with our acks unread */
         end = bfo_tp_now() + 100000000ull;
         for (int i = 0; i < nl; i++) {
-            tlink *l = &t->links[i];
+            tlink *l = t->used[i];
             char sink[4096];
             while (l->fd >= 0 && bfo_tp_now() < end) {
                 struct pollfd pf = { l->fd, POLLIN, 0 };
@@ -3004,12 +3127,11 @@ void bfo_tcp_fini(bfo_tcp *t)
             l->fd = -1;
         }
     }
-    if (t->links)
-        for (int i = 0; i < t->size * t->nrails; i++)
-            rx_free(t, &t->links[i]); /* the links' receive buffers */
-    if (t->links)
-        for (int i = 0; i < t->size * t->nrails; i++)
-            free(t->links[i].hs);
+    for (int i = 0; i < t->nused; i++) {
+        rx_free(t, t->used[i]); /* the links' receive buffers */
+        free(t->used[i]->hs);
+        free(t->used[i]);
+    }
     for (int k = 0; t->pends.slots && k < t->pends.n; k++)
         free(pend_at(t, k)->pr);
     bfo_tp_pends_fini(&t->pends);
@@ -3021,7 +3143,8 @@ void bfo_tcp_fini(bfo_tcp *t)
     }
     if (t->ep >= 0)
         close(t->ep);
-    free(t->links);
+    free(t->lk);
+    free(t->used);
     free(t->ents);
     free(t);
 }

@@ -103,8 +103,9 @@
  * PORTS.  Each rail's listener binds to the rail's address and a port of
  *   [port_min, port_max] (one of the two alone: the other is 1024 or
  *   65535); the beacon socket to one of [beacon_port_min, beacon_port_max]
- *   (or the listeners' range), the listener's own port number first, as
- *   without a range.  Ranks on one host share a range: each tries every
+ *   (or the listeners' range), the listener's own port number when it is
+ *   in the range (bound at the rail's first connection: BEACONS), else one
+ *   of the range at open.  Ranks on one host share a range: each tries every
  *   port of it, from port_min + rank modulo its size on (so that ranks
  *   numbered in a row find a free one at the first try), and a port in
  *   use is passed over; the listener sets SO_REUSEADDR, so that a port
@@ -236,9 +237,21 @@
  *   while keepalives arrive, and does once they stop.
  *
  * BEACONS (BFD-like liveness, RFC 5880).  Each rail has a UDP socket on the
- *   rail's own address (the TCP listen port when it is free, else any),
- *   non-blocking, in the epoll set; its port is published with the rail's
- *   address.  Every beacon_interval (default 10 ms; checked with the
+ *   rail's own address, non-blocking, in the epoll set; its port is
+ *   published with the rail's address: the TCP listener's number, the
+ *   socket opened at the rail's first connection (a dial, or a connection
+ *   accepted), before this side's first hello frame leaves, so an idle
+ *   rank holds one socket per rail, its listener; no peer beacons to it
+ *   before then (a peer beacons only over a connection up, which takes
+ *   this side's hello, reply or CONFIRM).  Another socket on that port
+ *   then (TCP's and UDP's ports are apart; a program's UDP socket may hold
+ *   it): said at level 1, counted (beacon_binds_failed), tried again every
+ *   second while the rail has a connection; meanwhile this rank sends no
+ *   beacon on the rail and the peers' go elsewhere, so the engine's probes
+ *   alone prove them, as on a rail without beacons.  Where
+ *   beacon_port_min/max leave out the listener's number, the socket is
+ *   opened at open as before, on a port of that range (PORTS).  Every
+ *   beacon_interval (default 10 ms; checked with the
  *   periodic work of bfo_tcp_progress, so whoever runs the transport sends
  *   them: the caller, or bfo_net's progress thread) a beacon goes from
  *   that socket to every peer whose connection on the rail is up (the
@@ -330,8 +343,13 @@
  *   Emulating RDMA over a socket would add a copy on the receiving side
  *   anyway and buys nothing.
  *
- * MEMORY.  At open: a link per (peer, rail) (its state, no buffer: 592
- *   bytes, and 352 of slots for accepted connections), and a pool of 256
+ * MEMORY.  At open: a pointer per (peer, rail) (8 bytes), its link (its
+ *   state and the conn machine, no buffer: 680 bytes) made when the (peer,
+ *   rail) is first needed (the engine's connect() or a post, or a hello
+ *   from the peer) and kept; 16 slots for accepted connections, doubled
+ *   when an accept finds every one taken (bfo_tp_pends_grow, up to 4 per
+ *   peer and rail: they were all made at open, 448 bytes per peer and
+ *   rail); and a pool of 256
  *   send descriptors (or the engine's max_ops, when smaller) that doubles
  *   when every one is in use, so a post never finds it empty, and keeps
  *   what it grew to (allocated only as the posts in flight reach a new
@@ -502,6 +520,8 @@ enum {
     BFO_TCP_TIES_WON,        /* "ties_won": both dialed, this side's dial won (its "dialing you" sent) */
     BFO_TCP_TIES_LOST,       /* "ties_lost": both dialed, the peer's won ("dialing you" received) */
     BFO_TCP_HELLO_HEARD,     /* "hello_heard": a dialer waiting for the reply heard the peer's kernel */
+    BFO_TCP_BEACON_BINDS_FAILED, /* "beacon_binds_failed": the beacon socket's published port could not be
+                                  * bound at the rail's first connection (BEACONS; tried again every second) */
     BFO_TCP_NCOUNTERS
 };
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # bench/scale/bench.mk - `make bench-scale`: what a job of 16, 64 and 128
-# ranks costs under ob1 and pml/bfo, in one run of interleaved rounds
-# (bench/scale/README.md).  Included from the top-level Makefile, which
+# ranks costs under ob1 and pml/bfo, in one run of interleaved rounds, and
+# the engine's memory per rank at 1,024 ranks (bfo sim; bench/scale/README.md).  Included from the top-level Makefile, which
 # gives it BUILD, INC, BACK_INC, NET_LIBS and the pml rule.
 #
 #   make bench-scale
@@ -17,9 +17,9 @@ SCALE_BIN    := $(SCALE_OUT)/scale
 SCALE_MEM    := $(SCALE_OUT)/engine_mem
 
 .PHONY: bench-scale
-bench-scale: $(SCALE_BIN) $(SCALE_MEM) pml
+bench-scale: $(SCALE_BIN) $(SCALE_MEM) $(BUILD)/bfo pml
 	BFO_PML_DIR=$(CURDIR)/$(BUILD)/pml OUT=$(CURDIR)/$(SCALE_OUT) SCALE_BIN=$(CURDIR)/$(SCALE_BIN) \
-	  ENGINE_MEM_BIN=$(CURDIR)/$(SCALE_MEM) bash bench/scale/run.sh
+	  ENGINE_MEM_BIN=$(CURDIR)/$(SCALE_MEM) BFO_BIN=$(CURDIR)/$(BUILD)/bfo bash bench/scale/run.sh
 
 $(SCALE_BIN): bench/scale/scale.c
 	@mkdir -p $(@D)

@@ -4,8 +4,9 @@
  *
  *   engine_mem RAILS N...     e.g. engine_mem shm,127.0.0.2 16 64 128 1024
  *
- * `bfo sim` runs at most 8 ranks (SN_MAX_RANKS), so the 1,024-rank figure
- * of bench/scale is bfo_engine_mem_size: what bfo_net gives bfo_engine_init
+ * bench/scale runs 1,024 ranks in bfo sim (its own pool sizes, what a rank
+ * touched measured: run.sh); this is the figure in pml/bfo's configuration,
+ * computed: bfo_engine_mem_size, what bfo_net gives bfo_engine_init
  * in one block per rank, with the configuration pml/bfo builds in
  * mca_pml_bfo_init (max_requests 4096, max_unexpected 1024, done queue,
  * sizes from the rails' tuning: bfo_net_rail_tuning).  It is the engine's

@@ -3,8 +3,8 @@
 (one host, namespace hosts) and rank count, each figure's median over the
 rounds under ob1 and pml/bfo, and the median of the same-round ratios
 bfo/ob1; issue 37's targets at 64 ranks beside them (shown, not enforced).
-Reads RAW/meta.txt, RAW/manifest.tsv, every run's "scale result" line and
-RAW/engine_mem.txt.  bench/scale/README.md says what every figure is."""
+Reads RAW/meta.txt, RAW/manifest.tsv, every run's "scale result" line,
+RAW/sim_mem.txt (bfo sim --mem) and RAW/engine_mem.txt.  bench/scale/README.md says what every figure is."""
 import os
 import statistics
 import sys
@@ -57,6 +57,37 @@ def parse_result(path):
 
 def fmt(fm, v):
     return "-" if v is None else fm % v
+
+
+def sim_section(path):
+    """The bfo sim run (run.sh: bfo sim --ranks N --exchange K:1K --grow
+    --mem): its sim-mem line, and whether every message arrived."""
+    mem, summary, passed = None, None, False
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("sim-mem "):
+                mem = dict(kv.partition("=")[::2] for kv in line.split()[1:])
+            elif line.startswith("scenarios "):
+                summary = line.strip()
+            elif line.startswith("sim: 1 passed, 0 failed"):
+                passed = True
+    print()
+    if not mem:
+        print("== bfo sim: FAILED (no sim-mem line: %s)" % path)
+        return
+    n = int(mem["ranks"])
+    print("== bfo sim, %s ranks on 2 rails, one process: every rank sends 1 KiB to %d peers (rank + 1, + 2, + 4, ...)"
+          % (format(n, ","), int(mem["messages"]) // n))
+    print("   (bfo sim's engines: their pools as bfo sim sizes them, grown as pml/bfo's; transports' buffers not included)")
+    label = "bfo sim, %s ranks: engine memory per rank" % format(n, ",")
+    if not passed:
+        print("   %-44s FAILED: %s" % (label, summary or "no summary"))
+        return
+    mib = 1048576
+    print("   %-44s %8.2f MiB block (bfo_engine_mem_size), %.2f MiB touched, %s B per peer, %.2f MiB grown" % (
+        label, int(mem["block"]) / mib, int(mem["touched"]) / mib, mem["per_peer"], int(mem["grown"]) / mib))
+    print("   %-44s %8s messages, every one delivered; %s network operations; %s s (timers every %s us)" % (
+        "", mem["messages"], mem["ops"], mem["seconds"], mem["progress_us"]))
 
 
 def main():
@@ -130,11 +161,14 @@ def main():
                     d = None if a is None or b is None else b - a
                     verdicts.append(("sockets after MPI_Init beyond ob1's", "<= %d (1 per rail)" % RAILS,
                                      fmt("%.1f", d), "n/a" if d is None else ("met" if d <= RAILS else "MISSED")))
+    sm = os.path.join(raw, "sim_mem.txt")
+    if os.path.exists(sm):
+        sim_section(sm)
     em = os.path.join(raw, "engine_mem.txt")
     if os.path.exists(em):
         print()
-        print("== pml/bfo's engine block per rank (bfo_engine_mem_size, rails shm,127.0.0.2, pml/bfo's configuration;")
-        print("   bfo sim runs 8 ranks at most, so this is computed, not run; transports' buffers not included)")
+        print("== pml/bfo's engine block per rank (bfo_engine_mem_size, rails shm,127.0.0.2, pml/bfo's configuration:")
+        print("   4,096 requests, 1,024 unexpected messages; computed, not run; transports' buffers not included)")
         with open(em) as f:
             for line in f:
                 d = dict(kv.partition("=")[::2] for kv in line.split()[1:])

@@ -5,7 +5,8 @@
 # first and warm MPI_Alltoall, a ring, PSS, open files, sockets, pinned
 # memory, packets sent while idle (bench/scale/scale.c), on this host and
 # across tests/hosts' namespace hosts; and the engine's memory per rank at
-# 1,024 ranks (engine_mem.c).  One table of medians and bfo/ob1 ratios;
+# 1,024 ranks: bfo sim running them (every rank sending to 4 peers), and
+# engine_mem.c's sizes in pml/bfo's configuration.  One table of medians and bfo/ob1 ratios;
 # bench/scale/README.md says what every figure is.
 #
 #   make bench-scale                       (builds what it runs)
@@ -22,7 +23,8 @@
 #   BFO_PML_DIR         where mca_pml_bfo.so is (default build/gcc/pml)
 #   OUT                 output directory (default build/bench-scale)
 #   BFO_MCA_ARGS, OB1_MCA_ARGS  more mpirun options for one configuration
-#   SCALE_BIN, ENGINE_MEM_BIN   the programs (make bench-scale builds them)
+#   BENCH_SCALE_SIM     ranks of the bfo sim run (default 1024; "" for none)
+#   SCALE_BIN, ENGINE_MEM_BIN, BFO_BIN   the programs (make bench-scale builds them)
 #
 # Exit status: 0 when every run finished and verified; 1 when one failed
 # (FAILED in the table, the others go on); 2 on a setup error.
@@ -44,11 +46,13 @@ BFO_PML_DIR=$(abspath "${BFO_PML_DIR:-build/gcc/pml}")
 OUT=$(abspath "${OUT:-build/bench-scale}")
 SCALE_BIN=$(abspath "${SCALE_BIN:-$OUT/scale}")
 ENGINE_MEM_BIN=$(abspath "${ENGINE_MEM_BIN:-$OUT/engine_mem}")
+BFO_BIN=$(abspath "${BFO_BIN:-build/gcc/bfo}")
+SIM_RANKS=${BENCH_SCALE_SIM-1024}
 BFO_MCA_ARGS=${BFO_MCA_ARGS:-}
 OB1_MCA_ARGS=${OB1_MCA_ARGS:-}
 
 case $ROUNDS in '' | *[!0-9]* | 0) fail_setup "BENCH_SCALE_ROUNDS must be a number >= 1" ;; esac
-for n in $SIZES $HSIZES; do
+for n in $SIZES $HSIZES $SIM_RANKS; do
     case $n in '' | *[!0-9]*) fail_setup "rank counts must be numbers: '$n'" ;; esac
     [ "$n" -ge 2 ] || fail_setup "at least 2 ranks: '$n'"
 done
@@ -110,6 +114,7 @@ printf 'round\twhere\tranks\tconfig\tstatus\trc\tseconds\tfile\n' >"$MANIFEST"
     echo "rounds=$ROUNDS"
     echo "sizes=$SIZES"
     echo "host_sizes=$HSIZES"
+    echo "sim_ranks=$SIM_RANKS"
     echo "idle=$IDLE"
     echo "host_ns=$HOST_NS"
     for w in host hosts; do for c in ob1 bfo; do echo "args.$w.$c=$(config_args $w $c)"; done; done
@@ -173,7 +178,25 @@ for ((r = 1; r <= ROUNDS; r++)); do
     fi
 done
 
-# the engine's memory per rank, up to 1,024 ranks (bfo sim runs 8 at most)
+# the engine's memory per rank at 1,024 ranks, run: bfo sim's engines (its
+# own pool sizes; grown as pml/bfo's), every rank sending 1 KiB to 4 peers,
+# every message checked; what a rank touched of its block is measured
+if [ -n "$SIM_RANKS" ]; then
+    if [ -x "$BFO_BIN" ]; then
+        k=0 # 4 peers each (fewer below 16 ranks: an exchange's peers are rank + 2^j)
+        while [ $k -lt 4 ] && [ $((1 << k)) -lt "$SIM_RANKS" ]; do k=$((k + 1)); done
+        say "bfo sim, $SIM_RANKS ranks (every rank to $k peers)"
+        if ! "$BFO_BIN" sim --ranks "$SIM_RANKS" --rails 2 --exchange "$k:1K" --grow --mem >"$RAW/sim_mem.txt" 2>&1 ||
+            ! grep -q '^sim: 1 passed, 0 failed' "$RAW/sim_mem.txt"; then
+            any_failure=1
+            say "bfo sim $SIM_RANKS ranks FAILED: $RAW/sim_mem.txt"
+        fi
+    else
+        say "no $BFO_BIN: no bfo sim figures"
+    fi
+fi
+
+# ... and as pml/bfo sizes it, computed (engine_mem.c), up to 1,024 ranks
 if [ -x "$ENGINE_MEM_BIN" ]; then
     "$ENGINE_MEM_BIN" shm,127.0.0.2 16 64 128 1024 >"$RAW/engine_mem.txt" 2>&1 ||
         say "engine_mem failed: $RAW/engine_mem.txt"

@@ -593,7 +593,8 @@ static inline int bfo_engine_left(const bfo_engine *e) { return e->left && !e->b
 
 /* Which peers have work (bfo_engine_detect.h, >>work): every request not
  * complete marks its peer, every receive posted naming one (an ANY_SOURCE
- * one: every peer connected), every peer
+ * one: every peer connected; a peer never needed that a receive has named
+ * for a heartbeat is needed), every peer
  * with an op waiting for a rail, the relay of a relayed peer with work
  * (its frames go through it); then a peer with none for a heartbeat is
  * quiet, and one found with work after a quiet spell is woken (its work
@@ -610,13 +611,30 @@ static BFO__COLD void bfo__work_sweep(bfo_engine *e)
     }
     for (int k = 0; k <= e->bin_mask && e->posted_count; k++)
         for (const bfo_request *r = e->rbin_src[k].head; r; r = r->next)
-            if (bfo__in_range(r->peer, c->nranks))
+            if (bfo__in_range(r->peer, c->nranks)) {
                 bfo__detect_work(e, &e->peers[r->peer]);
+                e->peers[r->peer].awaited |= 1;
+            }
     for (int i = 0; i < c->nranks; i++) {
         if (i == c->rank)
             continue;
         if (e->peers[i].pend_head >= 0)
             bfo__detect_work(e, &e->peers[i]);
+        /* a receive naming a peer never needed waits for it to connect
+         * (its first message does); one that has waited a heartbeat
+         * needs it: whether the peer is still there only a connection
+         * tells, so the receive ends PEER_UNREACHABLE if it is gone
+         * rather than waiting for good (every rail down before it ever
+         * connected, or the peer dead before its first word) */
+        if ((e->peers[i].awaited & 1) && bfo__peer_fresh(e, i)) {
+            int sweeps = (e->peers[i].awaited >> 1) + 1;
+            e->peers[i].awaited = sweeps << 1;
+            if (sweeps > 4) { /* sweeps come every quarter heartbeat */
+                e->peers[i].awaited = 0;
+                bfo__peer_need(e, i);
+            }
+        } else
+            e->peers[i].awaited = 0;
         /* an ANY_SOURCE receive waits on every peer it may hear from: it
          * ends PEER_UNREACHABLE only once none is left, which only a
          * watched peer can tell (one never needed: below) */

@@ -217,6 +217,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
         pe->ooo_head = pe->ooo_tail = -1;
         pe->down_since = 0; /* never needed: no grace runs (bfo__peer_need starts it) */
         pe->work_at = 0;
+        pe->awaited = 0;
         pe->quiet = i != c->rank; /* no work yet: no heartbeat (bfo_engine_detect.h, >>work) */
         bfo__credit_init(e, pe);
         bfo__relay_init(pe);

@@ -543,6 +543,9 @@ typedef struct bfo_peer {
                                     * waiting for a rail to it */
     int quiet;                     /* 1: no work for heartbeat_ns: no heartbeat, no silence
                                     * on its rails until work comes (bfo__detect_wake) */
+    int awaited;                   /* never needed, and a receive naming it posted: how many
+                                    * work sweeps in a row saw one (<< 1), | 1 if this one did;
+                                    * a heartbeat of them needs it (bfo__work_sweep) */
     uint64_t left_seq, left_at;    /* its BYE's sequence (the last message it sent here), when
                                     * it came */
     int pend_head, pend_tail;      /* ops waiting for an UP rail */
