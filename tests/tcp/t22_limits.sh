@@ -14,10 +14,13 @@
 #       is not fail, warn or off is refused.
 . "$(dirname "$0")/lib.sh"
 R4=127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4
+# 200 KB messages: rendezvous, striped, so every rail of a peer connects (a peer's
+# first small message connects one rail: docs/engine-design.md, "One rail
+# first"), and without the check the job does run out of descriptors
 run16() { # run16 PRLIMIT [--keep-going]: the 16-rank stream under that limit
     local lim=$1; shift
     timeout 60 prlimit --nofile="$lim" "$BFO_TCP" run -n 16 --rails "$R4" --timeout 30 "$@" -- \
-        "$BFO_TCP" stream --json --count 200 --size 64 > "$WORK/out" 2> "$WORK/err"
+        "$BFO_TCP" stream --json --count 10 --size 200000 > "$WORK/out" 2> "$WORK/err"
 }
 
 # (a)
