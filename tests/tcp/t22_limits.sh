@@ -6,8 +6,8 @@
 #   (a) under `prlimit --nofile=64:64` every rank fails at init, at once,
 #       with the one message (the limit, the need, how it was counted, the
 #       value to set), and nothing else is said; without the check
-#       (BFO_LIMITS=off, as before it) the same job fails later, each rank
-#       spinning on "accept: Too many open files".
+#       (BFO_LIMITS=off, as before it) the same job runs into "Too many
+#       open files" (and fails later, or finishes on the rails it got).
 #   (b) under --nofile=64:4096 each rank raises its soft limit to the need,
 #       says so, and the job passes, every message verified.
 #   (c) BFO_LIMITS=warn under 64:64 says the same and goes on; a value that
@@ -34,10 +34,14 @@ other=$(grep -v '^bfo: rank [0-9]*: open files: \|^bfo stream: init: BFO_ERR_INV
 [ -z "$other" ] || fail "(a) more said than the limit: $other"
 need=$(sed -n 's/.*ulimit -n \([0-9]*\) .*/\1/p' "$WORK/err" | sort -n | tail -1)
 echo "   (a) 16 ranks refused in $ms ms: need up to $need descriptors, limit 64"
-BFO_LIMITS=off run16 64:64 && fail "(a) the job passed under 64 open files without the check"
+# without the check the job runs out of descriptors: it fails later, or
+# (one rail first: a peer's first rail connected, the rest for striping)
+# finishes on the rails it got, as it did under ASan, slower
+rc=0
+BFO_LIMITS=off run16 64:64 || rc=$?
 emfile=$(grep -c 'Too many open files' "$WORK/err")
-[ "$emfile" -gt 0 ] || fail "(a) without the check the job failed without EMFILE"
-echo "   (a) without the check (BFO_LIMITS=off): failed later, $emfile lines of \"Too many open files\""
+[ "$emfile" -gt 0 ] || fail "(a) without the check the job ran into no EMFILE (exit status $rc)"
+echo "   (a) without the check (BFO_LIMITS=off): exit status $rc, $emfile lines of \"Too many open files\""
 
 # (b)
 run16 64:4096 || fail "(b) exit status $? with the hard limit at 4,096"
