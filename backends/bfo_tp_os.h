@@ -64,9 +64,14 @@ typedef struct bfo_tp_pend {
     uint64_t deadline; /* its hello is due by then */
 } bfo_tp_pend;
 
+#define BFO_TP_PENDS_FIRST 16 /* slots at first, and in each chunk */
+
 /* The slots, and where a taken connection goes. */
 typedef struct bfo_tp_pends {
-    void *slots;         /* n slots of `stride` bytes, each beginning with its bfo_tp_pend */
+    void **slots;        /* n slots of `stride` bytes, each beginning with its bfo_tp_pend, in
+                          * chunks of BFO_TP_PENDS_FIRST made as needed: a slot never moves
+                          * (a transport's handshake keeps a pointer to its slot across
+                          * progress calls, while other connections are accepted) */
     size_t stride;
     int n;
     int max;             /* ... grown (doubled) up to this many as accepts find every one taken */
@@ -78,33 +83,38 @@ typedef struct bfo_tp_pends {
 
 static inline bfo_tp_pend *bfo_tp_pend_at(const bfo_tp_pends *pt, int k)
 {
-    return (bfo_tp_pend *)(void *)((char *)pt->slots + (size_t)k * pt->stride);
+    return (bfo_tp_pend *)(void *)((char *)pt->slots[k / BFO_TP_PENDS_FIRST] +
+                                   (size_t)(k % BFO_TP_PENDS_FIRST) * pt->stride);
 }
 
 /* Free slots k from `from` on: cleared, no connection. */
 static inline void bfo_tp_pends_clear(bfo_tp_pends *pt, int from)
 {
-    memset((char *)pt->slots + (size_t)from * pt->stride, 0, (size_t)(pt->n - from) * pt->stride);
-    for (int k = from; k < pt->n; k++)
+    for (int k = from; k < pt->n; k++) {
+        memset(bfo_tp_pend_at(pt, k), 0, pt->stride);
         bfo_tp_pend_at(pt, k)->fd = -1;
+    }
 }
 
 /* Slots for what size ranks can dial on nrails rails at once, with room
  * for repeats, at most: BFO_TP_PENDS_FIRST of them at first, doubled when
  * an accept finds every one taken (bfo_tp_pends_grow), so that a peer
  * that never dials costs none (they were all made here: 4 per peer and
- * rail, 448 B of TCP's and 96 of shm's per idle peer).  The slots move
- * when they grow: an index (the epoll tags hold one) outlives that, a
- * pointer to a slot only until the next accept.  0, or -1 (no memory). */
-#define BFO_TP_PENDS_FIRST 16
+ * rail, 448 B of TCP's and 96 of shm's per idle peer).  They grow by
+ * chunks and never move: a pointer to a slot stays good (shm's handshake
+ * held one while accepts grew the slots: a double free at 64 ranks, when
+ * they were one block moved by realloc).  0, or -1 (no memory). */
 static inline int bfo_tp_pends_init(bfo_tp_pends *pt, size_t stride, int size, int nrails)
 {
     pt->stride = stride;
     pt->max = 4 * size * nrails + 8;
     pt->n = pt->max < BFO_TP_PENDS_FIRST ? pt->max : BFO_TP_PENDS_FIRST;
-    pt->slots = malloc((size_t)pt->n * stride);
-    if (!pt->slots)
+    pt->slots = (void **)calloc((size_t)(pt->max + BFO_TP_PENDS_FIRST - 1) / BFO_TP_PENDS_FIRST, sizeof *pt->slots);
+    if (!pt->slots || !(pt->slots[0] = malloc(BFO_TP_PENDS_FIRST * stride))) {
+        free(pt->slots);
+        pt->slots = NULL;
         return -1;
+    }
     bfo_tp_pends_clear(pt, 0);
     return 0;
 }
@@ -113,12 +123,17 @@ static inline int bfo_tp_pends_init(bfo_tp_pends *pt, size_t stride, int size, i
  * or no memory: the slots stay as they were). */
 static inline int bfo_tp_pends_grow(bfo_tp_pends *pt)
 {
-    int old = pt->n, n = pt->n > pt->max / 2 ? pt->max : 2 * pt->n;
-    void *s;
-    if (old >= pt->max || !(s = realloc(pt->slots, (size_t)n * pt->stride)))
+    int old = pt->n, n = pt->n > pt->max / 2 ? pt->max : 2 * pt->n, got = old;
+    if (old >= pt->max)
         return -1;
-    pt->slots = s;
-    pt->n = n;
+    /* old is a whole number of chunks (only max is not, and nothing grows
+     * past it): chunks for [old, n), as many as memory gives */
+    for (int c = old / BFO_TP_PENDS_FIRST; got < n; c++, got += BFO_TP_PENDS_FIRST)
+        if (!(pt->slots[c] = malloc(BFO_TP_PENDS_FIRST * pt->stride)))
+            break;
+    if (got == old)
+        return -1;
+    pt->n = got < n ? got : n;
     bfo_tp_pends_clear(pt, old);
     return 0;
 }
@@ -203,6 +218,8 @@ static inline void bfo_tp_pends_fini(bfo_tp_pends *pt)
     for (int k = 0; pt->slots && k < pt->n; k++)
         if (bfo_tp_pend_at(pt, k)->fd >= 0)
             close(bfo_tp_pend_at(pt, k)->fd);
+    for (int c = 0; pt->slots && c * BFO_TP_PENDS_FIRST < pt->n; c++)
+        free(pt->slots[c]);
     free(pt->slots);
     pt->slots = NULL;
 }

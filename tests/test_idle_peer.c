@@ -14,6 +14,7 @@
 #include "bfo_auth.h"
 #include "bfo_boot.h"
 #include "bfo_net.h"
+#include "bfo_tp_os.h"
 
 #include <malloc.h>
 
@@ -106,6 +107,45 @@ static size_t opened_bytes(const char *rails, int size)
 /* One peer more costs rank 0 under 2 KiB on shm and a TCP rail, all of it
  * counted (it was 3,398 B: TCP's link and accept slots for every peer,
  * bfo_net's card state for BFO_MAX_RAILS rails, shm's accept slots). */
+/* The accept slots grow as accepts find them all taken (a peer that never
+ * dials costs none), and a slot never moves when they do: shm's handshake
+ * holds a pointer to its slot from the hello to the CONFIRM while other
+ * connections are accepted (one block moved by realloc: a double free at
+ * 64 ranks, every bench-scale round). */
+static void test_accept_slots_grow_and_none_moves(void **state)
+{
+    bfo_tp_pends pt;
+    void *between[8];
+    (void)state;
+    memset(&pt, 0, sizeof pt);
+    assert_int_equal(bfo_tp_pends_init(&pt, 200, 64, 2), 0);
+    assert_int_equal(pt.n, BFO_TP_PENDS_FIRST);
+    assert_int_equal(pt.max, 4 * 64 * 2 + 8);
+    for (int had = 0; pt.n < pt.max;) {
+        for (int k = had; k < pt.n; k++) {
+            assert_int_equal(bfo_tp_pend_at(&pt, k)->fd, -1); /* a new slot is free */
+            bfo_tp_pend_at(&pt, k)->fd = 1000 + k;            /* taken (not a real fd: none is closed) */
+        }
+        for (int i = 0; i < 8; i++) /* the heap behind the slots in use: a realloc must move */
+            between[i] = malloc(200 * (size_t)(i + 1));
+        bfo_tp_pend *p0 = bfo_tp_pend_at(&pt, 0), *plast = bfo_tp_pend_at(&pt, pt.n - 1);
+        had = pt.n;
+        assert_int_equal(bfo_tp_pends_grow(&pt), 0);
+        assert_true(pt.n > had);
+        assert_ptr_equal(bfo_tp_pend_at(&pt, 0), p0);          /* nothing moved */
+        assert_ptr_equal(bfo_tp_pend_at(&pt, had - 1), plast);
+        for (int k = 0; k < had; k++)
+            assert_int_equal(bfo_tp_pend_at(&pt, k)->fd, 1000 + k); /* and kept what it held */
+        for (int i = 0; i < 8; i++)
+            free(between[i]);
+    }
+    assert_int_equal(pt.n, pt.max);
+    assert_int_equal(bfo_tp_pends_grow(&pt), -1); /* at max: no more */
+    for (int k = 0; k < pt.n; k++)
+        bfo_tp_pend_at(&pt, k)->fd = -1; /* none to close */
+    bfo_tp_pends_fini(&pt);
+}
+
 static void test_an_idle_peer_costs_under_2_KiB_on_shm_and_tcp(void **state)
 {
     static const char *const cases[] = { "shm,127.0.0.2", "127.0.0.2", "shm" };
@@ -135,6 +175,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_an_idle_peer_costs_under_2_KiB_on_shm_and_tcp),
+        cmocka_unit_test(test_accept_slots_grow_and_none_moves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
