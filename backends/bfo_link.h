@@ -418,19 +418,23 @@ static inline void bfo_link_break(bfo_link_binding *b, bfo_link *l, int malforme
  * mark of a link that holds no connection is dropped (nothing to break).
  * Returns 1 when a link was marked (the machine's close may have completed
  * descriptors or marked others: look again). */
+/* One link of bfo_link_breaks(_p): 1 when it was marked. */
+static inline int bfo_link_break_one(bfo_link_binding *b, bfo_link *l, uint64_t now)
+{
+    char why[sizeof l->why];
+    if (!l->broken)
+        return 0;
+    memcpy(why, l->why, sizeof why);
+    if (!bfo_link_broken(b, l, why, now))
+        l->broken = l->malformed = 0; /* no connection to break */
+    return 1;
+}
+
 static inline int bfo_link_breaks(bfo_link_binding *b, bfo_link *l0, size_t stride, int n, uint64_t now)
 {
     int any = 0;
-    for (int i = 0; b->nbroken && i < n; i++) {
-        bfo_link *l = (bfo_link *)(void *)((char *)l0 + (size_t)i * stride);
-        if (l->broken) {
-            char why[sizeof l->why];
-            memcpy(why, l->why, sizeof why);
-            if (!bfo_link_broken(b, l, why, now))
-                l->broken = l->malformed = 0; /* no connection to break */
-            any = 1;
-        }
-    }
+    for (int i = 0; b->nbroken && i < n; i++)
+        any |= bfo_link_break_one(b, (bfo_link *)(void *)((char *)l0 + (size_t)i * stride), now);
     if (!any)
         b->nbroken = 0;
     return any;
@@ -441,16 +445,8 @@ static inline int bfo_link_breaks(bfo_link_binding *b, bfo_link *l0, size_t stri
 static inline int bfo_link_breaks_p(bfo_link_binding *b, bfo_link *const *ls, int n, uint64_t now)
 {
     int any = 0;
-    for (int i = 0; b->nbroken && i < n; i++) {
-        bfo_link *l = ls[i];
-        if (l->broken) {
-            char why[sizeof l->why];
-            memcpy(why, l->why, sizeof why);
-            if (!bfo_link_broken(b, l, why, now))
-                l->broken = l->malformed = 0; /* no connection to break */
-            any = 1;
-        }
-    }
+    for (int i = 0; b->nbroken && i < n; i++)
+        any |= bfo_link_break_one(b, ls[i], now);
     if (!any)
         b->nbroken = 0;
     return any;

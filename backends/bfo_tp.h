@@ -209,18 +209,26 @@ static inline const char *bfo_tp_errname(const bfo_tp_err *tab, int rc)
  * l0 is the first's; the failed list is threaded through descriptors whose
  * `next` next0 is the first's, `estride` bytes apart.  The usual case,
  * nothing to do, is two tests. */
+/* The failed list of bfo_tp_settle(_p), taken whole and completed: 1 when
+ * it held any. */
+static inline int bfo_tp_fail_listed(bfo_link_binding *b, bfo_list *failed, int *next0, size_t estride,
+                                     void (*fail_one)(void *ctx, int i))
+{
+    bfo_list f;
+    if (failed->head < 0)
+        return 0;
+    f = bfo_list_take(failed);
+    for (int i = bfo_list_pop(next0, estride, &f); i >= 0; i = bfo_list_pop(next0, estride, &f))
+        fail_one(b->ctx, i);
+    return 1;
+}
+
 static inline void bfo_tp_settle(bfo_link_binding *b, bfo_link *l0, size_t lstride, int n, bfo_list *failed,
                                  int *next0, size_t estride, void (*fail_one)(void *ctx, int i), uint64_t now)
 {
     for (int round = 0; round < 1000 && (b->nbroken || failed->head >= 0); round++) {
         int any = bfo_link_breaks(b, l0, lstride, n, now);
-        if (failed->head >= 0) {
-            bfo_list f = bfo_list_take(failed);
-            for (int i = bfo_list_pop(next0, estride, &f); i >= 0; i = bfo_list_pop(next0, estride, &f))
-                fail_one(b->ctx, i);
-            any = 1;
-        }
-        if (!any)
+        if (!(bfo_tp_fail_listed(b, failed, next0, estride, fail_one) | any))
             return;
     }
 }
@@ -231,13 +239,7 @@ static inline void bfo_tp_settle_p(bfo_link_binding *b, bfo_link *const *ls, int
 {
     for (int round = 0; round < 1000 && (b->nbroken || failed->head >= 0); round++) {
         int any = bfo_link_breaks_p(b, ls, n, now);
-        if (failed->head >= 0) {
-            bfo_list f = bfo_list_take(failed);
-            for (int i = bfo_list_pop(next0, estride, &f); i >= 0; i = bfo_list_pop(next0, estride, &f))
-                fail_one(b->ctx, i);
-            any = 1;
-        }
-        if (!any)
+        if (!(bfo_tp_fail_listed(b, failed, next0, estride, fail_one) | any))
             return;
     }
 }
