@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "bfo_auth.h"
 #include "bfo_tcp.h"
+#include "bfo_tp_os.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +19,6 @@
 #include <time.h>
 
 #define JOB 0xbe7c4ull
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 typedef struct end {
     bfo_tcp *t;
@@ -48,7 +42,7 @@ static void s_event(void *ctx, int peer, int rail, int ev, uint64_t now)
 {
     (void)peer, (void)rail, (void)now;
     if (ev == BFO_EV_CONNECTED)
-        ((end *)ctx)->up_at = now_ns();
+        ((end *)ctx)->up_at = bfo_tp_now();
 }
 static void s_heard(void *ctx, int peer, int rail, uint64_t now) { (void)ctx, (void)peer, (void)rail, (void)now; }
 static int s_lookup(void *ctx, int peer, int rail, bfo_addr *out)
@@ -135,7 +129,7 @@ int main(int argc, char **argv)
         int m = i & 1; /* 0: no bfo_auth, 1: authenticated; interleaved */
         uint64_t t0;
         open_two(m ? auth : NULL);
-        t0 = now_ns();
+        t0 = bfo_tp_now();
         E[0].be.connect(E[0].be.ctx, 1, 0);
         while (!E[0].up_at || !E[1].up_at)
             pump();
@@ -143,7 +137,7 @@ int main(int argc, char **argv)
         acc[m][i / 2] = E[1].up_at - t0;
         if (i >= 2 * rounds - 2) { /* the last round of each: ping-pong */
             for (int k = -1000; k < pings; k++) {
-                uint64_t p0 = now_ns();
+                uint64_t p0 = bfo_tp_now();
                 bfo_iov iov = { msg, sizeof msg };
                 unsigned f1 = E[1].frames, f0 = E[0].frames;
                 E[0].be.post_send(E[0].be.ctx, 1, 0, &iov, 1, 1);
@@ -153,7 +147,7 @@ int main(int argc, char **argv)
                 while (E[0].frames == f0)
                     pump();
                 if (k >= 0)
-                    rtt[m][k] = now_ns() - p0;
+                    rtt[m][k] = bfo_tp_now() - p0;
             }
         }
         bfo_tcp_fini(E[0].t);

@@ -28,10 +28,9 @@
  * there; so do they built against the bfo_shm.{c,h} of before (no
  * BFO_SHM_HELLO_AUTH_SIZE: TRUST_OLD_SHM).  One process, no root. */
 #define _GNU_SOURCE
-#include "bfo_test.h"
-#include "bfo_auth.h"
+#define TRUST_NAP_US 100
+#include "bfo_trust_harness.h"
 #include "bfo_shm.h"
-#include "bfo_transport.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,100 +58,30 @@
 #define SEG_LEN (BFO_SHM_SEG_HDR + 2u * RING)
 #define TMO_NS 300000000ull /* the connect timeout */
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-typedef struct end {
-    void *tv;
-    bfo_backend be;
-    unsigned connected, failed, errors, frames, completed;
-} end;
-
-static end E[2];
-static bfo_addr table[2];
-static bfo_auth *A[SIZE]; /* the job's ranks' key state; A[2]: the member of (c) */
-static uint8_t PK[SIZE][BFO_AUTH_PUB_LEN];
-static int noauth;
-static const uint8_t membership[BFO_AUTH_KEY_LEN] = { 0x51, 0x17, 0x99, 0x03 };
 static const bfo_transport_ops *const OPS = &bfo_shm_transport;
+static const uint8_t membership[BFO_AUTH_KEY_LEN] = { 0x51, 0x17, 0x99, 0x03 };
 
-static void s_completion(void *ctx, uint64_t token, int ok)
-{
-    (void)token;
-    if (ok)
-        ((end *)ctx)->completed++;
-}
-static int s_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
-{
-    (void)peer, (void)rail, (void)buf, (void)len, (void)now;
-    ((end *)ctx)->frames++;
-    return BFO_OK;
-}
-static void s_event(void *ctx, int peer, int rail, int ev, uint64_t now)
-{
-    end *e = (end *)ctx;
-    (void)peer, (void)rail, (void)now;
-    if (ev == BFO_EV_CONNECTED)
-        e->connected++;
-    else if (ev == BFO_EV_CONNECT_FAILED)
-        e->failed++;
-    else
-        e->errors++;
-}
-static void s_heard(void *ctx, int peer, int rail, uint64_t now) { (void)ctx, (void)peer, (void)rail, (void)now; }
-static int s_lookup(void *ctx, int peer, int rail, bfo_addr *out)
-{
-    (void)ctx;
-    if (peer < 0 || peer > 1 || rail != 0)
-        return BFO_ERR_INVALID;
-    *out = table[peer];
-    return BFO_OK;
-}
+static void frames_both_ways(void);
 
 static int setup_keys(void **state)
 {
+    int old = 0;
     (void)state;
-    noauth = getenv("BFO_TEST_NOAUTH") && atoi(getenv("BFO_TEST_NOAUTH"));
 #ifdef TRUST_OLD_SHM
-    noauth = 1;
+    old = 1;
 #endif
-    for (int r = 0; r < SIZE; r++) {
-        if (bfo_auth_init(&A[r], membership, r, SIZE, JOB) != BFO_OK)
-            return -1;
-        bfo_auth_public(A[r], PK[r]);
-    }
-    for (int r = 0; r < SIZE; r++)
-        for (int p = 0; p < SIZE; p++)
-            if (p != r && bfo_auth_set_peer(A[r], p, PK[p]) != BFO_OK)
-                return -1;
-    return 0;
-}
-
-static int teardown_keys(void **state)
-{
-    (void)state;
-    for (int r = 0; r < SIZE; r++)
-        bfo_auth_free(A[r]);
-    return 0;
+    th_then = frames_both_ways; /* each connection carries frames, both ways */
+    th_step_ms = 5;
+    th_late_ms = 50;
+    return th_keys_make(membership, SIZE, JOB, old);
 }
 
 static void open_rank(int r)
 {
-    static const char *const names[] = { "shm" };
-    bfo_sink sink = { &E[r], s_completion, s_frame, s_event, s_heard, s_lookup, NULL, NULL, NULL, NULL };
     bfo_config cfg;
     bfo_shm_options o;
-    bfo_transport_args a;
-    memset(&E[r], 0, sizeof E[r]);
     memset(&cfg, 0, sizeof cfg);
     memset(&o, 0, sizeof o);
-    cfg.rank = r;
-    cfg.nranks = SIZE;
-    cfg.nrails = 1;
     cfg.eager_limit = 4096;
     cfg.frag_size = 8192;
     o.ring_bytes = RING;
@@ -161,70 +90,7 @@ static void open_rank(int r)
 #ifndef TRUST_OLD_SHM
     o.auth = noauth ? NULL : A[r];
 #endif
-    memset(&a, 0, sizeof a);
-    a.rank = r;
-    a.size = SIZE;
-    a.nrails = 1;
-    a.rails = names;
-    a.cfg = &cfg;
-    a.sink = &sink;
-    a.opt = &o;
-    a.log_level = getenv("TEST_SHM_LOG") ? atoi(getenv("TEST_SHM_LOG")) : -1;
-    assert_int_equal(OPS->open(&E[r].tv, &a), BFO_OK);
-    assert_int_equal(OPS->address(E[r].tv, 0, &table[r]), BFO_OK);
-    OPS->backend(E[r].tv, &E[r].be);
-    assert_int_equal(OPS->start(E[r].tv, JOB), BFO_OK);
-}
-
-static void open_two(void)
-{
-    open_rank(0);
-    open_rank(1);
-}
-
-/* Rank r's transport closed, and forgotten (pump passes it by). */
-static void close_rank(int r)
-{
-    if (E[r].tv)
-        OPS->fini(E[r].tv);
-    E[r].tv = NULL;
-}
-
-static void close_two(void)
-{
-    for (int r = 0; r < 2; r++)
-        close_rank(r);
-}
-
-static void ask(int r) { assert_int_equal(E[r].be.connect(E[r].be.ctx, 1 - r, 0), 0); }
-
-/* Progress of the ranks in mask for ms, or until cond() holds. */
-static void pump(int mask, unsigned ms, int (*cond)(void))
-{
-    uint64_t end_at = now_ns() + (uint64_t)ms * 1000000ull;
-    while (now_ns() < end_at) {
-        for (int r = 0; r < 2; r++)
-            if ((mask & (1 << r)) && E[r].tv)
-                OPS->progress(E[r].tv, now_ns());
-        if (cond && cond())
-            return;
-        usleep(100);
-    }
-}
-
-static unsigned want_up;
-static int both_up(void) { return E[0].connected >= want_up && E[1].connected >= want_up; }
-static int one_up(void) { return E[1].connected >= want_up; }
-
-/* Rank 0 dials rank 1: both hear CONNECTED (the want_up-th time), nothing else. */
-static void connect_pair(unsigned n)
-{
-    want_up = n;
-    ask(0);
-    pump(3, 3000, both_up);
-    assert_int_equal(E[0].connected, n);
-    assert_int_equal(E[1].connected, n);
-    assert_int_equal(E[0].failed + E[1].failed, 0);
+    th_open(OPS, r, SIZE, "shm", &o, &cfg, getenv("TEST_SHM_LOG") ? atoi(getenv("TEST_SHM_LOG")) : -1, JOB);
 }
 
 static uint8_t fbuf[64];
@@ -392,70 +258,10 @@ static uint64_t rejected(int r)
     return st.hellos_rejected;
 }
 
-/* ------------------------------------------------------------------ tests */
-
-static void test_authenticated_only_one_side_asks(void **state)
-{
-    (void)state;
-    for (int r = 0; r < 2; r++) {
-        open_two();
-        want_up = 1;
-        ask(r);
-        pump(3, 3000, both_up);
-        assert_int_equal(E[0].connected, 1);
-        assert_int_equal(E[1].connected, 1);
-        assert_int_equal(E[0].failed + E[1].failed + E[0].errors + E[1].errors, 0);
-        frames_both_ways();
-        close_two();
-    }
-}
-
-/* Both ask at once: the lower rank's dial wins (its "dialing you" carries
- * a MAC the higher rank checks), one connection, no failure. */
-static void test_authenticated_both_ask_at_once(void **state)
-{
-    (void)state;
-    for (int i = 0; i < 6; i++) {
-        open_two();
-        want_up = 1;
-        ask(i & 1);
-        ask(1 - (i & 1));
-        pump(3, 3000, both_up);
-        pump(3, 50, NULL); /* anything late */
-        assert_int_equal(E[0].connected, 1);
-        assert_int_equal(E[1].connected, 1);
-        assert_int_equal(E[0].failed + E[1].failed + E[0].errors + E[1].errors, 0);
-        frames_both_ways();
-        close_two();
-    }
-}
-
-/* The higher rank dials first; the lower rank, having challenged its
- * hello and not seen the proof yet, is asked too: it waits for that
- * proof rather than dial across it. */
-static void test_authenticated_a_challenged_hello_answers_the_other_sides_ask(void **state)
-{
-    (void)state;
-    for (int i = 0; i < 4; i++) {
-        open_two();
-        want_up = 1;
-        ask(1);
-        pump(2, 5, NULL); /* rank 1 dials, its hello goes */
-        pump(1, 5, NULL); /* rank 0 challenges it */
-        if (!noauth) /* the proof has not come: rank 0 has not heard CONNECTED */
-            assert_int_equal(E[0].connected, 0);
-        if (!E[0].connected)
-            ask(0);
-        pump(1, 5, NULL); /* rank 0 asked: no dial of its own across it */
-        pump(3, 3000, both_up);
-        pump(3, 50, NULL);
-        assert_int_equal(E[0].connected, 1);
-        assert_int_equal(E[1].connected, 1);
-        assert_int_equal(E[0].failed + E[1].failed + E[0].errors + E[1].errors, 0);
-        frames_both_ways();
-        close_two();
-    }
-}
+/* ------------------------------------------------------------------ tests
+ * (the connections themselves, test_authenticated_only_one_side_asks,
+ * _both_ask_at_once and _a_challenged_hello_answers_the_other_sides_ask,
+ * are bfo_trust_harness.h's: the same on every transport) */
 
 /* The acceptor (rank 1) sleeps in wait_fds once the connection is up; the
  * dialer's first frame wakes it (authenticated, the dialer holds the
@@ -695,5 +501,5 @@ int main(void)
         cmocka_unit_test(test_a_job_member_posing_as_another_rank_is_refused),
         cmocka_unit_test(test_an_unproven_hello_gets_no_doorbell),
     };
-    return cmocka_run_group_tests(tests, setup_keys, teardown_keys);
+    return cmocka_run_group_tests(tests, setup_keys, th_keys_free);
 }

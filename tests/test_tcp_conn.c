@@ -16,7 +16,7 @@
  *     full drops the SYN): CONNECT_FAILED within the connect timeout.
  * Loopback only, no namespace, no root. */
 #define _GNU_SOURCE
-#include "bfo_test.h"
+#include "bfo_trust_harness.h"
 #include "bfo_tcp.h"
 
 #include <arpa/inet.h>
@@ -29,125 +29,27 @@
 #define JOB 0x7e57c0ull
 #define TMO_NS 200000000ull /* the connect timeout */
 
-static uint64_t now_ns(void)
+static void open_rank(int r)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    bfo_tcp_options o;
+    memset(&o, 0, sizeof o);
+    o.connect_timeout_ns = TMO_NS;
+    o.beacon_interval_ns = -1;
+    o.log_level = getenv("BFO_TCP_LOG") ? atoi(getenv("BFO_TCP_LOG")) : -1;
+    th_open(&bfo_tcp_transport, r, 2, "127.0.0.1", &o, NULL, 0, JOB);
 }
 
-typedef struct end {
-    bfo_tcp *t;
-    bfo_backend be;
-    unsigned connected, failed, errors, heard;
-} end;
-
-static end E[2];
-static bfo_addr table[2];
-static const char *rails[1] = { "127.0.0.1" };
-
-static void s_completion(void *ctx, uint64_t token, int ok) { (void)ctx, (void)token, (void)ok; }
-static int s_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
-{
-    (void)ctx, (void)peer, (void)rail, (void)buf, (void)len, (void)now;
-    return BFO_OK;
-}
-static void s_event(void *ctx, int peer, int rail, int ev, uint64_t now)
-{
-    end *e = (end *)ctx;
-    (void)peer, (void)rail, (void)now;
-    if (ev == BFO_EV_CONNECTED)
-        e->connected++;
-    else if (ev == BFO_EV_CONNECT_FAILED)
-        e->failed++;
-    else
-        e->errors++;
-}
-static void s_heard(void *ctx, int peer, int rail, uint64_t now)
-{
-    (void)peer, (void)rail, (void)now;
-    ((end *)ctx)->heard++;
-}
-static int s_lookup(void *ctx, int peer, int rail, bfo_addr *out)
-{
-    (void)ctx;
-    if (peer < 0 || peer > 1 || rail != 0)
-        return BFO_ERR_INVALID;
-    *out = table[peer];
-    return BFO_OK;
-}
-
-static void open_two(void)
-{
-    memset(E, 0, sizeof E);
-    for (int r = 0; r < 2; r++) {
-        bfo_sink sink = { &E[r], s_completion, s_frame, s_event, s_heard, s_lookup, NULL, NULL, NULL, NULL };
-        bfo_config cfg;
-        bfo_tcp_options o;
-        bfo_transport_args a;
-        memset(&cfg, 0, sizeof cfg);
-        memset(&o, 0, sizeof o);
-        cfg.rank = r;
-        cfg.nranks = 2;
-        cfg.nrails = 1;
-        o.connect_timeout_ns = TMO_NS;
-        o.beacon_interval_ns = -1;
-        o.log_level = getenv("BFO_TCP_LOG") ? atoi(getenv("BFO_TCP_LOG")) : -1;
-        memset(&a, 0, sizeof a);
-        a.rank = r;
-        a.size = 2;
-        a.nrails = 1;
-        a.rails = rails;
-        a.cfg = &cfg;
-        a.sink = &sink;
-        a.opt = &o;
-        assert_int_equal(bfo_tcp_open(&E[r].t, &a), BFO_OK);
-        assert_int_equal(bfo_tcp_address(E[r].t, 0, &table[r]), BFO_OK);
-        bfo_tcp_backend(E[r].t, &E[r].be);
-    }
-    for (int r = 0; r < 2; r++)
-        bfo_tcp_start(E[r].t, JOB);
-}
-
-static void close_two(void)
-{
-    for (int r = 0; r < 2; r++)
-        bfo_tcp_fini(E[r].t);
-}
-
-/* The engine of rank r asks for its connection to the other rank. */
-static void ask(int r) { assert_int_equal(E[r].be.connect(E[r].be.ctx, 1 - r, 0), 0); }
-
-/* Progress of the ranks in mask (bit r: rank r; first: the one that goes
- * first each round) for ms, or until both heard CONNECTED when until_up. */
-static void pump(int mask, int first, unsigned ms, int until_up)
-{
-    uint64_t end_at = now_ns() + (uint64_t)ms * 1000000ull;
-    while (now_ns() < end_at) {
-        for (int k = 0; k < 2; k++) {
-            int r = k ? 1 - first : first;
-            if (mask & (1 << r))
-                bfo_tcp_progress(E[r].t, 0);
-        }
-        if (until_up && E[0].connected && E[1].connected)
-            return;
-        usleep(200);
-    }
-}
-
-static uint64_t tp(int r, int k) { return bfo_tcp_get_stats(E[r].t)->rail[0].tp[k]; }
+static uint64_t tp(int r, int k) { return bfo_tcp_get_stats(E[r].tv)->rail[0].tp[k]; }
 
 static void one_side_asks(int r)
 {
     open_two();
-    pump(3, 0, 20, 0); /* both idle: nothing happens */
+    th_pump(3, 0, 20, NULL); /* both idle: nothing happens */
     assert_int_equal(E[0].connected + E[1].connected + E[0].failed + E[1].failed, 0);
     ask(r);
-    pump(3, 0, 2000, 1);
-    assert_int_equal(E[0].connected, 1);
-    assert_int_equal(E[1].connected, 1);
-    assert_int_equal(E[0].failed + E[1].failed + E[0].errors + E[1].errors, 0);
-    assert_int_equal(bfo_tcp_get_stats(E[r].t)->rail[0].connects, 1);
+    th_pump(3, 0, 2000, both_up);
+    th_up_once_clean();
+    assert_int_equal(bfo_tcp_get_stats(E[r].tv)->rail[0].connects, 1);
     close_two();
 }
 
@@ -177,12 +79,10 @@ static void test_simultaneous_dial_gives_one_connection(void **state)
         ask(0);
         ask(1);
         if (round & 2)
-            pump(1 << first, first, 2, 0); /* one dials and waits a little */
-        pump(3, first, 2000, 1);
-        pump(3, first, 50, 0); /* anything late: a stale hello, a close */
-        assert_int_equal(E[0].connected, 1);
-        assert_int_equal(E[1].connected, 1);
-        assert_int_equal(E[0].failed + E[1].failed + E[0].errors + E[1].errors, 0);
+            th_pump(1 << first, first, 2, NULL); /* one dials and waits a little */
+        th_pump(3, first, 2000, both_up);
+        th_pump(3, first, 50, NULL); /* anything late: a stale hello, a close */
+        th_up_once_clean();
         won += tp(0, BFO_TCP_TIES_WON);
         lost += tp(1, BFO_TCP_TIES_LOST);
         assert_int_equal(tp(1, BFO_TCP_TIES_WON) + tp(0, BFO_TCP_TIES_LOST), 0); /* the lower rank wins */
@@ -202,17 +102,15 @@ static void test_a_dialer_waiting_for_a_computing_peer_is_not_failed(void **stat
     (void)state;
     open_two();
     ask(0);
-    pump(1, 0, (unsigned)(5 * TMO_NS / 1000000ull), 0);
+    th_pump(1, 0, (unsigned)(5 * TMO_NS / 1000000ull), NULL);
     print_message("   rank 0 waited %llu ms for a computing peer: CONNECT_FAILED %u, peer heard %u times\n",
                   (unsigned long long)(5 * TMO_NS / 1000000ull), E[0].failed, E[0].heard);
     assert_int_equal(E[0].failed, 0);
     assert_int_equal(E[0].connected, 0);
     assert_true(E[0].heard >= 3);
     assert_true(tp(0, BFO_TCP_HELLO_HEARD) >= 3);
-    pump(3, 1, 2000, 1);
-    assert_int_equal(E[0].connected, 1);
-    assert_int_equal(E[1].connected, 1);
-    assert_int_equal(E[0].failed + E[1].failed + E[0].errors + E[1].errors, 0);
+    th_pump(3, 1, 2000, both_up);
+    th_up_once_clean();
     close_two();
 }
 
@@ -253,7 +151,7 @@ static void test_a_dead_host_still_fails_within_the_connect_timeout(void **state
     t0 = now_ns();
     ask(0);
     while (!E[0].failed && now_ns() - t0 < 3 * TMO_NS)
-        bfo_tcp_progress(E[0].t, 1);
+        bfo_tcp_progress(E[0].tv, 1);
     print_message("   refused: CONNECT_FAILED after %.1f ms\n", (double)(now_ns() - t0) / 1e6);
     assert_int_equal(E[0].failed, 1);
     assert_true(now_ns() - t0 < TMO_NS + 200000000ull); /* the timeout, and a loaded machine's slack */
@@ -274,7 +172,7 @@ static void test_a_dead_host_still_fails_within_the_connect_timeout(void **state
     t0 = now_ns();
     ask(0);
     while (E[0].failed < 2 && now_ns() - t0 < 3 * TMO_NS)
-        bfo_tcp_progress(E[0].t, 1);
+        bfo_tcp_progress(E[0].tv, 1);
     print_message("   no answer: CONNECT_FAILED after %.1f ms (connect timeout %llu ms), peer heard %u times\n",
                   (double)(now_ns() - t0) / 1e6, (unsigned long long)(TMO_NS / 1000000ull), E[0].heard);
     assert_int_equal(E[0].failed, 2);

@@ -25,8 +25,7 @@
  * machine of before (no AUTHENTICATION in bfo_tcp.h: TRUST_OLD_TCP).
  * Loopback only, no namespace, no root. */
 #define _GNU_SOURCE
-#include "bfo_test.h"
-#include "bfo_auth.h"
+#include "bfo_trust_harness.h"
 #include "bfo_tcp.h"
 
 #include <arpa/inet.h>
@@ -51,162 +50,29 @@
 #define SIZE 3
 #define TMO_NS 300000000ull /* the connect timeout */
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-typedef struct end {
-    bfo_tcp *t;
-    bfo_backend be;
-    unsigned connected, failed, errors;
-} end;
-
-static end E[2];
-static bfo_addr table[2];
-static bfo_auth *A[SIZE]; /* the job's ranks' key state; A[2]: the member of (c) */
-static uint8_t PK[SIZE][BFO_AUTH_PUB_LEN];
-static int noauth;
-static const char *rails[1] = { "127.0.0.1" };
 static const uint8_t membership[BFO_AUTH_KEY_LEN] = { 0x42, 0x17, 0x99, 0x03 };
-
-static void s_completion(void *ctx, uint64_t token, int ok) { (void)ctx, (void)token, (void)ok; }
-static int s_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
-{
-    (void)ctx, (void)peer, (void)rail, (void)buf, (void)len, (void)now;
-    return BFO_OK;
-}
-static void s_event(void *ctx, int peer, int rail, int ev, uint64_t now)
-{
-    end *e = (end *)ctx;
-    (void)peer, (void)rail, (void)now;
-    if (ev == BFO_EV_CONNECTED)
-        e->connected++;
-    else if (ev == BFO_EV_CONNECT_FAILED)
-        e->failed++;
-    else
-        e->errors++;
-}
-static void s_heard(void *ctx, int peer, int rail, uint64_t now) { (void)ctx, (void)peer, (void)rail, (void)now; }
-static int s_lookup(void *ctx, int peer, int rail, bfo_addr *out)
-{
-    (void)ctx;
-    if (peer < 0 || peer > 1 || rail != 0)
-        return BFO_ERR_INVALID;
-    *out = table[peer];
-    return BFO_OK;
-}
 
 static int setup_keys(void **state)
 {
+    int old = 0;
     (void)state;
-    noauth = getenv("BFO_TEST_NOAUTH") && atoi(getenv("BFO_TEST_NOAUTH"));
 #ifdef TRUST_OLD_TCP
-    noauth = 1;
+    old = 1;
 #endif
-    for (int r = 0; r < SIZE; r++) {
-        if (bfo_auth_init(&A[r], membership, r, SIZE, JOB) != BFO_OK)
-            return -1;
-        bfo_auth_public(A[r], PK[r]);
-    }
-    for (int r = 0; r < SIZE; r++)
-        for (int p = 0; p < SIZE; p++)
-            if (p != r && bfo_auth_set_peer(A[r], p, PK[p]) != BFO_OK)
-                return -1;
-    return 0;
-}
-
-static int teardown_keys(void **state)
-{
-    (void)state;
-    for (int r = 0; r < SIZE; r++)
-        bfo_auth_free(A[r]);
-    return 0;
+    return th_keys_make(membership, SIZE, JOB, old);
 }
 
 static void open_rank(int r)
 {
-    bfo_sink sink = { &E[r], s_completion, s_frame, s_event, s_heard, s_lookup, NULL, NULL, NULL, NULL };
-    bfo_config cfg;
     bfo_tcp_options o;
-    bfo_transport_args a;
-    memset(&E[r], 0, sizeof E[r]);
-    memset(&cfg, 0, sizeof cfg);
     memset(&o, 0, sizeof o);
-    cfg.rank = r;
-    cfg.nranks = SIZE;
-    cfg.nrails = 1;
     o.connect_timeout_ns = TMO_NS;
     o.beacon_interval_ns = -1;
     o.log_level = getenv("BFO_TCP_LOG") ? atoi(getenv("BFO_TCP_LOG")) : -1;
 #ifndef TRUST_OLD_TCP
     o.auth = noauth ? NULL : A[r];
 #endif
-    memset(&a, 0, sizeof a);
-    a.rank = r;
-    a.size = SIZE;
-    a.nrails = 1;
-    a.rails = rails;
-    a.cfg = &cfg;
-    a.sink = &sink;
-    a.opt = &o;
-    assert_int_equal(bfo_tcp_open(&E[r].t, &a), BFO_OK);
-    assert_int_equal(bfo_tcp_address(E[r].t, 0, &table[r]), BFO_OK);
-    bfo_tcp_backend(E[r].t, &E[r].be);
-    bfo_tcp_start(E[r].t, JOB);
-}
-
-static void open_two(void)
-{
-    open_rank(0);
-    open_rank(1);
-}
-
-/* Rank r's transport closed, and forgotten (pump passes it by). */
-static void close_rank(int r)
-{
-    if (E[r].t)
-        bfo_tcp_fini(E[r].t);
-    E[r].t = NULL;
-}
-
-static void close_two(void)
-{
-    for (int r = 0; r < 2; r++)
-        close_rank(r);
-}
-
-static void ask(int r) { assert_int_equal(E[r].be.connect(E[r].be.ctx, 1 - r, 0), 0); }
-
-/* Progress of the ranks in mask for ms, or until cond() holds. */
-static void pump(int mask, unsigned ms, int (*cond)(void))
-{
-    uint64_t end_at = now_ns() + (uint64_t)ms * 1000000ull;
-    while (now_ns() < end_at) {
-        for (int r = 0; r < 2; r++)
-            if ((mask & (1 << r)) && E[r].t) /* open only */
-                bfo_tcp_progress(E[r].t, 0);
-        if (cond && cond())
-            return;
-        usleep(200);
-    }
-}
-
-static unsigned want_up;
-static int both_up(void) { return E[0].connected >= want_up && E[1].connected >= want_up; }
-static int one_up(void) { return E[1].connected >= want_up; }
-
-/* Rank 0 dials rank 1: both hear CONNECTED (the want_up-th time), nothing else. */
-static void connect_pair(unsigned n)
-{
-    want_up = n;
-    ask(0);
-    pump(3, 3000, both_up);
-    assert_int_equal(E[0].connected, n);
-    assert_int_equal(E[1].connected, n);
-    assert_int_equal(E[0].failed + E[1].failed, 0);
+    th_open(&bfo_tcp_transport, r, SIZE, "127.0.0.1", &o, NULL, 0, JOB);
 }
 
 /* ------------------------------------------------------------ raw sockets */
@@ -271,72 +137,12 @@ static int read_frame(int fd, uint8_t *f, unsigned ms)
     return got == want;
 }
 
-static uint64_t rejected(int r) { return bfo_tcp_get_stats(E[r].t)->hellos_rejected; }
+static uint64_t rejected(int r) { return bfo_tcp_get_stats(E[r].tv)->hellos_rejected; }
 
-/* ------------------------------------------------------------------ tests */
-
-static void test_authenticated_only_one_side_asks(void **state)
-{
-    (void)state;
-    for (int r = 0; r < 2; r++) {
-        open_two();
-        want_up = 1;
-        ask(r);
-        pump(3, 3000, both_up);
-        assert_int_equal(E[0].connected, 1);
-        assert_int_equal(E[1].connected, 1);
-        assert_int_equal(E[0].failed + E[1].failed + E[0].errors + E[1].errors, 0);
-        close_two();
-    }
-}
-
-/* Both ask at once: the lower rank's dial wins (its "dialing you" carries a
- * MAC the higher rank checks), one connection, no failure. */
-static void test_authenticated_both_ask_at_once(void **state)
-{
-    (void)state;
-    for (int i = 0; i < 6; i++) {
-        open_two();
-        want_up = 1;
-        ask(i & 1);
-        ask(1 - (i & 1));
-        pump(3, 3000, both_up);
-        pump(3, 50, NULL); /* anything late */
-        assert_int_equal(E[0].connected, 1);
-        assert_int_equal(E[1].connected, 1);
-        assert_int_equal(E[0].failed + E[1].failed + E[0].errors + E[1].errors, 0);
-        close_two();
-    }
-}
-
-
-/* The higher rank dials first; the lower rank, having answered its hello
- * and not yet seen the proof, is asked too: it waits for that proof rather
- * than dial across it (two dials proven in crossing order took each
- * other's connection and closed their own: both broke). */
-static void test_authenticated_a_challenged_hello_answers_the_other_sides_ask(void **state)
-{
-    (void)state;
-    for (int i = 0; i < 4; i++) {
-        open_two();
-        want_up = 1;
-        ask(1);
-        pump(2, 20, NULL); /* rank 1 dials, its hello goes */
-        pump(1, 20, NULL); /* rank 0 challenges it */
-        if (!noauth) /* the proof has not come: rank 0 has not heard CONNECTED */
-            assert_int_equal(E[0].connected, 0);
-        if (!E[0].connected) /* as an engine: it asks for what it has not got */
-            ask(0);
-        pump(1, 20, NULL); /* rank 0 asked: no dial of its own across it */
-        pump(3, 3000, both_up);
-        pump(3, 100, NULL);
-        assert_int_equal(E[0].connected, 1);
-        assert_int_equal(E[1].connected, 1);
-        assert_int_equal(E[0].failed + E[1].failed + E[0].errors + E[1].errors, 0);
-        close_two();
-    }
-}
-
+/* ------------------------------------------------------------------ tests
+ * (the connections themselves, test_authenticated_only_one_side_asks,
+ * _both_ask_at_once and _a_challenged_hello_answers_the_other_sides_ask,
+ * are bfo_trust_harness.h's: the same on every transport) */
 
 /* The dialer computes right after its hello went (no progress call for
  * five connect timeouts): the acceptor, its challenge acknowledged by the
@@ -352,14 +158,12 @@ static void test_authenticated_a_computing_dialer_is_waited_for(void **state)
     pump(2, 20, NULL); /* rank 1 dials; its hello goes */
     end_at = now_ns() + 5 * TMO_NS;
     while (now_ns() < end_at) { /* rank 0 alone: challenges, waits */
-        bfo_tcp_progress(E[0].t, 0);
+        bfo_tcp_progress(E[0].tv, 0);
         usleep(500);
     }
     pump(3, 3000, both_up);
     pump(3, 100, NULL);
-    assert_int_equal(E[0].connected, 1);
-    assert_int_equal(E[1].connected, 1);
-    assert_int_equal(E[0].failed + E[1].failed + E[0].errors + E[1].errors, 0);
+    th_up_once_clean();
     close_two();
 }
 
@@ -548,5 +352,5 @@ int main(void)
         cmocka_unit_test(test_a_replayed_hello_and_confirm_are_refused),
         cmocka_unit_test(test_a_job_member_posing_as_another_rank_is_refused),
     };
-    return cmocka_run_group_tests(tests, setup_keys, teardown_keys);
+    return cmocka_run_group_tests(tests, setup_keys, th_keys_free);
 }
