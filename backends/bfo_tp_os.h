@@ -7,7 +7,8 @@
  * simulator's tests build as plain C11.
  *   - bfo_tp_now: the clock (CLOCK_MONOTONIC, nanoseconds);
  *   - bfo_tp_tag, bfo_tp_watch: an fd in the epoll set, tagged;
- *   - bfo_tp_pends: accepted connections whose hello has not come yet.
+ *   - bfo_tp_pends: accepted connections whose hello has not come yet;
+ *   - bfo_tp_send_fds: a message with fds in it (SCM_RIGHTS).
  */
 #ifndef BFO_TP_OS_H
 #define BFO_TP_OS_H
@@ -222,6 +223,43 @@ static inline void bfo_tp_pends_fini(bfo_tp_pends *pt)
         free(pt->slots[c]);
     free(pt->slots);
     pt->slots = NULL;
+}
+
+/* ------------------------------------------------------ fds in a message */
+
+/* Sends a message of len bytes on fd with nfds (0 to 2) fds in it
+ * (SCM_RIGHTS), not blocking; 0, or an errno (EIO: sent in part).  For
+ * shm's hellos, and for its tests, which send as a dialer does. */
+static inline int bfo_tp_send_fds(int fd, const uint8_t *buf, size_t len, const int *fds, int nfds)
+{
+    union {
+        struct cmsghdr c;
+        char buf[CMSG_SPACE(sizeof(int) * 2)];
+    } u;
+    struct iovec iov = { (void *)(uintptr_t)buf, len };
+    struct msghdr mh;
+    struct cmsghdr *cm;
+    memset(&mh, 0, sizeof mh);
+    memset(&u, 0, sizeof u);
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    if (nfds > 0) { /* a tie answer carries none */
+        mh.msg_control = u.buf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+        cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+        memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+    }
+    for (;;) {
+        ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n == (ssize_t)len)
+            return 0;
+        if (n < 0 && errno == EINTR)
+            continue;
+        return n < 0 ? errno : EIO;
+    }
 }
 
 #ifdef __cplusplus

@@ -175,30 +175,10 @@ static void put_msg(uint8_t *h, int kind, int rank, uint64_t gen, const uint8_t 
         memcpy(h + BFO_SHM_HELLO_SIZE, auth, alen);
 }
 
-/* Sends one message, with nfds fds. */
+/* Sends one message, with nfds fds, as shm's dialer does. */
 static void send_msg(int fd, const uint8_t *h, const int *fds, int nfds)
 {
-    union {
-        struct cmsghdr c;
-        char buf[CMSG_SPACE(sizeof(int) * 2)];
-    } u;
-    struct iovec iov = { (void *)(uintptr_t)h, msg_len() };
-    struct msghdr mh;
-    memset(&mh, 0, sizeof mh);
-    memset(&u, 0, sizeof u);
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    if (nfds) {
-        struct cmsghdr *cm;
-        mh.msg_control = u.buf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-        cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-        memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
-    }
-    assert_int_equal(sendmsg(fd, &mh, MSG_NOSIGNAL), (ssize_t)msg_len());
+    assert_int_equal(bfo_tp_send_fds(fd, h, msg_len(), fds, nfds), 0);
 }
 
 /* A hello of rank `rank`'s for generation gen, with a segment and an
