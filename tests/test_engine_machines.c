@@ -670,6 +670,20 @@ static void test_large_send_connects_the_rest_of_the_rails(void **state)
     sr_del(w);
 }
 
+/* The failover tests' second message (tag 2, the byte 9), rank 0 to rank
+ * 1, once the rail it went on is silent: it arrives over the other. */
+static void second_message_arrives(sr_world *w)
+{
+    bfo_request s2, r2;
+    uint8_t x2 = 9, y2 = 0;
+    assert_int_equal(bfo_irecv(&w->e[1], &r2, &y2, 1, 0, 0, 2, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s2, &x2, 1, 1, 0, 2, w->sn.now), BFO_OK);
+    STEP_UNTIL(w, bfo_test(&s2) && bfo_test(&r2));
+    assert_true(bfo_test(&s2) && bfo_test(&r2));
+    assert_int_equal(s2.status, BFO_OK);
+    assert_int_equal(y2, 9);
+}
+
 /* Failover with the rest DORMANT: the first rail silent both ways from the
  * start (a blackhole: its connection made, its probes lost), a small send
  * still arrives, over rail 1, which connects once rail 0 fails its probe.
@@ -677,8 +691,8 @@ static void test_large_send_connects_the_rest_of_the_rails(void **state)
  * arrives too, over rail 0's reconnect. */
 static void test_first_rail_blackholed_the_rest_connect_and_the_message_arrives(void **state)
 {
-    bfo_request s, r, s2, r2;
-    uint8_t x = 7, y = 0, x2 = 9, y2 = 0;
+    bfo_request s, r;
+    uint8_t x = 7, y = 0;
     (void)state;
     sr_scenario sc = make(NULL, 0, 2, 2, 88);
     sc.attach = attach_connect;
@@ -701,12 +715,7 @@ static void test_first_rail_blackholed_the_rest_connect_and_the_message_arrives(
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_OPEN);
     sn_set_path(&w->sn, 0, 1, 1, SN_PATH_SILENT);
     sn_set_path(&w->sn, 1, 0, 1, SN_PATH_SILENT);
-    assert_int_equal(bfo_irecv(&w->e[1], &r2, &y2, 1, 0, 0, 2, w->sn.now), BFO_OK);
-    assert_int_equal(bfo_isend(&w->e[0], &s2, &x2, 1, 1, 0, 2, w->sn.now), BFO_OK);
-    STEP_UNTIL(w, bfo_test(&s2) && bfo_test(&r2));
-    assert_true(bfo_test(&s2) && bfo_test(&r2));
-    assert_int_equal(s2.status, BFO_OK);
-    assert_int_equal(y2, 9);
+    second_message_arrives(w);
     assert_int_equal(STAT(w, protocol_violations), 0);
     sr_del(w);
 }
@@ -717,8 +726,8 @@ static void test_first_rail_blackholed_the_rest_connect_and_the_message_arrives(
  * it. */
 static void test_first_rail_dies_while_UP_the_rest_connect_and_the_message_arrives(void **state)
 {
-    bfo_request s, r, s2, r2;
-    uint8_t x = 7, y = 0, x2 = 9, y2 = 0;
+    bfo_request s, r;
+    uint8_t x = 7, y = 0;
     (void)state;
     sr_scenario sc = make(NULL, 0, 2, 2, 89);
     sc.attach = attach_connect;
@@ -731,12 +740,7 @@ static void test_first_rail_dies_while_UP_the_rest_connect_and_the_message_arriv
     assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_DORMANT);
     sn_set_path(&w->sn, 0, 1, 0, SN_PATH_SILENT);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_SILENT);
-    assert_int_equal(bfo_irecv(&w->e[1], &r2, &y2, 1, 0, 0, 2, w->sn.now), BFO_OK);
-    assert_int_equal(bfo_isend(&w->e[0], &s2, &x2, 1, 1, 0, 2, w->sn.now), BFO_OK);
-    STEP_UNTIL(w, bfo_test(&s2) && bfo_test(&r2));
-    assert_true(bfo_test(&s2) && bfo_test(&r2));
-    assert_int_equal(s2.status, BFO_OK);
-    assert_int_equal(y2, 9);
+    second_message_arrives(w);
     assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_UP);
     assert_int_equal(STAT(w, protocol_violations), 0);
     sr_del(w);
