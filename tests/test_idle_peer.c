@@ -11,12 +11,12 @@
  * sodium_malloc, mapped beside the heap) is added from its length. */
 #define _GNU_SOURCE
 #include "bfo_test.h"
+#include "bfo_test_heap.h"
 #include "bfo_auth.h"
 #include "bfo_boot.h"
 #include "bfo_net.h"
 #include "bfo_tp_os.h"
 
-#include <malloc.h>
 
 static int pub(void *ctx, const void *card, size_t len)
 {
@@ -43,22 +43,6 @@ static void *grows(void *ctx, size_t bytes)
     (void)ctx;
     (void)bytes;
     return NULL;
-}
-
-static size_t heap_now(void)
-{
-    struct mallinfo2 m = mallinfo2();
-    return m.uordblks + m.hblkhd;
-}
-
-/* Under ASan glibc's mallinfo2 does not see the heap: skipped, said. */
-static int heap_seen(void)
-{
-    size_t h0 = heap_now();
-    void *volatile p = malloc(1 << 20);
-    size_t h1 = heap_now();
-    free(p);
-    return h1 >= h0 + (1 << 20);
 }
 
 /* The engine's configuration as mca_pml_bfo_init builds it (its MCA

@@ -9,11 +9,11 @@
  * the sink takes every frame). */
 #define _GNU_SOURCE
 #include "bfo_test.h"
+#include "bfo_test_heap.h"
 #include "bfo_setting.h"
 #include "bfo_tcp.h"
 
 #include <arpa/inet.h>
-#include <malloc.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -189,24 +189,6 @@ static void send_frames(world *w, int a, int b, int rail, int n, size_t len)
                 bfo_tcp_transport.progress(w->r[j].t, now_ns());
         }
     }
-}
-
-static size_t heap_now(void)
-{
-    struct mallinfo2 m = mallinfo2();
-    return m.uordblks + m.hblkhd;
-}
-
-/* Under ASan (or another allocator that glibc's mallinfo2 does not see)
- * the heap reads 0 however much is allocated: the heap tests say so and
- * are skipped there; the counters' tests still run. */
-static int heap_seen(void)
-{
-    size_t h0 = heap_now();
-    void *volatile p = malloc(1 << 20);
-    size_t h1 = heap_now();
-    free(p);
-    return h1 >= h0 + (1 << 20);
 }
 
 /* The heap tests read glibc's heap: skipped, saying so, where a
