@@ -14,6 +14,7 @@
 #define BFO_TP_OS_H
 
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +196,21 @@ static inline int bfo_tp_accept(bfo_tp_pends *pt, const bfo_tp_log *lg, int lfd,
         close(fd);
         p->fd = -1;
     }
+}
+
+/* Something has come on fd (data, or its peer closed it), unread: an
+ * accepted connection's hello may wait there past its deadline when this
+ * side did not look in time (it was not scheduled, or more sockets were
+ * ready than one epoll_wait returns): the lateness is then this side's,
+ * not the dialer's, and the hello is read before the connection is
+ * judged. */
+static inline int bfo_tp_readable(int fd)
+{
+    struct pollfd q;
+    q.fd = fd;
+    q.events = POLLIN;
+    q.revents = 0;
+    return poll(&q, 1, 0) > 0;
 }
 
 /* Reads what has come of a hello of `want` bytes on nonblocking fd into

@@ -1877,6 +1877,10 @@ static void timeouts(bfo_shm *t)
             p->a.deadline = t->now + t->pends.timeout_ns;
         else if (pend_stage(p) == 1)
             pend_proof(t, p, 0, "no CONFIRM in time");
+        else if (!p->pr && t->started && bfo_tp_readable(p->a.fd)) {
+            (void)pend_read(t, p); /* its hello came while this side did not look (bfo_tp_readable) */
+            settle(t);
+        }
         else
             pend_close(t, p, t->started ? "no hello in time" : NULL);
     }

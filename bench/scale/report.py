@@ -90,6 +90,44 @@ def sim_section(path):
         "", mem["messages"], mem["ops"], mem["seconds"], mem["progress_us"]))
 
 
+def growth(a, b):
+    """How much a figure grew from a (fewest ranks) to b (most): b / a; 1
+    when both are 0 (flat), None when unknown, inf from 0 to more."""
+    if a is None or b is None:
+        return None
+    if a == 0:
+        return 1.0 if b == 0 else float("inf")
+    return b / a
+
+
+def growth_section(meta, medians):
+    """Per place with two rank counts or more, a line per figure: how much
+    it grew from the fewest ranks to the most under ob1 and under bfo (the
+    ratio of the medians), and whether bfo's grew faster than ob1's (issue
+    37: from 16 to 128 ranks no figure grows faster than ob1's)."""
+    for where, key in (("host", "sizes"), ("hosts", "host_sizes")):
+        sizes = sorted({int(x) for x in meta.get(key, "").split()})
+        if len(sizes) < 2:
+            continue
+        lo, hi = sizes[0], sizes[-1]
+        title = "one host" if where == "host" else "4 namespace hosts"
+        print()
+        print("== growth from %d to %d ranks, %s (median at %d / median at %d; "
+              "faster: bfo's growth above ob1's)" % (lo, hi, title, hi, lo))
+        print("   %-40s %10s %10s  %s" % ("figure", "ob1", "bfo", "bfo grows faster than ob1?"))
+        for k, label, _sc, _fm in FIGURES:
+            g = {c: growth(medians.get((where, lo, c, k)), medians.get((where, hi, c, k))) for c in ("ob1", "bfo")}
+            cell = {c: "-" if g[c] is None else ("inf" if g[c] == float("inf") else "%.2fx" % g[c]) for c in g}
+            if g["ob1"] is None or g["bfo"] is None:
+                missing = [c for c in g if g[c] is None]
+                verdict = "n/a (no figure of %s at %d or %d ranks)" % (" and ".join(missing), lo, hi)
+            elif g["bfo"] > g["ob1"]:
+                verdict = "YES (faster)"
+            else:
+                verdict = "no"
+            print("   %-40s %10s %10s  %s" % (label, cell["ob1"], cell["bfo"], verdict))
+
+
 def main():
     raw = sys.argv[1]
     meta = {}
@@ -114,6 +152,7 @@ def main():
         else "the host's lo, shared with anything else running (packet counts include it)"))
     print("medians over the rounds; bfo/ob1 = median of the same-round ratios; FAILED = no run finished")
     verdicts = []
+    medians = {}  # (where, ranks, config, key) -> the median, for the growth lines
     blocks = []
     for where, key in (("host", "sizes"), ("hosts", "host_sizes")):
         for n in meta.get(key, "").split():
@@ -138,6 +177,7 @@ def main():
                 xs = [r["result"][k] * sc for r in per[c].values() if r["result"] and k in r["result"]
                       and r["result"][k] >= 0]
                 vals[c] = statistics.median(xs) if xs else None
+                medians[(where, int(n), c, k)] = vals[c]
             ratios = []
             for rd in per["ob1"]:
                 a, b = per["ob1"][rd]["result"], per["bfo"].get(rd, {}).get("result")
@@ -161,6 +201,7 @@ def main():
                     d = None if a is None or b is None else b - a
                     verdicts.append(("sockets after MPI_Init beyond ob1's", "<= %d (1 per rail)" % RAILS,
                                      fmt("%.1f", d), "n/a" if d is None else ("met" if d <= RAILS else "MISSED")))
+    growth_section(meta, medians)
     sm = os.path.join(raw, "sim_mem.txt")
     if os.path.exists(sm):
         sim_section(sm)

@@ -15,7 +15,7 @@
 #
 # Environment:
 #   BENCH_SCALE_SIZES   ranks on this host (default "16 64 128")
-#   BENCH_SCALE_HOSTS   ranks across 4 namespace hosts (default "16 64" as root,
+#   BENCH_SCALE_HOSTS   ranks across 4 namespace hosts (default "16 64 128" as root,
 #                       else none; "" for none)
 #   BENCH_SCALE_ROUNDS  interleaved rounds (default 3)
 #   BENCH_SCALE_IDLE    seconds of each idle window (default 2)
@@ -39,7 +39,7 @@ fail_setup() { printf 'bench-scale: %s\n' "$*" >&2; exit 2; }
 IS_ROOT=0
 [ "$(id -u)" = 0 ] && IS_ROOT=1
 SIZES=${BENCH_SCALE_SIZES-16 64 128}
-if [ $IS_ROOT = 1 ]; then HSIZES=${BENCH_SCALE_HOSTS-16 64}; else HSIZES=${BENCH_SCALE_HOSTS-}; fi
+if [ $IS_ROOT = 1 ]; then HSIZES=${BENCH_SCALE_HOSTS-16 64 128}; else HSIZES=${BENCH_SCALE_HOSTS-}; fi
 ROUNDS=${BENCH_SCALE_ROUNDS:-3}
 IDLE=${BENCH_SCALE_IDLE:-2}
 BFO_PML_DIR=$(abspath "${BFO_PML_DIR:-build/gcc/pml}")

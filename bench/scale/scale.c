@@ -51,6 +51,22 @@ static void verify_failed(const char *what, int iter, int peer, int word, uint32
     MPI_Abort(MPI_COMM_WORLD, 3);
 }
 
+static double t_init; /* when MPI_Init returned */
+
+/* Any MPI error: said with its string (the PML's: which peer, why) and
+ * when, then the job aborts (exit 4); MPI_ERRORS_ARE_FATAL said only
+ * "known error not in list" for pml/bfo's codes. */
+static void on_error(MPI_Comm *comm, int *code, ...)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    (void)comm;
+    if (MPI_Error_string(*code, s, &len) != MPI_SUCCESS)
+        snprintf(s, sizeof s, "error %d", *code);
+    fprintf(stderr, "scale MPI ERROR rank=%d after_init_s=%.1f: %s\n", rank, now_s() - t_init, s);
+    MPI_Abort(MPI_COMM_WORLD, 4);
+}
+
 /* the word that src sends dst at position i of iteration it */
 static uint32_t pattern(int src, int dst, int i, int it)
 {
@@ -288,6 +304,13 @@ int main(int argc, char **argv)
     r_init = res_now(); /* before any message of the program's */
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    t_init = t1;
+    {
+        MPI_Errhandler eh;
+        MPI_Comm_create_errhandler(on_error, &eh);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+        MPI_Errhandler_free(&eh);
+    }
 
     first = slowest(t1 - t0);
     if (rank == 0)
