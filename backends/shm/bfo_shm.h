@@ -259,6 +259,17 @@
  *   (32 ranks: 256 MiB when all are connected, where every pair was
  *   reserved 2 MiB at open before: 1 GiB; 64 ranks: 1 GiB, was 4 GiB).
  *   The acceptor maps the ring the dialer chose (the hello says it).
+ *   REWIND: the pages of a ring are mapped into both processes as they
+ *   are first written or read, and PSS charges them; a writer whose ring
+ *   the peer has emptied, with 4 KiB or more of it behind the head, starts
+ *   over from its first byte (a WRAP record where the head is, written
+ *   only when the next record fits before it), so a pair whose frames are
+ *   taken as they come keeps 4 KiB + one record per direction mapped (64
+ *   ranks, 6 alltoalls: 636 KiB of rings per rank, where a head that only
+ *   went round had 1,888 KiB, growing with traffic to all of every ring),
+ *   and more only as deep as the reader falls behind.  The reserve
+ *   (fallocate) is still the whole segment: shared memory of the host
+ *   (Shmem), not of any process's PSS.
  *   Nothing is allocated per message: sends are copied straight from the
  *   engine's iov into the ring, frames are read where they lie.
  *
@@ -299,7 +310,8 @@
  *     Head and tail are u64 byte positions, stored with release and
  *     loaded with acquire semantics (native byte order: one host).
  *   Record (BFO_SHM_REC_HDR + frame, padded to BFO_SHM_REC_ALIGN): u32
- *     sequence, u32 frame length (0 for WRAP), u16 kind (DATA, WRAP), u16
+ *     sequence, u32 frame length (0 for WRAP: the next record is at the
+ *     ring's start; at the end, or anywhere to rewind), u16 kind (DATA, WRAP), u16
  *     generation & 0xffff, u32 CRC32C of the 12 bytes before it and the
  *     frame.
  */
