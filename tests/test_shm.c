@@ -1259,7 +1259,7 @@ static void test_a_dial_fails_clearly_when_the_segment_cannot_be_reserved(void *
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        struct rlimit rl = { 65536, 65536 }; /* a segment is 64 KiB x 2 + 4 KiB */
+        struct rlimit rl = { 65536, 65536 }; /* a segment is 64 KiB x 2 + 1 KiB */
         side a, b;
         book bk;
         bfo_config c = small_cfg();
@@ -1286,7 +1286,7 @@ static void test_a_dial_fails_clearly_when_the_segment_cannot_be_reserved(void *
     assert_int_equal(WEXITSTATUS(st), 0);
     assert_true(n > 0);
     log[n] = 0;
-    assert_non_null(strstr(log, "bfo-shm[0]: peer 1 rail 0: cannot reserve 135168 bytes of "
+    assert_non_null(strstr(log, "bfo-shm[0]: peer 1 rail 0: cannot reserve 132096 bytes of "
                                 "shared memory (fallocate: File too large"));
     assert_string_equal(bfo_shm_errname(BFO_SHM_ERR_SEGMENT), "BFO_SHM_ERR_SEGMENT");
 }

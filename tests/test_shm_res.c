@@ -26,6 +26,8 @@ typedef struct rk {
     void *t;
     bfo_backend be;
     int up[N];
+    uint32_t got, bad; /* frames taken; ... not the next one expected (first word: its number) */
+    uint32_t done;     /* sends completed ok */
 } rk;
 
 static rk R[N];
@@ -38,10 +40,25 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void s_completion(void *ctx, uint64_t token, int ok) { (void)ctx, (void)token, (void)ok; }
+static void s_completion(void *ctx, uint64_t token, int ok)
+{
+    (void)token;
+    ((rk *)ctx)->done += ok != 0;
+}
+/* Frames of a test that numbers them (at least 4 bytes: the number, then
+ * bytes that follow from it) are checked in order; others are taken. */
 static int s_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
 {
-    (void)ctx, (void)peer, (void)rail, (void)buf, (void)len, (void)now;
+    rk *r = (rk *)ctx;
+    (void)peer, (void)rail, (void)now;
+    if (len >= 4) {
+        uint32_t k;
+        memcpy(&k, buf, 4);
+        r->bad += k != r->got;
+        for (size_t i = 4; i < len; i++)
+            r->bad += buf[i] != (uint8_t)(k * 31u + i);
+    }
+    r->got++;
     return BFO_OK;
 }
 static void s_event(void *ctx, int peer, int rail, int ev, uint64_t now)
@@ -218,11 +235,103 @@ static void test_rings_shrink_as_the_ranks_of_a_host_grow(void **state)
     }
 }
 
+/* Bytes of the ring segments mapped into this process (Rss of every
+ * memfd:bfo-shm mapping in /proc/self/smaps), in KiB: the pages the rings'
+ * writers and readers touched, what PSS charges the ranks. */
+static long segment_rss_kib(void)
+{
+    char line[512];
+    long kib = 0;
+    int in = 0;
+    FILE *f = fopen("/proc/self/smaps", "r");
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long a, b;
+        long v;
+        if (sscanf(line, "%llx-%llx ", &a, &b) == 2 && strchr(line, ' '))
+            in = strstr(line, "memfd:bfo-shm") != NULL;
+        else if (in && sscanf(line, "Rss: %ld kB", &v) == 1)
+            kib += v;
+    }
+    fclose(f);
+    return kib;
+}
+
+/* Sends n frames of len bytes from a to b, each numbered from first,
+ * burst at a time, taken by b before the next burst goes. */
+static void send_taken(int a, int b, uint32_t first, int n, size_t len, int burst)
+{
+    static uint8_t bufs[8][8192]; /* one per frame of a burst: a send holds its bytes until it completes */
+    assert_true(len <= sizeof bufs[0] && len >= 4 && burst <= 8);
+    for (int i = 0; i < n;) {
+        uint32_t want = R[a].done;
+        int k;
+        for (k = 0; k < burst && i < n; k++, i++) {
+            uint32_t num = first + (uint32_t)i;
+            uint8_t *buf = bufs[k];
+            bfo_iov iov = { buf, len };
+            memcpy(buf, &num, 4);
+            for (size_t j = 4; j < len; j++)
+                buf[j] = (uint8_t)(num * 31u + j);
+            assert_int_equal(R[a].be.post_send(R[a].be.ctx, b, 0, &iov, 1, num), 0);
+        }
+        want += (uint32_t)k;
+        for (uint64_t end = now_ns() + 2000000000ull; R[a].done < want;) {
+            assert_true(now_ns() < end);
+            OPS->progress(R[b].t, now_ns());
+            OPS->progress(R[a].t, now_ns());
+        }
+    }
+}
+
+/* A ring whose frames are taken as they come touches its first pages only
+ * (bfo_shm.h, MEMORY, REWIND): 300 frames of 4 KiB from rank 0 to rank 1,
+ * each taken before the next, through rings of 1 MiB leave two pages
+ * mapped on each side (the ring went round once, all 1 MiB of it, before
+ * rings rewound; 3 pages with a header page of its own); every frame arrives
+ * whole and in order, and so do bursts of 1 to 7 frames of 64 bytes to
+ * 8 KiB each way afterwards (some taken while the ring was not empty, some
+ * rewound behind frames of another size). */
+static void test_a_ring_taken_as_it_comes_touches_its_first_pages_only(void **state)
+{
+    bfo_shm_options o;
+    bfo_shm_conn_info in;
+    long rss;
+    uint32_t sent[2] = { 0, 0 };
+    (void)state;
+    memset(&o, 0, sizeof o);
+    open_all(&o);
+    connect_pair(0, 1);
+    assert_int_equal(bfo_shm_get_conn_info((bfo_shm *)R[0].t, 1, 0, &in), BFO_OK);
+    assert_int_equal(in.ring_bytes, 1u << 20);
+    send_taken(0, 1, 0, 300, 4096, 1);
+    sent[0] = 300;
+    assert_int_equal(R[1].got, 300);
+    assert_int_equal(R[1].bad, 0);
+    rss = segment_rss_kib();
+    /* each mapping: the header's page, where ring 0 starts, and the next
+     * (a record of 4 KiB from the header's end, then the WRAP): 8 KiB;
+     * a page of slack each (it was 1 MiB + 8 KiB each) */
+    print_message("segment pages mapped after 300 x 4 KiB: %ld KiB (both sides)\n", rss);
+    assert_true(rss <= 2 * (8 + 4));
+    for (int round = 0; round < 40; round++) {
+        int a = round & 1, burst = 1 + round % 7;
+        size_t len = (size_t)64 << (round % 8);
+        send_taken(a, 1 - a, sent[a], burst * 3, len, burst);
+        sent[a] += (uint32_t)(burst * 3);
+    }
+    assert_int_equal(R[1].got, sent[0]);
+    assert_int_equal(R[0].got, sent[1]);
+    assert_int_equal(R[0].bad + R[1].bad, 0);
+    close_all();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_ring_for_a_local_peer_never_connected),
         cmocka_unit_test(test_rings_shrink_as_the_ranks_of_a_host_grow),
+        cmocka_unit_test(test_a_ring_taken_as_it_comes_touches_its_first_pages_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,6 +39,9 @@ enum { E_SEND = 1, E_READ = 2 };
  * within this, per rail, unless the options say otherwise (ring_scale) */
 #define NODE_DEFAULT (256u << 20)
 #define CHUNK_DEFAULT (1u << 20)
+/* REWIND (ring_put): an empty ring starts over from its first byte once
+ * this much of it is behind the head */
+#define REWIND_AT 4096u
 #define CONNECT_TIMEOUT_DEFAULT_NS 1000000000ull
 /* The rail's rate before the engine measures one (MB/s), unless the args
  * or the options say: a copy into a ring, well above the 1 GB/s the engine
@@ -567,13 +570,31 @@ static void rec_header(uint8_t *r, uint32_t seq, uint32_t len, int kind, uint64_
 }
 
 /* Writes en's record (and a WRAP record before it when it does not fit
- * before the ring's end) if the ring has room; 1 when written.  The head
- * is published by the caller. */
+ * before the ring's end, or to rewind) if the ring has room; 1 when
+ * written.  The head is published by the caller.
+ *
+ * REWIND (bfo_shm.h, MEMORY): a ring the peer has emptied starts over
+ * from its first byte once REWIND_AT bytes of it are behind the head (a
+ * WRAP record where the head is; the reader takes a WRAP anywhere).  Pages
+ * of a ring are mapped by both processes as they are first written, and a
+ * ring whose head only ever went round touched all of it after ring_bytes
+ * of traffic (at 64 ranks: 63 x 2 x 256 KiB per rank, whatever the job
+ * sends at once); rewound, a pair whose messages are taken as they come
+ * touches REWIND_AT and one record per direction, and more only as deep as
+ * the peer falls behind.  Only when the record fits before the WRAP (need
+ * <= off): it then overwrites nothing the reader has not passed. */
 static int ring_put(bfo_shm *t, sconn *c, ent *en)
 {
     size_t need = rec_size(en->total), off = (size_t)(c->head & (c->ring - 1));
     size_t pad = off + need > c->ring ? c->ring - off : 0;
     uint8_t *r;
+    if (!pad && off >= REWIND_AT && need <= off) {
+        uint64_t tail = ld_acq(c->tx_tail);
+        if (tail == c->head) { /* empty: every record before it taken */
+            c->space_tail = tail;
+            pad = c->ring - off;
+        }
+    }
     if (c->head + pad + need - c->space_tail > c->ring) {
         uint64_t tail = ld_acq(c->tx_tail);
         if (tail > c->space_tail && tail <= c->head)

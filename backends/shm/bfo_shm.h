@@ -242,7 +242,7 @@
  *   is in use: the engine's max_ops + 16 would be 5 MiB under pml/bfo)
  *   and the connection table; no segment.  A segment is
  *   made by the dial, when the engine first connects that (peer, rail): a
- *   memfd of 4 KiB + 2 x ring with every page reserved by fallocate, and
+ *   memfd of 1 KiB + 2 x ring with every page reserved by fallocate, and
  *   sealed (no shrinking, no growing) before the peer sees it; it goes
  *   when the connection closes.  fallocate stays because the pages of a
  *   memfd are charged when they are first touched: reserved at the dial, a
@@ -254,12 +254,25 @@
  *   addresses before the first dial: L (L - 1) rings per rail) fit in
  *   node_bytes, but not below two of the largest records (256 KiB with the
  *   engine's 64 KiB fragments).  So per host and rail at most
- *   max(node_bytes, L (L - 1) / 2 x (4 KiB + 2 x that floor)) when every
+ *   max(node_bytes, L (L - 1) / 2 x (1 KiB + 2 x that floor)) when every
  *   pair is connected, and only what the connections made use: with the
  *   defaults, 1 MiB rings up to 16 ranks on a host, 256 KiB from 32
  *   (32 ranks: 256 MiB when all are connected, where every pair was
  *   reserved 2 MiB at open before: 1 GiB; 64 ranks: 1 GiB, was 4 GiB).
  *   The acceptor maps the ring the dialer chose (the hello says it).
+ *   REWIND: the pages of a ring are mapped into both processes as they
+ *   are first written or read, and PSS charges them; a writer whose ring
+ *   the peer has emptied, with 4 KiB or more of it behind the head, starts
+ *   over from its first byte (a WRAP record where the head is, written
+ *   only when the next record fits before it), so a pair whose frames are
+ *   taken as they come keeps 4 KiB + one record per direction mapped, ring
+ *   0's first page shared with the header's (64 ranks, 6 alltoalls of 4 KiB:
+ *   4 pages a connection, about 500 KiB of rings per rank, where a head
+ *   that only went round had 1,888 KiB, growing with traffic to all of
+ *   every ring),
+ *   and more only as deep as the reader falls behind.  The reserve
+ *   (fallocate) is still the whole segment: shared memory of the host
+ *   (Shmem), not of any process's PSS.
  *   Nothing is allocated per message: sends are copied straight from the
  *   engine's iov into the ring, frames are read where they lie.
  *
@@ -286,8 +299,9 @@
  *     CONFIRM (48), in HELLO_TAKEN nothing (the acceptor's doorbell goes
  *     with it).  The reply's dialed field is 0 (not under a MAC).
  *     docs/protocol.md, "Authentication".
- *   Segment: 4 KiB of header and control lines, then ring 0 (dialer to
- *     acceptor) and ring 1 (acceptor to dialer), ring_bytes each.
+ *   Segment: 1 KiB of header and control lines (BFO_SHM_SEG_HDR), then
+ *     ring 0 (dialer to acceptor) and ring 1 (acceptor to dialer),
+ *     ring_bytes each (version 2; version 1 had a header of 4 KiB).
  *       0    u32 magic BFO_SHM_SEG_MAGIC, u32 version, u64 generation,
  *            u64 job, u32 dialer rank, u32 acceptor rank, u32 rail,
  *            u32 ring bytes, u64 segment bytes
@@ -300,7 +314,8 @@
  *     Head and tail are u64 byte positions, stored with release and
  *     loaded with acquire semantics (native byte order: one host).
  *   Record (BFO_SHM_REC_HDR + frame, padded to BFO_SHM_REC_ALIGN): u32
- *     sequence, u32 frame length (0 for WRAP), u16 kind (DATA, WRAP), u16
+ *     sequence, u32 frame length (0 for WRAP: the next record is at the
+ *     ring's start; at the end, or anywhere to rewind), u16 kind (DATA, WRAP), u16
  *     generation & 0xffff, u32 CRC32C of the 12 bytes before it and the
  *     frame.
  */
@@ -392,10 +407,13 @@ enum bfo_shm_hello_kind {
  * BFO_SHM_HELLO_AUTH_SIZE long, when the transport has a bfo_auth. */
 #define BFO_SHM_HELLO_AUTH_SIZE 64
 
-/* The segment: a header page, then one ring per direction. */
+/* The segment: a header of 1 KiB (its control lines, room for more),
+ * then one ring per direction; ring 0 starts in the header's page, which
+ * a connection has mapped anyway (MEMORY, REWIND: one page fewer per
+ * connection than a header page of its own; version 2). */
 #define BFO_SHM_SEG_MAGIC 0x47534642u /* "BFSG" */
-#define BFO_SHM_SEG_VERSION 1
-#define BFO_SHM_SEG_HDR 4096
+#define BFO_SHM_SEG_VERSION 2
+#define BFO_SHM_SEG_HDR 1024
 /* A record in a ring: a 16-byte header, then the frame, padded to 64. */
 #define BFO_SHM_REC_HDR 16
 #define BFO_SHM_REC_ALIGN 64

@@ -181,7 +181,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->pad_mem = NULL;
     if (c->nrails > 1) {
         e->pad_mem = (uint8_t *)bfo__carve(&p, BFO_MEASURE_BYTES);
-        memset(e->pad_mem, 0, BFO_MEASURE_BYTES);
+        e->pad_zeroed = 0; /* at its first measurement (bfo__measure): 64 KiB resident only then */
     }
     memset(e->stage_tok, 0, sizeof(uint64_t) * (size_t)c->data_stages);
     e->stage_wait_head = e->stage_wait_tail = -1;
@@ -241,7 +241,7 @@ static inline int bfo_engine_init_abi(bfo_engine *e, const bfo_config *cfg, cons
     e->deferred = 0;
     e->slot_free = e->uxm_free = -1;
     bfo__slots_free_range(e, 0, c->max_requests);
-    bfo__ux_free_range(e, 0, c->max_unexpected);
+    /* unexpected entries: set up as they are needed (bfo__uxm_more) */
     e->ux_head = e->ux_tail = -1;
     for (int k = 0; k < BFO__SINKS; k++)
         e->sink[k].complete = 1; /* free */

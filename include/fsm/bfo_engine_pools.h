@@ -403,14 +403,25 @@ static inline void bfo__ux_buf_put(bfo_engine *e, bfo_uxm *u)
     u->data = NULL;
 }
 
+/* Unexpected-message entries are set up a batch at a time, as ops are
+ * (bfo__op_more): setting all of max_unexpected up at init made every
+ * page of them resident (136 KiB of every pml/bfo rank's PSS). */
+static BFO__COLD int bfo__uxm_more(bfo_engine *e)
+{
+    bfo__pool *p = &e->uxp;
+    if (p->live == p->n && bfo__pool_grow(e, p, sizeof(bfo_uxm)) < 0)
+        return -1;
+    const int to = p->n - p->live > BFO__OPS_BATCH ? p->live + BFO__OPS_BATCH : p->n;
+    bfo__ux_free_range(e, p->live, to);
+    p->live = to;
+    return e->uxm_free;
+}
+
 static inline int bfo__uxm_take(bfo_engine *e)
 {
     int i = e->uxm_free;
-    if (i < 0) {
-        i = bfo__pool_grow(e, &e->uxp, sizeof(bfo_uxm));
-        if (i >= 0)
-            bfo__ux_free_range(e, i, e->uxp.n);
-    }
+    if (BFO__UNLIKELY(i < 0))
+        i = bfo__uxm_more(e);
     if (i >= 0) {
         e->uxm_free = bfo__ux_at(e, i)->next;
         bfo__ux_at(e, i)->used = 1;

@@ -474,6 +474,10 @@ static BFO__NOINLINE void bfo__measure(bfo_engine *e, int peer, int rail)
     len = len / (uint64_t)train < cap ? len / (uint64_t)train : cap; /* each probe's */
     if (!e->pad_mem || e->ctl_in_use + 1 + train > bfo__ctl_budget(&e->cfg))
         return;
+    if (BFO__UNLIKELY(!e->pad_zeroed)) {
+        memset(e->pad_mem, 0, BFO_MEASURE_BYTES);
+        e->pad_zeroed = 1;
+    }
     rl->rate.meas_nonce = nonce;
     rl->rate.meas_sent = e->now ? e->now : 1;
     rl->rate.meas_first = 0;

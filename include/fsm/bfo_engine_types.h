@@ -575,10 +575,10 @@ typedef struct bfo__pool {
     char **chunk;    /* [BFO_MAX_CHUNKS]: the chunks grown */
     int n0, n;       /* entries in the first block; in all */
     int shift, chunks;
-    int live;        /* the op pool's entries [0, live) are set up; the rest were
-                      * never touched, so their pages are not the process's yet
-                      * (bfo__op_more: a job that never has 45,000 ops in flight
-                      * never pays for them) */
+    int live;        /* the op and unexpected pools: entries [0, live) are set up;
+                      * the rest were never touched, so their pages are not the
+                      * process's yet (bfo__op_more, bfo__uxm_more: a job that
+                      * never has 45,000 ops in flight never pays for them) */
 } bfo__pool;
 
 typedef struct bfo_stats {
@@ -666,6 +666,8 @@ typedef struct bfo_engine {
     /* described data: staging buffers (bfo__post_data) and the ops waiting for one */
     uint8_t *stage_mem;
     uint8_t *pad_mem;         /* zeros: a demoted rail's measuring probe (NULL: one rail) */
+    int pad_zeroed;           /* pad_mem zeroed yet (at the first measurement: its pages
+                               * are resident only once a rail is measured) */
     uint64_t *stage_tok;      /* [data_stages]: the token of the op holding it, 0: never used */
     size_t stage_size;
     int stage_wait_head, stage_wait_tail;
