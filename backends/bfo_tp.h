@@ -140,7 +140,22 @@ static inline int bfo_tp_args_ok(const bfo_transport_args *a)
 
 static inline const char *bfo_tp_evname(int ev)
 {
-    return ev == BFO_EV_CONNECTED ? "CONNECTED" : ev == BFO_EV_CONNECT_FAILED ? "CONNECT_FAILED" : "RAIL_ERROR";
+    return ev == BFO_EV_CONNECTED ? "CONNECTED" : ev == BFO_EV_CONNECTED_PROVEN ? "CONNECTED_PROVEN"
+         : ev == BFO_EV_CONNECT_FAILED ? "CONNECT_FAILED" : "RAIL_ERROR";
+}
+
+/* The conn machine's REPORT_UP: what the engine hears of the connection
+ * (st: the step that reported it).  An authenticating transport (auth)
+ * reports it only at a proof both ways (spec/conn.rl: the dialer at a
+ * reply whose MAC it verified, its CONFIRM written: REPLY_RCVD; the
+ * acceptor at that CONFIRM: PROOF_RCVD), so the engine admits the rail at
+ * once, no probe (CONNECTED_PROVEN, spec/rail.rl "Up at the handshake");
+ * one that does not reports CONNECTED and the engine probes it. */
+static inline int bfo_tp_up_event(int auth, const bfo_step *st)
+{
+    return auth && (st->event == BFO_CONN_EV_REPLY_RCVD || st->event == BFO_CONN_EV_PROOF_RCVD)
+               ? BFO_EV_CONNECTED_PROVEN
+               : BFO_EV_CONNECTED;
 }
 
 /* A rail event to the engine, now (only from progress, never inside a

@@ -41,7 +41,7 @@ static int s_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t len
 static void s_event(void *ctx, int peer, int rail, int ev, uint64_t now)
 {
     (void)peer, (void)rail, (void)now;
-    if (ev == BFO_EV_CONNECTED)
+    if (ev == BFO_EV_CONNECTED || ev == BFO_EV_CONNECTED_PROVEN) /* proven: authenticated */
         ((end *)ctx)->up_at = bfo_tp_now();
 }
 static void s_heard(void *ctx, int peer, int rail, uint64_t now) { (void)ctx, (void)peer, (void)rail, (void)now; }

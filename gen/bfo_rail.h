@@ -12,7 +12,7 @@
 
 #include "bfo_alphabet.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xcbaf93d1
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xa544b5e9
 #error "gen/bfo_rail.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 
@@ -189,6 +189,7 @@ case 1:
 		case 86u: goto tr4;
 		case 89u: goto tr10;
 		case 90u: goto tr11;
+		case 91u: goto tr12;
 	}
 	if ( (*p) > 46u ) {
 		if ( 76u <= (*p) && (*p) <= 77u )
@@ -218,7 +219,7 @@ tr19:
 tr8:
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st2;
-tr14:
+tr15:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
 	goto st2;
 st2:
@@ -227,21 +228,22 @@ st2:
 	BFO__FALLTHROUGH;
 case 2:
 	switch( (*p) ) {
-		case 38u: goto tr12;
-		case 41u: goto tr14;
-		case 43u: goto tr12;
-		case 44u: goto tr15;
-		case 46u: goto tr12;
+		case 38u: goto tr13;
+		case 41u: goto tr15;
+		case 43u: goto tr13;
+		case 44u: goto tr12;
+		case 46u: goto tr13;
 		case 47u: goto tr16;
 		case 50u: goto tr4;
 		case 53u: goto tr17;
 		case 56u: goto tr18;
 		case 59u: goto tr19;
 		case 76u: goto st2;
-		case 77u: goto tr12;
-		case 81u: goto tr12;
+		case 77u: goto tr13;
+		case 81u: goto tr13;
 		case 86u: goto tr20;
 		case 89u: goto tr10;
+		case 91u: goto tr12;
 	}
 	if ( 39u <= (*p) && (*p) <= 45u )
 		goto st2;
@@ -258,7 +260,7 @@ tr25:
 tr26:
 	{ BFO_RAIL__EMIT(TAKE_REACH); }
 	goto st3;
-tr12:
+tr13:
 	{ BFO_RAIL__EMIT(SCHEDULE_RECONNECT); }
 	goto st3;
 tr22:
@@ -293,6 +295,7 @@ case 3:
 		case 85u: goto st6;
 		case 86u: goto tr4;
 		case 89u: goto tr10;
+		case 91u: goto tr12;
 	}
 	if ( 38u <= (*p) && (*p) <= 46u )
 		goto st3;
@@ -331,6 +334,7 @@ case 4:
 		case 56u: goto tr32;
 		case 59u: goto tr33;
 		case 89u: goto st4;
+		case 91u: goto st4;
 	}
 	if ( (*p) < 50u ) {
 		if ( 38u <= (*p) && (*p) <= 46u )
@@ -382,10 +386,11 @@ case 5:
 		case 85u: goto st6;
 		case 86u: goto tr4;
 		case 89u: goto tr10;
+		case 91u: goto tr12;
 	}
 	if ( (*p) > 46u ) {
 		if ( 76u <= (*p) && (*p) <= 77u )
-			goto tr12;
+			goto tr13;
 	} else if ( (*p) >= 38u )
 		goto st5;
 	goto st0;
@@ -413,6 +418,7 @@ case 6:
 		case 56u: goto tr43;
 		case 59u: goto tr44;
 		case 89u: goto st6;
+		case 91u: goto st6;
 	}
 	if ( (*p) < 76u ) {
 		if ( 38u <= (*p) && (*p) <= 46u )
@@ -452,6 +458,7 @@ case 7:
 		case 77u: goto st7;
 		case 86u: goto st7;
 		case 89u: goto st7;
+		case 91u: goto st7;
 	}
 	if ( (*p) < 42u ) {
 		if ( 38u <= (*p) && (*p) <= 40u )
@@ -477,11 +484,11 @@ tr57:
 tr58:
 	{ BFO_RAIL__EMIT(SEND_PROBE); }
 	goto st8;
+tr12:
+	{ BFO_RAIL__EMIT(ADMIT); }
+	goto st8;
 tr52:
 	{ BFO_RAIL__EMIT(SEND_PROBEACK); }
-	goto st8;
-tr15:
-	{ BFO_RAIL__EMIT(ADMIT); }
 	goto st8;
 tr67:
 	{ BFO_RAIL__EMIT(PROMOTE); }
@@ -507,6 +514,7 @@ case 8:
 		case 86u: goto tr20;
 		case 87u: goto tr59;
 		case 89u: goto tr10;
+		case 91u: goto st8;
 	}
 	if ( (*p) > 45u ) {
 		if ( 77u <= (*p) && (*p) <= 79u )
@@ -556,6 +564,7 @@ case 9:
 		case 86u: goto tr20;
 		case 88u: goto tr67;
 		case 89u: goto tr10;
+		case 91u: goto st9;
 	}
 	if ( (*p) > 45u ) {
 		if ( 77u <= (*p) && (*p) <= 79u )
@@ -587,7 +596,7 @@ st10:
 	BFO__FALLTHROUGH;
 case 10:
 	switch( (*p) ) {
-		case 38u: goto tr12;
+		case 38u: goto tr13;
 		case 41u: goto tr68;
 		case 47u: goto tr69;
 		case 50u: goto tr4;
@@ -598,9 +607,10 @@ case 10:
 		case 85u: goto st6;
 		case 86u: goto tr4;
 		case 89u: goto tr10;
+		case 91u: goto tr12;
 	}
 	if ( 76u <= (*p) && (*p) <= 77u )
-		goto tr12;
+		goto tr13;
 	goto st0;
 	}
 	_test_eof1: cs = 1; goto _test_eof;

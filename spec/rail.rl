@@ -3,10 +3,11 @@
 # The rail: one rail (a NIC, an IB/RoCE port) as seen from one peer.
 # Grammar only; the C binding is rail_binding.rl.
 #
-# A rail carries traffic only in UP.  It gets there only through PROBING:
-# a PROBE answered by a PROBEACK proves the rail works both ways, on first
+# A rail carries traffic only in UP.  It gets there through PROBING (a
+# PROBE answered by a PROBEACK proves the rail works both ways), on first
 # connection and again after every failure (re-admission, which the 2010
-# design never had).  A rail fails by a local error, by an unanswered
+# design never had), or at once when the connection itself proved that
+# (CONNECTED_PROVEN, below).  A rail fails by a local error, by an unanswered
 # heartbeat probe, by silence, or by the peer's broken-rail notice
 # (BROKEN), so both sides agree that it is out (the design's section 9); the
 # side that saw the error sends the notice over another rail, the side that
@@ -59,6 +60,29 @@
 # ever needed is gone, needs the others (are they left?).
 # What C keeps, not this machine: whether the peer was ever needed (its
 # down_since: no grace runs for a peer never needed, spec/peer.rl).
+
+# Up at the handshake (CONNECTED_PROVEN).  A transport that authenticates
+# its connections (TCP and shm given a bfo_auth, spec/conn.rl's claims and
+# proofs) reports a connection only once both ends proved themselves in its
+# handshake over fresh nonces: the dialer when the acceptor's reply proved
+# the peer and its own CONFIRM is written, the acceptor when that CONFIRM
+# verified.  Each proof is a message of the peer's process, made for this
+# connection and answered through it, so the handshake has shown what a
+# PROBE and its PROBEACK would: the peer is alive and the connection works
+# both ways.  Such a connection is admitted at once (admit: a new epoch,
+# the notices owed, what waited for the peer posted), from every state
+# that waits for or takes a connection (DORMANT, CONNECTING, PROBING,
+# FAILED, RECONNECTING), with no probe round trip: under oversubscription
+# that probe's answer waited for the peer to be scheduled, and timed out.
+# Both ends admit once per connection, as with a probe, so their epochs
+# stay in step.  A transport whose hellos are not authenticated (verbs;
+# TCP and shm without a bfo_auth) reports CONNECTED and the rail is
+# probed as before.  Where the connection is no news it is taken and
+# ignored: UP and DEMOTED (a connection that replaces theirs comes after
+# its RAIL_ERROR, in FAILED; one reported again changes nothing), ABSENT
+# (the rail is never used for that peer), RETIRED (the peer is fenced or
+# the attempts ran out: C drops the connection), LEFT (as CONNECTED: the
+# connection only waits for its end).
 
 # Rails per peer.  Every rank lists its own rails; rail i of one rank need
 # not reach every peer (a peer with fewer NICs, a shared-memory rail and a
@@ -154,7 +178,8 @@
     # No connection, none needed yet (see "Connections on first use"
     # above).  The engine's need (PEER_NEEDED) connects it; the peer's
     # connection (CONNECTED) or its PROBE (the transport took the peer's
-    # connection before it said so) brings it to PROBING as in FAILED.  The
+    # connection before it said so) brings it to PROBING as in FAILED, a
+    # proven one (CONNECTED_PROVEN) to UP.  The
     # rest is taken and ignored: the transport saying it does not reach the
     # peer, a late or stray word of a connection the engine never asked
     # for (an error, a failed dial of the peer's, a notice or a PROBEACK
@@ -163,6 +188,7 @@
     start: DORMANT: (
         PEER_NEEDED @connect -> CONNECTING
       | CONNECTED @send_probe -> PROBING
+      | CONNECTED_PROVEN @admit -> UP
       | PROBE_RCVD @send_probeack @send_probe -> PROBING
       | RAIL_ABSENT -> ABSENT
       | CONNECT_FAILED -> DORMANT
@@ -176,9 +202,11 @@
       | route -> DORMANT
     ),
 
-    # The transport is connecting the rail to the peer.
+    # The transport is connecting the rail to the peer; a proven
+    # connection is UP at once.
     CONNECTING: (
         CONNECTED @send_probe -> PROBING
+      | CONNECTED_PROVEN @admit -> UP
       | CONNECT_FAILED @schedule_reconnect -> FAILED
       | RAIL_ERROR @schedule_reconnect -> FAILED
       | BROKEN_RCVD @schedule_reconnect -> FAILED
@@ -190,11 +218,14 @@
       | route -> CONNECTING
     ),
 
-    # Connected; our PROBE is out.  The peer probes too and we answer.
+    # Connected; our PROBE is out.  The peer probes too and we answer.  A
+    # proven connection (the peer's PROBE brought the rail here before the
+    # transport reported it) admits it as the PROBEACK would.
     # Both ends connect, so a second attempt may fail while this connection
     # stands: CONNECT_FAILED changes nothing here or in UP.
     PROBING: (
         PROBEACK_RCVD @admit -> UP
+      | CONNECTED_PROVEN @admit -> UP
       | PROBE_RCVD @send_probeack -> PROBING
       | CONNECT_FAILED -> PROBING
       | PROBE_DELIVERED -> PROBING
@@ -213,10 +244,12 @@
     ),
 
     # In use.  A PROBE goes out as heartbeat; its PROBEACK answers it (C
-    # clears the outstanding mark).
+    # clears the outstanding mark).  A proven connection is no news here
+    # (see "Up at the handshake").
     UP: (
         HEARTBEAT_DUE @send_probe -> UP
       | PROBE_RCVD @send_probeack -> UP
+      | CONNECTED_PROVEN -> UP
       | PROBEACK_RCVD -> UP
       | CONNECT_FAILED -> UP
       | PROBE_DELIVERED -> UP
@@ -242,6 +275,7 @@
         PROMOTION_DUE @promote -> UP
       | HEARTBEAT_DUE @send_probe -> DEMOTED
       | PROBE_RCVD @send_probeack -> DEMOTED
+      | CONNECTED_PROVEN -> DEMOTED
       | PROBEACK_RCVD -> DEMOTED
       | CONNECT_FAILED -> DEMOTED
       | PROBE_DELIVERED -> DEMOTED
@@ -261,11 +295,13 @@
     ),
 
     # Mapped out; waiting for the back-off to end.  The peer may reconnect
-    # first: its connection or its PROBE brings the rail to PROBING.  A
+    # first: its connection or its PROBE brings the rail to PROBING, its
+    # proven connection to UP.  A
     # PROBEACK answering a probe of the connection that failed is ignored.
     FAILED: (
         BACKOFF_EXPIRED @reconnect -> RECONNECTING
       | CONNECTED @send_probe -> PROBING
+      | CONNECTED_PROVEN @admit -> UP
       | PROBE_RCVD @send_probeack @send_probe -> PROBING
       | RETRIES_EXHAUSTED @retire -> RETIRED
       | RAIL_ERROR -> FAILED
@@ -280,9 +316,10 @@
       | route -> FAILED
     ),
 
-    # The transport is connecting the rail again.
+    # The transport is connecting the rail again (a proven connection: UP).
     RECONNECTING: (
         CONNECTED @send_probe -> PROBING
+      | CONNECTED_PROVEN @admit -> UP
       | CONNECT_FAILED @schedule_reconnect -> FAILED
       | RAIL_ERROR @schedule_reconnect -> FAILED
       | PROBE_RCVD @send_probeack -> RECONNECTING
@@ -299,7 +336,7 @@
 
     # The rail does not reach this peer (see "Rails per peer" above).  What
     # is late or stray is taken and ignored: completions, errors, a notice,
-    # a probe, the transport saying so again.
+    # a probe, the transport saying so again, a proven connection.
     ABSENT: (
         rail_completion -> ABSENT
       | RAIL_ERROR -> ABSENT
@@ -308,6 +345,7 @@
       | PROBE_RCVD -> ABSENT
       | PROBEACK_RCVD -> ABSENT
       | RAIL_ABSENT -> ABSENT
+      | CONNECTED_PROVEN -> ABSENT
       | LEAVE_REQUESTED -> ABSENT
       | BYE_RCVD -> ABSENT
       | PEER_FENCED -> ABSENT
@@ -316,11 +354,13 @@
     ),
 
     # Final: the rail is given up (the peer is gone, or the attempts ran
-    # out).  Late completions are taken and ignored.
+    # out).  Late completions are taken and ignored, and a proven
+    # connection (C drops it).
     RETIRED: (
         rail_completion -> RETIRED
       | RAIL_ERROR -> RETIRED
       | BROKEN_RCVD -> RETIRED
+      | CONNECTED_PROVEN -> RETIRED
       | LEAVE_REQUESTED -> RETIRED
       | BYE_RCVD -> RETIRED
       | PEER_FENCED -> RETIRED
@@ -339,6 +379,7 @@
       | PROBEACK_RCVD -> LEFT
       | BROKEN_RCVD -> LEFT
       | CONNECTED -> LEFT
+      | CONNECTED_PROVEN -> LEFT
       | CONNECT_FAILED -> LEFT
       | RAIL_ERROR -> LEFT
       | RAIL_ABSENT -> LEFT

@@ -34,6 +34,7 @@ typedef struct end {
     void *tv;
     bfo_backend be;
     unsigned connected, failed, errors, heard, frames, completed;
+    unsigned proven; /* of connected: reported CONNECTED_PROVEN */
 } end;
 
 static end E[2];
@@ -59,9 +60,10 @@ static inline void s_event(void *ctx, int peer, int rail, int ev, uint64_t now)
 {
     end *e = (end *)ctx;
     (void)peer, (void)rail, (void)now;
-    if (ev == BFO_EV_CONNECTED)
+    if (ev == BFO_EV_CONNECTED || ev == BFO_EV_CONNECTED_PROVEN) {
         e->connected++;
-    else if (ev == BFO_EV_CONNECT_FAILED)
+        e->proven += ev == BFO_EV_CONNECTED_PROVEN;
+    } else if (ev == BFO_EV_CONNECT_FAILED)
         e->failed++;
     else
         e->errors++;
@@ -194,7 +196,10 @@ static unsigned want_up = 1;
 static inline int both_up(void) { return E[0].connected >= want_up && E[1].connected >= want_up; }
 static inline int one_up(void) { return E[1].connected >= want_up; }
 
-/* Rank 0 dials rank 1: both hear CONNECTED (the want_up-th time), nothing else. */
+/* Rank 0 dials rank 1: both hear CONNECTED (the want_up-th time), nothing
+ * else; authenticated, as CONNECTED_PROVEN on both sides (the dialer at the
+ * verified reply, the acceptor at the verified CONFIRM: the engine admits
+ * the rail with no probe), else plain CONNECTED (the engine probes). */
 static inline void connect_pair(unsigned n)
 {
     want_up = n;
@@ -202,6 +207,8 @@ static inline void connect_pair(unsigned n)
     pump(3, 3000, both_up);
     assert_int_equal(E[0].connected, n);
     assert_int_equal(E[1].connected, n);
+    assert_int_equal(E[0].proven, noauth ? 0 : n);
+    assert_int_equal(E[1].proven, noauth ? 0 : n);
     assert_int_equal(E[0].failed + E[1].failed, 0);
 }
 

@@ -438,6 +438,146 @@ static void test_LEFT_frames_after_leave_stale_a_probe_answered_nothing_probed(v
     sr_del(w);
 }
 
+/* Up at the handshake (spec/rail.rl): the test plays the transport.  It
+ * logs every frame each rank posts (its type, in order) and takes the
+ * engine's connects itself (counted, never made by the simulated wire), so
+ * the only reports are the ones the test gives. */
+#define HS_LOG 64
+static int hs_types[SN_TEST_RANKS][HS_LOG], hs_n[SN_TEST_RANKS], hs_connects[SN_TEST_RANKS];
+static int hs_post_send(void *ctx, int peer, int rail, const bfo_iov *iov, int iovcnt, uint64_t token)
+{
+    const int r = ((sn_endpoint *)ctx)->rank;
+    if (hs_n[r] < HS_LOG)
+        hs_types[r][hs_n[r]++] = ((const uint8_t *)iov[0].base)[0];
+    return sn_post_send(ctx, peer, rail, iov, iovcnt, token);
+}
+static int hs_connect(void *ctx, int peer, int rail)
+{
+    (void)peer, (void)rail;
+    hs_connects[((sn_endpoint *)ctx)->rank]++;
+    return 0;
+}
+static void hs_attach(sr_world *w, void *arg)
+{
+    (void)arg;
+    memset(hs_n, 0, sizeof hs_n);
+    memset(hs_connects, 0, sizeof hs_connects);
+    for (int i = 0; i < w->sn.n; i++) {
+        w->sn.be[i].post_send = hs_post_send;
+        w->sn.be[i].post_send_data = NULL; /* every frame through post_send: logged */
+        w->sn.be[i].connect = hs_connect;
+    }
+}
+/* The PROBEs rank posted before its first MATCH (-1: no MATCH). */
+static int hs_probes_before_data(int rank)
+{
+    int k = 0;
+    for (int i = 0; i < hs_n[rank]; i++) {
+        if (hs_types[rank][i] == BFO_FRAG_MATCH)
+            return k;
+        k += hs_types[rank][i] == BFO_FRAG_PROBE;
+    }
+    return -1;
+}
+static int hs_count(int rank, int type)
+{
+    int k = 0;
+    for (int i = 0; i < hs_n[rank]; i++)
+        k += hs_types[rank][i] == type;
+    return k;
+}
+
+/* Rank 0 sends to rank 1 over DORMANT rails; the transport reports the
+ * connection as ev on both sides (the dialer first, as TCP and shm do:
+ * its CONFIRM goes before the acceptor's report).  Returns the world with
+ * the send and the receive posted. */
+static sr_world *hs_world(int ev, bfo_request *s, bfo_request *r, uint8_t *out, uint8_t *in)
+{
+    sr_scenario sc = make(NULL, 0, 2, 1, 71);
+    sc.attach = hs_attach;
+    sr_world *w = sr_new(&sc);
+    assert_int_equal(w->e[0].peers[1].rail[0].fsm.cs, BFO_RAIL_ST_DORMANT);
+    assert_int_equal(bfo_irecv(&w->e[1], r, in, 8, 0, 0, 5, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], s, out, 8, 1, 0, 5, w->sn.now), BFO_OK);
+    assert_int_equal(hs_connects[0], 1); /* one rail first: the dial */
+    assert_int_equal(w->e[0].peers[1].rail[0].fsm.cs, BFO_RAIL_ST_CONNECTING);
+    assert_int_equal(hs_n[0], 0); /* nothing goes before the connection */
+    bfo_engine_rail_event(&w->e[0], 1, 0, ev, w->sn.now);
+    return w;
+}
+
+/* CONNECTING --CONNECTED_PROVEN--> UP / admit, and DORMANT (the acceptor)
+ * too: a connection whose handshake proved the peer both ways is admitted
+ * at once; the message that waited for it is the first frame either side
+ * sends, no PROBE before it (before: PROBE, PROBEACK, then the data, a
+ * round trip later). */
+static void test_CONNECTED_PROVEN_admits_at_once_no_probe_before_data(void **state)
+{
+    bfo_request s, r;
+    uint8_t out[8] = "proven", in[8] = { 0 };
+    (void)state;
+    sr_world *w = hs_world(BFO_EV_CONNECTED_PROVEN, &s, &r, out, in);
+    assert_int_equal(w->e[0].peers[1].rail[0].fsm.cs, BFO_RAIL_ST_UP);
+    assert_int_equal(hs_probes_before_data(0), 0); /* the data at the report (after the admission's CREDIT) */
+    bfo_engine_rail_event(&w->e[1], 0, 0, BFO_EV_CONNECTED_PROVEN, w->sn.now);
+    assert_int_equal(w->e[1].peers[0].rail[0].fsm.cs, BFO_RAIL_ST_UP);
+    assert_int_equal(w->e[0].peers[1].rail[0].epoch, w->e[1].peers[0].rail[0].epoch); /* in step */
+    STEP_UNTIL(w, bfo_test(&s) && bfo_test(&r));
+    assert_true(bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_memory_equal(in, out, 8);
+    assert_int_equal(hs_count(0, BFO_FRAG_PROBE) + hs_count(1, BFO_FRAG_PROBE), 0);
+    assert_int_equal(hs_connects[1], 0); /* the acceptor never dialed */
+    sr_del(w);
+}
+
+/* The same over a connection that is not proven (verbs; TCP and shm
+ * without a bfo_auth): CONNECTED probes first, the data waits for the
+ * PROBEACK.  What the test above tells apart. */
+static void test_CONNECTED_unproven_probes_before_data(void **state)
+{
+    bfo_request s, r;
+    uint8_t out[8] = "probed", in[8] = { 0 };
+    (void)state;
+    sr_world *w = hs_world(BFO_EV_CONNECTED, &s, &r, out, in);
+    assert_int_equal(w->e[0].peers[1].rail[0].fsm.cs, BFO_RAIL_ST_PROBING);
+    assert_int_equal(hs_n[0], 1);
+    assert_int_equal(hs_types[0][0], BFO_FRAG_PROBE);
+    bfo_engine_rail_event(&w->e[1], 0, 0, BFO_EV_CONNECTED, w->sn.now);
+    STEP_UNTIL(w, bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_int_equal(hs_count(0, BFO_FRAG_MATCH), 1);
+    assert_int_equal(hs_probes_before_data(0), 1);
+    sr_del(w);
+}
+
+/* The dialer's data may reach the acceptor's engine before the
+ * acceptor's transport reports the connection (bfo_net's progress thread
+ * defers the report, not rail control): the frame is taken on the DORMANT
+ * rail (bfo_engine_frame takes a message whatever the rail's state), the
+ * receive completes, and the late CONNECTED_PROVEN admits the rail then,
+ * with no probe and no dial of the acceptor's own. */
+static void test_CONNECTED_PROVEN_data_before_the_report_is_taken(void **state)
+{
+    bfo_request s, r;
+    uint8_t out[8] = "early", in[8] = { 0 };
+    (void)state;
+    sr_world *w = hs_world(BFO_EV_CONNECTED_PROVEN, &s, &r, out, in);
+    STEP_UNTIL(w, bfo_test(&r));
+    assert_true(bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_memory_equal(in, out, 8);
+    assert_int_equal(w->e[1].peers[0].rail[0].fsm.cs, BFO_RAIL_ST_DORMANT);
+    bfo_engine_rail_event(&w->e[1], 0, 0, BFO_EV_CONNECTED_PROVEN, w->sn.now);
+    assert_int_equal(w->e[1].peers[0].rail[0].fsm.cs, BFO_RAIL_ST_UP);
+    STEP_UNTIL(w, bfo_test(&s));
+    assert_int_equal(s.status, BFO_OK);
+    assert_int_equal(hs_count(0, BFO_FRAG_PROBE) + hs_count(1, BFO_FRAG_PROBE), 0);
+    assert_int_equal(hs_connects[1], 0);
+    assert_int_equal(w->e[0].stats.protocol_violations + w->e[1].stats.protocol_violations, 0);
+    sr_del(w);
+}
+
 /* A peer's BYE names more messages than ever come (a forged sequence, or
  * messages lost with a sender that gave up): the receive posted for it
  * waits, then fails with BFO_ERR_PEER_LEFT unreachable_grace after the
@@ -815,6 +955,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rail_down_mid_stream_then_back),
         cmocka_unit_test(test_rail_down_at_every_operation),
         cmocka_unit_test(test_rail_readmitted_and_used_again),
+        cmocka_unit_test(test_CONNECTED_PROVEN_admits_at_once_no_probe_before_data),
+        cmocka_unit_test(test_CONNECTED_unproven_probes_before_data),
+        cmocka_unit_test(test_CONNECTED_PROVEN_data_before_the_report_is_taken),
         cmocka_unit_test(test_all_rails_down_unreachable_no_hang),
         cmocka_unit_test(test_unreachable_is_for_good_after_rails_return),
         cmocka_unit_test(test_leave_UP_LEAVE_REQUESTED_to_LEFT_a_bye_on_every_rail_then_no_failure),

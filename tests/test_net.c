@@ -2246,6 +2246,85 @@ static void test_public_keys_through_cards_pair_keys_on_first_use(void **state)
     world_fini(w);
 }
 
+/* Up at the handshake over TCP on loopback: what each rank's engine did,
+ * in the order it did it across both ranks (the ranks run in this thread):
+ * each PROBE sent (the rail machine's send_probe), each PROBE that arrived
+ * before the data did (PROBE_RCVD before the receive's MATCH_RCVD: the
+ * wire's order, where the sender's post_match is only its decision), and
+ * the event each rail was connected by.  Machines by id: the engine in
+ * bfo_net has its own copy of each. */
+typedef struct hs_watch {
+    int probes, probes_rcvd_before_data, data, ev[2];
+    bfo_tracer tr[2];
+} hs_watch;
+
+static void hs_step(void *user, const bfo_machine *m, const bfo_step *st)
+{
+    hs_watch *x = (hs_watch *)((void **)user)[0];
+    const int rank = (int)(intptr_t)((void **)user)[1];
+    const int rail = m->id == BFO_MACHINE_RAIL;
+    if (st->result != BFO_OK)
+        return;
+    for (unsigned i = 0; i < st->n_actions; i++)
+        x->probes += rail && st->actions[i] == BFO_RAIL_ACT_SEND_PROBE;
+    if (rail && st->event == BFO_EV_PROBE_RCVD && !x->data)
+        x->probes_rcvd_before_data++;
+    if (m->id == BFO_MACHINE_RECV && st->event == BFO_EV_MATCH_RCVD)
+        x->data = 1;
+    if (rail && (st->event == BFO_EV_CONNECTED || st->event == BFO_EV_CONNECTED_PROVEN))
+        x->ev[rank] = st->event;
+}
+
+/* Rank 0 sends rank 1 a message over one TCP rail on loopback, connected
+ * on first use.  Authenticated (the job's key, bfo_net_options.auth_key):
+ * both sides hear CONNECTED_PROVEN (the dialer at the acceptor's proof,
+ * the acceptor at the dialer's CONFIRM) and no PROBE goes out, on either
+ * side.  With authentication off (BFO_AUTH=off: the hellos of before):
+ * CONNECTED, and the probe still goes before the data. */
+static void test_tcp_authenticated_connection_up_at_its_handshake_no_probe_before_data(void **state)
+{
+    uint8_t key[BFO_AUTH_KEY_LEN];
+    (void)state;
+    memset(key, 0x3C, sizeof key);
+    for (int auth = 1; auth >= 0; auth--) {
+        world *w = world_new(2, 1);
+        msgs ms = { .n = 0 };
+        hs_watch x;
+        void *user[2][2];
+        memset(&x, 0, sizeof x);
+        w->cfg.connect_at_init = 0;
+        for (int r = 0; r < 2; r++) {
+            w->rails[r] = "127.0.0.1";
+            w->opt[r].auth_key = auth ? key : NULL;
+        }
+        if (!auth)
+            setenv("BFO_AUTH", "off", 1);
+        assert_int_equal(world_init(w, 2), BFO_OK);
+        unsetenv("BFO_AUTH");
+        for (int r = 0; r < 2; r++) {
+            user[r][0] = &x;
+            user[r][1] = (void *)(intptr_t)r;
+            x.tr[r].fn = hs_step;
+            x.tr[r].user = user[r];
+            E(w, r)->trace = &x.tr[r];
+        }
+        assert_int_equal(rail_state(w, 0, 1, 0), BFO_RAIL_ST_DORMANT);
+        msg_add(&ms, 0, 1, 100);
+        exchange(w, &ms);
+        for (int r = 0; r < 2; r++) {
+            if (x.ev[r] != (auth ? BFO_EV_CONNECTED_PROVEN : BFO_EV_CONNECTED))
+                fail_msg("auth %d rank %d: connected by event %d, rail %s", auth, r, x.ev[r], bfo_rail_state_name(rail_state(w, r, 1 - r, 0)));
+            E(w, r)->trace = NULL;
+        }
+        assert_int_equal(x.data, 1);
+        if (auth)
+            assert_int_equal(x.probes, 0);
+        else
+            assert_true(x.probes_rcvd_before_data >= 1); /* the dialer's, answered before its data */
+        world_fini(w);
+    }
+}
+
 /* The sizes a layer gives the engine per transport (pml/bfo) come from the
  * rows of the transports a rail list uses: TCP's fragments only when every
  * rail is TCP, shared memory's RDMA sizes only when no other RDMA transport
@@ -2549,6 +2628,8 @@ int main(void)
         cmocka_unit_test_teardown(test_tcp_beacons_heard_and_forged_ones_dropped, teardown),
         cmocka_unit_test_teardown(test_tcp_beacons_maced_replays_and_forged_high_sequences_refused, teardown),
         cmocka_unit_test_teardown(test_public_keys_through_cards_pair_keys_on_first_use, teardown),
+        cmocka_unit_test_teardown(test_tcp_authenticated_connection_up_at_its_handshake_no_probe_before_data,
+                                  teardown),
         cmocka_unit_test_teardown(test_no_env_reads_no_bfo_variable_without_it_every_one_is_read, teardown),
     };
     unsetenv("BFO_RAILS");

@@ -473,6 +473,21 @@ static const row rail_rows[] = {
     L(RETIRED, RELAYACK_RCVD, RETIRED, "take_relayack"),
     L(RETIRED, REACH_RCVD, RETIRED, "take_reach"),
 
+    /* up at the handshake (spec/rail.rl, "Up at the handshake"): a
+     * connection whose handshake proved the peer both ways is admitted at
+     * once, no probe, from every state that waits for or takes a
+     * connection; where it is no news it is taken and ignored */
+    L(DORMANT, CONNECTED_PROVEN, UP, "admit"),      /* the peer dialed, proven */
+    L(CONNECTING, CONNECTED_PROVEN, UP, "admit"),   /* our dial, proven */
+    L(PROBING, CONNECTED_PROVEN, UP, "admit"),      /* the peer's PROBE came first */
+    L(FAILED, CONNECTED_PROVEN, UP, "admit"),       /* the peer reconnected first */
+    L(RECONNECTING, CONNECTED_PROVEN, UP, "admit"),
+    L(UP, CONNECTED_PROVEN, UP, ""),                /* a replacement comes after RAIL_ERROR */
+    L(DEMOTED, CONNECTED_PROVEN, DEMOTED, ""),      /* stays slow: no promotion by a connection */
+    L(ABSENT, CONNECTED_PROVEN, ABSENT, ""),        /* never used for this peer */
+    L(RETIRED, CONNECTED_PROVEN, RETIRED, ""),      /* C drops the connection */
+    L(LEFT, CONNECTED_PROVEN, LEFT, ""),            /* as CONNECTED: waits for its end */
+
     /* the peer reported dead (spec/peer.rl, fence): every rail given up */
     L(CONNECTING, PEER_FENCED, RETIRED, "retire"),
     L(PROBING, PEER_FENCED, RETIRED, "retire"),

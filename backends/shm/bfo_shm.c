@@ -1174,14 +1174,19 @@ static int auth_has_peer(bfo_shm *t, int peer)
 
 /* ----------------------------------------------------------- connecting */
 
-/* The conn machine's report_up: the engine hears of the connection. */
-static void conn_up(bfo_shm *t, sconn *c)
+/* The conn machine's report_up: the engine hears of the connection;
+ * authenticated, proven both ways (st: the dialer's verified reply, its
+ * CONFIRM sent; the acceptor's verified CONFIRM), so the engine admits it
+ * at once (CONNECTED_PROVEN).  Its ring is read only once it is up
+ * (up_add), so the frames the dialer wrote right after its CONFIRM reach
+ * the engine after this report. */
+static void conn_up(bfo_shm *t, sconn *c, const bfo_step *st)
 {
     up_add(t, c);
     t->st[c->rail].connects++;
     slog(t, 2, "peer %d rail %d: up (generation %llu, ring %zu bytes each way, peer pid %d)", c->peer, c->rail,
          (unsigned long long)seg_gen(c), c->ring, c->pid);
-    bfo_tp_emit(&t->lg, &t->sink, c->peer, c->rail, BFO_EV_CONNECTED, t->now);
+    bfo_tp_emit(&t->lg, &t->sink, c->peer, c->rail, bfo_tp_up_event(t->o.auth != NULL, st), t->now);
 }
 
 /* The conn machine's dial (bfo_link_feed numbered the generation and armed
@@ -1721,7 +1726,7 @@ static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step 
         conn_refuse(t, c, in, st, action == BFO_CONN_ACT_REFUSE_TIE);
         return 0;
     case BFO_CONN_ACT_REPORT_UP:
-        conn_up(t, c);
+        conn_up(t, c, st);
         return 0;
     case BFO_CONN_ACT_REPORT_FAILED:
     case BFO_CONN_ACT_REPORT_ERROR:

@@ -156,8 +156,11 @@
  *   proofs): until then whatever the rail holds stays, and the hello's
  *   generation counts for nothing.  It then sends TAKEN with its doorbell
  *   (whoever holds a rank's eventfd can ring it, or drain the wake-ups
- *   meant for it: only a proven peer gets it).  The dialer reports
- *   CONNECTED at a REPLY whose MAC proves the peer, sends its CONFIRM at
+ *   meant for it: only a proven peer gets it).  Both report
+ *   CONNECTED_PROVEN (the engine admits the rail with no probe,
+ *   bfo_backend.h, UP AT THE HANDSHAKE; without a bfo_auth, CONNECTED:
+ *   it probes).  The dialer reports it at a REPLY whose MAC proves the
+ *   peer, sends its CONFIRM at
  *   once, and may write frames before TAKEN comes (the acceptor reads
  *   them once it took the connection; a doorbell due before TAKEN is rung
  *   when TAKEN comes).  A "dialing you" is MACed too.  Refused and logged

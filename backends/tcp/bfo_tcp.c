@@ -2046,7 +2046,9 @@ static int tcp_act(bfo_link_binding *b, bfo_link *c, int action, const bfo_step 
     case BFO_CONN_ACT_REPORT_UP:
         hello_keepalive(t, l, 0);
         t->st.rail[l->rail].connects++;
-        bfo_tp_emit(&t->lg, &t->sink, l->peer, l->rail, BFO_EV_CONNECTED, t->now);
+        /* proven both ways (authenticated): the engine admits the rail
+         * at once, and the dialer's frames may follow its CONFIRM */
+        bfo_tp_emit(&t->lg, &t->sink, l->peer, l->rail, bfo_tp_up_event(t->o.auth != NULL, st), t->now);
         return 0;
     case BFO_CONN_ACT_REPORT_FAILED:
     case BFO_CONN_ACT_REPORT_ERROR:

@@ -202,10 +202,13 @@
  *
  * AUTHENTICATION (issue 37; options.auth).  With a bfo_auth the hellos
  *   carry the handshake (bfo_auth.h; WIRE below): the dialer reports
- *   CONNECTED at a reply whose MAC proves the peer and writes its CONFIRM
- *   before any frame; the acceptor answers a hello with the reply on that
- *   connection and takes it only at a CONFIRM that proves the dialer
- *   (the conn machine's claims and proofs): until then whatever the rail
+ *   CONNECTED_PROVEN at a reply whose MAC proves the peer and writes its
+ *   CONFIRM before any frame; the acceptor answers a hello with the reply
+ *   on that connection and takes it (CONNECTED_PROVEN) only at a CONFIRM
+ *   that proves the dialer (the conn machine's claims and proofs; the
+ *   engine admits a proven connection with no probe, bfo_backend.h, UP AT
+ *   THE HANDSHAKE; without a bfo_auth it hears CONNECTED and probes):
+ *   until then whatever the rail
  *   holds stays, and the hello's attempt number counts for nothing.  An
  *   answer that does not prove its rank is refused and logged (counted:
  *   hellos_rejected), so is a CONFIRM not there within connect_timeout of

@@ -7,6 +7,7 @@
  *     bfo_engine_completion(e, token, ok)       every post completes once
  *     bfo_engine_frame(e, peer, rail, buf, len) a frame arrived
  *     bfo_engine_rail_event(e, peer, rail, ev)  BFO_EV_CONNECTED,
+ *                                               BFO_EV_CONNECTED_PROVEN,
  *                                               BFO_EV_CONNECT_FAILED,
  *                                               BFO_EV_RAIL_ERROR
  *                                               (peer BFO_ALL_PEERS: all)
@@ -34,6 +35,19 @@
  * and no rail of it is UP.  The peer may connect first: report CONNECTED
  * for a connection the peer made (accepted) on a DORMANT rail as for any
  * other; the engine probes and admits it without calling connect.
+ *
+ * UP AT THE HANDSHAKE.  A transport whose connection set-up proves the
+ * peer both ways (each end answers the other's fresh nonce with a MAC only
+ * the peer's process can make, over that connection: the dialer has
+ * verified the acceptor's proof and sent its own, the acceptor has verified
+ * that) reports BFO_EV_CONNECTED_PROVEN instead of BFO_EV_CONNECTED, on
+ * both sides once each side's proof is in.  The engine admits the rail at
+ * once, with no PROBE round trip (the handshake showed the peer alive and
+ * the connection working both ways), and may post on it from inside the
+ * call: the dialer's frames follow its proof on the connection.  Report it
+ * before any frame of that connection (a frame that comes first is taken
+ * all the same).  A transport whose hellos are not authenticated reports
+ * BFO_EV_CONNECTED: the engine probes the rail before it carries data.
  *
  * FAILURE DETECTION.  The engine maps a silent rail out within about
  * heartbeat + probe_timeout (bfo_config): a heartbeat probe that gets no
@@ -144,7 +158,8 @@ typedef struct bfo_backend {
     void (*dereg_mem)(void *ctx, uint64_t handle);
 
     /* Starts (re)connecting a rail to a peer; the result comes back as a
-     * BFO_EV_CONNECTED or BFO_EV_CONNECT_FAILED rail event.  Called when
+     * BFO_EV_CONNECTED (or BFO_EV_CONNECTED_PROVEN) or
+     * BFO_EV_CONNECT_FAILED rail event.  Called when
      * the engine first needs the peer (connections on first use, above),
      * at each reconnect, and at init only with bfo_config.connect_at_init;
      * a non-zero return is a failed attempt (CONNECT_FAILED). */

@@ -348,11 +348,14 @@ static inline void bfo_engine_completion(bfo_engine *e, uint64_t token, int ok);
  * answers, and a peer that computes would stop answering probes). */
 static inline int bfo_engine_completion_probe(bfo_engine *e, uint64_t token, int ok);
 
-/* Called by the backend: BFO_EV_CONNECTED, BFO_EV_CONNECT_FAILED,
- * BFO_EV_RAIL_ERROR or BFO_EV_RAIL_ABSENT (the rail does not reach this
- * peer) for one peer, or every peer (BFO_ALL_PEERS).  An event
- * the rail does not wait for (CONNECTED on a rail already probing or up, an
- * error on a rail already failed) changes nothing and is not an error. */
+/* Called by the backend: BFO_EV_CONNECTED, BFO_EV_CONNECTED_PROVEN (the
+ * connection's handshake proved the peer both ways: the rail is admitted
+ * at once, no probe; bfo_backend.h, UP AT THE HANDSHAKE),
+ * BFO_EV_CONNECT_FAILED, BFO_EV_RAIL_ERROR or BFO_EV_RAIL_ABSENT (the rail
+ * does not reach this peer) for one peer, or every peer (BFO_ALL_PEERS).
+ * An event the rail does not wait for (CONNECTED on a rail already probing
+ * or up, an error on a rail already failed) changes nothing and is not an
+ * error. */
 static inline void bfo_engine_rail_event(bfo_engine *e, int peer, int rail, int ev, uint64_t now);
 
 /* Called by the backend when it heard from the peer on this rail without a

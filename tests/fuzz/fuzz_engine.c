@@ -795,9 +795,11 @@ void fz_run(const uint8_t *data, size_t size)
             break;
         case FZ_C_RAIL_EVENT: {
             static const int peers[4] = { BFO_ALL_PEERS, 1, 2, 5 };
-            static const int evs[3] = { BFO_EV_CONNECTED, BFO_EV_CONNECT_FAILED, BFO_EV_RAIL_ERROR };
+            /* CONNECTED_PROVEN: an authenticating transport's connection, admitted with no probe */
+            static const int evs[4] = { BFO_EV_CONNECTED, BFO_EV_CONNECT_FAILED, BFO_EV_RAIL_ERROR,
+                                        BFO_EV_CONNECTED_PROVEN };
             a = fuzz_u8(&in);
-            fz_rail_event(peers[a & 3], (a >> 2) % 3, evs[(a >> 4) % 3]);
+            fz_rail_event(peers[a & 3], (a >> 2) % 3, evs[(a >> 4) % 4]);
             break;
         }
         case FZ_C_TRANSPORT:
