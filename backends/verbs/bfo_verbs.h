@@ -224,6 +224,19 @@ typedef struct bfo_verbs_options {
                                * the rails' UD queue pairs (default; -1 too: the setting's "off") */
     unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s, striping weights (default: port speed) */
     int log_level;            /* -1 silent, 1 errors (default), 2 connections, 3 debug */
+    /* AUTHENTICATION: the rank's key state from bfo_auth_init, with peers'
+     * public keys set by bfo_auth_set_peer (bfo_net gives its own); NULL:
+     * REQs taken at their word, as before (said once at open); ignored,
+     * and said, with tcp_exchange.  Not owned: the caller frees it after
+     * fini. */
+    struct bfo_auth *auth;
+    /* Called when a REQ comes from, or a dial goes to, a peer whose public
+     * key auth does not hold yet: the embedding layer calls
+     * bfo_auth_set_peer with the key from that peer's card and returns 0,
+     * or nonzero when it cannot (the REQ is refused, the dial fails, each
+     * logged).  NULL: every peer's key must be set before it connects. */
+    int (*auth_peer)(void *ctx, int peer);
+    void *auth_peer_ctx;
 } bfo_verbs_options;
 
 typedef struct bfo_verbs_rail_stats {
@@ -245,6 +258,8 @@ typedef struct bfo_verbs_rail_stats {
                                  * (bfo_engine_host_heard) */
     uint64_t resends;           /* UD exchange: REQs and REPs sent again (no answer in time) */
     uint64_t dup_answers;       /* UD exchange: a REQ or REP that came again answered again */
+    uint64_t hellos_rejected;   /* authenticated: REQs, REPs and RTUs that proved nothing (forged,
+                                 * replayed, unauthenticated), and claims never proven */
 } bfo_verbs_rail_stats;
 
 typedef struct bfo_verbs bfo_verbs;
