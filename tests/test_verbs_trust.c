@@ -28,12 +28,16 @@
  *   (e) a forged REP to rank 0's dial (rank 1 posing, with the outsider's
  *       keys, first on the wire) is dropped and the dial goes on to the
  *       real one: rank 0 connects to rank 1's queue pair, not the forger's;
+ *   (f) a copy of rank 0's REQ with another queue pair number in it (whoever
+ *       sees a datagram on the fabric), ahead of the real one: the copy is
+ *       challenged but never proven (the REP's and RTU's BIND cover the
+ *       control fields), and rank 1 connects to rank 0's queue pair;
  * and the exchange itself, authenticated: one side asks, both at once, no
  * datagram more than before (REQ, REP, RTU).
  *
  * BFO_TEST_NOAUTH=1 runs the same with no bfo_auth (the exchange of
  * before: every REQ taken at its word, the attacks sent as the 64-byte
- * messages of that exchange): (a) to (e) fail there. */
+ * messages of that exchange): (a) to (f) fail there. */
 #include "bfo_test.h"
 #include "bfo_auth.h"
 #include "bfo_link.h"
@@ -674,6 +678,26 @@ static void test_a_forged_reply_does_not_turn_the_dial(void **state)
         assert_int_equal(N.e[0].rejected, 1);
 }
 
+/* (f) */
+static void test_a_copy_of_a_real_request_with_another_queue_pair_is_not_taken(void **state)
+{
+    dg copy;
+    (void)state;
+    net_init(&N);
+    ask(&N, 0);
+    /* rank 0's REQ, seen on the wire and sent again ahead of it with the
+     * copier's queue pair (its HELLO as it is) */
+    copy = *logged(&N, 1, BFO_VERBS_K_REQ);
+    bfo_put32(copy.m + 24, 0x555);
+    memmove(&N.q[1], &N.q[0], (size_t)N.n * sizeof N.q[0]);
+    N.q[0] = copy;
+    N.q[0].at = N.now;
+    N.n++;
+    run(&N, 20 * MS);
+    agree(&N); /* rank 1's queue pair towards rank 0's, not 0x555 */
+    assert_true(N.e[1].peer_qpn != 0x555);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -684,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_a_replayed_request_and_rtu_are_refused),
         cmocka_unit_test(test_a_job_member_posing_as_another_rank_is_refused),
         cmocka_unit_test(test_a_forged_reply_does_not_turn_the_dial),
+        cmocka_unit_test(test_a_copy_of_a_real_request_with_another_queue_pair_is_not_taken),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
