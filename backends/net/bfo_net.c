@@ -1146,8 +1146,8 @@ static int auth_setup(bfo_net *n, const bfo_net_options *opt)
 struct bfo_auth *bfo_net_auth(const bfo_net *n) { return n ? n->auth : NULL; }
 
 /* BFO_AUTH: on (the default) gives the TCP transport this rank's keys (its
- * hellos and beacons, bfo_tcp.h), and the shm transport (its hellos,
- * bfo_shm.h); off gives them none, and says so on
+ * hellos and beacons, bfo_tcp.h), and the shm and verbs transports (their
+ * hellos, bfo_shm.h, bfo_verbs.h); off gives them none, and says so on
  * stderr at every rank: a hello or a beacon that names the job id is then
  * taken, as before issue 37 (for a test's hostile peer that speaks the old
  * hello, tests/tcp/t5; never silently). */
@@ -1160,7 +1160,8 @@ static int auth_env(bfo_net *n, bfo_net_options *opt)
     }
     if (v && !strcmp(v, "off")) {
         fprintf(stderr, "bfo: rank %d: BFO_AUTH=off: TCP connections and beacons are NOT authenticated, nor are shm "
-                        "connections: anyone who reads the job id off the wire can take this rank's rails\n", n->rank);
+                        "and verbs connections: anyone who reads the job id off the wire can take this rank's rails\n",
+                n->rank);
         return BFO_OK;
     }
     opt->tcp.auth = n->auth; /* the TCP transport's hellos and beacons (bfo_tcp.h) */
@@ -1169,6 +1170,9 @@ static int auth_env(bfo_net *n, bfo_net_options *opt)
     opt->shm.auth = n->auth; /* shm's hellos (bfo_shm.h, AUTHENTICATION) */
     opt->shm.auth_peer = auth_peer;
     opt->shm.auth_peer_ctx = n;
+    opt->verbs.auth = n->auth; /* verbs' REQ, REP, RTU (bfo_verbs.h, AUTHENTICATION) */
+    opt->verbs.auth_peer = auth_peer;
+    opt->verbs.auth_peer_ctx = n;
     return BFO_OK;
 }
 

@@ -63,9 +63,10 @@
  *   at the handshake's proof (bfo_tcp.h, WIRE; the conn machine's claims
  *   and proofs) and its beacons are MACed (BEACONS); the shm transport's
  *   connections too (bfo_shm_options.auth, auth_peer: bfo_shm.h,
- *   AUTHENTICATION).  BFO_AUTH=off gives TCP and shm no keys (hellos and
- *   beacons as before issue 37), said on stderr by every rank; verbs
- *   hellos are not authenticated yet.  Per peer: 32 bytes of public key in its card, and in
+ *   AUTHENTICATION), and the verbs transport's (bfo_verbs_options.auth,
+ *   auth_peer: bfo_verbs.h, AUTHENTICATION; not over its TCP exchange).
+ *   BFO_AUTH=off gives TCP, shm and verbs no keys (hellos and beacons as
+ *   before issue 37), said on stderr by every rank.  Per peer: 32 bytes of public key in its card, and in
  *   bfo_auth 64 bytes (public key, replay window, send sequence) and the
  *   32-byte pair key, allocated at init.
  *

@@ -6,6 +6,7 @@
 #include "bfo_verbs_cache.h"
 #include "bfo_verbs_glue.h"
 #include "bfo_verbs_ud.h"
+#include "bfo_verbs_auth.h"
 #include "bfo_tp_os.h"
 
 #include <arpa/inet.h>
@@ -75,8 +76,11 @@ _Static_assert((int)IBV_EVENT_GID_CHANGE == (int)BFO_VEV_GID_CHANGE, "event");
  * (many peers connecting at once) loses datagrams, which go again. */
 #define UD_RECV 128
 #define UD_SEND 32
-#define UD_SLOT 128
+#define UD_SLOT 256 /* the GRH and the longest message, an authenticated REP (bfo_verbs_auth.h) */
 #define GRH_LEN 40
+/* AUTHENTICATION: the claims a (peer, rail) holds at once, each with its
+ * queue pair held aside (a newer one drops the oldest). */
+#define VCLAIMS 2
 
 /* What the device needs of a descriptor (the glue's bfo_vg_ent has the
  * token, kind and queue pair; same index). */
@@ -163,7 +167,24 @@ typedef struct vqp {
     vpool own, *sp;
     /* receive buffers (the glue's rbuf; no SRQ) */
     struct ibv_mr *rmr;
+    /* AUTHENTICATION (bfo_verbs_auth.h): the dialer's handshake, from its
+     * REQ to the queue pair's close (its RTU answers a REP that comes
+     * again); the claims challenged (REQs not proven yet) */
+    bfo_va_dial *dial;
+    struct vclaim *cl[VCLAIMS];
 } vqp;
+
+/* AUTHENTICATION: a REQ not proven yet (a claim), with the queue pair that
+ * answers it, held aside from the (peer, rail)'s own until the RTU proves
+ * the dialer (then taken: claim_take), or dropped (claim_drop). */
+typedef struct vclaim {
+    bfo_va_claim a;
+    vqp h;             /* its queue pair (qp, cq, psn) towards the claimant's (peer_*) */
+    int qi, challenged;
+    uint64_t attempt;  /* the REQ's, widened (bfo_vg_claim) */
+    uint64_t deadline; /* no RTU by then: refused */
+    bfo_vu_resend rs;  /* its REP, sent again until the RTU */
+} vclaim;
 
 /* An accepted control connection before its REQ names the (peer, rail). */
 typedef struct vpend {
@@ -346,10 +367,11 @@ static void g_log(void *ctx, int level, const char *line)
 
 /* ------------------------------------------------------- control messages */
 
-static void ctl_encode(const bfo_verbs *v, int qi, int kind, uint8_t *m)
+/* The control message of qi, naming queue pair h (qi's own, or a claim's)
+ * and attempt number `attempt` (the low 32 bits are sent). */
+static void ctl_encode_qp(const bfo_verbs *v, int qi, int kind, const vqp *h, uint64_t attempt, uint8_t *m)
 {
     const bfo_vg_qp *q = &v->g.qps[qi];
-    const vqp *h = &v->qps[qi];
     const vrail *r = &v->rails[q->rail];
     bfo_vu_msg s;
     memset(&s, 0, sizeof s);
@@ -363,11 +385,16 @@ static void ctl_encode(const bfo_verbs *v, int qi, int kind, uint8_t *m)
     s.lid = r->lid;
     s.mtu = (uint8_t)r->mtu;
     memcpy(s.gid, r->gid, 16);
-    s.attempt = (uint32_t)q->link.attempt; /* the dialer's attempt, its low 32 bits (REQ;
-                                            * echoed in REP and RTU) */
+    s.attempt = (uint32_t)attempt; /* the dialer's attempt, its low 32 bits (REQ;
+                                    * echoed in REP and RTU) */
     s.dialed = (uint32_t)q->link.dialed;
     s.grant = (uint32_t)v->g.share; /* REQ, REP: this side's credit for the peer */
     bfo_vu_msg_encode(&s, m);
+}
+
+static void ctl_encode(const bfo_verbs *v, int qi, int kind, uint8_t *m)
+{
+    ctl_encode_qp(v, qi, kind, &v->qps[qi], v->g.qps[qi].link.attempt, m);
 }
 
 /* The peer's queue pair as a REQ or a REP names it. */
@@ -448,11 +475,12 @@ static int g_post_recv(void *ctx, int qi, int b)
     return post_recv_one(h->qp, q->rbuf + (size_t)b * v->max_frame, (uint32_t)v->max_frame, h->rmr->lkey, b);
 }
 
-/* A new queue pair in INIT with every free receive buffer posted. */
-static int qp_create(bfo_verbs *v, int qi)
+/* A new queue pair for qi's (peer, rail) into h (qi's own, or a claim's),
+ * in INIT: 0, or -1 (logged; what was made is in h, for the caller to
+ * destroy). */
+static int qp_make(bfo_verbs *v, int qi, vqp *h)
 {
-    bfo_vg_qp *q = gq(v, qi);
-    vqp *h = &v->qps[qi];
+    const bfo_vg_qp *q = gq(v, qi);
     const vrail *r = &v->rails[q->rail];
     vdev *d = &v->devs[r->d];
     struct ibv_qp_init_attr ia;
@@ -482,7 +510,6 @@ static int qp_create(bfo_verbs *v, int qi)
         h->cq = NULL;
         return -1;
     }
-    q->hw = 1;
     h->last_wqe = 0;
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_INIT;
@@ -494,6 +521,19 @@ static int qp_create(bfo_verbs *v, int qi)
         return -1;
     }
     h->psn = (uint32_t)(bfo_tp_now() * 2654435761u + (uint64_t)q->peer * 7919u + (uint64_t)q->rail) & 0xffffff;
+    return 0;
+}
+
+/* A new queue pair of qi in INIT with every free receive buffer posted. */
+static int qp_create(bfo_verbs *v, int qi)
+{
+    bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
+    int rc = qp_make(v, qi, h);
+    if (h->qp)
+        q->hw = 1; /* close destroys it */
+    if (rc != 0)
+        return -1;
     if (bfo_vg_post_receives(&v->g, qi) != 0) {
         vlog(v, 1, "peer %d rail %d: ibv_post_recv: %s", q->peer, q->rail, strerror(errno));
         return -1;
@@ -502,11 +542,11 @@ static int qp_create(bfo_verbs *v, int qi)
     return 0;
 }
 
-/* INIT -> RTR -> RTS towards the peer's QP (h->peer_*). */
-static int qp_connect(bfo_verbs *v, int qi)
+/* Queue pair h of qi (its own, or a claim's): INIT -> RTR -> RTS towards
+ * the peer's QP (h->peer_*). */
+static int qp_rts(bfo_verbs *v, int qi, vqp *h)
 {
     const bfo_vg_qp *q = gq(v, qi);
-    vqp *h = &v->qps[qi];
     const vrail *r = &v->rails[q->rail];
     const vdev *d = &v->devs[r->d];
     struct ibv_qp_attr a;
@@ -543,7 +583,16 @@ static int qp_connect(bfo_verbs *v, int qi)
         vlog(v, 1, "peer %d rail %d: QP to RTS: %s", q->peer, q->rail, strerror(errno));
         return -1;
     }
-    /* the credit the connection starts with, before either side can send */
+    return 0;
+}
+
+/* qi's own queue pair to RTS towards the peer's, with the credit the
+ * connection starts with, before either side can send. */
+static int qp_connect(bfo_verbs *v, int qi)
+{
+    vqp *h = &v->qps[qi];
+    if (qp_rts(v, qi, h) != 0)
+        return -1;
     bfo_vg_granted(&v->g, qi, h->peer_grant);
     return 0;
 }
@@ -631,6 +680,8 @@ static void g_flush(void *ctx, int qi)
     vqp *h = &v->qps[qi];
     ctl_close(h);
     h->rs.what = BFO_VU_NONE;
+    free(h->dial); /* the handshake was this queue pair's */
+    h->dial = NULL;
     if (h->qp) {
         struct ibv_qp_attr a;
         uint64_t until = bfo_tp_now() + 100000000ull; /* rxe flushes at once; bounded */
@@ -1167,12 +1218,36 @@ static void pend_close(bfo_verbs *v, vpend *p, const char *why);
 static int ud_dial(bfo_verbs *v, int qi);
 static void ud_send(bfo_verbs *v, int qi, int kind);
 static void ud_take(bfo_verbs *v, int qi, const bfo_vu_msg *s);
+static void auth_hello(bfo_verbs *v, int qi);
+static void claim_challenge(bfo_verbs *v, int qi, struct vclaim *c);
+static void claim_take(bfo_verbs *v, int qi, struct vclaim *c);
+static void claim_drop(bfo_verbs *v, struct vclaim *c);
 
 /* The device's part of the conn machine's actions (bfo_vg_hw.conn). */
 static int g_conn(void *ctx, int qi, int action, void *arg)
 {
     bfo_verbs *v = (bfo_verbs *)ctx;
     vpend *p = (vpend *)arg; /* take, refuse: the accepted control connection */
+    if (!v->o.tcp_exchange && v->o.auth) { /* over UD, authenticated: arg is a claim (vclaim) */
+        switch (action) {
+        case BFO_CONN_ACT_DIAL:
+            return ud_dial(v, qi);
+        case BFO_CONN_ACT_SEND_HELLO:
+            auth_hello(v, qi);
+            bfo_vu_arm(&v->qps[qi].rs, BFO_VU_SEND_REQ, v->g.now);
+            return 0;
+        case BFO_CONN_ACT_TAKE: /* at a proof only: a claim is never taken before */
+            claim_take(v, qi, (vclaim *)arg);
+            return 0;
+        case BFO_CONN_ACT_SEND_REPLY: /* to a claim only: its challenge */
+            claim_challenge(v, qi, (vclaim *)arg);
+            return 0;
+        default: /* REFUSE (stale, or never proven), REFUSE_TIE (unanswered): its queue pair goes */
+            if (arg)
+                claim_drop(v, (vclaim *)arg);
+            return 0;
+        }
+    }
     if (!v->o.tcp_exchange) { /* over UD: arg is the REQ (bfo_vu_msg) for take */
         switch (action) {
         case BFO_CONN_ACT_DIAL:
@@ -1514,10 +1589,12 @@ static int ud_peer(bfo_verbs *v, int qi)
     return 0;
 }
 
-/* One control message of qi as a datagram to the peer's UD queue pair.
- * No free send slot: not sent (it goes again on its timer; an RTU's loss
- * is made good by the REP coming again, or by the dialer's first frame). */
-static void ud_send(bfo_verbs *v, int qi, int kind)
+/* A message of len bytes (a control message, with its handshake part when
+ * authenticated) as a datagram to qi's peer's UD queue pair: m, or when m
+ * is NULL the control message of kind `kind` made now.  No free send slot:
+ * not sent (it goes again on its timer; an RTU's loss is made good by the
+ * REP coming again, or by the dialer's first frame). */
+static void ud_send_msg(bfo_verbs *v, int qi, int kind, const uint8_t *m, size_t len)
 {
     const bfo_vg_qp *q = gq(v, qi);
     vrail *ra = &v->rails[q->rail];
@@ -1525,7 +1602,8 @@ static void ud_send(bfo_verbs *v, int qi, int kind)
     struct ibv_send_wr wr, *bad = NULL;
     int k;
     if (ud_peer(v, qi) != 0) {
-        bfo_vg_broken(&v->g, qi, 0, "no UD queue pair of the peer to answer");
+        if (!m) /* a claim's REP (m) has a queue pair of its own, not the link's */
+            bfo_vg_broken(&v->g, qi, 0, "no UD queue pair of the peer to answer");
         return;
     }
     if (ra->nusfree == 0 || ra->ud_bad) {
@@ -1533,9 +1611,12 @@ static void ud_send(bfo_verbs *v, int qi, int kind)
         return;
     }
     k = ra->usfree[--ra->nusfree];
-    ctl_encode(v, qi, kind, ra->ubuf + (size_t)k * UD_SLOT);
+    if (m)
+        memcpy(ra->ubuf + (size_t)k * UD_SLOT, m, len);
+    else
+        ctl_encode(v, qi, kind, ra->ubuf + (size_t)k * UD_SLOT);
     sge.addr = (uintptr_t)(ra->ubuf + (size_t)k * UD_SLOT);
-    sge.length = BFO_VERBS_CTL_SIZE;
+    sge.length = m ? (uint32_t)len : BFO_VERBS_CTL_SIZE;
     sge.lkey = ra->umr->lkey;
     memset(&wr, 0, sizeof wr);
     wr.wr_id = (uint64_t)k;
@@ -1551,8 +1632,279 @@ static void ud_send(bfo_verbs *v, int qi, int kind)
         vlog(v, 2, "peer %d rail %d: UD send: %s", q->peer, q->rail, strerror(errno));
         return;
     }
-    vlog(v, 3, "peer %d rail %d: %s sent (attempt %u)", q->peer, q->rail,
-         kind == BFO_VERBS_K_REQ ? "REQ" : kind == BFO_VERBS_K_REP ? "REP" : "RTU", (uint32_t)q->link.attempt);
+    vlog(v, 3, "peer %d rail %d: %s sent (attempt %u%s)", q->peer, q->rail,
+         kind == BFO_VERBS_K_REQ ? "REQ" : kind == BFO_VERBS_K_REP ? "REP" : "RTU",
+         m ? bfo_get32(m + 52) : (uint32_t)q->link.attempt, m ? ", authenticated" : "");
+}
+
+/* One control message of qi's own: with its handshake part when
+ * authenticated (the dialer's REQ and RTU as made once: the same bytes
+ * each time), else made now. */
+static void ud_send(bfo_verbs *v, int qi, int kind)
+{
+    const bfo_va_dial *d = v->qps[qi].dial;
+    if (v->o.auth && kind == BFO_VERBS_K_REQ) {
+        if (d)
+            ud_send_msg(v, qi, kind, d->req, sizeof d->req);
+        return;
+    }
+    if (v->o.auth && kind == BFO_VERBS_K_RTU) {
+        if (d && d->proven)
+            ud_send_msg(v, qi, kind, d->rtu, sizeof d->rtu);
+        return;
+    }
+    ud_send_msg(v, qi, kind, NULL, 0);
+}
+
+/* ------------------------------------------------- AUTHENTICATION (UD) */
+
+/* 1 when options.auth holds the peer's public key, asking the embedding
+ * layer for it (options.auth_peer) when it does not yet. */
+static int auth_has_peer(bfo_verbs *v, int peer)
+{
+    if (bfo_auth_has_peer(v->o.auth, peer))
+        return 1;
+    return v->o.auth_peer && v->o.auth_peer(v->o.auth_peer_ctx, peer) == 0 && bfo_auth_has_peer(v->o.auth, peer);
+}
+
+/* The conn machine's send_hello, authenticated: the REQ with a fresh
+ * HELLO, made once for the attempt (sent again as it is). */
+static void auth_hello(bfo_verbs *v, int qi)
+{
+    bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
+    uint8_t ctl[BFO_VERBS_CTL_SIZE];
+    if (!h->dial && !(h->dial = (bfo_va_dial *)malloc(sizeof *h->dial))) {
+        bfo_vg_broken(&v->g, qi, 0, "no memory for the handshake");
+        return;
+    }
+    ctl_encode(v, qi, BFO_VERBS_K_REQ, ctl);
+    if (bfo_va_req_make(v->o.auth, h->dial, ctl, q->peer, q->rail, (uint32_t)q->link.attempt) != BFO_OK) {
+        bfo_vg_broken(&v->g, qi, 0, "no handshake for rank %d (its public key is gone?)", q->peer);
+        return;
+    }
+    ud_send(v, qi, BFO_VERBS_K_REQ);
+}
+
+/* A claim's index among qi's, -1 when not held (gone: c is not read). */
+static int claim_slot(const bfo_verbs *v, int qi, const vclaim *c)
+{
+    for (int k = 0; k < VCLAIMS; k++)
+        if (v->qps[qi].cl[k] == c)
+            return k;
+    return -1;
+}
+
+/* A claim let go: its queue pair destroyed (through the SRQ drain when
+ * attached to it, as a closed one), its slot free. */
+static void claim_drop(bfo_verbs *v, vclaim *c)
+{
+    int k = claim_slot(v, c->qi, c);
+    if (k >= 0)
+        v->qps[c->qi].cl[k] = NULL;
+    if (c->h.qp) {
+        struct ibv_qp_attr a;
+        memset(&a, 0, sizeof a);
+        a.qp_state = IBV_QPS_ERR;
+        ibv_modify_qp(c->h.qp, &a, IBV_QP_STATE);
+    }
+    if (c->h.qp && v->g.srq && v->started && v->ndrain < v->drain_cap) {
+        vdrain *e = &v->drain[v->ndrain++];
+        e->qp = c->h.qp;
+        e->cq = c->h.cq;
+        e->d = v->rails[gq(v, c->qi)->rail].d;
+        e->peer = gq(v, c->qi)->peer;
+        e->rail = gq(v, c->qi)->rail;
+        e->last_wqe = 0;
+        e->since = bfo_tp_now();
+    } else if (c->h.qp || c->h.cq) {
+        reap(v, c->h.qp, c->h.cq);
+    }
+    memset(c, 0, sizeof *c);
+    free(c);
+}
+
+/* The conn machine's send_reply to a claim: a queue pair of the claim's
+ * own, to RTS towards the claimant's (the REQ's), and the REP that
+ * challenges it (REPLY, BIND), sent until the RTU or the deadline.  The
+ * (peer, rail)'s own queue pair stays as it is. */
+static void claim_challenge(bfo_verbs *v, int qi, vclaim *c)
+{
+    uint8_t ctl[BFO_VERBS_CTL_SIZE];
+    if (qp_make(v, qi, &c->h) != 0 || qp_rts(v, qi, &c->h) != 0) {
+        vlog(v, 1, "peer %d rail %d: no queue pair to answer a request with", gq(v, qi)->peer, gq(v, qi)->rail);
+        return; /* not challenged: dropped after the feed */
+    }
+    ctl_encode_qp(v, qi, BFO_VERBS_K_REP, &c->h, c->attempt, ctl);
+    if (bfo_va_rep_make(v->o.auth, &c->a, ctl) != BFO_OK) {
+        vlog(v, 1, "peer %d rail %d: no handshake reply (its public key is gone?)", gq(v, qi)->peer, gq(v, qi)->rail);
+        return;
+    }
+    c->challenged = 1;
+    c->deadline = v->g.now + v->g.lb.timeout_ns;
+    ud_send_msg(v, qi, BFO_VERBS_K_REP, c->a.rep, sizeof c->a.rep);
+    bfo_vu_arm(&c->rs, BFO_VU_SEND_REP, v->g.now);
+    vlog(v, 3, "peer %d rail %d: request %llu challenged (queue pair %u held aside)", gq(v, qi)->peer,
+         gq(v, qi)->rail, (unsigned long long)c->attempt, c->h.qp->qp_num);
+}
+
+/* The conn machine's take at a proof: the claim's queue pair becomes the
+ * (peer, rail)'s (the machine closed what it held first), its receives
+ * posted, its credit the claimant's grant. */
+static void claim_take(bfo_verbs *v, int qi, vclaim *c)
+{
+    bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
+    int k = claim_slot(v, qi, c);
+    if (k >= 0)
+        h->cl[k] = NULL;
+    h->qp = c->h.qp;
+    h->cq = c->h.cq;
+    h->psn = c->h.psn;
+    h->peer_qpn = c->h.peer_qpn;
+    h->peer_psn = c->h.peer_psn;
+    h->peer_lid = c->h.peer_lid;
+    h->peer_mtu = c->h.peer_mtu;
+    h->peer_grant = c->h.peer_grant;
+    memcpy(h->peer_gid, c->h.peer_gid, 16);
+    h->last_wqe = 0;
+    h->rs.what = BFO_VU_NONE;
+    c->h.qp = NULL;
+    c->h.cq = NULL;
+    q->hw = 1;
+    q->sq_used = 0;
+    if (bfo_vg_post_receives(&v->g, qi) != 0)
+        bfo_vg_broken(&v->g, qi, 0, "ibv_post_recv on the proven queue pair: %s", strerror(errno));
+    bfo_vg_granted(&v->g, qi, h->peer_grant);
+    claim_drop(v, c);
+}
+
+/* A REQ (m, len bytes, its control message s) when authenticated: the
+ * same REQ as a claim holds answered with the same REP; else a new claim,
+ * fed to the conn machine (challenged, or refused). */
+static void auth_req(bfo_verbs *v, int qi, const uint8_t *m, size_t len, const bfo_vu_msg *s)
+{
+    bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
+    vclaim *c;
+    int k, oldest = 0;
+    for (k = 0; k < VCLAIMS; k++)
+        if (h->cl[k] && h->cl[k]->challenged && bfo_va_same_req(&h->cl[k]->a, m, len)) {
+            v->g.st[q->rail].dup_answers++;
+            ud_send_msg(v, qi, BFO_VERBS_K_REP, h->cl[k]->a.rep, sizeof h->cl[k]->a.rep);
+            return;
+        }
+    if (len != BFO_VA_REQ_LEN) {
+        v->g.st[q->rail].hellos_rejected++;
+        vlog(v, 2, "peer %d rail %d: a request without the handshake (the peer has no bfo_auth, or BFO_AUTH=off "
+                   "there): refused, this side requires it", q->peer, q->rail);
+        return;
+    }
+    if (!auth_has_peer(v, q->peer)) {
+        v->g.st[q->rail].hellos_rejected++;
+        vlog(v, 1, "peer %d rail %d: a request from a rank whose public key this side does not know "
+                   "(bfo_auth_set_peer; options.auth_peer could not give it): refused", q->peer, q->rail);
+        return;
+    }
+    for (k = 0; k < VCLAIMS && h->cl[k]; k++)
+        ;
+    if (k == VCLAIMS) { /* every slot held: the oldest claim goes (a flood of claims wins this) */
+        vclaim *o;
+        for (k = 1; k < VCLAIMS; k++)
+            if (h->cl[k]->deadline < h->cl[oldest]->deadline)
+                oldest = k;
+        o = h->cl[oldest];
+        bfo_vg_proof(&v->g, qi, 0, o->attempt, o); /* refuse: claim_drop */
+        if (claim_slot(v, qi, o) >= 0)
+            claim_drop(v, o);
+        k = oldest;
+    }
+    if (!(c = (vclaim *)calloc(1, sizeof *c))) {
+        vlog(v, 1, "peer %d rail %d: no memory for a claim", q->peer, q->rail);
+        return;
+    }
+    c->qi = qi;
+    if (bfo_va_req_check(v->o.auth, &c->a, m, len, s->rank, q->rail, s->attempt) != BFO_OK) {
+        v->g.st[q->rail].hellos_rejected++;
+        vlog(v, 2, "peer %d rail %d: a request whose handshake does not match it (rank, rail, attempt, size or job): "
+                   "dropped", q->peer, q->rail);
+        free(c);
+        return;
+    }
+    peer_from(&c->h, s);
+    h->cl[k] = c;
+    /* a claim: challenged (send_reply: claim_challenge), left unanswered
+     * where this side's dial wins the tie, or refused as stale; taken only
+     * at its proof (auth_rtu) */
+    bfo_vg_claim(&v->g, qi, s->attempt, c, &c->attempt);
+    if (claim_slot(v, qi, c) >= 0 && !c->challenged) /* neither challenged nor refused (the machine refused the event) */
+        claim_drop(v, c);
+}
+
+/* An RTU (m, len bytes, attempt gen) when authenticated: the proof of the
+ * claim whose REP it answers, taken (PROOF_RCVD); one that proves no
+ * claim (forged, replayed, or for a claim gone) is dropped and counted,
+ * and changes nothing: the claim waits on for its dialer's. */
+static void auth_rtu(bfo_verbs *v, int qi, const uint8_t *m, size_t len, uint32_t gen)
+{
+    bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
+    for (int k = 0; k < VCLAIMS; k++) {
+        vclaim *c = h->cl[k];
+        if (!c || !c->challenged || (uint32_t)c->attempt != gen ||
+            bfo_va_rtu_check(v->o.auth, &c->a, m, len) != BFO_OK)
+            continue;
+        vlog(v, 3, "peer %d rail %d: request %llu proven", q->peer, q->rail, (unsigned long long)c->attempt);
+        bfo_vg_proof(&v->g, qi, 1, c->attempt, c); /* take (claim_take), or refuse (stale: claim_drop) */
+        if (claim_slot(v, qi, c) >= 0)
+            claim_drop(v, c);
+        return;
+    }
+    if (q->link.fsm.cs == BFO_CONN_ST_UP && (uint32_t)q->link.attempt == gen)
+        return; /* the RTU of the claim taken, again: the REP came again before it stopped */
+    v->g.st[q->rail].hellos_rejected++;
+    vlog(v, 2, "peer %d rail %d: an RTU that proves no request of this side's (forged, replayed, or late): dropped",
+         q->peer, q->rail);
+}
+
+/* The dialer, authenticated: a REP to its attempt, checked (REPLY, BIND)
+ * and its RTU made; 0, or -1 when it proves nothing (dropped: the dial
+ * waits on for the real one, a forged datagram cannot end it). */
+static int auth_rep(bfo_verbs *v, int qi, const uint8_t *m, size_t len)
+{
+    bfo_vg_qp *q = gq(v, qi);
+    vqp *h = &v->qps[qi];
+    uint8_t ctl[BFO_VERBS_CTL_SIZE];
+    ctl_encode(v, qi, BFO_VERBS_K_RTU, ctl);
+    if (!h->dial || bfo_va_rep_check(v->o.auth, h->dial, m, len, ctl) != BFO_OK) {
+        v->g.st[q->rail].hellos_rejected++;
+        vlog(v, 2, "peer %d rail %d: a REP that does not prove rank %d (forged, replayed, another job's key, or "
+                   "the peer has no bfo_auth): dropped", q->peer, q->rail, q->peer);
+        return -1;
+    }
+    return 0;
+}
+
+/* Claims past their deadline refused; REPs of the others due again. */
+static void auth_timers(bfo_verbs *v, int qi)
+{
+    vqp *h = &v->qps[qi];
+    for (int k = 0; k < VCLAIMS; k++) {
+        vclaim *c = h->cl[k];
+        if (!c)
+            continue;
+        if (v->g.now >= c->deadline) {
+            v->g.st[gq(v, qi)->rail].hellos_rejected++;
+            bfo_vg_proof(&v->g, qi, 0, c->attempt, c); /* refuse: claim_drop */
+            if (claim_slot(v, qi, c) >= 0)
+                claim_drop(v, c);
+            continue;
+        }
+        if (bfo_vu_due(&c->rs, v->g.now)) {
+            v->g.st[gq(v, qi)->rail].resends++;
+            ud_send_msg(v, qi, BFO_VERBS_K_REP, c->a.rep, sizeof c->a.rep);
+        }
+    }
 }
 
 /* The dialer's dial: a new queue pair, the peer's UD queue pair known;
@@ -1561,6 +1913,11 @@ static int ud_dial(bfo_verbs *v, int qi)
 {
     vlog(v, 3, "peer %d rail %d: dialing over UD (attempt %llu)", gq(v, qi)->peer, gq(v, qi)->rail,
          (unsigned long long)gq(v, qi)->link.attempt);
+    if (v->o.auth && !auth_has_peer(v, gq(v, qi)->peer)) {
+        vlog(v, 1, "peer %d rail %d: its public key is not known (bfo_auth_set_peer; options.auth_peer could not "
+                   "give it): no dial", gq(v, qi)->peer, gq(v, qi)->rail);
+        return BFO_CONN_EV_DIAL_FAILED;
+    }
     if (qp_create(v, qi) != 0 || ud_peer(v, qi) != 0)
         return BFO_CONN_EV_DIAL_FAILED;
     return BFO_CONN_EV_DIAL_CONNECTED;
@@ -1597,8 +1954,19 @@ static void ud_datagram(bfo_verbs *v, int r, const uint8_t *m, size_t len, uint3
              q->peer, r, src_qp);
         return;
     }
+    if (v->o.auth && s.kind == BFO_VERBS_K_REQ) { /* a claim (AUTHENTICATION) */
+        if (port_active(v, r)) /* else no queue pair can answer it now */
+            auth_req(v, qi, m, len, &s);
+        return;
+    }
+    if (v->o.auth && s.kind == BFO_VERBS_K_RTU) { /* a proof, of a claim held aside */
+        auth_rtu(v, qi, m, len, s.attempt);
+        return;
+    }
     verdict = bfo_vu_classify(s.kind, q->link.fsm.cs, bfo_link_is_dialer(&q->link), q->link.attempt, s.attempt,
                               s.qpn, h->qp != NULL, h->peer_qpn);
+    if (v->o.auth && verdict == BFO_VU_TAKE_REP && auth_rep(v, qi, m, len) != 0)
+        return; /* proves nothing: the dial waits on */
     switch (verdict) {
     case BFO_VU_HELLO:
         if (!port_active(v, r))
@@ -1683,9 +2051,13 @@ static void ud_timers(bfo_verbs *v)
         bfo_vg_qp *q = gq(v, qi);
         vqp *h = &v->qps[qi];
         int cs = q->link.fsm.cs;
-        if (q->peer == v->rank || q->link.broken)
+        if (q->peer == v->rank)
             continue;
-        if ((cs == BFO_CONN_ST_REPLY_SENT || cs == BFO_CONN_ST_REPLY_SENT_ASKED) && q->rx_held > 0) {
+        if (v->o.auth)
+            auth_timers(v, qi); /* claims: whatever the link's own connection does */
+        if (q->link.broken)
+            continue;
+        if (!v->o.auth && (cs == BFO_CONN_ST_REPLY_SENT || cs == BFO_CONN_ST_REPLY_SENT_ASKED) && q->rx_held > 0) {
             vlog(v, 2, "peer %d rail %d: a frame before the RTU: the dialer is up", q->peer, q->rail);
             h->rs.what = BFO_VU_NONE;
             bfo_vg_ready(&v->g, qi);
@@ -2032,6 +2404,20 @@ int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails
         v->o.connect_timeout_ns = CONNECT_TIMEOUT_DEFAULT_NS;
     if (v->o.tcp_exchange < 0) /* set "off" (0 stores -1, as 0 means the default): the UD exchange */
         v->o.tcp_exchange = 0;
+    /* AUTHENTICATION: never off silently (once per process: tests open many) */
+    if (v->o.auth && v->o.tcp_exchange) {
+        static int said_tcp;
+        if (!__atomic_exchange_n(&said_tcp, 1, __ATOMIC_RELAXED))
+            vlog(v, 1, "rank %d: verbs.tcp_exchange: the verbs hellos over TCP are NOT authenticated: anyone who "
+                       "reads the job id off the wire can take this rank's verbs rails (the UD exchange, the "
+                       "default, is)", rank);
+        v->o.auth = NULL;
+    } else if (!v->o.auth) {
+        static int said_unauthenticated;
+        if (!__atomic_exchange_n(&said_unauthenticated, 1, __ATOMIC_RELAXED))
+            vlog(v, 1, "rank %d: verbs hellos are NOT authenticated (no bfo_auth given): anyone who can send a "
+                       "datagram to this rank's UD queue pair with the job id can take its verbs rails", rank);
+    }
     if (!v->o.srq_frames)
         v->o.srq_frames = SRQ_FRAMES_DEFAULT;
     if (!v->o.credits)
@@ -2411,8 +2797,12 @@ void bfo_verbs_fini(bfo_verbs *v)
     if (!v)
         return;
     if (v->started) { /* every queue pair destroyed before the memory goes; nobody is told */
-        for (int qi = 0; qi < v->size * v->nrails; qi++)
+        for (int qi = 0; qi < v->size * v->nrails; qi++) {
             g_flush(v, qi);
+            for (int k = 0; k < VCLAIMS; k++)
+                if (v->qps[qi].cl[k])
+                    claim_drop(v, v->qps[qi].cl[k]);
+        }
         drain_run(v, 1);
     }
     else if (v->qps)
@@ -2558,6 +2948,7 @@ static void op_stats(void *v, int rail, bfo_rail_stats *o)
     o->connect_failures = s->connect_failures;
     o->conn_errors = s->qp_errors;
     o->malformed = s->malformed;
+    o->hellos_rejected = s->hellos_rejected;
     o->completed_ok = s->completed_ok;
     o->completed_failed = s->completed_failed;
     o->backpressure = s->backpressure;

@@ -58,7 +58,8 @@
  *   waits for its CONNECTED.  Every message (64 bytes, little-endian): u32
  *   magic BFO_VERBS_MAGIC, u8 kind, u8 version (BFO_VERBS_CTL_VERSION, 2),
  *   u16 rail, u32 rank, u32 nranks, u64 job, u32 qpn, u32 psn, u16 lid, u8
- *   mtu, u8 pad, u8 gid[16], u32 attempt, u32 0, u32 0.  attempt: the
+ *   mtu, u8 pad, u8 gid[16], u32 attempt, u32 dialed, u32 grant
+ *   (authenticated: then the handshake's part, AUTHENTICATION).  attempt: the
  *   dialer's, counting from 1 per (peer, rail), its low 32 bits (the
  *   acceptor compares them with wrap-around), echoed in REP and RTU.  What
  *   a REQ, a connect() or a failure does is the conn machine's, the same
@@ -74,6 +75,44 @@
  *   within connect_timeout, refused, a bad message, or the port is down
  *   (at once).  Re-admission after a fault is the same: a NEW queue pair,
  *   then the engine's PROBE/PROBEACK before any traffic.
+ *
+ * AUTHENTICATION (issue 37; options.auth; bfo_verbs_auth.h).  Whoever can
+ *   send a datagram to a rank's UD queue pair (its number and the Q_Key
+ *   are in the card) can send it a REQ.  With a bfo_auth the exchange
+ *   carries the connection handshake (bfo_auth.h) with no extra message:
+ *   the REQ the dialer's HELLO, the REP the acceptor's REPLY, the RTU the
+ *   dialer's CONFIRM, and the REP and RTU a BIND, a MAC under the pair key
+ *   over the control fields of the exchange (queue pair numbers, PSNs,
+ *   GIDs, LIDs, MTUs, credit: datagrams are no stream, and a copy of a
+ *   real REQ with another queue pair in it must not be taken).  A REQ is
+ *   a claim (the conn machine's LOWER_/HIGHER_CLAIM_RCVD): the acceptor
+ *   answers it with a REP from a new queue pair of its own (RTS towards
+ *   the claimant's), held aside from the (peer, rail)'s, at most 2 per
+ *   (peer, rail) at once (a newer one drops the oldest), sent again as
+ *   the REP is until the RTU or connect_timeout; it takes that queue pair
+ *   (PROOF_RCVD: the machine closes what the rail held, then the claim's
+ *   queue pair becomes the rail's, its receives posted, its credit the
+ *   claimant's grant) only at an RTU whose BIND and CONFIRM verify.  The
+ *   dialer connects its queue pair only at a REP whose BIND and REPLY
+ *   verify, and sends its RTU (made once, sent again for a REP that comes
+ *   again).  A REQ, REP or RTU that proves nothing (forged, replayed,
+ *   another job's key, a rank without a bfo_auth) is dropped, logged at
+ *   level 2 and counted (hellos_rejected), and ends no dial and no claim:
+ *   anyone can send a datagram.  So a live queue pair is never replaced
+ *   without a proof, no member can pose as another rank, and a forged
+ *   attempt number makes nothing stale (only a proof raises the last one
+ *   taken).  Without a bfo_auth, or with tcp_exchange (not
+ *   authenticated), REQs are taken at their word as before, and the
+ *   first open in the process says so at level 1.  A peer whose public
+ *   key auth lacks: options.auth_peer is asked for it; still unknown, its
+ *   REQ is refused and a dial to it fails, each logged.  Cost: no extra
+ *   datagram or round trip (the acceptor's CONNECTED comes at the RTU, as
+ *   before); the datagrams are 104, 160 and 144 bytes instead of 64; an
+ *   X25519 pair key per peer at its first connection (bfo_net's), then a
+ *   few HMAC-SHA-256 per connection; nothing per frame.  The handshake's
+ *   state is allocated while it runs (a claim's, from its REQ to its proof
+ *   or deadline; the dialer's, from its REQ to the queue pair's close):
+ *   three pointers per (peer, rail) otherwise.
  *
  * GUARANTEES (bfo_backend.h) AND HOW THEY ARE KEPT
  *   1. ok only when the peer has it: RC completions.  A send completes
@@ -224,6 +263,19 @@ typedef struct bfo_verbs_options {
                                * the rails' UD queue pairs (default; -1 too: the setting's "off") */
     unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s, striping weights (default: port speed) */
     int log_level;            /* -1 silent, 1 errors (default), 2 connections, 3 debug */
+    /* AUTHENTICATION: the rank's key state from bfo_auth_init, with peers'
+     * public keys set by bfo_auth_set_peer (bfo_net gives its own); NULL:
+     * REQs taken at their word, as before (said once at open); ignored,
+     * and said, with tcp_exchange.  Not owned: the caller frees it after
+     * fini. */
+    struct bfo_auth *auth;
+    /* Called when a REQ comes from, or a dial goes to, a peer whose public
+     * key auth does not hold yet: the embedding layer calls
+     * bfo_auth_set_peer with the key from that peer's card and returns 0,
+     * or nonzero when it cannot (the REQ is refused, the dial fails, each
+     * logged).  NULL: every peer's key must be set before it connects. */
+    int (*auth_peer)(void *ctx, int peer);
+    void *auth_peer_ctx;
 } bfo_verbs_options;
 
 typedef struct bfo_verbs_rail_stats {
@@ -245,6 +297,8 @@ typedef struct bfo_verbs_rail_stats {
                                  * (bfo_engine_host_heard) */
     uint64_t resends;           /* UD exchange: REQs and REPs sent again (no answer in time) */
     uint64_t dup_answers;       /* UD exchange: a REQ or REP that came again answered again */
+    uint64_t hellos_rejected;   /* authenticated: REQs, REPs and RTUs that proved nothing (forged,
+                                 * replayed, unauthenticated), and claims never proven */
 } bfo_verbs_rail_stats;
 
 typedef struct bfo_verbs bfo_verbs;

@@ -947,6 +947,28 @@ static inline int bfo_vg_hello(bfo_vg *g, int qi, uint32_t gen, void *in)
     return bfo_link_hello(&g->lb, &q->link, bfo_vg_attempt(q, gen), in, g->now);
 }
 
+/* Authenticated (bfo_verbs.h, AUTHENTICATION): a checked REQ is only a
+ * claim (bfo_link_claim: challenged with a REP from a queue pair held
+ * aside, `in` the device's claim, or left unanswered where this side's
+ * dial wins the tie, or refused as stale); its attempt number widened as
+ * for bfo_vg_hello, returned in *attempt for the proof. */
+static inline int bfo_vg_claim(bfo_vg *g, int qi, uint32_t gen, void *in, uint64_t *attempt)
+{
+    bfo_vg_qp *q = &g->qps[qi];
+    *attempt = bfo_vg_attempt(q, gen);
+    return bfo_link_claim(&g->lb, &q->link, *attempt, in, g->now);
+}
+
+/* Authenticated: the answer to claim `in` (attempt as bfo_vg_claim gave
+ * it): ok, an RTU whose CONFIRM verified: the machine takes the claim's
+ * queue pair (PROOF_RCVD: take, closing this side's dial or the live queue
+ * pair); not ok (no proof within the connect timeout): refused, whatever
+ * the link holds stays. */
+static inline int bfo_vg_proof(bfo_vg *g, int qi, int ok, uint64_t attempt, void *in)
+{
+    return bfo_link_proof(&g->lb, &g->qps[qi].link, ok, attempt, in, g->now);
+}
+
 /* The dialer: its control connection is made (the machine sends the REQ). */
 static inline int bfo_vg_dialed(bfo_vg *g, int qi)
 {
@@ -1000,12 +1022,21 @@ static inline int bfo_vg_act(bfo_link_binding *b, bfo_link *l, int action, const
     case BFO_CONN_ACT_TAKE:
         return g->hw.conn(g->hw.ctx, qi, action, arg);
     case BFO_CONN_ACT_SEND_REPLY:
+        /* a claim's challenge is the claim's own queue pair: whatever the
+         * link holds, broken or not, stays out of it */
+        if (st->event == BFO_CONN_EV_LOWER_CLAIM_RCVD || st->event == BFO_CONN_EV_HIGHER_CLAIM_RCVD)
+            return g->hw.conn(g->hw.ctx, qi, action, arg);
         return q->link.broken ? 0 : g->hw.conn(g->hw.ctx, qi, action, arg);
     case BFO_CONN_ACT_REFUSE:
         /* the dialer gave this attempt up (read late, behind a newer
-         * one): closing its control connection is all it needs */
-        bfo_vg_log(g, 2, "peer %d rail %d: a stale request (attempt %llu, %llu accepted) refused",
-                   q->peer, q->rail, (unsigned long long)l->offered, (unsigned long long)l->taken);
+         * one): closing its control connection is all it needs; or a
+         * claim never proven (authenticated): its queue pair goes */
+        if (st->event == BFO_CONN_EV_PROOF_BAD_RCVD)
+            bfo_vg_log(g, 2, "peer %d rail %d: a request whose dialer did not prove it is the peer refused", q->peer,
+                       q->rail);
+        else
+            bfo_vg_log(g, 2, "peer %d rail %d: a stale request (attempt %llu, %llu accepted) refused",
+                       q->peer, q->rail, (unsigned long long)l->offered, (unsigned long long)l->taken);
         g->hw.conn(g->hw.ctx, qi, action, arg);
         return 0;
     case BFO_CONN_ACT_REFUSE_TIE:
