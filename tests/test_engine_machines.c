@@ -886,6 +886,58 @@ static void test_first_rail_dies_while_UP_the_rest_connect_and_the_message_arriv
     sr_del(w);
 }
 
+/* A busy peer is not a suspected rail: the pair talks over rail 0 alone
+ * (rail 1 DORMANT); rank 1 then reads nothing for 2 s (both ways of both
+ * rails held: computing, or oversubscribed and not scheduled) while rank
+ * 0 has a message for it, and each side's transport hears the other's
+ * host on rail 0 (bfo_engine_host_heard: a TCP peer's kernel, a shm
+ * peer's pidfd).  Rank 0's heartbeat probe goes unanswered, and rail 1
+ * is not connected for it (before: suspected at half the probe timeout,
+ * rail 1 dialed, though the process would read it no sooner); rail 0 is
+ * not mapped out, and the message arrives once rank 1 reads again. */
+static void test_a_busy_peer_is_not_suspected_its_other_rails_stay_DORMANT(void **state)
+{
+    bfo_request s, r, s2, r2;
+    uint8_t x = 7, y = 0, x2 = 9, y2 = 0;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 2, 90);
+    sc.attach = attach_connect;
+    sr_world *w = sr_new(&sc);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 0, 1, w->sn.now), BFO_OK);
+    STEP_UNTIL(w, bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(y, 7);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 0), BFO_RAIL_ST_UP);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_DORMANT);
+    for (int k = 0; k < 2; k++) {
+        sn_set_path(&w->sn, 0, 1, k, SN_PATH_HOLD);
+        sn_set_path(&w->sn, 1, 0, k, SN_PATH_HOLD);
+    }
+    assert_int_equal(bfo_irecv(&w->e[1], &r2, &y2, 1, 0, 0, 2, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s2, &x2, 1, 1, 0, 2, w->sn.now), BFO_OK);
+    int probed = 0;
+    for (int ms = 0; ms < 2000; ms++) {
+        bfo_engine_host_heard(&w->e[0], 1, 0, w->sn.now);
+        bfo_engine_host_heard(&w->e[1], 0, 0, w->sn.now); /* (rank 1's engine runs in the sim) */
+        sr_advance(w, 1000000);
+        probed |= w->e[0].peers[1].rail[0].det.probe_out;
+    }
+    assert_true(probed); /* the heartbeat went out, unanswered */
+    assert_int_equal(connects[0][1][1] + connects[1][0][1], 0);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_DORMANT);
+    assert_int_equal(bfo_rail_state(&w->e[1], 0, 1), BFO_RAIL_ST_DORMANT);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 0), BFO_RAIL_ST_UP);
+    for (int k = 0; k < 2; k++) {
+        sn_set_path(&w->sn, 0, 1, k, SN_PATH_OPEN);
+        sn_set_path(&w->sn, 1, 0, k, SN_PATH_OPEN);
+    }
+    STEP_UNTIL(w, bfo_test(&s2) && bfo_test(&r2));
+    assert_int_equal(s2.status, BFO_OK);
+    assert_int_equal(y2, 9);
+    assert_int_equal(STAT(w, protocol_violations), 0);
+    sr_del(w);
+}
+
 /* bfo_config.connect_at_init: every rail of every peer asked at init, as
  * before issue 37; the grace runs from init. */
 static void test_connect_at_init_connects_every_rail_of_every_peer(void **state)
@@ -977,6 +1029,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_large_send_connects_the_rest_of_the_rails),
         cmocka_unit_test(test_first_rail_blackholed_the_rest_connect_and_the_message_arrives),
         cmocka_unit_test(test_first_rail_dies_while_UP_the_rest_connect_and_the_message_arrives),
+        cmocka_unit_test(test_a_busy_peer_is_not_suspected_its_other_rails_stay_DORMANT),
         cmocka_unit_test(test_connect_at_init_connects_every_rail_of_every_peer),
         cmocka_unit_test(test_rail_heard_on_CONNECTING_pushes_the_grace_back),
     };

@@ -279,12 +279,18 @@ static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t pro
  * DEMOTED), or its first connection (CONNECTING, since rs->deadline) with
  * no word for silence_ns.  A peer with a rail suspected has its DORMANT
  * rails connect (one rail first, bfo__peer_need_rest: bfo_engine_progress),
- * so that they are on their way when the detector maps the rail out. */
+ * so that they are on their way when the detector maps the rail out.  A
+ * rail found busy since its probe went out (bfo__detect_due: its host
+ * heard, the peer's process silent everywhere) is not suspected: the
+ * process is alive and does not read, computing or, oversubscribed, not
+ * scheduled, and would read another rail no sooner; connecting one then
+ * only costs both sides a connection (64 ranks on 2 cores: a TCP rail to
+ * almost every local peer beside shm). */
 static inline int bfo__rail_suspect(const bfo_engine *e, const bfo_rail_link *rs)
 {
     if (rs->fsm.cs == BFO_RAIL_ST_CONNECTING)
         return e->now - rs->deadline >= e->cfg.silence_ns;
-    if (!rs->det.probe_out)
+    if (!rs->det.probe_out || rs->det.busy_at > rs->det.probe_sent)
         return 0;
     const uint64_t since = rs->det.last_rx > rs->det.probe_sent ? rs->det.last_rx : rs->det.probe_sent;
     return e->now - since >= bfo__probe_timeout(e, rs) / 2;
