@@ -293,7 +293,7 @@ static inline int bfo_link_hello(bfo_link_binding *b, bfo_link *l, uint64_t atte
                          in, now);
 }
 
-/* AUTHENTICATING TRANSPORTS (TCP and shm with a bfo_auth).  A hello is only a
+/* AUTHENTICATING TRANSPORTS (TCP, shm and verbs with a bfo_auth).  A hello is only a
  * claim until its dialer proves it holds the pair key: the transport feeds
  * it with bfo_link_claim, which never changes a connection (the machine
  * answers it with the handshake's reply on its own connection, send_reply

@@ -71,7 +71,8 @@
 # never each take the other's dial; a higher rank that really lost the
 # connection finds it broken, as this side does, and they dial again.  The trusted
 # hellos (LOWER_HELLO_RCVD, ...) stay for transports that do not
-# authenticate yet (verbs; TCP and shm without a bfo_auth).
+# authenticate (TCP, shm and verbs without a bfo_auth; verbs over its TCP
+# exchange).
 #
 # The host answers.  The connect timeout fails a dial that does not connect
 # (DIALING), a wait for the winner's hello (AWAITING_HELLO) and an accepted
