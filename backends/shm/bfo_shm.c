@@ -1038,39 +1038,6 @@ static void put_hello(const bfo_shm *t, uint8_t *h, int kind, int rail, uint64_t
     bfo_put64(h + 56, dialed);
 }
 
-/* Sends a message of len bytes with fds (SCM_RIGHTS); 0 or an errno. */
-static int send_hello(int fd, const uint8_t *h, size_t len, const int *fds, int nfds)
-{
-    union {
-        struct cmsghdr c;
-        char buf[CMSG_SPACE(sizeof(int) * 2)];
-    } u;
-    struct iovec iov = { (void *)(uintptr_t)h, len };
-    struct msghdr mh;
-    struct cmsghdr *cm;
-    memset(&mh, 0, sizeof mh);
-    memset(&u, 0, sizeof u);
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    if (nfds > 0) { /* a tie answer carries none */
-        mh.msg_control = u.buf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-        cm = CMSG_FIRSTHDR(&mh);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-        memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
-    }
-    for (;;) {
-        ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n == (ssize_t)len)
-            return 0;
-        if (n < 0 && errno == EINTR)
-            continue;
-        return n < 0 ? errno : EIO;
-    }
-}
-
 /* Receives one message and its fds: its length (0: EOF), or -1 (errno:
  * EAGAIN when nothing waits).  Fds beyond max are closed; *nfds counts
  * them all, *trunc says the control data was cut. */
@@ -1280,7 +1247,7 @@ static void hello_send(bfo_shm *t, sconn *c)
     fds[0] = c->hello_mfd;
     fds[1] = t->efd;
     if (!c->c.broken)
-        rc = send_hello(c->fd, h, hello_len(t), fds, 2);
+        rc = bfo_tp_send_fds(c->fd, h, hello_len(t), fds, 2);
     close(c->hello_mfd); /* the mapping keeps the segment; the peer has its own fd */
     c->hello_mfd = -1;
     if (rc)
@@ -1307,7 +1274,7 @@ static int reply_proven(bfo_shm *t, sconn *c, const uint8_t *h, const char **why
     bfo_auth_hs_confirm(t->o.auth, c->hs, AUTH_AREA(cf));
     free(c->hs); /* done with: the connection is the peer's */
     c->hs = NULL;
-    if ((rc = send_hello(c->fd, cf, sizeof cf, NULL, 0)) != 0) {
+    if ((rc = bfo_tp_send_fds(c->fd, cf, sizeof cf, NULL, 0)) != 0) {
         *why = "the CONFIRM did not go";
         return -1;
     }
@@ -1615,7 +1582,7 @@ static void conn_take_proven(bfo_shm *t, sconn *c, incoming *in)
     p->pr = NULL;
     put_hello(t, m, BFO_SHM_HELLO_TAKEN, c->rail, seg_gen(c), 0);
     if (!rc)
-        rc = send_hello(c->fd, m, sizeof m, &t->efd, 1);
+        rc = bfo_tp_send_fds(c->fd, m, sizeof m, &t->efd, 1);
     if (rc)
         bfo_link_break(&t->lb, &c->c, 0, "sending TAKEN: %s", strerror(rc));
 }
@@ -1631,7 +1598,7 @@ static void challenge(bfo_shm *t, sconn *c, incoming *in)
     int rc = 0;
     put_hello(t, a, BFO_SHM_HELLO_REPLY, p->a.rail, c->c.offered, 0);
     if (bfo_auth_hs_reply(t->o.auth, &p->pr->hs, AUTH_AREA(a)) != BFO_OK ||
-        (rc = send_hello(p->a.fd, a, sizeof a, NULL, 0)) != 0) {
+        (rc = bfo_tp_send_fds(p->a.fd, a, sizeof a, NULL, 0)) != 0) {
         slog(t, 2, "peer %d rail %d: the handshake's reply did not go: %s", c->peer, p->a.rail,
              rc ? strerror(rc) : "no key");
         pend_close(t, p, NULL);
@@ -1658,7 +1625,7 @@ static void conn_refuse(bfo_shm *t, sconn *c, incoming *in, const bfo_step *st, 
         put_hello(t, a, BFO_SHM_HELLO_DIALING, c->rail, c->c.offered, c->c.dialed);
         if (t->o.auth && p->pr) /* proves this side: the dialer waits for it then */
             bfo_auth_mac(t->o.auth, c->peer, TIE_LABEL, p->pr->hs.transcript, BFO_AUTH_HELLO_LEN, AUTH_AREA(a));
-        if ((rc = send_hello(p->a.fd, a, hello_len(t), NULL, 0)) != 0)
+        if ((rc = bfo_tp_send_fds(p->a.fd, a, hello_len(t), NULL, 0)) != 0)
             slog(t, 2, "peer %d rail %d: the tie answer did not go: %s", c->peer, c->rail, strerror(rc));
         slog(t, 3, "peer %d rail %d: both dial: this side's dial wins (its hello %llu answered \"dialing you\")",
              c->peer, c->rail, (unsigned long long)c->c.offered);
@@ -1716,7 +1683,7 @@ static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step 
         }
         put_hello(t, r, BFO_SHM_HELLO_REPLY, c->rail, seg_gen(c), c->c.dialed);
         if (!rc)
-            rc = send_hello(c->fd, r, hello_len(t), &t->efd, 1);
+            rc = bfo_tp_send_fds(c->fd, r, hello_len(t), &t->efd, 1);
         if (rc)
             bfo_link_break(&t->lb, &c->c, 0, "sending the hello reply: %s", strerror(rc));
         return BFO_CONN_EV_PEER_READY; /* the dialer writes once it has the reply */
