@@ -2418,6 +2418,22 @@ static void timeouts(bfo_tcp *t)
         pend *p = pend_at(t, k);
         if (p->a.fd < 0 || t->now < p->a.deadline)
             continue;
+        if (bfo_tp_readable(p->a.fd)) {
+            /* What came while this side did not look is read before the
+             * connection is judged: an acceptor starved longer than the
+             * connect timeout finds its peers' hellos (or CONFIRMs) waiting,
+             * and one epoll_wait returns 64 sockets at most, so those past
+             * them were dropped unread and every dialer redialled into the
+             * same (docs/mpi.md).  Read once: what is still not complete
+             * is judged below, so a trickle holds no slot. */
+            uint32_t gen = p->a.gen;
+            int stage = pend_stage(p);
+            pend_read(t, p);
+            settle(t);
+            p = pend_at(t, k);
+            if (p->a.fd < 0 || p->a.gen != gen || pend_stage(p) != stage || t->now < p->a.deadline)
+                continue; /* taken, refused or closed, or challenged (due again) */
+        }
         if (pend_stage(p) == 1 && proof_host_answers(t, p))
             p->a.deadline = t->now + t->pends.timeout_ns;
         else if (pend_stage(p) == 1)

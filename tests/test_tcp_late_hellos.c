@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/* test_tcp_late_hellos.c - an accepted TCP connection whose hello (or,
+ * authenticated, whose CONFIRM) came in time is read, however late its
+ * acceptor looks.  At 128 ranks on 2 cores an acceptor starved of CPU
+ * accepted its peers' dials, then looked again more than connect_timeout
+ * later: one epoll_wait returns 64 sockets at most, and the accepted
+ * connections past those were closed by the deadline scan with their
+ * hellos waiting unread (the same as shm's, test_shm_late_hellos.c;
+ * docs/mpi.md).  Here: 70 ranks of one job in this process on one
+ * loopback rail (127.0.0.1, ports the kernel's), driven through the
+ * transport's row (no engine, so a dialer whose connection was dropped
+ * is not asked again: it stays down).  Ranks 1..69 dial rank 0 and send
+ * their hellos; rank 0 accepts them all, then sleeps twice its
+ * connect_timeout (a rank not scheduled) and looks again, 69 hellos
+ * waiting.  The clock is not skewed as in the shm test: TCP reads it
+ * again after each epoll_wait, so rank 0 really sleeps, with a
+ * connect_timeout of 200 ms; the dialers wait 10 s for the reply, so
+ * only the acceptor's deadline is in play.  70 ranks: more than one
+ * epoll_wait returns (64), so the deadline scan meets 5 not read yet.
+ * Each rank holds a listener, its epoll set and its end of each
+ * connection: a few hundred descriptors (the soft limit is raised to
+ * 1024 if below).  Authenticated (options.auth), or with
+ * BFO_TEST_NOAUTH=1 not; it fails either way on the bfo_tcp.c of
+ * before (the scan closed a pend past its deadline with nothing read,
+ * whatever waited on it: 5 dialers never connected).
+ * A CONFIRM waiting past a challenged connection's deadline is read the
+ * same way, but is not tested here: its wait goes on while the dialer's
+ * kernel acknowledged the challenge, up to PROOF_WAIT_MAX_NS (60 s). */
+#define _GNU_SOURCE
+#include "bfo_test.h"
+
+#include "bfo_auth.h"
+#include "bfo_tcp.h"
+#include "bfo_tp_os.h"
+#include "bfo_transport.h"
+
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define N 70 /* more dialers than one epoll_wait returns (64) */
+#define JOB 0x7c91a7eull
+#define TMO_NS 200000000ull        /* rank 0's connect_timeout */
+#define DIAL_TMO_NS 10000000000ull /* the dialers' */
+
+static const bfo_transport_ops *const OPS = &bfo_tcp_transport;
+static const uint8_t membership[BFO_AUTH_KEY_LEN] = { 0x5a, 0x7e, 0x11, 0x70 };
+
+typedef struct rk {
+    void *t;
+    bfo_backend be;
+    int up[N];      /* the last event about the peer was CONNECTED(_PROVEN) */
+    int failed;     /* CONNECT_FAILED or a rail error, about any peer */
+} rk;
+
+static rk R[N];
+static bfo_addr book[N];
+static bfo_auth *A[N];
+static int noauth;
+
+static uint64_t now_of(int i)
+{
+    (void)i;
+    return bfo_tp_now();
+}
+
+static void s_completion(void *ctx, uint64_t token, int ok) { (void)ctx, (void)token, (void)ok; }
+static int s_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
+{
+    (void)ctx, (void)peer, (void)rail, (void)buf, (void)len, (void)now;
+    return BFO_OK;
+}
+static void s_event(void *ctx, int peer, int rail, int ev, uint64_t now)
+{
+    rk *k = (rk *)ctx;
+    (void)rail, (void)now;
+    k->up[peer] = ev == BFO_EV_CONNECTED || ev == BFO_EV_CONNECTED_PROVEN;
+    k->failed += !k->up[peer];
+}
+static int s_lookup(void *ctx, int peer, int rail, bfo_addr *out)
+{
+    (void)ctx;
+    if (peer < 0 || peer >= N || rail != 0)
+        return BFO_ERR_INVALID;
+    *out = book[peer];
+    return BFO_OK;
+}
+
+/* Every rank's key state, each knowing the others' public keys (the
+ * harness's th_keys_make, for N ranks); noauth: BFO_TEST_NOAUTH=1. */
+static int setup(void **state)
+{
+    uint8_t pk[N][BFO_AUTH_PUB_LEN];
+    struct rlimit rl;
+    (void)state;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 1024 && rl.rlim_max > rl.rlim_cur) {
+        rl.rlim_cur = rl.rlim_max < 1024 ? rl.rlim_max : 1024;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    noauth = getenv("BFO_TEST_NOAUTH") && atoi(getenv("BFO_TEST_NOAUTH"));
+    for (int r = 0; r < N; r++) {
+        if (bfo_auth_init(&A[r], membership, r, N, JOB) != BFO_OK)
+            return -1;
+        bfo_auth_public(A[r], pk[r]);
+    }
+    for (int r = 0; r < N; r++)
+        for (int p = 0; p < N; p++)
+            if (p != r && bfo_auth_set_peer(A[r], p, pk[p]) != BFO_OK)
+                return -1;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (int r = 0; r < N; r++) {
+        bfo_auth_free(A[r]);
+        A[r] = NULL;
+    }
+    return 0;
+}
+
+static void open_all(void)
+{
+    static const char *const names[] = { "127.0.0.1" };
+    for (int i = 0; i < N; i++) {
+        bfo_sink sink = { &R[i], s_completion, s_frame, s_event, NULL, s_lookup, NULL, NULL, NULL, NULL };
+        bfo_tcp_options o;
+        bfo_config c;
+        bfo_transport_args a;
+        memset(&R[i], 0, sizeof R[i]);
+        memset(&o, 0, sizeof o);
+        o.connect_timeout_ns = i ? DIAL_TMO_NS : TMO_NS;
+        o.beacon_interval_ns = -1;
+        o.log_level = getenv("BFO_TCP_LOG") ? atoi(getenv("BFO_TCP_LOG")) : -1;
+        o.auth = noauth ? NULL : A[i];
+        memset(&c, 0, sizeof c);
+        c.rank = i;
+        c.nranks = N;
+        c.nrails = 1;
+        memset(&a, 0, sizeof a);
+        a.rank = i;
+        a.size = N;
+        a.nrails = 1;
+        a.rails = names;
+        a.cfg = &c;
+        a.sink = &sink;
+        a.opt = &o;
+        a.log_level = o.log_level;
+        assert_int_equal(OPS->open(&R[i].t, &a), BFO_OK);
+        assert_int_equal(OPS->address(R[i].t, 0, &book[i]), BFO_OK);
+        OPS->backend(R[i].t, &R[i].be);
+    }
+    for (int i = 0; i < N; i++)
+        assert_int_equal(OPS->start(R[i].t, JOB), BFO_OK);
+}
+
+static void close_all(void)
+{
+    for (int i = 0; i < N; i++)
+        OPS->fini(R[i].t);
+}
+
+static uint64_t rejected(int i) { return bfo_tcp_get_stats((bfo_tcp *)R[i].t)->hellos_rejected; }
+
+/* Ranks 1..69 progress `rounds` times (rank 0 does not look), napping so
+ * that the loopback carries what they wrote. */
+static void dialers(int rounds)
+{
+    for (int k = 0; k < rounds; k++) {
+        for (int p = 1; p < N; p++)
+            OPS->progress(R[p].t, now_of(p));
+        usleep(1000);
+    }
+}
+
+/* Every rank progresses until all 69 connections are up at both ends, or
+ * for 5 s; then none was dropped or failed on either side. */
+static void all_come_up(void)
+{
+    uint64_t end = bfo_tp_now() + 5000000000ull;
+    int all;
+    do {
+        all = 1;
+        for (int i = 0; i < N; i++)
+            OPS->progress(R[i].t, now_of(i));
+        for (int p = 1; p < N; p++)
+            all &= R[0].up[p] && R[p].up[0];
+    } while (!all && bfo_tp_now() < end);
+    for (int p = 1; p < N; p++)
+        if (!R[0].up[p] || !R[p].up[0])
+            print_message("rank %d: not connected to rank 0 (%s)\n", p, R[p].failed ? "its dial failed" : "");
+    assert_true(all);
+    assert_int_equal(rejected(0), 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(R[i].failed, 0);
+}
+
+/* Every dialer's hello waits at rank 0 when rank 0 next looks, 400 ms
+ * after it accepted them (its connect_timeout: 200 ms): every one is read,
+ * none dropped; the 69 connections come up at both ends. */
+static void test_hellos_waiting_past_their_deadline_are_read_not_dropped(void **state)
+{
+    (void)state;
+    open_all();
+    for (int p = 1; p < N; p++)
+        R[p].be.connect(R[p].be.ctx, 0, 0);
+    dialers(3); /* the dials and their hellos */
+    OPS->progress(R[0].t, now_of(0)); /* accepts every one: their hellos due in 200 ms */
+    usleep(2 * TMO_NS / 1000);        /* ... and looks again 400 ms later */
+    OPS->progress(R[0].t, now_of(0));
+    all_come_up();
+    close_all();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hellos_waiting_past_their_deadline_are_read_not_dropped),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
