@@ -56,8 +56,10 @@ check_exact
 [ "$(jget failovers)" -ge 2 ] || fail "the cut rails were never mapped out"
 [ "$(jget readmissions)" -ge 2 ] || fail "the direct rails never came back after the cut"
 # the direct rails carry A-B traffic again: a rail of rank 0 to rank 1
-# re-admitted after the rules went, and the stream went on past it
-t_back=$(sed -n 's/.*(\([0-9.]*\)) peer 1 rail [01]: PROBING --PROBEACK_RCVD--> UP.*/\1/p' "$WORK/err0" |
+# re-admitted after the rules went (its probe answered, or its
+# connection proven at the handshake: CONNECTED_PROVEN, spec/rail.rl),
+# and the stream went on past it
+t_back=$(sed -n -E 's/.*\(([0-9.]*)\) peer 1 rail [01]: (PROBING --PROBEACK_RCVD|[A-Z]+ --CONNECTED_PROVEN)--> UP.*/\1/p' "$WORK/err0" |
          awk -v t="$t_uncut" '$1 >= t { print; exit }')
 [ -n "$t_back" ] || fail "no rail of rank 0 to rank 1 was re-admitted after the cut was removed"
 back_ms=$(awk -v a="$t_uncut" -v b="$t_back" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
