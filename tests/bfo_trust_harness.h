@@ -7,7 +7,8 @@
  *   - th_keys_make, th_keys_free: the job's ranks' key state (A, PK) from
  *     a membership key, and noauth (BFO_TEST_NOAUTH=1, or the transport of
  *     before, which has no bfo_auth);
- *   - th_open: rank r opened with the caller's options; open_two,
+ *   - th_open: rank r opened with the caller's options (tr_open of
+ *     bfo_test_ranks.h, then started); open_two,
  *     close_rank, close_two, ask, pump, connect_pair.
  * The including test defines open_rank(r) (its transport's options, then
  * th_open) and TRUST_NAP_US if its pump should sleep other than 200 us
@@ -16,6 +17,7 @@
 #define BFO_TRUST_HARNESS_H
 
 #include "bfo_test.h"
+#include "bfo_test_ranks.h"
 #include "bfo_auth.h"
 #include "bfo_tp_os.h"
 #include "bfo_transport.h"
@@ -87,26 +89,14 @@ static inline int s_lookup(void *ctx, int peer, int rail, bfo_addr *out)
  * before: no bfo_auth in its options).  0, or -1 (a cmocka group setup). */
 static inline int th_keys_make(const uint8_t *membership, int size, uint64_t job, int old)
 {
-    noauth = old || (getenv("BFO_TEST_NOAUTH") && atoi(getenv("BFO_TEST_NOAUTH")));
-    for (int r = 0; r < size; r++) {
-        if (bfo_auth_init(&A[r], membership, r, size, job) != BFO_OK)
-            return -1;
-        bfo_auth_public(A[r], PK[r]);
-    }
-    for (int r = 0; r < size; r++)
-        for (int p = 0; p < size; p++)
-            if (p != r && bfo_auth_set_peer(A[r], p, PK[p]) != BFO_OK)
-                return -1;
-    return 0;
+    noauth = old || tr_noauth();
+    return tr_keys_make(A, PK, membership, size, job);
 }
 
 static inline int th_keys_free(void **state)
 {
     (void)state;
-    for (int r = 0; r < TH_MAX_RANKS; r++) {
-        bfo_auth_free(A[r]);
-        A[r] = NULL;
-    }
+    tr_keys_free(A, TH_MAX_RANKS);
     return 0;
 }
 
@@ -116,33 +106,11 @@ static inline int th_keys_free(void **state)
 static inline void th_open(const bfo_transport_ops *ops, int r, int size, const char *rail, void *opt, const bfo_config *base,
                     int log_level, uint64_t job)
 {
-    const char *names[1];
+    const tr_job j = { ops, size, rail, base, log_level };
     bfo_sink sink = { &E[r], s_completion, s_frame, s_event, s_heard, s_lookup, NULL, NULL, NULL, NULL };
-    bfo_config cfg;
-    bfo_transport_args a;
-    names[0] = rail;
     th_ops = ops;
     memset(&E[r], 0, sizeof E[r]);
-    memset(&cfg, 0, sizeof cfg);
-    if (base) {
-        cfg.eager_limit = base->eager_limit;
-        cfg.frag_size = base->frag_size;
-    }
-    cfg.rank = r;
-    cfg.nranks = size;
-    cfg.nrails = 1;
-    memset(&a, 0, sizeof a);
-    a.rank = r;
-    a.size = size;
-    a.nrails = 1;
-    a.rails = names;
-    a.cfg = &cfg;
-    a.sink = &sink;
-    a.opt = opt;
-    a.log_level = log_level;
-    assert_int_equal(ops->open(&E[r].tv, &a), BFO_OK);
-    assert_int_equal(ops->address(E[r].tv, 0, &table[r]), BFO_OK);
-    ops->backend(E[r].tv, &E[r].be);
+    tr_open(&j, r, &sink, opt, &E[r].tv, &E[r].be, &table[r]);
     assert_int_equal(ops->start(E[r].tv, job), BFO_OK);
 }
 

@@ -11,7 +11,9 @@
  * hellos; rank 0 accepts them all, then progresses once 2 s later (its
  * clock skewed: a rank not scheduled for 2 s), with 69 hellos waiting. */
 #define _GNU_SOURCE
+#define TR_RANKS 70 /* the ranks (bfo_test_ranks.h: book): more dialers than one epoll_wait returns (64) */
 #include "bfo_test.h"
+#include "bfo_test_ranks.h"
 
 #include "bfo_shm.h"
 #include "bfo_transport.h"
@@ -19,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define N 70 /* more dialers than one epoll_wait returns (64) */
+#define N TR_RANKS
 #define JOB 0x5e5e1a7eull
 
 static const bfo_transport_ops *const OPS = &bfo_shm_transport;
@@ -32,7 +34,6 @@ typedef struct rk {
 } rk;
 
 static rk R[N];
-static bfo_addr book[N];
 
 static uint64_t now_of(int i)
 {
@@ -41,52 +42,21 @@ static uint64_t now_of(int i)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + R[i].skew;
 }
 
-static void s_completion(void *ctx, uint64_t token, int ok) { (void)ctx, (void)token, (void)ok; }
-static int s_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
-{
-    (void)ctx, (void)peer, (void)rail, (void)buf, (void)len, (void)now;
-    return BFO_OK;
-}
 static void s_event(void *ctx, int peer, int rail, int ev, uint64_t now)
 {
     (void)rail, (void)now;
     ((rk *)ctx)->up[peer] = ev == BFO_EV_CONNECTED;
 }
-static int s_lookup(void *ctx, int peer, int rail, bfo_addr *out)
-{
-    (void)ctx;
-    if (peer < 0 || peer >= N || rail != 0)
-        return BFO_ERR_INVALID;
-    *out = book[peer];
-    return BFO_OK;
-}
 
 static void open_all(void)
 {
-    static const char *const names[] = { "shm" };
+    const tr_job j = { OPS, N, "shm", NULL, -1 };
     bfo_shm_options o;
     memset(&o, 0, sizeof o);
     for (int i = 0; i < N; i++) {
-        bfo_sink sink = { &R[i], s_completion, s_frame, s_event, NULL, s_lookup, NULL, NULL, NULL, NULL };
-        bfo_config c;
-        bfo_transport_args a;
+        bfo_sink sink = { &R[i], tr_no_completion, tr_frame_taken, s_event, NULL, tr_lookup, NULL, NULL, NULL, NULL };
         memset(&R[i], 0, sizeof R[i]);
-        memset(&c, 0, sizeof c);
-        c.rank = i;
-        c.nranks = N;
-        c.nrails = 1;
-        memset(&a, 0, sizeof a);
-        a.rank = i;
-        a.size = N;
-        a.nrails = 1;
-        a.rails = names;
-        a.cfg = &c;
-        a.sink = &sink;
-        a.opt = &o;
-        a.log_level = -1;
-        assert_int_equal(OPS->open(&R[i].t, &a), BFO_OK);
-        assert_int_equal(OPS->address(R[i].t, 0, &book[i]), BFO_OK);
-        OPS->backend(R[i].t, &R[i].be);
+        tr_open(&j, i, &sink, &o, &R[i].t, &R[i].be, &book[i]);
     }
     for (int i = 0; i < N; i++)
         assert_int_equal(OPS->start(R[i].t, JOB), BFO_OK);

@@ -6,7 +6,9 @@
  * host in this process, driven through the transport's row (no engine:
  * the sink takes every frame). */
 #define _GNU_SOURCE
+#define TR_RANKS 4 /* the ranks (bfo_test_ranks.h: book) */
 #include "bfo_test.h"
+#include "bfo_test_ranks.h"
 
 #include "bfo_setting.h"
 #include "bfo_shm.h"
@@ -17,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define N 4
+#define N TR_RANKS
 #define JOB 0x5e5e0001ull
 
 static const bfo_transport_ops *const OPS = &bfo_shm_transport;
@@ -31,7 +33,6 @@ typedef struct rk {
 } rk;
 
 static rk R[N];
-static bfo_addr book[N];
 
 static uint64_t now_ns(void)
 {
@@ -66,14 +67,6 @@ static void s_event(void *ctx, int peer, int rail, int ev, uint64_t now)
     (void)rail, (void)now;
     ((rk *)ctx)->up[peer] = ev == BFO_EV_CONNECTED;
 }
-static int s_lookup(void *ctx, int peer, int rail, bfo_addr *out)
-{
-    (void)ctx;
-    if (peer < 0 || peer >= N || rail != 0)
-        return BFO_ERR_INVALID;
-    *out = book[peer];
-    return BFO_OK;
-}
 
 /* A setting of shm's table by name (said when there is none: the test
  * then fails by what it checks). */
@@ -90,28 +83,11 @@ static void set_opt(bfo_shm_options *o, const char *name, const char *v)
 
 static void open_all(const bfo_shm_options *o)
 {
-    static const char *const names[] = { "shm" };
+    const tr_job j = { OPS, N, "shm", NULL, -1 };
     for (int i = 0; i < N; i++) {
-        bfo_sink sink = { &R[i], s_completion, s_frame, s_event, NULL, s_lookup, NULL, NULL, NULL, NULL };
-        bfo_config c;
-        bfo_transport_args a;
+        bfo_sink sink = { &R[i], s_completion, s_frame, s_event, NULL, tr_lookup, NULL, NULL, NULL, NULL };
         memset(&R[i], 0, sizeof R[i]);
-        memset(&c, 0, sizeof c);
-        c.rank = i;
-        c.nranks = N;
-        c.nrails = 1;
-        memset(&a, 0, sizeof a);
-        a.rank = i;
-        a.size = N;
-        a.nrails = 1;
-        a.rails = names;
-        a.cfg = &c;
-        a.sink = &sink;
-        a.opt = o;
-        a.log_level = -1;
-        assert_int_equal(OPS->open(&R[i].t, &a), BFO_OK);
-        assert_int_equal(OPS->address(R[i].t, 0, &book[i]), BFO_OK);
-        OPS->backend(R[i].t, &R[i].be);
+        tr_open(&j, i, &sink, o, &R[i].t, &R[i].be, &book[i]);
     }
     for (int i = 0; i < N; i++)
         assert_int_equal(OPS->start(R[i].t, JOB), BFO_OK);

@@ -27,7 +27,9 @@
  * same way, but is not tested here: its wait goes on while the dialer's
  * kernel acknowledged the challenge, up to PROOF_WAIT_MAX_NS (60 s). */
 #define _GNU_SOURCE
+#define TR_RANKS 70 /* the ranks (bfo_test_ranks.h: book): more dialers than one epoll_wait returns (64) */
 #include "bfo_test.h"
+#include "bfo_test_ranks.h"
 
 #include "bfo_auth.h"
 #include "bfo_tcp.h"
@@ -38,7 +40,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#define N 70 /* more dialers than one epoll_wait returns (64) */
+#define N TR_RANKS
 #define JOB 0x7c91a7eull
 #define TMO_NS 200000000ull        /* rank 0's connect_timeout */
 #define DIAL_TMO_NS 10000000000ull /* the dialers' */
@@ -54,7 +56,6 @@ typedef struct rk {
 } rk;
 
 static rk R[N];
-static bfo_addr book[N];
 static bfo_auth *A[N];
 static int noauth;
 
@@ -64,12 +65,6 @@ static uint64_t now_of(int i)
     return bfo_tp_now();
 }
 
-static void s_completion(void *ctx, uint64_t token, int ok) { (void)ctx, (void)token, (void)ok; }
-static int s_frame(void *ctx, int peer, int rail, const uint8_t *buf, size_t len, uint64_t now)
-{
-    (void)ctx, (void)peer, (void)rail, (void)buf, (void)len, (void)now;
-    return BFO_OK;
-}
 static void s_event(void *ctx, int peer, int rail, int ev, uint64_t now)
 {
     rk *k = (rk *)ctx;
@@ -77,17 +72,9 @@ static void s_event(void *ctx, int peer, int rail, int ev, uint64_t now)
     k->up[peer] = ev == BFO_EV_CONNECTED || ev == BFO_EV_CONNECTED_PROVEN;
     k->failed += !k->up[peer];
 }
-static int s_lookup(void *ctx, int peer, int rail, bfo_addr *out)
-{
-    (void)ctx;
-    if (peer < 0 || peer >= N || rail != 0)
-        return BFO_ERR_INVALID;
-    *out = book[peer];
-    return BFO_OK;
-}
 
-/* Every rank's key state, each knowing the others' public keys (the
- * harness's th_keys_make, for N ranks); noauth: BFO_TEST_NOAUTH=1. */
+/* Every rank's key state, each knowing the others' public keys
+ * (tr_keys_make, for N ranks); noauth: BFO_TEST_NOAUTH=1. */
 static int setup(void **state)
 {
     uint8_t pk[N][BFO_AUTH_PUB_LEN];
@@ -97,59 +84,27 @@ static int setup(void **state)
         rl.rlim_cur = rl.rlim_max < 1024 ? rl.rlim_max : 1024;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
-    noauth = getenv("BFO_TEST_NOAUTH") && atoi(getenv("BFO_TEST_NOAUTH"));
-    for (int r = 0; r < N; r++) {
-        if (bfo_auth_init(&A[r], membership, r, N, JOB) != BFO_OK)
-            return -1;
-        bfo_auth_public(A[r], pk[r]);
-    }
-    for (int r = 0; r < N; r++)
-        for (int p = 0; p < N; p++)
-            if (p != r && bfo_auth_set_peer(A[r], p, pk[p]) != BFO_OK)
-                return -1;
-    return 0;
+    noauth = tr_noauth();
+    return tr_keys_make(A, pk, membership, N, JOB);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    for (int r = 0; r < N; r++) {
-        bfo_auth_free(A[r]);
-        A[r] = NULL;
-    }
+    tr_keys_free(A, N);
     return 0;
 }
 
 static void open_all(void)
 {
-    static const char *const names[] = { "127.0.0.1" };
+    const tr_job j = { OPS, N, "127.0.0.1", NULL, tr_tcp_log_level() };
+    bfo_tcp_options o;
     for (int i = 0; i < N; i++) {
-        bfo_sink sink = { &R[i], s_completion, s_frame, s_event, NULL, s_lookup, NULL, NULL, NULL, NULL };
-        bfo_tcp_options o;
-        bfo_config c;
-        bfo_transport_args a;
+        bfo_sink sink = { &R[i], tr_no_completion, tr_frame_taken, s_event, NULL, tr_lookup, NULL, NULL, NULL, NULL };
         memset(&R[i], 0, sizeof R[i]);
-        memset(&o, 0, sizeof o);
-        o.connect_timeout_ns = i ? DIAL_TMO_NS : TMO_NS;
-        o.beacon_interval_ns = -1;
-        o.log_level = getenv("BFO_TCP_LOG") ? atoi(getenv("BFO_TCP_LOG")) : -1;
+        tr_tcp_options(&o, i ? DIAL_TMO_NS : TMO_NS);
         o.auth = noauth ? NULL : A[i];
-        memset(&c, 0, sizeof c);
-        c.rank = i;
-        c.nranks = N;
-        c.nrails = 1;
-        memset(&a, 0, sizeof a);
-        a.rank = i;
-        a.size = N;
-        a.nrails = 1;
-        a.rails = names;
-        a.cfg = &c;
-        a.sink = &sink;
-        a.opt = &o;
-        a.log_level = o.log_level;
-        assert_int_equal(OPS->open(&R[i].t, &a), BFO_OK);
-        assert_int_equal(OPS->address(R[i].t, 0, &book[i]), BFO_OK);
-        OPS->backend(R[i].t, &R[i].be);
+        tr_open(&j, i, &sink, &o, &R[i].t, &R[i].be, &book[i]);
     }
     for (int i = 0; i < N; i++)
         assert_int_equal(OPS->start(R[i].t, JOB), BFO_OK);
