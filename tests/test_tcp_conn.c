@@ -32,10 +32,7 @@
 static void open_rank(int r)
 {
     bfo_tcp_options o;
-    memset(&o, 0, sizeof o);
-    o.connect_timeout_ns = TMO_NS;
-    o.beacon_interval_ns = -1;
-    o.log_level = getenv("BFO_TCP_LOG") ? atoi(getenv("BFO_TCP_LOG")) : -1;
+    tr_tcp_options(&o, TMO_NS);
     th_open(&bfo_tcp_transport, r, 2, "127.0.0.1", &o, NULL, 0, JOB);
 }
 

@@ -65,10 +65,7 @@ static int setup_keys(void **state)
 static void open_rank(int r)
 {
     bfo_tcp_options o;
-    memset(&o, 0, sizeof o);
-    o.connect_timeout_ns = TMO_NS;
-    o.beacon_interval_ns = -1;
-    o.log_level = getenv("BFO_TCP_LOG") ? atoi(getenv("BFO_TCP_LOG")) : -1;
+    tr_tcp_options(&o, TMO_NS);
 #ifndef TRUST_OLD_TCP
     o.auth = noauth ? NULL : A[r];
 #endif
