@@ -669,15 +669,43 @@ static int connects_of(int rank, int peer)
     return n;
 }
 
+/* A scenario of ranks on rails (seed: its own) whose connects are counted
+ * (connects[][][]); the caller may change it before sr_new. */
+static sr_scenario counted(int ranks, int rails, uint64_t seed)
+{
+    sr_scenario sc = make(NULL, 0, ranks, rails, seed);
+    sc.attach = attach_connect;
+    return sc;
+}
+
+/* The same, made: the world. */
+static sr_world *counted_world(int ranks, int rails, uint64_t seed)
+{
+    sr_scenario sc = counted(ranks, rails, seed);
+    return sr_new(&sc);
+}
+
+/* The pair talks over rail 0 alone: the first message (tag 1, the byte
+ * 7), rank 0 to rank 1, arrives over it; rail 1 stays DORMANT. */
+static void talks_over_rail_0_alone(sr_world *w)
+{
+    bfo_request s, r;
+    uint8_t x = 7, y = 0;
+    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 0, 1, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 0, 1, w->sn.now), BFO_OK);
+    STEP_UNTIL(w, bfo_test(&s) && bfo_test(&r));
+    assert_int_equal(y, 7);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 0), BFO_RAIL_ST_UP);
+    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_DORMANT);
+}
+
 /* Init connects nothing: every rail DORMANT, no connect call, no frame.  A
  * peer never needed is never given up (no grace runs for it, however long
  * the job lasts), and nothing is probed. */
 static void test_init_connects_nothing_a_peer_never_needed_is_never_unreachable(void **state)
 {
     (void)state;
-    sr_scenario sc = make(NULL, 0, 3, 2, 81);
-    sc.attach = attach_connect;
-    sr_world *w = sr_new(&sc);
+    sr_world *w = counted_world(3, 2, 81);
     sr_advance(w, 3 * w->e[0].cfg.unreachable_grace_ns);
     for (int i = 0; i < 3; i++)
         for (int p = 0; p < 3; p++) {
@@ -705,9 +733,7 @@ static void test_first_small_send_connects_one_rail_of_that_peer_only(void **sta
     bfo_request s, r;
     uint8_t x = 7, y = 0;
     (void)state;
-    sr_scenario sc = make(NULL, 0, 3, 2, 82);
-    sc.attach = attach_connect;
-    sr_world *w = sr_new(&sc);
+    sr_world *w = counted_world(3, 2, 82);
     sr_advance(w, 10000000);
     assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 0, 1, w->sn.now), BFO_OK);
     assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 0, 1, w->sn.now), BFO_OK);
@@ -744,8 +770,7 @@ static void test_first_send_prefers_the_rail_of_the_highest_bandwidth(void **sta
     bfo_request s;
     uint8_t x = 7;
     (void)state;
-    sr_scenario sc = make(NULL, 0, 2, 2, 85);
-    sc.attach = attach_connect;
+    sr_scenario sc = counted(2, 2, 85);
     sc.rail_bw[0] = 100;
     sc.rail_bw[1] = 1000;
     sr_world *w = sr_new(&sc);
@@ -764,9 +789,7 @@ static void test_RAIL_ABSENT_of_the_first_rail_connects_the_next(void **state)
     bfo_request s;
     uint8_t x = 7;
     (void)state;
-    sr_scenario sc = make(NULL, 0, 2, 3, 86);
-    sc.attach = attach_connect;
-    sr_world *w = sr_new(&sc);
+    sr_world *w = counted_world(2, 3, 86);
     bfo_engine *e = &w->e[0];
     assert_int_equal(bfo_isend(e, &s, &x, 1, 1, 0, 1, w->sn.now), BFO_OK);
     assert_int_equal(bfo_rail_state(e, 1, 0), BFO_RAIL_ST_CONNECTING);
@@ -790,9 +813,7 @@ static void test_large_send_connects_the_rest_of_the_rails(void **state)
     for (size_t i = 0; i < sizeof out; i++)
         out[i] = (uint8_t)(i * 7 + 1);
     memset(in, 0, sizeof in);
-    sr_scenario sc = make(NULL, 0, 2, 2, 87);
-    sc.attach = attach_connect;
-    sr_world *w = sr_new(&sc);
+    sr_world *w = counted_world(2, 2, 87);
     assert_int_equal(bfo_irecv(&w->e[1], &r, in, sizeof in, 0, 0, 5, w->sn.now), BFO_OK);
     assert_int_equal(bfo_isend(&w->e[0], &s, out, sizeof out, 1, 0, 5, w->sn.now), BFO_OK);
     assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_DORMANT); /* the RNDV: one rail */
@@ -834,9 +855,7 @@ static void test_first_rail_blackholed_the_rest_connect_and_the_message_arrives(
     bfo_request s, r;
     uint8_t x = 7, y = 0;
     (void)state;
-    sr_scenario sc = make(NULL, 0, 2, 2, 88);
-    sc.attach = attach_connect;
-    sr_world *w = sr_new(&sc);
+    sr_world *w = counted_world(2, 2, 88);
     sn_set_path(&w->sn, 0, 1, 0, SN_PATH_SILENT);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_SILENT);
     assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 0, 1, w->sn.now), BFO_OK);
@@ -866,18 +885,9 @@ static void test_first_rail_blackholed_the_rest_connect_and_the_message_arrives(
  * it. */
 static void test_first_rail_dies_while_UP_the_rest_connect_and_the_message_arrives(void **state)
 {
-    bfo_request s, r;
-    uint8_t x = 7, y = 0;
     (void)state;
-    sr_scenario sc = make(NULL, 0, 2, 2, 89);
-    sc.attach = attach_connect;
-    sr_world *w = sr_new(&sc);
-    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 0, 1, w->sn.now), BFO_OK);
-    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 0, 1, w->sn.now), BFO_OK);
-    STEP_UNTIL(w, bfo_test(&s) && bfo_test(&r));
-    assert_int_equal(y, 7);
-    assert_int_equal(bfo_rail_state(&w->e[0], 1, 0), BFO_RAIL_ST_UP);
-    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_DORMANT);
+    sr_world *w = counted_world(2, 2, 89);
+    talks_over_rail_0_alone(w);
     sn_set_path(&w->sn, 0, 1, 0, SN_PATH_SILENT);
     sn_set_path(&w->sn, 1, 0, 0, SN_PATH_SILENT);
     second_message_arrives(w);
@@ -897,18 +907,11 @@ static void test_first_rail_dies_while_UP_the_rest_connect_and_the_message_arriv
  * not mapped out, and the message arrives once rank 1 reads again. */
 static void test_a_busy_peer_is_not_suspected_its_other_rails_stay_DORMANT(void **state)
 {
-    bfo_request s, r, s2, r2;
-    uint8_t x = 7, y = 0, x2 = 9, y2 = 0;
+    bfo_request s2, r2;
+    uint8_t x2 = 9, y2 = 0;
     (void)state;
-    sr_scenario sc = make(NULL, 0, 2, 2, 90);
-    sc.attach = attach_connect;
-    sr_world *w = sr_new(&sc);
-    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 0, 1, w->sn.now), BFO_OK);
-    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 0, 1, w->sn.now), BFO_OK);
-    STEP_UNTIL(w, bfo_test(&s) && bfo_test(&r));
-    assert_int_equal(y, 7);
-    assert_int_equal(bfo_rail_state(&w->e[0], 1, 0), BFO_RAIL_ST_UP);
-    assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_DORMANT);
+    sr_world *w = counted_world(2, 2, 90);
+    talks_over_rail_0_alone(w);
     for (int k = 0; k < 2; k++) {
         sn_set_path(&w->sn, 0, 1, k, SN_PATH_HOLD);
         sn_set_path(&w->sn, 1, 0, k, SN_PATH_HOLD);
@@ -943,8 +946,7 @@ static void test_a_busy_peer_is_not_suspected_its_other_rails_stay_DORMANT(void 
 static void test_connect_at_init_connects_every_rail_of_every_peer(void **state)
 {
     (void)state;
-    sr_scenario sc = make(NULL, 0, 3, 2, 83);
-    sc.attach = attach_connect;
+    sr_scenario sc = counted(3, 2, 83);
     sc.connect_at_init = 1;
     sr_world *w = sr_new(&sc);
     for (int i = 0; i < 3; i++)
