@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "bfo_test.h"
+#include "bfo_test_stderr.h"
 
 #include "bfo_net.h"
 #include "bfo_auth.h"
@@ -2442,22 +2443,13 @@ static void env_put(int which) /* 0: unset, 1: bad, 2: other */
  * bytes). */
 static int world_init_quiet(world *w, int nranks, int up, char *err, size_t cap)
 {
-    FILE *tmp = tmpfile();
-    int saved = dup(2), rc;
-    size_t got;
-    assert_non_null(tmp);
-    fflush(stderr);
-    dup2(fileno(tmp), 2);
+    stderr_catch_t c;
+    int rc;
+    stderr_catch(&c);
     rc = world_init(w, nranks);
     if (rc == BFO_OK && up && !drive(w, rails_are, NULL))
         rc = BFO_ERR_AGAIN; /* not every rail came up (the dumps in err) */
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(tmp);
-    got = fread(err, 1, cap - 1, tmp);
-    err[got] = 0;
-    fclose(tmp);
+    stderr_caught(&c, err, cap);
     return rc;
 }
 

@@ -5,6 +5,7 @@
  * built; the callers are tests/net_abi_caller.c compiled twice. */
 #define _GNU_SOURCE
 #include "bfo_test.h"
+#include "bfo_test_stderr.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,20 +18,11 @@ int net_abi_other(void); /* compiled with another BFO_MAX_RAILS */
 /* Runs f with stderr into a buffer. */
 static int with_stderr(int (*f)(void), char *buf, size_t cap)
 {
-    FILE *tmp = tmpfile();
-    int saved = dup(2), rc;
-    size_t got;
-    assert_non_null(tmp);
-    fflush(stderr);
-    dup2(fileno(tmp), 2);
+    stderr_catch_t c;
+    int rc;
+    stderr_catch(&c);
     rc = f();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(tmp);
-    got = fread(buf, 1, cap - 1, tmp);
-    buf[got] = 0;
-    fclose(tmp);
+    stderr_caught(&c, buf, cap);
     return rc;
 }
 

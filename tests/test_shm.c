@@ -9,6 +9,7 @@
  * The last tests put two real engines on two shm rails. */
 #define _GNU_SOURCE
 #include "bfo_test.h"
+#include "bfo_test_stderr.h"
 
 #include "bfo_shm.h"
 #include "bfo_transport.h"
@@ -837,22 +838,13 @@ static void test_peer_on_another_host_connect_failed_with_a_log_line(void **stat
     /* what bfo_net asks before connect(): such a rail is ABSENT, not failed */
     assert_int_equal(OPS->reaches(a.tv, 0, 1, &bk.a[1][0]), 0);
     assert_int_equal(OPS->reaches(b.tv, 0, 0, &bk.a[0][0]), 0);
-    fflush(stderr);
-    FILE *tmp = tmpfile();
-    int saved = dup(2);
-    assert_non_null(tmp);
-    dup2(fileno(tmp), 2);
+    stderr_catch_t caught;
+    stderr_catch(&caught);
     a.be.connect(a.be.ctx, 1, 0);
     b.be.connect(b.be.ctx, 0, 0);
     progress(&a);
     progress(&b);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(tmp);
-    size_t n = fread(log, 1, sizeof log - 1, tmp);
-    log[n] = 0;
-    fclose(tmp);
+    stderr_caught(&caught, log, sizeof log);
     assert_int_equal(count_ev(&a, BFO_EV_CONNECT_FAILED, 0), 1); /* at once, no dial */
     assert_int_equal(count_ev(&b, BFO_EV_CONNECT_FAILED, 0), 1); /* the acceptor does not wait either */
     assert_non_null(strstr(log, "bfo-shm[0]: peer 1 rail 0: the shm rail does not reach a peer on another host (boot id differs)"));

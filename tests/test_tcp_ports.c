@@ -7,6 +7,7 @@
  * size.  Loopback only, no namespace; the range is a block of ports found
  * free at the start (other tests may run beside this one). */
 #include "bfo_test.h"
+#include "bfo_test_stderr.h"
 #include "bfo_tcp.h"
 
 #include <arpa/inet.h>
@@ -34,10 +35,8 @@ static int open_rank(int rank, int size, const bfo_tcp_options *o_in, void **out
     bfo_config cfg;
     bfo_tcp_options o = *o_in;
     bfo_transport_args a;
-    FILE *tmp = tmpfile();
-    int saved = dup(2), rc;
-    size_t n;
-    assert_non_null(tmp);
+    stderr_catch_t c;
+    int rc;
     memset(&cfg, 0, sizeof cfg);
     cfg.rank = rank;
     cfg.nranks = size;
@@ -52,16 +51,9 @@ static int open_rank(int rank, int size, const bfo_tcp_options *o_in, void **out
     a.cfg = &cfg;
     a.sink = &sink;
     a.opt = &o;
-    fflush(stderr);
-    dup2(fileno(tmp), 2);
+    stderr_catch(&c);
     rc = bfo_tcp_transport.open(out, &a);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(tmp);
-    n = fread(said, 1, cap - 1, tmp);
-    said[n] = 0;
-    fclose(tmp);
+    stderr_caught(&c, said, cap);
     {
         /* no bfo_auth here: the first open in the process says so (one
          * line, bfo_tcp.h AUTHENTICATION); not what these tests read */
