@@ -43,11 +43,7 @@ int main(int argc, char **argv)
 
     nn_init(&nn, 1, 64, 65536 + 128, ring);
     for (int i = 0; i < 2; i++) {
-        bfo_config c;
-        memset(&c, 0, sizeof c);
-        c.rank = i;
-        c.nranks = 2;
-        c.nrails = 1;
+        bfo_config c = nn_config(&nn, i);
         c.grow = crowd ? bench_grow : NULL;
         size_t need = bfo_engine_mem_size(&c);
         nn.eng[i] = &e[i];

@@ -79,6 +79,18 @@ static inline size_t nn_mem_size(int frames, size_t frame_max)
     return (size_t)frames * (sizeof(nn_frame) + frame_max);
 }
 
+/* The configuration of rank (0 or 1) of the nullnet's pair on its rails:
+ * zero but for those; the caller sets the rest. */
+static inline bfo_config nn_config(const nullnet *nn, int rank)
+{
+    bfo_config c;
+    memset(&c, 0, sizeof c);
+    c.rank = rank;
+    c.nranks = 2;
+    c.nrails = nn->nrails;
+    return c;
+}
+
 static inline void nn_init(nullnet *nn, int nrails, int frames, size_t frame_max, void *mem)
 {
     memset(nn, 0, sizeof *nn);

@@ -150,11 +150,7 @@ static int fp_setup(fp_world *w, int scenario, void *ring)
 {
     nn_init(&w->nn, 1, 64, 256, ring);
     for (int i = 0; i < 2; i++) {
-        bfo_config c;
-        memset(&c, 0, sizeof c);
-        c.rank = i;
-        c.nranks = 2;
-        c.nrails = 1;
+        bfo_config c = nn_config(&w->nn, i);
         c.max_requests = 256;
         c.done_queue = scenario == FP_DONE_QUEUE;
         c.unexpected_budget = scenario == FP_CREDITS ? 512 : 0;

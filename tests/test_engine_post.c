@@ -20,11 +20,7 @@ static lane_world *lane_new(void)
     w->ring = malloc(nn_mem_size(64, 65536 + 128));
     nn_init(&w->nn, 1, 64, 65536 + 128, w->ring);
     for (int i = 0; i < 2; i++) {
-        bfo_config c;
-        memset(&c, 0, sizeof c);
-        c.rank = i;
-        c.nranks = 2;
-        c.nrails = 1;
+        bfo_config c = nn_config(&w->nn, i);
         c.eager_limit = 65536;
         c.connect_at_init = 1; /* the lane needs its rail UP before the first send */
         size_t need = bfo_engine_mem_size(&c);

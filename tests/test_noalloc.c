@@ -79,11 +79,7 @@ static void test_no_allocation_after_init(void **state)
     nn.fail_every = 97;  /* every 97th operation: delivered, reported failed */
     nn.lose_every = 389; /* every 389th: lost, reported failed */
     for (int i = 0; i < 2; i++) {
-        bfo_config c;
-        memset(&c, 0, sizeof c);
-        c.rank = i;
-        c.nranks = 2;
-        c.nrails = 2;
+        bfo_config c = nn_config(&nn, i);
         size_t need = bfo_engine_mem_size(&c);
         mem[i] = malloc(need);
         nn.eng[i] = &e[i];
