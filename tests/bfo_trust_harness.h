@@ -6,7 +6,8 @@
  *   - E[r], table[r]: rank r's transport, backend, counts and address;
  *   - th_keys_make, th_keys_free: the job's ranks' key state (A, PK) from
  *     a membership key, and noauth (BFO_TEST_NOAUTH=1, or the transport of
- *     before, which has no bfo_auth);
+ *     before, which has no bfo_auth); th_outsider, the key state of one
+ *     who is not in the job;
  *   - th_open: rank r opened with the caller's options (tr_open of
  *     bfo_test_ranks.h, then started); open_two,
  *     close_rank, close_two, ask, pump, connect_pair.
@@ -112,6 +113,19 @@ static inline void th_open(const bfo_transport_ops *ops, int r, int size, const 
     memset(&E[r], 0, sizeof E[r]);
     tr_open(&j, r, &sink, opt, &E[r].tv, &E[r].be, &table[r]);
     assert_int_equal(ops->start(E[r].tv, job), BFO_OK);
+}
+
+/* An outsider of the job (size ranks, job): it knows the job id and rank
+ * 1's public key, not the membership key (its own: key, then zeros); it
+ * will pose as rank 0 to rank 1.  The caller frees it. */
+static inline bfo_auth *th_outsider(uint8_t key, int size, uint64_t job)
+{
+    uint8_t other_key[BFO_AUTH_KEY_LEN] = { 0 };
+    bfo_auth *evil = NULL;
+    other_key[0] = key;
+    assert_int_equal(bfo_auth_init(&evil, other_key, 0, size, job), BFO_OK);
+    assert_int_equal(bfo_auth_set_peer(evil, 1, PK[1]), BFO_OK);
+    return evil;
 }
 
 /* The including test's: rank r opened with its transport's options. */

@@ -280,15 +280,13 @@ static void test_a_forged_hello_does_not_take_a_live_rail(void **state)
     uint8_t area[BFO_SHM_HELLO_AUTH_SIZE], reply[256], f[256];
     bfo_auth *evil;
     bfo_auth_hs hs;
-    uint8_t other_key[BFO_AUTH_KEY_LEN] = { 0x66 };
     int fd, nfds;
     (void)state;
     open_two();
     connect_pair(1);
     /* an outsider: knows the job id and the public keys, not the
      * membership key; its handshake HELLO is well formed (it has no MAC) */
-    assert_int_equal(bfo_auth_init(&evil, other_key, 0, SIZE, JOB), BFO_OK);
-    assert_int_equal(bfo_auth_set_peer(evil, 1, PK[1]), BFO_OK);
+    evil = th_outsider(0x66, SIZE, JOB);
     memset(area, 0, sizeof area);
     assert_int_equal(bfo_auth_hs_hello(evil, &hs, 1, 0, UINT32_MAX, area), BFO_OK);
 
@@ -335,12 +333,10 @@ static void test_a_forged_hello_first_does_not_lock_the_real_rank_out(void **sta
     uint8_t area[BFO_SHM_HELLO_AUTH_SIZE];
     bfo_auth *evil;
     bfo_auth_hs hs;
-    uint8_t other_key[BFO_AUTH_KEY_LEN] = { 0x67 };
     int fd;
     (void)state;
     open_two();
-    assert_int_equal(bfo_auth_init(&evil, other_key, 0, SIZE, JOB), BFO_OK);
-    assert_int_equal(bfo_auth_set_peer(evil, 1, PK[1]), BFO_OK);
+    evil = th_outsider(0x67, SIZE, JOB);
     assert_int_equal(bfo_auth_hs_hello(evil, &hs, 1, 0, UINT32_MAX, area), BFO_OK);
     fd = raw_dial(1);
     send_hello_as(fd, 0, noauth ? UINT64_MAX : UINT32_MAX, area);
@@ -450,12 +446,10 @@ static void test_an_unproven_hello_gets_no_doorbell(void **state)
     uint8_t area[BFO_SHM_HELLO_AUTH_SIZE], reply[256];
     bfo_auth *evil;
     bfo_auth_hs hs;
-    uint8_t other_key[BFO_AUTH_KEY_LEN] = { 0x68 };
     int fd, nfds = -1;
     (void)state;
     open_two();
-    assert_int_equal(bfo_auth_init(&evil, other_key, 0, SIZE, JOB), BFO_OK);
-    assert_int_equal(bfo_auth_set_peer(evil, 1, PK[1]), BFO_OK);
+    evil = th_outsider(0x68, SIZE, JOB);
     assert_int_equal(bfo_auth_hs_hello(evil, &hs, 1, 0, 3, area), BFO_OK);
     fd = raw_dial(1);
     send_hello_as(fd, 0, 3, area);

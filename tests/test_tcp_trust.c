@@ -170,15 +170,13 @@ static void test_a_forged_hello_does_not_take_a_live_rail(void **state)
     uint8_t f[256], area[BFO_TCP_HELLO_AUTH_SIZE], reply[256];
     bfo_auth *evil;
     bfo_auth_hs hs;
-    uint8_t other_key[BFO_AUTH_KEY_LEN] = { 0x66 };
     int fd;
     (void)state;
     open_two();
     connect_pair(1);
     /* an outsider: knows the job id and the public keys, not the
      * membership key; its handshake HELLO is well formed (it has no MAC) */
-    assert_int_equal(bfo_auth_init(&evil, other_key, 0, SIZE, JOB), BFO_OK);
-    assert_int_equal(bfo_auth_set_peer(evil, 1, PK[1]), BFO_OK);
+    evil = th_outsider(0x66, SIZE, JOB);
     memset(area, 0, sizeof area);
     assert_int_equal(bfo_auth_hs_hello(evil, &hs, 1, 0, UINT32_MAX, area), BFO_OK);
 
@@ -226,12 +224,10 @@ static void test_a_forged_hello_first_does_not_lock_the_real_rank_out(void **sta
     uint8_t f[256], area[BFO_TCP_HELLO_AUTH_SIZE];
     bfo_auth *evil;
     bfo_auth_hs hs;
-    uint8_t other_key[BFO_AUTH_KEY_LEN] = { 0x67 };
     int fd;
     (void)state;
     open_two();
-    assert_int_equal(bfo_auth_init(&evil, other_key, 0, SIZE, JOB), BFO_OK);
-    assert_int_equal(bfo_auth_set_peer(evil, 1, PK[1]), BFO_OK);
+    evil = th_outsider(0x67, SIZE, JOB);
     assert_int_equal(bfo_auth_hs_hello(evil, &hs, 1, 0, UINT32_MAX, area), BFO_OK);
     fd = raw_dial(1);
     put_hello(f, 0, noauth ? UINT64_MAX : UINT32_MAX, BFO_TCP_A_HELLO, noauth ? NULL : area, sizeof area);
