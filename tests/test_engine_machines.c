@@ -685,15 +685,22 @@ static sr_world *counted_world(int ranks, int rails, uint64_t seed)
     return sr_new(&sc);
 }
 
+/* Rank 0 sends rank 1 the byte *x with tag, into *y; the world steps
+ * until both ends complete (or STEP_UNTIL's limit: the caller checks). */
+static void byte_sent(sr_world *w, int tag, uint8_t *x, uint8_t *y, bfo_request *s, bfo_request *r)
+{
+    assert_int_equal(bfo_irecv(&w->e[1], r, y, 1, 0, 0, tag, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], s, x, 1, 1, 0, tag, w->sn.now), BFO_OK);
+    STEP_UNTIL(w, bfo_test(s) && bfo_test(r));
+}
+
 /* The pair talks over rail 0 alone: the first message (tag 1, the byte
  * 7), rank 0 to rank 1, arrives over it; rail 1 stays DORMANT. */
 static void talks_over_rail_0_alone(sr_world *w)
 {
     bfo_request s, r;
     uint8_t x = 7, y = 0;
-    assert_int_equal(bfo_irecv(&w->e[1], &r, &y, 1, 0, 0, 1, w->sn.now), BFO_OK);
-    assert_int_equal(bfo_isend(&w->e[0], &s, &x, 1, 1, 0, 1, w->sn.now), BFO_OK);
-    STEP_UNTIL(w, bfo_test(&s) && bfo_test(&r));
+    byte_sent(w, 1, &x, &y, &s, &r);
     assert_int_equal(y, 7);
     assert_int_equal(bfo_rail_state(&w->e[0], 1, 0), BFO_RAIL_ST_UP);
     assert_int_equal(bfo_rail_state(&w->e[0], 1, 1), BFO_RAIL_ST_DORMANT);
@@ -837,9 +844,7 @@ static void second_message_arrives(sr_world *w)
 {
     bfo_request s2, r2;
     uint8_t x2 = 9, y2 = 0;
-    assert_int_equal(bfo_irecv(&w->e[1], &r2, &y2, 1, 0, 0, 2, w->sn.now), BFO_OK);
-    assert_int_equal(bfo_isend(&w->e[0], &s2, &x2, 1, 1, 0, 2, w->sn.now), BFO_OK);
-    STEP_UNTIL(w, bfo_test(&s2) && bfo_test(&r2));
+    byte_sent(w, 2, &x2, &y2, &s2, &r2);
     assert_true(bfo_test(&s2) && bfo_test(&r2));
     assert_int_equal(s2.status, BFO_OK);
     assert_int_equal(y2, 9);
