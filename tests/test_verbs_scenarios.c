@@ -41,6 +41,7 @@
 #include "bfo_test.h"
 #include "bfo_simrun.h"
 #include "bfo_verbs_glue.h"
+#include "bfo_verbs_auth.h"
 
 #define VW_RECV_DEPTH 2
 #define VW_SQ_DEPTH 16
@@ -573,18 +574,18 @@ static int hw_conn(void *ctx, int qi, int action, void *arg)
     vw_hwqp *h = &R->hw[qi];
     const vw_ctl *c = (const vw_ctl *)arg; /* take, send_reply, refuse: the REQ */
     if (w->auth && action != BFO_CONN_ACT_DIAL && action != BFO_CONN_ACT_SEND_HELLO) { /* arg: a claim */
-        switch (action) {
-        case BFO_CONN_ACT_TAKE: /* at its proof: the queue pair held aside becomes qi's */
+        switch (bfo_va_op(1, action, arg)) { /* as bfo_verbs.c decides it */
+        case BFO_VA_OP_TAKE_CLAIM: /* at its proof: the queue pair held aside becomes qi's */
             cm_qp(w, R, qi, c->from_inc);
             h->inc = R->claim_inc[qi];
             h->ctl = 0;
             R->claim_inc[qi] = 0;
             return 0;
-        case BFO_CONN_ACT_SEND_REPLY: /* the challenge, from a queue pair of the claim's own */
+        case BFO_VA_OP_CHALLENGE: /* from a queue pair of the claim's own */
             R->claim_inc[qi] = ++w->next_inc;
             ctl_send(w, VC_REP, R->rank, c->from, c->rail, c->gen, R->claim_inc[qi], c->from_inc, 0);
             return 0;
-        default: /* REFUSE, REFUSE_TIE: the claim's queue pair goes; a datagram, nothing to close */
+        default: /* DROP_CLAIM (REFUSE, REFUSE_TIE): its queue pair goes; a datagram, nothing to close */
             w->refused += action == BFO_CONN_ACT_REFUSE;
             w->ties += action == BFO_CONN_ACT_REFUSE_TIE;
             R->claim_inc[qi] = 0;
