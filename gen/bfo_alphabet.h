@@ -13,7 +13,7 @@
  * that every other generated header checks.  This header includes
  * nothing. */
 #define BFO_GEN_ABI 2
-#define BFO_GEN_STAMP 0xe7390957
+#define BFO_GEN_STAMP 0x2e39f416
 
 /* What may follow a header (PAYLOAD in the list): nothing, data, or the
  * RDMA keys of the memory the header names, one u32 per rail of the
@@ -267,7 +267,7 @@ enum bfo_event {
     BFO_EV_PROMOTION_DUE = 88, /* fact: the rail may carry data again: three active measurements in a row found it at 1/4 of the best UP rail or better, no other rail of the peer is UP, or it is a standby rail and no active rail is UP */
     BFO_EV_PEER_FENCED = 89, /* the peer's process was reported dead (the peer machine's fence, spec/peer.rl): every rail of it is given up for good; C drops its connection */
     BFO_EV_PEER_NEEDED = 90, /* fact: the engine has a frame for the peer (a send, a rendezvous, a control message, a frame a relay passes on) and no rail of it is UP, must learn whether it is left (a relay candidate; an ANY_SOURCE receive with every peer needed gone), or connects every rail at init (bfo_config.connect_at_init): its DORMANT rails connect */
-    BFO_EV_CONNECTED_PROVEN = 91, /* the transport connected this rail to the peer and the peer proved itself in this connection's handshake, both ways over fresh nonces (an authenticating transport: TCP, shm, verbs over UD given a bfo_auth): the peer is alive and the connection works both ways, no probe needed */
+    BFO_EV_CONNECTED_PROVEN = 91, /* the transport connected this rail to the peer and the peer proved itself in this connection's handshake, both ways over fresh nonces (an authenticating transport: TCP, shm given a bfo_auth): the peer is alive and the connection works both ways, no probe needed */
 };
 #define BFO_EV_COUNT 92 /* events are 1 .. BFO_EV_COUNT-1 */
 
