@@ -13,7 +13,7 @@
  * that every other generated header checks.  This header includes
  * nothing. */
 #define BFO_GEN_ABI 2
-#define BFO_GEN_STAMP 0x2e39f416
+#define BFO_GEN_STAMP 0xedf8e343
 
 /* What may follow a header (PAYLOAD in the list): nothing, data, or the
  * RDMA keys of the memory the header names, one u32 per rail of the

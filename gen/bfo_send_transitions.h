@@ -9,7 +9,7 @@
 
 #include "bfo_send.h"
 
-#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0x2e39f416
+#if !defined(BFO_GEN_STAMP) || BFO_GEN_STAMP != 0xedf8e343
 #error "gen/bfo_send_transitions.h and gen/bfo_alphabet.h come from different runs of tools/bfo_gen.py (BFO_GEN_STAMP): regenerate with make gen"
 #endif
 

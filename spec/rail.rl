@@ -62,8 +62,8 @@
 # down_since: no grace runs for a peer never needed, spec/peer.rl).
 
 # Up at the handshake (CONNECTED_PROVEN).  A transport that authenticates
-# its connections (TCP, shm and verbs' UD exchange given a bfo_auth,
-# spec/conn.rl's claims and proofs) reports a connection only once both ends proved themselves in its
+# its connections (TCP and shm given a bfo_auth, spec/conn.rl's claims and
+# proofs) reports a connection only once both ends proved themselves in its
 # handshake over fresh nonces: the dialer when the acceptor's reply proved
 # the peer and its own CONFIRM is written, the acceptor when that CONFIRM
 # verified.  Each proof is a message of the peer's process, made for this
@@ -75,9 +75,9 @@
 # FAILED, RECONNECTING), with no probe round trip: under oversubscription
 # that probe's answer waited for the peer to be scheduled, and timed out.
 # Both ends admit once per connection, as with a probe, so their epochs
-# stay in step.  A transport whose hellos are not authenticated (TCP,
-# shm and verbs without a bfo_auth; verbs over its TCP exchange) reports
-# CONNECTED and the rail is probed as before.  Where the connection is no news it is taken and
+# stay in step.  A transport whose hellos are not authenticated (verbs;
+# TCP and shm without a bfo_auth) reports CONNECTED and the rail is
+# probed as before.  Where the connection is no news it is taken and
 # ignored: UP and DEMOTED (a connection that replaces theirs comes after
 # its RAIL_ERROR, in FAILED; one reported again changes nothing), ABSENT
 # (the rail is never used for that peer), RETIRED (the peer is fenced or

@@ -127,11 +127,6 @@ typedef struct vw_rank {
                           * device still answers (receives, RDMA, host probes) */
     uint64_t host_heard; /* host_heard calls passed up */
     uint64_t hp_ok, hp_failed; /* its host probes completed, by outcome */
-    /* authenticated (vworld.auth): the claim each (peer, rail) holds, a REQ
-     * challenged from a queue pair held aside (claim_inc; 0: none), taken
-     * at its RTU (the proof), as bfo_verbs.c's claims (one here) */
-    vw_ctl claim[VW_NQ];
-    uint64_t claim_inc[VW_NQ], claim_attempt[VW_NQ];
 } vw_rank;
 
 typedef struct vworld {
@@ -148,8 +143,6 @@ typedef struct vworld {
     size_t frame;
     uint8_t *kinds; /* when set: the kind of each operation of the run, by number */
     uint64_t violations, pumps, max_pumps, refused, ties; /* ties: REQs refused because both dialed */
-    int auth; /* the exchange authenticated (bfo_vg.auth): a REQ is a claim, the RTU its proof
-               * (the proofs' bytes are bfo_verbs_auth.h's, test_verbs_trust.c) */
     char why[160];
     vw_cov *cov;
 } vworld;
@@ -484,8 +477,6 @@ static int vw_arrive(void *ctx, const sn_msg *m)
         op->fail_status = op->status;
         return BFO_ERR_PEER_UNREACHABLE;
     }
-    if (D->claim_inc[dqi] && D->claim[dqi].from_inc == sh->inc && dh->partner != sh->inc)
-        return BFO_ERR_AGAIN; /* the claim's queue pair, held aside: no receive posted before its take */
     if (!dh->inc || dh->err || dh->partner != sh->inc || !D->g.port_up[m->rail] ||
         !S->g.port_up[m->rail] || D->g.rail_dead[m->rail] || S->g.rail_dead[m->rail]) {
         op->fail_status = BFO_VWC_RETRY_EXC_ERR; /* nobody answers: retries run out */
@@ -573,25 +564,6 @@ static int hw_conn(void *ctx, int qi, int action, void *arg)
     const bfo_vg_qp *q = &R->g.qps[qi];
     vw_hwqp *h = &R->hw[qi];
     const vw_ctl *c = (const vw_ctl *)arg; /* take, send_reply, refuse: the REQ */
-    if (w->auth && action != BFO_CONN_ACT_DIAL && action != BFO_CONN_ACT_SEND_HELLO) { /* arg: a claim */
-        switch (bfo_va_op(1, action, arg)) { /* as bfo_verbs.c decides it */
-        case BFO_VA_OP_TAKE_CLAIM: /* at its proof: the queue pair held aside becomes qi's */
-            cm_qp(w, R, qi, c->from_inc);
-            h->inc = R->claim_inc[qi];
-            h->ctl = 0;
-            R->claim_inc[qi] = 0;
-            return 0;
-        case BFO_VA_OP_CHALLENGE: /* from a queue pair of the claim's own */
-            R->claim_inc[qi] = ++w->next_inc;
-            ctl_send(w, VC_REP, R->rank, c->from, c->rail, c->gen, R->claim_inc[qi], c->from_inc, 0);
-            return 0;
-        default: /* DROP_CLAIM (REFUSE, REFUSE_TIE): its queue pair goes; a datagram, nothing to close */
-            w->refused += action == BFO_CONN_ACT_REFUSE;
-            w->ties += action == BFO_CONN_ACT_REFUSE_TIE;
-            R->claim_inc[qi] = 0;
-            return 0;
-        }
-    }
     switch (action) {
     case BFO_CONN_ACT_DIAL:
         cm_qp(w, R, qi, 0);
@@ -644,13 +616,6 @@ static void cm_deliver(vworld *w, vw_ctl *c)
             ctl_send(w, VC_CLOSE, c->to, c->from, c->rail, c->gen, 0, c->from_inc, 0);
             return;
         }
-        if (w->auth) { /* a claim (one held: a newer one replaces it, refused) */
-            if (R->claim_inc[qi])
-                bfo_vg_proof(&R->g, qi, 0, R->claim_attempt[qi], &R->claim[qi]);
-            R->claim[qi] = *c;
-            bfo_vg_claim(&R->g, qi, c->gen, &R->claim[qi], &R->claim_attempt[qi]);
-            break;
-        }
         if (bfo_vg_hello(&R->g, qi, c->gen, c) != BFO_OK)
             vw_violation(w, "a REQ the conn machine refused to take", c->to, qi);
         break;
@@ -664,11 +629,6 @@ static void cm_deliver(vworld *w, vw_ctl *c)
         bfo_vg_reply(&R->g, qi, 0);
         break;
     case VC_RTU:
-        if (w->auth) { /* the proof of the claim whose REP it answers */
-            if (R->claim_inc[qi] && R->claim_inc[qi] == c->to_inc && R->claim[qi].from_inc == c->from_inc)
-                bfo_vg_proof(&R->g, qi, 1, R->claim_attempt[qi], &R->claim[qi]);
-            break;
-        }
         if ((q->link.fsm.cs != BFO_CONN_ST_REPLY_SENT && q->link.fsm.cs != BFO_CONN_ST_REPLY_SENT_ASKED) ||
             h->inc != c->to_inc || h->partner != c->from_inc)
             return;
@@ -943,7 +903,6 @@ static void vw_attach(sr_world *sw, void *arg)
         R->rbuf = (uint8_t *)arena(&arenas[x][1], (size_t)(w->n * w->nrails) * VW_RECV_DEPTH * w->frame);
         R->ops = (vw_op *)arena(&arenas[x][2], (size_t)nents * sizeof *R->ops);
         bfo_vg_init(&R->g, R->gmem, x, w->n, w->nrails, nents, VW_RECV_DEPTH, VW_SQ_DEPTH, &sink, &hw);
-        R->g.auth = w->auth;
         R->g.lb.timeout_ns = 200000000ull;
         /* host probes as bfo_verbs.c sets them: four per probe timeout, at most 10 ms apart */
         R->g.ka_ns = (sc->cfg && sc->cfg->probe_timeout_ns ? sc->cfg->probe_timeout_ns
@@ -1442,96 +1401,6 @@ static void test_attempt_numbers_wrap_around_32_bits(void **state)
     assert_true(bfo_vg_attempt(&q, 0xffffffffu) == 0xffffffffull); /* stale */
     assert_true(bfo_vg_attempt(&q, 2) == 0x100000002ull);
     stale_req(0xffffffffull);
-}
-
-/* ----------------------------------------- up at the handshake (issue 37)
- *
- * Rank 0 sends rank 1 a message over one verbs rail connected on first use
- * (the engines over the glue, as bfo_verbs.c runs it).  Authenticated
- * (bfo_vg.auth, the UD exchange with a bfo_auth), a REQ is a claim and the
- * RTU its proof: both sides hear CONNECTED_PROVEN (the dialer at the REP it
- * verified, the acceptor at the RTU) and no PROBE goes out before the data,
- * on either side.  Without (the exchange of before): CONNECTED, and the
- * dialer's PROBE is answered before its data goes. */
-
-typedef struct hs_seen {
-    int probes_before_data, data, ev[2];
-    void *user[2][2];
-    bfo_tracer tr[2];
-} hs_seen;
-
-/* What each engine did, in the order it did it across both ranks: the
- * rail machine's send_probe, the receive's MATCH_RCVD (the data arrived),
- * the event each rail was connected by. */
-static void hs_step(void *user, const bfo_machine *m, const bfo_step *st)
-{
-    hs_seen *x = (hs_seen *)((void **)user)[0];
-    const int rank = (int)(intptr_t)((void **)user)[1];
-    const int rail = m->id == BFO_MACHINE_RAIL;
-    if (st->result != BFO_OK)
-        return;
-    for (unsigned i = 0; i < st->n_actions && rail && !x->data; i++)
-        x->probes_before_data += st->actions[i] == BFO_RAIL_ACT_SEND_PROBE;
-    if (m->id == BFO_MACHINE_RECV && st->event == BFO_EV_MATCH_RCVD)
-        x->data = 1;
-    if (rail && (st->event == BFO_EV_CONNECTED || st->event == BFO_EV_CONNECTED_PROVEN))
-        x->ev[rank] = st->event;
-}
-
-static void up_at_handshake(int auth, hs_seen *x)
-{
-    sr_scenario sc;
-    sr_result res;
-    vworld *w = vw_new(NULL, &(vw_cov){ 0 });
-    sr_world *sw;
-    memset(&sc, 0, sizeof sc);
-    memset(x, 0, sizeof *x);
-    sc.ranks = 2;
-    sc.rails = 1;
-    sc.seed = 11;
-    sc.nmsgs = 1;
-    sc.msgs[0].src = 0;
-    sc.msgs[0].dst = 1;
-    sc.msgs[0].tag = 7;
-    sc.msgs[0].size = 100;
-    sc.attach = vw_attach;
-    sc.attach_arg = w;
-    w->auth = auth;
-    sw = sr_new(&sc); /* connect on first use: the rail is DORMANT until the send */
-    for (int r = 0; r < 2; r++) {
-        x->user[r][0] = x;
-        x->user[r][1] = (void *)(intptr_t)r;
-        x->tr[r].fn = hs_step;
-        x->tr[r].user = x->user[r];
-        sw->e[r].trace = &x->tr[r];
-    }
-    sr_go(sw);
-    sr_judge(sw, &res);
-    if (!res.passed || w->violations)
-        fail_msg("auth %d: %s%s", auth, res.why, w->why);
-    for (int r = 0; r < 2; r++) {
-        sw->e[r].trace = NULL;
-        assert_int_equal(w->r[r].g.st[0].connects, 1);
-    }
-    sr_del(sw);
-    vw_free(w);
-}
-
-static void test_authenticated_verbs_rail_up_at_its_handshake_no_probe_before_data(void **state)
-{
-    hs_seen x;
-    (void)state;
-    up_at_handshake(1, &x);
-    for (int r = 0; r < 2; r++)
-        if (x.ev[r] != BFO_EV_CONNECTED_PROVEN)
-            fail_msg("authenticated: rank %d connected by event %d, not CONNECTED_PROVEN", r, x.ev[r]);
-    assert_int_equal(x.data, 1);
-    assert_int_equal(x.probes_before_data, 0);
-    up_at_handshake(0, &x); /* not authenticated: probed first, as before */
-    for (int r = 0; r < 2; r++)
-        assert_int_equal(x.ev[r], BFO_EV_CONNECTED);
-    assert_int_equal(x.data, 1);
-    assert_true(x.probes_before_data >= 1);
 }
 
 /* ------------------------------------- what the engine hears, one link */
@@ -2255,7 +2124,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_stale_req_read_after_a_newer_one_is_refused),
         cmocka_unit_test(test_attempt_numbers_wrap_around_32_bits),
         cmocka_unit_test(test_a_newer_req_while_connect_is_pending_replaces_the_connection_silently),
-        cmocka_unit_test(test_authenticated_verbs_rail_up_at_its_handshake_no_probe_before_data),
         cmocka_unit_test(test_a_computing_peer_stays_up_while_its_adapter_answers_host_probes),
         cmocka_unit_test(test_a_computing_peer_whose_rail_dies_is_still_failed_in_time),
         cmocka_unit_test(test_one_host_probe_at_most_on_a_send_queue),

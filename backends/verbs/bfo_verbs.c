@@ -2634,7 +2634,6 @@ int bfo_verbs_start(bfo_verbs *v, uint64_t job, const bfo_sink *sink)
     v->g.log_level = v->lg.level;
     v->g.lb.timeout_ns = v->o.connect_timeout_ns;
     v->g.ka_ns = v->sizes.ka_ns; /* host probes, as often as TCP's nudges */
-    v->g.auth = v->o.auth != NULL; /* UD and a bfo_auth (tcp_exchange cleared it above) */
     for (int r = 0; r < v->nrails; r++)
         v->g.port_up[r] = v->rails[r].port_up;
     for (int qi = 0; qi < (int)nq; qi++) {

@@ -74,8 +74,7 @@
  *   (docs/verbs.md, "Both ends reconnecting").  CONNECT_FAILED: no answer
  *   within connect_timeout, refused, a bad message, or the port is down
  *   (at once).  Re-admission after a fault is the same: a NEW queue pair,
- *   then the engine's PROBE/PROBEACK before any traffic (authenticated:
- *   none, CONNECTED_PROVEN, AUTHENTICATION).
+ *   then the engine's PROBE/PROBEACK before any traffic.
  *
  * AUTHENTICATION (issue 37; options.auth; bfo_verbs_auth.h).  Whoever can
  *   send a datagram to a rank's UD queue pair (its number and the Q_Key
@@ -107,13 +106,8 @@
  *   first open in the process says so at level 1.  A peer whose public
  *   key auth lacks: options.auth_peer is asked for it; still unknown, its
  *   REQ is refused and a dial to it fails, each logged.  Cost: no extra
- *   datagram or round trip, and one round trip less: both sides report
- *   CONNECTED_PROVEN (the dialer at the REP it verified, its RTU sent; the
- *   acceptor at the RTU it verified), and the engine admits the rail with
- *   no PROBE (bfo_backend.h, UP AT THE HANDSHAKE; a frame of the dialer's
- *   that overtakes its RTU waits on the held-aside queue pair: no receive
- *   is posted on it before its take, and the sender's adapter retries on
- *   receiver-not-ready for ever, rnr_retry 7); the datagrams are 104, 160 and 144 bytes instead of 64; an
+ *   datagram or round trip (the acceptor's CONNECTED comes at the RTU, as
+ *   before); the datagrams are 104, 160 and 144 bytes instead of 64; an
  *   X25519 pair key per peer at its first connection (bfo_net's), then a
  *   few HMAC-SHA-256 per connection; nothing per frame.  The handshake's
  *   state is allocated while it runs (a claim's, from its REQ to its proof

@@ -40,8 +40,7 @@
  * The verbs handshake is REQ (the dialer's hello), REP (the reply; the
  * acceptor's queue pair is ready to receive) and RTU (the dialer is ready:
  * PEER_READY): bfo_verbs.h.  The glue binds the machine's actions: the
- * reports (CONNECTED, or CONNECTED_PROVEN when authenticated; CONNECT_FAILED,
- * RAIL_ERROR), close (bfo_vg_close:
+ * reports (CONNECTED, CONNECT_FAILED, RAIL_ERROR), close (bfo_vg_close:
  * the device's flush, then every operation fails), a dial or a wait with
  * the port down (DIAL_FAILED, TIMED_OUT: the engine hears CONNECT_FAILED at
  * once), a refused REQ's log; the device's side (make a queue pair, dial,
@@ -187,9 +186,6 @@ typedef struct bfo_vg {
     uint64_t now;
     uint64_t ka_ns; /* keepalive interval of the host probes (0: none; bfo_verbs.c:
                      * probe_timeout / 4, at most 10 ms, as TCP's nudges) */
-    int auth;       /* the handshake is authenticated (bfo_verbs.h, AUTHENTICATION:
-                     * over UD with a bfo_auth): a connection is reported
-                     * CONNECTED_PROVEN, the engine admits it with no probe */
     bfo_link_binding lb; /* the conn machine's binding: bfo_vg_act; lb.timeout_ns
                           * is the connect timeout, lb.asked the connect()s not fed */
     bfo_sink sink;
@@ -1061,11 +1057,7 @@ static inline int bfo_vg_act(bfo_link_binding *b, bfo_link *l, int action, const
         q->probe_at = q->host_at = q->host_told = q->hp_at = 0;
         q->awaiting = 0;
         g->st[q->rail].connects++;
-        /* authenticated, up only at a proof both ways (the dialer at a REP
-         * whose REPLY and BIND verified, its RTU sent: REPLY_RCVD; the
-         * acceptor at that RTU: PROOF_RCVD): the engine admits the rail at
-         * once, no PROBE round trip (bfo_tp_up_event); else CONNECTED */
-        bfo_vg_emit(g, qi, bfo_tp_up_event(g->auth, st));
+        bfo_vg_emit(g, qi, BFO_EV_CONNECTED);
         bfo_vg_kick(g, qi);
         return 0;
     case BFO_CONN_ACT_REPORT_FAILED:
