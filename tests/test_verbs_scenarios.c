@@ -41,6 +41,7 @@
 #include "bfo_test.h"
 #include "bfo_simrun.h"
 #include "bfo_verbs_glue.h"
+#include "bfo_verbs_auth.h"
 
 #define VW_RECV_DEPTH 2
 #define VW_SQ_DEPTH 16

@@ -4,13 +4,18 @@
  * test_shm_trust.c for TCP and shm), without a device.
  *
  * Ranks 0 and 1 of a job of 3, each a bfo_link for the (peer, rail 0) run
- * by the conn machine, with the same decisions bfo_verbs.c takes on the UD
- * exchange (bfo_verbs.c: ud_datagram, auth_req, auth_rtu, auth_rep,
- * claim_challenge, claim_take, claim_drop, auth_timers; the pure parts,
- * what REQ, REP and RTU carry and how they are checked, are
- * bfo_verbs_auth.h itself): a REQ is a claim, challenged from a queue pair
- * held aside, taken only at an RTU that proves its dialer; a dialer takes
- * only a REP that proves its peer.  Each rank has its bfo_auth made from
+ * by the conn machine, taking bfo_verbs.c's own decisions on the UD
+ * exchange: what a datagram is (bfo_vu_route), what a REQ does to the
+ * claims held (bfo_va_req_verdict), which claim an RTU proves
+ * (bfo_va_rtu_proves, bfo_va_rtu_again), a claim's timer
+ * (bfo_va_claim_timer), the link's (bfo_vu_timer), what the device does
+ * for each conn machine action (bfo_va_op), and what REQ, REP and RTU
+ * carry and how they are checked (bfo_va_*_make, bfo_va_*_check), all in
+ * bfo_verbs_auth.h and bfo_verbs_ud.h; the model carries out only the
+ * device's part (a queue pair is a number, a datagram goes on the wire
+ * below).  A REQ is a claim, challenged from a queue pair held aside,
+ * taken only at an RTU that proves its dialer; a dialer takes only a REP
+ * that proves its peer: a wrong decision there fails these tests.  Each rank has its bfo_auth made from
  * the job's membership key (a test key) and the others' public keys.  The
  * wire delivers every datagram to the rank it is sent to (a REP or RTU to
  * the rank named, as bfo_verbs.c sends to the card's UD queue pair), and
@@ -33,7 +38,9 @@
  *       challenged but never proven (the REP's and RTU's BIND cover the
  *       control fields), and rank 1 connects to rank 0's queue pair;
  * and the exchange itself, authenticated: one side asks, both at once, no
- * datagram more than before (REQ, REP, RTU).
+ * datagram more than before (REQ, REP, RTU); a claim never proven dropped
+ * at its deadline, a flood of claims that drops the oldest, not the real
+ * one, and a REQ sent again (its REP lost) answered with the same REP.
  *
  * BFO_TEST_NOAUTH=1 runs the same with no bfo_auth (the exchange of
  * before: every REQ taken at its word, the attacks sent as the 64-byte
@@ -50,7 +57,7 @@
 #define TIMEOUT_NS 2000000000ull
 #define MS 1000000ull
 #define SIZE 3
-#define NCLAIMS 2 /* bfo_verbs.c's VCLAIMS */
+#define NCLAIMS BFO_VA_CLAIMS
 
 static int noauth;
 static bfo_auth *A[SIZE]; /* the members' keys */
@@ -59,11 +66,8 @@ static bfo_auth *OUT;     /* an outsider's: rank 0's identity, another membershi
 /* --------------------------------------------------------------- model */
 
 typedef struct claim {
-    int used, challenged;
-    bfo_va_claim a;
-    uint64_t attempt, deadline;
+    bfo_va_held h; /* first: bfo_verbs_auth.h's decisions see it */
     uint32_t qpn, peer_qpn; /* its queue pair held aside, and the claimant's */
-    bfo_vu_resend rs;
 } claim;
 
 typedef struct end {
@@ -75,7 +79,8 @@ typedef struct end {
     int have_dial, have_qp;
     uint32_t qpn, peer_qpn, next_qpn;
     bfo_vu_resend rs;
-    claim cl[NCLAIMS];
+    claim pool[NCLAIMS];       /* slot k's claim is pool[k] ... */
+    bfo_va_held *cl[NCLAIMS];  /* ... while cl[k] points at it (bfo_verbs.c: vqp.cl) */
     int ups, failed, errors, rejected;
     struct net *net;
 } end;
@@ -141,75 +146,44 @@ static void send_ctl(end *e, int kind, uint32_t qpn, uint64_t attempt)
     send_own(e, m, sizeof m);
 }
 
+/* A claim's slot, -1 when not held (bfo_verbs.c: claim_slot). */
 static int slot_of(const end *e, const claim *c)
 {
     for (int k = 0; k < NCLAIMS; k++)
-        if (&e->cl[k] == c && c->used)
+        if (e->cl[k] == &c->h)
             return k;
     return -1;
 }
 
-/* claim_challenge */
+/* claim_drop: its slot free */
+static void drop(end *e, claim *c)
+{
+    int k = slot_of(e, c);
+    if (k >= 0)
+        e->cl[k] = NULL;
+}
+
+/* claim_challenge: a queue pair of the claim's own, the REP */
 static void challenge(end *e, claim *c)
 {
     uint8_t m[BFO_VERBS_CTL_SIZE];
     c->qpn = e->next_qpn++;
-    ctl(e, BFO_VERBS_K_REP, c->qpn, c->attempt, m);
-    assert_int_equal(bfo_va_rep_make(e->a, &c->a, m), BFO_OK);
-    c->challenged = 1;
-    c->deadline = e->net->now + TIMEOUT_NS;
-    send_own(e, c->a.rep, sizeof c->a.rep);
-    bfo_vu_arm(&c->rs, BFO_VU_SEND_REP, e->net->now);
+    ctl(e, BFO_VERBS_K_REP, c->qpn, c->h.attempt, m);
+    assert_int_equal(bfo_va_rep_make(e->a, &c->h.a, m), BFO_OK);
+    c->h.challenged = 1;
+    c->h.deadline = e->net->now + TIMEOUT_NS;
+    send_own(e, c->h.a.rep, sizeof c->h.a.rep);
+    bfo_vu_arm(&c->h.rs, BFO_VU_SEND_REP, e->net->now);
 }
 
-/* The conn machine's actions, as bfo_verbs.c's g_conn carries them out. */
+/* The conn machine's actions: the device's part as bfo_verbs.c's g_conn
+ * decides it over UD (bfo_va_op), the reports as the glue's. */
 static int act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step *st, void *arg)
 {
     end *e = (end *)b->ctx;
     (void)l;
     (void)st;
     switch (action) {
-    case BFO_CONN_ACT_DIAL:
-        e->have_qp = 1;
-        e->qpn = e->next_qpn++;
-        return BFO_CONN_EV_DIAL_CONNECTED;
-    case BFO_CONN_ACT_SEND_HELLO:
-        if (noauth) {
-            send_ctl(e, BFO_VERBS_K_REQ, e->qpn, e->l.attempt);
-        } else {
-            uint8_t m[BFO_VERBS_CTL_SIZE];
-            ctl(e, BFO_VERBS_K_REQ, e->qpn, e->l.attempt, m);
-            assert_int_equal(bfo_va_req_make(e->a, &e->dial, m, e->peer, 0, (uint32_t)e->l.attempt), BFO_OK);
-            e->have_dial = 1;
-            send_own(e, e->dial.req, sizeof e->dial.req);
-        }
-        bfo_vu_arm(&e->rs, BFO_VU_SEND_REQ, e->net->now);
-        return 0;
-    case BFO_CONN_ACT_TAKE:
-        e->have_qp = 1;
-        if (noauth) {
-            e->qpn = e->next_qpn++;
-            e->peer_qpn = ((const bfo_vu_msg *)arg)->qpn;
-        } else { /* claim_take */
-            claim *c = (claim *)arg;
-            e->qpn = c->qpn;
-            e->peer_qpn = c->peer_qpn;
-            c->used = 0;
-        }
-        return 0;
-    case BFO_CONN_ACT_SEND_REPLY:
-        if (noauth) {
-            send_ctl(e, BFO_VERBS_K_REP, e->qpn, e->l.attempt);
-            bfo_vu_arm(&e->rs, BFO_VU_SEND_REP, e->net->now);
-        } else {
-            challenge(e, (claim *)arg);
-        }
-        return 0;
-    case BFO_CONN_ACT_REFUSE:
-    case BFO_CONN_ACT_REFUSE_TIE:
-        if (!noauth && arg)
-            ((claim *)arg)->used = 0; /* claim_drop */
-        return 0;
     case BFO_CONN_ACT_REPORT_UP:
         e->ups++;
         return 0;
@@ -224,6 +198,50 @@ static int act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step *st,
         e->have_dial = 0;
         e->rs.what = BFO_VU_NONE;
         return 0;
+    case BFO_CONN_ACT_WAIT:
+        return 0;
+    }
+    switch (bfo_va_op(!noauth, action, arg)) {
+    case BFO_VA_OP_DIAL:
+        e->have_qp = 1;
+        e->qpn = e->next_qpn++;
+        return BFO_CONN_EV_DIAL_CONNECTED;
+    case BFO_VA_OP_REQ:
+        if (noauth) {
+            send_ctl(e, BFO_VERBS_K_REQ, e->qpn, e->l.attempt);
+        } else { /* auth_hello */
+            uint8_t m[BFO_VERBS_CTL_SIZE];
+            ctl(e, BFO_VERBS_K_REQ, e->qpn, e->l.attempt, m);
+            assert_int_equal(bfo_va_req_make(e->a, &e->dial, m, e->peer, 0, (uint32_t)e->l.attempt), BFO_OK);
+            e->have_dial = 1;
+            send_own(e, e->dial.req, sizeof e->dial.req);
+        }
+        bfo_vu_arm(&e->rs, BFO_VU_SEND_REQ, e->net->now);
+        return 0;
+    case BFO_VA_OP_TAKE_REQ: /* ud_take */
+        e->have_qp = 1;
+        e->qpn = e->next_qpn++;
+        e->peer_qpn = ((const bfo_vu_msg *)arg)->qpn;
+        return 0;
+    case BFO_VA_OP_REP:
+        send_ctl(e, BFO_VERBS_K_REP, e->qpn, e->l.attempt);
+        bfo_vu_arm(&e->rs, BFO_VU_SEND_REP, e->net->now);
+        return 0;
+    case BFO_VA_OP_TAKE_CLAIM: { /* claim_take */
+        claim *c = (claim *)arg;
+        e->have_qp = 1;
+        e->qpn = c->qpn;
+        e->peer_qpn = c->peer_qpn;
+        e->rs.what = BFO_VU_NONE;
+        drop(e, c);
+        return 0;
+    }
+    case BFO_VA_OP_CHALLENGE:
+        challenge(e, (claim *)arg);
+        return 0;
+    case BFO_VA_OP_DROP_CLAIM:
+        drop(e, (claim *)arg);
+        return 0;
     }
     return 0;
 }
@@ -231,55 +249,46 @@ static int act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step *st,
 /* auth_req */
 static void auth_req(end *e, const uint8_t *m, size_t len, const bfo_vu_msg *s)
 {
-    claim *c = NULL;
-    int k, oldest = 0;
-    for (k = 0; k < NCLAIMS; k++)
-        if (e->cl[k].used && e->cl[k].challenged && bfo_va_same_req(&e->cl[k].a, m, len)) {
-            send_own(e, e->cl[k].a.rep, sizeof e->cl[k].a.rep);
-            return;
-        }
-    if (len != BFO_VA_REQ_LEN) {
+    claim *c;
+    int k, evict;
+    switch (bfo_va_req_verdict(e->cl, NCLAIMS, m, len, &k, &evict)) {
+    case BFO_VA_REQ_AGAIN:
+        send_own(e, e->cl[k]->a.rep, sizeof e->cl[k]->a.rep);
+        return;
+    case BFO_VA_REQ_UNAUTHENTICATED:
         e->rejected++;
         return;
     }
-    for (k = 0; k < NCLAIMS && e->cl[k].used; k++)
-        ;
-    if (k == NCLAIMS) {
-        for (k = 1; k < NCLAIMS; k++)
-            if (e->cl[k].deadline < e->cl[oldest].deadline)
-                oldest = k;
-        bfo_link_proof(&e->b, &e->l, 0, e->cl[oldest].attempt, &e->cl[oldest], e->net->now);
-        e->cl[oldest].used = 0;
-        k = oldest;
+    if (evict) {
+        c = (claim *)e->cl[k];
+        bfo_link_proof(&e->b, &e->l, 0, c->h.attempt, c, e->net->now);
+        drop(e, c);
     }
-    c = &e->cl[k];
+    c = &e->pool[k];
     memset(c, 0, sizeof *c);
-    if (bfo_va_req_check(e->a, &c->a, m, len, s->rank, 0, s->attempt) != BFO_OK) {
+    if (bfo_va_req_check(e->a, &c->h.a, m, len, s->rank, 0, s->attempt) != BFO_OK) {
         e->rejected++;
         return;
     }
-    c->used = 1;
     c->peer_qpn = s->qpn;
-    c->attempt = s->attempt; /* attempts stay far below 2^32 here (bfo_vg_attempt: the same) */
-    bfo_link_claim(&e->b, &e->l, c->attempt, c, e->net->now);
-    if (slot_of(e, c) >= 0 && !c->challenged)
-        c->used = 0;
+    c->h.attempt = s->attempt; /* attempts stay far below 2^32 here (bfo_vg_attempt: the same) */
+    e->cl[k] = &c->h;
+    bfo_link_claim(&e->b, &e->l, c->h.attempt, c, e->net->now);
+    if (slot_of(e, c) >= 0 && !c->h.challenged)
+        drop(e, c);
 }
 
 /* auth_rtu */
 static void auth_rtu(end *e, const uint8_t *m, size_t len, uint32_t gen)
 {
-    for (int k = 0; k < NCLAIMS; k++) {
-        claim *c = &e->cl[k];
-        if (!c->used || !c->challenged || (uint32_t)c->attempt != gen ||
-            bfo_va_rtu_check(e->a, &c->a, m, len) != BFO_OK)
-            continue;
-        bfo_link_proof(&e->b, &e->l, 1, c->attempt, c, e->net->now);
-        c->used = 0;
-        return;
-    }
-    if (!(bfo_link_up(&e->l) && (uint32_t)e->l.attempt == gen))
+    int k = bfo_va_rtu_proves(e->a, e->cl, NCLAIMS, m, len, gen);
+    if (k >= 0) {
+        claim *c = (claim *)e->cl[k];
+        bfo_link_proof(&e->b, &e->l, 1, c->h.attempt, c, e->net->now);
+        drop(e, c);
+    } else if (!bfo_va_rtu_again(e->l.fsm.cs, e->l.attempt, gen)) {
         e->rejected++;
+    }
 }
 
 /* ud_datagram */
@@ -288,20 +297,28 @@ static void datagram(end *e, const uint8_t *m, size_t len)
     bfo_vu_msg s;
     char why[128];
     uint64_t now = e->net->now;
+    int verdict;
     if (bfo_vu_msg_decode(m, len, 0, e->rank, SIZE, JOB, 0, &s, why, sizeof why) != 0 || (int)s.rank != e->peer) {
         e->rejected++;
         return;
     }
-    if (!noauth && s.kind == BFO_VERBS_K_REQ) {
+    verdict = bfo_vu_route(!noauth, s.kind, e->l.fsm.cs, bfo_link_is_dialer(&e->l), e->l.attempt, s.attempt, s.qpn,
+                           e->have_qp, e->peer_qpn);
+    if (!noauth && verdict == BFO_VU_TAKE_REP) { /* auth_rep */
+        uint8_t rtu[BFO_VERBS_CTL_SIZE];
+        ctl(e, BFO_VERBS_K_RTU, 0, e->l.attempt, rtu);
+        if (!e->have_dial || bfo_va_rep_check(e->a, &e->dial, m, len, rtu) != BFO_OK) {
+            e->rejected++;
+            return;
+        }
+    }
+    switch (verdict) {
+    case BFO_VU_CLAIM:
         auth_req(e, m, len, &s);
-        return;
-    }
-    if (!noauth && s.kind == BFO_VERBS_K_RTU) {
+        break;
+    case BFO_VU_PROOF:
         auth_rtu(e, m, len, s.attempt);
-        return;
-    }
-    switch (bfo_vu_classify(s.kind, e->l.fsm.cs, bfo_link_is_dialer(&e->l), e->l.attempt, s.attempt, s.qpn, e->have_qp,
-                            e->peer_qpn)) {
+        break;
     case BFO_VU_HELLO:
         bfo_link_hello(&e->b, &e->l, s.attempt, &s, now);
         break;
@@ -309,14 +326,6 @@ static void datagram(end *e, const uint8_t *m, size_t len)
         send_ctl(e, BFO_VERBS_K_REP, e->qpn, e->l.attempt);
         break;
     case BFO_VU_TAKE_REP:
-        if (!noauth) { /* auth_rep */
-            uint8_t rtu[BFO_VERBS_CTL_SIZE];
-            ctl(e, BFO_VERBS_K_RTU, 0, e->l.attempt, rtu);
-            if (!e->have_dial || bfo_va_rep_check(e->a, &e->dial, m, len, rtu) != BFO_OK) {
-                e->rejected++;
-                break;
-            }
-        }
         e->peer_qpn = s.qpn;
         e->rs.what = BFO_VU_NONE;
         if (noauth)
@@ -345,20 +354,21 @@ static void timers(end *e)
 {
     uint64_t now = e->net->now;
     for (int k = 0; !noauth && k < NCLAIMS; k++) {
-        claim *c = &e->cl[k];
-        if (!c->used)
+        claim *c = (claim *)e->cl[k];
+        if (!c)
             continue;
-        if (now >= c->deadline) {
+        switch (bfo_va_claim_timer(&c->h, now)) {
+        case BFO_VA_CLAIM_EXPIRED:
             e->rejected++;
-            bfo_link_proof(&e->b, &e->l, 0, c->attempt, c, now);
-            c->used = 0;
-        } else if (bfo_vu_due(&c->rs, now)) {
-            send_own(e, c->a.rep, sizeof c->a.rep);
+            bfo_link_proof(&e->b, &e->l, 0, c->h.attempt, c, now);
+            drop(e, c);
+            break;
+        case BFO_VA_CLAIM_REP_DUE:
+            send_own(e, c->h.a.rep, sizeof c->h.a.rep);
+            break;
         }
     }
-    if (e->rs.what != BFO_VU_NONE && !bfo_vu_waits(e->rs.what, e->l.fsm.cs))
-        e->rs.what = BFO_VU_NONE;
-    else if (bfo_vu_due(&e->rs, now)) {
+    if (bfo_vu_timer(!noauth, e->l.fsm.cs, 0, &e->rs, now) == BFO_VU_T_AGAIN) {
         if (e->rs.what == BFO_VU_SEND_REQ && !noauth)
             send_own(e, e->dial.req, sizeof e->dial.req);
         else
@@ -698,6 +708,84 @@ static void test_a_copy_of_a_real_request_with_another_queue_pair_is_not_taken(v
     assert_true(N.e[1].peer_qpn != 0x555);
 }
 
+/* A claim never proven is refused at its deadline (the connect timeout):
+ * its queue pair held aside goes, its REP stops (bfo_va_claim_timer). */
+static void test_a_claim_never_proven_is_dropped_at_its_deadline(void **state)
+{
+    bfo_va_dial d;
+    int reps;
+    (void)state;
+    if (noauth)
+        skip();
+    net_init(&N);
+    forged_req(&N, OUT, &d, 0, 0xfffffff0u, 0x661);
+    run(&N, TIMEOUT_NS / 2);
+    assert_non_null(N.e[1].cl[0]); /* held, challenged: its REP goes again */
+    run(&N, TIMEOUT_NS);
+    assert_null(N.e[1].cl[0]);
+    assert_null(N.e[1].cl[1]);
+    assert_true(N.e[1].rejected >= 1);
+    reps = N.nlog;
+    run(&N, 2 * TIMEOUT_NS);
+    assert_int_equal(N.nlog, reps); /* nothing sent for it any more */
+    assert_int_equal(N.e[1].ups, 0);
+}
+
+/* Forged claims around the real one, every slot held: a new claim drops
+ * the oldest (bfo_va_req_verdict), so the real REQ, newer than the
+ * forgeries before it, outlives the one after it and its RTU proves it. */
+static void test_a_flood_of_claims_drops_the_oldest_not_the_real_one(void **state)
+{
+    bfo_va_dial d;
+    (void)state;
+    if (noauth)
+        skip();
+    net_init(&N);
+    forged_req(&N, OUT, &d, 0, 0xfffffff0u, 0x661);
+    run(&N, MS / 2);
+    forged_req(&N, OUT, &d, 0, 0xfffffff1u, 0x662);
+    run(&N, MS / 2);
+    ask(&N, 0); /* the real REQ, at rank 1 in 1 ms: it drops the first forgery */
+    run(&N, 3 * MS / 4);
+    forged_req(&N, OUT, &d, 0, 0xfffffff2u, 0x663); /* before the real RTU: drops the second */
+    run(&N, 10 * MS);
+    agree(&N);
+    assert_int_equal(N.e[0].ups + N.e[1].ups, 2);
+    assert_true((N.e[1].cl[0] != NULL) + (N.e[1].cl[1] != NULL) == 1); /* the last forgery, waiting for its deadline */
+}
+
+/* A REP lost: the dialer's REQ comes again, byte for byte, and the claim
+ * that holds it answers with the same REP (bfo_va_req_verdict AGAIN): no
+ * second claim, no second queue pair held aside. */
+static void test_a_request_sent_again_gets_the_same_reply(void **state)
+{
+    dg rep;
+    int k, reps = 0;
+    (void)state;
+    if (noauth)
+        skip();
+    net_init(&N);
+    ask(&N, 0);
+    run(&N, MS + MS / 2); /* the REQ read, the REP on the wire */
+    for (k = 0; k < N.n && !(N.q[k].to == 0 && N.q[k].m[4] == BFO_VERBS_K_REP); k++)
+        ;
+    assert_true(k < N.n);
+    rep = N.q[k];
+    memmove(&N.q[k], &N.q[k + 1], (size_t)(N.n - k - 1) * sizeof N.q[0]); /* lost */
+    N.n--;
+    run(&N, 100 * MS); /* the REQ again at 50 ms */
+    agree(&N);
+    for (k = 0; k < N.nlog; k++)
+        if (N.log[k].to == 0 && N.log[k].m[4] == BFO_VERBS_K_REP) {
+            assert_int_equal(N.log[k].len, rep.len);
+            assert_memory_equal(N.log[k].m, rep.m, rep.len); /* the same REP, the same queue pair */
+            reps++;
+        }
+    assert_true(reps >= 2); /* and its own timer's, the same bytes too */
+    assert_null(N.e[1].cl[0]);
+    assert_null(N.e[1].cl[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -709,6 +797,9 @@ int main(void)
         cmocka_unit_test(test_a_job_member_posing_as_another_rank_is_refused),
         cmocka_unit_test(test_a_forged_reply_does_not_turn_the_dial),
         cmocka_unit_test(test_a_copy_of_a_real_request_with_another_queue_pair_is_not_taken),
+        cmocka_unit_test(test_a_claim_never_proven_is_dropped_at_its_deadline),
+        cmocka_unit_test(test_a_flood_of_claims_drops_the_oldest_not_the_real_one),
+        cmocka_unit_test(test_a_request_sent_again_gets_the_same_reply),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -417,15 +417,14 @@ static void ex_datagram(ex_end *e, const uint8_t *m)
 static void ex_timers(ex_end *e)
 {
     uint64_t now = e->net->now;
-    int cs = e->l.fsm.cs;
-    if ((cs == BFO_CONN_ST_REPLY_SENT || cs == BFO_CONN_ST_REPLY_SENT_ASKED) && e->held) {
-        e->rs.what = BFO_VU_NONE;
+    switch (bfo_vu_timer(0, e->l.fsm.cs, e->held, &e->rs, now)) {
+    case BFO_VU_T_READY: /* a frame before the RTU */
         bfo_link_feed(&e->b, &e->l, BFO_CONN_EV_PEER_READY, NULL, now);
-    } else if (e->rs.what != BFO_VU_NONE && !bfo_vu_waits(e->rs.what, cs)) {
-        e->rs.what = BFO_VU_NONE;
-    } else if (bfo_vu_due(&e->rs, now)) {
+        break;
+    case BFO_VU_T_AGAIN:
         e->resends++;
         ex_send(e, e->rs.what == BFO_VU_SEND_REQ ? BFO_VERBS_K_REQ : BFO_VERBS_K_REP);
+        break;
     }
     bfo_link_timeout(&e->b, &e->l, now);
 }

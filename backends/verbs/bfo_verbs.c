@@ -80,7 +80,7 @@ _Static_assert((int)IBV_EVENT_GID_CHANGE == (int)BFO_VEV_GID_CHANGE, "event");
 #define GRH_LEN 40
 /* AUTHENTICATION: the claims a (peer, rail) holds at once, each with its
  * queue pair held aside (a newer one drops the oldest). */
-#define VCLAIMS 2
+#define VCLAIMS BFO_VA_CLAIMS /* claims held per (peer, rail) */
 
 /* What the device needs of a descriptor (the glue's bfo_vg_ent has the
  * token, kind and queue pair; same index). */
@@ -171,19 +171,16 @@ typedef struct vqp {
      * REQ to the queue pair's close (its RTU answers a REP that comes
      * again); the claims challenged (REQs not proven yet) */
     bfo_va_dial *dial;
-    struct vclaim *cl[VCLAIMS];
+    bfo_va_held *cl[VCLAIMS]; /* each a vclaim's first member */
 } vqp;
 
 /* AUTHENTICATION: a REQ not proven yet (a claim), with the queue pair that
  * answers it, held aside from the (peer, rail)'s own until the RTU proves
  * the dialer (then taken: claim_take), or dropped (claim_drop). */
 typedef struct vclaim {
-    bfo_va_claim a;
+    bfo_va_held c;     /* first: the REQ, its REP, attempt, deadline, resend (bfo_verbs_auth.h) */
     vqp h;             /* its queue pair (qp, cq, psn) towards the claimant's (peer_*) */
-    int qi, challenged;
-    uint64_t attempt;  /* the REQ's, widened (bfo_vg_claim) */
-    uint64_t deadline; /* no RTU by then: refused */
-    bfo_vu_resend rs;  /* its REP, sent again until the RTU */
+    int qi;
 } vclaim;
 
 /* An accepted control connection before its REQ names the (peer, rail). */
@@ -1228,42 +1225,35 @@ static int g_conn(void *ctx, int qi, int action, void *arg)
 {
     bfo_verbs *v = (bfo_verbs *)ctx;
     vpend *p = (vpend *)arg; /* take, refuse: the accepted control connection */
-    if (!v->o.tcp_exchange && v->o.auth) { /* over UD, authenticated: arg is a claim (vclaim) */
-        switch (action) {
-        case BFO_CONN_ACT_DIAL:
+    if (!v->o.tcp_exchange) { /* over UD (bfo_va_op): authenticated, arg is a claim (vclaim); else
+                               * the REQ (bfo_vu_msg) for take */
+        switch (bfo_va_op(v->o.auth != NULL, action, arg)) {
+        case BFO_VA_OP_DIAL:
             return ud_dial(v, qi);
-        case BFO_CONN_ACT_SEND_HELLO:
-            auth_hello(v, qi);
+        case BFO_VA_OP_REQ:
+            if (v->o.auth)
+                auth_hello(v, qi);
+            else
+                ud_send(v, qi, BFO_VERBS_K_REQ);
             bfo_vu_arm(&v->qps[qi].rs, BFO_VU_SEND_REQ, v->g.now);
             return 0;
-        case BFO_CONN_ACT_TAKE: /* at a proof only: a claim is never taken before */
-            claim_take(v, qi, (vclaim *)arg);
-            return 0;
-        case BFO_CONN_ACT_SEND_REPLY: /* to a claim only: its challenge */
-            claim_challenge(v, qi, (vclaim *)arg);
-            return 0;
-        default: /* REFUSE (stale, or never proven), REFUSE_TIE (unanswered): its queue pair goes */
-            if (arg)
-                claim_drop(v, (vclaim *)arg);
-            return 0;
-        }
-    }
-    if (!v->o.tcp_exchange) { /* over UD: arg is the REQ (bfo_vu_msg) for take */
-        switch (action) {
-        case BFO_CONN_ACT_DIAL:
-            return ud_dial(v, qi);
-        case BFO_CONN_ACT_SEND_HELLO:
-            ud_send(v, qi, BFO_VERBS_K_REQ);
-            bfo_vu_arm(&v->qps[qi].rs, BFO_VU_SEND_REQ, v->g.now);
-            return 0;
-        case BFO_CONN_ACT_TAKE:
+        case BFO_VA_OP_TAKE_REQ:
             ud_take(v, qi, (const bfo_vu_msg *)arg);
             return 0;
-        case BFO_CONN_ACT_SEND_REPLY:
+        case BFO_VA_OP_REP:
             ud_send(v, qi, BFO_VERBS_K_REP); /* PEER_READY comes with the RTU */
             bfo_vu_arm(&v->qps[qi].rs, BFO_VU_SEND_REP, v->g.now);
             return 0;
-        default: /* REFUSE, REFUSE_TIE: a datagram, nothing to close, left unanswered */
+        case BFO_VA_OP_TAKE_CLAIM:
+            claim_take(v, qi, (vclaim *)arg);
+            return 0;
+        case BFO_VA_OP_CHALLENGE:
+            claim_challenge(v, qi, (vclaim *)arg);
+            return 0;
+        case BFO_VA_OP_DROP_CLAIM: /* its queue pair goes */
+            claim_drop(v, (vclaim *)arg);
+            return 0;
+        default: /* a refused REQ: a datagram, nothing to close, left unanswered */
             return 0;
         }
     }
@@ -1690,7 +1680,7 @@ static void auth_hello(bfo_verbs *v, int qi)
 static int claim_slot(const bfo_verbs *v, int qi, const vclaim *c)
 {
     for (int k = 0; k < VCLAIMS; k++)
-        if (v->qps[qi].cl[k] == c)
+        if (v->qps[qi].cl[k] == &c->c)
             return k;
     return -1;
 }
@@ -1735,17 +1725,17 @@ static void claim_challenge(bfo_verbs *v, int qi, vclaim *c)
         vlog(v, 1, "peer %d rail %d: no queue pair to answer a request with", gq(v, qi)->peer, gq(v, qi)->rail);
         return; /* not challenged: dropped after the feed */
     }
-    ctl_encode_qp(v, qi, BFO_VERBS_K_REP, &c->h, c->attempt, ctl);
-    if (bfo_va_rep_make(v->o.auth, &c->a, ctl) != BFO_OK) {
+    ctl_encode_qp(v, qi, BFO_VERBS_K_REP, &c->h, c->c.attempt, ctl);
+    if (bfo_va_rep_make(v->o.auth, &c->c.a, ctl) != BFO_OK) {
         vlog(v, 1, "peer %d rail %d: no handshake reply (its public key is gone?)", gq(v, qi)->peer, gq(v, qi)->rail);
         return;
     }
-    c->challenged = 1;
-    c->deadline = v->g.now + v->g.lb.timeout_ns;
-    ud_send_msg(v, qi, BFO_VERBS_K_REP, c->a.rep, sizeof c->a.rep);
-    bfo_vu_arm(&c->rs, BFO_VU_SEND_REP, v->g.now);
+    c->c.challenged = 1;
+    c->c.deadline = v->g.now + v->g.lb.timeout_ns;
+    ud_send_msg(v, qi, BFO_VERBS_K_REP, c->c.a.rep, sizeof c->c.a.rep);
+    bfo_vu_arm(&c->c.rs, BFO_VU_SEND_REP, v->g.now);
     vlog(v, 3, "peer %d rail %d: request %llu challenged (queue pair %u held aside)", gq(v, qi)->peer,
-         gq(v, qi)->rail, (unsigned long long)c->attempt, c->h.qp->qp_num);
+         gq(v, qi)->rail, (unsigned long long)c->c.attempt, c->h.qp->qp_num);
 }
 
 /* The conn machine's take at a proof: the claim's queue pair becomes the
@@ -1787,14 +1777,13 @@ static void auth_req(bfo_verbs *v, int qi, const uint8_t *m, size_t len, const b
     bfo_vg_qp *q = gq(v, qi);
     vqp *h = &v->qps[qi];
     vclaim *c;
-    int k, oldest = 0;
-    for (k = 0; k < VCLAIMS; k++)
-        if (h->cl[k] && h->cl[k]->challenged && bfo_va_same_req(&h->cl[k]->a, m, len)) {
-            v->g.st[q->rail].dup_answers++;
-            ud_send_msg(v, qi, BFO_VERBS_K_REP, h->cl[k]->a.rep, sizeof h->cl[k]->a.rep);
-            return;
-        }
-    if (len != BFO_VA_REQ_LEN) {
+    int k, evict;
+    switch (bfo_va_req_verdict(h->cl, VCLAIMS, m, len, &k, &evict)) {
+    case BFO_VA_REQ_AGAIN:
+        v->g.st[q->rail].dup_answers++;
+        ud_send_msg(v, qi, BFO_VERBS_K_REP, h->cl[k]->a.rep, sizeof h->cl[k]->a.rep);
+        return;
+    case BFO_VA_REQ_UNAUTHENTICATED:
         v->g.st[q->rail].hellos_rejected++;
         vlog(v, 2, "peer %d rail %d: a request without the handshake (the peer has no bfo_auth, or BFO_AUTH=off "
                    "there): refused, this side requires it", q->peer, q->rail);
@@ -1806,25 +1795,18 @@ static void auth_req(bfo_verbs *v, int qi, const uint8_t *m, size_t len, const b
                    "(bfo_auth_set_peer; options.auth_peer could not give it): refused", q->peer, q->rail);
         return;
     }
-    for (k = 0; k < VCLAIMS && h->cl[k]; k++)
-        ;
-    if (k == VCLAIMS) { /* every slot held: the oldest claim goes (a flood of claims wins this) */
-        vclaim *o;
-        for (k = 1; k < VCLAIMS; k++)
-            if (h->cl[k]->deadline < h->cl[oldest]->deadline)
-                oldest = k;
-        o = h->cl[oldest];
-        bfo_vg_proof(&v->g, qi, 0, o->attempt, o); /* refuse: claim_drop */
+    if (evict) { /* every slot held: the oldest claim goes (a flood of claims wins this) */
+        vclaim *o = (vclaim *)(void *)h->cl[k];
+        bfo_vg_proof(&v->g, qi, 0, o->c.attempt, o); /* refuse: claim_drop */
         if (claim_slot(v, qi, o) >= 0)
             claim_drop(v, o);
-        k = oldest;
     }
     if (!(c = (vclaim *)calloc(1, sizeof *c))) {
         vlog(v, 1, "peer %d rail %d: no memory for a claim", q->peer, q->rail);
         return;
     }
     c->qi = qi;
-    if (bfo_va_req_check(v->o.auth, &c->a, m, len, s->rank, q->rail, s->attempt) != BFO_OK) {
+    if (bfo_va_req_check(v->o.auth, &c->c.a, m, len, s->rank, q->rail, s->attempt) != BFO_OK) {
         v->g.st[q->rail].hellos_rejected++;
         vlog(v, 2, "peer %d rail %d: a request whose handshake does not match it (rank, rail, attempt, size or job): "
                    "dropped", q->peer, q->rail);
@@ -1832,12 +1814,12 @@ static void auth_req(bfo_verbs *v, int qi, const uint8_t *m, size_t len, const b
         return;
     }
     peer_from(&c->h, s);
-    h->cl[k] = c;
+    h->cl[k] = &c->c;
     /* a claim: challenged (send_reply: claim_challenge), left unanswered
      * where this side's dial wins the tie, or refused as stale; taken only
      * at its proof (auth_rtu) */
-    bfo_vg_claim(&v->g, qi, s->attempt, c, &c->attempt);
-    if (claim_slot(v, qi, c) >= 0 && !c->challenged) /* neither challenged nor refused (the machine refused the event) */
+    bfo_vg_claim(&v->g, qi, s->attempt, c, &c->c.attempt);
+    if (claim_slot(v, qi, c) >= 0 && !c->c.challenged) /* neither challenged nor refused (the machine refused the event) */
         claim_drop(v, c);
 }
 
@@ -1848,19 +1830,16 @@ static void auth_req(bfo_verbs *v, int qi, const uint8_t *m, size_t len, const b
 static void auth_rtu(bfo_verbs *v, int qi, const uint8_t *m, size_t len, uint32_t gen)
 {
     bfo_vg_qp *q = gq(v, qi);
-    vqp *h = &v->qps[qi];
-    for (int k = 0; k < VCLAIMS; k++) {
-        vclaim *c = h->cl[k];
-        if (!c || !c->challenged || (uint32_t)c->attempt != gen ||
-            bfo_va_rtu_check(v->o.auth, &c->a, m, len) != BFO_OK)
-            continue;
-        vlog(v, 3, "peer %d rail %d: request %llu proven", q->peer, q->rail, (unsigned long long)c->attempt);
-        bfo_vg_proof(&v->g, qi, 1, c->attempt, c); /* take (claim_take), or refuse (stale: claim_drop) */
+    int k = bfo_va_rtu_proves(v->o.auth, v->qps[qi].cl, VCLAIMS, m, len, gen);
+    if (k >= 0) {
+        vclaim *c = (vclaim *)(void *)v->qps[qi].cl[k];
+        vlog(v, 3, "peer %d rail %d: request %llu proven", q->peer, q->rail, (unsigned long long)c->c.attempt);
+        bfo_vg_proof(&v->g, qi, 1, c->c.attempt, c); /* take (claim_take), or refuse (stale: claim_drop) */
         if (claim_slot(v, qi, c) >= 0)
             claim_drop(v, c);
         return;
     }
-    if (q->link.fsm.cs == BFO_CONN_ST_UP && (uint32_t)q->link.attempt == gen)
+    if (bfo_va_rtu_again(q->link.fsm.cs, q->link.attempt, gen))
         return; /* the RTU of the claim taken, again: the REP came again before it stopped */
     v->g.st[q->rail].hellos_rejected++;
     vlog(v, 2, "peer %d rail %d: an RTU that proves no request of this side's (forged, replayed, or late): dropped",
@@ -1890,19 +1869,20 @@ static void auth_timers(bfo_verbs *v, int qi)
 {
     vqp *h = &v->qps[qi];
     for (int k = 0; k < VCLAIMS; k++) {
-        vclaim *c = h->cl[k];
+        vclaim *c = (vclaim *)(void *)h->cl[k];
         if (!c)
             continue;
-        if (v->g.now >= c->deadline) {
+        switch (bfo_va_claim_timer(&c->c, v->g.now)) {
+        case BFO_VA_CLAIM_EXPIRED:
             v->g.st[gq(v, qi)->rail].hellos_rejected++;
-            bfo_vg_proof(&v->g, qi, 0, c->attempt, c); /* refuse: claim_drop */
+            bfo_vg_proof(&v->g, qi, 0, c->c.attempt, c); /* refuse: claim_drop */
             if (claim_slot(v, qi, c) >= 0)
                 claim_drop(v, c);
-            continue;
-        }
-        if (bfo_vu_due(&c->rs, v->g.now)) {
+            break;
+        case BFO_VA_CLAIM_REP_DUE:
             v->g.st[gq(v, qi)->rail].resends++;
-            ud_send_msg(v, qi, BFO_VERBS_K_REP, c->a.rep, sizeof c->a.rep);
+            ud_send_msg(v, qi, BFO_VERBS_K_REP, c->c.a.rep, sizeof c->c.a.rep);
+            break;
         }
     }
 }
@@ -1954,20 +1934,18 @@ static void ud_datagram(bfo_verbs *v, int r, const uint8_t *m, size_t len, uint3
              q->peer, r, src_qp);
         return;
     }
-    if (v->o.auth && s.kind == BFO_VERBS_K_REQ) { /* a claim (AUTHENTICATION) */
-        if (port_active(v, r)) /* else no queue pair can answer it now */
-            auth_req(v, qi, m, len, &s);
-        return;
-    }
-    if (v->o.auth && s.kind == BFO_VERBS_K_RTU) { /* a proof, of a claim held aside */
-        auth_rtu(v, qi, m, len, s.attempt);
-        return;
-    }
-    verdict = bfo_vu_classify(s.kind, q->link.fsm.cs, bfo_link_is_dialer(&q->link), q->link.attempt, s.attempt,
-                              s.qpn, h->qp != NULL, h->peer_qpn);
+    verdict = bfo_vu_route(v->o.auth != NULL, s.kind, q->link.fsm.cs, bfo_link_is_dialer(&q->link), q->link.attempt,
+                           s.attempt, s.qpn, h->qp != NULL, h->peer_qpn);
     if (v->o.auth && verdict == BFO_VU_TAKE_REP && auth_rep(v, qi, m, len) != 0)
         return; /* proves nothing: the dial waits on */
     switch (verdict) {
+    case BFO_VU_CLAIM: /* AUTHENTICATION */
+        if (port_active(v, r)) /* else no queue pair can answer it now */
+            auth_req(v, qi, m, len, &s);
+        return;
+    case BFO_VU_PROOF: /* of a claim held aside */
+        auth_rtu(v, qi, m, len, s.attempt);
+        return;
     case BFO_VU_HELLO:
         if (!port_active(v, r))
             return; /* no queue pair can answer it now */
@@ -2057,24 +2035,18 @@ static void ud_timers(bfo_verbs *v)
             auth_timers(v, qi); /* claims: whatever the link's own connection does */
         if (q->link.broken)
             continue;
-        if (!v->o.auth && (cs == BFO_CONN_ST_REPLY_SENT || cs == BFO_CONN_ST_REPLY_SENT_ASKED) && q->rx_held > 0) {
+        switch (bfo_vu_timer(v->o.auth != NULL, cs, q->rx_held, &h->rs, v->g.now)) {
+        case BFO_VU_T_READY:
             vlog(v, 2, "peer %d rail %d: a frame before the RTU: the dialer is up", q->peer, q->rail);
-            h->rs.what = BFO_VU_NONE;
             bfo_vg_ready(&v->g, qi);
-            continue;
-        }
-        if (h->rs.what == BFO_VU_NONE)
-            continue;
-        if (!bfo_vu_waits(h->rs.what, cs)) {
-            h->rs.what = BFO_VU_NONE;
-            continue;
-        }
-        if (bfo_vu_due(&h->rs, v->g.now)) {
+            break;
+        case BFO_VU_T_AGAIN:
             v->g.st[q->rail].resends++;
             vlog(v, 2, "peer %d rail %d: no %s yet: the %s again (%u sent)", q->peer, q->rail,
                  h->rs.what == BFO_VU_SEND_REQ ? "REP" : "RTU", h->rs.what == BFO_VU_SEND_REQ ? "REQ" : "REP",
                  h->rs.sent);
             ud_send(v, qi, h->rs.what == BFO_VU_SEND_REQ ? BFO_VERBS_K_REQ : BFO_VERBS_K_REP);
+            break;
         }
     }
 }
@@ -2801,7 +2773,7 @@ void bfo_verbs_fini(bfo_verbs *v)
             g_flush(v, qi);
             for (int k = 0; k < VCLAIMS; k++)
                 if (v->qps[qi].cl[k])
-                    claim_drop(v, v->qps[qi].cl[k]);
+                    claim_drop(v, (vclaim *)(void *)v->qps[qi].cl[k]);
         }
         drain_run(v, 1);
     }

@@ -33,6 +33,13 @@
  * their word); one with a bfo_auth refuses those, and the other refuses
  * its longer ones as malformed: both say so in their logs.
  *
+ * DECISIONS.  What the exchange does with a REQ, an RTU, a claim's timer
+ * and the conn machine's actions over UD (bfo_va_req_verdict,
+ * bfo_va_rtu_proves, bfo_va_claim_timer, bfo_va_op; bfo_verbs_ud.h
+ * bfo_vu_route and bfo_vu_timer for the rest) are decided here, so that
+ * bfo_verbs.c and tests/test_verbs_trust.c take the same decisions: the
+ * backend carries them out on a device, the test on a modelled wire.
+ *
  * No allocation, no I/O; every check is constant-time (bfo_auth_verifyv).
  */
 #ifndef BFO_VERBS_AUTH_H
@@ -44,6 +51,7 @@
 
 #include "bfo_auth.h"
 #include "bfo_verbs.h"
+#include "bfo_verbs_ud.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -160,6 +168,122 @@ static inline int bfo_va_rtu_check(const bfo_auth *a, bfo_va_claim *c, const uin
 static inline int bfo_va_same_req(const bfo_va_claim *c, const uint8_t *m, size_t len)
 {
     return len == BFO_VA_REQ_LEN && !memcmp(c->req, m, BFO_VA_REQ_LEN);
+}
+
+/* ------------------------------------------------------------ DECISIONS */
+
+/* Claims held at once per (peer, rail): a newer one drops the oldest. */
+#define BFO_VA_CLAIMS 2
+
+/* A claim held (bfo_verbs.c's vclaim begins with it): a REQ not proven
+ * yet, answered by the REP of a queue pair held aside, until its RTU or
+ * its deadline. */
+typedef struct bfo_va_held {
+    bfo_va_claim a;
+    int challenged;    /* its REP made and sent (the conn machine's send_reply) */
+    uint64_t attempt;  /* the REQ's, widened (bfo_vg_claim) */
+    uint64_t deadline; /* no RTU by then: refused */
+    bfo_vu_resend rs;  /* its REP, sent again until the RTU */
+} bfo_va_held;
+
+enum bfo_va_req_verdict {
+    BFO_VA_REQ_AGAIN = 1,       /* the REQ a challenged claim holds (its REP lost): that REP again */
+    BFO_VA_REQ_UNAUTHENTICATED, /* no handshake in it (the peer has no bfo_auth): refused */
+    BFO_VA_REQ_NEW,             /* a new claim, in slot *slot; *evict: the claim there goes first */
+};
+
+/* A REQ (m, len bytes) against the claims held (cl[0..n-1], NULL: a free
+ * slot).  NEW: the first free slot, or when every slot is held the one
+ * whose deadline comes first (*evict 1: refused before the new one is
+ * checked; a flood of claims wins this, and the real dialer's REQ comes
+ * again).  The new claim is checked (bfo_va_req_check) by the caller. */
+static inline int bfo_va_req_verdict(bfo_va_held *const *cl, int n, const uint8_t *m, size_t len, int *slot,
+                                     int *evict)
+{
+    int k;
+    *evict = 0;
+    for (k = 0; k < n; k++)
+        if (cl[k] && cl[k]->challenged && bfo_va_same_req(&cl[k]->a, m, len)) {
+            *slot = k;
+            return BFO_VA_REQ_AGAIN;
+        }
+    if (len != BFO_VA_REQ_LEN)
+        return BFO_VA_REQ_UNAUTHENTICATED;
+    for (k = 0; k < n && cl[k]; k++)
+        ;
+    if (k == n) {
+        int oldest = 0;
+        for (k = 1; k < n; k++)
+            if (cl[k]->deadline < cl[oldest]->deadline)
+                oldest = k;
+        k = oldest;
+        *evict = 1;
+    }
+    *slot = k;
+    return BFO_VA_REQ_NEW;
+}
+
+/* An RTU (m, len bytes, attempt gen): the index of the claim it proves
+ * (challenged, of that attempt, its BIND and CONFIRM verified), or -1. */
+static inline int bfo_va_rtu_proves(const bfo_auth *a, bfo_va_held *const *cl, int n, const uint8_t *m, size_t len,
+                                    uint32_t gen)
+{
+    for (int k = 0; k < n; k++)
+        if (cl[k] && cl[k]->challenged && (uint32_t)cl[k]->attempt == gen &&
+            bfo_va_rtu_check(a, &cl[k]->a, m, len) == BFO_OK)
+            return k;
+    return -1;
+}
+
+/* An RTU that proves no claim: 1 when it is the RTU of the claim taken,
+ * again (the link up at that attempt: the REP came again before it
+ * stopped), nothing to do; 0: forged, replayed or late, rejected. */
+static inline int bfo_va_rtu_again(int cs, uint64_t attempt, uint32_t gen)
+{
+    return cs == BFO_CONN_ST_UP && (uint32_t)attempt == gen;
+}
+
+enum bfo_va_timer_verdict { BFO_VA_CLAIM_WAITS = 0, BFO_VA_CLAIM_EXPIRED, BFO_VA_CLAIM_REP_DUE };
+
+/* A claim's timer now: past its deadline (refused: PROOF_BAD), its REP
+ * due again, or nothing. */
+static inline int bfo_va_claim_timer(bfo_va_held *c, uint64_t now)
+{
+    if (now >= c->deadline)
+        return BFO_VA_CLAIM_EXPIRED;
+    return bfo_vu_due(&c->rs, now) ? BFO_VA_CLAIM_REP_DUE : BFO_VA_CLAIM_WAITS;
+}
+
+/* What the device does for a conn machine action over UD (bfo_vg_hw.conn;
+ * the reports and the close are the glue's). */
+enum bfo_va_op {
+    BFO_VA_OP_NONE = 0,
+    BFO_VA_OP_DIAL,        /* a queue pair, the peer's UD queue pair known: DIAL_CONNECTED or DIAL_FAILED */
+    BFO_VA_OP_REQ,         /* the REQ (authenticated: with a fresh HELLO), sent again until the REP */
+    BFO_VA_OP_TAKE_REQ,    /* not authenticated: the REQ (arg, its bfo_vu_msg) taken, a queue pair to RTS */
+    BFO_VA_OP_REP,         /* not authenticated: the REP of the queue pair taken, sent again until the RTU */
+    BFO_VA_OP_TAKE_CLAIM,  /* at a proof: the claim's (arg) queue pair becomes the (peer, rail)'s */
+    BFO_VA_OP_CHALLENGE,   /* the claim's (arg) own queue pair and the REP that challenges it */
+    BFO_VA_OP_DROP_CLAIM,  /* a claim (arg) refused (stale, never proven) or unanswered (a tie won) */
+};
+
+/* auth: the exchange is authenticated (arg is then a claim); action: the
+ * conn machine's (enum bfo_conn_action).  Without authentication a
+ * refused REQ is a datagram: nothing to close, left unanswered. */
+static inline int bfo_va_op(int auth, int action, const void *arg)
+{
+    switch (action) {
+    case BFO_CONN_ACT_DIAL:
+        return BFO_VA_OP_DIAL;
+    case BFO_CONN_ACT_SEND_HELLO:
+        return BFO_VA_OP_REQ;
+    case BFO_CONN_ACT_TAKE: /* authenticated: at a proof only, a claim is never taken before */
+        return auth ? BFO_VA_OP_TAKE_CLAIM : BFO_VA_OP_TAKE_REQ;
+    case BFO_CONN_ACT_SEND_REPLY: /* authenticated: to a claim only, its challenge */
+        return auth ? BFO_VA_OP_CHALLENGE : BFO_VA_OP_REP;
+    default: /* REFUSE, REFUSE_TIE */
+        return auth && arg ? BFO_VA_OP_DROP_CLAIM : BFO_VA_OP_NONE;
+    }
 }
 
 #ifdef __cplusplus

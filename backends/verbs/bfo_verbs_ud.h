@@ -239,6 +239,8 @@ enum bfo_vu_verdict {
     BFO_VU_TAKE_REP,   /* the REP to the dialer's attempt: its queue pair to RTS, the RTU, up */
     BFO_VU_RTU_AGAIN,  /* a REP the dialer already took (its RTU lost): the RTU again */
     BFO_VU_TAKE_RTU,   /* the RTU to the attempt the acceptor took: up */
+    BFO_VU_CLAIM,      /* authenticated: a REQ is a claim (bfo_verbs_auth.h, bfo_va_req_verdict) */
+    BFO_VU_PROOF,      /* authenticated: an RTU is the proof of a claim (bfo_va_rtu_proves) */
 };
 
 /* kind: the datagram's; cs: the queue pair's conn state (BFO_CONN_ST_*);
@@ -274,6 +276,21 @@ static inline int bfo_vu_classify(int kind, int cs, int dialer, uint64_t attempt
         return BFO_VU_DROP;
     }
     return BFO_VU_DROP;
+}
+
+/* The same, for the exchange as it runs (bfo_verbs.c: ud_datagram):
+ * authenticated (auth: a bfo_auth over UD, bfo_verbs.h AUTHENTICATION), a
+ * REQ is a claim and an RTU a proof, whatever the state (a claim is held
+ * aside from the queue pair's own connection); a REP is classified as
+ * above, and taken (TAKE_REP) only once bfo_va_rep_check verified it. */
+static inline int bfo_vu_route(int auth, int kind, int cs, int dialer, uint64_t attempt, uint32_t msg_attempt,
+                               uint32_t qpn, int have_qp, uint32_t peer_qpn)
+{
+    if (auth && kind == BFO_VERBS_K_REQ)
+        return BFO_VU_CLAIM;
+    if (auth && kind == BFO_VERBS_K_RTU)
+        return BFO_VU_PROOF;
+    return bfo_vu_classify(kind, cs, dialer, attempt, msg_attempt, qpn, have_qp, peer_qpn);
 }
 
 /* ----------------------------------------------------------- repeating */
@@ -320,6 +337,33 @@ static inline int bfo_vu_waits(int what, int cs)
 {
     return (what == BFO_VU_SEND_REQ && cs == BFO_CONN_ST_HELLO_SENT) ||
            (what == BFO_VU_SEND_REP && (cs == BFO_CONN_ST_REPLY_SENT || cs == BFO_CONN_ST_REPLY_SENT_ASKED));
+}
+
+/* What a queue pair's own timer does now (bfo_verbs.c: ud_timers). */
+enum bfo_vu_timer_verdict {
+    BFO_VU_T_NONE = 0, /* nothing waits, or not yet due */
+    BFO_VU_T_READY,    /* not authenticated, the acceptor waits for the RTU and a frame of
+                        * the dialer's came on the new queue pair: the dialer has it at RTS
+                        * (it sends nothing before the REP), which is what the RTU says */
+    BFO_VU_T_AGAIN,    /* the REQ (rs->what SEND_REQ) or the REP goes again */
+};
+
+/* auth: the exchange is authenticated (an RTU is a proof, and only the
+ * proof takes: a frame stands for nothing); cs: the queue pair's conn
+ * state; rx_held: frames of its new queue pair waiting for CONNECTED; rs:
+ * its datagram waiting for an answer (cleared when the state no longer
+ * waits for it, or READY). */
+static inline int bfo_vu_timer(int auth, int cs, int rx_held, bfo_vu_resend *rs, uint64_t now)
+{
+    if (!auth && (cs == BFO_CONN_ST_REPLY_SENT || cs == BFO_CONN_ST_REPLY_SENT_ASKED) && rx_held > 0) {
+        rs->what = BFO_VU_NONE;
+        return BFO_VU_T_READY;
+    }
+    if (rs->what != BFO_VU_NONE && !bfo_vu_waits(rs->what, cs)) {
+        rs->what = BFO_VU_NONE;
+        return BFO_VU_T_NONE;
+    }
+    return bfo_vu_due(rs, now) ? BFO_VU_T_AGAIN : BFO_VU_T_NONE;
 }
 
 #ifdef __cplusplus
