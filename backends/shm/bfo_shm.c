@@ -43,6 +43,15 @@ enum { E_SEND = 1, E_READ = 2 };
  * this much of it is behind the head */
 #define REWIND_AT 4096u
 #define CONNECT_TIMEOUT_DEFAULT_NS 1000000000ull
+/* MEMORY (bfo_shm.h): a ring's pages are reserved as its writer first
+ * reaches them (madvise MADV_POPULATE_WRITE, Linux 5.14), not all at the
+ * dial (fallocate of the whole segment: 0.5 ms a 2 MiB segment here, the
+ * largest part of a connection's set-up, for pages a ring that rewinds
+ * never touches) */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#define PAGE_BYTES 4096u
 
 /* AUTHENTICATION (bfo_shm.h).  An authenticated message: the hello's 64
  * bytes, then the handshake's part (bfo_auth.h). */
@@ -114,6 +123,7 @@ typedef struct sconn {
     int unsent;
     elist reads;
     uint64_t head;         /* the next write position (*tx_head as published) */
+    size_t tx_res;         /* bytes of the ring to the peer reserved from its start (ring_reserve) */
     uint64_t tail_seen;    /* the peer's tail as completions last took it */
     uint64_t space_tail;   /* ... as the space check last read it */
     uint64_t beat_seen;
@@ -189,6 +199,8 @@ struct bfo_shm {
     uint64_t now, last_scan;
     size_t max_frame, ring, seg_len; /* ring: a dial's (ring_scale) */
     int nlocal;            /* ranks on this host, this one too (ring_scale; 0: not counted yet) */
+    int populate;          /* 1: rings reserved page by page as written (MADV_POPULATE_WRITE);
+                            * 0: this kernel has none, the dialer reserves the whole segment */
     uint64_t ka_ns;
     uint64_t nprogress, nscans, nsleeps;
     bfo_rail_stats st[BFO_MAX_RAILS];
@@ -386,25 +398,24 @@ static void up_del(bfo_shm *t, sconn *c)
 
 /* ---------------------------------------------------------- the segment */
 
-/* A fresh segment for one connection: a memfd with every page reserved
- * (fallocate: a full tmpfs fails here, not with SIGBUS later) and sealed so
- * that neither side can shrink it under the other's mapping. */
+/* A fresh segment for one connection: a memfd of the segment's size,
+ * sealed so that neither side can shrink it under the other's mapping.
+ * Its pages are reserved as they are first written (seg_reserve,
+ * ring_reserve: a host short of memory fails the connection with a
+ * message, not the process with SIGBUS at a ring write). */
 static int seg_create(const bfo_shm *t, int peer, int rail, char *why, size_t whylen)
 {
     char name[64];
-    int fd, rc;
+    int fd;
     snprintf(name, sizeof name, "bfo-shm.%d.%d.%d", t->rank, peer, rail);
     fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) {
         snprintf(why, whylen, "memfd_create: %s", strerror(errno));
         return -1;
     }
-    rc = fallocate(fd, 0, 0, (off_t)t->seg_len) == 0 ? 0 : errno;
-    if (rc == EOPNOTSUPP || rc == ENOSYS)
-        rc = posix_fallocate(fd, 0, (off_t)t->seg_len);
-    if (rc) {
-        snprintf(why, whylen, "cannot reserve %zu bytes of shared memory (fallocate: %s; is memory, "
-                 "the memory cgroup or RLIMIT_FSIZE short?)", t->seg_len, strerror(rc));
+    if (ftruncate(fd, (off_t)t->seg_len) != 0) {
+        snprintf(why, whylen, "cannot make a segment of %zu bytes of shared memory (ftruncate: %s; is "
+                 "RLIMIT_FSIZE short?)", t->seg_len, strerror(errno));
         close(fd);
         return -1;
     }
@@ -414,6 +425,72 @@ static int seg_create(const bfo_shm *t, int peer, int rail, char *why, size_t wh
         return -1;
     }
     return fd;
+}
+
+/* madvise(MADV_POPULATE_WRITE) of [p, p + len): the pages allocated now,
+ * or errno (ENOMEM, EFAULT: memory or the memory cgroup short; EINVAL: a
+ * kernel before 5.14). */
+static int populate(void *p, size_t len)
+{
+    uintptr_t from = (uintptr_t)p & ~(uintptr_t)(PAGE_BYTES - 1);
+    int rc;
+    do
+        rc = madvise((void *)from, (uintptr_t)p + len - from, MADV_POPULATE_WRITE) == 0 ? 0 : errno;
+    while (rc == EINTR || rc == EAGAIN);
+    return rc;
+}
+
+/* The dialer's reserve of a fresh segment, before it writes the header:
+ * the header's page (where ring 0 starts), or, on a kernel without
+ * MADV_POPULATE_WRITE, the whole segment (fallocate, as before 5.14: the
+ * acceptor's ring_reserve finds EINVAL too, and relies on it).  0, or -1
+ * with why. */
+static int seg_reserve(bfo_shm *t, int mfd, uint8_t *seg, char *why, size_t whylen)
+{
+    int rc = t->populate ? populate(seg, PAGE_BYTES) : EINVAL;
+    if (rc == EINVAL && t->populate) {
+        t->populate = 0;
+        slog(t, 2, "no MADV_POPULATE_WRITE (Linux < 5.14): every segment reserved whole at its dial");
+    }
+    if (rc == EINVAL) {
+        rc = fallocate(mfd, 0, 0, (off_t)t->seg_len) == 0 ? 0 : errno;
+        if (rc == EOPNOTSUPP || rc == ENOSYS)
+            rc = posix_fallocate(mfd, 0, (off_t)t->seg_len);
+    }
+    if (rc) {
+        snprintf(why, whylen, "cannot reserve shared memory for the segment (%s: %s; is memory or the memory "
+                 "cgroup short?)", t->populate ? "madvise" : "fallocate", strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* The pages of the ring to the peer up to offset end, reserved before
+ * they are first written (MEMORY): page by page as the writer first
+ * reaches them, so a ring that rewinds reserves its first pages only.  0,
+ * or -1 with the connection broken (memory short: the rail fails, no
+ * SIGBUS). */
+static int ring_reserve(bfo_shm *t, sconn *c, size_t end)
+{
+    int rc;
+    if (end <= c->tx_res)
+        return 0;
+    rc = t->populate ? populate(c->tx + c->tx_res, end - c->tx_res) : EINVAL;
+    if (rc == EINVAL) { /* no MADV_POPULATE_WRITE: its dialer reserved the segment whole */
+        t->populate = 0;
+        c->tx_res = c->ring;
+        return 0;
+    }
+    if (rc) {
+        bfo_link_break(&t->lb, &c->c, 0, "cannot reserve shared memory for the ring (madvise: %s; is memory or "
+                       "the memory cgroup short?)", strerror(rc));
+        return -1;
+    }
+    c->tx_res = (size_t)((((uintptr_t)c->tx + end + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1)) -
+                         (uintptr_t)c->tx);
+    if (c->tx_res > c->ring)
+        c->tx_res = c->ring;
+    return 0;
 }
 
 /* The connection's view of a mapped segment (dialer: it writes ring 0). */
@@ -458,6 +535,7 @@ static void conn_reset(bfo_shm *t, sconn *c)
     c->q.head = c->q.tail = c->reads.head = c->reads.tail = -1;
     c->unsent = -1;
     c->head = c->tail_seen = c->space_tail = c->beat_seen = 0;
+    c->tx_res = 0;
     c->tx_seq = 0;
     c->rx_pos = c->rx_pub = 0;
     c->rx_checked = UINT64_MAX;
@@ -591,6 +669,8 @@ static int ring_put(bfo_shm *t, sconn *c, ent *en)
         if (c->head + pad + need - c->space_tail > c->ring)
             return 0;
     }
+    if (ring_reserve(t, c, pad ? off + REC_HDR : off + need) != 0 || (pad && ring_reserve(t, c, need) != 0))
+        return 0; /* broken: the rail fails, what is queued completes ok=0 */
     if (pad) {
         r = c->tx + off;
         rec_header(r, ++c->tx_seq, 0, BFO_SHM_REC_WRAP, seg_gen(c));
@@ -1196,6 +1276,13 @@ static int dial(bfo_shm *t, sconn *c)
         close(fd);
         return BFO_CONN_EV_DIAL_FAILED;
     }
+    if (seg_reserve(t, mfd, seg, why, sizeof why) != 0) {
+        slog(t, 1, "peer %d rail %d: %s", c->peer, c->rail, why);
+        munmap(seg, t->seg_len);
+        close(mfd);
+        close(fd);
+        return BFO_CONN_EV_DIAL_FAILED;
+    }
     bfo_put32(seg, BFO_SHM_SEG_MAGIC);
     bfo_put32(seg + 4, BFO_SHM_SEG_VERSION);
     bfo_put64(seg + 8, seg_gen(c));
@@ -1207,6 +1294,7 @@ static int dial(bfo_shm *t, sconn *c)
     bfo_put64(seg + 40, (uint64_t)t->seg_len);
     c->dialer = 1; /* it writes ring 0 */
     conn_attach(c, seg, t->seg_len, t->ring);
+    c->tx_res = t->populate ? PAGE_BYTES - BFO_SHM_SEG_HDR : c->ring; /* ring 0 starts in the header's page */
     c->fd = fd;
     c->pid = peer_pid(fd); /* the listener's: its process exists (hello_heard) */
     c->egen++;
@@ -2366,6 +2454,7 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
     t->lg = (bfo_tp_log){ .name = "shm", .rank = a->rank, .level = a->log_level ? a->log_level : 1 };
     t->sink = *a->sink;
     t->pid = (int)getpid();
+    t->populate = 1; /* until a kernel says otherwise (seg_reserve) */
     for (int r = 0; r < t->nrails; r++) {
         if (a->rails && !shm_claims(a->rails[r])) {
             slog(t, 1, "rail %d: \"%s\" is not a shm rail (shm or shm:LABEL)", r, a->rails[r]);
