@@ -13,6 +13,7 @@
 #include "bfo_shm.h"
 #include "bfo_transport.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -713,6 +714,53 @@ static void test_connect_while_connected_starts_afresh(void **state)
     assert_true(pump(&a, &b, got_completions, &one, 2000));
     assert_int_equal(a.nok, 1);
     assert_int_equal(b.ids[b.took - 1], 2);
+    close_side(&a);
+    close_side(&b);
+}
+
+/* The sockets this process holds (/proc/self/fd entries that read
+ * "socket:"). */
+static int open_sockets(void)
+{
+    char path[300], link[64];
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        ssize_t k;
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        k = readlink(path, link, sizeof link - 1);
+        if (k > 0) {
+            link[k] = 0;
+            n += !strncmp(link, "socket:", 7);
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* No socket is kept per peer (bfo_shm.h, LIFELINE): once the handshake
+ * is over the connection's unix socket is closed, and the peer's pidfd
+ * and the segment's gone flags do what the socket did.  Two ranks of this
+ * process, 2 rails connected both ways and frames through them: their
+ * sockets are their listeners (one per rank and rail), where the lifelines
+ * added one per connection and side (4 more). */
+static void test_no_socket_kept_per_peer_once_connected(void **state)
+{
+    side a, b;
+    book bk;
+    int before = open_sockets(), rail = 0;
+    (void)state;
+    pair_open(&a, &b, &bk, 2, NULL);
+    assert_int_equal(post(&a, 0, 1, 100), 0);
+    assert_int_equal(post(&b, 1, 2, 100), 0);
+    pump(&a, &b, NULL, NULL, 20);
+    assert_int_equal(a.nok + b.nok, 2);
+    assert_int_equal(open_sockets() - before, 4); /* the listeners */
+    /* and the connection still ends at both sides when one drops it */
+    a.be.disconnect(a.be.ctx, 1, 0);
+    assert_true(pump(&a, &b, rail_error_both, &rail, 2000));
     close_side(&a);
     close_side(&b);
 }
@@ -1554,6 +1602,7 @@ int main(void)
         cmocka_unit_test(test_rail_caps_follow_the_rdma_mode),
         cmocka_unit_test(test_stats_and_dump_one_line_per_connection),
         cmocka_unit_test(test_peer_death_on_the_lifeline_fails_the_rail),
+        cmocka_unit_test(test_no_socket_kept_per_peer_once_connected),
         cmocka_unit_test(test_get_of_several_mib_by_process_vm_readv_in_chunks),
         cmocka_unit_test(test_wait_fds_sleeping_process_wakes_when_the_peer_writes),
         cmocka_unit_test(test_progress_and_busy_frames_make_no_system_call),

@@ -30,7 +30,7 @@
 #define SHM_CRC_HW 1
 #endif
 
-enum { EV_LISTEN = 1, EV_PEND = 2, EV_CONN = 3 };
+enum { EV_LISTEN = 1, EV_PEND = 2, EV_CONN = 3, EV_PID = 4 };
 enum { E_SEND = 1, E_READ = 2 };
 
 #define RING_DEFAULT (1u << 20)
@@ -71,6 +71,14 @@ enum { E_SEND = 1, E_READ = 2 };
 #define CTL_TAIL(d) (64 + 128 * (d) + 64)
 #define CTL_BEAT(d) (64 + 128 * (d) + 72)
 #define CTL_SLEEP(s) (320 + 64 * (s))
+/* ... and its "gone" flag: it closed the connection (LIFELINE) */
+#define CTL_GONE(s) (320 + 64 * (s) + 8)
+
+/* LIFELINE (bfo_shm.h): SO_PEERPIDFD, a connected unix socket's peer as a
+ * pidfd (Linux 6.5; before, pidfd_open of SO_PEERCRED's pid) */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 
 #define REC_HDR BFO_SHM_REC_HDR
 #define REC_ALIGN BFO_SHM_REC_ALIGN
@@ -97,7 +105,8 @@ typedef bfo_list elist; /* a FIFO of descriptors (bfo_list.h) */
 typedef struct sconn {
     bfo_link c;            /* the conn machine: state, generation numbers, deadline (bfo_link.h) */
     int peer, rail, dialer; /* dialer: it writes ring 0 */
-    int fd;                /* the lifeline: a unix socket, -1 when none */
+    int fd;                /* the handshake's unix socket, and the lifeline where this host
+                            * has no pidfds; -1 when none (LIFELINE: the pidfd watches) */
     int peer_efd;          /* the peer's doorbell (eventfd), -1 when none */
     int spare_fd;          /* dialer: a segment made before the dial; -1 (none is: made at the dial) */
     int hello_mfd;         /* dialer: the segment's memfd, between dial and send_hello */
@@ -109,7 +118,8 @@ typedef struct sconn {
     int stalled;           /* the engine asked to offer the frame at rx_pos again */
     int up_idx;            /* its place in t->up, -1 */
     int pid;               /* the peer's process */
-    int pidfd;             /* ... as a pidfd (readable once it has exited), -1 none yet */
+    int pidfd;             /* ... as a pidfd (readable once it has exited), -1 none yet; in the
+                            * epoll set once the socket is closed (lifeline_handover) */
     uint64_t host_at;      /* the last look at it (host_evidence) */
     uint64_t ka_at;
     /* the segment */
@@ -118,6 +128,7 @@ typedef struct sconn {
     uint8_t *tx, *rx;      /* the rings: to the peer, from the peer */
     uint64_t *tx_head, *tx_tail, *tx_beat, *rx_head, *rx_tail, *rx_beat;
     uint32_t *my_sleep, *peer_sleep;
+    uint32_t *my_gone, *peer_gone; /* LIFELINE: this side, the peer closed the connection */
     /* send */
     elist q;               /* written and not consumed, then unwritten from `unsent` */
     int unsent;
@@ -510,6 +521,8 @@ static void conn_attach(sconn *c, uint8_t *seg, size_t seg_len, size_t ring)
     c->rx_beat = (uint64_t *)(void *)(seg + CTL_BEAT(d_rx));
     c->my_sleep = (uint32_t *)(void *)(seg + CTL_SLEEP(d_tx));
     c->peer_sleep = (uint32_t *)(void *)(seg + CTL_SLEEP(d_rx));
+    c->my_gone = (uint32_t *)(void *)(seg + CTL_GONE(d_tx));
+    c->peer_gone = (uint32_t *)(void *)(seg + CTL_GONE(d_rx));
 }
 
 /* -------------------------------------------------------- closing */
@@ -532,6 +545,7 @@ static void conn_reset(bfo_shm *t, sconn *c)
     c->tx = c->rx = NULL;
     c->tx_head = c->tx_tail = c->tx_beat = c->rx_head = c->rx_tail = c->rx_beat = NULL;
     c->my_sleep = c->peer_sleep = NULL;
+    c->my_gone = c->peer_gone = NULL;
     c->q.head = c->q.tail = c->reads.head = c->reads.tail = -1;
     c->unsent = -1;
     c->head = c->tail_seen = c->space_tail = c->beat_seen = 0;
@@ -546,6 +560,21 @@ static void conn_reset(bfo_shm *t, sconn *c)
 
 static void take_tail(bfo_shm *t, sconn *c);
 static int shm_reaches(void *vt, int rail, int peer, const bfo_addr *a);
+
+/* LIFELINE (bfo_shm.h): this side closes the connection: its gone flag in
+ * the segment, then the peer's doorbell, whether it sleeps or not (its
+ * socket closing told it before; once the handshake is over there is
+ * none).  The peer's wait_fds looks at the flag after it drained its
+ * doorbell, its progress at every call. */
+static void say_gone(bfo_shm *t, sconn *c)
+{
+    uint64_t one = 1;
+    if (!c->seg)
+        return;
+    __atomic_store_n(c->my_gone, 1u, __ATOMIC_SEQ_CST);
+    if (c->peer_efd >= 0 && write(c->peer_efd, &one, sizeof one) < 0 && errno != EAGAIN)
+        slog(t, 3, "peer %d rail %d: doorbell: %s", c->peer, c->rail, strerror(errno));
+}
 
 /* The conn machine's close: what the peer's engine took completes ok, then
  * the connection is torn down and every send and read still in flight
@@ -581,6 +610,7 @@ static void conn_close(bfo_shm *t, sconn *c, const bfo_step *st, const char *why
         epoll_ctl(t->ep, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
     }
+    say_gone(t, c);
     if (c->peer_efd >= 0)
         close(c->peer_efd);
     if (c->seg)
@@ -995,6 +1025,10 @@ static int rx_drain(bfo_shm *t, sconn *c)
 static int conn_poll(bfo_shm *t, sconn *c)
 {
     int n = 0;
+    if (__atomic_load_n(c->peer_gone, __ATOMIC_ACQUIRE)) {
+        bfo_link_break(&t->lb, &c->c, 0, "the peer closed the connection (it dropped the rail, or left)");
+        return 1;
+    }
     if (swallowing(t, c)) {
         if (c->seg && ld_acq(c->rx_head) != c->rx_pos && !c->c.broken)
             n += rx_drain(t, c); /* counted, dropped */
@@ -1199,6 +1233,49 @@ static int peer_pid(int fd)
     return (int)cr.pid;
 }
 
+/* The process at the other end of a connected unix socket as a pidfd
+ * (LIFELINE): SO_PEERPIDFD (Linux 6.5: the process itself, whatever became
+ * of its pid), else pidfd_open of its pid (Linux 5.3; the peer is alive: it
+ * just spoke on the socket), else -1 (no pidfds: the socket stays the
+ * lifeline). */
+static int peer_pidfd(int fd, int pid)
+{
+    int pfd = -1;
+    socklen_t l = sizeof pfd;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &l) == 0 && pfd >= 0)
+        return pfd;
+#ifdef SYS_pidfd_open
+    if (pid > 0)
+        return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+#endif
+    (void)pid;
+    return -1;
+}
+
+/* LIFELINE (bfo_shm.h): the handshake is over on this side (the acceptor
+ * sent its reply or TAKEN, the dialer read it): the socket is closed, and
+ * the peer's pidfd, in the epoll set, says when its process exits; the
+ * segment's gone flags say when either side closes the connection.  No
+ * socket is kept per peer.  Without a pidfd the socket stays, the lifeline
+ * of before. */
+static void lifeline_handover(bfo_shm *t, sconn *c)
+{
+    struct epoll_event ev;
+    if (c->fd < 0 || c->c.broken)
+        return;
+    if (c->pidfd < 0)
+        c->pidfd = peer_pidfd(c->fd, c->pid);
+    if (c->pidfd < 0)
+        return;
+    ev.events = EPOLLIN;
+    ev.data.u64 = bfo_tp_tag(EV_PID, c->egen, (int)(c - t->conns));
+    if (epoll_ctl(t->ep, EPOLL_CTL_ADD, c->pidfd, &ev) != 0)
+        return;
+    epoll_ctl(t->ep, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    c->fd = -1;
+}
+
 /* 1 when options.auth holds the peer's public key, asking the embedding
  * layer for it (options.auth_peer) when it does not yet. */
 static int auth_has_peer(bfo_shm *t, int peer)
@@ -1297,6 +1374,7 @@ static int dial(bfo_shm *t, sconn *c)
     c->tx_res = t->populate ? PAGE_BYTES - BFO_SHM_SEG_HDR : c->ring; /* ring 0 starts in the header's page */
     c->fd = fd;
     c->pid = peer_pid(fd); /* the listener's: its process exists (hello_heard) */
+    c->pidfd = peer_pidfd(fd, c->pid); /* LIFELINE, once the handshake is over */
     c->egen++;
     c->hello_mfd = mfd; /* sent with the hello, then closed */
     ev.events = EPOLLIN | EPOLLRDHUP;
@@ -1411,6 +1489,8 @@ static void hello_reply(bfo_shm *t, sconn *c)
         c->peer_efd = fds[0];
     }
     bfo_link_reply(&t->lb, &c->c, dialed, t->now); /* report_up */
+    if (!t->o.auth)
+        lifeline_handover(t, c); /* the acceptor's doorbell came with the reply: nothing more on the socket */
 }
 
 static pend *pend_at(bfo_shm *t, int k) { return (pend *)(void *)bfo_tp_pend_at(&t->pends, k); }
@@ -1637,6 +1717,7 @@ static void conn_take(bfo_shm *t, sconn *c, incoming *in)
     c->fd = fd;
     c->peer_efd = in->efd;
     c->pid = pid;
+    c->pidfd = peer_pidfd(fd, pid); /* LIFELINE, once the reply or TAKEN is out */
     in->seg = NULL; /* the connection's now */
     in->efd = -1;
     ev.events = EPOLLIN | EPOLLRDHUP;
@@ -1662,6 +1743,8 @@ static void conn_take_proven(bfo_shm *t, sconn *c, incoming *in)
         rc = bfo_tp_send_fds(c->fd, m, sizeof m, &t->efd, 1);
     if (rc)
         bfo_link_break(&t->lb, &c->c, 0, "sending TAKEN: %s", strerror(rc));
+    else
+        lifeline_handover(t, c); /* the dialer reads TAKEN before the socket's end */
 }
 
 /* The conn machine's send_reply to a claim (an authenticated hello not
@@ -1763,6 +1846,8 @@ static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step 
             rc = bfo_tp_send_fds(c->fd, r, hello_len(t), &t->efd, 1);
         if (rc)
             bfo_link_break(&t->lb, &c->c, 0, "sending the hello reply: %s", strerror(rc));
+        else
+            lifeline_handover(t, c); /* the dialer reads the reply before the socket's end */
         return BFO_CONN_EV_PEER_READY; /* the dialer writes once it has the reply */
     }
     case BFO_CONN_ACT_REFUSE:
@@ -1806,6 +1891,7 @@ static void lifeline(bfo_shm *t, sconn *c)
         }
         c->peer_efd = fds[0];
         wake_peer(t, c);
+        lifeline_handover(t, c); /* nothing more comes on the socket */
         return;
     }
     close_fds(fds, nfds, 4);
@@ -1986,6 +2072,11 @@ static int scan(bfo_shm *t)
             pend *p = pend_at(t, idx);
             if (p->a.fd >= 0 && (p->a.gen & 0x0fffffffu) == gen && !pend_read(t, p))
                 continue;
+        } else if (type == EV_PID) { /* LIFELINE: the peer's process exited */
+            sconn *c = &t->conns[idx];
+            if (c->pidfd < 0 || (c->egen & 0x0fffffffu) != gen || c->c.broken)
+                continue;
+            bfo_link_break(&t->lb, &c->c, 0, "the peer's process exited (pid %d)", c->pid);
         } else if (type == EV_CONN) {
             sconn *c = &t->conns[idx];
             if (c->fd < 0 || (c->egen & 0x0fffffffu) != gen || c->c.broken)
@@ -2065,9 +2156,11 @@ static int shm_wait_fds(void *tv, int *fds, int max)
     fence_sc();
     for (int k = 0; k < t->nup && !work; k++) {
         sconn *c = &t->conns[t->up[k]];
-        if (c->poisoned)
+        if (__atomic_load_n(c->peer_gone, __ATOMIC_ACQUIRE)) /* its doorbell ring may have been drained */
+            work = 1;
+        else if (c->poisoned)
             continue;
-        if (!c->stalled && ld_acq(c->rx_head) != c->rx_pos)
+        else if (!c->stalled && ld_acq(c->rx_head) != c->rx_pos)
             work = 1;
         else if (ld_acq(c->tx_tail) != c->tail_seen || __atomic_load_n(c->tx_beat, __ATOMIC_RELAXED) != c->beat_seen)
             work = 1;
@@ -2236,8 +2329,11 @@ static void shm_fini(void *tv)
             sconn *c = &t->conns[i];
             if (c->fd >= 0)
                 close(c->fd);
+            say_gone(t, c); /* its process may go on: its peers must hear it left */
             if (c->peer_efd >= 0)
                 close(c->peer_efd);
+            if (c->pidfd >= 0)
+                close(c->pidfd);
             if (c->spare_fd >= 0)
                 close(c->spare_fd);
             if (c->seg)
