@@ -2632,10 +2632,11 @@ static const bfo_setting shm_settings[] = {
 static const bfo_transport_tuning shm_tuning = { 1, 0, 8 << 10, 1 << 20, NULL };
 
 /* What it holds (bfo_transport.h, bfo_transport_need), per peer on this
- * host per rail: the lifeline socket, the peer's pidfd, and the segment's
- * memfd between the dial and its hello (the mapping itself holds no
- * descriptor, and nothing is pinned); per rail its listener; the epoll
- * set and the doorbell once. */
+ * host per rail: the peer's doorbell and pidfd (the lifeline, LIFELINE),
+ * and, while the handshake runs, its socket (kept where pidfds are
+ * missing) and the segment's memfd between the dial and its hello (the
+ * mapping itself holds no descriptor, and nothing is pinned); per rail its
+ * listener; the epoll set and the doorbell once. */
 static void shm_need(const bfo_transport_args *a, bfo_transport_need *out)
 {
     (void)a;
