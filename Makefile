@@ -203,7 +203,7 @@ VERBS_HDR := backends/bfo_setting.h backends/verbs/bfo_verbs.h backends/verbs/bf
              backends/bfo_sink.h backends/bfo_transport.h
 NET_HDR  := backends/net/bfo_net.h backends/net/bfo_railsel.h backends/net/bfo_limits.h $(VERBS_HDR) $(BOOT_HDR) $(TCP_HDR) $(SHM_HDR)
 
-.PHONY: all bench bench-engine bench-tcp bench-tcp-auth bench-netns bench-relay dance demo check check-netns check-headers check-layers check-spdx check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
+.PHONY: all bench bench-engine bench-tcp bench-tcp-auth bench-shm-conn bench-netns bench-relay dance demo check check-netns check-headers check-layers check-spdx check-docs check-valgrind docs-seq check-sim check-tcp check-verbs vm-setup gen check-gen check-meta diagrams clean
 .PHONY: amalgamate check-amalgamate libs install uninstall check-install
 .PHONY: fuzz check-fuzz fuzz-corpus check-tsan
 
@@ -610,6 +610,15 @@ bench-tcp-auth: $(BUILD)/tcp_auth
 	./$(BUILD)/tcp_auth
 $(BUILD)/tcp_auth: bench/tcp_auth.c $(TCP_SRC) $(AUTH_SRC) backends/bfo_setting.c $(HEADERS) | $(BUILD)
 	$(CC) -std=c11 $(WARN) $(CFLAGS) $(INC) $(BACK_INC) bench/tcp_auth.c $(TCP_SRC) $(AUTH_SRC) backends/bfo_setting.c \
+	  -o $@ $(SODIUM_LIBS) -pthread
+# What a shm connection costs: N forked ranks of this host, each with its own
+# shm transport and bfo_auth, rank 0 to rank 1 or every rank to every other at
+# once, sleeping as pml/bfo does (bench/shm_conn.c).
+bench-shm-conn: $(BUILD)/shm_conn
+	./$(BUILD)/shm_conn -n 2 -m pair -r 3
+	./$(BUILD)/shm_conn -n 16 -m all -r 3
+$(BUILD)/shm_conn: bench/shm_conn.c $(SHM_SRC) $(AUTH_SRC) $(HEADERS) | $(BUILD)
+	$(CC) -std=c11 $(WARN) $(CFLAGS) $(INC) $(BACK_INC) bench/shm_conn.c $(SHM_SRC) $(AUTH_SRC) \
 	  -o $@ $(SODIUM_LIBS) -pthread
 bench: bench-engine bench-tcp bench-netns bench-relay
 

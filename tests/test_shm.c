@@ -14,6 +14,7 @@
 #include "bfo_shm.h"
 #include "bfo_transport.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -718,6 +719,53 @@ static void test_connect_while_connected_starts_afresh(void **state)
     close_side(&b);
 }
 
+/* The sockets this process holds (/proc/self/fd entries that read
+ * "socket:"). */
+static int open_sockets(void)
+{
+    char path[300], link[64];
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        ssize_t k;
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        k = readlink(path, link, sizeof link - 1);
+        if (k > 0) {
+            link[k] = 0;
+            n += !strncmp(link, "socket:", 7);
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* No socket is kept per peer (bfo_shm.h, LIFELINE): once the handshake
+ * is over the connection's unix socket is closed, and the peer's pidfd
+ * and the segment's gone flags do what the socket did.  Two ranks of this
+ * process, 2 rails connected both ways and frames through them: their
+ * sockets are their listeners (one per rank and rail), where the lifelines
+ * added one per connection and side (4 more). */
+static void test_no_socket_kept_per_peer_once_connected(void **state)
+{
+    side a, b;
+    book bk;
+    int before = open_sockets(), rail = 0;
+    (void)state;
+    pair_open(&a, &b, &bk, 2, NULL);
+    assert_int_equal(post(&a, 0, 1, 100), 0);
+    assert_int_equal(post(&b, 1, 2, 100), 0);
+    pump(&a, &b, NULL, NULL, 20);
+    assert_int_equal(a.nok + b.nok, 2);
+    assert_int_equal(open_sockets() - before, 4); /* the listeners */
+    /* and the connection still ends at both sides when one drops it */
+    a.be.disconnect(a.be.ctx, 1, 0);
+    assert_true(pump(&a, &b, rail_error_both, &rail, 2000));
+    close_side(&a);
+    close_side(&b);
+}
+
 static void test_disconnect_drops_the_connection_at_next_progress(void **state)
 {
     side a, b;
@@ -1202,8 +1250,23 @@ static void test_progress_and_busy_frames_make_no_system_call(void **state)
         book bk;
         pair_open(&a, &b, &bk, 2, NULL);
         uint64_t now = now_ns();
+        /* the pages the frames below go through, reserved as a writer
+         * first reaches them (one madvise a page: bfo_shm.h, MEMORY) */
+        for (uint32_t i = 0; i < 100; i++) {
+            if (post(&a, (int)(i & 1), i, 100 + i) != 0 || post(&b, 0, 1000 + i, 64) != 0)
+                _exit(96);
+            OPS->progress(b.tv, now);
+            OPS->progress(a.tv, now);
+        }
+        for (int i = 0; i < 10; i++) {
+            OPS->progress(b.tv, now);
+            OPS->progress(a.tv, now);
+        }
+        if (a.nok != 100 || b.nok != 100 || a.took != 100 || b.took != 100)
+            _exit(95);
         OPS->progress(a.tv, now); /* the last socket scan */
         OPS->progress(b.tv, now);
+        a.nok = b.nok = a.took = b.took = 0;
         if (no_syscalls() != 0)
             _exit(97);
         /* nothing to do, on two connections: no system call */
@@ -1278,9 +1341,72 @@ static void test_a_dial_fails_clearly_when_the_segment_cannot_be_reserved(void *
     assert_int_equal(WEXITSTATUS(st), 0);
     assert_true(n > 0);
     log[n] = 0;
-    assert_non_null(strstr(log, "bfo-shm[0]: peer 1 rail 0: cannot reserve 132096 bytes of "
-                                "shared memory (fallocate: File too large"));
+    assert_non_null(strstr(log, "bfo-shm[0]: peer 1 rail 0: cannot make a segment of 132096 bytes of "
+                                "shared memory (ftruncate: File too large"));
     assert_string_equal(bfo_shm_errname(BFO_SHM_ERR_SEGMENT), "BFO_SHM_ERR_SEGMENT");
+}
+
+/* fallocate fails as on a tmpfs or memory cgroup short of memory
+ * (seccomp: ENOSPC); every other call goes through. */
+static int fallocate_short(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fallocate, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSPC),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { (unsigned short)(sizeof f / sizeof f[0]), f };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        return -1;
+    return (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
+
+static int both_connected(side *a, side *b, void *arg)
+{
+    (void)arg;
+    return count_ev(a, BFO_EV_CONNECTED, 0) > 0 && count_ev(b, BFO_EV_CONNECTED, 0) > 0;
+}
+
+static int frames_both_ways(side *a, side *b, void *arg)
+{
+    (void)arg;
+    return a->nok == 1 && b->nok == 1 && a->took == 1 && b->took == 1;
+}
+
+/* A dial reserves only the pages its rings write, as they first reach
+ * them (bfo_shm.h, MEMORY), not its whole segment up front: with fallocate
+ * failing (no memory for 2 x ring at once), a pair connects and exchanges
+ * frames.  The dial's fallocate of the whole segment (0.5 ms for 2 MiB
+ * here, the largest part of a connection's set-up) failed it. */
+static void test_a_dial_reserves_only_the_pages_its_rings_write(void **state)
+{
+    (void)state;
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        side a, b;
+        book bk;
+        bfo_config c = small_cfg();
+        memset(&bk, 0, sizeof bk);
+        if (fallocate_short() != 0)
+            _exit(96);
+        if (open_side(&a, &bk, 0, 2, 1, &c, NULL) != BFO_OK || open_side(&b, &bk, 1, 2, 1, &c, NULL) != BFO_OK)
+            _exit(97);
+        OPS->start(a.tv, JOB);
+        OPS->start(b.tv, JOB);
+        a.be.connect(a.be.ctx, 1, 0);
+        b.be.connect(b.be.ctx, 0, 0);
+        if (!pump(&a, &b, both_connected, NULL, 2000))
+            _exit(98);
+        if (post(&a, 0, 1, 100) != 0 || post(&b, 0, 2, 3000) != 0)
+            _exit(99);
+        _exit(pump(&a, &b, frames_both_ways, NULL, 2000) && !a.bad && !b.bad ? 0 : 100);
+    }
+    int st = reap(pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 /* -------------------------------------------------- two real engines */
@@ -1468,10 +1594,12 @@ int main(void)
         cmocka_unit_test(test_rail_caps_follow_the_rdma_mode),
         cmocka_unit_test(test_stats_and_dump_one_line_per_connection),
         cmocka_unit_test(test_peer_death_on_the_lifeline_fails_the_rail),
+        cmocka_unit_test(test_no_socket_kept_per_peer_once_connected),
         cmocka_unit_test(test_get_of_several_mib_by_process_vm_readv_in_chunks),
         cmocka_unit_test(test_wait_fds_sleeping_process_wakes_when_the_peer_writes),
         cmocka_unit_test(test_progress_and_busy_frames_make_no_system_call),
         cmocka_unit_test(test_a_dial_fails_clearly_when_the_segment_cannot_be_reserved),
+        cmocka_unit_test(test_a_dial_reserves_only_the_pages_its_rings_write),
         cmocka_unit_test(test_two_engines_exchange_eager_and_get_messages),
         cmocka_unit_test(test_engine_fails_over_on_a_corrupt_slot_and_readmits_the_rail),
     };

@@ -30,7 +30,7 @@
 #define SHM_CRC_HW 1
 #endif
 
-enum { EV_LISTEN = 1, EV_PEND = 2, EV_CONN = 3 };
+enum { EV_LISTEN = 1, EV_PEND = 2, EV_CONN = 3, EV_PID = 4 };
 enum { E_SEND = 1, E_READ = 2 };
 
 #define RING_DEFAULT (1u << 20)
@@ -43,6 +43,15 @@ enum { E_SEND = 1, E_READ = 2 };
  * this much of it is behind the head */
 #define REWIND_AT 4096u
 #define CONNECT_TIMEOUT_DEFAULT_NS 1000000000ull
+/* MEMORY (bfo_shm.h): a ring's pages are reserved as its writer first
+ * reaches them (madvise MADV_POPULATE_WRITE, Linux 5.14), not all at the
+ * dial (fallocate of the whole segment: 0.5 ms a 2 MiB segment here, the
+ * largest part of a connection's set-up, for pages a ring that rewinds
+ * never touches) */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#define PAGE_BYTES 4096u
 
 /* AUTHENTICATION (bfo_shm.h).  An authenticated message: the hello's 64
  * bytes, then the handshake's part (bfo_auth.h). */
@@ -62,6 +71,14 @@ enum { E_SEND = 1, E_READ = 2 };
 #define CTL_TAIL(d) (64 + 128 * (d) + 64)
 #define CTL_BEAT(d) (64 + 128 * (d) + 72)
 #define CTL_SLEEP(s) (320 + 64 * (s))
+/* ... and its "gone" flag: it closed the connection (LIFELINE) */
+#define CTL_GONE(s) (320 + 64 * (s) + 8)
+
+/* LIFELINE (bfo_shm.h): SO_PEERPIDFD, a connected unix socket's peer as a
+ * pidfd (Linux 6.5; before, pidfd_open of SO_PEERCRED's pid) */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 
 #define REC_HDR BFO_SHM_REC_HDR
 #define REC_ALIGN BFO_SHM_REC_ALIGN
@@ -88,7 +105,8 @@ typedef bfo_list elist; /* a FIFO of descriptors (bfo_list.h) */
 typedef struct sconn {
     bfo_link c;            /* the conn machine: state, generation numbers, deadline (bfo_link.h) */
     int peer, rail, dialer; /* dialer: it writes ring 0 */
-    int fd;                /* the lifeline: a unix socket, -1 when none */
+    int fd;                /* the handshake's unix socket, and the lifeline where this host
+                            * has no pidfds; -1 when none (LIFELINE: the pidfd watches) */
     int peer_efd;          /* the peer's doorbell (eventfd), -1 when none */
     int spare_fd;          /* dialer: a segment made before the dial; -1 (none is: made at the dial) */
     int hello_mfd;         /* dialer: the segment's memfd, between dial and send_hello */
@@ -100,7 +118,8 @@ typedef struct sconn {
     int stalled;           /* the engine asked to offer the frame at rx_pos again */
     int up_idx;            /* its place in t->up, -1 */
     int pid;               /* the peer's process */
-    int pidfd;             /* ... as a pidfd (readable once it has exited), -1 none yet */
+    int pidfd;             /* ... as a pidfd (readable once it has exited), -1 none yet; in the
+                            * epoll set once the socket is closed (lifeline_handover) */
     uint64_t host_at;      /* the last look at it (host_evidence) */
     uint64_t ka_at;
     /* the segment */
@@ -109,11 +128,13 @@ typedef struct sconn {
     uint8_t *tx, *rx;      /* the rings: to the peer, from the peer */
     uint64_t *tx_head, *tx_tail, *tx_beat, *rx_head, *rx_tail, *rx_beat;
     uint32_t *my_sleep, *peer_sleep;
+    uint32_t *my_gone, *peer_gone; /* LIFELINE: this side, the peer closed the connection */
     /* send */
     elist q;               /* written and not consumed, then unwritten from `unsent` */
     int unsent;
     elist reads;
     uint64_t head;         /* the next write position (*tx_head as published) */
+    size_t tx_res;         /* bytes of the ring to the peer reserved from its start (ring_reserve) */
     uint64_t tail_seen;    /* the peer's tail as completions last took it */
     uint64_t space_tail;   /* ... as the space check last read it */
     uint64_t beat_seen;
@@ -189,6 +210,8 @@ struct bfo_shm {
     uint64_t now, last_scan;
     size_t max_frame, ring, seg_len; /* ring: a dial's (ring_scale) */
     int nlocal;            /* ranks on this host, this one too (ring_scale; 0: not counted yet) */
+    int populate;          /* 1: rings reserved page by page as written (MADV_POPULATE_WRITE);
+                            * 0: this kernel has none, the dialer reserves the whole segment */
     uint64_t ka_ns;
     uint64_t nprogress, nscans, nsleeps;
     bfo_rail_stats st[BFO_MAX_RAILS];
@@ -386,25 +409,24 @@ static void up_del(bfo_shm *t, sconn *c)
 
 /* ---------------------------------------------------------- the segment */
 
-/* A fresh segment for one connection: a memfd with every page reserved
- * (fallocate: a full tmpfs fails here, not with SIGBUS later) and sealed so
- * that neither side can shrink it under the other's mapping. */
+/* A fresh segment for one connection: a memfd of the segment's size,
+ * sealed so that neither side can shrink it under the other's mapping.
+ * Its pages are reserved as they are first written (seg_reserve,
+ * ring_reserve: a host short of memory fails the connection with a
+ * message, not the process with SIGBUS at a ring write). */
 static int seg_create(const bfo_shm *t, int peer, int rail, char *why, size_t whylen)
 {
     char name[64];
-    int fd, rc;
+    int fd;
     snprintf(name, sizeof name, "bfo-shm.%d.%d.%d", t->rank, peer, rail);
     fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) {
         snprintf(why, whylen, "memfd_create: %s", strerror(errno));
         return -1;
     }
-    rc = fallocate(fd, 0, 0, (off_t)t->seg_len) == 0 ? 0 : errno;
-    if (rc == EOPNOTSUPP || rc == ENOSYS)
-        rc = posix_fallocate(fd, 0, (off_t)t->seg_len);
-    if (rc) {
-        snprintf(why, whylen, "cannot reserve %zu bytes of shared memory (fallocate: %s; is memory, "
-                 "the memory cgroup or RLIMIT_FSIZE short?)", t->seg_len, strerror(rc));
+    if (ftruncate(fd, (off_t)t->seg_len) != 0) {
+        snprintf(why, whylen, "cannot make a segment of %zu bytes of shared memory (ftruncate: %s; is "
+                 "RLIMIT_FSIZE short?)", t->seg_len, strerror(errno));
         close(fd);
         return -1;
     }
@@ -414,6 +436,72 @@ static int seg_create(const bfo_shm *t, int peer, int rail, char *why, size_t wh
         return -1;
     }
     return fd;
+}
+
+/* madvise(MADV_POPULATE_WRITE) of [p, p + len): the pages allocated now,
+ * or errno (ENOMEM, EFAULT: memory or the memory cgroup short; EINVAL: a
+ * kernel before 5.14). */
+static int populate(void *p, size_t len)
+{
+    uintptr_t from = (uintptr_t)p & ~(uintptr_t)(PAGE_BYTES - 1);
+    int rc;
+    do
+        rc = madvise((void *)from, (uintptr_t)p + len - from, MADV_POPULATE_WRITE) == 0 ? 0 : errno;
+    while (rc == EINTR || rc == EAGAIN);
+    return rc;
+}
+
+/* The dialer's reserve of a fresh segment, before it writes the header:
+ * the header's page (where ring 0 starts), or, on a kernel without
+ * MADV_POPULATE_WRITE, the whole segment (fallocate, as before 5.14: the
+ * acceptor's ring_reserve finds EINVAL too, and relies on it).  0, or -1
+ * with why. */
+static int seg_reserve(bfo_shm *t, int mfd, uint8_t *seg, char *why, size_t whylen)
+{
+    int rc = t->populate ? populate(seg, PAGE_BYTES) : EINVAL;
+    if (rc == EINVAL && t->populate) {
+        t->populate = 0;
+        slog(t, 2, "no MADV_POPULATE_WRITE (Linux < 5.14): every segment reserved whole at its dial");
+    }
+    if (rc == EINVAL) {
+        rc = fallocate(mfd, 0, 0, (off_t)t->seg_len) == 0 ? 0 : errno;
+        if (rc == EOPNOTSUPP || rc == ENOSYS)
+            rc = posix_fallocate(mfd, 0, (off_t)t->seg_len);
+    }
+    if (rc) {
+        snprintf(why, whylen, "cannot reserve shared memory for the segment (%s: %s; is memory or the memory "
+                 "cgroup short?)", t->populate ? "madvise" : "fallocate", strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* The pages of the ring to the peer up to offset end, reserved before
+ * they are first written (MEMORY): page by page as the writer first
+ * reaches them, so a ring that rewinds reserves its first pages only.  0,
+ * or -1 with the connection broken (memory short: the rail fails, no
+ * SIGBUS). */
+static int ring_reserve(bfo_shm *t, sconn *c, size_t end)
+{
+    int rc;
+    if (end <= c->tx_res)
+        return 0;
+    rc = t->populate ? populate(c->tx + c->tx_res, end - c->tx_res) : EINVAL;
+    if (rc == EINVAL) { /* no MADV_POPULATE_WRITE: its dialer reserved the segment whole */
+        t->populate = 0;
+        c->tx_res = c->ring;
+        return 0;
+    }
+    if (rc) {
+        bfo_link_break(&t->lb, &c->c, 0, "cannot reserve shared memory for the ring (madvise: %s; is memory or "
+                       "the memory cgroup short?)", strerror(rc));
+        return -1;
+    }
+    c->tx_res = (size_t)((((uintptr_t)c->tx + end + PAGE_BYTES - 1) & ~(uintptr_t)(PAGE_BYTES - 1)) -
+                         (uintptr_t)c->tx);
+    if (c->tx_res > c->ring)
+        c->tx_res = c->ring;
+    return 0;
 }
 
 /* The connection's view of a mapped segment (dialer: it writes ring 0). */
@@ -433,6 +521,8 @@ static void conn_attach(sconn *c, uint8_t *seg, size_t seg_len, size_t ring)
     c->rx_beat = (uint64_t *)(void *)(seg + CTL_BEAT(d_rx));
     c->my_sleep = (uint32_t *)(void *)(seg + CTL_SLEEP(d_tx));
     c->peer_sleep = (uint32_t *)(void *)(seg + CTL_SLEEP(d_rx));
+    c->my_gone = (uint32_t *)(void *)(seg + CTL_GONE(d_tx));
+    c->peer_gone = (uint32_t *)(void *)(seg + CTL_GONE(d_rx));
 }
 
 /* -------------------------------------------------------- closing */
@@ -455,9 +545,11 @@ static void conn_reset(bfo_shm *t, sconn *c)
     c->tx = c->rx = NULL;
     c->tx_head = c->tx_tail = c->tx_beat = c->rx_head = c->rx_tail = c->rx_beat = NULL;
     c->my_sleep = c->peer_sleep = NULL;
+    c->my_gone = c->peer_gone = NULL;
     c->q.head = c->q.tail = c->reads.head = c->reads.tail = -1;
     c->unsent = -1;
     c->head = c->tail_seen = c->space_tail = c->beat_seen = 0;
+    c->tx_res = 0;
     c->tx_seq = 0;
     c->rx_pos = c->rx_pub = 0;
     c->rx_checked = UINT64_MAX;
@@ -468,6 +560,21 @@ static void conn_reset(bfo_shm *t, sconn *c)
 
 static void take_tail(bfo_shm *t, sconn *c);
 static int shm_reaches(void *vt, int rail, int peer, const bfo_addr *a);
+
+/* LIFELINE (bfo_shm.h): this side closes the connection: its gone flag in
+ * the segment, then the peer's doorbell, whether it sleeps or not (its
+ * socket closing told it before; once the handshake is over there is
+ * none).  The peer's wait_fds looks at the flag after it drained its
+ * doorbell, its progress at every call. */
+static void say_gone(bfo_shm *t, sconn *c)
+{
+    uint64_t one = 1;
+    if (!c->seg)
+        return;
+    __atomic_store_n(c->my_gone, 1u, __ATOMIC_SEQ_CST);
+    if (c->peer_efd >= 0 && write(c->peer_efd, &one, sizeof one) < 0 && errno != EAGAIN)
+        slog(t, 3, "peer %d rail %d: doorbell: %s", c->peer, c->rail, strerror(errno));
+}
 
 /* The conn machine's close: what the peer's engine took completes ok, then
  * the connection is torn down and every send and read still in flight
@@ -503,6 +610,7 @@ static void conn_close(bfo_shm *t, sconn *c, const bfo_step *st, const char *why
         epoll_ctl(t->ep, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
     }
+    say_gone(t, c);
     if (c->peer_efd >= 0)
         close(c->peer_efd);
     if (c->seg)
@@ -591,6 +699,8 @@ static int ring_put(bfo_shm *t, sconn *c, ent *en)
         if (c->head + pad + need - c->space_tail > c->ring)
             return 0;
     }
+    if (ring_reserve(t, c, pad ? off + REC_HDR : off + need) != 0 || (pad && ring_reserve(t, c, need) != 0))
+        return 0; /* broken: the rail fails, what is queued completes ok=0 */
     if (pad) {
         r = c->tx + off;
         rec_header(r, ++c->tx_seq, 0, BFO_SHM_REC_WRAP, seg_gen(c));
@@ -915,6 +1025,10 @@ static int rx_drain(bfo_shm *t, sconn *c)
 static int conn_poll(bfo_shm *t, sconn *c)
 {
     int n = 0;
+    if (__atomic_load_n(c->peer_gone, __ATOMIC_ACQUIRE)) {
+        bfo_link_break(&t->lb, &c->c, 0, "the peer closed the connection (it dropped the rail, or left)");
+        return 1;
+    }
     if (swallowing(t, c)) {
         if (c->seg && ld_acq(c->rx_head) != c->rx_pos && !c->c.broken)
             n += rx_drain(t, c); /* counted, dropped */
@@ -1119,6 +1233,49 @@ static int peer_pid(int fd)
     return (int)cr.pid;
 }
 
+/* The process at the other end of a connected unix socket as a pidfd
+ * (LIFELINE): SO_PEERPIDFD (Linux 6.5: the process itself, whatever became
+ * of its pid), else pidfd_open of its pid (Linux 5.3; the peer is alive: it
+ * just spoke on the socket), else -1 (no pidfds: the socket stays the
+ * lifeline). */
+static int peer_pidfd(int fd, int pid)
+{
+    int pfd = -1;
+    socklen_t l = sizeof pfd;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &l) == 0 && pfd >= 0)
+        return pfd;
+#ifdef SYS_pidfd_open
+    if (pid > 0)
+        return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+#endif
+    (void)pid;
+    return -1;
+}
+
+/* LIFELINE (bfo_shm.h): the handshake is over on this side (the acceptor
+ * sent its reply or TAKEN, the dialer read it): the socket is closed, and
+ * the peer's pidfd, in the epoll set, says when its process exits; the
+ * segment's gone flags say when either side closes the connection.  No
+ * socket is kept per peer.  Without a pidfd the socket stays, the lifeline
+ * of before. */
+static void lifeline_handover(bfo_shm *t, sconn *c)
+{
+    struct epoll_event ev;
+    if (c->fd < 0 || c->c.broken)
+        return;
+    if (c->pidfd < 0)
+        c->pidfd = peer_pidfd(c->fd, c->pid);
+    if (c->pidfd < 0)
+        return;
+    ev.events = EPOLLIN;
+    ev.data.u64 = bfo_tp_tag(EV_PID, c->egen, (int)(c - t->conns));
+    if (epoll_ctl(t->ep, EPOLL_CTL_ADD, c->pidfd, &ev) != 0)
+        return;
+    epoll_ctl(t->ep, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    c->fd = -1;
+}
+
 /* 1 when options.auth holds the peer's public key, asking the embedding
  * layer for it (options.auth_peer) when it does not yet. */
 static int auth_has_peer(bfo_shm *t, int peer)
@@ -1196,6 +1353,13 @@ static int dial(bfo_shm *t, sconn *c)
         close(fd);
         return BFO_CONN_EV_DIAL_FAILED;
     }
+    if (seg_reserve(t, mfd, seg, why, sizeof why) != 0) {
+        slog(t, 1, "peer %d rail %d: %s", c->peer, c->rail, why);
+        munmap(seg, t->seg_len);
+        close(mfd);
+        close(fd);
+        return BFO_CONN_EV_DIAL_FAILED;
+    }
     bfo_put32(seg, BFO_SHM_SEG_MAGIC);
     bfo_put32(seg + 4, BFO_SHM_SEG_VERSION);
     bfo_put64(seg + 8, seg_gen(c));
@@ -1207,8 +1371,10 @@ static int dial(bfo_shm *t, sconn *c)
     bfo_put64(seg + 40, (uint64_t)t->seg_len);
     c->dialer = 1; /* it writes ring 0 */
     conn_attach(c, seg, t->seg_len, t->ring);
+    c->tx_res = t->populate ? PAGE_BYTES - BFO_SHM_SEG_HDR : c->ring; /* ring 0 starts in the header's page */
     c->fd = fd;
     c->pid = peer_pid(fd); /* the listener's: its process exists (hello_heard) */
+    c->pidfd = peer_pidfd(fd, c->pid); /* LIFELINE, once the handshake is over */
     c->egen++;
     c->hello_mfd = mfd; /* sent with the hello, then closed */
     ev.events = EPOLLIN | EPOLLRDHUP;
@@ -1323,6 +1489,8 @@ static void hello_reply(bfo_shm *t, sconn *c)
         c->peer_efd = fds[0];
     }
     bfo_link_reply(&t->lb, &c->c, dialed, t->now); /* report_up */
+    if (!t->o.auth)
+        lifeline_handover(t, c); /* the acceptor's doorbell came with the reply: nothing more on the socket */
 }
 
 static pend *pend_at(bfo_shm *t, int k) { return (pend *)(void *)bfo_tp_pend_at(&t->pends, k); }
@@ -1549,6 +1717,7 @@ static void conn_take(bfo_shm *t, sconn *c, incoming *in)
     c->fd = fd;
     c->peer_efd = in->efd;
     c->pid = pid;
+    c->pidfd = peer_pidfd(fd, pid); /* LIFELINE, once the reply or TAKEN is out */
     in->seg = NULL; /* the connection's now */
     in->efd = -1;
     ev.events = EPOLLIN | EPOLLRDHUP;
@@ -1574,6 +1743,8 @@ static void conn_take_proven(bfo_shm *t, sconn *c, incoming *in)
         rc = bfo_tp_send_fds(c->fd, m, sizeof m, &t->efd, 1);
     if (rc)
         bfo_link_break(&t->lb, &c->c, 0, "sending TAKEN: %s", strerror(rc));
+    else
+        lifeline_handover(t, c); /* the dialer reads TAKEN before the socket's end */
 }
 
 /* The conn machine's send_reply to a claim (an authenticated hello not
@@ -1675,6 +1846,8 @@ static int shm_act(bfo_link_binding *b, bfo_link *l, int action, const bfo_step 
             rc = bfo_tp_send_fds(c->fd, r, hello_len(t), &t->efd, 1);
         if (rc)
             bfo_link_break(&t->lb, &c->c, 0, "sending the hello reply: %s", strerror(rc));
+        else
+            lifeline_handover(t, c); /* the dialer reads the reply before the socket's end */
         return BFO_CONN_EV_PEER_READY; /* the dialer writes once it has the reply */
     }
     case BFO_CONN_ACT_REFUSE:
@@ -1718,6 +1891,7 @@ static void lifeline(bfo_shm *t, sconn *c)
         }
         c->peer_efd = fds[0];
         wake_peer(t, c);
+        lifeline_handover(t, c); /* nothing more comes on the socket */
         return;
     }
     close_fds(fds, nfds, 4);
@@ -1898,6 +2072,11 @@ static int scan(bfo_shm *t)
             pend *p = pend_at(t, idx);
             if (p->a.fd >= 0 && (p->a.gen & 0x0fffffffu) == gen && !pend_read(t, p))
                 continue;
+        } else if (type == EV_PID) { /* LIFELINE: the peer's process exited */
+            sconn *c = &t->conns[idx];
+            if (c->pidfd < 0 || (c->egen & 0x0fffffffu) != gen || c->c.broken)
+                continue;
+            bfo_link_break(&t->lb, &c->c, 0, "the peer's process exited (pid %d)", c->pid);
         } else if (type == EV_CONN) {
             sconn *c = &t->conns[idx];
             if (c->fd < 0 || (c->egen & 0x0fffffffu) != gen || c->c.broken)
@@ -1977,9 +2156,11 @@ static int shm_wait_fds(void *tv, int *fds, int max)
     fence_sc();
     for (int k = 0; k < t->nup && !work; k++) {
         sconn *c = &t->conns[t->up[k]];
-        if (c->poisoned)
+        if (__atomic_load_n(c->peer_gone, __ATOMIC_ACQUIRE)) /* its doorbell ring may have been drained */
+            work = 1;
+        else if (c->poisoned)
             continue;
-        if (!c->stalled && ld_acq(c->rx_head) != c->rx_pos)
+        else if (!c->stalled && ld_acq(c->rx_head) != c->rx_pos)
             work = 1;
         else if (ld_acq(c->tx_tail) != c->tail_seen || __atomic_load_n(c->tx_beat, __ATOMIC_RELAXED) != c->beat_seen)
             work = 1;
@@ -2148,8 +2329,11 @@ static void shm_fini(void *tv)
             sconn *c = &t->conns[i];
             if (c->fd >= 0)
                 close(c->fd);
+            say_gone(t, c); /* its process may go on: its peers must hear it left */
             if (c->peer_efd >= 0)
                 close(c->peer_efd);
+            if (c->pidfd >= 0)
+                close(c->pidfd);
             if (c->spare_fd >= 0)
                 close(c->spare_fd);
             if (c->seg)
@@ -2366,6 +2550,7 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
     t->lg = (bfo_tp_log){ .name = "shm", .rank = a->rank, .level = a->log_level ? a->log_level : 1 };
     t->sink = *a->sink;
     t->pid = (int)getpid();
+    t->populate = 1; /* until a kernel says otherwise (seg_reserve) */
     for (int r = 0; r < t->nrails; r++) {
         if (a->rails && !shm_claims(a->rails[r])) {
             slog(t, 1, "rail %d: \"%s\" is not a shm rail (shm or shm:LABEL)", r, a->rails[r]);
@@ -2447,10 +2632,11 @@ static const bfo_setting shm_settings[] = {
 static const bfo_transport_tuning shm_tuning = { 1, 0, 8 << 10, 1 << 20, NULL };
 
 /* What it holds (bfo_transport.h, bfo_transport_need), per peer on this
- * host per rail: the lifeline socket, the peer's pidfd, and the segment's
- * memfd between the dial and its hello (the mapping itself holds no
- * descriptor, and nothing is pinned); per rail its listener; the epoll
- * set and the doorbell once. */
+ * host per rail: the peer's doorbell and pidfd (the lifeline, LIFELINE),
+ * and, while the handshake runs, its socket (kept where pidfds are
+ * missing) and the segment's memfd between the dial and its hello (the
+ * mapping itself holds no descriptor, and nothing is pinned); per rail its
+ * listener; the epoll set and the doorbell once. */
 static void shm_need(const bfo_transport_args *a, bfo_transport_need *out)
 {
     (void)a;

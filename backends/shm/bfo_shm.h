@@ -6,7 +6,8 @@
  * `shm:LABEL` (several shm rails to a peer are independent connections,
  * each with its own segment).  There is one connection per (peer, rail): a
  * shared segment holding a ring of frames each way, an eventfd doorbell per
- * rank, and a unix socket that stays open as the connection's lifeline.
+ * rank, and the peer's pidfd as the connection's lifeline (LIFELINE: the
+ * handshake's unix socket is closed once it is over).
  * No threads; everything happens in progress().
  *
  * ---------------------------------------------------------------------------
@@ -129,10 +130,10 @@
  *   computing; while that process exists (kill(pid, 0), every 100 ms) the
  *   engine hears the peer on the rail, and its exit closes the socket.  A hello
  *   that fails a check closes the socket (counted: hellos_rejected).  The
- *   peer's pid for process_vm_readv comes from SO_PEERCRED.  The socket
- *   then stays open, silent, as the lifeline: EOF or an error on it means
- *   the peer process died or dropped the connection, and the rail fails at
- *   once (no timeout).  connect() while connected closes the connection
+ *   peer's pid for process_vm_readv comes from SO_PEERCRED.  Once the
+ *   handshake is over the socket is closed (LIFELINE below): the peer
+ *   process dying, or dropping the connection, fails the rail at once (no
+ *   timeout).  connect() while connected closes the connection
  *   (RAIL_ERROR is not reported: the engine asked) and starts afresh;
  *   disconnect() drops it at the next progress.  A new connection for a
  *   (peer, rail) replaces the old one (RAIL_ERROR for the old first).
@@ -178,6 +179,23 @@
  *   hello to the reply, the acceptor's from the hello to the proof), a
  *   pointer per (peer, rail) and per accept slot otherwise.
  *
+ * LIFELINE.  No socket is kept per peer: the acceptor closes the
+ *   connection's unix socket once its reply (or, authenticated, TAKEN) is
+ *   sent, the dialer once it read it; from then on the peer's pidfd
+ *   (SO_PEERPIDFD, Linux 6.5; else pidfd_open, Linux 5.3, of the pid
+ *   SO_PEERCRED gave, taken while the peer spoke on the socket), in the
+ *   epoll set, is readable when its process exits: the rail fails ("the
+ *   peer's process exited").  A side that closes the connection (the engine
+ *   disconnects or reconnects, a newer connection replaces it, a check
+ *   fails, fini) sets its gone flag in the segment and rings the peer's
+ *   doorbell, whether the peer sleeps or not; the peer's progress looks at
+ *   the flag at every call (a load), its wait_fds after draining the
+ *   doorbell, and the rail fails ("the peer closed the connection").
+ *   Where pidfds are missing the socket stays open, silent, as the
+ *   lifeline of before (EOF or an error: the rail fails).  So a rank holds,
+ *   per connected peer and rail, the peer's doorbell and its pidfd, and no
+ *   socket (at 64 ranks: 63 sockets fewer a rank).
+ *
  * GENERATIONS.  Every connection has a segment of its own (a fresh memfd)
  *   and a generation number, its dialer's count of its dials to that
  *   (peer, rail), from 1 (each side counts its own: either may dial): in the segment header and in both hellos, checked
@@ -219,10 +237,11 @@
  *   only its result ignored): the engine reads only while the sender's
  *   request waits for the reader's FIN, so that does not matter to it.
  *
- * FAULTS.  The peer dies: its lifeline reports EOF, the rail fails at once.
+ * FAULTS.  The peer dies: its pidfd is readable (LIFELINE; without
+ *   pidfds its socket reports EOF), the rail fails at once.
  *   The peer computes (makes no call, reads no ring): a connection that
- *   waits on it looks every keepalive interval at the peer's pidfd (opened
- *   from the lifeline's SO_PEERCRED pid; kill(pid, 0) without pidfds) and,
+ *   waits on it looks every keepalive interval at the peer's pidfd
+ *   (LIFELINE; kill(pid, 0) without pidfds) and,
  *   while the process exists, reports its host heard (sink host_heard,
  *   bfo_engine_host_heard): the engine counts it busy, not failed
  *   (docs/engine-design.md, "The failure detector").
@@ -244,14 +263,20 @@
  *   is in use: the engine's max_ops + 16 would be 5 MiB under pml/bfo)
  *   and the connection table; no segment.  A segment is
  *   made by the dial, when the engine first connects that (peer, rail): a
- *   memfd of 1 KiB + 2 x ring with every page reserved by fallocate, and
- *   sealed (no shrinking, no growing) before the peer sees it; it goes
- *   when the connection closes.  fallocate stays because the pages of a
- *   memfd are charged when they are first touched: reserved at the dial, a
- *   host (or memory cgroup) short of memory fails the connection with a
- *   message (CONNECT_FAILED, logged) rather than the process at a ring
- *   write later (SIGBUS, or the OOM killer); it reserves only the rings in
- *   use.  The ring: ring_bytes, halved until the rings of every pair of
+ *   memfd of 1 KiB + 2 x ring (ftruncate), sealed (no shrinking, no
+ *   growing) before the peer sees it; it goes when the connection closes.
+ *   Its pages are reserved as they are first written: the dialer's
+ *   header page at the dial, then each ring's pages as its writer first
+ *   reaches them (madvise MADV_POPULATE_WRITE, Linux 5.14: one call per
+ *   page first reached, none once a ring rewinds within pages it has), so
+ *   that a host (or memory cgroup) short of memory fails the connection
+ *   (at the dial: CONNECT_FAILED; at a ring write: the rail, RAIL_ERROR;
+ *   each logged) rather than the process at a ring write (SIGBUS, or the
+ *   OOM killer).  The whole segment reserved at the dial (fallocate, as
+ *   before) cost 0.5 ms for 2 MiB here, the largest part of a
+ *   connection's set-up (bench/shm_conn.c), and memory for pages a ring
+ *   that rewinds never touches; a kernel without MADV_POPULATE_WRITE still
+ *   does that.  The ring: ring_bytes, halved until the rings of every pair of
  *   ranks on this host (L of them, counted once from the peers' published
  *   addresses before the first dial: L (L - 1) rings per rail) fit in
  *   node_bytes, but not below two of the largest records (256 KiB with the
@@ -272,9 +297,9 @@
  *   4 pages a connection, about 500 KiB of rings per rank, where a head
  *   that only went round had 1,888 KiB, growing with traffic to all of
  *   every ring),
- *   and more only as deep as the reader falls behind.  The reserve
- *   (fallocate) is still the whole segment: shared memory of the host
- *   (Shmem), not of any process's PSS.
+ *   and more only as deep as the reader falls behind.  The reserve is
+ *   what the rings wrote (shared memory of the host, Shmem), and so
+ *   follows the same pages.
  *   Nothing is allocated per message: sends are copied straight from the
  *   engine's iov into the ring, frames are read where they lie.
  *
@@ -303,7 +328,8 @@
  *     docs/protocol.md, "Authentication".
  *   Segment: 1 KiB of header and control lines (BFO_SHM_SEG_HDR), then
  *     ring 0 (dialer to acceptor) and ring 1 (acceptor to dialer),
- *     ring_bytes each (version 2; version 1 had a header of 4 KiB).
+ *     ring_bytes each (version 3; version 2 had no gone flags, version 1
+ *     a header of 4 KiB).
  *       0    u32 magic BFO_SHM_SEG_MAGIC, u32 version, u64 generation,
  *            u64 job, u32 dialer rank, u32 acceptor rank, u32 rail,
  *            u32 ring bytes, u64 segment bytes
@@ -311,8 +337,9 @@
  *       128  ring 0 tail, beat (its reader's line)
  *       192  ring 1 head
  *       256  ring 1 tail, beat
- *       320  the dialer's sleeping flag (u32)
- *       384  the acceptor's sleeping flag (u32)
+ *       320  the dialer's sleeping flag (u32), 328 its gone flag (u32:
+ *            it closed the connection; LIFELINE)
+ *       384  the acceptor's sleeping flag (u32), 392 its gone flag
  *     Head and tail are u64 byte positions, stored with release and
  *     loaded with acquire semantics (native byte order: one host).
  *   Record (BFO_SHM_REC_HDR + frame, padded to BFO_SHM_REC_ALIGN): u32
@@ -414,7 +441,7 @@ enum bfo_shm_hello_kind {
  * a connection has mapped anyway (MEMORY, REWIND: one page fewer per
  * connection than a header page of its own; version 2). */
 #define BFO_SHM_SEG_MAGIC 0x47534642u /* "BFSG" */
-#define BFO_SHM_SEG_VERSION 2
+#define BFO_SHM_SEG_VERSION 3
 #define BFO_SHM_SEG_HDR 1024
 /* A record in a ring: a 16-byte header, then the frame, padded to 64. */
 #define BFO_SHM_REC_HDR 16
