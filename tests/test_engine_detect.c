@@ -208,7 +208,8 @@ static void test_idle_peer_never_silence_no_frames(void **state)
  * receive after a quiet spell and both rails to rank 0 turn silent: both
  * are mapped out within a quarter heartbeat (the sweep that finds the
  * work) plus heartbeat and probe timeout, and the receive ends once the
- * grace is over.  Before (an ANY_SOURCE receive made no peer busy) the
+ * grace is over (plus the delayed ACK that each idle rail's probe waits
+ * for: nothing answers on either).  Before (an ANY_SOURCE receive made no peer busy) the
  * rails stayed UP and the receive waited for ever: check-sim's killed-rank
  * scenarios whose kill never came hung there. */
 static void test_any_source_receive_watches_every_connected_peer(void **state)
@@ -229,7 +230,9 @@ static void test_any_source_receive_watches_every_connected_peer(void **state)
     assert_false(rail_live(w, 1, 0, 0) || rail_live(w, 1, 0, 1));
     print_message("ANY_SOURCE receive, both rails silent: mapped out after %llu ms\n",
                   (unsigned long long)((w->sn.now - t) / MS));
-    assert_true(w->sn.now - t <= w->e[1].cfg.heartbeat_ns / 4 + DETECT_BOUND + 2 * MS);
+    /* neither rail carries anything but its probe, and no host answers:
+     * each probe waits for a delayed ACK too (BFO__HOST_ACK_DELAY_NS) */
+    assert_true(w->sn.now - t <= w->e[1].cfg.heartbeat_ns / 4 + DETECT_BOUND + BFO__HOST_ACK_DELAY_NS + 2 * MS);
     pass_time(w, w->e[1].cfg.unreachable_grace_ns + 100 * MS);
     assert_true(bfo_test(&r));
     assert_int_equal(r.status, BFO_ERR_PEER_UNREACHABLE);
@@ -551,7 +554,10 @@ static void test_stalled_peer_heard_is_not_failed_until_it_falls_silent(void **s
  * probe answered after the spell gives no round-trip sample.  Then the host
  * falls silent too (a dead host, a rail cut while the peer computes): the
  * rails are mapped out within host_timeout + probe_timeout of the last
- * answer. */
+ * answer, and a heartbeat (the probe waits one past the end of a busy
+ * spell).  That the host was heard at the very time the probe went out
+ * says nothing of the probe: it waits for the next word (the idle rail's
+ * delayed ACK, bfo__detect_due), as a kernel's acknowledgement of it. */
 static void test_busy_peer_host_heard_is_not_failed(void **state)
 {
     static stream st;
@@ -604,7 +610,7 @@ static void test_busy_peer_host_heard_is_not_failed(void **state)
         print_message("rail %d: mapped out %llu ms after the host was last heard (%s)\n", k,
                       (unsigned long long)(d / MS), ev_name(x[0].ev[1][k]));
         assert_true(x[0].at[1][k] > last);
-        assert_true(d <= 500 * MS + 40 * MS + 2 * MS);
+        assert_true(d <= 500 * MS + 100 * MS + 40 * MS + 2 * MS);
     }
     for (int k = 0; k < 2; k++)
         rail_path(w, 0, 1, k, SN_PATH_OPEN);
@@ -653,6 +659,72 @@ static void test_busy_peer_heard_once_after_the_probe_then_silent_is_not_failed(
     assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
     print_message("heard once just after the probe, then silent 2 s, its host heard: no map-out\n");
     sr_del(w);
+}
+
+/* The peer kernel's delayed ACK as the one witness (t14's shm and TCP
+ * case, small messages on shm): rank 0 waits on rank 1 (a receive), which
+ * starts computing: no frame either way on either rail.  Rail 0 is shared
+ * memory: its transport hears rank 1's host every 10 ms (its pidfd).  Rail
+ * 1 is TCP with nothing in flight but rank 0's heartbeat probe: the one
+ * thing rank 1's kernel can acknowledge, which it does when its
+ * delayed-ACK timer fires, 44 ms later (TCP_DELACK_MIN, 40 ms, and a tick),
+ * and then every 44 ms the nudge that follows (bfo_tcp.c,
+ * kernel_evidence).  The probe waits for that acknowledgement: no rail is
+ * mapped out in 2 s, and everything arrives when rank 1 calls again.
+ * Before, the probe timed out at its floor (40 ms), just before the ACK
+ * came, and rail 1 was mapped out.  Then the same with rail 1 dead (no ACK
+ * comes): mapped out within probe timeout + BFO__HOST_ACK_DELAY_NS of its
+ * probe, rail 0 staying UP. */
+static void test_idle_rail_probe_waits_for_the_peer_kernels_delayed_ack(void **state)
+{
+    (void)state;
+    for (int dead = 0; dead < 2; dead++) {
+        static stream st;
+        mapout_watch x[2];
+        sr_world *w = stream_world(&st, 70 + (uint64_t)dead, 0, x);
+        bfo_rail_link *tcp = &w->e[0].peers[1].rail[1];
+        uint64_t acked = 0, ack_at = 0, first_probe = 0;
+        pass_time(w, 300 * MS); /* the admission's round trips are over; both quiet */
+        for (int k = 0; k < 2; k++)
+            rail_path(w, 0, 1, k, SN_PATH_HOLD); /* rank 1 computes */
+        stream_post(&st, 1, 0); /* rank 0's receive waits on rank 1: work, heartbeats */
+        for (int ms = 0; ms < 2000 && !x[0].at[1][1]; ms++) {
+            if (tcp->det.probe_out && tcp->det.probe_nonce != acked) { /* a new probe on TCP */
+                acked = tcp->det.probe_nonce;
+                ack_at = w->sn.now + 44 * MS;
+                if (!first_probe)
+                    first_probe = tcp->det.probe_sent;
+            }
+            if (!dead && ack_at && w->sn.now >= ack_at) { /* the delayed ACK, then a nudge's */
+                bfo_engine_host_heard(&w->e[0], 1, 1, w->sn.now);
+                ack_at = w->sn.now + 44 * MS;
+            }
+            if (ms % 10 == 0) { /* shared memory: the peer's pidfd */
+                bfo_engine_host_heard(&w->e[0], 1, 0, w->sn.now);
+                for (int k = 0; k < 2; k++) /* (rank 1's engine runs in the sim) */
+                    bfo_engine_host_heard(&w->e[1], 0, k, w->sn.now);
+            }
+            pass_time(w, MS);
+        }
+        assert_true(first_probe != 0);
+        if (!dead) {
+            print_message("idle TCP rail, its probe acknowledged 44 ms late: %d map-outs in 2 s\n",
+                          x[0].mapouts + x[1].mapouts);
+            assert_int_equal(x[0].mapouts + x[1].mapouts, 0);
+        } else {
+            uint64_t d = x[0].at[1][1] - first_probe;
+            print_message("idle TCP rail dead, the peer computing: mapped out %llu ms after its probe (%s)\n",
+                          (unsigned long long)(d / MS), ev_name(x[0].ev[1][1]));
+            assert_int_equal(x[0].ev[1][1], BFO_EV_PROBE_TIMED_OUT);
+            assert_true(d >= 40 * MS + BFO__HOST_ACK_DELAY_NS);
+            assert_true(d <= 40 * MS + BFO__HOST_ACK_DELAY_NS + 2 * MS);
+            assert_int_equal(x[0].at[1][0], 0); /* shared memory, its host heard: UP */
+        }
+        for (int k = 0; k < 2; k++)
+            rail_path(w, 0, 1, k, SN_PATH_OPEN);
+        stream_check(&st);
+        sr_del(w);
+    }
 }
 
 /* Busy is a fact about a process: rank 1's process keeps talking on rail 1
@@ -913,6 +985,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rail_heard_ignores_bad_arguments),
         cmocka_unit_test(test_busy_peer_host_heard_is_not_failed),
         cmocka_unit_test(test_busy_peer_heard_once_after_the_probe_then_silent_is_not_failed),
+        cmocka_unit_test(test_idle_rail_probe_waits_for_the_peer_kernels_delayed_ack),
         cmocka_unit_test(test_host_heard_excuses_a_rail_a_retransmission_long_when_the_process_talks_elsewhere),
         cmocka_unit_test(test_rail_whose_frames_wait_for_a_retransmission_is_not_failed),
         cmocka_unit_test(test_every_rank_computing_at_once_is_not_silence),

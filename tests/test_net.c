@@ -1815,6 +1815,31 @@ static void test_rate_estimates_start_at_the_transports_bandwidth_figures(void *
     }
 }
 
+/* pml/bfo's rails on one host, shm and TCP, both UP: small messages keep
+ * to shm while frames wait on it unconsumed (an oversubscribed receiver
+ * not scheduled yet).  With shm's rate guessed as TCP's (neither gives a
+ * figure: 1 GB/s each), the second 4 KiB message went to TCP, expected
+ * there first behind nothing, and a 64-rank alltoall put a third of its
+ * frames on TCP.  Eight messages posted before the receiver progresses:
+ * every byte on shm, none on TCP. */
+static void test_small_messages_keep_to_shm_while_tcp_is_up_too(void **state)
+{
+    world *w;
+    msgs ms = { .n = 0 };
+    (void)state;
+    w = world_new(2, 1);
+    w->rails[0] = w->rails[1] = "shm,127.0.0.1";
+    assert_int_equal(world_init(w, 2), BFO_OK);
+    all_rails_up(w);
+    assert_true(bfo_rail_rate(E(w, 0), 1, 0) > bfo_rail_rate(E(w, 0), 1, 1));
+    for (int i = 0; i < 8; i++)
+        msg_add(&ms, 0, 1, 4096);
+    exchange(w, &ms);
+    assert_true(E(w, 0)->stats.rail_bytes[0] >= 8 * 4096);
+    assert_int_equal(E(w, 0)->stats.rail_bytes[1], 0);
+    world_fini(w);
+}
+
 /* Over real TCP rails (loopback): a rendezvous answers in the same
  * exchange (RNDV, then ACK, then FRAGs) and each reply carries the
  * transport's ack of the frame it answers, or that ack goes out at once
@@ -2587,6 +2612,7 @@ int main(void)
         cmocka_unit_test_teardown(test_leave_through_bfo_net_parts_each_transports_rail, teardown),
         cmocka_unit_test_teardown(test_mem_released_reaches_each_transport_that_takes_it, teardown),
         cmocka_unit_test_teardown(test_rate_estimates_start_at_the_transports_bandwidth_figures, teardown),
+        cmocka_unit_test_teardown(test_small_messages_keep_to_shm_while_tcp_is_up_too, teardown),
         cmocka_unit_test_teardown(test_tcp_rendezvous_replies_carry_the_ack_no_delayed_ack_waited_for, teardown),
         cmocka_unit_test_teardown(test_eager_limit_from_the_environment_unless_configured, teardown),
         cmocka_unit_test_teardown(test_rail_tuning_from_the_rows_of_the_transports_in_use, teardown),

@@ -52,6 +52,17 @@ enum { E_SEND = 1, E_READ = 2 };
 #define MADV_POPULATE_WRITE 23
 #endif
 #define PAGE_BYTES 4096u
+/* The rail's rate before the engine measures one (MB/s), unless the args
+ * or the options say: a copy into a ring, well above the 1 GB/s the engine
+ * guesses for a rail without a figure (TCP's).  With both guessed equal, a
+ * small message went to the rail where it was expected first, and one
+ * frame still unconsumed on shm (its receiver asleep or not scheduled, as
+ * oversubscribed ranks are) sent the next to TCP, where it woke both ends
+ * for its acknowledgements and beacons.  Small messages are no rate sample
+ * (bfo__rail_gave): the guess stays what it is while only they flow, so it
+ * is what keeps them on shm: a 4 KiB message goes to an idle TCP rail only
+ * once 28 KiB wait on shm (docs/engine-design.md, "Protocols and striping"). */
+#define BFO_SHM_BW_GUESS 8000u
 
 /* AUTHENTICATION (bfo_shm.h).  An authenticated message: the hello's 64
  * bytes, then the handshake's part (bfo_auth.h). */
@@ -2556,7 +2567,9 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
             slog(t, 1, "rail %d: \"%s\" is not a shm rail (shm or shm:LABEL)", r, a->rails[r]);
             goto fail;
         }
-        t->bw[r] = a->bandwidth && a->bandwidth[r] ? a->bandwidth[r] : t->o.rail_bandwidth[r];
+        t->bw[r] = a->bandwidth && a->bandwidth[r] ? a->bandwidth[r]
+                   : t->o.rail_bandwidth[r] ? t->o.rail_bandwidth[r]
+                                            : BFO_SHM_BW_GUESS;
     }
     if (!t->o.connect_timeout_ns)
         t->o.connect_timeout_ns = CONNECT_TIMEOUT_DEFAULT_NS;

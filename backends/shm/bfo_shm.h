@@ -44,7 +44,8 @@
  *                         100 us; at once after a sleep and while connect()
  *                         requests wait)
  *   rail_bandwidth[]      MB/s per rail when args->bandwidth gives none
- *                         (default 0: equal striping weights)
+ *                         (default 0: 8,000, eight times the engine's guess
+ *                         for a rail without a figure, such as TCP's)
  *   The log level is args->log_level: -1 silent, 1 errors and lost
  *   connections (default), 2 connections, 3 debug; lines on stderr begin
  *   "bfo-shm[RANK]:".
@@ -382,7 +383,7 @@ typedef struct bfo_shm_options {
                                    * hellos, lifelines, deadlines) this often
                                    * (default 100 us) */
     unsigned rail_bandwidth[BFO_MAX_RAILS]; /* MB/s per rail when the args give none
-                                   * (default 0: equal weights) */
+                                   * (default 0: 8,000, above TCP's guess) */
     int64_t node_bytes;           /* MEMORY: every ring of this host's ranks within this
                                    * per rail (default 256 MiB; < 0: ring_bytes alone) */
     /* AUTHENTICATION: the rank's key state from bfo_auth_init, with peers'

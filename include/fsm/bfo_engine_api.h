@@ -697,7 +697,7 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
     }
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *p = &e->peers[i];
-        uint64_t proc_rx; /* the peer's process last heard, on any rail */
+        uint64_t proc_rx, answered; /* the peer's process last heard, on any rail; its latest probe answered */
         if (i == c->rank || p->unreachable) {
             /* a peer that said BYE, whose messages sent before it never all came */
             if (p->left == BFO__LEFT_OWED && !e->left &&
@@ -705,7 +705,7 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
                 bfo__peer_step(e, i, BFO_PEER_EV_GRACE_EXPIRED); /* close_out */
             continue;
         }
-        proc_rx = bfo__detect_proc_rx(e, p);
+        proc_rx = bfo__detect_proc_rx(e, p, &answered);
         int dormant = 0, suspect = 0; /* one rail first: bfo__rails_suspect */
         for (int k = 0; k < c->nrails; k++) {
             bfo_rail_link *rs = &p->rail[k];
@@ -716,11 +716,11 @@ static inline void bfo_engine_progress(bfo_engine *e, uint64_t now)
             case BFO_RAIL_ST_UP:
             case BFO_RAIL_ST_DEMOTED:
                 bfo__rate_on_progress(e, i, k, proc_rx); /* a lag sample */
-                ev = bfo__detect_due(e, rs, proc_rx, p->quiet);
+                ev = bfo__detect_due(e, rs, proc_rx, answered, p->quiet);
                 if (ev < 0)
                     suspect |= bfo__rail_suspect(e, rs);
                 break;
-            case BFO_RAIL_ST_PROBING: ev = bfo__detect_due(e, rs, proc_rx, 0); break;
+            case BFO_RAIL_ST_PROBING: ev = bfo__detect_due(e, rs, proc_rx, answered, 0); break;
             case BFO_RAIL_ST_FAILED: /* its back-off over: reconnect, or no more */
                 if (e->now >= rs->deadline)
                     ev = rs->attempts > c->max_reconnects ? BFO_EV_RETRIES_EXHAUSTED : BFO_EV_BACKOFF_EXPIRED;

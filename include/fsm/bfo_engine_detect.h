@@ -22,6 +22,14 @@ extern "C" {
 
 /* >>probe_rtt - a rail's probe timeout, from its round trips -------------- */
 
+/* How long after a frame a transport's word on the peer's host may come
+ * when the peer's process does not read: a TCP peer's kernel acknowledges
+ * such a segment when its delayed-ACK timer fires, from 40 ms
+ * (TCP_DELACK_MIN, the probe timeout's floor) up to 200 ms
+ * (TCP_DELACK_MAX) later.  A probe with no other witness waits this much
+ * more (bfo__detect_due). */
+#define BFO__HOST_ACK_DELAY_NS 200000000ull
+
 /* The probe timeout of one rail: probe_timeout_ns, or more when probes come
  * back slowly (srtt + 4 rttvar), or twice a piece's time from its post to
  * its completion (lat) while data is in flight on it, doubled after each
@@ -197,18 +205,27 @@ static inline int bfo__detect_quiet(const bfo_engine *e, const bfo_peer *p)
 
 /* >>detect_rules - when a rail is silent, its probe late, a heartbeat due */
 
-/* The peer's process last heard, on any of its rails. */
-static inline uint64_t bfo__detect_proc_rx(const bfo_engine *e, const bfo_peer *p)
+/* The peer's process last heard, on any of its rails; *answered: when the
+ * latest probe it answered went out (a live rail's heartbeat, no probe out
+ * now), 0 for none. */
+static inline uint64_t bfo__detect_proc_rx(const bfo_engine *e, const bfo_peer *p, uint64_t *answered)
 {
     uint64_t proc_rx = 0;
-    for (int k = 0; k < e->cfg.nrails; k++)
-        if (p->rail[k].det.last_rx > proc_rx)
-            proc_rx = p->rail[k].det.last_rx;
+    *answered = 0;
+    for (int k = 0; k < e->cfg.nrails; k++) {
+        const bfo_rail_link *rs = &p->rail[k];
+        if (rs->det.last_rx > proc_rx)
+            proc_rx = rs->det.last_rx;
+        if (bfo__live(rs->fsm.cs) && !rs->det.probe_out && rs->det.last_rx >= rs->det.probe_sent &&
+            rs->det.probe_sent > *answered)
+            *answered = rs->det.probe_sent;
+    }
     return proc_rx;
 }
 
 /* The failure detector's rules for one rail of a peer (bfo_engine_progress;
- * proc_rx: the peer's process last heard, bfo__detect_proc_rx; quiet: the
+ * proc_rx: the peer's process last heard, and answered: its latest probe
+ * answered went out, bfo__detect_proc_rx; quiet: the
  * peer's, bfo_peer.quiet): the event the rail machine takes now
  * (SILENCE_DETECTED, PROBE_TIMED_OUT, HEARTBEAT_DUE), or -1.  PROBING: its
  * probe's timeout.  UP or DEMOTED (docs/engine-design.md, "The failure
@@ -216,7 +233,8 @@ static inline uint64_t bfo__detect_proc_rx(const bfo_engine *e, const bfo_peer *
  * probe timeout, or a heartbeat due; a busy peer (its host heard since the
  * probe, its process not) is none of these, and a quiet one (>>work) only
  * times out a probe already out. */
-static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t proc_rx, int quiet_peer)
+static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t proc_rx, uint64_t answered,
+                                  int quiet_peer)
 {
     const bfo_config *c = &e->cfg;
     if (rs->fsm.cs == BFO_RAIL_ST_PROBING)
@@ -236,8 +254,9 @@ static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t pro
      * detector") */
     const int host_heard = rs->det.probe_out && rs->det.host_rx > rs->det.probe_sent &&
                            e->now - rs->det.host_rx < c->host_timeout_ns; /* since the probe */
-    if (host_heard &&
-        (proc_rx <= rs->det.probe_sent || e->now - proc_rx >= bfo__probe_timeout(e, rs) / 2)) {
+    uint64_t pt = bfo__probe_timeout(e, rs);
+    const int proc_silent = proc_rx <= rs->det.probe_sent || e->now - proc_rx >= pt / 2;
+    if (host_heard && proc_silent) {
         rs->det.busy_at = e->now;
         return -1;
     }
@@ -257,9 +276,28 @@ static inline int bfo__detect_due(bfo_engine *e, bfo_rail_link *rs, uint64_t pro
      * two; a path that passes the kernel's acknowledgements
      * and never the frames is mapped out then
      * (docs/engine-design.md, "The failure detector") */
-    uint64_t pt = bfo__probe_timeout(e, rs);
     if (host_heard && pt < c->host_timeout_ns / 2)
         pt = c->host_timeout_ns / 2;
+    /* an idle rail (nothing posted on it since its probe), the process
+     * silent as above and answering no probe of ours sent since this
+     * one, and this rail's host not heard since the probe went out: the
+     * one witness the probe may have is the peer kernel's
+     * acknowledgement of the probe itself, which comes when its
+     * delayed-ACK timer fires (its process does not read), 40 ms and more
+     * after the probe: the probe timeout's floor.  So the probe waits
+     * BFO__HOST_ACK_DELAY_NS more for it: the acknowledgement makes the
+     * peer busy (above); a process heard again, or answering another
+     * rail's later probe, ends the wait (it reads, and not this rail: the
+     * rail fails at once then); a rail dead with its peer's whole host is
+     * found that much later, when no other rail would be read sooner
+     * anyway.  A busy rail keeps its bound (data posted since the probe).
+     * Why: with TCP idle beside shm (small messages keep to shm), the
+     * first heartbeat on TCP of a peer that started computing raced that
+     * ACK, and t14 mapped the rail out (docs/engine-design.md, "The
+     * failure detector") */
+    if (rs->det.probe_out && rs->det.host_rx <= rs->det.probe_sent && proc_silent &&
+        answered < rs->det.probe_sent && rs->rate.last_tx <= rs->det.probe_sent)
+        pt += BFO__HOST_ACK_DELAY_NS;
     if (!quiet_peer && e->now - quiet >= c->silence_ns)
         return BFO_EV_SILENCE_DETECTED;
     if (rs->det.probe_out && e->now >= since + pt) {
