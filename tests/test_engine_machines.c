@@ -1005,6 +1005,52 @@ static void test_rail_heard_on_CONNECTING_pushes_the_grace_back(void **state)
     sr_del(w);
 }
 
+/* 128 ranks on 2 cores (bench-scale): a rank waits seconds for its turn
+ * on a core, and its first alltoall's dials (127 segments made in one
+ * call) take seconds more; its peers' hellos and replies wait unread
+ * meanwhile.  The grace does not hold that time against the peer: a gap
+ * between calls longer than a heartbeat counts one heartbeat, as the
+ * rails' clocks skip it.  A peer needed, whose connection is pending, is
+ * still DOWN, not given up, after three graces of calls 2 s apart (the old
+ * engine gave it up a grace after the need: bench-scale's 128-rank runs
+ * lost peers 21-23 s after MPI_Init).  A caller that only ever calls every
+ * 250 ms still gives it up (no hang): a heartbeat counted per call, the
+ * grace is over after grace / heartbeat calls. */
+static void test_grace_counts_no_time_this_rank_was_not_called(void **state)
+{
+    bfo_request s;
+    uint8_t x = 1;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 1, 85);
+    sr_world *w = sr_new(&sc);
+    bfo_engine *e = &w->e[0];
+    const uint64_t grace = e->cfg.unreachable_grace_ns, hb = e->cfg.heartbeat_ns, t0 = w->sn.now;
+    uint64_t t = t0;
+    assert_true(grace >= 10 * hb);
+    assert_int_equal(bfo_isend(e, &s, &x, 1, 1, 0, 1, t), BFO_OK);
+    assert_int_equal(bfo_rail_state(e, 1, 0), BFO_RAIL_ST_CONNECTING);
+    assert_int_equal(e->peers[1].down_since, t0); /* needed: the grace starts */
+    bfo_engine_progress(e, t);
+    for (t += 2000000000ull; t < t0 + 3 * grace; t += 2000000000ull) { /* its turn every 2 s */
+        bfo_engine_progress(e, t);
+        bfo_engine_progress(e, t + 1000000); /* two calls 1 ms apart */
+    }
+    assert_int_equal(bfo_peer_state(e, 1), BFO_PEER_ST_DOWN);
+    assert_false(bfo_test(&s));
+    const uint64_t counted = (t - t0) / 2000000000ull * (hb + 1000000); /* at most */
+    const uint64_t from = t;
+    int calls = 0;
+    for (; calls < 1000 && bfo_peer_state(e, 1) == BFO_PEER_ST_DOWN; t += 250000000ull, calls++)
+        bfo_engine_progress(e, t);
+    assert_int_equal(bfo_peer_state(e, 1), BFO_PEER_ST_UNREACHABLE);
+    print_message("given up after %d calls 250 ms apart (%llu ms)\n", calls,
+                  (unsigned long long)((t - from) / 1000000));
+    assert_true((uint64_t)calls * hb + counted >= grace && (uint64_t)calls <= grace / hb + 2);
+    assert_true(bfo_test(&s));
+    assert_int_equal(s.status, BFO_ERR_PEER_UNREACHABLE);
+    sr_del(w);
+}
+
 /* The tests of machines, in the order they run (engine_test_main: a pattern,
  * --shard). */
 int main(int argc, char **argv)
@@ -1039,6 +1085,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_a_busy_peer_is_not_suspected_its_other_rails_stay_DORMANT),
         cmocka_unit_test(test_connect_at_init_connects_every_rail_of_every_peer),
         cmocka_unit_test(test_rail_heard_on_CONNECTING_pushes_the_grace_back),
+        cmocka_unit_test(test_grace_counts_no_time_this_rank_was_not_called),
     };
     return engine_test_main(argc, argv, "engine_machines", tests, sizeof tests / sizeof tests[0]);
 }

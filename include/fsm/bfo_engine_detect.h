@@ -151,13 +151,25 @@ static inline void bfo__detect_send_probe(bfo_engine *e, int peer, int rail)
 static inline void bfo__detect_on_down(bfo_rail_link *rs) { rs->det.probe_out = 0; }
 
 /* This engine was not called for gap, longer than a heartbeat (its caller
- * computed): it heard nothing because it did not listen, so that time is
- * no evidence.  Every UP or DEMOTED rail's clocks move on by the gap
- * (never past now): its probe and silence count from before the gap, and
- * what the transports read at this progress (queued meanwhile) is heard. */
+ * computed, or the process was not scheduled: 128 ranks on 2 cores wait
+ * seconds for their turn): it heard nothing because it did not listen, so
+ * that time is no evidence.  Every UP or DEMOTED rail's clocks move on by
+ * the gap (never past now): its probe and silence count from before the
+ * gap, and what the transports read at this progress (queued meanwhile) is
+ * heard.  A DOWN peer's grace (down_since) moves on by the gap less a
+ * heartbeat: its connections' hellos and replies waited unread too, so
+ * that time is not held against the peer; yet each call counts up to a
+ * heartbeat of it, so that a caller that only ever calls less often (every
+ * 250 ms) still gives a dead peer up, later (no hang). */
 static inline void bfo__detect_on_gap(bfo_engine *e, uint64_t gap)
 {
     const bfo_config *c = &e->cfg;
+    for (int i = 0; i < c->nranks; i++) {
+        bfo_peer *p = &e->peers[i];
+        const uint64_t held = gap - c->heartbeat_ns; /* gap > heartbeat: the caller checks */
+        if (i != c->rank && !p->unreachable && p->fsm.cs == BFO_PEER_ST_DOWN && p->down_since)
+            p->down_since = p->down_since + held < e->now ? p->down_since + held : e->now;
+    }
     for (int i = 0; i < c->nranks; i++)
         for (int k = 0; i != c->rank && k < c->nrails; k++) {
             bfo__rail_detect *d = &e->peers[i].rail[k].det;
