@@ -150,6 +150,9 @@ static inline void bfo__detect_send_probe(bfo_engine *e, int peer, int rail)
 /* The rail left UP/DEMOTED: a heartbeat probe belongs to one stay there. */
 static inline void bfo__detect_on_down(bfo_rail_link *rs) { rs->det.probe_out = 0; }
 
+/* t moved on by the gap skipped, never past now */
+static inline uint64_t bfo__detect_skip(uint64_t t, uint64_t by, uint64_t now) { return t + by < now ? t + by : now; }
+
 /* This engine was not called for gap, longer than a heartbeat (its caller
  * computed, or the process was not scheduled: 128 ranks on 2 cores wait
  * seconds for their turn): it heard nothing because it did not listen, so
@@ -161,29 +164,31 @@ static inline void bfo__detect_on_down(bfo_rail_link *rs) { rs->det.probe_out = 
  * that time is not held against the peer; yet each call counts up to a
  * heartbeat of it, so that a caller that only ever calls less often (every
  * 250 ms) still gives a dead peer up, later (no hang). */
+
 static inline void bfo__detect_on_gap(bfo_engine *e, uint64_t gap)
 {
     const bfo_config *c = &e->cfg;
+    const uint64_t held = gap - c->heartbeat_ns; /* gap > heartbeat: the caller checks */
     for (int i = 0; i < c->nranks; i++) {
         bfo_peer *p = &e->peers[i];
-        const uint64_t held = gap - c->heartbeat_ns; /* gap > heartbeat: the caller checks */
-        if (i != c->rank && !p->unreachable && p->fsm.cs == BFO_PEER_ST_DOWN && p->down_since)
-            p->down_since = p->down_since + held < e->now ? p->down_since + held : e->now;
-    }
-    for (int i = 0; i < c->nranks; i++)
-        for (int k = 0; i != c->rank && k < c->nrails; k++) {
-            bfo__rail_detect *d = &e->peers[i].rail[k].det;
-            if (!bfo__live(e->peers[i].rail[k].fsm.cs))
+        if (i == c->rank)
+            continue;
+        if (!p->unreachable && p->fsm.cs == BFO_PEER_ST_DOWN && p->down_since)
+            p->down_since = bfo__detect_skip(p->down_since, held, e->now);
+        for (int k = 0; k < c->nrails; k++) {
+            bfo__rail_detect *d = &p->rail[k].det;
+            if (!bfo__live(p->rail[k].fsm.cs))
                 continue;
-            d->last_rx = d->last_rx + gap < e->now ? d->last_rx + gap : e->now;
-            d->probe_sent = d->probe_sent + gap < e->now ? d->probe_sent + gap : e->now;
+            d->last_rx = bfo__detect_skip(d->last_rx, gap, e->now);
+            d->probe_sent = bfo__detect_skip(d->probe_sent, gap, e->now);
             if (d->host_rx)
-                d->host_rx = d->host_rx + gap < e->now ? d->host_rx + gap : e->now;
+                d->host_rx = bfo__detect_skip(d->host_rx, gap, e->now);
             if (d->busy_at)
-                d->busy_at = d->busy_at + gap < e->now ? d->busy_at + gap : e->now;
+                d->busy_at = bfo__detect_skip(d->busy_at, gap, e->now);
             if (d->woke_at)
-                d->woke_at = d->woke_at + gap < e->now ? d->woke_at + gap : e->now;
+                d->woke_at = bfo__detect_skip(d->woke_at, gap, e->now);
         }
+    }
 }
 
 /* >>work - liveness follows the work -------------------------------------- */
