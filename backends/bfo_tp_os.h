@@ -8,7 +8,8 @@
  *   - bfo_tp_now: the clock (CLOCK_MONOTONIC, nanoseconds);
  *   - bfo_tp_tag, bfo_tp_watch: an fd in the epoll set, tagged;
  *   - bfo_tp_pends: accepted connections whose hello has not come yet;
- *   - bfo_tp_send_fds: a message with fds in it (SCM_RIGHTS).
+ *   - bfo_tp_send_fds: a message with fds in it (SCM_RIGHTS);
+ *   - BFO_TP_BACKLOG: the listeners' backlog.
  */
 #ifndef BFO_TP_OS_H
 #define BFO_TP_OS_H
@@ -36,6 +37,16 @@ static inline uint64_t bfo_tp_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* The backlog of every listener (TCP's, shm's unix socket, verbs' TCP
+ * exchange of queue pairs).  A rank may be dialled by every other rank of
+ * its host at once while it is not scheduled (128 ranks on 2 cores:
+ * seconds); with a backlog of 128 the dials past it failed at once (shm:
+ * connect() says EAGAIN, the dial fails and the engine connects another
+ * rail) or had their SYN dropped (TCP: the kernel retries it after 1 s,
+ * the connect timeout).  The kernel caps it at net.core.somaxconn (4096
+ * since Linux 5.4). */
+#define BFO_TP_BACKLOG 4096
 
 /* ---------------------------------------------------------------- epoll */
 

@@ -2496,7 +2496,7 @@ static int shm_listen(bfo_shm *t)
         struct sockaddr_un sa;
         socklen_t sl = sock_name(&sa, (uint32_t)t->pid, t->nonce, r);
         t->lfd[r] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (t->lfd[r] < 0 || bind(t->lfd[r], (struct sockaddr *)&sa, sl) != 0 || listen(t->lfd[r], 128) != 0) {
+        if (t->lfd[r] < 0 || bind(t->lfd[r], (struct sockaddr *)&sa, sl) != 0 || listen(t->lfd[r], BFO_TP_BACKLOG) != 0) {
             slog(t, 1, "rail %d: cannot listen on @%s: %s", r, sa.sun_path + 1, strerror(errno));
             return -1;
         }

@@ -2718,7 +2718,7 @@ static int bind_range(int type, struct sockaddr_storage *sa, prange pr, int firs
         if (type == SOCK_STREAM && pr.lo)
             (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
         set_port(sa, port);
-        if (bind(fd, (struct sockaddr *)sa, sa_len(sa)) == 0 && (type != SOCK_STREAM || listen(fd, 128) == 0)) {
+        if (bind(fd, (struct sockaddr *)sa, sa_len(sa)) == 0 && (type != SOCK_STREAM || listen(fd, BFO_TP_BACKLOG) == 0)) {
             socklen_t sl = sa_len(sa);
             if (getsockname(fd, (struct sockaddr *)sa, &sl) == 0)
                 return fd;

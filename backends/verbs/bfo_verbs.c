@@ -2463,7 +2463,7 @@ int bfo_verbs_open(bfo_verbs **out, int rank, int size, const char *const *rails
         sa.sin_addr.s_addr = htonl(ra->ip);
         ra->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (ra->lfd < 0 || bind(ra->lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-            listen(ra->lfd, 64) != 0 || getsockname(ra->lfd, (struct sockaddr *)&sa, &sl) != 0) {
+            listen(ra->lfd, BFO_TP_BACKLOG) != 0 || getsockname(ra->lfd, (struct sockaddr *)&sa, &sl) != 0) {
             inet_ntop(AF_INET, &sa.sin_addr, a, sizeof a);
             vlog(v, 1, "rail %d (%s, %s): cannot listen: %s", r, rails[r], a, strerror(errno));
             goto fail;
