@@ -398,6 +398,10 @@ typedef struct bfo_shm_options {
      * each logged).  NULL: every peer's key must be set before it connects. */
     int (*auth_peer)(void *ctx, int peer);
     void *auth_peer_ctx;
+    /* SAME UID: nonzero lets a process of another uid connect (its
+     * hello taken, its listener dialed); 0 (the default): only this
+     * process's effective uid, as SO_PEERCRED says, may. */
+    int any_uid;
 } bfo_shm_options;
 
 /* What open() returns (through its void **). */
@@ -465,6 +469,10 @@ void bfo_shm_test_corrupt_next(bfo_shm *t, int rail);
 /* The next process_vm_readv on rail fails as if the kernel had refused
  * the attach (EPERM), without calling it. */
 void bfo_shm_test_refuse_attach(bfo_shm *t, int rail);
+
+/* SAME UID's rule as data: 1 when a peer whose socket says peer_uid may
+ * connect to a process of effective uid my_uid (options.any_uid: any_uid). */
+int bfo_shm_uid_allowed(uint32_t peer_uid, uint32_t my_uid, int any_uid);
 
 /* One connection as seen from this side. */
 typedef struct bfo_shm_conn_info {
