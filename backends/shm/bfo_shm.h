@@ -470,6 +470,9 @@ void bfo_shm_test_corrupt_next(bfo_shm *t, int rail);
  * the attach (EPERM), without calling it. */
 void bfo_shm_test_refuse_attach(bfo_shm *t, int rail);
 
+/* This header has SAME UID (options.any_uid, bfo_shm_uid_allowed). */
+#define BFO_SHM_SAME_UID 1
+
 /* SAME UID's rule as data: 1 when a peer whose socket says peer_uid may
  * connect to a process of effective uid my_uid (options.any_uid: any_uid). */
 int bfo_shm_uid_allowed(uint32_t peer_uid, uint32_t my_uid, int any_uid);
