@@ -120,7 +120,7 @@ endif
 ENGINE_TEST_PARTS := pools rate detect post match request send recv machines frame relay revoke api init
 ENGINE_TESTS := $(ENGINE_TEST_PARTS:%=test_engine_%)
 TESTS    := test_transitions test_link test_scenarios test_wire $(ENGINE_TESTS) test_fastpath test_noalloc test_verbs_map test_reg_cache test_sim \
-            test_verbs_scenarios test_verbs_ud test_verbs_trust test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_tcp_conn test_tcp_trust test_tcp_late_hellos test_tcp_res test_shm_res test_shm_trust test_shm_late_hellos test_idle_peer test_boot test_auth test_group \
+            test_verbs_scenarios test_verbs_ud test_verbs_trust test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_tcp_conn test_tcp_trust test_tcp_late_hellos test_tcp_res test_shm_res test_shm_trust test_shm_hostile test_shm_late_hellos test_idle_peer test_boot test_auth test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
@@ -283,6 +283,10 @@ LIBS_test_shm_late_hellos  := -lcmocka $(SODIUM_LIBS)
 # socket on a rank's listener) against authenticated ranks; one process
 EXTRA_test_shm_trust := $(SHM_SRC) $(AUTH_SRC)
 LIBS_test_shm_trust  := -lcmocka $(SODIUM_LIBS)
+# what a peer hands over, not taken at its word (issue 38): doorbells that
+# are not eventfds, short segments, rewritten record headers, other uids
+EXTRA_test_shm_hostile := $(SHM_SRC) $(AUTH_SRC)
+LIBS_test_shm_hostile  := -lcmocka $(SODIUM_LIBS)
 # the verbs exchange's authentication (bfo_verbs_auth.h), no device
 EXTRA_test_verbs_trust := $(AUTH_SRC)
 LIBS_test_verbs_trust  := -lcmocka $(SODIUM_LIBS)

@@ -113,6 +113,17 @@ typedef struct ent {
 
 typedef bfo_list elist; /* a FIFO of descriptors (bfo_list.h) */
 
+/* A record's header as the receiver took it: copied out of the ring once
+ * (rec_load), then checked and used only from here.  The peer writes the
+ * ring and may rewrite a header at any time; a check of the ring's bytes
+ * followed by a use of the ring's bytes would let it pass one value and
+ * use another (THE RING, bfo_shm.h). */
+struct rec_hdr {
+    uint32_t seq, len, crc;
+    int kind, gen;
+    uint8_t raw[12];       /* the header's first 12 bytes, as the checksum covers them */
+};
+
 typedef struct sconn {
     bfo_link c;            /* the conn machine: state, generation numbers, deadline (bfo_link.h) */
     int peer, rail, dialer; /* dialer: it writes ring 0 */
@@ -154,6 +165,8 @@ typedef struct sconn {
     uint64_t rx_pos;       /* the next record to offer */
     uint64_t rx_pub;       /* the tail published */
     uint64_t rx_checked;   /* the record at rx_pos passed its checks (offered again) */
+    struct rec_hdr rx_hdr; /* ... and its header as checked: the copy offered again, never
+                            * re-read from the ring (the peer may have rewritten it since) */
     uint32_t rx_seq;
     uint64_t beat;
     uint64_t wakes;
@@ -225,6 +238,9 @@ struct bfo_shm {
                             * 0: this kernel has none, the dialer reserves the whole segment */
     uint64_t ka_ns;
     uint64_t nprogress, nscans, nsleeps;
+    uid_t euid;            /* SAME UID: a peer's socket must say this uid (unless any_uid) */
+    int uid_logged[8];     /* the last pids refused for their uid, each logged once */
+    unsigned nuid_logged;
     bfo_rail_stats st[BFO_MAX_RAILS];
 };
 
@@ -324,11 +340,30 @@ uint32_t bfo_shm_crc32c(uint32_t crc, const void *p, size_t n)
     return crc_sw(crc, (const uint8_t *)p, n);
 }
 
-/* The checksum of a record: its first 12 header bytes, then its frame. */
-static uint32_t rec_crc(const uint8_t *r, size_t len)
+/* The checksum of a record: its first 12 header bytes (h: where they
+ * are, the ring's for the writer, the receiver's copy for the receiver),
+ * then its frame (at r + REC_HDR). */
+static uint32_t rec_crc_of(const uint8_t *h, const uint8_t *r, size_t len)
 {
-    uint32_t c = bfo_shm_crc32c(0, r, 12);
+    uint32_t c = bfo_shm_crc32c(0, h, 12);
     return len ? bfo_shm_crc32c(c, r + REC_HDR, len) : c;
+}
+static uint32_t rec_crc(const uint8_t *r, size_t len) { return rec_crc_of(r, r, len); }
+
+/* The header of the record at r (64-byte aligned), copied out of the ring
+ * in one go: two relaxed 8-byte loads (the compiler may neither re-read
+ * nor split them), then parsed from the copy only. */
+static void rec_load(struct rec_hdr *h, const uint8_t *r)
+{
+    uint64_t w[2];
+    w[0] = __atomic_load_n((const uint64_t *)(const void *)r, __ATOMIC_RELAXED);
+    w[1] = __atomic_load_n((const uint64_t *)(const void *)(r + 8), __ATOMIC_RELAXED);
+    memcpy(h->raw, w, sizeof h->raw);
+    h->seq = bfo_get32(h->raw);
+    h->len = bfo_get32(h->raw + 4);
+    h->kind = bfo_get16(h->raw + 8);
+    h->gen = bfo_get16(h->raw + 10);
+    h->crc = bfo_get32((const uint8_t *)w + 12);
 }
 
 /* ------------------------------------------------------------ entry pool */
@@ -959,29 +994,38 @@ static int rx_drain(bfo_shm *t, sconn *c)
     while (c->rx_pos < head && !c->c.broken && conn_up_now(c)) {
         size_t off = (size_t)(c->rx_pos & mask);
         const uint8_t *r = c->rx + off;
-        uint32_t seq = bfo_get32(r), len = bfo_get32(r + 4), crc = bfo_get32(r + 12);
-        int kind = bfo_get16(r + 8), gen = bfo_get16(r + 10);
+        struct rec_hdr h;
+        uint32_t seq, len;
+        int kind;
         if (c->rx_checked != c->rx_pos) {
-            if (seq != c->rx_seq + 1 || gen != (uint16_t)seg_gen(c)) {
+            rec_load(&h, r); /* the one read of this header: checked and used from the copy */
+            if (h.seq != c->rx_seq + 1 || h.gen != (uint16_t)seg_gen(c)) {
                 bfo_link_break(&t->lb, &c->c, 1, "corrupt slot at %llu: sequence %u generation %u, expected %u and %u",
-                           (unsigned long long)c->rx_pos, seq, (unsigned)gen, c->rx_seq + 1,
+                           (unsigned long long)c->rx_pos, h.seq, (unsigned)h.gen, c->rx_seq + 1,
                            (unsigned)(uint16_t)seg_gen(c));
                 break;
             }
-            if (kind == BFO_SHM_REC_WRAP ? (len != 0 || off == 0 || c->rx_pos + (c->ring - off) > head)
-                                         : (kind != BFO_SHM_REC_DATA || len == 0 || len > t->max_frame ||
-                                            off + rec_size(len) > c->ring || c->rx_pos + rec_size(len) > head)) {
+            if (h.kind == BFO_SHM_REC_WRAP ? (h.len != 0 || off == 0 || c->rx_pos + (c->ring - off) > head)
+                                           : (h.kind != BFO_SHM_REC_DATA || h.len == 0 || h.len > t->max_frame ||
+                                              off + rec_size(h.len) > c->ring || c->rx_pos + rec_size(h.len) > head)) {
                 bfo_link_break(&t->lb, &c->c, 1, "corrupt slot at %llu: kind %d, length %u", (unsigned long long)c->rx_pos,
-                           kind, len);
+                           h.kind, h.len);
                 break;
             }
-            if (rec_crc(r, len) != crc) {
+            uint32_t crc = rec_crc_of(h.raw, r, h.len);
+            if (crc != h.crc) {
                 bfo_link_break(&t->lb, &c->c, 1, "corrupt slot at %llu (sequence %u, %u bytes): checksum %08x, computed %08x",
-                           (unsigned long long)c->rx_pos, seq, len, crc, rec_crc(r, len));
+                           (unsigned long long)c->rx_pos, h.seq, h.len, h.crc, crc);
                 break;
             }
             c->rx_checked = c->rx_pos;
+            c->rx_hdr = h;
+        } else {
+            h = c->rx_hdr; /* offered again (back-pressure): as checked, whatever the ring says now */
         }
+        seq = h.seq;
+        len = h.len;
+        kind = h.kind;
         if (kind == BFO_SHM_REC_WRAP) {
             c->rx_pos += c->ring - off;
             c->rx_seq = seq;
@@ -1235,6 +1279,81 @@ static int hello_check(const bfo_shm *t, const uint8_t *h, ssize_t n, int kind, 
     return 0;
 }
 
+/* SAME UID (bfo_shm.h): the rule, as data (tests/test_shm_hostile.c). */
+int bfo_shm_uid_allowed(uint32_t peer_uid, uint32_t my_uid, int any_uid)
+{
+    return any_uid || peer_uid == my_uid;
+}
+
+/* The uid of the process at the other end of a connected unix socket, as
+ * the kernel recorded it at connect() (or listen()): 0 and *uid, or -1. */
+static int peer_uid(int fd, uint32_t *uid, int *pid)
+{
+    struct ucred cr;
+    socklen_t l = sizeof cr;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) != 0)
+        return -1;
+    *uid = (uint32_t)cr.uid;
+    *pid = (int)cr.pid;
+    return 0;
+}
+
+/* SAME UID: 1 when the process at the other end of fd may be a peer (its
+ * uid is this process's effective uid, or options.any_uid); 0 otherwise,
+ * logged at level 1 once per peer pid (who dials a listener again and
+ * again is not to fill the log). */
+static int uid_ok(bfo_shm *t, int fd, int rail, const char *role)
+{
+    uint32_t uid = 0;
+    int pid = 0;
+    unsigned k;
+    if (peer_uid(fd, &uid, &pid) != 0) {
+        slog(t, 1, "rail %d: %s: SO_PEERCRED: %s: refused", rail, role, strerror(errno));
+        return 0;
+    }
+    if (bfo_shm_uid_allowed(uid, (uint32_t)t->euid, t->o.any_uid))
+        return 1;
+    for (k = 0; k < sizeof t->uid_logged / sizeof t->uid_logged[0]; k++)
+        if (t->uid_logged[k] == pid)
+            return 0;
+    t->uid_logged[t->nuid_logged++ % (sizeof t->uid_logged / sizeof t->uid_logged[0])] = pid;
+    slog(t, 1, "rail %d: %s of pid %d, uid %u, refused: this process's uid is %u (only the same uid may connect; "
+               "options.any_uid allows any)", rail, role, pid, (unsigned)uid, (unsigned)t->euid);
+    return 0;
+}
+
+/* A peer's doorbell as it came (SCM_RIGHTS), before it is ever written:
+ * it must be an eventfd, and is made non-blocking.  Anything else could
+ * hang this process in write() (a pipe nobody reads, a FIFO, a FUSE file:
+ * O_NONBLOCK does not help a FUSE file) or write somewhere it should not
+ * (a regular file).  The kernel names an eventfd "anon_inode:[eventfd]" in
+ * /proc/self/fd; fstat cannot tell it apart (every anonymous inode, epoll,
+ * timerfd, signalfd, eventfd, shares one inode and one mode on the kernels
+ * before 5.x's secure anonymous inodes), and this transport reads /proc
+ * already (the boot id).  0, or -1 with why. */
+static int doorbell_ok(int fd, char *why, size_t whylen)
+{
+    char path[64], link[64];
+    ssize_t n;
+    int fl;
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    n = readlink(path, link, sizeof link - 1);
+    if (n < 0) {
+        snprintf(why, whylen, "its doorbell could not be checked (%s: %s)", path, strerror(errno));
+        return -1;
+    }
+    link[n] = 0;
+    if (strcmp(link, "anon_inode:[eventfd]") != 0) {
+        snprintf(why, whylen, "its doorbell is not an eventfd (%.40s)", link);
+        return -1;
+    }
+    if ((fl = fcntl(fd, F_GETFL)) < 0 || (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)) {
+        snprintf(why, whylen, "its doorbell could not be made non-blocking: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 static int peer_pid(int fd)
 {
     struct ucred cr;
@@ -1347,6 +1466,11 @@ static int dial(bfo_shm *t, sconn *c)
         slog(t, 2, "peer %d rail %d: dialing %s: %s", c->peer, c->rail, sa.sun_path + 1, strerror(errno));
         if (fd >= 0)
             close(fd);
+        return BFO_CONN_EV_DIAL_FAILED;
+    }
+    if (!uid_ok(t, fd, c->rail, "a listener")) { /* SAME UID: the name was taken by another user */
+        t->st[c->rail].hellos_rejected++;
+        close(fd);
         return BFO_CONN_EV_DIAL_FAILED;
     }
     if (c->spare_fd >= 0) { /* reserved at open */
@@ -1497,6 +1621,12 @@ static void hello_reply(bfo_shm *t, sconn *c)
         }
         dialed = 0; /* not under a MAC: never raises what is stale */
     } else {
+        if (doorbell_ok(fds[0], why, sizeof why) != 0) {
+            close_fds(fds, nfds, 4);
+            t->st[c->rail].hellos_rejected++;
+            bfo_link_break(&t->lb, &c->c, 1, "hello reply: %s", why);
+            return;
+        }
         c->peer_efd = fds[0];
     }
     bfo_link_reply(&t->lb, &c->c, dialed, t->now); /* report_up */
@@ -1556,7 +1686,11 @@ static uint8_t *seg_map(bfo_shm *t, int mfd, const uint8_t *h, int rank, int rai
                  (unsigned long long)seg_len, t->max_frame);
         return NULL;
     }
-    if (fstat(mfd, &st) != 0 || (uint64_t)st.st_size < seg_len || seals < 0 || !(seals & F_SEAL_SHRINK)) {
+    /* a file shorter than the mapping would SIGBUS this process at the
+     * first access past its end: a regular file (a memfd is one) at least
+     * seg_len long, sealed so that it cannot shrink later */
+    if (fstat(mfd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < seg_len || seals < 0 ||
+        !(seals & F_SEAL_SHRINK)) {
         snprintf(why, whylen, "the segment is not a sealed memfd of %llu bytes", (unsigned long long)seg_len);
         return NULL;
     }
@@ -1633,6 +1767,13 @@ static int pend_read(bfo_shm *t, pend *p)
     ssize_t n;
     if (!t->started)
         return 0; /* the job id is not known yet: read at a later scan */
+    if (stage == 0 && !uid_ok(t, p->a.fd, p->a.rail, "a hello")) {
+        /* SAME UID: refused before its message is read (its fds are
+         * closed with the socket, never held here); logged once per pid */
+        t->st[p->a.rail].hellos_rejected++;
+        pend_close(t, p, NULL);
+        return 1;
+    }
     n = recv_msg(p->a.fd, h, sizeof h, fds, 4, &nfds, &trunc);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return 1;
@@ -1684,6 +1825,11 @@ static int pend_read(bfo_shm *t, pend *p)
             return 1;
         }
         inp = &p->pr->in;
+    }
+    if (doorbell_ok(fds[1], why, sizeof why) != 0) { /* before it can ever be written */
+        close_fds(fds, nfds, 4);
+        pend_close(t, p, why);
+        return 1;
     }
     inp->seg = seg_map(t, fds[0], h, rank, p->a.rail, &inp->ring, &inp->seg_len, why, sizeof why);
     close(fds[0]);
@@ -1898,6 +2044,12 @@ static void lifeline(bfo_shm *t, sconn *c)
             bfo_get32(b + 8) != (uint32_t)c->peer || bfo_get64(b + 32) != seg_gen(c)) {
             close_fds(fds, nfds, 4);
             bfo_link_break(&t->lb, &c->c, 1, "TAKEN: %s", *why ? why : "not one doorbell, or another generation");
+            return;
+        }
+        if (doorbell_ok(fds[0], why, sizeof why) != 0) {
+            close(fds[0]);
+            t->st[c->rail].hellos_rejected++;
+            bfo_link_break(&t->lb, &c->c, 1, "TAKEN: %s", why);
             return;
         }
         c->peer_efd = fds[0];
@@ -2561,6 +2713,7 @@ static int shm_open_rails(void **out, const bfo_transport_args *a)
     t->lg = (bfo_tp_log){ .name = "shm", .rank = a->rank, .level = a->log_level ? a->log_level : 1 };
     t->sink = *a->sink;
     t->pid = (int)getpid();
+    t->euid = geteuid(); /* SAME UID */
     t->populate = 1; /* until a kernel says otherwise (seg_reserve) */
     for (int r = 0; r < t->nrails; r++) {
         if (a->rails && !shm_claims(a->rails[r])) {

@@ -46,6 +46,9 @@
  *   rail_bandwidth[]      MB/s per rail when args->bandwidth gives none
  *                         (default 0: 8,000, eight times the engine's guess
  *                         for a rail without a figure, such as TCP's)
+ *   any_uid               nonzero: a process of another uid may connect
+ *                         (default 0: only this process's effective uid;
+ *                         SAME UID below)
  *   The log level is args->log_level: -1 silent, 1 errors and lost
  *   connections (default), 2 connections, 3 debug; lines on stderr begin
  *   "bfo-shm[RANK]:".
@@ -84,18 +87,25 @@
  *   by a WRAP record that fills the rest of it.  Every record carries its
  *   sequence number (from 1, per connection and direction, WRAP records
  *   included), the low 16 bits of the segment generation, and a CRC32C
- *   over its header and frame.  The receiver checks each record before
- *   the engine sees it: sequence, generation, kind, length (at most the
- *   largest frame, inside the ring, below the head) and checksum; any
- *   mismatch is corruption: the connection is dropped (counted:
+ *   over its header and frame.  The receiver copies a record's header out
+ *   of the ring once (two relaxed 8-byte loads: the peer may rewrite the
+ *   ring at any time, and a check of the ring's bytes then a use of them
+ *   would let it pass one value and use another), and checks and uses
+ *   only the copy: sequence, generation, kind, length (at most the
+ *   largest frame, inside the ring, below the head), then the checksum
+ *   (of the copy's 12 bytes and the frame in place; the checks before it
+ *   hold without it); a record offered again (BACK-PRESSURE) is the
+ *   checked copy, never re-read; any mismatch is corruption: the connection is dropped (counted:
  *   malformed), the rail fails, and nothing of the record reaches the
  *   engine.  The head and tail the peer publishes are checked too (inside
  *   the ring, never backwards).  The engine reads a frame where it lies in
- *   the ring (no copy on receive); the sender copies it in (one copy).
+ *   the ring (no copy on receive but the 16-byte record header's); the
+ *   sender copies it in (one copy).
  *
  * BACK-PRESSURE.  sink->frame returning BFO_ERR_AGAIN: the record stays,
  *   the tail does not move past it, and the same record is offered again
- *   at every later progress (its checks are not run again).  Meanwhile the
+ *   at every later progress (its checks are not run again: its header is
+ *   the copy that passed them, whatever the ring holds now).  Meanwhile the
  *   stalled side bumps a beat counter in shared memory at least every
  *   probe_timeout / 4 (at most 10 ms apart; counted: keepalives_tx), and
  *   the sender reports sink->heard when it moves, so the engine's probe,
@@ -119,8 +129,11 @@
  *   The dialer maps a fresh segment, writes its header (generation, job,
  *   both ranks, rail, sizes) and sends a HELLO (rank, rail, size, pid, job,
  *   generation, sizes) with the segment's memfd and its doorbell eventfd
- *   (SCM_RIGHTS).  The acceptor checks the hello, checks that the memfd is
- *   sealed against shrinking and large enough, maps it, checks its header
+ *   (SCM_RIGHTS).  The acceptor checks the dialer's uid (SAME UID) before
+ *   it reads the hello, then the hello, that the doorbell is an eventfd
+ *   (made non-blocking), that the memfd is a regular file sealed against
+ *   shrinking and large enough (a shorter one would SIGBUS this process
+ *   at the first access past its end), maps it, checks its header
  *   against the hello, refuses a generation not above the last it took
  *   from that peer (a dial the peer gave up, read late: counted
  *   hellos_stale), and answers with a HELLO_REPLY carrying its own doorbell
@@ -144,6 +157,24 @@
  *   does to the connection and what the engine hears are the conn
  *   machine's (spec/conn.rl, run by backends/bfo_link.h): this transport
  *   binds its actions (bfo_shm.c, shm_act).
+ *
+ * SAME UID (issue 38).  Any process of the host can dial a listener
+ *   (below), and any can bind a dead rank's name.  So the acceptor reads
+ *   the dialer's uid from SO_PEERCRED (as the kernel recorded it at
+ *   connect()) before it reads a byte of the hello, and the dialer the
+ *   listener's right after its connect(): a uid other than this
+ *   process's effective uid is refused (the socket closed, its fds never
+ *   received; counted hellos_rejected; the dial: CONNECT_FAILED), logged
+ *   at level 1 once per peer pid, unless options.any_uid (ranks of one
+ *   job under several uids).  bfo_shm_uid_allowed is the rule.  Every
+ *   doorbell a peer hands over (HELLO, HELLO_REPLY, TAKEN) must be an
+ *   eventfd (its /proc/self/fd link "anon_inode:[eventfd]": fstat cannot
+ *   tell an eventfd from an epoll fd or a timerfd, one anonymous inode
+ *   for all on older kernels) and is made O_NONBLOCK before it is ever
+ *   written: a pipe nobody reads, a FIFO or a FUSE file would hang this
+ *   process in write() (O_NONBLOCK does not help a FUSE file), a regular
+ *   file would be written into.  Refused otherwise (hellos_rejected; the
+ *   dialer's connection breaks, malformed).
  *
  * AUTHENTICATION (issue 37; options.auth).  The listener's name is no
  *   secret (abstract unix sockets have no permissions, and
@@ -317,7 +348,7 @@
  *     u32 ring bytes (HELLO; 0 otherwise), u32 largest frame, u64 dialed
  *     (the sender's last dial of the (peer, rail), 0 none).
  *     HELLO carries the memfd and the dialer's doorbell, HELLO_REPLY the
- *     acceptor's doorbell.
+ *     acceptor's doorbell (each checked: SAME UID).
  *   Authenticated (options.auth), every message is 128 bytes: the 64
  *     above, then the handshake's part (BFO_SHM_HELLO_AUTH_SIZE, zeros
  *     after): in HELLO its HELLO (40, bfo_auth_hs_hello), in HELLO_REPLY
@@ -398,6 +429,10 @@ typedef struct bfo_shm_options {
      * each logged).  NULL: every peer's key must be set before it connects. */
     int (*auth_peer)(void *ctx, int peer);
     void *auth_peer_ctx;
+    /* SAME UID: nonzero lets a process of another uid connect (its
+     * hello taken, its listener dialed); 0 (the default): only this
+     * process's effective uid, as SO_PEERCRED says, may. */
+    int any_uid;
 } bfo_shm_options;
 
 /* What open() returns (through its void **). */
@@ -465,6 +500,13 @@ void bfo_shm_test_corrupt_next(bfo_shm *t, int rail);
 /* The next process_vm_readv on rail fails as if the kernel had refused
  * the attach (EPERM), without calling it. */
 void bfo_shm_test_refuse_attach(bfo_shm *t, int rail);
+
+/* This header has SAME UID (options.any_uid, bfo_shm_uid_allowed). */
+#define BFO_SHM_SAME_UID 1
+
+/* SAME UID's rule as data: 1 when a peer whose socket says peer_uid may
+ * connect to a process of effective uid my_uid (options.any_uid: any_uid). */
+int bfo_shm_uid_allowed(uint32_t peer_uid, uint32_t my_uid, int any_uid);
 
 /* One connection as seen from this side. */
 typedef struct bfo_shm_conn_info {
