@@ -25,7 +25,10 @@
  * whatever waited on it: 5 dialers never connected).
  * A CONFIRM waiting past a challenged connection's deadline is read the
  * same way, but is not tested here: its wait goes on while the dialer's
- * kernel acknowledged the challenge, up to PROOF_WAIT_MAX_NS (60 s). */
+ * kernel acknowledged the challenge, up to PROOF_WAIT_MAX_NS (60 s).
+ * Then the dialer's side: dials that connected while their dialer did
+ * not run for 3 connect timeouts are not timed out (bfo_link_gap), and
+ * bfo_tp_pends_skip as data. */
 #define _GNU_SOURCE
 #define TR_RANKS 70 /* the ranks (bfo_test_ranks.h: book): more dialers than one epoll_wait returns (64) */
 #include "bfo_test.h"
