@@ -27,6 +27,7 @@
  * sender's rank: LOWER_HELLO_RCVD, HIGHER_HELLO_RCVD), the connect deadline
  * (armed by the actions dial, wait and take; disarmed by send_hello where
  * the transport's connection proves that the peer's host answers;
+ * moved on by time the transport did not run, bfo_link_gap;
  * bfo_link_timeout feeds TIMED_OUT), and a connect() not fed yet (connect()
  * is called from inside engine calls, where a transport only marks;
  * bfo_link_asked feeds it at the transport's progress, and bfo_link_feed
