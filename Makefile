@@ -120,7 +120,7 @@ endif
 ENGINE_TEST_PARTS := pools rate detect post match request send recv machines frame relay revoke api init
 ENGINE_TESTS := $(ENGINE_TEST_PARTS:%=test_engine_%)
 TESTS    := test_transitions test_link test_scenarios test_wire $(ENGINE_TESTS) test_fastpath test_noalloc test_verbs_map test_reg_cache test_sim \
-            test_verbs_scenarios test_verbs_ud test_verbs_trust test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_tcp_conn test_tcp_trust test_tcp_late_hellos test_tcp_res test_shm_res test_shm_trust test_shm_hostile test_shm_late_hellos test_idle_peer test_boot test_auth test_group \
+            test_verbs_scenarios test_verbs_ud test_verbs_trust test_porting test_abi test_net_abi test_shm test_net test_settings test_railsel test_limits test_tcp_ports test_tcp_conn test_tcp_trust test_tcp_late_hellos test_tcp_res test_shm_res test_shm_trust test_shm_hostile test_shm_late_hellos test_shm_backlog test_idle_peer test_boot test_auth test_group \
             fuzz_replay_wire fuzz_replay_engine fuzz_replay_tcp_frames
 FUZZ_TARGETS := wire engine tcp_frames
 # docs with generated blocks (tools/bfo_seq.py: sequence diagrams, snippets)
@@ -279,6 +279,8 @@ LIBS_test_shm_res  := -lcmocka $(SODIUM_LIBS)
 # dialers than one epoll_wait returns): read, not dropped; 70 ranks
 EXTRA_test_shm_late_hellos := $(SHM_SRC) $(AUTH_SRC)
 LIBS_test_shm_late_hellos  := -lcmocka $(SODIUM_LIBS)
+EXTRA_test_shm_backlog := $(SHM_SRC) $(AUTH_SRC)
+LIBS_test_shm_backlog  := -lcmocka $(SODIUM_LIBS)
 # who may take a shm rail: forged, replayed and impostor hellos (a raw unix
 # socket on a rank's listener) against authenticated ranks; one process
 EXTRA_test_shm_trust := $(SHM_SRC) $(AUTH_SRC)

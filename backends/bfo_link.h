@@ -27,6 +27,7 @@
  * sender's rank: LOWER_HELLO_RCVD, HIGHER_HELLO_RCVD), the connect deadline
  * (armed by the actions dial, wait and take; disarmed by send_hello where
  * the transport's connection proves that the peer's host answers;
+ * moved on by time the transport did not run, bfo_link_gap;
  * bfo_link_timeout feeds TIMED_OUT), and a connect() not fed yet (connect()
  * is called from inside engine calls, where a transport only marks;
  * bfo_link_asked feeds it at the transport's progress, and bfo_link_feed
@@ -103,6 +104,7 @@ typedef struct bfo_link_binding {
      * timeout runs on. */
     int host_answers;
     const bfo_tracer *trace;  /* optional: every step, refused ones included */
+    uint64_t last_now;        /* the transport's last progress (bfo_link_gap; 0: none yet) */
     int asked;                /* links with a connect() not fed yet */
     int nbroken;              /* links marked broken since bfo_link_breaks last found none */
     unsigned long refused;    /* steps the machine refused (BFO_ERR_ILLEGAL_EVENT) */
@@ -460,6 +462,59 @@ static inline int bfo_link_timeout(bfo_link_binding *b, bfo_link *l, uint64_t no
         return 0;
     bfo_link_feed(b, l, BFO_CONN_EV_TIMED_OUT, (void *)0, now);
     return 1;
+}
+
+/* TIME THE TRANSPORT DID NOT RUN.  A rank whose transport progress is not
+ * called for a while (its caller computed, or the process was not
+ * scheduled: 128 ranks on 2 cores wait seconds for their turn) read
+ * nothing meanwhile: a dial's connection, a reply, a proof or a hello that
+ * came then waits unread, and when it runs again every deadline that
+ * expired in the gap fired at once, before what waited was read (one
+ * epoll_wait returns 64 sockets: the rest were timed out unread, and the
+ * peers redialled into the same storm).  That time is no evidence against
+ * the peer, as for the engine's failure detector (bfo__detect_on_gap):
+ * each progress counts a quarter of the connect timeout of the time since
+ * the last one, and the rest of that time, the skip, moves every armed
+ * deadline on.  So a deadline with more than a quarter timeout left when
+ * the gap began does not fire at the progress after it (what came in the
+ * gap is read first), one that had passed before the gap still fires, and
+ * a caller that only ever calls rarely (or sleeps in poll: the gap counts
+ * the same as in the engine) still sees a dead dial fail, each call a
+ * quarter timeout nearer (no hang). */
+
+/* Called first at each transport progress, with its `now`: the skip (the
+ * time since the last progress less timeout_ns/4) when that time was
+ * longer than timeout_ns/4, else 0; remembers now as the last progress.
+ * A transport that reads the clock again inside its progress after
+ * sleeping in its own epoll_wait (listening: what came woke it) may set
+ * last_now to that reading. */
+static inline uint64_t bfo_link_gap(bfo_link_binding *b, uint64_t now)
+{
+    const uint64_t last = b->last_now, counted = b->timeout_ns / 4;
+    if (now > last)
+        b->last_now = now;
+    if (!last || now <= last || now - last <= counted)
+        return 0;
+    return now - last - counted;
+}
+
+/* Deadline d moved on by skip, never past cap (now + the timeout: no wait
+ * longer than one armed now) and never earlier: UINT64_MAX (unarmed) and a
+ * deadline beyond cap stay as they are.  One that had passed when the gap
+ * began still falls at or before now (d + skip < the gap's start + skip =
+ * now - timeout/4), so it fires. */
+static inline uint64_t bfo_link_skip_deadline(uint64_t d, uint64_t skip, uint64_t cap)
+{
+    if (d == UINT64_MAX || d >= cap)
+        return d;
+    return skip < cap - d ? d + skip : cap;
+}
+
+/* Link l's connect deadline moved on by the skip bfo_link_gap returned. */
+static inline void bfo_link_skip(const bfo_link_binding *b, bfo_link *l, uint64_t skip, uint64_t now)
+{
+    if (skip)
+        l->deadline = bfo_link_skip_deadline(l->deadline, skip, now + b->timeout_ns);
 }
 
 /* Why a connection is closed, or a connect failed, for a transport's log:

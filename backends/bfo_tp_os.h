@@ -151,6 +151,18 @@ static inline int bfo_tp_pends_grow(bfo_tp_pends *pt)
     return 0;
 }
 
+/* Every accepted connection's deadline moved on by the skip bfo_link_gap
+ * returned (bfo_link.h, "time the transport did not run"): a hello that
+ * came while this side did not run is read before its slot is judged. */
+static inline void bfo_tp_pends_skip(bfo_tp_pends *pt, uint64_t skip, uint64_t now)
+{
+    for (int k = 0; skip && k < pt->n; k++) {
+        bfo_tp_pend *p = bfo_tp_pend_at(pt, k);
+        if (p->fd >= 0)
+            p->deadline = bfo_link_skip_deadline(p->deadline, skip, now + pt->timeout_ns);
+    }
+}
+
 /* The slot's connection closed (it leaves the epoll set first); the slot is free. */
 static inline void bfo_tp_pend_close(const bfo_tp_pends *pt, bfo_tp_pend *p)
 {

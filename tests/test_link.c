@@ -433,6 +433,95 @@ static void test_a_dead_host_still_fails_within_the_connect_timeout(void **state
     assert_string_equal(took(&r), "dial report_failed close");
 }
 
+/* bfo_link_gap: the time since the last progress, less a quarter of the
+ * connect timeout (1000 here), when it was longer than that quarter; 0
+ * at the first call, for a short gap, and for a clock behind the last. */
+static void test_the_gap_skips_the_time_since_the_last_progress_less_a_quarter_timeout(void **state)
+{
+    bfo_link_binding b;
+    rec r;
+    bfo_tracer tr;
+    (void)state;
+    setup(&b, &r, &tr);
+    assert_int_equal(bfo_link_gap(&b, 100), 0);  /* the first progress: nothing to compare */
+    assert_int_equal(bfo_link_gap(&b, 350), 0);  /* 250: a quarter, counted */
+    assert_int_equal(bfo_link_gap(&b, 601), 1);  /* 251: 1 skipped */
+    assert_int_equal(bfo_link_gap(&b, 3601), 2750);
+    assert_int_equal(bfo_link_gap(&b, 3000), 0); /* a clock behind: no gap, last kept */
+    assert_int_equal(b.last_now, 3601);
+    assert_int_equal(bfo_link_gap(&b, 3700), 0);
+}
+
+/* bfo_link_skip: an armed deadline moves on by the skip, never past now +
+ * the timeout; UINT64_MAX (unarmed) stays; one passed before the gap began
+ * still passes (TIMED_OUT now); one beyond now + timeout is not pulled in. */
+static void test_a_deadline_moves_on_by_the_skip_never_past_now_plus_the_timeout(void **state)
+{
+    bfo_link_binding b;
+    rec r;
+    bfo_tracer tr;
+    bfo_link l;
+    uint64_t skip;
+    (void)state;
+    setup(&b, &r, &tr);
+    bfo_link_init(&b, &l, 1, 0, 0);
+    bfo_link_gap(&b, 500);
+    bfo_link_ask(&b, &l);
+    bfo_link_asked(&b, &l, 500); /* DIALING, due at 1500 */
+    took(&r);
+    skip = bfo_link_gap(&b, 3500); /* not run for 3 timeouts */
+    assert_int_equal(skip, 2750);
+    bfo_link_skip(&b, &l, skip, 3500);
+    assert_int_equal(l.deadline, 4250);
+    assert_int_equal(bfo_link_timeout(&b, &l, 3500), 0); /* what came meanwhile is read first */
+    assert_int_equal(bfo_link_feed(&b, &l, BFO_CONN_EV_DIAL_CONNECTED, NULL, 3500), BFO_OK);
+    assert_string_equal(took(&r), "send_hello");
+    l.deadline = UINT64_MAX; /* unarmed */
+    bfo_link_skip(&b, &l, skip, 3500);
+    assert_true(l.deadline == UINT64_MAX);
+    l.deadline = 700; /* passed before the gap began (at 750) */
+    bfo_link_skip(&b, &l, skip, 3500);
+    assert_true(l.deadline <= 3500);
+    l.deadline = 2000; /* 2000 + 2750 is past 3500 + 1000: held there */
+    bfo_link_skip(&b, &l, skip, 3500);
+    assert_int_equal(l.deadline, 4500);
+    l.deadline = 9000; /* beyond now + timeout already: not pulled in */
+    bfo_link_skip(&b, &l, skip, 3500);
+    assert_int_equal(l.deadline, 9000);
+    l.deadline = 2000;
+    bfo_link_skip(&b, &l, 0, 3500); /* no gap */
+    assert_int_equal(l.deadline, 2000);
+    assert_true(bfo_link_skip_deadline(UINT64_MAX - 10, 100, UINT64_MAX - 1) == UINT64_MAX - 1); /* no overflow */
+}
+
+/* A dead host's dial still fails for a caller that only ever runs the
+ * transport every two connect timeouts: each progress counts a quarter
+ * timeout of its gap, so the deadline comes nearer each time (no hang). */
+static void test_a_dead_dial_still_fails_when_progress_runs_rarely(void **state)
+{
+    bfo_link_binding b;
+    rec r;
+    bfo_tracer tr;
+    bfo_link l;
+    uint64_t now = 500;
+    int calls = 0;
+    (void)state;
+    setup(&b, &r, &tr);
+    b.host_answers = 1;
+    bfo_link_init(&b, &l, 1, 0, 0);
+    bfo_link_gap(&b, now);
+    bfo_link_ask(&b, &l);
+    bfo_link_asked(&b, &l, now); /* no answer: DIALING, due at 1500 */
+    took(&r);
+    do {
+        now += 2000;
+        calls++;
+        bfo_link_skip(&b, &l, bfo_link_gap(&b, now), now);
+    } while (!bfo_link_timeout(&b, &l, now) && calls < 10);
+    assert_int_equal(calls, 4); /* 1000 left, then 750, 500, 250, 0 */
+    assert_string_equal(took(&r), "report_failed close");
+}
+
 /* A tie answer from the higher rank: it may not say so (malformed). */
 static void test_a_tie_lost_answer_from_the_higher_rank_is_refused(void **state)
 {
@@ -701,6 +790,9 @@ int main(void)
         cmocka_unit_test(test_acceptor_with_a_third_leg_verbs),
         cmocka_unit_test(test_a_dialer_waiting_for_a_computing_peer_is_not_failed),
         cmocka_unit_test(test_a_dead_host_still_fails_within_the_connect_timeout),
+        cmocka_unit_test(test_the_gap_skips_the_time_since_the_last_progress_less_a_quarter_timeout),
+        cmocka_unit_test(test_a_deadline_moves_on_by_the_skip_never_past_now_plus_the_timeout),
+        cmocka_unit_test(test_a_dead_dial_still_fails_when_progress_runs_rarely),
         cmocka_unit_test(test_a_tie_lost_answer_from_the_higher_rank_is_refused),
         cmocka_unit_test(test_only_the_higher_rank_asks_connected),
         cmocka_unit_test(test_only_the_lower_rank_asks_connected),

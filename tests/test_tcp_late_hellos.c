@@ -25,7 +25,10 @@
  * whatever waited on it: 5 dialers never connected).
  * A CONFIRM waiting past a challenged connection's deadline is read the
  * same way, but is not tested here: its wait goes on while the dialer's
- * kernel acknowledged the challenge, up to PROOF_WAIT_MAX_NS (60 s). */
+ * kernel acknowledged the challenge, up to PROOF_WAIT_MAX_NS (60 s).
+ * Then the dialer's side: dials that connected while their dialer did
+ * not run for 3 connect timeouts are not timed out (bfo_link_gap), and
+ * bfo_tp_pends_skip as data. */
 #define _GNU_SOURCE
 #define TR_RANKS 70 /* the ranks (bfo_test_ranks.h: book): more dialers than one epoll_wait returns (64) */
 #include "bfo_test.h"
@@ -168,10 +171,71 @@ static void test_hellos_waiting_past_their_deadline_are_read_not_dropped(void **
     close_all();
 }
 
+/* Rank 0 dials ranks 1..69, then does not run for three times its
+ * connect_timeout (600 ms) while their kernels accept the dials: when it
+ * runs again, 69 connected dials wait to be seen (64 per epoll_wait).
+ * None is timed out: the gap moved every connect deadline on
+ * (bfo_link_gap, bfo_link_skip).  On the bfo_tcp.c of before, the
+ * deadline scan after the first epoll_wait failed the 5 dials not seen
+ * yet ("no connection within the connect timeout"). */
+static void test_dials_that_connected_while_the_dialer_did_not_run_are_not_timed_out(void **state)
+{
+    uint64_t end;
+    (void)state;
+    open_all();
+    for (int p = 1; p < N; p++)
+        R[0].be.connect(R[0].be.ctx, p, 0);
+    OPS->progress(R[0].t, now_of(0)); /* the dials: due in 200 ms */
+    end = bfo_tp_now() + 3 * TMO_NS;  /* rank 0 does not run for 600 ms; its peers do */
+    while (bfo_tp_now() < end)
+        dialers(1);
+    OPS->progress(R[0].t, now_of(0));
+    assert_int_equal(R[0].failed, 0);
+    all_come_up();
+    close_all();
+}
+
+/* bfo_tp_pends_skip as data: an accepted connection's deadline moves on
+ * by the skip, never past now + timeout_ns; a free slot's is not touched;
+ * one that had passed when the gap began still passes now. */
+static void test_pends_skip_moves_accepted_deadlines_on_by_the_gap(void **state)
+{
+    bfo_tp_pends pt;
+    const uint64_t now = 10000, skip = 2750; /* a gap of 3000 ns, timeout 1000: 250 counted */
+    (void)state;
+    memset(&pt, 0, sizeof pt);
+    pt.ep = -1;
+    pt.timeout_ns = 1000;
+    assert_int_equal(bfo_tp_pends_init(&pt, sizeof(bfo_tp_pend), 1, 1), 0);
+    assert_true(pt.n >= 4);
+    bfo_tp_pend_at(&pt, 0)->fd = 100; /* accepted at 7000, before the gap: due at 8000 */
+    bfo_tp_pend_at(&pt, 0)->deadline = 8000;
+    bfo_tp_pend_at(&pt, 1)->fd = 101; /* due at 6900: passed before the gap began (7000) */
+    bfo_tp_pend_at(&pt, 1)->deadline = 6900;
+    bfo_tp_pend_at(&pt, 2)->fd = 102; /* due far (re-armed): past now + timeout already */
+    bfo_tp_pend_at(&pt, 2)->deadline = 20000;
+    bfo_tp_pend_at(&pt, 3)->deadline = 8000; /* a free slot (fd -1) */
+    bfo_tp_pends_skip(&pt, 0, now); /* no gap: nothing moves */
+    assert_int_equal(bfo_tp_pend_at(&pt, 0)->deadline, 8000);
+    bfo_tp_pends_skip(&pt, skip, now);
+    assert_int_equal(bfo_tp_pend_at(&pt, 0)->deadline, 10750);
+    assert_true(bfo_tp_pend_at(&pt, 1)->deadline <= now);
+    assert_int_equal(bfo_tp_pend_at(&pt, 2)->deadline, 20000);
+    assert_int_equal(bfo_tp_pend_at(&pt, 3)->deadline, 8000);
+    bfo_tp_pend_at(&pt, 0)->deadline = 9900; /* 9900 + 2750 is past now + 1000: held there */
+    bfo_tp_pends_skip(&pt, skip, now);
+    assert_int_equal(bfo_tp_pend_at(&pt, 0)->deadline, now + 1000);
+    for (int k = 0; k < 3; k++)
+        bfo_tp_pend_at(&pt, k)->fd = -1; /* not real descriptors: fini closes none */
+    bfo_tp_pends_fini(&pt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pends_skip_moves_accepted_deadlines_on_by_the_gap),
         cmocka_unit_test(test_hellos_waiting_past_their_deadline_are_read_not_dropped),
+        cmocka_unit_test(test_dials_that_connected_while_the_dialer_did_not_run_are_not_timed_out),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2272,8 +2272,17 @@ static int shm_progress(void *tv, uint64_t now)
 {
     bfo_shm *t = (bfo_shm *)tv;
     int n = 0;
+    const uint64_t skip = bfo_link_gap(&t->lb, now);
     t->now = now;
     t->nprogress++;
+    if (skip) {
+        /* not run for a while: what came meanwhile is read before any
+         * connect deadline is judged (bfo_link.h, "time the transport did
+         * not run") */
+        for (int i = 0; i < t->size * t->nrails; i++)
+            bfo_link_skip(&t->lb, &t->conns[i].c, skip, now);
+        bfo_tp_pends_skip(&t->pends, skip, now);
+    }
     if (t->armed) { /* back from a sleep: the sockets may have woken it */
         disarm(t);
         t->scan_now = 1;

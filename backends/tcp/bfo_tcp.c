@@ -2559,9 +2559,18 @@ int bfo_tcp_prepare_sleep(bfo_tcp *t)
 static int progress_at(bfo_tcp *t, int timeout_ms, uint64_t now)
 {
     int handled = 0;
+    const uint64_t skip = bfo_link_gap(&t->lb, now);
     t->now = now;
     t->unclocked = 0;
     t->nprogress++;
+    if (skip) {
+        /* not run for a while: what came meanwhile is read before any
+         * connect deadline is judged (bfo_link.h, "time the transport did
+         * not run") */
+        for (int i = 0; i < t->nused; i++)
+            bfo_link_skip(&t->lb, &t->used[i]->c, skip, now);
+        bfo_tp_pends_skip(&t->pends, skip, now);
+    }
     if (t->nstalled)
         retry_stalled(t);
     settle(t);
@@ -2591,6 +2600,8 @@ static int progress_at(bfo_tcp *t, int timeout_ms, uint64_t now)
         handle_connects(t);
         settle(t);
     }
+    if (t->now > t->lb.last_now)
+        t->lb.last_now = t->now; /* a sleep in epoll_wait listened: not a gap */
     return handled;
 }
 

@@ -2112,10 +2112,29 @@ static void drain_channels(bfo_verbs *v)
     }
 }
 
+/* Not run for a while (bfo_link_gap's skip): every connect deadline, each
+ * accepted control connection's and each claim's moves on by the skip, so
+ * that what came meanwhile is read before it is judged (bfo_link.h, "time
+ * the transport did not run"). */
+static void skip_gap(bfo_verbs *v, uint64_t skip, uint64_t now)
+{
+    for (int qi = 0; qi < v->size * v->nrails; qi++) {
+        bfo_link_skip(&v->g.lb, &v->g.qps[qi].link, skip, now);
+        for (int k = 0; k < VCLAIMS; k++)
+            if (v->qps[qi].cl[k])
+                v->qps[qi].cl[k]->deadline =
+                    bfo_link_skip_deadline(v->qps[qi].cl[k]->deadline, skip, now + v->g.lb.timeout_ns);
+    }
+    bfo_tp_pends_skip(&v->pends, skip, now);
+}
+
 int bfo_verbs_progress(bfo_verbs *v, uint64_t now)
 {
     int n = 0;
+    const uint64_t skip = bfo_link_gap(&v->g.lb, now);
     v->g.now = now;
+    if (skip)
+        skip_gap(v, skip, now);
     reg_collect(v); /* one atomic load unless a release marked an idle region */
     drain_channels(v);
     async_events(v);
