@@ -4,6 +4,10 @@
  * frames, a restarted rendezvous that changes the message, out-of-order
  * messages.
  * What the engine's tests share is in engine_test.h. */
+/* Plays a 32-bit build's size_t for the lengths a receive takes (the
+ * engine refuses a wire length above BFO__LEN_MAX): no message of these
+ * tests comes near 4 GiB. */
+#define BFO__LEN_MAX 0xFFFFFFFFu
 #include "engine_test.h"
 
 /* bfo_engine_place says where a FRAG goes only for a live receive with a
@@ -275,6 +279,103 @@ static void test_sequences_past_the_16_and_32_bit_wraps_drop_resent_messages(voi
     }
 }
 
+/* Issue 38, item 7: a MATCH whose source (what the receive reports, the
+ * PML's MPI_SOURCE) is not the peer that sent it: rank 0 claiming rank
+ * 2's.  A protocol violation: counted, dropped, its sequence moves on,
+ * the rail stays UP; rank 0's next message, with its own source, is the
+ * one the ANY_SOURCE receive takes. */
+static void test_match_claiming_another_ranks_source_is_dropped_and_counted(void **state)
+{
+    uint8_t buf[64], in[16] = { 0 }, x[8] = "real";
+    bfo_request q, s;
+    bfo_hdr_match h;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 3, 1, 91);
+    sc.connect_at_init = 1;
+    sr_world *w = sr_new(&sc);
+    w->e[1].cfg.source_ok = NULL; /* the engine's own rule: its ranks are the sources */
+    sr_advance(w, 5000000);
+    assert_int_equal(bfo_rail_state(&w->e[1], 0, 0), BFO_RAIL_ST_UP);
+    assert_int_equal(bfo_irecv(&w->e[1], &q, in, sizeof in, BFO_ANY_SOURCE, 0, 7, w->sn.now), BFO_OK);
+    const uint64_t seq = w->e[1].peers[0].recv_seq, v = w->e[1].stats.protocol_violations;
+    memset(&h, 0, sizeof h);
+    h.type = BFO_FRAG_MATCH;
+    h.src = 2;
+    h.tag = 7;
+    h.seq = seq;
+    size_t n = bfo_hdr_match_encode(&h, buf, sizeof buf);
+    memcpy(buf + n, "forged", 6);
+    w->e[0].peers[1].send_seq++; /* the forger's own sequence: rank 0 sent it */
+    assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, buf, n + 6, w->sn.now), BFO_OK);
+    assert_false(bfo_test(&q));
+    assert_int_equal(w->e[1].stats.protocol_violations, v + 1);
+    assert_int_equal(w->e[1].peers[0].recv_seq, seq + 1);
+    assert_int_equal(w->e[1].uxm_in_use, 0);
+    assert_int_equal(bfo_isend(&w->e[0], &s, x, 5, 1, 0, 7, w->sn.now), BFO_OK);
+    for (int t = 0; t < 200 && !(bfo_test(&q) && bfo_test(&s)); t++)
+        sr_advance(w, 1000000);
+    assert_true(bfo_test(&q) && bfo_test(&s));
+    assert_int_equal(q.status, BFO_OK);
+    assert_int_equal(q.source, 0);
+    assert_int_equal(q.peer, 0);
+    assert_string_equal((char *)in, "real");
+    assert_int_equal(bfo_rail_state(&w->e[1], 0, 0), BFO_RAIL_ST_UP);
+    assert_int_equal(w->e[1].stats.protocol_violations, v + 1);
+    sr_del(w);
+}
+
+/* Issue 38, item 7: a rendezvous whose 64-bit length a receive's size_t
+ * cannot hold (BFO__LEN_MAX above plays a 32-bit build: 4 GiB + 10 would be
+ * taken as 10 bytes, the FRAGs checked against that) is refused before it
+ * matches, RNDV and RGET alike. */
+static void test_rendezvous_longer_than_size_t_is_refused_before_it_matches(void **state)
+{
+    uint8_t buf[64], in[64];
+    bfo_request q;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 1, 92);
+    sc.connect_at_init = 1;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 5000000);
+    assert_int_equal(bfo_irecv(&w->e[1], &q, in, sizeof in, 0, 0, 3, w->sn.now), BFO_OK);
+    const uint64_t seq = w->e[1].peers[0].recv_seq, v = w->e[1].stats.protocol_violations;
+    for (int rget = 0; rget < 2; rget++) {
+        size_t n;
+        if (rget) {
+            bfo_hdr_rget h;
+            memset(&h, 0, sizeof h);
+            h.type = BFO_FRAG_RGET;
+            h.tag = 3;
+            h.seq = seq;
+            h.msg_len = 0x10000000Aull;
+            h.sreq.index = 1;
+            h.sreq.gen = 1;
+            n = bfo_hdr_rget_encode(&h, buf, sizeof buf);
+            memset(buf + n, 0, 4); /* one rail's key */
+            n += 4;
+        } else {
+            bfo_hdr_rndv h;
+            memset(&h, 0, sizeof h);
+            h.type = BFO_FRAG_RNDV;
+            h.tag = 3;
+            h.seq = seq;
+            h.msg_len = 0x10000000Aull;
+            h.sreq.index = 1;
+            h.sreq.gen = 1;
+            n = bfo_hdr_rndv_encode(&h, buf, sizeof buf);
+            memcpy(buf + n, "0123456789", 10);
+            n += 10;
+        }
+        assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, buf, n, w->sn.now), BFO_ERR_PROTOCOL);
+        assert_false(bfo_test(&q));
+        assert_int_equal(q.cs, BFO_RECV_ST_POSTED);
+    }
+    assert_int_equal(w->e[1].stats.protocol_violations, v + 2);
+    assert_int_equal(w->e[1].peers[0].recv_seq, seq);
+    assert_int_equal(bfo_cancel(&w->e[1], &q, w->sn.now), BFO_OK);
+    sr_del(w);
+}
+
 /* The tests of frame, in the order they run (engine_test_main: a pattern,
  * --shard). */
 int main(int argc, char **argv)
@@ -286,6 +387,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_forged_put_and_fin_are_refused),
         cmocka_unit_test(test_restarted_rndv_changing_the_message_is_a_protocol_violation),
         cmocka_unit_test(test_out_of_order_messages_move_on_in_their_own_buffers),
+        cmocka_unit_test(test_match_claiming_another_ranks_source_is_dropped_and_counted),
+        cmocka_unit_test(test_rendezvous_longer_than_size_t_is_refused_before_it_matches),
     };
     return engine_test_main(argc, argv, "engine_frame", tests, sizeof tests / sizeof tests[0]);
 }

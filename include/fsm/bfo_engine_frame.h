@@ -20,6 +20,17 @@ extern "C" {
 
 /* >>in_order - MATCH, first RNDV: sequence window, in order --------------- */
 
+/* 1 when the message's source may come from peer (bfo_config.source_ok).
+ * A relayed frame is taken as from its origin (bfo__relay_take dispatches
+ * it with the RELAY's src as peer): its source must be the origin, not the
+ * relay. */
+static BFO__HOT int bfo__source_ok(const bfo_engine *e, int peer, const bfo_frame *f)
+{
+    const uint32_t src = bfo__frame_src(f);
+    return e->cfg.source_ok ? e->cfg.source_ok(e->cfg.source_ctx, bfo__frame_ctx(f), src, peer)
+                            : src == (uint32_t)peer;
+}
+
 /* The message is next in its (context, peer) order: match it or queue it.
  * `held` is the buffer that already holds it (it waited in the out-of-order
  * list): it moves to the unexpected queue as it is, so that delivery never
@@ -28,6 +39,14 @@ extern "C" {
 static BFO__HOT int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_frame *f, int held)
 {
     if (f->flags & BFO_FLAG_CANCEL) { /* a cancelled send: its sequence, nothing to match */
+        if (held >= 0)
+            bfo__uxm_put(e, held);
+        return BFO_OK;
+    }
+    if (BFO__UNLIKELY(!bfo__source_ok(e, peer, f))) { /* another rank's source: dropped, the
+                                                         * sequence moves on (nothing waits) */
+        e->stats.protocol_violations++;
+        bfo__credit_return(e, peer, f);
         if (held >= 0)
             bfo__uxm_put(e, held);
         return BFO_OK;
@@ -198,6 +217,8 @@ static inline int bfo__rcvd_rzv(bfo_engine *e, int peer, const bfo_frame *f, int
     const uint64_t msg_len = rget ? f->h.rget.msg_len : f->h.rndv.msg_len;
     bfo_request *r;
     if (rget ? !msg_len : msg_len < f->payload_len)
+        return BFO_ERR_PROTOCOL;
+    if (msg_len > (uint64_t)BFO__LEN_MAX) /* would be truncated to a size_t (32-bit builds) */
         return BFO_ERR_PROTOCOL;
     if (!(f->flags & BFO_FLAG_RESTART))
         return bfo__on_message(e, peer, f);

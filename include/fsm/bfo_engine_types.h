@@ -166,6 +166,15 @@ enum bfo_rdma_mode {
 
 #define BFO_MAX_PIPELINE 64 /* frag_pipeline is at most this */
 
+/* The longest message a receive can hold: the wire's lengths are 64-bit,
+ * a receive's are size_t, so on a 32-bit build a longer one would be
+ * truncated (a 4 GiB + 10 rendezvous taken as 10 bytes).  A rendezvous
+ * longer than this is refused before its length becomes a size_t
+ * (bfo__rcvd_rzv).  A test may define it lower to play a 32-bit build. */
+#ifndef BFO__LEN_MAX
+#define BFO__LEN_MAX SIZE_MAX
+#endif
+
 /* Configuration: zero means the default given here. */
 typedef struct bfo_config {
     int rank, nranks;      /* this process, and how many (required) */
@@ -270,6 +279,17 @@ typedef struct bfo_config {
                                    * has a frame for it and no rail of it is UP, or when the
                                    * peer connects (spec/rail.rl, "Connections on first
                                    * use"); no grace runs for a peer never needed */
+    /* Whether a message's source (its envelope's src: the sender's rank in
+     * its context) may come from the engine peer that sent it: a receive
+     * reports it (bfo_request.source, bfo_status.source; MPI_SOURCE), so a
+     * member must not claim another rank's.  NULL (the default): the ranks
+     * are the engine's (bfo_isend), the source must be the sending peer.  A
+     * layer with ranks of its own per context (pml/bfo) says whether src of
+     * ctx is that peer (1) or not (0); it is asked for each message, before
+     * matching.  A message that fails is a protocol violation (counted,
+     * dropped: its sequence moves on, matching nothing). */
+    int (*source_ok)(void *source_ctx, uint32_t ctx, uint32_t src, int peer);
+    void *source_ctx;
 } bfo_config;
 
 enum bfo_req_kind { BFO_REQ_SEND = 1, BFO_REQ_RECV = 2 };
