@@ -376,6 +376,83 @@ static void test_rendezvous_longer_than_size_t_is_refused_before_it_matches(void
     sr_del(w);
 }
 
+/* Issue 38, item 7: FRAGs were counted in bytes, so a peer sending one
+ * FRAG three times completed a 100 KB receive with holes.  Now a FRAG
+ * whose bytes were taken already (a duplicate, an overlap) is a protocol
+ * violation: counted, dropped, the rail kept.  Ranges apart are taken and
+ * joined (one ahead, then the gap below it); the receive completes once,
+ * and only once, every byte came. */
+static void test_duplicate_or_overlapping_frags_never_count_twice(void **state)
+{
+    enum { BIG = 100000 };
+    static uint8_t out[BIG], in[BIG], pay[BIG];
+    bfo_request s, r;
+    uint8_t buf[BFO_HDR_FRAG_SIZE + BIG];
+    bfo_hdr_frag h;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 1, 93);
+    sc.rdma = BFO_RDMA_OFF;
+    sc.connect_at_init = 1;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 5000000);
+    for (int k = 0; k < BIG; k++) {
+        out[k] = sr_pattern(3, (size_t)k);
+        pay[k] = (uint8_t)(k * 13 + 5);
+    }
+    assert_int_equal(bfo_irecv(&w->e[1], &r, in, BIG, 0, 0, 2, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, out, BIG, 1, 0, 2, w->sn.now), BFO_OK);
+    for (int k = 0; k < 500 && r.cs != BFO_RECV_ST_ACK_SENT; k++)
+        sn_step(&w->sn);
+    assert_int_equal(r.cs, BFO_RECV_ST_ACK_SENT); /* the real FRAGs are not out yet */
+    const uint64_t a = r.done_bytes, v = w->e[1].stats.protocol_violations;
+    assert_true(a > 0 && a < 10000); /* the RNDV's first bytes */
+    static const struct { uint64_t off, len; int dropped; } fr[] = {
+        { 0, 40000, 0 },     /* taken */
+        { 0, 40000, 1 },     /* the same again */
+        { 0, 40000, 1 },     /* and again: with bytes counted, 3 x 40000 completed it */
+        { 20000, 40000, 1 }, /* overlaps the first */
+        { 60000, 10000, 0 }, /* apart, ahead */
+        { 65000, 1000, 1 },  /* inside that one */
+        { 40000, 20000, 0 }, /* the gap between: joins both */
+        { 50000, 1, 1 },     /* inside what is now whole */
+    };
+    uint64_t taken = a;
+    for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++) {
+        memset(&h, 0, sizeof h);
+        h.type = BFO_FRAG_FRAG;
+        h.rseq = r.rseq;
+        h.dreq = r.self;
+        h.offset = a + fr[i].off;
+        size_t n = bfo_hdr_frag_encode(&h, buf, sizeof buf);
+        memcpy(buf + n, pay + h.offset, (size_t)fr[i].len);
+        assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, buf, n + (size_t)fr[i].len, w->sn.now), BFO_OK);
+        taken += fr[i].dropped ? 0 : fr[i].len;
+        assert_int_equal(r.done_bytes, taken);
+        assert_false(bfo_test(&r));
+    }
+    assert_int_equal(w->e[1].stats.protocol_violations, v + 5);
+    assert_int_equal(r.frag_runs, 0); /* one range from the ACK's offset on */
+    assert_int_equal(r.frag_lo, a + 70000);
+    /* the rest: the receive completes, every byte what came for its place */
+    memset(&h, 0, sizeof h);
+    h.type = BFO_FRAG_FRAG;
+    h.rseq = r.rseq;
+    h.dreq = r.self;
+    h.offset = a + 70000;
+    size_t n = bfo_hdr_frag_encode(&h, buf, sizeof buf);
+    memcpy(buf + n, pay + h.offset, (size_t)(BIG - h.offset));
+    assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, buf, n + (size_t)(BIG - h.offset), w->sn.now), BFO_OK);
+    assert_int_equal(r.done_bytes, BIG);
+    for (int k = 0; k < 100 && !bfo_test(&r); k++)
+        sn_step(&w->sn); /* once its ACK's completion is in */
+    assert_true(bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_memory_equal(in, out, (size_t)a);
+    assert_memory_equal(in + a, pay + a, (size_t)(BIG - a));
+    assert_int_equal(bfo_rail_state(&w->e[1], 0, 0), BFO_RAIL_ST_UP);
+    sr_del(w);
+}
+
 /* The tests of frame, in the order they run (engine_test_main: a pattern,
  * --shard). */
 int main(int argc, char **argv)
@@ -389,6 +466,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_out_of_order_messages_move_on_in_their_own_buffers),
         cmocka_unit_test(test_match_claiming_another_ranks_source_is_dropped_and_counted),
         cmocka_unit_test(test_rendezvous_longer_than_size_t_is_refused_before_it_matches),
+        cmocka_unit_test(test_duplicate_or_overlapping_frags_never_count_twice),
     };
     return engine_test_main(argc, argv, "engine_frame", tests, sizeof tests / sizeof tests[0]);
 }

@@ -318,6 +318,18 @@ static inline int bfo__rcvd_FRAG(bfo_engine *e, int peer, int rail, const bfo_fr
         return BFO_ERR_STALE;
     if (f->h.frag.offset + f->payload_len > r->length)
         return BFO_ERR_PROTOCOL;
+    if (r->cs == BFO_RECV_ST_ACK_SENT || r->cs == BFO_RECV_ST_RECVERR_SENT) { /* it takes FRAGs */
+        const uint64_t off = f->h.frag.offset, end = off + f->payload_len;
+        const int placed = r->buf && f->payload == (const uint8_t *)r->buf + off; /* bfo_engine_place */
+        int at;
+        if (!bfo__frag_fits(r, off, end, placed ? 0 : e->cfg.nrails, &at)) {
+            if (!placed && bfo__frag_where(r, off, end, &at) != BFO__FRAG_OVERLAP)
+                return BFO_ERR_AGAIN; /* no run free: after the lowest missing FRAG */
+            e->stats.protocol_violations++; /* bytes taken already: never counted twice */
+            return BFO_OK;
+        }
+        bfo__frag_take(r, off, end, at);
+    }
     bfo__feed_frame(e, r, BFO_EV_FRAG_RCVD, f, peer);
     return BFO_OK;
 }
@@ -626,6 +638,7 @@ static inline uint8_t *bfo_engine_place(const bfo_engine *e, int peer, const uin
 {
     bfo_frame f;
     bfo_request *r;
+    int at;
     if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || e->peers[peer].unreachable ||
         have < BFO_HDR_FRAG_SIZE || hdr[0] != BFO_FRAG_FRAG || frame_len <= BFO_HDR_FRAG_SIZE ||
         bfo_frame_decode(&f, hdr, BFO_HDR_FRAG_SIZE) != BFO_OK)
@@ -636,8 +649,9 @@ static inline uint8_t *bfo_engine_place(const bfo_engine *e, int peer, const uin
         return NULL;
     r = bfo__placed_req(e, f.h.frag.dreq, f.h.frag.rseq);
     if (!r || r->peer != peer || f.h.frag.offset > r->cap || f.payload_len > r->cap - f.h.frag.offset ||
-        f.h.frag.offset + f.payload_len > r->length)
-        return NULL;
+        f.h.frag.offset + f.payload_len > r->length ||
+        !bfo__frag_fits(r, f.h.frag.offset, f.h.frag.offset + f.payload_len, e->cfg.nrails, &at))
+        return NULL; /* read whole: bfo_engine_frame refuses an overlap, or it waits */
     *hdr_len = BFO_HDR_FRAG_SIZE;
     ticket->req = f.h.frag.dreq;
     ticket->rseq = f.h.frag.rseq;

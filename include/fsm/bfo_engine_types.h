@@ -166,6 +166,14 @@ enum bfo_rdma_mode {
 
 #define BFO_MAX_PIPELINE 64 /* frag_pipeline is at most this */
 
+/* FRAG ranges a copy receive holds apart above its lowest missing byte
+ * (bfo_request.frag_run).  FRAGs are sent in offset order, at most
+ * frag_pipeline at once, striped over the rails: out of order only across
+ * rails.  BFO_MAX_RAILS of them are kept for frames read in place
+ * (bfo__frag_fits): a FRAG that needs one more waits (BFO_ERR_AGAIN) for
+ * the lowest missing one, which comes first on its own rail. */
+#define BFO__FRAG_RUNS (8 + BFO_MAX_RAILS)
+
 /* The longest message a receive can hold: the wire's lengths are 64-bit,
  * a receive's are size_t, so on a 32-bit build a longer one would be
  * truncated (a 4 GiB + 10 rendezvous taken as 10 bytes).  A rendezvous
@@ -361,6 +369,13 @@ typedef struct bfo_request {
                                      (bfo_config.nrails u32s): RGET's and PUT's payload */
     uint32_t slot_next, slot_base;/* PUT receive: slots issued; lowest not FINned */
     uint64_t slot_mask;           /* PUT receive: FINned slots from slot_base on */
+    /* copy receive: the FRAG bytes taken in this restart sequence, so that
+     * none counts twice (bfo__frag_take): all of [frag_lo's start, frag_lo)
+     * from the ACK's offset on, and frag_runs runs [start, end) above it,
+     * relative to frag_lo, sorted, apart; frag_runs -1 before the ACK */
+    uint64_t frag_lo;
+    int frag_runs;
+    uint32_t frag_run[BFO__FRAG_RUNS][2];
     /* private: described data (bfo_isend_data, bfo_irecv_data): set only when
      * buf is NULL and cap is not 0 (the contiguous path never reads them) */
     const bfo_data *data;
