@@ -453,6 +453,73 @@ static void test_duplicate_or_overlapping_frags_never_count_twice(void **state)
     sr_del(w);
 }
 
+/* A FRAG apart from everything taken needs a run of its own; with none
+ * free (BFO__FRAG_RUNS, BFO_MAX_RAILS of them kept for frames read in
+ * place) it waits (BFO_ERR_AGAIN, nothing counted, not placed) until the
+ * lowest missing FRAG comes, which always fits and frees a run.  Every
+ * other piece first, then the rest: the receive completes, every byte in
+ * its place. */
+static void test_frag_with_no_run_free_waits_for_the_lowest_missing_one(void **state)
+{
+    enum { PIECE = 1000, PIECES = 40 };
+    static uint8_t out[4096 + PIECES * PIECE], in[sizeof out];
+    const size_t big = sizeof out;
+    bfo_request s, r;
+    uint8_t buf[BFO_HDR_FRAG_SIZE + PIECE];
+    bfo_hdr_frag h;
+    bfo_place_ticket tk;
+    size_t hs;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 1, 94);
+    sc.rdma = BFO_RDMA_OFF;
+    sc.connect_at_init = 1;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 5000000);
+    for (size_t k = 0; k < big; k++)
+        out[k] = sr_pattern(5, k);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, in, big, 0, 0, 2, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, out, big, 1, 0, 2, w->sn.now), BFO_OK);
+    for (int k = 0; k < 500 && r.cs != BFO_RECV_ST_ACK_SENT; k++)
+        sn_step(&w->sn);
+    assert_int_equal(r.cs, BFO_RECV_ST_ACK_SENT);
+    const uint64_t a = r.done_bytes;
+    const int room = BFO__FRAG_RUNS - 1; /* one rail: one run kept */
+    assert_int_equal(a + PIECES * PIECE, big);
+    memset(&h, 0, sizeof h);
+    h.type = BFO_FRAG_FRAG;
+    h.rseq = r.rseq;
+    h.dreq = r.self;
+#define PIECE_FRAME(i) (h.offset = a + (uint64_t)(i) * PIECE, \
+                        memcpy(buf + bfo_hdr_frag_encode(&h, buf, sizeof buf), out + h.offset, PIECE), \
+                        bfo_engine_frame(&w->e[1], 0, 0, buf, BFO_HDR_FRAG_SIZE + PIECE, w->sn.now))
+    int i = 1;
+    for (; r.frag_runs < room; i += 2)
+        assert_int_equal(PIECE_FRAME(i), BFO_OK);
+    const size_t done = r.done_bytes;
+    assert_int_equal(PIECE_FRAME(i), BFO_ERR_AGAIN); /* apart, no run free */
+    assert_int_equal(r.done_bytes, done);
+    h.offset = a + (uint64_t)(i + 2) * PIECE;
+    bfo_hdr_frag_encode(&h, buf, sizeof buf);
+    assert_null(bfo_engine_place(&w->e[1], 0, buf, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + PIECE, &hs, &tk));
+    assert_int_equal(PIECE_FRAME(0), BFO_OK); /* the lowest missing one: fits, joins the first run */
+    assert_int_equal(r.frag_runs, room - 1);
+    assert_int_equal(PIECE_FRAME(i), BFO_OK); /* now it fits */
+    for (int k = 2; k < PIECES; k += 2)
+        assert_int_equal(PIECE_FRAME(k), BFO_OK);
+    for (int k = i + 2; k < PIECES; k += 2)
+        assert_int_equal(PIECE_FRAME(k), BFO_OK);
+#undef PIECE_FRAME
+    assert_int_equal(r.done_bytes, big);
+    assert_int_equal(r.frag_runs, 0);
+    assert_int_equal(w->e[1].stats.protocol_violations, 0);
+    for (int k = 0; k < 100 && !bfo_test(&r); k++)
+        sn_step(&w->sn);
+    assert_true(bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_memory_equal(in, out, big);
+    sr_del(w);
+}
+
 /* The tests of frame, in the order they run (engine_test_main: a pattern,
  * --shard). */
 int main(int argc, char **argv)
@@ -467,6 +534,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_match_claiming_another_ranks_source_is_dropped_and_counted),
         cmocka_unit_test(test_rendezvous_longer_than_size_t_is_refused_before_it_matches),
         cmocka_unit_test(test_duplicate_or_overlapping_frags_never_count_twice),
+        cmocka_unit_test(test_frag_with_no_run_free_waits_for_the_lowest_missing_one),
     };
     return engine_test_main(argc, argv, "engine_frame", tests, sizeof tests / sizeof tests[0]);
 }
