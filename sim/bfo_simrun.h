@@ -162,6 +162,15 @@ enum { SR_CANCEL_RECV = 1, SR_CANCEL_SEND = 2 };
  * apart (the layer's mapping). */
 static inline int sr_rank_in(uint32_t ctx, int rank) { return ctx ? rank + (int)(ctx % 1000) + 1 : rank; }
 
+/* bfo_config.source_ok of the simulated ranks: a message's source is its
+ * sender's rank in the context (sr_rank_in), or the engine's rank (the
+ * tests' bfo_isend on any context, the groups' messages). */
+static inline int sr_source_ok(void *arg, uint32_t ctx, uint32_t src, int peer)
+{
+    (void)arg;
+    return src == (uint32_t)peer || src == (uint32_t)sr_rank_in(ctx, peer);
+}
+
 /* A simulated rail's speed when the scenario gives none (MB/s): what the
  * engine's rate measurement sees (simnet.rail_mbps). */
 #define SR_RAIL_MBPS 1000
@@ -736,6 +745,8 @@ static inline sr_world *sr_new(const sr_scenario *sc)
         c.nrails = sc->rails;
         if (sc->relay)
             c.relay = 1;
+        if (!c.source_ok)
+            c.source_ok = sr_source_ok;
         if (sc->connect_at_init)
             c.connect_at_init = 1;
         if (sc->grow) {

@@ -4,6 +4,10 @@
  * frames, a restarted rendezvous that changes the message, out-of-order
  * messages.
  * What the engine's tests share is in engine_test.h. */
+/* Plays a 32-bit build's size_t for the lengths a receive takes (the
+ * engine refuses a wire length above BFO__LEN_MAX): no message of these
+ * tests comes near 4 GiB. */
+#define BFO__LEN_MAX 0xFFFFFFFFu
 #include "engine_test.h"
 
 /* bfo_engine_place says where a FRAG goes only for a live receive with a
@@ -275,6 +279,247 @@ static void test_sequences_past_the_16_and_32_bit_wraps_drop_resent_messages(voi
     }
 }
 
+/* Issue 38, item 7: a MATCH whose source (what the receive reports, the
+ * PML's MPI_SOURCE) is not the peer that sent it: rank 0 claiming rank
+ * 2's.  A protocol violation: counted, dropped, its sequence moves on,
+ * the rail stays UP; rank 0's next message, with its own source, is the
+ * one the ANY_SOURCE receive takes. */
+static void test_match_claiming_another_ranks_source_is_dropped_and_counted(void **state)
+{
+    uint8_t buf[64], in[16] = { 0 }, x[8] = "real";
+    bfo_request q, s;
+    bfo_hdr_match h;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 3, 1, 91);
+    sc.connect_at_init = 1;
+    sr_world *w = sr_new(&sc);
+    w->e[1].cfg.source_ok = NULL; /* the engine's own rule: its ranks are the sources */
+    sr_advance(w, 5000000);
+    assert_int_equal(bfo_rail_state(&w->e[1], 0, 0), BFO_RAIL_ST_UP);
+    assert_int_equal(bfo_irecv(&w->e[1], &q, in, sizeof in, BFO_ANY_SOURCE, 0, 7, w->sn.now), BFO_OK);
+    const uint64_t seq = w->e[1].peers[0].recv_seq, v = w->e[1].stats.protocol_violations;
+    memset(&h, 0, sizeof h);
+    h.type = BFO_FRAG_MATCH;
+    h.src = 2;
+    h.tag = 7;
+    h.seq = seq;
+    size_t n = bfo_hdr_match_encode(&h, buf, sizeof buf);
+    memcpy(buf + n, "forged", 6);
+    w->e[0].peers[1].send_seq++; /* the forger's own sequence: rank 0 sent it */
+    assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, buf, n + 6, w->sn.now), BFO_OK);
+    assert_false(bfo_test(&q));
+    assert_int_equal(w->e[1].stats.protocol_violations, v + 1);
+    assert_int_equal(w->e[1].peers[0].recv_seq, seq + 1);
+    assert_int_equal(w->e[1].uxm_in_use, 0);
+    assert_int_equal(bfo_isend(&w->e[0], &s, x, 5, 1, 0, 7, w->sn.now), BFO_OK);
+    for (int t = 0; t < 200 && !(bfo_test(&q) && bfo_test(&s)); t++)
+        sr_advance(w, 1000000);
+    assert_true(bfo_test(&q) && bfo_test(&s));
+    assert_int_equal(q.status, BFO_OK);
+    assert_int_equal(q.source, 0);
+    assert_int_equal(q.peer, 0);
+    assert_string_equal((char *)in, "real");
+    assert_int_equal(bfo_rail_state(&w->e[1], 0, 0), BFO_RAIL_ST_UP);
+    assert_int_equal(w->e[1].stats.protocol_violations, v + 1);
+    sr_del(w);
+}
+
+/* Issue 38, item 7: a rendezvous whose 64-bit length a receive's size_t
+ * cannot hold (BFO__LEN_MAX above plays a 32-bit build: 4 GiB + 10 would be
+ * taken as 10 bytes, the FRAGs checked against that) is refused before it
+ * matches, RNDV and RGET alike. */
+static void test_rendezvous_longer_than_size_t_is_refused_before_it_matches(void **state)
+{
+    uint8_t buf[64], in[64];
+    bfo_request q;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 1, 92);
+    sc.connect_at_init = 1;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 5000000);
+    assert_int_equal(bfo_irecv(&w->e[1], &q, in, sizeof in, 0, 0, 3, w->sn.now), BFO_OK);
+    const uint64_t seq = w->e[1].peers[0].recv_seq, v = w->e[1].stats.protocol_violations;
+    for (int rget = 0; rget < 2; rget++) {
+        size_t n;
+        if (rget) {
+            bfo_hdr_rget h;
+            memset(&h, 0, sizeof h);
+            h.type = BFO_FRAG_RGET;
+            h.tag = 3;
+            h.seq = seq;
+            h.msg_len = 0x10000000Aull;
+            h.sreq.index = 1;
+            h.sreq.gen = 1;
+            n = bfo_hdr_rget_encode(&h, buf, sizeof buf);
+            memset(buf + n, 0, 4); /* one rail's key */
+            n += 4;
+        } else {
+            bfo_hdr_rndv h;
+            memset(&h, 0, sizeof h);
+            h.type = BFO_FRAG_RNDV;
+            h.tag = 3;
+            h.seq = seq;
+            h.msg_len = 0x10000000Aull;
+            h.sreq.index = 1;
+            h.sreq.gen = 1;
+            n = bfo_hdr_rndv_encode(&h, buf, sizeof buf);
+            memcpy(buf + n, "0123456789", 10);
+            n += 10;
+        }
+        assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, buf, n, w->sn.now), BFO_ERR_PROTOCOL);
+        assert_false(bfo_test(&q));
+        assert_int_equal(q.cs, BFO_RECV_ST_POSTED);
+    }
+    assert_int_equal(w->e[1].stats.protocol_violations, v + 2);
+    assert_int_equal(w->e[1].peers[0].recv_seq, seq);
+    assert_int_equal(bfo_cancel(&w->e[1], &q, w->sn.now), BFO_OK);
+    sr_del(w);
+}
+
+/* Issue 38, item 7: FRAGs were counted in bytes, so a peer sending one
+ * FRAG three times completed a 100 KB receive with holes.  Now a FRAG
+ * whose bytes were taken already (a duplicate, an overlap) is a protocol
+ * violation: counted, dropped, the rail kept.  Ranges apart are taken and
+ * joined (one ahead, then the gap below it); the receive completes once,
+ * and only once, every byte came. */
+static void test_duplicate_or_overlapping_frags_never_count_twice(void **state)
+{
+    enum { BIG = 100000 };
+    static uint8_t out[BIG], in[BIG], pay[BIG];
+    bfo_request s, r;
+    uint8_t buf[BFO_HDR_FRAG_SIZE + BIG];
+    bfo_hdr_frag h;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 1, 93);
+    sc.rdma = BFO_RDMA_OFF;
+    sc.connect_at_init = 1;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 5000000);
+    for (int k = 0; k < BIG; k++) {
+        out[k] = sr_pattern(3, (size_t)k);
+        pay[k] = (uint8_t)(k * 13 + 5);
+    }
+    assert_int_equal(bfo_irecv(&w->e[1], &r, in, BIG, 0, 0, 2, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, out, BIG, 1, 0, 2, w->sn.now), BFO_OK);
+    for (int k = 0; k < 500 && r.cs != BFO_RECV_ST_ACK_SENT; k++)
+        sn_step(&w->sn);
+    assert_int_equal(r.cs, BFO_RECV_ST_ACK_SENT); /* the real FRAGs are not out yet */
+    const uint64_t a = r.done_bytes, v = w->e[1].stats.protocol_violations;
+    assert_true(a > 0 && a < 10000); /* the RNDV's first bytes */
+    static const struct { uint64_t off, len; int dropped; } fr[] = {
+        { 0, 40000, 0 },     /* taken */
+        { 0, 40000, 1 },     /* the same again */
+        { 0, 40000, 1 },     /* and again: with bytes counted, 3 x 40000 completed it */
+        { 20000, 40000, 1 }, /* overlaps the first */
+        { 60000, 10000, 0 }, /* apart, ahead */
+        { 65000, 1000, 1 },  /* inside that one */
+        { 40000, 20000, 0 }, /* the gap between: joins both */
+        { 50000, 1, 1 },     /* inside what is now whole */
+    };
+    uint64_t taken = a;
+    for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++) {
+        memset(&h, 0, sizeof h);
+        h.type = BFO_FRAG_FRAG;
+        h.rseq = r.rseq;
+        h.dreq = r.self;
+        h.offset = a + fr[i].off;
+        size_t n = bfo_hdr_frag_encode(&h, buf, sizeof buf);
+        memcpy(buf + n, pay + h.offset, (size_t)fr[i].len);
+        assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, buf, n + (size_t)fr[i].len, w->sn.now), BFO_OK);
+        taken += fr[i].dropped ? 0 : fr[i].len;
+        assert_int_equal(r.done_bytes, taken);
+        assert_false(bfo_test(&r));
+    }
+    assert_int_equal(w->e[1].stats.protocol_violations, v + 5);
+    assert_int_equal(r.frag_runs, 0); /* one range from the ACK's offset on */
+    assert_int_equal(r.frag_lo, a + 70000);
+    /* the rest: the receive completes, every byte what came for its place */
+    memset(&h, 0, sizeof h);
+    h.type = BFO_FRAG_FRAG;
+    h.rseq = r.rseq;
+    h.dreq = r.self;
+    h.offset = a + 70000;
+    size_t n = bfo_hdr_frag_encode(&h, buf, sizeof buf);
+    memcpy(buf + n, pay + h.offset, (size_t)(BIG - h.offset));
+    assert_int_equal(bfo_engine_frame(&w->e[1], 0, 0, buf, n + (size_t)(BIG - h.offset), w->sn.now), BFO_OK);
+    assert_int_equal(r.done_bytes, BIG);
+    for (int k = 0; k < 100 && !bfo_test(&r); k++)
+        sn_step(&w->sn); /* once its ACK's completion is in */
+    assert_true(bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_memory_equal(in, out, (size_t)a);
+    assert_memory_equal(in + a, pay + a, (size_t)(BIG - a));
+    assert_int_equal(bfo_rail_state(&w->e[1], 0, 0), BFO_RAIL_ST_UP);
+    sr_del(w);
+}
+
+/* A FRAG apart from everything taken needs a run of its own; with none
+ * free (BFO__FRAG_RUNS, BFO_MAX_RAILS of them kept for frames read in
+ * place) it waits (BFO_ERR_AGAIN, nothing counted, not placed) until the
+ * lowest missing FRAG comes, which always fits and frees a run.  Every
+ * other piece first, then the rest: the receive completes, every byte in
+ * its place. */
+static void test_frag_with_no_run_free_waits_for_the_lowest_missing_one(void **state)
+{
+    enum { PIECE = 1000, PIECES = 40 };
+    static uint8_t out[4096 + PIECES * PIECE], in[sizeof out];
+    const size_t big = sizeof out;
+    bfo_request s, r;
+    uint8_t buf[BFO_HDR_FRAG_SIZE + PIECE];
+    bfo_hdr_frag h;
+    bfo_place_ticket tk;
+    size_t hs;
+    (void)state;
+    sr_scenario sc = make(NULL, 0, 2, 1, 94);
+    sc.rdma = BFO_RDMA_OFF;
+    sc.connect_at_init = 1;
+    sr_world *w = sr_new(&sc);
+    sr_advance(w, 5000000);
+    for (size_t k = 0; k < big; k++)
+        out[k] = sr_pattern(5, k);
+    assert_int_equal(bfo_irecv(&w->e[1], &r, in, big, 0, 0, 2, w->sn.now), BFO_OK);
+    assert_int_equal(bfo_isend(&w->e[0], &s, out, big, 1, 0, 2, w->sn.now), BFO_OK);
+    for (int k = 0; k < 500 && r.cs != BFO_RECV_ST_ACK_SENT; k++)
+        sn_step(&w->sn);
+    assert_int_equal(r.cs, BFO_RECV_ST_ACK_SENT);
+    const uint64_t a = r.done_bytes;
+    const int room = BFO__FRAG_RUNS - 1; /* one rail: one run kept */
+    assert_int_equal(a + PIECES * PIECE, big);
+    memset(&h, 0, sizeof h);
+    h.type = BFO_FRAG_FRAG;
+    h.rseq = r.rseq;
+    h.dreq = r.self;
+#define PIECE_FRAME(i) (h.offset = a + (uint64_t)(i) * PIECE, \
+                        memcpy(buf + bfo_hdr_frag_encode(&h, buf, sizeof buf), out + h.offset, PIECE), \
+                        bfo_engine_frame(&w->e[1], 0, 0, buf, BFO_HDR_FRAG_SIZE + PIECE, w->sn.now))
+    int i = 1;
+    for (; r.frag_runs < room; i += 2)
+        assert_int_equal(PIECE_FRAME(i), BFO_OK);
+    const size_t done = r.done_bytes;
+    assert_int_equal(PIECE_FRAME(i), BFO_ERR_AGAIN); /* apart, no run free */
+    assert_int_equal(r.done_bytes, done);
+    h.offset = a + (uint64_t)(i + 2) * PIECE;
+    bfo_hdr_frag_encode(&h, buf, sizeof buf);
+    assert_null(bfo_engine_place(&w->e[1], 0, buf, BFO_HDR_FRAG_SIZE, BFO_HDR_FRAG_SIZE + PIECE, &hs, &tk));
+    assert_int_equal(PIECE_FRAME(0), BFO_OK); /* the lowest missing one: fits, joins the first run */
+    assert_int_equal(r.frag_runs, room - 1);
+    assert_int_equal(PIECE_FRAME(i), BFO_OK); /* now it fits */
+    for (int k = 2; k < PIECES; k += 2)
+        assert_int_equal(PIECE_FRAME(k), BFO_OK);
+    for (int k = i + 2; k < PIECES; k += 2)
+        assert_int_equal(PIECE_FRAME(k), BFO_OK);
+#undef PIECE_FRAME
+    assert_int_equal(r.done_bytes, big);
+    assert_int_equal(r.frag_runs, 0);
+    assert_int_equal(w->e[1].stats.protocol_violations, 0);
+    for (int k = 0; k < 100 && !bfo_test(&r); k++)
+        sn_step(&w->sn);
+    assert_true(bfo_test(&r));
+    assert_int_equal(r.status, BFO_OK);
+    assert_memory_equal(in, out, big);
+    sr_del(w);
+}
+
 /* The tests of frame, in the order they run (engine_test_main: a pattern,
  * --shard). */
 int main(int argc, char **argv)
@@ -286,6 +531,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_forged_put_and_fin_are_refused),
         cmocka_unit_test(test_restarted_rndv_changing_the_message_is_a_protocol_violation),
         cmocka_unit_test(test_out_of_order_messages_move_on_in_their_own_buffers),
+        cmocka_unit_test(test_match_claiming_another_ranks_source_is_dropped_and_counted),
+        cmocka_unit_test(test_rendezvous_longer_than_size_t_is_refused_before_it_matches),
+        cmocka_unit_test(test_duplicate_or_overlapping_frags_never_count_twice),
+        cmocka_unit_test(test_frag_with_no_run_free_waits_for_the_lowest_missing_one),
     };
     return engine_test_main(argc, argv, "engine_frame", tests, sizeof tests / sizeof tests[0]);
 }

@@ -343,6 +343,50 @@ static void test_first_use_ANY_SOURCE_with_every_needed_peer_gone_needs_the_othe
     sr_del(w);
 }
 
+/* Issue 38, item 7: a relayed message is taken as from its origin (the
+ * RELAY's src), so its source must be the origin, not the relay: rank 2
+ * passing on rank 0's MATCH that names rank 2 as its source is a protocol
+ * violation (dropped, counted, rank 0's sequence moves on); the next one,
+ * naming rank 0, is taken, reported from rank 0. */
+static void test_relayed_match_whose_source_is_not_its_origin_is_dropped(void **state)
+{
+    bfo_config c;
+    uint8_t f[BFO_HDR_RELAY_SIZE + BFO_MAX_HDR_SIZE + 8], in[8] = { 0 };
+    bfo_hdr_relay h;
+    bfo_hdr_match m;
+    bfo_request q;
+    (void)state;
+    sr_world *w = relay_world(98, &c);
+    w->e[1].cfg.source_ok = NULL; /* the engine's own rule: its ranks are the sources */
+    assert_int_equal(bfo_irecv(&w->e[1], &q, in, sizeof in, BFO_ANY_SOURCE, 0, 4, w->sn.now), BFO_OK);
+    const uint64_t seq = w->e[1].peers[0].recv_seq, v = w->e[1].stats.protocol_violations;
+    w->e[0].peers[1].send_seq += 2; /* rank 0's sequence: the two below are its own */
+    memset(&h, 0, sizeof h);
+    h.type = BFO_FRAG_RELAY;
+    h.dst = 1;
+    h.src = 0;
+    h.token = 5;
+    memset(&m, 0, sizeof m);
+    m.type = BFO_FRAG_MATCH;
+    m.tag = 4;
+    for (int origin = 0; origin < 2; origin++) {
+        m.src = origin ? 0 : 2; /* the relay's rank, then the origin's */
+        m.seq = seq + (uint64_t)origin;
+        size_t n = bfo_hdr_relay_encode(&h, f, sizeof f);
+        n += bfo_hdr_match_encode(&m, f + n, sizeof f - n);
+        memcpy(f + n, origin ? "good" : "evil", 5);
+        assert_int_equal(bfo_engine_frame(&w->e[1], 2, 0, f, n + 5, w->sn.now), BFO_OK);
+        assert_int_equal(w->e[1].peers[0].recv_seq, seq + 1 + (uint64_t)origin);
+        assert_int_equal(bfo_test(&q), origin);
+    }
+    assert_int_equal(w->e[1].stats.protocol_violations, v + 1);
+    assert_int_equal(q.status, BFO_OK);
+    assert_int_equal(q.source, 0);
+    assert_int_equal(q.peer, 0);
+    assert_string_equal((char *)in, "good");
+    sr_del(w);
+}
+
 /* The tests of relay, in the order they run (engine_test_main: a pattern,
  * --shard). */
 int main(int argc, char **argv)
@@ -353,6 +397,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ROUTE_LOST_starts_the_grace),
         cmocka_unit_test(test_RAIL_ADMITTED_takes_a_relayed_peer_back_to_its_rails),
         cmocka_unit_test(test_RELAY_RCVD_refuses_a_second_hop_rail_control_and_relay_off),
+        cmocka_unit_test(test_relayed_match_whose_source_is_not_its_origin_is_dropped),
         cmocka_unit_test(test_LEAVE_REQUESTED_says_BYE_through_the_relay),
         cmocka_unit_test(test_first_use_the_route_search_connects_the_relay_and_the_relay_its_destination),
         cmocka_unit_test(test_first_use_a_relay_whose_first_connection_fails_gives_back_what_it_held),

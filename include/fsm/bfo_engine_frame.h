@@ -20,6 +20,17 @@ extern "C" {
 
 /* >>in_order - MATCH, first RNDV: sequence window, in order --------------- */
 
+/* 1 when the message's source may come from peer (bfo_config.source_ok).
+ * A relayed frame is taken as from its origin (bfo__relay_take dispatches
+ * it with the RELAY's src as peer): its source must be the origin, not the
+ * relay. */
+static BFO__HOT int bfo__source_ok(const bfo_engine *e, int peer, const bfo_frame *f)
+{
+    const uint32_t src = bfo__frame_src(f);
+    return e->cfg.source_ok ? e->cfg.source_ok(e->cfg.source_ctx, bfo__frame_ctx(f), src, peer)
+                            : src == (uint32_t)peer;
+}
+
 /* The message is next in its (context, peer) order: match it or queue it.
  * `held` is the buffer that already holds it (it waited in the out-of-order
  * list): it moves to the unexpected queue as it is, so that delivery never
@@ -28,6 +39,14 @@ extern "C" {
 static BFO__HOT int bfo__deliver_in_order(bfo_engine *e, int peer, const bfo_frame *f, int held)
 {
     if (f->flags & BFO_FLAG_CANCEL) { /* a cancelled send: its sequence, nothing to match */
+        if (held >= 0)
+            bfo__uxm_put(e, held);
+        return BFO_OK;
+    }
+    if (BFO__UNLIKELY(!bfo__source_ok(e, peer, f))) { /* another rank's source: dropped, the
+                                                         * sequence moves on (nothing waits) */
+        e->stats.protocol_violations++;
+        bfo__credit_return(e, peer, f);
         if (held >= 0)
             bfo__uxm_put(e, held);
         return BFO_OK;
@@ -199,6 +218,8 @@ static inline int bfo__rcvd_rzv(bfo_engine *e, int peer, const bfo_frame *f, int
     bfo_request *r;
     if (rget ? !msg_len : msg_len < f->payload_len)
         return BFO_ERR_PROTOCOL;
+    if (msg_len > (uint64_t)BFO__LEN_MAX) /* would be truncated to a size_t (32-bit builds) */
+        return BFO_ERR_PROTOCOL;
     if (!(f->flags & BFO_FLAG_RESTART))
         return bfo__on_message(e, peer, f);
     r = bfo__lookup(e, peer, rget ? f->h.rget.dreq : f->h.rndv.dreq, BFO_REQ_RECV,
@@ -297,6 +318,18 @@ static inline int bfo__rcvd_FRAG(bfo_engine *e, int peer, int rail, const bfo_fr
         return BFO_ERR_STALE;
     if (f->h.frag.offset + f->payload_len > r->length)
         return BFO_ERR_PROTOCOL;
+    if (r->cs == BFO_RECV_ST_ACK_SENT || r->cs == BFO_RECV_ST_RECVERR_SENT) { /* it takes FRAGs */
+        const uint64_t off = f->h.frag.offset, end = off + f->payload_len;
+        const int placed = r->buf && f->payload == (const uint8_t *)r->buf + off; /* bfo_engine_place */
+        int at;
+        if (!bfo__frag_fits(r, off, end, placed ? 0 : e->cfg.nrails, &at)) {
+            if (!placed && bfo__frag_where(r, off, end, &at) != BFO__FRAG_OVERLAP)
+                return BFO_ERR_AGAIN; /* no run free: after the lowest missing FRAG */
+            e->stats.protocol_violations++; /* bytes taken already: never counted twice */
+            return BFO_OK;
+        }
+        bfo__frag_take(r, off, end, at);
+    }
     bfo__feed_frame(e, r, BFO_EV_FRAG_RCVD, f, peer);
     return BFO_OK;
 }
@@ -605,6 +638,7 @@ static inline uint8_t *bfo_engine_place(const bfo_engine *e, int peer, const uin
 {
     bfo_frame f;
     bfo_request *r;
+    int at;
     if (!bfo__in_range(peer, e->cfg.nranks) || peer == e->cfg.rank || e->peers[peer].unreachable ||
         have < BFO_HDR_FRAG_SIZE || hdr[0] != BFO_FRAG_FRAG || frame_len <= BFO_HDR_FRAG_SIZE ||
         bfo_frame_decode(&f, hdr, BFO_HDR_FRAG_SIZE) != BFO_OK)
@@ -615,8 +649,9 @@ static inline uint8_t *bfo_engine_place(const bfo_engine *e, int peer, const uin
         return NULL;
     r = bfo__placed_req(e, f.h.frag.dreq, f.h.frag.rseq);
     if (!r || r->peer != peer || f.h.frag.offset > r->cap || f.payload_len > r->cap - f.h.frag.offset ||
-        f.h.frag.offset + f.payload_len > r->length)
-        return NULL;
+        f.h.frag.offset + f.payload_len > r->length ||
+        !bfo__frag_fits(r, f.h.frag.offset, f.h.frag.offset + f.payload_len, e->cfg.nrails, &at))
+        return NULL; /* read whole: bfo_engine_frame refuses an overlap, or it waits */
     *hdr_len = BFO_HDR_FRAG_SIZE;
     ticket->req = f.h.frag.dreq;
     ticket->rseq = f.h.frag.rseq;

@@ -7,7 +7,8 @@
  * (and so every part below); a call to a part above goes through a
  * prototype in bfo_engine_hooks.h (none from here).
  *
- * Sections (grep '>>name'): >>recv_protocols, >>recv_machine, >>recv_take.
+ * Sections (grep '>>name'): >>recv_protocols, >>frag_ranges, >>recv_machine,
+ * >>recv_take.
  */
 #ifndef BFO_ENGINE_RECV_H
 #define BFO_ENGINE_RECV_H
@@ -110,8 +111,99 @@ static inline void bfo__accept_rzv(bfo_engine *e, bfo_request *r, const bfo_fram
     r->frags_inflight = 0;
     r->slot_next = r->slot_base = 0;
     r->slot_mask = 0;
+    r->frag_runs = -1; /* no FRAG of this restart sequence before its ACK */
     r->counting = 1;
     bfo__self(e, r); /* its handle: the answer (ACK, PUT, RECVERRNOTIFY) names it */
+}
+
+/* >>frag_ranges - the FRAG bytes a copy receive took, by range ----------- */
+
+/* Counting FRAG bytes alone let a duplicate or overlapping FRAG count
+ * twice and complete a receive with holes.  So a receive keeps what it
+ * took since its ACK (bfo_request.frag_lo, frag_run): a FRAG counts only if
+ * none of its bytes was taken. */
+enum {
+    BFO__FRAG_JOINS,   /* touches what was taken: no run of its own */
+    BFO__FRAG_NEW,     /* apart from all of it: a run of its own */
+    BFO__FRAG_OVERLAP, /* some of it was taken (or no ACK of this restart sequence) */
+    BFO__FRAG_FAR      /* a run of its own 4 GiB or more above the lowest missing byte */
+};
+
+/* Where [off, end) falls among what r took; *at: the first run that
+ * starts at or after off. */
+static inline int bfo__frag_where(const bfo_request *r, uint64_t off, uint64_t end, int *at)
+{
+    const int n = r->frag_runs;
+    const uint64_t lo = r->frag_lo;
+    int i = 0;
+    uint32_t o, x;
+    *at = 0;
+    if (n < 0 || off < lo)
+        return BFO__FRAG_OVERLAP;
+    if (off == lo) /* the lowest missing bytes */
+        return n && (uint64_t)r->frag_run[0][0] < end - lo ? BFO__FRAG_OVERLAP : BFO__FRAG_JOINS;
+    if (end - lo > UINT32_MAX)
+        return BFO__FRAG_FAR;
+    o = (uint32_t)(off - lo);
+    x = (uint32_t)(end - lo);
+    while (i < n && r->frag_run[i][0] < o)
+        i++;
+    *at = i;
+    if ((i > 0 && r->frag_run[i - 1][1] > o) || (i < n && r->frag_run[i][0] < x))
+        return BFO__FRAG_OVERLAP;
+    return (i > 0 && r->frag_run[i - 1][1] == o) || (i < n && r->frag_run[i][0] == x) ? BFO__FRAG_JOINS
+                                                                                       : BFO__FRAG_NEW;
+}
+
+/* 1 when [off, end) may be taken now: it overlaps nothing taken and, if it
+ * needs a run of its own, one is free, keeping `keep` of them (a frame read
+ * whole keeps nrails for the frames being read in place meanwhile, at most
+ * one per rail: bfo_engine_place asks the same, so that a frame placed
+ * always finds its run). */
+static inline int bfo__frag_fits(const bfo_request *r, uint64_t off, uint64_t end, int keep, int *at)
+{
+    const int w = bfo__frag_where(r, off, end, at);
+    return w == BFO__FRAG_JOINS || (w == BFO__FRAG_NEW && r->frag_runs < BFO__FRAG_RUNS - keep);
+}
+
+/* Takes [off, end) (bfo__frag_fits said so, with *at). */
+static inline void bfo__frag_take(bfo_request *r, uint64_t off, uint64_t end, int at)
+{
+    int n = r->frag_runs;
+    if (off == r->frag_lo) { /* the lowest missing bytes: lo moves up, the runs with it */
+        uint64_t d = end - off;
+        if (n && r->frag_run[0][0] == d) { /* it closed the gap below the first run */
+            d = r->frag_run[0][1];
+            memmove(r->frag_run[0], r->frag_run[1], sizeof r->frag_run[0] * (size_t)(n - 1));
+            n--;
+        }
+        for (int i = 0; i < n; i++) { /* each starts above d (< 4 GiB) */
+            r->frag_run[i][0] -= (uint32_t)d;
+            r->frag_run[i][1] -= (uint32_t)d;
+        }
+        r->frag_lo += d;
+        r->frag_runs = n;
+        return;
+    }
+    {
+        const uint32_t o = (uint32_t)(off - r->frag_lo), x = (uint32_t)(end - r->frag_lo);
+        const int left = at > 0 && r->frag_run[at - 1][1] == o, right = at < n && r->frag_run[at][0] == x;
+        if (left && right) {
+            r->frag_run[at - 1][1] = r->frag_run[at][1];
+            memmove(r->frag_run[at], r->frag_run[at + 1], sizeof r->frag_run[0] * (size_t)(n - at - 1));
+            n--;
+        } else if (left) {
+            r->frag_run[at - 1][1] = x;
+        } else if (right) {
+            r->frag_run[at][0] = o;
+        } else {
+            memmove(r->frag_run[at + 1], r->frag_run[at], sizeof r->frag_run[0] * (size_t)(n - at));
+            r->frag_run[at][0] = o;
+            r->frag_run[at][1] = x;
+            n++;
+        }
+        r->frag_runs = n;
+    }
 }
 
 /* >>recv_machine - the receive machine's actions and feed ----------------- */
@@ -160,6 +252,8 @@ static inline void bfo__recv_action(bfo_engine *e, bfo_request *r, int act, cons
     case BFO_RECV_ACT_POST_ACK: {
         bfo_hdr_ack h;
         bfo_op *op = bfo__req_op(e, r, BFO_FRAG_ACK);
+        r->frag_lo = r->done_bytes; /* the FRAGs come from the ACK's offset on */
+        r->frag_runs = 0;
         if (!op)
             return;
         h.type = BFO_FRAG_ACK;

@@ -166,6 +166,23 @@ enum bfo_rdma_mode {
 
 #define BFO_MAX_PIPELINE 64 /* frag_pipeline is at most this */
 
+/* FRAG ranges a copy receive holds apart above its lowest missing byte
+ * (bfo_request.frag_run).  FRAGs are sent in offset order, at most
+ * frag_pipeline at once, striped over the rails: out of order only across
+ * rails.  BFO_MAX_RAILS of them are kept for frames read in place
+ * (bfo__frag_fits): a FRAG that needs one more waits (BFO_ERR_AGAIN) for
+ * the lowest missing one, which comes first on its own rail. */
+#define BFO__FRAG_RUNS (8 + BFO_MAX_RAILS)
+
+/* The longest message a receive can hold: the wire's lengths are 64-bit,
+ * a receive's are size_t, so on a 32-bit build a longer one would be
+ * truncated (a 4 GiB + 10 rendezvous taken as 10 bytes).  A rendezvous
+ * longer than this is refused before its length becomes a size_t
+ * (bfo__rcvd_rzv).  A test may define it lower to play a 32-bit build. */
+#ifndef BFO__LEN_MAX
+#define BFO__LEN_MAX SIZE_MAX
+#endif
+
 /* Configuration: zero means the default given here. */
 typedef struct bfo_config {
     int rank, nranks;      /* this process, and how many (required) */
@@ -270,6 +287,17 @@ typedef struct bfo_config {
                                    * has a frame for it and no rail of it is UP, or when the
                                    * peer connects (spec/rail.rl, "Connections on first
                                    * use"); no grace runs for a peer never needed */
+    /* Whether a message's source (its envelope's src: the sender's rank in
+     * its context) may come from the engine peer that sent it: a receive
+     * reports it (bfo_request.source, bfo_status.source; MPI_SOURCE), so a
+     * member must not claim another rank's.  NULL (the default): the ranks
+     * are the engine's (bfo_isend), the source must be the sending peer.  A
+     * layer with ranks of its own per context (pml/bfo) says whether src of
+     * ctx is that peer (1) or not (0); it is asked for each message, before
+     * matching.  A message that fails is a protocol violation (counted,
+     * dropped: its sequence moves on, matching nothing). */
+    int (*source_ok)(void *source_ctx, uint32_t ctx, uint32_t src, int peer);
+    void *source_ctx;
 } bfo_config;
 
 enum bfo_req_kind { BFO_REQ_SEND = 1, BFO_REQ_RECV = 2 };
@@ -341,6 +369,13 @@ typedef struct bfo_request {
                                      (bfo_config.nrails u32s): RGET's and PUT's payload */
     uint32_t slot_next, slot_base;/* PUT receive: slots issued; lowest not FINned */
     uint64_t slot_mask;           /* PUT receive: FINned slots from slot_base on */
+    /* copy receive: the FRAG bytes taken in this restart sequence, so that
+     * none counts twice (bfo__frag_take): all of [frag_lo's start, frag_lo)
+     * from the ACK's offset on, and frag_runs runs [start, end) above it,
+     * relative to frag_lo, sorted, apart; frag_runs -1 before the ACK */
+    uint64_t frag_lo;
+    int frag_runs;
+    uint32_t frag_run[BFO__FRAG_RUNS][2];
     /* private: described data (bfo_isend_data, bfo_irecv_data): set only when
      * buf is NULL and cap is not 0 (the contiguous path never reads them) */
     const bfo_data *data;

@@ -403,6 +403,21 @@ static inline int peer_of(ompi_communicator_t *comm, int rank)
     return (int)p->super.proc_name.vpid;
 }
 
+/* bfo_config.source_ok: rank src of the context's communicator is engine
+ * peer `peer` (so a job member cannot put another rank in MPI_SOURCE).  A
+ * communicator not created here yet (its message waits unexpected) or a
+ * rank beyond its group cannot be told apart here: taken, as before. */
+int mca_pml_bfo_source_ok(void *arg, uint32_t ctx, uint32_t src, int peer)
+{
+    ompi_communicator_t *comm = ompi_comm_lookup(ctx >> 1);
+    ompi_proc_t *p;
+    (void)arg;
+    if (!comm || src >= (uint32_t)ompi_comm_size(comm))
+        return !comm;
+    p = ompi_comm_peer_lookup(comm, (int)src);
+    return p && p->super.proc_name.jobid == M->jobid && (int)p->super.proc_name.vpid == peer;
+}
+
 static inline uint32_t ctx_of(const ompi_communicator_t *comm, int tag)
 {
     return (comm->c_contextid << 1) | (tag < 0 && tag != MPI_ANY_TAG);

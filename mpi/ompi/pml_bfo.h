@@ -130,6 +130,7 @@ OMPI_DECLSPEC extern mca_pml_base_component_2_0_0_t mca_pml_bfo_component;
 int mca_pml_bfo_open(void);
 int mca_pml_bfo_init(int enable_mpi_threads);
 int mca_pml_bfo_finalize(void);
+int mca_pml_bfo_source_ok(void *arg, uint32_t ctx, uint32_t src, int peer);
 /* Unregisters the memory release hook (pml_bfo_component.c) and waits for
  * a callback still running: before bfo_net_fini. */
 void mca_pml_bfo_mem_hooks_stop(void);

@@ -572,6 +572,7 @@ int mca_pml_bfo_init(int enable_mpi_threads)
 
     memset(&cfg, 0, sizeof cfg);
     cfg.done_queue = 1;
+    cfg.source_ok = mca_pml_bfo_source_ok; /* MPI_SOURCE is a rank of the communicator */
     cfg.max_requests = 4096;
     cfg.max_unexpected = 1024;
     cfg.eager_limit = mca_pml_bfo.eager_limit > 0 ? (size_t)mca_pml_bfo.eager_limit : 0;
