@@ -2,6 +2,7 @@
 /* bfo_test_ranks.h - ranks of one job opened in this process through a
  * transport's row, each on one rail, no engine: what the transports' tests
  * that drive ranks themselves share (test_shm_res.c, test_shm_late_hellos.c,
+ * test_shm_backlog.c,
  * test_tcp_late_hellos.c, and the trust harness, bfo_trust_harness.h).
  *   - tr_open: one rank opened with the caller's sink and options, its
  *     address on its rail and its backend read; not started (the callers
@@ -10,6 +11,7 @@
  *     knowing the others' public keys;
  *   - tr_no_completion, tr_frame_taken: sink entries for tests that count
  *     neither;
+ *   - tr_rejected: the hellos a rank's transport refused on its rail;
  *   - tr_tcp_options: TCP's options as these tests set them;
  *   - with TR_RANKS defined (the job's ranks) before the include: book,
  *     each rank's address, and tr_lookup, the sinks' lookup in it.
@@ -24,6 +26,7 @@
 #include "bfo_transport.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* What the ranks of a job opened here share. */
 typedef struct tr_job {
@@ -93,6 +96,15 @@ static inline void tr_keys_free(bfo_auth **a, int n)
 }
 
 /* BFO_TEST_NOAUTH=1: the tests run with no bfo_auth (the hellos of before). */
+/* The hellos transport t (of row ops) refused on rail 0: hellos_rejected. */
+static inline uint64_t tr_rejected(const bfo_transport_ops *ops, void *t)
+{
+    bfo_rail_stats st;
+    memset(&st, 0, sizeof st);
+    ops->stats(t, 0, &st);
+    return st.hellos_rejected;
+}
+
 static inline int tr_noauth(void) { return getenv("BFO_TEST_NOAUTH") && atoi(getenv("BFO_TEST_NOAUTH")); }
 
 static inline void tr_no_completion(void *ctx, uint64_t token, int ok) { (void)ctx, (void)token, (void)ok; }

@@ -68,13 +68,7 @@ static void open_all(void)
         assert_int_equal(OPS->start(R[i].t, JOB), BFO_OK);
 }
 
-static uint64_t rejected(int i)
-{
-    bfo_rail_stats st;
-    memset(&st, 0, sizeof st);
-    OPS->stats(R[i].t, 0, &st);
-    return st.hellos_rejected;
-}
+static uint64_t rejected(int i) { return tr_rejected(OPS, R[i].t); }
 
 /* 199 ranks dial rank 0, which does not look until every one has (a rank
  * not scheduled while its whole host dials it): each dial waits in the

@@ -75,13 +75,7 @@ static void open_with(bfo_auth **a)
 
 static void open_all(void) { open_with(NULL); }
 
-static uint64_t rejected(int i)
-{
-    bfo_rail_stats st;
-    memset(&st, 0, sizeof st);
-    OPS->stats(R[i].t, 0, &st);
-    return st.hellos_rejected;
-}
+static uint64_t rejected(int i) { return tr_rejected(OPS, R[i].t); }
 
 /* Every dialer's hello waits at rank 0 when rank 0 next looks, 2 s after
  * it accepted them (connect_timeout is 1 s): every one is read and taken,

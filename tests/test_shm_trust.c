@@ -231,12 +231,7 @@ static ssize_t read_msg(int fd, uint8_t *h, size_t cap, unsigned ms, int *nfds)
     return 0;
 }
 
-static uint64_t rejected(int r)
-{
-    bfo_rail_stats st;
-    OPS->stats(E[r].tv, 0, &st);
-    return st.hellos_rejected;
-}
+static uint64_t rejected(int r) { return tr_rejected(OPS, E[r].tv); }
 
 /* ------------------------------------------------------------------ tests
  * (the connections themselves, test_authenticated_only_one_side_asks,
