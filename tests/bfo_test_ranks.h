@@ -2,8 +2,8 @@
 /* bfo_test_ranks.h - ranks of one job opened in this process through a
  * transport's row, each on one rail, no engine: what the transports' tests
  * that drive ranks themselves share (test_shm_res.c, test_shm_late_hellos.c,
- * test_shm_backlog.c,
- * test_tcp_late_hellos.c, and the trust harness, bfo_trust_harness.h).
+ * test_shm_backlog.c, test_tcp_late_hellos.c, and the trust harness,
+ * bfo_trust_harness.h).
  *   - tr_open: one rank opened with the caller's sink and options, its
  *     address on its rail and its backend read; not started (the callers
  *     start a job's ranks once every address is known);
